@@ -1,0 +1,36 @@
+# Set-up and checks. `make serve` and `make test` work on a fresh Debian machine.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+
+.PHONY: install chromium serve test lint bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+chromium: install
+	$(BIN)/python -m server.host.chromium --ensure
+
+serve: install chromium
+	$(BIN)/crewhost admin migrate
+	$(BIN)/crewhost serve
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+test: lint
+	$(BIN)/pytest
+
+bench: install
+	$(BIN)/python bench/hub_http.py
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -1,0 +1,42 @@
+"""Shell administration: the work behind ``crewhost admin …``, through the same services."""
+
+from __future__ import annotations
+
+from pydantic import TypeAdapter
+
+from server.config import Settings
+from server.hub.container import Hub
+from server.hub.schemas import SignUp
+
+
+async def migrate(settings: Settings) -> None:
+    hub = Hub.build(settings)
+    try:
+        await hub.db.migrate()
+    finally:
+        await hub.db.close()
+
+
+async def setup_code(settings: Settings) -> str | None:
+    hub = Hub.build(settings)
+    try:
+        await hub.db.migrate()
+        return await hub.setup.issue_code()
+    finally:
+        await hub.db.close()
+
+
+async def create_owner(settings: Settings, email: str, name: str, password: str, team: str) -> str:
+    """Create the owner of a new team, checking the fields as a sign-up would."""
+    checked = TypeAdapter(SignUp).validate_python(
+        {"email": email, "name": name, "password": password, "team_name": team}, strict=False
+    )
+    hub = Hub.build(settings)
+    try:
+        await hub.db.migrate()
+        account = await hub.accounts.create_owner(
+            checked.email, checked.name, checked.password, checked.team_name
+        )
+    finally:
+        await hub.db.close()
+    return account.id

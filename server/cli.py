@@ -1,0 +1,141 @@
+"""The ``crewhost`` command: serve, hub, host and admin."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import getpass
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from server.common.errors import CrewhostError
+from server.config import Settings, load_settings, settings_markdown
+from server.logs import configure_logging
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--config", type=Path, help="TOML settings file (or CREWHOST_CONFIG)")
+    parser.add_argument("--data-dir", type=Path, help="data folder (CREWHOST_DATA_DIR)")
+    parser.add_argument("--log-format", choices=["text", "json"], help="log line format")
+
+
+def _listen(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--bind", help="address to listen on (CREWHOST_HUB_BIND)")
+    parser.add_argument("--port", type=int, help="port to listen on (CREWHOST_HUB_PORT)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="crewhost", description="A self-hosted team server for AI agents in real browsers."
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    serve = commands.add_parser(
+        "serve", help="run a hub and the built-in host in one process (SQLite by default)"
+    )
+    _common(serve)
+    _listen(serve)
+    hub = commands.add_parser(
+        "hub", help="run a hub only (several may share one PostgreSQL database)"
+    )
+    _common(hub)
+    _listen(hub)
+    host = commands.add_parser("host", help="run a host on this machine, linked to a hub")
+    _common(host)
+    host.add_argument(
+        "--hub", required=True, help="address of the hub, e.g. https://crew.example.com"
+    )
+    host.add_argument("--enrol", help="one-time enrolment code from a team owner (first start)")
+
+    admin = commands.add_parser("admin", help="administer the database from the shell")
+    admin_commands = admin.add_subparsers(dest="admin_command", required=True, metavar="ACTION")
+    migrate = admin_commands.add_parser("migrate", help="apply the database migrations")
+    _common(migrate)
+    owner = admin_commands.add_parser(
+        "create-owner", help="create an account that owns a new team (instead of the setup code)"
+    )
+    _common(owner)
+    owner.add_argument("--email", required=True)
+    owner.add_argument("--name", required=True)
+    owner.add_argument("--team", default="My team", help="name of the new team")
+    owner.add_argument(
+        "--password-stdin", action="store_true", help="read the password from standard input"
+    )
+    code = admin_commands.add_parser(
+        "setup-code", help="print a new one-time setup code (only while no account exists)"
+    )
+    _common(code)
+    admin_commands.add_parser("settings", help="print every setting as a Markdown table")
+    return parser
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    overrides: dict[str, Any] = {
+        "data_dir": getattr(args, "data_dir", None),
+        "log.format": getattr(args, "log_format", None),
+        "hub.bind": getattr(args, "bind", None),
+        "hub.port": getattr(args, "port", None),
+    }
+    return load_settings(getattr(args, "config", None), overrides=overrides)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if args.command == "admin" and args.admin_command == "settings":
+        print(settings_markdown())
+        return 0
+    try:
+        settings = _settings(args)
+        configure_logging(settings.log.format, settings.log.level)
+        return _dispatch(args, settings)
+    except CrewhostError as exc:
+        print(f"crewhost: {exc.message}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
+    from server import admin, serve
+
+    if args.command in ("serve", "hub"):
+        asyncio.run(serve.run(settings, with_builtin_host=args.command == "serve"))
+        return 0
+    if args.command == "host":
+        print(
+            "crewhost: remote hosts link to a hub with the peer protocol, which this version "
+            "does not ship yet; run `crewhost serve` for a hub with its built-in host",
+            file=sys.stderr,
+        )
+        return 2
+    if args.admin_command == "migrate":
+        asyncio.run(admin.migrate(settings))
+        print("database is up to date")
+        return 0
+    if args.admin_command == "setup-code":
+        code = asyncio.run(admin.setup_code(settings))
+        if code is None:
+            print("crewhost: accounts exist already; invite people instead", file=sys.stderr)
+            return 1
+        print(code)
+        return 0
+    if args.admin_command == "create-owner":
+        if args.password_stdin:
+            password = sys.stdin.readline().rstrip("\n")
+        else:
+            password = getpass.getpass("Password: ")
+            if getpass.getpass("Again: ") != password:
+                print("crewhost: the passwords differ", file=sys.stderr)
+                return 2
+        account_id = asyncio.run(
+            admin.create_owner(settings, args.email, args.name, password, args.team)
+        )
+        print(f"created owner {account_id}")
+        return 0
+    raise AssertionError(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Pieces shared by the hub, the host and the peer library."""

@@ -1,0 +1,50 @@
+"""Base models for everything that crosses a wire or is read from configuration.
+
+Fields are snake_case in Python and camelCase on the wire.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic.alias_generators import to_camel
+
+from server.common.errors import InvalidArgument
+
+
+class WireModel(BaseModel):
+    """A frozen model for answers and events."""
+
+    model_config = ConfigDict(
+        frozen=True,
+        alias_generator=to_camel,
+        validate_by_name=True,
+        validate_by_alias=True,
+        serialize_by_alias=True,
+    )
+
+
+class InboundModel(WireModel):
+    """A model for what a client sends: unknown fields are refused, and so is a value of
+    the wrong JSON type (``"5"`` for a number), rather than coerced."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+def invalid_argument_from(error: ValidationError) -> InvalidArgument:
+    """Turn a pydantic failure into one stable error that names the first bad field."""
+    first = error.errors(include_url=False)[0]
+    location = ".".join(str(part) for part in first["loc"]) or None
+    kind = first["type"]
+    if kind == "json_invalid":
+        message = "the body is not valid JSON"
+    elif kind in ("model_type", "model_attributes_type", "dict_type") and location is None:
+        message = "the body must be a JSON object"
+    elif kind == "extra_forbidden":
+        message = f"unknown field '{location}'"
+    elif kind == "missing":
+        message = f"field '{location}' is required"
+    elif location:
+        message = f"field '{location}': {first['msg']}"
+    else:
+        message = str(first["msg"])
+    return InvalidArgument(message, field=location)

@@ -1,0 +1,227 @@
+"""The one settings model, read from a TOML file and ``CREWHOST_*`` variables here only.
+
+Each field of a section maps to ``CREWHOST_<SECTION>_<FIELD>`` (``hub.port`` is
+``CREWHOST_HUB_PORT``); top-level fields drop the section (``CREWHOST_DATA_DIR``);
+a field may name its own variable with ``env=`` (``CREWHOST_CHROMIUM``).
+Precedence, lowest first: defaults, the config file, the environment, command-line flags.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic.fields import FieldInfo
+
+from server.common.errors import InvalidArgument
+from server.common.wire import invalid_argument_from
+
+ENV_PREFIX = "CREWHOST_"
+CONFIG_ENV = "CREWHOST_CONFIG"
+
+
+class SettingsSection(BaseModel):
+    """A frozen section of the settings; unknown keys are refused."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class HubSettings(SettingsSection):
+    bind: str = Field("127.0.0.1", description="Address the hub listens on.")
+    port: int = Field(8750, ge=0, le=65535, description="TCP port of the hub (0 picks a free one).")
+    public_url: str | None = Field(
+        None,
+        description="The address members use (https://crew.example.com); it sets the allowed "
+        "Origin and the links the hub prints. Empty: taken from each request.",
+    )
+    trust_forwarded: bool = Field(
+        False,
+        description="Behind a TLS reverse proxy: take the scheme, host and client address "
+        "from X-Forwarded-Proto, X-Forwarded-Host and X-Forwarded-For.",
+    )
+    open_signup: bool = Field(
+        False, description="Let anyone create an account without an invitation."
+    )
+    max_json_body_bytes: int = Field(
+        65536, ge=1024, description="Largest JSON request body the hub reads."
+    )
+    access_log: bool = Field(False, description="Log one line per HTTP request.")
+
+
+class DatabaseSettings(SettingsSection):
+    url: str | None = Field(
+        None,
+        description="SQLAlchemy URL; empty means SQLite (WAL) at <data_dir>/crewhost.db. "
+        "PostgreSQL: postgresql+asyncpg://user@host/db.",
+    )
+    pool_size: int = Field(10, ge=1, description="Connections kept open to PostgreSQL.")
+
+
+class SecuritySettings(SettingsSection):
+    session_idle_seconds: int = Field(
+        14 * 86400, ge=60, description="A session unused this long is signed out."
+    )
+    session_max_seconds: int = Field(
+        30 * 86400, ge=60, description="A session ends this long after sign-in, used or not."
+    )
+    password_hash_time_cost: int = Field(3, ge=1, description="argon2id passes.")
+    password_hash_memory_kib: int = Field(65536, ge=8, description="argon2id memory in KiB.")
+    password_hash_parallelism: int = Field(2, ge=1, description="argon2id lanes.")
+    signin_per_address_burst: int = Field(
+        30, ge=1, description="Sign-in attempts one client address may make at once."
+    )
+    signin_per_address_refill_seconds: float = Field(
+        2.0, gt=0, description="One more attempt for an address after this many seconds."
+    )
+    signin_failures_per_account_burst: int = Field(
+        5, ge=1, description="Failed sign-ins for one account from one address before a wait."
+    )
+    signin_failures_per_account_refill_seconds: float = Field(
+        30.0,
+        gt=0,
+        description="One more failed attempt per account and address after this many seconds "
+        "(short, so nobody can lock a real user out for long).",
+    )
+    signin_failures_account_wide_burst: int = Field(
+        50, ge=1, description="Failed sign-ins for one account from all addresses before a wait."
+    )
+    signin_failures_account_wide_refill_seconds: float = Field(
+        1.0, gt=0, description="One more account-wide failed attempt after this many seconds."
+    )
+
+
+class HostSettings(SettingsSection):
+    name: str = Field("Built-in host", description="Name of the built-in host of crewhost serve.")
+    chromium: str | None = Field(
+        None,
+        description="Path to the Chromium binary; empty: Playwright's build, then the system "
+        "chromium.",
+        json_schema_extra={"env": "CREWHOST_CHROMIUM"},
+    )
+
+
+class LogSettings(SettingsSection):
+    format: Literal["text", "json"] = Field(
+        "text", description="text: readable lines; json: one JSON object per line."
+    )
+    level: Literal["debug", "info", "warning", "error"] = Field("info", description="Log level.")
+
+
+class Settings(SettingsSection):
+    """Everything Crewhost can be told, with a default for each."""
+
+    data_dir: Path = Field(
+        Path("./crewhost-data"), description="Folder for the database, keys and browser profiles."
+    )
+    hub: HubSettings = HubSettings()
+    database: DatabaseSettings = DatabaseSettings()
+    security: SecuritySettings = SecuritySettings()
+    host: HostSettings = HostSettings()
+    log: LogSettings = LogSettings()
+
+    @property
+    def database_url(self) -> str:
+        if self.database.url:
+            return self.database.url
+        return f"sqlite+aiosqlite:///{(self.data_dir / 'crewhost.db').resolve()}"
+
+
+@dataclass(frozen=True)
+class SettingDoc:
+    """One documented setting, as the README table lists it."""
+
+    path: tuple[str, ...]
+    env: str
+    default: Any
+    description: str
+
+
+def _env_name(path: tuple[str, ...], info: FieldInfo) -> str:
+    extra = info.json_schema_extra
+    if isinstance(extra, dict) and isinstance(extra.get("env"), str):
+        return str(extra["env"])
+    return ENV_PREFIX + "_".join(part.upper() for part in path)
+
+
+def iter_settings() -> Iterator[tuple[tuple[str, ...], FieldInfo]]:
+    """Every leaf setting with its path, sections first-to-last as declared."""
+    for name, info in Settings.model_fields.items():
+        annotation = info.annotation
+        if isinstance(annotation, type) and issubclass(annotation, SettingsSection):
+            for sub_name, sub_info in annotation.model_fields.items():
+                yield (name, sub_name), sub_info
+        else:
+            yield (name,), info
+
+
+def settings_docs() -> list[SettingDoc]:
+    """The documentation of every setting, generated from the model."""
+    docs = []
+    for path, info in iter_settings():
+        default = info.get_default(call_default_factory=True)
+        docs.append(SettingDoc(path, _env_name(path, info), default, info.description or ""))
+    return docs
+
+
+def settings_markdown() -> str:
+    """A Markdown table of every setting (the README's settings section)."""
+    lines = ["| setting | environment | default | meaning |", "| --- | --- | --- | --- |"]
+    for doc in settings_docs():
+        default = "" if doc.default is None else str(doc.default)
+        lines.append(f"| `{'.'.join(doc.path)}` | `{doc.env}` | `{default}` | {doc.description} |")
+    return "\n".join(lines)
+
+
+def _parse_env_value(raw: str, info: FieldInfo) -> Any:
+    # Structured values (lists, tables) are written as JSON; scalars are left to pydantic.
+    if raw.strip().startswith(("[", "{")):
+        try:
+            return json.loads(raw)
+        except json.JSONDecodeError:
+            return raw
+    if raw == "" and info.default is None:
+        return None
+    return raw
+
+
+def _set_path(target: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
+    for part in path[:-1]:
+        target = target.setdefault(part, {})
+    target[path[-1]] = value
+
+
+def load_settings(
+    config_file: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+) -> Settings:
+    """Read the settings: defaults < config file < environment < ``overrides`` (dotted keys)."""
+    env = os.environ if env is None else env
+    raw: dict[str, Any] = {}
+    path = config_file or (Path(env[CONFIG_ENV]) if env.get(CONFIG_ENV) else None)
+    if path is not None:
+        try:
+            raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        except OSError as exc:
+            raise InvalidArgument(f"cannot read config file {path}: {exc.strerror}") from exc
+        except tomllib.TOMLDecodeError as exc:
+            raise InvalidArgument(f"config file {path} is not valid TOML: {exc}") from exc
+    known = {_env_name(p, info): (p, info) for p, info in iter_settings()}
+    for name, value in env.items():
+        if name in known:
+            setting_path, info = known[name]
+            _set_path(raw, setting_path, _parse_env_value(value, info))
+    for dotted, value in (overrides or {}).items():
+        if value is not None:
+            _set_path(raw, tuple(dotted.split(".")), value)
+    try:
+        return Settings.model_validate(raw)
+    except ValidationError as exc:
+        error = invalid_argument_from(exc)
+        raise InvalidArgument(f"bad setting: {error.message}", field=error.field) from exc

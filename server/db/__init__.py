@@ -1,0 +1,1 @@
+"""The SQL schema and the engine shared by the hub and the host."""

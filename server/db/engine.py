@@ -1,0 +1,94 @@
+"""The database: one async engine, migrations on start, and transactions.
+
+SQLite allows one writer at a time; rather than lean on ``busy_timeout`` for
+read-then-write transactions (which SQLite may refuse outright), writes from one
+process take a lock first. PostgreSQL needs no such lock.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.engine import Connection, make_url
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+
+log = logging.getLogger(__name__)
+
+ALEMBIC_DIR = Path(__file__).resolve().parents[2] / "alembic"
+# Serialises migrations when several hubs start at once on one PostgreSQL.
+_MIGRATION_LOCK_KEY = 0x637265776873
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.close()
+
+
+class Database:
+    """The engine plus the write discipline of its dialect."""
+
+    def __init__(self, url: str, *, pool_size: int = 10, schema: str | None = None) -> None:
+        parsed = make_url(url)
+        self.is_sqlite = parsed.get_backend_name() == "sqlite"
+        kwargs: dict[str, Any] = {}
+        if self.is_sqlite:
+            if parsed.database and parsed.database != ":memory:":
+                Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        else:
+            kwargs.update(pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True)
+            if schema:
+                kwargs["connect_args"] = {"server_settings": {"search_path": schema}}
+        self.engine: AsyncEngine = create_async_engine(parsed, **kwargs)
+        if self.is_sqlite:
+            event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
+        self._write_lock = asyncio.Lock() if self.is_sqlite else None
+
+    @asynccontextmanager
+    async def read(self) -> AsyncIterator[AsyncConnection]:
+        """A connection for reads (autocommit-free, rolled back at the end)."""
+        async with self.engine.connect() as connection:
+            yield connection
+
+    @asynccontextmanager
+    async def write(self) -> AsyncIterator[AsyncConnection]:
+        """A transaction that commits when the block ends and rolls back on error."""
+        if self._write_lock is None:
+            async with self.engine.begin() as connection:
+                yield connection
+            return
+        async with self._write_lock, self.engine.begin() as connection:
+            yield connection
+
+    async def migrate(self) -> None:
+        """Bring the schema to the newest revision of the one Alembic history."""
+        async with self.engine.begin() as connection:
+            if not self.is_sqlite:
+                await connection.execute(
+                    sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK_KEY}
+                )
+            await connection.run_sync(_upgrade_to_head)
+
+    async def close(self) -> None:
+        await self.engine.dispose()
+
+
+def _upgrade_to_head(connection: Connection) -> None:
+    from alembic.config import Config
+
+    from alembic import command
+
+    config = Config()
+    config.set_main_option("script_location", str(ALEMBIC_DIR))
+    config.attributes["connection"] = connection
+    command.upgrade(config, "head")

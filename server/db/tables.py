@@ -1,0 +1,97 @@
+"""The schema, as SQLAlchemy Core tables. Alembic's history in ``alembic/`` creates it.
+
+Times are seconds since the epoch (float) so SQLite and PostgreSQL agree exactly.
+Every table that belongs to a team carries ``team_id``.
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+
+metadata = sa.MetaData(
+    naming_convention={
+        "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+        "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+        "ck": "ck_%(table_name)s_%(constraint_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+ID = sa.String(32)
+TIME = sa.Float(precision=53)
+
+accounts = sa.Table(
+    "accounts",
+    metadata,
+    sa.Column("id", ID, primary_key=True),
+    sa.Column("email", sa.String(254), nullable=False, unique=True),
+    sa.Column("name", sa.String(100), nullable=False),
+    sa.Column("password_hash", sa.String(255), nullable=False),
+    sa.Column("created_at", TIME, nullable=False),
+)
+
+avatars = sa.Table(
+    "avatars",
+    metadata,
+    sa.Column("account_id", ID, sa.ForeignKey("accounts.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("content_type", sa.String(32), nullable=False),
+    sa.Column("data", sa.LargeBinary, nullable=False),
+    sa.Column("updated_at", TIME, nullable=False),
+)
+
+sessions = sa.Table(
+    "sessions",
+    metadata,
+    sa.Column("id", ID, primary_key=True),
+    sa.Column("account_id", ID, sa.ForeignKey("accounts.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("token_hash", sa.String(64), nullable=False, unique=True),
+    sa.Column("client", sa.String(16), nullable=False),
+    sa.Column("user_agent", sa.String(200), nullable=False),
+    sa.Column("created_at", TIME, nullable=False),
+    sa.Column("last_seen_at", TIME, nullable=False),
+    sa.Column("expires_at", TIME, nullable=False),
+    sa.Index(None, "account_id"),
+)
+
+teams = sa.Table(
+    "teams",
+    metadata,
+    sa.Column("id", ID, primary_key=True),
+    sa.Column("name", sa.String(60), nullable=False),
+    sa.Column("created_at", TIME, nullable=False),
+)
+
+memberships = sa.Table(
+    "memberships",
+    metadata,
+    sa.Column("team_id", ID, sa.ForeignKey("teams.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("account_id", ID, sa.ForeignKey("accounts.id", ondelete="CASCADE"), primary_key=True),
+    sa.Column("role", sa.String(16), nullable=False),
+    sa.Column("joined_at", TIME, nullable=False),
+    sa.Index(None, "account_id"),
+)
+
+invitations = sa.Table(
+    "invitations",
+    metadata,
+    sa.Column("id", ID, primary_key=True),
+    sa.Column("team_id", ID, sa.ForeignKey("teams.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("code_hash", sa.String(64), nullable=False, unique=True),
+    sa.Column("role", sa.String(16), nullable=False),
+    sa.Column("created_by", ID, sa.ForeignKey("accounts.id", ondelete="SET NULL"), nullable=True),
+    sa.Column("created_at", TIME, nullable=False),
+    sa.Column("expires_at", TIME, nullable=False),
+    sa.Column("max_uses", sa.Integer, nullable=False),
+    sa.Column("uses", sa.Integer, nullable=False),
+    sa.Column("revoked_at", TIME, nullable=True),
+    sa.Index(None, "team_id"),
+)
+
+setup_codes = sa.Table(
+    "setup_codes",
+    metadata,
+    sa.Column("id", ID, primary_key=True),
+    sa.Column("code_hash", sa.String(64), nullable=False, unique=True),
+    sa.Column("created_at", TIME, nullable=False),
+)

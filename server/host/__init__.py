@@ -1,0 +1,1 @@
+"""The host: browsers, agents, memories, vault, proxies and the egress relay."""

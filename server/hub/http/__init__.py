@@ -1,0 +1,1 @@
+"""The hub's HTTP layer: route table, middleware, OpenAPI, application factory."""

@@ -1,0 +1,52 @@
+"""The hub's aiohttp application."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+from aiohttp import web
+
+from server import __version__
+from server.hub.container import HUB_KEY, Hub
+from server.hub.http.middleware import errors_and_metrics
+from server.hub.http.openapi import build_openapi
+from server.hub.http.routing import Route, wrap
+from server.hub.routes import accounts, hosts, invitations, system, teams
+from server.hub.services.accounts import MAX_AVATAR_BYTES
+
+ROUTE_TABLES = (system.routes, accounts.routes, teams.routes, invitations.routes, hosts.routes)
+
+
+def all_routes() -> list[Route]:
+    return [route for table in ROUTE_TABLES for route in table.routes]
+
+
+def build_app(hub: Hub) -> web.Application:
+    """An application serving ``hub``; its database is migrated when the app starts."""
+    app = web.Application(
+        middlewares=[errors_and_metrics],
+        # Above every route's own limit, so the route (not aiohttp) names the limit.
+        client_max_size=MAX_AVATAR_BYTES + 64 * 1024,
+    )
+    app[HUB_KEY] = hub
+    routes = all_routes()
+    for route in routes:
+        app.router.add_route(route.method, route.path, wrap(route), name=route.name)
+    openapi = build_openapi(routes, version=__version__)
+
+    async def openapi_document(_request: web.Request) -> web.Response:
+        return web.json_response(openapi)
+
+    app.router.add_get("/v1/openapi.json", openapi_document, name="openapi")
+    app.cleanup_ctx.append(_database(hub))
+    return app
+
+
+def _database(hub: Hub) -> Any:
+    async def lifecycle(_app: web.Application) -> AsyncIterator[None]:
+        await hub.db.migrate()
+        yield
+        await hub.db.close()
+
+    return lifecycle

@@ -1,0 +1,213 @@
+"""Bodies of the hub's HTTP API: what clients send and what the hub answers."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, Field, StringConstraints
+
+from server.common.wire import InboundModel, WireModel
+from server.hub.roles import Role
+
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s.]+$")
+
+
+def _email(value: str) -> str:
+    value = value.strip().lower()
+    if not _EMAIL.match(value):
+        raise ValueError("not an email address")
+    return value
+
+
+def _no_control_characters(value: str) -> str:
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+        raise ValueError("control characters are not allowed")
+    return value
+
+
+Email = Annotated[str, StringConstraints(max_length=254), AfterValidator(_email)]
+Password = Annotated[str, StringConstraints(min_length=10, max_length=1024)]
+PersonName = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=100),
+    AfterValidator(_no_control_characters),
+]
+TeamName = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=60),
+    AfterValidator(_no_control_characters),
+]
+Code = Annotated[str, StringConstraints(min_length=1, max_length=200)]
+ClientKind = Literal["browser", "peer"]
+
+
+# --- accounts and sessions ---------------------------------------------------------
+
+
+class SignUp(InboundModel):
+    email: Email
+    name: PersonName
+    password: Password
+    setup_code: Code | None = Field(None, description="The one-time code printed at first start.")
+    invitation_code: Code | None = Field(None, description="A code from a team invitation.")
+    team_name: TeamName = Field("My team", description="Name of the first team (setup only).")
+    client: ClientKind = Field(
+        "browser", description="browser: a session cookie; peer: a bearer token in the answer."
+    )
+
+
+class SignIn(InboundModel):
+    email: Email
+    password: Annotated[str, StringConstraints(min_length=1, max_length=1024)]
+    client: ClientKind = "browser"
+
+
+class AccountView(WireModel):
+    id: str
+    email: str
+    name: str
+    has_avatar: bool
+    created_at: float
+
+
+class SignedIn(WireModel):
+    account: AccountView
+    session_id: str
+    token: str | None = Field(None, description="Bearer token; only for client 'peer'.")
+    expires_at: float
+
+
+class UpdateProfile(InboundModel):
+    name: PersonName
+
+
+class SessionView(WireModel):
+    id: str
+    client: ClientKind
+    user_agent: str
+    created_at: float
+    last_seen_at: float
+    expires_at: float
+    current: bool
+
+
+class SessionList(WireModel):
+    sessions: list[SessionView]
+
+
+class RevokedCount(WireModel):
+    revoked: int
+
+
+class SetupState(WireModel):
+    needs_setup: bool
+    open_signup: bool
+
+
+# --- teams and members -------------------------------------------------------------
+
+
+class CreateTeam(InboundModel):
+    name: TeamName
+
+
+class RenameTeam(InboundModel):
+    name: TeamName
+
+
+class TeamView(WireModel):
+    id: str
+    name: str
+    role: Role
+    created_at: float
+
+
+class TeamList(WireModel):
+    teams: list[TeamView]
+
+
+class MemberView(WireModel):
+    account_id: str
+    email: str
+    name: str
+    role: Role
+    joined_at: float
+
+
+class MemberList(WireModel):
+    members: list[MemberView]
+
+
+class ChangeRole(InboundModel):
+    role: Role
+
+
+# --- invitations -------------------------------------------------------------------
+
+
+class CreateInvitation(InboundModel):
+    role: Role = Role.MEMBER
+    expires_in_seconds: int = Field(7 * 86400, ge=60, le=90 * 86400)
+    max_uses: int = Field(1, ge=1, le=1000)
+
+
+class InvitationView(WireModel):
+    id: str
+    role: Role
+    created_by: str | None
+    created_at: float
+    expires_at: float
+    max_uses: int
+    uses: int
+    revoked: bool
+    usable: bool
+
+
+class InvitationCreated(WireModel):
+    invitation: InvitationView
+    code: str = Field(description="Shown once; share it or the link.")
+    link: str
+
+
+class InvitationList(WireModel):
+    invitations: list[InvitationView]
+
+
+class InvitationPreview(WireModel):
+    team_name: str
+    role: Role
+    expires_at: float
+
+
+class AcceptInvitation(InboundModel):
+    code: Code
+
+
+# --- hosts and health --------------------------------------------------------------
+
+
+class HostView(WireModel):
+    id: str
+    name: str
+    builtin: bool
+    online: bool
+
+
+class HostList(WireModel):
+    hosts: list[HostView]
+
+
+class Health(WireModel):
+    status: Literal["ok"]
+    version: str
+
+
+class ErrorBody(WireModel):
+    code: str
+    message: str
+    field: str | None = None
+
+
+class ErrorReply(WireModel):
+    error: ErrorBody

@@ -1,0 +1,166 @@
+"""Sign-up, the profile, and avatars."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from sqlalchemy.exc import IntegrityError
+
+from server.common.clock import Clock
+from server.common.errors import Conflict, Forbidden, InvalidArgument, NotFound, PayloadTooLarge
+from server.common.tokens import hash_secret, new_id
+from server.db.engine import Database
+from server.hub.passwords import PasswordHasher
+from server.hub.services.invitations import InvitationService
+from server.hub.services.sessions import NewSession, SessionService
+from server.hub.services.teams import TeamService
+from server.hub.storage.accounts import Account, AccountRepository, Avatar
+from server.hub.storage.setup_codes import SetupCodeRepository
+
+log = logging.getLogger(__name__)
+
+MAX_AVATAR_BYTES = 1024 * 1024
+# Avatars are recognised by their first bytes, never by what the client claims.
+_IMAGE_MAGIC: tuple[tuple[bytes, int, str], ...] = (
+    (b"\x89PNG\r\n\x1a\n", 0, "image/png"),
+    (b"\xff\xd8\xff", 0, "image/jpeg"),
+    (b"WEBP", 8, "image/webp"),
+)
+
+
+def sniff_image_type(data: bytes) -> str | None:
+    """The image type of ``data`` by its magic bytes (PNG, JPEG, WebP), or None."""
+    for magic, offset, content_type in _IMAGE_MAGIC:
+        if data[offset : offset + len(magic)] == magic and (
+            content_type != "image/webp" or data[:4] == b"RIFF"
+        ):
+            return content_type
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class SignUpRequest:
+    email: str
+    name: str
+    password: str
+    setup_code: str | None
+    invitation_code: str | None
+    team_name: str
+    client: str
+    user_agent: str
+
+
+class AccountService:
+    """Accounts: sign-up (setup code, invitation or open), profile and avatar."""
+
+    def __init__(
+        self,
+        db: Database,
+        clock: Clock,
+        passwords: PasswordHasher,
+        sessions: SessionService,
+        teams: TeamService,
+        invitations: InvitationService,
+        *,
+        open_signup: bool,
+    ) -> None:
+        self._db = db
+        self._clock = clock
+        self._passwords = passwords
+        self._sessions = sessions
+        self._teams = teams
+        self._invitations = invitations
+        self._open_signup = open_signup
+        self._accounts = AccountRepository()
+        self._setup_codes = SetupCodeRepository()
+
+    async def sign_up(self, request: SignUpRequest) -> tuple[Account, NewSession]:
+        if request.setup_code and request.invitation_code:
+            raise InvalidArgument(
+                "give a setup code or an invitation code, not both", field="invitationCode"
+            )
+        if not (request.setup_code or request.invitation_code or self._open_signup):
+            raise Forbidden("sign-up needs an invitation on this server", code="signupClosed")
+        password_hash = await self._passwords.hash(request.password)
+        account = Account(
+            id=new_id(),
+            email=request.email,
+            name=request.name,
+            password_hash=password_hash,
+            created_at=self._clock.now(),
+        )
+        try:
+            async with self._db.write() as conn:
+                if request.setup_code and not await self._setup_codes.remove_setup_code(
+                    conn, hash_secret(request.setup_code)
+                ):
+                    raise Forbidden("the setup code is not valid", code="setupCodeInvalid")
+                if await self._accounts.get_account_by_email(conn, request.email) is not None:
+                    raise Conflict("an account with this email exists", code="emailTaken")
+                await self._accounts.add_account(conn, account)
+                if request.setup_code:
+                    await self._teams.add_team(conn, account.id, request.team_name)
+                elif request.invitation_code:
+                    await self._invitations.redeem(conn, request.invitation_code, account.id)
+                session = await self._sessions.add_session(
+                    conn, account.id, client=request.client, user_agent=request.user_agent
+                )
+        except IntegrityError as exc:
+            # Two sign-ups with one email at the same moment: the unique index decides.
+            raise Conflict("an account with this email exists", code="emailTaken") from exc
+        log.info("account created", extra={"account_id": account.id})
+        return account, session
+
+    async def create_owner(self, email: str, name: str, password: str, team_name: str) -> Account:
+        """Create an account that owns a new team (``crewhost admin create-owner``)."""
+        account = Account(
+            id=new_id(),
+            email=email,
+            name=name,
+            password_hash=await self._passwords.hash(password),
+            created_at=self._clock.now(),
+        )
+        try:
+            async with self._db.write() as conn:
+                await self._accounts.add_account(conn, account)
+                await self._teams.add_team(conn, account.id, team_name)
+                await self._setup_codes.remove_all_setup_codes(conn)
+        except IntegrityError as exc:
+            raise Conflict("an account with this email exists", code="emailTaken") from exc
+        return account
+
+    async def get_account(self, account_id: str) -> tuple[Account, bool]:
+        """The account and whether it has an avatar."""
+        async with self._db.read() as conn:
+            account = await self._accounts.get_account(conn, account_id)
+            has_avatar = await self._accounts.has_avatar(conn, account_id)
+        if account is None:
+            raise NotFound("no such account")
+        return account, has_avatar
+
+    async def update_name(self, account_id: str, name: str) -> tuple[Account, bool]:
+        async with self._db.write() as conn:
+            await self._accounts.update_name(conn, account_id, name)
+        return await self.get_account(account_id)
+
+    async def get_avatar(self, account_id: str) -> Avatar:
+        async with self._db.read() as conn:
+            avatar = await self._accounts.get_avatar(conn, account_id)
+        if avatar is None:
+            raise NotFound("no avatar", code="avatarNotFound")
+        return avatar
+
+    async def set_avatar(self, account_id: str, data: bytes) -> None:
+        if len(data) > MAX_AVATAR_BYTES:
+            raise PayloadTooLarge("an avatar may be at most 1 MiB")
+        content_type = sniff_image_type(data)
+        if content_type is None:
+            raise InvalidArgument("an avatar must be a PNG, JPEG or WebP image", code="notAnImage")
+        avatar = Avatar(content_type, data, self._clock.now())
+        async with self._db.write() as conn:
+            await self._accounts.update_avatar(conn, account_id, avatar)
+
+    async def remove_avatar(self, account_id: str) -> None:
+        async with self._db.write() as conn:
+            await self._accounts.remove_avatar(conn, account_id)

@@ -1,0 +1,129 @@
+"""Invitations: create, list, revoke, preview and accept by code."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from server.common.clock import Clock
+from server.common.errors import Conflict, Forbidden, NotFound
+from server.common.tokens import hash_secret, new_id, new_secret
+from server.db.engine import Database
+from server.hub.roles import Role
+from server.hub.storage.invitations import Invitation, InvitationRepository
+from server.hub.storage.teams import Team, TeamRepository
+
+MAX_OPEN_INVITATIONS = 200
+
+
+@dataclass(frozen=True, slots=True)
+class NewInvitation:
+    invitation: Invitation
+    code: str
+
+
+def invitation_usable(invitation: Invitation, now: float) -> bool:
+    return (
+        invitation.revoked_at is None
+        and invitation.expires_at > now
+        and invitation.uses < invitation.max_uses
+    )
+
+
+class InvitationService:
+    """Codes that let someone join a team with a given role."""
+
+    def __init__(self, db: Database, clock: Clock) -> None:
+        self._db = db
+        self._clock = clock
+        self._invitations = InvitationRepository()
+        self._teams = TeamRepository()
+
+    def now(self) -> float:
+        return self._clock.now()
+
+    async def create_invitation(
+        self,
+        team_id: str,
+        actor_id: str,
+        actor_role: Role,
+        *,
+        role: Role,
+        expires_in_seconds: int,
+        max_uses: int,
+    ) -> NewInvitation:
+        if role is Role.OWNER and actor_role is not Role.OWNER:
+            raise Forbidden("only an owner can invite an owner", code="ownerOnly")
+        now = self._clock.now()
+        code = new_secret()
+        invitation = Invitation(
+            id=new_id(),
+            team_id=team_id,
+            code_hash=hash_secret(code),
+            role=role,
+            created_by=actor_id,
+            created_at=now,
+            expires_at=now + expires_in_seconds,
+            max_uses=max_uses,
+            uses=0,
+            revoked_at=None,
+        )
+        async with self._db.write() as conn:
+            existing = await self._invitations.list_invitations(conn, team_id)
+            if sum(invitation_usable(i, now) for i in existing) >= MAX_OPEN_INVITATIONS:
+                raise Conflict(
+                    f"a team may have at most {MAX_OPEN_INVITATIONS} open invitations",
+                    code="tooManyInvitations",
+                )
+            await self._invitations.add_invitation(conn, invitation)
+        return NewInvitation(invitation, code)
+
+    async def list_invitations(self, team_id: str) -> list[Invitation]:
+        async with self._db.read() as conn:
+            return await self._invitations.list_invitations(conn, team_id)
+
+    async def revoke_invitation(self, team_id: str, invitation_id: str) -> None:
+        async with self._db.write() as conn:
+            if not await self._invitations.invitation_exists(conn, team_id, invitation_id):
+                raise NotFound("no such invitation")
+            await self._invitations.revoke_invitation(conn, team_id, invitation_id, self.now())
+
+    async def preview(self, code: str) -> tuple[Invitation, Team]:
+        """The team and role a code offers, if the code is still good."""
+        async with self._db.read() as conn:
+            invitation = await self._usable(conn, code)
+            team = await self._teams.get_team(conn, invitation.team_id)
+        if team is None:
+            raise NotFound("this invitation is not valid", code="invitationInvalid")
+        return invitation, team
+
+    async def redeem(self, conn: AsyncConnection, code: str, account_id: str) -> Invitation:
+        """Spend one use of a code and add the account to its team, in the caller's transaction."""
+        invitation = await self._usable(conn, code)
+        if await self._teams.get_role(conn, invitation.team_id, account_id) is not None:
+            raise Conflict("you are already a member of this team", code="alreadyMember")
+        if not await self._invitations.use_invitation(
+            conn, invitation.team_id, invitation.id, self.now()
+        ):
+            raise NotFound("this invitation has been used up", code="invitationInvalid")
+        await self._teams.add_membership(
+            conn, invitation.team_id, account_id, invitation.role, self.now()
+        )
+        return invitation
+
+    async def accept(self, code: str, account_id: str) -> Invitation:
+        async with self._db.write() as conn:
+            return await self.redeem(conn, code, account_id)
+
+    async def _usable(self, conn: AsyncConnection, code: str) -> Invitation:
+        invitation = await self._invitations.get_invitation_by_code_hash(conn, hash_secret(code))
+        if invitation is None:
+            raise NotFound("this invitation is not valid", code="invitationInvalid")
+        if invitation.revoked_at is not None:
+            raise NotFound("this invitation was revoked", code="invitationInvalid")
+        if invitation.expires_at <= self.now():
+            raise NotFound("this invitation has expired", code="invitationInvalid")
+        if invitation.uses >= invitation.max_uses:
+            raise NotFound("this invitation has been used up", code="invitationInvalid")
+        return invitation

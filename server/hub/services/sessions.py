@@ -1,0 +1,200 @@
+"""Sign-in, sign-out, and turning a bearer token or cookie into a principal."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, replace
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from server.common.clock import Clock
+from server.common.errors import RateLimited, Unauthenticated
+from server.common.tokens import hash_secret, new_id, new_secret
+from server.config import SecuritySettings
+from server.db.engine import Database
+from server.hub.passwords import PasswordHasher
+from server.hub.ratelimit import TokenBuckets
+from server.hub.storage.accounts import Account, AccountRepository
+from server.hub.storage.sessions import Session, SessionRepository
+
+log = logging.getLogger(__name__)
+
+# A cached session is re-read from the database after this long, so a revocation
+# made by another hub instance is seen within it; revocations here apply at once.
+_CACHE_SECONDS = 2.0
+# last_seen_at is written at most this often per session, not on every request.
+_TOUCH_SECONDS = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """Who is calling: the account and the session the call came with."""
+
+    account_id: str
+    session_id: str
+    token_hash: str
+    client: str
+
+
+@dataclass(frozen=True, slots=True)
+class NewSession:
+    session: Session
+    token: str
+
+
+class SignInLimiter:
+    """Rate limits for sign-in: per client address, and failures per account.
+
+    Failures count per (account, address) with a short refill, and per account
+    from all addresses with a higher burst: a guesser is slowed, but cannot keep
+    the real owner of an account out for more than seconds.
+    """
+
+    def __init__(self, clock: Clock, settings: SecuritySettings) -> None:
+        self._address = TokenBuckets(
+            clock,
+            burst=settings.signin_per_address_burst,
+            refill_seconds=settings.signin_per_address_refill_seconds,
+        )
+        self._account_address = TokenBuckets(
+            clock,
+            burst=settings.signin_failures_per_account_burst,
+            refill_seconds=settings.signin_failures_per_account_refill_seconds,
+        )
+        self._account = TokenBuckets(
+            clock,
+            burst=settings.signin_failures_account_wide_burst,
+            refill_seconds=settings.signin_failures_account_wide_refill_seconds,
+        )
+
+    def check(self, email: str, address: str) -> None:
+        wait = max(
+            self._address.retry_after(address),
+            self._account_address.retry_after(f"{email}\0{address}"),
+            self._account.retry_after(email),
+        )
+        if wait > 0:
+            raise RateLimited("too many sign-in attempts; try again shortly", retry_after=wait)
+        self._address.spend(address)
+
+    def failed(self, email: str, address: str) -> None:
+        self._account_address.spend(f"{email}\0{address}")
+        self._account.spend(email)
+
+
+class SessionService:
+    """Sessions: create on sign-in, resolve on each request, revoke."""
+
+    def __init__(
+        self,
+        db: Database,
+        clock: Clock,
+        settings: SecuritySettings,
+        passwords: PasswordHasher,
+    ) -> None:
+        self._db = db
+        self._clock = clock
+        self._settings = settings
+        self._passwords = passwords
+        self._accounts = AccountRepository()
+        self._sessions = SessionRepository()
+        self._limiter = SignInLimiter(clock, settings)
+        self._cache: dict[str, tuple[Session, float]] = {}
+
+    async def sign_in(
+        self, email: str, password: str, *, client: str, user_agent: str, address: str
+    ) -> tuple[Account, NewSession]:
+        self._limiter.check(email, address)
+        async with self._db.read() as conn:
+            account = await self._accounts.get_account_by_email(conn, email)
+        ok = await self._passwords.verify(account.password_hash if account else None, password)
+        if account is None or not ok:
+            self._limiter.failed(email, address)
+            log.info("sign-in refused", extra={"client_address": address})
+            raise Unauthenticated("the email or the password is wrong", code="badCredentials")
+        if self._passwords.needs_rehash(account.password_hash):
+            new_hash = await self._passwords.hash(password)
+            async with self._db.write() as conn:
+                await self._accounts.update_password_hash(conn, account.id, new_hash)
+        new = await self.start_session(account.id, client=client, user_agent=user_agent)
+        log.info("signed in", extra={"account_id": account.id, "session_id": new.session.id})
+        return account, new
+
+    async def start_session(self, account_id: str, *, client: str, user_agent: str) -> NewSession:
+        async with self._db.write() as conn:
+            return await self.add_session(conn, account_id, client=client, user_agent=user_agent)
+
+    async def add_session(
+        self, conn: AsyncConnection, account_id: str, *, client: str, user_agent: str
+    ) -> NewSession:
+        """Create a session in the caller's transaction (sign-up makes one with its account)."""
+        now = self._clock.now()
+        token = new_secret()
+        session = Session(
+            id=new_id(),
+            account_id=account_id,
+            token_hash=hash_secret(token),
+            client=client,
+            user_agent=user_agent[:200],
+            created_at=now,
+            last_seen_at=now,
+            expires_at=now + self._settings.session_max_seconds,
+        )
+        await self._sessions.add_session(conn, session)
+        return NewSession(session, token)
+
+    async def authenticate(self, token: str) -> Principal:
+        """The principal of a token, or ``unauthenticated`` if it is unknown or has expired."""
+        token_hash = hash_secret(token)
+        now = self._clock.now()
+        cached = self._cache.get(token_hash)
+        if cached is not None and now - cached[1] < _CACHE_SECONDS:
+            session = cached[0]
+        else:
+            async with self._db.read() as conn:
+                found = await self._sessions.get_session_by_token_hash(conn, token_hash)
+            if found is None:
+                self._cache.pop(token_hash, None)
+                raise Unauthenticated("sign in first", code="sessionExpired")
+            session = found
+            self._cache[token_hash] = (session, now)
+        if (
+            now >= session.expires_at
+            or now - session.last_seen_at >= self._settings.session_idle_seconds
+        ):
+            await self._forget(session)
+            raise Unauthenticated("the session has expired; sign in again", code="sessionExpired")
+        if now - session.last_seen_at >= _TOUCH_SECONDS:
+            async with self._db.write() as conn:
+                await self._sessions.update_last_seen(conn, session.id, now)
+            self._cache[token_hash] = (replace(session, last_seen_at=now), now)
+        return Principal(session.account_id, session.id, token_hash, session.client)
+
+    async def _forget(self, session: Session) -> None:
+        async with self._db.write() as conn:
+            await self._sessions.remove_session(conn, session.account_id, session.id)
+        self._cache.pop(session.token_hash, None)
+
+    async def sign_out(self, principal: Principal) -> None:
+        await self.revoke_session(principal.account_id, principal.session_id)
+
+    async def list_sessions(self, account_id: str) -> list[Session]:
+        async with self._db.read() as conn:
+            return await self._sessions.list_sessions(conn, account_id)
+
+    async def revoke_session(self, account_id: str, session_id: str) -> bool:
+        async with self._db.write() as conn:
+            token_hash = await self._sessions.remove_session(conn, account_id, session_id)
+        if token_hash is None:
+            return False
+        self._cache.pop(token_hash, None)
+        return True
+
+    async def revoke_other_sessions(self, principal: Principal) -> int:
+        async with self._db.write() as conn:
+            hashes = await self._sessions.remove_other_sessions(
+                conn, principal.account_id, principal.session_id
+            )
+        for token_hash in hashes:
+            self._cache.pop(token_hash, None)
+        return len(hashes)

@@ -1,0 +1,113 @@
+"""Teams, memberships and the role rules."""
+
+from __future__ import annotations
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from server.common.clock import Clock
+from server.common.errors import Conflict, Forbidden, NotFound
+from server.common.tokens import new_id
+from server.db.engine import Database
+from server.hub.roles import Role
+from server.hub.storage.teams import Member, Team, TeamRepository, TeamWithRole
+
+MAX_TEAMS_PER_ACCOUNT = 100
+
+
+class TeamService:
+    """Create and rename teams; list, promote, demote and remove members.
+
+    The rules: an admin may not change or remove an owner, nor make anyone an
+    owner; a team always keeps at least one owner.
+    """
+
+    def __init__(self, db: Database, clock: Clock) -> None:
+        self._db = db
+        self._clock = clock
+        self._teams = TeamRepository()
+
+    async def role_of(self, team_id: str, account_id: str) -> Role | None:
+        async with self._db.read() as conn:
+            return await self._teams.get_role(conn, team_id, account_id)
+
+    async def add_team(self, conn: AsyncConnection, owner_id: str, name: str) -> Team:
+        """Create a team with its first owner inside the caller's transaction."""
+        now = self._clock.now()
+        team = Team(id=new_id(), name=name, created_at=now)
+        await self._teams.add_team(conn, team)
+        await self._teams.add_membership(conn, team.id, owner_id, Role.OWNER, now)
+        return team
+
+    async def create_team(self, owner_id: str, name: str) -> TeamWithRole:
+        async with self._db.write() as conn:
+            if len(await self._teams.list_teams_of(conn, owner_id)) >= MAX_TEAMS_PER_ACCOUNT:
+                raise Conflict(
+                    f"an account may belong to at most {MAX_TEAMS_PER_ACCOUNT} teams",
+                    code="tooManyTeams",
+                )
+            team = await self.add_team(conn, owner_id, name)
+        return TeamWithRole(team, Role.OWNER)
+
+    async def list_my_teams(self, account_id: str) -> list[TeamWithRole]:
+        async with self._db.read() as conn:
+            return await self._teams.list_teams_of(conn, account_id)
+
+    async def get_team(self, team_id: str, role: Role) -> TeamWithRole:
+        async with self._db.read() as conn:
+            team = await self._teams.get_team(conn, team_id)
+        if team is None:
+            raise NotFound("no such team")
+        return TeamWithRole(team, role)
+
+    async def rename_team(self, team_id: str, role: Role, name: str) -> TeamWithRole:
+        async with self._db.write() as conn:
+            await self._teams.update_team_name(conn, team_id, name)
+            team = await self._teams.get_team(conn, team_id)
+        if team is None:
+            raise NotFound("no such team")
+        return TeamWithRole(team, role)
+
+    async def list_members(self, team_id: str) -> list[Member]:
+        async with self._db.read() as conn:
+            return await self._teams.list_members(conn, team_id)
+
+    async def change_role(
+        self, team_id: str, actor_id: str, actor_role: Role, target_id: str, role: Role
+    ) -> Member:
+        async with self._db.write() as conn:
+            await self._teams.lock_team(conn, team_id)
+            current = await self._target_role(conn, team_id, target_id)
+            if actor_role is not Role.OWNER and (current is Role.OWNER or role is Role.OWNER):
+                raise Forbidden("only an owner can change an owner or make one", code="ownerOnly")
+            if current is Role.OWNER and role is not Role.OWNER:
+                await self._keep_an_owner(conn, team_id)
+            await self._teams.update_role(conn, team_id, target_id, role)
+            members = await self._teams.list_members(conn, team_id)
+        return next(m for m in members if m.account_id == target_id)
+
+    async def remove_member(
+        self, team_id: str, actor_id: str, actor_role: Role, target_id: str
+    ) -> None:
+        async with self._db.write() as conn:
+            await self._teams.lock_team(conn, team_id)
+            current = await self._target_role(conn, team_id, target_id)
+            if current is Role.OWNER:
+                if actor_role is not Role.OWNER:
+                    raise Forbidden("only an owner can remove an owner", code="ownerOnly")
+                await self._keep_an_owner(conn, team_id)
+            await self._teams.remove_membership(conn, team_id, target_id)
+
+    async def leave(self, team_id: str, account_id: str, role: Role) -> None:
+        await self.remove_member(team_id, account_id, role, account_id)
+
+    async def _target_role(self, conn: AsyncConnection, team_id: str, account_id: str) -> Role:
+        role = await self._teams.get_role(conn, team_id, account_id)
+        if role is None:
+            raise NotFound("no such member in this team", code="memberNotFound")
+        return role
+
+    async def _keep_an_owner(self, conn: AsyncConnection, team_id: str) -> None:
+        if await self._teams.count_owners(conn, team_id) <= 1:
+            raise Conflict(
+                "a team needs an owner: make someone else an owner first", code="lastOwner"
+            )

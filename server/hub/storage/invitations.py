@@ -1,0 +1,123 @@
+"""Invitations to a team. Only a hash of each code is stored."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from server.db.tables import invitations
+from server.hub.roles import Role
+
+
+@dataclass(frozen=True, slots=True)
+class Invitation:
+    id: str
+    team_id: str
+    code_hash: str
+    role: Role
+    created_by: str | None
+    created_at: float
+    expires_at: float
+    max_uses: int
+    uses: int
+    revoked_at: float | None
+
+
+_COLUMNS = (
+    invitations.c.id,
+    invitations.c.team_id,
+    invitations.c.code_hash,
+    invitations.c.role,
+    invitations.c.created_by,
+    invitations.c.created_at,
+    invitations.c.expires_at,
+    invitations.c.max_uses,
+    invitations.c.uses,
+    invitations.c.revoked_at,
+)
+
+
+def _invitation(row: sa.Row[Any]) -> Invitation:
+    return Invitation(**{**row._mapping, "role": Role(row.role)})
+
+
+class InvitationRepository:
+    """Reads and writes of ``invitations``."""
+
+    async def add_invitation(self, conn: AsyncConnection, invitation: Invitation) -> None:
+        await conn.execute(
+            invitations.insert().values(
+                id=invitation.id,
+                team_id=invitation.team_id,
+                code_hash=invitation.code_hash,
+                role=invitation.role.value,
+                created_by=invitation.created_by,
+                created_at=invitation.created_at,
+                expires_at=invitation.expires_at,
+                max_uses=invitation.max_uses,
+                uses=invitation.uses,
+                revoked_at=invitation.revoked_at,
+            )
+        )
+
+    async def list_invitations(self, conn: AsyncConnection, team_id: str) -> list[Invitation]:
+        result = await conn.execute(
+            sa.select(*_COLUMNS)
+            .where(invitations.c.team_id == team_id)
+            .order_by(invitations.c.created_at.desc(), invitations.c.id)
+        )
+        return [_invitation(row) for row in result]
+
+    async def get_invitation_by_code_hash(
+        self, conn: AsyncConnection, code_hash: str
+    ) -> Invitation | None:
+        """Look an invitation up by its code: the one query that starts without a team."""
+        result = await conn.execute(
+            sa.select(*_COLUMNS).where(invitations.c.code_hash == code_hash)
+        )
+        row = result.first()
+        return None if row is None else _invitation(row)
+
+    async def use_invitation(
+        self, conn: AsyncConnection, team_id: str, invitation_id: str, now: float
+    ) -> bool:
+        """Count one use if the invitation is still good; False if it is not."""
+        result = await conn.execute(
+            invitations.update()
+            .where(
+                invitations.c.team_id == team_id,
+                invitations.c.id == invitation_id,
+                invitations.c.revoked_at.is_(None),
+                invitations.c.expires_at > now,
+                invitations.c.uses < invitations.c.max_uses,
+            )
+            .values(uses=invitations.c.uses + 1)
+        )
+        return bool(result.rowcount)
+
+    async def revoke_invitation(
+        self, conn: AsyncConnection, team_id: str, invitation_id: str, now: float
+    ) -> bool:
+        result = await conn.execute(
+            invitations.update()
+            .where(
+                invitations.c.team_id == team_id,
+                invitations.c.id == invitation_id,
+                invitations.c.revoked_at.is_(None),
+            )
+            .values(revoked_at=now)
+        )
+        return bool(result.rowcount)
+
+    async def invitation_exists(
+        self, conn: AsyncConnection, team_id: str, invitation_id: str
+    ) -> bool:
+        result = await conn.execute(
+            sa.select(invitations.c.id).where(
+                invitations.c.team_id == team_id, invitations.c.id == invitation_id
+            )
+        )
+        return result.first() is not None

@@ -1,0 +1,123 @@
+"""Teams (the tenants) and memberships."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from server.db.tables import accounts, memberships, teams
+from server.hub.roles import Role
+
+
+@dataclass(frozen=True, slots=True)
+class Team:
+    id: str
+    name: str
+    created_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class TeamWithRole:
+    team: Team
+    role: Role
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    account_id: str
+    email: str
+    name: str
+    role: Role
+    joined_at: float
+
+
+class TeamRepository:
+    """Reads and writes of ``teams`` and ``memberships``; each query names its team."""
+
+    async def add_team(self, conn: AsyncConnection, team: Team) -> None:
+        await conn.execute(
+            teams.insert().values(id=team.id, name=team.name, created_at=team.created_at)
+        )
+
+    async def get_team(self, conn: AsyncConnection, team_id: str) -> Team | None:
+        result = await conn.execute(
+            sa.select(teams.c.id, teams.c.name, teams.c.created_at).where(teams.c.id == team_id)
+        )
+        row = result.first()
+        return None if row is None else Team(**row._mapping)
+
+    async def update_team_name(self, conn: AsyncConnection, team_id: str, name: str) -> None:
+        await conn.execute(teams.update().where(teams.c.id == team_id).values(name=name))
+
+    async def list_teams_of(self, conn: AsyncConnection, account_id: str) -> list[TeamWithRole]:
+        result = await conn.execute(
+            sa.select(teams.c.id, teams.c.name, teams.c.created_at, memberships.c.role)
+            .join(memberships, memberships.c.team_id == teams.c.id)
+            .where(memberships.c.account_id == account_id)
+            .order_by(teams.c.created_at, teams.c.id)
+        )
+        return [TeamWithRole(Team(row[0], row[1], row[2]), Role(row[3])) for row in result]
+
+    async def get_role(self, conn: AsyncConnection, team_id: str, account_id: str) -> Role | None:
+        result = await conn.execute(
+            sa.select(memberships.c.role).where(
+                memberships.c.team_id == team_id, memberships.c.account_id == account_id
+            )
+        )
+        role = result.scalar_one_or_none()
+        return None if role is None else Role(role)
+
+    async def add_membership(
+        self, conn: AsyncConnection, team_id: str, account_id: str, role: Role, at: float
+    ) -> None:
+        await conn.execute(
+            memberships.insert().values(
+                team_id=team_id, account_id=account_id, role=role.value, joined_at=at
+            )
+        )
+
+    async def update_role(
+        self, conn: AsyncConnection, team_id: str, account_id: str, role: Role
+    ) -> None:
+        await conn.execute(
+            memberships.update()
+            .where(memberships.c.team_id == team_id, memberships.c.account_id == account_id)
+            .values(role=role.value)
+        )
+
+    async def remove_membership(self, conn: AsyncConnection, team_id: str, account_id: str) -> None:
+        await conn.execute(
+            memberships.delete().where(
+                memberships.c.team_id == team_id, memberships.c.account_id == account_id
+            )
+        )
+
+    async def count_owners(self, conn: AsyncConnection, team_id: str) -> int:
+        result = await conn.execute(
+            sa.select(sa.func.count())
+            .select_from(memberships)
+            .where(memberships.c.team_id == team_id, memberships.c.role == Role.OWNER.value)
+        )
+        return int(result.scalar_one())
+
+    async def list_members(self, conn: AsyncConnection, team_id: str) -> list[Member]:
+        result = await conn.execute(
+            sa.select(
+                accounts.c.id,
+                accounts.c.email,
+                accounts.c.name,
+                memberships.c.role,
+                memberships.c.joined_at,
+            )
+            .join(accounts, accounts.c.id == memberships.c.account_id)
+            .where(memberships.c.team_id == team_id)
+            .order_by(memberships.c.joined_at, accounts.c.id)
+        )
+        return [Member(row[0], row[1], row[2], Role(row[3]), row[4]) for row in result]
+
+    async def lock_team(self, conn: AsyncConnection, team_id: str) -> None:
+        """Hold the team's row until the transaction ends (PostgreSQL; SQLite writes are serial)."""
+        if conn.dialect.name != "sqlite":
+            await conn.execute(sa.select(teams.c.id).where(teams.c.id == team_id).with_for_update())

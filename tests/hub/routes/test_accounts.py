@@ -1,0 +1,212 @@
+"""Sign-up, sign-in, the profile, avatars and sessions, over real HTTP."""
+
+from __future__ import annotations
+
+import struct
+import zlib
+
+import pytest
+
+from tests.support.hub_server import PASSWORD, RunningHub
+
+
+def tiny_png() -> bytes:
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        body = kind + data
+        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
+
+    header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
+    pixels = zlib.compress(b"\x00\xff\x00\x00")
+    return (
+        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
+    )
+
+
+async def test_setup_code_makes_the_first_owner_once(server: RunningHub) -> None:
+    setup = await server.client().get("/v1/setup")
+    assert setup.body == {"needsSetup": True, "openSignup": False}
+    code = await server.hub.setup.issue_code()
+    body = {"email": "Ada@Example.com", "name": "Ada", "password": PASSWORD, "setupCode": code}
+    first = await server.client().post("/v1/accounts", {**body, "teamName": "Analytical"})
+    assert first.status == 201
+    assert first.body["account"]["email"] == "ada@example.com"
+    assert first.body["token"] is None  # browsers get a cookie, never the token
+
+    again = await server.client().post("/v1/accounts", {**body, "email": "eve@example.com"})
+    assert (again.status, again.code) == (403, "setupCodeInvalid")
+    assert await server.hub.setup.issue_code() is None
+    assert (await server.client().get("/v1/setup")).body["needsSetup"] is False
+
+
+async def test_the_setup_owner_owns_the_first_team(server: RunningHub) -> None:
+    owner = await server.sign_up_owner(team="Analytical")
+    teams = await owner.get("/v1/teams")
+    assert [(t["name"], t["role"]) for t in teams.body["teams"]] == [("Analytical", "owner")]
+
+
+async def test_sign_up_without_invitation_is_closed_by_default(server: RunningHub) -> None:
+    await server.sign_up_owner()
+    reply = await server.client().post(
+        "/v1/accounts", {"email": "x@example.com", "name": "X", "password": PASSWORD}
+    )
+    assert (reply.status, reply.code) == (403, "signupClosed")
+
+
+async def test_an_email_signs_up_once(server: RunningHub) -> None:
+    owner = await server.sign_up_owner()
+    team_id = await server.first_team_id(owner)
+    created = await owner.post(f"/v1/teams/{team_id}/invitations", {"maxUses": 2})
+    body = {
+        "email": "owner@example.com",
+        "name": "Twin",
+        "password": PASSWORD,
+        "invitationCode": created.body["code"],
+    }
+    reply = await server.client().post("/v1/accounts", body)
+    assert (reply.status, reply.code) == (409, "emailTaken")
+    # The refused sign-up did not spend a use of the invitation.
+    listed = await owner.get(f"/v1/teams/{team_id}/invitations")
+    assert listed.body["invitations"][0]["uses"] == 0
+
+
+async def test_sign_in_gives_a_cookie_to_browsers_and_a_token_to_peers(server: RunningHub) -> None:
+    await server.sign_up_owner()
+    browser = server.client()
+    reply = await browser.post("/v1/sessions", {"email": "owner@example.com", "password": PASSWORD})
+    assert reply.status == 201
+    assert reply.body["token"] is None
+    cookie = reply.headers["Set-Cookie"]
+    assert cookie.startswith("crewhost_session=")
+    assert "HttpOnly" in cookie and "SameSite=Lax" in cookie and "Path=/" in cookie
+    assert "Secure" not in cookie  # plain HTTP on loopback
+    assert (await browser.get("/v1/me")).body["email"] == "owner@example.com"
+
+    peer = await server.sign_in("owner@example.com", client_kind="peer")
+    assert peer.bearer and len(peer.bearer) >= 43  # 256 bits, URL-safe
+    me = await peer.get("/v1/me")
+    assert (me.status, me.body["name"]) == (200, "Owner")
+
+
+async def test_wrong_password_and_unknown_email_get_the_same_answer(server: RunningHub) -> None:
+    await server.sign_up_owner()
+    client = server.client()
+    wrong = await client.post(
+        "/v1/sessions", {"email": "owner@example.com", "password": "nope-nope-nope"}
+    )
+    unknown = await client.post(
+        "/v1/sessions", {"email": "nobody@example.com", "password": "nope-nope-nope"}
+    )
+    assert wrong.status == unknown.status == 401
+    assert wrong.body == unknown.body
+    assert "Set-Cookie" not in wrong.headers
+
+
+async def test_profile_name_changes(server: RunningHub) -> None:
+    owner = await server.sign_up_owner()
+    reply = await owner.patch("/v1/me/profile", {"name": "  Ada Lovelace "})
+    assert (reply.status, reply.body["name"]) == (200, "Ada Lovelace")
+    assert (await owner.get("/v1/me")).body["name"] == "Ada Lovelace"
+
+
+async def test_avatar_is_kept_by_its_magic_bytes_and_served_safely(server: RunningHub) -> None:
+    owner = await server.sign_up_owner()
+    png = tiny_png()
+    put = await owner.put("/v1/me/avatar", data=png, headers={"Content-Type": "image/png"})
+    assert put.status == 204
+    got = await owner.get("/v1/me/avatar")
+    assert got.status == 200
+    assert got.raw == png
+    assert got.headers["Content-Type"] == "image/png"
+    assert got.headers["X-Content-Type-Options"] == "nosniff"
+    assert "sandbox" in got.headers["Content-Security-Policy"]
+    assert (await owner.get("/v1/me")).body["hasAvatar"] is True
+
+    # A JPEG declared as PNG is stored and served as what its bytes are.
+    jpeg = b"\xff\xd8\xff\xe0" + b"\x00" * 64
+    await owner.put("/v1/me/avatar", data=jpeg, headers={"Content-Type": "image/png"})
+    assert (await owner.get("/v1/me/avatar")).headers["Content-Type"] == "image/jpeg"
+
+    assert (await owner.delete("/v1/me/avatar")).status == 204
+    missing = await owner.get("/v1/me/avatar")
+    assert (missing.status, missing.code) == (404, "avatarNotFound")
+
+
+@pytest.mark.parametrize(
+    ("data", "content_type", "status", "code"),
+    [
+        (b"GIF89a" + b"\x00" * 32, "image/png", 400, "notAnImage"),
+        (b"<svg xmlns='http://www.w3.org/2000/svg'/>", "image/webp", 400, "notAnImage"),
+        (b"\x89PNG\r\n\x1a\n" + b"\x00" * (1024 * 1024), "image/png", 413, "payloadTooLarge"),
+        (tiny_png(), "text/html", 415, "unsupportedMediaType"),
+    ],
+)
+async def test_avatar_refusals_keep_the_old_avatar(
+    server: RunningHub, data: bytes, content_type: str, status: int, code: str
+) -> None:
+    owner = await server.sign_up_owner()
+    png = tiny_png()
+    await owner.put("/v1/me/avatar", data=png, headers={"Content-Type": "image/png"})
+    reply = await owner.put("/v1/me/avatar", data=data, headers={"Content-Type": content_type})
+    assert (reply.status, reply.code) == (status, code)
+    assert (await owner.get("/v1/me/avatar")).raw == png
+
+
+async def test_sessions_list_and_revocation_take_effect_on_the_next_request(
+    server: RunningHub,
+) -> None:
+    first = await server.sign_up_owner()
+    second = await server.sign_in("owner@example.com")
+    third = await server.sign_in("owner@example.com", client_kind="peer")
+
+    listed = await second.get("/v1/me/sessions")
+    assert len(listed.body["sessions"]) == 3
+    current = [s for s in listed.body["sessions"] if s["current"]]
+    assert len(current) == 1
+
+    first_session = next(
+        s["id"] for s in listed.body["sessions"] if not s["current"] and s["client"] == "browser"
+    )
+    assert (await second.delete(f"/v1/me/sessions/{first_session}")).status == 204
+    assert (await first.get("/v1/me")).status == 401
+    assert (await second.get("/v1/me")).status == 200
+
+    others = await second.post("/v1/me/sessions/revoke-others")
+    assert (others.status, others.body) == (200, {"revoked": 1})
+    assert (await third.get("/v1/me")).status == 401
+    assert (await second.get("/v1/me")).status == 200
+
+
+async def test_an_account_cannot_revoke_someone_elses_session(server: RunningHub) -> None:
+    owner = await server.sign_up_owner()
+    other = await server.create_owner("b@example.com", "Team B")
+    theirs = (await other.get("/v1/me/sessions")).body["sessions"][0]["id"]
+    reply = await owner.delete(f"/v1/me/sessions/{theirs}")
+    assert (reply.status, reply.code) == (404, "notFound")
+    assert (await other.get("/v1/me")).status == 200
+
+
+async def test_sign_out_ends_the_session_and_clears_the_cookie(server: RunningHub) -> None:
+    owner = await server.sign_up_owner()
+    peer = await server.sign_in("owner@example.com", client_kind="peer")
+    reply = await owner.delete("/v1/sessions/current")
+    assert reply.status == 204
+    assert 'crewhost_session=""' in reply.headers["Set-Cookie"]
+    assert (await owner.get("/v1/me")).status == 401
+    assert (await peer.delete("/v1/sessions/current")).status == 204
+    assert (await peer.get("/v1/me")).status == 401
+
+
+async def test_sign_in_is_rate_limited_without_locking_out_the_owner(server: RunningHub) -> None:
+    await server.sign_up_owner()
+    burst = server.hub.settings.security.signin_failures_per_account_burst
+    attacker = server.client()
+    for _ in range(burst):
+        reply = await attacker.post(
+            "/v1/sessions", {"email": "owner@example.com", "password": "guess-guess-guess"}
+        )
+        assert reply.status == 401
+    blocked = await attacker.post(
+        "/v1/sessions", {"email": "owner@example.com", "password": PASSWORD}
+    )
+    assert (blocked.status, blocked.code) == (429, "rateLimited")
+    assert int(blocked.headers["Retry-After"]) >= 1
