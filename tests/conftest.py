@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.databases import BACKENDS, ScratchDatabase, scratch_database
-from tests.support.hub_server import RunningHub, running_hub, hub_settings
+from tests.support.hub_server import RunningHub, hub_settings, running_hub
 from tests.support.loop_watch import watch_event_loop
 
 

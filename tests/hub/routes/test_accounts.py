@@ -77,12 +77,15 @@ async def test_sign_in_gives_a_cookie_to_browsers_and_a_token_to_peers(server: R
     assert reply.body["token"] is None
     cookie = reply.headers["Set-Cookie"]
     assert cookie.startswith("crewhost_session=")
-    assert "HttpOnly" in cookie and "SameSite=Lax" in cookie and "Path=/" in cookie
+    assert "HttpOnly" in cookie
+    assert "SameSite=Lax" in cookie
+    assert "Path=/" in cookie
     assert "Secure" not in cookie  # plain HTTP on loopback
     assert (await browser.get("/v1/me")).body["email"] == "owner@example.com"
 
     peer = await server.sign_in("owner@example.com", client_kind="peer")
-    assert peer.bearer and len(peer.bearer) >= 43  # 256 bits, URL-safe
+    assert peer.bearer is not None
+    assert len(peer.bearer) >= 43  # 256 bits, URL-safe
     me = await peer.get("/v1/me")
     assert (me.status, me.body["name"]) == (200, "Owner")
 
