@@ -1,0 +1,139 @@
+"""Bad input on every route: a 4xx with a stable code that names the field, and nothing written."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from server.hub.http.app import all_routes
+from server.hub.http.routing import Route
+from tests.hub.http.test_role_matrix import SAMPLES, World, build_world
+from tests.support.hub_server import PASSWORD, ApiClient, RunningHub
+from tests.support.snapshots import database_snapshot
+
+# A body each model accepts, so that one changed field is the only fault.
+VALID_BODIES: dict[str, dict[str, Any]] = {
+    "SignUp": {"email": "new@example.com", "name": "New", "password": PASSWORD},
+    "SignIn": {"email": "owner@example.com", "password": PASSWORD},
+    "UpdateProfile": {"name": "Renamed"},
+    "CreateTeam": {"name": "Another"},
+    "RenameTeam": {"name": "Renamed"},
+    "ChangeRole": {"role": "admin"},
+    "CreateInvitation": {"role": "member", "expiresInSeconds": 3600, "maxUses": 2},
+    "AcceptInvitation": {"code": "not-a-real-code"},
+}
+WRITE_ROUTES = [r for r in all_routes() if r.method != "GET" and not r.raw_body_types]
+BODY_ROUTES = [r for r in WRITE_ROUTES if r.body is not None]
+
+
+def field_aliases(route: Route) -> list[str]:
+    assert route.body is not None
+    return [info.alias or name for name, info in route.body.model_fields.items()]
+
+
+def required_aliases(route: Route) -> list[str]:
+    assert route.body is not None
+    return [
+        info.alias or name for name, info in route.body.model_fields.items() if info.is_required()
+    ]
+
+
+async def caller_and_path(world: World, route: Route) -> tuple[ApiClient, str]:
+    if route.name in SAMPLES:
+        path, _ = await SAMPLES[route.name][0](world)
+        return world.clients["owner"], path
+    path = route.path.format(session_id="0" * 32)
+    if route.access == "public":
+        return world.server.client(), path
+    return world.clients["owner"], path
+
+
+def test_every_body_model_has_a_valid_sample() -> None:
+    assert {r.body.__name__ for r in BODY_ROUTES if r.body} == set(VALID_BODIES)
+
+
+CASES = ["missing", "wrong_type", "unknown_field", "oversize", "content_type", "malformed", "array"]
+ROUTE_CASES = [
+    pytest.param(route, case, id=f"{route.name}-{case}")
+    for route in BODY_ROUTES
+    for case in CASES
+    if case != "missing" or required_aliases(route)
+]
+
+
+@pytest.mark.parametrize(("route", "case"), ROUTE_CASES)
+async def test_bad_bodies_are_refused_and_write_nothing(
+    server: RunningHub, route: Route, case: str
+) -> None:
+    assert route.body is not None
+    world = await build_world(server)
+    client, path = await caller_and_path(world, route)
+    valid = VALID_BODIES[route.body.__name__]
+    limit = server.hub.settings.hub.max_json_body_bytes
+    before = await database_snapshot(server.hub.db)
+    field: str | None = None
+    headers: dict[str, str] = {}
+    json_body: Any = None
+    data: bytes | None = None
+    if case == "missing":
+        required = required_aliases(route)
+        json_body = {k: v for k, v in valid.items() if k != required[0]}
+        expected, code, field = 400, "invalidArgument", required[0]
+    elif case == "wrong_type":
+        field = field_aliases(route)[-1]
+        json_body = {**valid, field: [1]}
+        expected, code = 400, "invalidArgument"
+    elif case == "unknown_field":
+        json_body = {**valid, "isAdmin": True}
+        expected, code, field = 400, "invalidArgument", "isAdmin"
+    elif case == "oversize":
+        json_body = {**valid, "padding": "x" * (limit + 1)}
+        expected, code = 413, "payloadTooLarge"
+    elif case == "content_type":
+        data, headers = b"name=x", {"Content-Type": "application/x-www-form-urlencoded"}
+        expected, code = 415, "unsupportedMediaType"
+    elif case == "malformed":
+        data, headers = b'{"name": ', {"Content-Type": "application/json"}
+        expected, code = 400, "invalidArgument"
+    else:
+        json_body = [valid]
+        expected, code = 400, "invalidArgument"
+
+    reply = await client.request(route.method, path, json_body, data=data, headers=headers)
+
+    assert (reply.status, reply.code) == (expected, code), reply.body
+    assert reply.body["error"]["message"]
+    if field is not None:
+        assert reply.body["error"]["field"] == field
+        assert field in reply.body["error"]["message"]
+    assert await database_snapshot(server.hub.db) == before
+
+
+@pytest.mark.parametrize("route", [r for r in WRITE_ROUTES if r.body is None], ids=lambda r: r.name)
+async def test_routes_without_a_body_refuse_fields(server: RunningHub, route: Route) -> None:
+    world = await build_world(server)
+    client, path = await caller_and_path(world, route)
+    before = await database_snapshot(server.hub.db)
+    reply = await client.request(route.method, path, {"force": True})
+    assert (reply.status, reply.code) == (400, "invalidArgument")
+    assert await database_snapshot(server.hub.db) == before
+
+
+async def test_unknown_routes_and_methods_get_codes(server: RunningHub) -> None:
+    client = server.client()
+    missing = await client.get("/v1/nothing-here")
+    assert (missing.status, missing.code) == (404, "notFound")
+    wrong_method = await client.request("PUT", "/v1/teams", {})
+    assert (wrong_method.status, wrong_method.code) == (405, "methodNotAllowed")
+
+
+async def test_malformed_ids_in_paths_are_not_found(server: RunningHub) -> None:
+    owner = await server.sign_up_owner()
+    team_id = await server.first_team_id(owner)
+    for path in ("/v1/teams/../../etc", "/v1/teams/ZZZ", "/v1/teams/%00"):
+        reply = await owner.get(path)
+        assert reply.status == 404, path
+    for member in ("not-an-id", "%00", "A" * 32):
+        reply = await owner.delete(f"/v1/teams/{team_id}/members/{member}")
+        assert (reply.status, reply.code) == (404, "notFound"), member

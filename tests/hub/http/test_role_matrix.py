@@ -1,0 +1,140 @@
+"""Every team route against every kind of caller: the least role is enforced before the handler.
+
+The matrix is built from the route table itself, so a new team route without a
+sample request here fails ``test_every_team_route_has_a_sample``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from server.hub.http.app import all_routes
+from server.hub.roles import Role
+from tests.support.hub_server import ApiClient, RunningHub
+from tests.support.snapshots import database_snapshot
+
+ACTORS = ("owner", "admin", "member", "other_team", "signed_out")
+
+
+@dataclass
+class World:
+    server: RunningHub
+    team_id: str
+    clients: dict[str, ApiClient]
+    target_id: str
+    invitation_id: str
+
+
+Sample = Callable[[World], Awaitable[tuple[str, Any]]]
+
+
+async def _plain(world: World, path: str, body: Any = None) -> tuple[str, Any]:
+    return path.format(team_id=world.team_id), body
+
+
+SAMPLES: dict[str, tuple[Sample, int]] = {
+    "get_team": (lambda w: _plain(w, "/v1/teams/{team_id}"), 200),
+    "rename_team": (lambda w: _plain(w, "/v1/teams/{team_id}", {"name": "Renamed"}), 200),
+    "list_members": (lambda w: _plain(w, "/v1/teams/{team_id}/members"), 200),
+    "change_role": (
+        lambda w: _plain(w, f"/v1/teams/{{team_id}}/members/{w.target_id}", {"role": "admin"}),
+        200,
+    ),
+    "remove_member": (lambda w: _plain(w, f"/v1/teams/{{team_id}}/members/{w.target_id}"), 204),
+    "leave_team": (lambda w: _plain(w, "/v1/teams/{team_id}/leave"), 204),
+    "create_invitation": (
+        lambda w: _plain(w, "/v1/teams/{team_id}/invitations", {"role": "member"}),
+        201,
+    ),
+    "list_invitations": (lambda w: _plain(w, "/v1/teams/{team_id}/invitations"), 200),
+    "revoke_invitation": (
+        lambda w: _plain(w, f"/v1/teams/{{team_id}}/invitations/{w.invitation_id}"),
+        204,
+    ),
+    "list_hosts": (lambda w: _plain(w, "/v1/teams/{team_id}/hosts"), 200),
+}
+# The one owner of a team cannot leave it.
+EXCEPTIONS = {("leave_team", "owner"): 409}
+
+TEAM_ROUTES = [route for route in all_routes() if isinstance(route.access, Role)]
+
+
+def expected_status(route_name: str, least: Role, actor: str) -> int:
+    if actor == "signed_out":
+        return 401
+    if actor == "other_team":
+        return 404
+    if not Role(actor).at_least(least):
+        return 403
+    return EXCEPTIONS.get((route_name, actor), SAMPLES[route_name][1])
+
+
+async def build_world(server: RunningHub) -> World:
+    owner = await server.sign_up_owner()
+    team_id = await server.first_team_id(owner)
+    admin = await server.invite(owner, team_id, "admin@example.com", "admin")
+    member = await server.invite(owner, team_id, "member@example.com", "member")
+    target = await server.invite(owner, team_id, "target@example.com", "member")
+    other = await server.create_owner("b-owner@example.com", "Team B")
+    invitation = await owner.post(f"/v1/teams/{team_id}/invitations", {})
+    assert target.account_id is not None
+    return World(
+        server,
+        team_id,
+        {
+            "owner": owner,
+            "admin": admin,
+            "member": member,
+            "other_team": other,
+            "signed_out": server.client(),
+        },
+        target.account_id,
+        invitation.body["invitation"]["id"],
+    )
+
+
+def test_every_team_route_has_a_sample() -> None:
+    assert {route.name for route in TEAM_ROUTES} == set(SAMPLES)
+
+
+@pytest.mark.parametrize("actor", ACTORS)
+@pytest.mark.parametrize("route", TEAM_ROUTES, ids=lambda r: r.name)
+async def test_role_matrix(server: RunningHub, route: Any, actor: str) -> None:
+    world = await build_world(server)
+    path, body = await SAMPLES[route.name][0](world)
+    expected = expected_status(route.name, route.access, actor)
+    before = await database_snapshot(server.hub.db)
+
+    reply = await world.clients[actor].request(route.method, path, body)
+
+    assert reply.status == expected, reply.body
+    if expected >= 400:
+        assert reply.code is not None
+        assert await database_snapshot(server.hub.db) == before
+
+
+async def test_a_member_of_another_team_reads_and_writes_nothing(server: RunningHub) -> None:
+    world = await build_world(server)
+    outsider = world.clients["other_team"]
+    before = await database_snapshot(server.hub.db)
+    for route in TEAM_ROUTES:
+        path, body = await SAMPLES[route.name][0](world)
+        reply = await outsider.request(route.method, path, body)
+        assert (reply.status, reply.code) == (404, "teamNotFound"), route.name
+        assert world.team_id not in reply.raw.decode()
+    assert await database_snapshot(server.hub.db) == before
+    teams = await outsider.get("/v1/teams")
+    assert [t["name"] for t in teams.body["teams"]] == ["Team B"]
+
+
+@pytest.mark.parametrize(
+    "route", [r for r in all_routes() if r.access == "account"], ids=lambda r: r.name
+)
+async def test_account_routes_need_a_session(server: RunningHub, route: Any) -> None:
+    path = route.path.format(session_id="0" * 32)
+    reply = await server.client().request(route.method, path, {} if route.body else None)
+    assert (reply.status, reply.code) == (401, "unauthenticated")
