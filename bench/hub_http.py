@@ -410,7 +410,8 @@ def run_phase(
 
 
 def build_phases(tokens: Sequence[str]) -> list[Phase]:
-    json_type = {"Content-Type": "application/json"}
+    # Sign-in has no token yet, so it carries the CSRF header as a browser's request would.
+    json_type = {"Content-Type": "application/json", CSRF_HEADER: "1"}
     sign_ins = [
         ClientPlan(
             "POST",

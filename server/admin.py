@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import TypeAdapter
+from pydantic import ValidationError
 
+from server.common.wire import invalid_argument_from
 from server.config import Settings
 from server.hub.container import Hub
 from server.hub.schemas import SignUp
@@ -28,9 +29,12 @@ async def setup_code(settings: Settings) -> str | None:
 
 async def create_owner(settings: Settings, email: str, name: str, password: str, team: str) -> str:
     """Create the owner of a new team, checking the fields as a sign-up would."""
-    checked = TypeAdapter(SignUp).validate_python(
-        {"email": email, "name": name, "password": password, "team_name": team}, strict=False
-    )
+    try:
+        checked = SignUp.model_validate(
+            {"email": email, "name": name, "password": password, "team_name": team}
+        )
+    except ValidationError as exc:
+        raise invalid_argument_from(exc) from exc
     hub = Hub.build(settings)
     try:
         await hub.db.migrate()

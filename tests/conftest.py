@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.clock import FakeClock
 from tests.support.databases import BACKENDS, ScratchDatabase, scratch_database
 from tests.support.hub_server import RunningHub, hub_settings, running_hub
 from tests.support.loop_watch import watch_event_loop
@@ -37,7 +38,14 @@ async def database(
 
 
 @pytest.fixture
-async def server(tmp_path: Path, database: ScratchDatabase) -> AsyncIterator[RunningHub]:
-    """A hub on a loopback port, on each database backend."""
-    async with running_hub(hub_settings(tmp_path, database), database) as running:
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+async def server(
+    tmp_path: Path, database: ScratchDatabase, clock: FakeClock
+) -> AsyncIterator[RunningHub]:
+    """A hub on a loopback port, on each database backend, with a clock the test moves."""
+    async with running_hub(hub_settings(tmp_path, database), database, clock=clock) as running:
         yield running

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import ssl
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -118,7 +119,11 @@ class RunningHub:
     _sessions: list[aiohttp.ClientSession] = field(default_factory=list)
 
     def client(self, **kwargs: Any) -> ApiClient:
-        session = aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True))
+        session = aiohttp.ClientSession(
+            cookie_jar=aiohttp.CookieJar(unsafe=True),
+            # The TLS tests use a throwaway self-signed certificate.
+            connector=aiohttp.TCPConnector(ssl=False),
+        )
         self._sessions.append(session)
         return ApiClient(self.url, session, **kwargs)
 
@@ -192,17 +197,22 @@ class RunningHub:
 
 @asynccontextmanager
 async def running_hub(
-    settings: Settings, database: ScratchDatabase, *, clock: Clock | None = None
+    settings: Settings,
+    database: ScratchDatabase,
+    *,
+    clock: Clock | None = None,
+    ssl_context: ssl.SSLContext | None = None,
 ) -> AsyncIterator[RunningHub]:
     hub = Hub.build(
         settings, clock=clock, db=database.open(), builtin_host=builtin_host_entry(settings)
     )
     runner = web.AppRunner(build_app(hub))
     await runner.setup()
-    site = web.TCPSite(runner, "127.0.0.1", 0)
+    site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=ssl_context)
     await site.start()
     port = runner.addresses[0][1]
-    running = RunningHub(f"http://127.0.0.1:{port}", hub)
+    scheme = "https" if ssl_context else "http"
+    running = RunningHub(f"{scheme}://127.0.0.1:{port}", hub)
     try:
         yield running
     finally:

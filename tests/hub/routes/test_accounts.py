@@ -7,6 +7,7 @@ import zlib
 
 import pytest
 
+from tests.support.clock import FakeClock
 from tests.support.hub_server import PASSWORD, RunningHub
 
 
@@ -213,3 +214,57 @@ async def test_sign_in_is_rate_limited_without_locking_out_the_owner(server: Run
     )
     assert (blocked.status, blocked.code) == (429, "rateLimited")
     assert int(blocked.headers["Retry-After"]) >= 1
+
+
+async def test_sign_in_limit_lifts_after_a_short_wait(server: RunningHub, clock: FakeClock) -> None:
+    await server.sign_up_owner()
+    security = server.hub.settings.security
+    attacker = server.client()
+    for _ in range(security.signin_failures_per_account_burst + 1):
+        await attacker.post("/v1/sessions", {"email": "owner@example.com", "password": "x" * 12})
+    clock.advance(security.signin_failures_per_account_refill_seconds)
+    reply = await server.client().post(
+        "/v1/sessions", {"email": "owner@example.com", "password": PASSWORD}
+    )
+    assert reply.status == 201
+
+
+async def test_sign_in_is_limited_per_client_address(server: RunningHub) -> None:
+    await server.sign_up_owner()
+    client = server.client()
+    burst = server.hub.settings.security.signin_per_address_burst
+    statuses = [
+        (
+            await client.post("/v1/sessions", {"email": f"u{n}@example.com", "password": "x" * 12})
+        ).status
+        for n in range(burst + 1)
+    ]
+    assert statuses[:burst] == [401] * burst
+    assert statuses[burst] == 429
+
+
+async def test_an_idle_session_expires(server: RunningHub, clock: FakeClock) -> None:
+    owner = await server.sign_up_owner()
+    idle = server.hub.settings.security.session_idle_seconds
+    clock.advance(idle - 120)
+    assert (await owner.get("/v1/me")).status == 200  # use refreshes the idle timer
+    clock.advance(idle - 120)
+    assert (await owner.get("/v1/me")).status == 200
+    clock.advance(idle + 1)
+    reply = await owner.get("/v1/me")
+    assert (reply.status, reply.code) == (401, "sessionExpired")
+
+
+async def test_a_used_session_still_ends_at_its_absolute_limit(
+    server: RunningHub, clock: FakeClock
+) -> None:
+    owner = await server.sign_up_owner()
+    security = server.hub.settings.security
+    step = min(security.session_idle_seconds, security.session_max_seconds) / 2
+    elapsed = 0.0
+    while elapsed + step < security.session_max_seconds:
+        clock.advance(step)
+        elapsed += step
+        assert (await owner.get("/v1/me")).status == 200
+    clock.advance(security.session_max_seconds - elapsed + 1)
+    assert (await owner.get("/v1/me")).status == 401

@@ -1,0 +1,170 @@
+"""The crewhost command, run as a real process."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+CREWHOST = [sys.executable, "-m", "server.cli"]
+ROOT = Path(__file__).resolve().parents[1]
+
+
+async def run(
+    *args: str, stdin: bytes = b"", env: dict[str, str] | None = None
+) -> tuple[int, str, str]:
+    process = await asyncio.create_subprocess_exec(
+        *CREWHOST,
+        *args,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+    )
+    out, err = await process.communicate(stdin)
+    assert process.returncode is not None
+    return process.returncode, out.decode(), err.decode()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        [],
+        ["serve"],
+        ["hub"],
+        ["host"],
+        ["admin"],
+        ["admin", "migrate"],
+        ["admin", "create-owner"],
+        ["admin", "setup-code"],
+        ["admin", "settings"],
+    ],
+)
+async def test_every_command_has_help(command: list[str]) -> None:
+    code, out, _ = await run(*command, "--help")
+    assert code == 0
+    assert out.startswith("usage: crewhost")
+
+
+async def test_create_owner_then_no_setup_code(tmp_path: Path) -> None:
+    data = str(tmp_path)
+    code, out, err = await run(
+        "admin",
+        "create-owner",
+        "--data-dir",
+        data,
+        "--email",
+        "Ops@Example.com",
+        "--name",
+        "Ops",
+        "--team",
+        "Ops team",
+        "--password-stdin",
+        stdin=b"a long enough password\n",
+    )
+    assert code == 0, err
+    assert re.fullmatch(r"created owner [0-9a-f]{32}\n", out)
+    assert "a long enough password" not in out + err
+    code, _, err = await run("admin", "setup-code", "--data-dir", data)
+    assert code == 1
+    assert "accounts exist" in err
+    again = await run(
+        "admin",
+        "create-owner",
+        "--data-dir",
+        data,
+        "--email",
+        "ops@example.com",
+        "--name",
+        "Ops",
+        "--password-stdin",
+        stdin=b"a long enough password\n",
+    )
+    assert again[0] == 2
+    assert "exists" in again[2]
+
+
+async def test_create_owner_checks_its_fields(tmp_path: Path) -> None:
+    code, _, err = await run(
+        "admin",
+        "create-owner",
+        "--data-dir",
+        str(tmp_path),
+        "--email",
+        "not-an-email",
+        "--name",
+        "X",
+        "--password-stdin",
+        stdin=b"short\n",
+    )
+    assert code == 2
+    assert "email" in err
+
+
+async def test_a_bad_setting_is_a_clear_error(tmp_path: Path) -> None:
+    code, _, err = await run(
+        "admin", "migrate", "--data-dir", str(tmp_path), env={"CREWHOST_HUB_PORT": "x"}
+    )
+    assert code == 2
+    assert "hub.port" in err
+
+
+async def test_serve_prints_the_setup_link_and_logs_json(tmp_path: Path) -> None:
+    process = await asyncio.create_subprocess_exec(
+        *CREWHOST,
+        "serve",
+        "--port",
+        "0",
+        "--data-dir",
+        str(tmp_path),
+        "--log-format",
+        "json",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        cwd=ROOT,
+    )
+    assert process.stdout is not None
+    assert process.stderr is not None
+    try:
+        listening = json.loads(await asyncio.wait_for(process.stderr.readline(), 30))
+        assert listening["message"] == "hub listening"
+        assert listening["level"] == "info"
+        url = listening["url"]
+        link = ""
+        while "#code=" not in link:
+            link = (await asyncio.wait_for(process.stdout.readline(), 30)).decode()
+        code = link.strip().split("#code=")[1]
+        assert link.strip().startswith(f"{url}/app/setup#code=")
+        async with aiohttp.ClientSession() as session:
+            async with session.post(
+                f"{url}/v1/accounts",
+                json={
+                    "email": "a@example.com",
+                    "name": "A",
+                    "password": "p" * 12,
+                    "setupCode": code,
+                },
+                headers={"X-Crewhost-CSRF": "1"},
+            ) as reply:
+                assert reply.status == 201
+            async with session.get(f"{url}/v1/setup") as reply:
+                assert (await reply.json())["needsSetup"] is False
+    finally:
+        process.terminate()
+        await asyncio.wait_for(process.wait(), 30)
+    assert process.returncode == 0
+    rest = (await process.stderr.read()).decode().splitlines()
+    assert all(json.loads(line)["level"] for line in rest)
+
+
+async def test_host_explains_what_it_needs() -> None:
+    code, _, err = await run("host", "--hub", "http://127.0.0.1:1")
+    assert code == 2
+    assert "crewhost serve" in err

@@ -1,0 +1,76 @@
+"""The settings model: every setting documented, sources in order, bad values refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from server.common.errors import InvalidArgument
+from server.config import iter_settings, load_settings, settings_docs, settings_markdown
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def test_every_setting_has_help_text() -> None:
+    for path, info in iter_settings():
+        assert info.description, ".".join(path)
+
+
+def test_the_readme_documents_every_setting() -> None:
+    readme = README.read_text(encoding="utf-8")
+    assert settings_markdown() in readme, "run `crewhost admin settings` and paste it in README"
+    for doc in settings_docs():
+        assert f"`{doc.env}`" in readme
+
+
+def test_file_then_environment_then_overrides(tmp_path: Path) -> None:
+    config = tmp_path / "crewhost.toml"
+    config.write_text('data_dir = "/srv/crew"\n[hub]\nport = 9000\nbind = "0.0.0.0"\n')
+    settings = load_settings(
+        config,
+        env={"CREWHOST_HUB_PORT": "9100", "CREWHOST_CHROMIUM": "/opt/chromium"},
+        overrides={"hub.bind": "127.0.0.2"},
+    )
+    assert settings.data_dir == Path("/srv/crew")
+    assert settings.hub.port == 9100
+    assert settings.hub.bind == "127.0.0.2"
+    assert settings.host.chromium == "/opt/chromium"
+
+
+def test_the_database_defaults_to_sqlite_in_the_data_folder(tmp_path: Path) -> None:
+    settings = load_settings(env={"CREWHOST_DATA_DIR": str(tmp_path)})
+    assert settings.database_url == f"sqlite+aiosqlite:///{tmp_path / 'crewhost.db'}"
+    pg = load_settings(env={"CREWHOST_DATABASE_URL": "postgresql+asyncpg://db/crew"})
+    assert pg.database_url == "postgresql+asyncpg://db/crew"
+
+
+@pytest.mark.parametrize(
+    ("env", "field"),
+    [
+        ({"CREWHOST_HUB_PORT": "eighty"}, "hub.port"),
+        ({"CREWHOST_HUB_PORT": "70000"}, "hub.port"),
+        ({"CREWHOST_HUB_OPEN_SIGNUP": "perhaps"}, "hub.open_signup"),
+        ({"CREWHOST_LOG_FORMAT": "xml"}, "log.format"),
+    ],
+)
+def test_bad_values_name_the_setting(env: dict[str, str], field: str) -> None:
+    with pytest.raises(InvalidArgument) as caught:
+        load_settings(env=env)
+    assert caught.value.field == field
+
+
+def test_unknown_keys_in_the_file_are_refused(tmp_path: Path) -> None:
+    config = tmp_path / "crewhost.toml"
+    config.write_text("[hub]\nprot = 1\n")
+    with pytest.raises(InvalidArgument, match=r"unknown field 'hub\.prot'"):
+        load_settings(config, env={})
+
+
+def test_an_unreadable_file_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(InvalidArgument, match="cannot read config file"):
+        load_settings(tmp_path / "missing.toml", env={})
+    broken = tmp_path / "broken.toml"
+    broken.write_text("[hub\n")
+    with pytest.raises(InvalidArgument, match="not valid TOML"):
+        load_settings(broken, env={})
