@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import getpass
+import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -68,6 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _common(code)
     admin_commands.add_parser("settings", help="print every setting as a Markdown table")
+    admin_commands.add_parser(
+        "openapi", help="print the hub's OpenAPI document (the web client's types come from it)"
+    )
     return parser
 
 
@@ -85,6 +89,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "admin" and args.admin_command == "settings":
         print(settings_markdown())
+        return 0
+    if args.command == "admin" and args.admin_command == "openapi":
+        from server.hub.http.app import openapi_document
+
+        print(json.dumps(openapi_document(), indent=2, sort_keys=True))
         return 0
     try:
         settings = _settings(args)

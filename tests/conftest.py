@@ -14,16 +14,13 @@ from tests.support.hub_server import RunningHub, hub_settings, running_hub
 from tests.support.loop_watch import watch_event_loop
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    # Every async test runs under the watchdog that fails it if the loop blocks.
-    for item in items:
-        function = getattr(item, "function", None)
-        if function is not None and inspect.iscoroutinefunction(function):
-            item.add_marker(pytest.mark.usefixtures("event_loop_watch"))
-
-
-@pytest.fixture
-async def event_loop_watch() -> AsyncIterator[None]:
+@pytest.fixture(autouse=True)
+async def event_loop_watch(request: pytest.FixtureRequest) -> AsyncIterator[None]:
+    """Every async test fails if something blocks its event loop."""
+    watched = request.node.get_closest_marker("allow_blocking") is None
+    if not watched or not inspect.iscoroutinefunction(getattr(request, "function", None)):
+        yield
+        return
     async for _ in watch_event_loop():
         yield
 

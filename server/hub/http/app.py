@@ -12,6 +12,7 @@ from server.hub.container import HUB_KEY, Hub
 from server.hub.http.middleware import errors_and_metrics
 from server.hub.http.openapi import build_openapi
 from server.hub.http.routing import Route, wrap
+from server.hub.http.web_client import add_web_client
 from server.hub.routes import accounts, hosts, invitations, system, teams
 from server.hub.services.accounts import MAX_AVATAR_BYTES
 
@@ -20,6 +21,10 @@ ROUTE_TABLES = (system.routes, accounts.routes, teams.routes, invitations.routes
 
 def all_routes() -> list[Route]:
     return [route for table in ROUTE_TABLES for route in table.routes]
+
+
+def openapi_document() -> dict[str, Any]:
+    return build_openapi(all_routes(), version=__version__)
 
 
 def build_app(hub: Hub) -> web.Application:
@@ -33,12 +38,13 @@ def build_app(hub: Hub) -> web.Application:
     routes = all_routes()
     for route in routes:
         app.router.add_route(route.method, route.path, wrap(route), name=route.name)
-    openapi = build_openapi(routes, version=__version__)
+    openapi = openapi_document()
 
-    async def openapi_document(_request: web.Request) -> web.Response:
+    async def serve_openapi(_request: web.Request) -> web.Response:
         return web.json_response(openapi)
 
-    app.router.add_get("/v1/openapi.json", openapi_document, name="openapi")
+    app.router.add_get("/v1/openapi.json", serve_openapi, name="openapi")
+    add_web_client(app)
     app.cleanup_ctx.append(_database(hub))
     return app
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import struct
 import zlib
+from pathlib import Path
 
 import pytest
 
 from tests.support.clock import FakeClock
-from tests.support.hub_server import PASSWORD, RunningHub
+from tests.support.databases import ScratchDatabase
+from tests.support.hub_server import PASSWORD, RunningHub, hub_settings, running_hub
 
 
 def tiny_png() -> bytes:
@@ -268,3 +270,20 @@ async def test_a_used_session_still_ends_at_its_absolute_limit(
         assert (await owner.get("/v1/me")).status == 200
     clock.advance(security.session_max_seconds - elapsed + 1)
     assert (await owner.get("/v1/me")).status == 401
+
+
+async def test_open_sign_up_when_the_operator_allows_it(
+    tmp_path: Path, database: ScratchDatabase
+) -> None:
+    settings = hub_settings(tmp_path, database, **{"hub.open_signup": True})
+    async with running_hub(settings, database) as server:
+        await server.sign_up_owner()
+        client = server.client()
+        assert (await client.get("/v1/setup")).body["openSignup"] is True
+        reply = await client.post(
+            "/v1/accounts", {"email": "walk-in@example.com", "name": "W", "password": PASSWORD}
+        )
+        assert reply.status == 201
+        assert (await client.get("/v1/teams")).body == {"teams": []}
+        made = await client.post("/v1/teams", {"name": "Walk-in team"})
+        assert (made.status, made.body["role"]) == (201, "owner")
