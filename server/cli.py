@@ -113,12 +113,10 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         asyncio.run(serve.run(settings, with_builtin_host=args.command == "serve"))
         return 0
     if args.command == "host":
-        print(
-            "crewhost: remote hosts link to a hub with the peer protocol, which this version "
-            "does not ship yet; run `crewhost serve` for a hub with its built-in host",
-            file=sys.stderr,
-        )
-        return 2
+        from server.host.runtime import run_remote_host
+
+        asyncio.run(run_remote_host(settings, args.hub, args.enrol))
+        return 0
     if args.admin_command == "migrate":
         asyncio.run(admin.migrate(settings))
         print("database is up to date")

@@ -106,6 +106,34 @@ class HostSettings(SettingsSection):
     )
 
 
+class IceServer(SettingsSection):
+    urls: list[str] = Field(description="stun:host:port or turn:host:port?transport=udp")
+    username: str | None = Field(None, description="TURN user name.")
+    credential: str | None = Field(None, description="TURN password.")
+
+
+class RtcSettings(SettingsSection):
+    ice_servers: list[IceServer] = Field(
+        default_factory=list,
+        description='STUN/TURN servers as JSON: [{"urls": ["turn:turn.example.com:3478"], '
+        '"username": "u", "credential": "p"}]. Empty: host candidates only.',
+    )
+    team_api_rate: float = Field(
+        50.0, gt=0, description="Team API requests per second one peer may make, on average."
+    )
+    team_api_burst: int = Field(
+        200, ge=1, description="Team API requests one peer may make at once."
+    )
+    team_api_in_flight: int = Field(
+        32, ge=1, description="Team API requests one peer may have running at the same time."
+    )
+    connect_seconds: float = Field(
+        30.0,
+        gt=0,
+        description="A peer that has not connected this long after its answer is dropped.",
+    )
+
+
 class LogSettings(SettingsSection):
     format: Literal["text", "json"] = Field(
         "text", description="text: readable lines; json: one JSON object per line."
@@ -123,6 +151,7 @@ class Settings(SettingsSection):
     database: DatabaseSettings = DatabaseSettings()
     security: SecuritySettings = SecuritySettings()
     host: HostSettings = HostSettings()
+    rtc: RtcSettings = RtcSettings()
     log: LogSettings = LogSettings()
 
     @property

@@ -3,39 +3,39 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import signal
 
 from aiohttp import web
 
 from server.config import Settings
+from server.host.runtime import builtin_host
 from server.hub.container import Hub
 from server.hub.http.app import build_app
-from server.hub.services.hosts import HostEntry
 
 log = logging.getLogger(__name__)
 
-BUILTIN_HOST_ID = "builtin"
 
-
-def builtin_host_entry(settings: Settings) -> HostEntry:
-    return HostEntry(id=BUILTIN_HOST_ID, name=settings.host.name, builtin=True, online=True)
+def loopback_url(settings: Settings, port: int) -> str:
+    """Where the built-in host reaches its hub: the bound address, or loopback for a wildcard."""
+    host = settings.hub.bind
+    if host in ("0.0.0.0", "::", ""):  # noqa: S104 - naming the wildcard, not binding to it
+        host = "127.0.0.1"
+    if ":" in host:
+        host = f"[{host}]"
+    return f"http://{host}:{port}"
 
 
 def public_base(settings: Settings, port: int) -> str:
     if settings.hub.public_url:
         return settings.hub.public_url.rstrip("/")
-    host = settings.hub.bind
-    if host in ("0.0.0.0", "::", ""):  # noqa: S104 - naming the wildcard, not binding to it
-        host = "127.0.0.1"
-    return f"http://{host}:{port}"
+    return loopback_url(settings, port)
 
 
 async def run(settings: Settings, *, with_builtin_host: bool) -> None:
     """Serve until SIGINT or SIGTERM, then shut down cleanly."""
-    hub = Hub.build(
-        settings, builtin_host=builtin_host_entry(settings) if with_builtin_host else None
-    )
+    hub = Hub.build(settings)
     app = build_app(hub)
     runner = web.AppRunner(app, access_log=log if settings.hub.access_log else None)
     await runner.setup()
@@ -57,7 +57,12 @@ async def run(settings: Settings, *, with_builtin_host: bool) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     try:
-        await stop.wait()
+        async with contextlib.AsyncExitStack() as stack:
+            if with_builtin_host:
+                await stack.enter_async_context(
+                    builtin_host(settings, hub, loopback_url(settings, port))
+                )
+            await stop.wait()
     finally:
         log.info("shutting down")
         await runner.cleanup()

@@ -40,6 +40,8 @@ class Database:
 
     def __init__(self, url: str, *, pool_size: int = 10, schema: str | None = None) -> None:
         parsed = make_url(url)
+        self.url = url
+        self.schema = schema
         self.is_sqlite = parsed.get_backend_name() == "sqlite"
         kwargs: dict[str, Any] = {}
         if self.is_sqlite:

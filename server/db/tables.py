@@ -95,3 +95,41 @@ setup_codes = sa.Table(
     sa.Column("code_hash", sa.String(64), nullable=False, unique=True),
     sa.Column("created_at", TIME, nullable=False),
 )
+
+# A host the hub knows by its identity key. ``team_id`` is the team that enrolled it;
+# NULL only for the built-in host of ``crewhost serve``, which serves every team.
+hosts = sa.Table(
+    "hosts",
+    metadata,
+    sa.Column("id", ID, primary_key=True),
+    sa.Column("team_id", ID, sa.ForeignKey("teams.id", ondelete="CASCADE"), nullable=True),
+    sa.Column("name", sa.String(60), nullable=False),
+    sa.Column("public_key", sa.String(64), nullable=False, unique=True),
+    sa.Column("builtin", sa.Boolean, nullable=False),
+    sa.Column("created_at", TIME, nullable=False),
+    # Set while some hub instance holds the host's link; cleared when the link ends.
+    sa.Column("linked_at", TIME, nullable=True),
+    sa.Index(None, "team_id"),
+)
+
+host_enrolments = sa.Table(
+    "host_enrolments",
+    metadata,
+    sa.Column("id", ID, primary_key=True),
+    sa.Column("team_id", ID, sa.ForeignKey("teams.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("code_hash", sa.String(64), nullable=False, unique=True),
+    sa.Column("name", sa.String(60), nullable=False),
+    sa.Column("created_by", ID, sa.ForeignKey("accounts.id", ondelete="SET NULL"), nullable=True),
+    sa.Column("created_at", TIME, nullable=False),
+    sa.Column("expires_at", TIME, nullable=False),
+    sa.Index(None, "team_id"),
+)
+
+# The hub's ticket-signing key, shared by every hub instance on one database.
+hub_keys = sa.Table(
+    "hub_keys",
+    metadata,
+    sa.Column("id", sa.String(16), primary_key=True),
+    sa.Column("private_key", sa.String(64), nullable=False),
+    sa.Column("created_at", TIME, nullable=False),
+)

@@ -9,14 +9,18 @@ from aiohttp import web
 from server.common.clock import Clock, SystemClock
 from server.config import Settings
 from server.db.engine import Database
+from server.hub.bus import Bus, LocalBus, PostgresBus
+from server.hub.links import HostLinks
 from server.hub.metrics import HubMetrics
 from server.hub.passwords import PasswordHasher
 from server.hub.services.accounts import AccountService
-from server.hub.services.hosts import HostEntry, HostService
+from server.hub.services.hosts import HostService
 from server.hub.services.invitations import InvitationService
+from server.hub.services.revocations import Revocations
 from server.hub.services.sessions import SessionService
 from server.hub.services.setup import SetupService
 from server.hub.services.teams import TeamService
+from server.hub.services.tickets import TicketService
 
 
 @dataclass(frozen=True)
@@ -34,6 +38,9 @@ class Hub:
     accounts: AccountService
     setup: SetupService
     hosts: HostService
+    bus: Bus
+    tickets: TicketService
+    links: HostLinks
 
     @classmethod
     def build(
@@ -42,13 +49,18 @@ class Hub:
         *,
         clock: Clock | None = None,
         db: Database | None = None,
-        builtin_host: HostEntry | None = None,
+        bus: Bus | None = None,
     ) -> Hub:
         clock = clock or SystemClock()
         db = db or Database(settings.database_url, pool_size=settings.database.pool_size)
+        if bus is None:
+            bus = LocalBus() if db.is_sqlite else PostgresBus(db.url, db.schema)
+        revocations = Revocations(bus)
         passwords = PasswordHasher(settings.security)
-        sessions = SessionService(db, clock, settings.security, passwords)
-        teams = TeamService(db, clock)
+        sessions = SessionService(db, clock, settings.security, passwords, revocations)
+        teams = TeamService(db, clock, revocations)
+        hosts = HostService(db, clock, revocations)
+        tickets = TicketService(clock, hosts.ticket_key)
         invitations = InvitationService(db, clock)
         accounts = AccountService(
             db,
@@ -70,7 +82,10 @@ class Hub:
             invitations=invitations,
             accounts=accounts,
             setup=SetupService(db, clock),
-            hosts=HostService(builtin_host),
+            hosts=hosts,
+            bus=bus,
+            tickets=tickets,
+            links=HostLinks(hosts, tickets, bus),
         )
 
 

@@ -192,6 +192,34 @@ class HostView(WireModel):
     name: str
     builtin: bool
     online: bool
+    public_key: str = Field(description="The host's Ed25519 identity key (pin it).")
+
+
+HostName = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=60),
+    AfterValidator(_no_control_characters),
+]
+
+
+class CreateEnrolment(InboundModel):
+    name: HostName
+
+
+class EnrolmentCreated(WireModel):
+    code: str = Field(description="Shown once; give it to `crewhost host --enrol`.")
+    expires_at: float
+    command: str
+
+
+class EnrolHost(InboundModel):
+    code: Code
+    public_key: Annotated[str, StringConstraints(min_length=40, max_length=64)]
+
+
+class HostEnrolled(WireModel):
+    host_id: str
+    name: str
 
 
 class HostList(WireModel):

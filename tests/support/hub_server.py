@@ -15,10 +15,10 @@ from aiohttp import web
 
 from server.common.clock import Clock
 from server.config import Settings, load_settings
+from server.host.runtime import RunningHost, builtin_host
 from server.hub.container import Hub
 from server.hub.http.app import build_app
 from server.hub.http.routing import CSRF_HEADER
-from server.serve import builtin_host_entry
 from tests.support.databases import ScratchDatabase
 
 PASSWORD = "correct horse battery"
@@ -116,7 +116,13 @@ class RunningHub:
 
     url: str
     hub: Hub
+    host: RunningHost | None = None
     _sessions: list[aiohttp.ClientSession] = field(default_factory=list)
+
+    @property
+    def builtin(self) -> RunningHost:
+        assert self.host is not None, "started without the built-in host"
+        return self.host
 
     def client(self, **kwargs: Any) -> ApiClient:
         session = aiohttp.ClientSession(
@@ -202,10 +208,10 @@ async def running_hub(
     *,
     clock: Clock | None = None,
     ssl_context: ssl.SSLContext | None = None,
+    with_host: bool = True,
 ) -> AsyncIterator[RunningHub]:
-    hub = Hub.build(
-        settings, clock=clock, db=database.open(), builtin_host=builtin_host_entry(settings)
-    )
+    """A hub on a free loopback port and, as ``crewhost serve`` has, its built-in host."""
+    hub = Hub.build(settings, clock=clock, db=database.open())
     runner = web.AppRunner(build_app(hub))
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0, ssl_context=ssl_context)
@@ -214,7 +220,12 @@ async def running_hub(
     scheme = "https" if ssl_context else "http"
     running = RunningHub(f"{scheme}://127.0.0.1:{port}", hub)
     try:
-        yield running
+        if with_host and ssl_context is None:
+            async with builtin_host(settings, hub, running.url, clock=clock) as host:
+                running.host = host
+                yield running
+        else:
+            yield running
     finally:
         await running.close_clients()
         await runner.cleanup()

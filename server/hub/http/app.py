@@ -8,6 +8,7 @@ from typing import Any
 from aiohttp import web
 
 from server import __version__
+from server.common.protocol import LINK_PATH
 from server.hub.container import HUB_KEY, Hub
 from server.hub.http.middleware import errors_and_metrics
 from server.hub.http.openapi import build_openapi
@@ -44,15 +45,19 @@ def build_app(hub: Hub) -> web.Application:
         return web.json_response(openapi)
 
     app.router.add_get("/v1/openapi.json", serve_openapi, name="openapi")
+    app.router.add_get(LINK_PATH, hub.links.handle, name="host_link")
     add_web_client(app)
-    app.cleanup_ctx.append(_database(hub))
+    app.cleanup_ctx.append(_lifecycle(hub))
     return app
 
 
-def _database(hub: Hub) -> Any:
+def _lifecycle(hub: Hub) -> Any:
     async def lifecycle(_app: web.Application) -> AsyncIterator[None]:
         await hub.db.migrate()
+        await hub.bus.start(hub.links.on_bus)
         yield
+        await hub.links.close()
+        await hub.bus.close()
         await hub.db.close()
 
     return lifecycle

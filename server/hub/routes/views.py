@@ -10,9 +10,9 @@ from server.hub.schemas import (
     SessionView,
     TeamView,
 )
-from server.hub.services.hosts import HostEntry
 from server.hub.services.invitations import invitation_usable
 from server.hub.storage.accounts import Account
+from server.hub.storage.hosts import Host
 from server.hub.storage.invitations import Invitation
 from server.hub.storage.sessions import Session
 from server.hub.storage.teams import Member, TeamWithRole
@@ -70,5 +70,11 @@ def invitation_view(invitation: Invitation, now: float) -> InvitationView:
     )
 
 
-def host_view(host: HostEntry) -> HostView:
-    return HostView(id=host.id, name=host.name, builtin=host.builtin, online=host.online)
+def host_view(host: Host) -> HostView:
+    return HostView(
+        id=host.id,
+        name=host.name,
+        builtin=host.builtin,
+        online=host.linked_at is not None,
+        public_key=host.public_key,
+    )

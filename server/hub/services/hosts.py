@@ -1,23 +1,129 @@
-"""The registry of hosts a team can reach."""
+"""The registry of hosts: enrolment, the built-in host, listing and removal."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sqlalchemy.exc import IntegrityError
+
+from server.common.clock import Clock
+from server.common.errors import Conflict, NotFound, Unauthenticated
+from server.common.keys import SigningKey, b64decode, b64encode
+from server.common.tokens import hash_secret, new_id, new_secret
+from server.db.engine import Database
+from server.hub.services.revocations import Revocations
+from server.hub.storage.hosts import Enrolment, Host, HostRepository
+
+ENROLMENT_SECONDS = 3600
+
 
 @dataclass(frozen=True, slots=True)
-class HostEntry:
-    id: str
-    name: str
-    builtin: bool
-    online: bool
+class NewEnrolment:
+    code: str
+    expires_at: float
 
 
 class HostService:
-    """Lists the hosts of a team. The built-in host of ``crewhost serve`` serves every team."""
+    """Hosts a team can reach. The built-in host of ``crewhost serve`` serves every team."""
 
-    def __init__(self, builtin: HostEntry | None) -> None:
-        self._builtin = builtin
+    def __init__(self, db: Database, clock: Clock, revocations: Revocations) -> None:
+        self._db = db
+        self._clock = clock
+        self._revocations = revocations
+        self._hosts = HostRepository()
 
-    async def list_hosts(self, team_id: str) -> list[HostEntry]:
-        return [self._builtin] if self._builtin is not None else []
+    async def list_hosts(self, team_id: str) -> list[Host]:
+        async with self._db.read() as conn:
+            return await self._hosts.list_team_hosts(conn, team_id)
+
+    async def get_team_host(self, team_id: str, host_id: str) -> Host:
+        async with self._db.read() as conn:
+            host = await self._hosts.get_team_host(conn, team_id, host_id)
+        if host is None:
+            raise NotFound("no such host", code="hostNotFound")
+        return host
+
+    async def get_host_for_link(self, host_id: str) -> Host | None:
+        async with self._db.read() as conn:
+            return await self._hosts.get_host_for_link(conn, host_id)
+
+    async def register_builtin(self, public_key: str, name: str) -> Host:
+        """The built-in host's row, made on its first start and found by its key after."""
+        async with self._db.write() as conn:
+            host = await self._hosts.get_builtin_host(conn, public_key)
+            if host is None:
+                host = Host(new_id(), None, name, public_key, True, self._clock.now(), None)
+                await self._hosts.add_host(conn, host)
+        return host
+
+    async def create_enrolment(self, team_id: str, actor_id: str, name: str) -> NewEnrolment:
+        code = new_secret()
+        expires_at = self._clock.now() + ENROLMENT_SECONDS
+        async with self._db.write() as conn:
+            await self._hosts.add_enrolment(
+                conn,
+                Enrolment(new_id(), team_id, name, expires_at),
+                hash_secret(code),
+                actor_id,
+                self._clock.now(),
+            )
+        return NewEnrolment(code, expires_at)
+
+    async def enrol(self, code: str, public_key: str) -> Host:
+        """Spend a code and register the host that presents it with its public key."""
+        try:
+            raw_key = b64decode(public_key)
+        except ValueError:
+            raw_key = b""
+        if len(raw_key) != 32:
+            raise Unauthenticated("the public key is not an Ed25519 key", code="invalidHostKey")
+        try:
+            async with self._db.write() as conn:
+                enrolment = await self._hosts.take_enrolment(conn, hash_secret(code))
+                if enrolment is None or enrolment.expires_at <= self._clock.now():
+                    raise Unauthenticated(
+                        "the enrolment code is not valid", code="enrolmentInvalid"
+                    )
+                host = Host(
+                    new_id(),
+                    enrolment.team_id,
+                    enrolment.name,
+                    b64encode(raw_key),
+                    False,
+                    self._clock.now(),
+                    None,
+                )
+                await self._hosts.add_host(conn, host)
+        except IntegrityError as exc:
+            raise Conflict("this host key is enrolled already", code="hostKeyTaken") from exc
+        return host
+
+    async def remove_host(self, team_id: str, host_id: str) -> None:
+        async with self._db.write() as conn:
+            if not await self._hosts.remove_team_host(conn, team_id, host_id):
+                raise NotFound(
+                    "no such host (the built-in host cannot be removed)", code="hostNotFound"
+                )
+        await self._revocations.host_removed(host_id)
+
+    async def set_linked(self, host_id: str, linked: bool) -> None:
+        async with self._db.write() as conn:
+            await self._hosts.update_linked_at(conn, host_id, self._clock.now() if linked else None)
+
+    async def ticket_key(self) -> SigningKey:
+        """The hub's ticket key, shared by every hub instance through the database."""
+        async with self._db.read() as conn:
+            stored = await self._hosts.get_hub_key(conn)
+        if stored is None:
+            fresh = SigningKey.generate()
+            try:
+                async with self._db.write() as conn:
+                    await self._hosts.add_hub_key(
+                        conn, b64encode(fresh.private_bytes()), self._clock.now()
+                    )
+            except IntegrityError:
+                pass  # another instance made it first; use theirs
+            async with self._db.read() as conn:
+                stored = await self._hosts.get_hub_key(conn)
+        assert stored is not None
+        return SigningKey.from_bytes(b64decode(stored))

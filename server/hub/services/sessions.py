@@ -9,11 +9,12 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from server.common.clock import Clock
 from server.common.errors import RateLimited, Unauthenticated
+from server.common.ratelimit import TokenBuckets
 from server.common.tokens import hash_secret, new_id, new_secret
 from server.config import SecuritySettings
 from server.db.engine import Database
 from server.hub.passwords import PasswordHasher
-from server.hub.ratelimit import TokenBuckets
+from server.hub.services.revocations import Revocations
 from server.hub.storage.accounts import Account, AccountRepository
 from server.hub.storage.sessions import Session, SessionRepository
 
@@ -91,8 +92,10 @@ class SessionService:
         clock: Clock,
         settings: SecuritySettings,
         passwords: PasswordHasher,
+        revocations: Revocations,
     ) -> None:
         self._db = db
+        self._revocations = revocations
         self._clock = clock
         self._settings = settings
         self._passwords = passwords
@@ -174,6 +177,7 @@ class SessionService:
         async with self._db.write() as conn:
             await self._sessions.remove_session(conn, session.account_id, session.id)
         self._cache.pop(session.token_hash, None)
+        await self._revocations.sessions_ended([session.token_hash], "the session expired")
 
     async def sign_out(self, principal: Principal) -> None:
         await self.revoke_session(principal.account_id, principal.session_id)
@@ -188,6 +192,7 @@ class SessionService:
         if token_hash is None:
             return False
         self._cache.pop(token_hash, None)
+        await self._revocations.sessions_ended([token_hash], "the session was signed out")
         return True
 
     async def revoke_other_sessions(self, principal: Principal) -> int:
@@ -197,4 +202,5 @@ class SessionService:
             )
         for token_hash in hashes:
             self._cache.pop(token_hash, None)
+        await self._revocations.sessions_ended(hashes, "the session was signed out")
         return len(hashes)

@@ -9,6 +9,7 @@ from server.common.errors import Conflict, Forbidden, NotFound
 from server.common.tokens import new_id
 from server.db.engine import Database
 from server.hub.roles import Role
+from server.hub.services.revocations import Revocations
 from server.hub.storage.teams import Member, Team, TeamRepository, TeamWithRole
 
 MAX_TEAMS_PER_ACCOUNT = 100
@@ -21,8 +22,9 @@ class TeamService:
     owner; a team always keeps at least one owner.
     """
 
-    def __init__(self, db: Database, clock: Clock) -> None:
+    def __init__(self, db: Database, clock: Clock, revocations: Revocations) -> None:
         self._db = db
+        self._revocations = revocations
         self._clock = clock
         self._teams = TeamRepository()
 
@@ -83,6 +85,9 @@ class TeamService:
                 await self._keep_an_owner(conn, team_id)
             await self._teams.update_role(conn, team_id, target_id, role)
             members = await self._teams.list_members(conn, team_id)
+        if role is not current:
+            # Live connections carry the old role: end them; the member reconnects with the new one.
+            await self._revocations.member_changed(team_id, target_id, "the role changed")
         return next(m for m in members if m.account_id == target_id)
 
     async def remove_member(
@@ -96,6 +101,7 @@ class TeamService:
                     raise Forbidden("only an owner can remove an owner", code="ownerOnly")
                 await self._keep_an_owner(conn, team_id)
             await self._teams.remove_membership(conn, team_id, target_id)
+        await self._revocations.member_changed(team_id, target_id, "removed from the team")
 
     async def leave(self, team_id: str, account_id: str, role: Role) -> None:
         await self.remove_member(team_id, account_id, role, account_id)

@@ -22,6 +22,10 @@ VALID_BODIES: dict[str, dict[str, Any]] = {
     "ChangeRole": {"role": "admin"},
     "CreateInvitation": {"role": "member", "expiresInSeconds": 3600, "maxUses": 2},
     "AcceptInvitation": {"code": "not-a-real-code"},
+    "CreateEnrolment": {"name": "Lab"},
+    "EnrolHost": {"code": "not-a-real-code", "publicKey": "A" * 43},
+    "TicketRequest": {"fingerprint": ":".join(["AB"] * 32)},
+    "ConnectRequest": {"ticket": "x.y", "sdp": "v=0"},
 }
 WRITE_ROUTES = [r for r in all_routes() if r.method != "GET" and not r.raw_body_types]
 BODY_ROUTES = [r for r in WRITE_ROUTES if r.body is not None]

@@ -11,10 +11,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import pytest
+from aiortc import RTCPeerConnection
 
+from server.common.keys import SigningKey
+from server.common.sdp import sdp_fingerprint
 from server.hub.http.app import all_routes
 from server.hub.roles import Role
 from tests.support.hub_server import ApiClient, RunningHub
+from tests.support.peers import wait_linked
 from tests.support.snapshots import database_snapshot
 
 ACTORS = ("owner", "admin", "member", "other_team", "signed_out")
@@ -27,6 +31,11 @@ class World:
     clients: dict[str, ApiClient]
     target_id: str
     invitation_id: str
+    enrolled_host_id: str
+
+    @property
+    def builtin_host_id(self) -> str:
+        return self.server.builtin.services.host_id
 
 
 Sample = Callable[[World], Awaitable[tuple[str, Any]]]
@@ -34,6 +43,29 @@ Sample = Callable[[World], Awaitable[tuple[str, Any]]]
 
 async def _plain(world: World, path: str, body: Any = None) -> tuple[str, Any]:
     return path.format(team_id=world.team_id), body
+
+
+async def _offer_fingerprint() -> tuple[str, str]:
+    connection = RTCPeerConnection()
+    connection.createDataChannel("team-api")
+    await connection.setLocalDescription(await connection.createOffer())
+    sdp = connection.localDescription.sdp
+    await connection.close()
+    return sdp, sdp_fingerprint(sdp)
+
+
+async def _ticket(world: World) -> tuple[str, Any]:
+    _, fingerprint = await _offer_fingerprint()
+    path = f"/v1/teams/{{team_id}}/hosts/{world.builtin_host_id}/tickets"
+    return await _plain(world, path, {"fingerprint": fingerprint})
+
+
+async def _connect(world: World) -> tuple[str, Any]:
+    # A real offer and a real ticket (the owner's), so that the guard alone decides.
+    sdp, fingerprint = await _offer_fingerprint()
+    base = f"/v1/teams/{world.team_id}/hosts/{world.builtin_host_id}"
+    grant = await world.clients["owner"].post(f"{base}/tickets", {"fingerprint": fingerprint})
+    return f"{base}/connect", {"ticket": grant.body["ticket"], "sdp": sdp}
 
 
 SAMPLES: dict[str, tuple[Sample, int]] = {
@@ -56,6 +88,13 @@ SAMPLES: dict[str, tuple[Sample, int]] = {
         204,
     ),
     "list_hosts": (lambda w: _plain(w, "/v1/teams/{team_id}/hosts"), 200),
+    "create_enrolment": (
+        lambda w: _plain(w, "/v1/teams/{team_id}/hosts/enrolments", {"name": "Lab"}),
+        201,
+    ),
+    "remove_host": (lambda w: _plain(w, f"/v1/teams/{{team_id}}/hosts/{w.enrolled_host_id}"), 204),
+    "issue_ticket": (_ticket, 201),
+    "connect_to_host": (_connect, 200),
 }
 # The one owner of a team cannot leave it.
 EXCEPTIONS = {("leave_team", "owner"): 409}
@@ -81,6 +120,12 @@ async def build_world(server: RunningHub) -> World:
     target = await server.invite(owner, team_id, "target@example.com", "member")
     other = await server.create_owner("b-owner@example.com", "Team B")
     invitation = await owner.post(f"/v1/teams/{team_id}/invitations", {})
+    enrolment = await owner.post(f"/v1/teams/{team_id}/hosts/enrolments", {"name": "Lab"})
+    enrolled = await server.client().post(
+        "/v1/hosts/enrol",
+        {"code": enrolment.body["code"], "publicKey": SigningKey.generate().public_key},
+    )
+    await wait_linked(server)
     assert target.account_id is not None
     return World(
         server,
@@ -94,6 +139,7 @@ async def build_world(server: RunningHub) -> World:
         },
         target.account_id,
         invitation.body["invitation"]["id"],
+        enrolled.body["hostId"],
     )
 
 

@@ -55,7 +55,8 @@ async def test_the_builtin_host_is_listed_for_every_team(server: RunningHub) -> 
     other_team = await server.first_team_id(other)
     for client, team in ((owner, team_id), (other, other_team)):
         hosts = (await client.get(f"/v1/teams/{team}/hosts")).body["hosts"]
-        assert [(h["id"], h["builtin"]) for h in hosts] == [("builtin", True)]
+        assert [(h["id"], h["builtin"]) for h in hosts] == [(server.builtin.services.host_id, True)]
+        assert hosts[0]["publicKey"] == server.builtin.services.identity.public_key
 
 
 async def test_openapi_lists_every_route_with_its_models(server: RunningHub) -> None:

@@ -1,0 +1,144 @@
+"""A WebRTC connection to a host, authenticated by a hub ticket, with the team-api channel."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+from typing import Any
+
+from aiortc import RTCConfiguration, RTCIceServer, RTCPeerConnection, RTCSessionDescription
+
+from peer.hub_client import HubClient
+from peer.known_hosts import KnownHosts
+from server.common.keys import b64decode, verify_signature
+from server.common.protocol import TEAM_API_LABEL, answer_proof
+from server.common.sdp import sdp_fingerprint
+
+
+class HostSignatureInvalid(Exception):
+    """The answer was not signed by the host key: the hub (or someone) altered it."""
+
+    code = "hostSignatureInvalid"
+
+
+class TeamApiCallError(Exception):
+    """The host answered a Team API request with an error."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{message} ({code})")
+        self.code = code
+        self.message = message
+
+
+class HostConnection:
+    """An open connection to one host; ``call`` a route, read ``events``."""
+
+    def __init__(self, connection: RTCPeerConnection, channel: Any, host_id: str) -> None:
+        self.connection = connection
+        self.host_id = host_id
+        self.events: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self.closed = asyncio.Event()
+        self._channel = channel
+        self._ids = itertools.count(1)
+        self._waiting: dict[int, asyncio.Future[Any]] = {}
+        channel.on("message", self._on_message)
+        channel.on("close", self._on_closed)
+
+        @connection.on("connectionstatechange")
+        def on_state() -> None:
+            if connection.connectionState in ("failed", "closed"):
+                self._on_closed()
+
+    def _on_message(self, raw: str | bytes) -> None:
+        try:
+            message = json.loads(raw)
+        except ValueError:
+            return
+        if not isinstance(message, dict):
+            return
+        if "event" in message:
+            self.events.put_nowait(message)
+            return
+        request_id = message.get("id")
+        future = self._waiting.pop(request_id, None) if isinstance(request_id, int) else None
+        if future is None or future.done():
+            return
+        if "error" in message:
+            error = message["error"]
+            future.set_exception(
+                TeamApiCallError(str(error.get("code")), str(error.get("message")))
+            )
+        else:
+            future.set_result(message.get("result"))
+
+    def _on_closed(self) -> None:
+        self.closed.set()
+        for future in self._waiting.values():
+            if not future.done():
+                future.set_exception(ConnectionError("the connection to the host closed"))
+        self._waiting.clear()
+
+    async def call(
+        self, route: str, args: dict[str, Any] | None = None, *, wait_seconds: float = 15
+    ) -> Any:
+        """Call a Team API route and answer its result (or raise ``TeamApiCallError``)."""
+        if self.closed.is_set():
+            raise ConnectionError("the connection to the host is closed")
+        request_id = next(self._ids)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._waiting[request_id] = future
+        self.send_raw(json.dumps({"id": request_id, "route": route, "args": args or {}}))
+        try:
+            return await asyncio.wait_for(future, wait_seconds)
+        finally:
+            self._waiting.pop(request_id, None)
+
+    def send_raw(self, data: str | bytes) -> None:
+        """Send a message as-is (tests use it to send what a well-behaved client would not)."""
+        self._channel.send(data)
+
+    async def close(self) -> None:
+        await self.connection.close()
+        self._on_closed()
+
+
+def ticket_nonce(ticket: str) -> str:
+    payload = json.loads(b64decode(ticket.partition(".")[0]))
+    return str(payload["nonce"])
+
+
+async def connect_to_host(
+    hub: HubClient,
+    team_id: str,
+    host_id: str,
+    known_hosts: KnownHosts,
+    account_id: str,
+    *,
+    ice_servers: list[RTCIceServer] | None = None,
+    wait_seconds: float = 20,
+) -> HostConnection:
+    """Ticket, offer, pinned and verified answer, open channel: a ready ``HostConnection``."""
+    connection = RTCPeerConnection(RTCConfiguration(iceServers=ice_servers or []))
+    try:
+        channel = connection.createDataChannel(TEAM_API_LABEL, ordered=True)
+        opened = asyncio.Event()
+        channel.on("open", opened.set)
+        # aiortc gathers every ICE candidate here, so the offer needs no trickling.
+        await connection.setLocalDescription(await connection.createOffer())
+        offer = connection.localDescription.sdp
+        grant = await hub.ticket(team_id, host_id, sdp_fingerprint(offer))
+        answer = await hub.connect(team_id, host_id, grant.ticket, offer)
+        known_hosts.check(account_id, host_id, answer.host_key)
+        proof = answer_proof(sdp_fingerprint(answer.sdp), ticket_nonce(grant.ticket))
+        if not verify_signature(answer.host_key, proof, answer.signature):
+            raise HostSignatureInvalid("the host's answer does not carry the host's signature")
+        await connection.setRemoteDescription(RTCSessionDescription(sdp=answer.sdp, type="answer"))
+        host = HostConnection(connection, channel, host_id)
+        await asyncio.wait_for(opened.wait(), wait_seconds)
+    except BaseException:
+        with contextlib.suppress(Exception):
+            await connection.close()
+        raise
+    return host

@@ -1,0 +1,46 @@
+"""Pinned host keys, per account: trust on first use, and a loud refusal when a key changes."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+
+class HostKeyChanged(Exception):
+    """The host answered with a key other than the one pinned for it."""
+
+    code = "hostKeyChanged"
+
+    def __init__(self, host_id: str, pinned: str, offered: str) -> None:
+        super().__init__(
+            f"the identity key of host {host_id} changed (pinned {pinned[:12]}…, now "
+            f"{offered[:12]}…): someone may be in the middle. If the host was reinstalled, "
+            "remove its line from the known-hosts file and connect again."
+        )
+        self.host_id = host_id
+
+
+class KnownHosts:
+    """A JSON file ``{account_id: {host_id: public_key}}``."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def _load(self) -> dict[str, dict[str, str]]:
+        if not self.path.exists():
+            return {}
+        return dict(json.loads(self.path.read_text(encoding="utf-8")))
+
+    def check(self, account_id: str, host_id: str, public_key: str) -> None:
+        """Pin on first sight; raise ``HostKeyChanged`` if a pinned key differs."""
+        known = self._load()
+        pinned = known.get(account_id, {}).get(host_id)
+        if pinned is None:
+            known.setdefault(account_id, {})[host_id] = public_key
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            temporary = self.path.with_suffix(".tmp")
+            temporary.write_text(json.dumps(known, indent=2, sort_keys=True), encoding="utf-8")
+            os.replace(temporary, self.path)
+        elif pinned != public_key:
+            raise HostKeyChanged(host_id, pinned, public_key)

@@ -1,0 +1,119 @@
+"""The host's side of its link to a hub: authenticate, take offers and revocations, reconnect.
+
+The link only carries signaling and revocations: peers that are connected stay
+connected while it is down, and it comes back with backoff after a hub restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from typing import Any
+
+import aiohttp
+
+from server.common.errors import CrewhostError
+from server.common.protocol import (
+    LINK_PATH,
+    LinkAnswer,
+    LinkChallenge,
+    LinkHello,
+    LinkOffer,
+    LinkRefused,
+    LinkRevoke,
+    LinkWelcome,
+    decode_link,
+    encode,
+    error_info,
+    link_proof,
+)
+from server.host.container import HostServices
+
+log = logging.getLogger(__name__)
+
+BACKOFF_FIRST = 0.25
+BACKOFF_MAX = 15.0
+
+
+class LinkRefusedByHub(Exception):
+    """The hub did not accept this host (unknown id or key); retrying will not help soon."""
+
+
+class HostLinkClient:
+    """Keeps one websocket to the hub and serves it."""
+
+    def __init__(self, services: HostServices, hub_url: str, *, hub_key: str | None = None) -> None:
+        self._services = services
+        self._url = hub_url.rstrip("/").replace("http", "ws", 1) + LINK_PATH
+        self._pinned_hub_key = hub_key
+        self.linked = asyncio.Event()
+        self.hub_key: str | None = hub_key
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    async def run(self) -> None:
+        """Link, serve, and relink with backoff, until cancelled."""
+        delay = BACKOFF_FIRST
+        async with aiohttp.ClientSession() as session:
+            while True:
+                try:
+                    async with session.ws_connect(self._url, heartbeat=20.0) as socket:
+                        await self._serve(socket)
+                        delay = BACKOFF_FIRST
+                except (aiohttp.ClientError, ConnectionError, TimeoutError) as exc:
+                    log.info("hub link down", extra={"error": type(exc).__name__})
+                except LinkRefusedByHub as exc:
+                    log.error("the hub refused this host's link", extra={"reason": str(exc)})
+                    delay = BACKOFF_MAX
+                finally:
+                    self.linked.clear()
+                await asyncio.sleep(delay * (0.5 + random.random()))  # noqa: S311 - jitter
+                delay = min(delay * 2, BACKOFF_MAX)
+
+    async def _serve(self, socket: aiohttp.ClientWebSocketResponse) -> None:
+        challenge = decode_link(await socket.receive_str(timeout=10))
+        if not isinstance(challenge, LinkChallenge):
+            raise LinkRefusedByHub("the hub did not start with a challenge")
+        if self._pinned_hub_key is not None and challenge.hub_key != self._pinned_hub_key:
+            raise LinkRefusedByHub("the hub's ticket key changed")
+        host_id = self._services.host_id
+        signature = self._services.identity.sign(link_proof(challenge.nonce, host_id))
+        await socket.send_str(encode(LinkHello(host_id=host_id, signature=signature)))
+        try:
+            welcome = decode_link(await socket.receive_str(timeout=10))
+        except TypeError as exc:  # the hub closed instead of answering
+            raise LinkRefusedByHub("the hub does not know this host") from exc
+        if not isinstance(welcome, LinkWelcome):
+            raise LinkRefusedByHub("no welcome")
+        self.hub_key = challenge.hub_key
+        self._services.peers.trust_hub(host_id, challenge.hub_key)
+        self.linked.set()
+        log.info("linked to hub", extra={"host_id": host_id})
+        async for raw in socket:
+            if raw.type != aiohttp.WSMsgType.TEXT:
+                continue
+            try:
+                message = decode_link(raw.data)
+            except CrewhostError:
+                log.warning("dropped a malformed message from the hub")
+                continue
+            if isinstance(message, LinkOffer):
+                self._spawn(self._answer(socket, message))
+            elif isinstance(message, LinkRevoke):
+                self._spawn(self._services.peers.revoke(message))
+
+    async def _answer(self, socket: aiohttp.ClientWebSocketResponse, offer: LinkOffer) -> None:
+        reply: LinkAnswer | LinkRefused
+        try:
+            sdp, signature = await self._services.peers.accept(offer.ticket, offer.sdp)
+            reply = LinkAnswer(request_id=offer.request_id, sdp=sdp, signature=signature)
+        except CrewhostError as exc:
+            log.info("peer refused", extra={"code": exc.code})
+            reply = LinkRefused(request_id=offer.request_id, error=error_info(exc))
+        if not socket.closed:
+            await socket.send_str(encode(reply))
+
+    def _spawn(self, coroutine: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)

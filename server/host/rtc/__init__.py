@@ -1,0 +1,1 @@
+"""WebRTC on the host: the peer manager and the team-api channel."""

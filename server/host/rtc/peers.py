@@ -1,0 +1,198 @@
+"""The peer manager: every RTCPeerConnection of this host, from ticket to close.
+
+A peer is let in only with a ticket the hub signed for this host, whose DTLS
+fingerprint is the one in the offer; once DTLS is up, the certificate the peer
+really presented is checked against the ticket again. Handlers are set before
+the remote description; a failed or closed connection is closed and forgotten.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from aiortc import RTCConfiguration, RTCIceServer, RTCPeerConnection, RTCSessionDescription
+from aiortc.rtcdtlstransport import certificate_digest
+
+from server.common.clock import Clock
+from server.common.errors import InvalidArgument
+from server.common.keys import SigningKey
+from server.common.protocol import TEAM_API_LABEL, LinkRevoke, answer_proof
+from server.common.sdp import sdp_fingerprint
+from server.common.tickets import TicketRefused, TicketVerifier
+from server.common.tokens import new_id
+from server.config import RtcSettings
+from server.host.rtc.team_api import PeerIdentity, TeamApi, TeamApiSession
+from server.hub.roles import Role
+
+if TYPE_CHECKING:
+    from server.host.container import HostServices
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(eq=False)
+class Peer:
+    identity: PeerIdentity
+    fingerprint: str
+    connection: RTCPeerConnection
+    team_api: TeamApiSession | None = None
+    closed: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+def peer_certificate_fingerprint(connection: RTCPeerConnection) -> str | None:
+    """The sha-256 fingerprint of the certificate the remote side used in DTLS."""
+    # aiortc keeps the DTLS session private; its transport is the one place to ask.
+    dtls = connection.sctp.transport if connection.sctp is not None else None
+    ssl = getattr(dtls, "_ssl", None)
+    if ssl is None:
+        return None
+    certificate = ssl.get_peer_certificate(as_cryptography=True)
+    return None if certificate is None else str(certificate_digest(certificate, "sha-256"))
+
+
+class PeerManager:
+    """Owns every peer connection of the host."""
+
+    def __init__(
+        self,
+        identity_key: SigningKey,
+        settings: RtcSettings,
+        clock: Clock,
+        api: TeamApi,
+        services: Callable[[], HostServices],
+    ) -> None:
+        self._key = identity_key
+        self._settings = settings
+        self._clock = clock
+        self._api = api
+        self._services = services
+        self._verifier: TicketVerifier | None = None
+        self._peers: dict[str, Peer] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    def trust_hub(self, host_id: str, hub_key: str) -> None:
+        """Tickets are checked against this host id and this hub key from now on."""
+        if self._verifier is None or (self._verifier.host_id, self._verifier.hub_key) != (
+            host_id,
+            hub_key,
+        ):
+            self._verifier = TicketVerifier(host_id, hub_key, self._clock)
+
+    def peers(self) -> list[PeerIdentity]:
+        return [p.identity for p in self._peers.values()]
+
+    def team_peers(self, team_id: str) -> list[PeerIdentity]:
+        return [p.identity for p in self._peers.values() if p.identity.team_id == team_id]
+
+    def _ice_servers(self) -> list[RTCIceServer]:
+        return [
+            RTCIceServer(urls=s.urls, username=s.username, credential=s.credential)
+            for s in self._settings.ice_servers
+        ]
+
+    async def accept(self, ticket: str, offer_sdp: str) -> tuple[str, str]:
+        """Check the ticket and offer, and answer; returns (answer SDP, signature)."""
+        if self._verifier is None:
+            raise TicketRefused("the host is not linked to a hub yet", code="ticketInvalid")
+        claims = self._verifier.verify(ticket)
+        if sdp_fingerprint(offer_sdp) != claims.fingerprint.upper():
+            raise TicketRefused(
+                "the offer's certificate is not the one the ticket names",
+                code="fingerprintMismatch",
+            )
+        connection = RTCPeerConnection(RTCConfiguration(iceServers=self._ice_servers()))
+        identity = PeerIdentity(
+            peer_id=new_id(),
+            account_id=claims.account_id,
+            team_id=claims.team_id,
+            role=Role(claims.role),
+            session_hash=claims.session_hash,
+        )
+        peer = Peer(identity, claims.fingerprint.upper(), connection)
+        self._peers[identity.peer_id] = peer
+        self._wire(peer)
+        try:
+            await connection.setRemoteDescription(
+                RTCSessionDescription(sdp=offer_sdp, type="offer")
+            )
+            await connection.setLocalDescription(await connection.createAnswer())
+        except Exception as exc:  # aiortc raises many kinds for a bad SDP
+            await self._close(peer, "bad offer")
+            raise InvalidArgument("the offer could not be used", code="badOffer") from exc
+        answer = connection.localDescription.sdp
+        signature = self._key.sign(answer_proof(sdp_fingerprint(answer), claims.nonce))
+        self._spawn(self._connect_deadline(peer))
+        log.info("peer accepted", extra={"peer_id": identity.peer_id, "team_id": identity.team_id})
+        return answer, signature
+
+    def _wire(self, peer: Peer) -> None:
+        connection = peer.connection
+
+        @connection.on("datachannel")
+        def on_datachannel(channel: Any) -> None:
+            if channel.label != TEAM_API_LABEL or peer.team_api is not None:
+                channel.close()
+                return
+            session = TeamApiSession(
+                self._api, peer.identity, channel, self._services(), self._settings, self._clock
+            )
+            peer.team_api = session
+            channel.on("message", session.on_message)
+
+        @connection.on("connectionstatechange")
+        async def on_state() -> None:
+            state = connection.connectionState
+            if state == "connected":
+                if peer_certificate_fingerprint(connection) != peer.fingerprint:
+                    log.warning("peer DTLS certificate differs from its ticket")
+                    await self._close(peer, "fingerprint mismatch")
+            elif state in ("failed", "closed"):
+                await self._close(peer, state)
+
+    async def _connect_deadline(self, peer: Peer) -> None:
+        await asyncio.sleep(self._settings.connect_seconds)
+        if peer.connection.connectionState != "connected":
+            await self._close(peer, "did not connect in time")
+
+    async def revoke(self, revoke: LinkRevoke) -> int:
+        """Close the peers a revocation names; answers how many."""
+        matched = [p for p in self._peers.values() if _matches(revoke, p.identity)]
+        for peer in matched:
+            if peer.team_api is not None:
+                peer.team_api.event("revoked", {"reason": revoke.reason})
+            await self._close(peer, revoke.reason)
+        return len(matched)
+
+    async def _close(self, peer: Peer, reason: str) -> None:
+        if self._peers.pop(peer.identity.peer_id, None) is None:
+            return
+        if peer.team_api is not None:
+            peer.team_api.close()
+        await peer.connection.close()
+        peer.closed.set()
+        log.info("peer closed", extra={"peer_id": peer.identity.peer_id, "reason": reason})
+
+    async def close_all(self) -> None:
+        for peer in list(self._peers.values()):
+            await self._close(peer, "host shutting down")
+        for task in list(self._tasks):
+            task.cancel()
+
+    def _spawn(self, coroutine: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+
+def _matches(revoke: LinkRevoke, peer: PeerIdentity) -> bool:
+    if revoke.all_peers or peer.session_hash in revoke.session_hashes:
+        return True
+    return (
+        revoke.team_id is not None
+        and revoke.account_id is not None
+        and (revoke.team_id, revoke.account_id) == (peer.team_id, peer.account_id)
+    )

@@ -1,0 +1,190 @@
+"""The ``team-api`` data channel: a route table with least roles, and one session per peer.
+
+A request is ``{id, route, args}``; the answer ``{id, result}`` or ``{id, error}``.
+Every refusal (too large, malformed, unknown route, bad args, too fast, role too
+low) is an answer with a code; the channel stays open. Each request runs in a
+task of its own, so a slow handler delays neither the peer's other requests nor
+any other peer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from server.common.clock import Clock
+from server.common.errors import CrewhostError, Forbidden, Internal, NotFound, RateLimited
+from server.common.protocol import (
+    PROTOCOL_VERSION,
+    TeamApiError,
+    TeamApiEvent,
+    TeamApiRequest,
+    TeamApiResult,
+    decode_team_api_request,
+    encode,
+    error_info,
+    request_id_of,
+)
+from server.common.ratelimit import TokenBuckets
+from server.common.wire import InboundModel, WireModel, invalid_argument_from
+from server.config import RtcSettings
+from server.hub.roles import Role
+
+if TYPE_CHECKING:
+    from server.host.container import HostServices
+
+log = logging.getLogger(__name__)
+
+F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
+
+
+@dataclass(frozen=True, slots=True)
+class PeerIdentity:
+    """Who is on the other end of a peer connection, from the ticket the hub signed."""
+
+    peer_id: str
+    account_id: str
+    team_id: str
+    role: Role
+    session_hash: str
+
+
+@dataclass(frozen=True, slots=True)
+class HostCall:
+    """What a Team API handler gets besides its args: the caller and the host's services."""
+
+    peer: PeerIdentity
+    host: HostServices
+
+
+@dataclass(frozen=True)
+class HostRoute:
+    name: str
+    args: type[InboundModel]
+    least_role: Role
+    handler: Callable[[HostCall, Any], Awaitable[Any]]
+    summary: str
+
+
+class HostRouteTable:
+    """The routes of one capability; ``capability`` names it in ``capabilities``."""
+
+    def __init__(self, capability: str) -> None:
+        self.capability = capability
+        self.routes: list[HostRoute] = []
+
+    def route(self, name: str, *, args: type[InboundModel], least_role: Role) -> Callable[[F], F]:
+        def register(handler: F) -> F:
+            doc = (handler.__doc__ or name).strip().splitlines()[0]
+            self.routes.append(HostRoute(name, args, least_role, handler, doc))
+            return handler
+
+        return register
+
+
+class Channel(Protocol):
+    """What the session needs of an RTCDataChannel."""
+
+    @property
+    def readyState(self) -> str: ...
+
+    def send(self, data: str) -> None: ...
+
+
+class TeamApi:
+    """Every route of this host, by name."""
+
+    def __init__(self, tables: list[HostRouteTable]) -> None:
+        self.routes: dict[str, HostRoute] = {}
+        self.capabilities = sorted({t.capability for t in tables})
+        for table in tables:
+            for route in table.routes:
+                if route.name in self.routes:
+                    raise ValueError(f"route {route.name} is declared twice")
+                self.routes[route.name] = route
+
+    def capability_list(self) -> dict[str, Any]:
+        return {"protocol": PROTOCOL_VERSION, "capabilities": self.capabilities}
+
+
+class TeamApiSession:
+    """One peer's ``team-api`` channel."""
+
+    def __init__(
+        self,
+        api: TeamApi,
+        peer: PeerIdentity,
+        channel: Channel,
+        host: HostServices,
+        settings: RtcSettings,
+        clock: Clock,
+    ) -> None:
+        self._api = api
+        self.peer = peer
+        self._channel = channel
+        self._host = host
+        self._limit = TokenBuckets(
+            clock, burst=settings.team_api_burst, refill_seconds=1 / settings.team_api_rate
+        )
+        self._max_in_flight = settings.team_api_in_flight
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def on_message(self, raw: str | bytes) -> None:
+        """Called for each message; never raises."""
+        try:
+            if isinstance(raw, bytes):
+                raise CrewhostError("team-api messages are JSON text", code="invalidArgument")
+            request = decode_team_api_request(raw)
+            if self._limit.retry_after(self.peer.peer_id) > 0:
+                raise RateLimited("too many requests; slow down", retry_after=1.0)
+            if len(self._tasks) >= self._max_in_flight:
+                raise RateLimited("too many requests at once", retry_after=0.1)
+            self._limit.spend(self.peer.peer_id)
+        except CrewhostError as exc:
+            self._send(TeamApiError(id=request_id_of(raw), error=error_info(exc)))
+            return
+        task = asyncio.get_running_loop().create_task(self._handle(request))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _handle(self, request: TeamApiRequest) -> None:
+        try:
+            result = await self._call(request)
+        except CrewhostError as exc:
+            self._send(TeamApiError(id=request.id, error=error_info(exc)))
+            return
+        except Exception:
+            log.exception("team-api handler failed", extra={"route": request.route})
+            self._send(TeamApiError(id=request.id, error=error_info(Internal("the host failed"))))
+            return
+        if isinstance(result, BaseModel):
+            result = result.model_dump(mode="json", by_alias=True)
+        self._send(TeamApiResult(id=request.id, result=result))
+
+    async def _call(self, request: TeamApiRequest) -> Any:
+        route = self._api.routes.get(request.route)
+        if route is None:
+            raise NotFound(f"no route {request.route!r}", code="routeUnknown")
+        if not self.peer.role.at_least(route.least_role):
+            raise Forbidden(f"{request.route} needs the {route.least_role.value} role or higher")
+        try:
+            args = route.args.model_validate(request.args)
+        except ValidationError as exc:
+            raise invalid_argument_from(exc) from exc
+        return await route.handler(HostCall(self.peer, self._host), args)
+
+    def event(self, name: str, data: Any) -> None:
+        self._send(TeamApiEvent(event=name, data=data))
+
+    def _send(self, message: WireModel) -> None:
+        if self._channel.readyState == "open":
+            self._channel.send(encode(message))
+
+    def close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()

@@ -1,0 +1,126 @@
+"""Starting a host: the built-in one inside ``crewhost serve``, or a remote one by enrolment."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import signal
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import aiohttp
+
+from server.common.clock import Clock
+from server.common.errors import InvalidArgument, Unavailable
+from server.common.keys import SigningKey
+from server.config import Settings
+from server.host.container import HostServices
+from server.host.link import HostLinkClient
+from server.hub.container import Hub
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class RunningHost:
+    services: HostServices
+    link: HostLinkClient
+
+
+def identity_path(settings: Settings) -> Path:
+    return settings.data_dir / "host" / "identity.key"
+
+
+@asynccontextmanager
+async def run_link(
+    services: HostServices, hub_url: str, hub_key: str | None = None
+) -> AsyncIterator[RunningHost]:
+    link = HostLinkClient(services, hub_url, hub_key=hub_key)
+    task = asyncio.get_running_loop().create_task(link.run())
+    try:
+        yield RunningHost(services, link)
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        await services.close()
+
+
+@asynccontextmanager
+async def builtin_host(
+    settings: Settings, hub: Hub, hub_url: str, *, clock: Clock | None = None
+) -> AsyncIterator[RunningHost]:
+    """The host of ``crewhost serve``: registered directly, linked over loopback like any other."""
+    key = SigningKey.load_or_create(identity_path(settings))
+    services = HostServices.build(settings, key, clock=clock)
+    services.host_id = (await hub.hosts.register_builtin(key.public_key, settings.host.name)).id
+    async with run_link(services, hub_url) as running:
+        yield running
+
+
+class HostState:
+    """What a remote host remembers between starts: its id, its hub and the hub's key."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def load(self) -> dict[str, str] | None:
+        if not self.path.exists():
+            return None
+        return dict(json.loads(self.path.read_text(encoding="utf-8")))
+
+    def save(self, state: dict[str, str]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.write_text(json.dumps(state, indent=2), encoding="utf-8")
+
+
+async def enrol(hub_url: str, code: str, key: SigningKey) -> str:
+    """Spend an enrolment code; answers the new host id."""
+    async with (
+        aiohttp.ClientSession() as session,
+        session.post(
+            f"{hub_url.rstrip('/')}/v1/hosts/enrol",
+            json={"code": code, "publicKey": key.public_key},
+            headers={"X-Crewhost-CSRF": "1"},
+        ) as reply,
+    ):
+        body = await reply.json(content_type=None)
+        if reply.status != 201:
+            error = body.get("error", {}) if isinstance(body, dict) else {}
+            raise Unavailable(f"enrolment refused: {error.get('message', reply.status)}")
+        return str(body["hostId"])
+
+
+async def run_remote_host(settings: Settings, hub_url: str, enrol_code: str | None) -> None:
+    """``crewhost host``: enrol once, then keep the link until a signal stops it."""
+    key = SigningKey.load_or_create(identity_path(settings))
+    state_file = HostState(settings.data_dir / "host" / "link.json")
+    state = state_file.load()
+    if state is None or state.get("hub_url") != hub_url:
+        if enrol_code is None:
+            raise InvalidArgument("this host is not enrolled with that hub: pass --enrol CODE")
+        state = {"hub_url": hub_url, "host_id": await enrol(hub_url, enrol_code, key)}
+        state_file.save(state)
+        log.info("enrolled", extra={"host_id": state["host_id"]})
+    elif enrol_code is not None:
+        log.info("already enrolled; the enrolment code is not needed")
+    services = HostServices.build(settings, key)
+    services.host_id = state["host_id"]
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    async with run_link(services, hub_url, state.get("hub_key")) as running:
+        first_link = asyncio.ensure_future(running.link.linked.wait())
+        stopped = asyncio.ensure_future(stop.wait())
+        await asyncio.wait({first_link, stopped}, return_when=asyncio.FIRST_COMPLETED)
+        first_link.cancel()
+        if running.link.hub_key and "hub_key" not in state:
+            # From now on a hub with another ticket key is refused.
+            state["hub_key"] = running.link.hub_key
+            state_file.save(state)
+        await stopped

@@ -1,0 +1,233 @@
+"""Host links: the websocket each host keeps to a hub, and the signaling relayed over it.
+
+A host proves itself by signing the hub's challenge with its identity key. An
+offer for a host linked to another hub instance goes out on the bus; the
+instance holding the link relays it and sends the answer back the same way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import WSMsgType, web
+
+from server.common.errors import CrewhostError, Forbidden, Unavailable
+from server.common.keys import verify_signature
+from server.common.protocol import (
+    MAX_LINK_MESSAGE,
+    LinkAnswer,
+    LinkChallenge,
+    LinkHello,
+    LinkOffer,
+    LinkRefused,
+    LinkRevoke,
+    LinkWelcome,
+    decode_link,
+    encode,
+    error_info,
+    link_proof,
+)
+from server.common.tokens import new_id
+from server.hub.bus import Bus
+from server.hub.services.hosts import HostService
+from server.hub.services.tickets import TicketService
+
+log = logging.getLogger(__name__)
+
+HELLO_SECONDS = 10.0
+OFFER_SECONDS = 15.0
+
+
+@dataclass(eq=False)
+class HostLink:
+    """One host's live link to this hub instance."""
+
+    host_id: str
+    socket: web.WebSocketResponse
+    pending: dict[str, asyncio.Future[LinkAnswer | LinkRefused]] = field(default_factory=dict)
+
+    async def send(self, message: Any) -> None:
+        await self.socket.send_str(encode(message))
+
+
+class HostLinks:
+    """The links held by this instance, the link endpoint, and the offer relay."""
+
+    def __init__(self, hosts: HostService, tickets: TicketService, bus: Bus) -> None:
+        self._hosts = hosts
+        self._tickets = tickets
+        self._bus = bus
+        self.instance_id = new_id()
+        self._links: dict[str, HostLink] = {}
+        self._remote: dict[str, asyncio.Future[LinkAnswer | LinkRefused]] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def is_linked_here(self, host_id: str) -> bool:
+        return host_id in self._links
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        """``GET /v1/hosts/link``: a host's websocket."""
+        socket = web.WebSocketResponse(heartbeat=20.0, max_msg_size=MAX_LINK_MESSAGE)
+        await socket.prepare(request)
+        link = await self._authenticate(socket)
+        if link is None:
+            await socket.close()
+            return socket
+        previous = self._links.get(link.host_id)
+        self._links[link.host_id] = link
+        if previous is not None:
+            await previous.socket.close(message=b"replaced by a newer link")
+        await self._hosts.set_linked(link.host_id, True)
+        log.info("host linked", extra={"host_id": link.host_id})
+        try:
+            await self._serve(link)
+        finally:
+            if self._links.get(link.host_id) is link:
+                del self._links[link.host_id]
+                await self._hosts.set_linked(link.host_id, False)
+            for future in link.pending.values():
+                future.cancel()
+            log.info("host link ended", extra={"host_id": link.host_id})
+        return socket
+
+    async def _authenticate(self, socket: web.WebSocketResponse) -> HostLink | None:
+        nonce = secrets.token_urlsafe(24)
+        signer = await self._tickets.signer()
+        await socket.send_str(encode(LinkChallenge(nonce=nonce, hub_key=signer.public_key)))
+        try:
+            raw = await socket.receive(timeout=HELLO_SECONDS)
+            if raw.type != WSMsgType.TEXT:
+                return None
+            hello = decode_link(raw.data)
+        except (TimeoutError, CrewhostError):
+            return None
+        if not isinstance(hello, LinkHello):
+            return None
+        host = await self._hosts.get_host_for_link(hello.host_id)
+        if host is None or not verify_signature(
+            host.public_key, link_proof(nonce, host.id), hello.signature
+        ):
+            log.warning("refused a host link", extra={"host_id": hello.host_id[:64]})
+            return None
+        await socket.send_str(encode(LinkWelcome(host_id=host.id)))
+        return HostLink(host.id, socket)
+
+    async def _serve(self, link: HostLink) -> None:
+        async for raw in link.socket:
+            if raw.type != WSMsgType.TEXT:
+                continue
+            try:
+                message = decode_link(raw.data)
+            except CrewhostError:
+                log.warning("dropped a malformed link message", extra={"host_id": link.host_id})
+                continue
+            if isinstance(message, LinkAnswer | LinkRefused):
+                future = link.pending.pop(message.request_id, None)
+                if future is not None and not future.done():
+                    future.set_result(message)
+
+    async def relay_offer(self, host_id: str, ticket: str, sdp: str) -> LinkAnswer:
+        """Send an offer to a host wherever it is linked; its answer, or a clear refusal."""
+        request_id = new_id()
+        future: asyncio.Future[LinkAnswer | LinkRefused] = (
+            asyncio.get_running_loop().create_future()
+        )
+        link = self._links.get(host_id)
+        if link is not None:
+            link.pending[request_id] = future
+            await link.send(LinkOffer(request_id=request_id, ticket=ticket, sdp=sdp))
+        else:
+            self._remote[request_id] = future
+            await self._bus.publish(
+                {
+                    "kind": "offer",
+                    "host_id": host_id,
+                    "from": self.instance_id,
+                    "request_id": request_id,
+                    "ticket": ticket,
+                    "sdp": sdp,
+                }
+            )
+        try:
+            reply = await asyncio.wait_for(future, OFFER_SECONDS)
+        except (TimeoutError, asyncio.CancelledError) as exc:
+            if link is None:
+                raise Unavailable("the host is not connected", code="hostOffline") from exc
+            raise Unavailable("the host did not answer in time", code="hostTimeout") from exc
+        finally:
+            self._remote.pop(request_id, None)
+            if link is not None:
+                link.pending.pop(request_id, None)
+        if isinstance(reply, LinkRefused):
+            raise Forbidden(reply.error.message, code=reply.error.code)
+        return reply
+
+    async def on_bus(self, message: dict[str, Any]) -> None:
+        """A message from any hub instance (this one included)."""
+        kind = message.get("kind")
+        if kind == "offer" and message.get("host_id") in self._links:
+            self._spawn(self._relay_for_other_instance(message))
+        elif kind == "answer" and message.get("to") == self.instance_id:
+            future = self._remote.pop(str(message.get("request_id")), None)
+            if future is not None and not future.done():
+                try:
+                    reply = decode_link(str(message["reply"]))
+                except (CrewhostError, KeyError):
+                    reply = None
+                if isinstance(reply, LinkAnswer | LinkRefused):
+                    future.set_result(reply)
+                else:
+                    future.cancel()
+        elif kind == "revoke":
+            await self._deliver_revoke(message)
+
+    async def _relay_for_other_instance(self, message: dict[str, Any]) -> None:
+        request_id = str(message["request_id"])
+        reply: LinkAnswer | LinkRefused
+        try:
+            reply = await self.relay_offer(
+                str(message["host_id"]), str(message["ticket"]), str(message["sdp"])
+            )
+            reply = reply.model_copy(update={"request_id": request_id})
+        except CrewhostError as exc:
+            reply = LinkRefused(request_id=request_id, error=error_info(exc))
+        await self._bus.publish(
+            {
+                "kind": "answer",
+                "to": message.get("from"),
+                "request_id": request_id,
+                "reply": encode(reply),
+            }
+        )
+
+    async def _deliver_revoke(self, message: dict[str, Any]) -> None:
+        try:
+            revoke = LinkRevoke.model_validate(message["revoke"])
+        except (KeyError, ValueError):
+            return
+        host_id = message.get("host_id")
+        targets = [self._links[host_id]] if host_id in self._links else []
+        if host_id is None:
+            targets = list(self._links.values())
+        for link in targets:
+            try:
+                await link.send(revoke)
+            except ConnectionError:
+                continue
+            if host_id is not None and revoke.all_peers:
+                await link.socket.close(message=b"host removed")
+
+    def _spawn(self, coroutine: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        for link in list(self._links.values()):
+            await link.socket.close(message=b"hub shutting down")

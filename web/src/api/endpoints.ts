@@ -1,0 +1,65 @@
+/** Every hub call the web client makes, one function each. */
+
+import { call } from './typed-call';
+import type { CreateInvitation, Role, SignIn, SignUp } from './types';
+
+const PUBLIC = { signInOn401: false } as const;
+
+// --- setup, sign-up, sign-in -------------------------------------------------------
+
+export const getSetupState = () => call('get', '/v1/setup', PUBLIC);
+export const signUp = (body: SignUp) => call('post', '/v1/accounts', { ...PUBLIC, json: body });
+export const signIn = (body: SignIn) => call('post', '/v1/sessions', { ...PUBLIC, json: body });
+export const signOut = () => call('delete', '/v1/sessions/current', PUBLIC);
+
+// --- the signed-in account ---------------------------------------------------------
+
+export const getMe = () => call('get', '/v1/me', {});
+/** "Am I signed in?": a 401 here is an answer, not a reason to show sign-in. */
+export const probeMe = () => call('get', '/v1/me', PUBLIC);
+export const updateProfile = (name: string) =>
+  call('patch', '/v1/me/profile', { json: { name } });
+export const putAvatar = (image: Blob) => call('put', '/v1/me/avatar', { raw: image });
+export const deleteAvatar = () => call('delete', '/v1/me/avatar', {});
+/** Where the avatar image is; `version` makes the browser fetch a changed one. */
+export const avatarUrl = (version: number) => `/v1/me/avatar?v=${version}`;
+export const listSessions = () => call('get', '/v1/me/sessions', {});
+export const revokeSession = (sessionId: string) =>
+  call('delete', '/v1/me/sessions/{session_id}', { params: { sessionId } });
+export const revokeOtherSessions = () => call('post', '/v1/me/sessions/revoke-others', {});
+
+// --- teams and members -------------------------------------------------------------
+
+export const listTeams = () => call('get', '/v1/teams', {});
+export const createTeam = (name: string) => call('post', '/v1/teams', { json: { name } });
+export const listMembers = (teamId: string) =>
+  call('get', '/v1/teams/{team_id}/members', { params: { teamId } });
+export const changeRole = (teamId: string, accountId: string, role: Role) =>
+  call('patch', '/v1/teams/{team_id}/members/{account_id}', {
+    params: { teamId, accountId },
+    json: { role },
+  });
+export const removeMember = (teamId: string, accountId: string) =>
+  call('delete', '/v1/teams/{team_id}/members/{account_id}', { params: { teamId, accountId } });
+export const leaveTeam = (teamId: string) =>
+  call('post', '/v1/teams/{team_id}/leave', { params: { teamId } });
+
+// --- invitations -------------------------------------------------------------------
+
+export const createInvitation = (teamId: string, body: CreateInvitation) =>
+  call('post', '/v1/teams/{team_id}/invitations', { params: { teamId }, json: body });
+export const listInvitations = (teamId: string) =>
+  call('get', '/v1/teams/{team_id}/invitations', { params: { teamId } });
+export const revokeInvitation = (teamId: string, invitationId: string) =>
+  call('delete', '/v1/teams/{team_id}/invitations/{invitation_id}', {
+    params: { teamId, invitationId },
+  });
+export const previewInvitation = (code: string) =>
+  call('post', '/v1/invitations/preview', { ...PUBLIC, json: { code } });
+export const acceptInvitation = (code: string) =>
+  call('post', '/v1/invitations/accept', { json: { code } });
+
+// --- hosts -------------------------------------------------------------------------
+
+export const listHosts = (teamId: string) =>
+  call('get', '/v1/teams/{team_id}/hosts', { params: { teamId } });
