@@ -20,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 from server.common.clock import Clock
 from server.common.errors import CrewhostError, Forbidden, Internal, NotFound, RateLimited
 from server.common.protocol import (
+    MAX_TEAM_API_MESSAGE,
     PROTOCOL_VERSION,
     TeamApiError,
     TeamApiEvent,
@@ -146,7 +147,9 @@ class TeamApiSession:
                 raise RateLimited("too many requests at once", retry_after=0.1)
             self._limit.spend(self.peer.peer_id)
         except CrewhostError as exc:
-            self._send(TeamApiError(id=request_id_of(raw), error=error_info(exc)))
+            # An oversize message is not even parsed for its id.
+            known_id = request_id_of(raw) if len(raw) <= MAX_TEAM_API_MESSAGE else None
+            self._send(TeamApiError(id=known_id, error=error_info(exc)))
             return
         task = asyncio.get_running_loop().create_task(self._handle(request))
         self._tasks.add(task)

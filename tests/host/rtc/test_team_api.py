@@ -1,0 +1,197 @@
+"""The team-api channel: every refusal is an answer with a code, and the channel stays open."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from peer.connection import HostConnection, TeamApiCallError
+from server.common.protocol import MAX_TEAM_API_MESSAGE
+from server.host.api.system import NoArgs
+from server.host.rtc.team_api import HostCall, HostRoute, PeerIdentity, TeamApiSession
+from server.hub.roles import Role
+from tests.support.databases import ScratchDatabase
+from tests.support.hub_server import RunningHub, hub_settings, running_hub
+from tests.support.peers import peer_member, wait_linked
+
+
+def next_message(connection: HostConnection) -> asyncio.Future[dict[str, Any]]:
+    """The next answer on the channel (requests sent with ``send_raw`` have no waiter)."""
+    future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+
+    def on_message(raw: str | bytes) -> None:
+        if not future.done():
+            future.set_result(json.loads(raw))
+        connection._channel.remove_listener("message", on_message)
+
+    connection._channel.on("message", on_message)
+    return future
+
+
+@pytest.fixture
+async def two_peers(
+    server: RunningHub, tmp_path: Path
+) -> AsyncIterator[tuple[HostConnection, HostConnection]]:
+    await server.sign_up_owner()
+    host_id = await wait_linked(server)
+    member = await peer_member(server, "owner@example.com", tmp_path)
+    first = await member.connect(host_id)
+    second = await member.connect(host_id)
+    yield first, second
+    await first.close()
+    await second.close()
+    await member.hub.close()
+
+
+@pytest.mark.parametrize(
+    ("raw", "code", "echoed_id"),
+    [
+        ("{not json", "invalidArgument", None),
+        ("[1, 2]", "invalidArgument", None),
+        ('{"id": 7}', "invalidArgument", 7),
+        ('{"id": 8, "route": "nope/v9"}', "routeUnknown", 8),
+        ('{"id": 9, "route": "capabilities", "args": {"x": 1}}', "invalidArgument", 9),
+        ('{"id": 10, "route": "capabilities", "args": [], "extra": 1}', "invalidArgument", 10),
+        ('{"id": "s", "route": "host-v1/whoami", "args": 5}', "invalidArgument", "s"),
+    ],
+)
+async def test_bad_messages_get_coded_answers(
+    two_peers: tuple[HostConnection, HostConnection], raw: str, code: str, echoed_id: Any
+) -> None:
+    first, _ = two_peers
+    answer = next_message(first)
+    first.send_raw(raw)
+    reply = await asyncio.wait_for(answer, 10)
+    assert reply["error"]["code"] == code
+    assert reply["id"] == echoed_id
+    assert (await first.call("capabilities"))["protocol"] == 1  # still open
+
+
+async def test_binary_messages_are_refused(
+    two_peers: tuple[HostConnection, HostConnection],
+) -> None:
+    first, _ = two_peers
+    answer = next_message(first)
+    first.send_raw(b'{"id": 1, "route": "capabilities"}')
+    assert (await asyncio.wait_for(answer, 10))["error"]["code"] == "invalidArgument"
+
+
+class RecordingChannel:
+    readyState = "open"
+
+    def __init__(self) -> None:
+        self.sent: list[dict[str, Any]] = []
+
+    def send(self, data: str) -> None:
+        self.sent.append(json.loads(data))
+
+
+async def test_messages_over_256_kib_are_refused(server: RunningHub) -> None:
+    # SCTP (aiortc's and browsers') already refuses to carry them; the host checks again.
+    channel = RecordingChannel()
+    peer = PeerIdentity("p" * 32, "a" * 32, "t" * 32, Role.MEMBER, "h" * 64)
+    services = server.builtin.services
+    session = TeamApiSession(
+        services.team_api, peer, channel, services, services.settings.rtc, services.clock
+    )
+    session.on_message(
+        '{"id": 1, "route": "capabilities", "pad": "' + "x" * MAX_TEAM_API_MESSAGE + '"}'
+    )
+    assert channel.sent == [
+        {
+            "id": None,
+            "error": {"code": "messageTooLarge", "message": channel.sent[0]["error"]["message"]},
+        }
+    ]
+
+
+async def test_a_slow_handler_blocks_no_other_request(
+    server: RunningHub, two_peers: tuple[HostConnection, HostConnection]
+) -> None:
+    release = asyncio.Event()
+
+    async def slow(_call: HostCall, _args: NoArgs) -> dict[str, bool]:
+        await release.wait()
+        return {"slow": True}
+
+    api = server.builtin.services.team_api
+    api.routes["test/slow"] = HostRoute("test/slow", NoArgs, Role.MEMBER, slow, "slow")
+    first, second = two_peers
+    pending = asyncio.ensure_future(first.call("test/slow"))
+    # The same peer and another peer are both answered while the slow call waits.
+    assert (await first.call("capabilities"))["protocol"] == 1
+    assert (await second.call("capabilities"))["protocol"] == 1
+    assert not pending.done()
+    release.set()
+    assert await pending == {"slow": True}
+
+
+@pytest.fixture
+async def strict_server(tmp_path: Path, database: ScratchDatabase) -> AsyncIterator[RunningHub]:
+    settings = hub_settings(
+        tmp_path, database, **{"rtc.team_api_burst": 3, "rtc.team_api_rate": 0.01}
+    )
+    async with running_hub(settings, database) as running:
+        yield running
+
+
+async def test_requests_above_the_rate_are_refused(
+    strict_server: RunningHub, tmp_path: Path
+) -> None:
+    await strict_server.sign_up_owner()
+    host_id = await wait_linked(strict_server)
+    member = await peer_member(strict_server, "owner@example.com", tmp_path)
+    connection = await member.connect(host_id)
+    for _ in range(3):
+        await connection.call("capabilities")
+    with pytest.raises(TeamApiCallError) as caught:
+        await connection.call("capabilities")
+    assert caught.value.code == "rateLimited"
+    await connection.close()
+    await member.hub.close()
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=12,
+)
+requests = st.fixed_dictionaries(
+    {},
+    optional={
+        "id": st.integers(-5, 2**60) | st.text(max_size=70) | st.none(),
+        "route": st.sampled_from(["capabilities", "host-v1/whoami", "host-v1/peers/list", "x"])
+        | st.text(max_size=20),
+        "args": json_values,
+    },
+)
+garbage = st.text(max_size=200) | requests.map(json.dumps) | json_values.map(json.dumps)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(messages=st.lists(garbage, min_size=1, max_size=5))
+async def test_garbage_never_breaks_the_host(
+    two_peers: tuple[HostConnection, HostConnection],
+    caplog: pytest.LogCaptureFixture,
+    messages: list[str],
+) -> None:
+    caplog.set_level(logging.ERROR)
+    first, second = two_peers
+    for message in messages:
+        if message:
+            first.send_raw(message)
+    assert (await second.call("capabilities"))["protocol"] == 1
+    assert (await first.call("host-v1/whoami"))["role"] == "owner"
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
