@@ -14,8 +14,8 @@ prints, invites 63 members so there are 64 accounts, and then runs three phases
 of ``--seconds`` each, 64 concurrent clients in all (split over
 ``--client-processes`` processes, each with one aiohttp session):
 
-* ``baseline``: ``GET /healthz``, the cheapest route of the same server (one
-  small database read, no authentication), to show the ceiling beside the
+* ``baseline``: ``GET /healthz``, the cheapest route of the same server (no
+  authentication, but one small database read), to show the ceiling beside the
   authenticated GET;
 * ``sign-in``: ``POST /v1/sessions`` with email and password (argon2id at the
   production cost, so this is deliberately slow);
@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import math
 import multiprocessing
 import os
 import platform
@@ -54,7 +55,7 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-import asyncpg  # type: ignore[import-untyped]
+import asyncpg
 from yarl import URL
 
 from server.config import SecuritySettings
@@ -375,7 +376,7 @@ def percentile(sorted_values: Sequence[float], fraction: float) -> float:
     """Nearest-rank percentile of an ascending sequence (0.0 when it is empty)."""
     if not sorted_values:
         return 0.0
-    rank = max(1, round(fraction * len(sorted_values) + 0.5))
+    rank = max(1, math.ceil(fraction * len(sorted_values)))
     return sorted_values[min(rank, len(sorted_values)) - 1]
 
 
@@ -531,6 +532,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if not 1 <= args.client_processes <= CLIENTS:
         parser.error(f"--client-processes must be between 1 and {CLIENTS}")
+    if args.seconds <= 0:
+        parser.error("--seconds must be positive")
     return args
 
 

@@ -48,6 +48,7 @@ class HostLinkClient:
         self._url = hub_url.rstrip("/").replace("http", "ws", 1) + LINK_PATH
         self._pinned_hub_key = hub_key
         self.linked = asyncio.Event()
+        self.unlinked = asyncio.Event()
         self.hub_key: str | None = hub_key
         self._tasks: set[asyncio.Task[Any]] = set()
 
@@ -67,6 +68,7 @@ class HostLinkClient:
                     delay = BACKOFF_MAX
                 finally:
                     self.linked.clear()
+                    self.unlinked.set()
                 await asyncio.sleep(delay * (0.5 + random.random()))  # noqa: S311 - jitter
                 delay = min(delay * 2, BACKOFF_MAX)
 
@@ -87,6 +89,7 @@ class HostLinkClient:
             raise LinkRefusedByHub("no welcome")
         self.hub_key = challenge.hub_key
         self._services.peers.trust_hub(host_id, challenge.hub_key)
+        self.unlinked.clear()
         self.linked.set()
         log.info("linked to hub", extra={"host_id": host_id})
         async for raw in socket:

@@ -53,3 +53,19 @@ async def scratch_database(backend: str, folder: Path) -> AsyncIterator[ScratchD
         return
     async with _postgres_schema() as schema:
         yield ScratchDatabase(postgres_url(), schema)
+
+
+@asynccontextmanager
+async def scratch_postgres_database() -> AsyncIterator[str]:
+    """A whole new PostgreSQL database (for several processes sharing one); its URL."""
+    url = make_url(postgres_url())
+    name = f"crewhost_test_{os.getpid()}_{secrets.token_hex(4)}"
+    admin = await asyncpg.connect(
+        url.set(drivername="postgresql").render_as_string(hide_password=False)
+    )
+    try:
+        await admin.execute(f'CREATE DATABASE "{name}"')
+        yield url.set(database=name).render_as_string(hide_password=False)
+    finally:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        await admin.close()

@@ -48,6 +48,8 @@ def build_app(hub: Hub) -> web.Application:
     app.router.add_get(LINK_PATH, hub.links.handle, name="host_link")
     add_web_client(app)
     app.cleanup_ctx.append(_lifecycle(hub))
+    # Long-lived websockets end first, so shutdown does not wait for them.
+    app.on_shutdown.append(lambda _app: hub.links.close())
     return app
 
 
@@ -56,7 +58,6 @@ def _lifecycle(hub: Hub) -> Any:
         await hub.db.migrate()
         await hub.bus.start(hub.links.on_bus)
         yield
-        await hub.links.close()
         await hub.bus.close()
         await hub.db.close()
 
