@@ -4,7 +4,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: install chromium serve test lint bench clean
+WEB_STAMP := web/node_modules/.installed-stamp
+
+.PHONY: install chromium web web-test serve test lint bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -17,7 +19,17 @@ install: $(STAMP)
 chromium: install
 	$(BIN)/python -m server.host.chromium --ensure
 
-serve: install chromium
+$(WEB_STAMP): web/package.json web/package-lock.json
+	cd web && npm ci --no-audit --no-fund
+	touch $(WEB_STAMP)
+
+web: $(WEB_STAMP)
+	cd web && npm run build
+
+web-test: $(WEB_STAMP)
+	cd web && npm run typecheck && npm test
+
+serve: install chromium web
 	$(BIN)/crewhost admin migrate
 	$(BIN)/crewhost serve
 
@@ -26,11 +38,11 @@ lint: install
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-test: lint
+test: lint web-test
 	$(BIN)/pytest
 
 bench: install
 	$(BIN)/python bench/hub_http.py
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache web/node_modules web/dist

@@ -34,6 +34,16 @@ function sentence(text: string): string {
   return /[.!?]$/.test(first) ? first : `${first}.`;
 }
 
+/** The hub's validation wording, said the way the form hints say it. */
+function plainValidation(text: string): string {
+  return text
+    .replace(/^Value error,\s*/, '')
+    .replace(/^String should have at most (\d+) characters?/, 'Use at most $1 characters')
+    .replace(/^String should have at least (\d+) characters?/, 'Use at least $1 characters')
+    .replace(/^Input should be greater than or equal to (\d+)/, 'Use $1 or more')
+    .replace(/^Input should be less than or equal to (\d+)/, 'Use $1 or less');
+}
+
 /** A message for any error thrown by a call. */
 export function describeError(error: unknown): string {
   if (error instanceof ApiError) {
@@ -43,7 +53,7 @@ export function describeError(error: unknown): string {
     }
     if (error.code === 'invalidArgument') {
       // The hub says "field 'password': String should have ..."; the field is shown already.
-      return sentence(error.message.replace(/^field '[^']*':\s*/, ''));
+      return sentence(plainValidation(error.message.replace(/^field '[^']*':\s*/, '')));
     }
     const known = MESSAGES[error.code];
     if (known) return known;

@@ -84,8 +84,8 @@ describe('bodies and paths', () => {
   });
 
   it('fills and encodes path parameters', () => {
-    expect(fillPath('/v1/teams/{team_id}/members', { teamId: 'a/b?' })).toBe('/v1/teams/a%2Fb%3F/members');
-    expect(() => fillPath('/v1/teams/{team_id}', {})).toThrow(/teamId/);
+    expect(fillPath('/v1/teams/{team_id}/members', { team_id: 'a/b?' })).toBe('/v1/teams/a%2Fb%3F/members');
+    expect(() => fillPath('/v1/teams/{team_id}', {})).toThrow(/team_id/);
   });
 });
 

@@ -36,7 +36,7 @@ describe('error placement', () => {
 
   it('puts an error next to the field it names', () => {
     expect(formErrors(invalid, ['email', 'password'])).toEqual({
-      fields: { password: 'String should have at least 10 characters.' },
+      fields: { password: 'Use at least 10 characters.' },
       banner: null,
     });
   });
@@ -45,6 +45,13 @@ describe('error placement', () => {
     const result = formErrors(new ApiError(400, 'invalidArgument', 'give one code', 'invitationCode'), ['email']);
     expect(result.fields).toEqual({});
     expect(result.banner).toBe('Give one code.');
+  });
+
+  it('words the hub\'s validation messages like the form hints', () => {
+    const long = new ApiError(400, 'invalidArgument', "field 'password': String should have at most 1024 characters", 'password');
+    expect(describeError(long)).toBe('Use at most 1024 characters.');
+    const email = new ApiError(400, 'invalidArgument', "field 'email': Value error, not an email address", 'email');
+    expect(describeError(email)).toBe('Not an email address.');
   });
 
   it('words known codes for people', () => {

@@ -53,7 +53,7 @@ def _operation(route: Route) -> dict[str, Any]:
         "summary": route.summary,
         "x-least-role": route.access.value if isinstance(route.access, Role) else route.access,
         "parameters": [
-            {"name": _camel(p), "in": "path", "required": True, "schema": {"type": "string"}}
+            {"name": p, "in": "path", "required": True, "schema": {"type": "string"}}
             for p in _PARAM.findall(route.path)
         ],
         "responses": {

@@ -25,7 +25,7 @@ export const deleteAvatar = () => call('delete', '/v1/me/avatar', {});
 export const avatarUrl = (version: number) => `/v1/me/avatar?v=${version}`;
 export const listSessions = () => call('get', '/v1/me/sessions', {});
 export const revokeSession = (sessionId: string) =>
-  call('delete', '/v1/me/sessions/{session_id}', { params: { sessionId } });
+  call('delete', '/v1/me/sessions/{session_id}', { params: { session_id: sessionId } });
 export const revokeOtherSessions = () => call('post', '/v1/me/sessions/revoke-others', {});
 
 // --- teams and members -------------------------------------------------------------
@@ -33,26 +33,26 @@ export const revokeOtherSessions = () => call('post', '/v1/me/sessions/revoke-ot
 export const listTeams = () => call('get', '/v1/teams', {});
 export const createTeam = (name: string) => call('post', '/v1/teams', { json: { name } });
 export const listMembers = (teamId: string) =>
-  call('get', '/v1/teams/{team_id}/members', { params: { teamId } });
+  call('get', '/v1/teams/{team_id}/members', { params: { team_id: teamId } });
 export const changeRole = (teamId: string, accountId: string, role: Role) =>
   call('patch', '/v1/teams/{team_id}/members/{account_id}', {
-    params: { teamId, accountId },
+    params: { team_id: teamId, account_id: accountId },
     json: { role },
   });
 export const removeMember = (teamId: string, accountId: string) =>
-  call('delete', '/v1/teams/{team_id}/members/{account_id}', { params: { teamId, accountId } });
+  call('delete', '/v1/teams/{team_id}/members/{account_id}', { params: { team_id: teamId, account_id: accountId } });
 export const leaveTeam = (teamId: string) =>
-  call('post', '/v1/teams/{team_id}/leave', { params: { teamId } });
+  call('post', '/v1/teams/{team_id}/leave', { params: { team_id: teamId } });
 
 // --- invitations -------------------------------------------------------------------
 
 export const createInvitation = (teamId: string, body: CreateInvitation) =>
-  call('post', '/v1/teams/{team_id}/invitations', { params: { teamId }, json: body });
+  call('post', '/v1/teams/{team_id}/invitations', { params: { team_id: teamId }, json: body });
 export const listInvitations = (teamId: string) =>
-  call('get', '/v1/teams/{team_id}/invitations', { params: { teamId } });
+  call('get', '/v1/teams/{team_id}/invitations', { params: { team_id: teamId } });
 export const revokeInvitation = (teamId: string, invitationId: string) =>
   call('delete', '/v1/teams/{team_id}/invitations/{invitation_id}', {
-    params: { teamId, invitationId },
+    params: { team_id: teamId, invitation_id: invitationId },
   });
 export const previewInvitation = (code: string) =>
   call('post', '/v1/invitations/preview', { ...PUBLIC, json: { code } });
@@ -62,4 +62,4 @@ export const acceptInvitation = (code: string) =>
 // --- hosts -------------------------------------------------------------------------
 
 export const listHosts = (teamId: string) =>
-  call('get', '/v1/teams/{team_id}/hosts', { params: { teamId } });
+  call('get', '/v1/teams/{team_id}/hosts', { params: { team_id: teamId } });

@@ -55,6 +55,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/hosts/enrol": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A host spends its enrolment code and registers its identity key. */
+        post: operations["enrolHost"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/invitations/accept": {
         parameters: {
             query?: never;
@@ -297,6 +314,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/teams/{team_id}/hosts/enrolments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A one-time code with which a new host machine joins the team. */
+        post: operations["createEnrolment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/teams/{team_id}/hosts/{host_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove an enrolled host; its live peers are disconnected. */
+        delete: operations["removeHost"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/teams/{team_id}/hosts/{host_id}/connect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Relay an SDP offer (with its ticket) to the host and return the host's signed answer. */
+        post: operations["connectToHost"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/teams/{team_id}/hosts/{host_id}/tickets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A short-lived ticket to connect to one host, bound to this peer's DTLS fingerprint. */
+        post: operations["issueTicket"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/teams/{team_id}/invitations": {
         parameters: {
             query?: never;
@@ -410,6 +495,27 @@ export interface components {
         ChangeRole: {
             role: components["schemas"]["Role"];
         };
+        /** ConnectAnswer */
+        ConnectAnswer: {
+            /** Hostkey */
+            hostKey: string;
+            /** Sdp */
+            sdp: string;
+            /** Signature */
+            signature: string;
+        };
+        /** ConnectRequest */
+        ConnectRequest: {
+            /** Sdp */
+            sdp: string;
+            /** Ticket */
+            ticket: string;
+        };
+        /** CreateEnrolment */
+        CreateEnrolment: {
+            /** Name */
+            name: string;
+        };
         /** CreateInvitation */
         CreateInvitation: {
             /**
@@ -429,6 +535,25 @@ export interface components {
         CreateTeam: {
             /** Name */
             name: string;
+        };
+        /** EnrolHost */
+        EnrolHost: {
+            /** Code */
+            code: string;
+            /** Publickey */
+            publicKey: string;
+        };
+        /** EnrolmentCreated */
+        EnrolmentCreated: {
+            /**
+             * Code
+             * @description Shown once; give it to `crewhost host --enrol`.
+             */
+            code: string;
+            /** Command */
+            command: string;
+            /** Expiresat */
+            expiresAt: number;
         };
         /** ErrorBody */
         ErrorBody: {
@@ -456,6 +581,13 @@ export interface components {
             /** Version */
             version: string;
         };
+        /** HostEnrolled */
+        HostEnrolled: {
+            /** Hostid */
+            hostId: string;
+            /** Name */
+            name: string;
+        };
         /** HostList */
         HostList: {
             /** Hosts */
@@ -471,6 +603,11 @@ export interface components {
             name: string;
             /** Online */
             online: boolean;
+            /**
+             * Publickey
+             * @description The host's Ed25519 identity key (pin it).
+             */
+            publicKey: string;
         };
         /** InvitationCreated */
         InvitationCreated: {
@@ -657,6 +794,20 @@ export interface components {
             name: string;
             role: components["schemas"]["Role"];
         };
+        /** TicketGrant */
+        TicketGrant: {
+            /** Expiresat */
+            expiresAt: number;
+            /** Hostkey */
+            hostKey: string;
+            /** Ticket */
+            ticket: string;
+        };
+        /** TicketRequest */
+        TicketRequest: {
+            /** Fingerprint */
+            fingerprint: string;
+        };
         /** UpdateProfile */
         UpdateProfile: {
             /** Name */
@@ -749,6 +900,39 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SignedIn"];
+                };
+            };
+            /** @description An error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+        };
+    };
+    enrolHost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EnrolHost"];
+            };
+        };
+        responses: {
+            /** @description A host spends its enrolment code and registers its identity key. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HostEnrolled"];
                 };
             };
             /** @description An error */
@@ -1044,7 +1228,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                sessionId: string;
+                session_id: string;
             };
             cookie?: never;
         };
@@ -1224,7 +1408,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                teamId: string;
+                team_id: string;
             };
             cookie?: never;
         };
@@ -1255,7 +1439,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                teamId: string;
+                team_id: string;
             };
             cookie?: never;
         };
@@ -1290,7 +1474,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                teamId: string;
+                team_id: string;
             };
             cookie?: never;
         };
@@ -1316,12 +1500,149 @@ export interface operations {
             };
         };
     };
+    createEnrolment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                team_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateEnrolment"];
+            };
+        };
+        responses: {
+            /** @description A one-time code with which a new host machine joins the team. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnrolmentCreated"];
+                };
+            };
+            /** @description An error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+        };
+    };
+    removeHost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                team_id: string;
+                host_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Remove an enrolled host; its live peers are disconnected. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description An error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+        };
+    };
+    connectToHost: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                team_id: string;
+                host_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConnectRequest"];
+            };
+        };
+        responses: {
+            /** @description Relay an SDP offer (with its ticket) to the host and return the host's signed answer. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConnectAnswer"];
+                };
+            };
+            /** @description An error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+        };
+    };
+    issueTicket: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                team_id: string;
+                host_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TicketRequest"];
+            };
+        };
+        responses: {
+            /** @description A short-lived ticket to connect to one host, bound to this peer's DTLS fingerprint. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TicketGrant"];
+                };
+            };
+            /** @description An error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+        };
+    };
     listInvitations: {
         parameters: {
             query?: never;
             header?: never;
             path: {
-                teamId: string;
+                team_id: string;
             };
             cookie?: never;
         };
@@ -1352,7 +1673,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                teamId: string;
+                team_id: string;
             };
             cookie?: never;
         };
@@ -1387,8 +1708,8 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                teamId: string;
-                invitationId: string;
+                team_id: string;
+                invitation_id: string;
             };
             cookie?: never;
         };
@@ -1417,7 +1738,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                teamId: string;
+                team_id: string;
             };
             cookie?: never;
         };
@@ -1446,7 +1767,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                teamId: string;
+                team_id: string;
             };
             cookie?: never;
         };
@@ -1477,8 +1798,8 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                teamId: string;
-                accountId: string;
+                team_id: string;
+                account_id: string;
             };
             cookie?: never;
         };
@@ -1507,8 +1828,8 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                teamId: string;
-                accountId: string;
+                team_id: string;
+                account_id: string;
             };
             cookie?: never;
         };

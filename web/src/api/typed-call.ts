@@ -33,12 +33,11 @@ export type CallArgs<O> = (PathParams<O> extends undefined
     signInOn401?: boolean;
   };
 
-/** The path with its `{snake_case}` placeholders filled from the camelCase parameters. */
+/** The path with its `{name}` placeholders filled from the parameters of the same names. */
 export function fillPath(template: string, params: Record<string, string> | undefined): string {
   return template.replace(/\{([a-z0-9_]+)\}/g, (_match, name: string) => {
-    const key = name.replace(/_([a-z0-9])/g, (_m, ch: string) => ch.toUpperCase());
-    const value = params?.[key] ?? params?.[name];
-    if (value === undefined) throw new Error(`missing path parameter ${key} for ${template}`);
+    const value = params?.[name];
+    if (value === undefined) throw new Error(`missing path parameter ${name} for ${template}`);
     return encodeURIComponent(value);
   });
 }

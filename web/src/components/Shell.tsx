@@ -70,11 +70,11 @@ export function Shell({ route, team, children }: { route: Route; team: TeamView 
         </div>
         <div class="sidebar-body" id="sidebar-body">
           <TeamSwitcher teams={session.teams} current={team} />
-          <nav aria-label="Team">
+          <nav aria-label="Team pages">
             <ul class="nav">{navItems(team).map(link)}</ul>
           </nav>
           <div class="sidebar-spacer" />
-          <nav aria-label="Account">
+          <nav aria-label="Your account">
             <ul class="nav">
               {link({ route: { name: 'createTeam' }, label: 'Create team', icon: 'plus' })}
               {link({ route: { name: 'account' }, label: 'Account settings', icon: 'account' })}
@@ -98,6 +98,7 @@ export function Shell({ route, team, children }: { route: Route; team: TeamView 
           </div>
         </div>
       </aside>
+      {open ? <div class="drawer-backdrop" aria-hidden="true" onClick={() => setOpen(false)} /> : null}
       <main class="main" id="main">
         <div class="main-inner">{children}</div>
       </main>

@@ -36,7 +36,11 @@ export function SignUpForm({ submitLabel, withTeamName = false, onSubmit, disabl
   const [values, setValues] = useState<SignUpValues>({ name: '', email: '', password: '', teamName: '' });
   const [errors, setErrors] = useState<FormErrors<FieldName>>({ fields: {}, banner: null });
   const [busy, setBusy] = useState(false);
-  const set = (field: FieldName) => (value: string) => setValues((old) => ({ ...old, [field]: value }));
+  const set = (field: FieldName) => (value: string) => {
+    setValues((old) => ({ ...old, [field]: value }));
+    // An error goes away as soon as its field is edited.
+    setErrors((old) => (old.fields[field] ? { ...old, fields: { ...old.fields, [field]: undefined } } : old));
+  };
 
   async function submit(event: Event) {
     event.preventDefault();

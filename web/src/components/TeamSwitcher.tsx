@@ -22,11 +22,16 @@ export function TeamSwitcher({ teams, current }: { teams: TeamView[]; current: T
         ) : null}
         {teams.map((team) => (
           <option key={team.id} value={team.id}>
-            {team.name} · {ROLE_LABELS[team.role]}
+            {team.name}
           </option>
         ))}
         <option value={NEW}>+ Create team…</option>
       </select>
+      {current ? (
+        <p class="team-switcher-role">
+          Your role: <strong>{ROLE_LABELS[current.role]}</strong>
+        </p>
+      ) : null}
     </div>
   );
 }

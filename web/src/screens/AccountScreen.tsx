@@ -54,7 +54,11 @@ function ProfileSection() {
   return (
     <form class="form" onSubmit={submit} noValidate>
       {errors.banner ? <Banner tone="error">{errors.banner}</Banner> : null}
-      <Field id="profile-name" label="Name" value={name} onValue={(v) => { setName(v); setSaved(false); }} error={errors.fields.name} autoComplete="name" maxLength={100} />
+      <Field id="profile-name" label="Name" value={name} onValue={(value) => {
+          setName(value);
+          setSaved(false);
+          setErrors((old) => ({ ...old, fields: {} }));
+        }} error={errors.fields.name} autoComplete="name" maxLength={100} />
       <div class="field">
         <span class="field-label">Email</span>
         <p class="field-static">{session.me.email}</p>

@@ -37,7 +37,10 @@ export function CreateTeamScreen() {
       <section class="card card-narrow">
         <form class="card-body form" onSubmit={submit} noValidate>
           {errors.banner ? <Banner tone="error">{errors.banner}</Banner> : null}
-          <Field id="team-name" label="Team name" value={name} onValue={setName} error={errors.fields.name} maxLength={60} autoFocus />
+          <Field id="team-name" label="Team name" value={name} onValue={(value) => {
+              setName(value);
+              setErrors((old) => ({ ...old, fields: {} }));
+            }} error={errors.fields.name} maxLength={60} autoFocus />
           <div class="form-actions">
             <button type="submit" class="btn btn-primary" disabled={busy}>
               {busy ? 'Creating…' : 'Create team'}

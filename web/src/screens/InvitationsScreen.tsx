@@ -177,7 +177,7 @@ function InvitationsManager({ team }: { team: TeamView }) {
               Copy the link now: it is shown only once.
             </Banner>
             <CopyField id="invite-link" label="Invitation link" value={created.link} />
-            <button type="button" class="btn btn-ghost btn-sm" onClick={() => setCreated(null)}>
+            <button type="button" class="btn btn-secondary btn-sm" onClick={() => setCreated(null)}>
               Done
             </button>
           </div>

@@ -63,6 +63,7 @@ export function MembersScreen({ team }: { team: TeamView }) {
 
   async function leave() {
     setLeaveError(null);
+    setNotice(null);
     try {
       await leaveTeam(team.id);
       await session.reloadTeams();
@@ -176,7 +177,7 @@ export function MembersScreen({ team }: { team: TeamView }) {
           <ConfirmButton label="Leave team" question="Leave this team?" confirmLabel="Leave" onConfirm={leave} />
         </div>
         {leaveError ? (
-          <div class="card-body card-body-tight">
+          <div class="card-body-after">
             <Banner tone="error">{describeError(leaveError)}</Banner>
           </div>
         ) : null}

@@ -18,6 +18,10 @@ export function SignInScreen({ onSignedIn }: { onSignedIn: (account: AccountView
   const [errors, setErrors] = useState<FormErrors<FieldName>>({ fields: {}, banner: null });
   const [busy, setBusy] = useState(false);
   const setup = useLoad(getSetupState, []);
+  const edit = (field: FieldName, setter: (value: string) => void) => (value: string) => {
+    setter(value);
+    setErrors((old) => (old.fields[field] ? { ...old, fields: { ...old.fields, [field]: undefined } } : old));
+  };
 
   async function submit(event: Event) {
     event.preventDefault();
@@ -62,8 +66,8 @@ export function SignInScreen({ onSignedIn }: { onSignedIn: (account: AccountView
       ) : null}
       <form class="form" onSubmit={submit} noValidate>
         {errors.banner ? <Banner tone="error">{errors.banner}</Banner> : null}
-        <Field id="email" label="Email" type="email" value={email} onValue={setEmail} error={errors.fields.email} autoComplete="username" autoFocus />
-        <Field id="password" label="Password" type="password" value={password} onValue={setPassword} error={errors.fields.password} autoComplete="current-password" />
+        <Field id="email" label="Email" type="email" value={email} onValue={edit('email', setEmail)} error={errors.fields.email} autoComplete="username" autoFocus />
+        <Field id="password" label="Password" type="password" value={password} onValue={edit('password', setPassword)} error={errors.fields.password} autoComplete="current-password" />
         <button type="submit" class="btn btn-primary btn-block" disabled={busy}>
           {busy ? 'Signing in…' : 'Sign in'}
         </button>
