@@ -35,14 +35,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import math
 import multiprocessing
 import os
 import platform
-import re
-import signal
-import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -56,20 +51,27 @@ from typing import Any
 
 import aiohttp
 import asyncpg
+from harness import (
+    CSRF_HEADER,
+    PASSWORD,
+    Server,
+    create_accounts,
+    member_email,
+    percentile,
+    read_setup_code,
+    start_server,
+    stop_server,
+    wait_healthy,
+)
 from yarl import URL
 
 from server.config import SecuritySettings
 
 CLIENTS = 64
-PASSWORD = "bench correct horse battery"
 GOAL_REQUESTS_PER_SECOND = 3000.0
 GOAL_P99_MS = 25.0
 RESULTS_FILE = Path(__file__).resolve().parent / "results" / "hub_http.json"
-CREWHOST = Path(sys.executable).with_name("crewhost")
-CSRF_HEADER = "X-Crewhost-CSRF"
-SETUP_CODE = re.compile(r"/app/setup#code=([A-Za-z0-9_-]+)")
 START_DELAY_SECONDS = 1.0
-SERVER_START_SECONDS = 60.0
 # Only the sign-in limits change; 64 clients share one loopback address.
 RATE_LIMIT_OVERRIDES = {
     "CREWHOST_SECURITY_SIGNIN_PER_ADDRESS_BURST": "1000000",
@@ -82,85 +84,12 @@ RATE_LIMIT_OVERRIDES = {
 # --- the server under test -----------------------------------------------------------
 
 
-@dataclass
-class Server:
-    """A ``crewhost serve`` process and where its output goes."""
-
-    process: subprocess.Popen[bytes]
-    base: str
-    stdout_path: Path
-    stderr_path: Path
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def server_env(database_url: str | None) -> dict[str, str]:
     env = dict(os.environ)
     env.update(RATE_LIMIT_OVERRIDES)
     if database_url is not None:
         env["CREWHOST_DATABASE_URL"] = database_url
     return env
-
-
-def start_server(data_dir: Path, database_url: str | None) -> Server:
-    port = free_port()
-    stdout_path, stderr_path = data_dir / "serve.out", data_dir / "serve.log"
-    command = [str(CREWHOST), "serve", "--port", str(port), "--data-dir", str(data_dir)]
-    with stdout_path.open("wb") as out, stderr_path.open("wb") as err:
-        process = subprocess.Popen(  # noqa: S603 - our own executable, fixed arguments
-            command, stdout=out, stderr=err, env=server_env(database_url)
-        )
-    return Server(process, f"http://127.0.0.1:{port}", stdout_path, stderr_path)
-
-
-def stop_server(server: Server) -> None:
-    if server.process.poll() is None:
-        server.process.send_signal(signal.SIGTERM)
-        try:
-            server.process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.process.kill()
-            server.process.wait()
-
-
-def _server_failed(server: Server, what: str) -> RuntimeError:
-    log_tail = server.stderr_path.read_text(errors="replace")[-2000:]
-    return RuntimeError(f"{what}; server log ends with:\n{log_tail}")
-
-
-async def wait_healthy(server: Server) -> None:
-    deadline = time.monotonic() + SERVER_START_SECONDS
-    async with aiohttp.ClientSession() as session:
-        while time.monotonic() < deadline:
-            if server.process.poll() is not None:
-                raise _server_failed(server, "the server exited")
-            try:
-                async with session.get(server.base + "/healthz") as response:
-                    if response.status == 200:
-                        return
-            except aiohttp.ClientError:
-                pass
-            await asyncio.sleep(0.1)
-    raise _server_failed(server, "the server did not become healthy")
-
-
-async def read_setup_code(server: Server) -> str:
-    """The one-time code from the setup link ``crewhost serve`` prints on first start.
-
-    ``crewhost admin setup-code`` run before the server would not do: the server
-    issues a fresh code on start, and that voids every older one.
-    """
-    deadline = time.monotonic() + SERVER_START_SECONDS
-    while time.monotonic() < deadline:
-        found = SETUP_CODE.search(server.stdout_path.read_text(errors="replace"))
-        if found:
-            return found.group(1)
-        await asyncio.sleep(0.1)
-    raise _server_failed(server, "the server printed no setup link")
 
 
 # --- a PostgreSQL database of our own ---------------------------------------------------
@@ -196,75 +125,6 @@ def postgres_database(server_url: str | None) -> Iterator[str | None]:
         yield bench_database_url(server_url, name)
     finally:
         asyncio.run(_admin_sql(server_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-
-
-# --- accounts and tokens (outside every timed window) ----------------------------------
-
-
-async def _post_json(
-    session: aiohttp.ClientSession, url: str, body: dict[str, Any], token: str | None = None
-) -> dict[str, Any]:
-    # A request without a bearer token is a browser's to the hub: it needs the CSRF header.
-    headers = {"Authorization": f"Bearer {token}"} if token else {CSRF_HEADER: "1"}
-    async with session.post(url, json=body, headers=headers) as response:
-        reply: dict[str, Any] = await response.json()
-        if response.status != 201:
-            raise RuntimeError(f"POST {url} answered {response.status}: {reply}")
-        return reply
-
-
-async def _first_team_id(session: aiohttp.ClientSession, base: str, token: str) -> str:
-    headers = {"Authorization": f"Bearer {token}"}
-    async with session.get(base + "/v1/teams", headers=headers) as response:
-        reply = await response.json()
-        if response.status != 200:
-            raise RuntimeError(f"GET /v1/teams answered {response.status}: {reply}")
-        return str(reply["teams"][0]["id"])
-
-
-def member_email(index: int) -> str:
-    return f"bench{index}@example.com"
-
-
-async def create_accounts(base: str, setup_code: str, count: int) -> list[str]:
-    """``count`` accounts (an owner, then invited members); a bearer token for each."""
-    async with aiohttp.ClientSession() as session:
-        owner = await _post_json(
-            session,
-            base + "/v1/accounts",
-            {
-                "email": member_email(0),
-                "name": "Bench owner",
-                "password": PASSWORD,
-                "setupCode": setup_code,
-                "teamName": "Bench team",
-                "client": "peer",
-            },
-        )
-        team_id = await _first_team_id(session, base, owner["token"])
-        invitation = await _post_json(
-            session,
-            f"{base}/v1/teams/{team_id}/invitations",
-            {"role": "member", "maxUses": 1000},
-            owner["token"],
-        )
-        members = await asyncio.gather(
-            *(
-                _post_json(
-                    session,
-                    base + "/v1/accounts",
-                    {
-                        "email": member_email(index),
-                        "name": f"Bench member {index}",
-                        "password": PASSWORD,
-                        "invitationCode": invitation["code"],
-                        "client": "peer",
-                    },
-                )
-                for index in range(1, count)
-            )
-        )
-    return [owner["token"], *(str(member["token"]) for member in members)]
 
 
 # --- the load generator (runs in worker processes) -------------------------------------
@@ -370,14 +230,6 @@ class PhaseResult:
     p99_ms: float
     statuses: dict[str, int]
     late_start_ms: float
-
-
-def percentile(sorted_values: Sequence[float], fraction: float) -> float:
-    """Nearest-rank percentile of an ascending sequence (0.0 when it is empty)."""
-    if not sorted_values:
-        return 0.0
-    rank = max(1, math.ceil(fraction * len(sorted_values)))
-    return sorted_values[min(rank, len(sorted_values)) - 1]
 
 
 def summarise(phase: Phase, results: Sequence[WorkerResult]) -> PhaseResult:
@@ -549,7 +401,7 @@ def run_benchmark(args: argparse.Namespace, data_dir: Path, database_url: str | 
         # Start the client processes now, so their start-up is not in any phase.
         for future in [pool.submit(_ready) for _ in range(args.client_processes)]:
             future.result()
-        server = start_server(data_dir, database_url)
+        server = start_server(data_dir, server_env(database_url))
         try:
             tokens = asyncio.run(prepare(server))
             print(f"server {server.base} ready; {len(tokens)} accounts signed up\n", flush=True)

@@ -12,6 +12,8 @@ from pathlib import Path
 import aiohttp
 import pytest
 
+from tests.support.hub_server import RunningHub
+
 CREWHOST = [sys.executable, "-m", "server.cli"]
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -164,7 +166,17 @@ async def test_serve_prints_the_setup_link_and_logs_json(tmp_path: Path) -> None
     assert all(json.loads(line)["level"] for line in rest)
 
 
-async def test_host_explains_what_it_needs() -> None:
-    code, _, err = await run("host", "--hub", "http://127.0.0.1:1")
+async def test_an_unenrolled_host_asks_for_a_code(tmp_path: Path) -> None:
+    code, _, err = await run("host", "--hub", "http://127.0.0.1:1", "--data-dir", str(tmp_path))
     assert code == 2
-    assert "crewhost serve" in err
+    assert "--enrol CODE" in err
+
+
+async def test_a_bad_enrolment_code_is_refused(server: RunningHub, tmp_path: Path) -> None:
+    await server.sign_up_owner()
+    code, _, err = await run(
+        "host", "--hub", server.url, "--enrol", "not-a-code", "--data-dir", str(tmp_path)
+    )
+    assert code == 2
+    assert "enrolment refused" in err
+    assert not (tmp_path / "host" / "link.json").exists()

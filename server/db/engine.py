@@ -43,12 +43,14 @@ class Database:
         self.url = url
         self.schema = schema
         self.is_sqlite = parsed.get_backend_name() == "sqlite"
-        kwargs: dict[str, Any] = {}
+        # A steady pool: opening a connection (a thread and PRAGMAs on SQLite) per burst costs more
+        # than waiting a moment for a free one.
+        kwargs: dict[str, Any] = {"pool_size": pool_size, "max_overflow": pool_size}
         if self.is_sqlite:
             if parsed.database and parsed.database != ":memory:":
                 Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
         else:
-            kwargs.update(pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True)
+            kwargs["pool_pre_ping"] = True
             if schema:
                 kwargs["connect_args"] = {"server_settings": {"search_path": schema}}
         self.engine: AsyncEngine = create_async_engine(parsed, **kwargs)

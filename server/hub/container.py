@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from aiohttp import web
 
 from server.common.clock import Clock, SystemClock
+from server.common.tokens import new_id
 from server.config import Settings
 from server.db.engine import Database
 from server.hub.bus import Bus, LocalBus, PostgresBus
 from server.hub.links import HostLinks
 from server.hub.metrics import HubMetrics
 from server.hub.passwords import PasswordHasher
+from server.hub.services.access_changes import ACCESS_KINDS, AccessChanges
 from server.hub.services.accounts import AccountService
 from server.hub.services.hosts import HostService
 from server.hub.services.invitations import InvitationService
-from server.hub.services.revocations import Revocations
 from server.hub.services.sessions import SessionService
 from server.hub.services.setup import SetupService
 from server.hub.services.teams import TeamService
@@ -41,6 +43,7 @@ class Hub:
     bus: Bus
     tickets: TicketService
     links: HostLinks
+    changes: AccessChanges
 
     @classmethod
     def build(
@@ -55,13 +58,14 @@ class Hub:
         db = db or Database(settings.database_url, pool_size=settings.database.pool_size)
         if bus is None:
             bus = LocalBus() if db.is_sqlite else PostgresBus(db.url, db.schema)
-        revocations = Revocations(bus)
+        instance_id = new_id()
+        changes = AccessChanges(bus, instance_id)
         passwords = PasswordHasher(settings.security)
-        sessions = SessionService(db, clock, settings.security, passwords, revocations)
-        teams = TeamService(db, clock, revocations)
-        hosts = HostService(db, clock, revocations)
+        sessions = SessionService(db, clock, settings.security, passwords, changes)
+        teams = TeamService(db, clock, changes)
+        hosts = HostService(db, clock, changes)
         tickets = TicketService(clock, hosts.ticket_key)
-        invitations = InvitationService(db, clock)
+        invitations = InvitationService(db, clock, changes)
         accounts = AccountService(
             db,
             clock,
@@ -71,7 +75,7 @@ class Hub:
             invitations,
             open_signup=settings.hub.open_signup,
         )
-        return cls(
+        hub = cls(
             settings=settings,
             clock=clock,
             db=db,
@@ -85,8 +89,28 @@ class Hub:
             hosts=hosts,
             bus=bus,
             tickets=tickets,
-            links=HostLinks(hosts, tickets, bus),
+            links=HostLinks(hosts, tickets, bus, instance_id),
+            changes=changes,
         )
+        changes.bind(hub.apply_access_change)
+        return hub
+
+    async def on_bus(self, message: dict[str, Any]) -> None:
+        """Every message from the bus; changes this instance made were applied already."""
+        if message.get("kind") in ACCESS_KINDS:
+            if message.get("origin") != self.changes.origin:
+                await self.apply_access_change(message)
+            return
+        await self.links.on_bus(message)
+
+    async def apply_access_change(self, message: dict[str, Any]) -> None:
+        if message.get("kind") == "memberships":
+            account_ids = message.get("account_ids")
+            self.teams.forget_cached(None if account_ids is None else list(account_ids))
+            return
+        revoke = message.get("revoke") or {}
+        self.sessions.forget_cached(list(revoke.get("session_hashes") or []))
+        await self.links.deliver_revoke(message)
 
 
 HUB_KEY = web.AppKey("hub", Hub)

@@ -57,11 +57,13 @@ class HostLink:
 class HostLinks:
     """The links held by this instance, the link endpoint, and the offer relay."""
 
-    def __init__(self, hosts: HostService, tickets: TicketService, bus: Bus) -> None:
+    def __init__(
+        self, hosts: HostService, tickets: TicketService, bus: Bus, instance_id: str
+    ) -> None:
         self._hosts = hosts
         self._tickets = tickets
         self._bus = bus
-        self.instance_id = new_id()
+        self.instance_id = instance_id
         self._links: dict[str, HostLink] = {}
         self._remote: dict[str, asyncio.Future[LinkAnswer | LinkRefused]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
@@ -182,8 +184,6 @@ class HostLinks:
                     future.set_result(reply)
                 else:
                     future.cancel()
-        elif kind == "revoke":
-            await self._deliver_revoke(message)
 
     async def _relay_for_other_instance(self, message: dict[str, Any]) -> None:
         request_id = str(message["request_id"])
@@ -204,7 +204,8 @@ class HostLinks:
             }
         )
 
-    async def _deliver_revoke(self, message: dict[str, Any]) -> None:
+    async def deliver_revoke(self, message: dict[str, Any]) -> None:
+        """Send a revocation down the links this instance holds."""
         try:
             revoke = LinkRevoke.model_validate(message["revoke"])
         except (KeyError, ValueError):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import ssl
 from collections.abc import AsyncIterator
@@ -223,6 +224,8 @@ async def running_hub(
         if with_host and ssl_context is None:
             async with builtin_host(settings, hub, running.url, clock=clock) as host:
                 running.host = host
+                # Linking writes to the database; tests start once that is done.
+                await asyncio.wait_for(host.link.linked.wait(), 20)
                 yield running
         else:
             yield running

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -24,7 +25,9 @@ def all_routes() -> list[Route]:
     return [route for table in ROUTE_TABLES for route in table.routes]
 
 
+@functools.cache
 def openapi_document() -> dict[str, Any]:
+    """The OpenAPI document; the routes are fixed, so it is built once per process."""
     return build_openapi(all_routes(), version=__version__)
 
 
@@ -56,7 +59,7 @@ def build_app(hub: Hub) -> web.Application:
 def _lifecycle(hub: Hub) -> Any:
     async def lifecycle(_app: web.Application) -> AsyncIterator[None]:
         await hub.db.migrate()
-        await hub.bus.start(hub.links.on_bus)
+        await hub.bus.start(hub.on_bus)
         yield
         await hub.bus.close()
         await hub.db.close()

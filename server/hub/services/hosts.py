@@ -11,7 +11,7 @@ from server.common.errors import Conflict, NotFound, Unauthenticated
 from server.common.keys import SigningKey, b64decode, b64encode
 from server.common.tokens import hash_secret, new_id, new_secret
 from server.db.engine import Database
-from server.hub.services.revocations import Revocations
+from server.hub.services.access_changes import AccessChanges
 from server.hub.storage.hosts import Enrolment, Host, HostRepository
 
 ENROLMENT_SECONDS = 3600
@@ -26,10 +26,10 @@ class NewEnrolment:
 class HostService:
     """Hosts a team can reach. The built-in host of ``crewhost serve`` serves every team."""
 
-    def __init__(self, db: Database, clock: Clock, revocations: Revocations) -> None:
+    def __init__(self, db: Database, clock: Clock, changes: AccessChanges) -> None:
         self._db = db
         self._clock = clock
-        self._revocations = revocations
+        self._changes = changes
         self._hosts = HostRepository()
 
     async def list_hosts(self, team_id: str) -> list[Host]:
@@ -104,7 +104,7 @@ class HostService:
                 raise NotFound(
                     "no such host (the built-in host cannot be removed)", code="hostNotFound"
                 )
-        await self._revocations.host_removed(host_id)
+        await self._changes.host_removed(host_id)
 
     async def set_linked(self, host_id: str, linked: bool) -> None:
         async with self._db.write() as conn:

@@ -11,6 +11,7 @@ from server.common.errors import Conflict, Forbidden, NotFound
 from server.common.tokens import hash_secret, new_id, new_secret
 from server.db.engine import Database
 from server.hub.roles import Role
+from server.hub.services.access_changes import AccessChanges
 from server.hub.storage.invitations import Invitation, InvitationRepository
 from server.hub.storage.teams import Team, TeamRepository
 
@@ -34,8 +35,9 @@ def invitation_usable(invitation: Invitation, now: float) -> bool:
 class InvitationService:
     """Codes that let someone join a team with a given role."""
 
-    def __init__(self, db: Database, clock: Clock) -> None:
+    def __init__(self, db: Database, clock: Clock, changes: AccessChanges) -> None:
         self._db = db
+        self._changes = changes
         self._clock = clock
         self._invitations = InvitationRepository()
         self._teams = TeamRepository()
@@ -114,7 +116,9 @@ class InvitationService:
 
     async def accept(self, code: str, account_id: str) -> Invitation:
         async with self._db.write() as conn:
-            return await self.redeem(conn, code, account_id)
+            invitation = await self.redeem(conn, code, account_id)
+        await self._changes.memberships_changed([account_id])
+        return invitation
 
     async def _usable(self, conn: AsyncConnection, code: str) -> Invitation:
         invitation = await self._invitations.get_invitation_by_code_hash(conn, hash_secret(code))

@@ -13,16 +13,17 @@ from server.common.ratelimit import TokenBuckets
 from server.common.tokens import hash_secret, new_id, new_secret
 from server.config import SecuritySettings
 from server.db.engine import Database
+from server.hub.cache import ExpiringCache
 from server.hub.passwords import PasswordHasher
-from server.hub.services.revocations import Revocations
+from server.hub.services.access_changes import AccessChanges
 from server.hub.storage.accounts import Account, AccountRepository
 from server.hub.storage.sessions import Session, SessionRepository
 
 log = logging.getLogger(__name__)
 
-# A cached session is re-read from the database after this long, so a revocation
-# made by another hub instance is seen within it; revocations here apply at once.
-_CACHE_SECONDS = 2.0
+# Revocations reach every instance's cache over the bus at once; the lifetime only
+# bounds how stale a session could be if an announcement were lost.
+_CACHE_SECONDS = 10.0
 # last_seen_at is written at most this often per session, not on every request.
 _TOUCH_SECONDS = 60.0
 
@@ -92,17 +93,17 @@ class SessionService:
         clock: Clock,
         settings: SecuritySettings,
         passwords: PasswordHasher,
-        revocations: Revocations,
+        changes: AccessChanges,
     ) -> None:
         self._db = db
-        self._revocations = revocations
+        self._changes = changes
         self._clock = clock
         self._settings = settings
         self._passwords = passwords
         self._accounts = AccountRepository()
         self._sessions = SessionRepository()
         self._limiter = SignInLimiter(clock, settings)
-        self._cache: dict[str, tuple[Session, float]] = {}
+        self._cache: ExpiringCache[str, Session] = ExpiringCache(clock, seconds=_CACHE_SECONDS)
 
     async def sign_in(
         self, email: str, password: str, *, client: str, user_agent: str, address: str
@@ -150,17 +151,13 @@ class SessionService:
         """The principal of a token, or ``unauthenticated`` if it is unknown or has expired."""
         token_hash = hash_secret(token)
         now = self._clock.now()
-        cached = self._cache.get(token_hash)
-        if cached is not None and now - cached[1] < _CACHE_SECONDS:
-            session = cached[0]
-        else:
+        session = self._cache.get(token_hash)
+        if session is None:
             async with self._db.read() as conn:
-                found = await self._sessions.get_session_by_token_hash(conn, token_hash)
-            if found is None:
-                self._cache.pop(token_hash, None)
+                session = await self._sessions.get_session_by_token_hash(conn, token_hash)
+            if session is None:
                 raise Unauthenticated("sign in first", code="sessionExpired")
-            session = found
-            self._cache[token_hash] = (session, now)
+            self._cache.put(token_hash, session)
         if (
             now >= session.expires_at
             or now - session.last_seen_at >= self._settings.session_idle_seconds
@@ -170,14 +167,19 @@ class SessionService:
         if now - session.last_seen_at >= _TOUCH_SECONDS:
             async with self._db.write() as conn:
                 await self._sessions.update_last_seen(conn, session.id, now)
-            self._cache[token_hash] = (replace(session, last_seen_at=now), now)
+            self._cache.put(token_hash, replace(session, last_seen_at=now))
         return Principal(session.account_id, session.id, token_hash, session.client)
 
     async def _forget(self, session: Session) -> None:
         async with self._db.write() as conn:
             await self._sessions.remove_session(conn, session.account_id, session.id)
-        self._cache.pop(session.token_hash, None)
-        await self._revocations.sessions_ended([session.token_hash], "the session expired")
+        self._cache.forget(session.token_hash)
+        await self._changes.sessions_ended([session.token_hash], "the session expired")
+
+    def forget_cached(self, token_hashes: list[str]) -> None:
+        """Drop sessions another instance ended (from the bus)."""
+        for token_hash in token_hashes:
+            self._cache.forget(token_hash)
 
     async def sign_out(self, principal: Principal) -> None:
         await self.revoke_session(principal.account_id, principal.session_id)
@@ -191,8 +193,8 @@ class SessionService:
             token_hash = await self._sessions.remove_session(conn, account_id, session_id)
         if token_hash is None:
             return False
-        self._cache.pop(token_hash, None)
-        await self._revocations.sessions_ended([token_hash], "the session was signed out")
+        self._cache.forget(token_hash)
+        await self._changes.sessions_ended([token_hash], "the session was signed out")
         return True
 
     async def revoke_other_sessions(self, principal: Principal) -> int:
@@ -201,6 +203,6 @@ class SessionService:
                 conn, principal.account_id, principal.session_id
             )
         for token_hash in hashes:
-            self._cache.pop(token_hash, None)
-        await self._revocations.sessions_ended(hashes, "the session was signed out")
+            self._cache.forget(token_hash)
+        await self._changes.sessions_ended(hashes, "the session was signed out")
         return len(hashes)

@@ -8,11 +8,15 @@ from server.common.clock import Clock
 from server.common.errors import Conflict, Forbidden, NotFound
 from server.common.tokens import new_id
 from server.db.engine import Database
+from server.hub.cache import ExpiringCache
 from server.hub.roles import Role
-from server.hub.services.revocations import Revocations
+from server.hub.services.access_changes import AccessChanges
 from server.hub.storage.teams import Member, Team, TeamRepository, TeamWithRole
 
 MAX_TEAMS_PER_ACCOUNT = 100
+# Membership changes reach every instance's cache over the bus at once; the
+# lifetime only bounds staleness if an announcement were lost.
+_CACHE_SECONDS = 10.0
 
 
 class TeamService:
@@ -22,15 +26,28 @@ class TeamService:
     owner; a team always keeps at least one owner.
     """
 
-    def __init__(self, db: Database, clock: Clock, revocations: Revocations) -> None:
+    def __init__(self, db: Database, clock: Clock, changes: AccessChanges) -> None:
         self._db = db
-        self._revocations = revocations
+        self._changes = changes
         self._clock = clock
         self._teams = TeamRepository()
+        self._cache: ExpiringCache[str, list[TeamWithRole]] = ExpiringCache(
+            clock, seconds=_CACHE_SECONDS
+        )
 
     async def role_of(self, team_id: str, account_id: str) -> Role | None:
-        async with self._db.read() as conn:
-            return await self._teams.get_role(conn, team_id, account_id)
+        """The account's role in the team, or None if it is not a member."""
+        for entry in await self.list_my_teams(account_id):
+            if entry.team.id == team_id:
+                return entry.role
+        return None
+
+    def forget_cached(self, account_ids: list[str] | None) -> None:
+        if account_ids is None:
+            self._cache.clear()
+        else:
+            for account_id in account_ids:
+                self._cache.forget(account_id)
 
     async def add_team(self, conn: AsyncConnection, owner_id: str, name: str) -> Team:
         """Create a team with its first owner inside the caller's transaction."""
@@ -48,11 +65,16 @@ class TeamService:
                     code="tooManyTeams",
                 )
             team = await self.add_team(conn, owner_id, name)
+        await self._changes.memberships_changed([owner_id])
         return TeamWithRole(team, Role.OWNER)
 
     async def list_my_teams(self, account_id: str) -> list[TeamWithRole]:
-        async with self._db.read() as conn:
-            return await self._teams.list_teams_of(conn, account_id)
+        cached = self._cache.get(account_id)
+        if cached is None:
+            async with self._db.read() as conn:
+                cached = await self._teams.list_teams_of(conn, account_id)
+            self._cache.put(account_id, cached)
+        return list(cached)
 
     async def get_team(self, team_id: str, role: Role) -> TeamWithRole:
         async with self._db.read() as conn:
@@ -65,8 +87,10 @@ class TeamService:
         async with self._db.write() as conn:
             await self._teams.update_team_name(conn, team_id, name)
             team = await self._teams.get_team(conn, team_id)
+            members = await self._teams.list_members(conn, team_id)
         if team is None:
             raise NotFound("no such team")
+        await self._changes.memberships_changed([m.account_id for m in members])
         return TeamWithRole(team, role)
 
     async def list_members(self, team_id: str) -> list[Member]:
@@ -87,7 +111,7 @@ class TeamService:
             members = await self._teams.list_members(conn, team_id)
         if role is not current:
             # Live connections carry the old role: end them; the member reconnects with the new one.
-            await self._revocations.member_changed(team_id, target_id, "the role changed")
+            await self._changes.member_changed(team_id, target_id, "the role changed")
         return next(m for m in members if m.account_id == target_id)
 
     async def remove_member(
@@ -101,7 +125,7 @@ class TeamService:
                     raise Forbidden("only an owner can remove an owner", code="ownerOnly")
                 await self._keep_an_owner(conn, team_id)
             await self._teams.remove_membership(conn, team_id, target_id)
-        await self._revocations.member_changed(team_id, target_id, "removed from the team")
+        await self._changes.member_changed(team_id, target_id, "removed from the team")
 
     async def leave(self, team_id: str, account_id: str, role: Role) -> None:
         await self.remove_member(team_id, account_id, role, account_id)

@@ -1,0 +1,69 @@
+"""Changes of access, announced to every hub instance on the bus.
+
+Two kinds: revocations (a session ended, a member's role changed or they were
+removed, a host was removed), which every instance forwards down its host links
+so the hosts close the matching peers; and membership changes, on which every
+instance drops what it has cached about those accounts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from server.common.protocol import LinkRevoke
+from server.hub.bus import Bus, BusHandler
+
+# NOTIFY payloads are small: long lists go in slices.
+_SLICE = 50
+
+
+ACCESS_KINDS = frozenset({"revoke", "memberships"})
+
+
+class AccessChanges:
+    """Applies a change here at once, then tells every other instance through the bus."""
+
+    def __init__(self, bus: Bus, origin: str) -> None:
+        self._bus = bus
+        self.origin = origin
+        self._apply: BusHandler | None = None
+
+    def bind(self, apply: BusHandler) -> None:
+        """What this instance does with a change (set once the services exist)."""
+        self._apply = apply
+
+    async def _announce(self, message: dict[str, Any]) -> None:
+        message["origin"] = self.origin
+        if self._apply is not None:
+            await self._apply(message)
+        await self._bus.publish(message)
+
+    async def sessions_ended(self, token_hashes: Iterable[str], reason: str) -> None:
+        hashes = list(token_hashes)
+        for start in range(0, len(hashes), _SLICE):
+            revoke = LinkRevoke(session_hashes=hashes[start : start + _SLICE], reason=reason)
+            await self._revoke(revoke, None)
+
+    async def member_changed(self, team_id: str, account_id: str, reason: str) -> None:
+        await self.memberships_changed([account_id])
+        await self._revoke(LinkRevoke(team_id=team_id, account_id=account_id, reason=reason), None)
+
+    async def memberships_changed(self, account_ids: Iterable[str] | None) -> None:
+        """The teams or roles of these accounts changed (None: of anyone, e.g. a rename)."""
+        if account_ids is None:
+            await self._announce({"kind": "memberships", "account_ids": None})
+            return
+        ids = list(account_ids)
+        for start in range(0, len(ids), _SLICE):
+            await self._announce(
+                {"kind": "memberships", "account_ids": ids[start : start + _SLICE]}
+            )
+
+    async def host_removed(self, host_id: str) -> None:
+        await self._revoke(LinkRevoke(all_peers=True, reason="the host was removed"), host_id)
+
+    async def _revoke(self, revoke: LinkRevoke, host_id: str | None) -> None:
+        await self._announce(
+            {"kind": "revoke", "host_id": host_id, "revoke": revoke.model_dump(mode="json")}
+        )
