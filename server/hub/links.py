@@ -84,6 +84,8 @@ class HostLinks:
         if previous is not None:
             await previous.socket.close(message=b"replaced by a newer link")
         await self._hosts.set_linked(link.host_id, True)
+        # Welcome last: once the host hears it, the hub lists it online and relays to it.
+        await socket.send_str(encode(LinkWelcome(host_id=link.host_id)))
         log.info("host linked", extra={"host_id": link.host_id})
         try:
             await self._serve(link)
@@ -115,7 +117,6 @@ class HostLinks:
         ):
             log.warning("refused a host link", extra={"host_id": hello.host_id[:64]})
             return None
-        await socket.send_str(encode(LinkWelcome(host_id=host.id)))
         return HostLink(host.id, socket)
 
     async def _serve(self, link: HostLink) -> None:
