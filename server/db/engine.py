@@ -74,6 +74,11 @@ class Database:
         async with self._write_lock, self.engine.begin() as connection:
             yield connection
 
+    async def ping(self) -> None:
+        """One round trip to the database (for health checks)."""
+        async with self.engine.connect() as connection:
+            await connection.execute(sa.text("SELECT 1"))
+
     async def migrate(self) -> None:
         """Bring the schema to the newest revision of the one Alembic history."""
         async with self.engine.begin() as connection:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+from concurrent.futures import ThreadPoolExecutor
 
 from argon2 import PasswordHasher as Argon2Hasher
 from argon2 import Type
@@ -12,9 +14,16 @@ from server.config import SecuritySettings
 
 
 class PasswordHasher:
-    """Hashes and checks passwords in a worker thread; the hash cost comes from settings."""
+    """Hashes and checks passwords in worker threads of its own; the cost comes from settings.
+
+    The threads are its own so that a burst of sign-ins queues here instead of
+    filling the loop's default executor, which file serving and DNS also use.
+    """
 
     def __init__(self, settings: SecuritySettings) -> None:
+        self._executor = ThreadPoolExecutor(
+            max_workers=os.cpu_count() or 2, thread_name_prefix="argon2"
+        )
         self._argon2 = Argon2Hasher(
             time_cost=settings.password_hash_time_cost,
             memory_cost=settings.password_hash_memory_kib,
@@ -25,11 +34,15 @@ class PasswordHasher:
         self._decoy = self._argon2.hash("crewhost-decoy-password")
 
     async def hash(self, password: str) -> str:
-        return await asyncio.to_thread(self._argon2.hash, password)
+        return await asyncio.get_running_loop().run_in_executor(
+            self._executor, self._argon2.hash, password
+        )
 
     async def verify(self, password_hash: str | None, password: str) -> bool:
         """True if the password matches; with no hash, spend the same time and answer False."""
-        return await asyncio.to_thread(self._verify, password_hash, password)
+        return await asyncio.get_running_loop().run_in_executor(
+            self._executor, self._verify, password_hash, password
+        )
 
     def _verify(self, password_hash: str | None, password: str) -> bool:
         try:
@@ -40,3 +53,6 @@ class PasswordHasher:
 
     def needs_rehash(self, password_hash: str) -> bool:
         return self._argon2.check_needs_rehash(password_hash)
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=False, cancel_futures=True)

@@ -62,6 +62,7 @@ def _lifecycle(hub: Hub) -> Any:
         await hub.bus.start(hub.on_bus)
         yield
         await hub.bus.close()
+        hub.passwords.close()
         await hub.db.close()
 
     return lifecycle
