@@ -1,0 +1,164 @@
+"""``crewhost-peer``: sign in to a hub and talk to its hosts from a terminal."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import getpass
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from peer.connection import HostConnection, HostSignatureInvalid, TeamApiCallError, connect_to_host
+from peer.hub_client import HubClient, HubError
+from peer.known_hosts import HostKeyChanged, KnownHosts
+
+
+class PeerConfig:
+    """The peer's own folder: the hub, bearer token and account (0600), and known host keys."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.file = folder / "config.json"
+        self.known_hosts = KnownHosts(folder / "known_hosts.json")
+
+    @classmethod
+    def default(cls) -> PeerConfig:
+        home = os.environ.get("CREWHOST_PEER_HOME")
+        return cls(Path(home) if home else Path.home() / ".config" / "crewhost-peer")
+
+    def load(self) -> dict[str, str]:
+        if not self.file.exists():
+            raise UsageError("not signed in: run `crewhost-peer login --hub URL --email EMAIL`")
+        return dict(json.loads(self.file.read_text(encoding="utf-8")))
+
+    def save(self, values: dict[str, str]) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(values, handle)
+
+    def forget(self) -> None:
+        self.file.unlink(missing_ok=True)
+
+
+class UsageError(Exception):
+    """Something the user must do differently; printed without a traceback."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="crewhost-peer", description="Sign in to a Crewhost hub and reach its hosts."
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    login = commands.add_parser("login", help="sign in and keep a bearer token")
+    login.add_argument("--hub", required=True, help="the hub's address")
+    login.add_argument("--email", required=True)
+    login.add_argument("--password-stdin", action="store_true", help="read the password from stdin")
+    commands.add_parser("logout", help="sign out and forget the token")
+    commands.add_parser("teams", help="list your teams")
+    hosts = commands.add_parser("hosts", help="list a team's hosts")
+    hosts.add_argument("--team", help="team id (default: your first team)")
+    connect = commands.add_parser("connect", help="connect to a host and show what it serves")
+    call = commands.add_parser("call", help="call one Team API route and print its result")
+    call.add_argument("route", help="e.g. capabilities or host-v1/whoami")
+    call.add_argument("args", nargs="?", default="{}", help="the route's arguments as JSON")
+    for sub in (connect, call):
+        sub.add_argument("--team", help="team id (default: your first team)")
+        sub.add_argument("--host", help="host id (default: the team's first online host)")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    config = PeerConfig.default()
+    try:
+        return asyncio.run(_run(args, config))
+    except UsageError as exc:
+        print(f"crewhost-peer: {exc}", file=sys.stderr)
+        return 2
+    except (HubError, TeamApiCallError) as exc:
+        print(f"crewhost-peer: {exc.message} ({exc.code})", file=sys.stderr)
+        return 1
+    except (HostKeyChanged, HostSignatureInvalid) as exc:
+        print(f"crewhost-peer: {exc}", file=sys.stderr)
+        return 3
+    except (ConnectionError, TimeoutError) as exc:
+        print(f"crewhost-peer: the connection failed: {exc or type(exc).__name__}", file=sys.stderr)
+        return 1
+
+
+async def _run(args: argparse.Namespace, config: PeerConfig) -> int:
+    if args.command == "login":
+        password = sys.stdin.readline().rstrip("\n") if args.password_stdin else getpass.getpass()
+        async with HubClient(args.hub) as hub:
+            account = await hub.sign_in(args.email, password)
+            assert hub.token is not None
+            config.save({"hub": args.hub, "token": hub.token, "account_id": account["id"]})
+        print(f"signed in as {account['email']}")
+        return 0
+    stored = config.load()
+    async with HubClient(stored["hub"], stored["token"]) as hub:
+        if args.command == "logout":
+            await hub.sign_out()
+            config.forget()
+            print("signed out")
+        elif args.command == "teams":
+            for team in await hub.teams():
+                print(f"{team['id']}  {team['role']:<6}  {team['name']}")
+        elif args.command == "hosts":
+            team_id = await _team(hub, args.team)
+            for host in await hub.hosts(team_id):
+                state = "online" if host["online"] else "offline"
+                print(f"{host['id']}  {state:<7}  {host['name']}")
+        else:
+            connection = await _connect(hub, config, stored["account_id"], args.team, args.host)
+            try:
+                await _use(connection, args)
+            finally:
+                await connection.close()
+    return 0
+
+
+async def _use(connection: HostConnection, args: argparse.Namespace) -> None:
+    if args.command == "connect":
+        capabilities = await connection.call("capabilities")
+        whoami = await connection.call("host-v1/whoami")
+        print(f"connected to {connection.host_id} as {whoami['role']}")
+        print("capabilities: " + ", ".join(capabilities["capabilities"]))
+        return
+    try:
+        route_args: Any = json.loads(args.args)
+    except ValueError as exc:
+        raise UsageError(f"the arguments are not JSON: {exc}") from exc
+    if not isinstance(route_args, dict):
+        raise UsageError("the arguments must be a JSON object")
+    print(json.dumps(await connection.call(args.route, route_args), indent=2))
+
+
+async def _team(hub: HubClient, team_id: str | None) -> str:
+    if team_id:
+        return team_id
+    teams = await hub.teams()
+    if not teams:
+        raise UsageError("you belong to no team yet")
+    return str(teams[0]["id"])
+
+
+async def _connect(
+    hub: HubClient, config: PeerConfig, account_id: str, team: str | None, host: str | None
+) -> HostConnection:
+    team_id = await _team(hub, team)
+    if host is None:
+        online = [h for h in await hub.hosts(team_id) if h["online"]]
+        if not online:
+            raise UsageError("no host of this team is online")
+        host = str(online[0]["id"])
+    return await connect_to_host(hub, team_id, host, config.known_hosts, account_id)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
