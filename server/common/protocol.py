@@ -98,7 +98,7 @@ LinkMessage = Annotated[
     LinkChallenge | LinkHello | LinkWelcome | LinkOffer | LinkAnswer | LinkRefused | LinkRevoke,
     Field(discriminator="type"),
 ]
-_LINK: TypeAdapter[LinkMessage] = TypeAdapter(LinkMessage)  # type: ignore[arg-type]
+_LINK: TypeAdapter[LinkMessage] = TypeAdapter(LinkMessage)
 
 
 def decode_link(raw: str | bytes) -> LinkMessage:

@@ -7,8 +7,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, StringConstraints
 
+from server.common.roles import Role
 from server.common.wire import InboundModel, WireModel
-from server.hub.roles import Role
 
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s.]+$")
 

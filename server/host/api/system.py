@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from server.common.roles import Role
 from server.common.wire import InboundModel, WireModel
 from server.host.rtc.team_api import HostCall, HostRouteTable
-from server.hub.roles import Role
 
 routes = HostRouteTable("host-v1")
 

@@ -21,12 +21,12 @@ from server.common.clock import Clock
 from server.common.errors import InvalidArgument
 from server.common.keys import SigningKey
 from server.common.protocol import TEAM_API_LABEL, LinkRevoke, answer_proof
+from server.common.roles import Role
 from server.common.sdp import sdp_fingerprint
 from server.common.tickets import TicketRefused, TicketVerifier
 from server.common.tokens import new_id
 from server.config import RtcSettings
 from server.host.rtc.team_api import PeerIdentity, TeamApi, TeamApiSession
-from server.hub.roles import Role
 
 if TYPE_CHECKING:
     from server.host.container import HostServices

@@ -32,9 +32,9 @@ from server.common.protocol import (
     request_id_of,
 )
 from server.common.ratelimit import TokenBuckets
+from server.common.roles import Role
 from server.common.wire import InboundModel, WireModel, invalid_argument_from
 from server.config import RtcSettings
-from server.hub.roles import Role
 
 if TYPE_CHECKING:
     from server.host.container import HostServices

@@ -8,8 +8,8 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
+from server.common.roles import Role
 from server.hub.http.routing import Route
-from server.hub.roles import Role
 from server.hub.schemas import ErrorReply
 
 _REF = "#/components/schemas/{model}"

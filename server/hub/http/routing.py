@@ -24,6 +24,7 @@ from server.common.errors import (
     Unauthenticated,
     UnsupportedMediaType,
 )
+from server.common.roles import Role
 from server.common.wire import InboundModel, WireModel, invalid_argument_from
 from server.hub.container import HUB_KEY, Hub
 from server.hub.http.cookies import (
@@ -33,7 +34,6 @@ from server.hub.http.cookies import (
     request_origin,
     set_session_cookie,
 )
-from server.hub.roles import Role
 from server.hub.services.sessions import Principal
 
 CSRF_HEADER = "X-Crewhost-CSRF"

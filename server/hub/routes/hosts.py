@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from server.common.protocol import ConnectAnswer, ConnectRequest, TicketGrant, TicketRequest
+from server.common.roles import Role
 from server.hub.http.routing import Call, RouteTable
-from server.hub.roles import Role
 from server.hub.routes.views import host_view
 from server.hub.schemas import (
     CreateEnrolment,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from server.common.roles import Role
 from server.hub.http.routing import Call, RouteTable
-from server.hub.roles import Role
 from server.hub.routes.views import invitation_view, team_view
 from server.hub.schemas import (
     AcceptInvitation,

@@ -8,9 +8,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from server.common.clock import Clock
 from server.common.errors import Conflict, Forbidden, NotFound
+from server.common.roles import Role
 from server.common.tokens import hash_secret, new_id, new_secret
 from server.db.engine import Database
-from server.hub.roles import Role
 from server.hub.services.access_changes import AccessChanges
 from server.hub.storage.invitations import Invitation, InvitationRepository
 from server.hub.storage.teams import Team, TeamRepository

@@ -6,10 +6,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from server.common.clock import Clock
 from server.common.errors import Conflict, Forbidden, NotFound
+from server.common.roles import Role
 from server.common.tokens import new_id
 from server.db.engine import Database
 from server.hub.cache import ExpiringCache
-from server.hub.roles import Role
 from server.hub.services.access_changes import AccessChanges
 from server.hub.storage.teams import Member, Team, TeamRepository, TeamWithRole
 

@@ -6,8 +6,8 @@ from collections.abc import Awaitable, Callable
 
 from server.common.clock import Clock
 from server.common.keys import SigningKey
+from server.common.roles import Role
 from server.common.tickets import TicketClaims, TicketSigner
-from server.hub.roles import Role
 from server.hub.services.sessions import Principal
 
 

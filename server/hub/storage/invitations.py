@@ -8,8 +8,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from server.common.roles import Role
 from server.db.tables import invitations
-from server.hub.roles import Role
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from server.common.roles import Role
 from server.db.tables import accounts, memberships, teams
-from server.hub.roles import Role
 
 
 @dataclass(frozen=True, slots=True)

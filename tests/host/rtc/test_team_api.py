@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 from peer.connection import HostConnection, TeamApiCallError
 from server.common.protocol import MAX_TEAM_API_MESSAGE
+from server.common.roles import Role
 from server.host.api.system import NoArgs
 from server.host.rtc.team_api import HostCall, HostRoute, PeerIdentity, TeamApiSession
-from server.hub.roles import Role
 from tests.support.databases import ScratchDatabase
 from tests.support.hub_server import RunningHub, hub_settings, running_hub
 from tests.support.peers import peer_member, wait_linked

@@ -6,8 +6,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from server.common.roles import Role
 from server.db.engine import Database
-from server.hub.roles import Role
 from server.hub.storage.accounts import Account, AccountRepository
 from server.hub.storage.invitations import Invitation, InvitationRepository
 from server.hub.storage.teams import Team, TeamRepository
