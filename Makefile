@@ -38,7 +38,7 @@ lint: install
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-test: lint web-test
+test: lint web-test chromium
 	$(BIN)/pytest
 
 bench: install

@@ -104,6 +104,30 @@ class HostSettings(SettingsSection):
         "chromium.",
         json_schema_extra={"env": "CREWHOST_CHROMIUM"},
     )
+    browser_locale: str = Field(
+        "en-GB", description="Language of browser pages; its base language is added (en-GB,en)."
+    )
+    browser_tab_deadline: float = Field(
+        30.0, gt=0, description="Seconds one tab operation may run before it fails (tabDeadline)."
+    )
+    browser_idle_unload: float = Field(
+        900.0, gt=0, description="Seconds idle before a tab's page unloads; it reloads on next use."
+    )
+    browser_idle_unload_low_memory: float = Field(
+        300.0, gt=0, description="The same, while available memory is low."
+    )
+    browser_low_memory_bytes: int = Field(
+        512 * 1024 * 1024, ge=0, description="Below this much available memory, memory is low."
+    )
+    browser_loaded_idle_tabs: int = Field(
+        3, ge=0, description="Idle tabs kept loaded before the least recently used sleep."
+    )
+    browser_lru_idle: float = Field(
+        120.0, gt=0, description="Seconds idle before a tab beyond that count sleeps."
+    )
+    browser_sweep_seconds: float = Field(
+        30.0, gt=0, description="Seconds between sweeps that put idle tabs to sleep."
+    )
 
 
 class IceServer(SettingsSection):

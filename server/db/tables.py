@@ -133,3 +133,31 @@ hub_keys = sa.Table(
     sa.Column("private_key", sa.String(64), nullable=False),
     sa.Column("created_at", TIME, nullable=False),
 )
+
+# --- host-side tables ---------------------------------------------------------------
+# A remote host keeps these in a database of its own, where the hub's tables are
+# empty, so they carry team_id without a foreign key to teams.
+
+agents = sa.Table(
+    "agents",
+    metadata,
+    sa.Column("id", ID, primary_key=True),
+    sa.Column("team_id", ID, nullable=False),
+    sa.Column("name", sa.String(100), nullable=False),
+    # "Only this agent": a partition of its own, keyed by the SHA-256 of the agent id.
+    sa.Column("own_browser_session", sa.Boolean, nullable=False),
+    sa.Column("browser_profile_id", sa.String(40), nullable=True),
+    sa.Column("created_at", TIME, nullable=False),
+    sa.Index(None, "team_id"),
+)
+
+browser_profiles = sa.Table(
+    "browser_profiles",
+    metadata,
+    sa.Column("id", sa.String(40), primary_key=True),
+    sa.Column("team_id", ID, nullable=False),
+    sa.Column("name", sa.String(60), nullable=False),
+    sa.Column("hue", sa.Integer, nullable=False),
+    sa.Column("created_at", TIME, nullable=False),
+    sa.UniqueConstraint("team_id", "name"),
+)

@@ -7,11 +7,14 @@ from dataclasses import dataclass, field
 from server.common.clock import Clock, SystemClock
 from server.common.keys import SigningKey
 from server.config import Settings
-from server.host.api import system
+from server.db.engine import Database
+from server.host.api import browser_profiles, system
+from server.host.browser.runtime import BrowserRuntime
+from server.host.profiles import BrowserProfileService
 from server.host.rtc.peers import PeerManager
 from server.host.rtc.team_api import TeamApi
 
-ROUTE_TABLES = (system.routes,)
+ROUTE_TABLES = (system.routes, browser_profiles.routes)
 
 
 @dataclass
@@ -21,20 +24,32 @@ class HostServices:
     settings: Settings
     clock: Clock
     identity: SigningKey
+    db: Database
     team_api: TeamApi
+    browser: BrowserRuntime
     peers: PeerManager = field(init=False)
+    profiles: BrowserProfileService = field(init=False)
     host_id: str = ""
 
     @classmethod
     def build(
-        cls, settings: Settings, identity: SigningKey, *, clock: Clock | None = None
+        cls,
+        settings: Settings,
+        identity: SigningKey,
+        db: Database,
+        *,
+        clock: Clock | None = None,
     ) -> HostServices:
+        """The services; ``db`` is the hub's for the built-in host, the host's own otherwise."""
         clock = clock or SystemClock()
-        services = cls(settings, clock, identity, TeamApi(list(ROUTE_TABLES)))
+        browser = BrowserRuntime(settings.host, settings.data_dir, clock, db)
+        services = cls(settings, clock, identity, db, TeamApi(list(ROUTE_TABLES)), browser)
         services.peers = PeerManager(
             identity, settings.rtc, clock, services.team_api, lambda: services
         )
+        services.profiles = BrowserProfileService(db, clock, browser, services.peers.announce)
         return services
 
     async def close(self) -> None:
         await self.peers.close_all()
+        await self.browser.close()

@@ -18,6 +18,7 @@ from server.common.clock import Clock
 from server.common.errors import InvalidArgument, Unavailable
 from server.common.keys import SigningKey
 from server.config import Settings
+from server.db.engine import Database
 from server.host.container import HostServices
 from server.host.link import HostLinkClient
 from server.hub.container import Hub
@@ -56,7 +57,7 @@ async def builtin_host(
 ) -> AsyncIterator[RunningHost]:
     """The host of ``crewhost serve``: registered directly, linked over loopback like any other."""
     key = SigningKey.load_or_create(identity_path(settings))
-    services = HostServices.build(settings, key, clock=clock)
+    services = HostServices.build(settings, key, hub.db, clock=clock)
     services.host_id = (await hub.hosts.register_builtin(key.public_key, settings.host.name)).id
     async with run_link(services, hub_url) as running:
         yield running
@@ -108,7 +109,10 @@ async def run_remote_host(settings: Settings, hub_url: str, enrol_code: str | No
         log.info("enrolled", extra={"host_id": state["host_id"]})
     elif enrol_code is not None:
         log.info("already enrolled; the enrolment code is not needed")
-    services = HostServices.build(settings, key)
+    # A remote host keeps its own rows (profiles, agents) in its own database.
+    db = Database(settings.database_url, pool_size=settings.database.pool_size)
+    await db.migrate()
+    services = HostServices.build(settings, key, db)
     services.host_id = state["host_id"]
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -124,3 +128,4 @@ async def run_remote_host(settings: Settings, hub_url: str, enrol_code: str | No
             state["hub_key"] = running.link.hub_key
             state_file.save(state)
         await stopped
+    await db.close()

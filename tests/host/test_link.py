@@ -86,7 +86,7 @@ async def test_removing_a_host_ends_its_peers_and_link(server: RunningHub, tmp_p
         "/v1/hosts/enrol", {"code": enrolment.body["code"], "publicKey": key.public_key}
     )
     services = HostServices.build(
-        server.hub.settings.model_copy(update={"data_dir": tmp_path}), key
+        server.hub.settings.model_copy(update={"data_dir": tmp_path}), key, server.hub.db
     )
     services.host_id = enrolled.body["hostId"]
     async with run_link(services, server.url) as lab:

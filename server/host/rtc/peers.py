@@ -88,6 +88,12 @@ class PeerManager:
     def team_peers(self, team_id: str) -> list[PeerIdentity]:
         return [p.identity for p in self._peers.values() if p.identity.team_id == team_id]
 
+    def announce(self, team_id: str, event: str, data: Any) -> None:
+        """Send an event to every connected peer of the team."""
+        for peer in self._peers.values():
+            if peer.identity.team_id == team_id and peer.team_api is not None:
+                peer.team_api.event(event, data)
+
     def _ice_servers(self) -> list[RTCIceServer]:
         return [
             RTCIceServer(urls=s.urls, username=s.username, credential=s.credential)

@@ -75,8 +75,9 @@ class HostRoute:
 class HostRouteTable:
     """The routes of one capability; ``capability`` names it in ``capabilities``."""
 
-    def __init__(self, capability: str) -> None:
+    def __init__(self, capability: str, *, also: tuple[str, ...] = ()) -> None:
         self.capability = capability
+        self.capabilities = (capability, *also)
         self.routes: list[HostRoute] = []
 
     def route(self, name: str, *, args: type[InboundModel], least_role: Role) -> Callable[[F], F]:
@@ -102,7 +103,7 @@ class TeamApi:
 
     def __init__(self, tables: list[HostRouteTable]) -> None:
         self.routes: dict[str, HostRoute] = {}
-        self.capabilities = sorted({t.capability for t in tables})
+        self.capabilities = sorted({c for t in tables for c in t.capabilities})
         for table in tables:
             for route in table.routes:
                 if route.name in self.routes:

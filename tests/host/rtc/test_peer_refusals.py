@@ -103,7 +103,9 @@ async def test_a_ticket_for_another_host_is_refused(
     enrolled = await server.client().post(
         "/v1/hosts/enrol", {"code": enrolment.body["code"], "publicKey": key.public_key}
     )
-    other = HostServices.build(server.hub.settings.model_copy(update={"data_dir": tmp_path}), key)
+    other = HostServices.build(
+        server.hub.settings.model_copy(update={"data_dir": tmp_path}), key, server.hub.db
+    )
     other.host_id = enrolled.body["hostId"]
     async with run_link(other, server.url) as running:
         await running.link.linked.wait()

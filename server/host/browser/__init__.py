@@ -1,0 +1,1 @@
+"""The browser engine: Chromium under Playwright, partitions, tabs and their lifetime."""

@@ -1,0 +1,93 @@
+"""The host's browser: the engine, started on first use, and its idle sweep.
+
+Most hosts spend their first minutes without a browser call, and a member
+administering profiles needs none: Chromium starts when a tab is first needed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from pathlib import Path
+
+import sqlalchemy as sa
+
+from server.common.clock import Clock
+from server.config import HostSettings
+from server.db.engine import Database
+from server.db.tables import browser_profiles
+from server.host.browser.engine import BrowserEngine
+from server.host.browser.lifetime import IdlePolicy, system_memory_low
+from server.host.browser.partitions import Partition
+
+log = logging.getLogger(__name__)
+
+
+class BrowserRuntime:
+    """Owns the engine's start, stop and sweep; profiles and tools reach it through here."""
+
+    def __init__(self, settings: HostSettings, data_dir: Path, clock: Clock, db: Database) -> None:
+        self._settings = settings
+        self._db = db
+        # Kept in step by the profile service; the engine asks while restoring tabs.
+        self._profiles: set[tuple[str, str]] = set()
+        self._engine = BrowserEngine(
+            data_dir,
+            chromium=settings.chromium,
+            clock=clock,
+            locale=settings.browser_locale,
+            deadline=settings.browser_tab_deadline,
+            idle_policy=IdlePolicy(
+                settings.browser_idle_unload,
+                settings.browser_idle_unload_low_memory,
+                settings.browser_loaded_idle_tabs,
+                settings.browser_lru_idle,
+            ),
+            memory_low=lambda: system_memory_low(settings.browser_low_memory_bytes),
+            profile_exists=lambda team_id, profile_id: (team_id, profile_id) in self._profiles,
+        )
+        self._start_lock = asyncio.Lock()
+        self._sweeper: asyncio.Task[None] | None = None
+
+    async def engine(self) -> BrowserEngine:
+        """The running engine, started (and its saved tabs restored) on first call."""
+        async with self._start_lock:
+            if not self._engine.running:
+                async with self._db.read() as conn:
+                    rows = await conn.execute(
+                        sa.select(browser_profiles.c.team_id, browser_profiles.c.id)
+                    )
+                    self._profiles = {(row[0], row[1]) for row in rows}
+                await self._engine.__aenter__()
+                self._sweeper = asyncio.get_running_loop().create_task(self._sweep())
+                log.info("browser started")
+        return self._engine
+
+    def profile_added(self, team_id: str, profile_id: str) -> None:
+        self._profiles.add((team_id, profile_id))
+
+    def profile_removed(self, team_id: str, profile_id: str) -> None:
+        self._profiles.discard((team_id, profile_id))
+
+    async def close_partition(self, team_id: str, partition: Partition) -> None:
+        await self._engine.close_partition(team_id, partition)
+
+    async def clear_partition(self, team_id: str, partition: Partition) -> None:
+        await self._engine.clear_partition(team_id, partition)
+
+    async def _sweep(self) -> None:
+        while True:
+            await asyncio.sleep(self._settings.browser_sweep_seconds)
+            try:
+                await self._engine.tick()
+            except Exception:
+                log.exception("idle sweep failed")
+
+    async def close(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._sweeper
+        if self._engine.running:
+            await self._engine.__aexit__(None, None, None)

@@ -1,0 +1,1 @@
+"""The host's repositories. Every query filters by team_id."""

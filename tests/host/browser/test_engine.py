@@ -1,0 +1,305 @@
+"""The browser engine against real Chromium and a local site."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+
+import pytest
+from playwright.async_api import Page
+
+from server.common.errors import CrewhostError
+from server.host.browser.callers import Caller
+from server.host.browser.engine import BrowserEngine
+from server.host.browser.partitions import Partition, new_profile_id
+from server.host.browser.tabs import Tab
+from tests.host.browser.conftest import Site
+from tests.support.clock import FakeClock
+
+TEAM = "team-a"
+AGENT = Caller.agent("agent-1", "thread-1")
+PERSON = Caller.person("account-1")
+
+
+@pytest.fixture
+async def engine(tmp_path: Path, clock: FakeClock) -> AsyncIterator[BrowserEngine]:
+    async with BrowserEngine(tmp_path, clock=clock) as running:
+        yield running
+
+
+async def cookies(engine: BrowserEngine, team: str, tab: Tab) -> str:
+    result = await engine.run(team, tab.id, AGENT, lambda p: p.evaluate("document.cookie"))
+    return str(result.value)
+
+
+async def eventually(check: Callable[[], bool], seconds: float = 5.0) -> None:
+    async with asyncio.timeout(seconds):
+        # Playwright's callbacks change the state polled here; there is no event to await.
+        while not check():  # noqa: ASYNC110
+            await asyncio.sleep(0.02)
+
+
+def code_of(call: Callable[[], object]) -> str:
+    try:
+        call()
+    except CrewhostError as exc:
+        return exc.code
+    return "no error"
+
+
+async def async_code_of(call: Awaitable[object]) -> str:
+    try:
+        await call
+    except CrewhostError as exc:
+        return exc.code
+    return "no error"
+
+
+async def test_shared_cookie_survives_restart_private_does_not(tmp_path: Path, site: Site) -> None:
+    async with BrowserEngine(tmp_path) as engine:
+        shared = await engine.open_tab(TEAM, Partition.shared(), url=site.url("/set-cookie?v=s"))
+        private = await engine.open_tab(TEAM, Partition.private(), url=site.url("/set-cookie?v=p"))
+        assert await cookies(engine, TEAM, private) == "session=p"
+        await engine.close_tab(TEAM, private.id, AGENT)
+        again = await engine.open_tab(TEAM, Partition.private(), url=site.url("/cookies"))
+        assert await cookies(engine, TEAM, again) == ""
+        assert shared.partition.folder == "shared"
+    assert (tmp_path / "browser" / TEAM / "shared").is_dir()
+    async with BrowserEngine(tmp_path) as engine:
+        tab = await engine.open_tab(TEAM, Partition.shared(), url=site.url("/cookies"))
+        assert await cookies(engine, TEAM, tab) == "session=s"
+        # The private tab was never saved, so it does not come back.
+        assert {t.partition.kind for t in engine.list_tabs(TEAM)} == {"shared"}
+
+
+async def test_teams_do_not_see_each_others_profiles(engine: BrowserEngine, site: Site) -> None:
+    await engine.open_tab("team-a", Partition.shared(), url=site.url("/set-cookie?v=a"))
+    other = await engine.open_tab("team-b", Partition.shared(), url=site.url("/cookies"))
+    assert await cookies(engine, "team-b", other) == ""
+    assert [t.team_id for t in engine.list_tabs("team-b")] == ["team-b"]
+    tab_a = engine.list_tabs("team-a")[0]
+    assert code_of(lambda: engine.get_tab("team-b", tab_a.id)) == "tabNotFound"
+
+
+async def test_restore_keeps_partitions_and_drops_bad_entries(tmp_path: Path, site: Site) -> None:
+    profile = new_profile_id()
+    gone = new_profile_id()
+    async with BrowserEngine(tmp_path) as engine:
+        kept = await engine.open_tab(
+            TEAM,
+            Partition.for_agent("agent-1"),
+            url=site.url("/set-cookie?v=agent"),
+            owner_agent_id="agent-1",
+            owner_thread_id="thread-1",
+        )
+        in_profile = await engine.open_tab(TEAM, Partition.profile(profile), url=site.url("/"))
+        await engine.open_tab(TEAM, Partition.profile(gone), url=site.url("/"))
+    state = tmp_path / "browser" / TEAM / "tabs.json"
+    saved = json.loads(state.read_text())
+    saved["tabs"].append(
+        {"id": "bad", "partition": {"kind": "agent", "key": "../shared"}, "url": site.url("/")}
+    )
+    state.write_text(json.dumps(saved))
+
+    def exists(team_id: str, profile_id: str) -> bool:
+        return team_id == TEAM and profile_id == profile
+
+    async with BrowserEngine(tmp_path, profile_exists=exists) as engine:
+        tabs = {t.id: t for t in engine.list_tabs(TEAM)}
+        assert set(tabs) == {kept.id, in_profile.id}
+        restored = tabs[kept.id]
+        assert restored.partition == Partition.for_agent("agent-1")
+        assert restored.owner_agent_id == "agent-1"
+        assert not restored.loaded
+        # It loads on first use, in its own partition: the agent's cookie is there.
+        assert await cookies(engine, TEAM, restored) == "session=agent"
+        assert engine.get_tab(TEAM, kept.id).url == site.url("/set-cookie?v=agent")
+        assert (
+            await async_code_of(engine.open_tab(TEAM, Partition.profile(gone), url=site.url("/")))
+            == "browserProfileMissing"
+        )
+
+
+def test_malformed_partition_keys_are_refused() -> None:
+    assert code_of(lambda: Partition.parse("agent", "zz")) == "browserPartitionInvalid"
+    assert code_of(lambda: Partition.parse("profile", "profile-../x")) == "browserPartitionInvalid"
+    assert code_of(lambda: Partition.parse("team", "")) == "browserPartitionInvalid"
+    assert (
+        Partition.for_agent("a").key == Partition.parse("agent", Partition.for_agent("a").key).key
+    )
+
+
+async def test_idle_tabs_unload_and_reload(tmp_path: Path, clock: FakeClock, site: Site) -> None:
+    low = False
+    async with BrowserEngine(tmp_path, clock=clock, memory_low=lambda: low) as engine:
+        tab = await engine.open_tab(TEAM, Partition.shared(), url=site.url("/child"))
+        clock.advance(14 * 60)
+        assert await engine.tick() == []
+        clock.advance(61)
+        assert await engine.tick() == [tab.id]
+        assert not tab.loaded
+        result = await engine.run(TEAM, tab.id, AGENT, lambda p: p.title())
+        assert result.value == "child"
+        assert tab.loaded
+        low = True
+        clock.advance(5 * 60)
+        assert await engine.tick() == [tab.id]
+
+
+async def test_least_recently_used_tabs_beyond_three_sleep(
+    engine: BrowserEngine, clock: FakeClock, site: Site
+) -> None:
+    tabs = []
+    for _ in range(5):
+        tabs.append(await engine.open_tab(TEAM, Partition.shared(), url=site.url("/")))
+        clock.advance(1)
+    engine.take_control(TEAM, tabs[0].id, "account-1")  # a held tab does not count
+    clock.advance(60)
+    assert await engine.tick() == []
+    clock.advance(61)
+    assert await engine.tick() == [tabs[1].id]
+    assert [t.loaded for t in tabs] == [True, False, True, True, True]
+
+
+async def test_crashed_renderer_reloads_with_stale_refs(engine: BrowserEngine, site: Site) -> None:
+    tab = await engine.open_tab(TEAM, Partition.shared(), url=site.url("/child"))
+    assert tab.page is not None
+    session = await tab.page.context.new_cdp_session(tab.page)
+    crash = asyncio.ensure_future(session.send("Page.crash"))
+    await eventually(lambda: tab.crashed)
+    crash.cancel()
+    result = await engine.run(TEAM, tab.id, AGENT, lambda p: p.title())
+    assert result.value == "child"
+    assert result.stale_refs
+    again = await engine.run(TEAM, tab.id, AGENT, lambda p: p.title())
+    assert not again.stale_refs
+
+
+async def test_person_holding_a_tab_blocks_every_agent_call(
+    engine: BrowserEngine, site: Site
+) -> None:
+    tab = await engine.open_tab(TEAM, Partition.shared(), url=site.url("/"))
+    engine.take_control(TEAM, tab.id, "account-1")
+    assert code_of(lambda: engine.take_control(TEAM, tab.id, "account-2")) == "tabHeld"
+    for call in (
+        engine.run(TEAM, tab.id, AGENT, lambda p: p.title()),
+        engine.navigate(TEAM, tab.id, AGENT, site.url("/child")),
+        engine.handle_dialog(TEAM, tab.id, True, caller=AGENT),
+        engine.close_tab(TEAM, tab.id, AGENT),
+    ):
+        assert await async_code_of(call) == "tabHeldByPerson"
+    assert (await engine.run(TEAM, tab.id, PERSON, lambda p: p.title())).value == "home"
+    assert code_of(lambda: engine.release(TEAM, tab.id, "account-2")) == "tabNotHeld"
+    engine.release(TEAM, tab.id, "account-1")
+    engine.take_control(TEAM, tab.id, "account-2")
+    engine.release(TEAM, tab.id, "account-2")
+    await engine.close_tab(TEAM, tab.id, AGENT)
+    assert engine.list_tabs(TEAM) == []
+
+
+async def test_queue_runs_one_at_a_time_and_enforces_deadlines(
+    engine: BrowserEngine, site: Site
+) -> None:
+    tab = await engine.open_tab(TEAM, Partition.shared(), url=site.url("/"))
+    order: list[str] = []
+
+    def step(name: str, seconds: float) -> Callable[[Page], Awaitable[None]]:
+        async def run(_page: Page) -> None:
+            order.append(f"{name} start")
+            await asyncio.sleep(seconds)
+            order.append(f"{name} end")
+
+        return run
+
+    await asyncio.gather(
+        engine.run(TEAM, tab.id, AGENT, step("a", 0.05)),
+        engine.run(TEAM, tab.id, AGENT, step("b", 0)),
+    )
+    assert order == ["a start", "a end", "b start", "b end"]
+    stuck = engine.run(TEAM, tab.id, AGENT, step("c", 10), deadline=0.2)
+    assert await async_code_of(stuck) == "tabDeadline"
+    assert (await engine.run(TEAM, tab.id, AGENT, lambda p: p.title())).value == "home"
+
+
+async def test_popups_are_adopted_with_their_opener(engine: BrowserEngine, site: Site) -> None:
+    opener = await engine.open_tab(
+        TEAM, Partition.shared(), url=site.url("/popups"), owner_agent_id="agent-1"
+    )
+    for link in ("#dep", "#free"):
+        await engine.run(TEAM, opener.id, AGENT, lambda p, link=link: p.click(link))
+    await eventually(lambda: len(engine.list_tabs(TEAM)) == 3)
+    popups = [t for t in engine.list_tabs(TEAM) if t.id != opener.id]
+    assert {t.opener_tab_id for t in popups} == {opener.id}
+    assert {t.owner_agent_id for t in popups} == {"agent-1"}
+    await eventually(lambda: all(t.url.endswith("/child") for t in popups))
+    await eventually(lambda: sorted(t.dependent for t in popups) == [False, True])
+    dependent = next(t for t in popups if t.dependent)
+    free = next(t for t in popups if not t.dependent)
+    await engine.close_tab(TEAM, opener.id, AGENT)
+    assert [t.id for t in engine.list_tabs(TEAM)] == [free.id]
+    assert free.opener_tab_id is None
+    assert dependent.page is None
+
+
+async def test_dialog_of_an_agent_action_goes_to_that_agent(
+    engine: BrowserEngine, site: Site
+) -> None:
+    tab = await engine.open_tab(TEAM, Partition.shared(), url=site.url("/confirm"))
+    result = await engine.run(TEAM, tab.id, AGENT, lambda p: p.click("#ask"), input_action=True)
+    assert result.dialog is not None
+    assert (result.dialog.type, result.dialog.message) == ("confirm", "Sure?")
+    title = engine.run(TEAM, tab.id, AGENT, lambda p: p.title())
+    assert await async_code_of(title) == "dialogOpen"
+    other = Caller.agent("agent-2")
+    assert await async_code_of(engine.handle_dialog(TEAM, tab.id, True, caller=other)) == (
+        "dialogForPerson"
+    )
+    await engine.handle_dialog(TEAM, tab.id, True, caller=AGENT)
+    assert (await engine.run(TEAM, tab.id, AGENT, lambda p: p.title())).value == "true"
+    assert await async_code_of(engine.handle_dialog(TEAM, tab.id, True, caller=AGENT)) == (
+        "dialogClosed"
+    )
+    # A dialog the agent's action opens still lets close_tab through.
+    await engine.run(TEAM, tab.id, AGENT, lambda p: p.click("#ask"), input_action=True)
+    await engine.close_tab(TEAM, tab.id, AGENT)
+    assert engine.list_tabs(TEAM) == []
+
+
+async def test_other_dialogs_wait_for_a_person(engine: BrowserEngine, site: Site) -> None:
+    tab = await engine.open_tab(TEAM, Partition.shared(), url=site.url("/alert-on-load"))
+    await eventually(lambda: tab.dialog is not None)
+    assert tab.dialog is not None
+    assert tab.dialog.agent_id is None
+    assert tab.dialog.message == "hello person"
+    assert await async_code_of(engine.handle_dialog(TEAM, tab.id, True, caller=AGENT)) == (
+        "dialogForPerson"
+    )
+    assert await async_code_of(engine.run(TEAM, tab.id, AGENT, lambda p: p.title())) == "dialogOpen"
+    await engine.handle_dialog(TEAM, tab.id, True, caller=PERSON)
+    assert tab.dialog is None
+
+
+async def test_identity_headers_match_the_page(engine: BrowserEngine, site: Site) -> None:
+    tab = await engine.open_tab(TEAM, Partition.shared(), url=site.url("/child"))
+    headers = site.headers_of("/child")
+    major = engine.identity.major
+    assert "HeadlessChrome" not in headers["User-Agent"]
+    assert f"Chrome/{major}.0.0.0 " in headers["User-Agent"]
+    assert headers["Accept-Language"] == "en-GB,en;q=0.9"
+    page = await engine.run(
+        TEAM,
+        tab.id,
+        AGENT,
+        lambda p: p.evaluate(
+            "[navigator.userAgent, navigator.userAgentData.brands, navigator.languages]"
+        ),
+    )
+    assert page.value is not None
+    user_agent, brands, languages = page.value
+    assert user_agent == headers["User-Agent"]
+    assert languages == ["en-GB", "en"]
+    expected = ", ".join(f'"{b["brand"]}";v="{b["version"]}"' for b in brands)
+    assert headers["Sec-CH-UA"] == expected
+    assert f'"Chromium";v="{major}"' in expected
