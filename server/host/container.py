@@ -8,13 +8,13 @@ from server.common.clock import Clock, SystemClock
 from server.common.keys import SigningKey
 from server.config import Settings
 from server.db.engine import Database
-from server.host.api import browser_profiles, system
+from server.host.api import browser_control, browser_profiles, system
 from server.host.browser.runtime import BrowserRuntime
 from server.host.profiles import BrowserProfileService
 from server.host.rtc.peers import PeerManager
 from server.host.rtc.team_api import TeamApi
 
-ROUTE_TABLES = (system.routes, browser_profiles.routes)
+ROUTE_TABLES = (system.routes, browser_profiles.routes, browser_control.routes)
 
 
 @dataclass

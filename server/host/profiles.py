@@ -34,6 +34,7 @@ class PartitionControl(Protocol):
 
     async def close_partition(self, team_id: str, partition: Partition) -> None: ...
     async def clear_partition(self, team_id: str, partition: Partition) -> None: ...
+    async def close_agent_tabs(self, team_id: str, agent_id: str) -> None: ...
     def profile_added(self, team_id: str, profile_id: str) -> None: ...
     def profile_removed(self, team_id: str, profile_id: str) -> None: ...
 
@@ -149,11 +150,15 @@ class BrowserProfileService:
             await self._repo.update_agent_profile(
                 conn, team_id, agent_id, own_browser_session=own, browser_profile_id=profile_id
             )
-        old = partition_of(agent)
-        if old is not None:
-            await self._partitions.close_partition(team_id, old)
+        # A tab keeps its partition for life: the agent's open tabs close; both profiles keep data.
+        await self._partitions.close_agent_tabs(team_id, agent_id)
         self._changed(team_id)
         return AgentBrowserChoice(agent.id, team_id, agent.name, own, profile_id)
+
+    async def agent_deleted(self, team_id: str, agent_id: str) -> None:
+        """An agent is gone: close its tabs and clear its own partition."""
+        await self._partitions.close_agent_tabs(team_id, agent_id)
+        await self._partitions.clear_partition(team_id, Partition.for_agent(agent_id))
 
     async def partition_for_agent(self, team_id: str, agent_id: str) -> Partition:
         """Where the agent's next tab opens; a deleted profile is an error, never Shared."""
@@ -193,6 +198,20 @@ class BrowserProfileService:
 
     def _changed(self, team_id: str) -> None:
         self._announce(team_id, PROFILES_CHANGED, {})
+
+
+def duplicate_choice(
+    source: AgentBrowserChoice, *, imported: bool = False
+) -> tuple[bool, str | None]:
+    """``(own_browser_session, browser_profile_id)`` of a copy of ``source``.
+
+    A duplicate keeps a named profile (its sign-ins are the point of it); any other
+    duplicate, and every import, starts in Shared, since "only this agent" would
+    mean a new, empty partition.
+    """
+    if source.browser_profile_id is not None and not imported:
+        return True, source.browser_profile_id
+    return False, None
 
 
 def partition_of(agent: AgentBrowserChoice) -> Partition | None:

@@ -491,6 +491,17 @@ class BrowserEngine:
                 await context.close()
         await self._save(team_id)
 
+    async def close_agent_tabs(self, team_id: str, agent_id: str) -> None:
+        """Close every tab an agent owns (its profile changed, or it was deleted)."""
+        folder = self.team_folder(team_id)
+        if not self.running:
+            await asyncio.to_thread(_forget_saved_of_agent, folder, agent_id)
+            return
+        for tab in [t for t in self._tabs.values() if t.team_id == team_id]:
+            if tab.owner_agent_id == agent_id:
+                await self._close(tab)
+        await self._save(team_id)
+
     async def clear_partition(self, team_id: str, partition: Partition) -> None:
         """Close the partition, then remove its cookies, storage and cache from disk."""
         await self.close_partition(team_id, partition)
@@ -615,5 +626,12 @@ class BrowserEngine:
 def _forget_saved(team_folder: Path, partition: Partition) -> None:
     saved = read_state(team_folder)
     kept = [t for t in saved if t.partition != partition]
+    if len(kept) != len(saved):
+        write_state(team_folder, kept)
+
+
+def _forget_saved_of_agent(team_folder: Path, agent_id: str) -> None:
+    saved = read_state(team_folder)
+    kept = [t for t in saved if t.owner_agent_id != agent_id]
     if len(kept) != len(saved):
         write_state(team_folder, kept)

@@ -76,6 +76,9 @@ class BrowserRuntime:
     async def clear_partition(self, team_id: str, partition: Partition) -> None:
         await self._engine.clear_partition(team_id, partition)
 
+    async def close_agent_tabs(self, team_id: str, agent_id: str) -> None:
+        await self._engine.close_agent_tabs(team_id, agent_id)
+
     async def _sweep(self) -> None:
         while True:
             await asyncio.sleep(self._settings.browser_sweep_seconds)

@@ -89,9 +89,12 @@ class TabQueue:
         return self._lock.locked()
 
     def check(self, caller: Caller, *, dialog_ok: bool = False) -> None:
-        """Refuses an agent on a held tab, or one with a dialog open (unless ``dialog_ok``)."""
+        """Refuses an agent on a held tab or one with a dialog open (unless ``dialog_ok``), and a
+        person on a tab someone else holds."""
         tab = self._tab
         if not caller.is_agent:
+            if tab.held_by not in (None, caller.account_id):
+                raise Conflict("another person has control of this tab", code="tabHeld")
             return
         if tab.held_by is not None:
             raise Conflict("a person has control of this tab", code="tabHeldByPerson")

@@ -1,0 +1,146 @@
+"""browser-control-v1 over a real peer, and the agent tab rules of profile changes."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from peer.connection import HostConnection, TeamApiCallError
+from server.common.tokens import new_id
+from server.host.browser.callers import Caller
+from server.host.browser.partitions import Partition
+from server.host.profiles import duplicate_choice
+from server.host.storage.profiles import AgentBrowserChoice, BrowserProfileRepository
+from tests.host.browser.conftest import Site
+from tests.support.hub_server import RunningHub
+from tests.support.peers import Member, peer_member, wait_linked
+
+
+@dataclass
+class Room:
+    team_id: str
+    member: HostConnection
+    outsider: HostConnection
+
+
+@pytest.fixture
+async def room(server: RunningHub, tmp_path: Path) -> AsyncIterator[Room]:
+    owner = await server.sign_up_owner()
+    team_id = await server.first_team_id(owner)
+    await server.invite(owner, team_id, "member@example.com", "member")
+    await server.create_owner("b@example.com", "Team B")
+    host_id = await wait_linked(server)
+    members: list[Member] = [
+        await peer_member(server, email, tmp_path)
+        for email in ("member@example.com", "b@example.com")
+    ]
+    member, outsider = [await m.connect(host_id) for m in members]
+    yield Room(team_id, member, outsider)
+    for connection in (member, outsider):
+        await connection.close()
+    for m in members:
+        await m.hub.close()
+
+
+async def code_of(connection: HostConnection, route: str, args: dict[str, object]) -> str:
+    with pytest.raises(TeamApiCallError) as caught:
+        await connection.call(route, args)
+    return caught.value.code
+
+
+async def test_members_see_and_steer_the_teams_tabs(
+    server: RunningHub, room: Room, site: Site
+) -> None:
+    engine = await server.builtin.services.browser.engine()
+    profile = await server.builtin.services.profiles.create_profile(room.team_id, "Work")
+    agent_tab = await engine.open_tab(
+        room.team_id, Partition.profile(profile.id), url=site.url("/"), owner_agent_id="a" * 32
+    )
+    await engine.open_tab(room.team_id, Partition.private(), url=site.url("/"))
+
+    listed = (await room.member.call("browser-control-v1/list_tabs"))["tabs"]
+    assert [(t["id"], t["partitionLabel"], t["hue"], t["ownerAgentId"]) for t in listed] == [
+        (agent_tab.id, "Work", profile.hue, "a" * 32)
+    ]  # the private sign-in tab is nobody's to watch
+
+    opened = await room.member.call("browser-control-v1/new_tab", {"url": site.url("/child")})
+    assert (opened["partitionLabel"], opened["hue"]) == ("Shared", None)
+    events = [(await room.member.events.get())["event"] for _ in range(2)]
+    assert events == ["browser-profiles-changed", "browser-tabs-changed"]
+    await engine.navigate(room.team_id, opened["id"], Caller.person("x"), site.url("/cookies"))
+    back = await room.member.call("browser-control-v1/back", {"tabId": opened["id"]})
+    assert back["url"] == site.url("/child")
+    forward = await room.member.call("browser-control-v1/forward", {"tabId": opened["id"]})
+    assert forward["url"] == site.url("/cookies")
+    reloaded = await room.member.call("browser-control-v1/reload", {"tabId": opened["id"]})
+    assert reloaded["url"] == site.url("/cookies")
+    assert await room.member.call("browser-control-v1/close_tab", {"tabId": opened["id"]}) == {
+        "closed": True
+    }
+    assert [t.id for t in engine.list_tabs(room.team_id) if t.partition.kind != "private"] == [
+        agent_tab.id
+    ]
+
+
+async def test_refusals(server: RunningHub, room: Room, site: Site) -> None:
+    engine = await server.builtin.services.browser.engine()
+    tab = await engine.open_tab(room.team_id, Partition.shared(), url=site.url("/"))
+    for url in ("javascript:alert(1)", "file:///etc/passwd", "chrome://settings", "mailto:a@b.c"):
+        assert await code_of(room.member, "browser-control-v1/new_tab", {"url": url}) == (
+            "invalidArgument"
+        ), url
+    assert await code_of(room.outsider, "browser-control-v1/close_tab", {"tabId": tab.id}) == (
+        "tabNotFound"
+    )
+    assert (await room.outsider.call("browser-control-v1/list_tabs"))["tabs"] == []
+    engine.take_control(room.team_id, tab.id, "someone-else")
+    assert await code_of(room.member, "browser-control-v1/reload", {"tabId": tab.id}) == "tabHeld"
+    assert (
+        await code_of(room.member, "browser-control-v1/close_tab", {"tabId": tab.id}) == "tabHeld"
+    )
+    bad = {"tabId": "../../etc"}
+    assert await code_of(room.member, "browser-control-v1/back", bad) == "invalidArgument"
+
+
+async def test_a_new_profile_closes_only_that_agents_tabs_and_deletion_clears_its_own(
+    server: RunningHub, room: Room, site: Site
+) -> None:
+    services = server.builtin.services
+    engine = await services.browser.engine()
+    mover, stayer = new_id(), new_id()
+    async with services.db.write() as conn:
+        for agent_id in (mover, stayer):
+            choice = AgentBrowserChoice(agent_id, room.team_id, "A", False, None)
+            await BrowserProfileRepository().add_agent(conn, choice, 1.0)
+    moving = await engine.open_tab(
+        room.team_id, Partition.shared(), url=site.url("/"), owner_agent_id=mover
+    )
+    staying = await engine.open_tab(
+        room.team_id, Partition.shared(), url=site.url("/"), owner_agent_id=stayer
+    )
+    await services.profiles.assign(room.team_id, mover, "agent")
+    assert [t.id for t in engine.list_tabs(room.team_id)] == [staying.id]
+    del moving
+
+    own = await engine.open_tab(
+        room.team_id,
+        Partition.for_agent(mover),
+        url=site.url("/set-cookie?v=mine"),
+        owner_agent_id=mover,
+    )
+    folder = engine.team_folder(room.team_id) / Partition.for_agent(mover).folder
+    assert own.id in [t.id for t in engine.list_tabs(room.team_id)]
+    await services.profiles.agent_deleted(room.team_id, mover)
+    assert [t.id for t in engine.list_tabs(room.team_id)] == [staying.id]
+    assert not folder.exists()
+
+
+def test_duplicates_keep_a_named_profile_and_imports_start_shared() -> None:
+    named = AgentBrowserChoice("a" * 32, "t" * 32, "A", True, "profile-" + "1" * 32)
+    own = AgentBrowserChoice("b" * 32, "t" * 32, "B", True, None)
+    assert duplicate_choice(named) == (True, named.browser_profile_id)
+    assert duplicate_choice(own) == (False, None)
+    assert duplicate_choice(named, imported=True) == (False, None)
