@@ -86,7 +86,7 @@ class BrowserEngine:
         self._executable: Path | None = None
         self._identity: BrowserIdentity | None = None
         self._contexts: dict[tuple[str, Partition], BrowserContext] = {}
-        self._context_lock = asyncio.Lock()
+        self._context_locks: dict[tuple[str, Partition], asyncio.Lock] = {}
         self._tabs: dict[str, Tab] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._save_lock = asyncio.Lock()
@@ -168,7 +168,12 @@ class BrowserEngine:
     async def _context(self, team_id: str, partition: Partition) -> BrowserContext:
         """The partition's context, created on first use."""
         key = (team_id, partition)
-        async with self._context_lock:
+        context = self._contexts.get(key)
+        if context is not None:
+            return context
+        # One lock per partition: starting one partition's browser never holds up another's tabs.
+        lock = self._context_locks.setdefault(key, asyncio.Lock())
+        async with lock:
             context = self._contexts.get(key)
             if context is not None:
                 return context
@@ -484,7 +489,7 @@ class BrowserEngine:
         for tab in [t for t in self._tabs.values() if t.team_id == team_id]:
             if tab.partition == partition:
                 await self._close(tab)
-        async with self._context_lock:
+        async with self._context_locks.setdefault((team_id, partition), asyncio.Lock()):
             context = self._contexts.pop((team_id, partition), None)
         if context is not None:
             with contextlib.suppress(PlaywrightError):
