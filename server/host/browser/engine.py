@@ -573,7 +573,25 @@ class BrowserEngine:
         )
         for tab in chosen:
             await self._unload(tab)
+        await self._close_idle_contexts()
         return [t.id for t in chosen]
+
+    def open_partitions(self, team_id: str) -> list[Partition]:
+        """The team's partitions whose browser context is running now."""
+        return [partition for (team, partition) in self._contexts if team == team_id]
+
+    async def _close_idle_contexts(self) -> None:
+        """A persistent partition with no loaded tab stops its browser; its data stays on disk."""
+        in_use = {(t.team_id, t.partition) for t in self._tabs.values() if t.loaded}
+        for key in [k for k in self._contexts if k not in in_use and k[1].persistent]:
+            async with self._context_locks.setdefault(key, asyncio.Lock()):
+                if any((t.team_id, t.partition) == key and t.loaded for t in self._tabs.values()):
+                    continue  # a tab loaded while this waited
+                context = self._contexts.pop(key, None)
+            if context is not None:
+                with contextlib.suppress(PlaywrightError):
+                    await context.close()
+                log.info("closed an idle browser partition")
 
     # -- state file ---------------------------------------------------------------------
 

@@ -148,6 +148,20 @@ async def test_idle_tabs_unload_and_reload(tmp_path: Path, clock: FakeClock, sit
         assert await engine.tick() == [tab.id]
 
 
+async def test_an_idle_partition_stops_and_starts_again_with_its_data(
+    tmp_path: Path, clock: FakeClock, site: Site
+) -> None:
+    async with BrowserEngine(tmp_path, clock=clock) as engine:
+        partition = Partition.profile(new_profile_id())
+        tab = await engine.open_tab(TEAM, partition, url=site.url("/set-cookie?v=kept"))
+        assert engine.open_partitions(TEAM) == [partition]
+        clock.advance(16 * 60)
+        assert await engine.tick() == [tab.id]
+        assert engine.open_partitions(TEAM) == []
+        assert await cookies(engine, TEAM, tab) == "session=kept"
+        assert engine.open_partitions(TEAM) == [partition]
+
+
 async def test_least_recently_used_tabs_beyond_three_sleep(
     engine: BrowserEngine, clock: FakeClock, site: Site
 ) -> None:
