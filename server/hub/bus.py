@@ -10,6 +10,7 @@ few kilobytes).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 from collections.abc import Callable, Coroutine
@@ -52,33 +53,69 @@ class LocalBus:
 
 
 class PostgresBus:
-    """Many hub instances on one PostgreSQL: LISTEN on one connection, NOTIFY to send."""
+    """Many hub instances on one PostgreSQL: LISTEN on one connection, NOTIFY to send.
+
+    Both connections come back after PostgreSQL restarts or drops them. What was
+    announced while the listener was away is lost, so the handler then gets a
+    ``{"kind": "resync"}`` message and drops whatever it cached.
+    """
 
     def __init__(self, sqlalchemy_url: str, schema: str | None = None) -> None:
         url = make_url(sqlalchemy_url).set(drivername="postgresql")
         self._dsn = url.render_as_string(hide_password=False)
         # Runs that share a server (tests, staging) keep apart by schema.
         self._channel = f"{CHANNEL}_{schema}" if schema else CHANNEL
-        self._listener: asyncpg.Connection | None = None
         self._sender: asyncpg.Connection | None = None
         self._handler: BusHandler | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._listening: asyncio.Task[None] | None = None
+        self.listening = asyncio.Event()
         # One connection runs one query at a time.
         self._send_lock = asyncio.Lock()
 
     async def start(self, handler: BusHandler) -> None:
         self._handler = handler
-        self._listener = await asyncpg.connect(self._dsn)
         self._sender = await asyncpg.connect(self._dsn)
-        await self._listener.add_listener(self._channel, self._on_notify)
+        first = await self._listen_once()
+        self._listening = asyncio.get_running_loop().create_task(self._listen_forever(first))
+
+    async def _listen_once(self) -> tuple[asyncpg.Connection, asyncio.Event]:
+        listener = await asyncpg.connect(self._dsn)
+        lost = asyncio.Event()
+        listener.add_termination_listener(lambda _conn: lost.set())
+        await listener.add_listener(self._channel, self._on_notify)
+        self.listening.set()
+        return listener, lost
+
+    async def _listen_forever(self, current: tuple[asyncpg.Connection, asyncio.Event]) -> None:
+        listener, lost = current
+        try:
+            while True:
+                await lost.wait()
+                self.listening.clear()
+                log.warning("lost the bus listener; reconnecting")
+                delay = 0.25
+                while True:
+                    try:
+                        listener, lost = await self._listen_once()
+                        break
+                    except (OSError, asyncpg.PostgresError):
+                        await asyncio.sleep(delay)
+                        delay = min(delay * 2, 10.0)
+                self._dispatch({"kind": "resync"})
+        finally:
+            await listener.close()
 
     def _on_notify(self, _conn: object, _pid: int, _channel: str, payload: str) -> None:
-        if self._handler is None:
-            return
         try:
             message = json.loads(payload)
         except ValueError:
             log.warning("dropped a malformed bus message")
+            return
+        self._dispatch(message)
+
+    def _dispatch(self, message: dict[str, Any]) -> None:
+        if self._handler is None:
             return
         task = asyncio.get_running_loop().create_task(self._handler(message))
         self._tasks.add(task)
@@ -88,14 +125,25 @@ class PostgresBus:
         payload = json.dumps(message, separators=(",", ":"))
         if len(payload.encode()) > MAX_PAYLOAD:
             raise ValueError("bus message too large for NOTIFY")
-        assert self._sender is not None, "bus not started"
         async with self._send_lock:
-            await self._sender.execute("SELECT pg_notify($1, $2)", self._channel, payload)
+            for attempt in (1, 2):
+                try:
+                    if self._sender is None or self._sender.is_closed():
+                        self._sender = await asyncpg.connect(self._dsn)
+                    await self._sender.execute("SELECT pg_notify($1, $2)", self._channel, payload)
+                    return
+                except (OSError, asyncpg.InterfaceError, asyncpg.PostgresConnectionError):
+                    self._sender = None
+                    if attempt == 2:
+                        raise
 
     async def close(self) -> None:
         self._handler = None
         for task in list(self._tasks):
             task.cancel()
-        for conn in (self._listener, self._sender):
-            if conn is not None:
-                await conn.close()
+        if self._listening is not None:
+            self._listening.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._listening
+        if self._sender is not None:
+            await self._sender.close()

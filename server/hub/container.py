@@ -97,6 +97,11 @@ class Hub:
 
     async def on_bus(self, message: dict[str, Any]) -> None:
         """Every message from the bus; changes this instance made were applied already."""
+        if message.get("kind") == "resync":
+            # Announcements may have been missed: trust nothing cached.
+            self.teams.forget_cached(None)
+            self.sessions.forget_all_cached()
+            return
         if message.get("kind") in ACCESS_KINDS:
             if message.get("origin") != self.changes.origin:
                 await self.apply_access_change(message)

@@ -181,6 +181,9 @@ class SessionService:
         for token_hash in token_hashes:
             self._cache.forget(token_hash)
 
+    def forget_all_cached(self) -> None:
+        self._cache.clear()
+
     async def sign_out(self, principal: Principal) -> None:
         await self.revoke_session(principal.account_id, principal.session_id)
 
