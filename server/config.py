@@ -125,6 +125,12 @@ class HostSettings(SettingsSection):
     browser_lru_idle: float = Field(
         120.0, gt=0, description="Seconds idle before a tab beyond that count sleeps."
     )
+    live_view_quality: int = Field(
+        70, ge=10, le=100, description="JPEG quality of live-view frames."
+    )
+    live_view_max_fps: float = Field(
+        30.0, gt=0, le=60, description="Most live-view frames per second sent for one tab."
+    )
     browser_sweep_seconds: float = Field(
         30.0, gt=0, description="Seconds between sweeps that put idle tabs to sleep."
     )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, TypeAdapter, ValidationError
+from pydantic import Field, RootModel, ValidationError
 
 from server.common.errors import CrewhostError, InvalidArgument
 from server.common.wire import InboundModel, WireModel, invalid_argument_from
@@ -98,14 +98,17 @@ LinkMessage = Annotated[
     LinkChallenge | LinkHello | LinkWelcome | LinkOffer | LinkAnswer | LinkRefused | LinkRevoke,
     Field(discriminator="type"),
 ]
-_LINK: TypeAdapter[LinkMessage] = TypeAdapter(LinkMessage)
+
+
+class _AnyLinkMessage(RootModel[LinkMessage]):
+    pass
 
 
 def decode_link(raw: str | bytes) -> LinkMessage:
     if len(raw) > MAX_LINK_MESSAGE:
         raise InvalidArgument("link message too large", code="messageTooLarge")
     try:
-        return _LINK.validate_json(raw)
+        return _AnyLinkMessage.model_validate_json(raw).root
     except ValidationError as exc:
         raise invalid_argument_from(exc) from exc
 

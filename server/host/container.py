@@ -10,6 +10,7 @@ from server.config import Settings
 from server.db.engine import Database
 from server.host.api import browser_control, browser_profiles, system
 from server.host.browser.runtime import BrowserRuntime
+from server.host.live.views import LiveViews
 from server.host.profiles import BrowserProfileService
 from server.host.rtc.peers import PeerManager
 from server.host.rtc.team_api import TeamApi
@@ -29,6 +30,7 @@ class HostServices:
     browser: BrowserRuntime
     peers: PeerManager = field(init=False)
     profiles: BrowserProfileService = field(init=False)
+    live: LiveViews = field(init=False)
     host_id: str = ""
 
     @classmethod
@@ -48,8 +50,10 @@ class HostServices:
             identity, settings.rtc, clock, services.team_api, lambda: services
         )
         services.profiles = BrowserProfileService(db, clock, browser, services.peers.announce)
+        services.live = LiveViews(browser, settings.host)
         return services
 
     async def close(self) -> None:
+        await self.live.close_all()
         await self.peers.close_all()
         await self.browser.close()

@@ -471,6 +471,31 @@ class BrowserEngine:
                 other.opener_tab_id = None
         await self._drop_private_context(tab.team_id, tab.partition)
 
+    # -- live view ----------------------------------------------------------------------
+
+    async def view_page(self, team_id: str, tab_id: str) -> Page:
+        """The tab's page for watching, loaded if it slept; outside the tab's queue."""
+        tab = self.get_tab(team_id, tab_id)
+        if tab.crashed:
+            await self._unload(tab)
+        if tab.page is None:
+            await self._load(tab)
+        assert tab.page is not None
+        tab.last_used = self._clock.now()
+        return tab.page
+
+    async def open_tab_beside(self, team_id: str, tab_id: str, url: str) -> Tab:
+        """A new tab in the same partition and ownership as ``tab_id`` (a context menu's
+        "open link in new tab")."""
+        source = self.get_tab(team_id, tab_id)
+        return await self.open_tab(
+            team_id,
+            source.partition,
+            url=url,
+            owner_agent_id=source.owner_agent_id,
+            owner_thread_id=source.owner_thread_id,
+        )
+
     # -- clearing partitions ------------------------------------------------------------
 
     @property

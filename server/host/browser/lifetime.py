@@ -31,11 +31,15 @@ class IdlePolicy:
 
     def tabs_to_unload(self, tabs: Iterable[Tab], now: float, *, memory_low: bool) -> list[Tab]:
         """Tabs idle past the limit, then the least recently used beyond the loaded-idle limit."""
-        # A tab in use (busy, held by a person, waiting on a dialog) never counts.
+        # A tab in use (shown, busy, held by a person, waiting on a dialog) never counts.
         idle = [
             t
             for t in tabs
-            if t.loaded and not t.queue.busy and t.held_by is None and t.dialog is None
+            if t.loaded
+            and not t.queue.busy
+            and t.viewers == 0
+            and t.held_by is None
+            and t.dialog is None
         ]
         limit = self.idle_unload_low_memory if memory_low else self.idle_unload
         chosen = [t for t in idle if now - t.last_used >= limit]

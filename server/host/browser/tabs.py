@@ -37,6 +37,8 @@ class Tab:
     last_used: float
     dependent: bool = False
     held_by: str | None = None
+    # Live-view channels watching the tab: a shown tab never sleeps.
+    viewers: int = 0
     crashed: bool = False
     dialog: PendingDialog | None = None
     identity_session: CDPSession | None = None

@@ -25,6 +25,7 @@ from server.common.roles import Role
 from server.common.sdp import sdp_fingerprint
 from server.common.tickets import TicketRefused, TicketVerifier
 from server.common.tokens import new_id
+from server.common.view_protocol import VIEW_PREFIX
 from server.config import RtcSettings
 from server.host.rtc.team_api import PeerIdentity, TeamApi, TeamApiSession
 
@@ -140,6 +141,9 @@ class PeerManager:
 
         @connection.on("datachannel")
         def on_datachannel(channel: Any) -> None:
+            if channel.label.startswith(VIEW_PREFIX):
+                self._services().live.open(peer.identity, channel)
+                return
             if channel.label != TEAM_API_LABEL or peer.team_api is not None:
                 channel.close()
                 return

@@ -1,0 +1,138 @@
+"""One CDP screencast per watched tab, fanned out to every viewer.
+
+The screencast starts for the first viewer and stops after the last. Each frame
+is encoded once and the same bytes go to every viewer. A viewer whose channel is
+backed up gets only the newest frame when it drains: never a growing queue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import logging
+import time
+from typing import Any, Protocol
+
+from playwright.async_api import CDPSession, Page
+from playwright.async_api import Error as PlaywrightError
+
+from server.common.view_protocol import encode_frame
+
+log = logging.getLogger(__name__)
+
+# Above this many unsent bytes on a viewer's channel, frames wait (newest only).
+BACKLOG_BYTES = 256 * 1024
+
+
+class FrameChannel(Protocol):
+    """What a viewer needs of an RTCDataChannel."""
+
+    @property
+    def bufferedAmount(self) -> int: ...
+
+    @property
+    def readyState(self) -> str: ...
+
+    def send(self, data: bytes | str) -> None: ...
+
+
+class Viewer:
+    """One viewer's frame sink: send now, or keep the newest frame until the channel drains."""
+
+    def __init__(self, channel: FrameChannel) -> None:
+        self.channel = channel
+        self.pending: bytes | None = None
+        self.sent = 0
+        self.replaced = 0
+
+    def offer(self, frame: bytes) -> None:
+        if self.channel.readyState != "open":
+            return
+        if self.channel.bufferedAmount > BACKLOG_BYTES:
+            if self.pending is not None:
+                self.replaced += 1
+            self.pending = frame
+            return
+        self.channel.send(frame)
+        self.sent += 1
+
+    def drained(self) -> None:
+        """The channel's buffer went low: send the newest frame that waited, if any."""
+        frame, self.pending = self.pending, None
+        if frame is not None:
+            self.offer(frame)
+
+
+class TabScreencast:
+    """The screencast of one tab's page."""
+
+    def __init__(self, page: Page, *, quality: int, max_fps: float) -> None:
+        self.page = page
+        self._quality = quality
+        self._min_interval = 1.0 / max_fps
+        self.viewers: set[Viewer] = set()
+        self.session: CDPSession | None = None
+        self.sequence = 0
+        self.width = 0
+        self.height = 0
+        self._last_sent = 0.0
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    @property
+    def running(self) -> bool:
+        return self.session is not None
+
+    async def add(self, viewer: Viewer) -> None:
+        self.viewers.add(viewer)
+        if self.session is None:
+            self.session = await self.page.context.new_cdp_session(self.page)
+            self.session.on("Page.screencastFrame", self._on_frame)
+            await self.session.send(
+                "Page.startScreencast", {"format": "jpeg", "quality": self._quality}
+            )
+
+    async def remove(self, viewer: Viewer) -> None:
+        self.viewers.discard(viewer)
+        if not self.viewers:
+            await self.stop()
+
+    async def stop(self) -> None:
+        session, self.session = self.session, None
+        if session is None:
+            return
+        with contextlib.suppress(PlaywrightError):
+            await session.send("Page.stopScreencast")
+            await session.detach()
+        for task in list(self._tasks):
+            task.cancel()
+
+    def _on_frame(self, params: dict[str, Any]) -> None:
+        session = self.session
+        if session is None:
+            return
+        # Acknowledge at once: Chromium sends the next frame only after the ack.
+        self._spawn(session.send("Page.screencastFrameAck", {"sessionId": params["sessionId"]}))
+        now = time.monotonic()
+        if now - self._last_sent < self._min_interval:
+            return
+        self._last_sent = now
+        metadata = params["metadata"]
+        self.width = int(metadata["deviceWidth"])
+        self.height = int(metadata["deviceHeight"])
+        self.sequence += 1
+        captured_ms = float(metadata.get("timestamp") or time.time()) * 1000
+        frame = encode_frame(
+            self.sequence, self.width, self.height, captured_ms, base64.b64decode(params["data"])
+        )
+        for viewer in list(self.viewers):
+            viewer.offer(frame)
+
+    def _spawn(self, coroutine: Any) -> None:
+        async def run() -> None:
+            with contextlib.suppress(PlaywrightError):
+                await coroutine
+
+        task = asyncio.get_running_loop().create_task(run())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)

@@ -1,0 +1,299 @@
+"""One viewer's ``view:<tabId>`` channel: frames out; take control, input, clipboard and
+context menus in.
+
+Watching needs only that the member can see the tab. Input needs the member to
+hold the tab (take control); holding ends when the channel closes. Input goes to
+the page through CDP, outside the tab's tool queue, so watching never delays a
+tool and a tool never delays the view.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
+
+from playwright.async_api import Error as PlaywrightError
+
+from server.common.errors import Conflict, CrewhostError, InvalidArgument
+from server.common.view_protocol import MAX_CLIPBOARD, ViewOptions
+from server.host.live.messages import (
+    Copy,
+    Key,
+    MenuChoice,
+    Paste,
+    Pointer,
+    Release,
+    Take,
+    decode_view_message,
+    error_message,
+)
+from server.host.live.screencast import TabScreencast, Viewer
+
+if TYPE_CHECKING:
+    from server.host.browser.engine import BrowserEngine
+    from server.host.rtc.team_api import PeerIdentity
+
+log = logging.getLogger(__name__)
+
+_BUTTONS = {"none": 0, "left": 1, "right": 2, "middle": 4}
+_MOUSE_TYPES = {"move": "mouseMoved", "down": "mousePressed", "up": "mouseReleased"}
+_KEY_TYPES = {"down": "keyDown", "up": "keyUp", "char": "char"}
+
+_UNDER_POINT = """([x, y]) => {
+  const el = document.elementFromPoint(x, y);
+  if (!el) return {cursor: 'auto', link: null, image: null, editable: false, selection: ''};
+  const link = el.closest('a[href]');
+  const image = el.closest('img');
+  const editable = el.isContentEditable || ['INPUT', 'TEXTAREA'].includes(el.tagName);
+  return {cursor: getComputedStyle(el).cursor, link: link ? link.href : null,
+          image: image ? image.currentSrc || image.src : null, editable,
+          selection: String(getSelection())};
+}"""
+_SELECTION = """() => {
+  const el = document.activeElement;
+  if (el && typeof el.selectionStart === 'number' && el.value !== undefined) {
+    return el.value.slice(el.selectionStart, el.selectionEnd);
+  }
+  return String(getSelection());
+}"""
+
+
+def web_url(value: str | None) -> str | None:
+    """Only http and https addresses leave the page in a message."""
+    if not value or urlsplit(value).scheme not in ("http", "https"):
+        return None
+    return value
+
+
+class ViewSession:
+    """The host's side of one viewer's channel."""
+
+    def __init__(
+        self,
+        engine: BrowserEngine,
+        peer: PeerIdentity,
+        options: ViewOptions,
+        channel: Any,
+        screencast: TabScreencast,
+    ) -> None:
+        self._engine = engine
+        self._peer = peer
+        self.options = options
+        self.channel = channel
+        self._screencast = screencast
+        self.viewer = Viewer(channel)
+        self._holding = False
+        self._last_cursor: str | None = None
+        self._menus: dict[int, dict[str, Any]] = {}
+        self._menu_ids = 0
+        self._inbox: asyncio.Queue[str] = asyncio.Queue(maxsize=256)
+        self._worker: asyncio.Task[None] | None = None
+
+    @property
+    def team_id(self) -> str:
+        return self._peer.team_id
+
+    @property
+    def tab_id(self) -> str:
+        return self.options.tab_id
+
+    def start(self) -> None:
+        self._worker = asyncio.get_running_loop().create_task(self._work())
+
+    def on_message(self, raw: str | bytes) -> None:
+        """Messages are handled in order, one at a time, in a task of this viewer's own."""
+        if isinstance(raw, bytes):
+            self.send(error_message(InvalidArgument("view messages are JSON text")))
+            return
+        try:
+            self._inbox.put_nowait(raw)
+        except asyncio.QueueFull:
+            self.send(error_message(Conflict("too many messages at once", code="rateLimited")))
+
+    async def _work(self) -> None:
+        while True:
+            raw = await self._inbox.get()
+            try:
+                await self._handle(raw)
+            except CrewhostError as exc:
+                self.send(error_message(exc))
+            except PlaywrightError as exc:
+                log.info("live-view step failed: %s", exc)
+                self.send(
+                    {
+                        "type": "error",
+                        "code": "pageUnavailable",
+                        "message": "the page did not answer",
+                    }
+                )
+
+    async def _handle(self, raw: str) -> None:
+        message = decode_view_message(raw)
+        if isinstance(message, Take):
+            self._engine.take_control(self.team_id, self.tab_id, self._peer.account_id)
+            self._holding = True
+            self.send({"type": "held", "byYou": True})
+            return
+        if isinstance(message, Release):
+            if self._holding:
+                self._engine.release(self.team_id, self.tab_id, self._peer.account_id)
+                self._holding = False
+            self.send({"type": "held", "byYou": False})
+            return
+        if isinstance(message, Pointer):
+            await self._pointer(message)
+            return
+        if not self._holding:
+            raise Conflict("take control of the tab first", code="notHolding")
+        if isinstance(message, Key):
+            await self._cdp(
+                "Input.dispatchKeyEvent",
+                {
+                    "type": _KEY_TYPES[message.action],
+                    "key": message.key,
+                    "code": message.code,
+                    "text": message.text,
+                    "modifiers": message.modifiers,
+                },
+            )
+        elif isinstance(message, Paste):
+            await self._cdp("Input.insertText", {"text": message.text})
+        elif isinstance(message, Copy):
+            await self._clipboard(message.type)
+        elif isinstance(message, MenuChoice):
+            await self._menu_choice(message)
+
+    def _point(self, x: float, y: float) -> tuple[float, float]:
+        if not self._screencast.width:
+            raise Conflict("no frame has arrived yet", code="noFrameYet")
+        return x * self._screencast.width, y * self._screencast.height
+
+    async def _pointer(self, message: Pointer) -> None:
+        x, y = self._point(message.x, message.y)
+        if self.options.cursor and message.action == "move":
+            await self._report_cursor(x, y)
+        if not self._holding:
+            if message.action == "move":
+                return  # a watcher's pointer only asks for the cursor
+            raise Conflict("take control of the tab first", code="notHolding")
+        if message.action == "wheel":
+            params: dict[str, Any] = {
+                "type": "mouseWheel",
+                "x": x,
+                "y": y,
+                "deltaX": message.delta_x,
+                "deltaY": message.delta_y,
+                "modifiers": message.modifiers,
+            }
+        else:
+            params = {
+                "type": _MOUSE_TYPES[message.action],
+                "x": x,
+                "y": y,
+                "button": message.button,
+                "buttons": _BUTTONS[message.button] if message.action == "down" else 0,
+                "clickCount": message.click_count,
+                "modifiers": message.modifiers,
+            }
+        await self._cdp("Input.dispatchMouseEvent", params)
+        if self.options.menu and message.action == "down" and message.button == "right":
+            await self._context_menu(x, y)
+
+    async def _report_cursor(self, x: float, y: float) -> None:
+        under = await self._screencast.page.evaluate(_UNDER_POINT, [x, y])
+        cursor = str(under.get("cursor") or "auto")
+        if cursor != self._last_cursor:
+            self._last_cursor = cursor
+            self.send({"type": "cursor", "cursor": cursor})
+
+    async def _context_menu(self, x: float, y: float) -> None:
+        under = await self._screencast.page.evaluate(_UNDER_POINT, [x, y])
+        link, image = web_url(under.get("link")), web_url(under.get("image"))
+        selection = str(under.get("selection") or "")
+        items: list[str] = []
+        if link:
+            items += ["open-link", "copy-link"]
+        if selection:
+            items.append("copy")
+        if under.get("editable"):
+            items += ["paste", "select-all"]
+        items += ["back", "forward", "reload"]
+        self._menu_ids += 1
+        menu = {"link": link, "image": image}
+        self._menus = {self._menu_ids: menu}  # only the newest menu can be chosen from
+        self.send(
+            {
+                "type": "context-menu",
+                "menuId": self._menu_ids,
+                "x": x / self._screencast.width,
+                "y": y / self._screencast.height,
+                "link": link,
+                "image": image,
+                "selection": bool(selection),
+                "editable": bool(under.get("editable")),
+                "items": items,
+            }
+        )
+
+    async def _menu_choice(self, choice: MenuChoice) -> None:
+        menu = self._menus.pop(choice.menu_id, None)
+        if menu is None:
+            raise InvalidArgument("that menu is gone", code="menuGone")
+        page = self._screencast.page
+        if choice.item == "open-link" and menu["link"]:
+            tab = await self._engine.open_tab_beside(self.team_id, self.tab_id, menu["link"])
+            self.send({"type": "opened", "tabId": tab.id})
+        elif choice.item == "copy-link" and menu["link"]:
+            self.send({"type": "copied", "text": menu["link"]})
+        elif choice.item == "copy":
+            await self._clipboard("copy")
+        elif choice.item == "paste":
+            await self._cdp("Input.insertText", {"text": choice.text})
+        elif choice.item == "select-all":
+            await self._clipboard("select-all")
+        elif choice.item == "back":
+            await page.go_back()
+        elif choice.item == "forward":
+            await page.go_forward()
+        elif choice.item == "reload":
+            await page.reload()
+        else:
+            raise InvalidArgument("that item was not on the menu", code="menuItemInvalid")
+
+    async def _clipboard(self, action: str) -> None:
+        page = self._screencast.page
+        if action == "select-all":
+            await page.evaluate("() => document.execCommand('selectAll')")
+            return
+        text = str(await page.evaluate(_SELECTION))
+        size = len(text.encode())
+        if size > MAX_CLIPBOARD:
+            self.send({"type": "copyTooLarge", "size": size, "limit": MAX_CLIPBOARD})
+            return
+        self.send({"type": "copied", "text": text})
+        if action == "cut" and text:
+            await page.evaluate("() => document.execCommand('delete')")
+
+    async def _cdp(self, method: str, params: dict[str, Any]) -> None:
+        session = self._screencast.session
+        if session is None:
+            raise Conflict("the view is not running", code="viewStopped")
+        await session.send(method, params)
+
+    def send(self, message: dict[str, Any]) -> None:
+        if self.channel.readyState == "open":
+            self.channel.send(json.dumps(message))
+
+    async def close(self) -> None:
+        if self._worker is not None:
+            self._worker.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._worker
+        if self._holding:
+            with contextlib.suppress(CrewhostError):
+                self._engine.release(self.team_id, self.tab_id, self._peer.account_id)
+            self._holding = False

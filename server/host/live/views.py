@@ -1,0 +1,134 @@
+"""Every live view of this host: opening a ``view:`` channel, and what follows its close."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+from typing import TYPE_CHECKING, Any
+
+from server.common.errors import CrewhostError, NotFound
+from server.common.view_protocol import parse_view_label
+from server.config import HostSettings
+from server.host.browser.runtime import BrowserRuntime
+from server.host.live.screencast import BACKLOG_BYTES, TabScreencast
+from server.host.live.session import ViewSession
+
+if TYPE_CHECKING:
+    from server.host.rtc.team_api import PeerIdentity
+
+log = logging.getLogger(__name__)
+
+TAB_HOLDS_SECRET = "tabHoldsSecret"  # noqa: S105 - a close code, not a secret
+
+
+class LiveViews:
+    """Opens views under the access rules and runs one screencast per watched tab."""
+
+    def __init__(self, browser: BrowserRuntime, settings: HostSettings) -> None:
+        self._browser = browser
+        self._settings = settings
+        self._screencasts: dict[tuple[str, str], TabScreencast] = {}
+        self._sessions: dict[tuple[str, str], list[ViewSession]] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    def screencast(self, team_id: str, tab_id: str) -> TabScreencast | None:
+        return self._screencasts.get((team_id, tab_id))
+
+    def open(self, peer: PeerIdentity, channel: Any) -> None:
+        """A peer opened a ``view:`` channel; it is served or refused with a close reason."""
+        self._spawn(self._open(peer, channel))
+
+    async def _open(self, peer: PeerIdentity, channel: Any) -> None:
+        try:
+            options = parse_view_label(channel.label)
+            engine = await self._browser.engine()
+            tab = engine.get_tab(peer.team_id, options.tab_id)
+            if tab.partition.kind == "private":
+                raise NotFound("no such tab", code="tabNotFound")
+            page = await engine.view_page(peer.team_id, tab.id)
+        except CrewhostError as exc:
+            _close_with(channel, exc.code, exc.message)
+            return
+        key = (peer.team_id, tab.id)
+        screencast = self._screencasts.get(key)
+        if screencast is not None and screencast.page is not page:
+            await screencast.stop()  # the tab slept or crashed since: follow its new page
+            screencast = None
+        if screencast is None:
+            screencast = TabScreencast(
+                page,
+                quality=self._settings.live_view_quality,
+                max_fps=self._settings.live_view_max_fps,
+            )
+            self._screencasts[key] = screencast
+        session = ViewSession(engine, peer, options, channel, screencast)
+        self._sessions.setdefault(key, []).append(session)
+        tab.viewers += 1
+        channel.bufferedAmountLowThreshold = BACKLOG_BYTES // 2
+        channel.on("bufferedamountlow", session.viewer.drained)
+        channel.on("message", session.on_message)
+        channel.on("close", lambda: self._spawn(self._closed(session)))
+        await screencast.add(session.viewer)
+        await self._apply_viewport(key)
+        session.start()
+        session.send({"type": "opened", "tabId": tab.id})
+
+    async def _closed(self, session: ViewSession) -> None:
+        key = (session.team_id, session.tab_id)
+        sessions = self._sessions.get(key, [])
+        if session not in sessions:
+            return
+        sessions.remove(session)
+        await session.close()
+        engine = await self._browser.engine()
+        with contextlib.suppress(CrewhostError):  # the tab may have closed
+            engine.get_tab(*key).viewers -= 1
+        screencast = self._screencasts.get(key)
+        if screencast is None:
+            return
+        if session.options.viewport:
+            await self._apply_viewport(key)
+        await screencast.remove(session.viewer)
+        if not screencast.running:
+            del self._screencasts[key]
+            self._sessions.pop(key, None)
+
+    async def _apply_viewport(self, key: tuple[str, str]) -> None:
+        """The newest open view that asked for a size sets it; with none, the page's own returns."""
+        screencast = self._screencasts.get(key)
+        if screencast is None or screencast.session is None:
+            return
+        sized = [s for s in self._sessions.get(key, []) if s.options.viewport]
+        if sized:
+            width, height = sized[-1].options.viewport or (0, 0)
+            await screencast.session.send(
+                "Emulation.setDeviceMetricsOverride",
+                {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+            )
+        else:
+            await screencast.session.send("Emulation.clearDeviceMetricsOverride")
+
+    async def end_views(self, team_id: str, tab_id: str, code: str, reason: str) -> None:
+        """End every view of a tab at once (it started holding a secret, or it closed)."""
+        for session in list(self._sessions.get((team_id, tab_id), [])):
+            _close_with(session.channel, code, reason)
+            await self._closed(session)
+
+    async def close_all(self) -> None:
+        for key in list(self._sessions):
+            await self.end_views(*key, "hostStopping", "the host is shutting down")
+        for task in list(self._tasks):
+            task.cancel()
+
+    def _spawn(self, coroutine: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+
+def _close_with(channel: Any, code: str, reason: str) -> None:
+    if channel.readyState == "open":
+        channel.send(json.dumps({"type": "closed", "code": code, "reason": reason}))
+    channel.close()
