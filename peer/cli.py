@@ -15,6 +15,7 @@ from typing import Any
 from peer.connection import HostConnection, HostSignatureInvalid, TeamApiCallError, connect_to_host
 from peer.hub_client import HubClient, HubError
 from peer.known_hosts import HostKeyChanged, KnownHosts
+from peer.live_view import LiveView, ViewClosed, open_view
 
 
 class PeerConfig:
@@ -66,7 +67,11 @@ def build_parser() -> argparse.ArgumentParser:
     call = commands.add_parser("call", help="call one Team API route and print its result")
     call.add_argument("route", help="e.g. capabilities or host-v1/whoami")
     call.add_argument("args", nargs="?", default="{}", help="the route's arguments as JSON")
-    for sub in (connect, call):
+    watch = commands.add_parser("watch", help="watch a tab live and report its frame rate")
+    watch.add_argument("tab", help="the tab's id (see browser-control-v1/list_tabs)")
+    watch.add_argument("--out", type=Path, help="save each frame as DIR/frame-<seq>.jpg")
+    watch.add_argument("--seconds", type=float, default=5.0, help="how long to watch (5)")
+    for sub in (connect, call, watch):
         sub.add_argument("--team", help="team id (default: your first team)")
         sub.add_argument("--host", help="host id (default: the team's first online host)")
     return parser
@@ -82,6 +87,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except (HubError, TeamApiCallError) as exc:
         print(f"crewhost-peer: {exc.message} ({exc.code})", file=sys.stderr)
+        return 1
+    except ViewClosed as exc:
+        print(f"crewhost-peer: {exc.reason} ({exc.code})", file=sys.stderr)
         return 1
     except (HostKeyChanged, HostSignatureInvalid) as exc:
         print(f"crewhost-peer: {exc}", file=sys.stderr)
@@ -130,6 +138,9 @@ async def _use(connection: HostConnection, args: argparse.Namespace) -> None:
         print(f"connected to {connection.host_id} as {whoami['role']}")
         print("capabilities: " + ", ".join(capabilities["capabilities"]))
         return
+    if args.command == "watch":
+        await _watch(connection, args.tab, args.seconds, args.out)
+        return
     try:
         route_args: Any = json.loads(args.args)
     except ValueError as exc:
@@ -137,6 +148,41 @@ async def _use(connection: HostConnection, args: argparse.Namespace) -> None:
     if not isinstance(route_args, dict):
         raise UsageError("the arguments must be a JSON object")
     print(json.dumps(await connection.call(args.route, route_args), indent=2))
+
+
+async def _watch(connection: HostConnection, tab_id: str, seconds: float, out: Path | None) -> None:
+    """Watch ``tab_id`` for ``seconds``, keeping each frame in ``out``; print the rates."""
+    if seconds <= 0:
+        raise UsageError("--seconds must be positive")
+    if out is not None:
+        await asyncio.to_thread(out.mkdir, parents=True, exist_ok=True)
+    view = await open_view(connection, tab_id)
+    try:
+        sizes = await _frames(view, seconds, out)
+    finally:
+        view.close()
+    if view.close_code is not None:
+        raise ViewClosed(view.close_code, view.close_reason)
+    print(f"frames: {len(sizes)}")
+    print(f"fps: {len(sizes) / seconds:.1f}")
+    print(f"bytes per frame: {round(sum(sizes) / len(sizes)) if sizes else 0}")
+
+
+async def _frames(view: LiveView, seconds: float, out: Path | None) -> list[int]:
+    """The size of every frame that arrives within ``seconds``; each saved in ``out``."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    sizes: list[int] = []
+    while (left := deadline - loop.time()) > 0 and not view.closed.is_set():
+        try:
+            frame = await view.next_frame(left)
+        except TimeoutError:
+            break
+        sizes.append(len(frame.jpeg))
+        if out is not None:
+            path = out / f"frame-{frame.sequence}.jpg"
+            await asyncio.to_thread(path.write_bytes, frame.jpeg)
+    return sizes
 
 
 async def _team(hub: HubClient, team_id: str | None) -> str:

@@ -76,7 +76,11 @@ class TabScreencast:
         self.sequence = 0
         self.width = 0
         self.height = 0
+        # The page's size before a view set one, to give back when the last such view ends.
+        self.own_size: tuple[int, int] | None = None
         self._last_sent = 0.0
+        self._newest: dict[str, Any] | None = None
+        self._later: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
 
     @property
@@ -99,6 +103,9 @@ class TabScreencast:
 
     async def stop(self) -> None:
         session, self.session = self.session, None
+        if self._later is not None:
+            self._later.cancel()
+            self._later = None
         if session is None:
             return
         with contextlib.suppress(PlaywrightError):
@@ -113,10 +120,21 @@ class TabScreencast:
             return
         # Acknowledge at once: Chromium sends the next frame only after the ack.
         self._spawn(session.send("Page.screencastFrameAck", {"sessionId": params["sessionId"]}))
-        now = time.monotonic()
-        if now - self._last_sent < self._min_interval:
+        self._newest = params
+        wait = self._last_sent + self._min_interval - time.monotonic()
+        if wait <= 0:
+            self._send_newest()
+        elif self._later is None:
+            # Too soon after the last frame: the newest one goes out when the cap allows, so
+            # the last state of a page that then stands still is never lost.
+            self._later = asyncio.get_running_loop().call_later(wait, self._send_newest)
+
+    def _send_newest(self) -> None:
+        self._later = None
+        params, self._newest = self._newest, None
+        if params is None or self.session is None:
             return
-        self._last_sent = now
+        self._last_sent = time.monotonic()
         metadata = params["metadata"]
         self.width = int(metadata["deviceWidth"])
         self.height = int(metadata["deviceHeight"])

@@ -96,19 +96,29 @@ class LiveViews:
             self._sessions.pop(key, None)
 
     async def _apply_viewport(self, key: tuple[str, str]) -> None:
-        """The newest open view that asked for a size sets it; with none, the page's own returns."""
+        """The newest open view that asked for a size sets it; with none, the page's own
+        size (the one it had before any view resized it) comes back.
+
+        The size goes through Playwright, not the screencast's CDP session: Chromium drops
+        a session's overrides when the session ends.
+        """
         screencast = self._screencasts.get(key)
-        if screencast is None or screencast.session is None:
+        if screencast is None:
             return
+        page = screencast.page
         sized = [s for s in self._sessions.get(key, []) if s.options.viewport]
         if sized:
+            if screencast.own_size is None:
+                own = page.viewport_size
+                screencast.own_size = (own["width"], own["height"]) if own else (0, 0)
             width, height = sized[-1].options.viewport or (0, 0)
-            await screencast.session.send(
-                "Emulation.setDeviceMetricsOverride",
-                {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
-            )
+        elif screencast.own_size is not None:
+            (width, height), screencast.own_size = screencast.own_size, None
+            if not width:
+                return
         else:
-            await screencast.session.send("Emulation.clearDeviceMetricsOverride")
+            return
+        await page.set_viewport_size({"width": width, "height": height})
 
     async def end_views(self, team_id: str, tab_id: str, code: str, reason: str) -> None:
         """End every view of a tab at once (it started holding a secret, or it closed)."""

@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
+import signal
+import sys
+from pathlib import Path
 
-from peer.live_view import open_view
-from tests.host.live.conftest import Watching
+import pytest
+
+from peer.live_view import ViewClosed, open_view
+from server.host.browser.partitions import Partition
+from server.host.live.screencast import BACKLOG_BYTES
+from server.host.live.views import TAB_HOLDS_SECRET
+from tests.host.live.conftest import Site, Watching
+from tests.support.peers import peer_member
+from tests.support.waiting import eventually
 
 
 def jpeg_size(data: bytes) -> tuple[int, int]:
@@ -43,3 +54,228 @@ async def test_a_click_in_fractions_lands_on_the_button(watching: Watching) -> N
     assert page is not None
     await page.wait_for_function("document.getElementById('b').textContent === 'clicked'")
     view.close()
+
+
+async def test_typing_and_paste_reach_the_input(watching: Watching) -> None:
+    view = await open_view(watching.connection, watching.tab.id)
+    frame = await view.next_frame()
+    await view.take()
+    view.click(150 / frame.width, 170 / frame.height)
+    view.type_text("hi ")
+    view.paste("there")
+    page = watching.tab.page
+    assert page is not None
+    await page.wait_for_function("document.getElementById('field').value === 'hi there'")
+    view.close()
+
+
+async def test_copy_returns_the_selection_and_refuses_above_a_mebibyte(watching: Watching) -> None:
+    page = watching.tab.page
+    assert page is not None
+    view = await open_view(watching.connection, watching.tab.id)
+    await view.next_frame()
+    await view.take()
+    await page.evaluate(
+        "() => { const r = document.createRange();"
+        " r.selectNodeContents(document.getElementById('words'));"
+        " getSelection().removeAllRanges(); getSelection().addRange(r); }"
+    )
+    assert await view.copy() == {"type": "copied", "text": "select these words"}
+    await page.evaluate(
+        "() => { const f = document.getElementById('field'); f.value = 'x'.repeat(1048577);"
+        " f.focus(); f.select(); }"
+    )
+    too_large = await view.copy()
+    assert too_large["type"] == "copyTooLarge"
+    assert too_large["size"] == 1048577
+    view.close()
+
+
+async def test_a_right_click_on_a_link_offers_a_menu_and_a_script_link_offers_none(
+    watching: Watching,
+) -> None:
+    view = await open_view(watching.connection, watching.tab.id, menu=True)
+    frame = await view.next_frame()
+    await view.take()
+    view.pointer("down", 100 / frame.width, 270 / frame.height, button="right")
+    view.pointer("up", 100 / frame.width, 270 / frame.height, button="right")
+    menu = await view.expect("context-menu")
+    assert menu["link"] == "http://127.0.0.1:1/elsewhere"
+    assert menu["items"][:2] == ["open-link", "copy-link"]
+    view.send({"type": "menu-choice", "menuId": menu["menuId"], "item": "copy-link"})
+    assert (await view.expect("copied"))["text"] == "http://127.0.0.1:1/elsewhere"
+
+    view.pointer("down", 100 / frame.width, 340 / frame.height, button="right")
+    script_menu = await view.expect("context-menu")
+    assert script_menu["link"] is None
+    assert "open-link" not in script_menu["items"]
+    view.close()
+
+
+async def test_the_cursor_message_changes_over_a_link(watching: Watching) -> None:
+    view = await open_view(watching.connection, watching.tab.id, cursor=True)
+    frame = await view.next_frame()
+    view.pointer("move", 400 / frame.width, 600 / frame.height)
+    assert (await view.expect("cursor"))["cursor"] == "auto"
+    view.pointer("move", 100 / frame.width, 270 / frame.height)
+    assert (await view.expect("cursor"))["cursor"] == "pointer"
+    view.close()
+
+
+async def test_the_viewport_applies_and_is_restored(watching: Watching) -> None:
+    page = watching.tab.page
+    assert page is not None
+    before = await page.evaluate("[innerWidth, innerHeight]")
+    view = await open_view(watching.connection, watching.tab.id, viewport=(640, 480))
+    assert await page.evaluate("[innerWidth, innerHeight]") == [640, 480]
+    frame = await view.next_frame()
+    while (frame.width, frame.height) != (640, 480):
+        frame = await view.next_frame()
+    view.close()
+    await asyncio.wait_for(view.closed.wait(), 10)
+    screencasts = watching.server.builtin.services.live
+    await eventually(
+        lambda: not (screencasts.screencast(watching.team_id, watching.tab.id) is not None)
+    )
+    assert await page.evaluate("[innerWidth, innerHeight]") == before
+
+
+async def test_a_watcher_who_does_not_hold_the_tab_cannot_send_input(watching: Watching) -> None:
+    view = await open_view(watching.connection, watching.tab.id)
+    frame = await view.next_frame()
+    view.pointer("down", 100 / frame.width, 50 / frame.height, button="left")
+    assert (await view.expect("error"))["code"] == "notHolding"
+    view.paste("nope")
+    assert (await view.expect("error"))["code"] == "notHolding"
+    page = watching.tab.page
+    assert page is not None
+    assert await page.evaluate("document.getElementById('b').textContent") == "press"
+    view.close()
+
+
+async def test_a_second_person_cannot_take_a_held_tab(watching: Watching) -> None:
+    watching.engine.take_control(watching.team_id, watching.tab.id, "someone-else")
+    view = await open_view(watching.connection, watching.tab.id)
+    view.send({"type": "take"})
+    assert (await view.expect("error"))["code"] == "tabHeld"
+    view.close()
+
+
+async def test_holding_ends_when_the_channel_closes(watching: Watching) -> None:
+    view = await open_view(watching.connection, watching.tab.id)
+    await view.take()
+    assert watching.tab.held_by == watching.member.account_id
+    view.close()
+    await asyncio.wait_for(view.closed.wait(), 10)
+    await eventually(lambda: watching.tab.held_by is None)
+
+
+async def test_another_team_cannot_open_the_view(watching: Watching, tmp_path: Path) -> None:
+    server = watching.server
+    await server.create_owner("b@example.com", "Team B")
+    outsider = await peer_member(server, "b@example.com", tmp_path)
+    connection = await outsider.connect(server.builtin.services.host_id)
+    with pytest.raises(ViewClosed) as caught:
+        await open_view(connection, watching.tab.id)
+    assert caught.value.code == "tabNotFound"
+    with pytest.raises(ViewClosed) as malformed:
+        await open_view(connection, "not-a-tab")
+    assert malformed.value.code == "viewLabelInvalid"
+    await connection.close()
+    await outsider.hub.close()
+
+
+async def test_the_screencast_stops_after_the_last_viewer(watching: Watching) -> None:
+    live = watching.server.builtin.services.live
+    first = await open_view(watching.connection, watching.tab.id)
+    second = await open_view(watching.connection, watching.tab.id)
+    await first.next_frame()
+    screencast = live.screencast(watching.team_id, watching.tab.id)
+    assert screencast is not None
+    assert len(screencast.viewers) == 2
+    first.close()
+    await asyncio.wait_for(first.closed.wait(), 10)
+    await eventually(lambda: len(screencast.viewers) == 1)
+    assert screencast.running
+    second.close()
+    await eventually(lambda: live.screencast(watching.team_id, watching.tab.id) is None)
+    assert not screencast.running
+    assert watching.tab.viewers == 0
+
+
+async def test_a_secret_ends_every_view_at_once(watching: Watching) -> None:
+    view = await open_view(watching.connection, watching.tab.id)
+    await view.next_frame()
+    live = watching.server.builtin.services.live
+    await live.end_views(
+        watching.team_id, watching.tab.id, TAB_HOLDS_SECRET, "the tab holds a secret"
+    )
+    await asyncio.wait_for(view.closed.wait(), 10)
+    assert view.close_code == TAB_HOLDS_SECRET
+
+
+ROOT = Path(__file__).resolve().parents[3]
+SLOW_VIEWER = """
+import asyncio, sys
+from pathlib import Path
+from peer.hub_client import HubClient
+from peer.known_hosts import KnownHosts
+from peer.connection import connect_to_host
+from peer.live_view import open_view
+
+async def main(hub_url, token, account, team, host, tab, home):
+    hub = HubClient(hub_url, token)
+    connection = await connect_to_host(hub, team, host, KnownHosts(Path(home) / "k.json"), account)
+    view = await open_view(connection, tab)
+    await view.next_frame()
+    print("ready", flush=True)
+    await asyncio.sleep(3600)
+
+asyncio.run(main(*sys.argv[1:]))
+"""
+
+
+async def test_a_stalled_viewer_neither_slows_another_nor_grows_the_hosts_memory(
+    watching: Watching, site: Site, tmp_path: Path
+) -> None:
+    server, engine = watching.server, watching.engine
+    tab = await engine.open_tab(watching.team_id, Partition.shared(), url=site.url("/animated"))
+    stalled_peer = await peer_member(server, "owner@example.com", tmp_path)
+    assert stalled_peer.hub.token is not None
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        SLOW_VIEWER,
+        server.url,
+        stalled_peer.hub.token,
+        stalled_peer.account_id,
+        watching.team_id,
+        server.builtin.services.host_id,
+        tab.id,
+        str(tmp_path),
+        stdout=asyncio.subprocess.PIPE,
+        cwd=ROOT,
+    )
+    assert process.stdout is not None
+    try:
+        assert (await asyncio.wait_for(process.stdout.readline(), 60)).strip() == b"ready"
+        fast = await open_view(watching.connection, tab.id)
+        screencast = server.builtin.services.live.screencast(watching.team_id, tab.id)
+        assert screencast is not None
+        process.send_signal(signal.SIGSTOP)  # it stops reading: its SCTP window fills
+        stalled = next(v for v in screencast.viewers if v.channel is not fast.channel)
+        before = (await fast.next_frame()).sequence
+        # The fast viewer keeps getting new frames while the other is stalled...
+        while stalled.replaced < 20:
+            frame = await fast.next_frame()
+            assert frame.sequence > before
+            before = frame.sequence
+        # ...and the stalled one costs at most one waiting frame beyond the backlog bound.
+        assert stalled.channel.bufferedAmount <= BACKLOG_BYTES + len(frame.jpeg) + 1024
+        assert stalled.pending is not None
+        fast.close()
+    finally:
+        process.send_signal(signal.SIGCONT)
+        process.kill()
+        await process.wait()
+        await stalled_peer.hub.close()

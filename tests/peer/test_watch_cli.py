@@ -1,0 +1,105 @@
+"""``crewhost-peer watch``: a real process watching a tab of the built-in host."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from aiohttp import web
+
+from server.host.browser.partitions import Partition
+from tests.peer.test_cli import peer_cli
+from tests.support.databases import ScratchDatabase, scratch_database
+from tests.support.hub_server import PASSWORD, RunningHub
+from tests.support.peers import wait_linked
+
+# A page that changes every 16 ms, so that the screencast keeps sending frames.
+ANIMATED = (
+    "<!doctype html><style>body{margin:0}</style>"
+    "<div id=box style='width:100vw;height:100vh'></div><script>let n=0;"
+    "setInterval(()=>{document.getElementById('box').style.background="
+    "'hsl('+(n++%360)+',70%,50%)'},16)</script>"
+)
+
+
+@pytest.fixture
+async def database(tmp_path: Path) -> AsyncIterator[ScratchDatabase]:
+    """Live view is about the browser, not storage: SQLite only."""
+    async with scratch_database("sqlite", tmp_path) as db:
+        yield db
+
+
+@pytest.fixture
+async def animated_url() -> AsyncIterator[str]:
+    async def page(request: web.Request) -> web.Response:
+        return web.Response(text=ANIMATED, content_type="text/html")
+
+    app = web.Application()
+    app.router.add_get("/animated", page)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    yield f"http://127.0.0.1:{runner.addresses[0][1]}/animated"
+    await runner.cleanup()
+
+
+async def signed_in(server: RunningHub, home: Path) -> str:
+    """Sign the owner up and in through the CLI; the team's id."""
+    owner = await server.sign_up_owner()
+    team_id = await server.first_team_id(owner)
+    code, _, err = await peer_cli(
+        home,
+        "login",
+        "--hub",
+        server.url,
+        "--email",
+        "owner@example.com",
+        "--password-stdin",
+        stdin=PASSWORD.encode() + b"\n",
+    )
+    assert code == 0, err
+    await wait_linked(server)
+    return team_id
+
+
+async def test_watch_saves_frames_and_prints_rates(
+    server: RunningHub, animated_url: str, tmp_path: Path
+) -> None:
+    team_id = await signed_in(server, tmp_path / "peer")
+    engine = await server.builtin.services.browser.engine()
+    tab = await engine.open_tab(team_id, Partition.shared(), url=animated_url)
+    out = tmp_path / "frames"
+
+    code, stdout, err = await peer_cli(
+        tmp_path / "peer", "watch", tab.id, "--out", str(out), "--seconds", "2"
+    )
+
+    assert code == 0, err
+    match = re.fullmatch(r"frames: (\d+)\nfps: (\d+\.\d)\nbytes per frame: (\d+)\n", stdout)
+    assert match is not None, stdout
+    count, fps, average = int(match[1]), float(match[2]), int(match[3])
+    saved = sorted(out.glob("frame-*.jpg"))
+    assert count >= 2
+    assert len(saved) == count
+    assert fps == pytest.approx(count / 2, abs=0.05)
+    for path in saved:
+        assert re.fullmatch(r"frame-\d+\.jpg", path.name)
+        data = path.read_bytes()
+        assert data[:3] == b"\xff\xd8\xff"  # a JPEG's start of image
+        assert data[-2:] == b"\xff\xd9"  # and its end
+    sizes = [path.stat().st_size for path in saved]
+    assert average == round(sum(sizes) / len(sizes))
+
+
+async def test_watch_of_an_unknown_tab_is_refused(server: RunningHub, tmp_path: Path) -> None:
+    await signed_in(server, tmp_path)
+
+    code, stdout, err = await peer_cli(tmp_path, "watch", str(uuid.uuid4()), "--seconds", "1")
+
+    assert code == 1
+    assert stdout == ""
+    assert err.startswith("crewhost-peer: ")
+    assert err.endswith("(tabNotFound)\n")
