@@ -94,6 +94,10 @@ class ViewSession:
         self._worker: asyncio.Task[None] | None = None
 
     @property
+    def peer(self) -> PeerIdentity:
+        return self._peer
+
+    @property
     def team_id(self) -> str:
         return self._peer.team_id
 

@@ -36,6 +36,10 @@ class LiveViews:
     def screencast(self, team_id: str, tab_id: str) -> TabScreencast | None:
         return self._screencasts.get((team_id, tab_id))
 
+    def sessions(self, team_id: str, tab_id: str) -> list[ViewSession]:
+        """The open views of a tab."""
+        return list(self._sessions.get((team_id, tab_id), []))
+
     def open(self, peer: PeerIdentity, channel: Any) -> None:
         """A peer opened a ``view:`` channel; it is served or refused with a close reason."""
         self._spawn(self._open(peer, channel))

@@ -263,7 +263,12 @@ async def test_a_stalled_viewer_neither_slows_another_nor_grows_the_hosts_memory
         screencast = server.builtin.services.live.screencast(watching.team_id, tab.id)
         assert screencast is not None
         process.send_signal(signal.SIGSTOP)  # it stops reading: its SCTP window fills
-        stalled = next(v for v in screencast.viewers if v.channel is not fast.channel)
+        live = server.builtin.services.live
+        stalled = next(
+            session.viewer
+            for session in live.sessions(watching.team_id, tab.id)
+            if session.peer.account_id == stalled_peer.account_id
+        )
         before = (await fast.next_frame()).sequence
         # The fast viewer keeps getting new frames while the other is stalled...
         while stalled.replaced < 20:
