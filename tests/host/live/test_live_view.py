@@ -284,3 +284,29 @@ async def test_a_stalled_viewer_neither_slows_another_nor_grows_the_hosts_memory
         process.kill()
         await process.wait()
         await stalled_peer.hub.close()
+
+
+async def test_select_all_cut_and_open_link_from_the_menu(watching: Watching, site: Site) -> None:
+    page = watching.tab.page
+    assert page is not None
+    view = await open_view(watching.connection, watching.tab.id, menu=True)
+    frame = await view.next_frame()
+    await view.take()
+    view.click(150 / frame.width, 170 / frame.height)
+    view.paste("cut me")
+    await page.wait_for_function("document.getElementById('field').value === 'cut me'")
+    view.send({"type": "select-all"})
+    assert await view.copy("cut") == {"type": "copied", "text": "cut me"}
+    await page.wait_for_function("document.getElementById('field').value === ''")
+
+    await page.evaluate("url => { document.getElementById('link').href = url; }", site.url("/big"))
+    view.pointer("down", 100 / frame.width, 270 / frame.height, button="right")
+    menu = await view.expect("context-menu")
+    view.send({"type": "menu-choice", "menuId": menu["menuId"], "item": "open-link"})
+    opened = await view.expect("opened")
+    new_tab = watching.engine.get_tab(watching.team_id, opened["tabId"])
+    assert new_tab.partition == watching.tab.partition
+    assert new_tab.url == site.url("/big")
+    view.send({"type": "menu-choice", "menuId": menu["menuId"], "item": "copy"})
+    assert (await view.expect("error"))["code"] == "menuGone"  # a menu is chosen from once
+    view.close()
