@@ -303,7 +303,7 @@ class BrowserEngine:
         await self._attach(popup, page)
         # Playwright names an opener even for noopener pages; the page itself knows better.
         with contextlib.suppress(PlaywrightError, TimeoutError):
-            async with asyncio.timeout(2.0):
+            async with asyncio.timeout(self.deadline):
                 popup.dependent = not await page.evaluate("window.opener === null")
         await self._save(popup.team_id)
 

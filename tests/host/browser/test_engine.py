@@ -17,6 +17,7 @@ from server.host.browser.partitions import Partition, new_profile_id
 from server.host.browser.tabs import Tab
 from tests.host.browser.conftest import Site
 from tests.support.clock import FakeClock
+from tests.support.waiting import eventually
 
 TEAM = "team-a"
 AGENT = Caller.agent("agent-1", "thread-1")
@@ -32,13 +33,6 @@ async def engine(tmp_path: Path, clock: FakeClock) -> AsyncIterator[BrowserEngin
 async def cookies(engine: BrowserEngine, team: str, tab: Tab) -> str:
     result = await engine.run(team, tab.id, AGENT, lambda p: p.evaluate("document.cookie"))
     return str(result.value)
-
-
-async def eventually(check: Callable[[], bool], seconds: float = 5.0) -> None:
-    async with asyncio.timeout(seconds):
-        # Playwright's callbacks change the state polled here; there is no event to await.
-        while not check():  # noqa: ASYNC110
-            await asyncio.sleep(0.02)
 
 
 def code_of(call: Callable[[], object]) -> str:
