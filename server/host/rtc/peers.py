@@ -173,7 +173,9 @@ class PeerManager:
         matched = [p for p in self._peers.values() if _matches(revoke, p.identity)]
         for peer in matched:
             if peer.team_api is not None:
+                # Tell the peer why before the connection goes, so a client can say so.
                 peer.team_api.event("revoked", {"reason": revoke.reason})
+                await peer.team_api.drain()
             await self._close(peer, revoke.reason)
         return len(matched)
 

@@ -10,6 +10,7 @@ any other peer.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -94,6 +95,9 @@ class Channel(Protocol):
 
     @property
     def readyState(self) -> str: ...
+
+    @property
+    def bufferedAmount(self) -> int: ...
 
     def send(self, data: str) -> None: ...
 
@@ -184,6 +188,13 @@ class TeamApiSession:
 
     def event(self, name: str, data: Any) -> None:
         self._send(TeamApiEvent(event=name, data=data))
+
+    async def drain(self, limit_seconds: float = 0.25) -> None:
+        """Wait (briefly) until what was sent has left the channel's buffer."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(limit_seconds):
+                while self._channel.readyState == "open" and self._channel.bufferedAmount:  # noqa: ASYNC110 - no event for an empty buffer
+                    await asyncio.sleep(0.005)
 
     def _send(self, message: WireModel) -> None:
         if self._channel.readyState == "open":

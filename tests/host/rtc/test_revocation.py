@@ -25,6 +25,7 @@ async def team_with_member(server: RunningHub, tmp_path: Path) -> tuple[ApiClien
 
 async def assert_dropped(connection: HostConnection) -> None:
     await asyncio.wait_for(connection.closed.wait(), REVOCATION_SECONDS)
+    assert connection.events.get_nowait()["event"] == "revoked"
     with pytest.raises(ConnectionError):
         await connection.call("capabilities")
 
