@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import aiohttp
+
 from peer.connection import HostConnection, HostSignatureInvalid, TeamApiCallError, connect_to_host
 from peer.hub_client import HubClient, HubError
 from peer.known_hosts import HostKeyChanged, KnownHosts
@@ -94,6 +96,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (HostKeyChanged, HostSignatureInvalid) as exc:
         print(f"crewhost-peer: {exc}", file=sys.stderr)
         return 3
+    except aiohttp.ClientError as exc:
+        print(f"crewhost-peer: cannot reach the hub: {type(exc).__name__}", file=sys.stderr)
+        return 1
     except (ConnectionError, TimeoutError) as exc:
         print(f"crewhost-peer: the connection failed: {exc or type(exc).__name__}", file=sys.stderr)
         return 1

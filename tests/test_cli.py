@@ -172,6 +172,14 @@ async def test_an_unenrolled_host_asks_for_a_code(tmp_path: Path) -> None:
     assert "--enrol CODE" in err
 
 
+async def test_an_unreachable_hub_is_a_clear_error(tmp_path: Path) -> None:
+    for hub in ("http://127.0.0.1:1", "not a url"):
+        code, _, err = await run("host", "--hub", hub, "--enrol", "x", "--data-dir", str(tmp_path))
+        assert code == 2
+        assert "cannot reach the hub" in err
+        assert "Traceback" not in err
+
+
 async def test_a_bad_enrolment_code_is_refused(server: RunningHub, tmp_path: Path) -> None:
     await server.sign_up_owner()
     code, _, err = await run(

@@ -81,19 +81,23 @@ class HostState:
 
 async def enrol(hub_url: str, code: str, key: SigningKey) -> str:
     """Spend an enrolment code; answers the new host id."""
-    async with (
-        aiohttp.ClientSession() as session,
-        session.post(
-            f"{hub_url.rstrip('/')}/v1/hosts/enrol",
-            json={"code": code, "publicKey": key.public_key},
-            headers={"X-Crewhost-CSRF": "1"},
-        ) as reply,
-    ):
-        body = await reply.json(content_type=None)
-        if reply.status != 201:
-            error = body.get("error", {}) if isinstance(body, dict) else {}
-            raise Unavailable(f"enrolment refused: {error.get('message', reply.status)}")
-        return str(body["hostId"])
+    try:
+        async with (
+            aiohttp.ClientSession() as session,
+            session.post(
+                f"{hub_url.rstrip('/')}/v1/hosts/enrol",
+                json={"code": code, "publicKey": key.public_key},
+                headers={"X-Crewhost-CSRF": "1"},
+            ) as reply,
+        ):
+            body = await reply.json(content_type=None)
+            status = reply.status
+    except (aiohttp.ClientError, ValueError) as exc:
+        raise Unavailable(f"cannot reach the hub at {hub_url}: {type(exc).__name__}") from exc
+    if status != 201:
+        error = body.get("error", {}) if isinstance(body, dict) else {}
+        raise Unavailable(f"enrolment refused: {error.get('message', status)}")
+    return str(body["hostId"])
 
 
 async def run_remote_host(settings: Settings, hub_url: str, enrol_code: str | None) -> None:

@@ -105,3 +105,19 @@ async def test_refusals_are_clear(server: RunningHub, tmp_path: Path) -> None:
     code, _, err = await peer_cli(tmp_path, "connect")
     assert code == 3
     assert "changed" in err
+
+
+async def test_an_unreachable_hub_is_a_clear_error(tmp_path: Path) -> None:
+    for hub in ("http://127.0.0.1:1", "not a url"):
+        code, _, err = await peer_cli(
+            tmp_path,
+            "login",
+            "--hub",
+            hub,
+            "--email",
+            "a@example.com",
+            "--password-stdin",
+            stdin=b"password\n",
+        )
+        assert code == 1
+        assert "cannot reach the hub" in err
