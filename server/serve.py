@@ -9,6 +9,7 @@ import signal
 
 from aiohttp import web
 
+from server.common.errors import Unavailable
 from server.config import Settings
 from server.host.runtime import builtin_host
 from server.hub.container import Hub
@@ -40,7 +41,12 @@ async def run(settings: Settings, *, with_builtin_host: bool) -> None:
     runner = web.AppRunner(app, access_log=log if settings.hub.access_log else None)
     await runner.setup()
     site = web.TCPSite(runner, settings.hub.bind, settings.hub.port)
-    await site.start()
+    try:
+        await site.start()
+    except OSError as exc:
+        await runner.cleanup()
+        where = f"{settings.hub.bind}:{settings.hub.port}"
+        raise Unavailable(f"cannot listen on {where}: {exc.strerror or exc}") from exc
     port = runner.addresses[0][1] if runner.addresses else settings.hub.port
     base = public_base(settings, port)
     log.info("hub listening", extra={"url": base})

@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import re
+import socket
 import sys
 from pathlib import Path
 
@@ -164,6 +165,17 @@ async def test_serve_prints_the_setup_link_and_logs_json(tmp_path: Path) -> None
     assert process.returncode == 0
     rest = (await process.stderr.read()).decode().splitlines()
     assert all(json.loads(line)["level"] for line in rest)
+
+
+async def test_a_taken_port_is_a_clear_error(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = str(taken.getsockname()[1])
+        code, _, err = await run("hub", "--port", port, "--data-dir", str(tmp_path))
+    assert code == 2
+    assert f"cannot listen on 127.0.0.1:{port}" in err
+    assert "Traceback" not in err
 
 
 async def test_an_unenrolled_host_asks_for_a_code(tmp_path: Path) -> None:
