@@ -30,19 +30,24 @@ async def peer_cli(home: Path, *args: str, stdin: bytes = b"") -> tuple[int, str
     return process.returncode, out.decode(), err.decode()
 
 
-async def test_login_list_connect_and_call(server: RunningHub, tmp_path: Path) -> None:
-    await server.sign_up_owner(team="Ops")
-    host_id = server.builtin.services.host_id
-    code, out, _ = await peer_cli(
-        tmp_path,
+async def login(home: Path, server: RunningHub, password: str = PASSWORD) -> tuple[int, str, str]:
+    """``crewhost-peer login`` as the owner, the password on stdin."""
+    return await peer_cli(
+        home,
         "login",
         "--hub",
         server.url,
         "--email",
         "owner@example.com",
         "--password-stdin",
-        stdin=PASSWORD.encode() + b"\n",
+        stdin=password.encode() + b"\n",
     )
+
+
+async def test_login_list_connect_and_call(server: RunningHub, tmp_path: Path) -> None:
+    await server.sign_up_owner(team="Ops")
+    host_id = server.builtin.services.host_id
+    code, out, _ = await login(tmp_path, server)
     assert (code, out) == (0, "signed in as owner@example.com\n")
     config = tmp_path / "config.json"
     assert config.stat().st_mode & 0o777 == 0o600
@@ -68,30 +73,12 @@ async def test_refusals_are_clear(server: RunningHub, tmp_path: Path) -> None:
     code, _, err = await peer_cli(tmp_path, "teams")
     assert code == 2
     assert "not signed in" in err
-    code, _, err = await peer_cli(
-        tmp_path,
-        "login",
-        "--hub",
-        server.url,
-        "--email",
-        "owner@example.com",
-        "--password-stdin",
-        stdin=b"wrong password\n",
-    )
+    code, _, err = await login(tmp_path, server, password="wrong password")
     assert (code, err) == (
         1,
         "crewhost-peer: the email or the password is wrong (badCredentials)\n",
     )
-    await peer_cli(
-        tmp_path,
-        "login",
-        "--hub",
-        server.url,
-        "--email",
-        "owner@example.com",
-        "--password-stdin",
-        stdin=PASSWORD.encode() + b"\n",
-    )
+    await login(tmp_path, server)
     code, _, err = await peer_cli(tmp_path, "call", "no/such-route")
     assert code == 1
     assert "(routeUnknown)" in err

@@ -11,9 +11,9 @@ import pytest
 from aiohttp import web
 
 from server.host.browser.partitions import Partition
-from tests.peer.test_cli import peer_cli
+from tests.peer.test_cli import login, peer_cli
 from tests.support.databases import ScratchDatabase, scratch_database
-from tests.support.hub_server import PASSWORD, RunningHub
+from tests.support.hub_server import RunningHub
 from tests.support.peers import wait_linked
 
 # A page that changes every 16 ms, so that the screencast keeps sending frames.
@@ -50,16 +50,7 @@ async def signed_in(server: RunningHub, home: Path) -> str:
     """Sign the owner up and in through the CLI; the team's id."""
     owner = await server.sign_up_owner()
     team_id = await server.first_team_id(owner)
-    code, _, err = await peer_cli(
-        home,
-        "login",
-        "--hub",
-        server.url,
-        "--email",
-        "owner@example.com",
-        "--password-stdin",
-        stdin=PASSWORD.encode() + b"\n",
-    )
+    code, _, err = await login(home, server)
     assert code == 0, err
     await wait_linked(server)
     return team_id
