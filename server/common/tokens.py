@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+import string
 import uuid
+
+# Letters and digits only: a code pasted after a command-line flag or into a URL
+# never starts with "-" and never needs quoting. 43 characters carry 256 bits.
+_SECRET_ALPHABET = string.ascii_letters + string.digits
+_SECRET_LENGTH = 43
 
 
 def new_id() -> str:
@@ -13,8 +19,9 @@ def new_id() -> str:
 
 
 def new_secret() -> str:
-    """A 256-bit random secret, URL-safe (session tokens, setup and invitation codes)."""
-    return secrets.token_urlsafe(32)
+    """A 256-bit random secret of letters and digits (session tokens, setup,
+    invitation and enrolment codes)."""
+    return "".join(secrets.choice(_SECRET_ALPHABET) for _ in range(_SECRET_LENGTH))
 
 
 def hash_secret(secret: str) -> str:
