@@ -104,6 +104,10 @@ class LiveView:
             self.key("down", char, text=char)
             self.key("up", char)
 
+    def resize(self, width: int, height: int) -> None:
+        """Ask the host to hold the page at a new size (the viewer's panel changed)."""
+        self.send({"type": "viewport", "width": width, "height": height})
+
     def paste(self, text: str) -> None:
         self.send({"type": "paste", "text": text})
 

@@ -72,6 +72,10 @@ def build_parser() -> argparse.ArgumentParser:
     admin_commands.add_parser(
         "openapi", help="print the hub's OpenAPI document (the web client's types come from it)"
     )
+    admin_commands.add_parser(
+        "host-protocol",
+        help="print the host's team-api and view-channel protocol (the web client's types)",
+    )
     return parser
 
 
@@ -94,6 +98,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from server.hub.http.app import openapi_document
 
         print(json.dumps(openapi_document(), indent=2, sort_keys=True))
+        return 0
+    if args.command == "admin" and args.admin_command == "host-protocol":
+        from server.host.container import host_protocol_document
+
+        print(json.dumps(host_protocol_document(), indent=2, sort_keys=True))
         return 0
     try:
         settings = _settings(args)

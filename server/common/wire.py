@@ -20,6 +20,8 @@ class WireModel(BaseModel):
         validate_by_name=True,
         validate_by_alias=True,
         serialize_by_alias=True,
+        # A field with a default is always present in what is sent: say so in schemas.
+        json_schema_serialization_defaults_required=True,
     )
 
 

@@ -3,19 +3,27 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from server.common.clock import Clock, SystemClock
 from server.common.keys import SigningKey
 from server.config import Settings
 from server.db.engine import Database
 from server.host.api import browser_control, browser_profiles, system
+from server.host.api.browser_control import TABS_CHANGED
 from server.host.browser.runtime import BrowserRuntime
 from server.host.live.views import LiveViews
 from server.host.profiles import BrowserProfileService
 from server.host.rtc.peers import PeerManager
+from server.host.rtc.protocol_document import build_host_protocol
 from server.host.rtc.team_api import TeamApi
 
 ROUTE_TABLES = (system.routes, browser_profiles.routes, browser_control.routes)
+
+
+def host_protocol_document() -> dict[str, Any]:
+    """The host protocol of every route this host serves (see ``protocol_document``)."""
+    return build_host_protocol([route for table in ROUTE_TABLES for route in table.routes])
 
 
 @dataclass
@@ -51,6 +59,7 @@ class HostServices:
         )
         services.profiles = BrowserProfileService(db, clock, browser, services.peers.announce)
         services.live = LiveViews(browser, settings.host)
+        browser.observe_tabs(lambda team_id: services.peers.announce(team_id, TABS_CHANGED, {}))
         return services
 
     async def close(self) -> None:

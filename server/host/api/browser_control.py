@@ -63,6 +63,15 @@ class TabList(WireModel):
     tabs: list[TabView]
 
 
+class TabAddress(WireModel):
+    tab_id: str
+    url: str
+
+
+class TabClosed(WireModel):
+    closed: bool
+
+
 async def _views(call: HostCall, tabs: list[Tab]) -> list[TabView]:
     profiles = {p.id: p for p in await call.host.profiles.list_profiles(call.peer.team_id)}
     views = []
@@ -109,11 +118,10 @@ async def new_tab(call: HostCall, args: NewTab) -> TabView:
     """Open a tab in the team's shared profile."""
     engine = await call.host.browser.engine()
     tab = await engine.open_tab(call.peer.team_id, Partition.shared(), url=args.url)
-    call.host.peers.announce(call.peer.team_id, TABS_CHANGED, {})
     return (await _views(call, [tab]))[0]
 
 
-async def _page_step(call: HostCall, tab_id: str, step: str) -> dict[str, Any]:
+async def _page_step(call: HostCall, tab_id: str, step: str) -> TabAddress:
     tab = await _visible_tab(call, tab_id)
     engine = await call.host.browser.engine()
 
@@ -128,32 +136,31 @@ async def _page_step(call: HostCall, tab_id: str, step: str) -> dict[str, Any]:
 
     result = await engine.run(call.peer.team_id, tab.id, Caller.person(call.peer.account_id), act)
     tab.url = str(result.value)
-    return {"tabId": tab.id, "url": tab.url}
+    return TabAddress(tab_id=tab.id, url=tab.url)
 
 
 @routes.route("browser-control-v1/back", args=TabRef, least_role=Role.MEMBER)
-async def back(call: HostCall, args: TabRef) -> dict[str, Any]:
+async def back(call: HostCall, args: TabRef) -> TabAddress:
     """Go back in the tab's history."""
     return await _page_step(call, args.tab_id, "back")
 
 
 @routes.route("browser-control-v1/forward", args=TabRef, least_role=Role.MEMBER)
-async def forward(call: HostCall, args: TabRef) -> dict[str, Any]:
+async def forward(call: HostCall, args: TabRef) -> TabAddress:
     """Go forward in the tab's history."""
     return await _page_step(call, args.tab_id, "forward")
 
 
 @routes.route("browser-control-v1/reload", args=TabRef, least_role=Role.MEMBER)
-async def reload(call: HostCall, args: TabRef) -> dict[str, Any]:
+async def reload(call: HostCall, args: TabRef) -> TabAddress:
     """Load the tab's page again."""
     return await _page_step(call, args.tab_id, "reload")
 
 
 @routes.route("browser-control-v1/close_tab", args=TabRef, least_role=Role.MEMBER)
-async def close_tab(call: HostCall, args: TabRef) -> dict[str, bool]:
+async def close_tab(call: HostCall, args: TabRef) -> TabClosed:
     """Close the tab (and its dependent popups)."""
     tab = await _visible_tab(call, args.tab_id)
     engine = await call.host.browser.engine()
     await engine.close_tab(call.peer.team_id, tab.id, Caller.person(call.peer.account_id))
-    call.host.peers.announce(call.peer.team_id, TABS_CHANGED, {})
-    return {"closed": True}
+    return TabClosed(closed=True)

@@ -39,6 +39,14 @@ class ProfileList(WireModel):
     profiles: list[ProfileView]
 
 
+class ProfileCleared(WireModel):
+    cleared: bool
+
+
+class ProfileDeleted(WireModel):
+    deleted: bool
+
+
 class CreateProfile(InboundModel):
     name: ProfileName
 
@@ -91,17 +99,17 @@ async def update_profile(call: HostCall, args: UpdateProfile) -> ProfileView:
 
 
 @routes.route("browser-profiles-v1/clear", args=ProfileRef, least_role=Role.ADMIN)
-async def clear_profile(call: HostCall, args: ProfileRef) -> dict[str, bool]:
+async def clear_profile(call: HostCall, args: ProfileRef) -> ProfileCleared:
     """Close the profile's tabs, then clear its cookies, storage and cache."""
     await call.host.profiles.clear_profile(call.peer.team_id, args.id)
-    return {"cleared": True}
+    return ProfileCleared(cleared=True)
 
 
 @routes.route("browser-profiles-v1/delete", args=ProfileRef, least_role=Role.ADMIN)
-async def delete_profile(call: HostCall, args: ProfileRef) -> dict[str, bool]:
+async def delete_profile(call: HostCall, args: ProfileRef) -> ProfileDeleted:
     """Delete a profile: its tabs close, its data goes, its agents move to Shared."""
     await call.host.profiles.delete_profile(call.peer.team_id, args.id)
-    return {"deleted": True}
+    return ProfileDeleted(deleted=True)
 
 
 @routes.route("browser-profiles-v1/assign", args=AssignProfile, least_role=Role.ADMIN)

@@ -91,6 +91,8 @@ class BrowserEngine:
         self._tasks: set[asyncio.Task[None]] = set()
         self._save_lock = asyncio.Lock()
         self._closing = False
+        # Told the team whenever its tab list changes (a tab opened, closed, moved or held).
+        self.tabs_changed: Callable[[str], None] = lambda _team_id: None
 
     # -- start and stop ---------------------------------------------------------------
 
@@ -264,6 +266,7 @@ class BrowserEngine:
     def _on_navigated(self, tab: Tab, page: Page, frame: Frame) -> None:
         if tab.page is page and frame.parent_frame is None and frame.url:
             tab.url = frame.url
+            self.tabs_changed(tab.team_id)
 
     def _on_close(self, tab: Tab, page: Page) -> None:
         # A page that closed itself (a popup's window.close()) ends its tab.
@@ -306,6 +309,7 @@ class BrowserEngine:
             async with asyncio.timeout(self.deadline):
                 popup.dependent = not await page.evaluate("window.opener === null")
         await self._save(popup.team_id)
+        self.tabs_changed(popup.team_id)
 
     def _spawn(self, coroutine: Awaitable[None]) -> None:
         async def run() -> None:
@@ -351,6 +355,7 @@ class BrowserEngine:
             await self._forget(tab)
             raise
         await self._save(team_id)
+        self.tabs_changed(team_id)
         return tab
 
     def get_tab(self, team_id: str, tab_id: str) -> Tab:
@@ -464,7 +469,8 @@ class BrowserEngine:
         await self._forget(tab)
 
     async def _forget(self, tab: Tab) -> None:
-        self._tabs.pop(tab.id, None)
+        if self._tabs.pop(tab.id, None) is not None:
+            self.tabs_changed(tab.team_id)
         await self._unload(tab)
         for other in self._tabs.values():
             if other.opener_tab_id == tab.id:
@@ -546,7 +552,9 @@ class BrowserEngine:
         tab = self.get_tab(team_id, tab_id)
         if tab.held_by is not None and tab.held_by != account_id:
             raise Conflict("another person has control of this tab", code="tabHeld")
-        tab.held_by = account_id
+        if tab.held_by is None:
+            tab.held_by = account_id
+            self.tabs_changed(team_id)
         return tab
 
     def release(self, team_id: str, tab_id: str, account_id: str) -> Tab:
@@ -556,6 +564,7 @@ class BrowserEngine:
             raise Conflict("you do not have control of this tab", code="tabNotHeld")
         tab.held_by = None
         tab.last_used = self._clock.now()
+        self.tabs_changed(team_id)
         return tab
 
     # -- dialogs ------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 import sqlalchemy as sa
@@ -63,6 +64,10 @@ class BrowserRuntime:
                 self._sweeper = asyncio.get_running_loop().create_task(self._sweep())
                 log.info("browser started")
         return self._engine
+
+    def observe_tabs(self, changed: Callable[[str], None]) -> None:
+        """``changed(team_id)`` runs whenever that team's tab list changes."""
+        self._engine.tabs_changed = changed
 
     def profile_added(self, team_id: str, profile_id: str) -> None:
         self._profiles.add((team_id, profile_id))

@@ -1,4 +1,9 @@
-"""The JSON messages of a ``view:`` channel (frames are binary; see view_protocol)."""
+"""The JSON messages of a ``view:`` channel (frames are binary; see view_protocol).
+
+What a viewer sends is validated against the inbound models; what the host sends
+is built from the outbound ones, so both directions have one definition that the
+web client's types are generated from.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ from pydantic import Field, RootModel, ValidationError
 
 from server.common.errors import CrewhostError, InvalidArgument
 from server.common.view_protocol import MAX_CLIPBOARD
-from server.common.wire import InboundModel, invalid_argument_from
+from server.common.wire import InboundModel, WireModel, invalid_argument_from
 
 Fraction = Annotated[float, Field(ge=0.0, le=1.0)]
 Modifiers = Annotated[int, Field(ge=0, le=15)]
@@ -55,14 +60,25 @@ class Copy(InboundModel):
 class MenuChoice(InboundModel):
     type: Literal["menu-choice"]
     menu_id: int
-    item: Literal[
-        "open-link", "copy-link", "copy", "paste", "select-all", "back", "forward", "reload"
-    ]
+    item: MenuItem
     text: Annotated[str, Field(max_length=MAX_CLIPBOARD)] = ""
 
 
+class Resize(InboundModel):
+    """Hold the page at this size while the channel is open (the viewer's panel changed)."""
+
+    type: Literal["viewport"]
+    width: Annotated[int, Field(ge=200, le=4096)]
+    height: Annotated[int, Field(ge=200, le=4096)]
+
+
+MenuItem = Literal[
+    "open-link", "copy-link", "copy", "paste", "select-all", "back", "forward", "reload"
+]
+
 ViewMessage = Annotated[
-    Take | Release | Pointer | Key | Paste | Copy | MenuChoice, Field(discriminator="type")
+    Take | Release | Pointer | Key | Paste | Copy | MenuChoice | Resize,
+    Field(discriminator="type"),
 ]
 
 
@@ -79,5 +95,78 @@ def decode_view_message(raw: str) -> ViewMessage:
         raise invalid_argument_from(exc) from exc
 
 
-def error_message(error: CrewhostError) -> dict[str, str]:
-    return {"type": "error", "code": error.code, "message": error.message}
+# --- what the host sends ---------------------------------------------------------------
+
+
+class Opened(WireModel):
+    """The view is open; frames follow."""
+
+    type: Literal["opened"] = "opened"
+    tab_id: str
+
+
+class Held(WireModel):
+    """Whether this viewer now holds the tab (after ``take`` or ``release``)."""
+
+    type: Literal["held"] = "held"
+    by_you: bool
+
+
+class Cursor(WireModel):
+    """The CSS cursor under the pointer changed."""
+
+    type: Literal["cursor"] = "cursor"
+    cursor: str
+
+
+class ContextMenu(WireModel):
+    """A right-click: what is under the point and the items the client may show."""
+
+    type: Literal["context-menu"] = "context-menu"
+    menu_id: int
+    x: float
+    y: float
+    link: str | None
+    image: str | None
+    selection: bool
+    editable: bool
+    items: list[MenuItem]
+
+
+class Copied(WireModel):
+    """The text a ``copy``, ``cut`` or ``copy-link`` took, for the viewer's clipboard."""
+
+    type: Literal["copied"] = "copied"
+    text: str
+
+
+class CopyTooLarge(WireModel):
+    type: Literal["copyTooLarge"] = "copyTooLarge"
+    size: int
+    limit: int
+
+
+class ViewError(WireModel):
+    """A message was refused; the channel stays open."""
+
+    type: Literal["error"] = "error"
+    code: str
+    message: str
+
+
+class Closed(WireModel):
+    """The host ends the view; the channel closes right after."""
+
+    type: Literal["closed"] = "closed"
+    code: str
+    reason: str
+
+
+HostViewMessage = Annotated[
+    Opened | Held | Cursor | ContextMenu | Copied | CopyTooLarge | ViewError | Closed,
+    Field(discriminator="type"),
+]
+
+
+def error_message(error: CrewhostError) -> ViewError:
+    return ViewError(code=error.code, message=error.message)

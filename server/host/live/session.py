@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
+import dataclasses
 import logging
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -20,14 +21,23 @@ from playwright.async_api import Error as PlaywrightError
 
 from server.common.errors import Conflict, CrewhostError, InvalidArgument
 from server.common.view_protocol import MAX_CLIPBOARD, ViewOptions
+from server.common.wire import WireModel
 from server.host.live.messages import (
+    ContextMenu,
+    Copied,
     Copy,
+    CopyTooLarge,
+    Cursor,
+    Held,
     Key,
     MenuChoice,
+    Opened,
     Paste,
     Pointer,
     Release,
+    Resize,
     Take,
+    ViewError,
     decode_view_message,
     error_message,
 )
@@ -79,8 +89,10 @@ class ViewSession:
         options: ViewOptions,
         channel: Any,
         screencast: TabScreencast,
+        resized: Callable[[ViewSession], Awaitable[None]],
     ) -> None:
         self._engine = engine
+        self._resized = resized
         self._peer = peer
         self.options = options
         self.channel = channel
@@ -127,29 +139,29 @@ class ViewSession:
                 self.send(error_message(exc))
             except PlaywrightError as exc:
                 log.info("live-view step failed: %s", exc)
-                self.send(
-                    {
-                        "type": "error",
-                        "code": "pageUnavailable",
-                        "message": "the page did not answer",
-                    }
-                )
+                self.send(ViewError(code="pageUnavailable", message="the page did not answer"))
 
     async def _handle(self, raw: str) -> None:
         message = decode_view_message(raw)
         if isinstance(message, Take):
             self._engine.take_control(self.team_id, self.tab_id, self._peer.account_id)
             self._holding = True
-            self.send({"type": "held", "byYou": True})
+            self.send(Held(by_you=True))
             return
         if isinstance(message, Release):
             if self._holding:
                 self._engine.release(self.team_id, self.tab_id, self._peer.account_id)
                 self._holding = False
-            self.send({"type": "held", "byYou": False})
+            self.send(Held(by_you=False))
             return
         if isinstance(message, Pointer):
             await self._pointer(message)
+            return
+        if isinstance(message, Resize):
+            self.options = dataclasses.replace(
+                self.options, viewport=(message.width, message.height)
+            )
+            await self._resized(self)
             return
         if not self._holding:
             raise Conflict("take control of the tab first", code="notHolding")
@@ -212,7 +224,7 @@ class ViewSession:
         cursor = str(under.get("cursor") or "auto")
         if cursor != self._last_cursor:
             self._last_cursor = cursor
-            self.send({"type": "cursor", "cursor": cursor})
+            self.send(Cursor(cursor=cursor))
 
     async def _context_menu(self, x: float, y: float) -> None:
         under = await self._screencast.page.evaluate(_UNDER_POINT, [x, y])
@@ -230,17 +242,16 @@ class ViewSession:
         menu = {"link": link, "image": image}
         self._menus = {self._menu_ids: menu}  # only the newest menu can be chosen from
         self.send(
-            {
-                "type": "context-menu",
-                "menuId": self._menu_ids,
-                "x": x / self._screencast.width,
-                "y": y / self._screencast.height,
-                "link": link,
-                "image": image,
-                "selection": bool(selection),
-                "editable": bool(under.get("editable")),
-                "items": items,
-            }
+            ContextMenu(
+                menu_id=self._menu_ids,
+                x=x / self._screencast.width,
+                y=y / self._screencast.height,
+                link=link,
+                image=image,
+                selection=bool(selection),
+                editable=bool(under.get("editable")),
+                items=items,
+            )
         )
 
     async def _menu_choice(self, choice: MenuChoice) -> None:
@@ -250,9 +261,9 @@ class ViewSession:
         page = self._screencast.page
         if choice.item == "open-link" and menu["link"]:
             tab = await self._engine.open_tab_beside(self.team_id, self.tab_id, menu["link"])
-            self.send({"type": "opened", "tabId": tab.id})
+            self.send(Opened(tab_id=tab.id))
         elif choice.item == "copy-link" and menu["link"]:
-            self.send({"type": "copied", "text": menu["link"]})
+            self.send(Copied(text=menu["link"]))
         elif choice.item == "copy":
             await self._clipboard("copy")
         elif choice.item == "paste":
@@ -276,9 +287,9 @@ class ViewSession:
         text = str(await page.evaluate(_SELECTION))
         size = len(text.encode())
         if size > MAX_CLIPBOARD:
-            self.send({"type": "copyTooLarge", "size": size, "limit": MAX_CLIPBOARD})
+            self.send(CopyTooLarge(size=size, limit=MAX_CLIPBOARD))
             return
-        self.send({"type": "copied", "text": text})
+        self.send(Copied(text=text))
         if action == "cut" and text:
             await page.evaluate("() => document.execCommand('delete')")
 
@@ -288,9 +299,9 @@ class ViewSession:
             raise Conflict("the view is not running", code="viewStopped")
         await session.send(method, params)
 
-    def send(self, message: dict[str, Any]) -> None:
+    def send(self, message: WireModel) -> None:
         if self.channel.readyState == "open":
-            self.channel.send(json.dumps(message))
+            self.channel.send(message.model_dump_json())
 
     async def close(self) -> None:
         if self._worker is not None:

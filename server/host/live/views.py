@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 from typing import TYPE_CHECKING, Any
 
@@ -12,6 +11,7 @@ from server.common.errors import CrewhostError, NotFound
 from server.common.view_protocol import parse_view_label
 from server.config import HostSettings
 from server.host.browser.runtime import BrowserRuntime
+from server.host.live.messages import Closed, Opened
 from server.host.live.screencast import BACKLOG_BYTES, TabScreencast
 from server.host.live.session import ViewSession
 
@@ -67,7 +67,7 @@ class LiveViews:
                 max_fps=self._settings.live_view_max_fps,
             )
             self._screencasts[key] = screencast
-        session = ViewSession(engine, peer, options, channel, screencast)
+        session = ViewSession(engine, peer, options, channel, screencast, self._resized)
         self._sessions.setdefault(key, []).append(session)
         tab.viewers += 1
         channel.bufferedAmountLowThreshold = BACKLOG_BYTES // 2
@@ -77,7 +77,7 @@ class LiveViews:
         await screencast.add(session.viewer)
         await self._apply_viewport(key)
         session.start()
-        session.send({"type": "opened", "tabId": tab.id})
+        session.send(Opened(tab_id=tab.id))
 
     async def _closed(self, session: ViewSession) -> None:
         key = (session.team_id, session.tab_id)
@@ -98,6 +98,15 @@ class LiveViews:
         if not screencast.running:
             del self._screencasts[key]
             self._sessions.pop(key, None)
+
+    async def _resized(self, session: ViewSession) -> None:
+        """A viewer's panel changed size: its size is now the newest one asked for."""
+        key = (session.team_id, session.tab_id)
+        sessions = self._sessions.get(key, [])
+        if session in sessions:
+            sessions.remove(session)
+            sessions.append(session)
+            await self._apply_viewport(key)
 
     async def _apply_viewport(self, key: tuple[str, str]) -> None:
         """The newest open view that asked for a size sets it; with none, the page's own
@@ -144,5 +153,5 @@ class LiveViews:
 
 def _close_with(channel: Any, code: str, reason: str) -> None:
     if channel.readyState == "open":
-        channel.send(json.dumps({"type": "closed", "code": code, "reason": reason}))
+        channel.send(Closed(code=code, reason=reason).model_dump_json())
     channel.close()

@@ -14,7 +14,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar, get_type_hints
 
 from pydantic import BaseModel, ValidationError
 
@@ -71,6 +71,7 @@ class HostRoute:
     least_role: Role
     handler: Callable[[HostCall, Any], Awaitable[Any]]
     summary: str
+    result: type[WireModel]
 
 
 class HostRouteTable:
@@ -84,7 +85,10 @@ class HostRouteTable:
     def route(self, name: str, *, args: type[InboundModel], least_role: Role) -> Callable[[F], F]:
         def register(handler: F) -> F:
             doc = (handler.__doc__ or name).strip().splitlines()[0]
-            self.routes.append(HostRoute(name, args, least_role, handler, doc))
+            result = get_type_hints(handler).get("return")
+            if not (isinstance(result, type) and issubclass(result, WireModel)):
+                raise TypeError(f"route {name} must declare a WireModel as its result")
+            self.routes.append(HostRoute(name, args, least_role, handler, doc, result))
             return handler
 
         return register

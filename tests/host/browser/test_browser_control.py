@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,6 +52,32 @@ async def code_of(connection: HostConnection, route: str, args: dict[str, object
     return caught.value.code
 
 
+async def events_until(connection: HostConnection, name: str) -> set[str]:
+    """Reads events until ``name`` comes; answers the names seen before it."""
+    seen: set[str] = set()
+    while (event := (await asyncio.wait_for(connection.events.get(), 15))["event"]) != name:
+        seen.add(event)
+    return seen
+
+
+async def test_a_held_and_a_closed_tab_are_announced(
+    server: RunningHub, room: Room, site: Site
+) -> None:
+    engine = await server.builtin.services.browser.engine()
+    tab = await engine.open_tab(room.team_id, Partition.shared(), url=site.url("/"))
+    await events_until(room.member, "browser-tabs-changed")
+    engine.take_control(room.team_id, tab.id, "someone")
+    await events_until(room.member, "browser-tabs-changed")
+    assert [
+        t["heldByPerson"] for t in (await room.member.call("browser-control-v1/list_tabs"))["tabs"]
+    ] == [True]
+    engine.release(room.team_id, tab.id, "someone")
+    await events_until(room.member, "browser-tabs-changed")
+    await engine.close_tab(room.team_id, tab.id, Caller.person("someone"))
+    await events_until(room.member, "browser-tabs-changed")
+    assert (await room.member.call("browser-control-v1/list_tabs"))["tabs"] == []
+
+
 async def test_members_see_and_steer_the_teams_tabs(
     server: RunningHub, room: Room, site: Site
 ) -> None:
@@ -66,10 +93,11 @@ async def test_members_see_and_steer_the_teams_tabs(
         (agent_tab.id, "Work", profile.hue, "a" * 32)
     ]  # the private sign-in tab is nobody's to watch
 
+    # A tab an agent opened is announced like one a member opened.
+    assert await events_until(room.member, "browser-tabs-changed") >= {"browser-profiles-changed"}
     opened = await room.member.call("browser-control-v1/new_tab", {"url": site.url("/child")})
     assert (opened["partitionLabel"], opened["hue"]) == ("Shared", None)
-    events = [(await room.member.events.get())["event"] for _ in range(2)]
-    assert events == ["browser-profiles-changed", "browser-tabs-changed"]
+    await events_until(room.member, "browser-tabs-changed")
     await engine.navigate(room.team_id, opened["id"], Caller.person("x"), site.url("/cookies"))
     back = await room.member.call("browser-control-v1/back", {"tabId": opened["id"]})
     assert back["url"] == site.url("/child")

@@ -140,6 +140,21 @@ async def test_the_viewport_applies_and_is_restored(watching: Watching) -> None:
     assert await page.evaluate("[innerWidth, innerHeight]") == before
 
 
+async def test_a_resize_message_moves_the_viewport_while_open(watching: Watching) -> None:
+    page = watching.tab.page
+    assert page is not None
+    view = await open_view(watching.connection, watching.tab.id, viewport=(640, 480))
+    await view.next_frame()
+    view.resize(800, 500)
+    frame = await view.next_frame()
+    while (frame.width, frame.height) != (800, 500):
+        frame = await view.next_frame()
+    assert await page.evaluate("[innerWidth, innerHeight]") == [800, 500]
+    view.resize(100, 100)
+    assert (await view.expect("error"))["code"] == "invalidArgument"
+    view.close()
+
+
 async def test_a_watcher_who_does_not_hold_the_tab_cannot_send_input(watching: Watching) -> None:
     view = await open_view(watching.connection, watching.tab.id)
     frame = await view.next_frame()

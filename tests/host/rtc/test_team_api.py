@@ -16,8 +16,15 @@ from hypothesis import strategies as st
 from peer.connection import HostConnection, TeamApiCallError
 from server.common.protocol import MAX_TEAM_API_MESSAGE
 from server.common.roles import Role
+from server.common.wire import WireModel
 from server.host.api.system import NoArgs
-from server.host.rtc.team_api import HostCall, HostRoute, PeerIdentity, TeamApiSession
+from server.host.rtc.team_api import (
+    HostCall,
+    HostRoute,
+    HostRouteTable,
+    PeerIdentity,
+    TeamApiSession,
+)
 from tests.support.databases import ScratchDatabase
 from tests.support.hub_server import RunningHub, hub_settings, running_hub
 from tests.support.peers import peer_member, wait_linked
@@ -118,12 +125,12 @@ async def test_a_slow_handler_blocks_no_other_request(
 ) -> None:
     release = asyncio.Event()
 
-    async def slow(_call: HostCall, _args: NoArgs) -> dict[str, bool]:
+    async def slow(_call: HostCall, _args: NoArgs) -> Slow:
         await release.wait()
-        return {"slow": True}
+        return Slow(slow=True)
 
     api = server.builtin.services.team_api
-    api.routes["test/slow"] = HostRoute("test/slow", NoArgs, Role.MEMBER, slow, "slow")
+    api.routes["test/slow"] = HostRoute("test/slow", NoArgs, Role.MEMBER, slow, "slow", Slow)
     first, second = two_peers
     pending = asyncio.ensure_future(first.call("test/slow"))
     # The same peer and another peer are both answered while the slow call waits.
@@ -195,3 +202,17 @@ async def test_garbage_never_breaks_the_host(
     assert (await second.call("capabilities"))["protocol"] == 1
     assert (await first.call("host-v1/whoami"))["role"] == "owner"
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
+
+
+class Slow(WireModel):
+    slow: bool
+
+
+def test_a_route_must_declare_its_result_model() -> None:
+    table = HostRouteTable("test-v1")
+
+    async def untyped(_call: HostCall, _args: NoArgs) -> dict[str, bool]:
+        return {}
+
+    with pytest.raises(TypeError, match="WireModel"):
+        table.route("test-v1/untyped", args=NoArgs, least_role=Role.MEMBER)(untyped)
