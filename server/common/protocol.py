@@ -120,6 +120,18 @@ def encode(message: WireModel) -> str:
 # --- signaling bodies (peer -> hub) --------------------------------------------------
 
 
+class IceServerView(WireModel):
+    urls: list[str]
+    username: str | None = None
+    credential: str | None = None
+
+
+class RtcConfig(WireModel):
+    """What a peer's RTCPeerConnection needs before it makes its offer."""
+
+    ice_servers: list[IceServerView]
+
+
 class TicketRequest(InboundModel):
     fingerprint: str = Field(pattern=r"^([0-9A-Fa-f]{2}:){31}[0-9A-Fa-f]{2}$")
 

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from server.common.protocol import ConnectAnswer, ConnectRequest, TicketGrant, TicketRequest
+from server.common.protocol import (
+    ConnectAnswer,
+    ConnectRequest,
+    IceServerView,
+    RtcConfig,
+    TicketGrant,
+    TicketRequest,
+)
 from server.common.roles import Role
 from server.hub.http.routing import Call, RouteTable
 from server.hub.routes.views import host_view
@@ -54,6 +61,19 @@ async def enrol_host(call: Call[EnrolHost]) -> HostEnrolled:
 async def remove_host(call: Call[None]) -> None:
     """Remove an enrolled host; its live peers are disconnected."""
     await call.hub.hosts.remove_host(call.team.team_id, call.path_id("host_id"))
+
+
+@routes.get("/v1/rtc", access="account", reply=RtcConfig)
+async def rtc_config(call: Call[None]) -> RtcConfig:
+    """The STUN/TURN servers a peer connection to a host should use (TURN credentials
+    are for signed-in accounts only)."""
+    servers = call.hub.settings.rtc.ice_servers
+    return RtcConfig(
+        ice_servers=[
+            IceServerView(urls=s.urls, username=s.username, credential=s.credential)
+            for s in servers
+        ]
+    )
 
 
 @routes.post(

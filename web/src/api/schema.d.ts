@@ -210,6 +210,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/rtc": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The STUN/TURN servers a peer connection to a host should use (TURN credentials */
+        get: operations["rtcConfig"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sessions": {
         parameters: {
             query?: never;
@@ -609,6 +626,21 @@ export interface components {
              */
             publicKey: string;
         };
+        /** IceServerView */
+        IceServerView: {
+            /**
+             * Credential
+             * @default null
+             */
+            credential?: string | null;
+            /** Urls */
+            urls: string[];
+            /**
+             * Username
+             * @default null
+             */
+            username?: string | null;
+        };
         /** InvitationCreated */
         InvitationCreated: {
             /**
@@ -686,6 +718,14 @@ export interface components {
          * @enum {string}
          */
         Role: "member" | "admin" | "owner";
+        /**
+         * RtcConfig
+         * @description What a peer's RTCPeerConnection needs before it makes its offer.
+         */
+        RtcConfig: {
+            /** Iceservers */
+            iceServers: components["schemas"]["IceServerView"][];
+        };
         /** SessionList */
         SessionList: {
             /** Sessions */
@@ -1240,6 +1280,35 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description An error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+        };
+    };
+    rtcConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The STUN/TURN servers a peer connection to a host should use (TURN credentials */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RtcConfig"];
+                };
             };
             /** @description An error */
             default: {
