@@ -19,6 +19,7 @@ import { navigate, useRoute, type Route } from './router';
 import { AccountScreen } from './screens/AccountScreen';
 import { CreateTeamScreen } from './screens/CreateTeamScreen';
 import { NoTeamScreen, TeamMissingScreen } from './screens/EmptyStates';
+import { HostScreen } from './screens/HostScreen';
 import { HostsScreen } from './screens/HostsScreen';
 import { InvitationsScreen } from './screens/InvitationsScreen';
 import { JoinScreen } from './screens/JoinScreen';
@@ -53,6 +54,7 @@ const TITLES: Record<Route['name'], string> = {
   join: 'Join a team',
   createTeam: 'Create team',
   team: 'Team',
+  host: 'Host',
   account: 'Account settings',
   notFound: 'Page not found',
 };
@@ -126,7 +128,9 @@ export function App() {
   }, [state]);
 
   const team =
-    route.name === 'team' && session ? (session.teams.find((t) => t.id === route.teamId) ?? null) : null;
+    (route.name === 'team' || route.name === 'host') && session
+      ? (session.teams.find((t) => t.id === route.teamId) ?? null)
+      : null;
 
   useEffect(() => {
     if (team) rememberLastTeam(team.id);
@@ -189,7 +193,8 @@ export function App() {
   if (route.name === 'account') page = <AccountScreen />;
   else if (route.name === 'createTeam') page = <CreateTeamScreen />;
   else if (route.name === 'home') page = session.teams.length === 0 ? <NoTeamScreen /> : <Loading />;
-  else if (route.name === 'team' && team === null) page = <TeamMissingScreen />;
+  else if ((route.name === 'team' || route.name === 'host') && team === null) page = <TeamMissingScreen />;
+  else if (route.name === 'host' && team !== null) page = <HostScreen key={`${team.id}/${route.hostId}`} team={team} hostId={route.hostId} />;
   else if (route.name === 'team' && team !== null) {
     if (route.section === 'members') page = <MembersScreen key={team.id} team={team} />;
     else if (route.section === 'invitations') page = <InvitationsScreen key={team.id} team={team} />;
@@ -198,7 +203,7 @@ export function App() {
 
   return (
     <SessionContext.Provider value={session}>
-      <Shell route={route} team={team ?? (route.name === 'team' ? null : homeTeam(session.teams))}>
+      <Shell route={route} team={team ?? (route.name === 'team' || route.name === 'host' ? null : homeTeam(session.teams))}>
         {page}
       </Shell>
     </SessionContext.Provider>

@@ -19,6 +19,7 @@ export type Route =
   | { name: 'join'; code: string }
   | { name: 'createTeam' }
   | { name: 'team'; teamId: string; section: TeamSection }
+  | { name: 'host'; teamId: string; hostId: string }
   | { name: 'account' }
   | { name: 'notFound'; path: string };
 
@@ -48,7 +49,7 @@ export function parseRoute(pathname: string, search = ''): Route {
     .slice(BASE.length)
     .split('/')
     .filter((part) => part !== '');
-  const [first, second, third] = parts;
+  const [first, second, third, fourth] = parts;
   if (parts.length === 0) return { name: 'home' };
   if (parts.length === 1) {
     switch (first) {
@@ -72,6 +73,11 @@ export function parseRoute(pathname: string, search = ''): Route {
     const section = TEAM_SECTIONS.find((s) => s === third);
     if (teamId && section) return { name: 'team', teamId, section };
   }
+  if (parts.length === 4 && first === 'teams' && third === 'hosts' && second !== undefined && fourth !== undefined) {
+    const teamId = decode(second);
+    const hostId = decode(fourth);
+    if (teamId && hostId) return { name: 'host', teamId, hostId };
+  }
   return { name: 'notFound', path: pathname };
 }
 
@@ -93,6 +99,8 @@ export function routePath(route: Route): string {
       return `${BASE}/teams/new`;
     case 'team':
       return `${BASE}/teams/${encodeURIComponent(route.teamId)}/${route.section}`;
+    case 'host':
+      return `${BASE}/teams/${encodeURIComponent(route.teamId)}/hosts/${encodeURIComponent(route.hostId)}`;
     case 'account':
       return `${BASE}/account`;
     case 'notFound':

@@ -63,3 +63,14 @@ export const acceptInvitation = (code: string) =>
 
 export const listHosts = (teamId: string) =>
   call('get', '/v1/teams/{team_id}/hosts', { params: { team_id: teamId } });
+export const getRtcConfig = () => call('get', '/v1/rtc', {});
+export const issueTicket = (teamId: string, hostId: string, fingerprint: string) =>
+  call('post', '/v1/teams/{team_id}/hosts/{host_id}/tickets', {
+    params: { team_id: teamId, host_id: hostId },
+    json: { fingerprint },
+  });
+export const relayOffer = (teamId: string, hostId: string, ticket: string, sdp: string) =>
+  call('post', '/v1/teams/{team_id}/hosts/{host_id}/connect', {
+    params: { team_id: teamId, host_id: hostId },
+    json: { ticket, sdp },
+  });

@@ -42,7 +42,7 @@ export function Shell({ route, team, children }: { route: Route; team: TeamView 
     const href = routePath(item.route);
     return (
       <li key={href}>
-        <Link href={href} class="nav-link" aria-current={href === here ? 'page' : undefined}>
+        <Link href={href} class="nav-link" aria-current={href === here || here.startsWith(`${href}/`) ? 'page' : undefined}>
           <Icon name={item.icon} />
           {item.label}
         </Link>

@@ -2,12 +2,12 @@ import { listHosts } from '../api/endpoints';
 import type { TeamView } from '../api/types';
 import { Banner } from '../components/Banner';
 import { Icon } from '../components/Icon';
+import { Link } from '../components/Link';
 import { Loading } from '../components/Loading';
 import { PageHeader } from '../components/PageHeader';
 import { describeError } from '../error-messages';
+import { routePath } from '../router';
 import { useLoad } from '../use-load';
-
-export const CONNECT_NOTE = 'Live connection arrives with the host protocol';
 
 /** The machines with real browsers that the team's agents can work on. */
 export function HostsScreen({ team }: { team: TeamView }) {
@@ -54,13 +54,14 @@ export function HostsScreen({ team }: { team: TeamView }) {
                     </span>
                   </div>
                 </div>
-                <div class="row-side row-side-stack">
-                  <button type="button" class="btn btn-secondary btn-sm" disabled aria-describedby={`connect-note-${host.id}`}>
-                    Connect
-                  </button>
-                  <span class="connect-note" id={`connect-note-${host.id}`}>
-                    {CONNECT_NOTE}
-                  </span>
+                <div class="row-side">
+                  {host.online ? (
+                    <Link href={routePath({ name: 'host', teamId: team.id, hostId: host.id })} class="btn btn-primary btn-sm">
+                      Connect
+                    </Link>
+                  ) : (
+                    <span class="connect-note">Connect when it is online</span>
+                  )}
                 </div>
               </li>
             ))}

@@ -1,0 +1,349 @@
+/**
+ * A live view of one tab: frames drawn on a canvas that fills the panel and keeps the
+ * page's aspect ratio; the page's viewport follows the panel. Watching needs nothing;
+ * pointer, wheel, keys and the clipboard go to the page only while this member holds it.
+ */
+
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { describeError } from '../../error-messages';
+import type { HostConnection } from '../../host/connection';
+import { LiveViewChannel, type PointerButton } from '../../host/live-view';
+import { MAX_CLIPBOARD, modifierBits, type ContextMenu, type Frame, type MenuItem, type TabView } from '../../host/protocol';
+import { Icon } from '../Icon';
+import { ProfileChip, tabTitle } from './TabList';
+
+type ViewState = 'opening' | 'live' | 'closed';
+
+const BUTTONS: Record<number, PointerButton> = { 0: 'left', 1: 'middle', 2: 'right' };
+const MENU_LABELS: Record<MenuItem, string> = {
+  'open-link': 'Open link in new tab',
+  'copy-link': 'Copy link address',
+  copy: 'Copy',
+  paste: 'Paste',
+  'select-all': 'Select all',
+  back: 'Back',
+  forward: 'Forward',
+  reload: 'Reload',
+};
+const RESIZE_DELAY_MS = 250;
+const CSS_CURSOR = /^[a-z-]{1,24}$/;
+
+/** The largest box of the frame's aspect ratio that fits the panel. */
+export function fitBox(panel: { width: number; height: number }, frame: { width: number; height: number }) {
+  if (!frame.width || !frame.height || !panel.width || !panel.height) return panel;
+  const scale = Math.min(panel.width / frame.width, panel.height / frame.height);
+  return { width: Math.floor(frame.width * scale), height: Math.floor(frame.height * scale) };
+}
+
+export function LiveView(props: { connection: HostConnection; tab: TabView; onBack: () => void; onOpened: (tabId: string) => void }) {
+  const { connection, tab } = props;
+  const panel = useRef<HTMLDivElement>(null);
+  const canvas = useRef<HTMLCanvasElement>(null);
+  const channel = useRef<LiveViewChannel | null>(null);
+  const [viewState, setViewState] = useState<ViewState>('opening');
+  const [frameSize, setFrameSize] = useState({ width: 0, height: 0 });
+  const [panelSize, setPanelSize] = useState({ width: 0, height: 0 });
+  const [holding, setHolding] = useState(false);
+  const [closedReason, setClosedReason] = useState<string | null>(null);
+  const [notice, setNotice] = useState<string | null>(null);
+  const [menu, setMenu] = useState<ContextMenu | null>(null);
+  const [cursor, setCursor] = useState('default');
+
+  // The channel, for as long as this tab is shown.
+  useEffect(() => {
+    const box = panel.current?.getBoundingClientRect();
+    const viewport = box && box.width > 0 ? { width: box.width, height: box.height } : undefined;
+    let drawing = false;
+    let pending: Frame | null = null;
+    const draw = async (frame: Frame) => {
+      drawing = true;
+      try {
+        const bitmap = await createImageBitmap(new Blob([frame.jpeg as Uint8Array<ArrayBuffer>], { type: 'image/jpeg' }));
+        const target = canvas.current;
+        if (target) {
+          if (target.width !== frame.width || target.height !== frame.height) {
+            target.width = frame.width;
+            target.height = frame.height;
+          }
+          target.getContext('2d')?.drawImage(bitmap, 0, 0, frame.width, frame.height);
+          setFrameSize((old) => (old.width === frame.width && old.height === frame.height ? old : { width: frame.width, height: frame.height }));
+          setViewState('live');
+        }
+        bitmap.close();
+      } catch {
+        // An undecodable frame is skipped; the next one replaces it.
+      } finally {
+        drawing = false;
+      }
+      const next = pending;
+      pending = null;
+      if (next) void draw(next);
+    };
+    const view = new LiveViewChannel(connection, { tabId: tab.id, cursor: true, menu: true, ...(viewport ? { viewport } : {}) }, {
+      frame(frame) {
+        // Only the newest frame waiting is drawn: a slow screen never builds a queue.
+        if (drawing) pending = frame;
+        else void draw(frame);
+      },
+      message(message) {
+        switch (message.type) {
+          case 'held':
+            setHolding(message.byYou);
+            break;
+          case 'cursor':
+            setCursor(CSS_CURSOR.test(message.cursor) ? message.cursor : 'default');
+            break;
+          case 'context-menu':
+            setMenu(message);
+            break;
+          case 'copied':
+            void writeClipboard(message.text).then(setNotice);
+            break;
+          case 'copyTooLarge':
+            setNotice('The selection is larger than 1 MiB, so it was not copied.');
+            break;
+          case 'opened':
+            if (message.tabId !== tab.id) setNotice('The link opened in a new tab.');
+            break;
+          case 'error':
+            setNotice(message.message);
+            break;
+          case 'closed':
+            setClosedReason(message.reason);
+            break;
+        }
+      },
+      closed(_code, reason) {
+        setViewState('closed');
+        setHolding(false);
+        if (reason) setClosedReason(reason);
+      },
+    });
+    channel.current = view;
+    return () => {
+      channel.current = null;
+      view.close();
+    };
+  }, [connection, tab.id]);
+
+  // The page's viewport follows the panel (after the panel settles).
+  useEffect(() => {
+    const element = panel.current;
+    if (!element) return undefined;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const observer = new ResizeObserver(([entry]) => {
+      if (!entry) return;
+      const size = { width: Math.floor(entry.contentRect.width), height: Math.floor(entry.contentRect.height) };
+      setPanelSize(size);
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        if (size.width > 0 && size.height > 0) channel.current?.resize(size.width, size.height);
+      }, RESIZE_DELAY_MS);
+    });
+    observer.observe(element);
+    return () => {
+      observer.disconnect();
+      clearTimeout(timer);
+    };
+  }, []);
+
+  // Wheel needs a non-passive listener to keep the app's own page from scrolling.
+  useEffect(() => {
+    const target = canvas.current;
+    if (!target) return undefined;
+    const onWheel = (event: WheelEvent) => {
+      if (!holding) return;
+      event.preventDefault();
+      const [x, y] = fraction(target, event);
+      const scale = event.deltaMode === 1 ? 40 : event.deltaMode === 2 ? 800 : 1;
+      channel.current?.pointer('wheel', x, y, { deltaX: event.deltaX * scale, deltaY: event.deltaY * scale, modifiers: modifierBits(event) });
+    };
+    target.addEventListener('wheel', onWheel, { passive: false });
+    return () => target.removeEventListener('wheel', onWheel);
+  }, [holding]);
+
+  const step = async (route: 'browser-control-v1/back' | 'browser-control-v1/forward' | 'browser-control-v1/reload') => {
+    try {
+      await connection.call(route, { tabId: tab.id });
+    } catch (error) {
+      setNotice(describeError(error));
+    }
+  };
+  const closeTab = async () => {
+    try {
+      await connection.call('browser-control-v1/close_tab', { tabId: tab.id });
+      props.onBack();
+    } catch (error) {
+      setNotice(describeError(error));
+    }
+  };
+  const pasteFromClipboard = async (menuId?: number) => {
+    let text: string;
+    try {
+      text = await navigator.clipboard.readText();
+    } catch {
+      setNotice('The browser did not allow reading the clipboard. Press Ctrl+V (⌘V) on the view instead.');
+      return;
+    }
+    if (new TextEncoder().encode(text).length > MAX_CLIPBOARD) {
+      setNotice('The clipboard holds more than 1 MiB, so it was not pasted.');
+    } else if (menuId === undefined) channel.current?.paste(text);
+    else channel.current?.choose(menuId, 'paste', text);
+  };
+
+  const send = (action: 'move' | 'down' | 'up', event: PointerEvent) => {
+    const target = canvas.current;
+    if (!target || viewState !== 'live') return;
+    if (action !== 'move' && !holding) return;
+    const [x, y] = fraction(target, event);
+    const button = action === 'move' ? 'none' : (BUTTONS[event.button] ?? 'left');
+    channel.current?.pointer(action, x, y, { button, clickCount: Math.max(1, Math.min(3, event.detail || 1)), modifiers: modifierBits(event) });
+  };
+
+  const box = fitBox(panelSize, frameSize);
+  const heldByOther = tab.heldByPerson && !holding;
+  return (
+    <section class="live-view" aria-label={`Live view of ${tabTitle(tab.url)}`} data-view-state={viewState}>
+      <div class="view-toolbar" role="toolbar" aria-label="Tab controls">
+        <button type="button" class="btn btn-ghost btn-icon view-back" onClick={props.onBack} title="All tabs" aria-label="All tabs">
+          <Icon name="menu" />
+        </button>
+        <button type="button" class="btn btn-ghost btn-icon" onClick={() => void step('browser-control-v1/back')} title="Back" aria-label="Back">
+          <Icon name="back" />
+        </button>
+        <button type="button" class="btn btn-ghost btn-icon" onClick={() => void step('browser-control-v1/forward')} title="Forward" aria-label="Forward">
+          <Icon name="forward" />
+        </button>
+        <button type="button" class="btn btn-ghost btn-icon" onClick={() => void step('browser-control-v1/reload')} title="Reload" aria-label="Reload">
+          <Icon name="reload" />
+        </button>
+        <span class="view-address" title={tab.url}>
+          {tabTitle(tab.url)}
+        </span>
+        <ProfileChip label={tab.partitionLabel} hue={tab.hue} />
+        <span class="toolbar-gap" />
+        {holding ? (
+          <button type="button" class="btn btn-ghost btn-icon" onClick={() => void pasteFromClipboard()} title="Paste from your clipboard" aria-label="Paste">
+            <Icon name="paste" />
+          </button>
+        ) : null}
+        <button
+          type="button"
+          class={`btn btn-sm ${holding ? 'btn-secondary' : 'btn-primary'}`}
+          disabled={viewState !== 'live' || heldByOther}
+          title={heldByOther ? 'Another person has control of this tab' : undefined}
+          onClick={() => {
+            if (holding) channel.current?.release();
+            else channel.current?.take();
+            canvas.current?.focus();
+          }}
+        >
+          <Icon name="hand" size={16} />
+          {holding ? 'Release' : 'Take control'}
+        </button>
+        <button type="button" class="btn btn-ghost btn-icon" onClick={() => void closeTab()} title="Close tab" aria-label="Close tab">
+          <Icon name="close" />
+        </button>
+      </div>
+      {notice ? (
+        <div class="view-notice" role="status">
+          <span>{notice}</span>
+          <button type="button" class="link-button" onClick={() => setNotice(null)}>
+            Dismiss
+          </button>
+        </div>
+      ) : null}
+      <div class="view-panel" ref={panel}>
+        <canvas
+          ref={canvas}
+          class={`view-canvas${holding ? ' is-holding' : ''}`}
+          aria-label="Live view"
+          tabIndex={0}
+          data-frame-width={frameSize.width}
+          data-frame-height={frameSize.height}
+          style={{ width: `${box.width}px`, height: `${box.height}px`, cursor: holding ? cursor : 'default' }}
+          onPointerMove={(event) => send('move', event)}
+          onPointerDown={(event) => {
+            canvas.current?.focus();
+            setMenu(null);
+            send('down', event);
+          }}
+          onPointerUp={(event) => send('up', event)}
+          onContextMenu={(event) => event.preventDefault()}
+          onKeyDown={(event) => {
+            if (!holding) return;
+            const shortcut = (event.ctrlKey || event.metaKey) && ['c', 'x', 'v'].includes(event.key.toLowerCase());
+            if (shortcut) return; // the copy, cut and paste events below carry these
+            event.preventDefault();
+            const printable = event.key.length === 1 && !event.ctrlKey && !event.metaKey;
+            const text = printable ? event.key : event.key === 'Enter' ? '\r' : '';
+            channel.current?.key('down', event.key, { code: event.code, text, modifiers: modifierBits(event) });
+          }}
+          onKeyUp={(event) => {
+            if (!holding) return;
+            event.preventDefault();
+            channel.current?.key('up', event.key, { code: event.code, modifiers: modifierBits(event) });
+          }}
+          onPaste={(event) => {
+            if (!holding) return;
+            event.preventDefault();
+            const text = event.clipboardData?.getData('text/plain') ?? '';
+            if (new TextEncoder().encode(text).length > MAX_CLIPBOARD) setNotice('The clipboard holds more than 1 MiB, so it was not pasted.');
+            else if (text) channel.current?.paste(text);
+          }}
+          onCopy={(event) => {
+            if (!holding) return;
+            event.preventDefault();
+            channel.current?.clipboard('copy');
+          }}
+          onCut={(event) => {
+            if (!holding) return;
+            event.preventDefault();
+            channel.current?.clipboard('cut');
+          }}
+        />
+        {viewState === 'opening' ? <p class="view-overlay">Opening the live view…</p> : null}
+        {viewState === 'closed' ? <p class="view-overlay">{closedReason ? `The view ended: ${closedReason}.` : 'The view ended.'}</p> : null}
+        {menu ? (
+          <ul
+            class="view-menu"
+            role="menu"
+            aria-label="Page menu"
+            style={{ left: `calc(50% - ${box.width / 2}px + ${menu.x * box.width}px)`, top: `calc(50% - ${box.height / 2}px + ${menu.y * box.height}px)` }}
+            onKeyDown={(event) => event.key === 'Escape' && setMenu(null)}
+          >
+            {menu.items.map((item) => (
+              <li key={item} role="none">
+                <button
+                  type="button"
+                  role="menuitem"
+                  onClick={() => {
+                    setMenu(null);
+                    if (item === 'paste') void pasteFromClipboard(menu.menuId);
+                    else channel.current?.choose(menu.menuId, item);
+                  }}
+                >
+                  {MENU_LABELS[item]}
+                </button>
+              </li>
+            ))}
+          </ul>
+        ) : null}
+      </div>
+    </section>
+  );
+}
+
+function fraction(target: HTMLElement, event: { clientX: number; clientY: number }): [number, number] {
+  const rect = target.getBoundingClientRect();
+  return [(event.clientX - rect.left) / Math.max(1, rect.width), (event.clientY - rect.top) / Math.max(1, rect.height)];
+}
+
+async function writeClipboard(text: string): Promise<string> {
+  try {
+    await navigator.clipboard.writeText(text);
+    return 'Copied to your clipboard.';
+  } catch {
+    return 'The browser did not allow writing to the clipboard.';
+  }
+}

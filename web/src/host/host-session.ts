@@ -1,0 +1,99 @@
+/**
+ * A member's connection to one host over time: connecting, connected, reconnecting,
+ * revoked, and what the screen says about each.
+ *
+ * When a connection ends without us closing it (the network dropped, the host restarted,
+ * or the host revoked it after a role change), the client reconnects once on its own if
+ * the hub still lists the host for this team; a second loss waits for the person. A
+ * signed-out session never gets that far: the hub's 401 sends the app to sign-in.
+ */
+
+import type { CloseReason } from './connection';
+import { HostKeyChanged } from './known-hosts';
+
+export type Phase = 'connecting' | 'connected' | 'reconnecting' | 'revoked' | 'disconnected' | 'keyChanged' | 'failed';
+
+export interface Connectable {
+  onClose(listener: (reason: CloseReason) => void): () => void;
+  close(): void;
+}
+
+export interface SessionState<C> {
+  phase: Phase;
+  connection: C | null;
+  /** Why we are not connected, in words for the person. */
+  detail: string | null;
+  keyChange: HostKeyChanged | null;
+}
+
+export interface SessionDeps<C extends Connectable> {
+  open(): Promise<C>;
+  stillListed(): Promise<boolean>;
+}
+
+export class HostSession<C extends Connectable> {
+  private current: SessionState<C> = { phase: 'connecting', connection: null, detail: null, keyChange: null };
+  private readonly listeners = new Set<(state: SessionState<C>) => void>();
+  private stopped = false;
+  private autoRetryLeft = 1;
+
+  constructor(private readonly deps: SessionDeps<C>) {}
+
+  get state(): SessionState<C> {
+    return this.current;
+  }
+
+  subscribe(listener: (state: SessionState<C>) => void): () => void {
+    this.listeners.add(listener);
+    listener(this.current);
+    return () => this.listeners.delete(listener);
+  }
+
+  /** Connect (again). A person pressing "Reconnect" gets the automatic retry back too. */
+  async connect(phase: 'connecting' | 'reconnecting' = 'connecting'): Promise<void> {
+    this.set({ phase, connection: null, detail: null, keyChange: null });
+    let connection: C;
+    try {
+      connection = await this.deps.open();
+    } catch (error) {
+      if (this.stopped) return;
+      if (error instanceof HostKeyChanged) this.set({ phase: 'keyChanged', connection: null, detail: error.message, keyChange: error });
+      else this.set({ phase: 'failed', connection: null, detail: describe(error), keyChange: null });
+      return;
+    }
+    if (this.stopped) {
+      connection.close();
+      return;
+    }
+    this.autoRetryLeft = 1;
+    connection.onClose((reason) => void this.lost(reason));
+    this.set({ phase: 'connected', connection, detail: null, keyChange: null });
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.current.connection?.close();
+  }
+
+  private async lost(reason: CloseReason): Promise<void> {
+    if (this.stopped || reason.kind === 'closedByUs') return;
+    const phase: Phase = reason.kind === 'revoked' ? 'revoked' : 'disconnected';
+    const detail = reason.kind === 'revoked' ? `The host ended the connection: ${reason.reason}.` : 'The connection to the host was lost.';
+    this.set({ phase, connection: null, detail, keyChange: null });
+    if (this.autoRetryLeft === 0) return;
+    this.autoRetryLeft -= 1;
+    if (await this.deps.stillListed()) {
+      if (!this.stopped) await this.connect('reconnecting');
+    }
+  }
+
+  private set(state: SessionState<C>): void {
+    this.current = state;
+    for (const listener of [...this.listeners]) listener(state);
+  }
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error && error.message) return error.message;
+  return 'The host could not be reached.';
+}

@@ -1,0 +1,99 @@
+/**
+ * One `view:<tabId>` channel: frames in (binary), take control, input, clipboard, context
+ * menu and viewport out. The message shapes are the host's (see `protocol.ts`).
+ */
+
+import type { HostConnection } from './connection';
+import { clampSide, decodeFrame, parseHostViewMessage, viewLabel, type Frame, type HostViewMessage, type MenuItem, type ViewMessage, type ViewOptions } from './protocol';
+
+export interface ViewListeners {
+  frame(frame: Frame): void;
+  message(message: HostViewMessage): void;
+  /** The channel closed; `code` and `reason` come from the host's `closed` message if it sent one. */
+  closed(code: string | null, reason: string | null): void;
+}
+
+export type PointerAction = 'move' | 'down' | 'up' | 'wheel';
+export type PointerButton = 'none' | 'left' | 'middle' | 'right';
+
+export class LiveViewChannel {
+  private readonly channel: RTCDataChannel;
+  private closedWith: { code: string; reason: string } | null = null;
+
+  constructor(
+    connection: HostConnection,
+    options: ViewOptions,
+    private readonly listeners: ViewListeners,
+  ) {
+    this.channel = connection.createChannel(viewLabel(options));
+    this.channel.addEventListener('message', (event: MessageEvent) => this.onMessage(event.data));
+    this.channel.addEventListener('close', () => {
+      this.listeners.closed(this.closedWith?.code ?? null, this.closedWith?.reason ?? null);
+    });
+  }
+
+  get open(): boolean {
+    return this.channel.readyState === 'open';
+  }
+
+  send(message: ViewMessage): void {
+    if (this.channel.readyState === 'open') this.channel.send(JSON.stringify(message));
+  }
+
+  take(): void {
+    this.send({ type: 'take' });
+  }
+
+  release(): void {
+    this.send({ type: 'release' });
+  }
+
+  /** `x` and `y` are fractions of the frame (0 to 1). */
+  pointer(action: PointerAction, x: number, y: number, extra: { button?: PointerButton; clickCount?: number; modifiers?: number; deltaX?: number; deltaY?: number } = {}): void {
+    this.send({ type: 'pointer', action, x: clamp01(x), y: clamp01(y), ...extra });
+  }
+
+  key(action: 'down' | 'up' | 'char', key: string, extra: { code?: string; text?: string; modifiers?: number } = {}): void {
+    this.send({ type: 'key', action, key: key.slice(0, 32), ...extra });
+  }
+
+  paste(text: string): void {
+    this.send({ type: 'paste', text });
+  }
+
+  clipboard(action: 'copy' | 'cut' | 'select-all'): void {
+    this.send({ type: action });
+  }
+
+  choose(menuId: number, item: MenuItem, text = ''): void {
+    this.send({ type: 'menu-choice', menuId, item, text });
+  }
+
+  resize(width: number, height: number): void {
+    this.send({ type: 'viewport', width: clampSide(width), height: clampSide(height) });
+  }
+
+  close(): void {
+    this.channel.close();
+  }
+
+  private onMessage(data: unknown): void {
+    if (data instanceof ArrayBuffer) {
+      try {
+        this.listeners.frame(decodeFrame(data));
+      } catch {
+        // A frame this client cannot read is skipped; the next one replaces it anyway.
+      }
+      return;
+    }
+    if (typeof data !== 'string') return;
+    const message = parseHostViewMessage(data);
+    if (!message) return;
+    if (message.type === 'closed') this.closedWith = { code: message.code, reason: message.reason };
+    this.listeners.message(message);
+  }
+}
+
+function clamp01(value: number): number {
+  return Math.max(0, Math.min(1, value));
+}

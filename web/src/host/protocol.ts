@@ -1,0 +1,124 @@
+/**
+ * The host protocol in TypeScript: every type comes from the generated `protocol.d.ts`
+ * (made from the host's own models by `crewhost admin host-protocol`), so a change on the
+ * host breaks this build. The constants are checked against the same document by a test.
+ */
+
+import type { components, paths } from './schema';
+
+type Schemas = components['schemas'];
+
+export const PROTOCOL_VERSION = 1;
+export const TEAM_API_LABEL = 'team-api';
+export const MAX_TEAM_API_MESSAGE = 256 * 1024;
+export const VIEW_PREFIX = 'view:';
+export const FRAME_VERSION = 1;
+export const FRAME_HEADER_BYTES = 18;
+export const MAX_CLIPBOARD = 1024 * 1024;
+
+/** A Team API route name, e.g. `browser-profiles-v1/list`. */
+export type RouteName = keyof paths extends infer P ? (P extends `/${infer N}` ? N : never) : never;
+
+type Operation<N extends RouteName> = paths[`/${N}`]['post'];
+export type RouteArgs<N extends RouteName> =
+  Operation<N> extends { requestBody: { content: { 'application/json': infer A } } } ? A : never;
+export type RouteResult<N extends RouteName> =
+  Operation<N> extends { responses: { 200: { content: { 'application/json': infer R } } } }
+    ? R
+    : never;
+
+export type ViewMessage = Schemas['ViewMessage'];
+export type HostViewMessage = Schemas['HostViewMessage'];
+export type MenuItem = Schemas['MenuChoice']['item'];
+export type ContextMenu = Schemas['ContextMenu'];
+export type TabView = Schemas['TabView'];
+export type ProfileView = Schemas['ProfileView'];
+export type Capabilities = Schemas['Capabilities'];
+export type Whoami = Schemas['Whoami'];
+export type Role = Schemas['Role'];
+
+/** A Team API event: `{event, data}`. */
+export interface TeamApiEvent {
+  event: string;
+  data: unknown;
+}
+
+/** Capabilities the client shows parts of the screen for. */
+export const CAPABILITY = {
+  browserControl: 'browser-control-v1',
+  browserProfiles: 'browser-profiles-v1',
+  profileEvents: 'browser-profiles-events-v1',
+} as const;
+
+/** The events the client listens for. */
+export const EVENT = {
+  tabsChanged: 'browser-tabs-changed',
+  profilesChanged: 'browser-profiles-changed',
+  revoked: 'revoked',
+} as const;
+
+export interface ViewOptions {
+  tabId: string;
+  cursor?: boolean;
+  menu?: boolean;
+  viewport?: { width: number; height: number };
+}
+
+/** The `view:` channel label; options ride on it because the host reads them first. */
+export function viewLabel(options: ViewOptions): string {
+  const query: string[] = [];
+  if (options.cursor) query.push('cursor=1');
+  if (options.menu) query.push('menu=1');
+  if (options.viewport) query.push(`viewport=${clampSide(options.viewport.width)}x${clampSide(options.viewport.height)}`);
+  return VIEW_PREFIX + options.tabId + (query.length ? `?${query.join('&')}` : '');
+}
+
+/** The host accepts sides of 200 to 4096 CSS pixels. */
+export function clampSide(value: number): number {
+  return Math.max(200, Math.min(4096, Math.round(value)));
+}
+
+export interface Frame {
+  sequence: number;
+  width: number;
+  height: number;
+  capturedAtMs: number;
+  jpeg: Uint8Array;
+}
+
+/**
+ * One binary frame: version, flags, sequence (u32), CSS width and height (u16), capture
+ * time (f64 ms), all big-endian, then the JPEG bytes. Anything else is refused.
+ */
+export function decodeFrame(data: ArrayBuffer): Frame {
+  if (data.byteLength < FRAME_HEADER_BYTES) throw new Error('frame too short');
+  const view = new DataView(data);
+  const version = view.getUint8(0);
+  if (version !== FRAME_VERSION) throw new Error(`unknown frame version ${version}`);
+  return {
+    sequence: view.getUint32(2),
+    width: view.getUint16(6),
+    height: view.getUint16(8),
+    capturedAtMs: view.getFloat64(10),
+    jpeg: new Uint8Array(data, FRAME_HEADER_BYTES),
+  };
+}
+
+/** A host message of a `view:` channel, or null for anything that is not one. */
+export function parseHostViewMessage(raw: string): HostViewMessage | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(raw);
+  } catch {
+    return null;
+  }
+  if (typeof value !== 'object' || value === null || typeof (value as { type?: unknown }).type !== 'string') {
+    return null;
+  }
+  return value as HostViewMessage;
+}
+
+/** Pointer and key modifiers as CDP counts them. */
+export function modifierBits(event: { altKey: boolean; ctrlKey: boolean; metaKey: boolean; shiftKey: boolean }): number {
+  return (event.altKey ? 1 : 0) | (event.ctrlKey ? 2 : 0) | (event.metaKey ? 4 : 0) | (event.shiftKey ? 8 : 0);
+}

@@ -1,0 +1,178 @@
+/**
+ * One host, live: the connection's state, the team's tabs on it, a live view to watch and
+ * steer one of them, and the team's browser profiles. Parts the host does not serve (per
+ * `capabilities`) are not shown.
+ */
+
+import { useEffect, useState } from 'preact/hooks';
+import { listHosts } from '../api/endpoints';
+import type { TeamView } from '../api/types';
+import { Banner } from '../components/Banner';
+import { Link } from '../components/Link';
+import { Loading } from '../components/Loading';
+import { LiveView } from '../components/host/LiveView';
+import { ProfilesPanel } from '../components/host/ProfilesPanel';
+import { TabList } from '../components/host/TabList';
+import { describeError } from '../error-messages';
+import type { HostConnection } from '../host/connection';
+import type { Phase } from '../host/host-session';
+import { replaceHostKey } from '../host/known-hosts';
+import { CAPABILITY, EVENT, type Capabilities, type Whoami } from '../host/protocol';
+import { useHostLoad } from '../host/use-host-call';
+import { useHostSession } from '../host/use-host-session';
+import { routePath } from '../router';
+import { useSession } from '../session-context';
+import { useLoad } from '../use-load';
+
+const PHASE_TEXT: Record<Phase, string> = {
+  connecting: 'Connecting…',
+  connected: 'Connected',
+  reconnecting: 'Reconnecting…',
+  revoked: 'Access ended',
+  disconnected: 'Disconnected',
+  keyChanged: 'Blocked: host key changed',
+  failed: 'Could not connect',
+};
+
+type Section = 'tabs' | 'profiles';
+
+export function HostScreen({ team, hostId }: { team: TeamView; hostId: string }) {
+  const { me } = useSession();
+  const hosts = useLoad(() => listHosts(team.id), [team.id]);
+  const host = hosts.data?.hosts.find((h) => h.id === hostId) ?? null;
+  const live = useHostSession(team.id, hostId, me.id);
+  const connection = live.state.phase === 'connected' ? live.state.connection : null;
+  const back = routePath({ name: 'team', teamId: team.id, section: 'hosts' });
+
+  if (hosts.data && !host) {
+    return (
+      <section class="card card-body">
+        <Banner tone="error">This team has no such host.</Banner>
+        <Link href={back}>Back to hosts</Link>
+      </section>
+    );
+  }
+  return (
+    <div class="host-screen">
+      <header class="host-header">
+        <div class="host-title">
+          <Link href={back} class="link-muted">
+            Hosts
+          </Link>
+          <span aria-hidden="true">/</span>
+          <h1>{host?.name ?? 'Host'}</h1>
+        </div>
+        <span class={`connection connection-${live.state.phase}`} role="status" data-connection={live.state.phase}>
+          <span class="presence-dot" aria-hidden="true" />
+          {PHASE_TEXT[live.state.phase]}
+        </span>
+      </header>
+      <ConnectionNotice live={live} accountId={me.id} hostId={hostId} />
+      {connection ? <Connected key={connection.peer.localDescription?.sdp ?? ''} connection={connection} /> : null}
+    </div>
+  );
+}
+
+function ConnectionNotice({ live, accountId, hostId }: { live: ReturnType<typeof useHostSession>; accountId: string; hostId: string }) {
+  if (live.lock === 'busy' || live.lock === 'lost') {
+    return (
+      <section class="card card-body notice">
+        <p>
+          {live.lock === 'busy'
+            ? 'This host is open in another tab of this browser. One tab at a time keeps the live connection.'
+            : 'This host was opened in another tab, so the connection here has ended.'}
+        </p>
+        <button type="button" class="btn btn-primary" onClick={live.takeOver}>
+          Use it here
+        </button>
+      </section>
+    );
+  }
+  const { phase, detail, keyChange } = live.state;
+  if (phase === 'keyChanged' && keyChange) {
+    return (
+      <section class="card card-body notice">
+        <Banner tone="error">{detail}</Banner>
+        <button
+          type="button"
+          class="btn btn-danger"
+          onClick={() => {
+            replaceHostKey(accountId, hostId, keyChange.offered);
+            live.reconnect();
+          }}
+        >
+          I confirmed the new key: trust it
+        </button>
+      </section>
+    );
+  }
+  if (phase === 'failed' || phase === 'revoked' || phase === 'disconnected') {
+    return (
+      <section class="card card-body notice">
+        <Banner tone={phase === 'failed' ? 'error' : 'info'}>{detail}</Banner>
+        <button type="button" class="btn btn-secondary" onClick={live.reconnect}>
+          Reconnect
+        </button>
+      </section>
+    );
+  }
+  if (phase !== 'connected') return <Loading />;
+  return null;
+}
+
+function Connected({ connection }: { connection: HostConnection }) {
+  const [about, setAbout] = useState<{ capabilities: Capabilities; whoami: Whoami } | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [section, setSection] = useState<Section>('tabs');
+  const [selected, setSelected] = useState<string | null>(null);
+
+  useEffect(() => {
+    Promise.all([connection.call('capabilities', {}), connection.call('host-v1/whoami', {})]).then(
+      ([capabilities, whoami]) => setAbout({ capabilities, whoami }),
+      setError,
+    );
+  }, [connection]);
+
+  const served = new Set(about?.capabilities.capabilities ?? []);
+  const tabs = useHostLoad(served.has(CAPABILITY.browserControl) ? connection : null, 'browser-control-v1/list_tabs', {}, [EVENT.tabsChanged]);
+  const tabList = tabs.data?.tabs ?? [];
+  const current = tabList.find((tab) => tab.id === selected) ?? null;
+
+  if (error) return <Banner tone="error">{describeError(error)}</Banner>;
+  if (!about) return <Loading />;
+  const sections: Section[] = [];
+  if (served.has(CAPABILITY.browserControl)) sections.push('tabs');
+  if (served.has(CAPABILITY.browserProfiles)) sections.push('profiles');
+  const shown = sections.includes(section) ? section : sections[0];
+  if (!shown) return <p class="empty">This host serves nothing this client can show.</p>;
+
+  return (
+    <>
+      {sections.length > 1 ? (
+        <div class="segmented" role="tablist" aria-label="Host sections">
+          {sections.map((name) => (
+            <button type="button" role="tab" key={name} aria-selected={shown === name} class="segment" onClick={() => setSection(name)}>
+              {name === 'tabs' ? 'Tabs' : 'Browser profiles'}
+            </button>
+          ))}
+        </div>
+      ) : null}
+      {shown === 'tabs' ? (
+        <div class={`tabs-layout${current ? ' has-selection' : ''}`}>
+          <TabList connection={connection} tabs={tabList} error={tabs.error} selected={current?.id ?? null} onSelect={setSelected} />
+          <div class="view-pane">
+            {current ? (
+              <LiveView key={current.id} connection={connection} tab={current} onBack={() => setSelected(null)} onOpened={setSelected} />
+            ) : (
+              <div class="view-empty">
+                <p>{tabList.length ? 'Choose a tab to watch it live.' : 'No tabs are open on this host.'}</p>
+              </div>
+            )}
+          </div>
+        </div>
+      ) : (
+        <ProfilesPanel connection={connection} canManage={about.whoami.role !== 'member'} />
+      )}
+    </>
+  );
+}
