@@ -25,6 +25,7 @@ from server.common.protocol import (
 )
 from server.common.view_protocol import FRAME_HEADER, FRAME_VERSION, MAX_CLIPBOARD, VIEW_PREFIX
 from server.host.live.messages import HostViewMessage, ViewMessage
+from server.host.profiles import PROFILE_HUES
 from server.host.rtc.team_api import HostRoute
 
 _REF = "#/components/schemas/{model}"
@@ -81,6 +82,7 @@ def build_host_protocol(routes: list[HostRoute]) -> dict[str, Any]:
             "frameVersion": FRAME_VERSION,
             "frameHeaderBytes": FRAME_HEADER.size,
             "maxClipboard": MAX_CLIPBOARD,
+            "profileHues": list(PROFILE_HUES),
         },
     }
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from peer.connection import ticket_nonce
+from server.common.keys import verify_signature
+from server.common.protocol import answer_proof
 from server.host.container import ROUTE_TABLES, host_protocol_document
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -31,3 +34,14 @@ def test_every_route_has_its_args_and_result_and_the_view_messages_are_there() -
     kinds = {ref["$ref"].rsplit("/", 1)[-1] for ref in schemas["ViewMessage"]["oneOf"]}
     assert {"Take", "Release", "Pointer", "Key", "Paste", "Copy", "MenuChoice", "Resize"} == kinds
     assert document["x-constants"]["frameHeaderBytes"] == 18
+
+
+def test_the_web_clients_signature_vector_is_a_real_host_signature() -> None:
+    """The web client's tests check answers against this vector; it must hold here too."""
+    vector = json.loads(
+        (ROOT / "web/tests/fixtures/answer-signature.json").read_text(encoding="utf-8")
+    )
+    proof = answer_proof(vector["answerFingerprint"], vector["nonce"])
+    assert verify_signature(vector["hostKey"], proof, vector["signature"])
+    assert not verify_signature(vector["otherKey"], proof, vector["signature"])
+    assert ticket_nonce(vector["ticket"]) == vector["nonce"]
