@@ -119,8 +119,17 @@ async def connect_to_host(
     ice_servers: list[RTCIceServer] | None = None,
     wait_seconds: float = 20,
 ) -> HostConnection:
-    """Ticket, offer, pinned and verified answer, open channel: a ready ``HostConnection``."""
-    connection = RTCPeerConnection(RTCConfiguration(iceServers=ice_servers or []))
+    """Ticket, offer, pinned and verified answer, open channel: a ready ``HostConnection``.
+
+    Without ``ice_servers`` the hub's configured STUN/TURN servers are used.
+    """
+    if ice_servers is None:
+        config = await hub.rtc_config()
+        ice_servers = [
+            RTCIceServer(urls=s.urls, username=s.username, credential=s.credential)
+            for s in config.ice_servers
+        ]
+    connection = RTCPeerConnection(RTCConfiguration(iceServers=ice_servers))
     try:
         channel = connection.createDataChannel(TEAM_API_LABEL, ordered=True)
         opened = asyncio.Event()

@@ -6,7 +6,7 @@ from typing import Any
 
 import aiohttp
 
-from server.common.protocol import ConnectAnswer, TicketGrant
+from server.common.protocol import ConnectAnswer, RtcConfig, TicketGrant
 
 
 class HubError(Exception):
@@ -77,6 +77,10 @@ class HubClient:
 
     async def hosts(self, team_id: str) -> list[dict[str, Any]]:
         return list((await self.request("GET", f"/v1/teams/{team_id}/hosts"))["hosts"])
+
+    async def rtc_config(self) -> RtcConfig:
+        """The STUN/TURN servers this hub tells peers to use."""
+        return RtcConfig.model_validate(await self.request("GET", "/v1/rtc"))
 
     async def ticket(self, team_id: str, host_id: str, fingerprint: str) -> TicketGrant:
         reply = await self.request(
