@@ -47,6 +47,11 @@ class NewTab(InboundModel):
     url: WebAddress = "about:blank"
 
 
+class Navigate(InboundModel):
+    tab_id: TabId
+    url: WebAddress
+
+
 class TabView(WireModel):
     id: str
     url: str
@@ -137,6 +142,17 @@ async def _page_step(call: HostCall, tab_id: str, step: str) -> TabAddress:
     result = await engine.run(call.peer.team_id, tab.id, Caller.person(call.peer.account_id), act)
     tab.url = str(result.value)
     return TabAddress(tab_id=tab.id, url=tab.url)
+
+
+@routes.route("browser-control-v1/navigate", args=Navigate, least_role=Role.MEMBER)
+async def navigate(call: HostCall, args: Navigate) -> TabAddress:
+    """Load an http or https address in the tab."""
+    tab = await _visible_tab(call, args.tab_id)
+    engine = await call.host.browser.engine()
+    result = await engine.navigate(
+        call.peer.team_id, tab.id, Caller.person(call.peer.account_id), args.url
+    )
+    return TabAddress(tab_id=tab.id, url=str(result.value))
 
 
 @routes.route("browser-control-v1/back", args=TabRef, least_role=Role.MEMBER)

@@ -98,7 +98,10 @@ async def test_members_see_and_steer_the_teams_tabs(
     opened = await room.member.call("browser-control-v1/new_tab", {"url": site.url("/child")})
     assert (opened["partitionLabel"], opened["hue"]) == ("Shared", None)
     await events_until(room.member, "browser-tabs-changed")
-    await engine.navigate(room.team_id, opened["id"], Caller.person("x"), site.url("/cookies"))
+    went = await room.member.call(
+        "browser-control-v1/navigate", {"tabId": opened["id"], "url": site.url("/cookies")}
+    )
+    assert went == {"tabId": opened["id"], "url": site.url("/cookies")}
     back = await room.member.call("browser-control-v1/back", {"tabId": opened["id"]})
     assert back["url"] == site.url("/child")
     forward = await room.member.call("browser-control-v1/forward", {"tabId": opened["id"]})
@@ -120,6 +123,9 @@ async def test_refusals(server: RunningHub, room: Room, site: Site) -> None:
         assert await code_of(room.member, "browser-control-v1/new_tab", {"url": url}) == (
             "invalidArgument"
         ), url
+        assert await code_of(
+            room.member, "browser-control-v1/navigate", {"tabId": tab.id, "url": url}
+        ) == ("invalidArgument"), url
     assert await code_of(room.outsider, "browser-control-v1/close_tab", {"tabId": tab.id}) == (
         "tabNotFound"
     )

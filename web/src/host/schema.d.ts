@@ -72,6 +72,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/browser-control-v1/navigate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Load an http or https address in the tab. */
+        post: operations["browser-control-v1/navigate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/browser-control-v1/new_tab": {
         parameters: {
             query?: never;
@@ -459,6 +476,13 @@ export interface components {
              */
             type: "menu-choice";
         };
+        /** Navigate */
+        Navigate: {
+            /** Tabid */
+            tabId: string;
+            /** Url */
+            url: string;
+        };
         /** NewTab */
         NewTab: {
             /**
@@ -840,6 +864,30 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TabList"];
+                };
+            };
+        };
+    };
+    "browser-control-v1/navigate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["Navigate"];
+            };
+        };
+        responses: {
+            /** @description Load an http or https address in the tab. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TabAddress"];
                 };
             };
         };

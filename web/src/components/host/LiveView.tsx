@@ -169,6 +169,13 @@ export function LiveView(props: { connection: HostConnection; tab: TabView; onBa
       setNotice(describeError(error));
     }
   };
+  const go = async (url: string) => {
+    try {
+      await connection.call('browser-control-v1/navigate', { tabId: tab.id, url });
+    } catch (error) {
+      setNotice(describeError(error));
+    }
+  };
   const closeTab = async () => {
     try {
       await connection.call('browser-control-v1/close_tab', { tabId: tab.id });
@@ -217,9 +224,7 @@ export function LiveView(props: { connection: HostConnection; tab: TabView; onBa
         <button type="button" class="btn btn-ghost btn-icon" onClick={() => void step('browser-control-v1/reload')} title="Reload" aria-label="Reload">
           <Icon name="reload" />
         </button>
-        <span class="view-address" title={tab.url}>
-          {tabTitle(tab.url)}
-        </span>
+        <AddressBar url={tab.url} onGo={(address) => void go(address)} />
         <ProfileChip label={tab.partitionLabel} hue={tab.hue} />
         <span class="toolbar-gap" />
         {holding ? (
@@ -331,6 +336,38 @@ export function LiveView(props: { connection: HostConnection; tab: TabView; onBa
         ) : null}
       </div>
     </section>
+  );
+}
+
+/** What a person typed as an address: a scheme-less one is taken as https. */
+export function addressFrom(typed: string): string {
+  const text = typed.trim();
+  return /^[a-z][a-z0-9+.-]*:/i.test(text) ? text : `https://${text}`;
+}
+
+function AddressBar({ url, onGo }: { url: string; onGo: (url: string) => void }) {
+  const [typed, setTyped] = useState<string | null>(null);
+  return (
+    <form
+      class="view-address"
+      onSubmit={(event) => {
+        event.preventDefault();
+        if (typed?.trim()) onGo(addressFrom(typed));
+        setTyped(null);
+        (document.activeElement as HTMLElement | null)?.blur();
+      }}
+    >
+      <input
+        aria-label="Address"
+        value={typed ?? (url === 'about:blank' ? '' : url)}
+        placeholder="Type an address"
+        spellcheck={false}
+        autoComplete="off"
+        onInput={(event) => setTyped((event.target as HTMLInputElement).value)}
+        onBlur={() => setTyped(null)}
+        onKeyDown={(event) => event.key === 'Escape' && setTyped(null)}
+      />
+    </form>
   );
 }
 

@@ -1,0 +1,94 @@
+/** The view channel's messages and the view's geometry, with a stand-in data channel. */
+import { describe, expect, it } from 'vitest';
+import { addressFrom, fitBox } from '../src/components/host/LiveView';
+import { tabTitle } from '../src/components/host/TabList';
+import type { HostConnection } from '../src/host/connection';
+import { LiveViewChannel } from '../src/host/live-view';
+import type { Frame, HostViewMessage } from '../src/host/protocol';
+
+class FakeChannel extends EventTarget {
+  readyState: RTCDataChannelState = 'open';
+  readonly sent: unknown[] = [];
+
+  constructor(readonly label: string) {
+    super();
+  }
+
+  send(data: string) {
+    this.sent.push(JSON.parse(data));
+  }
+
+  close() {
+    this.readyState = 'closed';
+    this.dispatchEvent(new Event('close'));
+  }
+}
+
+function openView() {
+  let channel: FakeChannel | null = null;
+  const connection = {
+    createChannel(label: string) {
+      channel = new FakeChannel(label);
+      return channel;
+    },
+  } as unknown as HostConnection;
+  const seen = { frames: [] as Frame[], messages: [] as HostViewMessage[], closed: [] as Array<[string | null, string | null]> };
+  const view = new LiveViewChannel(connection, { tabId: '0f8fad5b-d9cb-469f-a165-70867728950e', cursor: true, viewport: { width: 800, height: 600 } }, {
+    frame: (frame) => seen.frames.push(frame),
+    message: (message) => seen.messages.push(message),
+    closed: (code, reason) => seen.closed.push([code, reason]),
+  });
+  return { view, channel: channel! as FakeChannel, seen };
+}
+
+describe('LiveViewChannel', () => {
+  it('opens the labelled channel and sends the host’s message shapes', () => {
+    const { view, channel } = openView();
+    expect(channel.label).toBe('view:0f8fad5b-d9cb-469f-a165-70867728950e?cursor=1&viewport=800x600');
+    view.take();
+    view.pointer('down', 1.4, -0.2, { button: 'left', clickCount: 1 });
+    view.key('down', 'a', { code: 'KeyA', text: 'a' });
+    view.resize(90, 5000);
+    view.choose(3, 'copy-link');
+    view.clipboard('select-all');
+    expect(channel.sent).toEqual([
+      { type: 'take' },
+      { type: 'pointer', action: 'down', x: 1, y: 0, button: 'left', clickCount: 1 },
+      { type: 'key', action: 'down', key: 'a', code: 'KeyA', text: 'a' },
+      { type: 'viewport', width: 200, height: 4096 },
+      { type: 'menu-choice', menuId: 3, item: 'copy-link', text: '' },
+      { type: 'select-all' },
+    ]);
+  });
+
+  it('hands frames and messages on, and closes with the host’s reason', () => {
+    const { channel, seen } = openView();
+    const frame = new ArrayBuffer(20);
+    new DataView(frame).setUint8(0, 1);
+    new DataView(frame).setUint16(6, 640);
+    channel.dispatchEvent(new MessageEvent('message', { data: frame }));
+    channel.dispatchEvent(new MessageEvent('message', { data: new ArrayBuffer(3) })); // unreadable: skipped
+    channel.dispatchEvent(new MessageEvent('message', { data: '{"type":"cursor","cursor":"pointer"}' }));
+    channel.dispatchEvent(new MessageEvent('message', { data: '{"type":"closed","code":"tabHoldsSecret","reason":"the tab holds a secret"}' }));
+    channel.close();
+    expect(seen.frames.map((f) => f.width)).toEqual([640]);
+    expect(seen.messages.map((m) => m.type)).toEqual(['cursor', 'closed']);
+    expect(seen.closed).toEqual([['tabHoldsSecret', 'the tab holds a secret']]);
+  });
+});
+
+describe('view geometry and addresses', () => {
+  it('fits the frame in the panel without changing its shape', () => {
+    expect(fitBox({ width: 1000, height: 400 }, { width: 1280, height: 800 })).toEqual({ width: 640, height: 400 });
+    expect(fitBox({ width: 390, height: 600 }, { width: 390, height: 600 })).toEqual({ width: 390, height: 600 });
+    expect(fitBox({ width: 500, height: 300 }, { width: 0, height: 0 })).toEqual({ width: 500, height: 300 });
+  });
+
+  it('takes a typed address as https unless it names a scheme, and shows short titles', () => {
+    expect(addressFrom(' example.com/path ')).toBe('https://example.com/path');
+    expect(addressFrom('http://127.0.0.1:8080/')).toBe('http://127.0.0.1:8080/');
+    expect(addressFrom('javascript:alert(1)')).toBe('javascript:alert(1)'); // the host refuses it
+    expect(tabTitle('https://shop.example.com/cart?x=1')).toBe('shop.example.com/cart');
+    expect(tabTitle('about:blank')).toBe('New tab');
+  });
+});
