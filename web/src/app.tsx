@@ -29,6 +29,7 @@ import { SetupScreen } from './screens/SetupScreen';
 import { SignInScreen } from './screens/SignInScreen';
 import { SignUpScreen } from './screens/SignUpScreen';
 import { SessionContext, type AppSession } from './session-context';
+import { announceSignOut, watchSession } from './session-watch';
 import { readLastTeam, rememberLastTeam } from './ui-prefs';
 
 type SessionState =
@@ -73,6 +74,16 @@ export function App() {
       }),
     [],
   );
+
+  // Another tab signed out, or the session was revoked while this tab was in the background.
+  const isSignedIn = state.status === 'signedIn';
+  useEffect(() => {
+    if (!isSignedIn) return undefined;
+    return watchSession(() => {
+      setState({ status: 'signedOut' });
+      navigate({ name: 'signin', next: null }, { replace: true });
+    });
+  }, [isSignedIn]);
 
   const load = useCallback(async () => {
     setState({ status: 'loading' });
@@ -121,6 +132,7 @@ export function App() {
       },
       signOut: async () => {
         await signOut().catch(() => undefined);
+        announceSignOut();
         setState({ status: 'signedOut' });
         navigate({ name: 'signin', next: null }, { replace: true });
       },

@@ -1,0 +1,34 @@
+/**
+ * Ending access everywhere when a session ends: a sign-out in one browser tab reaches the
+ * others over a BroadcastChannel, and a tab that comes back into focus asks the hub
+ * whether its session still stands (a session revoked from another device ends here).
+ */
+
+import { ApiError } from './api/client';
+import { probeMe } from './api/endpoints';
+
+const CHANNEL = 'crewhost.session';
+
+/** Tell the other tabs of this browser that the session ended. */
+export function announceSignOut(): void {
+  if (typeof BroadcastChannel === 'undefined') return;
+  const channel = new BroadcastChannel(CHANNEL);
+  channel.postMessage('signedOut');
+  channel.close();
+}
+
+/** Call `ended` when another tab signs out or, on focus, the hub no longer knows the session. */
+export function watchSession(ended: () => void): () => void {
+  const channel = typeof BroadcastChannel === 'undefined' ? null : new BroadcastChannel(CHANNEL);
+  if (channel) channel.onmessage = (event: MessageEvent) => event.data === 'signedOut' && ended();
+  const onFocus = () => {
+    probeMe().catch((error: unknown) => {
+      if (error instanceof ApiError && error.status === 401) ended();
+    });
+  };
+  window.addEventListener('focus', onFocus);
+  return () => {
+    channel?.close();
+    window.removeEventListener('focus', onFocus);
+  };
+}
