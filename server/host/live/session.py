@@ -31,6 +31,7 @@ from server.host.live.messages import (
     Held,
     Key,
     MenuChoice,
+    MenuItem,
     Opened,
     Paste,
     Pointer,
@@ -230,7 +231,7 @@ class ViewSession:
         under = await self._screencast.page.evaluate(_UNDER_POINT, [x, y])
         link, image = web_url(under.get("link")), web_url(under.get("image"))
         selection = str(under.get("selection") or "")
-        items: list[str] = []
+        items: list[MenuItem] = []
         if link:
             items += ["open-link", "copy-link"]
         if selection:
