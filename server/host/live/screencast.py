@@ -96,6 +96,17 @@ class TabScreencast:
                 "Page.startScreencast", {"format": "jpeg", "quality": self._quality}
             )
 
+    async def refresh(self) -> None:
+        """Start the screencast again, which sends a frame at once: after a resize a still
+        page may paint nothing new, and the viewers would keep the old size."""
+        if self.session is None:
+            return
+        with contextlib.suppress(PlaywrightError):
+            await self.session.send("Page.stopScreencast")
+            await self.session.send(
+                "Page.startScreencast", {"format": "jpeg", "quality": self._quality}
+            )
+
     async def remove(self, viewer: Viewer) -> None:
         self.viewers.discard(viewer)
         if not self.viewers:

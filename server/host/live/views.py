@@ -132,6 +132,7 @@ class LiveViews:
         else:
             return
         await page.set_viewport_size({"width": width, "height": height})
+        await screencast.refresh()
 
     async def end_views(self, team_id: str, tab_id: str, code: str, reason: str) -> None:
         """End every view of a tab at once (it started holding a secret, or it closed)."""

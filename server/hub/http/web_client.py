@@ -6,6 +6,7 @@ path can reach outside the build folder.
 
 from __future__ import annotations
 
+import asyncio
 import mimetypes
 from pathlib import Path
 
@@ -35,14 +36,20 @@ def _list_files(dist: Path) -> dict[str, Path]:
 
 def add_web_client(app: web.Application, dist: Path = WEB_DIST) -> None:
     files = _list_files(dist)
-    index = files.get("index.html")
 
     async def serve(request: web.Request) -> web.StreamResponse:
+        nonlocal files
+        tail = request.match_info.get("tail", "")
+        if tail.startswith("assets/") and tail not in files:
+            # A build since the hub started names new assets: look again, once per miss.
+            files = await asyncio.to_thread(_list_files, dist)
+            if tail not in files:
+                raise web.HTTPNotFound(text="no such file in the web client's build")
+        index = files.get("index.html")
         if index is None:
             return web.Response(
                 text=_NOT_BUILT, content_type="text/html", status=503, headers=_HEADERS
             )
-        tail = request.match_info.get("tail", "")
         target = files.get(tail)
         if target is not None and tail != "index.html":
             headers = {

@@ -48,6 +48,24 @@ async def test_built_files_are_served_and_unknown_paths_get_the_app(tmp_path: Pa
         await runner.cleanup()
 
 
+async def test_a_build_after_start_is_served_and_a_missing_asset_is_not_found(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "assets").mkdir()
+    (tmp_path / "index.html").write_text("<!doctype html><title>app</title>")
+    runner, base = await _serve(tmp_path)
+    try:
+        (tmp_path / "assets" / "main-new456.js").write_text("console.log(2)")
+        async with aiohttp.ClientSession() as session:
+            async with session.get(f"{base}/app/assets/main-new456.js") as reply:
+                assert (reply.status, await reply.text()) == (200, "console.log(2)")
+            async with session.get(f"{base}/app/assets/main-gone.js") as reply:
+                assert reply.status == 404
+                assert "<title>app</title>" not in await reply.text()
+    finally:
+        await runner.cleanup()
+
+
 async def test_an_unbuilt_client_says_how_to_build_it(tmp_path: Path) -> None:
     runner, base = await _serve(tmp_path / "missing")
     try:
