@@ -161,3 +161,17 @@ browser_profiles = sa.Table(
     sa.Column("created_at", TIME, nullable=False),
     sa.UniqueConstraint("team_id", "name"),
 )
+
+# What an agent chose to remember. ``site`` (a lowercase host without ``www.``) ties a
+# memory to a site, so a snapshot of that site or a subdomain shows it.
+agent_memories = sa.Table(
+    "agent_memories",
+    metadata,
+    sa.Column("id", ID, primary_key=True),
+    sa.Column("team_id", ID, nullable=False),
+    sa.Column("agent_id", ID, nullable=False),
+    sa.Column("site", sa.String(253), nullable=True),
+    sa.Column("text", sa.Text, nullable=False),
+    sa.Column("created_at", TIME, nullable=False),
+    sa.Index(None, "team_id", "agent_id", "site"),
+)

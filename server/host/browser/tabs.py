@@ -47,6 +47,9 @@ class Tab:
     dialog_opened: asyncio.Event | None = None
     # Set by every dialog: a load the dialog blocks stops waiting for it.
     any_dialog: asyncio.Event = field(default_factory=asyncio.Event)
+    # What the agent tools keep about this tab (snapshot revision and refs, per-document
+    # checks), keyed by tool module; it goes with the tab.
+    tool_state: dict[str, Any] = field(default_factory=dict)
     queue: TabQueue = field(init=False)
 
     def __post_init__(self) -> None:

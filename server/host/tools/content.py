@@ -1,0 +1,93 @@
+"""The ``get_tab_content`` tool: what a tab shows, as Markdown, for reading rather than acting.
+
+A snapshot lists controls; reading an article or a results table through one costs
+many turns. This tool gives the rendered page (or the one element a selector
+matches) as Markdown. Headings, landmarks, forms and tables carry a
+``<!-- css: ... -->`` line whose selector matches that one element, so the agent
+can read a part again or target it. Field values are never shown.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from playwright.async_api import Page
+from pydantic import Field, StringConstraints
+
+from server.host.tools.base import MAX_RESULT_CHARS, TabArgs, Tool, ToolContext, ToolFailure
+from server.host.tools.isolated import evaluate_isolated
+from server.host.tools.scripts import page_script
+from server.host.tools.settle import settle
+from server.host.tools.snapshot import shown_url
+from server.host.tools.tab_access import holds_secret, reachable_tab
+
+# Room in a result for the fields around the content.
+_ENVELOPE = 1_000
+MAX_CONTENT_CHARS = MAX_RESULT_CHARS - _ENVELOPE
+
+
+class GetTabContentArgs(TabArgs):
+    selector: Annotated[str, StringConstraints(min_length=1, max_length=1000)] | None = Field(
+        default=None,
+        description="A CSS selector matching exactly one element; only that part is read.",
+    )
+    max_length: int | None = Field(
+        default=None,
+        ge=200,
+        le=MAX_CONTENT_CHARS,
+        description=f"The most characters of Markdown to return (at most {MAX_CONTENT_CHARS}).",
+    )
+
+
+async def get_tab_content(context: ToolContext, args: GetTabContentArgs) -> dict[str, Any]:
+    tab = reachable_tab(context, args.tab_id)
+    if holds_secret(tab):
+        raise ToolFailure("secretTab", "this tab holds a secret; its content is not read")
+    budget = args.max_length or MAX_CONTENT_CHARS
+
+    async def read(page: Page) -> dict[str, Any]:
+        await settle(page, context.settings)
+        found = await evaluate_isolated(
+            page, page_script("content"), {"selector": args.selector, "budget": budget}
+        )
+        title = await page.title()
+        return {"page": found, "url": page.url, "title": title}
+
+    done = await context.engine.run(context.team_id, tab.id, context.caller, read)
+    value = done.value or {}
+    found = value.get("page") or {}
+    error = found.get("error")
+    if error == "invalidSelector":
+        raise ToolFailure("invalidSelector", f"{args.selector!r} is not a valid CSS selector")
+    if error == "notFound":
+        raise ToolFailure("targetNotFound", f"no element matches {args.selector!r}")
+    if error == "ambiguous":
+        raise ToolFailure(
+            "targetAmbiguous",
+            f"{found.get('count')} elements match {args.selector!r}; use a selector for one",
+        )
+    result: dict[str, Any] = {
+        "tabId": tab.id,
+        "url": shown_url(str(value.get("url", tab.url))),
+        "title": value.get("title", ""),
+        "usedSelector": args.selector,
+        "content": found.get("content", ""),
+        "truncated": bool(found.get("truncated")),
+    }
+    return result
+
+
+TOOLS = [
+    Tool(
+        name="get_tab_content",
+        description=(
+            "Read a tab's rendered page as Markdown: headings, text, links, lists and tables, "
+            "for reading an article or results rather than acting. `selector` reads one part. "
+            "Headings, landmarks, forms and tables are preceded by `<!-- css: ... -->`, a "
+            "selector for that element. Field values are not shown."
+        ),
+        args=GetTabContentArgs,
+        gated=False,
+        run=get_tab_content,
+    )
+]

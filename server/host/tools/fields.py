@@ -1,0 +1,253 @@
+"""``fill_fields``: type into up to 16 ordinary text fields of one fresh snapshot in one call.
+
+The whole set is checked before any input (preflight): one refused field
+refuses the call, and nothing is typed. Then each field is checked again just
+before its input (same element, same document, same value as at preflight, still
+editable, tab not held by a person) and confirmed by reading its value back.
+The first field that fails stops the call: ``failedIndex`` when nothing was sent
+to it, ``uncertainIndex`` when text was sent but not confirmed. ``partial`` says
+earlier fields stay changed. Nothing is submitted and nothing is retried.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from typing import Any
+
+from playwright.async_api import ElementHandle, Page
+from playwright.async_api import Error as PlaywrightError
+from pydantic import Field
+
+from server.host.browser.tabs import Tab
+from server.host.tools import safety
+from server.host.tools.base import RefTarget, TabArgs, Tool, ToolArgs, ToolContext, ToolFailure
+from server.host.tools.scripts import page_script
+from server.host.tools.snapshot import MAIN_FRAME, read_snapshot, snapshot_state
+from server.host.tools.tab_access import reachable_tab
+from server.host.tools.targets import inspect, parse_ref, resolve_target
+
+MAX_FIELDS = 16
+MAX_TOTAL_BYTES = 16 * 1024
+# The fill's own deadline fires first, so its result (not the queue's) says what happened.
+_QUEUE_MARGIN = 2.0
+
+
+class FillField(ToolArgs):
+    """One field and its text."""
+
+    ref: str = Field(description="The field's ref from the snapshot named by revision.")
+    text: str = Field(description="The text the field should hold (it replaces the old text).")
+
+
+class FillFieldsArgs(TabArgs):
+    """Input of ``fill_fields``."""
+
+    revision: int = Field(description="The revision of the latest snapshot, which gave the refs.")
+    fields: list[FillField] = Field(min_length=1, max_length=MAX_FIELDS)
+
+
+@dataclass
+class _Planned:
+    """A field that passed preflight: its element and what it held then."""
+
+    index: int
+    element: ElementHandle
+    text: str
+    original: str
+
+
+class _Stop(Exception):
+    """Ends the fill at one field, with the reason code."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def _check_request(tab: Tab, args: FillFieldsArgs) -> list[tuple[int, str]]:
+    """Request-level refusals; gives each field's ``(n, text)`` in the main frame."""
+    total = sum(len(f.text.encode("utf-8")) for f in args.fields)
+    if total > MAX_TOTAL_BYTES:
+        raise ToolFailure(
+            "tooMuchText", f"the texts add up to {total} bytes; fill_fields takes 16 KiB at most"
+        )
+    current = snapshot_state(tab).revision
+    if args.revision != current:
+        raise ToolFailure(
+            "staleRef",
+            f"fill_fields needs refs of the latest snapshot (revision {current}); "
+            "take a new snapshot and use its refs",
+        )
+    seen: set[str] = set()
+    planned: list[tuple[int, str]] = []
+    for index, field in enumerate(args.fields):
+        revision, frame, _ = parse_ref(field.ref)
+        if revision != args.revision:
+            raise ToolFailure(
+                "staleRef",
+                f"field {index}: {field.ref} is not from revision {args.revision}",
+                index=index,
+            )
+        if frame != MAIN_FRAME:
+            raise ToolFailure(
+                "inFrame", f"field {index}: fill_fields fills main-frame fields only", index=index
+            )
+        if field.ref in seen:
+            raise ToolFailure(
+                "duplicateRef", f"field {index}: {field.ref} is listed twice", index=index
+            )
+        seen.add(field.ref)
+        try:
+            safety.check_text(field.text)
+        except ToolFailure as failure:
+            raise ToolFailure(
+                failure.code, f"field {index}: {failure.message}", index=index
+            ) from None
+        planned.append((index, field.text))
+    return planned
+
+
+async def _preflight(tab: Tab, page: Page, args: FillFieldsArgs) -> list[_Planned]:
+    """Resolves and checks every field before any input."""
+    planned: list[_Planned] = []
+    for index, text in _check_request(tab, args):
+        ref = args.fields[index].ref
+        try:
+            resolved = await resolve_target(tab, page, RefTarget(kind="ref", ref=ref))
+            facts = await inspect(resolved)
+        except ToolFailure as failure:
+            raise ToolFailure(
+                failure.code, f"field {index}: {failure.message}", index=index
+            ) from None
+        reason = safety.check_fillable(facts)
+        if reason is not None:
+            raise ToolFailure(
+                reason, f"field {index} ({ref}) cannot be filled: {reason}", index=index
+            )
+        limit = int(facts.get("maxLength", -1))
+        if limit >= 0 and len(text.encode("utf-16-le")) // 2 > limit:
+            raise ToolFailure(
+                "textTooLong", f"field {index} takes at most {limit} characters", index=index
+            )
+        assert resolved.element is not None
+        planned.append(_Planned(index, resolved.element, text, str(facts.get("value") or "")))
+    return planned
+
+
+async def _recheck(tab: Tab, page: Page, document_url: str, field: _Planned) -> None:
+    """The same field, document and value as at preflight, still editable, tab not held."""
+    if tab.held_by is not None:
+        raise _Stop("tabHeld")
+    if page.url != document_url:
+        raise _Stop("documentChanged")
+    try:
+        facts = await field.element.evaluate(page_script("inspect"))
+    except PlaywrightError:
+        raise _Stop("targetGone") from None
+    reason = safety.check_fillable(facts)
+    if reason is not None:
+        raise _Stop(reason)
+    if str(facts.get("value") or "") != field.original:
+        raise _Stop("valueChanged")
+
+
+async def _fill_one(page: Page, field: _Planned) -> bool:
+    """Fills one rechecked field; True when it reads back; ``_Stop`` when no text was sent."""
+    try:
+        await field.element.focus()
+        focused = await field.element.evaluate(page_script("focus"))
+        if focused:
+            await field.element.evaluate(page_script("caret"), True)
+            focused = await field.element.evaluate(page_script("focus"))
+    except PlaywrightError:
+        raise _Stop("targetGone") from None
+    if not focused:
+        raise _Stop("focusLost")
+    await page.keyboard.insert_text(field.text)
+    await field.element.evaluate("el => el.blur()")
+    return bool(await field.element.evaluate("el => el.value") == field.text)
+
+
+async def _fill(context: ToolContext, tab: Tab, page: Page, args: FillFieldsArgs) -> dict[str, Any]:
+    planned = await _preflight(tab, page, args)
+    document_url = page.url
+    confirmed: list[int] = []
+    result: dict[str, Any] = {}
+    current: _Planned | None = None
+    sent = False
+    try:
+        async with asyncio.timeout(context.settings.fill_deadline):
+            for field in planned:
+                current, sent = field, False
+                try:
+                    await _recheck(tab, page, document_url, field)
+                except _Stop as stop:
+                    result.update(failedIndex=field.index, reason=stop.reason)
+                    break
+                sent = True
+                try:
+                    ok = await _fill_one(page, field)
+                except _Stop as stop:
+                    result.update(failedIndex=field.index, reason=stop.reason)
+                    break
+                if not ok:
+                    result.update(uncertainIndex=field.index, reason="valueNotConfirmed")
+                    break
+                confirmed.append(field.index)
+    except TimeoutError:
+        if current is not None:
+            key = "uncertainIndex" if sent else "failedIndex"
+            result.update({key: current.index, "reason": "deadline"})
+    except PlaywrightError:
+        if current is not None:
+            key = "uncertainIndex" if sent else "failedIndex"
+            result.update({key: current.index, "reason": "pageError"})
+    complete = len(confirmed) == len(planned)
+    result.update(
+        status="filled" if complete else "stopped",
+        confirmed=confirmed,
+        partial=bool(confirmed) and not complete,
+        inputCompleted=complete,
+    )
+    try:
+        result["snapshot"] = await read_snapshot(context, tab, page)
+    except (PlaywrightError, ToolFailure):
+        result["status"] = "snapshot_failed"
+    result["next"] = (
+        "nothing was submitted; check the snapshot, then ask a person to submit"
+        if complete
+        else "the fill stopped; earlier fields may have changed: read the page before going on"
+    )
+    return result
+
+
+async def fill_fields(context: ToolContext, args: FillFieldsArgs) -> dict[str, Any]:
+    tab = reachable_tab(context, args.tab_id)
+    done = await context.engine.run(
+        context.team_id,
+        tab.id,
+        context.caller,
+        lambda page: _fill(context, tab, page, args),
+        deadline=context.settings.fill_deadline + _QUEUE_MARGIN,
+    )
+    return dict(done.value or {})
+
+
+TOOLS = [
+    Tool(
+        name="fill_fields",
+        description=(
+            "Fill 1 to 16 ordinary text inputs or textareas of the main page in one call, each "
+            "with its text (replacing the old text). All refs must come from the latest "
+            "snapshot, given as revision. Everything is checked before any typing; password, "
+            "one-time-code and card fields, hidden, disabled and read-only fields, frames and "
+            "contenteditable are refused. Never submits. The result lists confirmed indices "
+            "and, if it stopped, failedIndex (not typed) or uncertainIndex (typed, not "
+            "confirmed); partial means earlier fields stay changed."
+        ),
+        args=FillFieldsArgs,
+        gated=True,
+        run=fill_fields,
+    )
+]

@@ -1,0 +1,219 @@
+(({selector, budget}) => {
+  // The rendered page (or the one element `selector` matches) as Markdown. Headings,
+  // landmarks, forms and tables carry a `<!-- css: ... -->` line with a selector that
+  // matches that one element, so the agent can target what it read. Runs in an isolated
+  // world and reads only; form fields show their labels, never their values.
+  const SKIP = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'HEAD', 'META', 'LINK',
+    'SVG', 'CANVAS', 'OBJECT', 'EMBED']);
+  const BLOCK = new Set(['ADDRESS', 'ARTICLE', 'ASIDE', 'DETAILS', 'DIALOG', 'DIV', 'DL', 'DD',
+    'DT', 'FIELDSET', 'FIGCAPTION', 'FIGURE', 'FOOTER', 'FORM', 'HEADER', 'MAIN', 'NAV', 'P',
+    'SECTION', 'SUMMARY', 'CAPTION', 'LEGEND', 'BODY']);
+  const LANDMARK = new Set(['MAIN', 'NAV', 'HEADER', 'FOOTER', 'ASIDE', 'SECTION', 'ARTICLE',
+    'FORM', 'TABLE', 'DIALOG']);
+  const LANDMARK_ROLES = new Set(['main', 'navigation', 'region', 'dialog', 'form', 'search',
+    'banner', 'contentinfo', 'complementary']);
+
+  if (selector) {
+    let found;
+    try { found = document.querySelectorAll(selector); } catch (e) {
+      return {error: 'invalidSelector'};
+    }
+    if (found.length !== 1) return {error: found.length ? 'ambiguous' : 'notFound', count: found.length};
+  }
+  const start = selector ? document.querySelector(selector) : document.body;
+  if (!start) return {content: '', truncated: false};
+
+  const out = [];
+  let used = 0;
+  let truncated = false;
+  const emit = (text) => {
+    if (truncated) return;
+    if (used + text.length > budget) { truncated = true; return; }
+    out.push(text);
+    used += text.length;
+  };
+
+  const hidden = (el) => {
+    if (el.hidden || el.getAttribute('aria-hidden') === 'true') return true;
+    const style = getComputedStyle(el);
+    return style.display === 'none' || style.visibility === 'hidden';
+  };
+  const squash = (text) => text.replace(/\s+/g, ' ');
+  const esc = (text) => text.replace(/([\\`*_\[\]])/g, '\\$1');
+
+  // A selector that matches `el` alone, from its id or its place under the nearest id.
+  const unique = (sel) => { try { return document.querySelectorAll(sel).length === 1; } catch (e) { return false; } };
+  const selectorOf = (el) => {
+    if (el.getRootNode() !== document) return null;  // inside a shadow root: no document selector
+    const parts = [];
+    for (let node = el; node && node.nodeType === 1; node = node.parentElement) {
+      if (node.id && unique('#' + CSS.escape(node.id))) {
+        parts.unshift('#' + CSS.escape(node.id));
+        break;
+      }
+      const tag = node.tagName.toLowerCase();
+      if (tag === 'body' || tag === 'html') { parts.unshift(tag); break; }
+      const parent = node.parentElement;
+      const same = parent ? Array.from(parent.children).filter((c) => c.tagName === node.tagName) : [];
+      parts.unshift(same.length > 1 ? `${tag}:nth-of-type(${same.indexOf(node) + 1})` : tag);
+    }
+    // The shortest tail of the path that still names this element alone.
+    for (let k = 1; k <= parts.length; k++) {
+      const sel = parts.slice(parts.length - k).join(' > ');
+      if (unique(sel) && document.querySelector(sel) === el) return sel;
+    }
+    return null;
+  };
+  const annotate = (el) => {
+    const sel = selectorOf(el);
+    if (sel) emit(`\n<!-- css: ${sel} -->\n`);
+  };
+  const isLandmark = (el) => LANDMARK.has(el.tagName) ||
+    LANDMARK_ROLES.has((el.getAttribute('role') || '').toLowerCase());
+
+  const labelOf = (el) => {
+    const aria = el.getAttribute('aria-label');
+    if (aria) return squash(aria).trim();
+    if (el.labels && el.labels.length) return squash(el.labels[0].innerText || '').trim();
+    return squash(el.getAttribute('placeholder') || el.getAttribute('name') || '').trim();
+  };
+  const childrenOf = (el) => {
+    if (el.shadowRoot) return Array.from(el.shadowRoot.childNodes);
+    if (el.tagName === 'SLOT') {
+      const assigned = el.assignedNodes({flatten: true});
+      return assigned.length ? assigned : Array.from(el.childNodes);
+    }
+    return Array.from(el.childNodes);
+  };
+
+  const inline = (el) => {
+    // The text of an inline run, with links, emphasis and code kept.
+    let text = '';
+    for (const child of childrenOf(el)) {
+      if (child.nodeType === 3) { text += esc(squash(child.textContent)); continue; }
+      if (child.nodeType !== 1 || SKIP.has(child.tagName.toUpperCase()) || hidden(child)) continue;
+      text += inlineElement(child);
+    }
+    return text;
+  };
+  const inlineElement = (el) => {
+    switch (el.tagName) {
+      case 'BR': return '\n';
+      case 'A': {
+        const label = inline(el).trim();
+        const href = el.href || '';
+        if (!label) return '';
+        return /^https?:/i.test(href) ? `[${label}](${href})` : label;
+      }
+      case 'IMG': {
+        const alt = squash(el.alt || '').trim();
+        const src = /^https?:/i.test(el.currentSrc || el.src) ? (el.currentSrc || el.src) : '';
+        return alt || src ? `![${esc(alt)}](${src})` : '';
+      }
+      case 'STRONG': case 'B': { const t = inline(el).trim(); return t ? `**${t}**` : ''; }
+      case 'EM': case 'I': { const t = inline(el).trim(); return t ? `*${t}*` : ''; }
+      case 'CODE': case 'KBD': case 'SAMP': { const t = squash(el.textContent).trim(); return t ? '`' + t + '`' : ''; }
+      case 'INPUT': {
+        const type = (el.getAttribute('type') || 'text').toLowerCase();
+        if (type === 'hidden') return '';
+        if (['submit', 'button', 'reset'].includes(type)) return ` [button: ${esc(el.value || type)}] `;
+        if (type === 'checkbox' || type === 'radio') return ` [${type}${el.checked ? ' checked' : ''}: ${esc(labelOf(el))}] `;
+        return ` [${type === 'password' ? 'password' : 'field'}: ${esc(labelOf(el))}] `;
+      }
+      case 'TEXTAREA': return ` [text area: ${esc(labelOf(el))}] `;
+      case 'SELECT': return ` [choice: ${esc(labelOf(el))}] `;
+      case 'BUTTON': { const t = squash(el.innerText || '').trim() || el.getAttribute('aria-label') || ''; return t ? ` [button: ${esc(t)}] ` : ''; }
+      case 'IFRAME': return ' [frame] ';
+      default: return isBlockish(el) ? '\n' + blockText(el) + '\n' : inline(el);
+    }
+  };
+  const isBlockish = (el) => BLOCK.has(el.tagName) || /^H[1-6]$/.test(el.tagName) ||
+    ['UL', 'OL', 'LI', 'PRE', 'BLOCKQUOTE', 'TABLE', 'HR'].includes(el.tagName);
+  const blockText = (el) => {
+    const saved = out.length;
+    const savedUsed = used;
+    block(el, 0);
+    const text = out.splice(saved).join('');
+    used = savedUsed;
+    return text.trim();
+  };
+
+  const paragraph = (text) => {
+    const t = text.replace(/[ \t]{2,}/g, ' ').replace(/[ \t]+\n/g, '\n').replace(/\n{3,}/g, '\n\n').trim();
+    if (t) emit('\n' + t + '\n');
+  };
+
+  const table = (el) => {
+    const rows = Array.from(el.rows || []).filter((r) => !hidden(r));
+    if (!rows.length) return;
+    const cells = rows.map((r) => Array.from(r.cells).map((c) => inline(c).replace(/\|/g, '\\|').replace(/\n/g, ' ').trim()));
+    const width = Math.max(...cells.map((r) => r.length));
+    const line = (r) => '| ' + Array.from({length: width}, (_, i) => r[i] || '').join(' | ') + ' |';
+    emit('\n' + line(cells[0]) + '\n' + line(Array(width).fill('---')) + '\n');
+    for (const r of cells.slice(1)) emit(line(r) + '\n');
+  };
+
+  const list = (el, depth) => {
+    let n = 1;
+    if (depth === 0) emit('\n');
+    for (const item of childrenOf(el)) {
+      if (item.nodeType !== 1 || item.tagName !== 'LI' || hidden(item)) continue;
+      const marker = el.tagName === 'OL' ? `${n++}.` : '-';
+      let text = '';
+      const nested = [];
+      for (const child of childrenOf(item)) {
+        if (child.nodeType === 1 && (child.tagName === 'UL' || child.tagName === 'OL')) nested.push(child);
+        else if (child.nodeType === 3) text += esc(squash(child.textContent));
+        else if (child.nodeType === 1 && !SKIP.has(child.tagName) && !hidden(child)) text += inlineElement(child);
+      }
+      emit('  '.repeat(depth) + marker + ' ' + text.replace(/\s*\n\s*/g, ' ').trim() + '\n');
+      for (const sub of nested) list(sub, depth + 1);
+    }
+  };
+
+  const block = (el, depth) => {
+    if (truncated) return;
+    const tag = el.tagName;
+    if (SKIP.has(tag.toUpperCase()) || hidden(el)) return;
+    const heading = /^H([1-6])$/.exec(tag);
+    if (heading) {
+      // A heading that opens a landmark is named by the landmark's own selector.
+      const parent = el.parentElement;
+      if (!(parent && isLandmark(parent) && parent.firstElementChild === el)) annotate(el);
+      const text = inline(el).replace(/\s+/g, ' ').trim();
+      if (text) emit('\n' + '#'.repeat(Number(heading[1])) + ' ' + text + '\n');
+      return;
+    }
+    if (isLandmark(el) && el !== document.body) annotate(el);
+    switch (tag) {
+      case 'TABLE': table(el); return;
+      case 'UL': case 'OL': list(el, 0); return;
+      case 'PRE': emit('\n```\n' + el.innerText.replace(/\n+$/, '') + '\n```\n'); return;
+      case 'HR': emit('\n---\n'); return;
+      case 'BLOCKQUOTE': {
+        const text = blockText(el);
+        if (text) emit('\n' + text.split('\n').map((l) => '> ' + l).join('\n') + '\n');
+        return;
+      }
+      default: break;
+    }
+    // Inline children gather into paragraphs; block children start their own.
+    let run = '';
+    for (const child of childrenOf(el)) {
+      if (child.nodeType === 3) { run += esc(squash(child.textContent)); continue; }
+      if (child.nodeType !== 1) continue;
+      if (isBlockish(child) || child.shadowRoot) {
+        paragraph(run);
+        run = '';
+        block(child, depth + 1);
+      } else if (!SKIP.has(child.tagName.toUpperCase()) && !hidden(child)) {
+        run += inlineElement(child);
+      }
+    }
+    paragraph(run);
+  };
+
+  block(start, 0);
+  const content = out.join('').replace(/\n{3,}/g, '\n\n').trim();
+  return {content, truncated};
+})

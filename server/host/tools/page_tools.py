@@ -1,0 +1,168 @@
+"""``wait_for`` (text, an element, or a load state) and ``evaluate`` (a script in the page)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, Literal, Self
+
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Page
+from pydantic import Field, model_validator
+
+from server.host.browser.tabs import Tab
+from server.host.tools.base import TabArgs, Target, Tool, ToolContext, ToolFailure
+from server.host.tools.tab_access import reachable_tab
+from server.host.tools.targets import resolve_target
+
+_POLL = 0.1
+_DOM_QUIET_MS = 500
+_MARGIN = 2.0
+
+_TEXT_SHOWN = """(wanted) => {
+  const norm = (s) => (s || '').replace(/\\s+/g, ' ').toLowerCase();
+  const want = norm(wanted).trim();
+  if (document.body && norm(document.body.innerText).includes(want)) return true;
+  const walker = document.createTreeWalker(document, NodeFilter.SHOW_ELEMENT);
+  for (let el = walker.nextNode(); el; el = walker.nextNode()) {
+    if (el.shadowRoot && norm(el.shadowRoot.textContent).includes(want)) return true;
+  }
+  return false;
+}"""
+
+_DOM_QUIET = """([quiet, limit]) => new Promise((resolve) => {
+  const start = performance.now();
+  let last = start;
+  const observer = new MutationObserver(() => { last = performance.now(); });
+  const options = {subtree: true, childList: true, attributes: true, characterData: true};
+  observer.observe(document, options);
+  const tick = () => {
+    const now = performance.now();
+    if (now - last >= quiet) { observer.disconnect(); resolve(true); return; }
+    if (now - start >= limit) { observer.disconnect(); resolve(false); return; }
+    setTimeout(tick, 50);
+  };
+  tick();
+})"""
+
+
+class WaitForArgs(TabArgs):
+    """Input of ``wait_for``: exactly one of ``text``, ``target`` and ``state``."""
+
+    text: str | None = Field(default=None, min_length=1, description="Wait until this text shows.")
+    target: Target | None = Field(default=None, description="Wait until this element shows.")
+    state: Literal["load", "domcontentloaded", "dom-quiet"] | None = Field(
+        default=None,
+        description="Wait for the page's load event, its DOM, or 500 ms without DOM changes.",
+    )
+    timeout: int = Field(
+        default=10_000, ge=100, le=30_000, description="Milliseconds to wait at most."
+    )
+
+    @model_validator(mode="after")
+    def one_condition(self) -> Self:
+        given = [name for name in ("text", "target", "state") if getattr(self, name) is not None]
+        if len(given) != 1:
+            raise ValueError("give exactly one of text, target and state")
+        return self
+
+
+async def _wait_for_target(tab: Tab, page: Page, args: WaitForArgs, end: float) -> None:
+    loop = asyncio.get_running_loop()
+    assert args.target is not None
+    while True:
+        try:
+            resolved = await resolve_target(tab, page, args.target)
+            element = resolved.element
+            if element is None or await element.is_visible():
+                return
+        except ToolFailure as failure:
+            if failure.code != "targetNotFound":
+                raise
+        if loop.time() >= end:
+            raise ToolFailure("waitTimeout", f"the element did not show within {args.timeout} ms")
+        await asyncio.sleep(_POLL)
+
+
+async def _wait(tab: Tab, page: Page, args: WaitForArgs) -> dict[str, Any]:
+    loop = asyncio.get_running_loop()
+    start = loop.time()
+    end = start + args.timeout / 1000
+    if args.state == "load" or args.state == "domcontentloaded":
+        try:
+            await page.wait_for_load_state(args.state, timeout=args.timeout)
+        except PlaywrightError:
+            raise ToolFailure("waitTimeout", f"no {args.state} within {args.timeout} ms") from None
+    elif args.state == "dom-quiet":
+        if not await page.evaluate(_DOM_QUIET, [_DOM_QUIET_MS, args.timeout]):
+            raise ToolFailure("waitTimeout", f"the page kept changing for {args.timeout} ms")
+    elif args.text is not None:
+        while not await page.evaluate(_TEXT_SHOWN, args.text):
+            if loop.time() >= end:
+                raise ToolFailure("waitTimeout", f"the text did not show within {args.timeout} ms")
+            await asyncio.sleep(_POLL)
+    else:
+        await _wait_for_target(tab, page, args, end)
+    return {"ok": True, "waitedMs": round((loop.time() - start) * 1000)}
+
+
+async def wait_for(context: ToolContext, args: WaitForArgs) -> dict[str, Any]:
+    tab = reachable_tab(context, args.tab_id)
+    done = await context.engine.run(
+        context.team_id,
+        tab.id,
+        context.caller,
+        lambda page: _wait(tab, page, args),
+        deadline=args.timeout / 1000 + _MARGIN,
+    )
+    return dict(done.value or {})
+
+
+class EvaluateArgs(TabArgs):
+    """Input of ``evaluate``."""
+
+    expression: str = Field(
+        min_length=1,
+        max_length=100_000,
+        description="A JavaScript expression or function source; its JSON value is returned.",
+    )
+
+
+async def evaluate(context: ToolContext, args: EvaluateArgs) -> dict[str, Any]:
+    tab = reachable_tab(context, args.tab_id)
+
+    async def run(page: Page) -> Any:
+        try:
+            return await page.evaluate(args.expression)
+        except PlaywrightError as exc:
+            first = str(exc).strip().splitlines()[0] if str(exc).strip() else "the script failed"
+            raise ToolFailure("scriptError", first[:300]) from None
+
+    done = await context.engine.run(
+        context.team_id, tab.id, context.caller, run, deadline=context.settings.evaluate_deadline
+    )
+    return {"value": done.value}
+
+
+TOOLS = [
+    Tool(
+        name="wait_for",
+        description=(
+            "Wait until some text shows, an element shows, or the page reaches a state "
+            "(load, domcontentloaded, or dom-quiet: 500 ms without DOM changes). Give exactly "
+            "one of text, target and state; timeout in milliseconds (at most 30000)."
+        ),
+        args=WaitForArgs,
+        gated=False,
+        run=wait_for,
+    ),
+    Tool(
+        name="evaluate",
+        description=(
+            "Run JavaScript in the page and return its JSON value (a promise is awaited). "
+            "For reading what a snapshot does not show; prefer the page tools for actions."
+        ),
+        args=EvaluateArgs,
+        gated=True,
+        run=evaluate,
+    ),
+]

@@ -1,0 +1,332 @@
+"""Rewriting the argument forms agents write into the forms the tools advertise.
+
+A refused call costs an agent a whole turn, and agents keep writing the same few
+forms from other libraries and from the snapshot text itself. Before a tool's
+model reads the arguments, ``repair_arguments`` rewrites those forms. The
+advertised schemas stay as they are; a form that could mean two things stays a
+refusal; and the vault, secret and payment tools are never repaired, because
+their arguments must be exactly what the agent meant.
+
+Each form is one entry of ``FORMS``: its name, the tools it applies to, and the
+function that rewrites it. The entries run in order on a copy of the arguments.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic.alias_generators import to_camel
+
+from server.host.tools.base import ToolFailure
+
+# Tools whose arguments must reach them exactly as written.
+NEVER_REPAIRED = frozenset(
+    {
+        "submit_secret",
+        "fill_card",
+        "list_logins",
+        "list_vault_items",
+        "save_vault_item",
+        "request_vault_item",
+        "delete_vault_item",
+        "request_link_payment",
+    }
+)
+_NEVER_REPAIRED_WORDS = ("secret", "vault", "payment", "card", "login")
+
+# Tools with a ``target`` field (the action tools and wait_for).
+TARGET_TOOLS = frozenset(
+    {"click", "type", "press", "hover", "scroll", "select_option", "set_checked", "wait_for"}
+)
+
+_REF = r"\d+:[A-Za-z0-9]+:\d+"
+_REF_ONLY = re.compile(rf"({_REF})")
+# A whole snapshot line: the ref, then the role and name (and states) as the snapshot shows them.
+_SNAPSHOT_LINE = re.compile(rf"(?:-\s*)?({_REF})\s+[a-z].*", re.DOTALL)
+# A role line: role "name" [states], as a snapshot line without its ref.
+_ROLE_LINE = re.compile(r'([a-z]+)\s+("(?:[^"\\]|\\.)*")(?:\s+\[[^\]]*\])?')
+_CSS_PREFIX = re.compile(r"css\s+(.+)", re.DOTALL)
+ROLES = frozenset(
+    {
+        "button",
+        "cell",
+        "checkbox",
+        "columnheader",
+        "combobox",
+        "dialog",
+        "gridcell",
+        "heading",
+        "img",
+        "link",
+        "listbox",
+        "listitem",
+        "menuitem",
+        "menuitemcheckbox",
+        "menuitemradio",
+        "option",
+        "radio",
+        "row",
+        "searchbox",
+        "slider",
+        "spinbutton",
+        "switch",
+        "tab",
+        "textbox",
+        "treeitem",
+    }
+)
+# Load states of other automation libraries, as wait_for names them.
+WAIT_STATES = {
+    "networkidle": "dom-quiet",
+    "networkidle0": "dom-quiet",
+    "networkidle2": "dom-quiet",
+    "idle": "dom-quiet",
+    "quiet": "dom-quiet",
+    "complete": "load",
+    "interactive": "domcontentloaded",
+}
+# States that a target wait already implies: it waits for the element to show.
+TARGET_WAIT_STATES = frozenset({"visible", "attached"})
+
+
+def _ambiguous(message: str) -> ToolFailure:
+    return ToolFailure("ambiguousArguments", message)
+
+
+# -- the forms -------------------------------------------------------------------------
+
+
+def _unwrap_call(tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    """``{"name": "<namespace>.<tool>", "arguments": {...}}`` is the call written out whole."""
+    if set(args) != {"name", "arguments"} or not isinstance(args["name"], str):
+        return args
+    named = args["name"].rsplit(".", 1)[-1]
+    if named != tool:
+        raise ToolFailure(
+            "toolMismatch", f"the arguments name the tool {args['name']!r}, but {tool} was called"
+        )
+    inner = args["arguments"]
+    if isinstance(inner, str):
+        try:
+            inner = json.loads(inner)
+        except ValueError:
+            return args
+    return inner if isinstance(inner, dict) else args
+
+
+def _camel_case_fields(_tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    """``tab_id`` is ``tabId``, unless the call also gives ``tabId``."""
+    repaired: dict[str, Any] = {}
+    for key, value in args.items():
+        camel = to_camel(key) if "_" in key.strip("_") else key
+        if camel != key and camel in args:
+            raise _ambiguous(f"the call gives both {key} and {camel}; give {camel} only")
+        repaired[camel] = value
+    return repaired
+
+
+def _open_takes_no_tab(_tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    """``open`` always opens a new tab, so the page in the named tab stays."""
+    args.pop("tabId", None)
+    return args
+
+
+def _top_level_ref(_tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    """``{"ref": "3:main:12"}`` on an action tool is its target."""
+    if "ref" not in args:
+        return args
+    ref = args.pop("ref")
+    if "target" in args and args["target"] != ref:
+        raise _ambiguous("the call gives both ref and target; give target only")
+    args["target"] = ref
+    return args
+
+
+def _target_forms(_tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    """A target written as a string, or as an object without ``kind`` or ``revision``."""
+    if "target" in args:
+        args["target"] = repair_target(args["target"])
+    return args
+
+
+def _type_mode(_tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    """``replace: true`` or ``clear: true`` is ``mode: "replace"``; ``false`` is ``"append"``."""
+    flags = {key: args[key] for key in ("replace", "clear") if key in args}
+    if not flags or not all(isinstance(v, bool) for v in flags.values()):
+        return args
+    modes = {"replace" if value else "append" for value in flags.values()}
+    if "mode" in args:
+        modes.add(args["mode"])
+    if len(modes) > 1:
+        raise _ambiguous(f"{', '.join(sorted(flags))} and mode disagree; give mode only")
+    for key in flags:
+        del args[key]
+    args["mode"] = modes.pop()
+    return args
+
+
+def _wait_for_forms(_tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    """wait_for without ``snapshot`` or a ``condition`` that only names another field, and
+    with the load states other libraries use."""
+    args.pop("snapshot", None)
+    condition = args.get("condition")
+    if isinstance(condition, str) and condition != "condition" and condition in args:
+        del args["condition"]
+    state = args.get("state")
+    if isinstance(state, str):
+        key = state.strip().lower().replace("_", "").replace("-", "")
+        if key in WAIT_STATES:
+            args["state"] = WAIT_STATES[key]
+        elif key in TARGET_WAIT_STATES and args.get("target") is not None:
+            del args["state"]
+    return args
+
+
+def _fill_fields_forms(_tool: str, args: dict[str, Any]) -> dict[str, Any]:
+    """Each field's ``value`` is its ``text``; a missing ``revision`` comes from the refs when
+    they all name the same one."""
+    fields = args.get("fields")
+    if not isinstance(fields, list):
+        return args
+    repaired = []
+    for entry in fields:
+        if isinstance(entry, dict) and "value" in entry:
+            entry = dict(entry)
+            value = entry.pop("value")
+            if "text" in entry and entry["text"] != value:
+                raise _ambiguous("a field gives both value and text; give text only")
+            entry["text"] = value
+        repaired.append(entry)
+    args["fields"] = repaired
+    if "revision" not in args:
+        revisions = {_ref_revision(e.get("ref")) for e in repaired if isinstance(e, dict)}
+        if len(revisions) == 1 and None not in revisions:
+            args["revision"] = revisions.pop()
+    return args
+
+
+@dataclass(frozen=True)
+class Form:
+    """One argument form agents write, and how it is rewritten."""
+
+    name: str
+    # The tools it applies to; None for every tool that is repaired at all.
+    tools: frozenset[str] | None
+    rewrite: Callable[[str, dict[str, Any]], dict[str, Any]]
+
+
+FORMS: tuple[Form, ...] = (
+    Form("whole call with name and arguments", None, _unwrap_call),
+    Form("snake_case field names", None, _camel_case_fields),
+    Form("open with a tabId", frozenset({"open"}), _open_takes_no_tab),
+    Form("top-level ref", TARGET_TOOLS, _top_level_ref),
+    Form("target as a string or without kind", TARGET_TOOLS, _target_forms),
+    Form("type with replace or clear", frozenset({"type"}), _type_mode),
+    Form("wait_for states and extra fields", frozenset({"wait_for"}), _wait_for_forms),
+    Form("fill_fields value and revision", frozenset({"fill_fields"}), _fill_fields_forms),
+)
+
+
+# -- targets ---------------------------------------------------------------------------
+
+
+def _ref_revision(ref: Any) -> int | None:
+    if not isinstance(ref, str) or _REF_ONLY.fullmatch(ref.strip()) is None:
+        return None
+    return int(ref.strip().split(":", 1)[0])
+
+
+def _ref_of_line(text: str) -> str | None:
+    """The ref of a bare ref or of a whole snapshot line."""
+    stripped = text.strip()
+    if _REF_ONLY.fullmatch(stripped):
+        return stripped
+    line = _SNAPSHOT_LINE.fullmatch(stripped)
+    return line.group(1) if line else None
+
+
+def _target_of_string(text: str) -> dict[str, Any] | str:
+    ref = _ref_of_line(text)
+    if ref is not None:
+        return {"kind": "ref", "ref": ref, "revision": _ref_revision(ref)}
+    stripped = text.strip()
+    role = _ROLE_LINE.fullmatch(stripped)
+    if role is not None and role.group(1) in ROLES:
+        try:
+            name = json.loads(role.group(2))
+        except ValueError:
+            name = None
+        if isinstance(name, str):
+            return {"kind": "role", "role": role.group(1), "name": name}
+    css = _CSS_PREFIX.fullmatch(stripped)
+    if css is not None:
+        return {"kind": "css", "selector": css.group(1).strip()}
+    if not stripped:
+        return text
+    return {"kind": "css", "selector": stripped}
+
+
+_KIND_FIELDS = (
+    ("ref", ("ref",)),
+    ("css", ("selector",)),
+    ("css", ("css",)),
+    ("role", ("role",)),
+    ("text", ("text",)),
+    ("point", ("x", "y")),
+)
+
+
+def repair_target(target: Any) -> Any:
+    """A target in the advertised form, when it was written in one of the accepted others."""
+    if isinstance(target, str):
+        return _target_of_string(target)
+    if not isinstance(target, dict):
+        return target
+    repaired = dict(target)
+    if "kind" not in repaired:
+        kinds = {kind for kind, keys in _KIND_FIELDS if all(k in repaired for k in keys)}
+        if len(kinds) > 1:
+            raise ToolFailure(
+                "ambiguousTarget",
+                f"the target has fields of several kinds ({', '.join(sorted(kinds))}); "
+                "give one: a ref, a selector, a role and name, a text, or x and y",
+            )
+        if kinds:
+            repaired["kind"] = kinds.pop()
+    if repaired.get("kind") == "css" and "css" in repaired:
+        css = repaired.pop("css")
+        if "selector" in repaired and repaired["selector"] != css:
+            raise ToolFailure("ambiguousTarget", "the target gives both css and selector")
+        repaired["selector"] = css
+    if repaired.get("kind") == "ref" and isinstance(repaired.get("ref"), str):
+        ref = _ref_of_line(repaired["ref"])
+        if ref is not None:
+            repaired["ref"] = ref
+            if repaired.get("revision") is None:
+                repaired["revision"] = _ref_revision(ref)
+    return repaired
+
+
+# -- entry point -----------------------------------------------------------------------
+
+
+def is_never_repaired(tool: str) -> bool:
+    """The vault, secret and payment tools take their arguments exactly as written."""
+    return tool in NEVER_REPAIRED or any(word in tool for word in _NEVER_REPAIRED_WORDS)
+
+
+def repair_arguments(tool_name: str, raw_args: dict[str, Any]) -> dict[str, Any]:
+    """``raw_args`` with the accepted forms rewritten; raises ``ToolFailure`` for a form that
+    could mean two things. ``raw_args`` itself is never changed."""
+    if is_never_repaired(tool_name):
+        return raw_args
+    args = copy.deepcopy(raw_args)
+    for form in FORMS:
+        if form.tools is None or tool_name in form.tools:
+            args = form.rewrite(tool_name, args)
+    return args

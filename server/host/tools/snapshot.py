@@ -1,0 +1,238 @@
+"""The ``snapshot`` tool: the page's accessibility tree as compact text, with refs.
+
+Each actionable node gets a ref ``<revision>:<frame>:<n>``. The tree walk runs
+as one script per frame; it returns a handle to an in-page registry (the
+elements in ref order), which stays on the Python side, so page scripts cannot
+reach it and a ref resolves to the very element the snapshot showed, inside an
+open shadow root or a same-origin frame alike. The tab's revision moves on
+every snapshot; only the newest few registries are kept.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+from typing import Any
+
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Frame, JSHandle, Page
+
+from server.common.errors import Conflict
+from server.host.browser.tabs import Tab
+from server.host.tools.base import TabArgs, Tool, ToolContext, ToolFailure
+from server.host.tools.challenge import detect_challenge
+from server.host.tools.consent import watch_consent
+from server.host.tools.memories import site_memories_for
+from server.host.tools.scripts import page_script
+from server.host.tools.settle import settle
+from server.host.tools.tab_access import holds_secret, reachable_tab
+
+MAIN_FRAME = "main"
+# The tree gets this much of a result's 20,000 characters; the rest is for the other fields.
+TREE_BUDGET = 16_000
+# How many snapshot revisions keep their registries (an older ref of an unchanged page works).
+KEPT_REVISIONS = 3
+# Same-origin frames nested deeper than this are listed but not walked.
+MAX_FRAME_DEPTH = 3
+_CUT_NOTE = (
+    "[the snapshot stops here: the page is longer than a snapshot may be; "
+    "use get_tab_content, scroll, or a CSS target for the rest]"
+)
+_WITHHELD_SCHEMES = ("data:", "blob:")
+
+
+@dataclass
+class FrameRegistry:
+    """One frame's part of a snapshot: the frame and the handle of its in-page registry."""
+
+    frame: Frame
+    registry: JSHandle
+
+
+@dataclass
+class SnapshotState:
+    """A tab's snapshot revision and the registries of its newest revisions."""
+
+    revision: int = 0
+    registries: dict[int, dict[str, FrameRegistry]] = field(default_factory=dict)
+
+    def current(self) -> dict[str, FrameRegistry]:
+        return self.registries.get(self.revision, {})
+
+
+def snapshot_state(tab: Tab) -> SnapshotState:
+    """The tab's snapshot state, created on first use; it goes with the tab."""
+    state = tab.tool_state.get("snapshot")
+    if not isinstance(state, SnapshotState):
+        state = SnapshotState()
+        tab.tool_state["snapshot"] = state
+    return state
+
+
+def shown_url(url: str) -> str:
+    """The page address as a snapshot shows it: a ``data:``/``blob:`` address carries the
+    whole document, so it is withheld."""
+    if url.lower().startswith(_WITHHELD_SCHEMES):
+        return url.split(":", 1)[0] + ": (address withheld)"
+    return url
+
+
+class _TreeWalk:
+    """Walks a page's frames for one revision, sharing one character budget."""
+
+    def __init__(self, revision: int) -> None:
+        self.revision = revision
+        self.frames: dict[str, FrameRegistry] = {}
+        self.budget = TREE_BUDGET
+        self.cut = False
+
+    async def walk(self, frame: Frame, key: str, depth: int) -> list[str]:
+        registry = await frame.evaluate_handle(
+            page_script("snapshot"),
+            {
+                "revision": self.revision,
+                "frameKey": key,
+                "budget": max(self.budget, 0),
+                "baseDepth": depth,
+            },
+        )
+        self.frames[key] = FrameRegistry(frame, registry)
+        found: dict[str, Any] = await registry.evaluate("r => r.result")
+        lines: list[str] = list(found["lines"])
+        self.budget -= sum(len(line) + 1 for line in lines)
+        self.cut = self.cut or bool(found["cut"])
+        # Child frames are spliced in from the last, so earlier line numbers stay right.
+        for child in reversed(found["frames"]):
+            child_lines = await self._walk_child(registry, child, depth)
+            lines[child["line"] : child["line"]] = child_lines
+        return lines
+
+    async def _walk_child(self, registry: JSHandle, child: dict[str, Any], depth: int) -> list[str]:
+        if child["depth"] > MAX_FRAME_DEPTH + depth or self.budget <= 0:
+            return []
+        element = await registry.evaluate_handle("(r, n) => r.elements[n]", child["n"])
+        owner = element.as_element()
+        frame = await owner.content_frame() if owner is not None else None
+        if frame is None:
+            return []
+        key = f"f{len(self.frames)}"
+        return await self.walk(frame, key, child["depth"])
+
+
+async def _retire(state: SnapshotState) -> None:
+    """Forgets registries beyond the kept revisions, disconnecting their observers."""
+    for revision in sorted(state.registries)[:-KEPT_REVISIONS]:
+        for part in state.registries.pop(revision).values():
+            with contextlib.suppress(PlaywrightError):
+                await part.registry.evaluate("r => r.observer.disconnect()")
+                await part.registry.dispose()
+
+
+async def read_tree(tab: Tab, page: Page) -> tuple[int, str, bool, str]:
+    """Walks the page for a new revision: ``(revision, tree, cut, title)``.
+
+    Runs inside the tab's queue (from an operation given to ``engine.run``).
+    """
+    state = snapshot_state(tab)
+    revision = state.revision + 1
+    walk = _TreeWalk(revision)
+    lines = await walk.walk(page.main_frame, MAIN_FRAME, 0)
+    title = await page.main_frame.evaluate("() => document.title")
+    state.revision = revision
+    state.registries[revision] = walk.frames
+    await _retire(state)
+    if walk.cut:
+        lines.append(_CUT_NOTE)
+    return revision, "\n".join(lines), walk.cut, str(title)
+
+
+async def read_snapshot(
+    context: ToolContext, tab: Tab, page: Page, *, challenge_wait: float | None = None
+) -> dict[str, Any]:
+    """A new snapshot of ``page``, for use inside an operation already in the tab's queue.
+
+    ``challenge_wait`` bounds how much of the document's bot-check budget this read may
+    spend (``navigate`` reads briefly and leaves the rest for the next snapshot).
+    """
+    watch_consent(context, tab)  # a popup or a woken tab gets the banner search too
+    challenge = await detect_challenge(context, tab, page, wait_limit=challenge_wait)
+    await settle(page, context.settings)
+    revision, tree, cut, title = await read_tree(tab, page)
+    url = shown_url(page.url)
+    result: dict[str, Any] = {
+        "tabId": tab.id,
+        "revision": revision,
+        "url": url,
+        "title": title,
+        "tree": tree,
+    }
+    if challenge is not None:
+        result["challenge"] = challenge
+    memories = await site_memories_for(context, page.url, secret=holds_secret(tab))
+    if memories:
+        result["siteMemories"] = memories
+    if cut:
+        result["truncated"] = True
+    return result
+
+
+async def take_snapshot(
+    context: ToolContext, tab: Tab, *, challenge_wait: float | None = None
+) -> dict[str, Any]:
+    """A new snapshot of the tab, taken in the tab's queue (never call it from inside one).
+
+    With a page dialog open the page cannot be read: the result names the dialog.
+    """
+    try:
+        done = await context.engine.run(
+            context.team_id,
+            tab.id,
+            context.caller,
+            lambda page: read_snapshot(context, tab, page, challenge_wait=challenge_wait),
+        )
+    except Conflict as exc:
+        if exc.code != "dialogOpen" or tab.dialog is None:
+            raise
+        return {
+            "tabId": tab.id,
+            "url": shown_url(tab.url),
+            "dialog": tab.dialog.to_wire(),
+            "next": exc.message,
+        }
+    result = dict(done.value or {})
+    if done.stale_refs:
+        result["note"] = (
+            "the page was loaded again after its renderer stopped; older refs are stale"
+        )
+    return result
+
+
+class SnapshotArgs(TabArgs):
+    """Input of ``snapshot``."""
+
+
+async def _run(context: ToolContext, args: SnapshotArgs) -> dict[str, Any]:
+    tab = reachable_tab(context, args.tab_id)
+    return await take_snapshot(context, tab)
+
+
+def ref_failure(message: str) -> ToolFailure:
+    """The refusal for a ref the page no longer backs."""
+    return ToolFailure("staleRef", f"{message}; take a new snapshot and use its refs")
+
+
+TOOLS = [
+    Tool(
+        name="snapshot",
+        description=(
+            "Read the tab's page as an accessibility tree: one line per node with its role, "
+            "name, value and states, indented by nesting. Each control has a ref such as "
+            "4:main:12 to pass as a target to click, type and the other page tools. Refs "
+            "belong to this snapshot: after the page changes, take a new snapshot. Also "
+            "reports a bot check (challenge), an open dialog and your notes for this site."
+        ),
+        args=SnapshotArgs,
+        gated=False,
+        run=_run,
+    )
+]
