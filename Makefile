@@ -38,11 +38,11 @@ lint: install
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-test: lint web-test chromium
+test: lint web-test web chromium
 	$(BIN)/pytest
 
 bench: install
 	$(BIN)/python bench/hub_http.py
 
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache web/node_modules web/dist
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache web/node_modules server/hub/http/web_dist

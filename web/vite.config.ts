@@ -8,7 +8,8 @@ export default defineConfig({
   base: '/app/',
   plugins: [preact()],
   build: {
-    outDir: 'dist',
+    // Into the Python package, so a built wheel or image carries the client.
+    outDir: '../server/hub/http/web_dist',
     emptyOutDir: true,
     assetsInlineLimit: 0,
     sourcemap: false,

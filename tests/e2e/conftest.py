@@ -33,6 +33,7 @@ from peer.known_hosts import KnownHosts
 from server.config import load_settings
 from server.host.chromium import CLOSED_NETWORK_FLAGS, find_chromium
 from server.hub.http.routing import CSRF_HEADER
+from server.hub.http.web_client import WEB_DIST
 from tests.support.hub_server import FAST_HASHING, PASSWORD, ApiClient
 
 log = logging.getLogger(__name__)
@@ -88,11 +89,11 @@ class Crewhost:
 
 
 def _ensure_web_build() -> None:
-    """The hub serves web/dist; build it once when it is missing."""
-    if (WEB / "dist" / "index.html").is_file():
+    """The hub serves the web client's build; build it once when it is missing."""
+    if (WEB_DIST / "index.html").is_file():
         return
     npm = shutil.which("npm")
-    assert npm is not None, "npm is needed to build the web client (web/dist is missing)"
+    assert npm is not None, "npm is needed to build the web client (its build is missing)"
     subprocess.run([npm, "run", "build"], cwd=WEB, check=True)  # noqa: S603
 
 

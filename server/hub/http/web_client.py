@@ -12,7 +12,8 @@ from pathlib import Path
 
 from aiohttp import web
 
-WEB_DIST = Path(__file__).resolve().parents[3] / "web" / "dist"
+# `npm run build` in web/ writes here, inside the package, so the build ships with it.
+WEB_DIST = Path(__file__).resolve().parent / "web_dist"
 
 CONTENT_SECURITY_POLICY = (
     "default-src 'self'; img-src 'self' blob: data:; style-src 'self' 'unsafe-inline'; "
