@@ -134,6 +134,12 @@ class HostSettings(SettingsSection):
     browser_sweep_seconds: float = Field(
         30.0, gt=0, description="Seconds between sweeps that put idle tabs to sleep."
     )
+    search_url: str = Field(
+        "https://duckduckgo.com/?q={query}",
+        pattern=r"^https?://[^\s]*\{query\}",
+        description="Where a search phrase an agent types as an address goes; {query} is the "
+        "phrase.",
+    )
 
 
 class IceServer(SettingsSection):

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from server.config import HostSettings
 from server.host.browser.callers import Caller
 from server.host.browser.engine import BrowserEngine
 from server.host.browser.partitions import Partition
@@ -69,7 +70,12 @@ class ToolSettings:
     # The longest an evaluate script may run.
     evaluate_deadline: float = 10.0
     # Where a search phrase typed into navigate or open goes; {query} is the phrase.
-    search_url: str = "https://duckduckgo.com/?q={query}"
+    search_url: str = HostSettings.model_fields["search_url"].default
+
+    @classmethod
+    def from_settings(cls, host: HostSettings) -> ToolSettings:
+        """The tools' settings for a host: the timings above, the host's search address."""
+        return cls(search_url=host.search_url)
 
 
 @dataclass

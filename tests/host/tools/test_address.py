@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from server.common.errors import InvalidArgument
+from server.config import load_settings
 from server.host.tools.address import resolve_address
-from server.host.tools.base import ToolFailure
+from server.host.tools.base import ToolFailure, ToolSettings
 
 SEARCH = "https://search.test/?q={query}"
 
@@ -102,3 +104,13 @@ def test_empty_and_malformed_addresses_are_refused(typed: str, code: str) -> Non
     with pytest.raises(ToolFailure) as refused:
         resolve_address(typed, SEARCH)
     assert refused.value.code == code
+
+
+def test_phrases_go_to_the_search_address_the_operator_set() -> None:
+    settings = load_settings(env={"CREWHOST_HOST_SEARCH_URL": "https://search.example/?q={query}"})
+    search_url = ToolSettings.from_settings(settings.host).search_url
+    assert resolve_address("opening hours", search_url).url == (
+        "https://search.example/?q=opening+hours"
+    )
+    with pytest.raises(InvalidArgument):
+        load_settings(env={"CREWHOST_HOST_SEARCH_URL": "file:///etc/passwd?{query}"})
