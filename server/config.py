@@ -52,6 +52,12 @@ class HubSettings(SettingsSection):
         65536, ge=1024, description="Largest JSON request body the hub reads."
     )
     access_log: bool = Field(False, description="Log one line per HTTP request.")
+    link_lease_seconds: float = Field(
+        60.0,
+        ge=3,
+        description="A host counts as online while the hub holding its link renews it within "
+        "this many seconds (the hosts of a hub that crashed go offline after it).",
+    )
 
 
 class DatabaseSettings(SettingsSection):

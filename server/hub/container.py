@@ -63,7 +63,7 @@ class Hub:
         passwords = PasswordHasher(settings.security)
         sessions = SessionService(db, clock, settings.security, passwords, changes)
         teams = TeamService(db, clock, changes)
-        hosts = HostService(db, clock, changes)
+        hosts = HostService(db, clock, changes, link_lease=settings.hub.link_lease_seconds)
         tickets = TicketService(clock, hosts.ticket_key)
         invitations = InvitationService(db, clock, changes)
         accounts = AccountService(

@@ -68,6 +68,21 @@ class HostLinks:
         self._remote: dict[str, asyncio.Future[LinkAnswer | LinkRefused]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
 
+    def start(self) -> None:
+        """Keep this hub's links marked online for as long as the hub runs."""
+        self._spawn(self._renew_forever())
+
+    async def _renew_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self._hosts.link_lease / 3)
+            try:
+                await self.renew()
+            except Exception:  # a database hiccup: the next round tries again
+                log.exception("renewing host links failed")
+
+    async def renew(self) -> None:
+        await self._hosts.renew_links(list(self._links))
+
     def is_linked_here(self, host_id: str) -> bool:
         return host_id in self._links
 

@@ -28,7 +28,7 @@ routes = RouteTable()
 async def list_hosts(call: Call[None]) -> HostList:
     """The hosts of a team, the built-in one included."""
     hosts = await call.hub.hosts.list_hosts(call.team.team_id)
-    return HostList(hosts=[host_view(h) for h in hosts])
+    return HostList(hosts=[host_view(h, online=call.hub.hosts.is_online(h)) for h in hosts])
 
 
 @routes.post(

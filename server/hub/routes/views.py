@@ -70,11 +70,11 @@ def invitation_view(invitation: Invitation, now: float) -> InvitationView:
     )
 
 
-def host_view(host: Host) -> HostView:
+def host_view(host: Host, *, online: bool) -> HostView:
     return HostView(
         id=host.id,
         name=host.name,
         builtin=host.builtin,
-        online=host.linked_at is not None,
+        online=online,
         public_key=host.public_key,
     )

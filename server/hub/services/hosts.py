@@ -26,10 +26,13 @@ class NewEnrolment:
 class HostService:
     """Hosts a team can reach. The built-in host of ``crewhost serve`` serves every team."""
 
-    def __init__(self, db: Database, clock: Clock, changes: AccessChanges) -> None:
+    def __init__(
+        self, db: Database, clock: Clock, changes: AccessChanges, *, link_lease: float = 60.0
+    ) -> None:
         self._db = db
         self._clock = clock
         self._changes = changes
+        self.link_lease = link_lease
         self._hosts = HostRepository()
 
     async def list_hosts(self, team_id: str) -> list[Host]:
@@ -105,6 +108,16 @@ class HostService:
                     "no such host (the built-in host cannot be removed)", code="hostNotFound"
                 )
         await self._changes.host_removed(host_id)
+
+    def is_online(self, host: Host) -> bool:
+        """Linked to some hub, and that hub renewed the link within the lease."""
+        return host.linked_at is not None and host.linked_at > self._clock.now() - self.link_lease
+
+    async def renew_links(self, host_ids: list[str]) -> None:
+        """This hub still holds these links: they stay online for another lease."""
+        if host_ids:
+            async with self._db.write() as conn:
+                await self._hosts.renew_links(conn, host_ids, self._clock.now())
 
     async def set_linked(self, host_id: str, linked: bool) -> None:
         async with self._db.write() as conn:

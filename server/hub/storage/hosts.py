@@ -103,6 +103,14 @@ class HostRepository:
     ) -> None:
         await conn.execute(hosts.update().where(hosts.c.id == host_id).values(linked_at=linked_at))
 
+    async def renew_links(self, conn: AsyncConnection, host_ids: list[str], now: float) -> None:
+        """The links of these hosts are alive at ``now`` (only rows still marked linked)."""
+        await conn.execute(
+            hosts.update()
+            .where(hosts.c.id.in_(host_ids), hosts.c.linked_at.is_not(None))
+            .values(linked_at=now)
+        )
+
     async def add_enrolment(
         self,
         conn: AsyncConnection,
