@@ -66,7 +66,26 @@ PRESS_PAGE = """<!doctype html>
 <button id="b" onclick="this.textContent='Pressed'; document.body.className='pressed'">
   Press</button>
 """
-PAGES = {"/press": PRESS_PAGE}
+# A text area over a fixed share of the viewport; the page turns green once it holds the
+# pasted phrase, so a paste shows in the live view's frames.
+PASTED_PHRASE = "pasted from the laptop"
+PASTED_RGB = (0, 160, 70)
+TYPE_PAGE = f"""<!doctype html>
+<title>Type</title>
+<style>
+  html, body {{ margin: 0; height: 100%; background: #fff }}
+  body.pasted {{ background: rgb(0, 160, 70) }}
+  #t {{ position: fixed; left: 10vw; top: 10vh; width: 60vw; height: 30vh; font-size: 24px }}
+</style>
+<textarea id="t"></textarea>
+<script>
+  const area = document.getElementById('t');
+  area.addEventListener('input', () => {{
+    document.body.className = area.value === '{PASTED_PHRASE}' ? 'pasted' : '';
+  }});
+</script>
+"""
+PAGES = {"/press": PRESS_PAGE, "/type": TYPE_PAGE}
 
 
 @dataclass

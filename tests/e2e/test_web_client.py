@@ -16,6 +16,8 @@ from playwright.async_api import Browser, Locator, Page, expect
 from peer.connection import HostConnection
 from tests.e2e.conftest import (
     DESKTOP,
+    PASTED_PHRASE,
+    PASTED_RGB,
     PRESSED_RGB,
     Crewhost,
     HubApi,
@@ -426,3 +428,40 @@ async def test_host_a_role_change_reconnects_once_with_the_new_role(
     phases = await page.evaluate("window.e2ePhases")
     assert phases[:2] == ["connecting", "connected"]
     assert phases[2:] == ["revoked", "reconnecting", "connected"], phases
+
+
+async def test_host_paste_copy_and_the_hosts_context_menu(
+    crewhost: Crewhost, browser: Browser, hub_api: HubApi, site: Site, tmp_path: Path
+) -> None:
+    team = await hub_api.new_team("Crew Eight")
+    context = await browser.new_context(viewport=DESKTOP)
+    await context.grant_permissions(["clipboard-read", "clipboard-write"], origin=crewhost.url)
+    await sign_in_context(context, crewhost, team.owner_email)
+    page = await context.new_page()
+    await open_host_screen(page, crewhost, team)
+    async with owner_peer(team, tmp_path) as agent:
+        await agent.call("browser-control-v1/new_tab", {"url": site.url("/type")})
+        await page.get_by_role("list", name="Tabs").get_by_role("button").click()
+        await expect(page.locator(LIVE_CANVAS)).to_be_visible(timeout=FRAME_MS)
+        await page.get_by_role("button", name="Take control").click()
+        await expect(page.get_by_role("button", name="Release")).to_be_visible()
+        in_area = await page.evaluate(CLIENT_POINT, [LIVE_CANVAS, 0.3, 0.2])
+        await page.mouse.click(in_area["x"], in_area["y"])
+
+        # Paste: from this computer's clipboard into the host's page.
+        await page.evaluate("text => navigator.clipboard.writeText(text)", PASTED_PHRASE)
+        await page.get_by_role("button", name="Paste").click()
+        await shows_colour(page, OFF_BUTTON, PASTED_RGB)
+
+        # The host's own context menu, drawn by the client: select all in the text area.
+        await page.mouse.click(in_area["x"], in_area["y"], button="right")
+        menu = page.get_by_role("menu", name="Page menu")
+        await expect(menu.get_by_role("menuitem", name="Paste")).to_be_visible()
+        await menu.get_by_role("menuitem", name="Select all").click()
+        await expect(menu).to_have_count(0)
+
+        # Copy: the page's selection lands on this computer's clipboard.
+        await page.evaluate("navigator.clipboard.writeText('')")
+        await page.get_by_role("button", name="Copy").click()
+        await expect(page.get_by_text("Copied to your clipboard.")).to_be_visible()
+        assert await page.evaluate("navigator.clipboard.readText()") == PASTED_PHRASE

@@ -228,9 +228,14 @@ export function LiveView(props: { connection: HostConnection; tab: TabView; onBa
         <ProfileChip label={tab.partitionLabel} hue={tab.hue} />
         <span class="toolbar-gap" />
         {holding ? (
-          <button type="button" class="btn btn-ghost btn-icon" onClick={() => void pasteFromClipboard()} title="Paste from your clipboard" aria-label="Paste">
-            <Icon name="paste" />
-          </button>
+          <>
+            <button type="button" class="btn btn-ghost btn-icon" onClick={() => channel.current?.clipboard('copy')} title="Copy the page's selection to your clipboard" aria-label="Copy">
+              <Icon name="copy" />
+            </button>
+            <button type="button" class="btn btn-ghost btn-icon" onClick={() => void pasteFromClipboard()} title="Paste from your clipboard" aria-label="Paste">
+              <Icon name="paste" />
+            </button>
+          </>
         ) : null}
         <button
           type="button"
