@@ -116,7 +116,7 @@ def _ensure_web_build() -> None:
     subprocess.run([npm, "run", "build"], cwd=WEB, check=True)  # noqa: S603
 
 
-def _server_env() -> dict[str, str]:
+def server_env() -> dict[str, str]:
     # Nothing of the developer's own Crewhost set-up, except where Chromium is.
     env = {
         k: v
@@ -187,7 +187,7 @@ def crewhost(
                 "json",
             ],
             cwd=ROOT,
-            env=_server_env(),
+            env=server_env(),
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=err,

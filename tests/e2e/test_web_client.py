@@ -7,7 +7,10 @@ opens, the live view, taking control and pressing a button, and browser profiles
 
 from __future__ import annotations
 
+import asyncio
 import re
+import shlex
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,12 +22,14 @@ from tests.e2e.conftest import (
     PASTED_PHRASE,
     PASTED_RGB,
     PRESSED_RGB,
+    ROOT,
     Crewhost,
     HubApi,
     Screens,
     Site,
     Team,
     owner_peer,
+    server_env,
     sign_in_context,
     tab_address,
     until,
@@ -465,3 +470,48 @@ async def test_host_paste_copy_and_the_hosts_context_menu(
         await page.get_by_role("button", name="Copy").click()
         await expect(page.get_by_text("Copied to your clipboard.")).to_be_visible()
         assert await page.evaluate("navigator.clipboard.readText()") == PASTED_PHRASE
+
+
+async def test_an_owner_adds_a_host_with_the_command_the_client_shows_then_removes_it(
+    crewhost: Crewhost, browser: Browser, hub_api: HubApi, screens: Screens, tmp_path: Path
+) -> None:
+    team = await hub_api.new_team("Crew Nine")
+    context = await browser.new_context(viewport=DESKTOP)
+    await sign_in_context(context, crewhost, team.owner_email)
+    page = await context.new_page()
+    await page.goto(crewhost.at(f"/app/teams/{team.id}/hosts"))
+    await page.get_by_label("Host name").fill("Lab machine")
+    await page.get_by_role("button", name="Create enrolment code").click()
+    shown = page.get_by_label(re.compile("^Run this on the new machine"))
+    await expect(shown).to_have_value(re.compile(r"^crewhost host --hub "))
+    await screens.save(page, "hosts-add")
+    words = shlex.split(await shown.input_value())
+    assert words[:2] == ["crewhost", "host"]
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "server.cli",
+        *words[1:],
+        "--data-dir",
+        str(tmp_path / "lab"),
+        cwd=ROOT,
+        env=server_env(),
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    try:
+        row = page.get_by_role("listitem").filter(has_text="Lab machine")
+
+        async def listed_online() -> bool:
+            await page.get_by_role("button", name="Refresh").click()
+            return await row.get_by_text("Online", exact=True).count() == 1
+
+        await until(listed_online, seconds=60)
+        await expect(row.get_by_role("link", name="Connect")).to_be_visible()
+        await row.get_by_role("button", name="Remove").click()
+        await row.get_by_role("button", name="Remove").last.click()
+        await expect(page.get_by_role("listitem").filter(has_text="Lab machine")).to_have_count(0)
+    finally:
+        if process.returncode is None:
+            process.terminate()
+        await asyncio.wait_for(process.wait(), 30)

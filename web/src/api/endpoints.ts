@@ -74,3 +74,7 @@ export const relayOffer = (teamId: string, hostId: string, ticket: string, sdp: 
     params: { team_id: teamId, host_id: hostId },
     json: { ticket, sdp },
   });
+export const createEnrolment = (teamId: string, name: string) =>
+  call('post', '/v1/teams/{team_id}/hosts/enrolments', { params: { team_id: teamId }, json: { name } });
+export const removeHost = (teamId: string, hostId: string) =>
+  call('delete', '/v1/teams/{team_id}/hosts/{host_id}', { params: { team_id: teamId, host_id: hostId } });
