@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import json
 import logging
 import signal
@@ -131,5 +132,6 @@ async def run_remote_host(settings: Settings, hub_url: str, enrol_code: str | No
             # From now on a hub with another ticket key is refused.
             state["hub_key"] = running.link.hub_key
             state_file.save(state)
+        gc.freeze()  # start-up's objects live as long as the process (see server/serve.py)
         await stopped
     await db.close()
