@@ -80,7 +80,11 @@ function opened(channel: RTCDataChannel, peer: RTCPeerConnection): Promise<void>
   });
 }
 
+let connections = 0;
+
 export class HostConnection {
+  /** Tells this connection from the one a reconnect makes (a key for the screen). */
+  readonly serial = ++connections;
   private nextId = 1;
   private readonly waiting = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
   private readonly eventListeners = new Set<(event: TeamApiEvent) => void>();

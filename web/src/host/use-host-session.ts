@@ -29,7 +29,7 @@ export function useHostSession(teamId: string, hostId: string, accountId: string
 
   useEffect(() => {
     let cancelled = false;
-    let release = () => undefined as void;
+    let release: () => void = () => {};
     let current: HostSession<HostConnection> | null = null;
     void holdLiveLock(accountId, hostId, attempt.steal).then((held) => {
       release = held.release;

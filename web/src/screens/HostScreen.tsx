@@ -68,7 +68,7 @@ export function HostScreen({ team, hostId }: { team: TeamView; hostId: string })
         </span>
       </header>
       <ConnectionNotice live={live} accountId={me.id} hostId={hostId} />
-      {connection ? <Connected key={connection.peer.localDescription?.sdp ?? ''} connection={connection} /> : null}
+      {connection ? <Connected key={connection.serial} connection={connection} /> : null}
     </div>
   );
 }
