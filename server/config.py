@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 from pydantic.fields import FieldInfo
 
 from server.common.errors import InvalidArgument
@@ -157,8 +157,17 @@ class IceServer(SettingsSection):
 class RtcSettings(SettingsSection):
     ice_servers: list[IceServer] = Field(
         default_factory=list,
-        description='STUN/TURN servers as JSON: [{"urls": ["turn:turn.example.com:3478"], '
-        '"username": "u", "credential": "p"}]. Empty: host candidates only.',
+        description='STUN/TURN servers as JSON: [{"urls": ["turn:turn.example.com:3478"]}]. '
+        "Empty: host candidates only. A TURN server without username gets a credential per "
+        "peer from turn_secret.",
+    )
+    turn_secret: SecretStr | None = Field(
+        None,
+        description="The TURN server's shared secret (coturn static-auth-secret): peers get "
+        "short-lived credentials made from it, never the secret.",
+    )
+    turn_credential_seconds: int = Field(
+        3600, ge=60, le=86400, description="How long a TURN credential given to a peer lasts."
     )
     team_api_rate: float = Field(
         50.0, gt=0, description="Team API requests per second one peer may make, on average."

@@ -25,6 +25,7 @@ from server.common.roles import Role
 from server.common.sdp import sdp_fingerprint
 from server.common.tickets import TicketRefused, TicketVerifier
 from server.common.tokens import new_id
+from server.common.turn import ice_servers_for
 from server.common.view_protocol import VIEW_PREFIX
 from server.config import RtcSettings
 from server.host.rtc.team_api import PeerIdentity, TeamApi, TeamApiSession
@@ -96,9 +97,10 @@ class PeerManager:
                 peer.team_api.event(event, data)
 
     def _ice_servers(self) -> list[RTCIceServer]:
+        who = f"host-{self._verifier.host_id}" if self._verifier else "host"
         return [
             RTCIceServer(urls=s.urls, username=s.username, credential=s.credential)
-            for s in self._settings.ice_servers
+            for s in ice_servers_for(self._settings, who, self._clock.now())
         ]
 
     async def accept(self, ticket: str, offer_sdp: str) -> tuple[str, str]:

@@ -5,12 +5,12 @@ from __future__ import annotations
 from server.common.protocol import (
     ConnectAnswer,
     ConnectRequest,
-    IceServerView,
     RtcConfig,
     TicketGrant,
     TicketRequest,
 )
 from server.common.roles import Role
+from server.common.turn import ice_servers_for
 from server.hub.http.routing import Call, RouteTable
 from server.hub.routes.views import host_view
 from server.hub.schemas import (
@@ -65,14 +65,11 @@ async def remove_host(call: Call[None]) -> None:
 
 @routes.get("/v1/rtc", access="account", reply=RtcConfig)
 async def rtc_config(call: Call[None]) -> RtcConfig:
-    """The STUN/TURN servers a peer connection to a host should use (TURN credentials
-    are for signed-in accounts only)."""
-    servers = call.hub.settings.rtc.ice_servers
+    """The STUN/TURN servers a peer connection to a host should use, with a TURN
+    credential of this account's own when the hub holds the TURN secret."""
+    rtc = call.hub.settings.rtc
     return RtcConfig(
-        ice_servers=[
-            IceServerView(urls=s.urls, username=s.username, credential=s.credential)
-            for s in servers
-        ]
+        ice_servers=ice_servers_for(rtc, call.principal.account_id, call.hub.clock.now())
     )
 
 
