@@ -60,6 +60,7 @@ class HostServices:
         services.profiles = BrowserProfileService(db, clock, browser, services.peers.announce)
         services.live = LiveViews(browser, settings.host)
         browser.observe_tabs(lambda team_id: services.peers.announce(team_id, TABS_CHANGED, {}))
+        browser.observe_pages(services.live.page_attached)
         return services
 
     async def close(self) -> None:

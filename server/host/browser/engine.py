@@ -93,6 +93,8 @@ class BrowserEngine:
         self._closing = False
         # Told the team whenever its tab list changes (a tab opened, closed, moved or held).
         self.tabs_changed: Callable[[str], None] = lambda _team_id: None
+        # Told when a tab has a new page, loaded (woken from sleep, reloaded after a crash).
+        self.page_attached: Callable[[Tab], None] = lambda _tab: None
 
     # -- start and stop ---------------------------------------------------------------
 
@@ -220,6 +222,7 @@ class BrowserEngine:
         await self._attach(tab, page)
         if tab.url != _BLANK:
             await self._goto(tab, page, tab.url)
+        self.page_attached(tab)
 
     async def _goto(self, tab: Tab, page: Page, url: str) -> None:
         """Loads ``url``; a dialog the page opens while loading ends the wait (load is blocked)."""

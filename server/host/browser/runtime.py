@@ -21,6 +21,7 @@ from server.db.tables import browser_profiles
 from server.host.browser.engine import BrowserEngine
 from server.host.browser.lifetime import IdlePolicy, system_memory_low
 from server.host.browser.partitions import Partition
+from server.host.browser.tabs import Tab
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +69,10 @@ class BrowserRuntime:
     def observe_tabs(self, changed: Callable[[str], None]) -> None:
         """``changed(team_id)`` runs whenever that team's tab list changes."""
         self._engine.tabs_changed = changed
+
+    def observe_pages(self, attached: Callable[[Tab], None]) -> None:
+        """``attached(tab)`` runs whenever a tab gets a new page."""
+        self._engine.page_attached = attached
 
     def profile_added(self, team_id: str, profile_id: str) -> None:
         self._profiles.add((team_id, profile_id))

@@ -106,6 +106,11 @@ class ViewSession:
         self._inbox: asyncio.Queue[str] = asyncio.Queue(maxsize=256)
         self._worker: asyncio.Task[None] | None = None
 
+    def follow(self, screencast: TabScreencast) -> None:
+        """The tab has a new page: input and menus go to it from now on."""
+        self._screencast = screencast
+        self._menus = {}
+
     @property
     def peer(self) -> PeerIdentity:
         return self._peer

@@ -7,6 +7,8 @@ import contextlib
 import logging
 from typing import TYPE_CHECKING, Any
 
+from playwright.async_api import Error as PlaywrightError
+
 from server.common.errors import CrewhostError, NotFound
 from server.common.view_protocol import parse_view_label
 from server.config import HostSettings
@@ -16,9 +18,14 @@ from server.host.live.screencast import BACKLOG_BYTES, TabScreencast
 from server.host.live.session import ViewSession
 
 if TYPE_CHECKING:
+    from playwright.async_api import Page
+
+    from server.host.browser.tabs import Tab
     from server.host.rtc.team_api import PeerIdentity
 
 log = logging.getLogger(__name__)
+
+_FOLLOW_ATTEMPTS = 3
 
 TAB_HOLDS_SECRET = "tabHoldsSecret"  # noqa: S105 - a close code, not a secret
 
@@ -39,6 +46,41 @@ class LiveViews:
     def sessions(self, team_id: str, tab_id: str) -> list[ViewSession]:
         """The open views of a tab."""
         return list(self._sessions.get((team_id, tab_id), []))
+
+    def page_attached(self, tab: Tab) -> None:
+        """A watched tab got a new page (reloaded after a crash): the views follow it."""
+        key = (tab.team_id, tab.id)
+        screencast = self._screencasts.get(key)
+        if screencast is not None and tab.page is not None and screencast.page is not tab.page:
+            self._spawn(self._follow(key, tab.page))
+
+    async def _follow(self, key: tuple[str, str], page: Page) -> None:
+        old = self._screencasts.get(key)
+        if old is None or old.page is page:
+            return
+        await old.stop()
+        for _attempt in range(_FOLLOW_ATTEMPTS):
+            new = TabScreencast(
+                page,
+                quality=self._settings.live_view_quality,
+                max_fps=self._settings.live_view_max_fps,
+            )
+            new.own_size = old.own_size
+            self._screencasts[key] = new
+            try:
+                for session in self._sessions.get(key, []):
+                    session.follow(new)
+                    await new.add(session.viewer)
+                await self._apply_viewport(key)
+                return
+            except PlaywrightError as exc:
+                # The page may still be swapping renderers (a reload right after the load):
+                # start again once it has a document.
+                log.info("live view could not follow the new page yet: %s", exc)
+                await new.stop()
+                with contextlib.suppress(PlaywrightError):
+                    await page.wait_for_load_state("domcontentloaded")
+        log.warning("live view gave up following tab %s to its new page", key[1])
 
     def open(self, peer: PeerIdentity, channel: Any) -> None:
         """A peer opened a ``view:`` channel; it is served or refused with a close reason."""

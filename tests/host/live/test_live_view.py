@@ -325,3 +325,36 @@ async def test_select_all_cut_and_open_link_from_the_menu(watching: Watching, si
     view.send({"type": "menu-choice", "menuId": menu["menuId"], "item": "copy"})
     assert (await view.expect("error"))["code"] == "menuGone"  # a menu is chosen from once
     view.close()
+
+
+async def test_a_view_follows_its_tab_to_the_page_that_replaces_a_crashed_one(
+    watching: Watching,
+) -> None:
+    view = await open_view(watching.connection, watching.tab.id)
+    await view.next_frame()
+    crashed = watching.tab.page
+    assert crashed is not None
+    session = await crashed.context.new_cdp_session(crashed)
+    crash = asyncio.ensure_future(session.send("Page.crash"))
+    await eventually(lambda: watching.tab.crashed)
+    crash.cancel()
+    # A member presses Reload: the tab gets a new page, and the view goes with it.
+    await watching.connection.call("browser-control-v1/reload", {"tabId": watching.tab.id})
+    live = watching.server.builtin.services.live
+    await eventually(
+        lambda: (
+            (cast := live.screencast(watching.team_id, watching.tab.id)) is not None
+            and cast.page is watching.tab.page
+            and cast.page is not crashed
+        )
+    )
+    while not view.frames.empty():
+        view.frames.get_nowait()
+    frame = await view.next_frame()
+    assert frame.jpeg[:2] == b"\xff\xd8"
+    await view.take()
+    view.click(100 / frame.width, 50 / frame.height)
+    page = watching.tab.page
+    assert page is not None
+    await page.wait_for_function("document.getElementById('b').textContent === 'clicked'")
+    view.close()
