@@ -13,7 +13,7 @@ from server.common.errors import CrewhostError, NotFound
 from server.common.view_protocol import parse_view_label
 from server.config import HostSettings
 from server.host.browser.runtime import BrowserRuntime
-from server.host.live.messages import Closed, Opened
+from server.host.live.messages import Closed, Opened, ViewError
 from server.host.live.screencast import BACKLOG_BYTES, TabScreencast
 from server.host.live.session import ViewSession
 
@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _FOLLOW_ATTEMPTS = 3
+PAGE_CRASHED = "pageCrashed"
+_CRASHED_MESSAGE = "the page stopped working; reload the tab to bring it back"
 
 TAB_HOLDS_SECRET = "tabHoldsSecret"  # noqa: S105 - a close code, not a secret
 
@@ -54,19 +56,32 @@ class LiveViews:
         if screencast is not None and tab.page is not None and screencast.page is not tab.page:
             self._spawn(self._follow(key, tab.page))
 
+    def _screencast_of(self, key: tuple[str, str], page: Page) -> TabScreencast:
+        """A new screencast of ``page`` for the tab ``key``; its viewers hear if it crashes."""
+        screencast = TabScreencast(
+            page,
+            quality=self._settings.live_view_quality,
+            max_fps=self._settings.live_view_max_fps,
+        )
+        self._screencasts[key] = screencast
+        page.once("crash", lambda _page: self._crashed(key, page))
+        return screencast
+
+    def _crashed(self, key: tuple[str, str], page: Page) -> None:
+        screencast = self._screencasts.get(key)
+        if screencast is None or screencast.page is not page:
+            return
+        for session in self._sessions.get(key, []):
+            session.send(ViewError(code=PAGE_CRASHED, message=_CRASHED_MESSAGE))
+
     async def _follow(self, key: tuple[str, str], page: Page) -> None:
         old = self._screencasts.get(key)
         if old is None or old.page is page:
             return
         await old.stop()
         for _attempt in range(_FOLLOW_ATTEMPTS):
-            new = TabScreencast(
-                page,
-                quality=self._settings.live_view_quality,
-                max_fps=self._settings.live_view_max_fps,
-            )
+            new = self._screencast_of(key, page)
             new.own_size = old.own_size
-            self._screencasts[key] = new
             try:
                 for session in self._sessions.get(key, []):
                     session.follow(new)
@@ -103,12 +118,7 @@ class LiveViews:
             await screencast.stop()  # the tab slept or crashed since: follow its new page
             screencast = None
         if screencast is None:
-            screencast = TabScreencast(
-                page,
-                quality=self._settings.live_view_quality,
-                max_fps=self._settings.live_view_max_fps,
-            )
-            self._screencasts[key] = screencast
+            screencast = self._screencast_of(key, page)
         session = ViewSession(engine, peer, options, channel, screencast, self._resized)
         self._sessions.setdefault(key, []).append(session)
         tab.viewers += 1

@@ -338,6 +338,7 @@ async def test_a_view_follows_its_tab_to_the_page_that_replaces_a_crashed_one(
     crash = asyncio.ensure_future(session.send("Page.crash"))
     await eventually(lambda: watching.tab.crashed)
     crash.cancel()
+    assert (await view.expect("error"))["code"] == "pageCrashed"
     # A member presses Reload: the tab gets a new page, and the view goes with it.
     await watching.connection.call("browser-control-v1/reload", {"tabId": watching.tab.id})
     live = watching.server.builtin.services.live
