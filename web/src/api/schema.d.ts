@@ -217,7 +217,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The STUN/TURN servers a peer connection to a host should use (TURN credentials */
+        /** The STUN/TURN servers a peer connection to a host should use, with a TURN */
         get: operations["rtcConfig"];
         put?: never;
         post?: never;
@@ -1301,7 +1301,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The STUN/TURN servers a peer connection to a host should use (TURN credentials */
+            /** @description The STUN/TURN servers a peer connection to a host should use, with a TURN */
             200: {
                 headers: {
                     [name: string]: unknown;
