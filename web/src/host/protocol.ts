@@ -55,6 +55,7 @@ export const EVENT = {
   tabsChanged: 'browser-tabs-changed',
   profilesChanged: 'browser-profiles-changed',
   revoked: 'revoked',
+  takeoverRequested: 'browser-takeover-requested',
 } as const;
 
 export interface ViewOptions {

@@ -13,6 +13,7 @@ import { Loading } from '../components/Loading';
 import { LiveView } from '../components/host/LiveView';
 import { ProfilesPanel } from '../components/host/ProfilesPanel';
 import { TabList } from '../components/host/TabList';
+import { TakeoverRequests, takeoverRequestFrom, type TakeoverRequest } from '../components/host/TakeoverRequests';
 import { describeError } from '../error-messages';
 import type { HostConnection } from '../host/connection';
 import type { Phase } from '../host/host-session';
@@ -125,6 +126,7 @@ function Connected({ connection }: { connection: HostConnection }) {
   const [error, setError] = useState<unknown>(null);
   const [section, setSection] = useState<Section>('tabs');
   const [selected, setSelected] = useState<string | null>(null);
+  const [requests, setRequests] = useState<TakeoverRequest[]>([]);
 
   useEffect(() => {
     Promise.all([connection.call('capabilities', {}), connection.call('host-v1/whoami', {})]).then(
@@ -132,6 +134,16 @@ function Connected({ connection }: { connection: HostConnection }) {
       setError,
     );
   }, [connection]);
+
+  useEffect(
+    () =>
+      connection.onEvent((event) => {
+        const request = event.event === EVENT.takeoverRequested ? takeoverRequestFrom(event.data) : null;
+        if (request) setRequests((old) => [...old.filter((r) => r.tabId !== request.tabId), request]);
+      }),
+    [connection],
+  );
+  const dismiss = (tabId: string) => setRequests((old) => old.filter((r) => r.tabId !== tabId));
 
   const served = new Set(about?.capabilities.capabilities ?? []);
   const tabs = useHostLoad(served.has(CAPABILITY.browserControl) ? connection : null, 'browser-control-v1/list_tabs', {}, [EVENT.tabsChanged]);
@@ -157,6 +169,16 @@ function Connected({ connection }: { connection: HostConnection }) {
           ))}
         </div>
       ) : null}
+      <TakeoverRequests
+        requests={requests}
+        tabs={tabList}
+        onOpen={(tabId) => {
+          dismiss(tabId);
+          setSection('tabs');
+          setSelected(tabId);
+        }}
+        onDismiss={dismiss}
+      />
       {shown === 'tabs' ? (
         <div class={`tabs-layout${current ? ' has-selection' : ''}`}>
           <TabList connection={connection} tabs={tabList} error={tabs.error} selected={current?.id ?? null} onSelect={setSelected} />
