@@ -24,7 +24,6 @@ from pathlib import Path
 
 import aiohttp
 import pytest
-from aiohttp import web
 from playwright.async_api import Browser, BrowserContext, Page, ViewportSize, async_playwright
 
 from peer.connection import HostConnection, connect_to_host
@@ -35,6 +34,7 @@ from server.host.chromium import CLOSED_NETWORK_FLAGS, find_chromium
 from server.hub.http.routing import CSRF_HEADER
 from server.hub.http.web_client import WEB_DIST
 from tests.support.hub_server import FAST_HASHING, PASSWORD, ApiClient
+from tests.support.sites import Site, pages_app, serving
 
 log = logging.getLogger(__name__)
 
@@ -201,31 +201,10 @@ def crewhost(
         _stop(process)
 
 
-@dataclass
-class Site:
-    """A local website for the host's browser to open."""
-
-    base: str
-
-    def url(self, path: str) -> str:
-        return self.base + path
-
-
 @pytest.fixture
 async def site() -> AsyncIterator[Site]:
-    async def page(request: web.Request) -> web.Response:
-        body = PAGES.get(request.path)
-        if body is None:
-            raise web.HTTPNotFound()
-        return web.Response(text=body, content_type="text/html")
-
-    app = web.Application()
-    app.router.add_get("/{tail:.*}", page)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", 0).start()
-    yield Site(f"http://127.0.0.1:{runner.addresses[0][1]}")
-    await runner.cleanup()
+    async with serving(pages_app(PAGES)) as running:
+        yield running
 
 
 FAILED = pytest.StashKey[bool]()

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
 
 import pytest
 from aiohttp import web
+
+from tests.support.sites import Site, pages_app, serving
 
 PAGES = {
     "/": "<title>home</title><p>home</p>",
@@ -22,42 +23,16 @@ PAGES = {
 }
 
 
-@dataclass
-class Site:
-    """The running site: its base URL and every request's headers, in order."""
-
-    base: str
-    requests: list[tuple[str, dict[str, str]]] = field(default_factory=list)
-
-    def url(self, path: str) -> str:
-        return self.base + path
-
-    def headers_of(self, path: str) -> dict[str, str]:
-        return [h for p, h in self.requests if p == path][-1]
-
-
 @pytest.fixture
 async def site() -> AsyncIterator[Site]:
-    running = Site("")
-
-    async def page(request: web.Request) -> web.Response:
-        running.requests.append((request.path, dict(request.headers)))
-        body = PAGES.get(request.path)
-        if body is None:
-            raise web.HTTPNotFound()
-        response = web.Response(text=f"<!doctype html>{body}", content_type="text/html")
-        if request.path == "/set-cookie":
-            value = request.query.get("v", "1")
-            response.headers["Set-Cookie"] = f"session={value}; Max-Age=3600; Path=/"
+    async def set_cookie(request: web.Request) -> web.Response:
+        value = request.query.get("v", "1")
+        response = web.Response(
+            text=f"<!doctype html>{PAGES['/set-cookie']}", content_type="text/html"
+        )
+        response.headers["Set-Cookie"] = f"session={value}; Max-Age=3600; Path=/"
         return response
 
-    app = web.Application()
-    app.router.add_get("/{tail:.*}", page)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    tcp = web.TCPSite(runner, "127.0.0.1", 0)
-    await tcp.start()
-    port = runner.addresses[0][1]
-    running.base = f"http://127.0.0.1:{port}"
-    yield running
-    await runner.cleanup()
+    pages = {path: f"<!doctype html>{body}" for path, body in PAGES.items()}
+    async with serving(pages_app(pages, routes={"/set-cookie": set_cookie})) as running:
+        yield running

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from aiohttp import web
 
 from peer.connection import HostConnection
 from server.host.browser.engine import BrowserEngine
@@ -16,6 +15,7 @@ from server.host.browser.tabs import Tab
 from tests.support.databases import ScratchDatabase, scratch_database
 from tests.support.hub_server import RunningHub
 from tests.support.peers import Member, peer_member, wait_linked
+from tests.support.sites import Site, pages_app, serving
 
 # Positions are fixed so that a click in fractions of the frame lands on a known element.
 STYLE = "<style>body{margin:0;font:16px sans-serif} .at{position:absolute}</style>"
@@ -35,29 +35,11 @@ PAGES = {
 }
 
 
-@dataclass
-class Site:
-    base: str
-
-    def url(self, path: str) -> str:
-        return self.base + path
-
-
 @pytest.fixture
 async def site() -> AsyncIterator[Site]:
-    async def page(request: web.Request) -> web.Response:
-        body = PAGES.get(request.path)
-        if body is None:
-            raise web.HTTPNotFound()
-        return web.Response(text=f"<!doctype html>{body}", content_type="text/html")
-
-    app = web.Application()
-    app.router.add_get("/{tail:.*}", page)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", 0).start()
-    yield Site(f"http://127.0.0.1:{runner.addresses[0][1]}")
-    await runner.cleanup()
+    pages = {path: f"<!doctype html>{body}" for path, body in PAGES.items()}
+    async with serving(pages_app(pages)) as running:
+        yield running
 
 
 @dataclass

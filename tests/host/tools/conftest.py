@@ -6,7 +6,6 @@ A test drops its page into ``site/`` and opens ``site.url("/name.html")``.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ from server.host.browser.partitions import Partition
 from server.host.browser.tabs import Tab
 from server.host.tools.base import ToolContext, ToolSettings, TurnState
 from tests.support.clock import FakeClock
+from tests.support.sites import Site, serving
 
 TEAM = "team-a"
 AGENT = Caller.agent("a" * 32, "thread-1")
@@ -32,26 +32,12 @@ FAST = ToolSettings(
 )
 
 
-@dataclass
-class Site:
-    """The running fixture site."""
-
-    base: str
-
-    def url(self, path: str) -> str:
-        return self.base + path
-
-
 @pytest.fixture
 async def site() -> AsyncIterator[Site]:
     app = web.Application()
     app.router.add_static("/", SITE_FOLDER)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    tcp = web.TCPSite(runner, "127.0.0.1", 0)
-    await tcp.start()
-    yield Site(f"http://127.0.0.1:{runner.addresses[0][1]}")
-    await runner.cleanup()
+    async with serving(app) as running:
+        yield running
 
 
 @pytest.fixture
