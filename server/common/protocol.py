@@ -61,6 +61,8 @@ class LinkHello(InboundModel):
 class LinkWelcome(InboundModel):
     type: Literal["welcome"] = "welcome"
     host_id: str
+    # The hub's clock when the link began: revocations before it may have been missed.
+    hub_time: float
 
 
 class LinkOffer(InboundModel):
@@ -92,6 +94,8 @@ class LinkRevoke(InboundModel):
     account_id: str | None = None
     all_peers: bool = False
     reason: str
+    # The hub's clock when access ended; tickets issued before it are refused.
+    revoked_at: float
 
 
 LinkMessage = Annotated[

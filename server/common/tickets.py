@@ -2,7 +2,9 @@
 
 A ticket is ``<payload>.<signature>``: URL-safe base64 of the JSON claims and
 the hub's Ed25519 signature over those bytes. The host checks the signature,
-the audience (itself), the expiry and that the nonce was never seen before.
+the audience (itself), the expiry and that the nonce was never seen before;
+``issued_at`` (the hub's clock) lets a host refuse a ticket issued before a
+revocation it heard of.
 """
 
 from __future__ import annotations
@@ -28,12 +30,28 @@ class TicketClaims(WireModel):
     host_id: str
     role: str
     fingerprint: str
+    issued_at: float
     expires_at: float
     nonce: str = Field(min_length=16)
 
 
 class TicketRefused(Unauthenticated):
     """A ticket the host will not accept; the code says why."""
+
+
+def read_ticket(ticket: str, hub_key: str) -> TicketClaims:
+    """The claims of a ticket signed with ``hub_key``; expiry and use are not checked here."""
+    payload_part, _, signature = ticket.partition(".")
+    try:
+        payload = b64decode(payload_part)
+    except ValueError as exc:
+        raise TicketRefused("the ticket is malformed", code="ticketInvalid") from exc
+    if not signature or not verify_signature(hub_key, payload, signature):
+        raise TicketRefused("the ticket's signature is not the hub's", code="ticketInvalid")
+    try:
+        return TicketClaims.model_validate(json.loads(payload))
+    except (ValueError, ValidationError) as exc:
+        raise TicketRefused("the ticket is malformed", code="ticketInvalid") from exc
 
 
 class TicketSigner:
@@ -58,6 +76,7 @@ class TicketSigner:
         role: str,
         fingerprint: str,
     ) -> tuple[str, TicketClaims]:
+        now = self._clock.now()
         claims = TicketClaims(
             account_id=account_id,
             session_hash=session_hash,
@@ -65,7 +84,8 @@ class TicketSigner:
             host_id=host_id,
             role=role,
             fingerprint=fingerprint,
-            expires_at=self._clock.now() + self._lifetime,
+            issued_at=now,
+            expires_at=now + self._lifetime,
             nonce=secrets.token_urlsafe(18),
         )
         payload = claims.model_dump_json().encode()
@@ -83,17 +103,7 @@ class TicketVerifier:
         self._seen: OrderedDict[str, float] = OrderedDict()
 
     def verify(self, ticket: str) -> TicketClaims:
-        payload_part, _, signature = ticket.partition(".")
-        try:
-            payload = b64decode(payload_part)
-        except ValueError as exc:
-            raise TicketRefused("the ticket is malformed", code="ticketInvalid") from exc
-        if not signature or not verify_signature(self.hub_key, payload, signature):
-            raise TicketRefused("the ticket's signature is not the hub's", code="ticketInvalid")
-        try:
-            claims = TicketClaims.model_validate(json.loads(payload))
-        except (ValueError, ValidationError) as exc:
-            raise TicketRefused("the ticket is malformed", code="ticketInvalid") from exc
+        claims = read_ticket(ticket, self.hub_key)
         now = self._clock.now()
         if claims.host_id != self.host_id:
             raise TicketRefused("the ticket is for another host", code="ticketWrongHost")

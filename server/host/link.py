@@ -88,7 +88,7 @@ class HostLinkClient:
         if not isinstance(welcome, LinkWelcome):
             raise LinkRefusedByHub("no welcome")
         self.hub_key = challenge.hub_key
-        self._services.peers.trust_hub(host_id, challenge.hub_key)
+        self._services.peers.trust_hub(host_id, challenge.hub_key, welcome.hub_time)
         self.unlinked.clear()
         self.linked.set()
         log.info("linked to hub", extra={"host_id": host_id})

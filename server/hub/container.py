@@ -59,7 +59,7 @@ class Hub:
         if bus is None:
             bus = LocalBus() if db.is_sqlite else PostgresBus(db.url, db.schema)
         instance_id = new_id()
-        changes = AccessChanges(bus, instance_id)
+        changes = AccessChanges(bus, instance_id, clock)
         passwords = PasswordHasher(settings.security)
         sessions = SessionService(db, clock, settings.security, passwords, changes)
         teams = TeamService(db, clock, changes)
@@ -89,7 +89,7 @@ class Hub:
             hosts=hosts,
             bus=bus,
             tickets=tickets,
-            links=HostLinks(hosts, tickets, bus, instance_id),
+            links=HostLinks(hosts, tickets, bus, instance_id, clock),
             changes=changes,
         )
         changes.bind(hub.apply_access_change)

@@ -15,6 +15,7 @@ from typing import Any
 
 from aiohttp import WSMsgType, web
 
+from server.common.clock import Clock
 from server.common.errors import CrewhostError, Forbidden, Unavailable
 from server.common.keys import verify_signature
 from server.common.protocol import (
@@ -58,9 +59,10 @@ class HostLinks:
     """The links held by this instance, the link endpoint, and the offer relay."""
 
     def __init__(
-        self, hosts: HostService, tickets: TicketService, bus: Bus, instance_id: str
+        self, hosts: HostService, tickets: TicketService, bus: Bus, instance_id: str, clock: Clock
     ) -> None:
         self._hosts = hosts
+        self._clock = clock
         self._tickets = tickets
         self._bus = bus
         self.instance_id = instance_id
@@ -100,7 +102,7 @@ class HostLinks:
             await previous.socket.close(message=b"replaced by a newer link")
         await self._hosts.set_linked(link.host_id, True)
         # Welcome last: once the host hears it, the hub lists it online and relays to it.
-        await socket.send_str(encode(LinkWelcome(host_id=link.host_id)))
+        await socket.send_str(encode(LinkWelcome(host_id=link.host_id, hub_time=self._clock.now())))
         log.info("host linked", extra={"host_id": link.host_id})
         try:
             await self._serve(link)

@@ -28,6 +28,7 @@ from server.common.tokens import new_id
 from server.common.turn import ice_servers_for
 from server.common.view_protocol import VIEW_PREFIX
 from server.config import RtcSettings
+from server.host.rtc.revocations import Revocations, revocation_names
 from server.host.rtc.team_api import PeerIdentity, TeamApi, TeamApiSession
 
 if TYPE_CHECKING:
@@ -73,11 +74,14 @@ class PeerManager:
         self._api = api
         self._services = services
         self._verifier: TicketVerifier | None = None
+        self.revocations = Revocations(clock)
         self._peers: dict[str, Peer] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
 
-    def trust_hub(self, host_id: str, hub_key: str) -> None:
-        """Tickets are checked against this host id and this hub key from now on."""
+    def trust_hub(self, host_id: str, hub_key: str, hub_time: float) -> None:
+        """Tickets are checked against this host id and this hub key from now on, and
+        refused if issued before ``hub_time`` (the hub's clock when this link began)."""
+        self.revocations.link_began(hub_time)
         if self._verifier is None or (self._verifier.host_id, self._verifier.hub_key) != (
             host_id,
             hub_key,
@@ -108,6 +112,7 @@ class PeerManager:
         if self._verifier is None:
             raise TicketRefused("the host is not linked to a hub yet", code="ticketInvalid")
         claims = self._verifier.verify(ticket)
+        self.revocations.check(claims, claims.issued_at)
         if sdp_fingerprint(offer_sdp) != claims.fingerprint.upper():
             raise TicketRefused(
                 "the offer's certificate is not the one the ticket names",
@@ -130,8 +135,17 @@ class PeerManager:
             )
             await connection.setLocalDescription(await connection.createAnswer())
         except Exception as exc:  # aiortc raises many kinds for a bad SDP
+            if peer.closed.is_set():  # a revocation closed it meanwhile
+                self.revocations.check(claims, claims.issued_at)
             await self._close(peer, "bad offer")
             raise InvalidArgument("the offer could not be used", code="badOffer") from exc
+        try:
+            # A revocation heard while the offer was applied closed the peer already,
+            # or names it now: either way it does not get in.
+            self.revocations.check(claims, claims.issued_at)
+        except TicketRefused:
+            await self._close(peer, "revoked while connecting")
+            raise
         answer = connection.localDescription.sdp
         signature = self._key.sign(answer_proof(sdp_fingerprint(answer), claims.nonce))
         self._spawn(self._connect_deadline(peer))
@@ -171,8 +185,10 @@ class PeerManager:
             await self._close(peer, "did not connect in time")
 
     async def revoke(self, revoke: LinkRevoke) -> int:
-        """Close the peers a revocation names; answers how many."""
-        matched = [p for p in self._peers.values() if _matches(revoke, p.identity)]
+        """Close the peers a revocation names and refuse its tickets from now on; answers how
+        many peers closed."""
+        self.revocations.record(revoke)
+        matched = [p for p in self._peers.values() if revocation_names(revoke, p.identity)]
         for peer in matched:
             if peer.team_api is not None:
                 # Tell the peer why before the connection goes, so a client can say so.
@@ -200,13 +216,3 @@ class PeerManager:
         task = asyncio.get_running_loop().create_task(coroutine)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
-
-
-def _matches(revoke: LinkRevoke, peer: PeerIdentity) -> bool:
-    if revoke.all_peers or peer.session_hash in revoke.session_hashes:
-        return True
-    return (
-        revoke.team_id is not None
-        and revoke.account_id is not None
-        and (revoke.team_id, revoke.account_id) == (peer.team_id, peer.account_id)
-    )

@@ -98,5 +98,8 @@ async def issue_ticket(call: Call[TicketRequest]) -> TicketGrant:
 async def connect_to_host(call: Call[ConnectRequest]) -> ConnectAnswer:
     """Relay an SDP offer (with its ticket) to the host and return the host's signed answer."""
     host = await call.hub.hosts.get_team_host(call.team.team_id, call.path_id("host_id"))
+    await call.hub.tickets.check_relay(
+        call.principal, call.team.team_id, call.team.role, host.id, call.body.ticket
+    )
     answer = await call.hub.links.relay_offer(host.id, call.body.ticket, call.body.sdp)
     return ConnectAnswer(sdp=answer.sdp, signature=answer.signature, host_key=host.public_key)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from server.common.clock import Clock
 from server.common.protocol import LinkRevoke
 from server.hub.bus import Bus, BusHandler
 
@@ -24,8 +25,9 @@ ACCESS_KINDS = frozenset({"revoke", "memberships"})
 class AccessChanges:
     """Applies a change here at once, then tells every other instance through the bus."""
 
-    def __init__(self, bus: Bus, origin: str) -> None:
+    def __init__(self, bus: Bus, origin: str, clock: Clock) -> None:
         self._bus = bus
+        self._clock = clock
         self.origin = origin
         self._apply: BusHandler | None = None
 
@@ -42,12 +44,19 @@ class AccessChanges:
     async def sessions_ended(self, token_hashes: Iterable[str], reason: str) -> None:
         hashes = list(token_hashes)
         for start in range(0, len(hashes), _SLICE):
-            revoke = LinkRevoke(session_hashes=hashes[start : start + _SLICE], reason=reason)
+            revoke = LinkRevoke(
+                session_hashes=hashes[start : start + _SLICE],
+                reason=reason,
+                revoked_at=self._clock.now(),
+            )
             await self._revoke(revoke, None)
 
     async def member_changed(self, team_id: str, account_id: str, reason: str) -> None:
         await self.memberships_changed([account_id])
-        await self._revoke(LinkRevoke(team_id=team_id, account_id=account_id, reason=reason), None)
+        revoke = LinkRevoke(
+            team_id=team_id, account_id=account_id, reason=reason, revoked_at=self._clock.now()
+        )
+        await self._revoke(revoke, None)
 
     async def memberships_changed(self, account_ids: Iterable[str] | None) -> None:
         """The teams or roles of these accounts changed (None: of anyone, e.g. a rename)."""
@@ -61,7 +70,10 @@ class AccessChanges:
             )
 
     async def host_removed(self, host_id: str) -> None:
-        await self._revoke(LinkRevoke(all_peers=True, reason="the host was removed"), host_id)
+        revoke = LinkRevoke(
+            all_peers=True, reason="the host was removed", revoked_at=self._clock.now()
+        )
+        await self._revoke(revoke, host_id)
 
     async def _revoke(self, revoke: LinkRevoke, host_id: str | None) -> None:
         await self._announce(

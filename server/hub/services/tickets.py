@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from server.common.clock import Clock
+from server.common.errors import Forbidden
 from server.common.keys import SigningKey
 from server.common.roles import Role
-from server.common.tickets import TicketClaims, TicketSigner
+from server.common.tickets import TicketClaims, TicketRefused, TicketSigner, read_ticket
 from server.hub.services.sessions import Principal
 
 
@@ -37,3 +38,27 @@ class TicketService:
             role=role.value,
             fingerprint=fingerprint.upper(),
         )
+
+    async def check_relay(
+        self, principal: Principal, team_id: str, role: Role, host_id: str, ticket: str
+    ) -> None:
+        """Refuse to relay a ticket that is not the caller's own, for this team, role and host.
+
+        The host checks a ticket alone; the hub also knows who relays it, so a
+        ticket fetched by one account (or session, or before a role change)
+        never travels through another's request.
+        """
+        signer = await self.signer()
+        try:
+            claims = read_ticket(ticket, signer.public_key)
+        except TicketRefused as exc:  # 403 like the host's refusals: the caller is signed in
+            raise Forbidden(exc.message, code=exc.code) from exc
+        if (claims.account_id, claims.session_hash) != (principal.account_id, principal.token_hash):
+            raise Forbidden("this ticket was issued to another session", code="ticketNotYours")
+        if (claims.team_id, claims.host_id) != (team_id, host_id):
+            raise Forbidden("this ticket is for another team or host", code="ticketNotYours")
+        if claims.role != role.value:
+            raise Forbidden(
+                "your role changed since this ticket was issued; ask for a new one",
+                code="ticketRevoked",
+            )

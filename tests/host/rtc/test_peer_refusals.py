@@ -11,6 +11,7 @@ from aiortc import RTCPeerConnection
 from peer.connection import connect_to_host
 from peer.hub_client import HubClient, HubError
 from peer.known_hosts import HostKeyChanged
+from server.common.errors import CrewhostError
 from server.common.keys import SigningKey
 from server.common.sdp import sdp_fingerprint
 from server.host.container import HostServices
@@ -112,7 +113,12 @@ async def test_a_ticket_for_another_host_is_refused(
         connection, sdp = await new_offer()
         builtin_id = server.builtin.services.host_id
         grant = await member.hub.ticket(member.team_id, builtin_id, sdp_fingerprint(sdp))
-        assert await refused(member, other.host_id, grant.ticket, sdp) == "ticketWrongHost"
+        # The hub relays a ticket only to the host it names...
+        assert await refused(member, other.host_id, grant.ticket, sdp) == "ticketNotYours"
+        # ...and a host refuses one for another host even when it gets there.
+        with pytest.raises(CrewhostError) as caught:
+            await server.hub.links.relay_offer(other.host_id, grant.ticket, sdp)
+        assert caught.value.code == "ticketWrongHost"
         assert other.peers.peers() == []
         await connection.close()
 

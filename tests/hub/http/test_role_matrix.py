@@ -32,6 +32,8 @@ class World:
     target_id: str
     invitation_id: str
     enrolled_host_id: str
+    # Who makes the request: a connect sample carries a ticket of that actor's own.
+    actor: str = "owner"
 
     @property
     def builtin_host_id(self) -> str:
@@ -61,10 +63,12 @@ async def _ticket(world: World) -> tuple[str, Any]:
 
 
 async def _connect(world: World) -> tuple[str, Any]:
-    # A real offer and a real ticket (the owner's), so that the guard alone decides.
+    # A real offer and a real ticket (the actor's own when it may have one; else the
+    # owner's), so that the guard alone decides.
     sdp, fingerprint = await _offer_fingerprint()
     base = f"/v1/teams/{world.team_id}/hosts/{world.builtin_host_id}"
-    grant = await world.clients["owner"].post(f"{base}/tickets", {"fingerprint": fingerprint})
+    holder = world.actor if world.actor in ("owner", "admin", "member") else "owner"
+    grant = await world.clients[holder].post(f"{base}/tickets", {"fingerprint": fingerprint})
     return f"{base}/connect", {"ticket": grant.body["ticket"], "sdp": sdp}
 
 
@@ -151,6 +155,7 @@ def test_every_team_route_has_a_sample() -> None:
 @pytest.mark.parametrize("route", TEAM_ROUTES, ids=lambda r: r.name)
 async def test_role_matrix(server: RunningHub, route: Any, actor: str) -> None:
     world = await build_world(server)
+    world.actor = actor
     path, body = await SAMPLES[route.name][0](world)
     expected = expected_status(route.name, route.access, actor)
     before = await database_snapshot(server.hub.db)

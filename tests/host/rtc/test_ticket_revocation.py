@@ -1,0 +1,185 @@
+"""A ticket fetched before access ended cannot be used after, by the hub's relay or the host."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+from aiortc import RTCPeerConnection
+
+from peer.hub_client import HubError
+from server.common.errors import CrewhostError
+from server.common.keys import SigningKey
+from server.common.protocol import TEAM_API_LABEL, LinkRevoke
+from server.common.sdp import sdp_fingerprint
+from server.host.container import HostServices
+from server.host.runtime import run_link
+from tests.support.hub_server import RunningHub
+from tests.support.peers import Member, peer_member, wait_linked
+from tests.support.waiting import eventually
+
+
+@asynccontextmanager
+async def ticket_in_hand(member: Member, host_id: str) -> AsyncIterator[tuple[str, str]]:
+    """An offer and the ticket the hub gave for it, not yet used: (ticket, offer SDP)."""
+    connection = RTCPeerConnection()
+    connection.createDataChannel(TEAM_API_LABEL)
+    await connection.setLocalDescription(await connection.createOffer())
+    sdp = connection.localDescription.sdp
+    grant = await member.hub.ticket(member.team_id, host_id, sdp_fingerprint(sdp))
+    try:
+        yield grant.ticket, sdp
+    finally:
+        await connection.close()
+
+
+async def refused_by_host(server: RunningHub, host_id: str, ticket: str, sdp: str) -> str:
+    """Send the offer straight down the host's link, past the hub's own checks."""
+    with pytest.raises(CrewhostError) as caught:
+        await server.hub.links.relay_offer(host_id, ticket, sdp)
+    return caught.value.code
+
+
+async def refused_by_hub(member: Member, host_id: str, ticket: str, sdp: str) -> HubError:
+    with pytest.raises(HubError) as caught:
+        await member.hub.connect(member.team_id, host_id, ticket, sdp)
+    return caught.value
+
+
+async def team_with(server: RunningHub, tmp_path: Path, role: str) -> tuple[Member, str]:
+    owner = await server.sign_up_owner()
+    team_id = await server.first_team_id(owner)
+    await server.invite(owner, team_id, "member@example.com", role)
+    host_id = await wait_linked(server)
+    return await peer_member(server, "member@example.com", tmp_path), host_id
+
+
+async def test_a_ticket_from_before_a_removal_is_refused(
+    server: RunningHub, tmp_path: Path
+) -> None:
+    member, host_id = await team_with(server, tmp_path, "member")
+    owner = await server.sign_in("owner@example.com")
+    async with ticket_in_hand(member, host_id) as (ticket, sdp):
+        removed = await owner.delete(f"/v1/teams/{member.team_id}/members/{member.account_id}")
+        assert removed.status == 204
+        assert (await refused_by_hub(member, host_id, ticket, sdp)).status in (403, 404)
+        assert await refused_by_host(server, host_id, ticket, sdp) == "ticketRevoked"
+    assert server.builtin.services.peers.peers() == []
+    await member.hub.close()
+
+
+async def test_a_ticket_from_before_a_demotion_is_refused_and_a_new_one_works(
+    server: RunningHub, tmp_path: Path
+) -> None:
+    member, host_id = await team_with(server, tmp_path, "admin")
+    owner = await server.sign_in("owner@example.com")
+    async with ticket_in_hand(member, host_id) as (ticket, sdp):
+        demoted = await owner.patch(
+            f"/v1/teams/{member.team_id}/members/{member.account_id}", {"role": "member"}
+        )
+        assert demoted.status == 200, demoted.body
+        assert (await refused_by_hub(member, host_id, ticket, sdp)).code == "ticketRevoked"
+        assert await refused_by_host(server, host_id, ticket, sdp) == "ticketRevoked"
+    connection = await member.connect(host_id)
+    assert (await connection.call("host-v1/whoami"))["role"] == "member"
+    await connection.close()
+    await member.hub.close()
+
+
+async def test_a_ticket_from_before_sign_out_is_refused(server: RunningHub, tmp_path: Path) -> None:
+    member, host_id = await team_with(server, tmp_path, "member")
+    async with ticket_in_hand(member, host_id) as (ticket, sdp):
+        await member.hub.sign_out()
+        assert await refused_by_host(server, host_id, ticket, sdp) == "ticketRevoked"
+    await member.hub.close()
+
+
+async def test_a_ticket_from_a_revoked_session_is_refused(
+    server: RunningHub, tmp_path: Path
+) -> None:
+    member, host_id = await team_with(server, tmp_path, "member")
+    async with ticket_in_hand(member, host_id) as (ticket, sdp):
+        browser = await server.sign_in("member@example.com")
+        reply = await browser.post("/v1/me/sessions/revoke-others")
+        assert reply.body == {"revoked": 2}
+        assert (await refused_by_hub(member, host_id, ticket, sdp)).status == 401
+        assert await refused_by_host(server, host_id, ticket, sdp) == "ticketRevoked"
+    await member.hub.close()
+
+
+async def test_the_hub_relays_only_the_callers_own_ticket(
+    server: RunningHub, tmp_path: Path
+) -> None:
+    member, host_id = await team_with(server, tmp_path, "member")
+    await server.create_owner("other@example.com", "Team B")
+    other = await peer_member(server, "other@example.com", tmp_path)
+    async with ticket_in_hand(member, host_id) as (ticket, sdp):
+        # Through a team of the other account's own, with the member's ticket.
+        with pytest.raises(HubError) as caught:
+            await other.hub.connect(other.team_id, host_id, ticket, sdp)
+        assert caught.value.code == "ticketNotYours"
+        # The same account through another session of its own.
+        second = await peer_member(server, "member@example.com", tmp_path)
+        assert (await refused_by_hub(second, host_id, ticket, sdp)).code == "ticketNotYours"
+        await second.hub.close()
+        # Its own session, team and host: let in.
+        answer = await member.hub.connect(member.team_id, host_id, ticket, sdp)
+        assert answer.host_key == server.builtin.services.identity.public_key
+    await other.hub.close()
+    await member.hub.close()
+
+
+async def test_a_peer_admitted_while_a_revocation_arrives_is_closed(
+    server: RunningHub, tmp_path: Path
+) -> None:
+    member, host_id = await team_with(server, tmp_path, "member")
+    peers = server.builtin.services.peers
+    async with ticket_in_hand(member, host_id) as (ticket, sdp):
+        admitting = asyncio.ensure_future(peers.accept(ticket, sdp))
+        await asyncio.sleep(0)  # accept runs to its first wait: the offer is being applied
+        assert len(peers.peers()) == 1
+        assert not admitting.done()
+        # The revocation the link delivers, arriving right then.
+        removal = LinkRevoke(
+            team_id=member.team_id,
+            account_id=member.account_id,
+            reason="removed from the team",
+            revoked_at=server.hub.clock.now(),
+        )
+        assert await peers.revoke(removal) == 1
+        with pytest.raises(CrewhostError) as caught:
+            await admitting
+        assert caught.value.code == "ticketRevoked"
+    assert peers.peers() == []
+    await member.hub.close()
+
+
+async def test_a_ticket_from_before_a_host_removal_is_refused(
+    server: RunningHub, tmp_path: Path
+) -> None:
+    owner = await server.sign_up_owner()
+    team_id = await server.first_team_id(owner)
+    enrolment = await owner.post(f"/v1/teams/{team_id}/hosts/enrolments", {"name": "Lab"})
+    key = SigningKey.generate()
+    enrolled = await server.client().post(
+        "/v1/hosts/enrol", {"code": enrolment.body["code"], "publicKey": key.public_key}
+    )
+    services = HostServices.build(
+        server.hub.settings.model_copy(update={"data_dir": tmp_path}), key, server.hub.db
+    )
+    services.host_id = enrolled.body["hostId"]
+    async with run_link(services, server.url) as lab:
+        await asyncio.wait_for(lab.link.linked.wait(), 10)
+        member = await peer_member(server, "owner@example.com", tmp_path)
+        async with ticket_in_hand(member, services.host_id) as (ticket, sdp):
+            reply = await owner.delete(f"/v1/teams/{team_id}/hosts/{services.host_id}")
+            assert reply.status == 204
+            await asyncio.wait_for(lab.link.unlinked.wait(), 10)
+            await eventually(lambda: len(services.peers.revocations) == 1)
+            with pytest.raises(CrewhostError) as caught:
+                await services.peers.accept(ticket, sdp)
+            assert caught.value.code == "ticketRevoked"
+        await member.hub.close()
