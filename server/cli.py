@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from server.common.data_folder import secure_data_folder
 from server.common.errors import CrewhostError
 from server.config import Settings, load_settings, settings_markdown
 from server.logs import configure_logging
@@ -118,6 +119,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
     from server import admin, serve
 
+    # Every command from here on serves or writes the data folder: it holds keys and hashes.
+    secure_data_folder(settings.data_dir)
     if args.command in ("serve", "hub"):
         asyncio.run(serve.run(settings, with_builtin_host=args.command == "serve"))
         return 0

@@ -7,6 +7,7 @@ import json
 import os
 import re
 import socket
+import stat
 import sys
 from pathlib import Path
 
@@ -200,3 +201,90 @@ async def test_a_bad_enrolment_code_is_refused(server: RunningHub, tmp_path: Pat
     assert code == 2
     assert "enrolment refused" in err
     assert not (tmp_path / "host" / "link.json").exists()
+
+
+FAST_HASHING_ENV = {
+    "CREWHOST_SECURITY_PASSWORD_HASH_TIME_COST": "1",
+    "CREWHOST_SECURITY_PASSWORD_HASH_MEMORY_KIB": "1024",
+    "CREWHOST_SECURITY_PASSWORD_HASH_PARALLELISM": "1",
+}
+
+
+def shared_entries(root: Path) -> list[str]:
+    """Everything in ``root`` (and ``root``) that group or others may read, write or enter."""
+    found = []
+    for path in [root, *root.rglob("*")]:
+        mode = path.lstat().st_mode
+        if not stat.S_ISLNK(mode) and stat.S_IMODE(mode) & 0o077:
+            found.append(f"{path.relative_to(root)} {oct(stat.S_IMODE(mode))}")
+    return found
+
+
+async def test_serve_keeps_the_data_folder_private(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    process = await asyncio.create_subprocess_exec(
+        *CREWHOST,
+        "serve",
+        "--port",
+        "0",
+        "--data-dir",
+        str(data),
+        "--log-format",
+        "json",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        cwd=ROOT,
+        env={**os.environ, **FAST_HASHING_ENV},
+    )
+    assert process.stdout is not None
+    assert process.stderr is not None
+    try:
+        url = json.loads(await asyncio.wait_for(process.stderr.readline(), 30))["url"]
+        link = ""
+        while "#code=" not in link:
+            link = (await asyncio.wait_for(process.stdout.readline(), 30)).decode()
+        code = link.strip().split("#code=")[1]
+        headers = {"X-Crewhost-CSRF": "1", "Origin": url}
+        # unsafe: the session cookie of an IP-address host
+        jar = aiohttp.CookieJar(unsafe=True)
+        async with aiohttp.ClientSession(headers=headers, cookie_jar=jar) as session:
+            account = {"email": "a@example.com", "name": "A", "password": "p" * 12}
+            async with session.post(
+                f"{url}/v1/accounts", json={**account, "setupCode": code, "teamName": "A"}
+            ) as reply:
+                assert reply.status == 201
+            async with session.post(f"{url}/v1/teams", json={"name": "B"}) as reply:
+                assert reply.status == 201
+                team_id = (await reply.json())["id"]
+            async with session.post(f"{url}/v1/teams/{team_id}/invitations", json={}) as reply:
+                assert reply.status == 201
+        assert (data / "crewhost.db-wal").exists()
+        assert (data / "host" / "identity.key").exists()
+        assert shared_entries(data) == []
+    finally:
+        process.terminate()
+        await asyncio.wait_for(process.wait(), 30)
+    assert process.returncode == 0
+    assert shared_entries(data) == []
+
+
+async def test_a_command_makes_existing_data_private_and_says_how_much(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    code, _, err = await run("admin", "migrate", "--data-dir", str(data))
+    assert code == 0, err
+    # What an older version left: a readable database, tab list and folders.
+    team = data / "browser" / "0123456789abcdef0123456789abcdef"
+    team.mkdir(parents=True)
+    (team / "tabs.json").write_text('{"version": 1, "tabs": [], "marker": "tab-url-secret"}')
+    (team / "tabs.json").chmod(0o644)
+    (data / "crewhost.db").chmod(0o644)
+    for folder in (data, data / "browser", team):
+        folder.chmod(0o755)
+
+    code, _, err = await run("admin", "migrate", "--data-dir", str(data), "--log-format", "json")
+
+    assert code == 0, err
+    assert shared_entries(data) == []
+    lines = [json.loads(line) for line in err.splitlines()]
+    assert [line["fixed"] for line in lines if "fixed" in line] == [5]
+    assert "tab-url-secret" not in err

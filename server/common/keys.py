@@ -10,6 +10,8 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from server.common.data_folder import FILE_MODE, private_folder
+
 
 def b64encode(data: bytes) -> str:
     return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
@@ -44,10 +46,10 @@ class SigningKey:
         """The key in ``path``, created (mode 0600) on first use."""
         if path.exists():
             return cls.from_bytes(b64decode(path.read_text(encoding="ascii").strip()))
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_folder(path.parent)
         key = cls.generate()
         # Created with 0600 from the start, so the key is never readable by others.
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE)
         with os.fdopen(fd, "w", encoding="ascii") as handle:
             handle.write(b64encode(key.private_bytes()) + "\n")
         return key

@@ -19,6 +19,8 @@ from sqlalchemy import event
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
+from server.common.data_folder import create_private_file, private_folder
+
 log = logging.getLogger(__name__)
 
 ALEMBIC_DIR = Path(__file__).resolve().parents[2] / "alembic"
@@ -48,7 +50,10 @@ class Database:
         kwargs: dict[str, Any] = {"pool_size": pool_size, "max_overflow": pool_size}
         if self.is_sqlite:
             if parsed.database and parsed.database != ":memory:":
-                Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+                path = Path(parsed.database)
+                private_folder(path.parent)
+                # SQLite gives its -wal and -shm files the database file's mode: make that 0600.
+                create_private_file(path)
         else:
             kwargs["pool_pre_ping"] = True
             if schema:

@@ -7,6 +7,7 @@ import contextlib
 import gc
 import json
 import logging
+import os
 import signal
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -16,6 +17,7 @@ from pathlib import Path
 import aiohttp
 
 from server.common.clock import Clock
+from server.common.data_folder import FILE_MODE, private_folder
 from server.common.errors import InvalidArgument, Unavailable
 from server.common.keys import SigningKey
 from server.config import Settings
@@ -76,8 +78,10 @@ class HostState:
         return dict(json.loads(self.path.read_text(encoding="utf-8")))
 
     def save(self, state: dict[str, str]) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.path.write_text(json.dumps(state, indent=2), encoding="utf-8")
+        private_folder(self.path.parent)
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, FILE_MODE)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(json.dumps(state, indent=2))
 
 
 async def enrol(hub_url: str, code: str, key: SigningKey) -> str:

@@ -55,8 +55,10 @@ class InvitationService:
         expires_in_seconds: int,
         max_uses: int,
     ) -> NewInvitation:
-        if role is Role.OWNER and actor_role is not Role.OWNER:
-            raise Forbidden("only an owner can invite an owner", code="ownerOnly")
+        if not actor_role.may_invite(role):
+            if role is Role.OWNER:
+                raise Forbidden("only an owner can invite an owner", code="ownerOnly")
+            raise Forbidden("only owners and admins can invite")
         now = self._clock.now()
         code = new_secret()
         invitation = Invitation(
@@ -130,4 +132,15 @@ class InvitationService:
             raise NotFound("this invitation has expired", code="invitationInvalid")
         if invitation.uses >= invitation.max_uses:
             raise NotFound("this invitation has been used up", code="invitationInvalid")
+        # Never more than its creator may grant now: a demoted or departed admin's codes are dead.
+        creator_role = None
+        if invitation.created_by is not None:
+            creator_role = await self._teams.get_role(
+                conn, invitation.team_id, invitation.created_by
+            )
+        if creator_role is None or not creator_role.may_invite(invitation.role):
+            raise NotFound(
+                "this invitation was revoked: the person who made it can no longer grant its role",
+                code="invitationInvalid",
+            )
         return invitation

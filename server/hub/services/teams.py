@@ -11,6 +11,7 @@ from server.common.tokens import new_id
 from server.db.engine import Database
 from server.hub.cache import ExpiringCache
 from server.hub.services.access_changes import AccessChanges
+from server.hub.storage.invitations import InvitationRepository
 from server.hub.storage.teams import Member, Team, TeamRepository, TeamWithRole
 
 MAX_TEAMS_PER_ACCOUNT = 100
@@ -23,7 +24,8 @@ class TeamService:
     """Create and rename teams; list, promote, demote and remove members.
 
     The rules: an admin may not change or remove an owner, nor make anyone an
-    owner; a team always keeps at least one owner.
+    owner; a team always keeps at least one owner. A member who loses a role loses
+    the open invitations they made that it allowed.
     """
 
     def __init__(self, db: Database, clock: Clock, changes: AccessChanges) -> None:
@@ -31,6 +33,7 @@ class TeamService:
         self._changes = changes
         self._clock = clock
         self._teams = TeamRepository()
+        self._invitations = InvitationRepository()
         self._cache: ExpiringCache[str, list[TeamWithRole]] = ExpiringCache(
             clock, seconds=_CACHE_SECONDS
         )
@@ -108,6 +111,7 @@ class TeamService:
             if current is Role.OWNER and role is not Role.OWNER:
                 await self._keep_an_owner(conn, team_id)
             await self._teams.update_role(conn, team_id, target_id, role)
+            await self._revoke_invitations_beyond(conn, team_id, target_id, role)
             members = await self._teams.list_members(conn, team_id)
         if role is not current:
             # Live connections carry the old role: end them; the member reconnects with the new one.
@@ -125,10 +129,23 @@ class TeamService:
                     raise Forbidden("only an owner can remove an owner", code="ownerOnly")
                 await self._keep_an_owner(conn, team_id)
             await self._teams.remove_membership(conn, team_id, target_id)
+            await self._revoke_invitations_beyond(conn, team_id, target_id, None)
         await self._changes.member_changed(team_id, target_id, "removed from the team")
 
     async def leave(self, team_id: str, account_id: str, role: Role) -> None:
         await self.remove_member(team_id, account_id, role, account_id)
+
+    async def _revoke_invitations_beyond(
+        self, conn: AsyncConnection, team_id: str, account_id: str, role: Role | None
+    ) -> None:
+        """Revoke the account's open invitations that ``role`` (None: not a member) cannot grant."""
+        await self._invitations.update_invitations_revoked(
+            conn,
+            team_id,
+            created_by=account_id,
+            roles=[r for r in Role if role is None or not role.may_invite(r)],
+            now=self._clock.now(),
+        )
 
     async def _target_role(self, conn: AsyncConnection, team_id: str, account_id: str) -> Role:
         role = await self._teams.get_role(conn, team_id, account_id)

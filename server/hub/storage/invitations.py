@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -111,6 +112,30 @@ class InvitationRepository:
             .values(revoked_at=now)
         )
         return bool(result.rowcount)
+
+    async def update_invitations_revoked(
+        self,
+        conn: AsyncConnection,
+        team_id: str,
+        *,
+        created_by: str,
+        roles: Collection[Role],
+        now: float,
+    ) -> int:
+        """Revoke the open invitations ``created_by`` made for any of ``roles``; the count."""
+        if not roles:
+            return 0
+        result = await conn.execute(
+            invitations.update()
+            .where(
+                invitations.c.team_id == team_id,
+                invitations.c.created_by == created_by,
+                invitations.c.role.in_([role.value for role in roles]),
+                invitations.c.revoked_at.is_(None),
+            )
+            .values(revoked_at=now)
+        )
+        return int(result.rowcount)
 
     async def invitation_exists(
         self, conn: AsyncConnection, team_id: str, invitation_id: str

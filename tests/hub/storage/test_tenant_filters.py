@@ -55,6 +55,10 @@ async def test_writes_with_another_team_change_nothing(db: Database) -> None:
     async with db.write() as conn:
         assert not await invitations.use_invitation(conn, TEAM_B, "c" * 32, 2.0)
         assert not await invitations.revoke_invitation(conn, TEAM_B, "c" * 32, 2.0)
+        revoked = await invitations.update_invitations_revoked(
+            conn, TEAM_B, created_by=ACCOUNT_A, roles=list(Role), now=2.0
+        )
+        assert revoked == 0
         await teams.update_role(conn, TEAM_B, ACCOUNT_A, Role.MEMBER)
         await teams.remove_membership(conn, TEAM_B, ACCOUNT_A)
     assert await database_snapshot(db) == before
