@@ -96,7 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(settings_markdown())
         return 0
     if args.command == "admin" and args.admin_command == "openapi":
-        from server.hub.http.app import openapi_document
+        from server.hub.app import openapi_document
 
         print(json.dumps(openapi_document(), indent=2, sort_keys=True))
         return 0

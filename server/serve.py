@@ -14,7 +14,7 @@ from server.common.errors import Unavailable
 from server.config import Settings
 from server.host.runtime import builtin_host
 from server.hub.container import Hub
-from server.hub.http.app import build_app
+from server.hub.app import build_app
 
 log = logging.getLogger(__name__)
 

@@ -16,7 +16,7 @@ from server.config import Settings
 from server.host.container import HostServices
 from server.host.runtime import builtin_host, run_link
 from server.hub.container import Hub
-from server.hub.http.app import build_app
+from server.hub.app import build_app
 from tests.support.databases import ScratchDatabase
 from tests.support.hub_server import RunningHub, hub_settings
 from tests.support.peers import peer_member, wait_linked

@@ -18,7 +18,7 @@ from server.common.clock import Clock
 from server.config import Settings, load_settings
 from server.host.runtime import RunningHost, builtin_host
 from server.hub.container import Hub
-from server.hub.http.app import build_app
+from server.hub.app import build_app
 from server.hub.http.routing import CSRF_HEADER
 from tests.support.databases import ScratchDatabase
 

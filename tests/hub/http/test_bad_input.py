@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from server.hub.http.app import all_routes
+from server.hub.app import all_routes
 from server.hub.http.routing import Route
 from tests.hub.http.test_role_matrix import SAMPLES, World, build_world
 from tests.support.hub_server import PASSWORD, ApiClient, RunningHub

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from server.hub.http.app import all_routes
+from server.hub.app import all_routes
 from tests.hub.http.test_role_matrix import SAMPLES, build_world
 from tests.support.databases import ScratchDatabase
 from tests.support.hub_server import PASSWORD, RunningHub, hub_settings, running_hub

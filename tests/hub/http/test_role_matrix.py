@@ -16,7 +16,7 @@ from aiortc import RTCPeerConnection
 from server.common.keys import SigningKey
 from server.common.roles import Role
 from server.common.sdp import sdp_fingerprint
-from server.hub.http.app import all_routes
+from server.hub.app import all_routes
 from tests.support.hub_server import ApiClient, RunningHub
 from tests.support.peers import wait_linked
 from tests.support.snapshots import database_snapshot

@@ -8,7 +8,7 @@ from pathlib import Path
 import aiohttp
 from aiohttp import web
 
-from server.hub.http.app import openapi_document
+from server.hub.app import openapi_document
 from server.hub.http.web_client import add_web_client
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from server.hub.http.app import all_routes
+from server.hub.app import all_routes
 from tests.support.hub_server import PASSWORD, RunningHub
 
 

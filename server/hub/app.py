@@ -1,4 +1,4 @@
-"""The hub's aiohttp application."""
+"""The hub's aiohttp application: its route tables, middleware and lifecycle, assembled."""
 
 from __future__ import annotations
 
