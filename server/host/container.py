@@ -9,14 +9,16 @@ from server.common.clock import Clock, SystemClock
 from server.common.keys import SigningKey
 from server.config import Settings
 from server.db.engine import Database
-from server.host.api import browser_control, browser_profiles, system
-from server.host.api.browser_control import TABS_CHANGED
 from server.host.browser.runtime import BrowserRuntime
 from server.host.live.views import LiveViews
-from server.host.profiles import BrowserProfileService
+from server.host.routes import browser_control, browser_profiles, system
+from server.host.routes.browser_control import TABS_CHANGED
 from server.host.rtc.peers import PeerManager
 from server.host.rtc.protocol_document import build_host_protocol
 from server.host.rtc.team_api import TeamApi
+from server.host.services.memories import MemoryService
+from server.host.services.profiles import BrowserProfileService
+from server.host.services.tabs import TabService
 
 ROUTE_TABLES = (system.routes, browser_profiles.routes, browser_control.routes)
 
@@ -38,6 +40,8 @@ class HostServices:
     browser: BrowserRuntime
     peers: PeerManager = field(init=False)
     profiles: BrowserProfileService = field(init=False)
+    tabs: TabService = field(init=False)
+    memories: MemoryService = field(init=False)
     live: LiveViews = field(init=False)
     host_id: str = ""
 
@@ -58,6 +62,8 @@ class HostServices:
             identity, settings.rtc, clock, services.team_api, lambda: services
         )
         services.profiles = BrowserProfileService(db, clock, browser, services.peers.announce)
+        services.tabs = TabService(browser, services.profiles)
+        services.memories = MemoryService(db, clock)
         services.live = LiveViews(browser, settings.host)
         browser.observe_tabs(lambda team_id: services.peers.announce(team_id, TABS_CHANGED, {}))
         browser.observe_pages(services.live.page_attached)

@@ -14,7 +14,8 @@ from typing import Any, Generic, TypeVar
 
 from playwright.async_api import CDPSession, Page
 
-from server.common.errors import Conflict, Unavailable
+from server.common.errors import Unavailable
+from server.host.browser.access import require_turn
 from server.host.browser.callers import Caller
 from server.host.browser.dialogs import PendingDialog
 from server.host.browser.partitions import Partition
@@ -94,20 +95,8 @@ class TabQueue:
         return self._lock.locked()
 
     def check(self, caller: Caller, *, dialog_ok: bool = False) -> None:
-        """Refuses an agent on a held tab or one with a dialog open (unless ``dialog_ok``), and a
-        person on a tab someone else holds."""
-        tab = self._tab
-        if not caller.is_agent:
-            if tab.held_by not in (None, caller.account_id):
-                raise Conflict("another person has control of this tab", code="tabHeld")
-            return
-        if tab.held_by is not None:
-            raise Conflict("a person has control of this tab", code="tabHeldByPerson")
-        if tab.dialog is not None and not dialog_ok:
-            whom = (
-                "answer it with handle_dialog" if tab.dialog.agent_id else "a person must answer it"
-            )
-            raise Conflict(f"a page dialog is open: {whom}", code="dialogOpen")
+        """Refuses a caller whose turn it is not (see ``access.require_turn``)."""
+        require_turn(self._tab, caller, dialog_ok=dialog_ok)
 
     async def run(
         self,

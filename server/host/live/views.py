@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING, Any
 
 from playwright.async_api import Error as PlaywrightError
 
-from server.common.errors import CrewhostError, NotFound
+from server.common.errors import CrewhostError
 from server.common.view_protocol import parse_view_label
 from server.config import HostSettings
+from server.host.browser.access import require_viewable
 from server.host.browser.runtime import BrowserRuntime
 from server.host.live.messages import Closed, Opened, ViewError
 from server.host.live.screencast import BACKLOG_BYTES, TabScreencast
@@ -106,8 +107,7 @@ class LiveViews:
             options = parse_view_label(channel.label)
             engine = await self._browser.engine()
             tab = engine.get_tab(peer.team_id, options.tab_id)
-            if tab.partition.kind == "private":
-                raise NotFound("no such tab", code="tabNotFound")
+            require_viewable(tab)
             page = await engine.view_page(peer.team_id, tab.id)
         except CrewhostError as exc:
             _close_with(channel, exc.code, exc.message)

@@ -25,8 +25,8 @@ from server.common.protocol import (
 )
 from server.common.view_protocol import FRAME_HEADER, FRAME_VERSION, MAX_CLIPBOARD, VIEW_PREFIX
 from server.host.live.messages import HostViewMessage, ViewMessage
-from server.host.profiles import PROFILE_HUES
 from server.host.rtc.team_api import HostRoute
+from server.host.services.profiles import PROFILE_HUES
 
 _REF = "#/components/schemas/{model}"
 

@@ -21,7 +21,7 @@ from server.host.browser.engine import BrowserEngine
 from server.host.browser.partitions import Partition
 
 if TYPE_CHECKING:
-    from server.host.tools.memories import MemoryStore
+    from server.host.services.memories import MemoryService
 
 MAX_RESULT_CHARS = 20_000
 _CUT_MARK = "\n[... cut: the result was longer than 20,000 characters]"
@@ -86,7 +86,7 @@ class ToolContext:
     team_id: str
     caller: Caller
     turn: TurnState = field(default_factory=TurnState)
-    memories: MemoryStore | None = None
+    memories: MemoryService | None = None
     settings: ToolSettings = field(default_factory=ToolSettings)
     # Where the calling agent's new tabs open (the profile service's partition_for_agent,
     # given team and agent ids); without it they open in the team's shared partition.

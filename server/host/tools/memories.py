@@ -1,4 +1,4 @@
-"""The ``remember`` tool, the agent's memory store, and the site memories a snapshot shows.
+"""The ``remember`` tool and the site memories a snapshot shows.
 
 A memory tied to a site (a host without ``www.``) comes back in the first snapshot
 of that site, or of a subdomain, in each turn: how a site works is most useful
@@ -7,120 +7,12 @@ when the agent is looking at it, and once per turn is enough.
 
 from __future__ import annotations
 
-import ipaddress
-import re
-import uuid
 from typing import Annotated, Any
-from urllib.parse import urlsplit
 
 from pydantic import Field, StringConstraints
 
-from server.common.clock import Clock
-from server.db.engine import Database
-from server.host.storage.memories import AgentMemory, AgentMemoryRepository
+from server.host.services.memories import MAX_MEMORY_CHARS, normalize_site, page_site
 from server.host.tools.base import Tool, ToolArgs, ToolContext, ToolFailure
-
-MAX_MEMORY_CHARS = 2000
-MAX_MEMORIES_PER_AGENT = 1000
-SITE_MEMORIES_SHOWN = 5
-
-_LABEL = re.compile(r"^(?!-)[a-z0-9\-_]{1,63}(?<!-)$")
-
-
-class MemoryStore:
-    """The agents' memories of one host's teams, in the host's database."""
-
-    def __init__(self, db: Database, clock: Clock) -> None:
-        self._db = db
-        self._clock = clock
-        self._repo = AgentMemoryRepository()
-
-    async def add_memory(
-        self, team_id: str, agent_id: str, text: str, site: str | None
-    ) -> AgentMemory:
-        """Keeps one memory; refuses when the agent already holds the most it may."""
-        memory = AgentMemory(uuid.uuid4().hex, team_id, agent_id, site, text, self._clock.now())
-        async with self._db.write() as conn:
-            if await self._repo.count_memories(conn, team_id, agent_id) >= MAX_MEMORIES_PER_AGENT:
-                raise ToolFailure(
-                    "memoryLimit",
-                    f"this agent already keeps {MAX_MEMORIES_PER_AGENT} memories; "
-                    "ask a person to remove old ones",
-                )
-            await self._repo.add_memory(conn, memory)
-        return memory
-
-    async def list_memories(self, team_id: str, agent_id: str) -> list[AgentMemory]:
-        async with self._db.read() as conn:
-            return await self._repo.list_memories(conn, team_id, agent_id)
-
-    async def memories_for_host(
-        self, team_id: str, agent_id: str, host: str, *, limit: int = SITE_MEMORIES_SHOWN
-    ) -> list[AgentMemory]:
-        """Memories for ``host`` and its parent domains, newest first."""
-        async with self._db.read() as conn:
-            return await self._repo.list_site_memories(
-                conn, team_id, agent_id, host_and_parents(host), limit=limit
-            )
-
-
-def normalize_site(value: str) -> str:
-    """A site as memories keep it: the lowercase host of a host name or an address, no ``www.``.
-
-    Raises ``ToolFailure`` when ``value`` names no host.
-    """
-    text = value.strip()
-    if "://" not in text:
-        text = "https://" + text
-    try:
-        host = urlsplit(text).hostname
-    except ValueError:
-        host = None
-    site = _site_of_host(host or "")
-    if site is None:
-        raise ToolFailure(
-            "invalidSite", "site must be a host such as example.com, or an address on it"
-        )
-    return site
-
-
-def _site_of_host(host: str) -> str | None:
-    host = host.lower().rstrip(".")
-    if host.startswith("www."):
-        host = host[4:]
-    if not host:
-        return None
-    try:
-        return str(ipaddress.ip_address(host))
-    except ValueError:
-        pass
-    labels = host.split(".")
-    if not all(_LABEL.match(label) for label in labels):
-        return None
-    if len(labels) < 2 and host != "localhost":
-        return None
-    return host
-
-
-def host_and_parents(host: str) -> list[str]:
-    """``app.example.com`` → ``app.example.com``, ``example.com``; an address stays alone."""
-    try:
-        ipaddress.ip_address(host)
-    except ValueError:
-        labels = host.split(".")
-        return [".".join(labels[i:]) for i in range(max(1, len(labels) - 1))]
-    return [host]
-
-
-def page_site(url: str) -> str | None:
-    """The site of a web page's address; None for anything but http(s)."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return None
-    if parts.scheme not in ("http", "https"):
-        return None
-    return _site_of_host(parts.hostname or "")
 
 
 async def site_memories_for(

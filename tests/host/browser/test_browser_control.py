@@ -13,8 +13,8 @@ from peer.connection import HostConnection, TeamApiCallError
 from server.common.tokens import new_id
 from server.host.browser.callers import Caller
 from server.host.browser.partitions import Partition
-from server.host.profiles import duplicate_choice
-from server.host.storage.profiles import AgentBrowserChoice, BrowserProfileRepository
+from server.host.services.profiles import duplicate_choice
+from server.host.storage.agents import AgentBrowserChoice, AgentRepository
 from tests.host.browser.conftest import Site
 from tests.support.hub_server import RunningHub
 from tests.support.peers import Member, peer_member, wait_linked
@@ -148,7 +148,7 @@ async def test_a_new_profile_closes_only_that_agents_tabs_and_deletion_clears_it
     async with services.db.write() as conn:
         for agent_id in (mover, stayer):
             choice = AgentBrowserChoice(agent_id, room.team_id, "A", False, None)
-            await BrowserProfileRepository().add_agent(conn, choice, 1.0)
+            await AgentRepository().add_agent(conn, choice, 1.0)
     moving = await engine.open_tab(
         room.team_id, Partition.shared(), url=site.url("/"), owner_agent_id=mover
     )

@@ -11,29 +11,25 @@ import pytest
 from server.db.engine import Database
 from server.host.browser.callers import Caller
 from server.host.browser.engine import BrowserEngine
+from server.host.services.memories import MemoryService, host_and_parents, normalize_site
 from server.host.tools.base import ToolContext, TurnState
 from server.host.tools.catalog import call_tool
-from server.host.tools.memories import (
-    MemoryStore,
-    host_and_parents,
-    normalize_site,
-    site_memories_for,
-)
+from server.host.tools.memories import site_memories_for
 from tests.host.tools.conftest import AGENT, TEAM, Site, open_page
 from tests.support.clock import FakeClock
 from tests.support.databases import ScratchDatabase, scratch_database
 
 
 @pytest.fixture
-async def memories(database: ScratchDatabase, clock: FakeClock) -> AsyncIterator[MemoryStore]:
+async def memories(database: ScratchDatabase, clock: FakeClock) -> AsyncIterator[MemoryService]:
     db = database.open()
     await db.migrate()
-    yield MemoryStore(db, clock)
+    yield MemoryService(db, clock)
     await db.close()
 
 
 @pytest.fixture
-def agent(tmp_path: Path, memories: MemoryStore) -> ToolContext:
+def agent(tmp_path: Path, memories: MemoryService) -> ToolContext:
     """An agent's context for tools that need no browser: the engine is never started."""
     return ToolContext(
         engine=BrowserEngine(tmp_path), team_id=TEAM, caller=AGENT, memories=memories
@@ -125,16 +121,16 @@ async def test_no_site_memories_in_a_secret_tab_or_off_the_web(agent: ToolContex
 
 
 @pytest.fixture
-async def sqlite_memories(tmp_path: Path, clock: FakeClock) -> AsyncIterator[MemoryStore]:
+async def sqlite_memories(tmp_path: Path, clock: FakeClock) -> AsyncIterator[MemoryService]:
     async with scratch_database("sqlite", tmp_path) as scratch:
         db: Database = scratch.open()
         await db.migrate()
-        yield MemoryStore(db, clock)
+        yield MemoryService(db, clock)
         await db.close()
 
 
 async def test_a_snapshot_shows_the_sites_memories_once_per_turn(
-    context: ToolContext, sqlite_memories: MemoryStore, site: Site
+    context: ToolContext, sqlite_memories: MemoryService, site: Site
 ) -> None:
     agent = dataclasses.replace(context, memories=sqlite_memories)
     await call_tool(agent, "remember", {"text": "Fares are on the second tab", "site": site.base})

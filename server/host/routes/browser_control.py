@@ -6,19 +6,16 @@ forward, reload, open and close them; a tab another person holds is theirs alone
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, Field, StringConstraints
 
-from server.common.errors import NotFound
 from server.common.roles import Role
 from server.common.wire import InboundModel, WireModel
-from server.host.api.system import NoArgs
-from server.host.browser.callers import Caller
-from server.host.browser.partitions import Partition
-from server.host.browser.tabs import Tab
+from server.host.routes.system import NoArgs
 from server.host.rtc.team_api import HostCall, HostRouteTable
+from server.host.services.tabs import HistoryStep, TabSummary
 
 routes = HostRouteTable("browser-control-v1")
 TABS_CHANGED = "browser-tabs-changed"
@@ -77,106 +74,66 @@ class TabClosed(WireModel):
     closed: bool
 
 
-async def _views(call: HostCall, tabs: list[Tab]) -> list[TabView]:
-    profiles = {p.id: p for p in await call.host.profiles.list_profiles(call.peer.team_id)}
-    views = []
-    for tab in tabs:
-        profile = profiles.get(tab.partition.key) if tab.partition.kind == "profile" else None
-        views.append(
-            TabView(
-                id=tab.id,
-                url=tab.url,
-                owner_agent_id=tab.owner_agent_id,
-                opener_tab_id=tab.opener_tab_id,
-                partition_kind=tab.partition.kind,
-                partition_label=profile.name if profile else tab.partition.label,
-                hue=profile.hue if profile else None,
-                held_by_person=tab.held_by is not None,
-                loaded=tab.loaded,
-            )
-        )
-    return views
-
-
-def _visible(tabs: list[Tab]) -> list[Tab]:
-    # A private tab is a sign-in in progress: nobody else watches it.
-    return [t for t in tabs if t.partition.kind != "private"]
-
-
-async def _visible_tab(call: HostCall, tab_id: str) -> Tab:
-    engine = await call.host.browser.engine()
-    tab = engine.get_tab(call.peer.team_id, tab_id)
-    if tab.partition.kind == "private":
-        raise NotFound("no such tab", code="tabNotFound")
-    return tab
+def _view(summary: TabSummary) -> TabView:
+    tab = summary.tab
+    return TabView(
+        id=tab.id,
+        url=tab.url,
+        owner_agent_id=tab.owner_agent_id,
+        opener_tab_id=tab.opener_tab_id,
+        partition_kind=tab.partition.kind,
+        partition_label=summary.partition_label,
+        hue=summary.hue,
+        held_by_person=tab.held_by is not None,
+        loaded=tab.loaded,
+    )
 
 
 @routes.route("browser-control-v1/list_tabs", args=NoArgs, least_role=Role.MEMBER)
 async def list_tabs(call: HostCall, _args: NoArgs) -> TabList:
     """The team's tabs this member can see, with owner, profile label and colour."""
-    engine = await call.host.browser.engine()
-    return TabList(tabs=await _views(call, _visible(engine.list_tabs(call.peer.team_id))))
+    return TabList(tabs=[_view(s) for s in await call.host.tabs.list_tabs(call.peer.team_id)])
 
 
 @routes.route("browser-control-v1/new_tab", args=NewTab, least_role=Role.MEMBER)
 async def new_tab(call: HostCall, args: NewTab) -> TabView:
     """Open a tab in the team's shared profile."""
-    engine = await call.host.browser.engine()
-    tab = await engine.open_tab(call.peer.team_id, Partition.shared(), url=args.url)
-    return (await _views(call, [tab]))[0]
-
-
-async def _page_step(call: HostCall, tab_id: str, step: str) -> TabAddress:
-    tab = await _visible_tab(call, tab_id)
-    engine = await call.host.browser.engine()
-
-    async def act(page: Any) -> str:
-        if step == "back":
-            await page.go_back()
-        elif step == "forward":
-            await page.go_forward()
-        else:
-            await page.reload()
-        return str(page.url)
-
-    result = await engine.run(call.peer.team_id, tab.id, Caller.person(call.peer.account_id), act)
-    tab.url = str(result.value)
-    return TabAddress(tab_id=tab.id, url=tab.url)
+    return _view(await call.host.tabs.new_tab(call.peer.team_id, args.url))
 
 
 @routes.route("browser-control-v1/navigate", args=Navigate, least_role=Role.MEMBER)
 async def navigate(call: HostCall, args: Navigate) -> TabAddress:
     """Load an http or https address in the tab."""
-    tab = await _visible_tab(call, args.tab_id)
-    engine = await call.host.browser.engine()
-    result = await engine.navigate(
-        call.peer.team_id, tab.id, Caller.person(call.peer.account_id), args.url
-    )
-    return TabAddress(tab_id=tab.id, url=str(result.value))
+    peer = call.peer
+    url = await call.host.tabs.navigate(peer.team_id, peer.account_id, args.tab_id, args.url)
+    return TabAddress(tab_id=args.tab_id, url=url)
+
+
+async def _step(call: HostCall, tab_id: str, step: HistoryStep) -> TabAddress:
+    url = await call.host.tabs.step(call.peer.team_id, call.peer.account_id, tab_id, step)
+    return TabAddress(tab_id=tab_id, url=url)
 
 
 @routes.route("browser-control-v1/back", args=TabRef, least_role=Role.MEMBER)
 async def back(call: HostCall, args: TabRef) -> TabAddress:
     """Go back in the tab's history."""
-    return await _page_step(call, args.tab_id, "back")
+    return await _step(call, args.tab_id, "back")
 
 
 @routes.route("browser-control-v1/forward", args=TabRef, least_role=Role.MEMBER)
 async def forward(call: HostCall, args: TabRef) -> TabAddress:
     """Go forward in the tab's history."""
-    return await _page_step(call, args.tab_id, "forward")
+    return await _step(call, args.tab_id, "forward")
 
 
 @routes.route("browser-control-v1/reload", args=TabRef, least_role=Role.MEMBER)
 async def reload(call: HostCall, args: TabRef) -> TabAddress:
     """Load the tab's page again."""
-    return await _page_step(call, args.tab_id, "reload")
+    return await _step(call, args.tab_id, "reload")
 
 
 @routes.route("browser-control-v1/close_tab", args=TabRef, least_role=Role.MEMBER)
 async def close_tab(call: HostCall, args: TabRef) -> TabClosed:
     """Close the tab (and its dependent popups)."""
-    tab = await _visible_tab(call, args.tab_id)
-    engine = await call.host.browser.engine()
-    await engine.close_tab(call.peer.team_id, tab.id, Caller.person(call.peer.account_id))
+    await call.host.tabs.close_tab(call.peer.team_id, call.peer.account_id, args.tab_id)
     return TabClosed(closed=True)

@@ -17,11 +17,8 @@ from server.common.clock import Clock
 from server.common.errors import Conflict, InvalidArgument, NotFound
 from server.db.engine import Database
 from server.host.browser.partitions import Partition, new_profile_id
-from server.host.storage.profiles import (
-    AgentBrowserChoice,
-    BrowserProfile,
-    BrowserProfileRepository,
-)
+from server.host.storage.agents import AgentBrowserChoice, AgentRepository
+from server.host.storage.profiles import BrowserProfile, BrowserProfileRepository
 
 # The hues of agent avatars; a profile takes one of them.
 PROFILE_HUES = (4, 28, 48, 96, 148, 176, 204, 232, 268, 320)
@@ -60,6 +57,7 @@ class BrowserProfileService:
         self._partitions = partitions
         self._announce = announce
         self._repo = BrowserProfileRepository()
+        self._agents = AgentRepository()
 
     async def list_profiles(self, team_id: str) -> list[BrowserProfile]:
         async with self._db.read() as conn:
@@ -129,7 +127,7 @@ class BrowserProfileService:
         self._partitions.profile_removed(team_id, profile_id)
         await self._partitions.clear_partition(team_id, Partition.profile(profile_id))
         async with self._db.write() as conn:
-            await self._repo.move_profile_agents_to_shared(conn, team_id, profile_id)
+            await self._agents.update_agents_of_profile_to_shared(conn, team_id, profile_id)
             await self._repo.remove_profile(conn, team_id, profile_id)
         self._changed(team_id)
 
@@ -140,14 +138,14 @@ class BrowserProfileService:
         partitions keep their data.
         """
         async with self._db.write() as conn:
-            agent = await self._repo.get_agent(conn, team_id, agent_id)
+            agent = await self._agents.get_agent(conn, team_id, agent_id)
             if agent is None:
                 raise NotFound("no such agent", code="agentNotFound")
             profile_id = None
             if choice not in ("shared", "agent"):
                 profile_id = (await self._require(conn, team_id, choice)).id
             own = choice != "shared"
-            await self._repo.update_agent_profile(
+            await self._agents.update_agent_profile(
                 conn, team_id, agent_id, own_browser_session=own, browser_profile_id=profile_id
             )
         # A tab keeps its partition for life: the agent's open tabs close; both profiles keep data.
@@ -163,7 +161,7 @@ class BrowserProfileService:
     async def partition_for_agent(self, team_id: str, agent_id: str) -> Partition:
         """Where the agent's next tab opens; a deleted profile is an error, never Shared."""
         async with self._db.read() as conn:
-            agent = await self._repo.get_agent(conn, team_id, agent_id)
+            agent = await self._agents.get_agent(conn, team_id, agent_id)
             if agent is None:
                 raise NotFound("no such agent", code="agentNotFound")
             if agent.browser_profile_id is not None and (

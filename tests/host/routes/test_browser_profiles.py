@@ -11,8 +11,9 @@ import pytest
 
 from peer.connection import HostConnection, TeamApiCallError
 from server.common.tokens import new_id
-from server.host.profiles import MAX_PROFILES, PROFILE_HUES
-from server.host.storage.profiles import AgentBrowserChoice, BrowserProfileRepository
+from server.host.services.profiles import MAX_PROFILES, PROFILE_HUES
+from server.host.storage.agents import AgentBrowserChoice, AgentRepository
+from server.host.storage.profiles import BrowserProfileRepository
 from tests.support.hub_server import RunningHub
 from tests.support.peers import peer_member, wait_linked
 
@@ -155,7 +156,7 @@ async def test_assign_and_delete_move_agents_and_a_missing_profile_is_an_error(
     services = server.builtin.services
     agent_id = new_id()
     async with services.db.write() as conn:
-        await BrowserProfileRepository().add_agent(
+        await AgentRepository().add_agent(
             conn, AgentBrowserChoice(agent_id, team.team_id, "Scout", False, None), 1.0
         )
     assert (await services.profiles.partition_for_agent(team.team_id, agent_id)).kind == "shared"

@@ -8,7 +8,7 @@ from pydantic import AfterValidator, Field, StringConstraints
 
 from server.common.roles import Role
 from server.common.wire import InboundModel, WireModel
-from server.host.api.system import NoArgs
+from server.host.routes.system import NoArgs
 from server.host.rtc.team_api import HostCall, HostRouteTable
 from server.host.storage.profiles import BrowserProfile
 

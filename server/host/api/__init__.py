@@ -1,1 +1,0 @@
-"""The host's Team API routes, one module per capability."""

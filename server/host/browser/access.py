@@ -1,0 +1,99 @@
+"""Who may read, steer, view or close a tab: the one place that decides.
+
+Every way in asks here: the agent tools, the members' browser-control routes and
+the live view. The rules:
+
+- a tab belongs to its team; another team's tab is as unknown as a missing one;
+- an agent reaches the tabs of its own thread (a tab a person opened in that
+  thread included) or, called outside a thread, the tabs it owns; another
+  agent's tab is as unknown to it as a missing one;
+- a private sign-in tab is nobody's to list, steer or watch but the tools of
+  secure entry;
+- a tab in secure entry (it holds a secret) is never read by our scripts nor
+  shown in a live view;
+- while a person holds a tab, agents are refused on it, and so is any other
+  person; a page dialog waiting for an answer refuses agents too.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from server.common.errors import Conflict, Forbidden, NotFound
+from server.host.browser.callers import Caller
+from server.host.browser.partitions import Partition
+
+
+class TabFacts(Protocol):
+    """What the rules read of a tab."""
+
+    @property
+    def partition(self) -> Partition: ...
+    @property
+    def owner_agent_id(self) -> str | None: ...
+    @property
+    def owner_thread_id(self) -> str | None: ...
+    @property
+    def held_by(self) -> str | None: ...
+    @property
+    def dialog(self) -> Any: ...
+    @property
+    def tool_state(self) -> dict[str, Any]: ...
+
+
+def holds_secret(tab: TabFacts) -> bool:
+    """Whether the tab is in secure entry (``tool_state["secret"]``, set by secure entry)."""
+    return bool(tab.tool_state.get("secret"))
+
+
+def is_private(tab: TabFacts) -> bool:
+    """A private sign-in tab: a sign-in in progress that nobody else lists or watches."""
+    return tab.partition.kind == "private"
+
+
+def agent_reaches(caller: Caller, tab: TabFacts) -> bool:
+    """Whether ``caller`` may use ``tab`` through the tools (a person's tool call may)."""
+    if not caller.is_agent:
+        return True
+    if caller.thread_id is not None and tab.owner_thread_id is not None:
+        return tab.owner_thread_id == caller.thread_id
+    return tab.owner_agent_id == caller.agent_id
+
+
+def require_tool_reach(caller: Caller, tab: TabFacts) -> None:
+    if not agent_reaches(caller, tab):
+        raise NotFound("no such tab; list_tabs shows yours", code="tabNotFound")
+
+
+def member_sees(tab: TabFacts) -> bool:
+    """Whether members list and steer ``tab`` (browser control)."""
+    return not is_private(tab)
+
+
+def require_member_reach(tab: TabFacts) -> None:
+    if not member_sees(tab):
+        raise NotFound("no such tab", code="tabNotFound")
+
+
+def require_viewable(tab: TabFacts) -> None:
+    """A live view opens only on a tab members see that holds no secret."""
+    require_member_reach(tab)
+    if holds_secret(tab):
+        raise Forbidden(
+            "this tab is in secure entry; it can be watched again once the secret is entered",
+            code="tabHoldsSecret",
+        )
+
+
+def require_turn(tab: TabFacts, caller: Caller, *, dialog_ok: bool = False) -> None:
+    """Refuses an agent on a held tab or one with a dialog open (unless ``dialog_ok``), and a
+    person on a tab someone else holds. Checked when a call queues and again when it runs."""
+    if not caller.is_agent:
+        if tab.held_by not in (None, caller.account_id):
+            raise Conflict("another person has control of this tab", code="tabHeld")
+        return
+    if tab.held_by is not None:
+        raise Conflict("a person has control of this tab", code="tabHeldByPerson")
+    if tab.dialog is not None and not dialog_ok:
+        whom = "answer it with handle_dialog" if tab.dialog.agent_id else "a person must answer it"
+        raise Conflict(f"a page dialog is open: {whom}", code="dialogOpen")
