@@ -125,7 +125,7 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         asyncio.run(serve.run(settings, with_builtin_host=args.command == "serve"))
         return 0
     if args.command == "host":
-        from server.host.runtime import run_remote_host
+        from server.host.start import run_remote_host
 
         asyncio.run(run_remote_host(settings, args.hub, args.enrol))
         return 0

@@ -7,14 +7,19 @@ import contextlib
 import gc
 import logging
 import signal
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 from aiohttp import web
 
+from server.common.clock import Clock
 from server.common.errors import Unavailable
+from server.common.keys import SigningKey
 from server.config import Settings
-from server.host.runtime import builtin_host
-from server.hub.container import Hub
+from server.host.container import HostServices
+from server.host.start import RunningHost, identity_path, run_link
 from server.hub.app import build_app
+from server.hub.container import Hub
 
 log = logging.getLogger(__name__)
 
@@ -33,6 +38,18 @@ def public_base(settings: Settings, port: int) -> str:
     if settings.hub.public_url:
         return settings.hub.public_url.rstrip("/")
     return loopback_url(settings, port)
+
+
+@asynccontextmanager
+async def builtin_host(
+    settings: Settings, hub: Hub, hub_url: str, *, clock: Clock | None = None
+) -> AsyncIterator[RunningHost]:
+    """The host of ``crewhost serve``: registered directly, linked over loopback like any other."""
+    key = SigningKey.load_or_create(identity_path(settings))
+    services = HostServices.build(settings, key, hub.db, clock=clock)
+    services.host_id = (await hub.hosts.register_builtin(key.public_key, settings.host.name)).id
+    async with run_link(services, hub_url) as running:
+        yield running
 
 
 async def run(settings: Settings, *, with_builtin_host: bool) -> None:

@@ -14,9 +14,10 @@ from aiohttp import web
 from server.common.keys import SigningKey
 from server.config import Settings
 from server.host.container import HostServices
-from server.host.runtime import builtin_host, run_link
-from server.hub.container import Hub
+from server.host.start import run_link
 from server.hub.app import build_app
+from server.hub.container import Hub
+from server.serve import builtin_host
 from tests.support.databases import ScratchDatabase
 from tests.support.hub_server import RunningHub, hub_settings
 from tests.support.peers import peer_member, wait_linked

@@ -16,10 +16,11 @@ from aiohttp import web
 
 from server.common.clock import Clock
 from server.config import Settings, load_settings
-from server.host.runtime import RunningHost, builtin_host
-from server.hub.container import Hub
+from server.host.start import RunningHost
 from server.hub.app import build_app
+from server.hub.container import Hub
 from server.hub.http.routing import CSRF_HEADER
+from server.serve import builtin_host
 from tests.support.databases import ScratchDatabase
 
 PASSWORD = "correct horse battery"

@@ -15,7 +15,7 @@ from server.common.errors import CrewhostError
 from server.common.keys import SigningKey
 from server.common.sdp import sdp_fingerprint
 from server.host.container import HostServices
-from server.host.runtime import run_link
+from server.host.start import run_link
 from tests.support.clock import FakeClock
 from tests.support.hub_server import RunningHub
 from tests.support.peers import Member, peer_member, wait_linked

@@ -16,7 +16,7 @@ from server.common.keys import SigningKey
 from server.common.protocol import TEAM_API_LABEL, LinkRevoke
 from server.common.sdp import sdp_fingerprint
 from server.host.container import HostServices
-from server.host.runtime import run_link
+from server.host.start import run_link
 from tests.support.hub_server import RunningHub
 from tests.support.peers import Member, peer_member, wait_linked
 from tests.support.waiting import eventually

@@ -1,4 +1,4 @@
-"""Starting a host: the built-in one inside ``crewhost serve``, or a remote one by enrolment."""
+"""Starting a host: the composition root of `crewhost host` (enrolment, link, services)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,6 @@ from pathlib import Path
 
 import aiohttp
 
-from server.common.clock import Clock
 from server.common.data_folder import FILE_MODE, private_folder
 from server.common.errors import InvalidArgument, Unavailable
 from server.common.keys import SigningKey
@@ -24,7 +23,6 @@ from server.config import Settings
 from server.db.engine import Database
 from server.host.container import HostServices
 from server.host.link import HostLinkClient
-from server.hub.container import Hub
 
 log = logging.getLogger(__name__)
 
@@ -52,18 +50,6 @@ async def run_link(
         with contextlib.suppress(asyncio.CancelledError):
             await task
         await services.close()
-
-
-@asynccontextmanager
-async def builtin_host(
-    settings: Settings, hub: Hub, hub_url: str, *, clock: Clock | None = None
-) -> AsyncIterator[RunningHost]:
-    """The host of ``crewhost serve``: registered directly, linked over loopback like any other."""
-    key = SigningKey.load_or_create(identity_path(settings))
-    services = HostServices.build(settings, key, hub.db, clock=clock)
-    services.host_id = (await hub.hosts.register_builtin(key.public_key, settings.host.name)).id
-    async with run_link(services, hub_url) as running:
-        yield running
 
 
 class HostState:
