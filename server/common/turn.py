@@ -12,12 +12,37 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+from collections.abc import Sequence
+from typing import Protocol
+
+from pydantic import SecretStr
 
 from server.common.protocol import IceServerView
-from server.config import IceServer, RtcSettings
 
 
-def _is_turn(server: IceServer) -> bool:
+class IceServerSetting(Protocol):
+    """One configured STUN or TURN server (``rtc.ice_servers`` in the settings)."""
+
+    @property
+    def urls(self) -> list[str]: ...
+    @property
+    def username(self) -> str | None: ...
+    @property
+    def credential(self) -> str | None: ...
+
+
+class IceSettings(Protocol):
+    """The settings this module reads (the settings' ``rtc`` section)."""
+
+    @property
+    def ice_servers(self) -> Sequence[IceServerSetting]: ...
+    @property
+    def turn_secret(self) -> SecretStr | None: ...
+    @property
+    def turn_credential_seconds(self) -> int: ...
+
+
+def _is_turn(server: IceServerSetting) -> bool:
     return any(url.startswith(("turn:", "turns:")) for url in server.urls)
 
 
@@ -28,7 +53,7 @@ def turn_credential(secret: str, who: str, expires_at: int) -> tuple[str, str]:
     return username, base64.b64encode(digest).decode("ascii")
 
 
-def ice_servers_for(rtc: RtcSettings, who: str, now: float) -> list[IceServerView]:
+def ice_servers_for(rtc: IceSettings, who: str, now: float) -> list[IceServerView]:
     """The configured servers, each TURN server without a fixed user given a fresh credential."""
     secret = rtc.turn_secret.get_secret_value() if rtc.turn_secret is not None else None
     servers = []
