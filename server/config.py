@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 from pydantic.fields import FieldInfo
 
 from server.common.errors import InvalidArgument
+from server.common.view_protocol import MAX_VIEW_MESSAGE
 from server.common.wire import invalid_argument_from
 
 ENV_PREFIX = "CREWHOST_"
@@ -182,6 +183,14 @@ class RtcSettings(SettingsSection):
         30.0,
         gt=0,
         description="A peer that has not connected this long after its answer is dropped.",
+    )
+    max_message_bytes: int = Field(
+        2 * 1024 * 1024,
+        # Each fragment is counted with its bookkeeping: the largest message needs headroom.
+        ge=3 * MAX_VIEW_MESSAGE // 2,
+        description="Most bytes a host holds for one peer's unfinished data-channel messages "
+        "(fragments counted with their bookkeeping); a peer that sends more is disconnected. "
+        "At least 1.5 times the largest view message (a 1 MiB clipboard and its envelope).",
     )
 
 

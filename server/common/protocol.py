@@ -23,6 +23,14 @@ MAX_LINK_MESSAGE = 1024 * 1024
 SDP_MAX = 64 * 1024
 
 
+def utf8_size(raw: str | bytes) -> int:
+    """How many bytes a message takes on the wire: size limits count these, not characters."""
+    if isinstance(raw, bytes):
+        return len(raw)
+    # ASCII text is one byte a character, so only other text is encoded to be measured.
+    return len(raw) if raw.isascii() else len(raw.encode("utf-8", "surrogatepass"))
+
+
 def link_proof(nonce: str, host_id: str) -> bytes:
     """What a host signs to prove its identity on the link."""
     return f"crewhost-link-v1:{nonce}:{host_id}".encode()
@@ -186,7 +194,7 @@ class TeamApiEvent(WireModel):
 
 def decode_team_api_request(raw: str | bytes) -> TeamApiRequest:
     """A request from a peer; a bad one raises with the request's id when it can be read."""
-    if len(raw) > MAX_TEAM_API_MESSAGE:
+    if utf8_size(raw) > MAX_TEAM_API_MESSAGE:
         raise InvalidArgument(
             f"a message may be at most {MAX_TEAM_API_MESSAGE} bytes", code="messageTooLarge"
         )

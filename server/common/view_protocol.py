@@ -20,6 +20,8 @@ FRAME_VERSION = 1
 # version, flags (reserved), sequence, CSS width, CSS height, capture time (ms since epoch)
 FRAME_HEADER = struct.Struct("!BBIHHd")
 MAX_CLIPBOARD = 1024 * 1024
+# The largest JSON message a viewer may send, in UTF-8 bytes: a clipboard's text and its envelope.
+MAX_VIEW_MESSAGE = MAX_CLIPBOARD + 4096
 _TAB_ID = re.compile(r"^[0-9a-f-]{36}$")
 _VIEWPORT = re.compile(r"^(\d{2,4})x(\d{2,4})$")
 

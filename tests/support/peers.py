@@ -42,3 +42,10 @@ async def wait_linked(server: RunningHub) -> str:
     """The built-in host's id, once its link to the hub is up."""
     await asyncio.wait_for(server.builtin.link.linked.wait(), 10)
     return server.builtin.services.host_id
+
+
+def ignore_max_message_size(connection: HostConnection) -> None:
+    """Let the peer send messages larger than the host's SDP allows, as a hostile peer would."""
+    sctp = connection.connection.sctp
+    assert sctp is not None
+    sctp._remote_max_message_size = 0  # aiortc's sender checks this; 0 means no limit

@@ -12,7 +12,8 @@ from typing import Annotated, Literal
 from pydantic import Field, RootModel, ValidationError
 
 from server.common.errors import CrewhostError, InvalidArgument
-from server.common.view_protocol import MAX_CLIPBOARD
+from server.common.protocol import utf8_size
+from server.common.view_protocol import MAX_CLIPBOARD, MAX_VIEW_MESSAGE
 from server.common.wire import InboundModel, WireModel, invalid_argument_from
 
 Fraction = Annotated[float, Field(ge=0.0, le=1.0)]
@@ -86,9 +87,16 @@ class _AnyViewMessage(RootModel[ViewMessage]):
     pass
 
 
+def check_view_message_size(raw: str | bytes) -> None:
+    """Refuse a message larger than ``MAX_VIEW_MESSAGE`` bytes, before it is parsed or queued."""
+    if utf8_size(raw) > MAX_VIEW_MESSAGE:
+        raise InvalidArgument(
+            f"a view message may be at most {MAX_VIEW_MESSAGE} bytes", code="messageTooLarge"
+        )
+
+
 def decode_view_message(raw: str) -> ViewMessage:
-    if len(raw) > MAX_CLIPBOARD + 4096:
-        raise InvalidArgument("message too large", code="messageTooLarge")
+    check_view_message_size(raw)
     try:
         return _AnyViewMessage.model_validate_json(raw).root
     except ValidationError as exc:

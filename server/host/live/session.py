@@ -39,6 +39,7 @@ from server.host.live.messages import (
     Resize,
     Take,
     ViewError,
+    check_view_message_size,
     decode_view_message,
     error_message,
 )
@@ -132,7 +133,10 @@ class ViewSession:
             self.send(error_message(InvalidArgument("view messages are JSON text")))
             return
         try:
+            check_view_message_size(raw)  # an oversize message is refused, never queued
             self._inbox.put_nowait(raw)
+        except InvalidArgument as exc:
+            self.send(error_message(exc))
         except asyncio.QueueFull:
             self.send(error_message(Conflict("too many messages at once", code="rateLimited")))
 

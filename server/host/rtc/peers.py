@@ -29,6 +29,7 @@ from server.common.turn import ice_servers_for
 from server.common.view_protocol import VIEW_PREFIX
 from server.config import RtcSettings
 from server.host.rtc.revocations import Revocations, revocation_names
+from server.host.rtc.sctp_limits import cap_inbound_messages
 from server.host.rtc.team_api import PeerIdentity, TeamApi, TeamApiSession
 
 if TYPE_CHECKING:
@@ -154,6 +155,7 @@ class PeerManager:
 
     def _wire(self, peer: Peer) -> None:
         connection = peer.connection
+        cap_inbound_messages(connection, self._settings.max_message_bytes, peer.identity.peer_id)
 
         @connection.on("datachannel")
         def on_datachannel(channel: Any) -> None:

@@ -31,6 +31,7 @@ from server.common.protocol import (
     encode,
     error_info,
     request_id_of,
+    utf8_size,
 )
 from server.common.ratelimit import TokenBuckets
 from server.common.roles import Role
@@ -157,7 +158,7 @@ class TeamApiSession:
             self._limit.spend(self.peer.peer_id)
         except CrewhostError as exc:
             # An oversize message is not even parsed for its id.
-            known_id = request_id_of(raw) if len(raw) <= MAX_TEAM_API_MESSAGE else None
+            known_id = request_id_of(raw) if utf8_size(raw) <= MAX_TEAM_API_MESSAGE else None
             self._send(TeamApiError(id=known_id, error=error_info(exc)))
             return
         task = asyncio.get_running_loop().create_task(self._handle(request))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
 import signal
 import sys
 from pathlib import Path
@@ -15,7 +16,7 @@ from server.host.browser.partitions import Partition
 from server.host.live.screencast import BACKLOG_BYTES
 from server.host.live.views import TAB_HOLDS_SECRET
 from tests.host.live.conftest import Site, Watching
-from tests.support.peers import peer_member
+from tests.support.peers import ignore_max_message_size, peer_member
 from tests.support.waiting import eventually
 
 
@@ -66,6 +67,19 @@ async def test_typing_and_paste_reach_the_input(watching: Watching) -> None:
     page = watching.tab.page
     assert page is not None
     await page.wait_for_function("document.getElementById('field').value === 'hi there'")
+    view.close()
+
+
+async def test_a_message_over_the_limit_in_bytes_is_refused_and_the_view_stays_open(
+    watching: Watching,
+) -> None:
+    ignore_max_message_size(watching.connection)
+    view = await open_view(watching.connection, watching.tab.id)
+    await view.next_frame()
+    text = "\u20ac" * 400_000  # 400,000 characters, under the limit; 1,200,000 bytes, over it
+    view.channel.send(json.dumps({"type": "paste", "text": text}, ensure_ascii=False))
+    assert (await view.expect("error"))["code"] == "messageTooLarge"
+    await view.take()  # still answered
     view.close()
 
 
@@ -227,6 +241,19 @@ async def test_a_secret_ends_every_view_at_once(watching: Watching) -> None:
     )
     await asyncio.wait_for(view.closed.wait(), 10)
     assert view.close_code == TAB_HOLDS_SECRET
+
+
+async def test_a_view_of_a_tab_that_holds_a_secret_is_refused_at_open(
+    watching: Watching,
+) -> None:
+    watching.tab.tool_state["secret"] = True
+    try:
+        with pytest.raises(ViewClosed) as refused:
+            await open_view(watching.connection, watching.tab.id)
+    finally:
+        watching.tab.tool_state.pop("secret")
+    assert refused.value.code == TAB_HOLDS_SECRET
+    assert watching.tab.viewers == 0
 
 
 ROOT = Path(__file__).resolve().parents[3]

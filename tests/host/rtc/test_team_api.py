@@ -17,7 +17,7 @@ from peer.connection import HostConnection, TeamApiCallError
 from server.common.protocol import MAX_TEAM_API_MESSAGE
 from server.common.roles import Role
 from server.common.wire import WireModel
-from server.host.api.system import NoArgs
+from server.host.routes.system import NoArgs
 from server.host.rtc.team_api import (
     HostCall,
     HostRoute,
@@ -27,7 +27,7 @@ from server.host.rtc.team_api import (
 )
 from tests.support.databases import ScratchDatabase
 from tests.support.hub_server import RunningHub, hub_settings, running_hub
-from tests.support.peers import peer_member, wait_linked
+from tests.support.peers import ignore_max_message_size, peer_member, wait_linked
 
 
 def next_message(connection: HostConnection) -> asyncio.Future[dict[str, Any]]:
@@ -118,6 +118,22 @@ async def test_messages_over_256_kib_are_refused(server: RunningHub) -> None:
             "error": {"code": "messageTooLarge", "message": channel.sent[0]["error"]["message"]},
         }
     ]
+
+
+async def test_the_size_limit_counts_bytes_not_characters(
+    two_peers: tuple[HostConnection, HostConnection],
+) -> None:
+    first, _ = two_peers
+    ignore_max_message_size(first)
+    pad = "\u20ac" * 200_000  # 200,000 characters, under the limit; 600,000 bytes, over it
+    answer = next_message(first)
+    first.send_raw(
+        json.dumps({"id": 1, "route": "capabilities", "args": {"pad": pad}}, ensure_ascii=False)
+    )
+    reply = await asyncio.wait_for(answer, 10)
+    assert reply == {"id": None, "error": reply["error"]}
+    assert reply["error"]["code"] == "messageTooLarge"
+    assert (await first.call("capabilities"))["protocol"] == 1  # still open
 
 
 async def test_a_slow_handler_blocks_no_other_request(
