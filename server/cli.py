@@ -101,7 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(json.dumps(openapi_document(), indent=2, sort_keys=True))
         return 0
     if args.command == "admin" and args.admin_command == "host-protocol":
-        from server.host.container import host_protocol_document
+        from server.host.protocol_document import host_protocol_document
 
         print(json.dumps(host_protocol_document(), indent=2, sort_keys=True))
         return 0

@@ -16,8 +16,7 @@ from server.common.clock import Clock
 from server.common.errors import Unavailable
 from server.common.keys import SigningKey
 from server.config import Settings
-from server.host.container import HostServices
-from server.host.start import RunningHost, identity_path, run_link
+from server.host.start import RunningHost, build_host, identity_path, run_link
 from server.hub.app import build_app
 from server.hub.container import Hub
 
@@ -46,7 +45,7 @@ async def builtin_host(
 ) -> AsyncIterator[RunningHost]:
     """The host of ``crewhost serve``: registered directly, linked over loopback like any other."""
     key = SigningKey.load_or_create(identity_path(settings))
-    services = HostServices.build(settings, key, hub.db, clock=clock)
+    services = build_host(settings, key, hub.db, clock=clock)
     services.host_id = (await hub.hosts.register_builtin(key.public_key, settings.host.name)).id
     async with run_link(services, hub_url) as running:
         yield running

@@ -2,35 +2,42 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
-from typing import Any
+from types import TracebackType
 
 from server.common.clock import Clock, SystemClock
 from server.common.keys import SigningKey
+from server.common.view_protocol import VIEW_PREFIX
 from server.config import Settings
 from server.db.engine import Database
 from server.host.browser.runtime import BrowserRuntime
 from server.host.live.views import LiveViews
-from server.host.routes import browser_control, browser_profiles, system
-from server.host.routes.browser_control import TABS_CHANGED
 from server.host.rtc.peers import PeerManager
-from server.host.rtc.protocol_document import build_host_protocol
-from server.host.rtc.team_api import TeamApi
+from server.host.rtc.team_api import HostRouteTable, PeerIdentity, TeamApi
 from server.host.services.memories import MemoryService
 from server.host.services.profiles import BrowserProfileService
 from server.host.services.tabs import TabService
 
-ROUTE_TABLES = (system.routes, browser_profiles.routes, browser_control.routes)
+TABS_CHANGED = "browser-tabs-changed"
 
 
-def host_protocol_document() -> dict[str, Any]:
-    """The host protocol of every route this host serves (see ``protocol_document``)."""
-    return build_host_protocol([route for table in ROUTE_TABLES for route in table.routes])
+@dataclass(frozen=True, slots=True)
+class HostCall:
+    """What a Team API handler gets besides its args: the caller and the host's services."""
+
+    peer: PeerIdentity
+    host: HostServices
 
 
 @dataclass
 class HostServices:
-    """Every service of one host. ``host_id`` is known once the hub has registered it."""
+    """Every service of one host. ``host_id`` is known once the hub has registered it.
+
+    Used as an async context manager: leaving it closes the views, the peers and the
+    browser, in that order.
+    """
 
     settings: Settings
     clock: Clock
@@ -44,6 +51,7 @@ class HostServices:
     memories: MemoryService = field(init=False)
     live: LiveViews = field(init=False)
     host_id: str = ""
+    _resources: AsyncExitStack = field(default_factory=AsyncExitStack, init=False)
 
     @classmethod
     def build(
@@ -51,25 +59,43 @@ class HostServices:
         settings: Settings,
         identity: SigningKey,
         db: Database,
+        route_tables: Sequence[HostRouteTable],
         *,
         clock: Clock | None = None,
     ) -> HostServices:
-        """The services; ``db`` is the hub's for the built-in host, the host's own otherwise."""
+        """The services; ``db`` is the hub's for the built-in host, the host's own otherwise.
+        ``route_tables`` are the Team API routes it serves (``routes.tables``)."""
         clock = clock or SystemClock()
         browser = BrowserRuntime(settings.host, settings.data_dir, clock, db)
-        services = cls(settings, clock, identity, db, TeamApi(list(ROUTE_TABLES)), browser)
+        services = cls(settings, clock, identity, db, TeamApi(list(route_tables)), browser)
         services.peers = PeerManager(
-            identity, settings.rtc, clock, services.team_api, lambda: services
+            identity,
+            settings.rtc,
+            clock,
+            services.team_api,
+            lambda peer: HostCall(peer, services),
         )
         services.profiles = BrowserProfileService(db, clock, browser, services.peers.announce)
         services.tabs = TabService(browser, services.profiles)
         services.memories = MemoryService(db, clock)
         services.live = LiveViews(browser, settings.host)
+        services.peers.register_channel(VIEW_PREFIX, services.live.open)
         browser.observe_tabs(lambda team_id: services.peers.announce(team_id, TABS_CHANGED, {}))
         browser.observe_pages(services.live.page_attached)
         return services
 
-    async def close(self) -> None:
-        await self.live.close_all()
-        await self.peers.close_all()
-        await self.browser.close()
+    async def __aenter__(self) -> HostServices:
+        # Last in, first out: views end before the peers that watch them, peers before
+        # the browser whose pages they show.
+        self._resources.push_async_callback(self.browser.close)
+        self._resources.push_async_callback(self.peers.close_all)
+        self._resources.push_async_callback(self.live.close_all)
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self._resources.aclose()

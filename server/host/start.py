@@ -16,6 +16,7 @@ from pathlib import Path
 
 import aiohttp
 
+from server.common.clock import Clock
 from server.common.data_folder import FILE_MODE, private_folder
 from server.common.errors import InvalidArgument, Unavailable
 from server.common.keys import SigningKey
@@ -23,6 +24,7 @@ from server.config import Settings
 from server.db.engine import Database
 from server.host.container import HostServices
 from server.host.link import HostLinkClient
+from server.host.routes.tables import ROUTE_TABLES
 
 log = logging.getLogger(__name__)
 
@@ -41,15 +43,23 @@ def identity_path(settings: Settings) -> Path:
 async def run_link(
     services: HostServices, hub_url: str, hub_key: str | None = None
 ) -> AsyncIterator[RunningHost]:
-    link = HostLinkClient(services, hub_url, hub_key=hub_key)
-    task = asyncio.get_running_loop().create_task(link.run())
-    try:
-        yield RunningHost(services, link)
-    finally:
-        task.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await task
-        await services.close()
+    """Serve ``services`` linked to the hub at ``hub_url``; leaving closes the link, then them."""
+    async with services:
+        link = HostLinkClient(services, hub_url, hub_key=hub_key)
+        task = asyncio.get_running_loop().create_task(link.run())
+        try:
+            yield RunningHost(services, link)
+        finally:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+
+def build_host(
+    settings: Settings, identity: SigningKey, db: Database, *, clock: Clock | None = None
+) -> HostServices:
+    """The services of a host that serves every Team API route table."""
+    return HostServices.build(settings, identity, db, ROUTE_TABLES, clock=clock)
 
 
 class HostState:
@@ -107,7 +117,7 @@ async def run_remote_host(settings: Settings, hub_url: str, enrol_code: str | No
     # A remote host keeps its own rows (profiles, agents) in its own database.
     db = Database(settings.database_url, pool_size=settings.database.pool_size)
     await db.migrate()
-    services = HostServices.build(settings, key, db)
+    services = build_host(settings, key, db)
     services.host_id = state["host_id"]
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -13,8 +13,7 @@ from aiohttp import web
 
 from server.common.keys import SigningKey
 from server.config import Settings
-from server.host.container import HostServices
-from server.host.start import run_link
+from server.host.start import build_host, run_link
 from server.hub.app import build_app
 from server.hub.container import Hub
 from server.serve import builtin_host
@@ -86,7 +85,7 @@ async def test_removing_a_host_ends_its_peers_and_link(server: RunningHub, tmp_p
     enrolled = await server.client().post(
         "/v1/hosts/enrol", {"code": enrolment.body["code"], "publicKey": key.public_key}
     )
-    services = HostServices.build(
+    services = build_host(
         server.hub.settings.model_copy(update={"data_dir": tmp_path}), key, server.hub.db
     )
     services.host_id = enrolled.body["hostId"]

@@ -13,12 +13,12 @@ from pydantic import AfterValidator, Field, StringConstraints
 
 from server.common.roles import Role
 from server.common.wire import InboundModel, WireModel
+from server.host.container import HostCall
 from server.host.routes.system import NoArgs
-from server.host.rtc.team_api import HostCall, HostRouteTable
+from server.host.rtc.team_api import HostRouteTable
 from server.host.services.tabs import HistoryStep, TabSummary
 
 routes = HostRouteTable("browser-control-v1")
-TABS_CHANGED = "browser-tabs-changed"
 
 
 def _web_address(value: str) -> str:

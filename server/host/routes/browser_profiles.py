@@ -8,8 +8,9 @@ from pydantic import AfterValidator, Field, StringConstraints
 
 from server.common.roles import Role
 from server.common.wire import InboundModel, WireModel
+from server.host.container import HostCall
 from server.host.routes.system import NoArgs
-from server.host.rtc.team_api import HostCall, HostRouteTable
+from server.host.rtc.team_api import HostRouteTable
 from server.host.storage.profiles import BrowserProfile
 
 routes = HostRouteTable("browser-profiles-v1", also=("browser-profiles-events-v1",))

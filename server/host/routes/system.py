@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from server.common.roles import Role
 from server.common.wire import InboundModel, WireModel
-from server.host.rtc.team_api import HostCall, HostRouteTable
+from server.host.container import HostCall
+from server.host.rtc.team_api import HostRouteTable
 
 routes = HostRouteTable("host-v1")
 

@@ -12,7 +12,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from aiortc import RTCConfiguration, RTCIceServer, RTCPeerConnection, RTCSessionDescription
 from aiortc.rtcdtlstransport import certificate_digest
@@ -23,17 +23,17 @@ from server.common.keys import SigningKey
 from server.common.protocol import TEAM_API_LABEL, LinkRevoke, answer_proof
 from server.common.roles import Role
 from server.common.sdp import sdp_fingerprint
+from server.common.tasks import BackgroundTasks
 from server.common.tickets import TicketRefused, TicketVerifier
 from server.common.tokens import new_id
 from server.common.turn import ice_servers_for
-from server.common.view_protocol import VIEW_PREFIX
 from server.config import RtcSettings
 from server.host.rtc.revocations import Revocations, revocation_names
 from server.host.rtc.sctp_limits import cap_inbound_messages
 from server.host.rtc.team_api import PeerIdentity, TeamApi, TeamApiSession
 
-if TYPE_CHECKING:
-    from server.host.container import HostServices
+# Serves a newly opened data channel of a peer (a live view, the egress relay, ...).
+ChannelOpener = Callable[[PeerIdentity, Any], None]
 
 log = logging.getLogger(__name__)
 
@@ -67,17 +67,25 @@ class PeerManager:
         settings: RtcSettings,
         clock: Clock,
         api: TeamApi,
-        services: Callable[[], HostServices],
+        make_call: Callable[[PeerIdentity], object],
     ) -> None:
         self._key = identity_key
         self._settings = settings
         self._clock = clock
         self._api = api
-        self._services = services
+        self._make_call = make_call
         self._verifier: TicketVerifier | None = None
         self.revocations = Revocations(clock)
         self._peers: dict[str, Peer] = {}
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._channels: dict[str, ChannelOpener] = {}
+        self._tasks = BackgroundTasks("peer manager")
+
+    def register_channel(self, prefix: str, opener: ChannelOpener) -> None:
+        """Channels whose label starts with ``prefix`` go to ``opener(peer, channel)``; the
+        ``team-api`` channel is the manager's own. One registration per kind of channel."""
+        if prefix in self._channels or TEAM_API_LABEL.startswith(prefix):
+            raise ValueError(f"a channel handler for {prefix!r} is registered already")
+        self._channels[prefix] = opener
 
     def trust_hub(self, host_id: str, hub_key: str, hub_time: float) -> None:
         """Tickets are checked against this host id and this hub key from now on, and
@@ -149,7 +157,7 @@ class PeerManager:
             raise
         answer = connection.localDescription.sdp
         signature = self._key.sign(answer_proof(sdp_fingerprint(answer), claims.nonce))
-        self._spawn(self._connect_deadline(peer))
+        self._tasks.spawn(self._connect_deadline(peer))
         log.info("peer accepted", extra={"peer_id": identity.peer_id, "team_id": identity.team_id})
         return answer, signature
 
@@ -159,14 +167,20 @@ class PeerManager:
 
         @connection.on("datachannel")
         def on_datachannel(channel: Any) -> None:
-            if channel.label.startswith(VIEW_PREFIX):
-                self._services().live.open(peer.identity, channel)
-                return
+            for prefix, opener in self._channels.items():
+                if channel.label.startswith(prefix):
+                    opener(peer.identity, channel)
+                    return
             if channel.label != TEAM_API_LABEL or peer.team_api is not None:
                 channel.close()
                 return
             session = TeamApiSession(
-                self._api, peer.identity, channel, self._services(), self._settings, self._clock
+                self._api,
+                peer.identity,
+                channel,
+                self._make_call(peer.identity),
+                self._settings,
+                self._clock,
             )
             peer.team_api = session
             channel.on("message", session.on_message)
@@ -211,10 +225,4 @@ class PeerManager:
     async def close_all(self) -> None:
         for peer in list(self._peers.values()):
             await self._close(peer, "host shutting down")
-        for task in list(self._tasks):
-            task.cancel()
-
-    def _spawn(self, coroutine: Any) -> None:
-        task = asyncio.get_running_loop().create_task(coroutine)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        await self._tasks.close()

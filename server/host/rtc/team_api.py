@@ -14,7 +14,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar, get_type_hints
+from typing import Any, Protocol, TypeVar, get_type_hints
 
 from pydantic import BaseModel, ValidationError
 
@@ -38,9 +38,6 @@ from server.common.roles import Role
 from server.common.wire import InboundModel, WireModel, invalid_argument_from
 from server.config import RtcSettings
 
-if TYPE_CHECKING:
-    from server.host.container import HostServices
-
 log = logging.getLogger(__name__)
 
 F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
@@ -57,20 +54,13 @@ class PeerIdentity:
     session_hash: str
 
 
-@dataclass(frozen=True, slots=True)
-class HostCall:
-    """What a Team API handler gets besides its args: the caller and the host's services."""
-
-    peer: PeerIdentity
-    host: HostServices
-
-
 @dataclass(frozen=True)
 class HostRoute:
     name: str
     args: type[InboundModel]
     least_role: Role
-    handler: Callable[[HostCall, Any], Awaitable[Any]]
+    # Called with the session's call context (the host's ``HostCall``) and the parsed args.
+    handler: Callable[[Any, Any], Awaitable[Any]]
     summary: str
     result: type[WireModel]
 
@@ -131,14 +121,14 @@ class TeamApiSession:
         api: TeamApi,
         peer: PeerIdentity,
         channel: Channel,
-        host: HostServices,
+        call: object,
         settings: RtcSettings,
         clock: Clock,
     ) -> None:
         self._api = api
         self.peer = peer
         self._channel = channel
-        self._host = host
+        self._context = call
         self._limit = TokenBuckets(
             clock, burst=settings.team_api_burst, refill_seconds=1 / settings.team_api_rate
         )
@@ -189,7 +179,7 @@ class TeamApiSession:
             args = route.args.model_validate(request.args)
         except ValidationError as exc:
             raise invalid_argument_from(exc) from exc
-        return await route.handler(HostCall(self.peer, self._host), args)
+        return await route.handler(self._context, args)
 
     def event(self, name: str, data: Any) -> None:
         self._send(TeamApiEvent(event=name, data=data))

@@ -14,8 +14,7 @@ from peer.known_hosts import HostKeyChanged
 from server.common.errors import CrewhostError
 from server.common.keys import SigningKey
 from server.common.sdp import sdp_fingerprint
-from server.host.container import HostServices
-from server.host.start import run_link
+from server.host.start import build_host, run_link
 from tests.support.clock import FakeClock
 from tests.support.hub_server import RunningHub
 from tests.support.peers import Member, peer_member, wait_linked
@@ -104,7 +103,7 @@ async def test_a_ticket_for_another_host_is_refused(
     enrolled = await server.client().post(
         "/v1/hosts/enrol", {"code": enrolment.body["code"], "publicKey": key.public_key}
     )
-    other = HostServices.build(
+    other = build_host(
         server.hub.settings.model_copy(update={"data_dir": tmp_path}), key, server.hub.db
     )
     other.host_id = enrolled.body["hostId"]

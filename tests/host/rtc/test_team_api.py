@@ -17,9 +17,9 @@ from peer.connection import HostConnection, TeamApiCallError
 from server.common.protocol import MAX_TEAM_API_MESSAGE
 from server.common.roles import Role
 from server.common.wire import WireModel
+from server.host.container import HostCall
 from server.host.routes.system import NoArgs
 from server.host.rtc.team_api import (
-    HostCall,
     HostRoute,
     HostRouteTable,
     PeerIdentity,

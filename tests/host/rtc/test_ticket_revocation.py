@@ -15,8 +15,7 @@ from server.common.errors import CrewhostError
 from server.common.keys import SigningKey
 from server.common.protocol import TEAM_API_LABEL, LinkRevoke
 from server.common.sdp import sdp_fingerprint
-from server.host.container import HostServices
-from server.host.start import run_link
+from server.host.start import build_host, run_link
 from tests.support.hub_server import RunningHub
 from tests.support.peers import Member, peer_member, wait_linked
 from tests.support.waiting import eventually
@@ -167,7 +166,7 @@ async def test_a_ticket_from_before_a_host_removal_is_refused(
     enrolled = await server.client().post(
         "/v1/hosts/enrol", {"code": enrolment.body["code"], "publicKey": key.public_key}
     )
-    services = HostServices.build(
+    services = build_host(
         server.hub.settings.model_copy(update={"data_dir": tmp_path}), key, server.hub.db
     )
     services.host_id = enrolled.body["hostId"]

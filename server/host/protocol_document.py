@@ -25,6 +25,7 @@ from server.common.protocol import (
 )
 from server.common.view_protocol import FRAME_HEADER, FRAME_VERSION, MAX_CLIPBOARD, VIEW_PREFIX
 from server.host.live.messages import HostViewMessage, ViewMessage
+from server.host.routes.tables import ROUTE_TABLES
 from server.host.rtc.team_api import HostRoute
 from server.host.services.profiles import PROFILE_HUES
 
@@ -43,6 +44,11 @@ _NAMED: dict[type[BaseModel], str] = {
     ViewMessageSchema: "ViewMessage",
     HostViewMessageSchema: "HostViewMessage",
 }
+
+
+def host_protocol_document() -> dict[str, Any]:
+    """The host protocol of every route this host serves."""
+    return build_host_protocol([route for table in ROUTE_TABLES for route in table.routes])
 
 
 def build_host_protocol(routes: list[HostRoute]) -> dict[str, Any]:

@@ -8,9 +8,10 @@ from pathlib import Path
 from peer.connection import ticket_nonce
 from server.common.keys import verify_signature
 from server.common.protocol import answer_proof
-from server.host.container import ROUTE_TABLES, host_protocol_document
+from server.host.protocol_document import host_protocol_document
+from server.host.routes.tables import ROUTE_TABLES
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_the_committed_document_is_the_generated_one() -> None:

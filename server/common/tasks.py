@@ -1,0 +1,51 @@
+"""Background tasks that belong to an owner and end with it.
+
+A task made with ``asyncio.create_task`` and kept nowhere can be collected while
+it runs, and one kept in a set must be cancelled at shutdown by hand; every
+long-lived part keeps its tasks in one ``BackgroundTasks`` instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Coroutine
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+
+class BackgroundTasks:
+    """The running tasks of one owner; ``close`` cancels them and waits for them to end."""
+
+    def __init__(self, owner: str) -> None:
+        self._owner = owner
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    def spawn(self, coroutine: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        """Run ``coroutine`` in the background; an exception it raises is logged, not lost."""
+        task = asyncio.get_running_loop().create_task(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._done)
+        return task
+
+    def _done(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error(
+                "a background task of the %s failed",
+                self._owner,
+                exc_info=task.exception(),
+            )
+
+    def __len__(self) -> int:
+        return len(self._tasks)
+
+    async def close(self) -> None:
+        tasks = list(self._tasks)
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task

@@ -1,0 +1,7 @@
+"""Every route table the host serves, in one place."""
+
+from __future__ import annotations
+
+from server.host.routes import browser_control, browser_profiles, system
+
+ROUTE_TABLES = (system.routes, browser_profiles.routes, browser_control.routes)
