@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from typing import Any
 
 import aiohttp
 
@@ -28,6 +27,7 @@ from server.common.protocol import (
     error_info,
     link_proof,
 )
+from server.common.tasks import BackgroundTasks
 from server.host.container import HostServices
 
 log = logging.getLogger(__name__)
@@ -50,11 +50,17 @@ class HostLinkClient:
         self.linked = asyncio.Event()
         self.unlinked = asyncio.Event()
         self.hub_key: str | None = hub_key
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks = BackgroundTasks("hub link")
 
     async def run(self) -> None:
         """Link, serve, and relink with backoff, until cancelled."""
         delay = BACKOFF_FIRST
+        try:
+            await self._keep_linked(delay)
+        finally:
+            await self._tasks.close()
+
+    async def _keep_linked(self, delay: float) -> None:
         async with aiohttp.ClientSession() as session:
             while True:
                 try:
@@ -101,9 +107,9 @@ class HostLinkClient:
                 log.warning("dropped a malformed message from the hub")
                 continue
             if isinstance(message, LinkOffer):
-                self._spawn(self._answer(socket, message))
+                self._tasks.spawn(self._answer(socket, message))
             elif isinstance(message, LinkRevoke):
-                self._spawn(self._services.peers.revoke(message))
+                self._tasks.spawn(self._services.peers.revoke(message))
 
     async def _answer(self, socket: aiohttp.ClientWebSocketResponse, offer: LinkOffer) -> None:
         reply: LinkAnswer | LinkRefused
@@ -115,8 +121,3 @@ class HostLinkClient:
             reply = LinkRefused(request_id=offer.request_id, error=error_info(exc))
         if not socket.closed:
             await socket.send_str(encode(reply))
-
-    def _spawn(self, coroutine: Any) -> None:
-        task = asyncio.get_running_loop().create_task(coroutine)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)

@@ -32,6 +32,7 @@ from server.common.protocol import (
     error_info,
     link_proof,
 )
+from server.common.tasks import BackgroundTasks
 from server.common.tokens import new_id
 from server.hub.bus import Bus
 from server.hub.services.hosts import HostService
@@ -68,11 +69,11 @@ class HostLinks:
         self.instance_id = instance_id
         self._links: dict[str, HostLink] = {}
         self._remote: dict[str, asyncio.Future[LinkAnswer | LinkRefused]] = {}
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = BackgroundTasks("host links")
 
     def start(self) -> None:
         """Keep this hub's links marked online for as long as the hub runs."""
-        self._spawn(self._renew_forever())
+        self._tasks.spawn(self._renew_forever())
 
     async def _renew_forever(self) -> None:
         while True:
@@ -190,7 +191,7 @@ class HostLinks:
         """A message from any hub instance (this one included)."""
         kind = message.get("kind")
         if kind == "offer" and message.get("host_id") in self._links:
-            self._spawn(self._relay_for_other_instance(message))
+            self._tasks.spawn(self._relay_for_other_instance(message))
         elif kind == "answer" and message.get("to") == self.instance_id:
             future = self._remote.pop(str(message.get("request_id")), None)
             if future is not None and not future.done():
@@ -240,13 +241,7 @@ class HostLinks:
             if host_id is not None and revoke.all_peers:
                 await link.socket.close(message=b"host removed")
 
-    def _spawn(self, coroutine: Any) -> None:
-        task = asyncio.get_running_loop().create_task(coroutine)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
-
     async def close(self) -> None:
-        for task in list(self._tasks):
-            task.cancel()
+        await self._tasks.close()
         for link in list(self._links.values()):
             await link.socket.close(message=b"hub shutting down")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 from typing import TYPE_CHECKING, Any
@@ -10,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from playwright.async_api import Error as PlaywrightError
 
 from server.common.errors import CrewhostError
+from server.common.tasks import BackgroundTasks
 from server.common.view_protocol import parse_view_label
 from server.config import HostSettings
 from server.host.browser.access import require_viewable
@@ -41,7 +41,7 @@ class LiveViews:
         self._settings = settings
         self._screencasts: dict[tuple[str, str], TabScreencast] = {}
         self._sessions: dict[tuple[str, str], list[ViewSession]] = {}
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks = BackgroundTasks("live views")
 
     def screencast(self, team_id: str, tab_id: str) -> TabScreencast | None:
         return self._screencasts.get((team_id, tab_id))
@@ -55,7 +55,7 @@ class LiveViews:
         key = (tab.team_id, tab.id)
         screencast = self._screencasts.get(key)
         if screencast is not None and tab.page is not None and screencast.page is not tab.page:
-            self._spawn(self._follow(key, tab.page))
+            self._tasks.spawn(self._follow(key, tab.page))
 
     def _screencast_of(self, key: tuple[str, str], page: Page) -> TabScreencast:
         """A new screencast of ``page`` for the tab ``key``; its viewers hear if it crashes."""
@@ -100,7 +100,7 @@ class LiveViews:
 
     def open(self, peer: PeerIdentity, channel: Any) -> None:
         """A peer opened a ``view:`` channel; it is served or refused with a close reason."""
-        self._spawn(self._open(peer, channel))
+        self._tasks.spawn(self._open(peer, channel))
 
     async def _open(self, peer: PeerIdentity, channel: Any) -> None:
         try:
@@ -125,7 +125,7 @@ class LiveViews:
         channel.bufferedAmountLowThreshold = BACKLOG_BYTES // 2
         channel.on("bufferedamountlow", session.viewer.drained)
         channel.on("message", session.on_message)
-        channel.on("close", lambda: self._spawn(self._closed(session)))
+        channel.on("close", lambda: self._tasks.spawn(self._closed(session)))
         await screencast.add(session.viewer)
         await self._apply_viewport(key)
         session.start()
@@ -195,13 +195,7 @@ class LiveViews:
     async def close_all(self) -> None:
         for key in list(self._sessions):
             await self.end_views(*key, "hostStopping", "the host is shutting down")
-        for task in list(self._tasks):
-            task.cancel()
-
-    def _spawn(self, coroutine: Any) -> None:
-        task = asyncio.get_running_loop().create_task(coroutine)
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        await self._tasks.close()
 
 
 def _close_with(channel: Any, code: str, reason: str) -> None:
