@@ -66,7 +66,7 @@ from PIL import Image
 
 from peer.connection import HostConnection, connect_to_host
 from peer.live_view import LiveView, open_view
-from server.common.view_protocol import Frame
+from server.common.protocol.view import Frame
 from server.config import HostSettings
 
 VIEWPORT = (1280, 800)

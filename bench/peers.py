@@ -72,7 +72,8 @@ from peer.connection import (
 from peer.hub_client import HubClient
 from peer.known_hosts import KnownHosts
 from server.common.keys import verify_signature
-from server.common.protocol import TEAM_API_LABEL, answer_proof
+from server.common.protocol.signaling import answer_proof
+from server.common.protocol.team_api import TEAM_API_LABEL
 from server.common.sdp import sdp_fingerprint
 
 CONNECTIONS = 50

@@ -9,11 +9,20 @@ import json
 from typing import Any
 
 from aiortc import RTCConfiguration, RTCIceServer, RTCPeerConnection, RTCSessionDescription
+from pydantic import ValidationError
 
 from peer.hub_client import HubClient
 from peer.known_hosts import KnownHosts
 from server.common.keys import b64decode, verify_signature
-from server.common.protocol import TEAM_API_LABEL, answer_proof
+from server.common.protocol.codec import encode
+from server.common.protocol.signaling import answer_proof
+from server.common.protocol.team_api import (
+    TEAM_API_LABEL,
+    TeamApiError,
+    TeamApiEvent,
+    TeamApiRequest,
+    TeamApiResult,
+)
 from server.common.sdp import sdp_fingerprint
 
 
@@ -58,20 +67,21 @@ class HostConnection:
             return
         if not isinstance(message, dict):
             return
-        if "event" in message:
-            self.events.put_nowait(message)
-            return
-        request_id = message.get("id")
+        try:
+            if "event" in message:
+                self.events.put_nowait(TeamApiEvent.model_validate(message).model_dump())
+                return
+            answer = (TeamApiError if "error" in message else TeamApiResult).model_validate(message)
+        except ValidationError:
+            return  # not a message of this protocol: nothing waits for it
+        request_id = answer.id
         future = self._waiting.pop(request_id, None) if isinstance(request_id, int) else None
         if future is None or future.done():
             return
-        if "error" in message:
-            error = message["error"]
-            future.set_exception(
-                TeamApiCallError(str(error.get("code")), str(error.get("message")))
-            )
+        if isinstance(answer, TeamApiError):
+            future.set_exception(TeamApiCallError(answer.error.code, answer.error.message))
         else:
-            future.set_result(message.get("result"))
+            future.set_result(answer.result)
 
     def _on_closed(self) -> None:
         self.closed.set()
@@ -89,7 +99,7 @@ class HostConnection:
         request_id = next(self._ids)
         future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._waiting[request_id] = future
-        self.send_raw(json.dumps({"id": request_id, "route": route, "args": args or {}}))
+        self.send_raw(encode(TeamApiRequest(id=request_id, route=route, args=args or {})))
         try:
             return await asyncio.wait_for(future, wait_seconds)
         finally:

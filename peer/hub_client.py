@@ -6,7 +6,7 @@ from typing import Any
 
 import aiohttp
 
-from server.common.protocol import ConnectAnswer, RtcConfig, TicketGrant
+from server.common.protocol.signaling import ConnectAnswer, RtcConfig, TicketGrant
 
 
 class HubError(Exception):

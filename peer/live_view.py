@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 from peer.connection import HostConnection
-from server.common.view_protocol import Frame, ViewOptions, decode_frame
+from server.common.protocol.view import Frame, ViewOptions, decode_frame
 
 
 class ViewClosed(Exception):

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
 from pydantic.fields import FieldInfo
 
 from server.common.errors import InvalidArgument
-from server.common.view_protocol import MAX_VIEW_MESSAGE
+from server.common.protocol.view import MAX_VIEW_MESSAGE
 from server.common.wire import invalid_argument_from
 
 ENV_PREFIX = "CREWHOST_"

@@ -17,7 +17,7 @@ from typing import Protocol
 
 from pydantic import SecretStr
 
-from server.common.protocol import IceServerView
+from server.common.protocol.signaling import IceServerView
 
 
 class IceServerSetting(Protocol):

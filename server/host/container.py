@@ -9,7 +9,8 @@ from types import TracebackType
 
 from server.common.clock import Clock, SystemClock
 from server.common.keys import SigningKey
-from server.common.view_protocol import VIEW_PREFIX
+from server.common.protocol.events import BrowserTabsChanged
+from server.common.protocol.view import VIEW_PREFIX
 from server.config import Settings
 from server.db.engine import Database
 from server.host.browser.runtime import BrowserRuntime
@@ -19,8 +20,6 @@ from server.host.rtc.team_api import HostRouteTable, PeerIdentity, TeamApi
 from server.host.services.memories import MemoryService
 from server.host.services.profiles import BrowserProfileService
 from server.host.services.tabs import TabService
-
-TABS_CHANGED = "browser-tabs-changed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +79,7 @@ class HostServices:
         services.memories = MemoryService(db, clock)
         services.live = LiveViews(browser, settings.host)
         services.peers.register_channel(VIEW_PREFIX, services.live.open)
-        browser.observe_tabs(lambda team_id: services.peers.announce(team_id, TABS_CHANGED, {}))
+        browser.observe_tabs(lambda team_id: services.peers.announce(team_id, BrowserTabsChanged()))
         browser.observe_pages(services.live.page_attached)
         return services
 

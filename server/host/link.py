@@ -13,7 +13,8 @@ import random
 import aiohttp
 
 from server.common.errors import CrewhostError
-from server.common.protocol import (
+from server.common.protocol.codec import encode, error_info
+from server.common.protocol.link import (
     LINK_PATH,
     LinkAnswer,
     LinkChallenge,
@@ -23,8 +24,6 @@ from server.common.protocol import (
     LinkRevoke,
     LinkWelcome,
     decode_link,
-    encode,
-    error_info,
     link_proof,
 )
 from server.common.tasks import BackgroundTasks

@@ -4,27 +4,35 @@ The Team API's routes appear as OpenAPI operations (``POST /<route>``: the body 
 the route's args, the answer its result) although they travel over the ``team-api``
 data channel, not HTTP: that lets the web client generate its types with the same
 tool it uses for the hub, so a change here breaks the client's build, not its users.
-The ``view:`` channel's messages and the constants of both channels come along.
+The events a host pushes (``HostEventMessage``, keyed by ``event``), the ``view:``
+channel's messages and the constants of both channels come along.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, Union
 
-from pydantic import BaseModel, RootModel
+from pydantic import BaseModel, Field, RootModel
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
-from server.common.protocol import (
+from server.common.protocol.codec import PROTOCOL_VERSION
+from server.common.protocol.events import HOST_EVENTS, event_envelope
+from server.common.protocol.team_api import (
     MAX_TEAM_API_MESSAGE,
-    PROTOCOL_VERSION,
     TEAM_API_LABEL,
     TeamApiError,
     TeamApiEvent,
     TeamApiRequest,
     TeamApiResult,
 )
-from server.common.view_protocol import FRAME_HEADER, FRAME_VERSION, MAX_CLIPBOARD, VIEW_PREFIX
-from server.host.live.messages import HostViewMessage, ViewMessage
+from server.common.protocol.view import (
+    FRAME_HEADER,
+    FRAME_VERSION,
+    MAX_CLIPBOARD,
+    VIEW_PREFIX,
+    HostViewMessage,
+    ViewMessage,
+)
 from server.host.routes.tables import ROUTE_TABLES
 from server.host.rtc.team_api import HostRoute
 from server.host.services.profiles import PROFILE_HUES
@@ -40,9 +48,19 @@ class HostViewMessageSchema(RootModel[HostViewMessage]):
     """What the host sends on a ``view:`` channel besides frames."""
 
 
+_ENVELOPES = tuple(event_envelope(event) for event in HOST_EVENTS)
+# Built from HOST_EVENTS at import, so the union cannot forget an event (mypy sees Any).
+HostEventMessage: Any = Annotated[Union[_ENVELOPES], Field(discriminator="event")]  # noqa: UP007
+
+
+class HostEventMessageSchema(RootModel[HostEventMessage]):
+    """An event the host pushes on the ``team-api`` channel."""
+
+
 _NAMED: dict[type[BaseModel], str] = {
     ViewMessageSchema: "ViewMessage",
     HostViewMessageSchema: "HostViewMessage",
+    HostEventMessageSchema: "HostEventMessage",
 }
 
 
@@ -61,6 +79,7 @@ def build_host_protocol(routes: list[HostRoute]) -> dict[str, Any]:
         TeamApiError: "serialization",
         TeamApiEvent: "serialization",
         HostViewMessageSchema: "serialization",
+        HostEventMessageSchema: "serialization",
     }
     for route in routes:
         modes[route.args] = "validation"

@@ -9,7 +9,7 @@ from typing import Any
 from aiohttp import web
 
 from server import __version__
-from server.common.protocol import LINK_PATH
+from server.common.protocol.link import LINK_PATH
 from server.hub.container import HUB_KEY, Hub
 from server.hub.http.middleware import errors_and_metrics
 from server.hub.http.openapi import build_openapi

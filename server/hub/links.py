@@ -18,7 +18,8 @@ from aiohttp import WSMsgType, web
 from server.common.clock import Clock
 from server.common.errors import CrewhostError, Forbidden, Unavailable
 from server.common.keys import verify_signature
-from server.common.protocol import (
+from server.common.protocol.codec import encode, error_info
+from server.common.protocol.link import (
     MAX_LINK_MESSAGE,
     LinkAnswer,
     LinkChallenge,
@@ -28,8 +29,6 @@ from server.common.protocol import (
     LinkRevoke,
     LinkWelcome,
     decode_link,
-    encode,
-    error_info,
     link_proof,
 )
 from server.common.tasks import BackgroundTasks

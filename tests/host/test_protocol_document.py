@@ -7,7 +7,7 @@ from pathlib import Path
 
 from peer.connection import ticket_nonce
 from server.common.keys import verify_signature
-from server.common.protocol import answer_proof
+from server.common.protocol.signaling import answer_proof
 from server.host.protocol_document import host_protocol_document
 from server.host.routes.tables import ROUTE_TABLES
 

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 from playwright.async_api import CDPSession, Page
 from playwright.async_api import Error as PlaywrightError
 
-from server.common.view_protocol import encode_frame
+from server.common.protocol.view import encode_frame
 
 log = logging.getLogger(__name__)
 

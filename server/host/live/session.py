@@ -20,9 +20,8 @@ from urllib.parse import urlsplit
 from playwright.async_api import Error as PlaywrightError
 
 from server.common.errors import Conflict, CrewhostError, InvalidArgument
-from server.common.view_protocol import MAX_CLIPBOARD, ViewOptions
-from server.common.wire import WireModel
-from server.host.live.messages import (
+from server.common.protocol.view import (
+    MAX_CLIPBOARD,
     ContextMenu,
     Copied,
     Copy,
@@ -39,10 +38,12 @@ from server.host.live.messages import (
     Resize,
     Take,
     ViewError,
+    ViewOptions,
     check_view_message_size,
     decode_view_message,
     error_message,
 )
+from server.common.wire import WireModel
 from server.host.live.screencast import TabScreencast, Viewer
 
 if TYPE_CHECKING:

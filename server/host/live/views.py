@@ -9,12 +9,11 @@ from typing import TYPE_CHECKING, Any
 from playwright.async_api import Error as PlaywrightError
 
 from server.common.errors import CrewhostError
+from server.common.protocol.view import Closed, Opened, ViewError, parse_view_label
 from server.common.tasks import BackgroundTasks
-from server.common.view_protocol import parse_view_label
 from server.config import HostSettings
 from server.host.browser.access import require_viewable
 from server.host.browser.runtime import BrowserRuntime
-from server.host.live.messages import Closed, Opened, ViewError
 from server.host.live.screencast import BACKLOG_BYTES, TabScreencast
 from server.host.live.session import ViewSession
 

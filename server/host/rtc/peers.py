@@ -20,7 +20,10 @@ from aiortc.rtcdtlstransport import certificate_digest
 from server.common.clock import Clock
 from server.common.errors import InvalidArgument
 from server.common.keys import SigningKey
-from server.common.protocol import TEAM_API_LABEL, LinkRevoke, answer_proof
+from server.common.protocol.events import HostEvent, Revoked
+from server.common.protocol.link import LinkRevoke
+from server.common.protocol.signaling import answer_proof
+from server.common.protocol.team_api import TEAM_API_LABEL
 from server.common.roles import Role
 from server.common.sdp import sdp_fingerprint
 from server.common.tasks import BackgroundTasks
@@ -103,11 +106,11 @@ class PeerManager:
     def team_peers(self, team_id: str) -> list[PeerIdentity]:
         return [p.identity for p in self._peers.values() if p.identity.team_id == team_id]
 
-    def announce(self, team_id: str, event: str, data: Any) -> None:
+    def announce(self, team_id: str, event: HostEvent) -> None:
         """Send an event to every connected peer of the team."""
         for peer in self._peers.values():
             if peer.identity.team_id == team_id and peer.team_api is not None:
-                peer.team_api.event(event, data)
+                peer.team_api.event(event)
 
     def _ice_servers(self) -> list[RTCIceServer]:
         who = f"host-{self._verifier.host_id}" if self._verifier else "host"
@@ -208,7 +211,7 @@ class PeerManager:
         for peer in matched:
             if peer.team_api is not None:
                 # Tell the peer why before the connection goes, so a client can say so.
-                peer.team_api.event("revoked", {"reason": revoke.reason})
+                peer.team_api.event(Revoked(reason=revoke.reason))
                 await peer.team_api.drain()
             await self._close(peer, revoke.reason)
         return len(matched)

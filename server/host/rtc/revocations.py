@@ -17,7 +17,7 @@ from collections import deque
 from typing import Protocol
 
 from server.common.clock import Clock
-from server.common.protocol import LinkRevoke
+from server.common.protocol.link import LinkRevoke
 from server.common.tickets import TICKET_MAX_SECONDS, TicketRefused
 
 # Kept past a ticket's lifetime by a margin for clock skew between hub and host.

@@ -20,18 +20,15 @@ from pydantic import BaseModel, ValidationError
 
 from server.common.clock import Clock
 from server.common.errors import CrewhostError, Forbidden, Internal, NotFound, RateLimited
-from server.common.protocol import (
+from server.common.protocol.codec import PROTOCOL_VERSION, encode, error_info, utf8_size
+from server.common.protocol.events import HostEvent
+from server.common.protocol.team_api import (
     MAX_TEAM_API_MESSAGE,
-    PROTOCOL_VERSION,
     TeamApiError,
-    TeamApiEvent,
     TeamApiRequest,
     TeamApiResult,
     decode_team_api_request,
-    encode,
-    error_info,
     request_id_of,
-    utf8_size,
 )
 from server.common.ratelimit import TokenBuckets
 from server.common.roles import Role
@@ -181,8 +178,8 @@ class TeamApiSession:
             raise invalid_argument_from(exc) from exc
         return await route.handler(self._context, args)
 
-    def event(self, name: str, data: Any) -> None:
-        self._send(TeamApiEvent(event=name, data=data))
+    def event(self, event: HostEvent) -> None:
+        self._send(event.message())
 
     async def drain(self, limit_seconds: float = 0.25) -> None:
         """Wait (briefly) until what was sent has left the channel's buffer."""

@@ -15,6 +15,7 @@ from sqlalchemy.exc import IntegrityError
 
 from server.common.clock import Clock
 from server.common.errors import Conflict, InvalidArgument, NotFound
+from server.common.protocol.events import BrowserProfilesChanged, HostEvent
 from server.db.engine import Database
 from server.host.browser.partitions import Partition, new_profile_id
 from server.host.storage.agents import AgentBrowserChoice, AgentRepository
@@ -23,7 +24,6 @@ from server.host.storage.profiles import BrowserProfile, BrowserProfileRepositor
 # The hues of agent avatars; a profile takes one of them.
 PROFILE_HUES = (4, 28, 48, 96, 148, 176, 204, 232, 268, 320)
 MAX_PROFILES = 100
-PROFILES_CHANGED = "browser-profiles-changed"
 
 
 class PartitionControl(Protocol):
@@ -50,7 +50,7 @@ class BrowserProfileService:
         db: Database,
         clock: Clock,
         partitions: PartitionControl,
-        announce: Callable[[str, str, Any], None],
+        announce: Callable[[str, HostEvent], None],
     ) -> None:
         self._db = db
         self._clock = clock
@@ -195,7 +195,7 @@ class BrowserProfileService:
         return Conflict(f"a browser profile named {name!r} exists", code="browserProfileNameTaken")
 
     def _changed(self, team_id: str) -> None:
-        self._announce(team_id, PROFILES_CHANGED, {})
+        self._announce(team_id, BrowserProfilesChanged())
 
 
 def duplicate_choice(

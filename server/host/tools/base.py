@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from server.common.errors import CrewhostError
+from server.common.protocol.events import HostEvent
 from server.config import HostSettings
 from server.host.browser.callers import Caller
 from server.host.browser.engine import BrowserEngine
@@ -93,20 +95,28 @@ class ToolContext:
     partition_for_agent: Callable[[str, str], Awaitable[Partition]] | None = None
     # Tells the team's members something (event name and payload), such as a request to
     # take a tab over; without it the agent's own answer is the only word they get.
-    announce: Callable[[str, str, dict[str, Any]], None] | None = None
+    announce: Callable[[str, HostEvent], None] | None = None
 
 
-class ToolFailure(Exception):
-    """A refusal or failure a tool reports to the agent; ``extra`` joins the error object."""
+class ToolFailure(CrewhostError):
+    """A refusal or failure a tool reports to the agent; ``extra`` joins the error object.
+
+    One of the error hierarchy's own: a tool result renders it, like any other
+    ``CrewhostError`` a service raises, with ``to_wire``.
+    """
+
+    status = 422
+    code = "toolFailed"
 
     def __init__(self, code: str, message: str, **extra: Any) -> None:
-        super().__init__(message)
-        self.code = code
-        self.message = message
+        super().__init__(message, code=code)
         self.extra = extra
 
+    def to_wire(self) -> dict[str, Any]:
+        return {**super().to_wire(), **self.extra}
+
     def to_result(self) -> dict[str, Any]:
-        return {"error": {"code": self.code, "message": self.message, **self.extra}}
+        return {"error": self.to_wire()}
 
 
 @dataclass(frozen=True)

@@ -66,10 +66,8 @@ async def call_tool(context: ToolContext, name: str, raw_args: dict[str, Any]) -
         except ValidationError as exc:
             raise ToolFailure("invalidArguments", _validation_message(exc)) from None
         result = await tool.run(context, args)
-    except ToolFailure as failure:
-        return cap_result(failure.to_result())
     except CrewhostError as exc:
-        return cap_result(_error(exc.code, exc.message))
+        return cap_result({"error": exc.to_wire()})
     except Exception as exc:
         # The message of an unknown failure may quote page data or typed text: log where, not what.
         frames = "".join(traceback.format_tb(exc.__traceback__))

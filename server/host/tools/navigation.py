@@ -20,6 +20,7 @@ from playwright.async_api import Error as PlaywrightError
 from pydantic import Field, StringConstraints
 
 from server.common.errors import CrewhostError
+from server.common.protocol.events import BrowserTakeoverRequested
 from server.host.browser.identity import BrowserIdentity, language_list
 from server.host.browser.partitions import Partition
 from server.host.browser.tabs import Tab
@@ -29,7 +30,6 @@ from server.host.tools.consent import take_refusals, watch_consent
 from server.host.tools.snapshot import shown_url, take_snapshot
 from server.host.tools.tab_access import reachable_tab, reachable_tabs
 
-TAKEOVER_REQUESTED = "browser-takeover-requested"
 _NET_ERROR = re.compile(r"net::(ERR_[A-Z_]+)")
 _LOCALE = re.compile(r"[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*")
 # A title is read only from a tab that can answer at once.
@@ -347,13 +347,12 @@ async def request_takeover(context: ToolContext, args: RequestTakeoverArgs) -> d
     if context.announce is not None:
         context.announce(
             context.team_id,
-            TAKEOVER_REQUESTED,
-            {
-                "tabId": tab.id,
-                "agentId": context.caller.agent_id,
-                "threadId": context.caller.thread_id,
-                "reason": args.reason,
-            },
+            BrowserTakeoverRequested(
+                tab_id=tab.id,
+                agent_id=context.caller.agent_id,
+                thread_id=context.caller.thread_id,
+                reason=args.reason,
+            ),
         )
     return {
         "status": "requested",

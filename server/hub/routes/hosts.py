@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from server.common.protocol import (
+from server.common.protocol.signaling import (
     ConnectAnswer,
     ConnectRequest,
     RtcConfig,

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from server.common.clock import Clock
-from server.common.protocol import LinkRevoke
+from server.common.protocol.link import LinkRevoke
 from server.hub.bus import Bus, BusHandler
 
 # NOTIFY payloads are small: long lists go in slices.

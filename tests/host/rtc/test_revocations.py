@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from server.common.protocol import LinkRevoke
+from server.common.protocol.link import LinkRevoke
 from server.common.tickets import TicketRefused
 from server.host.rtc.revocations import KEEP_SECONDS, Revocations
 from tests.support.clock import FakeClock

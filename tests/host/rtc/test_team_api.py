@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from peer.connection import HostConnection, TeamApiCallError
-from server.common.protocol import MAX_TEAM_API_MESSAGE
+from server.common.protocol.team_api import MAX_TEAM_API_MESSAGE
 from server.common.roles import Role
 from server.common.wire import WireModel
 from server.host.container import HostCall

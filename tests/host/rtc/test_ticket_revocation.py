@@ -13,7 +13,8 @@ from aiortc import RTCPeerConnection
 from peer.hub_client import HubError
 from server.common.errors import CrewhostError
 from server.common.keys import SigningKey
-from server.common.protocol import TEAM_API_LABEL, LinkRevoke
+from server.common.protocol.link import LinkRevoke
+from server.common.protocol.team_api import TEAM_API_LABEL
 from server.common.sdp import sdp_fingerprint
 from server.host.start import build_host, run_link
 from tests.support.hub_server import RunningHub

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from playwright.async_api import Page
 
+from server.common.protocol.events import HostEvent
 from server.host.browser.callers import Caller
 from server.host.browser.partitions import Partition
 from server.host.tools.base import ToolContext
@@ -107,6 +108,23 @@ async def test_a_failed_load_names_the_network_error_only(context: ToolContext) 
     kept = await call(context, "open", url="http://127.0.0.1:9/x")
     assert kept["loadError"]["code"] == "navigationFailed"
     assert context.engine.get_tab(TEAM, kept["tabId"]).url == "about:blank"
+
+
+async def test_a_refused_address_names_the_rule(context: ToolContext, site: Site) -> None:
+    # The tests allow the site's 127.0.0.1, not the name localhost nor link-local addresses.
+    opened = await call(context, "open")
+    url = f"http://localhost:{site.port}/behind-check.html"
+    refused = await call(context, "navigate", tabId=opened["tabId"], url=url)
+    assert refused["error"] == {
+        "code": "addressRefused",
+        "message": f"Crewhost refused {url}: loopback addresses are blocked for browsers on "
+        "this host (setting browser_allowed_hosts)",
+        "rule": "loopback",
+    }
+    kept = await call(context, "open", url="169.254.169.254/latest/meta-data/")
+    assert kept["loadError"]["code"] == "addressRefused"
+    assert "link-local addresses (cloud metadata among them)" in kept["loadError"]["message"]
+    assert site.requests == []
 
 
 async def test_another_agents_tab_is_unknown(context: ToolContext, site: Site) -> None:
@@ -221,20 +239,22 @@ async def test_set_environment_refuses_what_it_cannot_set(
 async def test_request_takeover_tells_the_team_and_returns_at_once(
     context: ToolContext, site: Site
 ) -> None:
-    told: list[tuple[str, str, dict[str, Any]]] = []
+    told: list[tuple[str, HostEvent]] = []
     agent = dataclasses.replace(context, announce=lambda *event: told.append(event))
     tab = await open_page(context, site, "/human-phrase.html")
     asked = await call(agent, "request_takeover", tabId=tab.id, reason="Solve the check")
     assert asked["status"] == "requested"
-    assert told == [
+    assert [(team, event.message().model_dump()) for team, event in told] == [
         (
             TEAM,
-            "browser-takeover-requested",
             {
-                "tabId": tab.id,
-                "agentId": AGENT.agent_id,
-                "threadId": AGENT.thread_id,
-                "reason": "Solve the check",
+                "event": "browser-takeover-requested",
+                "data": {
+                    "tabId": tab.id,
+                    "agentId": AGENT.agent_id,
+                    "threadId": AGENT.thread_id,
+                    "reason": "Solve the check",
+                },
             },
         )
     ]

@@ -37,7 +37,12 @@ export type Capabilities = Schemas['Capabilities'];
 export type Whoami = Schemas['Whoami'];
 export type Role = Schemas['Role'];
 
-/** A Team API event: `{event, data}`. */
+/** A Team API event as the host sends it: `{event, data}`, one generated type per event. */
+export type HostEventMessage = Schemas['HostEventMessage'];
+export type EventName = HostEventMessage['event'];
+export type EventData<N extends EventName> = Extract<HostEventMessage, { event: N }>['data'];
+
+/** An event as it arrives, before its name is checked against the ones this client knows. */
 export interface TeamApiEvent {
   event: string;
   data: unknown;
@@ -50,13 +55,17 @@ export const CAPABILITY = {
   profileEvents: 'browser-profiles-events-v1',
 } as const;
 
-/** The events the client listens for. */
+/** Every event the host sends, by the names the client uses (checked against the generated union). */
 export const EVENT = {
   tabsChanged: 'browser-tabs-changed',
   profilesChanged: 'browser-profiles-changed',
   revoked: 'revoked',
   takeoverRequested: 'browser-takeover-requested',
-} as const;
+} as const satisfies Record<string, EventName>;
+
+// A host event the client has no name for fails the build here.
+type Unnamed = Exclude<EventName, (typeof EVENT)[keyof typeof EVENT]>;
+export const EVERY_EVENT_NAMED: Unnamed extends never ? true : Unnamed = true;
 
 export interface ViewOptions {
   tabId: string;

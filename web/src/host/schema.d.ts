@@ -299,6 +299,57 @@ export interface components {
              */
             profile: string;
         };
+        /**
+         * BrowserProfilesChanged
+         * @description The team's browser profiles, or an agent's choice of one, changed.
+         */
+        BrowserProfilesChanged: Record<string, never>;
+        /** BrowserProfilesChangedEvent */
+        BrowserProfilesChangedEvent: {
+            data: components["schemas"]["BrowserProfilesChanged"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "browser-profiles-changed";
+        };
+        /**
+         * BrowserTabsChanged
+         * @description The team's tab list changed (a tab opened, closed, moved, was taken or released).
+         */
+        BrowserTabsChanged: Record<string, never>;
+        /** BrowserTabsChangedEvent */
+        BrowserTabsChangedEvent: {
+            data: components["schemas"]["BrowserTabsChanged"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "browser-tabs-changed";
+        };
+        /**
+         * BrowserTakeoverRequested
+         * @description An agent asks a person to take a tab over (a captcha, a sign-in).
+         */
+        BrowserTakeoverRequested: {
+            /** Agentid */
+            agentId: string | null;
+            /** Reason */
+            reason: string;
+            /** Tabid */
+            tabId: string;
+            /** Threadid */
+            threadId: string | null;
+        };
+        /** BrowserTakeoverRequestedEvent */
+        BrowserTakeoverRequestedEvent: {
+            data: components["schemas"]["BrowserTakeoverRequested"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "browser-takeover-requested";
+        };
         /** Capabilities */
         Capabilities: {
             /** Capabilities */
@@ -421,6 +472,11 @@ export interface components {
              */
             type: "held";
         };
+        /**
+         * HostEventMessageSchema
+         * @description An event the host pushes on the ``team-api`` channel.
+         */
+        HostEventMessage: components["schemas"]["BrowserTabsChangedEvent"] | components["schemas"]["BrowserProfilesChangedEvent"] | components["schemas"]["BrowserTakeoverRequestedEvent"] | components["schemas"]["RevokedEvent"];
         /**
          * HostViewMessageSchema
          * @description What the host sends on a ``view:`` channel besides frames.
@@ -626,6 +682,23 @@ export interface components {
             type: "viewport";
             /** Width */
             width: number;
+        };
+        /**
+         * Revoked
+         * @description This connection ends now: access changed (sent just before the host closes it).
+         */
+        Revoked: {
+            /** Reason */
+            reason: string;
+        };
+        /** RevokedEvent */
+        RevokedEvent: {
+            data: components["schemas"]["Revoked"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "revoked";
         };
         /**
          * Role

@@ -4,15 +4,11 @@
  * dismisses it.
  */
 
-import type { TabView } from '../../host/protocol';
+import type { EventData, TabView } from '../../host/protocol';
 import { Icon } from '../Icon';
 import { tabTitle } from './TabList';
 
-export interface TakeoverRequest {
-  tabId: string;
-  agentId: string | null;
-  reason: string;
-}
+export type TakeoverRequest = Pick<EventData<'browser-takeover-requested'>, 'tabId' | 'agentId' | 'reason'>;
 
 /** The request in an event's data, or null when the data is not one. */
 export function takeoverRequestFrom(data: unknown): TakeoverRequest | null {
