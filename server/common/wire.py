@@ -32,6 +32,13 @@ class InboundModel(WireModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
+def no_control_characters(value: str) -> str:
+    """A validator for names and labels: control characters (a newline included) refused."""
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+        raise ValueError("control characters are not allowed")
+    return value
+
+
 def invalid_argument_from(error: ValidationError) -> InvalidArgument:
     """Turn a pydantic failure into one stable error that names the first bad field."""
     first = error.errors(include_url=False)[0]

@@ -148,7 +148,64 @@ agents = sa.Table(
     sa.Column("own_browser_session", sa.Boolean, nullable=False),
     sa.Column("browser_profile_id", sa.String(40), nullable=True),
     sa.Column("created_at", TIME, nullable=False),
+    sa.Column("instructions", sa.Text, nullable=False, server_default=""),
+    # "anthropic", "openai", "openrouter" or a custom provider's id.
+    sa.Column("provider", sa.String(40), nullable=False, server_default="anthropic"),
+    # None: the provider's default model.
+    sa.Column("model", sa.String(200), nullable=True),
+    # JSON: gated tool family -> "ask" | "auto-approve"; a family not named asks.
+    sa.Column("permissions", sa.Text, nullable=False, server_default="{}"),
+    # None: the host's default cap on tool calls per turn.
+    sa.Column("max_tool_calls", sa.Integer, nullable=True),
+    sa.Column("updated_at", TIME, nullable=True),
     sa.Index(None, "team_id"),
+)
+
+# A conversation with an agent, private to the member who started it unless shared.
+threads = sa.Table(
+    "threads",
+    metadata,
+    sa.Column("id", ID, primary_key=True),
+    sa.Column("team_id", ID, nullable=False),
+    sa.Column("agent_id", ID, nullable=False),
+    sa.Column("created_by", ID, nullable=False),
+    sa.Column("shared", sa.Boolean, nullable=False),
+    sa.Column("title", sa.String(200), nullable=False),
+    sa.Column("created_at", TIME, nullable=False),
+    sa.Column("updated_at", TIME, nullable=False),
+    sa.Index(None, "team_id", "agent_id"),
+)
+
+# A thread's transcript, in order; ``body`` is one provider-neutral message as JSON.
+thread_messages = sa.Table(
+    "thread_messages",
+    metadata,
+    sa.Column("id", ID, primary_key=True),
+    sa.Column("team_id", ID, nullable=False),
+    sa.Column("thread_id", ID, nullable=False),
+    sa.Column("seq", sa.Integer, nullable=False),
+    sa.Column("role", sa.String(16), nullable=False),
+    sa.Column("body", sa.Text, nullable=False),
+    sa.Column("created_at", TIME, nullable=False),
+    sa.UniqueConstraint("thread_id", "seq"),
+    sa.Index(None, "team_id", "thread_id"),
+)
+
+# One model loop run: from a member's message to done, denied, capped, stopped or error.
+turns = sa.Table(
+    "turns",
+    metadata,
+    sa.Column("id", ID, primary_key=True),
+    sa.Column("team_id", ID, nullable=False),
+    sa.Column("thread_id", ID, nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("reason", sa.Text, nullable=True),
+    sa.Column("tool_calls", sa.Integer, nullable=False),
+    sa.Column("input_tokens", sa.Integer, nullable=False),
+    sa.Column("output_tokens", sa.Integer, nullable=False),
+    sa.Column("started_at", TIME, nullable=False),
+    sa.Column("ended_at", TIME, nullable=True),
+    sa.Index(None, "team_id", "thread_id"),
 )
 
 browser_profiles = sa.Table(

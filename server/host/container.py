@@ -17,6 +17,7 @@ from server.host.browser.runtime import BrowserRuntime
 from server.host.live.views import LiveViews
 from server.host.rtc.peers import PeerManager
 from server.host.rtc.team_api import HostRouteTable, PeerIdentity, TeamApi
+from server.host.services.agents import AgentService
 from server.host.services.memories import MemoryService
 from server.host.services.profiles import BrowserProfileService
 from server.host.services.tabs import TabService
@@ -48,6 +49,7 @@ class HostServices:
     profiles: BrowserProfileService = field(init=False)
     tabs: TabService = field(init=False)
     memories: MemoryService = field(init=False)
+    agents: AgentService = field(init=False)
     live: LiveViews = field(init=False)
     host_id: str = ""
     _resources: AsyncExitStack = field(default_factory=AsyncExitStack, init=False)
@@ -77,6 +79,9 @@ class HostServices:
         services.profiles = BrowserProfileService(db, clock, browser, services.peers.announce)
         services.tabs = TabService(browser, services.profiles)
         services.memories = MemoryService(db, clock)
+        services.agents = AgentService(
+            db, clock, services.profiles, services.memories, services.peers.announce
+        )
         services.live = LiveViews(browser, settings.host)
         services.peers.register_channel(VIEW_PREFIX, services.live.open)
         browser.observe_tabs(lambda team_id: services.peers.announce(team_id, BrowserTabsChanged()))

@@ -36,6 +36,12 @@ class BrowserProfilesChanged(HostEvent):
     NAME: ClassVar[str] = "browser-profiles-changed"
 
 
+class AgentsChanged(HostEvent):
+    """The team's agents changed (one was created, updated, duplicated or deleted)."""
+
+    NAME: ClassVar[str] = "agents-changed"
+
+
 class BrowserTakeoverRequested(HostEvent):
     """An agent asks a person to take a tab over (a captcha, a sign-in)."""
 
@@ -54,6 +60,7 @@ class Revoked(HostEvent):
 
 
 HOST_EVENTS: tuple[type[HostEvent], ...] = (
+    AgentsChanged,
     BrowserTabsChanged,
     BrowserProfilesChanged,
     BrowserTakeoverRequested,

@@ -7,7 +7,7 @@ from typing import Annotated
 from pydantic import AfterValidator, Field, StringConstraints
 
 from server.common.roles import Role
-from server.common.wire import InboundModel, WireModel
+from server.common.wire import InboundModel, WireModel, no_control_characters
 from server.host.container import HostCall
 from server.host.routes.system import NoArgs
 from server.host.rtc.team_api import HostRouteTable
@@ -16,16 +16,10 @@ from server.host.storage.profiles import BrowserProfile
 routes = HostRouteTable("browser-profiles-v1", also=("browser-profiles-events-v1",))
 
 
-def _printable(value: str) -> str:
-    if any(ord(ch) < 32 for ch in value):
-        raise ValueError("control characters are not allowed")
-    return value
-
-
 ProfileName = Annotated[
     str,
     StringConstraints(strip_whitespace=True, min_length=1, max_length=60),
-    AfterValidator(_printable),
+    AfterValidator(no_control_characters),
 ]
 ProfileId = Annotated[str, StringConstraints(pattern=r"^profile-[0-9a-f]{32}$")]
 

@@ -2,6 +2,6 @@
 
 from __future__ import annotations
 
-from server.host.routes import browser_control, browser_profiles, system
+from server.host.routes import agents, browser_control, browser_profiles, system
 
-ROUTE_TABLES = (system.routes, browser_profiles.routes, browser_control.routes)
+ROUTE_TABLES = (system.routes, browser_profiles.routes, browser_control.routes, agents.routes)

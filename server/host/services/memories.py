@@ -46,6 +46,11 @@ class MemoryService:
             await self._repo.add_memory(conn, memory)
         return memory
 
+    async def remove_agent_memories(self, team_id: str, agent_id: str) -> None:
+        """Forget every memory of an agent (the agent is being deleted)."""
+        async with self._db.write() as conn:
+            await self._repo.remove_agent_memories(conn, team_id, agent_id)
+
     async def list_memories(self, team_id: str, agent_id: str) -> list[AgentMemory]:
         async with self._db.read() as conn:
             return await self._repo.list_memories(conn, team_id, agent_id)

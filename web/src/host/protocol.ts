@@ -57,6 +57,7 @@ export const CAPABILITY = {
 
 /** Every event the host sends, by the names the client uses (checked against the generated union). */
 export const EVENT = {
+  agentsChanged: 'agents-changed',
   tabsChanged: 'browser-tabs-changed',
   profilesChanged: 'browser-profiles-changed',
   revoked: 'revoked',

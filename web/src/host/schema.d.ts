@@ -4,6 +4,108 @@
  */
 
 export interface paths {
+    "/agents-v1/create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create an agent; its tabs open in the team's shared profile until assigned. */
+        post: operations["agents-v1/create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents-v1/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Delete an agent: its tabs close, its own partition is cleared, its memories and */
+        post: operations["agents-v1/delete"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents-v1/duplicate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A copy of an agent with the same settings. */
+        post: operations["agents-v1/duplicate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents-v1/get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** One agent. */
+        post: operations["agents-v1/get"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents-v1/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The team's agents, oldest first, and the tool families their permissions name. */
+        post: operations["agents-v1/list"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agents-v1/update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Change an agent's name, instructions, provider, model, permissions or cap. */
+        post: operations["agents-v1/update"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/browser-control-v1/back": {
         parameters: {
             query?: never;
@@ -289,6 +391,73 @@ export interface components {
             /** Ownbrowsersession */
             ownBrowserSession: boolean;
         };
+        /** AgentDeleted */
+        AgentDeleted: {
+            /** Deleted */
+            deleted: boolean;
+        };
+        /** AgentList */
+        AgentList: {
+            /** Agents */
+            agents: components["schemas"]["AgentView"][];
+            /**
+             * Toolfamilies
+             * @description The gated tool families permissions name.
+             */
+            toolFamilies: string[];
+        };
+        /** AgentRef */
+        AgentRef: {
+            /** Id */
+            id: string;
+        };
+        /** AgentView */
+        AgentView: {
+            /** Browserprofileid */
+            browserProfileId: string | null;
+            /** Createdat */
+            createdAt: number;
+            /** Id */
+            id: string;
+            /** Instructions */
+            instructions: string;
+            /**
+             * Maxtoolcalls
+             * @description None: the host's default cap.
+             */
+            maxToolCalls: number | null;
+            /**
+             * Model
+             * @description None: the provider's default model.
+             */
+            model: string | null;
+            /** Name */
+            name: string;
+            /** Ownbrowsersession */
+            ownBrowserSession: boolean;
+            /** Permissions */
+            permissions: {
+                [key: string]: "ask" | "auto-approve";
+            };
+            /** Provider */
+            provider: string;
+            /** Updatedat */
+            updatedAt: number | null;
+        };
+        /**
+         * AgentsChanged
+         * @description The team's agents changed (one was created, updated, duplicated or deleted).
+         */
+        AgentsChanged: Record<string, never>;
+        /** AgentsChangedEvent */
+        AgentsChangedEvent: {
+            data: components["schemas"]["AgentsChanged"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "agents-changed";
+        };
         /** AssignProfile */
         AssignProfile: {
             /** Agentid */
@@ -434,6 +603,35 @@ export interface components {
              */
             type: "copyTooLarge";
         };
+        /** CreateAgent */
+        CreateAgent: {
+            /**
+             * Instructions
+             * @default
+             */
+            instructions?: string;
+            /**
+             * Maxtoolcalls
+             * @default null
+             */
+            maxToolCalls?: number | null;
+            /**
+             * Model
+             * @default null
+             */
+            model?: string | null;
+            /** Name */
+            name: string;
+            /** Permissions */
+            permissions?: {
+                [key: string]: "ask" | "auto-approve";
+            };
+            /**
+             * Provider
+             * @default anthropic
+             */
+            provider?: string;
+        };
         /** CreateProfile */
         CreateProfile: {
             /** Name */
@@ -476,7 +674,7 @@ export interface components {
          * HostEventMessageSchema
          * @description An event the host pushes on the ``team-api`` channel.
          */
-        HostEventMessage: components["schemas"]["BrowserTabsChangedEvent"] | components["schemas"]["BrowserProfilesChangedEvent"] | components["schemas"]["BrowserTakeoverRequestedEvent"] | components["schemas"]["RevokedEvent"];
+        HostEventMessage: components["schemas"]["AgentsChangedEvent"] | components["schemas"]["BrowserTabsChangedEvent"] | components["schemas"]["BrowserProfilesChangedEvent"] | components["schemas"]["BrowserTakeoverRequestedEvent"] | components["schemas"]["RevokedEvent"];
         /**
          * HostViewMessageSchema
          * @description What the host sends on a ``view:`` channel besides frames.
@@ -791,6 +989,46 @@ export interface components {
             /** Result */
             result: unknown;
         };
+        /**
+         * UpdateAgent
+         * @description Fields left out stay; ``model`` or ``maxToolCalls`` given as null go back to defaults.
+         */
+        UpdateAgent: {
+            /** Id */
+            id: string;
+            /**
+             * Instructions
+             * @default null
+             */
+            instructions?: string | null;
+            /**
+             * Maxtoolcalls
+             * @default null
+             */
+            maxToolCalls?: number | null;
+            /**
+             * Model
+             * @default null
+             */
+            model?: string | null;
+            /**
+             * Name
+             * @default null
+             */
+            name?: string | null;
+            /**
+             * Permissions
+             * @default null
+             */
+            permissions?: {
+                [key: string]: "ask" | "auto-approve";
+            } | null;
+            /**
+             * Provider
+             * @default null
+             */
+            provider?: string | null;
+        };
         /** UpdateProfile */
         UpdateProfile: {
             /**
@@ -845,6 +1083,150 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    "agents-v1/create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateAgent"];
+            };
+        };
+        responses: {
+            /** @description Create an agent; its tabs open in the team's shared profile until assigned. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentView"];
+                };
+            };
+        };
+    };
+    "agents-v1/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AgentRef"];
+            };
+        };
+        responses: {
+            /** @description Delete an agent: its tabs close, its own partition is cleared, its memories and */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentDeleted"];
+                };
+            };
+        };
+    };
+    "agents-v1/duplicate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AgentRef"];
+            };
+        };
+        responses: {
+            /** @description A copy of an agent with the same settings. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentView"];
+                };
+            };
+        };
+    };
+    "agents-v1/get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AgentRef"];
+            };
+        };
+        responses: {
+            /** @description One agent. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentView"];
+                };
+            };
+        };
+    };
+    "agents-v1/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NoArgs"];
+            };
+        };
+        responses: {
+            /** @description The team's agents, oldest first, and the tool families their permissions name. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentList"];
+                };
+            };
+        };
+    };
+    "agents-v1/update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateAgent"];
+            };
+        };
+        responses: {
+            /** @description Change an agent's name, instructions, provider, model, permissions or cap. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentView"];
+                };
+            };
+        };
+    };
     "browser-control-v1/back": {
         parameters: {
             query?: never;

@@ -1,0 +1,32 @@
+"""Which gated tools belong to which family, and what an agent's permissions say of each.
+
+A gated tool waits for a member's consent unless the agent's permissions
+auto-approve its family. A family an agent's permissions do not name asks.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+Permission = Literal["ask", "auto-approve"]
+
+# Every gated tool of the catalog, by family (a test keeps this complete).
+FAMILY_OF_TOOL: dict[str, str] = {
+    "click": "browser-input",
+    "type": "browser-input",
+    "press": "browser-input",
+    "select_option": "browser-input",
+    "set_checked": "browser-input",
+    "fill_fields": "browser-input",
+    "open": "browser-navigation",
+    "navigate": "browser-navigation",
+    "evaluate": "browser-script",
+    "handle_dialog": "browser-dialog",
+}
+FAMILIES: tuple[str, ...] = tuple(sorted(set(FAMILY_OF_TOOL.values())))
+
+
+def auto_approved(permissions: dict[str, str], tool: str) -> bool:
+    """Whether a gated ``tool`` runs without asking under these permissions."""
+    family = FAMILY_OF_TOOL.get(tool)
+    return family is not None and permissions.get(family) == "auto-approve"

@@ -1,0 +1,147 @@
+"""A provider-neutral transcript: what each adapter renders into its own wire format.
+
+Three kinds of message: a member's text, the assistant's text with its tool calls,
+and the result of one tool call. One rule keeps a transcript valid on every wire
+format: each tool call of an assistant message has exactly one result after it and
+before the next user or assistant message. :func:`close_dangling_calls` restores
+the rule after a denial, a cap, a stop or an error, so the next request, on either
+wire format, is accepted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Sequence
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, TypeAdapter
+
+from server.common.wire import WireModel
+
+
+class UserMessage(WireModel):
+    """What a member wrote."""
+
+    role: Literal["user"] = "user"
+    text: str
+
+
+class ToolCall(WireModel):
+    """One tool call the model made. Invalid arguments are kept as an empty object."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+
+
+class AssistantMessage(WireModel):
+    """What the model answered: text, tool calls, or both."""
+
+    role: Literal["assistant"] = "assistant"
+    text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+
+
+class ToolResult(WireModel):
+    """The result of one tool call, text for the model; ``is_error`` when the call failed."""
+
+    role: Literal["tool"] = "tool"
+    call_id: str
+    content: str
+    is_error: bool = False
+
+
+Message = Annotated[UserMessage | AssistantMessage | ToolResult, Field(discriminator="role")]
+
+# Reads and writes one message as JSON, e.g. a thread_messages row's body.
+MESSAGE_JSON: TypeAdapter[UserMessage | AssistantMessage | ToolResult] = TypeAdapter(Message)
+
+
+class ToolSpec(WireModel):
+    """A tool offered to the model: its name, what it does, and a JSON Schema of its input."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+def unanswered_calls(
+    messages: Sequence[UserMessage | AssistantMessage | ToolResult],
+) -> list[ToolCall]:
+    """The tool calls that have no result where the rule wants one, in transcript order."""
+    missing: list[ToolCall] = []
+    open_calls: dict[str, ToolCall] = {}
+    for message in messages:
+        if isinstance(message, ToolResult):
+            open_calls.pop(message.call_id, None)
+            continue
+        missing.extend(open_calls.values())
+        open_calls = {}
+        if isinstance(message, AssistantMessage):
+            open_calls = {call.id: call for call in message.tool_calls}
+    missing.extend(open_calls.values())
+    return missing
+
+
+def transcript_problems(
+    messages: Sequence[UserMessage | AssistantMessage | ToolResult],
+) -> list[str]:
+    """Why a provider would refuse this transcript; empty when it is valid."""
+    problems = [f"tool call {call.id} ({call.name}) has no result" for call in unanswered_calls(messages)]
+    open_ids: set[str] = set()
+    for index, message in enumerate(messages):
+        if isinstance(message, ToolResult):
+            if message.call_id not in open_ids:
+                problems.append(
+                    f"message {index}: result for {message.call_id} answers no open tool call"
+                )
+            open_ids.discard(message.call_id)
+        elif isinstance(message, AssistantMessage):
+            open_ids = {call.id for call in message.tool_calls}
+        else:
+            open_ids = set()
+    return problems
+
+
+def close_dangling_calls(
+    messages: Iterable[UserMessage | AssistantMessage | ToolResult], reason: str
+) -> list[UserMessage | AssistantMessage | ToolResult]:
+    """A valid copy of the transcript: every call without a result gets an error result
+    saying ``reason``, placed after the results its message already has; a result that
+    answers no open call (an orphan, or a second answer) is left out."""
+    closed: list[UserMessage | AssistantMessage | ToolResult] = []
+    open_calls: dict[str, ToolCall] = {}
+
+    def close_open() -> None:
+        closed.extend(
+            ToolResult(call_id=call_id, content=reason, is_error=True) for call_id in open_calls
+        )
+        open_calls.clear()
+
+    for message in messages:
+        if isinstance(message, ToolResult):
+            if open_calls.pop(message.call_id, None) is not None:
+                closed.append(message)
+            continue
+        close_open()
+        closed.append(message)
+        if isinstance(message, AssistantMessage):
+            open_calls = {call.id: call for call in message.tool_calls}
+    close_open()
+    return closed
+
+
+_PORTABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,40}")
+
+
+def wire_call_id(call_id: str) -> str:
+    """A tool-call id every wire format accepts, the same each time for the same id.
+
+    Anthropic wants ``[A-Za-z0-9_-]+`` and OpenAI at most 40 characters; ids from other
+    providers (``functions.read:0``) are replaced by a digest so a call and its result
+    still match.
+    """
+    if _PORTABLE_ID.fullmatch(call_id):
+        return call_id
+    return "call_" + hashlib.sha256(call_id.encode()).hexdigest()[:32]

@@ -1,0 +1,167 @@
+"""``agents-v1``: a team's agents; members list them, admins change them."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import AfterValidator, Field, StringConstraints
+
+from server.common.roles import Role
+from server.common.wire import InboundModel, WireModel, no_control_characters
+from server.host.agents.permissions import FAMILIES, Permission
+from server.host.container import HostCall
+from server.host.routes.system import NoArgs
+from server.host.rtc.team_api import HostRouteTable
+from server.host.storage.agents import Agent
+
+routes = HostRouteTable("agents-v1")
+
+AgentId = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{32}$")]
+AgentName = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=100),
+    AfterValidator(no_control_characters),
+]
+Instructions = Annotated[str, StringConstraints(max_length=20_000)]
+ProviderId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,39}$")]
+ModelName = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=200),
+    AfterValidator(no_control_characters),
+]
+ToolCallCap = Annotated[int, Field(ge=1, le=100)]
+
+
+def _known_families(value: dict[str, Permission]) -> dict[str, Permission]:
+    unknown = sorted(set(value) - set(FAMILIES))
+    if unknown:
+        raise ValueError(f"unknown tool families {unknown}; known: {list(FAMILIES)}")
+    return value
+
+
+Permissions = Annotated[dict[str, Permission], AfterValidator(_known_families)]
+
+
+class AgentView(WireModel):
+    id: str
+    name: str
+    instructions: str
+    provider: str
+    model: str | None = Field(description="None: the provider's default model.")
+    permissions: dict[str, Permission]
+    max_tool_calls: int | None = Field(description="None: the host's default cap.")
+    own_browser_session: bool
+    browser_profile_id: str | None
+    created_at: float
+    updated_at: float | None
+
+
+class AgentList(WireModel):
+    agents: list[AgentView]
+    tool_families: list[str] = Field(description="The gated tool families permissions name.")
+
+
+class AgentDeleted(WireModel):
+    deleted: bool
+
+
+class AgentRef(InboundModel):
+    id: AgentId
+
+
+class CreateAgent(InboundModel):
+    name: AgentName
+    instructions: Instructions = ""
+    provider: ProviderId = "anthropic"
+    model: ModelName | None = None
+    permissions: Permissions = Field(default_factory=dict)
+    max_tool_calls: ToolCallCap | None = None
+
+
+class UpdateAgent(InboundModel):
+    """Fields left out stay; ``model`` or ``maxToolCalls`` given as null go back to defaults."""
+
+    id: AgentId
+    name: AgentName | None = None
+    instructions: Instructions | None = None
+    provider: ProviderId | None = None
+    model: ModelName | None = None
+    permissions: Permissions | None = None
+    max_tool_calls: ToolCallCap | None = None
+
+
+def _view(agent: Agent) -> AgentView:
+    return AgentView(
+        id=agent.id,
+        name=agent.name,
+        instructions=agent.instructions,
+        provider=agent.provider,
+        model=agent.model,
+        permissions=agent.permissions,  # type: ignore[arg-type]
+        max_tool_calls=agent.max_tool_calls,
+        own_browser_session=agent.own_browser_session,
+        browser_profile_id=agent.browser_profile_id,
+        created_at=agent.created_at,
+        updated_at=agent.updated_at,
+    )
+
+
+@routes.route("agents-v1/list", args=NoArgs, least_role=Role.MEMBER)
+async def list_agents(call: HostCall, _args: NoArgs) -> AgentList:
+    """The team's agents, oldest first, and the tool families their permissions name."""
+    agents = await call.host.agents.list_agents(call.peer.team_id)
+    return AgentList(agents=[_view(a) for a in agents], tool_families=list(FAMILIES))
+
+
+@routes.route("agents-v1/get", args=AgentRef, least_role=Role.MEMBER)
+async def get_agent(call: HostCall, args: AgentRef) -> AgentView:
+    """One agent."""
+    return _view(await call.host.agents.get_agent(call.peer.team_id, args.id))
+
+
+@routes.route("agents-v1/create", args=CreateAgent, least_role=Role.ADMIN)
+async def create_agent(call: HostCall, args: CreateAgent) -> AgentView:
+    """Create an agent; its tabs open in the team's shared profile until assigned."""
+    agent = await call.host.agents.create_agent(
+        call.peer.team_id,
+        name=args.name,
+        instructions=args.instructions,
+        provider=args.provider,
+        model=args.model,
+        permissions=dict(args.permissions),
+        max_tool_calls=args.max_tool_calls,
+    )
+    return _view(agent)
+
+
+@routes.route("agents-v1/update", args=UpdateAgent, least_role=Role.ADMIN)
+async def update_agent(call: HostCall, args: UpdateAgent) -> AgentView:
+    """Change an agent's name, instructions, provider, model, permissions or cap."""
+    given = args.model_fields_set
+    agent = await call.host.agents.update_agent(
+        call.peer.team_id,
+        args.id,
+        name=args.name,
+        instructions=args.instructions,
+        provider=args.provider,
+        model=args.model,
+        clear_model="model" in given and args.model is None,
+        permissions=None if args.permissions is None else dict(args.permissions),
+        max_tool_calls=args.max_tool_calls,
+        clear_max_tool_calls="max_tool_calls" in given and args.max_tool_calls is None,
+    )
+    return _view(agent)
+
+
+@routes.route("agents-v1/duplicate", args=AgentRef, least_role=Role.ADMIN)
+async def duplicate_agent(call: HostCall, args: AgentRef) -> AgentView:
+    """A copy of an agent with the same settings."""
+    return _view(await call.host.agents.duplicate_agent(call.peer.team_id, args.id))
+
+
+@routes.route("agents-v1/delete", args=AgentRef, least_role=Role.ADMIN)
+async def delete_agent(call: HostCall, args: AgentRef) -> AgentDeleted:
+    """Delete an agent: its tabs close, its own partition is cleared, its memories and
+    threads go."""
+    await call.host.agents.delete_agent(call.peer.team_id, args.id)
+    return AgentDeleted(deleted=True)

@@ -1,0 +1,158 @@
+"""Agents: list, create, update, duplicate and delete a team's agents.
+
+Deleting an agent is one sweep: its tabs close, its own partition is cleared,
+and its memories and threads go.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import replace
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from server.common.clock import Clock
+from server.common.errors import Conflict, NotFound
+from server.common.protocol.events import AgentsChanged, HostEvent
+from server.db.engine import Database
+from server.host.services.memories import MemoryService
+from server.host.services.profiles import BrowserProfileService, duplicate_choice
+from server.host.storage.agents import Agent, AgentRepository
+from server.host.storage.threads import ThreadRepository
+
+MAX_AGENTS = 200
+BUILTIN_PROVIDERS = ("anthropic", "openai", "openrouter")
+
+
+class AgentService:
+    """The agents of a host's teams, in the host's database."""
+
+    def __init__(
+        self,
+        db: Database,
+        clock: Clock,
+        profiles: BrowserProfileService,
+        memories: MemoryService,
+        announce: Callable[[str, HostEvent], None],
+    ) -> None:
+        self._db = db
+        self._clock = clock
+        self._profiles = profiles
+        self._memories = memories
+        self._announce = announce
+        self._agents = AgentRepository()
+        self._threads = ThreadRepository()
+
+    async def list_agents(self, team_id: str) -> list[Agent]:
+        async with self._db.read() as conn:
+            return await self._agents.list_agents(conn, team_id)
+
+    async def get_agent(self, team_id: str, agent_id: str) -> Agent:
+        async with self._db.read() as conn:
+            agent = await self._agents.get_full_agent(conn, team_id, agent_id)
+        if agent is None:
+            raise NotFound("no such agent", code="agentNotFound")
+        return agent
+
+    async def create_agent(
+        self,
+        team_id: str,
+        *,
+        name: str,
+        instructions: str,
+        provider: str,
+        model: str | None,
+        permissions: dict[str, str],
+        max_tool_calls: int | None,
+    ) -> Agent:
+        now = self._clock.now()
+        agent = Agent(
+            id=uuid.uuid4().hex,
+            team_id=team_id,
+            name=name,
+            instructions=instructions,
+            provider=provider,
+            model=model,
+            permissions=permissions,
+            max_tool_calls=max_tool_calls,
+            own_browser_session=False,
+            browser_profile_id=None,
+            created_at=now,
+            updated_at=now,
+        )
+        async with self._db.write() as conn:
+            await self._check_room(conn, team_id)
+            await self._agents.add_full_agent(conn, agent)
+        self._announce(team_id, AgentsChanged())
+        return agent
+
+    async def update_agent(
+        self,
+        team_id: str,
+        agent_id: str,
+        *,
+        name: str | None = None,
+        instructions: str | None = None,
+        provider: str | None = None,
+        model: str | None = None,
+        clear_model: bool = False,
+        permissions: dict[str, str] | None = None,
+        max_tool_calls: int | None = None,
+        clear_max_tool_calls: bool = False,
+    ) -> Agent:
+        async with self._db.write() as conn:
+            agent = await self._agents.get_full_agent(conn, team_id, agent_id)
+            if agent is None:
+                raise NotFound("no such agent", code="agentNotFound")
+            updated = replace(
+                agent,
+                name=agent.name if name is None else name,
+                instructions=agent.instructions if instructions is None else instructions,
+                provider=agent.provider if provider is None else provider,
+                model=None if clear_model else (agent.model if model is None else model),
+                permissions=agent.permissions if permissions is None else permissions,
+                max_tool_calls=None
+                if clear_max_tool_calls
+                else (agent.max_tool_calls if max_tool_calls is None else max_tool_calls),
+                updated_at=self._clock.now(),
+            )
+            await self._agents.update_agent(conn, updated)
+        self._announce(team_id, AgentsChanged())
+        return updated
+
+    async def duplicate_agent(self, team_id: str, agent_id: str) -> Agent:
+        """A copy with the same settings; it keeps a named profile, else starts in Shared."""
+        now = self._clock.now()
+        async with self._db.write() as conn:
+            source = await self._agents.get_full_agent(conn, team_id, agent_id)
+            if source is None:
+                raise NotFound("no such agent", code="agentNotFound")
+            await self._check_room(conn, team_id)
+            own, profile_id = duplicate_choice(source.browser_choice)
+            copy = replace(
+                source,
+                id=uuid.uuid4().hex,
+                name=f"{source.name} (copy)"[:100],
+                own_browser_session=own,
+                browser_profile_id=profile_id,
+                created_at=now,
+                updated_at=now,
+            )
+            await self._agents.add_full_agent(conn, copy)
+        self._announce(team_id, AgentsChanged())
+        return copy
+
+    async def delete_agent(self, team_id: str, agent_id: str) -> None:
+        """Close its tabs, clear its own partition, forget its memories and threads."""
+        await self.get_agent(team_id, agent_id)
+        await self._profiles.agent_deleted(team_id, agent_id)
+        await self._memories.remove_agent_memories(team_id, agent_id)
+        async with self._db.write() as conn:
+            await self._threads.remove_threads_of_agent(conn, team_id, agent_id)
+            await self._agents.remove_agent(conn, team_id, agent_id)
+        self._announce(team_id, AgentsChanged())
+
+    async def _check_room(self, conn: AsyncConnection, team_id: str) -> None:
+        if await self._agents.count_agents(conn, team_id) >= MAX_AGENTS:
+            raise Conflict(f"a team may have at most {MAX_AGENTS} agents", code="agentLimit")

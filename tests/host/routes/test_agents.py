@@ -1,0 +1,173 @@
+"""agents-v1 over real peers: create, update, duplicate, delete (one sweep), roles, bad input,
+events and tenant isolation."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from peer.connection import HostConnection, TeamApiCallError
+from server.host.agents.permissions import FAMILIES, FAMILY_OF_TOOL
+from server.host.browser.partitions import Partition
+from server.host.tools.catalog import CATALOG
+from tests.support.hub_server import RunningHub
+from tests.support.peers import peer_member, wait_linked
+
+
+@dataclass
+class Team:
+    team_id: str
+    admin: HostConnection
+    member: HostConnection
+
+
+@pytest.fixture
+async def team(server: RunningHub, tmp_path: Path) -> AsyncIterator[Team]:
+    owner = await server.sign_up_owner()
+    team_id = await server.first_team_id(owner)
+    await server.invite(owner, team_id, "member@example.com", "member")
+    host_id = await wait_linked(server)
+    admin_peer = await peer_member(server, "owner@example.com", tmp_path)
+    member_peer = await peer_member(server, "member@example.com", tmp_path)
+    admin = await admin_peer.connect(host_id)
+    member = await member_peer.connect(host_id)
+    yield Team(team_id, admin, member)
+    for connection in (admin, member):
+        await connection.close()
+    await admin_peer.hub.close()
+    await member_peer.hub.close()
+
+
+async def refused(connection: HostConnection, route: str, args: dict[str, object]) -> str:
+    with pytest.raises(TeamApiCallError) as caught:
+        await connection.call(route, args)
+    return caught.value.code
+
+
+def test_every_gated_tool_has_a_family() -> None:
+    gated = {tool.name for tool in CATALOG.values() if tool.gated}
+    assert gated == set(FAMILY_OF_TOOL)
+
+
+async def test_create_list_update_duplicate(team: Team) -> None:
+    made = await team.admin.call(
+        "agents-v1/create",
+        {
+            "name": "  Scout ",
+            "instructions": "Find prices.",
+            "permissions": {"browser-navigation": "auto-approve"},
+        },
+    )
+    assert made["name"] == "Scout"
+    assert (made["provider"], made["model"], made["maxToolCalls"]) == ("anthropic", None, None)
+    assert made["permissions"] == {"browser-navigation": "auto-approve"}
+
+    listed = await team.member.call("agents-v1/list")
+    assert [a["name"] for a in listed["agents"]] == ["Scout"]
+    assert listed["toolFamilies"] == list(FAMILIES)
+
+    updated = await team.admin.call(
+        "agents-v1/update",
+        {"id": made["id"], "provider": "openai", "model": "gpt-4.1-mini", "maxToolCalls": 5},
+    )
+    assert (updated["provider"], updated["model"], updated["maxToolCalls"]) == (
+        "openai",
+        "gpt-4.1-mini",
+        5,
+    )
+    assert updated["instructions"] == "Find prices."  # left out: kept
+    back = await team.admin.call("agents-v1/update", {"id": made["id"], "model": None})
+    assert (back["model"], back["maxToolCalls"]) == (None, 5)  # null: the default again
+
+    copy = await team.admin.call("agents-v1/duplicate", {"id": made["id"]})
+    assert copy["id"] != made["id"]
+    assert copy["name"] == "Scout (copy)"
+    assert (copy["provider"], copy["permissions"]) == ("openai", made["permissions"])
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        ({"name": ""}, "invalidArgument"),
+        ({"name": "x" * 101}, "invalidArgument"),
+        ({"name": "new\nline"}, "invalidArgument"),
+        ({"name": "ok", "instructions": "x" * 20_001}, "invalidArgument"),
+        ({"name": "ok", "provider": "Not A Provider"}, "invalidArgument"),
+        ({"name": "ok", "permissions": {"browser-input": "always"}}, "invalidArgument"),
+        ({"name": "ok", "permissions": {"rocket-launch": "ask"}}, "invalidArgument"),
+        ({"name": "ok", "maxToolCalls": 0}, "invalidArgument"),
+        ({"name": "ok", "maxToolCalls": "5"}, "invalidArgument"),
+        ({"name": "ok", "extra": 1}, "invalidArgument"),
+    ],
+)
+async def test_bad_input_is_refused_and_nothing_is_made(
+    team: Team, args: dict[str, object], code: str
+) -> None:
+    assert await refused(team.admin, "agents-v1/create", args) == code
+    assert (await team.admin.call("agents-v1/list"))["agents"] == []
+
+
+async def test_members_read_and_admins_change(team: Team) -> None:
+    made = await team.admin.call("agents-v1/create", {"name": "Scout"})
+    assert (await team.member.call("agents-v1/get", {"id": made["id"]}))["name"] == "Scout"
+    for route, args in (
+        ("agents-v1/create", {"name": "Mine"}),
+        ("agents-v1/update", {"id": made["id"], "name": "Mine"}),
+        ("agents-v1/duplicate", {"id": made["id"]}),
+        ("agents-v1/delete", {"id": made["id"]}),
+    ):
+        assert await refused(team.member, route, args) == "forbidden"
+    assert [a["name"] for a in (await team.member.call("agents-v1/list"))["agents"]] == ["Scout"]
+
+
+async def test_every_change_is_announced_to_the_team(team: Team) -> None:
+    made = await team.admin.call("agents-v1/create", {"name": "Scout"})
+    await team.admin.call("agents-v1/update", {"id": made["id"], "name": "Ranger"})
+    await team.admin.call("agents-v1/delete", {"id": made["id"]})
+    events = [await asyncio.wait_for(team.member.events.get(), 5) for _ in range(3)]
+    assert [e["event"] for e in events] == ["agents-changed"] * 3
+
+
+async def test_delete_closes_tabs_clears_the_partition_and_forgets_memories(
+    server: RunningHub, team: Team
+) -> None:
+    services = server.builtin.services
+    made = await team.admin.call("agents-v1/create", {"name": "Scout"})
+    agent_id = made["id"]
+    await team.admin.call("browser-profiles-v1/assign", {"agentId": agent_id, "profile": "agent"})
+    engine = await services.browser.engine()
+    tab = await engine.open_tab(
+        team.team_id, Partition.for_agent(agent_id), owner_agent_id=agent_id
+    )
+    await services.memories.add_memory(team.team_id, agent_id, "The login is on the left", None)
+    folder = engine.team_folder(team.team_id) / Partition.for_agent(agent_id).folder
+
+    assert await team.admin.call("agents-v1/delete", {"id": agent_id}) == {"deleted": True}
+    assert tab.id not in [t.id for t in engine.list_tabs(team.team_id)]
+    assert not folder.exists()
+    assert await services.memories.list_memories(team.team_id, agent_id) == []
+    assert await refused(team.admin, "agents-v1/get", {"id": agent_id}) == "agentNotFound"
+
+
+async def test_another_team_sees_and_touches_nothing(
+    server: RunningHub, team: Team, tmp_path: Path
+) -> None:
+    made = await team.admin.call("agents-v1/create", {"name": "Scout"})
+    await server.create_owner("other@example.com", "Team B")
+    outsider = await peer_member(server, "other@example.com", tmp_path)
+    connection = await outsider.connect(server.builtin.services.host_id)
+    assert (await connection.call("agents-v1/list"))["agents"] == []
+    for route, args in (
+        ("agents-v1/get", {"id": made["id"]}),
+        ("agents-v1/update", {"id": made["id"], "name": "Stolen"}),
+        ("agents-v1/duplicate", {"id": made["id"]}),
+        ("agents-v1/delete", {"id": made["id"]}),
+    ):
+        assert await refused(connection, route, args) == "agentNotFound"
+    assert (await team.admin.call("agents-v1/get", {"id": made["id"]}))["name"] == "Scout"
+    await connection.close()
+    await outsider.hub.close()
