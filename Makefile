@@ -33,11 +33,12 @@ serve: install chromium web
 	$(BIN)/crewhost admin migrate
 	$(BIN)/crewhost serve
 
-lint: install
+lint: install $(WEB_STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
+	cd web && npx tsc -p ../server/host/page/js/tsconfig.json
 
 test: lint web-test web chromium
 	$(BIN)/pytest

@@ -69,6 +69,7 @@ from typing import Any, TypeVar
 from aiohttp import web
 from harness import percentile
 
+from server.common.addresses import AddressPolicy
 from server.host.browser.callers import Caller
 from server.host.browser.engine import BrowserEngine
 from server.host.browser.partitions import Partition, new_profile_id
@@ -76,6 +77,8 @@ from server.host.browser.state import SavedTab, write_state
 from server.host.browser.tabs import Tab
 
 GOAL_WARM_TAB_P95_MS = 150.0
+# The fixture site is on loopback, which the host's browsers are refused by default.
+FIXTURE_ALLOWED = AddressPolicy.from_entries(["127.0.0.1"])
 RESULTS_FILE = Path(__file__).resolve().parent / "results" / "browser_engine.json"
 CRASHPAD_WINDOW = 3.0  # seconds after its browser's start
 CALLER = Caller.agent("bench-agent", "bench-thread")
@@ -407,7 +410,7 @@ async def bench_engine_start(runs: int, site: Site) -> dict[str, Any]:
     version = ""
     for _ in range(runs):
         with tempfile.TemporaryDirectory(prefix="crewhost-bench-") as folder:
-            engine = BrowserEngine(Path(folder))
+            engine = BrowserEngine(Path(folder), address_policy=FIXTURE_ALLOWED)
             _, started = await timed(engine.__aenter__())
             try:
                 version = engine.identity.version
@@ -566,7 +569,7 @@ async def bench_memory(args: Args, site: Site) -> dict[str, Any]:
     settle, show = args.settle, args.show_processes
     samples: list[MemorySample] = []
     with tempfile.TemporaryDirectory(prefix="crewhost-bench-") as folder:
-        async with BrowserEngine(Path(folder)) as engine:
+        async with BrowserEngine(Path(folder), address_policy=FIXTURE_ALLOWED) as engine:
             team = new_team()
             samples.append(await sample_memory("engine started", settle, show))
             await engine.open_tab(team, Partition.shared(), url=site.page)
@@ -712,7 +715,7 @@ async def run(args: Args) -> dict[str, Any]:
             "engine start", lambda: bench_engine_start(args.engine_starts, site)
         )
         with tempfile.TemporaryDirectory(prefix="crewhost-bench-") as folder:
-            async with BrowserEngine(Path(folder)) as engine:
+            async with BrowserEngine(Path(folder), address_policy=FIXTURE_ALLOWED) as engine:
                 partitions = await phase(
                     "new partitions", lambda: bench_partitions(engine, args.partitions, site)
                 )

@@ -432,7 +432,9 @@ def run_benchmark(args: argparse.Namespace, folder: Path) -> Report:
     data_dir, peers_dir = folder / "server", folder / "peers"
     data_dir.mkdir()
     peers_dir.mkdir()
-    server = start_server(data_dir, {**os.environ, **settings})
+    # The fixture page is on loopback, which the host's browsers are refused by default.
+    allowed = {"CREWHOST_HOST_BROWSER_ALLOWED_HOSTS": "127.0.0.1"}
+    server = start_server(data_dir, {**os.environ, **settings, **allowed})
     setup["server_pid"] = server.process.pid
     try:
         throughput, presses = asyncio.run(measure(server, args, peers_dir))

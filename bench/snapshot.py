@@ -34,6 +34,7 @@ from typing import Any
 from aiohttp import web
 from harness import percentile
 
+from server.common.addresses import AddressPolicy
 from server.host.browser.callers import Caller
 from server.host.browser.engine import BrowserEngine
 from server.host.browser.partitions import Partition
@@ -141,7 +142,12 @@ async def bench_size(
 
 async def main(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory() as folder:
-        async with generated_site() as base, BrowserEngine(Path(folder)) as engine:
+        async with (
+            generated_site() as base,
+            BrowserEngine(
+                Path(folder), address_policy=AddressPolicy.from_entries(["127.0.0.1"])
+            ) as engine,
+        ):
             context = ToolContext(engine=engine, team_id=TEAM, caller=CALLER, turn=TurnState())
             reports = [
                 await bench_size(context, base, size, args.runs, args.warmup) for size in SIZES

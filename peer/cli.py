@@ -73,7 +73,21 @@ def build_parser() -> argparse.ArgumentParser:
     watch.add_argument("tab", help="the tab's id (see browser-control-v1/list_tabs)")
     watch.add_argument("--out", type=Path, help="save each frame as DIR/frame-<seq>.jpg")
     watch.add_argument("--seconds", type=float, default=5.0, help="how long to watch (5)")
-    for sub in (connect, call, watch):
+    providers = commands.add_parser("providers", help="the team's model providers and keys")
+    actions = providers.add_subparsers(dest="providers_command", required=True, metavar="ACTION")
+    status = actions.add_parser("status", help="each provider and whether its key is usable")
+    set_key = actions.add_parser(
+        "set",
+        help="set a provider's key, read from standard input or a hidden prompt",
+        description="Set a provider's key. The key is read from standard input when it is "
+        "piped, else from a prompt that does not echo; never from the command line.",
+    )
+    clear_key = actions.add_parser("clear", help="forget a provider's key")
+    for sub in (set_key, clear_key):
+        sub.add_argument(
+            "provider", help="anthropic, openai, openrouter, or a custom provider's name or id"
+        )
+    for sub in (connect, call, watch, status, set_key, clear_key):
         sub.add_argument("--team", help="team id (default: your first team)")
         sub.add_argument("--host", help="host id (default: the team's first online host)")
     return parser
@@ -128,6 +142,9 @@ async def _run(args: argparse.Namespace, config: PeerConfig) -> int:
                 state = "online" if host["online"] else "offline"
                 print(f"{host['id']}  {state:<7}  {host['name']}")
         else:
+            if args.command == "providers" and args.providers_command == "set":
+                # Read before connecting, and never from the command line (shell history, ps).
+                args.key = await asyncio.to_thread(_read_key)
             connection = await _connect(hub, config, stored["account_id"], args.team, args.host)
             try:
                 await _use(connection, args)
@@ -146,6 +163,9 @@ async def _use(connection: HostConnection, args: argparse.Namespace) -> None:
     if args.command == "watch":
         await _watch(connection, args.tab, args.seconds, args.out)
         return
+    if args.command == "providers":
+        await _providers(connection, args)
+        return
     try:
         route_args: Any = json.loads(args.args)
     except ValueError as exc:
@@ -153,6 +173,40 @@ async def _use(connection: HostConnection, args: argparse.Namespace) -> None:
     if not isinstance(route_args, dict):
         raise UsageError("the arguments must be a JSON object")
     print(json.dumps(await connection.call(args.route, route_args), indent=2))
+
+
+def _read_key() -> str:
+    """The key from standard input when it is piped, else from a prompt that does not echo."""
+    key = sys.stdin.readline() if not sys.stdin.isatty() else getpass.getpass("Key: ")
+    key = key.strip()
+    if not key:
+        raise UsageError("the key is empty")
+    return key
+
+
+async def _providers(connection: HostConnection, args: argparse.Namespace) -> None:
+    listed = (await connection.call("providers-v1/list"))["providers"]
+    if args.providers_command == "status":
+        for provider in listed:
+            key = "key set" if provider["keySet"] else "no key"
+            usable = "usable" if provider["usable"] else f"not usable: {provider['unusableReason']}"
+            model = provider["defaultModel"] or "-"
+            print(f"{provider['id']}  {provider['name']}  {key}  {usable}  model {model}")
+            if provider["lastError"]:
+                print(f"    last error: {provider['lastError']}")
+        return
+    wanted = args.provider.casefold()
+    matches = [p for p in listed if wanted in (p["id"].casefold(), p["name"].casefold())]
+    provider_id = matches[0]["id"] if matches else args.provider
+    if args.providers_command == "set":
+        shown = await connection.call(
+            "providers-v1/set_key", {"provider": provider_id, "key": args.key}
+        )
+        usable = "usable" if shown["usable"] else f"not usable: {shown['unusableReason']}"
+        print(f"key set for {shown['name']} ({usable})")
+    else:
+        shown = await connection.call("providers-v1/clear_key", {"provider": provider_id})
+        print(f"key cleared for {shown['name']}")
 
 
 async def _watch(connection: HostConnection, tab_id: str, seconds: float, out: Path | None) -> None:

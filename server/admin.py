@@ -6,6 +6,8 @@ from pydantic import ValidationError
 
 from server.common.wire import invalid_argument_from
 from server.config import Settings
+from server.db.engine import Database
+from server.host.services.keys import RotationReport, SecretKeys, key_ring_file
 from server.hub.container import Hub
 from server.hub.schemas import SignUp
 
@@ -44,3 +46,23 @@ async def create_owner(settings: Settings, email: str, name: str, password: str,
     finally:
         await hub.db.close()
     return account.id
+
+
+async def rotate_key(settings: Settings) -> RotationReport:
+    """A new active key for the host's secret box, every ciphertext re-sealed with it."""
+    db = Database(settings.database_url, pool_size=settings.database.pool_size)
+    try:
+        await db.migrate()
+        return await SecretKeys(db, key_ring_file(settings)).rotate()
+    finally:
+        await db.close()
+
+
+async def retire_key(settings: Settings, key_id: str) -> None:
+    """Remove an old key from the host's key ring once no ciphertext uses it."""
+    db = Database(settings.database_url, pool_size=settings.database.pool_size)
+    try:
+        await db.migrate()
+        await SecretKeys(db, key_ring_file(settings)).retire(key_id)
+    finally:
+        await db.close()

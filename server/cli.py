@@ -69,6 +69,18 @@ def build_parser() -> argparse.ArgumentParser:
         "setup-code", help="print a new one-time setup code (only while no account exists)"
     )
     _common(code)
+    rotate = admin_commands.add_parser(
+        "rotate-key",
+        help="add a new active key to the host's key ring and re-encrypt every secret with it "
+        "(stop the host first)",
+    )
+    _common(rotate)
+    retire = admin_commands.add_parser(
+        "retire-key",
+        help="remove an old key from the host's key ring (refused while a secret still uses it)",
+    )
+    _common(retire)
+    retire.add_argument("key_id", metavar="KEY_ID", help="the key's id, as rotate-key printed it")
     admin_commands.add_parser("settings", help="print every setting as a Markdown table")
     admin_commands.add_parser(
         "openapi", help="print the hub's OpenAPI document (the web client's types come from it)"
@@ -152,6 +164,21 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
             admin.create_owner(settings, args.email, args.name, password, args.team)
         )
         print(f"created owner {account_id}")
+        return 0
+    if args.admin_command == "rotate-key":
+        report = asyncio.run(admin.rotate_key(settings))
+        print(f"new active key {report.key_id}: re-encrypted {report.resealed} secrets")
+        if report.unreadable:
+            print(
+                f"crewhost: {report.unreadable} secrets could not be decrypted and keep their "
+                "old key: set them again or clear them",
+                file=sys.stderr,
+            )
+            return 1
+        return 0
+    if args.admin_command == "retire-key":
+        asyncio.run(admin.retire_key(settings, args.key_id))
+        print(f"retired key {args.key_id}")
         return 0
     raise AssertionError(args)
 

@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 from pydantic.fields import FieldInfo
 
+from server.common.addresses import parse_allowed_host
 from server.common.errors import InvalidArgument
 from server.common.protocol.view import MAX_VIEW_MESSAGE
 from server.common.wire import invalid_argument_from
@@ -105,6 +106,14 @@ class SecuritySettings(SettingsSection):
 
 class HostSettings(SettingsSection):
     name: str = Field("Built-in host", description="Name of the built-in host of crewhost serve.")
+    master_passphrase: SecretStr | None = Field(
+        None,
+        description="Passphrase that wraps the host's key ring (<data_dir>/host/key-ring.json, "
+        "the keys of provider keys, vault items and proxy passwords) through scrypt. Empty: "
+        "the ring is a 0600 file readable by whoever can read the data folder. Once set, the "
+        "host does not start without it.",
+        json_schema_extra={"env": "CREWHOST_MASTER_PASSPHRASE"},
+    )
     chromium: str | None = Field(
         None,
         description="Path to the Chromium binary; empty: Playwright's build, then the system "
@@ -147,6 +156,33 @@ class HostSettings(SettingsSection):
         description="Where a search phrase an agent types as an address goes; {query} is the "
         "phrase.",
     )
+    browser_allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="Host names, IP addresses and CIDR ranges the browsers may reach although "
+        "a rule refuses them, comma-separated (127.0.0.1,localhost). Otherwise browsers are "
+        "refused the host's loopback (127/8, ::1, localhost, *.localhost), link-local "
+        "addresses (169.254/16, fe80::/10: cloud metadata) and unspecified ones (0.0.0.0, ::).",
+    )
+    browser_refuse_private: bool = Field(
+        False,
+        description="Refuse the browsers private network addresses too (10/8, 172.16/12, "
+        "192.168/16, fc00::/7), except those in browser_allowed_hosts.",
+    )
+
+    @field_validator("browser_allowed_hosts", mode="before")
+    @classmethod
+    def _split_allowed_hosts(cls, value: Any) -> Any:
+        # The environment gives one comma-separated string; a config file gives a list.
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("browser_allowed_hosts")
+    @classmethod
+    def _check_allowed_hosts(cls, value: list[str]) -> list[str]:
+        for entry in value:
+            parse_allowed_host(entry)
+        return value
 
 
 class IceServer(SettingsSection):

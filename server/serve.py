@@ -16,7 +16,13 @@ from server.common.clock import Clock
 from server.common.errors import Unavailable
 from server.common.keys import SigningKey
 from server.config import Settings
-from server.host.start import RunningHost, build_host, identity_path, run_link
+from server.host.start import (
+    RunningHost,
+    build_host,
+    identity_path,
+    open_secret_box,
+    run_link,
+)
 from server.hub.app import build_app
 from server.hub.container import Hub
 
@@ -45,10 +51,11 @@ async def builtin_host(
 ) -> AsyncIterator[RunningHost]:
     """The host of ``crewhost serve``: registered directly, linked over loopback like any other."""
     key = SigningKey.load_or_create(identity_path(settings))
-    services = build_host(settings, key, hub.db, clock=clock)
-    services.host_id = (await hub.hosts.register_builtin(key.public_key, settings.host.name)).id
-    async with run_link(services, hub_url) as running:
-        yield running
+    async with open_secret_box(settings, hub.db) as secrets:
+        services = build_host(settings, key, hub.db, secrets=secrets, clock=clock)
+        services.host_id = (await hub.hosts.register_builtin(key.public_key, settings.host.name)).id
+        async with run_link(services, hub_url) as running:
+            yield running
 
 
 async def run(settings: Settings, *, with_builtin_host: bool) -> None:

@@ -14,6 +14,11 @@ from pathlib import Path
 import aiohttp
 import pytest
 
+from server.common.clock import SystemClock
+from server.config import load_settings
+from server.db.engine import Database
+from server.host.services.keys import SecretKeys, key_ring_file
+from server.host.services.providers import ProviderService
 from tests.support.hub_server import RunningHub
 
 CREWHOST = [sys.executable, "-m", "server.cli"]
@@ -48,6 +53,8 @@ async def run(
         ["admin", "migrate"],
         ["admin", "create-owner"],
         ["admin", "setup-code"],
+        ["admin", "rotate-key"],
+        ["admin", "retire-key"],
         ["admin", "settings"],
     ],
 )
@@ -288,3 +295,65 @@ async def test_a_command_makes_existing_data_private_and_says_how_much(tmp_path:
     lines = [json.loads(line) for line in err.splitlines()]
     assert [line["fixed"] for line in lines if "fixed" in line] == [5]
     assert "tab-url-secret" not in err
+
+
+async def set_provider_key(data_dir: Path, key: str) -> str:
+    """Seal a provider key as a host would; answers the key ring's active key id."""
+    settings = load_settings(env={}, overrides={"data_dir": str(data_dir)})
+    db = Database(settings.database_url)
+    try:
+        await db.migrate()
+        async with SecretKeys(db, key_ring_file(settings)).open_box() as box:
+            await ProviderService(db, SystemClock(), box, lambda *_: None).set_key(
+                "t" * 32, "openai", key
+            )
+            return box.ring.active_id
+    finally:
+        await db.close()
+
+
+async def test_rotate_and_retire_keys(tmp_path: Path) -> None:
+    data = str(tmp_path)
+    code, _, err = await run("admin", "rotate-key", "--data-dir", data)
+    assert (code, "there is no key ring" in err) == (2, True)
+    first = await set_provider_key(tmp_path, "sk-cli-secret")
+    code, _, err = await run("admin", "retire-key", first, "--data-dir", data)
+    assert (code, err) == (
+        2,
+        f"crewhost: key {first} is the active key: run `crewhost admin rotate-key` first\n",
+    )
+    code, out, err = await run("admin", "rotate-key", "--data-dir", data)
+    assert code == 0, err
+    second = re.fullmatch(r"new active key ([0-9a-f]{8}): re-encrypted 1 secrets\n", out)
+    assert second is not None
+    code, out, _ = await run("admin", "retire-key", first, "--data-dir", data)
+    assert (code, out) == (0, f"retired key {first}\n")
+    code, _, err = await run("admin", "retire-key", first, "--data-dir", data)
+    assert (code, err) == (2, f"crewhost: the key ring has no key '{first}'\n")
+    ring = tmp_path / "host" / "key-ring.json"
+    assert stat.S_IMODE(ring.stat().st_mode) == 0o600
+    assert "sk-cli-secret" not in out + err
+
+    # With a master passphrase the ring is stored wrapped; without it, it stays shut.
+    wrapped = {"CREWHOST_MASTER_PASSPHRASE": "a master passphrase"}
+    code, _, err = await run("admin", "rotate-key", "--data-dir", data, env=wrapped)
+    assert code == 0, err
+    assert second.group(1) not in ring.read_text()
+    code, _, err = await run("admin", "rotate-key", "--data-dir", data)
+    assert code == 2
+    assert "wrapped by a passphrase: set CREWHOST_MASTER_PASSPHRASE" in err
+
+
+async def test_serve_refuses_to_start_without_the_key_ring_its_secrets_need(
+    tmp_path: Path,
+) -> None:
+    await set_provider_key(tmp_path, "sk-cli-secret")
+    (tmp_path / "host" / "key-ring.json").unlink()
+    code, _, err = await asyncio.wait_for(
+        run("serve", "--port", "0", "--data-dir", str(tmp_path)), 60
+    )
+    assert code == 2
+    assert "the key ring" in err
+    assert "is missing, but the database holds encrypted secrets (providers.api_key)" in err
+    assert "Traceback" not in err
+    assert not (tmp_path / "host" / "key-ring.json").exists()

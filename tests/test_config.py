@@ -74,3 +74,18 @@ def test_an_unreadable_file_is_a_clear_error(tmp_path: Path) -> None:
     broken.write_text("[hub\n")
     with pytest.raises(InvalidArgument, match="not valid TOML"):
         load_settings(broken, env={})
+
+
+def test_the_browser_allow_list_is_comma_separated_in_the_environment() -> None:
+    settings = load_settings(
+        env={
+            "CREWHOST_HOST_BROWSER_ALLOWED_HOSTS": "127.0.0.1, localhost,",
+            "CREWHOST_HOST_BROWSER_REFUSE_PRIVATE": "true",
+        }
+    )
+    assert settings.host.browser_allowed_hosts == ["127.0.0.1", "localhost"]
+    assert settings.host.browser_refuse_private
+    assert load_settings(env={}).host.browser_allowed_hosts == []
+    with pytest.raises(InvalidArgument, match="'localhost:3000' is not a host name") as caught:
+        load_settings(env={"CREWHOST_HOST_BROWSER_ALLOWED_HOSTS": "localhost:3000"})
+    assert caught.value.field == "host.browser_allowed_hosts"

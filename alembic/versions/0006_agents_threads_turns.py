@@ -24,7 +24,9 @@ def upgrade() -> None:
             sa.Column("provider", sa.String(length=40), nullable=False, server_default="anthropic")
         )
         batch_op.add_column(sa.Column("model", sa.String(length=200), nullable=True))
-        batch_op.add_column(sa.Column("permissions", sa.Text(), nullable=False, server_default="{}"))
+        batch_op.add_column(
+            sa.Column("permissions", sa.Text(), nullable=False, server_default="{}")
+        )
         batch_op.add_column(sa.Column("max_tool_calls", sa.Integer(), nullable=True))
         batch_op.add_column(sa.Column("updated_at", sa.Float(precision=53), nullable=True))
     op.create_table(
@@ -53,9 +55,7 @@ def upgrade() -> None:
         sa.Column("body", sa.Text(), nullable=False),
         sa.Column("created_at", sa.Float(precision=53), nullable=False),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_thread_messages")),
-        sa.UniqueConstraint(
-            "thread_id", "seq", name=op.f("uq_thread_messages_thread_id_seq")
-        ),
+        sa.UniqueConstraint("thread_id", "seq", name=op.f("uq_thread_messages_thread_id_seq")),
     )
     with op.batch_alter_table("thread_messages", schema=None) as batch_op:
         batch_op.create_index(

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import sqlalchemy as sa
 
+from server.common.crypto.columns import EncryptedColumn
+
 metadata = sa.MetaData(
     naming_convention={
         "ix": "ix_%(table_name)s_%(column_0_N_name)s",
@@ -232,3 +234,31 @@ agent_memories = sa.Table(
     sa.Column("created_at", TIME, nullable=False),
     sa.Index(None, "team_id", "agent_id", "site"),
 )
+
+# A team's model providers: a row for each custom one, and for a built-in one
+# (``anthropic``, ``openai``, ``openrouter``) once its key or settings change.
+providers = sa.Table(
+    "providers",
+    metadata,
+    sa.Column("team_id", ID, primary_key=True),
+    # A built-in provider's name, or ``custom-`` and 32 hex digits.
+    sa.Column("id", sa.String(40), primary_key=True),
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("name", sa.String(60), nullable=False),
+    # None: the built-in provider's own address.
+    sa.Column("base_url", sa.String(2048), nullable=True),
+    # None: the built-in provider's default model.
+    sa.Column("default_model", sa.String(200), nullable=True),
+    sa.Column("models", sa.JSON, nullable=False),
+    # Secret-box output (see ENCRYPTED_COLUMNS), never the key itself.
+    sa.Column("api_key", sa.LargeBinary, nullable=True),
+    sa.Column("last_error", sa.String(500), nullable=True),
+    sa.Column("created_at", TIME, nullable=False),
+    sa.Column("updated_at", TIME, nullable=False),
+    sa.UniqueConstraint("team_id", "name"),
+)
+
+# Every column that holds secret-box ciphertexts: the host's start-up check and key
+# rotation find them here. The vault and proxy passwords add theirs.
+PROVIDER_API_KEY = EncryptedColumn(providers, "id", "team_id", "api_key", "provider-api-key")
+ENCRYPTED_COLUMNS: tuple[EncryptedColumn, ...] = (PROVIDER_API_KEY,)

@@ -8,11 +8,16 @@ from dataclasses import dataclass, field
 from types import TracebackType
 
 from server.common.clock import Clock, SystemClock
+from server.common.crypto.box import SecretBox
 from server.common.keys import SigningKey
 from server.common.protocol.events import BrowserTabsChanged
 from server.common.protocol.view import VIEW_PREFIX
 from server.config import Settings
 from server.db.engine import Database
+from server.host.agents.attention import AttentionRegistry
+from server.host.agents.model_providers import ModelProviders
+from server.host.agents.threads import ThreadService
+from server.host.browser.callers import Caller
 from server.host.browser.runtime import BrowserRuntime
 from server.host.live.views import LiveViews
 from server.host.rtc.peers import PeerManager
@@ -20,7 +25,9 @@ from server.host.rtc.team_api import HostRouteTable, PeerIdentity, TeamApi
 from server.host.services.agents import AgentService
 from server.host.services.memories import MemoryService
 from server.host.services.profiles import BrowserProfileService
+from server.host.services.providers import ProviderService
 from server.host.services.tabs import TabService
+from server.host.tools.base import ToolContext, ToolSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,11 +52,16 @@ class HostServices:
     db: Database
     team_api: TeamApi
     browser: BrowserRuntime
+    secrets: SecretBox
     peers: PeerManager = field(init=False)
     profiles: BrowserProfileService = field(init=False)
     tabs: TabService = field(init=False)
     memories: MemoryService = field(init=False)
     agents: AgentService = field(init=False)
+    providers: ProviderService = field(init=False)
+    attention: AttentionRegistry = field(init=False)
+    models: ModelProviders = field(init=False)
+    threads: ThreadService = field(init=False)
     live: LiveViews = field(init=False)
     host_id: str = ""
     _resources: AsyncExitStack = field(default_factory=AsyncExitStack, init=False)
@@ -62,13 +74,15 @@ class HostServices:
         db: Database,
         route_tables: Sequence[HostRouteTable],
         *,
+        secrets: SecretBox,
         clock: Clock | None = None,
     ) -> HostServices:
         """The services; ``db`` is the hub's for the built-in host, the host's own otherwise.
-        ``route_tables`` are the Team API routes it serves (``routes.tables``)."""
+        ``route_tables`` are the Team API routes it serves (``routes.tables``); ``secrets``
+        seals provider keys (``services.keys.SecretKeys.open_box``)."""
         clock = clock or SystemClock()
         browser = BrowserRuntime(settings.host, settings.data_dir, clock, db)
-        services = cls(settings, clock, identity, db, TeamApi(list(route_tables)), browser)
+        services = cls(settings, clock, identity, db, TeamApi(list(route_tables)), browser, secrets)
         services.peers = PeerManager(
             identity,
             settings.rtc,
@@ -82,6 +96,18 @@ class HostServices:
         services.agents = AgentService(
             db, clock, services.profiles, services.memories, services.peers.announce
         )
+        services.providers = ProviderService(db, clock, secrets, services.peers.announce)
+        services.attention = AttentionRegistry(clock, services.peers.announce)
+        services.models = ModelProviders(services.providers.credentials)
+        services.threads = ThreadService(
+            db,
+            clock,
+            services.agents,
+            services.attention,
+            services.peers.announce,
+            services.models.resolve,
+            services.tool_context,
+        )
         services.live = LiveViews(browser, settings.host)
         services.peers.register_channel(VIEW_PREFIX, services.live.open)
         browser.observe_tabs(lambda team_id: services.peers.announce(team_id, BrowserTabsChanged()))
@@ -94,7 +120,22 @@ class HostServices:
         self._resources.push_async_callback(self.browser.close)
         self._resources.push_async_callback(self.peers.close_all)
         self._resources.push_async_callback(self.live.close_all)
+        await self._resources.enter_async_context(self.models)
+        # Turns end first: they use the browser, the peers and the providers.
+        self._resources.push_async_callback(self.threads.close)
         return self
+
+    async def tool_context(self, team_id: str, caller: Caller) -> ToolContext:
+        """The agent tools' view of this host for one turn of ``caller``."""
+        return ToolContext(
+            engine=await self.browser.engine(),
+            team_id=team_id,
+            caller=caller,
+            memories=self.memories,
+            settings=ToolSettings.from_settings(self.settings.host),
+            partition_for_agent=self.profiles.partition_for_agent,
+            announce=self.peers.announce,
+        )
 
     async def __aexit__(
         self,

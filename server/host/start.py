@@ -10,13 +10,14 @@ import logging
 import os
 import signal
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import aiohttp
 
 from server.common.clock import Clock
+from server.common.crypto.box import SecretBox
 from server.common.data_folder import FILE_MODE, private_folder
 from server.common.errors import InvalidArgument, Unavailable
 from server.common.keys import SigningKey
@@ -25,6 +26,7 @@ from server.db.engine import Database
 from server.host.container import HostServices
 from server.host.link import HostLinkClient
 from server.host.routes.tables import ROUTE_TABLES
+from server.host.services.keys import SecretKeys, key_ring_file
 
 log = logging.getLogger(__name__)
 
@@ -56,10 +58,21 @@ async def run_link(
 
 
 def build_host(
-    settings: Settings, identity: SigningKey, db: Database, *, clock: Clock | None = None
+    settings: Settings,
+    identity: SigningKey,
+    db: Database,
+    *,
+    secrets: SecretBox,
+    clock: Clock | None = None,
 ) -> HostServices:
     """The services of a host that serves every Team API route table."""
-    return HostServices.build(settings, identity, db, ROUTE_TABLES, clock=clock)
+    return HostServices.build(settings, identity, db, ROUTE_TABLES, secrets=secrets, clock=clock)
+
+
+def open_secret_box(settings: Settings, db: Database) -> AbstractAsyncContextManager[SecretBox]:
+    """The host's secret box, its key ring held while the block runs; a missing ring while
+    the database holds ciphertexts refuses the start (``keyRingMissing``)."""
+    return SecretKeys(db, key_ring_file(settings)).open_box()
 
 
 class HostState:
@@ -117,21 +130,22 @@ async def run_remote_host(settings: Settings, hub_url: str, enrol_code: str | No
     # A remote host keeps its own rows (profiles, agents) in its own database.
     db = Database(settings.database_url, pool_size=settings.database.pool_size)
     await db.migrate()
-    services = build_host(settings, key, db)
-    services.host_id = state["host_id"]
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
-    async with run_link(services, hub_url, state.get("hub_key")) as running:
-        first_link = asyncio.ensure_future(running.link.linked.wait())
-        stopped = asyncio.ensure_future(stop.wait())
-        await asyncio.wait({first_link, stopped}, return_when=asyncio.FIRST_COMPLETED)
-        first_link.cancel()
-        if running.link.hub_key and "hub_key" not in state:
-            # From now on a hub with another ticket key is refused.
-            state["hub_key"] = running.link.hub_key
-            state_file.save(state)
-        gc.freeze()  # start-up's objects live as long as the process (see server/serve.py)
-        await stopped
+    async with open_secret_box(settings, db) as secrets:
+        services = build_host(settings, key, db, secrets=secrets)
+        services.host_id = state["host_id"]
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        async with run_link(services, hub_url, state.get("hub_key")) as running:
+            first_link = asyncio.ensure_future(running.link.linked.wait())
+            stopped = asyncio.ensure_future(stop.wait())
+            await asyncio.wait({first_link, stopped}, return_when=asyncio.FIRST_COMPLETED)
+            first_link.cancel()
+            if running.link.hub_key and "hub_key" not in state:
+                # From now on a hub with another ticket key is refused.
+                state["hub_key"] = running.link.hub_key
+                state_file.save(state)
+            gc.freeze()  # start-up's objects live as long as the process (see server/serve.py)
+            await stopped
     await db.close()

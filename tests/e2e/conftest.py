@@ -34,7 +34,7 @@ from server.host.chromium import CLOSED_NETWORK_FLAGS, find_chromium
 from server.hub.http.routing import CSRF_HEADER
 from server.hub.http.web_client import WEB_DIST
 from tests.support.hub_server import FAST_HASHING, PASSWORD, ApiClient
-from tests.support.sites import Site, pages_app, serving
+from tests.support.sites import SITE_HOST, Site, pages_app, serving
 
 log = logging.getLogger(__name__)
 
@@ -124,6 +124,8 @@ def server_env() -> dict[str, str]:
         if not k.startswith("CREWHOST_") or k == "CREWHOST_CHROMIUM"
     }
     env.update(FAST_HASHING_ENV)
+    # The fixture site is on loopback, which the host's browsers are refused by default.
+    env["CREWHOST_HOST_BROWSER_ALLOWED_HOSTS"] = SITE_HOST
     return env
 
 

@@ -11,6 +11,8 @@ from pathlib import Path
 
 from aiohttp import web
 
+from server.common.crypto.box import SecretBox
+from server.common.crypto.ring import KeyRing
 from server.common.keys import SigningKey
 from server.config import Settings
 from server.host.start import build_host, run_link
@@ -86,7 +88,10 @@ async def test_removing_a_host_ends_its_peers_and_link(server: RunningHub, tmp_p
         "/v1/hosts/enrol", {"code": enrolment.body["code"], "publicKey": key.public_key}
     )
     services = build_host(
-        server.hub.settings.model_copy(update={"data_dir": tmp_path}), key, server.hub.db
+        server.hub.settings.model_copy(update={"data_dir": tmp_path}),
+        key,
+        server.hub.db,
+        secrets=SecretBox(KeyRing.generate()),
     )
     services.host_id = enrolled.body["hostId"]
     async with run_link(services, server.url) as lab:

@@ -22,6 +22,7 @@ from server.hub.container import Hub
 from server.hub.http.routing import CSRF_HEADER
 from server.serve import builtin_host
 from tests.support.databases import ScratchDatabase
+from tests.support.sites import SITE_HOST
 
 PASSWORD = "correct horse battery"
 
@@ -34,7 +35,11 @@ FAST_HASHING = {
 
 
 def hub_settings(folder: Path, database: ScratchDatabase, **overrides: Any) -> Settings:
-    values: dict[str, Any] = {"data_dir": str(folder), "database.url": database.url}
+    values: dict[str, Any] = {
+        "data_dir": str(folder),
+        "database.url": database.url,
+        "host.browser_allowed_hosts": [SITE_HOST],
+    }
     values.update(FAST_HASHING)
     values.update(overrides)
     return load_settings(env={}, overrides=values)

@@ -8,7 +8,14 @@ from dataclasses import dataclass, field
 
 from aiohttp import web
 
+from server.common.addresses import AddressPolicy
+
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+# Where the fixture sites listen: loopback, which the host's browsers are refused unless
+# allowed, so the tests' engines and hubs allow this address (and only it).
+SITE_HOST = "127.0.0.1"
+SITES_ALLOWED = AddressPolicy.from_entries([SITE_HOST])
 
 
 @dataclass
@@ -20,6 +27,10 @@ class Site:
 
     def url(self, path: str) -> str:
         return self.base + path
+
+    @property
+    def port(self) -> int:
+        return int(self.base.rsplit(":", 1)[1])
 
     def headers_of(self, path: str) -> dict[str, str]:
         return [h for p, h in self.requests if p == path][-1]
@@ -44,8 +55,8 @@ def pages_app(
 
 
 @asynccontextmanager
-async def serving(app: web.Application) -> AsyncIterator[Site]:
-    """Serves ``app`` on a free loopback port until the block ends, recording requests."""
+async def serving(app: web.Application, host: str = SITE_HOST) -> AsyncIterator[Site]:
+    """Serves ``app`` on a free port of ``host`` until the block ends, recording requests."""
     site = Site()
 
     @web.middleware
@@ -57,8 +68,8 @@ async def serving(app: web.Application) -> AsyncIterator[Site]:
     runner = web.AppRunner(app)
     await runner.setup()
     try:
-        await web.TCPSite(runner, "127.0.0.1", 0).start()
-        site.base = f"http://127.0.0.1:{runner.addresses[0][1]}"
+        await web.TCPSite(runner, host, 0).start()
+        site.base = f"http://{host}:{runner.addresses[0][1]}"
         yield site
     finally:
         await runner.cleanup()

@@ -36,6 +36,13 @@ class BrowserProfilesChanged(HostEvent):
     NAME: ClassVar[str] = "browser-profiles-changed"
 
 
+class ProvidersChanged(HostEvent):
+    """The team's model providers changed (a key set or cleared, a provider added,
+    changed or deleted); ``providers-v1/list`` has the new state, never a key."""
+
+    NAME: ClassVar[str] = "providers-changed"
+
+
 class AgentsChanged(HostEvent):
     """The team's agents changed (one was created, updated, duplicated or deleted)."""
 
@@ -59,10 +66,104 @@ class Revoked(HostEvent):
     reason: str
 
 
+class ThreadsChanged(HostEvent):
+    """A thread of an agent was started or changed (shared, renamed)."""
+
+    NAME: ClassVar[str] = "threads-changed"
+    agent_id: str
+    thread_id: str
+
+
+class TurnStarted(HostEvent):
+    """A member's message started a turn of the thread."""
+
+    NAME: ClassVar[str] = "turn-started"
+    thread_id: str
+    turn_id: str
+
+
+class TextDelta(HostEvent):
+    """More of the agent's reply; deltas of a turn are batched about every 30 ms."""
+
+    NAME: ClassVar[str] = "turn-text"
+    thread_id: str
+    turn_id: str
+    text: str
+
+
+class ToolCallStarted(HostEvent):
+    """The agent runs a tool: its name, a short summary of its arguments and the tab."""
+
+    NAME: ClassVar[str] = "tool-call-started"
+    thread_id: str
+    turn_id: str
+    call_id: str
+    tool: str
+    summary: str
+    tab_id: str | None
+
+
+class ToolCallFinished(HostEvent):
+    """A tool call ended: ``ok``, ``refused`` (with the reason) or ``error``."""
+
+    NAME: ClassVar[str] = "tool-call-finished"
+    thread_id: str
+    turn_id: str
+    call_id: str
+    tool: str
+    outcome: Literal["ok", "refused", "error"]
+    summary: str
+
+
+class TurnFinished(HostEvent):
+    """A turn ended: done, denied, capped, stopped or error (with the reason)."""
+
+    NAME: ClassVar[str] = "turn-finished"
+    thread_id: str
+    turn_id: str
+    status: Literal["done", "denied", "capped", "stopped", "error"]
+    reason: str | None
+    tool_calls: int
+    input_tokens: int
+    output_tokens: int
+
+
+class AttentionRequested(HostEvent):
+    """An agent waits for a person: consent for a gated call (more kinds will come)."""
+
+    NAME: ClassVar[str] = "attention-requested"
+    id: str
+    kind: Literal["consent"]
+    thread_id: str
+    agent_id: str
+    call_id: str
+    tool: str
+    summary: str
+    expires_at: float
+
+
+class AttentionResolved(HostEvent):
+    """A request is no longer waiting: answered, expired or cancelled."""
+
+    NAME: ClassVar[str] = "attention-resolved"
+    id: str
+    thread_id: str
+    outcome: str
+
+
 HOST_EVENTS: tuple[type[HostEvent], ...] = (
     AgentsChanged,
+    ThreadsChanged,
+    TurnStarted,
+    TextDelta,
+    ToolCallStarted,
+    ToolCallFinished,
+    TurnFinished,
+    AttentionRequested,
+    AttentionResolved,
     BrowserTabsChanged,
     BrowserProfilesChanged,
+    ProvidersChanged,
     BrowserTakeoverRequested,
     Revoked,
 )

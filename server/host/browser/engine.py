@@ -14,7 +14,7 @@ import os
 import re
 import shutil
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from types import TracebackType
 from typing import TypeVar
@@ -26,14 +26,17 @@ from playwright.async_api import (
     Frame,
     Page,
     Playwright,
+    Response,
     async_playwright,
 )
 from playwright.async_api import (
     Error as PlaywrightError,
 )
 
+from server.common.addresses import AddressPolicy, AddressRefused
 from server.common.clock import Clock, SystemClock
 from server.common.errors import Conflict, InvalidArgument, NotFound, Unavailable
+from server.host.browser.address_guard import AddressGuard
 from server.host.browser.callers import Caller
 from server.host.browser.dialogs import PendingDialog
 from server.host.browser.identity import BrowserIdentity
@@ -42,6 +45,7 @@ from server.host.browser.partitions import Partition
 from server.host.browser.state import SavedTab, read_state, write_state
 from server.host.browser.tabs import Tab, TabResult
 from server.host.chromium import CLOSED_NETWORK_FLAGS, find_chromium
+from server.host.page.scripts import page_script
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +75,8 @@ class BrowserEngine:
         memory_low: Callable[[], bool] = system_memory_low,
         profile_exists: Callable[[str, str], bool] = _any_profile,
         dialog_settle: float = 0.2,
+        address_policy: AddressPolicy | None = None,
+        host_map: Mapping[str, str] | None = None,
     ) -> None:
         self._root = data_dir / "browser"
         self._configured_chromium = chromium
@@ -81,6 +87,9 @@ class BrowserEngine:
         self._memory_low = memory_low
         self._profile_exists = profile_exists
         self._dialog_settle = dialog_settle
+        # What the browsers may reach (by default not the host's own loopback); ``host_map``
+        # gives names addresses in Chromium's resolver, as DNS would (tests).
+        self._guard = AddressGuard(address_policy or AddressPolicy(), host_map)
         self._playwright: Playwright | None = None
         self._browser: Browser | None = None
         self._executable: Path | None = None
@@ -105,8 +114,9 @@ class BrowserEngine:
                 "no Chromium found: install Debian's chromium package or set CREWHOST_CHROMIUM",
                 code="browserMissing",
             )
-        self._playwright = await async_playwright().start()
+        await self._guard.__aenter__()
         try:
+            self._playwright = await async_playwright().start()
             self._browser = await self._playwright.chromium.launch(
                 executable_path=self._executable, headless=True, args=self._args()
             )
@@ -144,12 +154,13 @@ class BrowserEngine:
         if self._playwright is not None:
             await self._playwright.stop()
         self._browser = self._playwright = None
+        await self._guard.__aexit__(None, None, None)
 
     def _args(self) -> list[str]:
         args = list(CLOSED_NETWORK_FLAGS)
         if os.geteuid() == 0:
             args.append("--no-sandbox")  # Chromium refuses to start its sandbox as root
-        return args
+        return args + self._guard.chromium_args()
 
     @property
     def identity(self) -> BrowserIdentity:
@@ -224,8 +235,11 @@ class BrowserEngine:
             await self._goto(tab, page, tab.url)
         self.page_attached(tab)
 
-    async def _goto(self, tab: Tab, page: Page, url: str) -> None:
-        """Loads ``url``; a dialog the page opens while loading ends the wait (load is blocked)."""
+    async def _goto(self, tab: Tab, page: Page, url: str) -> Response | None:
+        """Loads ``url``; a dialog the page opens while loading ends the wait (load is blocked).
+
+        Gives the main document's response, if the load ended with one.
+        """
         tab.any_dialog.clear()
         loading = asyncio.ensure_future(page.goto(url))
         waiter = asyncio.ensure_future(tab.any_dialog.wait())
@@ -238,7 +252,8 @@ class BrowserEngine:
                 with contextlib.suppress(BaseException):
                     await loading
         if loading.done() and not loading.cancelled():
-            loading.result()
+            return loading.result()
+        return None
 
     async def _attach(self, tab: Tab, page: Page) -> None:
         tab.page = page
@@ -310,7 +325,7 @@ class BrowserEngine:
         # Playwright names an opener even for noopener pages; the page itself knows better.
         with contextlib.suppress(PlaywrightError, TimeoutError):
             async with asyncio.timeout(self.deadline):
-                popup.dependent = not await page.evaluate("window.opener === null")
+                popup.dependent = not await page.evaluate(page_script("opener"))
         await self._save(popup.team_id)
         self.tabs_changed(popup.team_id)
 
@@ -441,10 +456,24 @@ class BrowserEngine:
         return TabResult(action.result(), stale_refs=stale)
 
     async def navigate(self, team_id: str, tab_id: str, caller: Caller, url: str) -> TabResult[str]:
-        """Loads ``url`` in the tab and gives the address it ended at."""
+        """Loads ``url`` in the tab and gives the address it ended at.
+
+        Raises ``AddressRefused`` when the address policy refused the page or a redirect
+        on the way; the tab shows the refusal.
+        """
 
         async def go(page: Page) -> str:
-            await self._goto(self.get_tab(team_id, tab_id), page, url)
+            try:
+                response = await self._goto(self.get_tab(team_id, tab_id), page, url)
+            except PlaywrightError:
+                rule = await self._guard.explain(url)
+                if rule is None:
+                    raise
+                raise AddressRefused(url, rule) from None
+            if response is not None:
+                rule = self._guard.rule_of(await response.server_addr())
+                if rule is not None:
+                    raise AddressRefused(response.url, rule)
             return page.url
 
         return await self.run(team_id, tab_id, caller, go)

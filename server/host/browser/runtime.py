@@ -14,6 +14,7 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
+from server.common.addresses import AddressPolicy
 from server.common.clock import Clock
 from server.config import HostSettings
 from server.db.engine import Database
@@ -48,6 +49,9 @@ class BrowserRuntime:
             ),
             memory_low=lambda: system_memory_low(settings.browser_low_memory_bytes),
             profile_exists=lambda team_id, profile_id: (team_id, profile_id) in self._profiles,
+            address_policy=AddressPolicy.from_entries(
+                settings.browser_allowed_hosts, refuse_private=settings.browser_refuse_private
+            ),
         )
         self._start_lock = asyncio.Lock()
         self._sweeper: asyncio.Task[None] | None = None

@@ -45,6 +45,7 @@ from server.common.protocol.view import (
 )
 from server.common.wire import WireModel
 from server.host.live.screencast import TabScreencast, Viewer
+from server.host.page.scripts import page_script
 
 if TYPE_CHECKING:
     from server.host.browser.engine import BrowserEngine
@@ -55,24 +56,6 @@ log = logging.getLogger(__name__)
 _BUTTONS = {"none": 0, "left": 1, "right": 2, "middle": 4}
 _MOUSE_TYPES = {"move": "mouseMoved", "down": "mousePressed", "up": "mouseReleased"}
 _KEY_TYPES = {"down": "keyDown", "up": "keyUp", "char": "char"}
-
-_UNDER_POINT = """([x, y]) => {
-  const el = document.elementFromPoint(x, y);
-  if (!el) return {cursor: 'auto', link: null, image: null, editable: false, selection: ''};
-  const link = el.closest('a[href]');
-  const image = el.closest('img');
-  const editable = el.isContentEditable || ['INPUT', 'TEXTAREA'].includes(el.tagName);
-  return {cursor: getComputedStyle(el).cursor, link: link ? link.href : null,
-          image: image ? image.currentSrc || image.src : null, editable,
-          selection: String(getSelection())};
-}"""
-_SELECTION = """() => {
-  const el = document.activeElement;
-  if (el && typeof el.selectionStart === 'number' && el.value !== undefined) {
-    return el.value.slice(el.selectionStart, el.selectionEnd);
-  }
-  return String(getSelection());
-}"""
 
 
 def web_url(value: str | None) -> str | None:
@@ -231,14 +214,14 @@ class ViewSession:
             await self._context_menu(x, y)
 
     async def _report_cursor(self, x: float, y: float) -> None:
-        under = await self._screencast.page.evaluate(_UNDER_POINT, [x, y])
+        under = await self._screencast.page.evaluate(page_script("under-point"), [x, y])
         cursor = str(under.get("cursor") or "auto")
         if cursor != self._last_cursor:
             self._last_cursor = cursor
             self.send(Cursor(cursor=cursor))
 
     async def _context_menu(self, x: float, y: float) -> None:
-        under = await self._screencast.page.evaluate(_UNDER_POINT, [x, y])
+        under = await self._screencast.page.evaluate(page_script("under-point"), [x, y])
         link, image = web_url(under.get("link")), web_url(under.get("image"))
         selection = str(under.get("selection") or "")
         items: list[MenuItem] = []
@@ -293,16 +276,16 @@ class ViewSession:
     async def _clipboard(self, action: str) -> None:
         page = self._screencast.page
         if action == "select-all":
-            await page.evaluate("() => document.execCommand('selectAll')")
+            await page.evaluate(page_script("select-all"))
             return
-        text = str(await page.evaluate(_SELECTION))
+        text = str(await page.evaluate(page_script("selection-text")))
         size = len(text.encode())
         if size > MAX_CLIPBOARD:
             self.send(CopyTooLarge(size=size, limit=MAX_CLIPBOARD))
             return
         self.send(Copied(text=text))
         if action == "cut" and text:
-            await page.evaluate("() => document.execCommand('delete')")
+            await page.evaluate(page_script("delete-selection"))
 
     async def _cdp(self, method: str, params: dict[str, Any]) -> None:
         session = self._screencast.session

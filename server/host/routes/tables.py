@@ -2,6 +2,22 @@
 
 from __future__ import annotations
 
-from server.host.routes import agents, browser_control, browser_profiles, system
+from server.host.routes import (
+    agents,
+    attention,
+    browser_control,
+    browser_profiles,
+    providers,
+    system,
+    threads,
+)
 
-ROUTE_TABLES = (system.routes, browser_profiles.routes, browser_control.routes, agents.routes)
+ROUTE_TABLES = (
+    system.routes,
+    browser_profiles.routes,
+    browser_control.routes,
+    agents.routes,
+    providers.routes,
+    threads.routes,
+    attention.routes,
+)

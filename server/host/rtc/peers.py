@@ -106,10 +106,15 @@ class PeerManager:
     def team_peers(self, team_id: str) -> list[PeerIdentity]:
         return [p.identity for p in self._peers.values() if p.identity.team_id == team_id]
 
-    def announce(self, team_id: str, event: HostEvent) -> None:
-        """Send an event to every connected peer of the team."""
+    def announce(
+        self, team_id: str, event: HostEvent, only: Callable[[str], bool] | None = None
+    ) -> None:
+        """Send an event to every connected peer of the team (whose account passes ``only``)."""
         for peer in self._peers.values():
-            if peer.identity.team_id == team_id and peer.team_api is not None:
+            identity = peer.identity
+            if identity.team_id != team_id or peer.team_api is None:
+                continue
+            if only is None or only(identity.account_id):
                 peer.team_api.event(event)
 
     def _ice_servers(self) -> list[RTCIceServer]:

@@ -18,11 +18,18 @@ from playwright.async_api import TimeoutError as PlaywrightTimeout
 from pydantic import Field
 
 from server.host.browser.tabs import Tab
+from server.host.page.scripts import page_script
 from server.host.tools import safety
 from server.host.tools.base import TabArgs, Target, Tool, ToolContext, ToolFailure
-from server.host.tools.scripts import page_script
 from server.host.tools.tab_access import reachable_tab
-from server.host.tools.targets import Resolved, inspect, resolve_target
+from server.host.tools.targets import (
+    Resolved,
+    element_of,
+    focused_element,
+    inspect,
+    resolve_target,
+    run_on_element,
+)
 from server.host.tools.verify import NOT_VERIFIED, observe_change, page_state
 
 _ENTER_KEYS = frozenset({"Enter", "NumpadEnter"})
@@ -63,17 +70,16 @@ def _changed_result(reasons: list[str], new_tabs: list[str]) -> dict[str, Any]:
     return result
 
 
-def _element(resolved: Resolved) -> ElementHandle:
-    if resolved.element is None:
+def _found(resolved: Resolved) -> None:
+    if resolved.pick is None:
         raise ToolFailure("targetNotFound", f"nothing on the page at {resolved.label}")
-    return resolved.element
 
 
-async def _hold_focus(element: ElementHandle, typed: bool) -> None:
+async def _hold_focus(resolved: Resolved, typed: bool) -> None:
     """Refuses to go on when the page moved focus away from the target."""
     try:
-        held = await element.evaluate(page_script("focus"))
-    except PlaywrightError:
+        held = await run_on_element(resolved, "focus")
+    except ToolFailure:
         held = False
     if not held:
         already = "some of the text is already in the field" if typed else "nothing was typed"
@@ -97,12 +103,12 @@ async def _observed(
     act: Callable[[], Awaitable[None]],
 ) -> tuple[list[str], list[str]]:
     """Runs ``act`` between two page states; ``(reasons, new tab ids)``."""
-    frame = resolved.frame if resolved is not None else None
-    before = await page_state(page, frame)
+    pick = resolved.pick if resolved is not None else None
+    before = await page_state(page, pick)
     tabs_before = {t.id for t in context.engine.list_tabs(context.team_id)}
     await act()
     return await observe_change(
-        context.engine, tab, page, frame, before, tabs_before, context.settings.click_observe
+        context.engine, tab, page, pick, before, tabs_before, context.settings.click_observe
     )
 
 
@@ -118,19 +124,20 @@ class ClickArgs(TabArgs):
 async def click(context: ToolContext, args: ClickArgs) -> dict[str, Any]:
     async def operation(tab: Tab, page: Page) -> dict[str, Any]:
         resolved = await resolve_target(tab, page, args.target)
-        _element(resolved)
+        _found(resolved)
         facts = await inspect(resolved)
         # A point on another site's frame (a bot-check box a snapshot offered) has no facts here.
         if resolved.point is None or not facts.get("iframe"):
             safety.check_clickable(facts)
         timeout = context.settings.action_timeout * 1000
+        element = await element_of(resolved) if resolved.point is None else None
 
         async def act() -> None:
             try:
-                if resolved.point is not None:
+                if element is not None:
+                    await element.click(timeout=timeout)
+                elif resolved.point is not None:
                     await page.mouse.click(*resolved.point)
-                else:
-                    await _element(resolved).click(timeout=timeout)
             except PlaywrightTimeout as exc:
                 raise _not_actionable(resolved.label, exc) from None
 
@@ -159,25 +166,22 @@ class TypeArgs(TabArgs):
     )
 
 
-_READ_VALUE = "el => ('value' in el && el.tagName !== 'BUTTON') ? el.value : el.innerText"
-
-
 async def type_text(context: ToolContext, args: TypeArgs) -> dict[str, Any]:
     append = args.mode == "append"
 
     async def operation(tab: Tab, page: Page) -> dict[str, Any]:
         resolved = await resolve_target(tab, page, args.target)
-        element = _element(resolved)
+        _found(resolved)
         facts = await inspect(resolved)
         safety.check_typable(facts, args.text, append=append)
-        await element.focus()
-        await _hold_focus(element, typed=False)
-        await element.evaluate(page_script("caret"), not append)
-        await _hold_focus(element, typed=False)
+        await (await element_of(resolved)).focus()
+        await _hold_focus(resolved, typed=False)
+        await run_on_element(resolved, "caret", replace=not append)
+        await _hold_focus(resolved, typed=False)
         await page.keyboard.insert_text(args.text)
         if args.blur:
-            await element.evaluate("el => el.blur()")
-        value = str(await element.evaluate(_READ_VALUE))
+            await run_on_element(resolved, "blur")
+        value = str(await run_on_element(resolved, "field-value"))
         expected = (str(facts.get("value") or "") + args.text) if append else args.text
         if facts.get("contentEditable"):
             same = value.strip() == expected.strip()
@@ -230,20 +234,19 @@ def _check_key(key: str, facts: dict[str, Any]) -> None:
 async def press(context: ToolContext, args: PressArgs) -> dict[str, Any]:
     async def operation(tab: Tab, page: Page) -> dict[str, Any]:
         resolved: Resolved | None = None
-        element: ElementHandle | None = None
         if args.target is not None:
             resolved = await resolve_target(tab, page, args.target)
-            element = _element(resolved)
+            _found(resolved)
             facts = await inspect(resolved)
             safety.refuse_gone(facts)
             safety.refuse_disabled(facts)
         else:
-            active = (await page.evaluate_handle(_DEEP_ACTIVE)).as_element()
-            facts = await active.evaluate(page_script("inspect")) if active else {}
+            active = await focused_element(page)
+            facts = await inspect(active) if active is not None else {}
         _check_key(args.key, facts)
-        if element is not None:
-            await element.focus()
-            await _hold_focus(element, typed=False)
+        if resolved is not None:
+            await (await element_of(resolved)).focus()
+            await _hold_focus(resolved, typed=False)
 
         async def act() -> None:
             try:
@@ -258,13 +261,6 @@ async def press(context: ToolContext, args: PressArgs) -> dict[str, Any]:
     return await run_input(context, args.tab_id, operation)
 
 
-_DEEP_ACTIVE = """() => {
-  let a = document.activeElement;
-  while (a && a.shadowRoot && a.shadowRoot.activeElement) a = a.shadowRoot.activeElement;
-  return a === document.body ? null : a;
-}"""
-
-
 # -- hover and scroll -----------------------------------------------------------------------
 
 
@@ -277,15 +273,17 @@ class HoverArgs(TabArgs):
 async def hover(context: ToolContext, args: HoverArgs) -> dict[str, Any]:
     async def operation(tab: Tab, page: Page) -> dict[str, Any]:
         resolved = await resolve_target(tab, page, args.target)
+        element: ElementHandle | None = None
         if resolved.point is None:
             safety.refuse_gone(await inspect(resolved))
+            element = await element_of(resolved)
 
         async def act() -> None:
             try:
-                if resolved.point is not None:
+                if element is not None:
+                    await element.hover(timeout=context.settings.action_timeout * 1000)
+                elif resolved.point is not None:
                     await page.mouse.move(*resolved.point)
-                else:
-                    await _element(resolved).hover(timeout=context.settings.action_timeout * 1000)
             except PlaywrightTimeout as exc:
                 raise _not_actionable(resolved.label, exc) from None
 
@@ -312,14 +310,15 @@ async def scroll(context: ToolContext, args: ScrollArgs) -> dict[str, Any]:
         if args.target is not None:
             resolved = await resolve_target(tab, page, args.target)
             safety.refuse_gone(await inspect(resolved))
+            element = await element_of(resolved)
             try:
-                await _element(resolved).scroll_into_view_if_needed(
+                await element.scroll_into_view_if_needed(
                     timeout=context.settings.action_timeout * 1000
                 )
             except PlaywrightTimeout as exc:
                 raise _not_actionable(resolved.label, exc) from None
             return {"ok": True, "inView": True}
-        size = await page.evaluate("() => [innerWidth, innerHeight]")
+        size = await page.evaluate(page_script("viewport-size"))
         step = args.pixels or int(size[1 if args.direction in ("down", "up") else 0] * 0.9)
         dx = {"left": -step, "right": step}.get(args.direction, 0)
         dy = {"up": -step, "down": step}.get(args.direction, 0)
@@ -345,13 +344,13 @@ class SelectOptionArgs(TabArgs):
 async def select_option(context: ToolContext, args: SelectOptionArgs) -> dict[str, Any]:
     async def operation(tab: Tab, page: Page) -> dict[str, Any]:
         resolved = await resolve_target(tab, page, args.target)
-        element = _element(resolved)
+        _found(resolved)
         facts = await inspect(resolved)
         safety.refuse_gone(facts)
         if not facts.get("select"):
             raise ToolFailure("notSelect", "the target is not a <select>; click it instead")
         safety.refuse_disabled(facts)
-        found: dict[str, Any] = await element.evaluate(page_script("options"), args.value)
+        found: dict[str, Any] = await run_on_element(resolved, "options", wanted=args.value)
         if found["index"] < 0:
             listed = ", ".join(found["options"]) + (
                 f" and {found['more']} more" if found["more"] else ""
@@ -362,10 +361,10 @@ async def select_option(context: ToolContext, args: SelectOptionArgs) -> dict[st
             )
         if found["disabled"]:
             raise ToolFailure("targetDisabled", f"the option {args.value!r} is disabled")
-        await element.select_option(
+        await (await element_of(resolved)).select_option(
             index=found["index"], timeout=context.settings.action_timeout * 1000
         )
-        chosen = await element.evaluate("el => [el.selectedIndex, el.selectedOptions[0]?.label]")
+        chosen = await run_on_element(resolved, "selected-option")
         if chosen[0] != found["index"]:
             return {
                 "ok": False,
@@ -387,7 +386,7 @@ class SetCheckedArgs(TabArgs):
 async def set_checked(context: ToolContext, args: SetCheckedArgs) -> dict[str, Any]:
     async def operation(tab: Tab, page: Page) -> dict[str, Any]:
         resolved = await resolve_target(tab, page, args.target)
-        element = _element(resolved)
+        _found(resolved)
         facts = await inspect(resolved)
         safety.refuse_gone(facts)
         if not facts.get("checkable"):
@@ -403,6 +402,7 @@ async def set_checked(context: ToolContext, args: SetCheckedArgs) -> dict[str, A
                 "invalidArguments", "a radio button is cleared by checking another one"
             )
         timeout = context.settings.action_timeout * 1000
+        element = await element_of(resolved)
         try:
             if facts.get("type") in ("checkbox", "radio"):
                 await element.set_checked(args.checked, timeout=timeout)

@@ -33,7 +33,6 @@ from playwright.async_api import Frame, Page
 from server.host.browser.tabs import Tab
 from server.host.tools.base import ToolContext, ToolSettings
 from server.host.tools.isolated import IsolatedScriptError, evaluate_isolated
-from server.host.tools.scripts import page_script
 from server.host.tools.tab_access import holds_secret
 
 # The checkbox of the common widgets sits this far from the frame's left edge.
@@ -180,7 +179,7 @@ async def _frame_box(frame: Frame) -> tuple[float, float, float, float] | None:
 
 
 async def _read(page: Page) -> _Reading:
-    raw = await evaluate_isolated(page, page_script("challenge"))
+    raw = await evaluate_isolated(page, "challenge")
     return _Reading(
         document=float(raw["document"]),
         vendor=raw["vendor"],

@@ -26,8 +26,7 @@ from playwright.async_api import Page
 from server.host.browser.tabs import Tab
 from server.host.tools.address import BLANK
 from server.host.tools.base import ToolContext, ToolSettings
-from server.host.tools.isolated import DOCUMENT_ID, IsolatedScriptError, evaluate_isolated
-from server.host.tools.scripts import page_script
+from server.host.tools.isolated import IsolatedScriptError, evaluate_isolated
 from server.host.tools.tab_access import holds_secret
 
 log = logging.getLogger(__name__)
@@ -70,13 +69,12 @@ async def _dismiss(settings: ToolSettings, tab: Tab, page: Page) -> str | None:
     if not is_agent_tab(tab) or _stopped(tab, page):
         return None
     watch = _watch_of(tab)
-    script = page_script("consent")
     loop = asyncio.get_running_loop()
     until = loop.time() + settings.consent_window
     document: float | None = None
     while not _stopped(tab, page):
         try:
-            current = float(await evaluate_isolated(page, f"() => {DOCUMENT_ID}"))
+            current = float(await evaluate_isolated(page, "document-id"))
             if document is None:
                 if current in watch.documents:
                     return None  # this document was searched already
@@ -86,7 +84,7 @@ async def _dismiss(settings: ToolSettings, tab: Tab, page: Page) -> str | None:
                 return None  # a new document gets its own search
             if _stopped(tab, page):
                 return None
-            clicked: dict[str, Any] | None = await evaluate_isolated(page, script)
+            clicked: dict[str, Any] | None = await evaluate_isolated(page, "consent")
         except (PlaywrightError, IsolatedScriptError):
             return None  # the page navigated or closed mid-search
         if clicked is not None:

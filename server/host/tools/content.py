@@ -16,7 +16,6 @@ from pydantic import Field, StringConstraints
 
 from server.host.tools.base import MAX_RESULT_CHARS, TabArgs, Tool, ToolContext, ToolFailure
 from server.host.tools.isolated import evaluate_isolated
-from server.host.tools.scripts import page_script
 from server.host.tools.settle import settle
 from server.host.tools.snapshot import shown_url
 from server.host.tools.tab_access import holds_secret, reachable_tab
@@ -48,7 +47,7 @@ async def get_tab_content(context: ToolContext, args: GetTabContentArgs) -> dict
     async def read(page: Page) -> dict[str, Any]:
         await settle(page, context.settings)
         found = await evaluate_isolated(
-            page, page_script("content"), {"selector": args.selector, "budget": budget}
+            page, "content", {"selector": args.selector, "budget": budget}
         )
         title = await page.title()
         return {"page": found, "url": page.url, "title": title}

@@ -15,17 +15,23 @@ import asyncio
 from dataclasses import dataclass
 from typing import Any
 
-from playwright.async_api import ElementHandle, Page
 from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Page
 from pydantic import Field
 
 from server.host.browser.tabs import Tab
 from server.host.tools import safety
 from server.host.tools.base import RefTarget, TabArgs, Tool, ToolArgs, ToolContext, ToolFailure
-from server.host.tools.scripts import page_script
 from server.host.tools.snapshot import MAIN_FRAME, read_snapshot, snapshot_state
 from server.host.tools.tab_access import reachable_tab
-from server.host.tools.targets import inspect, parse_ref, resolve_target
+from server.host.tools.targets import (
+    Resolved,
+    element_of,
+    inspect,
+    parse_ref,
+    resolve_target,
+    run_on_element,
+)
 
 MAX_FIELDS = 16
 MAX_TOTAL_BYTES = 16 * 1024
@@ -49,10 +55,10 @@ class FillFieldsArgs(TabArgs):
 
 @dataclass
 class _Planned:
-    """A field that passed preflight: its element and what it held then."""
+    """A field that passed preflight: its target and what it held then."""
 
     index: int
-    element: ElementHandle
+    target: Resolved
     text: str
     original: str
 
@@ -130,8 +136,7 @@ async def _preflight(tab: Tab, page: Page, args: FillFieldsArgs) -> list[_Planne
             raise ToolFailure(
                 "textTooLong", f"field {index} takes at most {limit} characters", index=index
             )
-        assert resolved.element is not None
-        planned.append(_Planned(index, resolved.element, text, str(facts.get("value") or "")))
+        planned.append(_Planned(index, resolved, text, str(facts.get("value") or "")))
     return planned
 
 
@@ -142,8 +147,8 @@ async def _recheck(tab: Tab, page: Page, document_url: str, field: _Planned) -> 
     if page.url != document_url:
         raise _Stop("documentChanged")
     try:
-        facts = await field.element.evaluate(page_script("inspect"))
-    except PlaywrightError:
+        facts = await inspect(field.target)
+    except ToolFailure:
         raise _Stop("targetGone") from None
     reason = safety.check_fillable(facts)
     if reason is not None:
@@ -155,18 +160,18 @@ async def _recheck(tab: Tab, page: Page, document_url: str, field: _Planned) -> 
 async def _fill_one(page: Page, field: _Planned) -> bool:
     """Fills one rechecked field; True when it reads back; ``_Stop`` when no text was sent."""
     try:
-        await field.element.focus()
-        focused = await field.element.evaluate(page_script("focus"))
+        await (await element_of(field.target)).focus()
+        focused = await run_on_element(field.target, "focus")
         if focused:
-            await field.element.evaluate(page_script("caret"), True)
-            focused = await field.element.evaluate(page_script("focus"))
-    except PlaywrightError:
+            await run_on_element(field.target, "caret", replace=True)
+            focused = await run_on_element(field.target, "focus")
+    except (PlaywrightError, ToolFailure):
         raise _Stop("targetGone") from None
     if not focused:
         raise _Stop("focusLost")
     await page.keyboard.insert_text(field.text)
-    await field.element.evaluate("el => el.blur()")
-    return bool(await field.element.evaluate("el => el.value") == field.text)
+    await run_on_element(field.target, "blur")
+    return bool(await run_on_element(field.target, "field-value") == field.text)
 
 
 async def _fill(context: ToolContext, tab: Tab, page: Page, args: FillFieldsArgs) -> dict[str, Any]:
@@ -199,7 +204,7 @@ async def _fill(context: ToolContext, tab: Tab, page: Page, args: FillFieldsArgs
         if current is not None:
             key = "uncertainIndex" if sent else "failedIndex"
             result.update({key: current.index, "reason": "deadline"})
-    except PlaywrightError:
+    except (PlaywrightError, ToolFailure):
         if current is not None:
             key = "uncertainIndex" if sent else "failedIndex"
             result.update({key: current.index, "reason": "pageError"})

@@ -19,11 +19,13 @@ from playwright.async_api import CDPSession, Page
 from playwright.async_api import Error as PlaywrightError
 from pydantic import Field, StringConstraints
 
+from server.common.addresses import AddressRefused
 from server.common.errors import CrewhostError
 from server.common.protocol.events import BrowserTakeoverRequested
 from server.host.browser.identity import BrowserIdentity, language_list
 from server.host.browser.partitions import Partition
 from server.host.browser.tabs import Tab
+from server.host.page.scripts import page_script
 from server.host.tools.address import BLANK, ResolvedAddress, resolve_address
 from server.host.tools.base import TabArgs, Tool, ToolArgs, ToolContext, ToolFailure
 from server.host.tools.consent import take_refusals, watch_consent
@@ -62,6 +64,9 @@ async def _load(context: ToolContext, tab: Tab, address: ResolvedAddress) -> Non
         await context.engine.navigate(context.team_id, tab.id, context.caller, address.url)
     except PlaywrightError as exc:
         raise _load_failure(exc) from None
+    except AddressRefused as refused:
+        # Not a failure to retry: the host refuses the address (or a redirect's) itself.
+        raise ToolFailure("addressRefused", refused.message, rule=refused.rule) from None
     # The load may have replaced the page (a crashed renderer reloads); watch the new one.
     watch_consent(context, tab)
 
@@ -238,13 +243,6 @@ class SetEnvironmentArgs(TabArgs):
     )
 
 
-_ENVIRONMENT = """() => ({
-  viewport: {width: innerWidth, height: innerHeight},
-  locale: navigator.language,
-  timezone: Intl.DateTimeFormat().resolvedOptions().timeZone,
-})"""
-
-
 def _check_environment(args: SetEnvironmentArgs) -> None:
     if args.viewport is None and args.locale is None and args.timezone is None:
         raise ToolFailure("invalidArguments", "give a viewport, a locale or a timezone")
@@ -309,7 +307,7 @@ async def set_environment(context: ToolContext, args: SetEnvironmentArgs) -> dic
             with contextlib.suppress(PlaywrightError):
                 # Setting the zone the page already has is refused; the read-back decides.
                 await session.send("Emulation.setTimezoneOverride", {"timezoneId": args.timezone})
-        result: dict[str, Any] = await page.evaluate(_ENVIRONMENT)
+        result: dict[str, Any] = await page.evaluate(page_script("environment"))
         return result
 
     done = await context.engine.run(context.team_id, tab.id, context.caller, apply)

@@ -10,39 +10,14 @@ from playwright.async_api import Page
 from pydantic import Field, model_validator
 
 from server.host.browser.tabs import Tab
+from server.host.page.scripts import page_script
 from server.host.tools.base import TabArgs, Target, Tool, ToolContext, ToolFailure
 from server.host.tools.tab_access import reachable_tab
-from server.host.tools.targets import resolve_target
+from server.host.tools.targets import inspect, resolve_target
 
 _POLL = 0.1
 _DOM_QUIET_MS = 500
 _MARGIN = 2.0
-
-_TEXT_SHOWN = """(wanted) => {
-  const norm = (s) => (s || '').replace(/\\s+/g, ' ').toLowerCase();
-  const want = norm(wanted).trim();
-  if (document.body && norm(document.body.innerText).includes(want)) return true;
-  const walker = document.createTreeWalker(document, NodeFilter.SHOW_ELEMENT);
-  for (let el = walker.nextNode(); el; el = walker.nextNode()) {
-    if (el.shadowRoot && norm(el.shadowRoot.textContent).includes(want)) return true;
-  }
-  return false;
-}"""
-
-_DOM_QUIET = """([quiet, limit]) => new Promise((resolve) => {
-  const start = performance.now();
-  let last = start;
-  const observer = new MutationObserver(() => { last = performance.now(); });
-  const options = {subtree: true, childList: true, attributes: true, characterData: true};
-  observer.observe(document, options);
-  const tick = () => {
-    const now = performance.now();
-    if (now - last >= quiet) { observer.disconnect(); resolve(true); return; }
-    if (now - start >= limit) { observer.disconnect(); resolve(false); return; }
-    setTimeout(tick, 50);
-  };
-  tick();
-})"""
 
 
 class WaitForArgs(TabArgs):
@@ -72,8 +47,7 @@ async def _wait_for_target(tab: Tab, page: Page, args: WaitForArgs, end: float) 
     while True:
         try:
             resolved = await resolve_target(tab, page, args.target)
-            element = resolved.element
-            if element is None or await element.is_visible():
+            if resolved.pick is None or (await inspect(resolved)).get("visible"):
                 return
         except ToolFailure as failure:
             if failure.code != "targetNotFound":
@@ -93,10 +67,10 @@ async def _wait(tab: Tab, page: Page, args: WaitForArgs) -> dict[str, Any]:
         except PlaywrightError:
             raise ToolFailure("waitTimeout", f"no {args.state} within {args.timeout} ms") from None
     elif args.state == "dom-quiet":
-        if not await page.evaluate(_DOM_QUIET, [_DOM_QUIET_MS, args.timeout]):
+        if not await page.evaluate(page_script("dom-quiet"), [_DOM_QUIET_MS, args.timeout]):
             raise ToolFailure("waitTimeout", f"the page kept changing for {args.timeout} ms")
     elif args.text is not None:
-        while not await page.evaluate(_TEXT_SHOWN, args.text):
+        while not await page.evaluate(page_script("text-shown"), args.text):
             if loop.time() >= end:
                 raise ToolFailure("waitTimeout", f"the text did not show within {args.timeout} ms")
             await asyncio.sleep(_POLL)

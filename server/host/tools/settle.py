@@ -28,72 +28,6 @@ from server.host.tools.isolated import IsolatedScriptError, PerDocument, evaluat
 # The caller needs this much of its timeout left for the read itself.
 READ_MARGIN = 1.0
 
-_ROOTS = """
-  const roots = [document];
-  for (let i = 0; i < roots.length; i++) {
-    const walker = document.createTreeWalker(roots[i], NodeFilter.SHOW_ELEMENT);
-    for (let el = walker.nextNode(); el; el = walker.nextNode()) {
-      if (el.shadowRoot) roots.push(el.shadowRoot);
-    }
-  }
-"""
-_VISIBLE = """
-  const visible = (el) => {
-    const box = el.getBoundingClientRect();
-    if (box.width <= 0 || box.height <= 0) return false;
-    const style = getComputedStyle(el);
-    return style.visibility !== 'hidden' && style.display !== 'none' && style.opacity !== '0';
-  };
-  const MARKERS = '[aria-busy="true"], [class*="skeleton" i], [class*="shimmer" i]';
-  const busy = (roots) => roots.some((root) =>
-    Array.from(root.querySelectorAll(MARKERS)).some(visible));
-"""
-_PROBE = (
-    "() => {"
-    + _ROOTS
-    + _VISIBLE
-    + """
-  const CONTROLS = 'a[href], button, input:not([type="hidden"]), select, textarea, '
-    + '[role="button"], [role="link"], [contenteditable=""], [contenteditable="true"]';
-  const nav = performance.getEntriesByType('navigation')[0];
-  return {
-    document: performance.timeOrigin,
-    age: performance.now(),
-    loaded: document.readyState === 'complete',
-    loadEnd: nav ? nav.loadEventEnd : 0,
-    busy: busy(roots),
-    scripted: document.scripts.length > 0,
-    controls: roots.some((root) =>
-      Array.from(root.querySelectorAll(CONTROLS)).some(visible)),
-  };
-}"""
-)
-_WAIT_UNTIL_QUIET = (
-    "({quiet, limit}) => new Promise((resolve) => {"
-    + _ROOTS
-    + _VISIBLE
-    + """
-  const start = performance.now();
-  let last = start;
-  const observer = new MutationObserver(() => { last = performance.now(); });
-  const options = {subtree: true, childList: true, attributes: true, characterData: true};
-  roots.forEach((root) => observer.observe(root, options));
-  const tick = () => {
-    const now = performance.now();
-    if (now - last >= quiet && !busy(roots)) { observer.disconnect(); resolve(true); return; }
-    if (now - start >= limit) { observer.disconnect(); resolve(false); return; }
-    setTimeout(tick, 25);
-  };
-  tick();
-})"""
-)
-_WAIT_FOR_FIRST_CHANGE = """({limit}) => new Promise((resolve) => {
-  const done = (changed) => { observer.disconnect(); clearTimeout(timer); resolve(changed); };
-  const observer = new MutationObserver(() => done(true));
-  observer.observe(document, {subtree: true, childList: true, characterData: true});
-  const timer = setTimeout(() => done(false), limit);
-})"""
-
 
 @dataclass
 class _SettleMemo:
@@ -153,18 +87,18 @@ async def settle(page: Page, settings: ToolSettings, *, read_limit: float | None
     if budget <= 0:
         return
     try:
-        probe = _Probe.from_page(await evaluate_isolated(page, _PROBE))
+        probe = _Probe.from_page(await evaluate_isolated(page, "settle-probe"))
         memo = _memos.get(page, probe.document)
         if probe.busy:
             if memo.busy_outlasted_wait:
                 return
             options = {"quiet": settings.settle_quiet * 1000, "limit": budget * 1000}
-            if not await evaluate_isolated(page, _WAIT_UNTIL_QUIET, options):
+            if not await evaluate_isolated(page, "settle-quiet", options):
                 memo.busy_outlasted_wait = True
             return
         limit = min(probe.first_change_limit(settings), budget)
         if limit > 0 and not memo.waited_for_first_change:
             memo.waited_for_first_change = True
-            await evaluate_isolated(page, _WAIT_FOR_FIRST_CHANGE, {"limit": limit * 1000})
+            await evaluate_isolated(page, "settle-first-change", {"limit": limit * 1000})
     except (PlaywrightError, IsolatedScriptError):
         return  # the document went away: the next read sees the new one

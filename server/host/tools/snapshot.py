@@ -1,29 +1,27 @@
 """The ``snapshot`` tool: the page's accessibility tree as compact text, with refs.
 
 Each actionable node gets a ref ``<revision>:<frame>:<n>``. The tree walk runs
-as one script per frame; it returns a handle to an in-page registry (the
-elements in ref order), which stays on the Python side, so page scripts cannot
-reach it and a ref resolves to the very element the snapshot showed, inside an
-open shadow root or a same-origin frame alike. The tab's revision moves on
-every snapshot; only the newest few registries are kept.
+as one script per frame, in the tools' isolated world (a page's patched DOM cannot
+change what it shows); each walk keeps a registry of its elements in ref order
+there, out of the page's reach, so a ref resolves to the very element the snapshot
+showed, inside an open shadow root or a same-origin frame alike. The tab's revision
+moves on every snapshot; only the newest few registries are kept.
 """
 
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import Frame, JSHandle, Page
+from playwright.async_api import Page
 
 from server.common.errors import Conflict
 from server.host.browser.tabs import Tab
 from server.host.tools.base import TabArgs, Tool, ToolContext, ToolFailure
 from server.host.tools.challenge import detect_challenge
 from server.host.tools.consent import watch_consent
+from server.host.tools.isolated import evaluate_isolated
 from server.host.tools.memories import site_memories_for
-from server.host.tools.scripts import page_script
 from server.host.tools.settle import settle
 from server.host.tools.tab_access import holds_secret, reachable_tab
 
@@ -42,22 +40,12 @@ _WITHHELD_SCHEMES = ("data:", "blob:")
 
 
 @dataclass
-class FrameRegistry:
-    """One frame's part of a snapshot: the frame and the handle of its in-page registry."""
-
-    frame: Frame
-    registry: JSHandle
-
-
-@dataclass
 class SnapshotState:
-    """A tab's snapshot revision and the registries of its newest revisions."""
+    """A tab's snapshot revision and the frame keys of its newest revisions (whose
+    registries the page's isolated world keeps)."""
 
     revision: int = 0
-    registries: dict[int, dict[str, FrameRegistry]] = field(default_factory=dict)
-
-    def current(self) -> dict[str, FrameRegistry]:
-        return self.registries.get(self.revision, {})
+    frames: dict[int, list[str]] = field(default_factory=dict)
 
 
 def snapshot_state(tab: Tab) -> SnapshotState:
@@ -80,52 +68,45 @@ def shown_url(url: str) -> str:
 class _TreeWalk:
     """Walks a page's frames for one revision, sharing one character budget."""
 
-    def __init__(self, revision: int) -> None:
+    def __init__(self, page: Page, revision: int) -> None:
+        self.page = page
         self.revision = revision
-        self.frames: dict[str, FrameRegistry] = {}
+        self.keys: list[str] = []
         self.budget = TREE_BUDGET
         self.cut = False
+        self.title = ""
 
-    async def walk(self, frame: Frame, key: str, depth: int) -> list[str]:
-        registry = await frame.evaluate_handle(
-            page_script("snapshot"),
+    async def walk(self, key: str, depth: int, owner: tuple[str, int] | None = None) -> list[str]:
+        """The lines of the frame ``key``: the main frame's, or the one inside the frame
+        element ``owner`` (its frame's key and its index in that frame's registry)."""
+        found: dict[str, Any] | None = await evaluate_isolated(
+            self.page,
+            "snapshot",
             {
                 "revision": self.revision,
                 "frameKey": key,
                 "budget": max(self.budget, 0),
                 "baseDepth": depth,
+                "owner": owner,
+                # The world forgets the registries of revisions before the kept ones.
+                "keepFrom": self.revision - KEPT_REVISIONS + 1,
             },
         )
-        self.frames[key] = FrameRegistry(frame, registry)
-        found: dict[str, Any] = await registry.evaluate("r => r.result")
+        if found is None:
+            return []  # the frame's document is not this world's to read (any more)
+        self.keys.append(key)
+        if owner is None:
+            self.title = str(found["title"])
         lines: list[str] = list(found["lines"])
         self.budget -= sum(len(line) + 1 for line in lines)
         self.cut = self.cut or bool(found["cut"])
         # Child frames are spliced in from the last, so earlier line numbers stay right.
         for child in reversed(found["frames"]):
-            child_lines = await self._walk_child(registry, child, depth)
+            if child["depth"] > MAX_FRAME_DEPTH + depth or self.budget <= 0:
+                continue
+            child_lines = await self.walk(f"f{len(self.keys)}", child["depth"], (key, child["n"]))
             lines[child["line"] : child["line"]] = child_lines
         return lines
-
-    async def _walk_child(self, registry: JSHandle, child: dict[str, Any], depth: int) -> list[str]:
-        if child["depth"] > MAX_FRAME_DEPTH + depth or self.budget <= 0:
-            return []
-        element = await registry.evaluate_handle("(r, n) => r.elements[n]", child["n"])
-        owner = element.as_element()
-        frame = await owner.content_frame() if owner is not None else None
-        if frame is None:
-            return []
-        key = f"f{len(self.frames)}"
-        return await self.walk(frame, key, child["depth"])
-
-
-async def _retire(state: SnapshotState) -> None:
-    """Forgets registries beyond the kept revisions, disconnecting their observers."""
-    for revision in sorted(state.registries)[:-KEPT_REVISIONS]:
-        for part in state.registries.pop(revision).values():
-            with contextlib.suppress(PlaywrightError):
-                await part.registry.evaluate("r => r.observer.disconnect()")
-                await part.registry.dispose()
 
 
 async def read_tree(tab: Tab, page: Page) -> tuple[int, str, bool, str]:
@@ -135,15 +116,15 @@ async def read_tree(tab: Tab, page: Page) -> tuple[int, str, bool, str]:
     """
     state = snapshot_state(tab)
     revision = state.revision + 1
-    walk = _TreeWalk(revision)
-    lines = await walk.walk(page.main_frame, MAIN_FRAME, 0)
-    title = await page.main_frame.evaluate("() => document.title")
+    walk = _TreeWalk(page, revision)
+    lines = await walk.walk(MAIN_FRAME, 0)
     state.revision = revision
-    state.registries[revision] = walk.frames
-    await _retire(state)
+    state.frames[revision] = walk.keys
+    for old in sorted(state.frames)[:-KEPT_REVISIONS]:
+        del state.frames[old]
     if walk.cut:
         lines.append(_CUT_NOTE)
-    return revision, "\n".join(lines), walk.cut, str(title)
+    return revision, "\n".join(lines), walk.cut, walk.title
 
 
 async def read_snapshot(

@@ -1,9 +1,10 @@
 """Did an action change the page? Two page states compared, as seed 000 does after a click.
 
 A state holds the address, the title, the number of visible fields, their values,
-what is expanded, open dialogs and the length of the visible text. An action whose
-states differ returns ``changed`` with the reasons; one whose states do not is
-reported as NOT VERIFIED, never as done.
+what is expanded, open dialogs and the length of the visible text, read in the tools'
+isolated world (a page cannot hide a change or fake one). An action whose states
+differ returns ``changed`` with the reasons; one whose states do not is reported as
+NOT VERIFIED, never as done.
 """
 
 from __future__ import annotations
@@ -13,11 +14,11 @@ import contextlib
 from typing import Any
 
 from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import Frame, Page
+from playwright.async_api import Page
 
 from server.host.browser.engine import BrowserEngine
 from server.host.browser.tabs import Tab
-from server.host.tools.scripts import page_script
+from server.host.tools.isolated import IsolatedScriptError, evaluate_isolated
 
 NOT_VERIFIED = (
     "NOT VERIFIED: the page showed no change after this action (same address, title, "
@@ -26,12 +27,10 @@ NOT_VERIFIED = (
 _POLL = 0.05
 
 
-async def page_state(page: Page, frame: Frame | None = None) -> dict[str, Any]:
-    """The state of the main frame, and of ``frame`` when the target lives in a child frame."""
-    state: dict[str, Any] = await page.main_frame.evaluate(page_script("state"))
-    if frame is not None and frame is not page.main_frame and not frame.is_detached():
-        with contextlib.suppress(PlaywrightError):
-            state["frame"] = await frame.evaluate(page_script("state"))
+async def page_state(page: Page, pick: str | None = None) -> dict[str, Any]:
+    """The state of the main frame, and (as ``frame``) of the frame holding the element
+    ``pick`` names in the isolated world, when that is a child frame."""
+    state: dict[str, Any] = await evaluate_isolated(page, "state", pick)
     return state
 
 
@@ -70,7 +69,7 @@ async def observe_change(
     engine: BrowserEngine,
     tab: Tab,
     page: Page,
-    frame: Frame | None,
+    pick: str | None,
     before: dict[str, Any],
     tabs_before: set[str],
     window: float,
@@ -85,8 +84,8 @@ async def observe_change(
     while True:
         new_tabs = opened_tabs(engine, tab, tabs_before)
         try:
-            after = await page_state(page, frame)
-        except PlaywrightError:
+            after = await page_state(page, pick)
+        except (PlaywrightError, IsolatedScriptError):
             # The document is being replaced: that is a change; wait for the new one to read.
             with contextlib.suppress(PlaywrightError):
                 await page.wait_for_load_state("domcontentloaded", timeout=window * 1000 + 1000)

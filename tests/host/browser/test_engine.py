@@ -17,6 +17,7 @@ from server.host.browser.partitions import Partition, new_profile_id
 from server.host.browser.tabs import Tab
 from tests.host.browser.conftest import Site
 from tests.support.clock import FakeClock
+from tests.support.sites import SITES_ALLOWED
 from tests.support.waiting import eventually
 
 TEAM = "team-a"
@@ -26,7 +27,7 @@ PERSON = Caller.person("account-1")
 
 @pytest.fixture
 async def engine(tmp_path: Path, clock: FakeClock) -> AsyncIterator[BrowserEngine]:
-    async with BrowserEngine(tmp_path, clock=clock) as running:
+    async with BrowserEngine(tmp_path, clock=clock, address_policy=SITES_ALLOWED) as running:
         yield running
 
 
@@ -52,7 +53,7 @@ async def async_code_of(call: Awaitable[object]) -> str:
 
 
 async def test_shared_cookie_survives_restart_private_does_not(tmp_path: Path, site: Site) -> None:
-    async with BrowserEngine(tmp_path) as engine:
+    async with BrowserEngine(tmp_path, address_policy=SITES_ALLOWED) as engine:
         shared = await engine.open_tab(TEAM, Partition.shared(), url=site.url("/set-cookie?v=s"))
         private = await engine.open_tab(TEAM, Partition.private(), url=site.url("/set-cookie?v=p"))
         assert await cookies(engine, TEAM, private) == "session=p"
@@ -61,7 +62,7 @@ async def test_shared_cookie_survives_restart_private_does_not(tmp_path: Path, s
         assert await cookies(engine, TEAM, again) == ""
         assert shared.partition.folder == "shared"
     assert (tmp_path / "browser" / TEAM / "shared").is_dir()
-    async with BrowserEngine(tmp_path) as engine:
+    async with BrowserEngine(tmp_path, address_policy=SITES_ALLOWED) as engine:
         tab = await engine.open_tab(TEAM, Partition.shared(), url=site.url("/cookies"))
         assert await cookies(engine, TEAM, tab) == "session=s"
         # The private tab was never saved, so it does not come back.
@@ -80,7 +81,7 @@ async def test_teams_do_not_see_each_others_profiles(engine: BrowserEngine, site
 async def test_restore_keeps_partitions_and_drops_bad_entries(tmp_path: Path, site: Site) -> None:
     profile = new_profile_id()
     gone = new_profile_id()
-    async with BrowserEngine(tmp_path) as engine:
+    async with BrowserEngine(tmp_path, address_policy=SITES_ALLOWED) as engine:
         kept = await engine.open_tab(
             TEAM,
             Partition.for_agent("agent-1"),
@@ -100,7 +101,9 @@ async def test_restore_keeps_partitions_and_drops_bad_entries(tmp_path: Path, si
     def exists(team_id: str, profile_id: str) -> bool:
         return team_id == TEAM and profile_id == profile
 
-    async with BrowserEngine(tmp_path, profile_exists=exists) as engine:
+    async with BrowserEngine(
+        tmp_path, profile_exists=exists, address_policy=SITES_ALLOWED
+    ) as engine:
         tabs = {t.id: t for t in engine.list_tabs(TEAM)}
         assert set(tabs) == {kept.id, in_profile.id}
         restored = tabs[kept.id]
@@ -127,7 +130,9 @@ def test_malformed_partition_keys_are_refused() -> None:
 
 async def test_idle_tabs_unload_and_reload(tmp_path: Path, clock: FakeClock, site: Site) -> None:
     low = False
-    async with BrowserEngine(tmp_path, clock=clock, memory_low=lambda: low) as engine:
+    async with BrowserEngine(
+        tmp_path, clock=clock, memory_low=lambda: low, address_policy=SITES_ALLOWED
+    ) as engine:
         tab = await engine.open_tab(TEAM, Partition.shared(), url=site.url("/child"))
         clock.advance(14 * 60)
         assert await engine.tick() == []
@@ -145,7 +150,7 @@ async def test_idle_tabs_unload_and_reload(tmp_path: Path, clock: FakeClock, sit
 async def test_an_idle_partition_stops_and_starts_again_with_its_data(
     tmp_path: Path, clock: FakeClock, site: Site
 ) -> None:
-    async with BrowserEngine(tmp_path, clock=clock) as engine:
+    async with BrowserEngine(tmp_path, clock=clock, address_policy=SITES_ALLOWED) as engine:
         partition = Partition.profile(new_profile_id())
         tab = await engine.open_tab(TEAM, partition, url=site.url("/set-cookie?v=kept"))
         assert engine.open_partitions(TEAM) == [partition]

@@ -11,6 +11,8 @@ from aiortc import RTCPeerConnection
 from peer.connection import connect_to_host
 from peer.hub_client import HubClient, HubError
 from peer.known_hosts import HostKeyChanged
+from server.common.crypto.box import SecretBox
+from server.common.crypto.ring import KeyRing
 from server.common.errors import CrewhostError
 from server.common.keys import SigningKey
 from server.common.sdp import sdp_fingerprint
@@ -104,7 +106,10 @@ async def test_a_ticket_for_another_host_is_refused(
         "/v1/hosts/enrol", {"code": enrolment.body["code"], "publicKey": key.public_key}
     )
     other = build_host(
-        server.hub.settings.model_copy(update={"data_dir": tmp_path}), key, server.hub.db
+        server.hub.settings.model_copy(update={"data_dir": tmp_path}),
+        key,
+        server.hub.db,
+        secrets=SecretBox(KeyRing.generate()),
     )
     other.host_id = enrolled.body["hostId"]
     async with run_link(other, server.url) as running:

@@ -11,6 +11,8 @@ import pytest
 from aiortc import RTCPeerConnection
 
 from peer.hub_client import HubError
+from server.common.crypto.box import SecretBox
+from server.common.crypto.ring import KeyRing
 from server.common.errors import CrewhostError
 from server.common.keys import SigningKey
 from server.common.protocol.link import LinkRevoke
@@ -168,7 +170,10 @@ async def test_a_ticket_from_before_a_host_removal_is_refused(
         "/v1/hosts/enrol", {"code": enrolment.body["code"], "publicKey": key.public_key}
     )
     services = build_host(
-        server.hub.settings.model_copy(update={"data_dir": tmp_path}), key, server.hub.db
+        server.hub.settings.model_copy(update={"data_dir": tmp_path}),
+        key,
+        server.hub.db,
+        secrets=SecretBox(KeyRing.generate()),
     )
     services.host_id = enrolled.body["hostId"]
     async with run_link(services, server.url) as lab:

@@ -18,7 +18,7 @@ from server.host.browser.partitions import Partition
 from server.host.browser.tabs import Tab
 from server.host.tools.base import ToolContext, ToolSettings, TurnState
 from tests.support.clock import FakeClock
-from tests.support.sites import Site, serving
+from tests.support.sites import SITES_ALLOWED, Site, serving
 
 TEAM = "team-a"
 AGENT = Caller.agent("a" * 32, "thread-1")
@@ -42,7 +42,9 @@ async def site() -> AsyncIterator[Site]:
 
 @pytest.fixture
 async def engine(tmp_path: Path, clock: FakeClock) -> AsyncIterator[BrowserEngine]:
-    async with BrowserEngine(tmp_path, clock=clock, dialog_settle=0.3) as running:
+    async with BrowserEngine(
+        tmp_path, clock=clock, dialog_settle=0.3, address_policy=SITES_ALLOWED
+    ) as running:
         yield running
 
 

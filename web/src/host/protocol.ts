@@ -60,8 +60,17 @@ export const EVENT = {
   agentsChanged: 'agents-changed',
   tabsChanged: 'browser-tabs-changed',
   profilesChanged: 'browser-profiles-changed',
+  providersChanged: 'providers-changed',
   revoked: 'revoked',
   takeoverRequested: 'browser-takeover-requested',
+  threadsChanged: 'threads-changed',
+  turnStarted: 'turn-started',
+  turnText: 'turn-text',
+  toolCallStarted: 'tool-call-started',
+  toolCallFinished: 'tool-call-finished',
+  turnFinished: 'turn-finished',
+  attentionRequested: 'attention-requested',
+  attentionResolved: 'attention-resolved',
 } as const satisfies Record<string, EventName>;
 
 // A host event the client has no name for fails the build here.

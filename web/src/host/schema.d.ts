@@ -106,6 +106,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/attention-v1/answer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Approve or deny once; with ``argumentsHash``, only the call that was shown. */
+        post: operations["attention-v1/answer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/attention-v1/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The requests this member may answer: those of threads they see. */
+        post: operations["attention-v1/list"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/browser-control-v1/back": {
         parameters: {
             query?: never;
@@ -378,6 +412,210 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/providers-v1/clear_key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Forget a provider's key. */
+        post: operations["providers-v1/clear_key"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/providers-v1/create_custom": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Add an OpenAI-compatible provider (Ollama, vLLM, LM Studio, a gateway). */
+        post: operations["providers-v1/create_custom"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/providers-v1/delete_custom": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Delete a custom provider and its key. */
+        post: operations["providers-v1/delete_custom"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/providers-v1/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The team's providers: whether each has a usable key, never the key. */
+        post: operations["providers-v1/list"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/providers-v1/set_key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Set a provider's key (sealed before it is stored). */
+        post: operations["providers-v1/set_key"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/providers-v1/update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Change a provider's base URL, default model or models. */
+        post: operations["providers-v1/update"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/threads-v1/get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The thread so far: its transcript, its turns and what a running turn has said. */
+        post: operations["threads-v1/get"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/threads-v1/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The agent's threads this member sees: their own and the shared ones, newest first. */
+        post: operations["threads-v1/list"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/threads-v1/send": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a message: the agent's turn starts and streams as events. */
+        post: operations["threads-v1/send"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/threads-v1/share": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Share a thread with the team, or make it private again (its starter only). */
+        post: operations["threads-v1/share"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/threads-v1/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start a thread with an agent; private to its starter unless ``shared``. */
+        post: operations["threads-v1/start"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/threads-v1/stop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Stop the thread's running turn (it ends ``stopped``). */
+        post: operations["threads-v1/stop"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -410,6 +648,11 @@ export interface components {
         AgentRef: {
             /** Id */
             id: string;
+        };
+        /** AgentThreads */
+        AgentThreads: {
+            /** Agentid */
+            agentId: string;
         };
         /** AgentView */
         AgentView: {
@@ -458,6 +701,18 @@ export interface components {
              */
             event: "agents-changed";
         };
+        /** AnswerAttention */
+        AnswerAttention: {
+            /** Approve */
+            approve: boolean;
+            /**
+             * Argumentshash
+             * @default null
+             */
+            argumentsHash?: string | null;
+            /** Id */
+            id: string;
+        };
         /** AssignProfile */
         AssignProfile: {
             /** Agentid */
@@ -467,6 +722,94 @@ export interface components {
              * @description 'shared', 'agent' (only this agent) or a profile id
              */
             profile: string;
+        };
+        /** AttentionAnswered */
+        AttentionAnswered: {
+            /** Approved */
+            approved: boolean;
+            /** Id */
+            id: string;
+        };
+        /** AttentionList */
+        AttentionList: {
+            /** Requests */
+            requests: components["schemas"]["AttentionView"][];
+        };
+        /**
+         * AttentionRequested
+         * @description An agent waits for a person: consent for a gated call (more kinds will come).
+         */
+        AttentionRequested: {
+            /** Agentid */
+            agentId: string;
+            /** Callid */
+            callId: string;
+            /** Expiresat */
+            expiresAt: number;
+            /** Id */
+            id: string;
+            /**
+             * Kind
+             * @constant
+             */
+            kind: "consent";
+            /** Summary */
+            summary: string;
+            /** Threadid */
+            threadId: string;
+            /** Tool */
+            tool: string;
+        };
+        /** AttentionRequestedEvent */
+        AttentionRequestedEvent: {
+            data: components["schemas"]["AttentionRequested"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "attention-requested";
+        };
+        /**
+         * AttentionResolved
+         * @description A request is no longer waiting: answered, expired or cancelled.
+         */
+        AttentionResolved: {
+            /** Id */
+            id: string;
+            /** Outcome */
+            outcome: string;
+            /** Threadid */
+            threadId: string;
+        };
+        /** AttentionResolvedEvent */
+        AttentionResolvedEvent: {
+            data: components["schemas"]["AttentionResolved"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "attention-resolved";
+        };
+        /** AttentionView */
+        AttentionView: {
+            /** Agentid */
+            agentId: string;
+            /** Argumentshash */
+            argumentsHash: string;
+            /** Callid */
+            callId: string;
+            /** Expiresat */
+            expiresAt: number;
+            /** Id */
+            id: string;
+            /** Kind */
+            kind: string;
+            /** Summary */
+            summary: string;
+            /** Threadid */
+            threadId: string;
+            /** Tool */
+            tool: string;
         };
         /**
          * BrowserProfilesChanged
@@ -632,6 +975,25 @@ export interface components {
              */
             provider?: string;
         };
+        /** CreateCustomProvider */
+        CreateCustomProvider: {
+            /** Baseurl */
+            baseUrl: string;
+            /**
+             * Defaultmodel
+             * @default null
+             */
+            defaultModel?: string | null;
+            /**
+             * Key
+             * @default null
+             */
+            key?: string | null;
+            /** Models */
+            models?: string[];
+            /** Name */
+            name: string;
+        };
         /** CreateProfile */
         CreateProfile: {
             /** Name */
@@ -674,7 +1036,7 @@ export interface components {
          * HostEventMessageSchema
          * @description An event the host pushes on the ``team-api`` channel.
          */
-        HostEventMessage: components["schemas"]["AgentsChangedEvent"] | components["schemas"]["BrowserTabsChangedEvent"] | components["schemas"]["BrowserProfilesChangedEvent"] | components["schemas"]["BrowserTakeoverRequestedEvent"] | components["schemas"]["RevokedEvent"];
+        HostEventMessage: components["schemas"]["AgentsChangedEvent"] | components["schemas"]["ThreadsChangedEvent"] | components["schemas"]["TurnStartedEvent"] | components["schemas"]["TextDeltaEvent"] | components["schemas"]["ToolCallStartedEvent"] | components["schemas"]["ToolCallFinishedEvent"] | components["schemas"]["TurnFinishedEvent"] | components["schemas"]["AttentionRequestedEvent"] | components["schemas"]["AttentionResolvedEvent"] | components["schemas"]["BrowserTabsChangedEvent"] | components["schemas"]["BrowserProfilesChangedEvent"] | components["schemas"]["ProvidersChangedEvent"] | components["schemas"]["BrowserTakeoverRequestedEvent"] | components["schemas"]["RevokedEvent"];
         /**
          * HostViewMessageSchema
          * @description What the host sends on a ``view:`` channel besides frames.
@@ -858,6 +1220,65 @@ export interface components {
             /** Name */
             name: string;
         };
+        /** ProviderDeleted */
+        ProviderDeleted: {
+            /** Deleted */
+            deleted: boolean;
+        };
+        /** ProviderList */
+        ProviderList: {
+            /** Providers */
+            providers: components["schemas"]["ProviderView"][];
+        };
+        /** ProviderRef */
+        ProviderRef: {
+            /**
+             * Provider
+             * @description 'anthropic', 'openai', 'openrouter' or a custom provider's id
+             */
+            provider: string;
+        };
+        /** ProviderView */
+        ProviderView: {
+            /** Baseurl */
+            baseUrl: string;
+            /** Defaultmodel */
+            defaultModel: string | null;
+            /** Id */
+            id: string;
+            /** Keyset */
+            keySet: boolean;
+            /**
+             * Kind
+             * @description 'anthropic', 'openai', 'openrouter' or 'custom'
+             */
+            kind: string;
+            /** Lasterror */
+            lastError: string | null;
+            /** Models */
+            models: string[];
+            /** Name */
+            name: string;
+            /** Unusablereason */
+            unusableReason: string | null;
+            /** Usable */
+            usable: boolean;
+        };
+        /**
+         * ProvidersChanged
+         * @description The team's model providers changed (a key set or cleared, a provider added,
+         *     changed or deleted); ``providers-v1/list`` has the new state, never a key.
+         */
+        ProvidersChanged: Record<string, never>;
+        /** ProvidersChangedEvent */
+        ProvidersChangedEvent: {
+            data: components["schemas"]["ProvidersChanged"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "providers-changed";
+        };
         /** Release */
         Release: {
             /**
@@ -904,6 +1325,45 @@ export interface components {
          * @enum {string}
          */
         Role: "member" | "admin" | "owner";
+        /** SendMessage */
+        SendMessage: {
+            /** Text */
+            text: string;
+            /** Threadid */
+            threadId: string;
+        };
+        /** SetProviderKey */
+        SetProviderKey: {
+            /** Key */
+            key: string;
+            /**
+             * Provider
+             * @description 'anthropic', 'openai', 'openrouter' or a custom provider's id
+             */
+            provider: string;
+        };
+        /** ShareThread */
+        ShareThread: {
+            /** Shared */
+            shared: boolean;
+            /** Threadid */
+            threadId: string;
+        };
+        /** StartThread */
+        StartThread: {
+            /** Agentid */
+            agentId: string;
+            /**
+             * Shared
+             * @default false
+             */
+            shared?: boolean;
+            /**
+             * Title
+             * @default
+             */
+            title?: string;
+        };
         /** TabAddress */
         TabAddress: {
             /** Tabid */
@@ -990,6 +1450,233 @@ export interface components {
             result: unknown;
         };
         /**
+         * TextDelta
+         * @description More of the agent's reply; deltas of a turn are batched about every 30 ms.
+         */
+        TextDelta: {
+            /** Text */
+            text: string;
+            /** Threadid */
+            threadId: string;
+            /** Turnid */
+            turnId: string;
+        };
+        /** TextDeltaEvent */
+        TextDeltaEvent: {
+            data: components["schemas"]["TextDelta"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "turn-text";
+        };
+        /** ThreadContentsView */
+        ThreadContentsView: {
+            /**
+             * Messages
+             * @description The transcript: user, assistant (text and tool calls) and tool messages.
+             */
+            messages: {
+                [key: string]: unknown;
+            }[];
+            /**
+             * Runningtext
+             * @description What the running turn has said so far.
+             */
+            runningText: string;
+            /** Runningturnid */
+            runningTurnId: string | null;
+            thread: components["schemas"]["ThreadView"];
+            /** Turns */
+            turns: components["schemas"]["TurnView"][];
+        };
+        /** ThreadList */
+        ThreadList: {
+            /** Threads */
+            threads: components["schemas"]["ThreadView"][];
+        };
+        /** ThreadRef */
+        ThreadRef: {
+            /** Threadid */
+            threadId: string;
+        };
+        /** ThreadView */
+        ThreadView: {
+            /** Agentid */
+            agentId: string;
+            /** Createdat */
+            createdAt: number;
+            /** Createdby */
+            createdBy: string;
+            /** Id */
+            id: string;
+            /** Shared */
+            shared: boolean;
+            /** Title */
+            title: string;
+            /** Updatedat */
+            updatedAt: number;
+        };
+        /**
+         * ThreadsChanged
+         * @description A thread of an agent was started or changed (shared, renamed).
+         */
+        ThreadsChanged: {
+            /** Agentid */
+            agentId: string;
+            /** Threadid */
+            threadId: string;
+        };
+        /** ThreadsChangedEvent */
+        ThreadsChangedEvent: {
+            data: components["schemas"]["ThreadsChanged"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "threads-changed";
+        };
+        /**
+         * ToolCallFinished
+         * @description A tool call ended: ``ok``, ``refused`` (with the reason) or ``error``.
+         */
+        ToolCallFinished: {
+            /** Callid */
+            callId: string;
+            /**
+             * Outcome
+             * @enum {string}
+             */
+            outcome: "ok" | "refused" | "error";
+            /** Summary */
+            summary: string;
+            /** Threadid */
+            threadId: string;
+            /** Tool */
+            tool: string;
+            /** Turnid */
+            turnId: string;
+        };
+        /** ToolCallFinishedEvent */
+        ToolCallFinishedEvent: {
+            data: components["schemas"]["ToolCallFinished"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "tool-call-finished";
+        };
+        /**
+         * ToolCallStarted
+         * @description The agent runs a tool: its name, a short summary of its arguments and the tab.
+         */
+        ToolCallStarted: {
+            /** Callid */
+            callId: string;
+            /** Summary */
+            summary: string;
+            /** Tabid */
+            tabId: string | null;
+            /** Threadid */
+            threadId: string;
+            /** Tool */
+            tool: string;
+            /** Turnid */
+            turnId: string;
+        };
+        /** ToolCallStartedEvent */
+        ToolCallStartedEvent: {
+            data: components["schemas"]["ToolCallStarted"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "tool-call-started";
+        };
+        /**
+         * TurnFinished
+         * @description A turn ended: done, denied, capped, stopped or error (with the reason).
+         */
+        TurnFinished: {
+            /** Inputtokens */
+            inputTokens: number;
+            /** Outputtokens */
+            outputTokens: number;
+            /** Reason */
+            reason: string | null;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "done" | "denied" | "capped" | "stopped" | "error";
+            /** Threadid */
+            threadId: string;
+            /** Toolcalls */
+            toolCalls: number;
+            /** Turnid */
+            turnId: string;
+        };
+        /** TurnFinishedEvent */
+        TurnFinishedEvent: {
+            data: components["schemas"]["TurnFinished"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "turn-finished";
+        };
+        /**
+         * TurnStarted
+         * @description A member's message started a turn of the thread.
+         */
+        TurnStarted: {
+            /** Threadid */
+            threadId: string;
+            /** Turnid */
+            turnId: string;
+        };
+        /** TurnStartedEvent */
+        TurnStartedEvent: {
+            data: components["schemas"]["TurnStarted"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "turn-started";
+        };
+        /** TurnStartedView */
+        TurnStartedView: {
+            /** Turnid */
+            turnId: string;
+        };
+        /** TurnStopped */
+        TurnStopped: {
+            /** Stopped */
+            stopped: boolean;
+        };
+        /** TurnView */
+        TurnView: {
+            /** Endedat */
+            endedAt: number | null;
+            /** Id */
+            id: string;
+            /** Inputtokens */
+            inputTokens: number;
+            /** Outputtokens */
+            outputTokens: number;
+            /** Reason */
+            reason: string | null;
+            /** Startedat */
+            startedAt: number;
+            /**
+             * Status
+             * @description running, done, denied, capped, stopped or error
+             */
+            status: string;
+            /** Toolcalls */
+            toolCalls: number;
+        };
+        /**
          * UpdateAgent
          * @description Fields left out stay; ``model`` or ``maxToolCalls`` given as null go back to defaults.
          */
@@ -1043,6 +1730,32 @@ export interface components {
              * @default null
              */
             name?: string | null;
+        };
+        /**
+         * UpdateProvider
+         * @description Only the fields given change; null puts a built-in provider's own value back.
+         */
+        UpdateProvider: {
+            /**
+             * Baseurl
+             * @default null
+             */
+            baseUrl?: string | null;
+            /**
+             * Defaultmodel
+             * @default null
+             */
+            defaultModel?: string | null;
+            /**
+             * Models
+             * @default null
+             */
+            models?: string[] | null;
+            /**
+             * Provider
+             * @description 'anthropic', 'openai', 'openrouter' or a custom provider's id
+             */
+            provider: string;
         };
         /**
          * ViewError
@@ -1223,6 +1936,54 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AgentView"];
+                };
+            };
+        };
+    };
+    "attention-v1/answer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AnswerAttention"];
+            };
+        };
+        responses: {
+            /** @description Approve or deny once; with ``argumentsHash``, only the call that was shown. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AttentionAnswered"];
+                };
+            };
+        };
+    };
+    "attention-v1/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NoArgs"];
+            };
+        };
+        responses: {
+            /** @description The requests this member may answer: those of threads they see. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AttentionList"];
                 };
             };
         };
@@ -1607,6 +2368,294 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Whoami"];
+                };
+            };
+        };
+    };
+    "providers-v1/clear_key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProviderRef"];
+            };
+        };
+        responses: {
+            /** @description Forget a provider's key. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProviderView"];
+                };
+            };
+        };
+    };
+    "providers-v1/create_custom": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateCustomProvider"];
+            };
+        };
+        responses: {
+            /** @description Add an OpenAI-compatible provider (Ollama, vLLM, LM Studio, a gateway). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProviderView"];
+                };
+            };
+        };
+    };
+    "providers-v1/delete_custom": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProviderRef"];
+            };
+        };
+        responses: {
+            /** @description Delete a custom provider and its key. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProviderDeleted"];
+                };
+            };
+        };
+    };
+    "providers-v1/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NoArgs"];
+            };
+        };
+        responses: {
+            /** @description The team's providers: whether each has a usable key, never the key. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProviderList"];
+                };
+            };
+        };
+    };
+    "providers-v1/set_key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetProviderKey"];
+            };
+        };
+        responses: {
+            /** @description Set a provider's key (sealed before it is stored). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProviderView"];
+                };
+            };
+        };
+    };
+    "providers-v1/update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateProvider"];
+            };
+        };
+        responses: {
+            /** @description Change a provider's base URL, default model or models. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProviderView"];
+                };
+            };
+        };
+    };
+    "threads-v1/get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ThreadRef"];
+            };
+        };
+        responses: {
+            /** @description The thread so far: its transcript, its turns and what a running turn has said. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ThreadContentsView"];
+                };
+            };
+        };
+    };
+    "threads-v1/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AgentThreads"];
+            };
+        };
+        responses: {
+            /** @description The agent's threads this member sees: their own and the shared ones, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ThreadList"];
+                };
+            };
+        };
+    };
+    "threads-v1/send": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SendMessage"];
+            };
+        };
+        responses: {
+            /** @description Send a message: the agent's turn starts and streams as events. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TurnStartedView"];
+                };
+            };
+        };
+    };
+    "threads-v1/share": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ShareThread"];
+            };
+        };
+        responses: {
+            /** @description Share a thread with the team, or make it private again (its starter only). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ThreadView"];
+                };
+            };
+        };
+    };
+    "threads-v1/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StartThread"];
+            };
+        };
+        responses: {
+            /** @description Start a thread with an agent; private to its starter unless ``shared``. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ThreadView"];
+                };
+            };
+        };
+    };
+    "threads-v1/stop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ThreadRef"];
+            };
+        };
+        responses: {
+            /** @description Stop the thread's running turn (it ends ``stopped``). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TurnStopped"];
                 };
             };
         };

@@ -122,9 +122,8 @@ class SSEParser:
             self._data.append(value)
         elif name == "event":
             self._event_type = value
-        elif name == "id":
-            if "\0" not in value:
-                self._last_id = value
+        elif name == "id" and "\0" not in value:
+            self._last_id = value
         # "retry" sets a reconnection delay, and unknown fields are ignored: neither
         # matters to a stream that is read once.
 

@@ -52,10 +52,21 @@ class ToolResult(WireModel):
     is_error: bool = False
 
 
-Message = Annotated[UserMessage | AssistantMessage | ToolResult, Field(discriminator="role")]
+AnyMessage = UserMessage | AssistantMessage | ToolResult
+Message = Annotated[AnyMessage, Field(discriminator="role")]
 
-# Reads and writes one message as JSON, e.g. a thread_messages row's body.
-MESSAGE_JSON: TypeAdapter[UserMessage | AssistantMessage | ToolResult] = TypeAdapter(Message)
+# mypy takes an annotated union for no type at all; pydantic reads it fine.
+_MESSAGE: TypeAdapter[AnyMessage] = TypeAdapter(Message)  # type: ignore[arg-type]
+
+
+def message_from_json(data: str | bytes) -> AnyMessage:
+    """One message read back from JSON, e.g. a thread_messages row's body."""
+    return _MESSAGE.validate_json(data)
+
+
+def message_to_json(message: AnyMessage) -> str:
+    """One message as JSON, the inverse of :func:`message_from_json`."""
+    return message.model_dump_json()
 
 
 class ToolSpec(WireModel):
@@ -67,7 +78,7 @@ class ToolSpec(WireModel):
 
 
 def unanswered_calls(
-    messages: Sequence[UserMessage | AssistantMessage | ToolResult],
+    messages: Sequence[AnyMessage],
 ) -> list[ToolCall]:
     """The tool calls that have no result where the rule wants one, in transcript order."""
     missing: list[ToolCall] = []
@@ -85,10 +96,12 @@ def unanswered_calls(
 
 
 def transcript_problems(
-    messages: Sequence[UserMessage | AssistantMessage | ToolResult],
+    messages: Sequence[AnyMessage],
 ) -> list[str]:
     """Why a provider would refuse this transcript; empty when it is valid."""
-    problems = [f"tool call {call.id} ({call.name}) has no result" for call in unanswered_calls(messages)]
+    problems = [
+        f"tool call {call.id} ({call.name}) has no result" for call in unanswered_calls(messages)
+    ]
     open_ids: set[str] = set()
     for index, message in enumerate(messages):
         if isinstance(message, ToolResult):
@@ -104,13 +117,11 @@ def transcript_problems(
     return problems
 
 
-def close_dangling_calls(
-    messages: Iterable[UserMessage | AssistantMessage | ToolResult], reason: str
-) -> list[UserMessage | AssistantMessage | ToolResult]:
+def close_dangling_calls(messages: Iterable[AnyMessage], reason: str) -> list[AnyMessage]:
     """A valid copy of the transcript: every call without a result gets an error result
     saying ``reason``, placed after the results its message already has; a result that
     answers no open call (an orphan, or a second answer) is left out."""
-    closed: list[UserMessage | AssistantMessage | ToolResult] = []
+    closed: list[AnyMessage] = []
     open_calls: dict[str, ToolCall] = {}
 
     def close_open() -> None:

@@ -1,17 +1,17 @@
+// world: isolated
+// Reads the main frame for a bot check (vendor interstitials, block pages, checkbox widgets).
+// Reads, never writes; isolated, so a page cannot hide its own check from the agent.
+// include: lib/dom.js
 (() => {
   const SHORT_PAGE = 1500;
-  // Reads the main frame for a bot check. Runs in an isolated world; reads, never writes.
-  const roots = [document];
-  for (let i = 0; i < roots.length; i++) {
-    const walker = document.createTreeWalker(roots[i], NodeFilter.SHOW_ELEMENT);
-    for (let el = walker.nextNode(); el; el = walker.nextNode()) {
-      if (el.shadowRoot) roots.push(el.shadowRoot);
-    }
-  }
+  const roots = deepRoots(document);
+  /** @param {string} selector */
   const all = (selector) => roots.flatMap((root) => Array.from(root.querySelectorAll(selector)));
+  /** @param {string} selector */
   const any = (selector) => all(selector).length > 0;
   const text = (document.body ? document.body.innerText : '') || '';
   const title = document.title || '';
+  /** @param {RegExp} pattern */
   const has = (pattern) => pattern.test(text) || pattern.test(title);
 
   // A page with little text: where frames, phrases and vendor scripts alone mean a check.
@@ -19,7 +19,9 @@
 
   // Vendor interstitials and block pages, by their own markup. Vendor scripts that also
   // run on ordinary pages count only on a short page.
+  /** @type {string | null} */
   let vendor = null;
+  /** @type {string | null} */
   let kind = null;  // 'checking' passes by itself, 'interactive' needs a person, 'blocked'
   if (any('#cf-error-details, .cf-error-details') && has(/you have been blocked|access denied|error 10\d\d/i)) {
     vendor = 'Cloudflare'; kind = 'blocked';
@@ -27,7 +29,7 @@
     vendor = 'Cloudflare'; kind = 'checking';
   } else if (any('iframe[src*="captcha-delivery.com"]') || (short && any('script[src*="captcha-delivery.com"]'))) {
     vendor = 'DataDome';
-    const frame = all('iframe[src*="captcha-delivery.com"]')[0];
+    const frame = /** @type {HTMLIFrameElement | undefined} */ (all('iframe[src*="captcha-delivery.com"]')[0]);
     const src = frame ? frame.src : '';
     kind = /[?&]t=bv/.test(src) ? 'blocked' : (/\/interstitial\//.test(src) ? 'checking' : 'interactive');
   } else if (any('#px-captcha, [id^="px-captcha"]')) {
@@ -54,8 +56,10 @@
   const FIELDS = 'input[name="cf-turnstile-response"], textarea[name="g-recaptcha-response"], '
     + 'textarea[name="h-captcha-response"], input[name="g-recaptcha-response"], '
     + 'input[name="h-captcha-response"]';
-  const passed = all(FIELDS).some((f) => f.value && f.value.length > 0);
-  const turnstilePending = all('input[name="cf-turnstile-response"]').some((f) => !f.value);
+  /** @param {Element} f */
+  const valueOf = (f) => /** @type {HTMLInputElement} */ (f).value;
+  const passed = all(FIELDS).some((f) => valueOf(f) && valueOf(f).length > 0);
+  const turnstilePending = all('input[name="cf-turnstile-response"]').some((f) => !valueOf(f));
 
   const phrase = has(/verify(ing)? (that )?you are (a )?human|are you a robot|i'?m not a robot|confirm you are (a )?human|prove you'?re (a )?human|complete the security check|checking (if the site connection is secure|your browser)/i);
   return {

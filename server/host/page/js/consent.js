@@ -1,6 +1,10 @@
+// world: isolated
+// Finds one visible button that refuses optional cookies and clicks it; never accepts.
+// Isolated, so the page's own scripts cannot change what it sees or which button it clicks.
+// include: lib/dom.js
+// include: lib/visible.js
 (() => {
-  // Finds one visible button that refuses optional cookies and clicks it; never accepts.
-  // Runs in an isolated world, so the page's own scripts cannot change what it sees.
+  /** @type {[string, string][]} */
   const PLATFORM_BUTTONS = [
     ['OneTrust', '#onetrust-reject-all-handler, .ot-pc-refuse-all-handler'],
     ['Cookiebot', '#CybotCookiebotDialogBodyButtonDecline, #CybotCookiebotDialogBodyLevelButtonLevelOptinDeclineAll'],
@@ -68,42 +72,43 @@
   const CANDIDATES = 'button, [role="button"], input[type="button"], input[type="submit"], a';
   const DIALOGS = 'dialog, [role="dialog"], [role="alertdialog"], [aria-modal="true"]';
 
-  const roots = [document];
-  for (let i = 0; i < roots.length; i++) {
-    const walker = document.createTreeWalker(roots[i], NodeFilter.SHOW_ELEMENT);
-    for (let el = walker.nextNode(); el; el = walker.nextNode()) {
-      if (el.shadowRoot) roots.push(el.shadowRoot);
-    }
-  }
-  const visible = (el) => {
-    const box = el.getBoundingClientRect();
-    if (box.width <= 0 || box.height <= 0) return false;
-    const style = getComputedStyle(el);
-    return style.visibility !== 'hidden' && style.display !== 'none' && style.opacity !== '0';
-  };
-  const usable = (el) => visible(el) && !el.disabled && el.getAttribute('aria-disabled') !== 'true';
+  const roots = deepRoots(document);
+  /** @param {Element} el */
+  const usable = (el) => hasVisibleBox(el) && !/** @type {HTMLButtonElement} */ (el).disabled &&
+    el.getAttribute('aria-disabled') !== 'true';
+  /** @param {Element} el */
   const labelOf = (el) => {
-    const raw = el.tagName === 'INPUT' ? el.value : (el.innerText || el.textContent);
+    const html = /** @type {HTMLInputElement} */ (el);
+    const raw = el.tagName === 'INPUT' ? html.value : (html.innerText || el.textContent);
     return (raw || el.getAttribute('aria-label') || '').replace(/\s+/g, ' ').trim()
       .toLowerCase().replace(/[.!]+$/, '');
   };
-  // The element's ancestors, crossing out of shadow roots through their hosts.
+  /**
+   * The element's ancestors, crossing out of shadow roots through their hosts.
+   * @param {Element} el
+   * @returns {Generator<HTMLElement>}
+   */
   const ancestors = function* (el) {
     let node = el.parentNode;
     while (node) {
-      if (node.nodeType === Node.DOCUMENT_FRAGMENT_NODE) { node = node.host; continue; }
+      if (node.nodeType === Node.DOCUMENT_FRAGMENT_NODE) { node = /** @type {ShadowRoot} */ (node).host; continue; }
       if (node.nodeType !== Node.ELEMENT_NODE || node === document.body) return;
-      yield node;
+      yield /** @type {HTMLElement} */ (node);
       node = node.parentNode;
     }
   };
+  /** @param {HTMLElement} el */
   const mentionsCookies = (el) => /cookie/i.test(el.innerText || el.textContent || '');
+  /** @param {Element} el */
   const isBox = (el) => {
     if (el.matches(DIALOGS)) return true;
     const position = getComputedStyle(el).position;
     return position === 'fixed' || position === 'sticky';
   };
-  // A dialog, a fixed or sticky box, or another container, that says "cookie".
+  /**
+   * A dialog, a fixed or sticky box, or another container, that says "cookie".
+   * @param {Element} el
+   */
   const inCookieBox = (el) => {
     for (const node of ancestors(el)) {
       if (mentionsCookies(node) && (isBox(node) || (node.innerText || '').length < 4000)) {
@@ -112,6 +117,7 @@
     }
     return false;
   };
+  /** @param {Element} el */
   const inBox = (el) => {
     for (const node of ancestors(el)) if (isBox(node)) return true;
     return false;
@@ -121,7 +127,7 @@
     for (const root of roots) {
       const button = Array.from(root.querySelectorAll(selector)).find(usable);
       if (button) {
-        button.click();
+        /** @type {HTMLElement} */ (button).click();
         return {platform, label: labelOf(button)};
       }
     }
@@ -133,7 +139,7 @@
       if (!usable(el)) continue;
       const ok = specific.has(label) ? (inBox(el) || inCookieBox(el)) : inCookieBox(el);
       if (ok) {
-        el.click();
+        /** @type {HTMLElement} */ (el).click();
         return {platform: null, label};
       }
     }

@@ -1,8 +1,10 @@
-(({selector, budget}) => {
-  // The rendered page (or the one element `selector` matches) as Markdown. Headings,
-  // landmarks, forms and tables carry a `<!-- css: ... -->` line with a selector that
-  // matches that one element, so the agent can target what it read. Runs in an isolated
-  // world and reads only; form fields show their labels, never their values.
+// world: isolated
+// The rendered page (or the one element `selector` matches) as Markdown. Headings,
+// landmarks, forms and tables carry a `<!-- css: ... -->` line with a selector that
+// matches that one element, so the agent can target what it read. Reads only; form fields
+// show their labels, never their values; isolated, so the page cannot rewrite what it shows.
+(/** @param {{selector: string | null, budget: number}} args */
+({selector, budget}) => {
   const SKIP = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'HEAD', 'META', 'LINK',
     'SVG', 'CANVAS', 'OBJECT', 'EMBED']);
   const BLOCK = new Set(['ADDRESS', 'ARTICLE', 'ASIDE', 'DETAILS', 'DIALOG', 'DIV', 'DL', 'DD',
@@ -14,6 +16,7 @@
     'banner', 'contentinfo', 'complementary']);
 
   if (selector) {
+    /** @type {NodeListOf<Element>} */
     let found;
     try { found = document.querySelectorAll(selector); } catch (e) {
       return {error: 'invalidSelector'};
@@ -23,9 +26,11 @@
   const start = selector ? document.querySelector(selector) : document.body;
   if (!start) return {content: '', truncated: false};
 
+  /** @type {string[]} */
   const out = [];
   let used = 0;
   let truncated = false;
+  /** @param {string} text */
   const emit = (text) => {
     if (truncated) return;
     if (used + text.length > budget) { truncated = true; return; }
@@ -33,20 +38,26 @@
     used += text.length;
   };
 
+  /** @param {Element} el */
   const hidden = (el) => {
-    if (el.hidden || el.getAttribute('aria-hidden') === 'true') return true;
+    if (/** @type {HTMLElement} */ (el).hidden || el.getAttribute('aria-hidden') === 'true') return true;
     const style = getComputedStyle(el);
     return style.display === 'none' || style.visibility === 'hidden';
   };
+  /** @param {string} text */
   const squash = (text) => text.replace(/\s+/g, ' ');
+  /** @param {string} text */
   const esc = (text) => text.replace(/([\\`*_\[\]])/g, '\\$1');
 
   // A selector that matches `el` alone, from its id or its place under the nearest id.
+  /** @param {string} sel */
   const unique = (sel) => { try { return document.querySelectorAll(sel).length === 1; } catch (e) { return false; } };
+  /** @param {Element} el */
   const selectorOf = (el) => {
     if (el.getRootNode() !== document) return null;  // inside a shadow root: no document selector
+    /** @type {string[]} */
     const parts = [];
-    for (let node = el; node && node.nodeType === 1; node = node.parentElement) {
+    for (let node = /** @type {Element | null} */ (el); node && node.nodeType === 1; node = node.parentElement) {
       if (node.id && unique('#' + CSS.escape(node.id))) {
         parts.unshift('#' + CSS.escape(node.id));
         break;
@@ -54,7 +65,8 @@
       const tag = node.tagName.toLowerCase();
       if (tag === 'body' || tag === 'html') { parts.unshift(tag); break; }
       const parent = node.parentElement;
-      const same = parent ? Array.from(parent.children).filter((c) => c.tagName === node.tagName) : [];
+      const tagName = node.tagName;
+      const same = parent ? Array.from(parent.children).filter((c) => c.tagName === tagName) : [];
       parts.unshift(same.length > 1 ? `${tag}:nth-of-type(${same.indexOf(node) + 1})` : tag);
     }
     // The shortest tail of the path that still names this element alone.
@@ -64,71 +76,94 @@
     }
     return null;
   };
+  /** @param {Element} el */
   const annotate = (el) => {
     const sel = selectorOf(el);
     if (sel) emit(`\n<!-- css: ${sel} -->\n`);
   };
+  /** @param {Element} el */
   const isLandmark = (el) => LANDMARK.has(el.tagName) ||
     LANDMARK_ROLES.has((el.getAttribute('role') || '').toLowerCase());
 
+  /** @param {Element} el */
   const labelOf = (el) => {
     const aria = el.getAttribute('aria-label');
     if (aria) return squash(aria).trim();
-    if (el.labels && el.labels.length) return squash(el.labels[0].innerText || '').trim();
+    const labels = /** @type {HTMLInputElement} */ (el).labels;
+    if (labels && labels.length) return squash(labels[0].innerText || '').trim();
     return squash(el.getAttribute('placeholder') || el.getAttribute('name') || '').trim();
   };
+  /**
+   * @param {Element} el
+   * @returns {Node[]}
+   */
   const childrenOf = (el) => {
     if (el.shadowRoot) return Array.from(el.shadowRoot.childNodes);
     if (el.tagName === 'SLOT') {
-      const assigned = el.assignedNodes({flatten: true});
+      const assigned = /** @type {HTMLSlotElement} */ (el).assignedNodes({flatten: true});
       return assigned.length ? assigned : Array.from(el.childNodes);
     }
     return Array.from(el.childNodes);
   };
 
+  /**
+   * The text of an inline run, with links, emphasis and code kept.
+   * @param {Element} el
+   * @returns {string}
+   */
   const inline = (el) => {
-    // The text of an inline run, with links, emphasis and code kept.
     let text = '';
-    for (const child of childrenOf(el)) {
-      if (child.nodeType === 3) { text += esc(squash(child.textContent)); continue; }
-      if (child.nodeType !== 1 || SKIP.has(child.tagName.toUpperCase()) || hidden(child)) continue;
+    for (const node of childrenOf(el)) {
+      if (node.nodeType === 3) { text += esc(squash(node.textContent || '')); continue; }
+      if (node.nodeType !== 1) continue;
+      const child = /** @type {Element} */ (node);
+      if (SKIP.has(child.tagName.toUpperCase()) || hidden(child)) continue;
       text += inlineElement(child);
     }
     return text;
   };
+  /**
+   * @param {Element} el
+   * @returns {string}
+   */
   const inlineElement = (el) => {
+    const html = /** @type {HTMLElement} */ (el);
     switch (el.tagName) {
       case 'BR': return '\n';
       case 'A': {
         const label = inline(el).trim();
-        const href = el.href || '';
+        const href = /** @type {HTMLAnchorElement} */ (el).href || '';
         if (!label) return '';
         return /^https?:/i.test(href) ? `[${label}](${href})` : label;
       }
       case 'IMG': {
-        const alt = squash(el.alt || '').trim();
-        const src = /^https?:/i.test(el.currentSrc || el.src) ? (el.currentSrc || el.src) : '';
+        const img = /** @type {HTMLImageElement} */ (el);
+        const alt = squash(img.alt || '').trim();
+        const src = /^https?:/i.test(img.currentSrc || img.src) ? (img.currentSrc || img.src) : '';
         return alt || src ? `![${esc(alt)}](${src})` : '';
       }
       case 'STRONG': case 'B': { const t = inline(el).trim(); return t ? `**${t}**` : ''; }
       case 'EM': case 'I': { const t = inline(el).trim(); return t ? `*${t}*` : ''; }
-      case 'CODE': case 'KBD': case 'SAMP': { const t = squash(el.textContent).trim(); return t ? '`' + t + '`' : ''; }
+      case 'CODE': case 'KBD': case 'SAMP': { const t = squash(el.textContent || '').trim(); return t ? '`' + t + '`' : ''; }
       case 'INPUT': {
+        const input = /** @type {HTMLInputElement} */ (el);
         const type = (el.getAttribute('type') || 'text').toLowerCase();
         if (type === 'hidden') return '';
-        if (['submit', 'button', 'reset'].includes(type)) return ` [button: ${esc(el.value || type)}] `;
-        if (type === 'checkbox' || type === 'radio') return ` [${type}${el.checked ? ' checked' : ''}: ${esc(labelOf(el))}] `;
+        if (['submit', 'button', 'reset'].includes(type)) return ` [button: ${esc(input.value || type)}] `;
+        if (type === 'checkbox' || type === 'radio') return ` [${type}${input.checked ? ' checked' : ''}: ${esc(labelOf(el))}] `;
         return ` [${type === 'password' ? 'password' : 'field'}: ${esc(labelOf(el))}] `;
       }
       case 'TEXTAREA': return ` [text area: ${esc(labelOf(el))}] `;
       case 'SELECT': return ` [choice: ${esc(labelOf(el))}] `;
-      case 'BUTTON': { const t = squash(el.innerText || '').trim() || el.getAttribute('aria-label') || ''; return t ? ` [button: ${esc(t)}] ` : ''; }
+      case 'BUTTON': { const t = squash(html.innerText || '').trim() || el.getAttribute('aria-label') || ''; return t ? ` [button: ${esc(t)}] ` : ''; }
       case 'IFRAME': return ' [frame] ';
       default: return isBlockish(el) ? '\n' + blockText(el) + '\n' : inline(el);
     }
   };
+  /** @param {Element} el */
   const isBlockish = (el) => BLOCK.has(el.tagName) || /^H[1-6]$/.test(el.tagName) ||
     ['UL', 'OL', 'LI', 'PRE', 'BLOCKQUOTE', 'TABLE', 'HR'].includes(el.tagName);
+  /** @param {Element} el */
   const blockText = (el) => {
     const saved = out.length;
     const savedUsed = used;
@@ -138,39 +173,53 @@
     return text.trim();
   };
 
+  /** @param {string} text */
   const paragraph = (text) => {
     const t = text.replace(/[ \t]{2,}/g, ' ').replace(/[ \t]+\n/g, '\n').replace(/\n{3,}/g, '\n\n').trim();
     if (t) emit('\n' + t + '\n');
   };
 
+  /** @param {Element} el */
   const table = (el) => {
-    const rows = Array.from(el.rows || []).filter((r) => !hidden(r));
+    const rows = Array.from(/** @type {HTMLTableElement} */ (el).rows || []).filter((r) => !hidden(r));
     if (!rows.length) return;
     const cells = rows.map((r) => Array.from(r.cells).map((c) => inline(c).replace(/\|/g, '\\|').replace(/\n/g, ' ').trim()));
     const width = Math.max(...cells.map((r) => r.length));
+    /** @param {string[]} r */
     const line = (r) => '| ' + Array.from({length: width}, (_, i) => r[i] || '').join(' | ') + ' |';
     emit('\n' + line(cells[0]) + '\n' + line(Array(width).fill('---')) + '\n');
     for (const r of cells.slice(1)) emit(line(r) + '\n');
   };
 
+  /**
+   * @param {Element} el
+   * @param {number} depth
+   */
   const list = (el, depth) => {
     let n = 1;
     if (depth === 0) emit('\n');
-    for (const item of childrenOf(el)) {
-      if (item.nodeType !== 1 || item.tagName !== 'LI' || hidden(item)) continue;
+    for (const node of childrenOf(el)) {
+      const item = /** @type {Element} */ (node);
+      if (node.nodeType !== 1 || item.tagName !== 'LI' || hidden(item)) continue;
       const marker = el.tagName === 'OL' ? `${n++}.` : '-';
       let text = '';
+      /** @type {Element[]} */
       const nested = [];
-      for (const child of childrenOf(item)) {
-        if (child.nodeType === 1 && (child.tagName === 'UL' || child.tagName === 'OL')) nested.push(child);
-        else if (child.nodeType === 3) text += esc(squash(child.textContent));
-        else if (child.nodeType === 1 && !SKIP.has(child.tagName) && !hidden(child)) text += inlineElement(child);
+      for (const inner of childrenOf(item)) {
+        const child = /** @type {Element} */ (inner);
+        if (inner.nodeType === 1 && (child.tagName === 'UL' || child.tagName === 'OL')) nested.push(child);
+        else if (inner.nodeType === 3) text += esc(squash(inner.textContent || ''));
+        else if (inner.nodeType === 1 && !SKIP.has(child.tagName) && !hidden(child)) text += inlineElement(child);
       }
       emit('  '.repeat(depth) + marker + ' ' + text.replace(/\s*\n\s*/g, ' ').trim() + '\n');
       for (const sub of nested) list(sub, depth + 1);
     }
   };
 
+  /**
+   * @param {Element} el
+   * @param {number} depth
+   */
   const block = (el, depth) => {
     if (truncated) return;
     const tag = el.tagName;
@@ -188,7 +237,7 @@
     switch (tag) {
       case 'TABLE': table(el); return;
       case 'UL': case 'OL': list(el, 0); return;
-      case 'PRE': emit('\n```\n' + el.innerText.replace(/\n+$/, '') + '\n```\n'); return;
+      case 'PRE': emit('\n```\n' + /** @type {HTMLElement} */ (el).innerText.replace(/\n+$/, '') + '\n```\n'); return;
       case 'HR': emit('\n---\n'); return;
       case 'BLOCKQUOTE': {
         const text = blockText(el);
@@ -199,9 +248,10 @@
     }
     // Inline children gather into paragraphs; block children start their own.
     let run = '';
-    for (const child of childrenOf(el)) {
-      if (child.nodeType === 3) { run += esc(squash(child.textContent)); continue; }
-      if (child.nodeType !== 1) continue;
+    for (const node of childrenOf(el)) {
+      if (node.nodeType === 3) { run += esc(squash(node.textContent || '')); continue; }
+      if (node.nodeType !== 1) continue;
+      const child = /** @type {Element} */ (node);
       if (isBlockish(child) || child.shadowRoot) {
         paragraph(run);
         run = '';

@@ -1,19 +1,15 @@
+// world: isolated
+// Every element matching a CSS selector, in the document, its open shadow roots and its
+// same-origin frames; isolated, so the page cannot hide or add matches.
+// include: lib/dom.js
+// include: lib/world.js
+(/** @param {string} selector */
 (selector) => {
-  /*COMMON*/
-  // Every element matching a CSS selector, in the document and its open shadow roots.
   try {
     document.querySelector(selector);
   } catch (e) {
-    return { invalid: true, count: 0, matches: [] };
+    return { invalid: true, count: 0, pick: null };
   }
-  const matches = [];
-  const search = (root) => {
-    for (const el of root.querySelectorAll(selector)) matches.push(el);
-    const walker = document.createTreeWalker(root, NodeFilter.SHOW_ELEMENT);
-    for (let el = walker.nextNode(); el; el = walker.nextNode()) {
-      if (el.shadowRoot) search(el.shadowRoot);
-    }
-  };
-  search(document);
-  return { invalid: false, count: matches.length, matches };
-}
+  const matches = frameDocuments(document).flatMap((doc) => deepQuery(doc, selector));
+  return { invalid: false, count: matches.length, pick: matches.length === 1 ? pick(matches[0]) : null };
+})

@@ -1,0 +1,330 @@
+"""The Anthropic Messages API, streamed: ``POST {base_url}/v1/messages``.
+
+``base_url`` is the one Anthropic's SDKs take, without ``/v1``
+(``https://api.anthropic.com``); one that already ends in ``/v1`` is accepted too.
+The system prompt goes in ``system``, tools with ``input_schema``, tool calls as
+``tool_use`` blocks and their results as ``tool_result`` blocks at the start of the
+next user message. Events read: ``message_start`` (input tokens), text and
+``tool_use`` blocks with their ``text_delta`` and ``input_json_delta`` deltas,
+``content_block_stop``, ``message_delta`` (stop reason, output tokens),
+``message_stop``, ``ping``, and ``error`` (``overloaded_error`` and the like).
+Unknown events and block types (thinking, citations) are ignored.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+
+from server.host.agents.providers.calls import PendingCall
+from server.host.agents.providers.errors import (
+    ProviderError,
+    ProviderErrorKind,
+    kind_for_status,
+    redacted,
+)
+from server.host.agents.providers.events import (
+    Finished,
+    StopReason,
+    StreamEvent,
+    TextDelta,
+    ToolCallArgumentsDelta,
+    ToolCallStarted,
+    Usage,
+)
+from server.host.agents.providers.sse import SSEEvent
+from server.host.agents.providers.stream import (
+    HttpOptions,
+    ModelRequest,
+    ModelStream,
+    PreparedRequest,
+    provider_message,
+)
+from server.host.agents.providers.transcript import (
+    AssistantMessage,
+    ToolResult,
+    ToolSpec,
+    UserMessage,
+    wire_call_id,
+)
+
+ANTHROPIC_BASE_URL = "https://api.anthropic.com"
+ANTHROPIC_VERSION = "2023-06-01"
+LABEL = "Anthropic"
+
+_KIND_OF_ERROR_TYPE: dict[str, ProviderErrorKind] = {
+    "invalid_request_error": "invalid_request",
+    "request_too_large": "invalid_request",
+    "authentication_error": "authentication",
+    "permission_error": "permission",
+    "billing_error": "quota",
+    "not_found_error": "not_found",
+    "rate_limit_error": "rate_limited",
+    "api_error": "server_error",
+    "overloaded_error": "overloaded",
+    "timeout_error": "timeout",
+}
+
+_STOP_REASONS: dict[str, StopReason] = {
+    "end_turn": "end_turn",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+    "model_context_window_exceeded": "max_tokens",
+    "stop_sequence": "stop_sequence",
+    "refusal": "refusal",
+}
+
+
+class AnthropicProvider:
+    """Streams replies from the Messages API over the caller's ``session``."""
+
+    def __init__(
+        self,
+        session: aiohttp.ClientSession,
+        *,
+        api_key: str | None,
+        base_url: str = ANTHROPIC_BASE_URL,
+        http: HttpOptions | None = None,
+    ) -> None:
+        self._session = session
+        self._wire = AnthropicWire(api_key=api_key, base_url=base_url)
+        self._http = http or HttpOptions()
+
+    def stream(self, request: ModelRequest) -> ModelStream:
+        """The reply to ``request``, as a stream of events (see :class:`ModelStream`)."""
+        return ModelStream(self._session, self._wire, request, self._http)
+
+
+@dataclass(frozen=True)
+class AnthropicWire:
+    """The Messages API's wire format (a :class:`.stream.WireFormat`)."""
+
+    api_key: str | None = field(repr=False)
+    base_url: str = ANTHROPIC_BASE_URL
+
+    @property
+    def label(self) -> str:
+        return LABEL
+
+    @property
+    def url(self) -> str:
+        base = self.base_url.rstrip("/")
+        return base + "/messages" if base.endswith("/v1") else base + "/v1/messages"
+
+    def prepare(self, request: ModelRequest) -> PreparedRequest:
+        if not self.api_key:
+            raise ProviderError("no_key", "no API key is set for Anthropic")
+        body: dict[str, Any] = {
+            "model": request.model,
+            "max_tokens": request.max_tokens,
+            "messages": render_messages(request.messages),
+            "stream": True,
+        }
+        if request.system:
+            body["system"] = request.system
+        if request.tools:
+            body["tools"] = render_tools(request.tools)
+        headers = {
+            "x-api-key": self.api_key,
+            "anthropic-version": ANTHROPIC_VERSION,
+            "content-type": "application/json",
+            "accept": "text/event-stream",
+        }
+        return PreparedRequest(self.url, headers, body)
+
+    def decoder(self) -> AnthropicDecoder:
+        return AnthropicDecoder(self)
+
+    def error_from_body(
+        self, status: int, body: bytes, retry_after: float | None
+    ) -> ProviderError | None:
+        try:
+            document = json.loads(body)
+        except (ValueError, RecursionError):
+            return None
+        return self.error_from_document(document, status, retry_after)
+
+    def error_from_document(
+        self, document: object, status: int, retry_after: float | None
+    ) -> ProviderError | None:
+        """The error of ``{"type": "error", "error": {"type": ..., "message": ...}}``."""
+        if not isinstance(document, dict) or not isinstance(document.get("error"), dict):
+            return None
+        error: dict[str, Any] = document["error"]
+        error_type = str(error.get("type", ""))
+        kind = _KIND_OF_ERROR_TYPE.get(error_type) or kind_for_status(status)
+        details = error.get("details")
+        if (
+            isinstance(details, dict)
+            and details.get("error_code") == "enforced_spend_limit_reached"
+        ):
+            kind = "quota"  # a 429 that no wait this month will fix
+        detail = str(error.get("message") or error_type)
+        return ProviderError(
+            kind,
+            provider_message(LABEL, status, detail, self.api_key),
+            status=status if status != 200 else None,
+            retry_after=retry_after,
+        )
+
+    def redact(self, text: str) -> str:
+        return redacted(text, self.api_key)
+
+
+class AnthropicDecoder:
+    """The events of one Messages stream."""
+
+    def __init__(self, wire: AnthropicWire) -> None:
+        self._wire = wire
+        self._calls: dict[int, PendingCall] = {}  # by content block index
+        self._input_tokens = 0
+        self._output_tokens = 0
+        self._stop_reason: str | None = None
+        self._done = False
+
+    @property
+    def done(self) -> bool:
+        return self._done
+
+    def feed(self, event: SSEEvent) -> Iterable[StreamEvent]:
+        if event.event == "ping":
+            return ()
+        try:
+            data = json.loads(event.data)
+        except (ValueError, RecursionError):
+            raise ProviderError(
+                "malformed_stream", f"Anthropic sent an event that is not JSON ({event.event})"
+            ) from None
+        if not isinstance(data, dict):
+            raise ProviderError("malformed_stream", "Anthropic sent an event that is not an object")
+        kind = data.get("type", event.event)
+        if kind == "error":
+            error = self._wire.error_from_document(data, 200, None)
+            raise error or ProviderError("server_error", "Anthropic failed mid-reply")
+        try:
+            return self._event(kind, data)
+        except (KeyError, TypeError, AttributeError):
+            raise ProviderError(
+                "malformed_stream", f"Anthropic sent a {kind} event of an unexpected shape"
+            ) from None
+
+    def _event(self, kind: str, data: dict[str, Any]) -> list[StreamEvent]:
+        if kind == "message_start":
+            self._count(data["message"].get("usage") or {})
+        elif kind == "content_block_start":
+            block = data["content_block"]
+            if block["type"] == "tool_use":
+                call = PendingCall(block["id"], block["name"])
+                self._calls[data["index"]] = call
+                events: list[StreamEvent] = [ToolCallStarted(call.id, call.name)]
+                if block.get("input"):
+                    # A block may open with its whole input rather than stream it.
+                    call.fragments.append(json.dumps(block["input"]))
+                return events
+            if block["type"] == "text" and block.get("text"):
+                return [TextDelta(block["text"])]
+        elif kind == "content_block_delta":
+            delta = data["delta"]
+            if delta["type"] == "text_delta" and delta["text"]:
+                return [TextDelta(delta["text"])]
+            if delta["type"] == "input_json_delta":
+                call = self._calls[data["index"]]
+                call.fragments.append(delta["partial_json"])
+                if delta["partial_json"]:
+                    return [ToolCallArgumentsDelta(call.id, delta["partial_json"])]
+        elif kind == "content_block_stop":
+            call_or_none = self._calls.get(data["index"])
+            if call_or_none is not None:
+                call_or_none.closed = True
+        elif kind == "message_delta":
+            self._stop_reason = data["delta"].get("stop_reason") or self._stop_reason
+            self._count(data.get("usage") or {})
+        elif kind == "message_stop":
+            self._done = True
+        return []
+
+    def _count(self, usage: dict[str, Any]) -> None:
+        # Counts in message_delta are cumulative; input counts there are optional.
+        inputs = [usage.get(name) for name in _INPUT_TOKEN_FIELDS]
+        if any(isinstance(count, int) for count in inputs):
+            self._input_tokens = sum(count for count in inputs if isinstance(count, int))
+        if isinstance(usage.get("output_tokens"), int):
+            self._output_tokens = usage["output_tokens"]
+
+    def end(self) -> Iterable[StreamEvent]:
+        if not self._done:
+            raise ProviderError(
+                "network", "the Anthropic stream ended before the reply was complete"
+            )
+        raw = self._stop_reason or "end_turn"
+        cut_off = raw in ("max_tokens", "model_context_window_exceeded")
+        events: list[StreamEvent] = [
+            call.verdict(cut_off=cut_off or not call.closed) for call in self._calls.values()
+        ]
+        events.append(Usage(self._input_tokens, self._output_tokens))
+        events.append(Finished(_STOP_REASONS.get(raw, "other"), raw))
+        return events
+
+
+_INPUT_TOKEN_FIELDS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+
+
+def render_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
+    """Tools as the Messages API takes them."""
+    return [
+        {"name": tool.name, "description": tool.description, "input_schema": tool.input_schema}
+        for tool in tools
+    ]
+
+
+def render_messages(
+    messages: Sequence[UserMessage | AssistantMessage | ToolResult],
+) -> list[dict[str, Any]]:
+    """The transcript as Messages API ``messages``.
+
+    Consecutive messages of one role merge into one (tool results and a member's next
+    words share the user turn, results first); empty text is left out, since the API
+    refuses empty text blocks.
+    """
+    rendered: list[dict[str, Any]] = []
+
+    def add(role: str, blocks: list[dict[str, Any]]) -> None:
+        if not blocks:
+            return
+        if rendered and rendered[-1]["role"] == role:
+            rendered[-1]["content"].extend(blocks)
+        else:
+            rendered.append({"role": role, "content": blocks})
+
+    for message in messages:
+        if isinstance(message, UserMessage):
+            add("user", [{"type": "text", "text": message.text}] if message.text else [])
+        elif isinstance(message, AssistantMessage):
+            blocks: list[dict[str, Any]] = []
+            if message.text:
+                blocks.append({"type": "text", "text": message.text})
+            blocks.extend(
+                {
+                    "type": "tool_use",
+                    "id": wire_call_id(call.id),
+                    "name": call.name,
+                    "input": call.arguments,
+                }
+                for call in message.tool_calls
+            )
+            add("assistant", blocks)
+        else:
+            result: dict[str, Any] = {
+                "type": "tool_result",
+                "tool_use_id": wire_call_id(message.call_id),
+            }
+            if message.content:
+                result["content"] = message.content
+            if message.is_error:
+                result["is_error"] = True
+            add("user", [result])
+    return rendered

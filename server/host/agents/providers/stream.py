@@ -1,0 +1,423 @@
+"""One streamed model reply over HTTP, the same for every wire format.
+
+An adapter (:mod:`.anthropic`, :mod:`.openai`) supplies a :class:`WireFormat`: how
+to build the request, how to read its error bodies, and a :class:`StreamDecoder`
+that turns server-sent events into :mod:`.events`. :class:`ModelStream` does the
+rest: the POST, timeouts, the event-stream parsing, retries, and turning every
+failure into one final ``Failed`` event. Usage::
+
+    provider = AnthropicProvider(session, api_key=key)
+    async with provider.stream(ModelRequest(model=..., messages=transcript, tools=specs)) as s:
+        async for event in s:
+            match event:
+                case TextDelta(text):
+                    show(text)
+                case Failed(error):
+                    ...  # error.kind, error.message (no key in it), error.started
+    transcript.append(s.reply.message())  # dropped calls left out, invalid ones kept
+
+Nothing is logged but the provider's label, the model, the attempt and the
+outcome: never the key, the request body or the reply.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import random
+from collections.abc import (
+    AsyncGenerator,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Mapping,
+    Sequence,
+)
+from contextlib import aclosing
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any, Protocol
+
+import aiohttp
+
+from server.common.clock import Clock, SystemClock
+from server.host.agents.providers.errors import ProviderError, kind_for_status, redacted
+from server.host.agents.providers.events import (
+    Failed,
+    Finished,
+    StopReason,
+    StreamEvent,
+    TextDelta,
+    ToolCallDropped,
+    ToolCallFinished,
+    ToolCallInvalid,
+    Usage,
+)
+from server.host.agents.providers.retry import RetryPolicy, retry_after_seconds
+from server.host.agents.providers.sse import SSEError, SSEEvent, SSEParser
+from server.host.agents.providers.transcript import (
+    AssistantMessage,
+    ToolCall,
+    ToolResult,
+    ToolSpec,
+    UserMessage,
+)
+
+log = logging.getLogger(__name__)
+
+Sleep = Callable[[float], Awaitable[None]]
+
+# How much of an error body is read: enough for any provider's message.
+MAX_ERROR_BODY_BYTES = 64 * 1024
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    """One request for a reply: the model, the transcript so far, the system prompt and tools.
+
+    The transcript must be valid (see :func:`.transcript.close_dangling_calls`).
+    """
+
+    model: str
+    messages: Sequence[UserMessage | AssistantMessage | ToolResult]
+    system: str = ""
+    tools: Sequence[ToolSpec] = ()
+    max_tokens: int = 4096
+
+
+@dataclass(frozen=True)
+class HttpOptions:
+    """How an adapter talks HTTP: timeouts, retries, and the waits tests replace.
+
+    ``connect_timeout`` bounds opening the connection; ``read_timeout`` bounds the
+    silence before the response and between any two chunks of it. ``clock`` reads
+    the wall clock for ``retry-after`` dates; ``sleep`` waits between attempts.
+    """
+
+    connect_timeout: float = 10.0
+    read_timeout: float = 90.0
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    sleep: Sleep = asyncio.sleep
+    clock: Clock = field(default_factory=SystemClock)
+    rng: random.Random = field(default_factory=random.Random)
+
+
+@dataclass(frozen=True)
+class PreparedRequest:
+    """The HTTP request an adapter built; ``headers`` carry the key, so never log them."""
+
+    url: str
+    headers: Mapping[str, str]
+    body: Mapping[str, Any]
+
+
+class StreamDecoder(Protocol):
+    """Turns one response's server-sent events into stream events (one per attempt)."""
+
+    @property
+    def done(self) -> bool:
+        """The wire format's end marker arrived; the rest of the body is not read."""
+        ...
+
+    def feed(self, event: SSEEvent) -> Iterable[StreamEvent]:
+        """The events one server-sent event yields; raises ProviderError for an error."""
+        ...
+
+    def end(self) -> Iterable[StreamEvent]:
+        """The closing events at the end of the body; raises ProviderError if incomplete."""
+        ...
+
+
+class WireFormat(Protocol):
+    """What an adapter knows of its provider's wire format."""
+
+    @property
+    def label(self) -> str:
+        """The provider's name as a person reads it in an error: "Anthropic", "OpenRouter"."""
+        ...
+
+    def prepare(self, request: ModelRequest) -> PreparedRequest:
+        """The HTTP request; raises ProviderError (``no_key``) when it cannot be sent."""
+        ...
+
+    def decoder(self) -> StreamDecoder: ...
+
+    def error_from_body(
+        self, status: int, body: bytes, retry_after: float | None
+    ) -> ProviderError | None:
+        """The provider's own error in a response body, or None when there is none."""
+        ...
+
+    def redact(self, text: str) -> str:
+        """``text`` without the key in it."""
+        ...
+
+
+class ModelProvider(Protocol):
+    """Anything that streams model replies: each adapter, and the turn loop's test doubles."""
+
+    def stream(self, request: ModelRequest) -> ModelStream: ...
+
+
+class ModelReply:
+    """What a stream delivered so far, folded: the assistant message to keep, and more."""
+
+    def __init__(self) -> None:
+        self.text_parts: list[str] = []
+        self.tool_calls: list[ToolCall] = []
+        self.invalid_calls: list[ToolCallInvalid] = []
+        self.dropped_calls: list[ToolCallDropped] = []
+        self.usage = Usage(0, 0)
+        self.stop_reason: StopReason | None = None
+        self.error: ProviderError | None = None
+
+    @property
+    def text(self) -> str:
+        return "".join(self.text_parts)
+
+    def add(self, event: StreamEvent) -> None:
+        match event:
+            case TextDelta(text):
+                self.text_parts.append(text)
+            case ToolCallFinished(call_id, name, arguments):
+                self.tool_calls.append(ToolCall(id=call_id, name=name, arguments=arguments))
+            case ToolCallInvalid(call_id, name, _, _):
+                self.invalid_calls.append(event)
+                # Kept with empty arguments, so the loop answers it and the model retries.
+                self.tool_calls.append(ToolCall(id=call_id, name=name))
+            case ToolCallDropped():
+                self.dropped_calls.append(event)
+            case Usage():
+                self.usage = event
+            case Finished(stop_reason, _):
+                self.stop_reason = stop_reason
+            case Failed(error):
+                self.error = error
+            case _:
+                pass
+
+    def message(self) -> AssistantMessage:
+        """The reply as a transcript message: its text and every call but dropped ones."""
+        return AssistantMessage(text=self.text, tool_calls=tuple(self.tool_calls))
+
+
+class ModelStream:
+    """One model reply as an async iterator of :data:`.events.StreamEvent`.
+
+    It never raises to its consumer: every failure, from a refused key to a broken
+    connection, becomes a final ``Failed`` event. Iterate it once; use it as an
+    async context manager (or call :meth:`aclose`) so that leaving early releases
+    the connection at once. :attr:`reply` folds the events delivered so far.
+
+    Retries (see :class:`.retry.RetryPolicy`) happen inside, and only while nothing
+    has been delivered: once an event has reached the consumer, a retryable failure
+    ends the stream with ``Failed(error)`` where ``error.started`` is true, and the
+    turn loop decides whether to discard the partial reply and ask again.
+    """
+
+    def __init__(
+        self,
+        session: aiohttp.ClientSession,
+        wire: WireFormat,
+        request: ModelRequest,
+        http: HttpOptions,
+    ) -> None:
+        self._session = session
+        self._wire = wire
+        self._request = request
+        self._http = http
+        self.reply = ModelReply()
+        self._events = self._delivered()
+        self._iterated = False
+
+    def __aiter__(self) -> AsyncIterator[StreamEvent]:
+        if self._iterated:
+            raise RuntimeError("a ModelStream is read once")
+        self._iterated = True
+        return self._events
+
+    async def aclose(self) -> None:
+        """Stops the stream and releases its connection; safe to call twice."""
+        await self._events.aclose()
+
+    async def __aenter__(self) -> ModelStream:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def _delivered(self) -> AsyncGenerator[StreamEvent, None]:
+        async with aclosing(self._with_retries()) as events:
+            async for event in events:
+                self.reply.add(event)
+                yield event
+
+    async def _with_retries(self) -> AsyncGenerator[StreamEvent, None]:
+        label, model = self._wire.label, self._request.model
+        try:
+            prepared = self._wire.prepare(self._request)
+        except ProviderError as error:
+            yield Failed(error)
+            return
+        attempt, waited = 0, 0.0
+        while True:
+            attempt += 1
+            delivered = False
+            log.info("model request: %s model=%s attempt=%d", label, model, attempt)
+            try:
+                async with aclosing(self._attempt(prepared)) as events:
+                    async for event in events:
+                        delivered = True
+                        yield event
+                log.info("model reply: %s model=%s complete", label, model)
+                return
+            except ProviderError as error:
+                if delivered:
+                    log.warning(
+                        "model reply: %s model=%s failed after it started (%s)",
+                        label,
+                        model,
+                        error.kind,
+                    )
+                    yield Failed(error.after_delivery())
+                    return
+                delay = self._http.retry.delay_before_retry(error, attempt, waited, self._http.rng)
+                if delay is None:
+                    log.warning(
+                        "model request: %s model=%s failed (%s, status %s)",
+                        label,
+                        model,
+                        error.kind,
+                        error.status,
+                    )
+                    yield Failed(error)
+                    return
+                log.warning(
+                    "model request: %s model=%s %s (status %s); retrying in %.1fs",
+                    label,
+                    model,
+                    error.kind,
+                    error.status,
+                    delay,
+                )
+                await self._http.sleep(delay)
+                waited += delay
+
+    async def _attempt(self, prepared: PreparedRequest) -> AsyncGenerator[StreamEvent, None]:
+        """One POST and its stream; every failure is raised as a ProviderError."""
+        http, label = self._http, self._wire.label
+        timeout = aiohttp.ClientTimeout(
+            total=None, sock_connect=http.connect_timeout, sock_read=http.read_timeout
+        )
+        try:
+            async with self._session.post(
+                prepared.url,
+                data=json.dumps(prepared.body).encode(),
+                headers=dict(prepared.headers),
+                timeout=timeout,
+                allow_redirects=False,
+            ) as response:
+                await self._check_response(response)
+                parser = SSEParser()
+                decoder = self._wire.decoder()
+                async for chunk in response.content.iter_any():
+                    for sse in parser.feed(chunk):
+                        for event in decoder.feed(sse):
+                            yield event
+                        if decoder.done:
+                            break
+                    if decoder.done:
+                        break
+                else:
+                    for sse in parser.finish():
+                        for event in decoder.feed(sse):
+                            yield event
+                for event in decoder.end():
+                    yield event
+        except ProviderError:
+            raise
+        except SSEError as error:
+            raise ProviderError(
+                "malformed_stream", f"{label} sent a broken stream: {error}"
+            ) from None
+        except aiohttp.ConnectionTimeoutError:
+            raise ProviderError(
+                "timeout", f"{label} did not accept a connection within {http.connect_timeout:g}s"
+            ) from None
+        except (aiohttp.SocketTimeoutError, TimeoutError):
+            raise ProviderError(
+                "timeout", f"{label} sent nothing for {http.read_timeout:g}s"
+            ) from None
+        except aiohttp.ClientPayloadError:
+            raise ProviderError(
+                "network", f"the connection to {label} broke in the middle of the reply"
+            ) from None
+        except aiohttp.ClientConnectorError as error:
+            raise ProviderError(
+                "network",
+                f"could not connect to {label} at {error.host}:{error.port}"
+                f" ({error.os_error.strerror or error.os_error})",
+            ) from None
+        except aiohttp.ClientError as error:
+            reason = self._wire.redact(str(error) or type(error).__name__)
+            raise ProviderError("network", f"the request to {label} failed: {reason}") from None
+        except Exception:
+            # A bug here must not break the promise that consumers never see an exception.
+            log.exception("model reply: %s could not be read", label)
+            raise ProviderError(
+                "malformed_stream", f"{label} sent a reply this server could not read"
+            ) from None
+
+    async def _check_response(self, response: aiohttp.ClientResponse) -> None:
+        """Raises the provider's error for a refusal or an answer that is not a stream."""
+        label = self._wire.label
+        content_type = response.headers.get("Content-Type", "")
+        if response.status == 200 and "application/json" not in content_type:
+            return
+        body = await response.content.read(MAX_ERROR_BODY_BYTES)
+        retry_after = retry_after_seconds(response.headers, self._http.clock.now())
+        error = self._wire.error_from_body(response.status, body, retry_after)
+        if error is not None:
+            raise error
+        if response.status == 200:
+            raise ProviderError(
+                "malformed_stream",
+                f"{label} answered with a JSON document instead of an event stream",
+            )
+        raise _status_error(label, response.status, response.reason, retry_after)
+
+
+def _status_error(
+    label: str, status: int, reason: str | None, retry_after: float | None
+) -> ProviderError:
+    return ProviderError(
+        kind_for_status(status),
+        f"{label} answered {status} {reason or ''}".rstrip(),
+        status=status,
+        retry_after=retry_after,
+    )
+
+
+def provider_message(label: str, status: int, detail: str, secret: str | None) -> str:
+    """A readable message for an error the provider explained in its body."""
+    what = {
+        401: "refused the API key",
+        402: "says the account is out of credits",
+        403: "does not allow this request",
+        404: "does not know this model or endpoint",
+        429: "is rate limiting requests",
+        529: "is overloaded",
+    }.get(status)
+    if what is None:
+        what = "refused the request" if 400 <= status < 500 else "failed"
+    text = f"{label} {what} ({status})" if status != 200 else f"{label} failed mid-reply"
+    if detail:
+        text += f": {detail}"
+    return redacted(text, secret)

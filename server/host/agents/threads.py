@@ -1,0 +1,383 @@
+"""Threads and turns: a member talks to an agent; each message starts one turn.
+
+A thread belongs to its agent and to the member who started it, and is theirs
+alone unless shared with the team; a member who cannot see a thread can neither
+read it, send to it, stop it nor answer its agent's questions. One turn runs per
+thread at a time. What a turn says streams to the members who see the thread;
+a member who connects mid-turn reads the thread so far (with the running turn's
+text) and then follows the events.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field, replace
+
+from server.common.clock import Clock
+from server.common.errors import Conflict, CrewhostError, NotFound
+from server.common.protocol import events
+from server.common.tasks import BackgroundTasks
+from server.db.engine import Database
+from server.host.agents.attention import AttentionRegistry
+from server.host.agents.prompt import system_prompt
+from server.host.agents.providers.stream import ModelProvider
+from server.host.agents.providers.transcript import (
+    ToolCall,
+    UserMessage,
+    message_from_json,
+    message_to_json,
+)
+from server.host.agents.turn_loop import (
+    DEFAULT_MAX_TOOL_CALLS,
+    Message,
+    ToolOutcome,
+    TurnProgress,
+    TurnSetup,
+    argument_summary,
+    run_turn,
+)
+from server.host.browser.callers import Caller
+from server.host.services.agents import AgentService
+from server.host.storage.agents import Agent
+from server.host.storage.threads import StoredMessage, Thread, ThreadRepository, Turn
+from server.host.tools.base import ToolContext
+
+log = logging.getLogger(__name__)
+
+MAX_MESSAGE_CHARS = 32_000
+TEXT_BATCH_SECONDS = 0.03
+
+# (team, agent's provider id) -> the provider to stream from and its default model.
+ResolveProvider = Callable[[str, str], Awaitable[tuple[ModelProvider, str]]]
+# Builds the tool context of a turn: the agent's hands in the browser.
+MakeToolContext = Callable[[str, Caller], Awaitable[ToolContext]]
+Announce = Callable[[str, events.HostEvent, Callable[[str], bool]], None]
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadContents:
+    thread: Thread
+    messages: list[Message]
+    turns: list[Turn]
+    running_turn_id: str | None
+    running_text: str
+
+
+@dataclass(eq=False)
+class RunningTurn:
+    """A turn in progress: its task, its progress and the text streamed so far."""
+
+    turn: Turn
+    thread: Thread
+    progress: TurnProgress = field(default_factory=TurnProgress)
+    text: list[str] = field(default_factory=list)
+    task: asyncio.Task[None] | None = None
+
+
+class ThreadService:
+    """Threads, their transcripts and their turns."""
+
+    def __init__(
+        self,
+        db: Database,
+        clock: Clock,
+        agents: AgentService,
+        attention: AttentionRegistry,
+        announce: Announce,
+        resolve_provider: ResolveProvider,
+        tool_context: MakeToolContext,
+    ) -> None:
+        self._db = db
+        self._clock = clock
+        self._agents = agents
+        self._attention = attention
+        self._announce = announce
+        self._resolve_provider = resolve_provider
+        self._tool_context = tool_context
+        self._repo = ThreadRepository()
+        self._running: dict[str, RunningTurn] = {}
+        self._tasks = BackgroundTasks("thread service")
+
+    # -- threads ------------------------------------------------------------------------
+
+    async def list_threads(self, team_id: str, agent_id: str, account_id: str) -> list[Thread]:
+        await self._agents.get_agent(team_id, agent_id)
+        async with self._db.read() as conn:
+            return await self._repo.list_threads(conn, team_id, agent_id, account_id)
+
+    async def start_thread(
+        self, team_id: str, agent_id: str, account_id: str, title: str, *, shared: bool
+    ) -> Thread:
+        await self._agents.get_agent(team_id, agent_id)
+        now = self._clock.now()
+        thread = Thread(uuid.uuid4().hex, team_id, agent_id, account_id, shared, title, now, now)
+        async with self._db.write() as conn:
+            await self._repo.add_thread(conn, thread)
+        self._changed(thread)
+        return thread
+
+    async def share(self, team_id: str, thread_id: str, account_id: str, shared: bool) -> Thread:
+        """Share a thread with the team, or take it back (its starter only)."""
+        thread = await self._visible_thread(team_id, thread_id, account_id)
+        if thread.created_by != account_id:
+            raise NotFound("no such thread", code="threadNotFound")
+        async with self._db.write() as conn:
+            await self._repo.update_thread(
+                conn, team_id, thread_id, updated_at=self._clock.now(), shared=shared
+            )
+        changed = replace(thread, shared=shared)
+        self._changed(changed)
+        return changed
+
+    async def read(self, team_id: str, thread_id: str, account_id: str) -> ThreadContents:
+        """The thread so far, and the running turn's text, for a member who sees it."""
+        thread = await self._visible_thread(team_id, thread_id, account_id)
+        async with self._db.read() as conn:
+            stored = await self._repo.list_messages(conn, team_id, thread_id)
+            turns = await self._repo.list_turns(conn, team_id, thread_id)
+        running = self._running.get(thread_id)
+        return ThreadContents(
+            thread,
+            [message_from_json(m.body) for m in stored],
+            turns,
+            running.turn.id if running else None,
+            "".join(running.text) if running else "",
+        )
+
+    # -- turns --------------------------------------------------------------------------
+
+    async def send(self, team_id: str, thread_id: str, account_id: str, text: str) -> Turn:
+        """Store the member's message and start a turn; ``turnRunning`` if one runs."""
+        thread = await self._visible_thread(team_id, thread_id, account_id)
+        if thread_id in self._running:
+            raise Conflict("the agent is still answering; stop it or wait", code="turnRunning")
+        agent = await self._agents.get_agent(team_id, thread.agent_id)
+        now = self._clock.now()
+        turn = Turn(uuid.uuid4().hex, team_id, thread_id, "running", None, 0, 0, 0, now, None)
+        running = RunningTurn(turn, thread)
+        self._running[thread_id] = running  # claimed before any wait: one turn per thread
+        try:
+            async with self._db.write() as conn:
+                seq = await self._repo.next_seq(conn, team_id, thread_id)
+                await self._repo.add_messages(
+                    conn, [self._stored(thread, seq, UserMessage(text=text), now)]
+                )
+                await self._repo.add_turn(conn, turn)
+                await self._repo.update_thread(conn, team_id, thread_id, updated_at=now)
+        except BaseException:
+            del self._running[thread_id]
+            raise
+        self.emit(thread, events.TurnStarted(thread_id=thread_id, turn_id=turn.id))
+        running.task = self._tasks.spawn(self._run(running, agent))
+        return turn
+
+    async def stop(self, team_id: str, thread_id: str, account_id: str) -> bool:
+        """Stop the thread's running turn; False when none runs."""
+        await self._visible_thread(team_id, thread_id, account_id)
+        running = self._running.get(thread_id)
+        if running is None or running.task is None:
+            return False
+        running.progress.end("stopped", "a member stopped the turn")
+        self._attention.cancel_thread(team_id, thread_id)
+        running.task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await asyncio.shield(running.task)
+        return True
+
+    async def wait_idle(self, thread_id: str) -> None:
+        """Until the thread has no running turn (tests and shutdown)."""
+        running = self._running.get(thread_id)
+        if running is not None and running.task is not None:
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(running.task)
+
+    async def close(self) -> None:
+        for running in list(self._running.values()):
+            running.progress.end("stopped", "the host is shutting down")
+        await self._tasks.close()
+
+    async def _run(self, running: RunningTurn, agent: Agent) -> None:
+        thread, progress = running.thread, running.progress
+        sink = _Sink(self, running)
+        try:
+            provider, default_model = await self._resolve_provider(thread.team_id, agent.provider)
+            async with self._db.read() as conn:
+                stored = await self._repo.list_messages(conn, thread.team_id, thread.id)
+            setup = TurnSetup(
+                provider=provider,
+                model=agent.model or default_model,
+                system=system_prompt(agent.instructions),
+                transcript=[message_from_json(m.body) for m in stored],
+                context=await self._tool_context(thread.team_id, Caller.agent(agent.id, thread.id)),
+                permissions=agent.permissions,
+                max_tool_calls=agent.max_tool_calls or DEFAULT_MAX_TOOL_CALLS,
+            )
+            await run_turn(setup, sink, lambda call: self._consent(thread, agent, call), progress)
+        except asyncio.CancelledError:
+            progress.end("stopped", "a member stopped the turn")
+        except Exception as exc:
+            # A turn ends in a status, never in an exception the host has to survive.
+            log.exception("turn failed", extra={"thread_id": thread.id})
+            progress.end("error", _readable(exc))
+        finally:
+            sink.flush()
+            await self._finish(running)
+
+    async def _finish(self, running: RunningTurn) -> None:
+        thread, progress = running.thread, running.progress
+        progress.end("error", "the turn ended without a status")
+        now = self._clock.now()
+        messages = progress.closed_messages()
+        turn = Turn(
+            running.turn.id,
+            thread.team_id,
+            thread.id,
+            progress.status or "error",
+            progress.reason,
+            progress.tool_calls,
+            progress.input_tokens,
+            progress.output_tokens,
+            running.turn.started_at,
+            now,
+        )
+        try:
+            async with self._db.write() as conn:
+                seq = await self._repo.next_seq(conn, thread.team_id, thread.id)
+                await self._repo.add_messages(
+                    conn,
+                    [self._stored(thread, seq + i, m, now) for i, m in enumerate(messages)],
+                )
+                await self._repo.update_turn(conn, turn)
+                await self._repo.update_thread(conn, thread.team_id, thread.id, updated_at=now)
+        finally:
+            self._running.pop(thread.id, None)
+        self.emit(
+            thread,
+            events.TurnFinished(
+                thread_id=thread.id,
+                turn_id=turn.id,
+                status=turn.status,  # type: ignore[arg-type]
+                reason=turn.reason,
+                tool_calls=turn.tool_calls,
+                input_tokens=turn.input_tokens,
+                output_tokens=turn.output_tokens,
+            ),
+        )
+
+    async def _consent(self, thread: Thread, agent: Agent, call: ToolCall) -> bool:
+        return await self._attention.ask_consent(
+            team_id=thread.team_id,
+            thread_id=thread.id,
+            agent_id=agent.id,
+            call_id=call.id,
+            tool=call.name,
+            arguments=call.arguments,
+            summary=f"{call.name} {argument_summary(call.arguments)}",
+            visible_to=thread.visible_to,
+        )
+
+    # -- helpers ------------------------------------------------------------------------
+
+    async def _visible_thread(self, team_id: str, thread_id: str, account_id: str) -> Thread:
+        async with self._db.read() as conn:
+            thread = await self._repo.get_thread(conn, team_id, thread_id)
+        if thread is None or not thread.visible_to(account_id):
+            raise NotFound("no such thread", code="threadNotFound")
+        return thread
+
+    def _stored(self, thread: Thread, seq: int, message: Message, now: float) -> StoredMessage:
+        return StoredMessage(
+            uuid.uuid4().hex,
+            thread.team_id,
+            thread.id,
+            seq,
+            message.role,
+            message_to_json(message),
+            now,
+        )
+
+    def emit(self, thread: Thread, event: events.HostEvent) -> None:
+        """Send ``event`` to the team's members who see ``thread``."""
+        self._announce(thread.team_id, event, thread.visible_to)
+
+    def _changed(self, thread: Thread) -> None:
+        self.emit(thread, events.ThreadsChanged(agent_id=thread.agent_id, thread_id=thread.id))
+
+
+class _Sink:
+    """Streams a turn to the members who see its thread; text is batched about every 30 ms:
+    the first delta goes at once, later ones wait for the end of the window."""
+
+    def __init__(self, service: ThreadService, running: RunningTurn) -> None:
+        self._service = service
+        self._running = running
+        self._pending: list[str] = []
+        self._window: asyncio.TimerHandle | None = None
+
+    def text(self, delta: str) -> None:
+        self._running.text.append(delta)
+        self._pending.append(delta)
+        if self._window is None:
+            self.flush()
+            self._window = asyncio.get_running_loop().call_later(
+                TEXT_BATCH_SECONDS, self._window_ended
+            )
+
+    def _window_ended(self) -> None:
+        self._window = None
+        if self._pending:
+            self.flush()
+            self._window = asyncio.get_running_loop().call_later(
+                TEXT_BATCH_SECONDS, self._window_ended
+            )
+
+    def flush(self) -> None:
+        if not self._pending:
+            if self._window is not None:
+                self._window.cancel()
+                self._window = None
+            return
+        text, self._pending = "".join(self._pending), []
+        thread, turn = self._running.thread, self._running.turn
+        self._service.emit(
+            thread, events.TextDelta(thread_id=thread.id, turn_id=turn.id, text=text)
+        )
+
+    def tool_started(self, call: ToolCall, summary: str, tab_id: str | None) -> None:
+        self.flush()
+        thread, turn = self._running.thread, self._running.turn
+        self._service.emit(
+            thread,
+            events.ToolCallStarted(
+                thread_id=thread.id,
+                turn_id=turn.id,
+                call_id=call.id,
+                tool=call.name,
+                summary=summary,
+                tab_id=tab_id,
+            ),
+        )
+
+    def tool_finished(self, call: ToolCall, outcome: ToolOutcome, summary: str) -> None:
+        thread, turn = self._running.thread, self._running.turn
+        self._service.emit(
+            thread,
+            events.ToolCallFinished(
+                thread_id=thread.id,
+                turn_id=turn.id,
+                call_id=call.id,
+                tool=call.name,
+                outcome=outcome,
+                summary=summary,
+            ),
+        )
+
+
+def _readable(exc: Exception) -> str:
+    if isinstance(exc, CrewhostError):
+        return exc.message
+    return f"the turn failed on the host ({type(exc).__name__})"

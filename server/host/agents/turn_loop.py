@@ -1,0 +1,214 @@
+"""One turn of the model loop: ask the model, run its tool calls, until it answers in words.
+
+1. The transcript, the system prompt and the tool specs go to the provider; the reply
+   streams in (text deltas go to the members as they come).
+2. Free tools run at once; a gated tool runs only after a member's consent, unless the
+   agent's permissions auto-approve its family. A denial ends the turn ``denied`` and
+   nothing of that call runs.
+3. Results go back to the model, and the loop goes on until a reply has no tool call.
+4. After the cap on tool calls the turn ends ``capped``; a provider failure ends it
+   ``error`` with a readable reason, never an exception.
+
+Whatever ends it, the transcript it leaves is valid for the next turn on either wire
+format: every tool call has a result (see ``close_dangling_calls``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from server.host.agents.permissions import auto_approved
+from server.host.agents.providers.events import Failed, TextDelta, Usage
+from server.host.agents.providers.stream import ModelProvider, ModelRequest
+from server.host.agents.providers.transcript import (
+    AssistantMessage,
+    ToolCall,
+    ToolResult,
+    ToolSpec,
+    UserMessage,
+    close_dangling_calls,
+)
+from server.host.tools.base import ToolContext
+from server.host.tools.catalog import CATALOG, call_tool
+
+TurnStatus = Literal["done", "denied", "capped", "stopped", "error"]
+ToolOutcome = Literal["ok", "refused", "error"]
+Message = UserMessage | AssistantMessage | ToolResult
+
+DEFAULT_MAX_TOOL_CALLS = 12
+# A reply that broke off after it had started streaming is asked for again this often.
+STARTED_RETRIES = 1
+NOT_RUN = "not run: the turn ended before this call"
+DENIED = "The person denied this call. Nothing was done. Do not try it another way."
+
+
+class TurnSink(Protocol):
+    """Where a turn reports as it goes: to the members who see the thread."""
+
+    def text(self, delta: str) -> None: ...
+
+    def tool_started(self, call: ToolCall, summary: str, tab_id: str | None) -> None: ...
+
+    def tool_finished(self, call: ToolCall, outcome: ToolOutcome, summary: str) -> None: ...
+
+
+# Asks a member to let one gated call run; True to run it.
+Consent = Callable[[ToolCall], Awaitable[bool]]
+
+
+@dataclass
+class TurnProgress:
+    """What a turn did so far; whoever stops it reads the transcript from here."""
+
+    new_messages: list[Message] = field(default_factory=list)
+    tool_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    status: TurnStatus | None = None
+    reason: str | None = None
+
+    def end(self, status: TurnStatus, reason: str | None = None) -> None:
+        if self.status is None:
+            self.status, self.reason = status, reason
+
+    def closed_messages(self) -> list[Message]:
+        """The new messages with every dangling call answered, so the transcript stays valid."""
+        reason = NOT_RUN if self.status != "stopped" else "not run: a member stopped the turn"
+        return close_dangling_calls(self.new_messages, reason)
+
+
+@dataclass(frozen=True)
+class TurnSetup:
+    provider: ModelProvider
+    model: str
+    system: str
+    transcript: list[Message]
+    context: ToolContext
+    permissions: dict[str, str]
+    max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS
+    max_tokens: int = 4096
+
+
+def tool_specs() -> list[ToolSpec]:
+    """Every tool of the catalog, as the model reads it."""
+    return [
+        ToolSpec(name=t.name, description=t.description, input_schema=t.input_schema())
+        for t in CATALOG.values()
+    ]
+
+
+async def run_turn(
+    setup: TurnSetup, sink: TurnSink, consent: Consent, progress: TurnProgress
+) -> TurnProgress:
+    """Run the turn to its end; ``progress`` holds the outcome (also when cancelled)."""
+    specs = tool_specs()
+    while progress.status is None:
+        reply = await _ask(setup, specs, sink, progress)
+        if reply is None:
+            break
+        progress.new_messages.append(reply)
+        if not reply.tool_calls:
+            progress.end("done")
+            break
+        for call in reply.tool_calls:
+            if progress.tool_calls >= setup.max_tool_calls:
+                progress.end(
+                    "capped", f"the turn reached its cap of {setup.max_tool_calls} tool calls"
+                )
+                break
+            if not await _run_call(setup, sink, consent, progress, call):
+                break
+    progress.new_messages = progress.closed_messages()
+    return progress
+
+
+async def _ask(
+    setup: TurnSetup, specs: list[ToolSpec], sink: TurnSink, progress: TurnProgress
+) -> AssistantMessage | None:
+    """One model reply, streamed to the sink; None when the turn ended with an error."""
+    for attempt in range(STARTED_RETRIES + 1):
+        request = ModelRequest(
+            model=setup.model,
+            messages=close_dangling_calls([*setup.transcript, *progress.new_messages], NOT_RUN),
+            system=setup.system,
+            tools=specs,
+            max_tokens=setup.max_tokens,
+        )
+        failure = None
+        async with setup.provider.stream(request) as stream:
+            async for event in stream:
+                if isinstance(event, TextDelta):
+                    sink.text(event.text)
+                elif isinstance(event, Usage):
+                    progress.input_tokens += event.input_tokens
+                    progress.output_tokens += event.output_tokens
+                elif isinstance(event, Failed):
+                    failure = event.error
+            reply = stream.reply
+        if failure is None:
+            if reply.dropped_calls and not reply.tool_calls and not reply.text:
+                progress.end("error", "the model's reply was cut off before it said anything")
+                return None
+            return reply.message()
+        retryable = failure.started and failure.kind in ("overloaded", "rate_limited", "network")
+        if not (retryable and attempt < STARTED_RETRIES):
+            progress.end("error", failure.message)
+            return None
+    return None  # pragma: no cover - the loop returns on its last attempt
+
+
+async def _run_call(
+    setup: TurnSetup,
+    sink: TurnSink,
+    consent: Consent,
+    progress: TurnProgress,
+    call: ToolCall,
+) -> bool:
+    """Run one call and keep its result; False when the turn ends here (a denial)."""
+    tool = CATALOG.get(call.name)
+    asks = tool is not None and tool.gated and not auto_approved(setup.permissions, call.name)
+    if asks and not await consent(call):
+        progress.new_messages.append(ToolResult(call_id=call.id, content=DENIED, is_error=True))
+        sink.tool_finished(call, "refused", "denied by a member")
+        progress.end("denied", f"a member denied {call.name}")
+        return False
+    tab_id = call.arguments.get("tabId")
+    tab = tab_id if isinstance(tab_id, str) else None
+    sink.tool_started(call, argument_summary(call.arguments), tab)
+    result = await call_tool(setup.context, call.name, call.arguments)
+    progress.tool_calls += 1
+    outcome, summary = result_summary(result)
+    progress.new_messages.append(
+        ToolResult(
+            call_id=call.id,
+            content=json.dumps(result, ensure_ascii=False),
+            is_error=outcome != "ok",
+        )
+    )
+    sink.tool_finished(call, outcome, summary)
+    return True
+
+
+def argument_summary(arguments: dict[str, Any], limit: int = 120) -> str:
+    """The arguments a member sees on a tool call card, short; a typed text is not shown."""
+    hidden = ("text", "value", "values", "fields")
+    shown = {k: ("…" if k in hidden else v) for k, v in arguments.items()}
+    text = json.dumps(shown, ensure_ascii=False, separators=(", ", ": "))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def result_summary(result: dict[str, Any]) -> tuple[ToolOutcome, str]:
+    """Ok, refused (with its reason) or error, and a short line saying what came back."""
+    error = result.get("error")
+    if isinstance(error, dict):
+        code = str(error.get("code", "error"))
+        message = str(error.get("message", ""))[:200]
+        return ("error" if code == "toolFailed" else "refused"), f"{code}: {message}"
+    text = json.dumps(result, ensure_ascii=False)
+    for mark in ("NOT VERIFIED", "MISMATCH"):
+        if mark in text:
+            return "ok", mark
+    return "ok", "ok"

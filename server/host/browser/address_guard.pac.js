@@ -1,0 +1,41 @@
+// Crewhost's browser address policy, as a proxy auto-config (PAC) script: Chromium asks
+// it about the host of every request (navigations, each redirect hop, subresources,
+// workers, WebSockets) before it connects. A refused address goes to the host's refusal
+// listener for its rule instead; everything else connects directly. POLICY is filled in
+// from the host's settings when Chromium starts (see address_guard.py).
+var POLICY = /*POLICY*/ null;
+
+function isAddress(host) {
+  return host.indexOf(':') >= 0 || /^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$/.test(host);
+}
+
+function listenerFor(address) {
+  var i, j;
+  for (i = 0; i < POLICY.allowed.length; i++) {
+    if (isInNetEx(address, POLICY.allowed[i])) return null;
+  }
+  for (i = 0; i < POLICY.refused.length; i++) {
+    for (j = 0; j < POLICY.refused[i].networks.length; j++) {
+      if (isInNetEx(address, POLICY.refused[i].networks[j])) return POLICY.refused[i].listener;
+    }
+  }
+  return null;
+}
+
+function FindProxyForURL(url, host) {
+  var name = host.toLowerCase().replace(/^\[/, '').replace(/\]$/, '').replace(/\.$/, '');
+  var addresses, i, listener;
+  if (isAddress(name)) {
+    addresses = [name];
+  } else {
+    if (POLICY.names.indexOf(name) >= 0) return 'DIRECT';
+    if (name === 'localhost' || /\.localhost$/.test(name)) return 'PROXY ' + POLICY.localhost;
+    // Chromium's own resolver, whose answer the connection then uses; every address counts.
+    addresses = (dnsResolveEx(name) || '').split(';');
+  }
+  for (i = 0; i < addresses.length; i++) {
+    listener = addresses[i] ? listenerFor(addresses[i]) : null;
+    if (listener) return 'PROXY ' + listener;
+  }
+  return 'DIRECT';
+}

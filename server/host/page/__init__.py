@@ -1,0 +1,1 @@
+"""The JavaScript the host runs in pages: one file per script under ``js/``, and its loader."""

@@ -1,0 +1,80 @@
+"""``attention-v1``: what agents wait for a person to answer, and the answers."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import StringConstraints
+
+from server.common.roles import Role
+from server.common.wire import InboundModel, WireModel
+from server.host.agents.attention import AttentionRequest
+from server.host.container import HostCall
+from server.host.routes.system import NoArgs
+from server.host.rtc.team_api import HostRouteTable
+
+routes = HostRouteTable("attention-v1")
+
+RequestId = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{32}$")]
+Hash = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+
+
+class AttentionView(WireModel):
+    id: str
+    kind: str
+    thread_id: str
+    agent_id: str
+    call_id: str
+    tool: str
+    summary: str
+    arguments_hash: str
+    expires_at: float
+
+
+class AttentionList(WireModel):
+    requests: list[AttentionView]
+
+
+class AnswerAttention(InboundModel):
+    id: RequestId
+    approve: bool
+    arguments_hash: Hash | None = None
+
+
+class AttentionAnswered(WireModel):
+    id: str
+    approved: bool
+
+
+def _view(request: AttentionRequest) -> AttentionView:
+    return AttentionView(
+        id=request.id,
+        kind=request.kind,
+        thread_id=request.thread_id,
+        agent_id=request.agent_id,
+        call_id=request.call_id,
+        tool=request.tool,
+        summary=request.summary,
+        arguments_hash=request.arguments_hash,
+        expires_at=request.expires_at,
+    )
+
+
+@routes.route("attention-v1/list", args=NoArgs, least_role=Role.MEMBER)
+async def list_requests(call: HostCall, _args: NoArgs) -> AttentionList:
+    """The requests this member may answer: those of threads they see."""
+    requests = call.host.attention.list_requests(call.peer.team_id, call.peer.account_id)
+    return AttentionList(requests=[_view(r) for r in requests])
+
+
+@routes.route("attention-v1/answer", args=AnswerAttention, least_role=Role.MEMBER)
+async def answer_request(call: HostCall, args: AnswerAttention) -> AttentionAnswered:
+    """Approve or deny once; with ``argumentsHash``, only the call that was shown."""
+    request = call.host.attention.answer(
+        call.peer.team_id,
+        call.peer.account_id,
+        args.id,
+        approve=args.approve,
+        arguments_hash=args.arguments_hash,
+    )
+    return AttentionAnswered(id=request.id, approved=args.approve)

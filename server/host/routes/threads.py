@@ -1,0 +1,177 @@
+"""``threads-v1``: a member's conversations with an agent, and the turns they start."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, Field, StringConstraints
+
+from server.common.roles import Role
+from server.common.wire import InboundModel, WireModel, no_control_characters
+from server.host.agents.threads import MAX_MESSAGE_CHARS
+from server.host.container import HostCall
+from server.host.routes.agents import AgentId
+from server.host.rtc.team_api import HostRouteTable
+from server.host.storage.threads import Thread, Turn
+
+routes = HostRouteTable("threads-v1")
+
+ThreadId = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{32}$")]
+Title = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, max_length=200),
+    AfterValidator(no_control_characters),
+]
+MessageText = Annotated[
+    str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_MESSAGE_CHARS)
+]
+
+
+class ThreadView(WireModel):
+    id: str
+    agent_id: str
+    created_by: str
+    shared: bool
+    title: str
+    created_at: float
+    updated_at: float
+
+
+class ThreadList(WireModel):
+    threads: list[ThreadView]
+
+
+class TurnView(WireModel):
+    id: str
+    status: str = Field(description="running, done, denied, capped, stopped or error")
+    reason: str | None
+    tool_calls: int
+    input_tokens: int
+    output_tokens: int
+    started_at: float
+    ended_at: float | None
+
+
+class ThreadContentsView(WireModel):
+    thread: ThreadView
+    messages: list[dict[str, Any]] = Field(
+        description="The transcript: user, assistant (text and tool calls) and tool messages."
+    )
+    turns: list[TurnView]
+    running_turn_id: str | None
+    running_text: str = Field(description="What the running turn has said so far.")
+
+
+class TurnStartedView(WireModel):
+    turn_id: str
+
+
+class TurnStopped(WireModel):
+    stopped: bool
+
+
+class AgentThreads(InboundModel):
+    agent_id: AgentId
+
+
+class StartThread(InboundModel):
+    agent_id: AgentId
+    title: Title = ""
+    shared: bool = False
+
+
+class ThreadRef(InboundModel):
+    thread_id: ThreadId
+
+
+class SendMessage(InboundModel):
+    thread_id: ThreadId
+    text: MessageText
+
+
+class ShareThread(InboundModel):
+    thread_id: ThreadId
+    shared: bool
+
+
+def _thread(thread: Thread) -> ThreadView:
+    return ThreadView(
+        id=thread.id,
+        agent_id=thread.agent_id,
+        created_by=thread.created_by,
+        shared=thread.shared,
+        title=thread.title,
+        created_at=thread.created_at,
+        updated_at=thread.updated_at,
+    )
+
+
+def _turn(turn: Turn) -> TurnView:
+    return TurnView(
+        id=turn.id,
+        status=turn.status,
+        reason=turn.reason,
+        tool_calls=turn.tool_calls,
+        input_tokens=turn.input_tokens,
+        output_tokens=turn.output_tokens,
+        started_at=turn.started_at,
+        ended_at=turn.ended_at,
+    )
+
+
+@routes.route("threads-v1/list", args=AgentThreads, least_role=Role.MEMBER)
+async def list_threads(call: HostCall, args: AgentThreads) -> ThreadList:
+    """The agent's threads this member sees: their own and the shared ones, newest first."""
+    peer = call.peer
+    threads = await call.host.threads.list_threads(peer.team_id, args.agent_id, peer.account_id)
+    return ThreadList(threads=[_thread(t) for t in threads])
+
+
+@routes.route("threads-v1/start", args=StartThread, least_role=Role.MEMBER)
+async def start_thread(call: HostCall, args: StartThread) -> ThreadView:
+    """Start a thread with an agent; private to its starter unless ``shared``."""
+    peer = call.peer
+    thread = await call.host.threads.start_thread(
+        peer.team_id, args.agent_id, peer.account_id, args.title, shared=args.shared
+    )
+    return _thread(thread)
+
+
+@routes.route("threads-v1/get", args=ThreadRef, least_role=Role.MEMBER)
+async def get_thread(call: HostCall, args: ThreadRef) -> ThreadContentsView:
+    """The thread so far: its transcript, its turns and what a running turn has said."""
+    peer = call.peer
+    contents = await call.host.threads.read(peer.team_id, args.thread_id, peer.account_id)
+    return ThreadContentsView(
+        thread=_thread(contents.thread),
+        messages=[m.model_dump(mode="json") for m in contents.messages],
+        turns=[_turn(t) for t in contents.turns],
+        running_turn_id=contents.running_turn_id,
+        running_text=contents.running_text,
+    )
+
+
+@routes.route("threads-v1/send", args=SendMessage, least_role=Role.MEMBER)
+async def send_message(call: HostCall, args: SendMessage) -> TurnStartedView:
+    """Send a message: the agent's turn starts and streams as events."""
+    peer = call.peer
+    turn = await call.host.threads.send(peer.team_id, args.thread_id, peer.account_id, args.text)
+    return TurnStartedView(turn_id=turn.id)
+
+
+@routes.route("threads-v1/stop", args=ThreadRef, least_role=Role.MEMBER)
+async def stop_turn(call: HostCall, args: ThreadRef) -> TurnStopped:
+    """Stop the thread's running turn (it ends ``stopped``)."""
+    peer = call.peer
+    stopped = await call.host.threads.stop(peer.team_id, args.thread_id, peer.account_id)
+    return TurnStopped(stopped=stopped)
+
+
+@routes.route("threads-v1/share", args=ShareThread, least_role=Role.MEMBER)
+async def share_thread(call: HostCall, args: ShareThread) -> ThreadView:
+    """Share a thread with the team, or make it private again (its starter only)."""
+    peer = call.peer
+    thread = await call.host.threads.share(
+        peer.team_id, args.thread_id, peer.account_id, args.shared
+    )
+    return _thread(thread)

@@ -1,0 +1,103 @@
+"""The attention registry: one answer per request, bound to the call shown, by those who see
+its thread, and an unanswered consent is a denial."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from server.common.errors import Conflict, NotFound
+from server.common.protocol.events import AttentionRequested, AttentionResolved, HostEvent
+from server.host.agents.attention import AttentionRegistry, arguments_hash
+from tests.support.clock import FakeClock
+
+TEAM = "t" * 32
+ARGS = {"tabId": "tab-1", "ref": "e5"}
+
+
+class Told:
+    def __init__(self) -> None:
+        self.events: list[tuple[str, HostEvent, Any]] = []
+
+    def __call__(self, team_id: str, event: HostEvent, only: Any) -> None:
+        self.events.append((team_id, event, only))
+
+
+def alice_only(account_id: str) -> bool:
+    return account_id == "alice"
+
+
+async def ask(registry: AttentionRegistry, **overrides: Any) -> asyncio.Task[bool]:
+    fields: dict[str, Any] = {
+        "team_id": TEAM,
+        "thread_id": "thread-1",
+        "agent_id": "agent-1",
+        "call_id": "call-1",
+        "tool": "click",
+        "arguments": ARGS,
+        "summary": "click e5",
+        "visible_to": alice_only,
+    }
+    task = asyncio.ensure_future(registry.ask_consent(**(fields | overrides)))
+    await asyncio.sleep(0)  # the request is registered and announced
+    return task
+
+
+async def test_an_approval_lets_the_call_run_once() -> None:
+    told = Told()
+    registry = AttentionRegistry(FakeClock(), told)
+    waiting = await ask(registry)
+    [request] = registry.list_requests(TEAM, "alice")
+    assert registry.list_requests(TEAM, "bob") == []
+    assert isinstance(told.events[0][1], AttentionRequested)
+    assert told.events[0][2] is alice_only  # only those who see the thread hear of it
+    registry.answer(TEAM, "alice", request.id, approve=True, arguments_hash=arguments_hash(ARGS))
+    assert await waiting is True
+    with pytest.raises(NotFound):
+        registry.answer(TEAM, "alice", request.id, approve=False)
+    assert isinstance(told.events[-1][1], AttentionResolved)
+
+
+async def test_a_denial_a_second_answer_and_a_stranger_are_refused() -> None:
+    registry = AttentionRegistry(FakeClock(), Told())
+    waiting = await ask(registry)
+    [request] = registry.list_requests(TEAM, "alice")
+    with pytest.raises(NotFound) as stranger:
+        registry.answer(TEAM, "bob", request.id, approve=True)
+    assert stranger.value.code == "attentionNotFound"
+    with pytest.raises(NotFound):
+        registry.answer("o" * 32, "alice", request.id, approve=True)
+    with pytest.raises(Conflict) as changed:
+        registry.answer(TEAM, "alice", request.id, approve=True, arguments_hash="0" * 64)
+    assert changed.value.code == "attentionChanged"
+    registry.answer(TEAM, "alice", request.id, approve=False)
+    with pytest.raises(Conflict) as again:
+        registry.answer(TEAM, "alice", request.id, approve=True)
+    assert again.value.code == "attentionAnswered"
+    assert await waiting is False
+
+
+async def test_an_unanswered_request_expires_as_a_denial() -> None:
+    registry = AttentionRegistry(FakeClock(), Told(), seconds=0.05)
+    waiting = await ask(registry)
+    assert await waiting is False
+    assert registry.list_requests(TEAM, "alice") == []
+
+
+async def test_stopping_a_thread_denies_its_questions() -> None:
+    registry = AttentionRegistry(FakeClock(), Told())
+    waiting = await ask(registry)
+    other = await ask(registry, thread_id="thread-2", call_id="call-2")
+    registry.cancel_thread(TEAM, "thread-1")
+    assert await waiting is False
+    assert not other.done()
+    [left] = registry.list_requests(TEAM, "alice")
+    registry.answer(TEAM, "alice", left.id, approve=True)
+    assert await other is True
+
+
+def test_the_arguments_hash_ignores_key_order_only() -> None:
+    assert arguments_hash({"a": 1, "b": 2}) == arguments_hash({"b": 2, "a": 1})
+    assert arguments_hash({"a": 1}) != arguments_hash({"a": 2})

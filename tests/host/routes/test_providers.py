@@ -1,0 +1,307 @@
+"""providers-v1 over real peers: roles, bad input, keys that never leave, tenant isolation."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from peer.connection import HostConnection, TeamApiCallError
+from server.common.crypto.box import SecretBox
+from server.common.crypto.ring import KeyRing
+from server.db.tables import providers
+from server.host.services.providers import MAX_CUSTOM_PROVIDERS, ProviderService
+from tests.support.hub_server import RunningHub
+from tests.support.peers import Member, peer_member, wait_linked
+
+ADMIN_ROUTES = (
+    "providers-v1/set_key",
+    "providers-v1/clear_key",
+    "providers-v1/create_custom",
+    "providers-v1/update",
+    "providers-v1/delete_custom",
+)
+VIEW_FIELDS = {
+    "id",
+    "kind",
+    "name",
+    "baseUrl",
+    "models",
+    "defaultModel",
+    "keySet",
+    "usable",
+    "unusableReason",
+    "lastError",
+}
+
+
+@dataclass
+class Team:
+    team_id: str
+    owner: HostConnection
+    admin: HostConnection
+    member: HostConnection
+
+
+@pytest.fixture
+async def team(server: RunningHub, tmp_path: Path) -> AsyncIterator[Team]:
+    owner_client = await server.sign_up_owner()
+    team_id = await server.first_team_id(owner_client)
+    await server.invite(owner_client, team_id, "admin@example.com", "admin")
+    await server.invite(owner_client, team_id, "member@example.com", "member")
+    host_id = await wait_linked(server)
+    members: list[Member] = []
+    connections: list[HostConnection] = []
+    for email in ("owner@example.com", "admin@example.com", "member@example.com"):
+        members.append(await peer_member(server, email, tmp_path))
+        connections.append(await members[-1].connect(host_id))
+    yield Team(team_id, *connections)
+    for connection in connections:
+        await connection.close()
+    for member in members:
+        await member.hub.close()
+
+
+async def refused(connection: HostConnection, route: str, args: dict[str, Any]) -> str:
+    with pytest.raises(TeamApiCallError) as caught:
+        await connection.call(route, args)
+    return caught.value.code
+
+
+def admin_args(custom_id: str, name: str) -> dict[str, dict[str, Any]]:
+    return {
+        "providers-v1/set_key": {"provider": "openai", "key": "sk-x"},
+        "providers-v1/clear_key": {"provider": "openai"},
+        "providers-v1/create_custom": {"name": name, "baseUrl": "http://x.test"},
+        "providers-v1/update": {"provider": custom_id, "models": ["m"]},
+        "providers-v1/delete_custom": {"provider": custom_id},
+    }
+
+
+async def test_members_list_and_admins_change(team: Team) -> None:
+    listed = (await team.member.call("providers-v1/list"))["providers"]
+    assert [(p["id"], p["keySet"], p["usable"]) for p in listed] == [
+        ("anthropic", False, False),
+        ("openai", False, False),
+        ("openrouter", False, False),
+    ]
+    assert set(listed[0]) == VIEW_FIELDS
+    assert listed[0]["unusableReason"] == "no key is set"
+
+    for n, admin in enumerate((team.admin, team.owner)):
+        custom = await admin.call(
+            "providers-v1/create_custom", {"name": f"Gateway {n}", "baseUrl": "http://gw.test"}
+        )
+        for route, args in admin_args(custom["id"], f"New {n}").items():
+            assert await refused(team.member, route, args) == "forbidden", route
+            await admin.call(route, args)
+    assert len((await team.member.call("providers-v1/list"))["providers"]) == 5
+
+
+async def test_set_clear_update_and_events(team: Team) -> None:
+    shown = await team.admin.call(
+        "providers-v1/set_key", {"provider": "anthropic", "key": "sk-ant-route-1"}
+    )
+    assert (shown["keySet"], shown["usable"], shown["unusableReason"]) == (True, True, None)
+    overridden = await team.admin.call(
+        "providers-v1/update",
+        {"provider": "anthropic", "baseUrl": "http://127.0.0.1:9/v1", "defaultModel": "claude-x"},
+    )
+    assert (overridden["baseUrl"], overridden["defaultModel"]) == (
+        "http://127.0.0.1:9/v1",
+        "claude-x",
+    )
+    reset = await team.admin.call("providers-v1/update", {"provider": "anthropic", "baseUrl": None})
+    assert (reset["baseUrl"], reset["defaultModel"]) == ("https://api.anthropic.com/v1", "claude-x")
+    cleared = await team.admin.call("providers-v1/clear_key", {"provider": "anthropic"})
+    assert (cleared["keySet"], cleared["usable"]) == (False, False)
+    events = [await asyncio.wait_for(team.member.events.get(), 5) for _ in range(4)]
+    assert events == [{"event": "providers-changed", "data": {}}] * 4
+
+
+async def test_bad_input_gets_a_code_and_changes_nothing(team: Team) -> None:
+    custom = await team.admin.call(
+        "providers-v1/create_custom", {"name": "Gateway", "baseUrl": "http://gw.test"}
+    )
+    cases: list[tuple[str, dict[str, Any], str]] = [
+        ("providers-v1/set_key", {"provider": "mistral", "key": "k"}, "providerNotFound"),
+        ("providers-v1/set_key", {"provider": "openai", "key": ""}, "invalidArgument"),
+        ("providers-v1/set_key", {"provider": "openai", "key": "   "}, "invalidArgument"),
+        ("providers-v1/set_key", {"provider": "openai", "key": "a\nb"}, "invalidArgument"),
+        ("providers-v1/set_key", {"provider": "openai", "key": "k" * 4097}, "invalidArgument"),
+        ("providers-v1/set_key", {"provider": "openai", "key": 5}, "invalidArgument"),
+        ("providers-v1/set_key", {"provider": "openai"}, "invalidArgument"),
+        ("providers-v1/set_key", {"provider": "", "key": "k"}, "invalidArgument"),
+        ("providers-v1/set_key", {"provider": "openai", "key": "k", "x": 1}, "invalidArgument"),
+        ("providers-v1/clear_key", {"provider": "custom-" + "0" * 32}, "providerNotFound"),
+        ("providers-v1/create_custom", {"name": "", "baseUrl": "http://x.test"}, "invalidArgument"),
+        (
+            "providers-v1/create_custom",
+            {"name": "n" * 61, "baseUrl": "http://x.test"},
+            "invalidArgument",
+        ),
+        (
+            "providers-v1/create_custom",
+            {"name": "tab\there", "baseUrl": "http://x.test"},
+            "invalidArgument",
+        ),
+        (
+            "providers-v1/create_custom",
+            {"name": "gateway", "baseUrl": "http://x.test"},
+            "providerNameTaken",
+        ),
+        ("providers-v1/create_custom", {"name": "N", "baseUrl": "ftp://x.test"}, "invalidArgument"),
+        ("providers-v1/create_custom", {"name": "N", "baseUrl": "http://"}, "invalidArgument"),
+        ("providers-v1/create_custom", {"name": "N", "baseUrl": "x.test"}, "invalidArgument"),
+        (
+            "providers-v1/create_custom",
+            {"name": "N", "baseUrl": "http://user:pw@x.test"},
+            "invalidArgument",
+        ),
+        (
+            "providers-v1/create_custom",
+            {"name": "N", "baseUrl": "http://x.test/" + "a" * 2048},
+            "invalidArgument",
+        ),
+        (
+            "providers-v1/create_custom",
+            {"name": "N", "baseUrl": "http://x.test", "models": ["m"] * 201},
+            "invalidArgument",
+        ),
+        (
+            "providers-v1/create_custom",
+            {"name": "N", "baseUrl": "http://x.test", "models": ["m" * 201]},
+            "invalidArgument",
+        ),
+        (
+            "providers-v1/create_custom",
+            {"name": "N", "baseUrl": "http://x.test", "defaultModel": ""},
+            "invalidArgument",
+        ),
+        (
+            "providers-v1/create_custom",
+            {"name": "N", "baseUrl": "http://x.test", "key": ""},
+            "invalidArgument",
+        ),
+        ("providers-v1/update", {"provider": "nope", "models": []}, "providerNotFound"),
+        (
+            "providers-v1/update",
+            {"provider": "openai", "baseUrl": "javascript:x"},
+            "invalidArgument",
+        ),
+        ("providers-v1/update", {"provider": custom["id"], "baseUrl": None}, "invalidArgument"),
+        ("providers-v1/update", {"provider": "openai", "models": "m"}, "invalidArgument"),
+        ("providers-v1/delete_custom", {"provider": "openai"}, "providerBuiltIn"),
+        ("providers-v1/delete_custom", {"provider": "custom-" + "1" * 32}, "providerNotFound"),
+    ]
+    before = await team.admin.call("providers-v1/list")
+    for route, args, code in cases:
+        assert await refused(team.admin, route, args) == code, (route, args)
+    assert await team.admin.call("providers-v1/list") == before
+
+
+async def test_at_most_fifty_custom_providers(team: Team) -> None:
+    for n in range(MAX_CUSTOM_PROVIDERS):
+        await team.admin.call(
+            "providers-v1/create_custom", {"name": f"P{n}", "baseUrl": "http://x"}
+        )
+    assert await refused(
+        team.admin, "providers-v1/create_custom", {"name": "More", "baseUrl": "http://x"}
+    ) == ("providerLimit")
+
+
+def database_bytes(folder: Path) -> bytes:
+    """The SQLite database and its write-ahead log, as bytes on disk (none on PostgreSQL)."""
+    return b"".join(path.read_bytes() for path in folder.glob("crewhost.db*") if path.is_file())
+
+
+async def test_a_set_key_never_leaves_the_host(
+    server: RunningHub, team: Team, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    secrets = ("sk-ant-NEVER-SHOWN-0123456789", "gw-NEVER-SHOWN-abcdef")
+    answers = [
+        await team.admin.call("providers-v1/set_key", {"provider": "anthropic", "key": secrets[0]}),
+        await team.owner.call(
+            "providers-v1/create_custom",
+            {"name": "Gateway", "baseUrl": "http://gw.test", "models": ["m"], "key": secrets[1]},
+        ),
+    ]
+    answers.append(await team.member.call("providers-v1/list"))
+    answers.append(
+        await team.admin.call("providers-v1/update", {"provider": "anthropic", "models": ["c"]})
+    )
+    events = [await asyncio.wait_for(team.member.events.get(), 5) for _ in range(3)]
+    seen = repr(answers) + repr(events)
+    assert "provider key set" in [r.getMessage() for r in caplog.records]  # the host's logs too
+    seen += "\n".join(f"{r.getMessage()} {vars(r)!r}" for r in caplog.records)
+    async with server.builtin.services.db.read() as conn:
+        rows = (await conn.execute(sa.select(providers))).all()
+    seen += repr(rows)
+    for secret in secrets:
+        assert secret not in seen
+        assert secret[3:-3] not in seen  # not even part of it
+    stored = await asyncio.to_thread(database_bytes, tmp_path)
+    for secret in secrets:
+        assert secret.encode() not in stored
+    assert all(p["usable"] for p in answers[2]["providers"] if p["keySet"])
+    credentials = await server.builtin.services.providers.credentials(team.team_id, "anthropic")
+    assert credentials.api_key == secrets[0]
+
+
+async def test_another_team_sees_and_touches_nothing(
+    server: RunningHub, team: Team, tmp_path: Path
+) -> None:
+    await team.admin.call("providers-v1/set_key", {"provider": "openai", "key": "sk-team-a"})
+    custom = await team.admin.call(
+        "providers-v1/create_custom", {"name": "Gateway", "baseUrl": "http://gw.test"}
+    )
+    await server.create_owner("b@example.com", "Team B")
+    outsider = await peer_member(server, "b@example.com", tmp_path)
+    connection = await outsider.connect(server.builtin.services.host_id)
+    listed = (await connection.call("providers-v1/list"))["providers"]
+    assert [(p["id"], p["keySet"]) for p in listed] == [
+        ("anthropic", False),
+        ("openai", False),
+        ("openrouter", False),
+    ]
+    for route in ("providers-v1/update", "providers-v1/delete_custom", "providers-v1/set_key"):
+        args: dict[str, Any] = {"provider": custom["id"]}
+        if route.endswith("set_key"):
+            args["key"] = "stolen"
+        assert await refused(connection, route, args) == "providerNotFound"
+    await connection.call("providers-v1/set_key", {"provider": "openai", "key": "sk-team-b"})
+    services = server.builtin.services
+    assert (await services.providers.credentials(team.team_id, "openai")).api_key == "sk-team-a"
+    assert len((await team.member.call("providers-v1/list"))["providers"]) == 4
+    await connection.close()
+    await outsider.hub.close()
+
+
+async def test_a_key_the_host_cannot_decrypt_is_reported_not_fatal(
+    server: RunningHub, team: Team
+) -> None:
+    await team.admin.call("providers-v1/set_key", {"provider": "openrouter", "key": "sk-or-1"})
+    services = server.builtin.services
+    kept = services.providers
+    # The same database on a host whose key ring lacks the key.
+    services.providers = ProviderService(
+        services.db, services.clock, SecretBox(KeyRing.generate()), services.peers.announce
+    )
+    try:
+        listed = (await team.member.call("providers-v1/list"))["providers"]
+        openrouter = next(p for p in listed if p["id"] == "openrouter")
+        assert (openrouter["keySet"], openrouter["usable"]) == (True, False)
+        assert "cannot be decrypted on this host" in openrouter["unusableReason"]
+        again = await team.admin.call(
+            "providers-v1/set_key", {"provider": "openrouter", "key": "sk-or-2"}
+        )
+        assert again["usable"]
+    finally:
+        services.providers = kept
