@@ -56,7 +56,7 @@ AnyMessage = UserMessage | AssistantMessage | ToolResult
 Message = Annotated[AnyMessage, Field(discriminator="role")]
 
 # mypy takes an annotated union for no type at all; pydantic reads it fine.
-_MESSAGE: TypeAdapter[AnyMessage] = TypeAdapter(Message)  # type: ignore[arg-type]
+_MESSAGE: TypeAdapter[AnyMessage] = TypeAdapter(Message)  # type: ignore[arg-type, unused-ignore]
 
 
 def message_from_json(data: str | bytes) -> AnyMessage:
