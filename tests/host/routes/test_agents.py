@@ -4,48 +4,16 @@ events and tenant isolation."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from peer.connection import HostConnection, TeamApiCallError
 from server.host.agents.permissions import FAMILIES, FAMILY_OF_TOOL
 from server.host.browser.partitions import Partition
 from server.host.tools.catalog import CATALOG
+from tests.host.routes.conftest import Team, refused
 from tests.support.hub_server import RunningHub
-from tests.support.peers import peer_member, wait_linked
-
-
-@dataclass
-class Team:
-    team_id: str
-    admin: HostConnection
-    member: HostConnection
-
-
-@pytest.fixture
-async def team(server: RunningHub, tmp_path: Path) -> AsyncIterator[Team]:
-    owner = await server.sign_up_owner()
-    team_id = await server.first_team_id(owner)
-    await server.invite(owner, team_id, "member@example.com", "member")
-    host_id = await wait_linked(server)
-    admin_peer = await peer_member(server, "owner@example.com", tmp_path)
-    member_peer = await peer_member(server, "member@example.com", tmp_path)
-    admin = await admin_peer.connect(host_id)
-    member = await member_peer.connect(host_id)
-    yield Team(team_id, admin, member)
-    for connection in (admin, member):
-        await connection.close()
-    await admin_peer.hub.close()
-    await member_peer.hub.close()
-
-
-async def refused(connection: HostConnection, route: str, args: dict[str, object]) -> str:
-    with pytest.raises(TeamApiCallError) as caught:
-        await connection.call(route, args)
-    return caught.value.code
+from tests.support.peers import peer_member
 
 
 def test_every_gated_tool_has_a_family() -> None:
