@@ -14,25 +14,65 @@ from typing import Any
 from pydantic import ValidationError
 
 from server.common.errors import CrewhostError
-
-# Each tool module lists its tools in ``TOOLS``; a module joins the catalog here.
-# Navigation, content and memory tools come from their own modules below.
-from server.host.tools import actions, content, fields, memories, navigation, page_tools, snapshot
 from server.host.tools.base import Tool, ToolContext, ToolFailure, cap_result
+from server.host.tools.browser import (
+    click,
+    close_tab,
+    evaluate,
+    fill_fields,
+    get_tab_content,
+    handle_dialog,
+    hover,
+    list_tabs,
+    navigate,
+    open_tab,
+    press,
+    request_takeover,
+    scroll,
+    select_option,
+    set_checked,
+    set_environment,
+    snapshot,
+    type_text,
+    wait_for,
+)
+from server.host.tools.memory import remember
 from server.host.tools.repair import repair_arguments
 
 log = logging.getLogger(__name__)
 
-_MODULES = (snapshot, actions, fields, page_tools, navigation, content, memories)
+# Each tool module defines one ``TOOL``; a tool joins the catalog here, in the order
+# the model reads them: the snapshot, acting on a page, tabs, reading, then memory.
+_TOOLS = (
+    snapshot.TOOL,
+    click.TOOL,
+    type_text.TOOL,
+    press.TOOL,
+    hover.TOOL,
+    scroll.TOOL,
+    select_option.TOOL,
+    set_checked.TOOL,
+    fill_fields.TOOL,
+    wait_for.TOOL,
+    evaluate.TOOL,
+    open_tab.TOOL,
+    navigate.TOOL,
+    list_tabs.TOOL,
+    close_tab.TOOL,
+    handle_dialog.TOOL,
+    set_environment.TOOL,
+    request_takeover.TOOL,
+    get_tab_content.TOOL,
+    remember.TOOL,
+)
 
 
 def _build_catalog() -> dict[str, Tool]:
     catalog: dict[str, Tool] = {}
-    for module in _MODULES:
-        for tool in module.TOOLS:
-            if tool.name in catalog:
-                raise RuntimeError(f"two tools are named {tool.name}")
-            catalog[tool.name] = tool
+    for tool in _TOOLS:
+        if tool.name in catalog:
+            raise RuntimeError(f"two tools are named {tool.name}")
+        catalog[tool.name] = tool
     return catalog
 
 

@@ -20,11 +20,11 @@ from playwright.async_api import Page
 from pydantic import Field
 
 from server.host.browser.tabs import Tab
-from server.host.tools import safety
 from server.host.tools.base import RefTarget, TabArgs, Tool, ToolArgs, ToolContext, ToolFailure
-from server.host.tools.snapshot import MAIN_FRAME, read_snapshot, snapshot_state
-from server.host.tools.tab_access import reachable_tab
-from server.host.tools.targets import (
+from server.host.tools.page import safety
+from server.host.tools.page.snapshots import MAIN_FRAME, read_snapshot, snapshot_state
+from server.host.tools.page.tab_access import reachable_tab
+from server.host.tools.page.targets import (
     Resolved,
     element_of,
     inspect,
@@ -34,7 +34,11 @@ from server.host.tools.targets import (
 )
 
 MAX_FIELDS = 16
+
+
 MAX_TOTAL_BYTES = 16 * 1024
+
+
 # The fill's own deadline fires first, so its result (not the queue's) says what happened.
 _QUEUE_MARGIN = 2.0
 
@@ -239,20 +243,18 @@ async def fill_fields(context: ToolContext, args: FillFieldsArgs) -> dict[str, A
     return dict(done.value or {})
 
 
-TOOLS = [
-    Tool(
-        name="fill_fields",
-        description=(
-            "Fill 1 to 16 ordinary text inputs or textareas of the main page in one call, each "
-            "with its text (replacing the old text). All refs must come from the latest "
-            "snapshot, given as revision. Everything is checked before any typing; password, "
-            "one-time-code and card fields, hidden, disabled and read-only fields, frames and "
-            "contenteditable are refused. Never submits. The result lists confirmed indices "
-            "and, if it stopped, failedIndex (not typed) or uncertainIndex (typed, not "
-            "confirmed); partial means earlier fields stay changed."
-        ),
-        args=FillFieldsArgs,
-        gated=True,
-        run=fill_fields,
-    )
-]
+TOOL = Tool(
+    name="fill_fields",
+    description=(
+        "Fill 1 to 16 ordinary text inputs or textareas of the main page in one call, each "
+        "with its text (replacing the old text). All refs must come from the latest "
+        "snapshot, given as revision. Everything is checked before any typing; password, "
+        "one-time-code and card fields, hidden, disabled and read-only fields, frames and "
+        "contenteditable are refused. Never submits. The result lists confirmed indices "
+        "and, if it stopped, failedIndex (not typed) or uncertainIndex (typed, not "
+        "confirmed); partial means earlier fields stay changed."
+    ),
+    args=FillFieldsArgs,
+    gated=True,
+    run=fill_fields,
+)

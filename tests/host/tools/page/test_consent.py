@@ -11,7 +11,7 @@ from playwright.async_api import Page
 from server.host.browser.partitions import Partition
 from server.host.browser.tabs import Tab
 from server.host.tools.base import ToolContext
-from server.host.tools.consent import dismiss_consent, take_refusals, watch_consent
+from server.host.tools.page.consent import dismiss_consent, take_refusals, watch_consent
 from tests.host.tools.conftest import AGENT, TEAM, Site, open_page
 from tests.support.waiting import eventually
 

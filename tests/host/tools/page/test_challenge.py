@@ -10,7 +10,7 @@ from playwright.async_api import Page
 
 from server.host.browser.tabs import Tab
 from server.host.tools.base import ToolContext
-from server.host.tools.challenge import CHECKBOX_OFFSET, detect_challenge
+from server.host.tools.page.challenge import CHECKBOX_OFFSET, detect_challenge
 from tests.host.tools.conftest import AGENT, TEAM, Site, open_page
 
 

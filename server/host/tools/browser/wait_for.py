@@ -1,4 +1,4 @@
-"""``wait_for`` (text, an element, or a load state) and ``evaluate`` (a script in the page)."""
+"""The ``wait_for`` tool: until text or an element appears, or the page reaches a load state."""
 
 from __future__ import annotations
 
@@ -12,11 +12,15 @@ from pydantic import Field, model_validator
 from server.host.browser.tabs import Tab
 from server.host.page.scripts import page_script
 from server.host.tools.base import TabArgs, Target, Tool, ToolContext, ToolFailure
-from server.host.tools.tab_access import reachable_tab
-from server.host.tools.targets import inspect, resolve_target
+from server.host.tools.page.tab_access import reachable_tab
+from server.host.tools.page.targets import inspect, resolve_target
 
 _POLL = 0.1
+
+
 _DOM_QUIET_MS = 500
+
+
 _MARGIN = 2.0
 
 
@@ -91,52 +95,14 @@ async def wait_for(context: ToolContext, args: WaitForArgs) -> dict[str, Any]:
     return dict(done.value or {})
 
 
-class EvaluateArgs(TabArgs):
-    """Input of ``evaluate``."""
-
-    expression: str = Field(
-        min_length=1,
-        max_length=100_000,
-        description="A JavaScript expression or function source; its JSON value is returned.",
-    )
-
-
-async def evaluate(context: ToolContext, args: EvaluateArgs) -> dict[str, Any]:
-    tab = reachable_tab(context, args.tab_id)
-
-    async def run(page: Page) -> Any:
-        try:
-            return await page.evaluate(args.expression)
-        except PlaywrightError as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else "the script failed"
-            raise ToolFailure("scriptError", first[:300]) from None
-
-    done = await context.engine.run(
-        context.team_id, tab.id, context.caller, run, deadline=context.settings.evaluate_deadline
-    )
-    return {"value": done.value}
-
-
-TOOLS = [
-    Tool(
-        name="wait_for",
-        description=(
-            "Wait until some text shows, an element shows, or the page reaches a state "
-            "(load, domcontentloaded, or dom-quiet: 500 ms without DOM changes). Give exactly "
-            "one of text, target and state; timeout in milliseconds (at most 30000)."
-        ),
-        args=WaitForArgs,
-        gated=False,
-        run=wait_for,
+TOOL = Tool(
+    name="wait_for",
+    description=(
+        "Wait until some text shows, an element shows, or the page reaches a state "
+        "(load, domcontentloaded, or dom-quiet: 500 ms without DOM changes). Give exactly "
+        "one of text, target and state; timeout in milliseconds (at most 30000)."
     ),
-    Tool(
-        name="evaluate",
-        description=(
-            "Run JavaScript in the page and return its JSON value (a promise is awaited). "
-            "For reading what a snapshot does not show; prefer the page tools for actions."
-        ),
-        args=EvaluateArgs,
-        gated=True,
-        run=evaluate,
-    ),
-]
+    args=WaitForArgs,
+    gated=False,
+    run=wait_for,
+)

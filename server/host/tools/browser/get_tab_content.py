@@ -15,13 +15,15 @@ from playwright.async_api import Page
 from pydantic import Field, StringConstraints
 
 from server.host.tools.base import MAX_RESULT_CHARS, TabArgs, Tool, ToolContext, ToolFailure
-from server.host.tools.isolated import evaluate_isolated
-from server.host.tools.settle import settle
-from server.host.tools.snapshot import shown_url
-from server.host.tools.tab_access import holds_secret, reachable_tab
+from server.host.tools.page.isolated import evaluate_isolated
+from server.host.tools.page.settle import settle
+from server.host.tools.page.snapshots import shown_url
+from server.host.tools.page.tab_access import holds_secret, reachable_tab
 
 # Room in a result for the fields around the content.
 _ENVELOPE = 1_000
+
+
 MAX_CONTENT_CHARS = MAX_RESULT_CHARS - _ENVELOPE
 
 
@@ -76,17 +78,15 @@ async def get_tab_content(context: ToolContext, args: GetTabContentArgs) -> dict
     return result
 
 
-TOOLS = [
-    Tool(
-        name="get_tab_content",
-        description=(
-            "Read a tab's rendered page as Markdown: headings, text, links, lists and tables, "
-            "for reading an article or results rather than acting. `selector` reads one part. "
-            "Headings, landmarks, forms and tables are preceded by `<!-- css: ... -->`, a "
-            "selector for that element. Field values are not shown."
-        ),
-        args=GetTabContentArgs,
-        gated=False,
-        run=get_tab_content,
-    )
-]
+TOOL = Tool(
+    name="get_tab_content",
+    description=(
+        "Read a tab's rendered page as Markdown: headings, text, links, lists and tables, "
+        "for reading an article or results rather than acting. `selector` reads one part. "
+        "Headings, landmarks, forms and tables are preceded by `<!-- css: ... -->`, a "
+        "selector for that element. Field values are not shown."
+    ),
+    args=GetTabContentArgs,
+    gated=False,
+    run=get_tab_content,
+)

@@ -1,4 +1,4 @@
-"""The ``snapshot`` tool: the page's accessibility tree as compact text, with refs.
+"""Reading a page as the snapshot text: the accessibility tree with refs.
 
 Each actionable node gets a ref ``<revision>:<frame>:<n>``. The tree walk runs
 as one script per frame, in the tools' isolated world (a page's patched DOM cannot
@@ -17,25 +17,35 @@ from playwright.async_api import Page
 
 from server.common.errors import Conflict
 from server.host.browser.tabs import Tab
-from server.host.tools.base import TabArgs, Tool, ToolContext, ToolFailure
-from server.host.tools.challenge import detect_challenge
-from server.host.tools.consent import watch_consent
-from server.host.tools.isolated import evaluate_isolated
-from server.host.tools.memories import site_memories_for
-from server.host.tools.settle import settle
-from server.host.tools.tab_access import holds_secret, reachable_tab
+from server.host.tools.base import ToolContext, ToolFailure
+from server.host.tools.page.challenge import detect_challenge
+from server.host.tools.page.consent import watch_consent
+from server.host.tools.page.isolated import evaluate_isolated
+from server.host.tools.page.settle import settle
+from server.host.tools.page.site_memories import site_memories_for
+from server.host.tools.page.tab_access import holds_secret
 
 MAIN_FRAME = "main"
+
+
 # The tree gets this much of a result's 20,000 characters; the rest is for the other fields.
 TREE_BUDGET = 16_000
+
+
 # How many snapshot revisions keep their registries (an older ref of an unchanged page works).
 KEPT_REVISIONS = 3
+
+
 # Same-origin frames nested deeper than this are listed but not walked.
 MAX_FRAME_DEPTH = 3
+
+
 _CUT_NOTE = (
     "[the snapshot stops here: the page is longer than a snapshot may be; "
     "use get_tab_content, scroll, or a CSS target for the rest]"
 )
+
+
 _WITHHELD_SCHEMES = ("data:", "blob:")
 
 
@@ -188,32 +198,6 @@ async def take_snapshot(
     return result
 
 
-class SnapshotArgs(TabArgs):
-    """Input of ``snapshot``."""
-
-
-async def _run(context: ToolContext, args: SnapshotArgs) -> dict[str, Any]:
-    tab = reachable_tab(context, args.tab_id)
-    return await take_snapshot(context, tab)
-
-
 def ref_failure(message: str) -> ToolFailure:
     """The refusal for a ref the page no longer backs."""
     return ToolFailure("staleRef", f"{message}; take a new snapshot and use its refs")
-
-
-TOOLS = [
-    Tool(
-        name="snapshot",
-        description=(
-            "Read the tab's page as an accessibility tree: one line per node with its role, "
-            "name, value and states, indented by nesting. Each control has a ref such as "
-            "4:main:12 to pass as a target to click, type and the other page tools. Refs "
-            "belong to this snapshot: after the page changes, take a new snapshot. Also "
-            "reports a bot check (challenge), an open dialog and your notes for this site."
-        ),
-        args=SnapshotArgs,
-        gated=False,
-        run=_run,
-    )
-]

@@ -28,8 +28,8 @@ from server.host.tools.base import (
     TextTarget,
     ToolFailure,
 )
-from server.host.tools.isolated import IsolatedScriptError, evaluate_isolated
-from server.host.tools.snapshot import ref_failure, snapshot_state
+from server.host.tools.page.isolated import IsolatedScriptError, evaluate_isolated
+from server.host.tools.page.snapshots import ref_failure, snapshot_state
 
 _REF = re.compile(r"(\d+):([A-Za-z0-9]+):(\d+)")
 # The attribute handle-mark.js puts on the target (and the frames holding it) for a moment.

@@ -1,0 +1,1 @@
+"""The browser tools, one module per tool, named after it."""

@@ -1,0 +1,54 @@
+"""The ``handle_dialog`` tool: accept or dismiss the alert, confirm or prompt a page opened."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import Field, StringConstraints
+
+from server.host.tools.base import TabArgs, Tool, ToolContext, ToolFailure
+from server.host.tools.browser.list_tabs import title_of
+from server.host.tools.page.snapshots import shown_url
+from server.host.tools.page.tab_access import reachable_tab
+
+
+class HandleDialogArgs(TabArgs):
+    accept: bool = Field(description="true for OK, false for Cancel.")
+    text: Annotated[str, StringConstraints(max_length=2000)] | None = Field(
+        default=None, description="The answer to a prompt() dialog; only with accept."
+    )
+    dialog_id: str | None = Field(
+        default=None, description="The dialog's id as the last result showed it."
+    )
+
+
+async def handle_dialog(context: ToolContext, args: HandleDialogArgs) -> dict[str, Any]:
+    tab = reachable_tab(context, args.tab_id)
+    pending = tab.dialog
+    if pending is None or (args.dialog_id is not None and args.dialog_id != pending.id):
+        raise ToolFailure("dialogClosed", "this dialog is closed; take a snapshot")
+    if args.text is not None and (not args.accept or pending.type != "prompt"):
+        raise ToolFailure("invalidArguments", "text answers a prompt() dialog, with accept")
+    await context.engine.handle_dialog(
+        context.team_id, tab.id, args.accept, args.text, caller=context.caller
+    )
+    if tab.dialog is not None:
+        return {"answered": True, "tabId": tab.id, "dialog": tab.dialog.to_wire()}
+    return {
+        "answered": True,
+        "tabId": tab.id,
+        "url": shown_url(tab.url),
+        "title": await title_of(tab),
+    }
+
+
+TOOL = Tool(
+    name="handle_dialog",
+    description=(
+        "Answer the page's alert, confirm or prompt dialog: accept (OK) or not (Cancel), "
+        "with `text` for a prompt. Until it is answered no other tool works on the tab."
+    ),
+    args=HandleDialogArgs,
+    gated=True,
+    run=handle_dialog,
+)

@@ -1,0 +1,98 @@
+"""The ``press`` tool: a key or chord; Enter that would submit a form is refused."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Page
+from pydantic import Field
+
+from server.host.browser.tabs import Tab
+from server.host.tools.base import TabArgs, Target, Tool, ToolContext, ToolFailure
+from server.host.tools.page import safety
+from server.host.tools.page.acting import (
+    ACTIVATE_KEYS,
+    ENTER_KEYS,
+    changed_result,
+    hold_focus,
+    observed,
+    require_found,
+    run_input,
+)
+from server.host.tools.page.targets import (
+    Resolved,
+    element_of,
+    focused_element,
+    inspect,
+    resolve_target,
+)
+
+
+class PressArgs(TabArgs):
+    """Input of ``press``."""
+
+    key: str = Field(
+        min_length=1,
+        description="A key or chord as Playwright names it: Enter, Escape, ArrowDown, Control+A.",
+    )
+    target: Target | None = Field(
+        default=None, description="Focus this element first; without it the key goes to focus."
+    )
+
+
+def _check_key(key: str, facts: dict[str, Any]) -> None:
+    """Refuses a key that would submit a form or press a commit control."""
+    last = key.split("+")[-1]
+    if facts.get("password"):
+        safety.refuse_password(facts)
+    implicit_submit = facts.get("textInput") and facts.get("tag") == "INPUT" and facts.get("inForm")
+    if last in ENTER_KEYS and implicit_submit:
+        raise ToolFailure(
+            "gatedAction",
+            "Enter in this field would submit its form: a person must do this step",
+        )
+    if last in ACTIVATE_KEYS and not facts.get("textInput"):
+        safety.refuse_commit(facts)
+
+
+async def press(context: ToolContext, args: PressArgs) -> dict[str, Any]:
+    async def operation(tab: Tab, page: Page) -> dict[str, Any]:
+        resolved: Resolved | None = None
+        if args.target is not None:
+            resolved = await resolve_target(tab, page, args.target)
+            require_found(resolved)
+            facts = await inspect(resolved)
+            safety.refuse_gone(facts)
+            safety.refuse_disabled(facts)
+        else:
+            active = await focused_element(page)
+            facts = await inspect(active) if active is not None else {}
+        _check_key(args.key, facts)
+        if resolved is not None:
+            await (await element_of(resolved)).focus()
+            await hold_focus(resolved, typed=False)
+
+        async def act() -> None:
+            try:
+                await page.keyboard.press(args.key)
+            except PlaywrightError as exc:
+                if "Unknown key" in str(exc):
+                    raise ToolFailure("invalidArguments", f"unknown key {args.key!r}") from None
+                raise
+
+        return changed_result(*await observed(context, tab, page, resolved, act))
+
+    return await run_input(context, args.tab_id, operation)
+
+
+TOOL = Tool(
+    name="press",
+    description=(
+        "Press a key or chord, on a target or on whatever has focus. Enter that would "
+        "submit a form is refused. The result says what changed, or NOT VERIFIED."
+    ),
+    args=PressArgs,
+    gated=True,
+    run=press,
+)

@@ -1,0 +1,90 @@
+"""The ``type`` tool: text into one text field, read back (MISMATCH when the page changed it)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from playwright.async_api import Page
+from pydantic import Field
+
+from server.host.browser.tabs import Tab
+from server.host.tools.base import TabArgs, Target, Tool, ToolContext
+from server.host.tools.page import safety
+from server.host.tools.page.acting import (
+    TARGET_HELP,
+    VALUE_SHOWN,
+    hold_focus,
+    require_found,
+    run_input,
+)
+from server.host.tools.page.targets import (
+    element_of,
+    inspect,
+    resolve_target,
+    run_on_element,
+)
+
+
+class TypeArgs(TabArgs):
+    """Input of ``type``."""
+
+    target: Target = Field(description="The text field: a ref from the latest snapshot.")
+    text: str = Field(description="The text to type. No em or en dashes.")
+    mode: Literal["replace", "append"] = Field(
+        default="replace", description="replace the field's text, or add to its end"
+    )
+    blur: bool = Field(
+        default=True,
+        description=(
+            "leave the field after typing (the page sees a change event); false keeps focus, "
+            "for a suggestion list"
+        ),
+    )
+
+
+async def type_text(context: ToolContext, args: TypeArgs) -> dict[str, Any]:
+    append = args.mode == "append"
+
+    async def operation(tab: Tab, page: Page) -> dict[str, Any]:
+        resolved = await resolve_target(tab, page, args.target)
+        require_found(resolved)
+        facts = await inspect(resolved)
+        safety.check_typable(facts, args.text, append=append)
+        await (await element_of(resolved)).focus()
+        await hold_focus(resolved, typed=False)
+        await run_on_element(resolved, "caret", replace=not append)
+        await hold_focus(resolved, typed=False)
+        await page.keyboard.insert_text(args.text)
+        if args.blur:
+            await run_on_element(resolved, "blur")
+        value = str(await run_on_element(resolved, "field-value"))
+        expected = (str(facts.get("value") or "") + args.text) if append else args.text
+        if facts.get("contentEditable"):
+            same = value.strip() == expected.strip()
+        else:
+            same = value == expected
+        if same:
+            return {"ok": True, "value": value[:VALUE_SHOWN]}
+        return {
+            "ok": False,
+            "value": value[:VALUE_SHOWN],
+            "note": (
+                "MISMATCH: the field does not hold the text typed; the page rewrote or dropped it. "
+                "Check the value before going on"
+            ),
+        }
+
+    return await run_input(context, args.tab_id, operation)
+
+
+TOOL = Tool(
+    name="type",
+    description=(
+        "Type text into one text field (replace its text, or append). Refused for password, "
+        "disabled and read-only fields, text longer than the field's maxlength, and em or "
+        "en dashes. The value is read back: MISMATCH when the page changed it." + TARGET_HELP
+    ),
+    args=TypeArgs,
+    gated=True,
+    run=type_text,
+)

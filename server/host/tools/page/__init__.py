@@ -1,0 +1,1 @@
+"""What the browser tools share: finding targets, the refusals, reading and acting on a page."""

@@ -1,0 +1,78 @@
+"""Loading an address into a tab for ``open`` and ``navigate``, and the snapshot they return.
+
+Both take what a person would type into an address bar and return the page's
+snapshot, so the agent reads the page it came for in the same call. Every new
+document of an agent's tab is watched for cookie banners from the moment the tab
+exists.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any
+
+from playwright.async_api import Error as PlaywrightError
+from pydantic import StringConstraints
+
+from server.common.addresses import AddressRefused
+from server.common.errors import CrewhostError
+from server.host.browser.partitions import Partition
+from server.host.browser.tabs import Tab
+from server.host.tools.base import ToolContext, ToolFailure
+from server.host.tools.page.address import ResolvedAddress
+from server.host.tools.page.consent import take_refusals, watch_consent
+from server.host.tools.page.snapshots import take_snapshot
+
+_NET_ERROR = re.compile(r"net::(ERR_[A-Z_]+)")
+
+
+Address = Annotated[str, StringConstraints(min_length=1, max_length=8192)]
+
+
+def _load_failure(exc: PlaywrightError) -> ToolFailure:
+    """A load error without the page's address or the browser's call log."""
+    text = str(exc)
+    found = _NET_ERROR.search(text)
+    if found is not None:
+        return ToolFailure("navigationFailed", f"the page did not load ({found.group(1)})")
+    if "Download is starting" in text:
+        return ToolFailure("navigationDownload", "the address is a file download, not a page")
+    return ToolFailure("navigationFailed", "the page did not load")
+
+
+async def partition_for(context: ToolContext) -> Partition:
+    agent_id = context.caller.agent_id
+    if agent_id is None or context.partition_for_agent is None:
+        return Partition.shared()
+    return await context.partition_for_agent(context.team_id, agent_id)
+
+
+async def load(context: ToolContext, tab: Tab, address: ResolvedAddress) -> None:
+    watch_consent(context, tab)
+    try:
+        await context.engine.navigate(context.team_id, tab.id, context.caller, address.url)
+    except PlaywrightError as exc:
+        raise _load_failure(exc) from None
+    except AddressRefused as refused:
+        # Not a failure to retry: the host refuses the address (or a redirect's) itself.
+        raise ToolFailure("addressRefused", refused.message, rule=refused.rule) from None
+    # The load may have replaced the page (a crashed renderer reloads); watch the new one.
+    watch_consent(context, tab)
+
+
+async def snapshot_of(
+    context: ToolContext, tab: Tab, *, challenge_wait: float | None = None
+) -> dict[str, Any]:
+    """The tab's snapshot; a failed read still names the tab, with a short reason."""
+    try:
+        result = await take_snapshot(context, tab, challenge_wait=challenge_wait)
+    except ToolFailure as failure:
+        result = {"tabId": tab.id, "snapshotError": failure.message}
+    except CrewhostError as exc:
+        result = {"tabId": tab.id, "snapshotError": exc.message}
+    except PlaywrightError:
+        result = {"tabId": tab.id, "snapshotError": "the page could not be read"}
+    refused = take_refusals(tab)
+    if refused:
+        result["cookieBannerRefused"] = refused[-1]
+    return result
