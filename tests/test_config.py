@@ -9,7 +9,8 @@ import pytest
 from server.common.errors import InvalidArgument
 from server.config import iter_settings, load_settings, settings_docs, settings_markdown
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+SETTINGS_PAGE = Path(__file__).resolve().parents[1] / "docs" / "settings.md"
+START, END = "<!-- settings:start -->", "<!-- settings:end -->"
 
 
 def test_every_setting_has_help_text() -> None:
@@ -17,11 +18,17 @@ def test_every_setting_has_help_text() -> None:
         assert info.description, ".".join(path)
 
 
-def test_the_readme_documents_every_setting() -> None:
-    readme = README.read_text(encoding="utf-8")
-    assert settings_markdown() in readme, "run `crewhost admin settings` and paste it in README"
+def test_the_settings_page_documents_every_setting() -> None:
+    page = SETTINGS_PAGE.read_text(encoding="utf-8")
+    for marker in (START, END):
+        assert marker in page, f"docs/settings.md lost its {marker} marker"
+    table = page.split(START, 1)[1].split(END, 1)[0].strip("\n")
+    assert table == settings_markdown(), (
+        "docs/settings.md is out of date: run `crewhost admin settings` and paste its output "
+        f"between {START} and {END}"
+    )
     for doc in settings_docs():
-        assert f"`{doc.env}`" in readme
+        assert f"`{doc.env}`" in table
 
 
 def test_file_then_environment_then_overrides(tmp_path: Path) -> None:
