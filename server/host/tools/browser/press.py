@@ -12,8 +12,6 @@ from server.host.browser.tabs import Tab
 from server.host.tools.base import TabArgs, Target, Tool, ToolContext, ToolFailure
 from server.host.tools.page import safety
 from server.host.tools.page.acting import (
-    ACTIVATE_KEYS,
-    ENTER_KEYS,
     changed_result,
     hold_focus,
     observed,
@@ -41,21 +39,6 @@ class PressArgs(TabArgs):
     )
 
 
-def _check_key(key: str, facts: dict[str, Any]) -> None:
-    """Refuses a key that would submit a form or press a commit control."""
-    last = key.split("+")[-1]
-    if facts.get("password"):
-        safety.refuse_password(facts)
-    implicit_submit = facts.get("textInput") and facts.get("tag") == "INPUT" and facts.get("inForm")
-    if last in ENTER_KEYS and implicit_submit:
-        raise ToolFailure(
-            "gatedAction",
-            "Enter in this field would submit its form: a person must do this step",
-        )
-    if last in ACTIVATE_KEYS and not facts.get("textInput"):
-        safety.refuse_commit(facts)
-
-
 async def press(context: ToolContext, args: PressArgs) -> dict[str, Any]:
     async def operation(tab: Tab, page: Page) -> dict[str, Any]:
         resolved: Resolved | None = None
@@ -68,7 +51,7 @@ async def press(context: ToolContext, args: PressArgs) -> dict[str, Any]:
         else:
             active = await focused_element(page)
             facts = await inspect(active) if active is not None else {}
-        _check_key(args.key, facts)
+        safety.check_key(args.key, facts)
         if resolved is not None:
             await (await element_of(resolved)).focus()
             await hold_focus(resolved, typed=False)

@@ -24,12 +24,6 @@ from server.host.tools.page.targets import (
 )
 from server.host.tools.page.verify import NOT_VERIFIED, observe_change, page_state
 
-ENTER_KEYS = frozenset({"Enter", "NumpadEnter"})
-
-
-ACTIVATE_KEYS = frozenset({"Enter", "NumpadEnter", " ", "Space"})
-
-
 VALUE_SHOWN = 500
 
 

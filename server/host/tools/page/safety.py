@@ -3,6 +3,8 @@
 Each check runs on what ``targets.inspect`` read, before anything that could
 change the page, and raises ``ToolFailure`` with a stable code. A commit action
 (submit, pay, send, ...) and a button that would submit a form are for a person.
+A click or an activating key is judged by what it would activate (the button
+around the span clicked, a label's control) as well as by the element aimed at.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ COMMIT_WORDS = re.compile(
     r"\b(submit|commit|place\s+(?:the\s+|my\s+|your\s+)?order|check\s*out|pay|purchase|send|confirm)\b",
     re.IGNORECASE,
 )
+ENTER_KEYS = frozenset({"Enter", "NumpadEnter"})
+ACTIVATE_KEYS = frozenset({"Enter", "NumpadEnter", " ", "Space"})
 DASHES = {"\u2014": "an em dash", "\u2013": "an en dash"}
 # fill_fields accepts only these plain text fields (besides textarea).
 FILLABLE_TYPES = frozenset({"text", "search", "tel", "url", "email"})
@@ -77,13 +81,38 @@ def refuse_hidden(facts: dict[str, Any]) -> None:
         )
 
 
+def judged(facts: dict[str, Any]) -> list[dict[str, Any]]:
+    """The element aimed at and, when it differs, the control a click on it activates."""
+    activation = facts.get("activation")
+    return [facts, activation] if activation else [facts]
+
+
 def check_clickable(facts: dict[str, Any]) -> None:
-    """Everything a click is refused for."""
+    """Everything a click is refused for, on the element and on what it activates."""
     refuse_gone(facts)
-    refuse_disabled(facts)
+    for element in judged(facts):
+        refuse_disabled(element)
+        refuse_password(element)
+        if not element.get("textInput"):
+            refuse_commit(element)  # a text field's value is what someone typed, not its action
+
+
+def check_key(key: str, facts: dict[str, Any]) -> None:
+    """Refuses a key that would submit a form or press a commit control.
+
+    Enter submits a form from more than text fields (see ``enterSubmits`` in
+    ``lib/activation.js``); Enter or Space on a button or link presses it like a click.
+    """
+    last = key.split("+")[-1]
     refuse_password(facts)
-    if not facts.get("textInput"):
-        refuse_commit(facts)  # a text field's value is what someone typed, not its action
+    if last in ENTER_KEYS and facts.get("enterSubmits"):
+        raise ToolFailure(
+            "gatedAction", "Enter here would submit the form: a person must do this step"
+        )
+    if last in ACTIVATE_KEYS and not facts.get("textInput"):
+        for element in judged(facts):
+            refuse_disabled(element)
+            refuse_commit(element)
 
 
 def check_text(text: str) -> None:
@@ -97,12 +126,24 @@ def check_text(text: str) -> None:
             )
 
 
+def refuse_secret(facts: dict[str, Any]) -> None:
+    """A field the page marks as a one-time code or card data: a person enters those."""
+    autocomplete = str(facts.get("autocomplete", ""))
+    if any(token in autocomplete for token in _SECRET_AUTOCOMPLETE):
+        raise ToolFailure(
+            "secretField",
+            f"the {_what(facts)} takes a secret ({autocomplete}): agents never type one; ask a "
+            "person (request_takeover) to enter it",
+        )
+
+
 def check_typable(facts: dict[str, Any], text: str, *, append: bool) -> None:
     """Everything typing ``text`` into the target is refused for."""
     refuse_gone(facts)
     if not (facts.get("textInput") or facts.get("contentEditable")):
         raise ToolFailure("notEditable", f"the {_what(facts)} is not a text field")
     refuse_password(facts)
+    refuse_secret(facts)
     refuse_disabled(facts)
     refuse_read_only(facts)
     check_text(text)
