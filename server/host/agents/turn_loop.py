@@ -31,7 +31,7 @@ from server.host.agents.providers.transcript import (
     UserMessage,
     close_dangling_calls,
 )
-from server.host.tools.base import ToolContext
+from server.host.tools.base import ToolContext, serialize_result
 from server.host.tools.catalog import CATALOG, call_tool
 
 TurnStatus = Literal["done", "denied", "capped", "stopped", "error"]
@@ -171,6 +171,9 @@ async def _run_call(
     tool = CATALOG.get(call.name)
     asks = tool is not None and tool.gated and not auto_approved(setup.permissions, call.name)
     if asks and not await consent(call):
+        if progress.status is not None:
+            # Stopped while it waited: nobody denied it; the call is closed as not run.
+            return False
         progress.new_messages.append(ToolResult(call_id=call.id, content=DENIED, is_error=True))
         sink.tool_finished(call, "refused", "denied by a member")
         progress.end("denied", f"a member denied {call.name}")
@@ -184,7 +187,7 @@ async def _run_call(
     progress.new_messages.append(
         ToolResult(
             call_id=call.id,
-            content=json.dumps(result, ensure_ascii=False),
+            content=serialize_result(result),
             is_error=outcome != "ok",
         )
     )
@@ -207,7 +210,7 @@ def result_summary(result: dict[str, Any]) -> tuple[ToolOutcome, str]:
         code = str(error.get("code", "error"))
         message = str(error.get("message", ""))[:200]
         return ("error" if code == "toolFailed" else "refused"), f"{code}: {message}"
-    text = json.dumps(result, ensure_ascii=False)
+    text = serialize_result(result)
     for mark in ("NOT VERIFIED", "MISMATCH"):
         if mark in text:
             return "ok", mark

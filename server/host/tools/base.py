@@ -200,88 +200,184 @@ Target = Annotated[
 ]
 
 
-def _size(value: Any) -> int:
-    return len(json.dumps(value, ensure_ascii=False, default=str))
+# Where a value sits inside a result: the keys and indexes that lead to it.
+_Path = tuple[str | int, ...]
+# A string, list or dict inside a result: its path, itself and its serialized length.
+_Part = tuple[_Path, Any, int]
+# What a cut can shorten; a result read back from JSON holds these types exactly.
+_CUTTABLE = frozenset({str, list, dict})
+# A string shorter than this is never cut: a name or an address is kept whole or dropped.
+_SHORTEST_CUT = len(_CUT_MARK) + 64
 
 
-def _largest_text(value: Any, path: tuple[Any, ...] = ()) -> tuple[tuple[Any, ...], int] | None:
-    """The path to the longest string in ``value`` and its length."""
-    best: tuple[tuple[Any, ...], int] | None = None
-    items: list[tuple[Any, Any]] = []
-    if isinstance(value, dict):
-        items = list(value.items())
-    elif isinstance(value, list):
-        items = list(enumerate(value))
-    elif isinstance(value, str):
-        return path, len(value)
-    for key, child in items:
-        found = _largest_text(child, (*path, key))
-        if found is not None and (best is None or found[1] > best[1]):
-            best = found
+def serialize_result(result: dict[str, Any]) -> str:
+    """A tool result as the text the model reads: the one place a result becomes text.
+
+    JSON with non-ASCII characters written as themselves (``ensure_ascii=False``: a CJK
+    or accented character is one character, not a six-character ``\\uXXXX`` escape),
+    the separators ``", "`` and ``": "``, and ``str()`` of a value JSON has no form for.
+    ``cap_result`` measures ``MAX_RESULT_CHARS`` on this string, in Python characters
+    (code points), and the agent runtime puts this string unchanged in the call's
+    ``ToolResult``. Both provider adapters send that string as the tool result's text
+    (the OpenAI one puts ``Error: `` before a failed call's); the HTTP body carrying it is
+    JSON again and may escape it, but that is transport, undone before the model reads it.
+    """
+    return _json(result)
+
+
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": "), default=str)
+
+
+def _json(value: Any) -> str:
+    return _ENCODER.encode(value)
+
+
+def _parts(result: dict[str, Any]) -> list[_Part]:
+    """Every string, list and dict inside ``result`` (not ``result`` itself) with its path
+    and serialized length, in document order.
+
+    ``result`` holds only what JSON does (it was read back from JSON), so a container's
+    length is the sum of its parts' and its punctuation's, counted once, bottom up.
+    """
+    found: list[_Part] = []
+
+    def walk(value: Any, path: _Path) -> int:
+        if isinstance(value, str):
+            length = len(_json(value))
+            if path:
+                found.append((path, value, length))
+            return length
+        if not isinstance(value, dict | list):
+            return len(_json(value))
+        index = len(found)
+        found.append((path, value, 0))  # its length is known once its parts' are
+        if isinstance(value, dict):
+            inner = [
+                len(_json(key)) + 2 + walk(child, (*path, key)) for key, child in value.items()
+            ]
+        elif not _CUTTABLE.isdisjoint(map(type, value)):
+            inner = [walk(child, (*path, n)) for n, child in enumerate(value)]
+        else:  # numbers, booleans and nulls only: nothing inside to cut, measured at once
+            found[index] = (path, value, len(_json(value)))
+            return found[index][2]
+        length = 2 + sum(inner) + 2 * max(0, len(inner) - 1)
+        found[index] = (path, value, length)
+        return length
+
+    walk(result, ())
+    return found[1:]
+
+
+def _largest(parts: list[_Part]) -> _Part:
+    """Of ``parts`` (not empty), the one that serializes longest; of equals the last, so
+    earlier content stays."""
+    best = parts[0]
+    for part in parts:
+        if part[2] >= best[2]:
+            best = part
     return best
 
 
-def _largest_list(value: Any, path: tuple[Any, ...] = ()) -> tuple[tuple[Any, ...], int] | None:
-    """The path to the longest list in ``value`` and its length."""
-    best: tuple[tuple[Any, ...], int] | None = None
-    if isinstance(value, list) and value:
-        best = (path, len(value))
-    children = (
-        value.items()
-        if isinstance(value, dict)
-        else enumerate(value)
-        if isinstance(value, list)
-        else []
-    )
-    for key, child in children:
-        found = _largest_list(child, (*path, key))
-        if found is not None and (best is None or found[1] > best[1]):
-            best = found
-    return best
-
-
-def _replace(value: Any, path: tuple[Any, ...], new: Any) -> None:
+def _replace(result: dict[str, Any], path: _Path, new: Any) -> None:
+    value: Any = result
     for key in path[:-1]:
         value = value[key]
     value[path[-1]] = new
 
 
-def _get(value: Any, path: tuple[Any, ...]) -> Any:
-    for key in path:
-        value = value[key]
-    return value
+def _longest_fitting(fits: Callable[[int], bool], low: int, high: int) -> int:
+    """The largest n in ``low..high`` with ``fits(n)``, given ``fits(low)`` and that ``fits``
+    stays true below any n where it holds."""
+    while low < high:
+        middle = (low + high + 1) // 2
+        if fits(middle):
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def _cut_text(result: dict[str, Any], parts: list[_Part], size: int, *, whole_excess: bool) -> bool:
+    """Shortens the longest string, keeping the longest prefix whose serialized form fits.
+
+    With ``whole_excess`` only when that one cut brings ``result`` within the cap;
+    otherwise the string is cut to the mark alone. False when no string qualifies.
+    """
+    texts = [part for part in parts if isinstance(part[1], str) and len(part[1]) > _SHORTEST_CUT]
+    if not texts:
+        return False
+    path, text, cost = _largest(texts)
+    room = MAX_RESULT_CHARS - (size - cost)  # what the string's own JSON may take
+    mark_cost = len(_json(_CUT_MARK))
+    if whole_excess and mark_cost > room:
+        return False
+    # Each kept character costs at least one, so no more than ``room`` can be kept.
+    keep = _longest_fitting(
+        lambda n: len(_json(text[:n])) + mark_cost - 2 <= room, 0, min(len(text), room)
+    )
+    if 0 < keep < len(text) and "\ud800" <= text[keep - 1] <= "\udbff":
+        keep -= 1  # not between the halves of a surrogate pair
+    _replace(result, path, text[:keep] + _CUT_MARK)
+    return True
+
+
+def _cut_items(result: dict[str, Any], parts: list[_Part], size: int, *, least: int) -> bool:
+    """Drops the last items of a list (or entries of a dict below the top) with at least
+    ``least`` items, keeping as many as fit.
+
+    A container that can take the whole excess is chosen first, and then one item more
+    than fits is kept, so the next cut can shorten that item's text rather than lose it.
+    False when no container qualifies.
+    """
+    containers = [
+        part for part in parts if isinstance(part[1], list | dict) and len(part[1]) >= least
+    ]
+    if not containers:
+        return False
+    # Best the last list (in document order) that can take the whole excess, so what is
+    # dropped is the end of what there is; then such a dict; then the largest container.
+    enough = [part for part in containers if size - part[2] + 2 <= MAX_RESULT_CHARS]
+    lists = [part for part in enough if isinstance(part[1], list)]
+    path, container, cost = (lists or enough)[-1] if enough else _largest(containers)
+    items: list[Any] = list(container.items()) if isinstance(container, dict) else container
+
+    def rebuilt(count: int) -> Any:
+        return dict(items[:count]) if isinstance(container, dict) else items[:count]
+
+    room = MAX_RESULT_CHARS - (size - cost)
+    fitting = _longest_fitting(lambda n: len(_json(rebuilt(n))) <= room, 0, len(items) - 1)
+    _replace(result, path, rebuilt(fitting + 1 if fitting + 1 < len(items) else fitting))
+    return True
 
 
 def cap_result(result: dict[str, Any]) -> dict[str, Any]:
-    """``result`` as at most 20,000 characters of JSON, with ``truncated: True`` when cut.
+    """``result`` as at most ``MAX_RESULT_CHARS`` characters of ``serialize_result``, with
+    ``truncated: True`` when cut.
 
-    The longest text (a tree or a page's Markdown) is shortened first, then the
-    longest list, so what stays is still well-formed and says it is incomplete.
+    The cut is measured, not estimated: the longest string keeps the longest prefix whose
+    JSON (escapes included) fits, followed by a mark saying it was cut; a list keeps as
+    many items as fit. What stays is still well-formed and says it is incomplete.
     """
-    if _size(result) <= MAX_RESULT_CHARS:
+    text = serialize_result(result)
+    if len(text) <= MAX_RESULT_CHARS:
         return result
-    capped: dict[str, Any] = json.loads(json.dumps(result, ensure_ascii=False, default=str))
+    capped: dict[str, Any] = json.loads(text)
     capped["truncated"] = True
-    for _ in range(64):
-        over = _size(capped) - MAX_RESULT_CHARS
-        if over <= 0:
+    # Each cut shortens a string to a prefix or drops items, so the loop ends; the bound is
+    # a guard against a result shaped to make it slow.
+    for _ in range(1_000):
+        size = len(serialize_result(capped))
+        if size <= MAX_RESULT_CHARS:
             return capped
-        text = _largest_text(capped)
-        if text is not None and text[1] > len(_CUT_MARK) + 64:
-            path, length = text
-            original: str = _get(capped, path)
-            # JSON escapes can make a character cost more than one; cut with a margin.
-            keep = max(0, length - over - len(_CUT_MARK) - 16 - over // 8)
-            _replace(capped, path, original[:keep] + _CUT_MARK)
-            continue
-        found = _largest_list(capped)
-        if found is not None:
-            path, length = found
-            _replace(capped, path, _get(capped, path)[: length // 2])
-            continue
-        break
-    if _size(capped) <= MAX_RESULT_CHARS:
-        return capped
+        parts = _parts(capped)
+        cut = (
+            _cut_text(capped, parts, size, whole_excess=True)
+            or _cut_items(capped, parts, size, least=2)
+            or _cut_text(capped, parts, size, whole_excess=False)
+            or _cut_items(capped, parts, size, least=1)
+        )
+        if not cut:
+            break
     return {
         "error": {"code": "resultTooLarge", "message": "the result could not be cut to size"},
         "truncated": True,

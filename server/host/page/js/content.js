@@ -3,8 +3,11 @@
 // landmarks, forms and tables carry a `<!-- css: ... -->` line with a selector that
 // matches that one element, so the agent can target what it read. Reads only; form fields
 // show their labels, never their values; isolated, so the page cannot rewrite what it shows.
-(/** @param {{selector: string | null, budget: number}} args */
-({selector, budget}) => {
+// `budget` caps the Markdown's characters (null: no cap of its own) and `room` what the
+// Markdown may take written as a JSON string; the block that crosses either is cut, at a
+// line or word end near the limit, and `truncated` says so.
+(/** @param {{selector: string | null, budget: number | null, room: number}} args */
+({selector, budget, room}) => {
   const SKIP = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'HEAD', 'META', 'LINK',
     'SVG', 'CANVAS', 'OBJECT', 'EMBED']);
   const BLOCK = new Set(['ADDRESS', 'ARTICLE', 'ASIDE', 'DETAILS', 'DIALOG', 'DIV', 'DL', 'DD',
@@ -28,14 +31,55 @@
 
   /** @type {string[]} */
   const out = [];
-  let used = 0;
-  let truncated = false;
+  const most = budget === null ? Infinity : budget;
+  let used = 0;  // characters emitted
+  let spent = 0;  // ...and their length as JSON, escapes included
+  let truncated = false;  // a limit was reached: nothing more is emitted
+  // Ends the text of a block that was cut while read for its text (a quote, a block in a
+  // link or a cell): what follows it is past the limit. Page text never holds it.
+  const CUT = '\u0000';
+  // The length of `text` inside a JSON string. Never less than the host's count: JSON here
+  // also escapes a lone surrogate and counts a pair as two.
   /** @param {string} text */
-  const emit = (text) => {
+  const jsonLength = (text) => JSON.stringify(text).length - 2;
+  // The longest start of `text` within `chars` characters and `cost` JSON characters,
+  // ended at a line or word end in its last stretch when there is one.
+  /**
+   * @param {string} text
+   * @param {number} chars
+   * @param {number} cost
+   */
+  const head = (text, chars, cost) => {
+    let low = 0;
+    let high = Math.max(0, Math.min(text.length, chars, cost));
+    while (low < high) {
+      const middle = Math.ceil((low + high) / 2);
+      if (jsonLength(text.slice(0, middle)) <= cost) low = middle; else high = middle - 1;
+    }
+    let end = low;
+    const code = text.charCodeAt(end - 1);
+    if (end < text.length && code >= 0xd800 && code <= 0xdbff) end -= 1;  // not inside a pair
+    const stretch = Math.min(300, Math.floor(end / 4));
+    const line = text.lastIndexOf('\n', end);
+    if (line > 0 && line >= end - stretch) return text.slice(0, line);
+    for (let i = end; i > 0 && i >= end - stretch; i--) {
+      if (/\s/.test(text[i])) return text.slice(0, i);
+    }
+    return text.slice(0, end);
+  };
+  /** @param {string} given */
+  const emit = (given) => {
     if (truncated) return;
-    if (used + text.length > budget) { truncated = true; return; }
-    out.push(text);
-    used += text.length;
+    const at = given.indexOf(CUT);
+    const text = at < 0 ? given : given.slice(0, at);
+    const chars = most - used;
+    const cost = room - spent;
+    const whole = text.length <= chars && text.length <= cost ? jsonLength(text) : Infinity;
+    const kept = whole <= cost ? text : head(text, chars, cost);
+    out.push(kept);
+    used += kept.length;
+    spent += kept === text ? whole : jsonLength(kept);
+    if (kept !== given) truncated = true;
   };
 
   /** @param {Element} el */
@@ -45,9 +89,9 @@
     return style.display === 'none' || style.visibility === 'hidden';
   };
   /** @param {string} text */
-  const squash = (text) => text.replace(/\s+/g, ' ');
+  const squash = (text) => text.replace(/\s+/g, ' ').replaceAll(CUT, '');
   /** @param {string} text */
-  const esc = (text) => text.replace(/([\\`*_\[\]])/g, '\\$1');
+  const esc = (text) => text.replace(/([\\`*_\[\]])/g, '\\$1').replaceAll(CUT, '');
 
   // A selector that matches `el` alone, from its id or its place under the nearest id.
   /** @param {string} sel */
@@ -157,20 +201,22 @@
       case 'SELECT': return ` [choice: ${esc(labelOf(el))}] `;
       case 'BUTTON': { const t = squash(html.innerText || '').trim() || el.getAttribute('aria-label') || ''; return t ? ` [button: ${esc(t)}] ` : ''; }
       case 'IFRAME': return ' [frame] ';
-      default: return isBlockish(el) ? '\n' + blockText(el) + '\n' : inline(el);
+      default: return isBlockish(el) ? '\n' + collected(() => block(el, 0)) + '\n' : inline(el);
     }
   };
   /** @param {Element} el */
   const isBlockish = (el) => BLOCK.has(el.tagName) || /^H[1-6]$/.test(el.tagName) ||
     ['UL', 'OL', 'LI', 'PRE', 'BLOCKQUOTE', 'TABLE', 'HR'].includes(el.tagName);
-  /** @param {Element} el */
-  const blockText = (el) => {
+  // What `write` emits, returned as text instead (a block inside a run, a quote's lines).
+  /** @param {() => void} write */
+  const collected = (write) => {
     const saved = out.length;
-    const savedUsed = used;
-    block(el, 0);
-    const text = out.splice(saved).join('');
-    used = savedUsed;
-    return text.trim();
+    const [savedUsed, savedSpent, savedTruncated] = [used, spent, truncated];
+    write();
+    const text = out.splice(saved).join('').trim();
+    const cut = truncated && !savedTruncated;
+    [used, spent, truncated] = [savedUsed, savedSpent, savedTruncated];
+    return cut ? text + CUT : text;
   };
 
   /** @param {string} text */
@@ -237,16 +283,24 @@
     switch (tag) {
       case 'TABLE': table(el); return;
       case 'UL': case 'OL': list(el, 0); return;
-      case 'PRE': emit('\n```\n' + /** @type {HTMLElement} */ (el).innerText.replace(/\n+$/, '') + '\n```\n'); return;
+      case 'PRE': emit('\n```\n' + /** @type {HTMLElement} */ (el).innerText.replace(/\n+$/, '').replaceAll(CUT, '') + '\n```\n'); return;
       case 'HR': emit('\n---\n'); return;
       case 'BLOCKQUOTE': {
-        const text = blockText(el);
+        const text = collected(() => flow(el, depth));
         if (text) emit('\n' + text.split('\n').map((l) => '> ' + l).join('\n') + '\n');
         return;
       }
       default: break;
     }
-    // Inline children gather into paragraphs; block children start their own.
+    flow(el, depth);
+  };
+
+  /**
+   * The children of `el`: inline ones gather into paragraphs, block ones start their own.
+   * @param {Element} el
+   * @param {number} depth
+   */
+  const flow = (el, depth) => {
     let run = '';
     for (const node of childrenOf(el)) {
       if (node.nodeType === 3) { run += esc(squash(node.textContent || '')); continue; }

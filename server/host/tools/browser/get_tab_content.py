@@ -14,13 +14,20 @@ from typing import Annotated, Any
 from playwright.async_api import Page
 from pydantic import Field, StringConstraints
 
-from server.host.tools.base import MAX_RESULT_CHARS, TabArgs, Tool, ToolContext, ToolFailure
+from server.host.tools.base import (
+    MAX_RESULT_CHARS,
+    TabArgs,
+    Tool,
+    ToolContext,
+    ToolFailure,
+    serialize_result,
+)
 from server.host.tools.page.isolated import evaluate_isolated
 from server.host.tools.page.settle import settle
 from server.host.tools.page.snapshots import shown_url
 from server.host.tools.page.tab_access import holds_secret, reachable_tab
 
-# Room in a result for the fields around the content.
+# Room in a result for the fields around the content, for the most an agent may ask for.
 _ENVELOPE = 1_000
 
 
@@ -44,15 +51,15 @@ async def get_tab_content(context: ToolContext, args: GetTabContentArgs) -> dict
     tab = reachable_tab(context, args.tab_id)
     if holds_secret(tab):
         raise ToolFailure("secretTab", "this tab holds a secret; its content is not read")
-    budget = args.max_length or MAX_CONTENT_CHARS
 
     async def read(page: Page) -> dict[str, Any]:
         await settle(page, context.settings)
+        title, url = await page.title(), shown_url(page.url)
+        room = _content_room(tab.id, url, title, args.selector)
         found = await evaluate_isolated(
-            page, "content", {"selector": args.selector, "budget": budget}
+            page, "content", {"selector": args.selector, "budget": args.max_length, "room": room}
         )
-        title = await page.title()
-        return {"page": found, "url": page.url, "title": title}
+        return {"page": found, "url": url, "title": title}
 
     done = await context.engine.run(context.team_id, tab.id, context.caller, read)
     value = done.value or {}
@@ -67,15 +74,34 @@ async def get_tab_content(context: ToolContext, args: GetTabContentArgs) -> dict
             "targetAmbiguous",
             f"{found.get('count')} elements match {args.selector!r}; use a selector for one",
         )
-    result: dict[str, Any] = {
-        "tabId": tab.id,
-        "url": shown_url(str(value.get("url", tab.url))),
-        "title": value.get("title", ""),
-        "usedSelector": args.selector,
-        "content": found.get("content", ""),
-        "truncated": bool(found.get("truncated")),
+    return _result(
+        tab.id,
+        str(value.get("url", shown_url(tab.url))),
+        value.get("title", ""),
+        args.selector,
+        found.get("content", ""),
+        truncated=bool(found.get("truncated")),
+    )
+
+
+def _result(
+    tab_id: str, url: str, title: str, selector: str | None, content: str, *, truncated: bool
+) -> dict[str, Any]:
+    return {
+        "tabId": tab_id,
+        "url": url,
+        "title": title,
+        "usedSelector": selector,
+        "content": content,
+        "truncated": truncated,
     }
-    return result
+
+
+def _content_room(tab_id: str, url: str, title: str, selector: str | None) -> int:
+    """What the Markdown may take, written as JSON, for the whole result to fit the cap
+    (the page script keeps to it, so a long page is cut where it crosses, not later)."""
+    envelope = _result(tab_id, url, title, selector, "", truncated=False)
+    return max(0, MAX_RESULT_CHARS - len(serialize_result(envelope)))
 
 
 TOOL = Tool(
@@ -84,7 +110,9 @@ TOOL = Tool(
         "Read a tab's rendered page as Markdown: headings, text, links, lists and tables, "
         "for reading an article or results rather than acting. `selector` reads one part. "
         "Headings, landmarks, forms and tables are preceded by `<!-- css: ... -->`, a "
-        "selector for that element. Field values are not shown."
+        "selector for that element. Field values are not shown. A page longer than the "
+        "result allows is cut where it reaches the limit, with `truncated: true`; read the "
+        "rest by `selector`."
     ),
     args=GetTabContentArgs,
     gated=False,
