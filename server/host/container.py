@@ -93,10 +93,15 @@ class HostServices:
         services.profiles = BrowserProfileService(db, clock, browser, services.peers.announce)
         services.tabs = TabService(browser, services.profiles)
         services.memories = MemoryService(db, clock)
-        services.agents = AgentService(
-            db, clock, services.profiles, services.memories, services.peers.announce
-        )
         services.providers = ProviderService(db, clock, secrets, services.peers.announce)
+        services.agents = AgentService(
+            db,
+            clock,
+            services.profiles,
+            services.memories,
+            services.providers,
+            services.peers.announce,
+        )
         services.attention = AttentionRegistry(clock, services.peers.announce)
         services.models = ModelProviders(services.providers.credentials)
         services.threads = ThreadService(

@@ -56,6 +56,8 @@ class AttentionRequest:
     answer: asyncio.Future[bool] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
+    # Its turn ended (stopped) before anyone answered.
+    cancelled: bool = False
 
     def event(self) -> AttentionRequested:
         return AttentionRequested(
@@ -115,7 +117,7 @@ class AttentionRegistry:
         except TimeoutError:
             return False
         finally:
-            self._forget(request, "expired" if not request.answer.done() else "answered")
+            self._forget(request, _outcome(request))
 
     def list_requests(self, team_id: str, account_id: str) -> list[AttentionRequest]:
         """The pending requests this member may answer, oldest first."""
@@ -153,6 +155,7 @@ class AttentionRegistry:
         for request in list(self._pending.values()):
             mine = (request.team_id, request.thread_id) == (team_id, thread_id)
             if mine and not request.answer.done():
+                request.cancelled = True
                 request.answer.set_result(False)
 
     def _forget(self, request: AttentionRequest, outcome: str) -> None:
@@ -162,3 +165,9 @@ class AttentionRegistry:
                 AttentionResolved(id=request.id, thread_id=request.thread_id, outcome=outcome),
                 request.visible_to,
             )
+
+
+def _outcome(request: AttentionRequest) -> str:
+    if request.cancelled:
+        return "cancelled"
+    return "answered" if request.answer.done() else "expired"

@@ -27,6 +27,8 @@ class Credentials(Protocol):
     @property
     def kind(self) -> str: ...
     @property
+    def name(self) -> str: ...
+    @property
     def wire(self) -> str: ...
     @property
     def base_url(self) -> str: ...
@@ -83,7 +85,8 @@ class ModelProviders:
                 flavour=flavour,  # type: ignore[arg-type]
                 api_key=found.api_key,
                 base_url=found.base_url,
-                label=found.provider_id,
+                # A person knows a custom provider by the name they gave it.
+                label=found.name,
                 http=self._http,
             )
         return provider, found.default_model

@@ -130,6 +130,10 @@ class ThreadService:
                 conn, team_id, thread_id, updated_at=self._clock.now(), shared=shared
             )
         changed = replace(thread, shared=shared)
+        running = self._running.get(thread_id)
+        if running is not None:
+            # Its turn streams to, and its questions are answered by, who sees it from now on.
+            running.thread = changed
         self._changed(changed)
         return changed
 
@@ -216,7 +220,7 @@ class ThreadService:
                 permissions=agent.permissions,
                 max_tool_calls=agent.max_tool_calls or DEFAULT_MAX_TOOL_CALLS,
             )
-            await run_turn(setup, sink, lambda call: self._consent(thread, agent, call), progress)
+            await run_turn(setup, sink, lambda call: self._consent(running, agent, call), progress)
         except asyncio.CancelledError:
             progress.end("stopped", "a member stopped the turn")
         except Exception as exc:
@@ -268,7 +272,8 @@ class ThreadService:
             ),
         )
 
-    async def _consent(self, thread: Thread, agent: Agent, call: ToolCall) -> bool:
+    async def _consent(self, running: RunningTurn, agent: Agent, call: ToolCall) -> bool:
+        thread = running.thread
         return await self._attention.ask_consent(
             team_id=thread.team_id,
             thread_id=thread.id,
@@ -277,7 +282,8 @@ class ThreadService:
             tool=call.name,
             arguments=call.arguments,
             summary=f"{call.name} {argument_summary(call.arguments)}",
-            visible_to=thread.visible_to,
+            # Read at each answer: sharing the thread, or taking it back, applies at once.
+            visible_to=lambda account_id: running.thread.visible_to(account_id),
         )
 
     # -- helpers ------------------------------------------------------------------------

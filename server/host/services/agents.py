@@ -18,6 +18,7 @@ from server.common.protocol.events import AgentsChanged, HostEvent
 from server.db.engine import Database
 from server.host.services.memories import MemoryService
 from server.host.services.profiles import BrowserProfileService, duplicate_choice
+from server.host.services.providers import ProviderService
 from server.host.storage.agents import Agent, AgentRepository
 from server.host.storage.threads import ThreadRepository
 
@@ -34,12 +35,14 @@ class AgentService:
         clock: Clock,
         profiles: BrowserProfileService,
         memories: MemoryService,
+        providers: ProviderService,
         announce: Callable[[str, HostEvent], None],
     ) -> None:
         self._db = db
         self._clock = clock
         self._profiles = profiles
         self._memories = memories
+        self._providers = providers
         self._announce = announce
         self._agents = AgentRepository()
         self._threads = ThreadRepository()
@@ -66,6 +69,8 @@ class AgentService:
         permissions: dict[str, str],
         max_tool_calls: int | None,
     ) -> Agent:
+        """A new agent; ``providerNotFound`` unless the team has ``provider``."""
+        await self._providers.require_provider(team_id, provider)
         now = self._clock.now()
         agent = Agent(
             id=uuid.uuid4().hex,
@@ -101,6 +106,8 @@ class AgentService:
         max_tool_calls: int | None = None,
         clear_max_tool_calls: bool = False,
     ) -> Agent:
+        if provider is not None:
+            await self._providers.require_provider(team_id, provider)
         async with self._db.write() as conn:
             agent = await self._agents.get_full_agent(conn, team_id, agent_id)
             if agent is None:

@@ -111,6 +111,7 @@ class ProviderCredentials:
 
     provider_id: str
     kind: str
+    name: str
     wire: Wire
     base_url: str
     api_key: str | None = field(repr=False)
@@ -264,6 +265,14 @@ class ProviderService:
             await self._repo.update_provider(conn, team_id, provider_id, last_error=error)
         self._changed(team_id)
 
+    async def require_provider(self, team_id: str, provider_id: str) -> None:
+        """Refuse (``providerNotFound``) a provider the team does not have."""
+        if provider_id in BUILTIN_PROVIDERS:
+            return
+        async with self._db.read() as conn:
+            if await self._repo.get_provider(conn, team_id, provider_id) is None:
+                raise _not_found()
+
     async def credentials(self, team_id: str, provider_id: str) -> ProviderCredentials:
         """Address, key (None when none is set) and default model, for the agent runtime.
 
@@ -288,6 +297,7 @@ class ProviderService:
         return ProviderCredentials(
             provider_id=row.id,
             kind=row.kind,
+            name=row.name,
             wire=builtin.wire if builtin else "openai",
             base_url=_effective_base_url(row),
             api_key=key,

@@ -87,7 +87,8 @@ async def test_an_unanswered_request_expires_as_a_denial() -> None:
 
 
 async def test_stopping_a_thread_denies_its_questions() -> None:
-    registry = AttentionRegistry(FakeClock(), Told())
+    told = Told()
+    registry = AttentionRegistry(FakeClock(), told)
     waiting = await ask(registry)
     other = await ask(registry, thread_id="thread-2", call_id="call-2")
     registry.cancel_thread(TEAM, "thread-1")
@@ -96,6 +97,8 @@ async def test_stopping_a_thread_denies_its_questions() -> None:
     [left] = registry.list_requests(TEAM, "alice")
     registry.answer(TEAM, "alice", left.id, approve=True)
     assert await other is True
+    outcomes = [e.outcome for _, e, _ in told.events if isinstance(e, AttentionResolved)]
+    assert outcomes == ["cancelled", "answered"]
 
 
 def test_the_arguments_hash_ignores_key_order_only() -> None:

@@ -139,3 +139,36 @@ async def test_another_team_sees_and_touches_nothing(
     assert (await team.admin.call("agents-v1/get", {"id": made["id"]}))["name"] == "Scout"
     await connection.close()
     await outsider.hub.close()
+
+
+async def test_an_agent_names_a_provider_its_team_has(
+    server: RunningHub, team: Team, tmp_path: Path
+) -> None:
+    gateway = await team.admin.call(
+        "providers-v1/create_custom", {"name": "Gateway", "baseUrl": "http://gw.test/v1"}
+    )
+    made = await team.admin.call("agents-v1/create", {"name": "Scout", "provider": gateway["id"]})
+    assert made["provider"] == gateway["id"]
+    for args in ({"provider": "mistral"}, {"provider": "custom-" + "0" * 32}):
+        assert await refused(team.admin, "agents-v1/create", {"name": "x", **args}) == (
+            "providerNotFound"
+        )
+        update = {"id": made["id"], "name": "Renamed", **args}
+        assert await refused(team.admin, "agents-v1/update", update) == "providerNotFound"
+    # Another team's custom provider is as unknown as a missing one.
+    await server.create_owner("other@example.com", "Team B")
+    outsider = await peer_member(server, "other@example.com", tmp_path)
+    connection = await outsider.connect(server.builtin.services.host_id)
+    theirs = await connection.call(
+        "providers-v1/create_custom", {"name": "Theirs", "baseUrl": "http://theirs.test/v1"}
+    )
+    update = {"id": made["id"], "provider": theirs["id"]}
+    assert await refused(team.admin, "agents-v1/update", update) == "providerNotFound"
+    await connection.close()
+    await outsider.hub.close()
+
+    kept = await team.admin.call("agents-v1/get", {"id": made["id"]})
+    assert (kept["name"], kept["provider"]) == ("Scout", gateway["id"])
+    assert [a["name"] for a in (await team.admin.call("agents-v1/list"))["agents"]] == ["Scout"]
+    moved = await team.admin.call("agents-v1/update", {"id": made["id"], "provider": "openai"})
+    assert moved["provider"] == "openai"

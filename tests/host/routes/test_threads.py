@@ -1,0 +1,207 @@
+"""threads-v1 (and attention-v1 around a turn) over real peers: starting, listing, reading
+and sharing threads, bad input, and what a member who does not see a thread, or a member
+of another team, can do with it and its turn: nothing, and they hear nothing of it."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from peer.connection import HostConnection
+from tests.host.routes.conftest import Team, refused
+from tests.support.fakes.anthropic import API_KEY, FakeAnthropic, MessageEvents
+from tests.support.hub_server import RunningHub
+from tests.support.peers import peer_member
+
+EVENT_SECONDS = 30.0
+
+
+@pytest.fixture
+async def anthropic(team: Team) -> AsyncIterator[FakeAnthropic]:
+    """The team's Anthropic provider, served by a local fake."""
+    async with FakeAnthropic() as fake:
+        await team.admin.call("providers-v1/set_key", {"provider": "anthropic", "key": API_KEY})
+        await team.admin.call(
+            "providers-v1/update", {"provider": "anthropic", "baseUrl": fake.base_url}
+        )
+        yield fake
+
+
+@pytest.fixture
+async def outsider(server: RunningHub, team: Team, tmp_path: Path) -> AsyncIterator[HostConnection]:
+    """The owner of another team, on the same host."""
+    await server.create_owner("other@example.com", "Team B")
+    member = await peer_member(server, "other@example.com", tmp_path)
+    connection = await member.connect(server.builtin.services.host_id)
+    yield connection
+    await connection.close()
+    await member.hub.close()
+
+
+async def thread_events(connection: HostConnection, thread_id: str) -> list[dict[str, Any]]:
+    """The events of ``thread_id`` the peer received and has not read.
+
+    A call is answered after every event the host sent before it: the channel is ordered.
+    """
+    await connection.call("host-v1/whoami")
+    events = []
+    while not connection.events.empty():
+        event = connection.events.get_nowait()
+        if event["data"].get("threadId") == thread_id:
+            events.append(event)
+    return events
+
+
+async def until(connection: HostConnection, thread_id: str, name: str) -> dict[str, Any]:
+    async with asyncio.timeout(EVENT_SECONDS):
+        while True:
+            event = await connection.events.get()
+            if event["event"] == name and event["data"].get("threadId") == thread_id:
+                return dict(event["data"])
+
+
+async def test_start_list_read_and_share(team: Team) -> None:
+    agent = await team.admin.call("agents-v1/create", {"name": "Scout"})
+    started = await team.member.call(
+        "threads-v1/start", {"agentId": agent["id"], "title": "  Prices "}
+    )
+    assert (started["title"], started["shared"], started["agentId"]) == (
+        "Prices",
+        False,
+        agent["id"],
+    )
+    thread_ref = {"threadId": started["id"]}
+    listed = await team.member.call("threads-v1/list", {"agentId": agent["id"]})
+    assert [t["id"] for t in listed["threads"]] == [started["id"]]
+    contents = await team.member.call("threads-v1/get", thread_ref)
+    assert (contents["messages"], contents["turns"], contents["runningTurnId"]) == ([], [], None)
+
+    # Private: not even the owner of the team lists or reads it, nor may share it.
+    assert (await team.admin.call("threads-v1/list", {"agentId": agent["id"]}))["threads"] == []
+    assert await refused(team.admin, "threads-v1/get", thread_ref) == "threadNotFound"
+    share = {**thread_ref, "shared": True}
+    assert await refused(team.admin, "threads-v1/share", share) == "threadNotFound"
+    assert await thread_events(team.admin, started["id"]) == []
+
+    assert (await team.member.call("threads-v1/share", share))["shared"] is True
+    changed = await thread_events(team.admin, started["id"])
+    assert [e["event"] for e in changed] == ["threads-changed"]
+    assert (await team.admin.call("threads-v1/get", thread_ref))["thread"]["shared"] is True
+    # Shared, it is still its starter's to take back.
+    assert await refused(team.admin, "threads-v1/share", {**share, "shared": False}) == (
+        "threadNotFound"
+    )
+    await team.member.call("threads-v1/share", {**share, "shared": False})
+    assert await refused(team.admin, "threads-v1/get", thread_ref) == "threadNotFound"
+
+
+BAD_INPUT: list[tuple[str, dict[str, Any], str]] = [
+    ("threads-v1/start", {"agentId": "0" * 32}, "agentNotFound"),
+    ("threads-v1/start", {"agentId": "not-an-id"}, "invalidArgument"),
+    ("threads-v1/start", {"agentId": "{agent}", "title": "a\nb"}, "invalidArgument"),
+    ("threads-v1/start", {"agentId": "{agent}", "title": "x" * 201}, "invalidArgument"),
+    ("threads-v1/start", {"agentId": "{agent}", "extra": 1}, "invalidArgument"),
+    ("threads-v1/list", {"agentId": "0" * 32}, "agentNotFound"),
+    ("threads-v1/get", {"threadId": "0" * 32}, "threadNotFound"),
+    ("threads-v1/get", {"threadId": "../x"}, "invalidArgument"),
+    ("threads-v1/send", {"threadId": "{thread}", "text": "   "}, "invalidArgument"),
+    ("threads-v1/send", {"threadId": "{thread}", "text": "x" * 32_001}, "invalidArgument"),
+    ("threads-v1/send", {"threadId": "{thread}"}, "invalidArgument"),
+    ("threads-v1/send", {"threadId": "0" * 32, "text": "hi"}, "threadNotFound"),
+    ("threads-v1/stop", {"threadId": "0" * 32}, "threadNotFound"),
+    ("attention-v1/answer", {"id": "0" * 32, "approve": True}, "attentionNotFound"),
+    ("attention-v1/answer", {"id": "0" * 32, "approve": "yes"}, "invalidArgument"),
+]
+
+
+async def test_bad_input_is_refused_and_nothing_runs(team: Team) -> None:
+    # One team for every case: a refusal changes nothing the next case could see.
+    agent = await team.admin.call("agents-v1/create", {"name": "Scout"})
+    thread = await team.member.call("threads-v1/start", {"agentId": agent["id"]})
+    for route, args, code in BAD_INPUT:
+        filled = {
+            k: (v.format(agent=agent["id"], thread=thread["id"]) if isinstance(v, str) else v)
+            for k, v in args.items()
+        }
+        assert await refused(team.member, route, filled) == code, (route, args)
+    contents = await team.member.call("threads-v1/get", {"threadId": thread["id"]})
+    assert (contents["messages"], contents["turns"]) == ([], [])
+    listed = await team.member.call("threads-v1/list", {"agentId": agent["id"]})
+    assert [t["id"] for t in listed["threads"]] == [thread["id"]]
+
+
+async def test_who_does_not_see_a_thread_can_do_nothing_with_its_turn(
+    team: Team, anthropic: FakeAnthropic, outsider: HostConnection
+) -> None:
+    """The owner's private thread, its turn waiting for consent: the team's member and
+    another team's owner can neither read, send, stop nor answer, and hear nothing."""
+    agent = await team.admin.call("agents-v1/create", {"name": "Scout"})
+    thread = await team.admin.call("threads-v1/start", {"agentId": agent["id"]})
+    thread_id = thread["id"]
+    anthropic.script(
+        MessageEvents()
+        .text("Clicking.")
+        .tool_use(
+            "toolu_1", "click", {"tabId": "tab-1", "target": {"kind": "css", "selector": "b"}}
+        )
+        .stop("tool_use")
+        .reply()
+    )
+    sent = await team.admin.call("threads-v1/send", {"threadId": thread_id, "text": "Go"})
+    asked = await until(team.admin, thread_id, "attention-requested")
+    again = {"threadId": thread_id, "text": "And again"}
+    assert await refused(team.admin, "threads-v1/send", again) == "turnRunning"
+
+    for stranger in (team.member, outsider):
+        thread_ref = {"threadId": thread_id}
+        assert await refused(stranger, "threads-v1/get", thread_ref) == "threadNotFound"
+        assert await refused(stranger, "threads-v1/send", again) == "threadNotFound"
+        assert await refused(stranger, "threads-v1/stop", thread_ref) == "threadNotFound"
+        assert await refused(stranger, "threads-v1/share", {**thread_ref, "shared": True}) == (
+            "threadNotFound"
+        )
+        assert (await stranger.call("attention-v1/list"))["requests"] == []
+        for approve in (True, False):
+            answer = {"id": asked["id"], "approve": approve}
+            assert await refused(stranger, "attention-v1/answer", answer) == "attentionNotFound"
+    assert await refused(outsider, "threads-v1/list", {"agentId": agent["id"]}) == ("agentNotFound")
+    listed = await team.member.call("threads-v1/list", {"agentId": agent["id"]})
+    assert listed["threads"] == []
+
+    # The question still waits for the one who sees it.
+    [pending] = (await team.admin.call("attention-v1/list"))["requests"]
+    assert pending["id"] == asked["id"]
+    await team.admin.call("attention-v1/answer", {"id": asked["id"], "approve": False})
+    finished = await until(team.admin, thread_id, "turn-finished")
+    assert (finished["turnId"], finished["status"]) == (sent["turnId"], "denied")
+    assert await thread_events(team.member, thread_id) == []
+    assert await thread_events(outsider, thread_id) == []
+
+
+async def test_sharing_a_waiting_turn_lets_the_team_answer(
+    team: Team, anthropic: FakeAnthropic
+) -> None:
+    agent = await team.admin.call("agents-v1/create", {"name": "Scout"})
+    thread = await team.admin.call("threads-v1/start", {"agentId": agent["id"]})
+    thread_id = thread["id"]
+    anthropic.script(
+        MessageEvents()
+        .tool_use("toolu_1", "navigate", {"tabId": "tab-1", "url": "https://example.com"})
+        .stop("tool_use")
+        .reply()
+    )
+    await team.admin.call("threads-v1/send", {"threadId": thread_id, "text": "Go"})
+    asked = await until(team.admin, thread_id, "attention-requested")
+    answer = {"id": asked["id"], "approve": False}
+    assert await refused(team.member, "attention-v1/answer", answer) == "attentionNotFound"
+
+    await team.admin.call("threads-v1/share", {"threadId": thread_id, "shared": True})
+    [pending] = (await team.member.call("attention-v1/list"))["requests"]
+    assert pending["id"] == asked["id"]
+    await team.member.call("attention-v1/answer", answer)
+    finished = await until(team.member, thread_id, "turn-finished")
+    assert (finished["status"], finished["reason"]) == ("denied", "a member denied navigate")
