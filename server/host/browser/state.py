@@ -35,8 +35,12 @@ class SavedTab:
         }
 
 
+# The state file's name in the team's folder.
+STATE_FILE = "tabs.json"
+
+
 def state_path(team_folder: Path) -> Path:
-    return team_folder / "tabs.json"
+    return team_folder / STATE_FILE
 
 
 def write_state(team_folder: Path, tabs: list[SavedTab]) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from playwright.async_api import CDPSession, Page
@@ -22,43 +22,82 @@ from server.host.browser.partitions import Partition
 
 T = TypeVar("T")
 
+# The address of a tab with nothing loaded.
+BLANK = "about:blank"
 
-@dataclass
+
 class Tab:
-    """One managed tab. ``page`` is None while the tab sleeps (its URL is kept)."""
+    """One managed tab. ``page`` is None while the tab sleeps (its URL is kept).
 
-    id: str
-    team_id: str
-    partition: Partition
-    owner_agent_id: str | None
-    owner_thread_id: str | None
-    opener_tab_id: str | None
-    page: Page | None
-    url: str
-    last_used: float
-    dependent: bool = False
-    held_by: str | None = None
-    # Live-view channels watching the tab: a shown tab never sleeps.
-    viewers: int = 0
-    crashed: bool = False
-    dialog: PendingDialog | None = None
-    identity_session: CDPSession | None = None
-    # The agent whose input action runs now: a dialog opened meanwhile is that agent's.
-    input_agent_id: str | None = None
-    dialog_opened: asyncio.Event | None = None
-    # Set by every dialog: a load the dialog blocks stops waiting for it.
-    any_dialog: asyncio.Event = field(default_factory=asyncio.Event)
-    # What the agent tools keep about this tab (snapshot revision and refs, per-document
-    # checks), keyed by tool module; it goes with the tab.
-    tool_state: dict[str, Any] = field(default_factory=dict)
-    queue: TabQueue = field(init=False)
+    What peers list of a tab (its address, opener, holder and page) is read-only here:
+    only ``TabRegistry`` changes it, and it announces each change. The other fields are
+    bookkeeping of the engine, the live view and the tools, which no peer sees.
+    """
 
-    def __post_init__(self) -> None:
+    def __init__(
+        self,
+        *,
+        id: str,
+        team_id: str,
+        partition: Partition,
+        owner_agent_id: str | None,
+        owner_thread_id: str | None,
+        opener_tab_id: str | None,
+        url: str,
+        last_used: float,
+        dependent: bool = False,
+    ) -> None:
+        self.id = id
+        self.team_id = team_id
+        self.partition = partition
+        self.owner_agent_id = owner_agent_id
+        self.owner_thread_id = owner_thread_id
+        # Listed state, written by ``TabRegistry`` only.
+        self._url = url
+        self._opener_tab_id = opener_tab_id
+        self._held_by: str | None = None
+        self._page: Page | None = None
+        self.last_used = last_used
+        # A popup that closes with its opener (it was not opened ``noopener``).
+        self.dependent = dependent
+        # Live-view channels watching the tab: a shown tab never sleeps.
+        self.viewers = 0
+        self.crashed = False
+        self.dialog: PendingDialog | None = None
+        self.identity_session: CDPSession | None = None
+        # The agent whose input action runs now: a dialog opened meanwhile is that agent's.
+        self.input_agent_id: str | None = None
+        self.dialog_opened: asyncio.Event | None = None
+        # Set by every dialog: a load the dialog blocks stops waiting for it.
+        self.any_dialog = asyncio.Event()
+        # What the agent tools keep about this tab (snapshot revision and refs, per-document
+        # checks), keyed by tool module; it goes with the tab.
+        self.tool_state: dict[str, Any] = {}
         self.queue = TabQueue(self)
+
+    def __repr__(self) -> str:
+        return f"Tab(id={self.id!r}, team_id={self.team_id!r}, url={self._url!r})"
+
+    @property
+    def url(self) -> str:
+        return self._url
+
+    @property
+    def opener_tab_id(self) -> str | None:
+        return self._opener_tab_id
+
+    @property
+    def held_by(self) -> str | None:
+        """The account of the person who took the tab; agents are refused while set."""
+        return self._held_by
+
+    @property
+    def page(self) -> Page | None:
+        return self._page
 
     @property
     def loaded(self) -> bool:
-        return self.page is not None
+        return self._page is not None
 
     def to_wire(self) -> dict[str, Any]:
         return {

@@ -69,8 +69,7 @@ class TabService:
             return str(page.url)
 
         result = await engine.run(team_id, tab.id, Caller.person(account_id), act)
-        tab.url = str(result.value)
-        return tab.url
+        return str(result.value)
 
     async def close_tab(self, team_id: str, account_id: str, tab_id: str) -> None:
         """Close the tab and its dependent popups."""

@@ -1,0 +1,192 @@
+"""The browser contexts: one Chromium, and a Playwright context per team and partition.
+
+Private partitions are contexts of the one Chromium and end with their last tab; each
+persistent partition is its own Chromium over its folder, started on first use and
+stopped when none of its tabs is loaded (its data stays on disk).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+from playwright.async_api import Browser, BrowserContext, Playwright, async_playwright
+from playwright.async_api import Error as PlaywrightError
+
+from server.common.errors import NotFound, Unavailable
+from server.host.browser.address_guard import AddressGuard
+from server.host.browser.identity import BrowserIdentity
+from server.host.browser.partitions import Partition
+from server.host.browser.tab_registry import TabRegistry
+from server.host.browser.team_folders import TeamFolders
+from server.host.chromium import CLOSED_NETWORK_FLAGS, find_chromium
+
+log = logging.getLogger(__name__)
+
+_Key = tuple[str, Partition]
+
+
+class ContextPool:
+    """Starts Chromium and keeps each team's partitions' contexts, created on first use."""
+
+    def __init__(
+        self,
+        folders: TeamFolders,
+        tabs: TabRegistry,
+        guard: AddressGuard,
+        *,
+        chromium: str | None,
+        locale: str,
+        profile_exists: Callable[[str, str], bool],
+    ) -> None:
+        self._folders = folders
+        self._tabs = tabs
+        self._guard = guard
+        self._configured_chromium = chromium
+        self._locale = locale
+        self._profile_exists = profile_exists
+        self._playwright: Playwright | None = None
+        self._browser: Browser | None = None
+        self._executable: Path | None = None
+        self._identity: BrowserIdentity | None = None
+        self._contexts: dict[_Key, BrowserContext] = {}
+        # One lock per partition: starting one partition's browser never holds up another's tabs.
+        self._locks: dict[_Key, asyncio.Lock] = {}
+
+    # -- start and stop -----------------------------------------------------------------
+
+    def locate_chromium(self) -> None:
+        """Finds the Chromium to run; ``browserMissing`` when there is none."""
+        self._executable = find_chromium(self._configured_chromium)
+        if self._executable is None:
+            raise Unavailable(
+                "no Chromium found: install Debian's chromium package or set CREWHOST_CHROMIUM",
+                code="browserMissing",
+            )
+
+    async def start(self) -> None:
+        """Starts Playwright and the Chromium of the private partitions."""
+        if self._executable is None:
+            self.locate_chromium()
+        self._playwright = await async_playwright().start()
+        self._browser = await self._playwright.chromium.launch(
+            executable_path=self._executable, headless=True, args=self._args()
+        )
+        self._identity = BrowserIdentity(self._browser.version, self._locale)
+
+    async def stop(self) -> None:
+        """Closes every context (a persistent one flushes its profile), then Chromium."""
+        for context in list(self._contexts.values()):
+            with contextlib.suppress(PlaywrightError):
+                await context.close()
+        self._contexts.clear()
+        if self._browser is not None:
+            with contextlib.suppress(PlaywrightError):
+                await self._browser.close()
+        if self._playwright is not None:
+            await self._playwright.stop()
+        self._browser = self._playwright = None
+
+    @property
+    def running(self) -> bool:
+        return self._browser is not None
+
+    @property
+    def identity(self) -> BrowserIdentity:
+        if self._identity is None:
+            raise Unavailable("the browser engine is not running", code="browserStopped")
+        return self._identity
+
+    def _args(self) -> list[str]:
+        args = list(CLOSED_NETWORK_FLAGS)
+        if os.geteuid() == 0:
+            args.append("--no-sandbox")  # Chromium refuses to start its sandbox as root
+        return args + self._guard.chromium_args()
+
+    # -- contexts -----------------------------------------------------------------------
+
+    def check_profile(self, team_id: str, partition: Partition) -> None:
+        """Refuses a named profile that was deleted (``browserProfileMissing``)."""
+        if partition.kind == "profile" and not self._profile_exists(team_id, partition.key):
+            raise NotFound("this browser profile no longer exists", code="browserProfileMissing")
+
+    async def context(self, team_id: str, partition: Partition) -> BrowserContext:
+        """The partition's context, created on first use."""
+        key = (team_id, partition)
+        context = self._contexts.get(key)
+        if context is not None:
+            return context
+        async with self._lock(key):
+            context = self._contexts.get(key)
+            if context is not None:
+                return context
+            if self._playwright is None or self._browser is None or self._executable is None:
+                raise Unavailable("the browser engine is not running", code="browserStopped")
+            options = self.identity.context_options()
+            if partition.persistent:
+                folder = self._folders.of(team_id) / partition.folder
+                await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=True)
+                context = await self._playwright.chromium.launch_persistent_context(
+                    folder,
+                    executable_path=self._executable,
+                    headless=True,
+                    args=self._args(),
+                    **options,
+                )
+                # The blank page a persistent launch opens is no tab of ours.
+                for page in list(context.pages):
+                    await page.close()
+            else:
+                context = await self._browser.new_context(**options)
+            self._contexts[key] = context
+            return context
+
+    def open_partitions(self, team_id: str) -> list[Partition]:
+        """The team's partitions whose browser context is running now."""
+        return [partition for (team, partition) in self._contexts if team == team_id]
+
+    async def drop_private(self, team_id: str, partition: Partition) -> None:
+        """A private partition's storage goes with its last tab."""
+        if partition.persistent or self._tabs.uses(team_id, partition):
+            return
+        await _close(self._contexts.pop((team_id, partition), None))
+
+    async def close(self, team_id: str, partition: Partition) -> None:
+        """Closes the partition's context, if it runs (its tabs are closed already)."""
+        async with self._lock((team_id, partition)):
+            context = self._contexts.pop((team_id, partition), None)
+        await _close(context)
+
+    async def clear(self, team_id: str, partition: Partition) -> None:
+        """Removes a closed persistent partition's cookies, storage and cache from disk."""
+        if partition.persistent:
+            folder = self._folders.of(team_id) / partition.folder
+            await asyncio.to_thread(shutil.rmtree, folder, True)
+
+    async def close_idle(self) -> None:
+        """A persistent partition with no loaded tab stops its browser; its data stays on disk."""
+        idle = [
+            k for k in self._contexts if k[1].persistent and not self._tabs.uses(*k, loaded=True)
+        ]
+        for key in idle:
+            async with self._lock(key):
+                if self._tabs.uses(*key, loaded=True):
+                    continue  # a tab loaded while this waited
+                context = self._contexts.pop(key, None)
+            if context is not None:
+                await _close(context)
+                log.info("closed an idle browser partition")
+
+    def _lock(self, key: _Key) -> asyncio.Lock:
+        return self._locks.setdefault(key, asyncio.Lock())
+
+
+async def _close(context: BrowserContext | None) -> None:
+    if context is not None:
+        with contextlib.suppress(PlaywrightError):
+            await context.close()

@@ -1,0 +1,128 @@
+"""What a tab's page tells the engine: a crash, a navigation, its close, a dialog, a popup.
+
+The handlers are wired onto each page when it becomes a tab's page. A popup becomes a
+tab of its own in the opener's partition; a page that closes itself ends its tab.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+
+from playwright.async_api import Dialog, Frame, Page
+from playwright.async_api import Error as PlaywrightError
+
+from server.common.clock import Clock
+from server.host.browser.dialogs import PendingDialog
+from server.host.browser.identity import BrowserIdentity
+from server.host.browser.tab_registry import TabRegistry
+from server.host.browser.tabs import BLANK, Tab
+from server.host.page.scripts import page_script
+
+log = logging.getLogger(__name__)
+
+
+class PageEvents:
+    """Wires pages to their tabs and runs the background steps the events start."""
+
+    def __init__(
+        self,
+        tabs: TabRegistry,
+        clock: Clock,
+        *,
+        identity: Callable[[], BrowserIdentity],
+        deadline: float,
+        forget: Callable[[Tab], Awaitable[None]],
+        save: Callable[[str], Awaitable[None]],
+    ) -> None:
+        self._tabs = tabs
+        self._clock = clock
+        self._identity = identity
+        self._deadline = deadline
+        self._forget = forget
+        self._save = save
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._closing = False
+
+    async def attach(self, tab: Tab, page: Page) -> None:
+        """Makes ``page`` the tab's page and listens to it."""
+        self._tabs.attach_page(tab, page)
+        page.on("crash", lambda _page: self._on_crash(tab, page))
+        page.on("dialog", lambda dialog: self._on_dialog(tab, page, dialog))
+        page.on("popup", lambda popup: self._on_popup(tab, popup))
+        page.on("close", lambda _page: self._on_close(tab, page))
+        page.on("framenavigated", lambda frame: self._on_navigated(tab, page, frame))
+        tab.identity_session = await self._identity().apply(page)
+
+    async def close(self) -> None:
+        """Stops listening (the browser is closing) and ends the background steps."""
+        self._closing = True
+        for task in list(self._tasks):
+            task.cancel()
+        for task in list(self._tasks):
+            with contextlib.suppress(BaseException):
+                await task
+
+    def _on_crash(self, tab: Tab, page: Page) -> None:
+        if tab.page is page:
+            log.info("renderer of tab %s crashed; it reloads on the next call", tab.id)
+            tab.crashed = True
+
+    def _on_navigated(self, tab: Tab, page: Page, frame: Frame) -> None:
+        if tab.page is page and frame.parent_frame is None and frame.url:
+            self._tabs.record_url(tab, frame.url)
+
+    def _on_close(self, tab: Tab, page: Page) -> None:
+        # A page that closed itself (a popup's window.close()) ends its tab.
+        if self._closing or tab.page is not page or tab not in self._tabs:
+            return
+        self._tabs.forget(tab)
+        self._spawn(self._forget(tab))
+
+    def _on_dialog(self, tab: Tab, page: Page, dialog: Dialog) -> None:
+        # With a listener Playwright leaves the dialog open: it waits for the agent or a person.
+        if tab.page is not page:
+            return
+        tab.dialog = PendingDialog(dialog, agent_id=tab.input_agent_id)
+        tab.any_dialog.set()
+        if tab.input_agent_id is not None and tab.dialog_opened is not None:
+            tab.dialog_opened.set()
+
+    def _on_popup(self, opener: Tab, page: Page) -> None:
+        if self._closing or opener not in self._tabs:
+            return
+        popup = Tab(
+            id=str(uuid.uuid4()),
+            team_id=opener.team_id,
+            partition=opener.partition,
+            owner_agent_id=opener.owner_agent_id,
+            owner_thread_id=opener.owner_thread_id,
+            opener_tab_id=opener.id,
+            url=page.url or BLANK,
+            last_used=self._clock.now(),
+            dependent=True,
+        )
+        self._tabs.add(popup)
+        self._spawn(self._adopt(popup, page))
+
+    async def _adopt(self, popup: Tab, page: Page) -> None:
+        await self.attach(popup, page)
+        # Playwright names an opener even for noopener pages; the page itself knows better.
+        with contextlib.suppress(PlaywrightError, TimeoutError):
+            async with asyncio.timeout(self._deadline):
+                popup.dependent = not await page.evaluate(page_script("opener"))
+        await self._save(popup.team_id)
+
+    def _spawn(self, coroutine: Awaitable[None]) -> None:
+        async def run() -> None:
+            try:
+                await coroutine
+            except PlaywrightError as exc:
+                log.debug("background browser step failed: %s", exc)
+
+        task = asyncio.get_running_loop().create_task(run())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)

@@ -1,0 +1,89 @@
+"""A tab's page: loading a sleeping tab in its partition, loading an address, sleeping.
+
+A sleeping tab keeps its address and gets a fresh page on its next call; so does a
+tab whose renderer crashed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Page, Response
+
+from server.host.browser.contexts import ContextPool
+from server.host.browser.page_events import PageEvents
+from server.host.browser.tab_registry import TabRegistry
+from server.host.browser.tabs import BLANK, Tab
+
+# Closing a page whose renderer is gone must not hang the tab.
+_CLOSE_LIMIT = 5.0
+
+
+class TabPages:
+    """Gives tabs their pages and takes them away."""
+
+    def __init__(
+        self,
+        contexts: ContextPool,
+        events: PageEvents,
+        tabs: TabRegistry,
+        page_attached: Callable[[Tab], None],
+    ) -> None:
+        self._contexts = contexts
+        self._events = events
+        self._tabs = tabs
+        self._page_attached = page_attached
+
+    async def load(self, tab: Tab) -> None:
+        """Gives a sleeping (or crashed) tab a fresh page in its partition at its URL."""
+        context = await self._contexts.context(tab.team_id, tab.partition)
+        page = await context.new_page()
+        await self._events.attach(tab, page)
+        if tab.url != BLANK:
+            await self.goto(tab, page, tab.url)
+        self._page_attached(tab)
+
+    async def ready(self, tab: Tab) -> Page:
+        """The tab's page, loaded again if it crashed or slept."""
+        if tab.crashed:
+            await self.unload(tab)
+        if tab.page is None:
+            await self.load(tab)
+        assert tab.page is not None
+        return tab.page
+
+    async def goto(self, tab: Tab, page: Page, url: str) -> Response | None:
+        """Loads ``url``; a dialog the page opens while loading ends the wait (load is blocked).
+
+        Gives the main document's response, if the load ended with one.
+        """
+        tab.any_dialog.clear()
+        loading = asyncio.ensure_future(page.goto(url))
+        waiter = asyncio.ensure_future(tab.any_dialog.wait())
+        try:
+            await asyncio.wait({loading, waiter}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            waiter.cancel()
+            if not loading.done():
+                loading.cancel()
+                with contextlib.suppress(BaseException):
+                    await loading
+        if loading.done() and not loading.cancelled():
+            return loading.result()
+        return None
+
+    async def unload(self, tab: Tab) -> None:
+        """Closes the tab's page but keeps the tab and its URL; the next call loads it again."""
+        await close_page(self._tabs.detach_page(tab))
+
+
+async def close_page(page: Page | None) -> None:
+    """Closes a page that is no tab's any more, within a limit."""
+    if page is None:
+        return
+    with contextlib.suppress(PlaywrightError, TimeoutError):
+        async with asyncio.timeout(_CLOSE_LIMIT):
+            await page.close()

@@ -1,0 +1,137 @@
+"""The tabs of every team by id, and the one place their listed state changes.
+
+What peers list of a tab (that it exists, its address, its opener, who holds it and
+whether it is loaded) changes only through the methods here, and each of them
+announces the change to the tab's team exactly once, when something really changed.
+Nobody assigns those fields and then has to remember to tell the team.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from playwright.async_api import Page
+
+from server.common.clock import Clock
+from server.common.errors import Conflict, NotFound
+from server.host.browser.partitions import Partition
+from server.host.browser.tabs import Tab
+
+
+class TabRegistry:
+    """Every team's tabs; ``announce(team_id)`` hears each change of a team's tab list.
+
+    A tab that is not (or no longer) registered changes silently: no peer lists it.
+    """
+
+    def __init__(self, clock: Clock, announce: Callable[[str], None]) -> None:
+        self._clock = clock
+        self._announce = announce
+        self._tabs: dict[str, Tab] = {}
+
+    # -- reading ------------------------------------------------------------------------
+
+    def get(self, team_id: str, tab_id: str) -> Tab:
+        """The team's tab ``tab_id``; another team's tab is as unknown as a missing one."""
+        tab = self._tabs.get(tab_id)
+        if tab is None or tab.team_id != team_id:
+            raise NotFound("no such tab", code="tabNotFound")
+        return tab
+
+    def of_team(self, team_id: str) -> list[Tab]:
+        """Only this team's tabs, oldest first."""
+        return [t for t in self._tabs.values() if t.team_id == team_id]
+
+    def __iter__(self) -> Iterator[Tab]:
+        return iter(list(self._tabs.values()))
+
+    def __contains__(self, tab: object) -> bool:
+        return isinstance(tab, Tab) and self._tabs.get(tab.id) is tab
+
+    def has_id(self, tab_id: str) -> bool:
+        return tab_id in self._tabs
+
+    def teams(self) -> set[str]:
+        return {t.team_id for t in self._tabs.values()}
+
+    def popups_of(self, tab: Tab) -> list[Tab]:
+        """The tabs ``tab`` opened that are still open."""
+        return [t for t in self._tabs.values() if t.opener_tab_id == tab.id]
+
+    def uses(self, team_id: str, partition: Partition, *, loaded: bool = False) -> bool:
+        """Whether a tab (a loaded one, if ``loaded``) of the team is in ``partition``."""
+        return any(
+            t.team_id == team_id and t.partition == partition and (t.loaded or not loaded)
+            for t in self._tabs.values()
+        )
+
+    # -- changing: each method announces one change -------------------------------------
+
+    def add(self, *tabs: Tab) -> None:
+        """Lists new tabs (several when restored from a state file): one change per team."""
+        for tab in tabs:
+            self._tabs[tab.id] = tab
+        for team_id in dict.fromkeys(t.team_id for t in tabs):
+            self._announce(team_id)
+
+    def forget(self, tab: Tab) -> Page | None:
+        """Takes the tab off the list with its page, which it gives back to be closed.
+
+        Its popups stay, without an opener.
+        """
+        if tab not in self:
+            return None
+        del self._tabs[tab.id]
+        page, tab._page, tab.identity_session = tab._page, None, None
+        for other in self._tabs.values():
+            if other._opener_tab_id == tab.id:
+                other._opener_tab_id = None
+        self._announce(tab.team_id)
+        return page
+
+    def attach_page(self, tab: Tab, page: Page) -> None:
+        """The tab has a new page (it woke, loaded again after a crash, or is a new popup)."""
+        tab._page, tab.crashed = page, False
+        self._changed(tab)
+
+    def detach_page(self, tab: Tab) -> Page | None:
+        """The tab goes to sleep: it keeps the address its page was at (unless the page
+        crashed) and gives the page back to be closed."""
+        page = tab._page
+        if page is None:
+            return None
+        tab._page, tab.identity_session = None, None
+        if not tab.crashed:
+            tab._url = page.url or tab._url
+        self._changed(tab)
+        return page
+
+    def record_url(self, tab: Tab, url: str) -> None:
+        """The tab's page is at ``url`` now (its main frame navigated)."""
+        if url != tab._url:
+            tab._url = url
+            self._changed(tab)
+
+    def take_control(self, team_id: str, tab_id: str, account_id: str) -> Tab:
+        """A person takes the tab: agents are refused on it until ``release``."""
+        tab = self.get(team_id, tab_id)
+        if tab._held_by is not None and tab._held_by != account_id:
+            raise Conflict("another person has control of this tab", code="tabHeld")
+        if tab._held_by is None:
+            tab._held_by = account_id
+            self._changed(tab)
+        return tab
+
+    def release(self, team_id: str, tab_id: str, account_id: str) -> Tab:
+        """The holder gives the tab back to its agent."""
+        tab = self.get(team_id, tab_id)
+        if tab._held_by != account_id:
+            raise Conflict("you do not have control of this tab", code="tabNotHeld")
+        tab._held_by = None
+        tab.last_used = self._clock.now()
+        self._changed(tab)
+        return tab
+
+    def _changed(self, tab: Tab) -> None:
+        if tab in self:
+            self._announce(tab.team_id)
