@@ -112,6 +112,7 @@ class HostServices:
             services.peers.announce,
             services.models.resolve,
             services.tool_context,
+            services.providers.record_error,
         )
         services.live = LiveViews(browser, settings.host)
         services.peers.register_channel(VIEW_PREFIX, services.live.open)

@@ -53,6 +53,8 @@ TEXT_BATCH_SECONDS = 0.03
 
 # (team, agent's provider id) -> the provider to stream from and its default model.
 ResolveProvider = Callable[[str, str], Awaitable[tuple[ModelProvider, str]]]
+# (team, provider id, error or None): what the provider said last, for its status.
+RecordProviderError = Callable[[str, str, str | None], Awaitable[None]]
 # Builds the tool context of a turn: the agent's hands in the browser.
 MakeToolContext = Callable[[str, Caller], Awaitable[ToolContext]]
 Announce = Callable[[str, events.HostEvent, Callable[[str], bool]], None]
@@ -90,6 +92,7 @@ class ThreadService:
         announce: Announce,
         resolve_provider: ResolveProvider,
         tool_context: MakeToolContext,
+        record_provider_error: RecordProviderError,
     ) -> None:
         self._db = db
         self._clock = clock
@@ -98,6 +101,7 @@ class ThreadService:
         self._announce = announce
         self._resolve_provider = resolve_provider
         self._tool_context = tool_context
+        self._record_provider_error = record_provider_error
         self._repo = ThreadRepository()
         self._running: dict[str, RunningTurn] = {}
         self._tasks = BackgroundTasks("thread service")
@@ -229,7 +233,18 @@ class ThreadService:
             progress.end("error", _readable(exc))
         finally:
             sink.flush()
+            # Before the turn's end goes out: whoever sees it can read the provider's status.
+            await self._note_provider(thread.team_id, agent.provider, progress)
             await self._finish(running)
+
+    async def _note_provider(self, team_id: str, provider_id: str, progress: TurnProgress) -> None:
+        """The provider's status shows its last failure until it answers again."""
+        if progress.provider_answered is None:
+            return
+        try:
+            await self._record_provider_error(team_id, provider_id, progress.provider_failure)
+        except Exception:
+            log.exception("could not record the provider's status", extra={"team_id": team_id})
 
     async def _finish(self, running: RunningTurn) -> None:
         thread, progress = running.thread, running.progress

@@ -69,6 +69,9 @@ class TurnProgress:
     output_tokens: int = 0
     status: TurnStatus | None = None
     reason: str | None = None
+    # Whether the provider answered (None: never asked), and why it last failed.
+    provider_answered: bool | None = None
+    provider_failure: str | None = None
 
     def end(self, status: TurnStatus, reason: str | None = None) -> None:
         if self.status is None:
@@ -149,12 +152,14 @@ async def _ask(
                     failure = event.error
             reply = stream.reply
         if failure is None:
+            progress.provider_answered = True
             if reply.dropped_calls and not reply.tool_calls and not reply.text:
                 progress.end("error", "the model's reply was cut off before it said anything")
                 return None
             return reply.message()
         retryable = failure.started and failure.kind in ("overloaded", "rate_limited", "network")
         if not (retryable and attempt < STARTED_RETRIES):
+            progress.provider_answered, progress.provider_failure = False, failure.message
             progress.end("error", failure.message)
             return None
     return None  # pragma: no cover - the loop returns on its last attempt

@@ -482,6 +482,20 @@ async def test_a_refused_key_ends_the_turn_with_a_readable_reason(host: TurnsHos
     assert finished["reason"].startswith("Wrong key gateway refused the API key (401): ")
     assert "Incorrect API key provided" in finished["reason"]
     assert "sk-not-the-right-key-42" not in json.dumps(follow.seen)
+    # The provider's status keeps the failure until it answers again.
+    listed = await host.admin.call("providers-v1/list", {})
+    status = next(p for p in listed["providers"] if p["id"] == custom["id"])
+    assert status["lastError"] == finished["reason"]
+
+    # With the right key the next turn answers, and the failure is forgotten.
+    await host.admin.call("providers-v1/set_key", {"provider": custom["id"], "key": OPENAI_KEY})
+    host.openai.script(openai_text("Hello again."))
+    await send(follow, "Hello again")
+    again = await follow.until("turn-finished")
+    assert again["status"] == "done", again
+    listed = await host.admin.call("providers-v1/list", {})
+    status = next(p for p in listed["providers"] if p["id"] == custom["id"])
+    assert status["lastError"] is None
 
 
 async def test_a_rate_limit_is_waited_out_and_the_turn_goes_on(host: TurnsHost) -> None:
