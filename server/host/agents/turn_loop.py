@@ -31,8 +31,9 @@ from server.host.agents.providers.transcript import (
     UserMessage,
     close_dangling_calls,
 )
-from server.host.tools.base import ToolContext, serialize_result
+from server.host.tools.base import ToolContext, ToolFailure, serialize_result
 from server.host.tools.catalog import CATALOG, call_tool
+from server.host.tools.repair import repair_arguments
 
 TurnStatus = Literal["done", "denied", "capped", "stopped", "error"]
 ToolOutcome = Literal["ok", "refused", "error"]
@@ -175,6 +176,9 @@ async def _run_call(
     """Run one call and keep its result; False when the turn ends here (a denial)."""
     tool = CATALOG.get(call.name)
     asks = tool is not None and tool.gated and not auto_approved(setup.permissions, call.name)
+    if asks:
+        # The person approves the call as it will run: with the agent's forms repaired.
+        call = _repaired(call)
     if asks and not await consent(call):
         if progress.status is not None:
             # Stopped while it waited: nobody denied it; the call is closed as not run.
@@ -206,6 +210,16 @@ def argument_summary(arguments: dict[str, Any], limit: int = 120) -> str:
     shown = {k: ("…" if k in hidden else v) for k, v in arguments.items()}
     text = json.dumps(shown, ensure_ascii=False, separators=(", ", ": "))
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _repaired(call: ToolCall) -> ToolCall:
+    """``call`` with its arguments as the tool will read them; as written when they cannot be
+    repaired (the tool then refuses them without acting)."""
+    try:
+        arguments = repair_arguments(call.name, call.arguments)
+    except ToolFailure:
+        return call
+    return call.model_copy(update={"arguments": arguments})
 
 
 def result_summary(result: dict[str, Any]) -> tuple[ToolOutcome, str]:

@@ -23,8 +23,10 @@ import pytest_asyncio
 from aiohttp import web
 
 from peer.connection import HostConnection, TeamApiCallError
+from server.host.agents.attention import arguments_hash
 from server.host.browser.partitions import Partition
 from server.host.container import HostServices
+from server.host.tools.repair import repair_arguments
 from tests.support.clock import FakeClock
 from tests.support.databases import scratch_database
 from tests.support.fakes.anthropic import FakeAnthropic, MessageEvents, anthropic_error
@@ -250,23 +252,32 @@ def ref_of(snapshot: dict[str, Any], line_part: str) -> str:
     return lines[0].split(" ", 1)[0]
 
 
-def click_what_the_snapshot_showed(call_id: str) -> Callable[[RecordedRequest], bytes]:
-    """A reply that clicks the "Show details" button of the snapshot the request carries."""
+def click_what_the_snapshot_showed(
+    call_id: str, written: dict[str, Any] | None = None
+) -> Callable[[RecordedRequest], bytes]:
+    """A reply that clicks the "Show details" button of the snapshot the request carries.
+
+    With ``written``, the call names the ref the short way agents often write (a top-level
+    ``ref``) and ``written`` keeps the arguments as the model wrote them.
+    """
 
     def body(request: RecordedRequest) -> bytes:
         snapshot = last_tool_result(request)
-        target = {"kind": "ref", "ref": ref_of(snapshot, '"Show details"')}
-        return (
-            MessageEvents()
-            .tool_use(call_id, "click", {"tabId": snapshot["tabId"], "target": target})
-            .stop("tool_use")
-            .body()
-        )
+        ref = ref_of(snapshot, '"Show details"')
+        arguments: dict[str, Any] = {"tabId": snapshot["tabId"]}
+        if written is None:
+            arguments["target"] = {"kind": "ref", "ref": ref}
+        else:
+            arguments["ref"] = ref
+            written.update(arguments)
+        return MessageEvents().tool_use(call_id, "click", arguments).stop("tool_use").body()
 
     return body
 
 
-def snapshot_then_click(tab_id: str, closing: str) -> list[StreamReply]:
+def snapshot_then_click(
+    tab_id: str, closing: str, written: dict[str, Any] | None = None
+) -> list[StreamReply]:
     """The model's replies: look at the tab, click what it showed, then say ``closing``."""
     return [
         MessageEvents()
@@ -274,7 +285,7 @@ def snapshot_then_click(tab_id: str, closing: str) -> list[StreamReply]:
         .tool_use("toolu_snap", "snapshot", {"tabId": tab_id})
         .stop("tool_use")
         .reply(),
-        StreamReply(click_what_the_snapshot_showed("toolu_click")),
+        StreamReply(click_what_the_snapshot_showed("toolu_click", written)),
         MessageEvents().text(closing).stop().reply(),
     ]
 
@@ -288,11 +299,18 @@ async def test_a_member_approves_a_click_over_webrtc_and_the_page_sees_it(
     agent_id = await make_agent(host)
     follow = await start_thread(host, agent_id)
     tab_id = await open_panel(host, "approve", agent_id, follow.thread_id)
-    host.anthropic.script(*snapshot_then_click(tab_id, "The details are shown."))
+    written: dict[str, Any] = {}
+    host.anthropic.script(*snapshot_then_click(tab_id, "The details are shown.", written))
 
     turn_id = await send(follow, "Show me the details")
     asked = await follow.until("attention-requested")
     assert (asked["tool"], asked["agentId"], asked["kind"]) == ("click", agent_id, "consent")
+    # The person approves the call as it will run, with the agent's short form repaired.
+    listed = await follow.connection.call("attention-v1/list")
+    shown = next(r for r in listed["requests"] if r["id"] == asked["id"])
+    as_run = repair_arguments("click", written)
+    assert as_run != written
+    assert shown["argumentsHash"] == arguments_hash(as_run)
     assert host.effects("approve") == 0  # nothing is clicked before the answer
     await answer(follow, asked["id"], approve=True)
     finished = await follow.until("turn-finished")
