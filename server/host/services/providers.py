@@ -27,6 +27,7 @@ from server.common.errors import Conflict, InvalidArgument, NotFound
 from server.common.protocol.events import HostEvent, ProvidersChanged
 from server.db.engine import Database
 from server.db.tables import PROVIDER_API_KEY
+from server.host.storage.agents import AgentRepository
 from server.host.storage.providers import ProviderRepository, ProviderRow
 
 log = logging.getLogger(__name__)
@@ -250,6 +251,17 @@ class ProviderService:
         async with self._db.write() as conn:
             if await self._repo.get_provider(conn, team_id, provider_id) is None:
                 raise _not_found()
+            users = await AgentRepository().names_of_agents_using_provider(
+                conn, team_id, provider_id
+            )
+            if users:
+                # Their next turn would fail; the person moves them to another provider first.
+                raise Conflict(
+                    f"agents use this provider: {', '.join(users[:5])}"
+                    + (f" and {len(users) - 5} more" if len(users) > 5 else "")
+                    + "; give them another provider first",
+                    code="providerInUse",
+                )
             await self._repo.remove_provider(conn, team_id, provider_id)
         log.info("custom provider deleted", extra={"team_id": team_id, "provider_id": provider_id})
         self._changed(team_id)

@@ -155,6 +155,16 @@ class AgentRepository:
         )
         return list(result.scalars())
 
+    async def names_of_agents_using_provider(
+        self, conn: AsyncConnection, team_id: str, provider_id: str
+    ) -> list[str]:
+        result = await conn.execute(
+            sa.select(agents.c.name)
+            .where(agents.c.team_id == team_id, agents.c.provider == provider_id)
+            .order_by(agents.c.name)
+        )
+        return list(result.scalars())
+
     async def update_agent_profile(
         self,
         conn: AsyncConnection,

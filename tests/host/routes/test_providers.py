@@ -216,6 +216,22 @@ async def test_at_most_fifty_custom_providers(team: Team) -> None:
     ) == ("providerLimit")
 
 
+async def test_a_provider_that_agents_use_is_not_deleted_under_them(team: Team) -> None:
+    custom = await team.admin.call(
+        "providers-v1/create_custom", {"name": "Gateway", "baseUrl": "http://x", "models": ["m"]}
+    )
+    agent = await team.admin.call("agents-v1/create", {"name": "Scout", "provider": custom["id"]})
+    delete = {"provider": custom["id"]}
+    assert await refused(team.admin, "providers-v1/delete_custom", delete) == "providerInUse"
+    listed = await team.admin.call("providers-v1/list")
+    assert custom["id"] in [p["id"] for p in listed["providers"]]
+
+    await team.admin.call("agents-v1/update", {"id": agent["id"], "provider": "anthropic"})
+    await team.admin.call("providers-v1/delete_custom", delete)
+    listed = await team.admin.call("providers-v1/list")
+    assert custom["id"] not in [p["id"] for p in listed["providers"]]
+
+
 def database_bytes(folder: Path) -> bytes:
     """The SQLite database and its write-ahead log, as bytes on disk (none on PostgreSQL)."""
     return b"".join(path.read_bytes() for path in folder.glob("crewhost.db*") if path.is_file())
