@@ -14,6 +14,7 @@ from typing import Any
 
 import aiohttp
 
+from peer.chat import AgentNotFound, StdinLines, TerminalChat, find_agent
 from peer.connection import HostConnection, HostSignatureInvalid, TeamApiCallError, connect_to_host
 from peer.hub_client import HubClient, HubError
 from peer.known_hosts import HostKeyChanged, KnownHosts
@@ -87,7 +88,19 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument(
             "provider", help="anthropic, openai, openrouter, or a custom provider's name or id"
         )
-    for sub in (connect, call, watch, status, set_key, clear_key):
+    agents = commands.add_parser("agents", help="list the team's agents")
+    chat = commands.add_parser(
+        "chat",
+        help="talk to an agent",
+        description="Send a message to an agent and follow its turn: its text as it streams, "
+        "a line per tool call, a y/N question for each call that needs consent, and the "
+        "turn's status (exit status 0 when it is done, else 1). Without MESSAGE, each line "
+        "of standard input is a message. Ctrl+C stops the turn.",
+    )
+    chat.add_argument("agent", metavar="AGENT", help="the agent's name or id")
+    chat.add_argument("message", metavar="MESSAGE", nargs="?", help="what to say")
+    chat.add_argument("--thread", help="continue this thread (default: start a new one)")
+    for sub in (connect, call, watch, status, set_key, clear_key, agents, chat):
         sub.add_argument("--team", help="team id (default: your first team)")
         sub.add_argument("--host", help="host id (default: the team's first online host)")
     return parser
@@ -104,6 +117,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (HubError, TeamApiCallError) as exc:
         print(f"crewhost-peer: {exc.message} ({exc.code})", file=sys.stderr)
         return 1
+    except AgentNotFound as exc:
+        print(f"crewhost-peer: {exc} ({exc.code})", file=sys.stderr)
+        return 1
     except ViewClosed as exc:
         print(f"crewhost-peer: {exc.reason} ({exc.code})", file=sys.stderr)
         return 1
@@ -116,6 +132,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ConnectionError, TimeoutError) as exc:
         print(f"crewhost-peer: the connection failed: {exc or type(exc).__name__}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        return 130  # the shell's code for Ctrl+C; outside a chat's turn nothing needs stopping
 
 
 async def _run(args: argparse.Namespace, config: PeerConfig) -> int:
@@ -147,25 +165,31 @@ async def _run(args: argparse.Namespace, config: PeerConfig) -> int:
                 args.key = await asyncio.to_thread(_read_key)
             connection = await _connect(hub, config, stored["account_id"], args.team, args.host)
             try:
-                await _use(connection, args)
+                return await _use(connection, args)
             finally:
                 await connection.close()
     return 0
 
 
-async def _use(connection: HostConnection, args: argparse.Namespace) -> None:
+async def _use(connection: HostConnection, args: argparse.Namespace) -> int:
+    """Run a command that needs the host; its exit status."""
     if args.command == "connect":
         capabilities = await connection.call("capabilities")
         whoami = await connection.call("host-v1/whoami")
         print(f"connected to {connection.host_id} as {whoami['role']}")
         print("capabilities: " + ", ".join(capabilities["capabilities"]))
-        return
+        return 0
     if args.command == "watch":
         await _watch(connection, args.tab, args.seconds, args.out)
-        return
+        return 0
     if args.command == "providers":
         await _providers(connection, args)
-        return
+        return 0
+    if args.command == "agents":
+        await _agents(connection)
+        return 0
+    if args.command == "chat":
+        return await _chat(connection, args.agent, args.message, args.thread)
     try:
         route_args: Any = json.loads(args.args)
     except ValueError as exc:
@@ -173,6 +197,7 @@ async def _use(connection: HostConnection, args: argparse.Namespace) -> None:
     if not isinstance(route_args, dict):
         raise UsageError("the arguments must be a JSON object")
     print(json.dumps(await connection.call(args.route, route_args), indent=2))
+    return 0
 
 
 def _read_key() -> str:
@@ -207,6 +232,44 @@ async def _providers(connection: HostConnection, args: argparse.Namespace) -> No
     else:
         shown = await connection.call("providers-v1/clear_key", {"provider": provider_id})
         print(f"key cleared for {shown['name']}")
+
+
+async def _agents(connection: HostConnection) -> None:
+    """Each agent: id, provider, model (the provider's default when it names none), name."""
+    agents = (await connection.call("agents-v1/list"))["agents"]
+    defaults = {
+        p["id"]: p["defaultModel"]
+        for p in (await connection.call("providers-v1/list"))["providers"]
+    }
+    for agent in agents:
+        model = agent["model"] or f"{defaults.get(agent['provider']) or '-'} (default)"
+        print(f"{agent['id']}  {agent['provider']}  {model}  {agent['name']}")
+
+
+async def _chat(
+    connection: HostConnection, wanted: str, message: str | None, thread_id: str | None
+) -> int:
+    """Talk to the agent ``wanted`` in a new thread or ``thread_id``; 0 when the last turn
+    ended done."""
+    if message is not None and not message.strip():
+        raise UsageError("the message is empty")
+    agent = await find_agent(connection, wanted)
+    if thread_id is None:
+        thread_id = str((await connection.call("threads-v1/start", {"agentId": agent["id"]}))["id"])
+        print(f"thread {thread_id} with {agent['name']}", file=sys.stderr)
+    else:
+        contents = await connection.call("threads-v1/get", {"threadId": thread_id})
+        if contents["thread"]["agentId"] != agent["id"]:
+            raise UsageError(f"that thread is not one of {agent['name']}'s")
+    chat = TerminalChat(
+        connection,
+        thread_id,
+        StdinLines(sys.stdin),
+        out=sys.stdout,
+        err=sys.stderr,
+        interactive=sys.stdin.isatty(),
+    )
+    return await chat.run(message)
 
 
 async def _watch(connection: HostConnection, tab_id: str, seconds: float, out: Path | None) -> None:

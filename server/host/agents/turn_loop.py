@@ -15,6 +15,7 @@ format: every tool call has a result (see ``close_dangling_calls``).
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -96,12 +97,14 @@ class TurnSetup:
     max_tokens: int = 4096
 
 
-def tool_specs() -> list[ToolSpec]:
-    """Every tool of the catalog, as the model reads it."""
-    return [
+@functools.cache
+def tool_specs() -> tuple[ToolSpec, ...]:
+    """Every tool of the catalog, as the model reads it: built once (the schemas take tens of
+    milliseconds, too long to spend on the host's loop at every turn)."""
+    return tuple(
         ToolSpec(name=t.name, description=t.description, input_schema=t.input_schema())
         for t in CATALOG.values()
-    ]
+    )
 
 
 async def run_turn(
@@ -130,7 +133,7 @@ async def run_turn(
 
 
 async def _ask(
-    setup: TurnSetup, specs: list[ToolSpec], sink: TurnSink, progress: TurnProgress
+    setup: TurnSetup, specs: tuple[ToolSpec, ...], sink: TurnSink, progress: TurnProgress
 ) -> AssistantMessage | None:
     """One model reply, streamed to the sink; None when the turn ended with an error."""
     for attempt in range(STARTED_RETRIES + 1):
