@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+import pytest_asyncio
 
 from server.db.engine import Database
 from server.host.browser.callers import Caller
@@ -20,7 +21,7 @@ from tests.support.clock import FakeClock
 from tests.support.databases import ScratchDatabase, scratch_database
 
 
-@pytest.fixture
+@pytest_asyncio.fixture(loop_scope="module")
 async def memories(database: ScratchDatabase, clock: FakeClock) -> AsyncIterator[MemoryService]:
     db = database.open()
     await db.migrate()
@@ -120,7 +121,7 @@ async def test_no_site_memories_in_a_secret_tab_or_off_the_web(agent: ToolContex
     assert len(await site_memories_for(agent, "https://example.com/")) == 1
 
 
-@pytest.fixture
+@pytest_asyncio.fixture(loop_scope="module")
 async def sqlite_memories(tmp_path: Path, clock: FakeClock) -> AsyncIterator[MemoryService]:
     async with scratch_database("sqlite", tmp_path) as scratch:
         db: Database = scratch.open()
