@@ -1,42 +1,27 @@
 /**
- * Turning the hub's errors into words for people, and deciding where they show:
- * next to the field the error names, or in a banner above the form.
+ * Turning the hub's and the hosts' errors into words for people, and deciding where
+ * they show: next to the field the error names, or in a banner above the form.
+ *
+ * The words come from one table (`errors/messages.ts`), looked up by the error's code;
+ * a server's own message text is never shown, except a validation failure's, which is
+ * worded the way the form hints are.
  */
 
 import { ApiError } from './api/client';
-
-const MESSAGES: Record<string, string> = {
-  badCredentials: 'The email or the password is not right.',
-  emailTaken: 'An account with this email already exists. Sign in instead.',
-  setupCodeInvalid:
-    'This setup code is not valid (it may have been used already). Print a new one with "crewhost admin setup-code".',
-  signupClosed: 'Sign-up on this hub needs an invitation.',
-  invitationInvalid: 'This invitation is no longer valid. Ask for a new link.',
-  alreadyMember: 'You are already a member of this team.',
-  lastOwner: 'A team needs an owner. Make someone else an owner first.',
-  ownerOnly: 'Only an owner can do that.',
-  forbidden: 'Your role in this team does not allow that.',
-  teamNotFound: 'This team does not exist, or you are no longer a member.',
-  memberNotFound: 'That person is no longer a member of this team.',
-  notAnImage: 'That file is not a PNG, JPEG or WebP image.',
-  payloadTooLarge: 'That file is too large. The limit is 1 MiB.',
-  unsupportedMediaType: 'Use a PNG, JPEG or WebP image.',
-  sessionExpired: 'Your session has ended. Sign in again.',
-  unauthenticated: 'Sign in to continue.',
-  csrfRejected: 'The hub refused a request that did not come from this page. Reload and retry.',
-  network: 'The hub could not be reached. Check your connection and try again.',
-};
+import { ERROR_MESSAGES, UNKNOWN_ERROR } from './errors/messages';
+import { HostCallError } from './host/connection';
 
 function sentence(text: string): string {
   const trimmed = text.trim();
-  if (!trimmed) return 'Something went wrong.';
+  if (!trimmed) return '';
   const first = trimmed.charAt(0).toUpperCase() + trimmed.slice(1);
   return /[.!?]$/.test(first) ? first : `${first}.`;
 }
 
-/** The hub's validation wording, said the way the form hints say it. */
+/** The servers' validation wording, said the way the form hints say it. */
 function plainValidation(text: string): string {
   return text
+    .replace(/^field '[^']*':\s*/, '')
     .replace(/^Value error,\s*/, '')
     .replace(/^String should have at most (\d+) characters?/, 'Use at most $1 characters')
     .replace(/^String should have at least (\d+) characters?/, 'Use at least $1 characters')
@@ -44,23 +29,30 @@ function plainValidation(text: string): string {
     .replace(/^Input should be less than or equal to (\d+)/, 'Use $1 or less');
 }
 
-/** A message for any error thrown by a call. */
-export function describeError(error: unknown): string {
-  if (error instanceof ApiError) {
-    if (error.code === 'rateLimited') {
-      const wait = error.retryAfter;
-      return wait ? `Too many attempts. Try again in ${wait} seconds.` : 'Too many attempts. Try again soon.';
-    }
+/** The words for an error code from the hub or a host; an unknown code gets a general sentence. */
+export function describeCode(code: string, from: 'hub' | 'host'): string {
+  return ERROR_MESSAGES.get(code) ?? UNKNOWN_ERROR[from];
+}
+
+/** A message for any error thrown by a call (to the hub or to a host). */
+export function describeError(error: unknown, fallback = 'Something went wrong. Try again.'): string {
+  if (error instanceof ApiError || error instanceof HostCallError) {
+    const from = error instanceof ApiError ? 'hub' : 'host';
+    const retryAfter = error instanceof ApiError ? error.retryAfter : null;
+    if (error.code === 'rateLimited' && retryAfter) return `Too many attempts. Try again in ${retryAfter} seconds.`;
     if (error.code === 'invalidArgument') {
-      // The hub says "field 'password': String should have ..."; the field is shown already.
-      return sentence(plainValidation(error.message.replace(/^field '[^']*':\s*/, '')));
+      // "field 'password': String should have ..."; the form shows the field already.
+      return sentence(plainValidation(error.message)) || describeCode(error.code, from);
     }
-    const known = MESSAGES[error.code];
-    if (known) return known;
-    if (error.status >= 500) return 'The hub ran into a problem. Try again in a moment.';
-    return sentence(error.message);
+    if (!ERROR_MESSAGES.has(error.code) && error instanceof ApiError && error.status >= 500) {
+      return 'The hub ran into a problem. Try again in a moment.';
+    }
+    return describeCode(error.code, from);
   }
-  return 'Something went wrong. Try again.';
+  // The client's own failures that carry a code (a host's unsigned answer, ...).
+  const code = error instanceof Error ? (error as { code?: unknown }).code : undefined;
+  if (typeof code === 'string' && ERROR_MESSAGES.has(code)) return describeCode(code, 'host');
+  return fallback;
 }
 
 export interface FormErrors<F extends string> {

@@ -1,4 +1,8 @@
-"""The OpenAPI document, generated from the route table and its pydantic models."""
+"""The OpenAPI document, generated from the route table and its pydantic models.
+
+It lists every error code the hub may answer with (``x-error-codes``), so a client
+can check that it has words for each.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
+from server.common.error_codes import HUB_ANSWERS, declared
 from server.common.roles import Role
 from server.hub.http.routing import Route
 from server.hub.schemas import ErrorReply
@@ -43,6 +48,7 @@ def build_openapi(routes: list[Route], *, version: str) -> dict[str, Any]:
                 "bearer": {"type": "http", "scheme": "bearer"},
             },
         },
+        "x-error-codes": declared(HUB_ANSWERS),
     }
 
 

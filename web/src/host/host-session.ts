@@ -8,6 +8,7 @@
  * signed-out session never gets that far: the hub's 401 sends the app to sign-in.
  */
 
+import { describeError } from '../error-messages';
 import type { CloseReason } from './connection';
 import { HostKeyChanged } from './known-hosts';
 
@@ -58,7 +59,7 @@ export class HostSession<C extends Connectable> {
     } catch (error) {
       if (this.stopped) return;
       if (error instanceof HostKeyChanged) this.set({ phase: 'keyChanged', connection: null, detail: error.message, keyChange: error });
-      else this.set({ phase: 'failed', connection: null, detail: describe(error), keyChange: null });
+      else this.set({ phase: 'failed', connection: null, detail: describeError(error, 'The host could not be reached. Try again.'), keyChange: null });
       return;
     }
     if (this.stopped) {
@@ -91,9 +92,4 @@ export class HostSession<C extends Connectable> {
     this.current = state;
     for (const listener of [...this.listeners]) listener(state);
   }
-}
-
-function describe(error: unknown): string {
-  if (error instanceof Error && error.message) return error.message;
-  return 'The host could not be reached.';
 }

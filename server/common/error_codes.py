@@ -1,0 +1,151 @@
+"""Every error code a client may receive, each with one line saying what it means.
+
+The hub's OpenAPI document and the host protocol document list these (as
+``x-error-codes``), and the web client keeps a message for each; a test fails when
+code raises a code that is not declared here. A code is one of the error
+hierarchy's (``server.common.errors``) or a refinement of one (``lastOwner`` is a
+``conflict``), so its HTTP status stays the class's.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class ErrorCode(NamedTuple):
+    """A stable, machine-readable code and what it means (for the people who read lists)."""
+
+    code: str
+    meaning: str
+
+
+# The hierarchy's own classes: hub and host answer with these alike.
+GENERAL_ERROR_CODES: tuple[ErrorCode, ...] = (
+    ErrorCode("invalidArgument", "A field or argument is missing or not valid."),
+    ErrorCode("unauthenticated", "The caller is not signed in."),
+    ErrorCode("forbidden", "The caller's role is too low for this."),
+    ErrorCode("notFound", "The thing asked for does not exist."),
+    ErrorCode("conflict", "The request clashes with the current state."),
+    ErrorCode("rateLimited", "Too many requests; wait and try again."),
+    ErrorCode("internal", "The server failed unexpectedly."),
+    ErrorCode("unavailable", "A part of the server is not available right now."),
+)
+
+# What the hub's HTTP API answers with, besides the general codes.
+HUB_ERROR_CODES: tuple[ErrorCode, ...] = (
+    ErrorCode("methodNotAllowed", "The route does not take this HTTP method."),
+    ErrorCode("payloadTooLarge", "The request body is too large."),
+    ErrorCode("unsupportedMediaType", "The request body is of a type the route does not take."),
+    ErrorCode("httpError", "Another HTTP refusal, before any route ran."),
+    ErrorCode("csrfRejected", "A write came without the CSRF header or from another site."),
+    ErrorCode("badCredentials", "The email or the password is wrong."),
+    ErrorCode("sessionExpired", "The session ended; sign in again."),
+    ErrorCode("signupClosed", "Sign-up on this hub needs an invitation."),
+    ErrorCode("setupCodeInvalid", "The first-start setup code is not valid or was used."),
+    ErrorCode("emailTaken", "An account with this email exists."),
+    ErrorCode("avatarNotFound", "The account has no avatar."),
+    ErrorCode("notAnImage", "An avatar is not a PNG, JPEG or WebP image."),
+    ErrorCode("tooManyTeams", "The account is in as many teams as it may be."),
+    ErrorCode("teamNotFound", "No such team, or the caller is not a member."),
+    ErrorCode("memberNotFound", "No such member in this team."),
+    ErrorCode("ownerOnly", "Only an owner may do this (to an owner)."),
+    ErrorCode("lastOwner", "The team would be left without an owner."),
+    ErrorCode("tooManyInvitations", "The team has as many open invitations as it may."),
+    ErrorCode("invitationInvalid", "The invitation is unknown, revoked, expired or used up."),
+    ErrorCode("alreadyMember", "The caller is a member of this team already."),
+    ErrorCode("hostNotFound", "No such host in this team."),
+    ErrorCode("invalidHostKey", "A host's public key is not an Ed25519 key."),
+    ErrorCode("enrolmentInvalid", "The host enrolment code is not valid or was used."),
+    ErrorCode("hostKeyTaken", "This host key is enrolled already."),
+    ErrorCode("hostOffline", "The host is not connected to the hub."),
+    ErrorCode("hostTimeout", "The host did not answer the hub in time."),
+    ErrorCode("ticketNotYours", "The ticket was issued to another session, team or host."),
+)
+
+# A host's refusals of a connection (its ticket or offer), which the hub passes on.
+CONNECTION_ERROR_CODES: tuple[ErrorCode, ...] = (
+    ErrorCode("ticketInvalid", "The ticket is malformed, not signed by the hub, or unusable."),
+    ErrorCode("ticketWrongHost", "The ticket is for another host."),
+    ErrorCode("ticketExpired", "The ticket has expired."),
+    ErrorCode("ticketReplayed", "The ticket was used already."),
+    ErrorCode("ticketRevoked", "Access changed since the ticket was issued."),
+    ErrorCode("fingerprintMismatch", "The offer's certificate is not the one the ticket names."),
+    ErrorCode("badOffer", "The host could not use the connection offer."),
+)
+
+# What a host answers on its team-api and view channels, besides the general codes.
+HOST_ERROR_CODES: tuple[ErrorCode, ...] = (
+    ErrorCode("messageTooLarge", "A team-api or view message is larger than the channel allows."),
+    ErrorCode("routeUnknown", "This host has no such Team API route."),
+    ErrorCode("agentNotFound", "No such agent in this team."),
+    ErrorCode("agentLimit", "The team has as many agents as it may."),
+    ErrorCode("threadNotFound", "No such thread, or it is not shared with the caller."),
+    ErrorCode("turnRunning", "The agent is still answering in this thread."),
+    ErrorCode("attentionNotFound", "No such request for attention; it may have expired."),
+    ErrorCode("attentionAnswered", "The request for attention was answered already."),
+    ErrorCode("attentionChanged", "The call asked about changed since it was shown."),
+    ErrorCode("providerNotFound", "No such model provider in this team."),
+    ErrorCode("providerNameTaken", "A model provider of this name exists."),
+    ErrorCode("providerLimit", "The team has as many custom model providers as it may."),
+    ErrorCode("providerBuiltIn", "A built-in model provider cannot be deleted."),
+    ErrorCode("providerInUse", "Agents use the model provider, so it cannot be deleted."),
+    ErrorCode("providerKeyUnusable", "The provider's stored key cannot be opened by this host."),
+    ErrorCode("providerNoModel", "The provider has no default model and the agent names none."),
+    ErrorCode("browserProfileNotFound", "No such browser profile in this team."),
+    ErrorCode("browserProfileNameTaken", "A browser profile of this name exists."),
+    ErrorCode("browserProfileLimit", "The team has as many browser profiles as it may."),
+    ErrorCode("browserProfileMissing", "The agent's browser profile no longer exists."),
+    ErrorCode("browserPartitionInvalid", "A browser partition is malformed."),
+    ErrorCode("browserMissing", "The host has no Chromium to run."),
+    ErrorCode("browserStopped", "The host's browser is not running."),
+    ErrorCode("invalidTeamId", "A team id is malformed."),
+    ErrorCode("tabNotFound", "No such tab, or it is private to an agent."),
+    ErrorCode("tabHeld", "Another person has control of the tab."),
+    ErrorCode("tabHeldByPerson", "A person has control of the tab, so an agent may not use it."),
+    ErrorCode("tabNotHeld", "The caller does not have control of the tab."),
+    ErrorCode("tabHoldsSecret", "The tab is in secure entry and cannot be watched."),
+    ErrorCode("tabDeadline", "A tab operation took too long."),
+    ErrorCode("dialogOpen", "A page dialog is open in the tab."),
+    ErrorCode("dialogClosed", "The page dialog is closed already."),
+    ErrorCode("dialogForPerson", "A person must answer this page dialog."),
+    ErrorCode("addressRefused", "The host's address policy refuses this address."),
+    ErrorCode("memoryLimit", "The agent keeps as many memories as it may."),
+    ErrorCode("invalidSite", "A memory's site is not a host name."),
+    ErrorCode("viewLabelInvalid", "A view channel's label is malformed."),
+    ErrorCode("frameInvalid", "A view frame is malformed."),
+    ErrorCode("viewStopped", "The live view is not running."),
+    ErrorCode("notHolding", "Input needs control of the tab first."),
+    ErrorCode("noFrameYet", "The live view has no frame yet."),
+    ErrorCode("menuGone", "The context menu has closed."),
+    ErrorCode("menuItemInvalid", "The item chosen was not on the context menu."),
+    ErrorCode("pageUnavailable", "The page did not answer."),
+    ErrorCode("pageCrashed", "The page stopped working; a reload brings it back."),
+    ErrorCode("hostStopping", "The host is shutting down (a view's close code)."),
+)
+
+# What the command line meets (the host's key ring); no route answers with these.
+ADMIN_ERROR_CODES: tuple[ErrorCode, ...] = (
+    ErrorCode("keyRingInvalid", "The key ring cannot be used as it is."),
+    ErrorCode("keyRingMissing", "There is no key ring where one must be."),
+    ErrorCode("keyRingLocked", "The key ring needs its passphrase, or the one given is wrong."),
+    ErrorCode("keyRingBusy", "Another process holds the key ring."),
+    ErrorCode("keyNotFound", "The key ring has no such key."),
+    ErrorCode("keyActive", "The key is the active one; rotate first."),
+    ErrorCode("keyInUse", "Secrets still use the key; rotate first."),
+    ErrorCode("secretUnreadable", "A sealed secret cannot be opened."),
+)
+
+HUB_ANSWERS: tuple[ErrorCode, ...] = GENERAL_ERROR_CODES + HUB_ERROR_CODES + CONNECTION_ERROR_CODES
+"""Every code the hub's HTTP API may answer with."""
+
+HOST_ANSWERS: tuple[ErrorCode, ...] = GENERAL_ERROR_CODES + HOST_ERROR_CODES
+"""Every code a host's team-api route or view channel may answer with."""
+
+ALL_ERROR_CODES: frozenset[str] = frozenset(
+    entry.code for entry in HUB_ANSWERS + HOST_ANSWERS + ADMIN_ERROR_CODES
+)
+
+
+def declared(codes: tuple[ErrorCode, ...]) -> list[dict[str, str]]:
+    """``codes`` as a document lists them (``x-error-codes``)."""
+    return [{"code": entry.code, "meaning": entry.meaning} for entry in codes]
