@@ -1,6 +1,6 @@
 """The member side in Python: sign in, get tickets, connect to hosts, call the Team API."""
 
-from peer.connection import HostConnection, connect_to_host
+from peer.connection import HostConnection, NotServed, connect_to_host
 from peer.hub_client import HubClient, HubError
 from peer.known_hosts import HostKeyChanged, KnownHosts
 
@@ -10,5 +10,6 @@ __all__ = [
     "HubClient",
     "HubError",
     "KnownHosts",
+    "NotServed",
     "connect_to_host",
 ]

@@ -32,6 +32,16 @@ class HostSignatureInvalid(Exception):
     code = "hostSignatureInvalid"
 
 
+class NotServed(Exception):
+    """The host does not list a capability this call needs (an older or a trimmed host)."""
+
+    code = "notServed"
+
+    def __init__(self, capability: str) -> None:
+        super().__init__(f"this host does not serve {capability}")
+        self.capability = capability
+
+
 class TeamApiCallError(Exception):
     """The host answered a Team API request with an error."""
 
@@ -52,6 +62,7 @@ class HostConnection:
         self._channel = channel
         self._ids = itertools.count(1)
         self._waiting: dict[int, asyncio.Future[Any]] = {}
+        self._capabilities: frozenset[str] | None = None
         channel.on("message", self._on_message)
         channel.on("close", self._on_closed)
 
@@ -104,6 +115,20 @@ class HostConnection:
             return await asyncio.wait_for(future, wait_seconds)
         finally:
             self._waiting.pop(request_id, None)
+
+    async def capabilities(self) -> frozenset[str]:
+        """The capability names the host serves (asked once per connection)."""
+        if self._capabilities is None:
+            answer = await self.call("capabilities")
+            self._capabilities = frozenset(answer["capabilities"])
+        return self._capabilities
+
+    async def require(self, *capabilities: str) -> None:
+        """Raises ``NotServed`` for the first of ``capabilities`` the host does not list."""
+        served = await self.capabilities()
+        for capability in capabilities:
+            if capability not in served:
+                raise NotServed(capability)
 
     def send_raw(self, data: str | bytes) -> None:
         """Send a message as-is (tests use it to send what a well-behaved client would not)."""

@@ -7,6 +7,12 @@ import json
 from typing import Any
 
 from peer.connection import HostConnection
+from server.common.protocol.capabilities import (
+    BROWSER_VIEW,
+    BROWSER_VIEW_CONTEXT_MENU,
+    BROWSER_VIEW_CURSOR,
+    BROWSER_VIEW_VIEWPORT,
+)
 from server.common.protocol.view import Frame, ViewOptions, decode_frame
 
 
@@ -104,6 +110,10 @@ class LiveView:
             self.key("down", char, text=char)
             self.key("up", char)
 
+    def insert_text(self, text: str) -> None:
+        """Text typed without keys of its own (composed, emoji), inserted whole at the caret."""
+        self.send({"type": "text", "text": text})
+
     def resize(self, width: int, height: int) -> None:
         """Ask the host to hold the page at a new size (the viewer's panel changed)."""
         self.send({"type": "viewport", "width": width, "height": height})
@@ -127,7 +137,16 @@ async def open_view(
     menu: bool = False,
     viewport: tuple[int, int] | None = None,
 ) -> LiveView:
-    """Open a view of ``tab_id`` on an existing connection (no new negotiation needed)."""
+    """Open a view of ``tab_id`` on an existing connection (no new negotiation needed).
+
+    Raises ``NotServed`` when the host does not serve the view, or an option asked for.
+    """
+    await connection.require(
+        BROWSER_VIEW,
+        *([BROWSER_VIEW_CURSOR] if cursor else []),
+        *([BROWSER_VIEW_CONTEXT_MENU] if menu else []),
+        *([BROWSER_VIEW_VIEWPORT] if viewport else []),
+    )
     options = ViewOptions(tab_id, cursor=cursor, menu=menu, viewport=viewport)
     channel = connection.connection.createDataChannel(options.label(), ordered=True)
     view = LiveView(channel, options)

@@ -153,8 +153,8 @@ class HostSettings(SettingsSection):
     search_url: str = Field(
         "https://duckduckgo.com/?q={query}",
         pattern=r"^https?://[^\s]*\{query\}",
-        description="Where a search phrase an agent types as an address goes; {query} is the "
-        "phrase.",
+        description="Where a search phrase a person or an agent types as an address goes; "
+        "{query} is the phrase.",
     )
     browser_allowed_hosts: list[str] = Field(
         default_factory=list,

@@ -10,6 +10,7 @@ from types import TracebackType
 from server.common.clock import Clock, SystemClock
 from server.common.crypto.box import SecretBox
 from server.common.keys import SigningKey
+from server.common.protocol.capabilities import LIVE_VIEW_CAPABILITIES
 from server.common.protocol.events import BrowserTabsChanged
 from server.common.protocol.view import VIEW_PREFIX
 from server.config import Settings
@@ -82,7 +83,9 @@ class HostServices:
         seals provider keys (``services.keys.SecretKeys.open_box``)."""
         clock = clock or SystemClock()
         browser = BrowserRuntime(settings.host, settings.data_dir, clock, db)
-        services = cls(settings, clock, identity, db, TeamApi(list(route_tables)), browser, secrets)
+        # The live view is a channel, not a route table: it is listed beside its registration.
+        team_api = TeamApi(list(route_tables), also=LIVE_VIEW_CAPABILITIES)
+        services = cls(settings, clock, identity, db, team_api, browser, secrets)
         services.peers = PeerManager(
             identity,
             settings.rtc,
@@ -91,7 +94,7 @@ class HostServices:
             lambda peer: HostCall(peer, services),
         )
         services.profiles = BrowserProfileService(db, clock, browser, services.peers.announce)
-        services.tabs = TabService(browser, services.profiles)
+        services.tabs = TabService(browser, services.profiles, settings.host.search_url)
         services.memories = MemoryService(db, clock)
         services.providers = ProviderService(db, clock, secrets, services.peers.announce)
         services.agents = AgentService(

@@ -5,7 +5,8 @@ the route's args, the answer its result) although they travel over the ``team-ap
 data channel, not HTTP: that lets the web client generate its types with the same
 tool it uses for the hub, so a change here breaks the client's build, not its users.
 The events a host pushes (``HostEventMessage``, keyed by ``event``), the ``view:``
-channel's messages and the constants of both channels come along.
+channel's messages, the constants of both channels and every error code a route or
+a view may answer with (``x-error-codes``) come along.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Annotated, Any, Union
 from pydantic import BaseModel, Field, RootModel
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
+from server.common.error_codes import HOST_ANSWERS, declared
 from server.common.protocol.codec import PROTOCOL_VERSION
 from server.common.protocol.events import HOST_EVENTS, event_envelope
 from server.common.protocol.team_api import (
@@ -109,6 +111,7 @@ def build_host_protocol(routes: list[HostRoute]) -> dict[str, Any]:
             "maxClipboard": MAX_CLIPBOARD,
             "profileHues": list(PROFILE_HUES),
         },
+        "x-error-codes": declared(HOST_ANSWERS),
     }
 
 

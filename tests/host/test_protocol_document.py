@@ -33,7 +33,17 @@ def test_every_route_has_its_args_and_result_and_the_view_messages_are_there() -
     for sent in ("Opened", "Held", "Cursor", "ContextMenu", "Copied", "Closed", "ViewError"):
         assert "type" in schemas[sent]["required"], sent
     kinds = {ref["$ref"].rsplit("/", 1)[-1] for ref in schemas["ViewMessage"]["oneOf"]}
-    assert {"Take", "Release", "Pointer", "Key", "Paste", "Copy", "MenuChoice", "Resize"} == kinds
+    assert {
+        "Take",
+        "Release",
+        "Pointer",
+        "Key",
+        "Text",
+        "Paste",
+        "Copy",
+        "MenuChoice",
+        "Resize",
+    } == kinds
     assert document["x-constants"]["frameHeaderBytes"] == 18
 
 

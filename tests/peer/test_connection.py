@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from server.common.protocol.capabilities import LIVE_VIEW_CAPABILITIES
 from tests.support.hub_server import RunningHub
 from tests.support.peers import peer_member, wait_linked
 
@@ -18,7 +19,17 @@ async def test_a_member_connects_and_asks_for_capabilities(
         connection = await member.connect(host_id)
         result = await connection.call("capabilities")
         assert result["protocol"] == 1
-        assert "host-v1" in result["capabilities"]
+        assert set(result["capabilities"]) >= {
+            "host-v1",
+            "browser-control-v1",
+            "browser-profiles-v1",
+            "agents-v1",
+            "threads-v1",
+            "attention-v1",
+            "providers-v1",
+            *LIVE_VIEW_CAPABILITIES,
+        }
+        assert await connection.capabilities() == frozenset(result["capabilities"])
         assert result["hostId"] == host_id
         whoami = await connection.call("host-v1/whoami")
         assert (whoami["accountId"], whoami["role"]) == (member.account_id, "owner")

@@ -1,7 +1,7 @@
 /** The view channel's messages and the view's geometry, with a stand-in data channel. */
 import { describe, expect, it } from 'vitest';
-import { addressFrom, fitBox } from '../src/components/host/LiveView';
-import { tabTitle } from '../src/components/host/TabList';
+import { fitBox } from '../src/components/host/LiveView';
+import { tabHeading, tabTitle } from '../src/components/host/TabList';
 import type { HostConnection } from '../src/host/connection';
 import { LiveViewChannel } from '../src/host/live-view';
 import type { Frame, HostViewMessage } from '../src/host/protocol';
@@ -84,10 +84,9 @@ describe('view geometry and addresses', () => {
     expect(fitBox({ width: 500, height: 300 }, { width: 0, height: 0 })).toEqual({ width: 500, height: 300 });
   });
 
-  it('takes a typed address as https unless it names a scheme, and shows short titles', () => {
-    expect(addressFrom(' example.com/path ')).toBe('https://example.com/path');
-    expect(addressFrom('http://127.0.0.1:8080/')).toBe('http://127.0.0.1:8080/');
-    expect(addressFrom('javascript:alert(1)')).toBe('javascript:alert(1)'); // the host refuses it
+  it('leads a tab with its page title, else its short address', () => {
+    expect(tabHeading({ title: 'Checkout', url: 'https://shop.example.com/cart' })).toBe('Checkout');
+    expect(tabHeading({ title: '  ', url: 'https://shop.example.com/cart' })).toBe('shop.example.com/cart');
     expect(tabTitle('https://shop.example.com/cart?x=1')).toBe('shop.example.com/cart');
     expect(tabTitle('about:blank')).toBe('New tab');
   });

@@ -8,6 +8,7 @@ import type { TabView } from '../src/host/protocol';
 const TAB: TabView = {
   id: '0f8fad5b-d9cb-469f-a165-70867728950e',
   url: 'https://shop.example.com/checkout',
+  title: 'Checkout',
   ownerAgentId: 'a'.repeat(32),
   openerTabId: null,
   partitionKind: 'shared',

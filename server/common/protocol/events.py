@@ -25,7 +25,8 @@ class HostEvent(WireModel):
 
 
 class BrowserTabsChanged(HostEvent):
-    """The team's tab list changed (a tab opened, closed, moved, was taken or released)."""
+    """The team's tab list changed (a tab opened, closed, moved, had a new title, was taken
+    or released); ``browser-control-v1/list_tabs`` has the new list."""
 
     NAME: ClassVar[str] = "browser-tabs-changed"
 

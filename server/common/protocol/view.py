@@ -25,6 +25,8 @@ FRAME_VERSION = 1
 # version, flags (reserved), sequence, CSS width, CSS height, capture time (ms since epoch)
 FRAME_HEADER = struct.Struct("!BBIHHd")
 MAX_CLIPBOARD = 1024 * 1024
+# The most characters one ``text`` message may insert (one composition's worth).
+MAX_TYPED_TEXT = 4096
 # The largest JSON message a viewer may send, in UTF-8 bytes: a clipboard's text and its envelope.
 MAX_VIEW_MESSAGE = MAX_CLIPBOARD + 4096
 _TAB_ID = re.compile(r"^[0-9a-f-]{36}$")
@@ -132,6 +134,15 @@ class Key(InboundModel):
     code: Annotated[str, Field(max_length=32)] = ""
     text: Annotated[str, Field(max_length=8)] = ""
     modifiers: Modifiers = 0
+    repeat: bool = False
+
+
+class Text(InboundModel):
+    """Text typed without a key of its own (composed, dead keys, emoji, a phone's keyboard),
+    inserted at the caret whole."""
+
+    type: Literal["text"]
+    text: Annotated[str, Field(min_length=1, max_length=MAX_TYPED_TEXT)]
 
 
 class Paste(InboundModel):
@@ -163,7 +174,7 @@ MenuItem = Literal[
 ]
 
 ViewMessage = Annotated[
-    Take | Release | Pointer | Key | Paste | Copy | MenuChoice | Resize,
+    Take | Release | Pointer | Key | Text | Paste | Copy | MenuChoice | Resize,
     Field(discriminator="type"),
 ]
 

@@ -9,8 +9,10 @@ and their events, and the saved tabs. Every tab call goes through the tab's queu
 from __future__ import annotations
 
 import asyncio
+import re
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import TypeVar
@@ -35,6 +37,17 @@ from server.host.browser.tabs import BLANK, Tab, TabResult
 from server.host.browser.team_folders import TeamFolders
 
 T = TypeVar("T")
+
+# How Chromium names a load that failed (ERR_CONNECTION_REFUSED, ERR_NAME_NOT_RESOLVED, …).
+_NET_ERROR = re.compile(r"net::(ERR_[A-Z_]+)")
+
+
+@dataclass(frozen=True, slots=True)
+class Visit:
+    """Where a person's load ended, and Chromium's network error when the page failed."""
+
+    url: str
+    load_error: str | None = None
 
 
 def _any_profile(_team_id: str, _profile_id: str) -> bool:
@@ -244,6 +257,22 @@ class BrowserEngine:
             return page.url
 
         return await self.run(team_id, tab_id, caller, go)
+
+    async def visit(self, team_id: str, tab_id: str, caller: Caller, url: str) -> Visit:
+        """A person's load from the address bar: like ``navigate``, but a page that does not
+        load is no error, as in a browser. The tab shows Chromium's error page and lists the
+        address that failed; the answer names the network error."""
+        try:
+            result = await self.navigate(team_id, tab_id, caller, url)
+        except PlaywrightError as exc:
+            found = _NET_ERROR.search(str(exc))
+            if found is None:
+                raise
+            if found.group(1) == "ERR_ABORTED":
+                # No error page: the load was cut short and the tab stayed where it was.
+                return Visit(self.get_tab(team_id, tab_id).url, found.group(1))
+            return Visit(url, found.group(1))
+        return Visit(str(result.value))
 
     async def close_tab(self, team_id: str, tab_id: str, caller: Caller) -> None:
         """Closes the tab and its dependent popups; works with a dialog open, not while held."""

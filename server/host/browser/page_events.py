@@ -1,4 +1,5 @@
-"""What a tab's page tells the engine: a crash, a navigation, its close, a dialog, a popup.
+"""What a tab's page tells the engine: a crash, a navigation, a title, its close, a dialog, a
+popup.
 
 The handlers are wired onto each page when it becomes a tab's page. A popup becomes a
 tab of its own in the opener's partition; a page that closes itself ends its tab.
@@ -12,7 +13,7 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable
 
-from playwright.async_api import Dialog, Frame, Page
+from playwright.async_api import Dialog, Frame, Page, Request
 from playwright.async_api import Error as PlaywrightError
 
 from server.common.clock import Clock
@@ -23,6 +24,11 @@ from server.host.browser.tabs import BLANK, Tab
 from server.host.page.scripts import page_script
 
 log = logging.getLogger(__name__)
+
+# Chromium's own page for a load that failed; the tab lists the address that failed instead.
+ERROR_PAGE_PREFIX = "chrome-error://"
+# A title is read only from a page that answers at once.
+_TITLE_LIMIT = 1.0
 
 
 class PageEvents:
@@ -55,6 +61,9 @@ class PageEvents:
         page.on("popup", lambda popup: self._on_popup(tab, popup))
         page.on("close", lambda _page: self._on_close(tab, page))
         page.on("framenavigated", lambda frame: self._on_navigated(tab, page, frame))
+        page.on("requestfailed", lambda request: self._on_request_failed(tab, page, request))
+        page.on("domcontentloaded", lambda _page: self._spawn(self._read_title(tab, page)))
+        page.on("load", lambda _page: self._spawn(self._read_title(tab, page)))
         tab.identity_session = await self._identity().apply(page)
 
     async def close(self) -> None:
@@ -72,8 +81,37 @@ class PageEvents:
             tab.crashed = True
 
     def _on_navigated(self, tab: Tab, page: Page, frame: Frame) -> None:
-        if tab.page is page and frame.parent_frame is None and frame.url:
-            self._tabs.record_url(tab, frame.url)
+        if tab.page is not page or frame.parent_frame is not None or not frame.url:
+            return
+        if frame.url.startswith(ERROR_PAGE_PREFIX):
+            # The error page stands for the address that failed, as in a browser's bar.
+            if tab.failed_url:
+                self._tabs.record_url(tab, tab.failed_url)
+            self._tabs.record_title(tab, "")  # not the title of the page before
+            return
+        tab.failed_url = None
+        self._tabs.record_url(tab, frame.url)
+
+    def _on_request_failed(self, tab: Tab, page: Page, request: Request) -> None:
+        if tab.page is not page or not request.is_navigation_request():
+            return
+        with contextlib.suppress(PlaywrightError):
+            if request.frame.parent_frame is not None:
+                return
+        tab.failed_url = request.url
+        if page.main_frame.url.startswith(ERROR_PAGE_PREFIX):
+            self._tabs.record_url(tab, request.url)  # the error page came first
+
+    async def _read_title(self, tab: Tab, page: Page) -> None:
+        if tab.page is not page or tab.dialog is not None or page.is_closed():
+            return  # a dialog blocks the page's scripts
+        if page.url.startswith(ERROR_PAGE_PREFIX):
+            return  # the tab lists the address that failed, under no title
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(_TITLE_LIMIT):
+                title = await page.title()
+            if tab.page is page:
+                self._tabs.record_title(tab, title)
 
     def _on_close(self, tab: Tab, page: Page) -> None:
         # A page that closed itself (a popup's window.close()) ends its tab.

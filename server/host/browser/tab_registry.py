@@ -1,7 +1,7 @@
 """The tabs of every team by id, and the one place their listed state changes.
 
-What peers list of a tab (that it exists, its address, its opener, who holds it and
-whether it is loaded) changes only through the methods here, and each of them
+What peers list of a tab (that it exists, its address and title, its opener, who holds
+it and whether it is loaded) changes only through the methods here, and each of them
 announces the change to the tab's team exactly once, when something really changed.
 Nobody assigns those fields and then has to remember to tell the team.
 """
@@ -110,6 +110,12 @@ class TabRegistry:
         """The tab's page is at ``url`` now (its main frame navigated)."""
         if url != tab._url:
             tab._url = url
+            self._changed(tab)
+
+    def record_title(self, tab: Tab, title: str) -> None:
+        """The tab's document has the title ``title`` (read once it loaded)."""
+        if title != tab._title:
+            tab._title = title
             self._changed(tab)
 
     def take_control(self, team_id: str, tab_id: str, account_id: str) -> Tab:

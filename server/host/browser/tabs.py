@@ -29,7 +29,7 @@ BLANK = "about:blank"
 class Tab:
     """One managed tab. ``page`` is None while the tab sleeps (its URL is kept).
 
-    What peers list of a tab (its address, opener, holder and page) is read-only here:
+    What peers list of a tab (its address, title, opener, holder and page) is read-only here:
     only ``TabRegistry`` changes it, and it announces each change. The other fields are
     bookkeeping of the engine, the live view and the tools, which no peer sees.
     """
@@ -54,6 +54,7 @@ class Tab:
         self.owner_thread_id = owner_thread_id
         # Listed state, written by ``TabRegistry`` only.
         self._url = url
+        self._title = ""
         self._opener_tab_id = opener_tab_id
         self._held_by: str | None = None
         self._page: Page | None = None
@@ -63,6 +64,9 @@ class Tab:
         # Live-view channels watching the tab: a shown tab never sleeps.
         self.viewers = 0
         self.crashed = False
+        # The address of the main frame's last load that failed: Chromium's error page shows
+        # it, while the page itself says chrome-error://.
+        self.failed_url: str | None = None
         self.dialog: PendingDialog | None = None
         self.identity_session: CDPSession | None = None
         # The agent whose input action runs now: a dialog opened meanwhile is that agent's.
@@ -81,6 +85,11 @@ class Tab:
     @property
     def url(self) -> str:
         return self._url
+
+    @property
+    def title(self) -> str:
+        """The page's title as last read ("" until its document has one)."""
+        return self._title
 
     @property
     def opener_tab_id(self) -> str | None:
@@ -103,6 +112,7 @@ class Tab:
         return {
             "id": self.id,
             "url": self.url,
+            "title": self.title,
             "ownerAgentId": self.owner_agent_id,
             "ownerThreadId": self.owner_thread_id,
             "openerTabId": self.opener_tab_id,

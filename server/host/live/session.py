@@ -37,6 +37,7 @@ from server.common.protocol.view import (
     Release,
     Resize,
     Take,
+    Text,
     ViewError,
     ViewOptions,
     check_view_message_size,
@@ -44,6 +45,7 @@ from server.common.protocol.view import (
     error_message,
 )
 from server.common.wire import WireModel
+from server.host.live.cdp_input import held_after, key_event, mouse_event
 from server.host.live.screencast import TabScreencast, Viewer
 from server.host.page.scripts import page_script
 
@@ -52,10 +54,6 @@ if TYPE_CHECKING:
     from server.host.rtc.team_api import PeerIdentity
 
 log = logging.getLogger(__name__)
-
-_BUTTONS = {"none": 0, "left": 1, "right": 2, "middle": 4}
-_MOUSE_TYPES = {"move": "mouseMoved", "down": "mousePressed", "up": "mouseReleased"}
-_KEY_TYPES = {"down": "keyDown", "up": "keyUp", "char": "char"}
 
 
 def web_url(value: str | None) -> str | None:
@@ -85,6 +83,7 @@ class ViewSession:
         self._screencast = screencast
         self.viewer = Viewer(channel)
         self._holding = False
+        self._held_buttons = 0  # the mouse buttons this viewer holds down on the page
         self._last_cursor: str | None = None
         self._menus: dict[int, dict[str, Any]] = {}
         self._menu_ids = 0
@@ -95,6 +94,7 @@ class ViewSession:
         """The tab has a new page: input and menus go to it from now on."""
         self._screencast = screencast
         self._menus = {}
+        self._held_buttons = 0
 
     @property
     def peer(self) -> PeerIdentity:
@@ -146,6 +146,7 @@ class ViewSession:
             if self._holding:
                 self._engine.release(self.team_id, self.tab_id, self._peer.account_id)
                 self._holding = False
+            self._held_buttons = 0
             self.send(Held(by_you=False))
             return
         if isinstance(message, Pointer):
@@ -160,17 +161,8 @@ class ViewSession:
         if not self._holding:
             raise Conflict("take control of the tab first", code="notHolding")
         if isinstance(message, Key):
-            await self._cdp(
-                "Input.dispatchKeyEvent",
-                {
-                    "type": _KEY_TYPES[message.action],
-                    "key": message.key,
-                    "code": message.code,
-                    "text": message.text,
-                    "modifiers": message.modifiers,
-                },
-            )
-        elif isinstance(message, Paste):
+            await self._cdp("Input.dispatchKeyEvent", key_event(message))
+        elif isinstance(message, Text | Paste):
             await self._cdp("Input.insertText", {"text": message.text})
         elif isinstance(message, Copy):
             await self._clipboard(message.type)
@@ -200,15 +192,8 @@ class ViewSession:
                 "modifiers": message.modifiers,
             }
         else:
-            params = {
-                "type": _MOUSE_TYPES[message.action],
-                "x": x,
-                "y": y,
-                "button": message.button,
-                "buttons": _BUTTONS[message.button] if message.action == "down" else 0,
-                "clickCount": message.click_count,
-                "modifiers": message.modifiers,
-            }
+            self._held_buttons = held_after(message, self._held_buttons)
+            params = mouse_event(message, x, y, self._held_buttons)
         await self._cdp("Input.dispatchMouseEvent", params)
         if self.options.menu and message.action == "down" and message.button == "right":
             await self._context_menu(x, y)

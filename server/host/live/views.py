@@ -193,7 +193,7 @@ class LiveViews:
 
     async def close_all(self) -> None:
         for key in list(self._sessions):
-            await self.end_views(*key, "hostStopping", "the host is shutting down")
+            await self.end_views(*key, code="hostStopping", reason="the host is shutting down")
         await self._tasks.close()
 
 

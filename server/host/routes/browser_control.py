@@ -2,14 +2,15 @@
 
 Members see the team's tabs except private sign-in tabs, and may go back,
 forward, reload, open and close them; a tab another person holds is theirs alone.
+An address is taken as typed into a browser's address bar (``localhost:3000``,
+``example.com``, a search phrase) and resolved by the host.
 """
 
 from __future__ import annotations
 
 from typing import Annotated
-from urllib.parse import urlsplit
 
-from pydantic import AfterValidator, Field, StringConstraints
+from pydantic import Field, StringConstraints
 
 from server.common.roles import Role
 from server.common.wire import InboundModel, WireModel
@@ -21,19 +22,10 @@ from server.host.services.tabs import HistoryStep, TabSummary
 routes = HostRouteTable("browser-control-v1")
 
 
-def _web_address(value: str) -> str:
-    if value == "about:blank":
-        return value
-    parts = urlsplit(value)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ValueError("only http and https addresses (or about:blank) can be opened")
-    return value
-
-
-WebAddress = Annotated[
-    str, StringConstraints(min_length=1, max_length=8192), AfterValidator(_web_address)
-]
+# What a person typed: an address with or without its scheme, or a search phrase.
+TypedAddress = Annotated[str, StringConstraints(min_length=1, max_length=8192)]
 TabId = Annotated[str, StringConstraints(pattern=r"^[0-9a-f-]{36}$")]
+ProfileId = Annotated[str, StringConstraints(pattern=r"^profile-[0-9a-f]{32}$")]
 
 
 class TabRef(InboundModel):
@@ -41,17 +33,21 @@ class TabRef(InboundModel):
 
 
 class NewTab(InboundModel):
-    url: WebAddress = "about:blank"
+    url: TypedAddress = "about:blank"
+    profile_id: ProfileId | None = Field(
+        None, description="The named browser profile to open in; None for Shared."
+    )
 
 
 class Navigate(InboundModel):
     tab_id: TabId
-    url: WebAddress
+    url: TypedAddress
 
 
 class TabView(WireModel):
     id: str
     url: str
+    title: str = Field(description="The page's title; empty until its document has one.")
     owner_agent_id: str | None
     opener_tab_id: str | None
     partition_kind: str
@@ -65,9 +61,21 @@ class TabList(WireModel):
     tabs: list[TabView]
 
 
+class OpenedTab(TabView):
+    load_error: str | None = Field(
+        description="Chromium's network error (ERR_CONNECTION_REFUSED, …) when the page did "
+        "not load; the tab shows the error page at the address."
+    )
+
+
 class TabAddress(WireModel):
     tab_id: str
     url: str
+    load_error: str | None = Field(
+        None,
+        description="Chromium's network error when the page did not load; the tab shows "
+        "the error page at the address.",
+    )
 
 
 class TabClosed(WireModel):
@@ -79,6 +87,7 @@ def _view(summary: TabSummary) -> TabView:
     return TabView(
         id=tab.id,
         url=tab.url,
+        title=tab.title,
         owner_agent_id=tab.owner_agent_id,
         opener_tab_id=tab.opener_tab_id,
         partition_kind=tab.partition.kind,
@@ -96,17 +105,21 @@ async def list_tabs(call: HostCall, _args: NoArgs) -> TabList:
 
 
 @routes.route("browser-control-v1/new_tab", args=NewTab, least_role=Role.MEMBER)
-async def new_tab(call: HostCall, args: NewTab) -> TabView:
-    """Open a tab in the team's shared profile."""
-    return _view(await call.host.tabs.new_tab(call.peer.team_id, args.url))
+async def new_tab(call: HostCall, args: NewTab) -> OpenedTab:
+    """Open a tab in the team's shared profile or a named one, at a typed address."""
+    peer = call.peer
+    summary, visit = await call.host.tabs.new_tab(
+        peer.team_id, peer.account_id, args.url, args.profile_id
+    )
+    return OpenedTab(**_view(summary).model_dump(), load_error=visit.load_error)
 
 
 @routes.route("browser-control-v1/navigate", args=Navigate, least_role=Role.MEMBER)
 async def navigate(call: HostCall, args: Navigate) -> TabAddress:
-    """Load an http or https address in the tab."""
+    """Load a typed address (or search for a phrase) in the tab."""
     peer = call.peer
-    url = await call.host.tabs.navigate(peer.team_id, peer.account_id, args.tab_id, args.url)
-    return TabAddress(tab_id=args.tab_id, url=url)
+    visit = await call.host.tabs.navigate(peer.team_id, peer.account_id, args.tab_id, args.url)
+    return TabAddress(tab_id=args.tab_id, url=visit.url, load_error=visit.load_error)
 
 
 async def _step(call: HostCall, tab_id: str, step: HistoryStep) -> TabAddress:

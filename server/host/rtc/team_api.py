@@ -97,9 +97,10 @@ class Channel(Protocol):
 class TeamApi:
     """Every route of this host, by name."""
 
-    def __init__(self, tables: list[HostRouteTable]) -> None:
+    def __init__(self, tables: list[HostRouteTable], *, also: tuple[str, ...] = ()) -> None:
+        """``also`` names what the host serves outside the route tables (the live view)."""
         self.routes: dict[str, HostRoute] = {}
-        self.capabilities = sorted({c for t in tables for c in t.capabilities})
+        self.capabilities = sorted({c for t in tables for c in t.capabilities} | set(also))
         for table in tables:
             for route in table.routes:
                 if route.name in self.routes:

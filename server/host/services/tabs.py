@@ -1,7 +1,9 @@
 """Members' own hands on the team's tabs: list, open, navigate, step through history, close.
 
 A member sees every tab of the team except private sign-in tabs (``browser.access``)
-and acts as a person: a tab another person holds is theirs alone.
+and acts as a person: a tab another person holds is theirs alone. What a member types
+as an address is resolved as a browser's address bar does (``browser.typed_address``),
+and a page that fails to load shows its error page at that address.
 """
 
 from __future__ import annotations
@@ -9,11 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from server.common.errors import InvalidArgument, NotFound
 from server.host.browser.access import member_sees, require_member_reach
 from server.host.browser.callers import Caller
+from server.host.browser.engine import Visit
 from server.host.browser.partitions import Partition
 from server.host.browser.runtime import BrowserRuntime
 from server.host.browser.tabs import Tab
+from server.host.browser.typed_address import BLANK, TypedAddressRefused, resolve_typed_address
 from server.host.services.profiles import BrowserProfileService
 
 HistoryStep = Literal["back", "forward", "reload"]
@@ -31,9 +36,12 @@ class TabSummary:
 class TabService:
     """Browser control for members, through the engine's queues and the access rules."""
 
-    def __init__(self, browser: BrowserRuntime, profiles: BrowserProfileService) -> None:
+    def __init__(
+        self, browser: BrowserRuntime, profiles: BrowserProfileService, search_url: str
+    ) -> None:
         self._browser = browser
         self._profiles = profiles
+        self._search_url = search_url
 
     async def list_tabs(self, team_id: str) -> list[TabSummary]:
         engine = await self._browser.engine()
@@ -41,18 +49,41 @@ class TabService:
             team_id, [t for t in engine.list_tabs(team_id) if member_sees(t)]
         )
 
-    async def new_tab(self, team_id: str, url: str) -> TabSummary:
-        """A tab in the team's shared profile."""
+    async def new_tab(
+        self, team_id: str, account_id: str, typed: str, profile_id: str | None = None
+    ) -> tuple[TabSummary, Visit]:
+        """A tab in the team's shared profile, or in the named profile ``profile_id``, at the
+        address ``typed``; a page that fails to load leaves the tab at its error page."""
+        url = self._resolve(typed)
+        partition = Partition.shared()
+        if profile_id is not None:
+            if not await self._profiles.profile_exists(team_id, profile_id):
+                raise NotFound("no such browser profile", code="browserProfileNotFound")
+            partition = Partition.profile(profile_id)
         engine = await self._browser.engine()
-        tab = await engine.open_tab(team_id, Partition.shared(), url=url)
-        return (await self._summaries(team_id, [tab]))[0]
+        tab = await engine.open_tab(team_id, partition)
+        visit = Visit(BLANK)
+        if url != BLANK:
+            try:
+                visit = await engine.visit(team_id, tab.id, Caller.person(account_id), url)
+            except BaseException:
+                await engine.close_tab(team_id, tab.id, Caller.person(account_id))
+                raise
+        return (await self._summaries(team_id, [tab]))[0], visit
 
-    async def navigate(self, team_id: str, account_id: str, tab_id: str, url: str) -> str:
-        """Load ``url``; answers the address the tab ended at."""
+    async def navigate(self, team_id: str, account_id: str, tab_id: str, typed: str) -> Visit:
+        """Load the address ``typed``; answers where the tab ended, and the network error of
+        a page that did not load (the tab shows its error page)."""
+        url = self._resolve(typed)
         engine = await self._browser.engine()
         tab = await self._member_tab(team_id, tab_id)
-        result = await engine.navigate(team_id, tab.id, Caller.person(account_id), url)
-        return str(result.value)
+        return await engine.visit(team_id, tab.id, Caller.person(account_id), url)
+
+    def _resolve(self, typed: str) -> str:
+        try:
+            return resolve_typed_address(typed, self._search_url).url
+        except TypedAddressRefused as refused:
+            raise InvalidArgument(refused.message, field="url") from None
 
     async def step(self, team_id: str, account_id: str, tab_id: str, step: HistoryStep) -> str:
         """Back, forward or reload; answers the address the tab ended at."""

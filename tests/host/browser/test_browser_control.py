@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import socket
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -60,6 +62,72 @@ async def events_until(connection: HostConnection, name: str) -> set[str]:
     return seen
 
 
+async def listed_when(
+    connection: HostConnection, check: Callable[[list[dict[str, Any]]], bool]
+) -> list[dict[str, Any]]:
+    """The tab list once ``check`` holds, read again at each ``browser-tabs-changed``."""
+    while not check(tabs := (await connection.call("browser-control-v1/list_tabs"))["tabs"]):
+        await events_until(connection, "browser-tabs-changed")
+    return tabs
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on (it was free a moment ago)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+async def test_a_typed_address_loads_as_an_address_bar_would_and_a_failed_load_keeps_it(
+    server: RunningHub, room: Room, site: Site
+) -> None:
+    opened = await room.member.call(
+        "browser-control-v1/new_tab", {"url": f"127.0.0.1:{site.port}/child"}
+    )
+    assert (opened["url"], opened["loadError"]) == (site.url("/child"), None)
+    # The title is read once the page loaded, and announced.
+    await listed_when(room.member, lambda tabs: [t["title"] for t in tabs] == ["child"])
+
+    dead = f"127.0.0.1:{closed_port()}/page"
+    went = await room.member.call(
+        "browser-control-v1/navigate", {"tabId": opened["id"], "url": dead}
+    )
+    assert went["url"] == f"http://{dead}"
+    assert str(went["loadError"]).startswith("ERR_"), went
+    # The tab shows Chromium's error page, and lists the address that failed, not chrome-error.
+    listed = await listed_when(room.member, lambda tabs: tabs[0]["title"] != "child")
+    assert listed[0]["url"] == f"http://{dead}"
+    engine = await server.builtin.services.browser.engine()
+    assert engine.get_tab(room.team_id, opened["id"]).url == f"http://{dead}"
+    assert await code_of(
+        room.member, "browser-control-v1/navigate", {"tabId": opened["id"], "url": "tel:123"}
+    ) == ("invalidArgument")
+
+
+async def test_a_new_tab_opens_in_the_profile_a_member_chooses(
+    server: RunningHub, room: Room, site: Site
+) -> None:
+    profile = await server.builtin.services.profiles.create_profile(room.team_id, "Work")
+    opened = await room.member.call(
+        "browser-control-v1/new_tab", {"url": site.url("/"), "profileId": profile.id}
+    )
+    assert (opened["partitionKind"], opened["partitionLabel"], opened["hue"]) == (
+        "profile",
+        "Work",
+        profile.hue,
+    )
+    engine = await server.builtin.services.browser.engine()
+    assert engine.get_tab(room.team_id, opened["id"]).partition.key == profile.id
+    missing = {"url": "about:blank", "profileId": "profile-" + "0" * 32}
+    assert await code_of(room.member, "browser-control-v1/new_tab", missing) == (
+        "browserProfileNotFound"
+    )
+    # Another team's profile is as unknown as a missing one.
+    assert await code_of(
+        room.outsider, "browser-control-v1/new_tab", {"profileId": profile.id}
+    ) == ("browserProfileNotFound")
+
+
 async def test_a_held_and_a_closed_tab_are_announced(
     server: RunningHub, room: Room, site: Site
 ) -> None:
@@ -101,7 +169,7 @@ async def test_members_see_and_steer_the_teams_tabs(
     went = await room.member.call(
         "browser-control-v1/navigate", {"tabId": opened["id"], "url": site.url("/cookies")}
     )
-    assert went == {"tabId": opened["id"], "url": site.url("/cookies")}
+    assert went == {"tabId": opened["id"], "url": site.url("/cookies"), "loadError": None}
     back = await room.member.call("browser-control-v1/back", {"tabId": opened["id"]})
     assert back["url"] == site.url("/child")
     forward = await room.member.call("browser-control-v1/forward", {"tabId": opened["id"]})

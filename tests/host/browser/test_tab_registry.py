@@ -23,12 +23,12 @@ TEAM = "team-a"
 OTHER = "team-b"
 AGENT = Caller.agent("agent-1", "thread-1")
 
-Listing = list[tuple[str, str, str | None, str | None, bool]]
+Listing = list[tuple[str, str, str, str | None, str | None, bool]]
 
 
 def listing(tabs: list[Tab]) -> Listing:
     """What peers see of a team's tabs."""
-    return [(t.id, t.url, t.opener_tab_id, t.held_by, t.loaded) for t in tabs]
+    return [(t.id, t.url, t.title, t.opener_tab_id, t.held_by, t.loaded) for t in tabs]
 
 
 def new_tab(
@@ -98,7 +98,7 @@ def test_forgetting_a_tab_unlinks_its_popups_in_the_same_change(
     assert registry.forget(tab) is None  # it slept: no page to close
     assert announced.take() == [TEAM]
     assert listing(registry.of_team(TEAM)) == [
-        ("popup", "https://example.test/popup", None, None, False)
+        ("popup", "https://example.test/popup", "", None, None, False)
     ]
     assert registry.forget(tab) is None
     assert announced.take() == []  # forgetting twice changes nothing
@@ -114,6 +114,17 @@ def test_an_address_is_announced_only_when_it_changes(
     registry.record_url(tab, "https://example.test/next")
     assert announced.take() == []
     assert tab.url == "https://example.test/next"
+
+
+def test_a_title_is_announced_only_when_it_changes(
+    registry: TabRegistry, announced: Announced
+) -> None:
+    tab = registry.get(TEAM, "a")
+    registry.record_title(tab, "Fares")
+    assert announced.take() == [TEAM]
+    registry.record_title(tab, "Fares")
+    assert announced.take() == []
+    assert tab.title == "Fares"
 
 
 def test_taking_and_releasing_a_tab_are_one_change_each(
@@ -169,7 +180,7 @@ async def test_every_announcement_is_a_change_and_every_change_is_announced(
         popup = next(t for t in engine.list_tabs(TEAM) if t.id != opener.id)
         # A noopener popup outlives its opener, once the page has said it is one.
         await eventually(lambda: popup.url.endswith("/child") and not popup.dependent)
-        assert settled()
+        await eventually(lambda: popup.title == "child" and settled())
         engine.take_control(TEAM, opener.id, "account-1")
         assert settled()
         engine.release(TEAM, opener.id, "account-1")
@@ -181,6 +192,8 @@ async def test_every_announcement_is_a_change_and_every_change_is_announced(
         assert settled()
         await engine.close_tab(TEAM, opener.id, AGENT)
         assert settled()
-        assert listing(engine.list_tabs(TEAM)) == [(popup.id, popup.url, None, None, False)]
+        assert listing(engine.list_tabs(TEAM)) == [
+            (popup.id, popup.url, "child", None, None, False)
+        ]
     assert seen
     assert all(before != after for before, after in itertools.pairwise(seen))

@@ -66,7 +66,7 @@ function gathered(peer: RTCPeerConnection): Promise<void> {
 function opened(channel: RTCDataChannel, peer: RTCPeerConnection): Promise<void> {
   if (channel.readyState === 'open') return Promise.resolve();
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('The host did not open the connection in time.')), OPEN_LIMIT_MS);
+    const timer = setTimeout(() => reject(new HostCallError('openTimeout', 'The host did not open the connection in time.')), OPEN_LIMIT_MS);
     channel.addEventListener('open', () => {
       clearTimeout(timer);
       resolve();
@@ -74,7 +74,7 @@ function opened(channel: RTCDataChannel, peer: RTCPeerConnection): Promise<void>
     peer.addEventListener('connectionstatechange', () => {
       if (peer.connectionState === 'failed') {
         clearTimeout(timer);
-        reject(new Error('No network path to the host was found.'));
+        reject(new HostCallError('noNetworkPath', 'No network path to the host was found.'));
       }
     });
   });

@@ -13,6 +13,9 @@ export interface ViewListeners {
   closed(code: string | null, reason: string | null): void;
 }
 
+/** The most UTF-16 units one `text` message carries (the host's `MAX_TYPED_TEXT`). */
+export const MAX_TYPED_TEXT = 4096;
+
 export type PointerAction = 'move' | 'down' | 'up' | 'wheel';
 export type PointerButton = 'none' | 'left' | 'middle' | 'right';
 
@@ -53,8 +56,13 @@ export class LiveViewChannel {
     this.send({ type: 'pointer', action, x: clamp01(x), y: clamp01(y), ...extra });
   }
 
-  key(action: 'down' | 'up' | 'char', key: string, extra: { code?: string; text?: string; modifiers?: number } = {}): void {
+  key(action: 'down' | 'up' | 'char', key: string, extra: { code?: string; text?: string; modifiers?: number; repeat?: boolean } = {}): void {
     this.send({ type: 'key', action, key: key.slice(0, 32), ...extra });
+  }
+
+  /** Text typed without a key of its own (a composition, an emoji), inserted whole. */
+  text(text: string): void {
+    for (const part of textParts(text)) this.send({ type: 'text', text: part });
   }
 
   paste(text: string): void {
@@ -96,4 +104,18 @@ export class LiveViewChannel {
 
 function clamp01(value: number): number {
   return Math.max(0, Math.min(1, value));
+}
+
+/** `text` in parts the host takes, never splitting a surrogate pair. */
+export function textParts(text: string): string[] {
+  const parts: string[] = [];
+  let start = 0;
+  while (start < text.length) {
+    let end = Math.min(text.length, start + MAX_TYPED_TEXT);
+    const last = text.charCodeAt(end - 1);
+    if (end < text.length && last >= 0xd800 && last <= 0xdbff) end -= 1;
+    parts.push(text.slice(start, end));
+    start = end;
+  }
+  return parts;
 }

@@ -53,7 +53,32 @@ export const CAPABILITY = {
   browserControl: 'browser-control-v1',
   browserProfiles: 'browser-profiles-v1',
   profileEvents: 'browser-profiles-events-v1',
+  view: 'browser-view',
+  viewCursor: 'browser-view-cursor',
+  viewClipboard: 'browser-view-clipboard',
+  viewContextMenu: 'browser-view-context-menu',
+  viewViewport: 'browser-view-viewport',
 } as const;
+
+/** What of the live view a host serves, read from its `capabilities`. */
+export interface ViewFeatures {
+  view: boolean;
+  cursor: boolean;
+  clipboard: boolean;
+  menu: boolean;
+  viewport: boolean;
+}
+
+export function viewFeatures(served: ReadonlySet<string>): ViewFeatures {
+  const view = served.has(CAPABILITY.view);
+  return {
+    view,
+    cursor: view && served.has(CAPABILITY.viewCursor),
+    clipboard: view && served.has(CAPABILITY.viewClipboard),
+    menu: view && served.has(CAPABILITY.viewContextMenu),
+    viewport: view && served.has(CAPABILITY.viewViewport),
+  };
+}
 
 /** Every event the host sends, by the names the client uses (checked against the generated union). */
 export const EVENT = {

@@ -217,7 +217,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Load an http or https address in the tab. */
+        /** Load a typed address (or search for a phrase) in the tab. */
         post: operations["browser-control-v1/navigate"];
         delete?: never;
         options?: never;
@@ -234,7 +234,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Open a tab in the team's shared profile. */
+        /** Open a tab in the team's shared profile or a named one, at a typed address. */
         post: operations["browser-control-v1/new_tab"];
         delete?: never;
         options?: never;
@@ -827,7 +827,8 @@ export interface components {
         };
         /**
          * BrowserTabsChanged
-         * @description The team's tab list changed (a tab opened, closed, moved, was taken or released).
+         * @description The team's tab list changed (a tab opened, closed, moved, had a new title, was taken
+         *     or released); ``browser-control-v1/list_tabs`` has the new list.
          */
         BrowserTabsChanged: Record<string, never>;
         /** BrowserTabsChangedEvent */
@@ -1062,6 +1063,11 @@ export interface components {
              */
             modifiers?: number;
             /**
+             * Repeat
+             * @default false
+             */
+            repeat?: boolean;
+            /**
              * Text
              * @default
              */
@@ -1102,6 +1108,12 @@ export interface components {
         /** NewTab */
         NewTab: {
             /**
+             * Profileid
+             * @description The named browser profile to open in; None for Shared.
+             * @default null
+             */
+            profileId?: string | null;
+            /**
              * Url
              * @default about:blank
              */
@@ -1124,6 +1136,40 @@ export interface components {
              * @enum {string}
              */
             type: "opened";
+        };
+        /** OpenedTab */
+        OpenedTab: {
+            /** Heldbyperson */
+            heldByPerson: boolean;
+            /**
+             * Hue
+             * @description The profile's colour; None for Shared and own sessions.
+             */
+            hue: number | null;
+            /** Id */
+            id: string;
+            /**
+             * Loaderror
+             * @description Chromium's network error (ERR_CONNECTION_REFUSED, …) when the page did not load; the tab shows the error page at the address.
+             */
+            loadError: string | null;
+            /** Loaded */
+            loaded: boolean;
+            /** Openertabid */
+            openerTabId: string | null;
+            /** Owneragentid */
+            ownerAgentId: string | null;
+            /** Partitionkind */
+            partitionKind: string;
+            /** Partitionlabel */
+            partitionLabel: string;
+            /**
+             * Title
+             * @description The page's title; empty until its document has one.
+             */
+            title: string;
+            /** Url */
+            url: string;
         };
         /** Paste */
         Paste: {
@@ -1366,6 +1412,12 @@ export interface components {
         };
         /** TabAddress */
         TabAddress: {
+            /**
+             * Loaderror
+             * @description Chromium's network error when the page did not load; the tab shows the error page at the address.
+             * @default null
+             */
+            loadError: string | null;
             /** Tabid */
             tabId: string;
             /** Url */
@@ -1407,6 +1459,11 @@ export interface components {
             partitionKind: string;
             /** Partitionlabel */
             partitionLabel: string;
+            /**
+             * Title
+             * @description The page's title; empty until its document has one.
+             */
+            title: string;
             /** Url */
             url: string;
         };
@@ -1448,6 +1505,20 @@ export interface components {
             id: number | string | null;
             /** Result */
             result: unknown;
+        };
+        /**
+         * Text
+         * @description Text typed without a key of its own (composed, dead keys, emoji, a phone's keyboard),
+         *     inserted at the caret whole.
+         */
+        Text: {
+            /** Text */
+            text: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "text";
         };
         /**
          * TextDelta
@@ -1776,7 +1847,7 @@ export interface components {
          * ViewMessageSchema
          * @description What a viewer sends on a ``view:`` channel.
          */
-        ViewMessage: components["schemas"]["Take"] | components["schemas"]["Release"] | components["schemas"]["Pointer"] | components["schemas"]["Key"] | components["schemas"]["Paste"] | components["schemas"]["Copy"] | components["schemas"]["MenuChoice"] | components["schemas"]["Resize"];
+        ViewMessage: components["schemas"]["Take"] | components["schemas"]["Release"] | components["schemas"]["Pointer"] | components["schemas"]["Key"] | components["schemas"]["Text"] | components["schemas"]["Paste"] | components["schemas"]["Copy"] | components["schemas"]["MenuChoice"] | components["schemas"]["Resize"];
         /** Whoami */
         Whoami: {
             /** Accountid */
@@ -2097,7 +2168,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Load an http or https address in the tab. */
+            /** @description Load a typed address (or search for a phrase) in the tab. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -2121,13 +2192,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Open a tab in the team's shared profile. */
+            /** @description Open a tab in the team's shared profile or a named one, at a typed address. */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["TabView"];
+                    "application/json": components["schemas"]["OpenedTab"];
                 };
             };
         };

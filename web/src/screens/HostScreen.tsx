@@ -18,7 +18,7 @@ import { describeError } from '../error-messages';
 import type { HostConnection } from '../host/connection';
 import type { Phase } from '../host/host-session';
 import { replaceHostKey } from '../host/known-hosts';
-import { CAPABILITY, EVENT, type Capabilities, type Whoami } from '../host/protocol';
+import { CAPABILITY, EVENT, viewFeatures, type Capabilities, type Whoami } from '../host/protocol';
 import { useHostLoad } from '../host/use-host-call';
 import { useHostSession } from '../host/use-host-session';
 import { routePath } from '../router';
@@ -181,10 +181,24 @@ function Connected({ connection }: { connection: HostConnection }) {
       />
       {shown === 'tabs' ? (
         <div class={`tabs-layout${current ? ' has-selection' : ''}`}>
-          <TabList connection={connection} tabs={tabList} error={tabs.error} selected={current?.id ?? null} onSelect={setSelected} />
+          <TabList
+            connection={connection}
+            tabs={tabList}
+            error={tabs.error}
+            selected={current?.id ?? null}
+            profilesServed={served.has(CAPABILITY.browserProfiles)}
+            onSelect={setSelected}
+          />
           <div class="view-pane">
             {current ? (
-              <LiveView key={current.id} connection={connection} tab={current} onBack={() => setSelected(null)} onOpened={setSelected} />
+              <LiveView
+                key={current.id}
+                connection={connection}
+                tab={current}
+                features={viewFeatures(served)}
+                onBack={() => setSelected(null)}
+                onOpened={setSelected}
+              />
             ) : (
               <div class="view-empty">
                 <p>{tabList.length ? 'Choose a tab to watch it live.' : 'No tabs are open on this host.'}</p>

@@ -22,14 +22,16 @@ class ListTabsArgs(ToolArgs):
 
 
 async def title_of(tab: Tab) -> str | None:
+    """The page's title now; for a sleeping tab, or one whose dialog blocks its scripts, the
+    title it last had (None if it had none)."""
     page = tab.page
     if page is None or tab.dialog is not None or page.is_closed():
-        return None  # a sleeping tab, or one whose dialog blocks its scripts
+        return tab.title or None
     try:
         async with asyncio.timeout(_TITLE_LIMIT):
             return await page.title()
     except (PlaywrightError, TimeoutError):
-        return None
+        return tab.title or None
 
 
 async def list_tabs(context: ToolContext, _args: ListTabsArgs) -> dict[str, Any]:

@@ -2,13 +2,19 @@
  * A live view of one tab: frames drawn on a canvas that fills the panel and keeps the
  * page's aspect ratio; the page's viewport follows the panel. Watching needs nothing;
  * pointer, wheel, keys and the clipboard go to the page only while this member holds it.
+ * Keys are read by an invisible text area over the view, so compositions (IME, dead keys,
+ * emoji, a phone's keyboard) and the browser's own paste reach it; notices float over the
+ * view without changing its size, so the page's viewport stays put.
+ * What the host does not serve (per `capabilities`) is not offered.
  */
 
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { describeError } from '../../error-messages';
+import { describeCode, describeError } from '../../error-messages';
 import type { HostConnection } from '../../host/connection';
+import { ClickCounter } from '../../host/click-count';
+import { composing, inputAction, keyDownAction } from '../../host/key-input';
 import { LiveViewChannel, type PointerButton } from '../../host/live-view';
-import { MAX_CLIPBOARD, modifierBits, type ContextMenu, type Frame, type MenuItem, type TabView } from '../../host/protocol';
+import { MAX_CLIPBOARD, modifierBits, type ContextMenu, type Frame, type MenuItem, type TabView, type ViewFeatures } from '../../host/protocol';
 import { Icon } from '../Icon';
 import { ProfileChip, tabTitle } from './TabList';
 
@@ -27,6 +33,7 @@ const MENU_LABELS: Record<MenuItem, string> = {
 };
 const RESIZE_DELAY_MS = 250;
 const CSS_CURSOR = /^[a-z-]{1,24}$/;
+const NOTHING_SELECTED = 'Nothing is selected on the page, so there is nothing to copy.';
 
 /** The largest box of the frame's aspect ratio that fits the panel. */
 export function fitBox(panel: { width: number; height: number }, frame: { width: number; height: number }) {
@@ -35,24 +42,38 @@ export function fitBox(panel: { width: number; height: number }, frame: { width:
   return { width: Math.floor(frame.width * scale), height: Math.floor(frame.height * scale) };
 }
 
-export function LiveView(props: { connection: HostConnection; tab: TabView; onBack: () => void; onOpened: (tabId: string) => void }) {
-  const { connection, tab } = props;
+export function LiveView(props: {
+  connection: HostConnection;
+  tab: TabView;
+  features: ViewFeatures;
+  onBack: () => void;
+  onOpened: (tabId: string) => void;
+}) {
+  const { connection, tab, features } = props;
   const panel = useRef<HTMLDivElement>(null);
   const canvas = useRef<HTMLCanvasElement>(null);
+  const keys = useRef<HTMLTextAreaElement>(null);
+  const clicks = useRef(new ClickCounter());
+  // The button a press on the canvas holds down, and the keys whose press went to the page.
+  const pressed = useRef<number | null>(null);
+  const keysDown = useRef(new Set<string>());
   const channel = useRef<LiveViewChannel | null>(null);
   const [viewState, setViewState] = useState<ViewState>('opening');
   const [frameSize, setFrameSize] = useState({ width: 0, height: 0 });
   const [panelSize, setPanelSize] = useState({ width: 0, height: 0 });
   const [holding, setHolding] = useState(false);
   const [closedReason, setClosedReason] = useState<string | null>(null);
-  const [notice, setNotice] = useState<string | null>(null);
+  const [notice, setNotice] = useNotice();
   const [menu, setMenu] = useState<ContextMenu | null>(null);
   const [cursor, setCursor] = useState('default');
 
+  const focusView = () => keys.current?.focus({ preventScroll: true });
+
   // The channel, for as long as this tab is shown.
   useEffect(() => {
+    if (!features.view) return undefined;
     const box = panel.current?.getBoundingClientRect();
-    const viewport = box && box.width > 0 ? { width: box.width, height: box.height } : undefined;
+    const viewport = features.viewport && box && box.width > 0 ? { width: box.width, height: box.height } : undefined;
     let drawing = false;
     let pending: Frame | null = null;
     const draw = async (frame: Frame) => {
@@ -79,7 +100,7 @@ export function LiveView(props: { connection: HostConnection; tab: TabView; onBa
       pending = null;
       if (next) void draw(next);
     };
-    const view = new LiveViewChannel(connection, { tabId: tab.id, cursor: true, menu: true, ...(viewport ? { viewport } : {}) }, {
+    const view = new LiveViewChannel(connection, { tabId: tab.id, cursor: features.cursor, menu: features.menu, ...(viewport ? { viewport } : {}) }, {
       frame(frame) {
         // Only the newest frame waiting is drawn: a slow screen never builds a queue.
         if (drawing) pending = frame;
@@ -97,7 +118,9 @@ export function LiveView(props: { connection: HostConnection; tab: TabView; onBa
             setMenu(message);
             break;
           case 'copied':
-            void writeClipboard(message.text).then(setNotice);
+            // Nothing selected: say so, and leave the clipboard as it was.
+            if (message.text === '') setNotice(NOTHING_SELECTED);
+            else void writeClipboard(message.text).then(setNotice);
             break;
           case 'copyTooLarge':
             setNotice('The selection is larger than 1 MiB, so it was not copied.');
@@ -106,17 +129,17 @@ export function LiveView(props: { connection: HostConnection; tab: TabView; onBa
             if (message.tabId !== tab.id) setNotice('The link opened in a new tab.');
             break;
           case 'error':
-            setNotice(message.message);
+            setNotice(describeCode(message.code, 'host'));
             break;
           case 'closed':
-            setClosedReason(message.reason);
+            setClosedReason(describeCode(message.code, 'host'));
             break;
         }
       },
-      closed(_code, reason) {
+      closed(code) {
         setViewState('closed');
         setHolding(false);
-        if (reason) setClosedReason(reason);
+        if (code) setClosedReason(describeCode(code, 'host'));
       },
     });
     channel.current = view;
@@ -137,7 +160,7 @@ export function LiveView(props: { connection: HostConnection; tab: TabView; onBa
       setPanelSize(size);
       clearTimeout(timer);
       timer = setTimeout(() => {
-        if (size.width > 0 && size.height > 0) channel.current?.resize(size.width, size.height);
+        if (features.viewport && size.width > 0 && size.height > 0) channel.current?.resize(size.width, size.height);
       }, RESIZE_DELAY_MS);
     });
     observer.observe(element);
@@ -198,14 +221,49 @@ export function LiveView(props: { connection: HostConnection; tab: TabView; onBa
     else channel.current?.choose(menuId, 'paste', text);
   };
 
-  const send = (action: 'move' | 'down' | 'up', event: PointerEvent) => {
+  const send = (action: 'move' | 'down' | 'up', event: PointerEvent, pressedButton = event.button) => {
     const target = canvas.current;
     if (!target || viewState !== 'live') return;
     if (action !== 'move' && !holding) return;
     const [x, y] = fraction(target, event);
-    const button = action === 'move' ? 'none' : (BUTTONS[event.button] ?? 'left');
-    channel.current?.pointer(action, x, y, { button, clickCount: Math.max(1, Math.min(3, event.detail || 1)), modifiers: modifierBits(event) });
+    const modifiers = modifierBits(event);
+    if (action === 'move') {
+      // The host knows which buttons a drag holds; a move carries only where, and modifiers.
+      channel.current?.pointer('move', x, y, { modifiers });
+      return;
+    }
+    const button = BUTTONS[pressedButton] ?? 'left';
+    const clickCount = action === 'down' ? clicks.current.press(pressedButton, event.clientX, event.clientY, event.timeStamp) : clicks.current.release(pressedButton);
+    pressed.current = action === 'down' ? pressedButton : null;
+    channel.current?.pointer(action, x, y, { button, clickCount, modifiers });
   };
+
+  // Text a composition or a phone's keyboard typed, which no key press carried.
+  useEffect(() => {
+    const area = keys.current;
+    if (!area) return undefined;
+    const onBeforeInput = (event: InputEvent) => {
+      // A composition's text stays in the text area until it ends; a paste has its own event.
+      if (event.isComposing || event.inputType === 'insertCompositionText' || event.inputType === 'insertFromPaste') return;
+      event.preventDefault();
+      const action = holding ? inputAction(event.inputType, event.data) : null;
+      if (action?.kind === 'text') channel.current?.text(action.text);
+      else if (action) {
+        channel.current?.key('down', action.key, { code: action.code });
+        channel.current?.key('up', action.key, { code: action.code });
+      }
+    };
+    const onCompositionEnd = (event: CompositionEvent) => {
+      if (holding && event.data) channel.current?.text(event.data);
+      area.value = '';
+    };
+    area.addEventListener('beforeinput', onBeforeInput);
+    area.addEventListener('compositionend', onCompositionEnd);
+    return () => {
+      area.removeEventListener('beforeinput', onBeforeInput);
+      area.removeEventListener('compositionend', onCompositionEnd);
+    };
+  }, [holding]);
 
   const box = fitBox(panelSize, frameSize);
   const heldByOther = tab.heldByPerson && !holding;
@@ -227,100 +285,151 @@ export function LiveView(props: { connection: HostConnection; tab: TabView; onBa
         <AddressBar url={tab.url} onGo={(address) => void go(address)} />
         <ProfileChip label={tab.partitionLabel} hue={tab.hue} />
         <span class="toolbar-gap" />
-        {holding ? (
+        {holding && features.clipboard ? (
           <>
-            <button type="button" class="btn btn-ghost btn-icon" onClick={() => channel.current?.clipboard('copy')} title="Copy the page's selection to your clipboard" aria-label="Copy">
+            <button
+              type="button"
+              class="btn btn-ghost btn-icon"
+              onClick={() => {
+                channel.current?.clipboard('copy');
+                focusView();
+              }}
+              title="Copy the page's selection to your clipboard"
+              aria-label="Copy"
+            >
               <Icon name="copy" />
             </button>
-            <button type="button" class="btn btn-ghost btn-icon" onClick={() => void pasteFromClipboard()} title="Paste from your clipboard" aria-label="Paste">
+            <button
+              type="button"
+              class="btn btn-ghost btn-icon"
+              onClick={() => {
+                focusView();
+                void pasteFromClipboard();
+              }}
+              title="Paste from your clipboard"
+              aria-label="Paste"
+            >
               <Icon name="paste" />
             </button>
           </>
         ) : null}
-        <button
-          type="button"
-          class={`btn btn-sm ${holding ? 'btn-secondary' : 'btn-primary'}`}
-          disabled={viewState !== 'live' || heldByOther}
-          title={heldByOther ? 'Another person has control of this tab' : undefined}
-          onClick={() => {
-            if (holding) channel.current?.release();
-            else channel.current?.take();
-            canvas.current?.focus();
-          }}
-        >
-          <Icon name="hand" size={16} />
-          {holding ? 'Release' : 'Take control'}
-        </button>
+        {features.view ? (
+          <button
+            type="button"
+            class={`btn btn-sm ${holding ? 'btn-secondary' : 'btn-primary'}`}
+            disabled={viewState !== 'live' || heldByOther}
+            title={heldByOther ? 'Another person has control of this tab' : undefined}
+            onClick={() => {
+              if (holding) channel.current?.release();
+              else channel.current?.take();
+              focusView();
+            }}
+          >
+            <Icon name="hand" size={16} />
+            {holding ? 'Release' : 'Take control'}
+          </button>
+        ) : null}
         <button type="button" class="btn btn-ghost btn-icon" onClick={() => void closeTab()} title="Close tab" aria-label="Close tab">
           <Icon name="close" />
         </button>
       </div>
-      {notice ? (
-        <div class="view-notice" role="status">
-          <span>{notice}</span>
-          <button type="button" class="link-button" onClick={() => setNotice(null)}>
-            Dismiss
-          </button>
-        </div>
-      ) : null}
       <div class="view-panel" ref={panel}>
         <canvas
           ref={canvas}
           class={`view-canvas${holding ? ' is-holding' : ''}`}
           aria-label="Live view"
-          tabIndex={0}
           data-frame-width={frameSize.width}
           data-frame-height={frameSize.height}
           style={{ width: `${box.width}px`, height: `${box.height}px`, cursor: holding ? cursor : 'default' }}
           onPointerMove={(event) => send('move', event)}
           onPointerDown={(event) => {
-            canvas.current?.focus();
             setMenu(null);
+            if (holding) {
+              // A drag goes on reaching the page when the pointer leaves the view.
+              event.currentTarget.setPointerCapture(event.pointerId);
+              focusView();
+            }
             send('down', event);
           }}
           onPointerUp={(event) => send('up', event)}
+          onLostPointerCapture={(event) => {
+            // The press ended with no release here (the window lost it): release it on the page.
+            if (pressed.current !== null) send('up', event, pressed.current);
+          }}
+          // Keeps the keys' focus, and this page's own text selection, where they are.
+          onMouseDown={(event) => event.preventDefault()}
           onContextMenu={(event) => event.preventDefault()}
+        />
+        <textarea
+          ref={keys}
+          class="view-keys"
+          aria-label="Type into the page"
+          autoComplete="off"
+          autoCapitalize="off"
+          spellcheck={false}
+          tabIndex={holding ? 0 : -1}
           onKeyDown={(event) => {
             if (!holding) return;
-            const shortcut = (event.ctrlKey || event.metaKey) && ['c', 'x', 'v'].includes(event.key.toLowerCase());
-            if (shortcut) return; // the copy, cut and paste events below carry these
+            const action = keyDownAction(event);
+            if (action.kind === 'browser') return;
             event.preventDefault();
-            const printable = event.key.length === 1 && !event.ctrlKey && !event.metaKey;
-            const text = printable ? event.key : event.key === 'Enter' ? '\r' : '';
-            channel.current?.key('down', event.key, { code: event.code, text, modifiers: modifierBits(event) });
+            if (action.kind === 'key') {
+              keysDown.current.add(action.code || action.key);
+              channel.current?.key('down', action.key, { code: action.code, text: action.text, modifiers: action.modifiers, ...(action.repeat ? { repeat: true } : {}) });
+            } else if (features.clipboard) channel.current?.clipboard(action.kind);
           }}
           onKeyUp={(event) => {
-            if (!holding) return;
+            if (!holding || composing(event)) return;
             event.preventDefault();
-            channel.current?.key('up', event.key, { code: event.code, modifiers: modifierBits(event) });
+            // Only keys whose press reached the page (not Ctrl+C, say) are released there.
+            if (keysDown.current.delete(event.code || event.key)) channel.current?.key('up', event.key, { code: event.code.slice(0, 32), modifiers: modifierBits(event) });
           }}
+          onBlur={() => keysDown.current.clear()}
           onPaste={(event) => {
-            if (!holding) return;
             event.preventDefault();
+            if (!holding || !features.clipboard) return;
             const text = event.clipboardData?.getData('text/plain') ?? '';
             if (new TextEncoder().encode(text).length > MAX_CLIPBOARD) setNotice('The clipboard holds more than 1 MiB, so it was not pasted.');
             else if (text) channel.current?.paste(text);
           }}
           onCopy={(event) => {
-            if (!holding) return;
             event.preventDefault();
-            channel.current?.clipboard('copy');
+            if (holding && features.clipboard) channel.current?.clipboard('copy');
           }}
           onCut={(event) => {
-            if (!holding) return;
             event.preventDefault();
-            channel.current?.clipboard('cut');
+            if (holding && features.clipboard) channel.current?.clipboard('cut');
           }}
         />
-        {viewState === 'opening' ? <p class="view-overlay">Opening the live view…</p> : null}
-        {viewState === 'closed' ? <p class="view-overlay">{closedReason ? `The view ended: ${closedReason}.` : 'The view ended.'}</p> : null}
+        <div class="view-notices" role="status">
+          {notice ? (
+            <div
+              key={notice.id}
+              class="view-notice"
+              // Fades by itself (held while pointed at or focused); its animation's end removes it.
+              onAnimationEnd={(event) => event.target === event.currentTarget && setNotice(null)}
+            >
+              <span>{notice.text}</span>
+              <button type="button" class="link-button" onClick={() => setNotice(null)}>
+                Dismiss
+              </button>
+            </div>
+          ) : null}
+        </div>
+        {!features.view ? <p class="view-overlay">This host does not serve live views.</p> : null}
+        {features.view && viewState === 'opening' ? <p class="view-overlay">Opening the live view…</p> : null}
+        {viewState === 'closed' ? <p class="view-overlay">{closedReason ? `The view ended. ${closedReason}` : 'The view ended.'}</p> : null}
         {menu ? (
           <ul
             class="view-menu"
             role="menu"
             aria-label="Page menu"
             style={{ left: `calc(50% - ${box.width / 2}px + ${menu.x * box.width}px)`, top: `calc(50% - ${box.height / 2}px + ${menu.y * box.height}px)` }}
-            onKeyDown={(event) => event.key === 'Escape' && setMenu(null)}
+            onKeyDown={(event) => {
+              if (event.key !== 'Escape') return;
+              setMenu(null);
+              focusView();
+            }}
           >
             {menu.items.map((item) => (
               <li key={item} role="none">
@@ -329,6 +438,7 @@ export function LiveView(props: { connection: HostConnection; tab: TabView; onBa
                   role="menuitem"
                   onClick={() => {
                     setMenu(null);
+                    focusView();
                     if (item === 'paste') void pasteFromClipboard(menu.menuId);
                     else channel.current?.choose(menu.menuId, item);
                   }}
@@ -344,12 +454,6 @@ export function LiveView(props: { connection: HostConnection; tab: TabView; onBa
   );
 }
 
-/** What a person typed as an address: a scheme-less one is taken as https. */
-export function addressFrom(typed: string): string {
-  const text = typed.trim();
-  return /^[a-z][a-z0-9+.-]*:/i.test(text) ? text : `https://${text}`;
-}
-
 function AddressBar({ url, onGo }: { url: string; onGo: (url: string) => void }) {
   const [typed, setTyped] = useState<string | null>(null);
   return (
@@ -357,7 +461,8 @@ function AddressBar({ url, onGo }: { url: string; onGo: (url: string) => void })
       class="view-address"
       onSubmit={(event) => {
         event.preventDefault();
-        if (typed?.trim()) onGo(addressFrom(typed));
+        // The host resolves what was typed, as a browser's address bar would.
+        if (typed?.trim()) onGo(typed.trim());
         setTyped(null);
         (document.activeElement as HTMLElement | null)?.blur();
       }}
@@ -388,4 +493,12 @@ async function writeClipboard(text: string): Promise<string> {
   } catch {
     return 'The browser did not allow writing to the clipboard.';
   }
+}
+
+/** The notice over the view: set with its text, and a new one replaces it (and fades anew). */
+function useNotice(): [{ id: number; text: string } | null, (text: string | null) => void] {
+  const [notice, setShown] = useState<{ id: number; text: string } | null>(null);
+  const ids = useRef(0);
+  const set = (text: string | null) => setShown(text === null ? null : { id: ++ids.current, text });
+  return [notice, set];
 }

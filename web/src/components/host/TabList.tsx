@@ -1,9 +1,14 @@
-/** The team's tabs on this host that this member can see, with owner and profile. */
+/**
+ * The team's tabs on this host that this member can see: each page's title with its
+ * address below, its profile and owner. A new tab opens in the profile the member chooses
+ * (Shared or a named one, when the host serves profiles).
+ */
 
 import { useState } from 'preact/hooks';
 import { describeError } from '../../error-messages';
 import type { HostConnection } from '../../host/connection';
-import type { TabView } from '../../host/protocol';
+import { EVENT, type TabView } from '../../host/protocol';
+import { useHostLoad } from '../../host/use-host-call';
 import { Banner } from '../Banner';
 import { Icon } from '../Icon';
 
@@ -18,6 +23,11 @@ export function tabTitle(url: string): string {
   }
 }
 
+/** What a tab's row leads with: the page's title, else its short address. */
+export function tabHeading(tab: Pick<TabView, 'title' | 'url'>): string {
+  return tab.title.trim() || tabTitle(tab.url);
+}
+
 export function ProfileChip({ label, hue }: { label: string; hue: number | null }) {
   const style = hue === null ? undefined : { '--chip-hue': String(hue) };
   return (
@@ -27,20 +37,32 @@ export function ProfileChip({ label, hue }: { label: string; hue: number | null 
   );
 }
 
+const PROFILE_EVENTS = [EVENT.profilesChanged] as const;
+const SHARED = '';
+
 export function TabList(props: {
   connection: HostConnection;
   tabs: TabView[];
   error: unknown;
   selected: string | null;
+  profilesServed: boolean;
   onSelect: (tabId: string) => void;
 }) {
   const [busy, setBusy] = useState(false);
   const [failure, setFailure] = useState<unknown>(null);
+  const [profileId, setProfileId] = useState(SHARED);
+  const profiles = useHostLoad(props.profilesServed ? props.connection : null, 'browser-profiles-v1/list', {}, PROFILE_EVENTS);
+  const choices = profiles.data?.profiles ?? [];
+  // A profile deleted meanwhile falls back to Shared.
+  const chosen = choices.some((profile) => profile.id === profileId) ? profileId : SHARED;
   const openTab = async () => {
     setBusy(true);
     setFailure(null);
     try {
-      const tab = await props.connection.call('browser-control-v1/new_tab', { url: 'about:blank' });
+      const tab = await props.connection.call('browser-control-v1/new_tab', {
+        url: 'about:blank',
+        profileId: chosen === SHARED ? null : chosen,
+      });
       props.onSelect(tab.id);
     } catch (error) {
       setFailure(error);
@@ -52,10 +74,33 @@ export function TabList(props: {
     <section class="card tab-list" aria-label="Host tabs">
       <div class="tab-list-head">
         <h2>Tabs</h2>
-        <button type="button" class="btn btn-secondary btn-sm" disabled={busy} onClick={() => void openTab()}>
-          <Icon name="plus" size={16} />
-          New tab
-        </button>
+        <form
+          class="new-tab"
+          onSubmit={(event) => {
+            event.preventDefault();
+            void openTab();
+          }}
+        >
+          {choices.length ? (
+            <select
+              aria-label="Profile of the new tab"
+              class="new-tab-profile"
+              value={chosen}
+              onChange={(event) => setProfileId((event.target as HTMLSelectElement).value)}
+            >
+              <option value={SHARED}>Shared</option>
+              {choices.map((profile) => (
+                <option key={profile.id} value={profile.id}>
+                  {profile.name}
+                </option>
+              ))}
+            </select>
+          ) : null}
+          <button type="submit" class="btn btn-secondary btn-sm" disabled={busy}>
+            <Icon name="plus" size={16} />
+            New tab
+          </button>
+        </form>
       </div>
       {props.error || failure ? <Banner tone="error">{describeError(props.error ?? failure)}</Banner> : null}
       {props.tabs.length === 0 ? (
@@ -70,9 +115,14 @@ export function TabList(props: {
                 aria-current={tab.id === props.selected ? 'true' : undefined}
                 onClick={() => props.onSelect(tab.id)}
               >
-                <span class="tab-row-title" title={tab.url}>
-                  {tabTitle(tab.url)}
+                <span class="tab-row-title" title={tab.title || tab.url}>
+                  {tabHeading(tab)}
                 </span>
+                {tab.url !== 'about:blank' ? (
+                  <span class="tab-row-address" title={tab.url}>
+                    {tabTitle(tab.url)}
+                  </span>
+                ) : null}
                 <span class="tab-row-meta">
                   <ProfileChip label={tab.partitionLabel} hue={tab.hue} />
                   <span class="tab-owner">{tab.ownerAgentId ? `Agent ${tab.ownerAgentId.slice(0, 6)}` : 'Opened by a person'}</span>
