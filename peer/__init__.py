@@ -2,7 +2,7 @@
 
 from peer.connection import HostConnection, NotServed, connect_to_host
 from peer.hub_client import HubClient, HubError
-from peer.known_hosts import HostKeyChanged, KnownHosts
+from peer.known_hosts import HostKeyChanged, KnownHosts, KnownHostsUnreadable
 
 __all__ = [
     "HostConnection",
@@ -10,6 +10,7 @@ __all__ = [
     "HubClient",
     "HubError",
     "KnownHosts",
+    "KnownHostsUnreadable",
     "NotServed",
     "connect_to_host",
 ]

@@ -17,8 +17,28 @@ import aiohttp
 from peer.chat import AgentNotFound, StdinLines, TerminalChat, find_agent
 from peer.connection import HostConnection, HostSignatureInvalid, TeamApiCallError, connect_to_host
 from peer.hub_client import HubClient, HubError
-from peer.known_hosts import HostKeyChanged, KnownHosts
+from peer.known_hosts import HostKeyChanged, KnownHosts, KnownHostsUnreadable
 from peer.live_view import LiveView, ViewClosed, open_view
+from peer.teams import TeamNotFound, find_team
+
+TEAM_HELP = "team name (any case) or id (default: your first team)"
+CALL_DESCRIPTION = (
+    "Call one Team API route and print its result as JSON. JSON is the route's arguments, "
+    'one JSON object (quote it for the shell: \'{"tabId": "..."}\'); without it, {}. '
+    "Exit status: 0 on success; 1 when the hub or the host refuses (its error code is "
+    "printed); 2 when JSON is not a JSON object (a usage error, nothing is sent); 3 when "
+    "the host's key differs from the pinned one."
+)
+WATCH_DESCRIPTION = (
+    "Watch a tab live for a while and print the frames received, frames per second and "
+    "bytes per frame. `crewhost-peer call browser-control-v1/list_tabs` lists the tabs "
+    "and their ids. A page sends a frame only when what it shows changes, so a still page "
+    "sends few or none: a low frame rate there is not a fault."
+)
+STILL_PAGE_NOTE = (
+    "note: a page sends frames only when it changes, so a still page sends few or none; "
+    "that is not a fault"
+)
 
 
 class PeerConfig:
@@ -65,13 +85,28 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("logout", help="sign out and forget the token")
     commands.add_parser("teams", help="list your teams")
     hosts = commands.add_parser("hosts", help="list a team's hosts")
-    hosts.add_argument("--team", help="team id (default: your first team)")
+    hosts.add_argument("--team", help=TEAM_HELP)
     connect = commands.add_parser("connect", help="connect to a host and show what it serves")
-    call = commands.add_parser("call", help="call one Team API route and print its result")
-    call.add_argument("route", help="e.g. capabilities or host-v1/whoami")
-    call.add_argument("args", nargs="?", default="{}", help="the route's arguments as JSON")
-    watch = commands.add_parser("watch", help="watch a tab live and report its frame rate")
-    watch.add_argument("tab", help="the tab's id (see browser-control-v1/list_tabs)")
+    call = commands.add_parser(
+        "call", help="call one Team API route and print its result", description=CALL_DESCRIPTION
+    )
+    call.add_argument("route", metavar="ROUTE", help="e.g. capabilities or host-v1/whoami")
+    call.add_argument(
+        "args",
+        metavar="JSON",
+        nargs="?",
+        type=_json_object,
+        default={},
+        help="the route's arguments as one JSON object (default: {})",
+    )
+    watch = commands.add_parser(
+        "watch", help="watch a tab live and report its frame rate", description=WATCH_DESCRIPTION
+    )
+    watch.add_argument(
+        "tab",
+        metavar="TAB",
+        help="the tab's id (`crewhost-peer call browser-control-v1/list_tabs` lists them)",
+    )
     watch.add_argument("--out", type=Path, help="save each frame as DIR/frame-<seq>.jpg")
     watch.add_argument("--seconds", type=float, default=5.0, help="how long to watch (5)")
     providers = commands.add_parser("providers", help="the team's model providers and keys")
@@ -101,9 +136,25 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("message", metavar="MESSAGE", nargs="?", help="what to say")
     chat.add_argument("--thread", help="continue this thread (default: start a new one)")
     for sub in (connect, call, watch, status, set_key, clear_key, agents, chat):
-        sub.add_argument("--team", help="team id (default: your first team)")
+        sub.add_argument("--team", help=TEAM_HELP)
         sub.add_argument("--host", help="host id (default: the team's first online host)")
     return parser
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    """``text`` as a JSON object; argparse turns the refusal into a usage error (exit 2)."""
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(
+            f"not valid JSON ({exc}); give one JSON object in single quotes, "
+            """e.g. '{"tabId": "..."}'"""
+        ) from exc
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(
+            f"must be one JSON object, like '{{}}' or '{{\"tabId\": \"...\"}}', not {text}"
+        )
+    return value
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -117,13 +168,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (HubError, TeamApiCallError) as exc:
         print(f"crewhost-peer: {exc.message} ({exc.code})", file=sys.stderr)
         return 1
-    except AgentNotFound as exc:
+    except (AgentNotFound, TeamNotFound) as exc:
         print(f"crewhost-peer: {exc} ({exc.code})", file=sys.stderr)
         return 1
     except ViewClosed as exc:
         print(f"crewhost-peer: {exc.reason} ({exc.code})", file=sys.stderr)
         return 1
-    except (HostKeyChanged, HostSignatureInvalid) as exc:
+    except (HostKeyChanged, HostSignatureInvalid, KnownHostsUnreadable) as exc:
         print(f"crewhost-peer: {exc}", file=sys.stderr)
         return 3
     except aiohttp.ClientError as exc:
@@ -152,13 +203,17 @@ async def _run(args: argparse.Namespace, config: PeerConfig) -> int:
             config.forget()
             print("signed out")
         elif args.command == "teams":
-            for team in await hub.teams():
-                print(f"{team['id']}  {team['role']:<6}  {team['name']}")
+            teams = await hub.teams()
+            _print_table(["ID", "ROLE", "NAME"], [[t["id"], t["role"], t["name"]] for t in teams])
         elif args.command == "hosts":
-            team_id = await _team(hub, args.team)
-            for host in await hub.hosts(team_id):
-                state = "online" if host["online"] else "offline"
-                print(f"{host['id']}  {state:<7}  {host['name']}")
+            team_id = (await find_team(hub, args.team))["id"]
+            _print_table(
+                ["ID", "STATE", "NAME"],
+                [
+                    [h["id"], "online" if h["online"] else "offline", h["name"]]
+                    for h in await hub.hosts(team_id)
+                ],
+            )
         else:
             if args.command == "providers" and args.providers_command == "set":
                 # Read before connecting, and never from the command line (shell history, ps).
@@ -190,14 +245,24 @@ async def _use(connection: HostConnection, args: argparse.Namespace) -> int:
         return 0
     if args.command == "chat":
         return await _chat(connection, args.agent, args.message, args.thread)
-    try:
-        route_args: Any = json.loads(args.args)
-    except ValueError as exc:
-        raise UsageError(f"the arguments are not JSON: {exc}") from exc
-    if not isinstance(route_args, dict):
-        raise UsageError("the arguments must be a JSON object")
-    print(json.dumps(await connection.call(args.route, route_args), indent=2))
+    print(json.dumps(await connection.call(args.route, args.args), indent=2))
     return 0
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    """``header`` and ``rows`` as lines of columns two spaces apart, each as wide as its
+    widest cell (the last one unpadded)."""
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header) - 1)]
+    return [
+        "  ".join(
+            [*(cell.ljust(width) for cell, width in zip(row[:-1], widths, strict=True)), row[-1]]
+        )
+        for row in [header, *rows]
+    ]
+
+
+def _print_table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    print("\n".join(_table(header, rows)))
 
 
 def _read_key() -> str:
@@ -212,11 +277,20 @@ def _read_key() -> str:
 async def _providers(connection: HostConnection, args: argparse.Namespace) -> None:
     listed = (await connection.call("providers-v1/list"))["providers"]
     if args.providers_command == "status":
-        for provider in listed:
-            key = "key set" if provider["keySet"] else "no key"
-            usable = "usable" if provider["usable"] else f"not usable: {provider['unusableReason']}"
-            model = provider["defaultModel"] or "-"
-            print(f"{provider['id']}  {provider['name']}  {key}  {usable}  model {model}")
+        rows = [
+            [
+                p["id"],
+                p["name"],
+                "set" if p["keySet"] else "none",
+                "yes" if p["usable"] else f"no: {p['unusableReason']}",
+                p["defaultModel"] or "-",
+            ]
+            for p in listed
+        ]
+        header, *lines = _table(["ID", "NAME", "KEY", "USABLE", "MODEL"], rows)
+        print(header)
+        for line, provider in zip(lines, listed, strict=True):
+            print(line)
             if provider["lastError"]:
                 print(f"    last error: {provider['lastError']}")
         return
@@ -241,9 +315,16 @@ async def _agents(connection: HostConnection) -> None:
         p["id"]: p["defaultModel"]
         for p in (await connection.call("providers-v1/list"))["providers"]
     }
-    for agent in agents:
-        model = agent["model"] or f"{defaults.get(agent['provider']) or '-'} (default)"
-        print(f"{agent['id']}  {agent['provider']}  {model}  {agent['name']}")
+    rows = [
+        [
+            agent["id"],
+            agent["provider"],
+            agent["model"] or f"{defaults.get(agent['provider']) or '-'} (default)",
+            agent["name"],
+        ]
+        for agent in agents
+    ]
+    _print_table(["ID", "PROVIDER", "MODEL", "NAME"], rows)
 
 
 async def _chat(
@@ -285,9 +366,10 @@ async def _watch(connection: HostConnection, tab_id: str, seconds: float, out: P
         view.close()
     if view.close_code is not None:
         raise ViewClosed(view.close_code, view.close_reason)
-    print(f"frames: {len(sizes)}")
+    print(f"frames received: {len(sizes)}")
     print(f"fps: {len(sizes) / seconds:.1f}")
     print(f"bytes per frame: {round(sum(sizes) / len(sizes)) if sizes else 0}")
+    print(STILL_PAGE_NOTE, file=sys.stderr)
 
 
 async def _frames(view: LiveView, seconds: float, out: Path | None) -> list[int]:
@@ -307,19 +389,10 @@ async def _frames(view: LiveView, seconds: float, out: Path | None) -> list[int]
     return sizes
 
 
-async def _team(hub: HubClient, team_id: str | None) -> str:
-    if team_id:
-        return team_id
-    teams = await hub.teams()
-    if not teams:
-        raise UsageError("you belong to no team yet")
-    return str(teams[0]["id"])
-
-
 async def _connect(
     hub: HubClient, config: PeerConfig, account_id: str, team: str | None, host: str | None
 ) -> HostConnection:
-    team_id = await _team(hub, team)
+    team_id = str((await find_team(hub, team))["id"])
     if host is None:
         online = [h for h in await hub.hosts(team_id) if h["online"]]
         if not online:

@@ -12,13 +12,28 @@ class HostKeyChanged(Exception):
 
     code = "hostKeyChanged"
 
-    def __init__(self, host_id: str, pinned: str, offered: str) -> None:
+    def __init__(self, host_id: str, pinned: str, offered: str, path: Path) -> None:
         super().__init__(
             f"the identity key of host {host_id} changed (pinned {pinned[:12]}…, now "
-            f"{offered[:12]}…): someone may be in the middle. If the host was reinstalled, "
-            "remove its line from the known-hosts file and connect again."
+            f"{offered[:12]}…): someone may be in the middle. If you know its key changed "
+            "(say, the host was reinstalled), accept the new key: remove the line naming "
+            f"{host_id} from the known-hosts file {path}, then connect again."
         )
         self.host_id = host_id
+        self.path = path
+
+
+class KnownHostsUnreadable(Exception):
+    """The known-hosts file is not the JSON this module writes (say, after a hand edit)."""
+
+    code = "knownHostsUnreadable"
+
+    def __init__(self, path: Path, problem: str) -> None:
+        super().__init__(
+            f"the known-hosts file {path} is not valid JSON ({problem}): fix it, or delete "
+            "it to pin every host's key afresh on the next connection"
+        )
+        self.path = path
 
 
 class KnownHosts:
@@ -30,7 +45,13 @@ class KnownHosts:
     def _load(self) -> dict[str, dict[str, str]]:
         if not self.path.exists():
             return {}
-        return dict(json.loads(self.path.read_text(encoding="utf-8")))
+        try:
+            known = json.loads(self.path.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise KnownHostsUnreadable(self.path.absolute(), str(exc)) from exc
+        if not isinstance(known, dict):
+            raise KnownHostsUnreadable(self.path.absolute(), "not a JSON object")
+        return known
 
     def check(self, account_id: str, host_id: str, public_key: str) -> None:
         """Pin on first sight; raise ``HostKeyChanged`` if a pinned key differs."""
@@ -43,4 +64,4 @@ class KnownHosts:
             temporary.write_text(json.dumps(known, indent=2, sort_keys=True), encoding="utf-8")
             os.replace(temporary, self.path)
         elif pinned != public_key:
-            raise HostKeyChanged(host_id, pinned, public_key)
+            raise HostKeyChanged(host_id, pinned, public_key, self.path.absolute())

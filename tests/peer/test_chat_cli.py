@@ -78,8 +78,9 @@ async def test_agents_lists_each_agent_and_chat_refuses_an_unknown_one(
     out = await cli_ok(tmp_path, "agents")
 
     assert out.splitlines() == [
+        f"{'ID':<{len(scout)}}  PROVIDER   MODEL                        NAME",
         f"{scout}  anthropic  claude-sonnet-4-5 (default)  Scout",
-        f"{clerk['id']}  openai  gpt-4.1-mini  Clerk of accounts",
+        f"{clerk['id']}  openai     gpt-4.1-mini                 Clerk of accounts",
     ]
 
     code, out, err = await peer_cli(tmp_path, "chat", "Nobody", "Hello")

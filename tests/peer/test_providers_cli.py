@@ -15,16 +15,22 @@ async def test_status_set_and_clear(server: RunningHub, tmp_path: Path) -> None:
     await login(tmp_path, server)
     code, out, err = await peer_cli(tmp_path, "providers", "status")
     assert code == 0, err
-    lines = out.splitlines()
+    header, *lines = out.splitlines()
+    assert header.split() == ["ID", "NAME", "KEY", "USABLE", "MODEL"]
     assert [line.split()[0] for line in lines] == ["anthropic", "openai", "openrouter"]
-    assert "no key  not usable: no key is set  model claude-sonnet-4-5" in lines[0]
+    assert status_of(out, "anthropic") == [
+        "Anthropic",
+        "none",
+        "no: no key is set",
+        "claude-sonnet-4-5",
+    ]
 
     code, out, err = await peer_cli(
         tmp_path, "providers", "set", "Anthropic", stdin=KEY.encode() + b"\n"
     )
     assert (code, out) == (0, "key set for Anthropic (usable)\n"), err
     code, out, err = await peer_cli(tmp_path, "providers", "status")
-    assert "anthropic  Anthropic  key set  usable  model claude-sonnet-4-5" in out
+    assert status_of(out, "anthropic") == ["Anthropic", "set", "yes", "claude-sonnet-4-5"]
     assert KEY not in out + err
     credentials = await server.builtin.services.providers.credentials(
         await first_team(server), "anthropic"
@@ -34,7 +40,7 @@ async def test_status_set_and_clear(server: RunningHub, tmp_path: Path) -> None:
     code, out, _ = await peer_cli(tmp_path, "providers", "clear", "anthropic")
     assert (code, out) == (0, "key cleared for Anthropic\n")
     code, out, _ = await peer_cli(tmp_path, "providers", "status")
-    assert out.splitlines()[0].startswith("anthropic  Anthropic  no key")
+    assert status_of(out, "anthropic")[:2] == ["Anthropic", "none"]
 
 
 async def test_refusals(server: RunningHub, tmp_path: Path) -> None:
@@ -51,6 +57,14 @@ async def test_refusals(server: RunningHub, tmp_path: Path) -> None:
     code, out, _ = await peer_cli(tmp_path, "providers", "set", "--help")
     assert code == 0
     assert "standard input" in out
+
+
+def status_of(out: str, provider_id: str) -> list[str]:
+    """The cells after the id in ``provider_id``'s row of ``providers status``."""
+    header, *lines = out.splitlines()
+    starts = [header.index(column) for column in ("NAME", "KEY", "USABLE", "MODEL")]
+    (row,) = [line for line in lines if line.split()[0] == provider_id]
+    return [row[a:b].strip() for a, b in zip(starts, [*starts[1:], None], strict=True)]
 
 
 async def first_team(server: RunningHub) -> str:

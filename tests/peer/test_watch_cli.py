@@ -24,6 +24,12 @@ ANIMATED = (
     "'hsl('+(n++%360)+',70%,50%)'},16)</script>"
 )
 
+FIGURES = r"frames received: (\d+)\nfps: (\d+\.\d)\nbytes per frame: (\d+)\n"
+STILL_PAGE_NOTE = (
+    "note: a page sends frames only when it changes, so a still page sends few or none; "
+    "that is not a fault\n"
+)
+
 
 @pytest.fixture
 async def database(tmp_path: Path) -> AsyncIterator[ScratchDatabase]:
@@ -69,8 +75,9 @@ async def test_watch_saves_frames_and_prints_rates(
     )
 
     assert code == 0, err
-    match = re.fullmatch(r"frames: (\d+)\nfps: (\d+\.\d)\nbytes per frame: (\d+)\n", stdout)
+    match = re.fullmatch(FIGURES, stdout)
     assert match is not None, stdout
+    assert err == STILL_PAGE_NOTE
     count, fps, average = int(match[1]), float(match[2]), int(match[3])
     saved = sorted(out.glob("frame-*.jpg"))
     assert count >= 2
@@ -83,6 +90,13 @@ async def test_watch_saves_frames_and_prints_rates(
         assert data[-2:] == b"\xff\xd9"  # and its end
     sizes = [path.stat().st_size for path in saved]
     assert average == round(sum(sizes) / len(sizes))
+
+    # A page that does not change sends few frames or none, and that is no failure.
+    still = await engine.open_tab(team_id, Partition.shared())
+    code, stdout, err = await peer_cli(tmp_path / "peer", "watch", still.id, "--seconds", "1")
+    assert code == 0, err
+    assert re.fullmatch(FIGURES, stdout), stdout
+    assert err == STILL_PAGE_NOTE
 
 
 async def test_watch_of_an_unknown_tab_is_refused(server: RunningHub, tmp_path: Path) -> None:
