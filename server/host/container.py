@@ -24,6 +24,7 @@ from server.host.live.views import LiveViews
 from server.host.rtc.peers import PeerManager
 from server.host.rtc.team_api import HostRouteTable, PeerIdentity, TeamApi
 from server.host.services.agents import AgentService
+from server.host.services.control_requests import ControlRequestService
 from server.host.services.memories import MemoryService
 from server.host.services.profiles import BrowserProfileService
 from server.host.services.providers import ProviderService
@@ -64,6 +65,7 @@ class HostServices:
     models: ModelProviders = field(init=False)
     threads: ThreadService = field(init=False)
     live: LiveViews = field(init=False)
+    control_requests: ControlRequestService = field(init=False)
     host_id: str = ""
     _resources: AsyncExitStack = field(default_factory=AsyncExitStack, init=False)
 
@@ -119,7 +121,10 @@ class HostServices:
         )
         services.live = LiveViews(browser, settings.host)
         services.peers.register_channel(VIEW_PREFIX, services.live.open)
-        browser.observe_tabs(lambda team_id: services.peers.announce(team_id, BrowserTabsChanged()))
+        services.control_requests = ControlRequestService(
+            browser, services.live, clock, services.peers.announce
+        )
+        browser.observe_tabs(services.tabs_changed)
         browser.observe_pages(services.live.page_attached)
         return services
 
@@ -129,10 +134,17 @@ class HostServices:
         self._resources.push_async_callback(self.browser.close)
         self._resources.push_async_callback(self.peers.close_all)
         self._resources.push_async_callback(self.live.close_all)
+        self._resources.callback(self.control_requests.close)
         await self._resources.enter_async_context(self.models)
         # Turns end first: they use the browser, the peers and the providers.
         self._resources.push_async_callback(self.threads.close)
         return self
+
+    def tabs_changed(self, team_id: str) -> None:
+        """The team's tab list changed: its peers hear so, and requests for control whose
+        holder let go end."""
+        self.peers.announce(team_id, BrowserTabsChanged())
+        self.control_requests.lapse(team_id)
 
     async def tool_context(self, team_id: str, caller: Caller) -> ToolContext:
         """The agent tools' view of this host for one turn of ``caller``."""

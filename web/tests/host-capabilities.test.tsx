@@ -17,6 +17,7 @@ const TAB: TabView = {
   partitionLabel: 'Shared',
   hue: null,
   heldByPerson: false,
+  heldBy: null,
   loaded: true,
 };
 const EVERY_VIEW_FEATURE = [CAPABILITY.view, CAPABILITY.viewCursor, CAPABILITY.viewClipboard, CAPABILITY.viewContextMenu, CAPABILITY.viewViewport];
@@ -80,7 +81,7 @@ afterEach(() => {
 async function showView(served: string[]) {
   const fake = fakeConnection();
   await act(async () => {
-    render(<LiveView connection={fake.connection} tab={TAB} features={viewFeatures(new Set(served))} onBack={() => {}} onOpened={() => {}} />, container);
+    render(<LiveView connection={fake.connection} tab={TAB} features={viewFeatures(new Set(served))} meId="me" names={new Map()} onBack={() => {}} onOpened={() => {}} />, container);
   });
   return fake;
 }
@@ -153,7 +154,7 @@ describe('TabList', () => {
     });
     const onSelect = vi.fn();
     await act(async () => {
-      render(<TabList connection={connection} tabs={[TAB]} error={null} selected={null} profilesServed onSelect={onSelect} />, container);
+      render(<TabList connection={connection} tabs={[TAB]} error={null} selected={null} profilesServed meId="me" names={new Map()} onSelect={onSelect} />, container);
     });
     await act(async () => {}); // the profiles' answer
     const row = container.querySelector('.tab-row')!;
@@ -175,7 +176,7 @@ describe('TabList', () => {
   it('offers no profile choice on a host without browser profiles', async () => {
     const { connection, calls } = fakeConnection();
     await act(async () => {
-      render(<TabList connection={connection} tabs={[]} error={null} selected={null} profilesServed={false} onSelect={() => {}} />, container);
+      render(<TabList connection={connection} tabs={[]} error={null} selected={null} profilesServed={false} meId="me" names={new Map()} onSelect={() => {}} />, container);
     });
     expect(container.querySelector('select')).toBeNull();
     expect(calls.map(([route]) => route)).not.toContain('browser-profiles-v1/list');

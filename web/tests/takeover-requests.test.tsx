@@ -15,6 +15,7 @@ const TAB: TabView = {
   partitionLabel: 'Shared',
   hue: null,
   heldByPerson: false,
+  heldBy: null,
   loaded: true,
 };
 

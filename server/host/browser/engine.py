@@ -352,6 +352,10 @@ class BrowserEngine:
         """The holder gives the tab back to its agent."""
         return self._tabs.release(team_id, tab_id, account_id)
 
+    def hand_over(self, team_id: str, tab_id: str, holder: str, to: str) -> Tab:
+        """The holder passes the tab to the person ``to``; agents stay refused."""
+        return self._tabs.hand_over(team_id, tab_id, holder, to)
+
     # -- dialogs ------------------------------------------------------------------------
 
     async def handle_dialog(

@@ -70,6 +70,10 @@ class BrowserRuntime:
                 log.info("browser started")
         return self._engine
 
+    def list_tabs(self, team_id: str) -> list[Tab]:
+        """The team's tabs as they are now, without starting the browser (none before)."""
+        return self._engine.list_tabs(team_id)
+
     def observe_tabs(self, changed: Callable[[str], None]) -> None:
         """``changed(team_id)`` runs whenever that team's tab list changes."""
         self._engine.tabs_changed = changed

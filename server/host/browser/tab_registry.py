@@ -138,6 +138,17 @@ class TabRegistry:
         self._changed(tab)
         return tab
 
+    def hand_over(self, team_id: str, tab_id: str, holder: str, to: str) -> Tab:
+        """The holder gives the tab straight to another person (a request for control it
+        granted); agents stay refused throughout."""
+        tab = self.get(team_id, tab_id)
+        if tab._held_by != holder:
+            raise Conflict("you do not have control of this tab", code="tabNotHeld")
+        if to != holder:
+            tab._held_by = to
+            self._changed(tab)
+        return tab
+
     def _changed(self, tab: Tab) -> None:
         if tab in self:
             self._announce(tab.team_id)

@@ -169,6 +169,19 @@ class ViewSession:
         elif isinstance(message, MenuChoice):
             await self._menu_choice(message)
 
+    @property
+    def holding(self) -> bool:
+        """Whether input from this viewer goes to the page (it took or was given control)."""
+        return self._holding
+
+    def set_holding(self, holding: bool) -> None:
+        """Control passed to or from this viewer without its asking (a granted request);
+        the viewer hears it as it hears its own take or release."""
+        if holding != self._holding:
+            self._holding = holding
+            self._held_buttons = 0
+            self.send(Held(by_you=holding))
+
     def _point(self, x: float, y: float) -> tuple[float, float]:
         if not self._screencast.width:
             raise Conflict("no frame has arrived yet", code="noFrameYet")

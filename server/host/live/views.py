@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from playwright.async_api import Error as PlaywrightError
 
-from server.common.errors import CrewhostError
+from server.common.errors import Conflict, CrewhostError
 from server.common.protocol.view import Closed, Opened, ViewError, parse_view_label
 from server.common.tasks import BackgroundTasks
 from server.config import HostSettings
@@ -184,6 +184,22 @@ class LiveViews:
             return
         await page.set_viewport_size({"width": width, "height": height})
         await screencast.refresh()
+
+    async def hand_over(self, team_id: str, tab_id: str, holder: str, to: str) -> None:
+        """The holder's control of the tab passes to ``to``, who must be watching it: holding
+        lasts as long as a view, so control never goes to someone without one."""
+        sessions = self.sessions(team_id, tab_id)
+        receiving = [s for s in sessions if s.peer.account_id == to]
+        if not receiving:
+            raise Conflict(
+                "the member who asked is no longer watching this tab", code="askerNotWatching"
+            )
+        engine = await self._browser.engine()
+        engine.hand_over(team_id, tab_id, holder, to)
+        for session in sessions:
+            if session.peer.account_id == holder:
+                session.set_holding(False)
+        receiving[-1].set_holding(True)
 
     async def end_views(self, team_id: str, tab_id: str, code: str, reason: str) -> None:
         """End every view of a tab at once (it started holding a secret, or it closed)."""

@@ -1,7 +1,8 @@
 """``browser-control-v1``: a member's own hands on the team's tabs (not an agent's tools).
 
 Members see the team's tabs except private sign-in tabs, and may go back,
-forward, reload, open and close them; a tab another person holds is theirs alone.
+forward, reload, open and close them; a tab another person holds is theirs alone, but
+they may ask its holder for it, and the holder may grant or dismiss the request.
 An address is taken as typed into a browser's address bar (``localhost:3000``,
 ``example.com``, a search phrase) and resolved by the host.
 """
@@ -17,6 +18,7 @@ from server.common.wire import InboundModel, WireModel
 from server.host.container import HostCall
 from server.host.routes.system import NoArgs
 from server.host.rtc.team_api import HostRouteTable
+from server.host.services.control_requests import ControlRequest
 from server.host.services.tabs import HistoryStep, TabSummary
 
 routes = HostRouteTable("browser-control-v1")
@@ -26,10 +28,15 @@ routes = HostRouteTable("browser-control-v1")
 TypedAddress = Annotated[str, StringConstraints(min_length=1, max_length=8192)]
 TabId = Annotated[str, StringConstraints(pattern=r"^[0-9a-f-]{36}$")]
 ProfileId = Annotated[str, StringConstraints(pattern=r"^profile-[0-9a-f]{32}$")]
+RequestId = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{32}$")]
 
 
 class TabRef(InboundModel):
     tab_id: TabId
+
+
+class ControlRequestRef(InboundModel):
+    request_id: RequestId
 
 
 class NewTab(InboundModel):
@@ -54,6 +61,9 @@ class TabView(WireModel):
     partition_label: str
     hue: int | None = Field(description="The profile's colour; None for Shared and own sessions.")
     held_by_person: bool
+    held_by: str | None = Field(
+        description="The account of the person in control; the web client shows their name."
+    )
     loaded: bool
 
 
@@ -82,6 +92,26 @@ class TabClosed(WireModel):
     closed: bool
 
 
+class ControlRequestView(WireModel):
+    id: str
+    tab_id: str
+    account_id: str = Field(description="The member who asks.")
+    holder: str = Field(description="The account of the person asked, in control of the tab.")
+    expires_at: float = Field(description="When it lapses unanswered, on the host's clock.")
+    expires_in: float = Field(description="Seconds it still waits; 0 once answered.")
+
+
+def _request_view(call: HostCall, request: ControlRequest) -> ControlRequestView:
+    return ControlRequestView(
+        id=request.id,
+        tab_id=request.tab_id,
+        account_id=request.account_id,
+        holder=request.holder,
+        expires_at=request.expires_at,
+        expires_in=call.host.control_requests.seconds_left(request),
+    )
+
+
 def _view(summary: TabSummary) -> TabView:
     tab = summary.tab
     return TabView(
@@ -94,6 +124,7 @@ def _view(summary: TabSummary) -> TabView:
         partition_label=summary.partition_label,
         hue=summary.hue,
         held_by_person=tab.held_by is not None,
+        held_by=tab.held_by,
         loaded=tab.loaded,
     )
 
@@ -150,3 +181,31 @@ async def close_tab(call: HostCall, args: TabRef) -> TabClosed:
     """Close the tab (and its dependent popups)."""
     await call.host.tabs.close_tab(call.peer.team_id, call.peer.account_id, args.tab_id)
     return TabClosed(closed=True)
+
+
+@routes.route("browser-control-v1/request_control", args=TabRef, least_role=Role.MEMBER)
+async def request_control(call: HostCall, args: TabRef) -> ControlRequestView:
+    """Ask the person in control of a tab to pass it on; it waits a minute at most."""
+    peer = call.peer
+    request = await call.host.control_requests.request_control(
+        peer.team_id, peer.account_id, args.tab_id
+    )
+    return _request_view(call, request)
+
+
+@routes.route("browser-control-v1/grant_control", args=ControlRequestRef, least_role=Role.MEMBER)
+async def grant_control(call: HostCall, args: ControlRequestRef) -> ControlRequestView:
+    """The person in control passes the tab to the member who asked (who must be watching)."""
+    peer = call.peer
+    request = await call.host.control_requests.grant(peer.team_id, peer.account_id, args.request_id)
+    return _request_view(call, request)
+
+
+@routes.route(
+    "browser-control-v1/dismiss_control_request", args=ControlRequestRef, least_role=Role.MEMBER
+)
+async def dismiss_control_request(call: HostCall, args: ControlRequestRef) -> ControlRequestView:
+    """The person in control turns a request down; the member who asked hears so."""
+    peer = call.peer
+    request = call.host.control_requests.dismiss(peer.team_id, peer.account_id, args.request_id)
+    return _request_view(call, request)

@@ -216,7 +216,7 @@ class PeerManager:
         for peer in matched:
             if peer.team_api is not None:
                 # Tell the peer why before the connection goes, so a client can say so.
-                peer.team_api.event(Revoked(reason=revoke.reason))
+                peer.team_api.event(Revoked(code=revoke.code, reason=revoke.reason))
                 await peer.team_api.drain()
             await self._close(peer, revoke.reason)
         return len(matched)

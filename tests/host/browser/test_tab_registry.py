@@ -143,6 +143,18 @@ def test_taking_and_releasing_a_tab_are_one_change_each(
     assert registry.get(TEAM, "a").held_by is None
 
 
+def test_handing_a_tab_over_is_one_change_and_only_the_holder_may(
+    registry: TabRegistry, announced: Announced
+) -> None:
+    registry.take_control(TEAM, "a", "account-1")
+    announced.take()
+    assert code_of(lambda: registry.hand_over(TEAM, "a", "account-2", "account-3")) == "tabNotHeld"
+    assert announced.take() == []
+    registry.hand_over(TEAM, "a", "account-1", "account-2")
+    assert announced.take() == [TEAM]
+    assert registry.get(TEAM, "a").held_by == "account-2"
+
+
 def test_a_forgotten_tab_changes_silently(registry: TabRegistry, announced: Announced) -> None:
     tab = registry.get(TEAM, "a")
     registry.forget(tab)

@@ -5,17 +5,21 @@
  * Keys are read by an invisible text area over the view, so compositions (IME, dead keys,
  * emoji, a phone's keyboard) and the browser's own paste reach it; notices float over the
  * view without changing its size, so the page's viewport stays put.
+ * A watcher who clicks the view is told how to steer: take control, or ask the person who
+ * holds the tab for it; the holder sees such requests over the view and grants or dismisses.
  * What the host does not serve (per `capabilities`) is not offered.
  */
 
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { describeCode, describeError } from '../../error-messages';
 import type { HostConnection } from '../../host/connection';
+import { controlRequestsAfter, heldText, holderName, waiting, type ControlRequest, type MemberNames } from '../../host/control-requests';
 import { ClickCounter } from '../../host/click-count';
 import { composing, inputAction, keyDownAction } from '../../host/key-input';
 import { LiveViewChannel, type PointerButton } from '../../host/live-view';
-import { MAX_CLIPBOARD, modifierBits, type ContextMenu, type Frame, type MenuItem, type TabView, type ViewFeatures } from '../../host/protocol';
+import { EVENT, MAX_CLIPBOARD, modifierBits, type ContextMenu, type Frame, type MenuItem, type TabView, type ViewFeatures } from '../../host/protocol';
 import { Icon } from '../Icon';
+import { HolderBadge, IncomingRequests, WatchingHint } from './ControlOverlay';
 import { ProfileChip, tabTitle } from './TabList';
 
 type ViewState = 'opening' | 'live' | 'closed';
@@ -46,10 +50,13 @@ export function LiveView(props: {
   connection: HostConnection;
   tab: TabView;
   features: ViewFeatures;
+  /** This member's account, and every member's name by account. */
+  meId: string;
+  names: MemberNames;
   onBack: () => void;
   onOpened: (tabId: string) => void;
 }) {
-  const { connection, tab, features } = props;
+  const { connection, tab, features, meId, names } = props;
   const panel = useRef<HTMLDivElement>(null);
   const canvas = useRef<HTMLCanvasElement>(null);
   const keys = useRef<HTMLTextAreaElement>(null);
@@ -66,6 +73,7 @@ export function LiveView(props: {
   const [notice, setNotice] = useNotice();
   const [menu, setMenu] = useState<ContextMenu | null>(null);
   const [cursor, setCursor] = useState('default');
+  const control = useControlRequests(connection, tab, meId, names, holding, setNotice);
 
   const focusView = () => keys.current?.focus({ preventScroll: true });
 
@@ -267,6 +275,12 @@ export function LiveView(props: {
 
   const box = fitBox(panelSize, frameSize);
   const heldByOther = tab.heldByPerson && !holding;
+  const holder = heldByOther && tab.heldBy !== meId ? holderName(tab.heldBy ?? '', names) : null;
+  const take = () => {
+    control.setHint(false);
+    channel.current?.take();
+    focusView();
+  };
   return (
     <section class="live-view" aria-label={`Live view of ${tabTitle(tab.url)}`} data-view-state={viewState}>
       <div class="view-toolbar" role="toolbar" aria-label="Tab controls">
@@ -313,16 +327,28 @@ export function LiveView(props: {
             </button>
           </>
         ) : null}
-        {features.view ? (
+        {features.view && holder ? (
+          <button
+            type="button"
+            class="btn btn-sm btn-primary"
+            disabled={viewState !== 'live' || control.asked !== null}
+            title={control.asked ? `Waiting for ${holder} to answer` : `Ask ${holder} to pass you control`}
+            onClick={() => void control.ask()}
+          >
+            <Icon name="hand" size={16} />
+            {control.asked ? 'Asked for control' : 'Ask for control'}
+          </button>
+        ) : features.view ? (
           <button
             type="button"
             class={`btn btn-sm ${holding ? 'btn-secondary' : 'btn-primary'}`}
             disabled={viewState !== 'live' || heldByOther}
             title={heldByOther ? 'Another person has control of this tab' : undefined}
             onClick={() => {
-              if (holding) channel.current?.release();
-              else channel.current?.take();
-              focusView();
+              if (holding) {
+                channel.current?.release();
+                focusView();
+              } else take();
             }}
           >
             <Icon name="hand" size={16} />
@@ -344,6 +370,8 @@ export function LiveView(props: {
           onPointerMove={(event) => send('move', event)}
           onPointerDown={(event) => {
             setMenu(null);
+            // A watcher's click does nothing on the page: say how to steer instead.
+            if (!holding && viewState === 'live' && features.view) control.setHint(true);
             if (holding) {
               // A drag goes on reaching the page when the pointer leaves the view.
               event.currentTarget.setPointerCapture(event.pointerId);
@@ -416,6 +444,17 @@ export function LiveView(props: {
             </div>
           ) : null}
         </div>
+        {holder ? <HolderBadge text={heldText(tab, meId, names) ?? `${holder} is in control`} /> : null}
+        {control.hint && !holding && viewState === 'live' ? (
+          <WatchingHint
+            holder={holder}
+            asked={control.asked !== null}
+            onTake={take}
+            onAsk={() => void control.ask()}
+            onClose={() => control.setHint(false)}
+          />
+        ) : null}
+        {holding ? <IncomingRequests requests={control.incoming} names={names} onGrant={(id) => void control.answer(id, true)} onDismiss={(id) => void control.answer(id, false)} /> : null}
         {!features.view ? <p class="view-overlay">This host does not serve live views.</p> : null}
         {features.view && viewState === 'opening' ? <p class="view-overlay">Opening the live view…</p> : null}
         {viewState === 'closed' ? <p class="view-overlay">{closedReason ? `The view ended. ${closedReason}` : 'The view ended.'}</p> : null}
@@ -501,4 +540,76 @@ function useNotice(): [{ id: number; text: string } | null, (text: string | null
   const ids = useRef(0);
   const set = (text: string | null) => setShown(text === null ? null : { id: ++ids.current, text });
   return [notice, set];
+}
+
+/**
+ * Requests for control of this tab: the ones asking this member (while holding it) and this
+ * member's own, with the hint a watcher's click shows. Each ends when the host says so, when
+ * it lapses, or when control changes hands.
+ */
+function useControlRequests(
+  connection: HostConnection,
+  tab: TabView,
+  meId: string,
+  names: MemberNames,
+  holding: boolean,
+  setNotice: (text: string | null) => void,
+) {
+  const [hint, setHint] = useState(false);
+  const [incoming, setIncoming] = useState<ControlRequest[]>([]);
+  const [asked, setAsked] = useState<ControlRequest | null>(null);
+  const askedId = useRef<string | null>(null);
+  askedId.current = asked?.id ?? null;
+  const holderNow = tab.heldBy;
+
+  useEffect(
+    () =>
+      connection.onEvent((event) => {
+        const data = event.data as { tabId?: unknown; id?: unknown; outcome?: unknown } | null;
+        if (data?.tabId !== tab.id) return;
+        setIncoming((old) => controlRequestsAfter(old, event, Date.now()));
+        if (event.event !== EVENT.controlRequestResolved || data.id !== askedId.current) return;
+        setAsked(null);
+        if (data.outcome === 'dismissed') setNotice('Your request for control was turned down.');
+        else if (data.outcome === 'expired') setNotice('Your request for control lapsed without an answer.');
+      }),
+    [connection, tab.id],
+  );
+
+  // Control changed hands: this member's request (to the previous holder) is moot.
+  useEffect(() => {
+    setAsked(null);
+    if (holding) setHint(false);
+  }, [holderNow, holding]);
+
+  // Requests lapse on time even when no event says so.
+  const next = Math.min(...incoming.map((r) => r.deadline), asked?.deadline ?? Infinity);
+  useEffect(() => {
+    if (next === Infinity) return undefined;
+    const timer = setTimeout(() => {
+      const now = Date.now();
+      setIncoming((old) => waiting(old, now));
+      setAsked((old) => (old && old.deadline <= now ? null : old));
+    }, Math.max(0, next - Date.now()));
+    return () => clearTimeout(timer);
+  }, [next]);
+
+  const ask = async () => {
+    try {
+      const request = await connection.call('browser-control-v1/request_control', { tabId: tab.id });
+      setAsked({ id: request.id, tabId: request.tabId, accountId: meId, deadline: Date.now() + request.expiresIn * 1000 });
+      setNotice(`You asked ${holderName(request.holder, names)} for control.`);
+    } catch (error) {
+      setNotice(describeError(error));
+    }
+  };
+  const answer = async (requestId: string, grant: boolean) => {
+    setIncoming((old) => old.filter((r) => r.id !== requestId));
+    try {
+      await connection.call(grant ? 'browser-control-v1/grant_control' : 'browser-control-v1/dismiss_control_request', { requestId });
+    } catch (error) {
+      setNotice(describeError(error));
+    }
+  };
+  return { hint, setHint, incoming, asked, ask, answer };
 }

@@ -1,12 +1,13 @@
 /**
  * The team's tabs on this host that this member can see: each page's title with its
- * address below, its profile and owner. A new tab opens in the profile the member chooses
+ * address below, its profile, owner and who is in control. A new tab opens in the profile the member chooses
  * (Shared or a named one, when the host serves profiles).
  */
 
 import { useState } from 'preact/hooks';
 import { describeError } from '../../error-messages';
 import type { HostConnection } from '../../host/connection';
+import { heldText, type MemberNames } from '../../host/control-requests';
 import { EVENT, type TabView } from '../../host/protocol';
 import { useHostLoad } from '../../host/use-host-call';
 import { Banner } from '../Banner';
@@ -46,6 +47,9 @@ export function TabList(props: {
   error: unknown;
   selected: string | null;
   profilesServed: boolean;
+  /** This member's account, and every member's name by account. */
+  meId: string;
+  names: MemberNames;
   onSelect: (tabId: string) => void;
 }) {
   const [busy, setBusy] = useState(false);
@@ -107,7 +111,9 @@ export function TabList(props: {
         <p class="empty">No tabs yet.</p>
       ) : (
         <ul class="rows" aria-label="Tabs">
-          {props.tabs.map((tab) => (
+          {props.tabs.map((tab) => {
+            const held = heldText(tab, props.meId, props.names);
+            return (
             <li key={tab.id}>
               <button
                 type="button"
@@ -126,12 +132,13 @@ export function TabList(props: {
                 <span class="tab-row-meta">
                   <ProfileChip label={tab.partitionLabel} hue={tab.hue} />
                   <span class="tab-owner">{tab.ownerAgentId ? `Agent ${tab.ownerAgentId.slice(0, 6)}` : 'Opened by a person'}</span>
-                  {tab.heldByPerson ? <span class="tag">In control</span> : null}
+                  {held ? <span class={`tag${tab.heldBy === props.meId ? ' tag-accent' : ''}`}>{held}</span> : null}
                 </span>
                 <span class="visually-hidden">{tab.url}</span>
               </button>
             </li>
-          ))}
+            );
+          })}
         </ul>
       )}
     </section>
