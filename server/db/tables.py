@@ -90,6 +90,20 @@ invitations = sa.Table(
     sa.Index(None, "team_id"),
 )
 
+# Who joined with which invitation, and when.
+invitation_uses = sa.Table(
+    "invitation_uses",
+    metadata,
+    sa.Column("id", ID, primary_key=True),
+    sa.Column("team_id", ID, sa.ForeignKey("teams.id", ondelete="CASCADE"), nullable=False),
+    sa.Column(
+        "invitation_id", ID, sa.ForeignKey("invitations.id", ondelete="CASCADE"), nullable=False
+    ),
+    sa.Column("account_id", ID, sa.ForeignKey("accounts.id", ondelete="CASCADE"), nullable=False),
+    sa.Column("used_at", TIME, nullable=False),
+    sa.Index(None, "team_id"),
+)
+
 setup_codes = sa.Table(
     "setup_codes",
     metadata,

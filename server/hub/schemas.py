@@ -133,6 +133,9 @@ class MemberView(WireModel):
     name: str
     role: Role
     joined_at: float
+    has_avatar: bool = Field(
+        description="Whether GET /v1/teams/{team_id}/members/{account_id}/avatar has an image."
+    )
 
 
 class MemberList(WireModel):
@@ -152,6 +155,12 @@ class CreateInvitation(InboundModel):
     max_uses: int = Field(1, ge=1, le=1000)
 
 
+class InvitationUseView(WireModel):
+    account_id: str
+    name: str
+    used_at: float
+
+
 class InvitationView(WireModel):
     id: str
     role: Role
@@ -162,6 +171,9 @@ class InvitationView(WireModel):
     uses: int
     revoked: bool
     usable: bool
+    used_by: list[InvitationUseView] = Field(
+        default_factory=list, description="Who joined with it and when, oldest first."
+    )
 
 
 class InvitationCreated(WireModel):

@@ -39,3 +39,13 @@ export function canChangeRole(actor: Role, target: Role): boolean {
 export function canRemove(actor: Role, target: Role, isSelf: boolean): boolean {
   return !isSelf && canManage(actor) && (actor === 'owner' || target !== 'owner');
 }
+
+export const SOLE_OWNER_REASON = 'A team needs an owner';
+
+/**
+ * Why `target`'s role cannot change right now, or null if it can: the hub refuses to take
+ * the owner role from a team's only owner.
+ */
+export function roleLockReason(target: Role, owners: number): string | null {
+  return target === 'owner' && owners <= 1 ? SOLE_OWNER_REASON : null;
+}

@@ -9,7 +9,7 @@ import { useEffect, useState } from 'preact/hooks';
 
 export const BASE = '/app';
 
-export type TeamSection = 'members' | 'invitations' | 'hosts';
+export type TeamSection = 'start' | 'members' | 'invitations' | 'hosts';
 
 export type Route =
   | { name: 'home' }
@@ -23,7 +23,7 @@ export type Route =
   | { name: 'account' }
   | { name: 'notFound'; path: string };
 
-const TEAM_SECTIONS: readonly TeamSection[] = ['members', 'invitations', 'hosts'];
+const TEAM_SECTIONS: readonly TeamSection[] = ['start', 'members', 'invitations', 'hosts'];
 
 function decode(part: string): string | null {
   try {

@@ -15,6 +15,7 @@ describe('parseRoute', () => {
     ['/app/join/AbC-12_x', '', { name: 'join', code: 'AbC-12_x' }],
     ['/app/join/a%20b', '', { name: 'join', code: 'a b' }],
     ['/app/teams/new', '', { name: 'createTeam' }],
+    [`/app/teams/${TEAM}/start`, '', { name: 'team', teamId: TEAM, section: 'start' }],
     [`/app/teams/${TEAM}/members`, '', { name: 'team', teamId: TEAM, section: 'members' }],
     [`/app/teams/${TEAM}/invitations`, '', { name: 'team', teamId: TEAM, section: 'invitations' }],
     [`/app/teams/${TEAM}/hosts`, '', { name: 'team', teamId: TEAM, section: 'hosts' }],

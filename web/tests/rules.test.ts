@@ -5,7 +5,7 @@ import { avatarFileProblem, MAX_AVATAR_BYTES } from '../src/avatar-file';
 import { checkSignUp } from '../src/components/SignUpForm';
 import { describeError, formErrors } from '../src/error-messages';
 import { assignableRoles, canChangeRole, canManage, canRemove } from '../src/roles';
-import { invitationStatus } from '../src/screens/InvitationsScreen';
+import { invitationStatus } from '../src/invitation-state';
 
 describe('role rules (as the hub enforces them)', () => {
   it('members manage nothing', () => {

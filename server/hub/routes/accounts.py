@@ -6,7 +6,7 @@ from aiohttp import web
 
 from server.common.errors import NotFound
 from server.hub.http.routing import Call, RouteTable
-from server.hub.routes.views import account_view, session_view
+from server.hub.routes.views import IMAGE_TYPES, account_view, avatar_response, session_view
 from server.hub.schemas import (
     AccountView,
     RevokedCount,
@@ -22,7 +22,6 @@ from server.hub.services.sessions import NewSession
 from server.hub.storage.accounts import Account
 
 routes = RouteTable()
-_IMAGE_TYPES = ("image/png", "image/jpeg", "image/webp")
 
 
 def _signed_in(call: Call[SignUp] | Call[SignIn], account: Account, new: NewSession) -> SignedIn:
@@ -106,25 +105,16 @@ async def update_profile(call: Call[UpdateProfile]) -> AccountView:
     return account_view(account, has_avatar)
 
 
-@routes.get("/v1/me/avatar", access="account", reply_content_types=_IMAGE_TYPES)
+@routes.get("/v1/me/avatar", access="account", reply_content_types=IMAGE_TYPES)
 async def get_avatar(call: Call[None]) -> web.Response:
     """The avatar image, with the type its bytes show."""
-    avatar = await call.hub.accounts.get_avatar(call.principal.account_id)
-    return web.Response(
-        body=avatar.data,
-        content_type=avatar.content_type,
-        headers={
-            "Content-Security-Policy": "default-src 'none'; sandbox",
-            "Cache-Control": "private, max-age=60",
-            "Content-Disposition": "inline",
-        },
-    )
+    return avatar_response(await call.hub.accounts.get_avatar(call.principal.account_id))
 
 
 @routes.put(
     "/v1/me/avatar",
     access="account",
-    raw_body_types=_IMAGE_TYPES,
+    raw_body_types=IMAGE_TYPES,
     raw_body_limit=MAX_AVATAR_BYTES,
 )
 async def put_avatar(call: Call[None]) -> None:

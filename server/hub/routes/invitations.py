@@ -47,7 +47,7 @@ async def list_invitations(call: Call[None]) -> InvitationList:
     """The team's invitations (without their codes)."""
     now = call.hub.invitations.now()
     invitations = await call.hub.invitations.list_invitations(call.team.team_id)
-    return InvitationList(invitations=[invitation_view(i, now) for i in invitations])
+    return InvitationList(invitations=[invitation_view(i, now, uses) for i, uses in invitations])
 
 
 @routes.delete("/v1/teams/{team_id}/invitations/{invitation_id}", access=Role.ADMIN)

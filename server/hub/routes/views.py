@@ -2,20 +2,40 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from aiohttp import web
+
 from server.hub.schemas import (
     AccountView,
     HostView,
+    InvitationUseView,
     InvitationView,
     MemberView,
     SessionView,
     TeamView,
 )
 from server.hub.services.invitations import invitation_usable
-from server.hub.storage.accounts import Account
+from server.hub.storage.accounts import Account, Avatar
 from server.hub.storage.hosts import Host
-from server.hub.storage.invitations import Invitation
+from server.hub.storage.invitations import Invitation, InvitationUse
 from server.hub.storage.sessions import Session
 from server.hub.storage.teams import Member, TeamWithRole
+
+IMAGE_TYPES = ("image/png", "image/jpeg", "image/webp")
+
+
+def avatar_response(avatar: Avatar) -> web.Response:
+    """An avatar image, with the type its bytes show, never run as a page."""
+    return web.Response(
+        body=avatar.data,
+        content_type=avatar.content_type,
+        headers={
+            "Content-Security-Policy": "default-src 'none'; sandbox",
+            "Cache-Control": "private, max-age=60",
+            "Content-Disposition": "inline",
+        },
+    )
 
 
 def account_view(account: Account, has_avatar: bool) -> AccountView:
@@ -53,10 +73,13 @@ def member_view(member: Member) -> MemberView:
         name=member.name,
         role=member.role,
         joined_at=member.joined_at,
+        has_avatar=member.has_avatar,
     )
 
 
-def invitation_view(invitation: Invitation, now: float) -> InvitationView:
+def invitation_view(
+    invitation: Invitation, now: float, used_by: Sequence[InvitationUse] = ()
+) -> InvitationView:
     return InvitationView(
         id=invitation.id,
         role=invitation.role,
@@ -67,6 +90,10 @@ def invitation_view(invitation: Invitation, now: float) -> InvitationView:
         uses=invitation.uses,
         revoked=invitation.revoked_at is not None,
         usable=invitation_usable(invitation, now),
+        used_by=[
+            InvitationUseView(account_id=u.account_id, name=u.name, used_at=u.used_at)
+            for u in used_by
+        ],
     )
 
 

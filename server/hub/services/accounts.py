@@ -17,6 +17,7 @@ from server.hub.services.sessions import NewSession, SessionService
 from server.hub.services.teams import TeamService
 from server.hub.storage.accounts import Account, AccountRepository, Avatar
 from server.hub.storage.setup_codes import SetupCodeRepository
+from server.hub.storage.teams import TeamRepository
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +75,7 @@ class AccountService:
         self._open_signup = open_signup
         self._accounts = AccountRepository()
         self._setup_codes = SetupCodeRepository()
+        self._memberships = TeamRepository()
 
     async def sign_up(self, request: SignUpRequest) -> tuple[Account, NewSession]:
         if request.setup_code and request.invitation_code:
@@ -147,6 +149,16 @@ class AccountService:
     async def get_avatar(self, account_id: str) -> Avatar:
         async with self._db.read() as conn:
             avatar = await self._accounts.get_avatar(conn, account_id)
+        if avatar is None:
+            raise NotFound("no avatar", code="avatarNotFound")
+        return avatar
+
+    async def get_member_avatar(self, team_id: str, account_id: str) -> Avatar:
+        """A team member's avatar; whoever is not in ``team_id`` has none here."""
+        async with self._db.read() as conn:
+            avatar = None
+            if await self._memberships.get_role(conn, team_id, account_id) is not None:
+                avatar = await self._accounts.get_avatar(conn, account_id)
         if avatar is None:
             raise NotFound("no avatar", code="avatarNotFound")
         return avatar

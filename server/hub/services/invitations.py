@@ -12,7 +12,7 @@ from server.common.roles import Role
 from server.common.tokens import hash_secret, new_id, new_secret
 from server.db.engine import Database
 from server.hub.services.access_changes import AccessChanges
-from server.hub.storage.invitations import Invitation, InvitationRepository
+from server.hub.storage.invitations import Invitation, InvitationRepository, InvitationUse
 from server.hub.storage.teams import Team, TeamRepository
 
 MAX_OPEN_INVITATIONS = 200
@@ -83,9 +83,15 @@ class InvitationService:
             await self._invitations.add_invitation(conn, invitation)
         return NewInvitation(invitation, code)
 
-    async def list_invitations(self, team_id: str) -> list[Invitation]:
+    async def list_invitations(self, team_id: str) -> list[tuple[Invitation, list[InvitationUse]]]:
+        """The team's invitations, newest first, each with who joined by it and when."""
         async with self._db.read() as conn:
-            return await self._invitations.list_invitations(conn, team_id)
+            listed = await self._invitations.list_invitations(conn, team_id)
+            uses = await self._invitations.list_invitation_uses(conn, team_id)
+        by_invitation: dict[str, list[InvitationUse]] = {}
+        for use in uses:
+            by_invitation.setdefault(use.invitation_id, []).append(use)
+        return [(invitation, by_invitation.get(invitation.id, [])) for invitation in listed]
 
     async def revoke_invitation(self, team_id: str, invitation_id: str) -> None:
         async with self._db.write() as conn:
@@ -111,6 +117,9 @@ class InvitationService:
             conn, invitation.team_id, invitation.id, self.now()
         ):
             raise NotFound("this invitation has been used up", code="invitationInvalid")
+        await self._invitations.add_invitation_use(
+            conn, invitation.team_id, invitation.id, account_id, self.now()
+        )
         await self._teams.add_membership(
             conn, invitation.team_id, account_id, invitation.role, self.now()
         )

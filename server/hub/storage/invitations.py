@@ -10,7 +10,8 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from server.common.roles import Role
-from server.db.tables import invitations
+from server.common.tokens import new_id
+from server.db.tables import accounts, invitation_uses, invitations
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,6 +26,16 @@ class Invitation:
     max_uses: int
     uses: int
     revoked_at: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class InvitationUse:
+    """One person who joined with an invitation."""
+
+    invitation_id: str
+    account_id: str
+    name: str
+    used_at: float
 
 
 _COLUMNS = (
@@ -71,6 +82,35 @@ class InvitationRepository:
             .order_by(invitations.c.created_at.desc(), invitations.c.id)
         )
         return [_invitation(row) for row in result]
+
+    async def add_invitation_use(
+        self, conn: AsyncConnection, team_id: str, invitation_id: str, account_id: str, at: float
+    ) -> None:
+        await conn.execute(
+            invitation_uses.insert().values(
+                id=new_id(),
+                team_id=team_id,
+                invitation_id=invitation_id,
+                account_id=account_id,
+                used_at=at,
+            )
+        )
+
+    async def list_invitation_uses(
+        self, conn: AsyncConnection, team_id: str
+    ) -> list[InvitationUse]:
+        result = await conn.execute(
+            sa.select(
+                invitation_uses.c.invitation_id,
+                invitation_uses.c.account_id,
+                accounts.c.name,
+                invitation_uses.c.used_at,
+            )
+            .join(accounts, accounts.c.id == invitation_uses.c.account_id)
+            .where(invitation_uses.c.team_id == team_id)
+            .order_by(invitation_uses.c.used_at, invitation_uses.c.id)
+        )
+        return [InvitationUse(row[0], row[1], row[2], row[3]) for row in result]
 
     async def get_invitation_by_code_hash(
         self, conn: AsyncConnection, code_hash: str

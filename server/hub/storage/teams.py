@@ -8,7 +8,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from server.common.roles import Role
-from server.db.tables import accounts, memberships, teams
+from server.db.tables import accounts, avatars, memberships, teams
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +31,7 @@ class Member:
     name: str
     role: Role
     joined_at: float
+    has_avatar: bool = False
 
 
 class TeamRepository:
@@ -110,12 +111,16 @@ class TeamRepository:
                 accounts.c.name,
                 memberships.c.role,
                 memberships.c.joined_at,
+                avatars.c.account_id.is_not(None),
             )
             .join(accounts, accounts.c.id == memberships.c.account_id)
+            .outerjoin(avatars, avatars.c.account_id == memberships.c.account_id)
             .where(memberships.c.team_id == team_id)
             .order_by(memberships.c.joined_at, accounts.c.id)
         )
-        return [Member(row[0], row[1], row[2], Role(row[3]), row[4]) for row in result]
+        return [
+            Member(row[0], row[1], row[2], Role(row[3]), row[4], bool(row[5])) for row in result
+        ]
 
     async def lock_team(self, conn: AsyncConnection, team_id: str) -> None:
         """Hold the team's row until the transaction ends (PostgreSQL; SQLite writes are serial)."""

@@ -18,6 +18,7 @@ from server.common.roles import Role
 from server.common.sdp import sdp_fingerprint
 from server.hub.app import all_routes
 from tests.support.hub_server import ApiClient, RunningHub
+from tests.support.images import tiny_png
 from tests.support.peers import wait_linked
 from tests.support.snapshots import database_snapshot
 
@@ -76,6 +77,10 @@ SAMPLES: dict[str, tuple[Sample, int]] = {
     "get_team": (lambda w: _plain(w, "/v1/teams/{team_id}"), 200),
     "rename_team": (lambda w: _plain(w, "/v1/teams/{team_id}", {"name": "Renamed"}), 200),
     "list_members": (lambda w: _plain(w, "/v1/teams/{team_id}/members"), 200),
+    "get_member_avatar": (
+        lambda w: _plain(w, f"/v1/teams/{{team_id}}/members/{w.target_id}/avatar"),
+        200,
+    ),
     "change_role": (
         lambda w: _plain(w, f"/v1/teams/{{team_id}}/members/{w.target_id}", {"role": "admin"}),
         200,
@@ -122,6 +127,7 @@ async def build_world(server: RunningHub) -> World:
     admin = await server.invite(owner, team_id, "admin@example.com", "admin")
     member = await server.invite(owner, team_id, "member@example.com", "member")
     target = await server.invite(owner, team_id, "target@example.com", "member")
+    await target.put("/v1/me/avatar", data=tiny_png(), headers={"Content-Type": "image/png"})
     other = await server.create_owner("b-owner@example.com", "Team B")
     invitation = await owner.post(f"/v1/teams/{team_id}/invitations", {})
     enrolment = await owner.post(f"/v1/teams/{team_id}/hosts/enrolments", {"name": "Lab"})

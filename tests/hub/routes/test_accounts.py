@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import struct
-import zlib
 from pathlib import Path
 
 import pytest
@@ -11,18 +9,7 @@ import pytest
 from tests.support.clock import FakeClock
 from tests.support.databases import ScratchDatabase
 from tests.support.hub_server import PASSWORD, RunningHub, hub_settings, running_hub
-
-
-def tiny_png() -> bytes:
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        body = kind + data
-        return struct.pack(">I", len(data)) + body + struct.pack(">I", zlib.crc32(body))
-
-    header = struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0)
-    pixels = zlib.compress(b"\x00\xff\x00\x00")
-    return (
-        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
-    )
+from tests.support.images import tiny_png
 
 
 async def test_setup_code_makes_the_first_owner_once(server: RunningHub) -> None:

@@ -99,6 +99,10 @@ async def test_use_limit(server: RunningHub) -> None:
         {"email": "m3@example.com", "name": "M", "password": PASSWORD, "invitationCode": code},
     )
     assert (third.status, third.code) == (404, "invitationInvalid")
+    listed = await owner.get(f"/v1/teams/{team_id}/invitations")
+    used_by = listed.body["invitations"][0]["usedBy"]
+    assert [u["name"] for u in used_by] == ["M", "M"]
+    assert all(isinstance(u["usedAt"], float) and u["accountId"] for u in used_by)
     # The refused sign-up left no account behind.
     assert (
         await server.client().post(

@@ -9,12 +9,18 @@ interface ConfirmButtonProps {
   tone?: 'danger' | 'secondary';
   size?: 'sm' | 'md';
   disabled?: boolean;
+  /** Told when the question shows and when it goes, so a row can make room for it. */
+  onAskingChange?: (asking: boolean) => void;
 }
 
 /** A button that asks once, in place, before doing something that cannot be undone. */
 export function ConfirmButton(props: ConfirmButtonProps) {
-  const [asking, setAsking] = useState(false);
+  const [asking, setAskingState] = useState(false);
   const [busy, setBusy] = useState(false);
+  const setAsking = (value: boolean) => {
+    setAskingState(value);
+    props.onAskingChange?.(value);
+  };
   const size = props.size === 'sm' ? ' btn-sm' : '';
   const tone = props.tone === 'secondary' ? 'btn-secondary' : 'btn-danger';
 

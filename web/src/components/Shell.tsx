@@ -20,6 +20,7 @@ interface NavItem {
 function navItems(team: TeamView | null): NavItem[] {
   if (team === null) return [];
   const items: NavItem[] = [
+    { route: { name: 'team', teamId: team.id, section: 'start' }, label: 'Get started', icon: 'start' },
     { route: { name: 'team', teamId: team.id, section: 'members' }, label: 'Members', icon: 'members' },
   ];
   if (canManage(team.role)) {

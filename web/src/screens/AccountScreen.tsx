@@ -20,6 +20,7 @@ import { describeError, formErrors, type FormErrors } from '../error-messages';
 import { useSession } from '../session-context';
 import { formatDateTime, formatRelative } from '../time-format';
 import { useLoad } from '../use-load';
+import { describeUserAgent } from '../user-agent';
 
 type Notice = { tone: 'error' | 'success'; text: string } | null;
 
@@ -187,8 +188,10 @@ function AvatarSection() {
   );
 }
 
+/** "Chrome 156 on Linux" for a browser; the peer library by name. */
 function describeSession(session: SessionView): string {
-  return session.client === 'peer' ? 'Peer library (API token)' : 'Web browser';
+  if (session.client === 'peer') return 'Peer library (API token)';
+  return session.userAgent ? describeUserAgent(session.userAgent) : 'Web browser';
 }
 
 function SessionsSection() {
@@ -242,18 +245,13 @@ function SessionsSection() {
           {list.map((s) => (
             <li class="row session-row" key={s.id}>
               <div class="row-main">
-                <div class="row-title">
+                <div class="row-title" title={s.userAgent || undefined}>
                   {describeSession(s)}
                   {s.current ? <span class="tag tag-accent">This session</span> : null}
                 </div>
                 <div class="row-sub">
                   Signed in {formatDateTime(s.createdAt)} · active {formatRelative(s.lastSeenAt)}
                 </div>
-                {s.userAgent ? (
-                  <div class="row-sub row-sub-faint" title={s.userAgent}>
-                    {s.userAgent}
-                  </div>
-                ) : null}
               </div>
               <div class="row-side">
                 {s.current ? null : (

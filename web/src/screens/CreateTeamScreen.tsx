@@ -24,7 +24,7 @@ export function CreateTeamScreen() {
     try {
       const team = await createTeam(name.trim());
       await session.reloadTeams();
-      navigate({ name: 'team', teamId: team.id, section: 'members' });
+      navigate({ name: 'team', teamId: team.id, section: 'start' });
     } catch (error) {
       setErrors(formErrors(error, ['name']));
       setBusy(false);

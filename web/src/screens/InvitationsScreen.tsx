@@ -9,7 +9,8 @@ import { PageHeader } from '../components/PageHeader';
 import { RoleBadge } from '../components/RoleBadge';
 import { describeError, formErrors, type FormErrors } from '../error-messages';
 import { assignableRoles, canManage, ROLE_LABELS } from '../roles';
-import { formatDate, formatRelative } from '../time-format';
+import { describeInvitation, invitationStatus, STATUS_LABELS } from '../invitation-state';
+import { formatDate } from '../time-format';
 import { useLoad } from '../use-load';
 
 const DAY = 86400;
@@ -21,22 +22,6 @@ export const EXPIRY_CHOICES = [
 
 type FieldName = 'role' | 'expiresInSeconds' | 'maxUses';
 const FIELDS: readonly FieldName[] = ['role', 'expiresInSeconds', 'maxUses'];
-
-type Status = 'active' | 'revoked' | 'usedUp' | 'expired';
-const STATUS_LABELS: Record<Status, string> = {
-  active: 'Active',
-  revoked: 'Revoked',
-  usedUp: 'Used up',
-  expired: 'Expired',
-};
-
-export function invitationStatus(invitation: InvitationView, nowSeconds: number): Status {
-  if (invitation.revoked) return 'revoked';
-  if (invitation.usable) return 'active';
-  if (invitation.uses >= invitation.maxUses) return 'usedUp';
-  if (invitation.expiresAt <= nowSeconds) return 'expired';
-  return 'revoked';
-}
 
 function CreateForm({ team, onCreated }: { team: TeamView; onCreated: (created: InvitationCreated) => void }) {
   const roles = assignableRoles(team.role);
@@ -216,10 +201,7 @@ function InvitationsManager({ team }: { team: TeamView }) {
                     <div class="row-sub">
                       Created {formatDate(invitation.createdAt)}
                       {by ? ` by ${by}` : ''} ·{' '}
-                      {status === 'expired'
-                        ? `expired ${formatRelative(invitation.expiresAt)}`
-                        : `expires ${formatRelative(invitation.expiresAt)}`}{' '}
-                      · {invitation.uses} of {invitation.maxUses} {invitation.maxUses === 1 ? 'use' : 'uses'}
+                      {describeInvitation(invitation, now * 1000)}
                     </div>
                   </div>
                   <div class="row-side">

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { avatarUrl, changeRole, leaveTeam, listMembers, removeMember } from '../api/endpoints';
+import { avatarUrl, changeRole, leaveTeam, listMembers, memberAvatarUrl, removeMember } from '../api/endpoints';
 import type { MemberView, Role, TeamView } from '../api/types';
 import { Avatar } from '../components/Avatar';
 import { Banner } from '../components/Banner';
@@ -10,7 +10,7 @@ import { PageHeader } from '../components/PageHeader';
 import { RoleBadge } from '../components/RoleBadge';
 import { describeError } from '../error-messages';
 import { navigate, routePath } from '../router';
-import { assignableRoles, canChangeRole, canManage, canRemove, ROLE_LABELS } from '../roles';
+import { assignableRoles, canChangeRole, canManage, canRemove, ROLE_LABELS, roleLockReason } from '../roles';
 import { useSession } from '../session-context';
 import { formatDate } from '../time-format';
 import { useLoad } from '../use-load';
@@ -74,6 +74,7 @@ export function MembersScreen({ team }: { team: TeamView }) {
   }
 
   const list = [...(members.data?.members ?? [])].sort(byRoleThenName);
+  const owners = list.filter((m) => m.role === 'owner').length;
   return (
     <>
       <PageHeader
@@ -108,12 +109,21 @@ export function MembersScreen({ team }: { team: TeamView }) {
               const isSelf = member.accountId === session.me.id;
               const editable = canChangeRole(actor, member.role);
               const roles = assignableRoles(actor);
+              const locked = roleLockReason(member.role, owners);
               return (
                 <li class="row member-row" key={member.accountId}>
                   <Avatar
                     name={member.name}
                     seed={member.accountId}
-                    src={isSelf && session.me.hasAvatar ? avatarUrl(session.avatarVersion) : null}
+                    src={
+                      isSelf
+                        ? session.me.hasAvatar
+                          ? avatarUrl(session.avatarVersion)
+                          : null
+                        : member.hasAvatar
+                          ? memberAvatarUrl(team.id, member.accountId)
+                          : null
+                    }
                     size={36}
                   />
                   <div class="row-main">
@@ -135,7 +145,9 @@ export function MembersScreen({ team }: { team: TeamView }) {
                           id={`role-${member.accountId}`}
                           class="select-sm"
                           value={member.role}
-                          disabled={pending === member.accountId}
+                          disabled={pending === member.accountId || locked !== null}
+                          title={locked ?? undefined}
+                          aria-describedby={locked ? `role-lock-${member.accountId}` : undefined}
                           onChange={(event) => void setRole(member, event.currentTarget.value as Role)}
                         >
                           {roles.map((role) => (
@@ -144,6 +156,11 @@ export function MembersScreen({ team }: { team: TeamView }) {
                             </option>
                           ))}
                         </select>
+                        {locked ? (
+                          <span class="role-lock" id={`role-lock-${member.accountId}`}>
+                            {locked}
+                          </span>
+                        ) : null}
                       </>
                     ) : (
                       <RoleBadge role={member.role} />

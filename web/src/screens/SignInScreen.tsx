@@ -12,7 +12,13 @@ import { useLoad } from '../use-load';
 type FieldName = 'email' | 'password';
 const FIELDS: readonly FieldName[] = ['email', 'password'];
 
-export function SignInScreen({ onSignedIn }: { onSignedIn: (account: AccountView) => void }) {
+interface SignInScreenProps {
+  onSignedIn: (account: AccountView) => void;
+  /** The person just signed out here: say so, so they know it worked. */
+  signedOut?: boolean;
+}
+
+export function SignInScreen({ onSignedIn, signedOut = false }: SignInScreenProps) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [errors, setErrors] = useState<FormErrors<FieldName>>({ fields: {}, banner: null });
@@ -58,6 +64,9 @@ export function SignInScreen({ onSignedIn }: { onSignedIn: (account: AccountView
         )
       }
     >
+      {signedOut ? (
+        <Banner tone="success">You signed out.</Banner>
+      ) : null}
       {setup.data?.needsSetup ? (
         <Banner tone="info">
           This hub has no accounts yet. Open the setup link it printed when it started, or{' '}

@@ -1,6 +1,6 @@
 /**
  * The team's browser profiles on this host. Owners and admins create, rename, recolour,
- * clear and delete them; members see the list only. It follows `browser-profiles-changed`,
+ * clear and delete them; members see the list only, and why. It follows `browser-profiles-changed`,
  * so a change made anywhere shows here without a reload.
  */
 
@@ -79,7 +79,9 @@ export function ProfilesPanel({ connection, canManage }: { connection: HostConne
               Create profile
             </button>
           </form>
-        ) : null}
+        ) : (
+          <p class="profiles-readonly">Only owners and admins change profiles.</p>
+        )}
         {failure ? <Banner tone="error">{failure}</Banner> : null}
         {profiles.error ? <Banner tone="error">{describeError(profiles.error)}</Banner> : null}
       </div>
@@ -106,9 +108,11 @@ function ProfileRow(props: {
 }) {
   const { profile, connection, run } = props;
   const [editing, setEditing] = useState(false);
+  // While a clear or delete asks, its question takes the row's actions' place.
+  const [asking, setAsking] = useState(false);
   const [name, setName] = useState(profile.name);
   return (
-    <li class="row profile-row">
+    <li class={`row profile-row${asking ? ' is-confirming' : ''}`}>
       <div class="row-main">
         {editing ? (
           <form
@@ -168,6 +172,7 @@ function ProfileRow(props: {
             confirmLabel="Clear"
             tone="secondary"
             size="sm"
+            onAskingChange={setAsking}
             onConfirm={() => run(() => connection.call('browser-profiles-v1/clear', { id: profile.id }))}
           />
           <ConfirmButton
@@ -175,6 +180,7 @@ function ProfileRow(props: {
             question="Delete this profile? Its agents move to the shared profile."
             confirmLabel="Delete"
             size="sm"
+            onAskingChange={setAsking}
             onConfirm={() => run(() => connection.call('browser-profiles-v1/delete', { id: profile.id }))}
           />
         </div>
