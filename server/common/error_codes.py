@@ -103,6 +103,13 @@ HOST_ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode("tabHeld", "Another person has control of the tab."),
     ErrorCode("tabHeldByPerson", "A person has control of the tab, so an agent may not use it."),
     ErrorCode("tabNotHeld", "The caller does not have control of the tab."),
+    ErrorCode("tabFree", "Nobody has control of the tab, so take control rather than ask."),
+    ErrorCode("controlAlreadyYours", "The caller has control of the tab already."),
+    ErrorCode(
+        "controlRequestNotFound",
+        "No such request for control; it was answered, lapsed or cancelled.",
+    ),
+    ErrorCode("askerNotWatching", "The member who asked for control no longer watches the tab."),
     ErrorCode("tabHoldsSecret", "The tab is in secure entry and cannot be watched."),
     ErrorCode("tabDeadline", "A tab operation took too long."),
     ErrorCode("dialogOpen", "A page dialog is open in the tab."),
@@ -123,6 +130,14 @@ HOST_ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode("hostStopping", "The host is shutting down (a view's close code)."),
 )
 
+# Why a host ended a connection: the ``code`` of its ``revoked`` event (the hub names it).
+REVOCATION_CODES: tuple[ErrorCode, ...] = (
+    ErrorCode("sessionEnded", "The session was signed out or expired."),
+    ErrorCode("roleChanged", "The member's role in the team changed; a new connection has it."),
+    ErrorCode("removedFromTeam", "The account is no longer a member of the team."),
+    ErrorCode("hostRemoved", "The host was removed from the team."),
+)
+
 # What the command line meets (the host's key ring); no route answers with these.
 ADMIN_ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode("keyRingInvalid", "The key ring cannot be used as it is."),
@@ -138,8 +153,8 @@ ADMIN_ERROR_CODES: tuple[ErrorCode, ...] = (
 HUB_ANSWERS: tuple[ErrorCode, ...] = GENERAL_ERROR_CODES + HUB_ERROR_CODES + CONNECTION_ERROR_CODES
 """Every code the hub's HTTP API may answer with."""
 
-HOST_ANSWERS: tuple[ErrorCode, ...] = GENERAL_ERROR_CODES + HOST_ERROR_CODES
-"""Every code a host's team-api route or view channel may answer with."""
+HOST_ANSWERS: tuple[ErrorCode, ...] = GENERAL_ERROR_CODES + HOST_ERROR_CODES + REVOCATION_CODES
+"""Every code a host's team-api route, view channel or ``revoked`` event may answer with."""
 
 ALL_ERROR_CODES: frozenset[str] = frozenset(
     entry.code for entry in HUB_ANSWERS + HOST_ANSWERS + ADMIN_ERROR_CODES

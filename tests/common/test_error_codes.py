@@ -18,6 +18,7 @@ from server.common.error_codes import (
     CONNECTION_ERROR_CODES,
     HOST_ANSWERS,
     HUB_ANSWERS,
+    REVOCATION_CODES,
     ErrorCode,
 )
 from server.common.errors import CrewhostError
@@ -39,6 +40,8 @@ WHO_RECEIVES: tuple[tuple[str, tuple[ErrorCode, ...] | None], ...] = (
     ("server/host/rtc/revocations.py", CONNECTION_ERROR_CODES),
     # The hub-host link: both ends read it, neither passes it on to a person.
     ("server/common/protocol/link.py", HUB_ANSWERS + HOST_ANSWERS),
+    # The hub names why access ended; the hosts pass it on in their ``revoked`` event.
+    ("server/hub/services/access_changes.py", REVOCATION_CODES),
     ("server/hub/", HUB_ANSWERS),
     ("server/host/", HOST_ANSWERS),
     ("server/common/protocol/view.py", HOST_ANSWERS),

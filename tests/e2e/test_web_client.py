@@ -145,9 +145,10 @@ async def test_owner_signs_up_and_invites_a_member_who_sees_no_admin_controls(
     await fill_sign_up(owner, "Olive Owner", "olive@example.com")
     await owner.get_by_label("Team name", exact=True).fill("Crew One")
     await owner.get_by_role("button", name="Create owner account").click()
-    await expect(owner).to_have_url(re.compile(r"/app/teams/[^/]+/members$"))
+    await expect(owner).to_have_url(re.compile(r"/app/teams/[^/]+/start$"))
     crewhost.first_owner = "olive@example.com"
     team_id = team_id_in(owner)
+    await owner.goto(crewhost.at(f"/app/teams/{team_id}/members"))
     await expect(owner.get_by_role("region", name="Members")).to_contain_text("Olive Owner")
 
     await (
@@ -170,7 +171,8 @@ async def test_owner_signs_up_and_invites_a_member_who_sees_no_admin_controls(
     await screens.save(member, "join")
     await fill_sign_up(member, "Mo Member", "mo@example.com")
     await member.get_by_role("button", name="Create account and join").click()
-    await expect(member).to_have_url(crewhost.at(f"/app/teams/{team_id}/members"))
+    await expect(member).to_have_url(crewhost.at(f"/app/teams/{team_id}/start"))
+    await member.goto(crewhost.at(f"/app/teams/{team_id}/members"))
     members = member.get_by_role("region", name="Members")
     await expect(members).to_contain_text("Olive Owner")
     await expect(members).to_contain_text("Mo Member")
@@ -395,7 +397,7 @@ async def test_host_one_live_tab_per_account_and_host_and_nothing_of_a_page_is_s
 
     second = await context.new_page()
     await second.goto(crewhost.at(f"/app/teams/{team.id}/hosts/{crewhost.host_id}"))
-    await expect(second.get_by_text("This host is open in another tab")).to_be_visible()
+    await expect(second.get_by_text("Crewhost is open in another tab")).to_be_visible()
     await second.get_by_role("button", name="Use it here").click()
     await expect(second.locator("[data-connection]")).to_have_attribute(
         "data-connection", "connected", timeout=CONNECT_MS

@@ -11,6 +11,8 @@ export interface AppSession {
   avatarVersion: number;
   setMe: (me: AccountView, avatarChanged?: boolean) => void;
   reloadTeams: () => Promise<TeamView[]>;
+  /** The hub changed this account's teams or roles elsewhere: load them again (a team gone is a removal). */
+  accessChanged: () => Promise<void>;
   signOut: () => Promise<void>;
 }
 

@@ -150,14 +150,14 @@ describe('the team-api channel', () => {
     expect(events).toEqual(['browser-tabs-changed']);
   });
 
-  it('says why it closed: revoked with the host’s reason, and pending calls fail', async () => {
+  it('says why it closed: revoked with the host’s code, and pending calls fail', async () => {
     const connection = await HostConnection.open(signaling({}), 't', 'h', 'account-1', createPeer);
     const reasons: CloseReason[] = [];
     connection.onClose((reason) => reasons.push(reason));
     const pending = connection.call('capabilities', {});
-    peer.channels[0]!.receive({ event: 'revoked', data: { reason: 'your role changed' } });
+    peer.channels[0]!.receive({ event: 'revoked', data: { code: 'roleChanged', reason: 'the role changed' } });
     peer.channels[0]!.close();
-    expect(reasons).toEqual([{ kind: 'revoked', reason: 'your role changed' }]);
+    expect(reasons).toEqual([{ kind: 'revoked', code: 'roleChanged' }]);
     await expect(pending).rejects.toBeInstanceOf(HostCallError);
     await expect(connection.call('capabilities', {})).rejects.toMatchObject({ code: 'disconnected' });
   });

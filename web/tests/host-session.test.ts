@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { CloseReason } from '../src/host/connection';
 import { HostSession, type Phase } from '../src/host/host-session';
 import { HostKeyChanged } from '../src/host/known-hosts';
+import { ERROR_MESSAGES } from '../src/errors/messages';
 
 class FakeConnection {
   private listener: ((reason: CloseReason) => void) | null = null;
@@ -25,6 +26,7 @@ class FakeConnection {
 
 function harness(options: { listed: boolean[]; opens: Array<FakeConnection | Error> }) {
   const phases: Phase[] = [];
+  const revocations: Array<string | null> = [];
   let opened = 0;
   const session = new HostSession<FakeConnection>({
     open: async () => {
@@ -34,11 +36,12 @@ function harness(options: { listed: boolean[]; opens: Array<FakeConnection | Err
       return next;
     },
     stillListed: async () => options.listed.shift() ?? false,
+    revoked: (code) => revocations.push(code),
   });
   session.subscribe((state) => {
     if (phases.at(-1) !== state.phase) phases.push(state.phase);
   });
-  return { session, phases, opened: () => opened };
+  return { session, phases, revocations, opened: () => opened };
 }
 
 const settled = () => new Promise((resolve) => setTimeout(resolve, 0));
@@ -59,14 +62,39 @@ describe('HostSession', () => {
     expect(session.state.detail).toBe('The connection to the host was lost.');
   });
 
-  it('shows a revocation, and reconnects (with the new role) only if the hub still lists the host', async () => {
+  it('after a role change, says so in words and reconnects with the new role', async () => {
+    const first = new FakeConnection();
+    const second = new FakeConnection();
+    const { session, phases, revocations, opened } = harness({ listed: [true], opens: [first, second] });
+    await session.connect();
+    first.lose({ kind: 'revoked', code: 'roleChanged' });
+    await settled();
+    expect(revocations).toEqual(['roleChanged']);
+    expect(phases).toEqual(['connecting', 'connected', 'revoked', 'reconnecting', 'connected']);
+    expect(session.state.connection).toBe(second);
+    expect(opened()).toBe(2);
+  });
+
+  it('after a removal, shows the table’s words, passes the code on and does not retry', async () => {
+    const first = new FakeConnection();
+    const { session, phases, revocations, opened } = harness({ listed: [true], opens: [first, new FakeConnection()] });
+    await session.connect();
+    first.lose({ kind: 'revoked', code: 'removedFromTeam' });
+    await settled();
+    expect(phases).toEqual(['connecting', 'connected', 'revoked']);
+    expect(revocations).toEqual(['removedFromTeam']);
+    expect(session.state.detail).toBe(ERROR_MESSAGES.get('removedFromTeam'));
+    expect(opened()).toBe(1);
+  });
+
+  it('reconnects after a revocation only if the hub still lists the host', async () => {
     const first = new FakeConnection();
     const { session, phases, opened } = harness({ listed: [false], opens: [first] });
     await session.connect();
-    first.lose({ kind: 'revoked', reason: 'you were removed from the team' });
+    first.lose({ kind: 'revoked', code: null });
     await settled();
     expect(phases).toEqual(['connecting', 'connected', 'revoked']);
-    expect(session.state.detail).toBe('The host ended the connection: you were removed from the team.');
+    expect(session.state.detail).toBe('The host ended the connection. Reconnect to continue.');
     expect(opened()).toBe(1);
   });
 

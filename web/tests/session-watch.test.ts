@@ -31,4 +31,20 @@ describe('watchSession', () => {
     window.dispatchEvent(new Event('focus'));
     expect(fetchMock).toHaveBeenCalledTimes(2);
   });
+
+  it('on focus with the session still standing, says what may have changed should be loaded', async () => {
+    const fetchMock = vi.fn<() => Promise<Response>>();
+    vi.stubGlobal('fetch', fetchMock);
+    const ended = vi.fn();
+    const refocused = vi.fn();
+    const stop = watchSession(ended, refocused);
+    fetchMock.mockResolvedValueOnce(reply(200, { id: 'a', name: 'A', email: 'a@example.com' }));
+    window.dispatchEvent(new Event('focus'));
+    await vi.waitFor(() => expect(refocused).toHaveBeenCalledTimes(1));
+    fetchMock.mockResolvedValueOnce(reply(401, { error: { code: 'unauthenticated', message: 'sign in' } }));
+    window.dispatchEvent(new Event('focus'));
+    await vi.waitFor(() => expect(ended).toHaveBeenCalledTimes(1));
+    expect(refocused).toHaveBeenCalledTimes(1);
+    stop();
+  });
 });

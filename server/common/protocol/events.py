@@ -60,10 +60,47 @@ class BrowserTakeoverRequested(HostEvent):
     reason: str
 
 
+class BrowserControlRequested(HostEvent):
+    """A member asks the holder of a tab for control; sent to the holder only.
+
+    ``expires_in`` is the seconds it waits for an answer, for a client whose clock is not
+    the host's; ``expires_at`` is the same moment on the host's clock.
+    """
+
+    NAME: ClassVar[str] = "browser-control-requested"
+    id: str
+    tab_id: str
+    account_id: str = Field(description="The member who asks.")
+    expires_at: float
+    expires_in: float
+
+
+class BrowserControlRequestResolved(HostEvent):
+    """A request for control is no longer waiting; sent to the holder and the asker.
+
+    ``granted`` (control passed to the asker), ``dismissed`` by the holder, ``expired``
+    unanswered, or ``cancelled`` (the holder let go of the tab, or it closed).
+    """
+
+    NAME: ClassVar[str] = "browser-control-request-resolved"
+    id: str
+    tab_id: str
+    account_id: str = Field(description="The member who asked.")
+    outcome: Literal["granted", "dismissed", "expired", "cancelled"]
+
+
+RevocationCode = Literal["sessionEnded", "roleChanged", "removedFromTeam", "hostRemoved"]
+"""Why access ended, as a stable code declared in ``server.common.error_codes``."""
+
+
 class Revoked(HostEvent):
-    """This connection ends now: access changed (sent just before the host closes it)."""
+    """This connection ends now: access changed (sent just before the host closes it).
+
+    ``code`` says why for a client to put in words; ``reason`` is the hub's wording, for logs.
+    """
 
     NAME: ClassVar[str] = "revoked"
+    code: RevocationCode
     reason: str
 
 
@@ -166,6 +203,8 @@ HOST_EVENTS: tuple[type[HostEvent], ...] = (
     BrowserProfilesChanged,
     ProvidersChanged,
     BrowserTakeoverRequested,
+    BrowserControlRequested,
+    BrowserControlRequestResolved,
     Revoked,
 )
 

@@ -8,6 +8,7 @@ from pydantic import Field, RootModel, ValidationError
 
 from server.common.errors import InvalidArgument
 from server.common.protocol.codec import PROTOCOL_VERSION, ErrorInfo
+from server.common.protocol.events import RevocationCode
 from server.common.protocol.signaling import SDP_MAX
 from server.common.wire import InboundModel, invalid_argument_from
 
@@ -68,6 +69,8 @@ class LinkRevoke(InboundModel):
     team_id: str | None = None
     account_id: str | None = None
     all_peers: bool = False
+    # Why, for the peers' ``revoked`` event; ``reason`` is the same in words, for logs.
+    code: RevocationCode
     reason: str
     # The hub's clock when access ended; tickets issued before it are refused.
     revoked_at: float

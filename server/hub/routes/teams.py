@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from aiohttp import web
+
 from server.common.roles import Role
 from server.hub.http.routing import Call, RouteTable
-from server.hub.routes.views import member_view, team_view
+from server.hub.routes.views import IMAGE_TYPES, avatar_response, member_view, team_view
 from server.hub.schemas import (
     ChangeRole,
     CreateTeam,
@@ -49,6 +51,19 @@ async def list_members(call: Call[None]) -> MemberList:
     """The members of a team and their roles."""
     members = await call.hub.teams.list_members(call.team.team_id)
     return MemberList(members=[member_view(m) for m in members])
+
+
+@routes.get(
+    "/v1/teams/{team_id}/members/{account_id}/avatar",
+    access=Role.MEMBER,
+    reply_content_types=IMAGE_TYPES,
+)
+async def get_member_avatar(call: Call[None]) -> web.Response:
+    """A teammate's avatar; 404 unless they are in this team and have one."""
+    avatar = await call.hub.accounts.get_member_avatar(
+        call.team.team_id, call.path_id("account_id")
+    )
+    return avatar_response(avatar)
 
 
 @routes.patch(

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from server.common.clock import Clock
+from server.common.protocol.events import RevocationCode
 from server.common.protocol.link import LinkRevoke
 from server.hub.bus import Bus, BusHandler
 
@@ -46,15 +47,33 @@ class AccessChanges:
         for start in range(0, len(hashes), _SLICE):
             revoke = LinkRevoke(
                 session_hashes=hashes[start : start + _SLICE],
+                code="sessionEnded",
                 reason=reason,
                 revoked_at=self._clock.now(),
             )
             await self._revoke(revoke, None)
 
-    async def member_changed(self, team_id: str, account_id: str, reason: str) -> None:
+    async def role_changed(self, team_id: str, account_id: str) -> None:
+        """Live connections carry the old role: end them; the member reconnects with the new."""
+        await self._member_revoked(
+            team_id, account_id, code="roleChanged", reason="the role changed"
+        )
+
+    async def member_removed(self, team_id: str, account_id: str) -> None:
+        await self._member_revoked(
+            team_id, account_id, code="removedFromTeam", reason="removed from the team"
+        )
+
+    async def _member_revoked(
+        self, team_id: str, account_id: str, *, code: RevocationCode, reason: str
+    ) -> None:
         await self.memberships_changed([account_id])
         revoke = LinkRevoke(
-            team_id=team_id, account_id=account_id, reason=reason, revoked_at=self._clock.now()
+            team_id=team_id,
+            account_id=account_id,
+            code=code,
+            reason=reason,
+            revoked_at=self._clock.now(),
         )
         await self._revoke(revoke, None)
 
@@ -71,7 +90,10 @@ class AccessChanges:
 
     async def host_removed(self, host_id: str) -> None:
         revoke = LinkRevoke(
-            all_peers=True, reason="the host was removed", revoked_at=self._clock.now()
+            all_peers=True,
+            code="hostRemoved",
+            reason="the host was removed",
+            revoked_at=self._clock.now(),
         )
         await self._revoke(revoke, host_id)
 

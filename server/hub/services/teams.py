@@ -114,8 +114,7 @@ class TeamService:
             await self._revoke_invitations_beyond(conn, team_id, target_id, role)
             members = await self._teams.list_members(conn, team_id)
         if role is not current:
-            # Live connections carry the old role: end them; the member reconnects with the new one.
-            await self._changes.member_changed(team_id, target_id, "the role changed")
+            await self._changes.role_changed(team_id, target_id)
         return next(m for m in members if m.account_id == target_id)
 
     async def remove_member(
@@ -130,7 +129,7 @@ class TeamService:
                 await self._keep_an_owner(conn, team_id)
             await self._teams.remove_membership(conn, team_id, target_id)
             await self._revoke_invitations_beyond(conn, team_id, target_id, None)
-        await self._changes.member_changed(team_id, target_id, "removed from the team")
+        await self._changes.member_removed(team_id, target_id)
 
     async def leave(self, team_id: str, account_id: str, role: Role) -> None:
         await self.remove_member(team_id, account_id, role, account_id)

@@ -23,9 +23,12 @@ async def team_with_member(server: RunningHub, tmp_path: Path) -> tuple[ApiClien
     return owner, await peer_member(server, "member@example.com", tmp_path), host_id
 
 
-async def assert_dropped(connection: HostConnection) -> None:
+async def assert_dropped(connection: HostConnection, code: str) -> None:
+    """The connection ended, and its last event said why with ``code``."""
     await asyncio.wait_for(connection.closed.wait(), REVOCATION_SECONDS)
-    assert connection.events.get_nowait()["event"] == "revoked"
+    revoked = connection.events.get_nowait()
+    assert revoked["event"] == "revoked"
+    assert revoked["data"]["code"] == code
     with pytest.raises(ConnectionError):
         await connection.call("capabilities")
 
@@ -39,7 +42,7 @@ async def test_member_and_admin_routes_follow_the_role(server: RunningHub, tmp_p
     assert caught.value.code == "forbidden"
 
     await owner.patch(f"/v1/teams/{member.team_id}/members/{member.account_id}", {"role": "admin"})
-    await assert_dropped(connection)
+    await assert_dropped(connection, "roleChanged")
     promoted = await member.connect(host_id)
     assert (await promoted.call("host-v1/whoami"))["role"] == "admin"
     peers = await promoted.call("host-v1/peers/list")
@@ -53,7 +56,7 @@ async def test_removal_drops_the_connection(server: RunningHub, tmp_path: Path) 
     connection = await member.connect(host_id)
     reply = await owner.delete(f"/v1/teams/{member.team_id}/members/{member.account_id}")
     assert reply.status == 204
-    await assert_dropped(connection)
+    await assert_dropped(connection, "removedFromTeam")
     assert server.builtin.services.peers.peers() == []
     await member.hub.close()
 
@@ -64,7 +67,7 @@ async def test_sign_out_drops_the_connection(server: RunningHub, tmp_path: Path)
     kept = await owners.connect(host_id)
     connection = await member.connect(host_id)
     await member.hub.sign_out()
-    await assert_dropped(connection)
+    await assert_dropped(connection, "sessionEnded")
     # Only that session's connection ended.
     assert (await kept.call("capabilities"))["hostId"] == host_id
     await kept.close()
@@ -78,5 +81,5 @@ async def test_revoking_a_session_drops_its_connection(server: RunningHub, tmp_p
     browser = await server.sign_in("member@example.com")
     reply = await browser.post("/v1/me/sessions/revoke-others")
     assert reply.body == {"revoked": 2}  # the sign-up session and the peer's
-    await assert_dropped(connection)
+    await assert_dropped(connection, "sessionEnded")
     await member.hub.close()

@@ -20,7 +20,9 @@ class Holder:
 
 
 def revoke(revoked_at: float, **names: object) -> LinkRevoke:
-    return LinkRevoke.model_validate({"reason": "test", "revoked_at": revoked_at, **names})
+    return LinkRevoke.model_validate(
+        {"code": "roleChanged", "reason": "test", "revoked_at": revoked_at, **names}
+    )
 
 
 def refusal(revocations: Revocations, holder: Holder, issued_at: float) -> str | None:

@@ -148,6 +148,7 @@ async def test_a_peer_admitted_while_a_revocation_arrives_is_closed(
         removal = LinkRevoke(
             team_id=member.team_id,
             account_id=member.account_id,
+            code="removedFromTeam",
             reason="removed from the team",
             revoked_at=server.hub.clock.now(),
         )

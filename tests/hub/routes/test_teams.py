@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tests.support.hub_server import ApiClient, RunningHub
+from tests.support.images import tiny_png
 
 
 async def _team_with(server: RunningHub) -> tuple[ApiClient, str, ApiClient, ApiClient]:
@@ -104,3 +105,41 @@ async def test_changing_an_unknown_member_is_not_found(server: RunningHub) -> No
         f"/v1/teams/{team_id}/members/{stranger.account_id}", {"role": "admin"}
     )
     assert (reply.status, reply.code) == (404, "memberNotFound")
+
+
+async def test_teammates_see_each_others_avatars_and_no_one_elses(server: RunningHub) -> None:
+    owner, team_id, _, member = await _team_with(server)
+    png = tiny_png()
+    put = await owner.put("/v1/me/avatar", data=png, headers={"Content-Type": "image/png"})
+    assert put.status == 204
+
+    got = await member.get(f"/v1/teams/{team_id}/members/{owner.account_id}/avatar")
+    assert (got.status, got.raw, got.headers["Content-Type"]) == (200, png, "image/png")
+    assert "sandbox" in got.headers["Content-Security-Policy"]
+    listed = await member.get(f"/v1/teams/{team_id}/members")
+    has_avatar = {m["email"]: m["hasAvatar"] for m in listed.body["members"]}
+    assert has_avatar == {
+        "owner@example.com": True,
+        "admin@example.com": False,
+        "member@example.com": False,
+    }
+    none_yet = await member.get(f"/v1/teams/{team_id}/members/{member.account_id}/avatar")
+    assert (none_yet.status, none_yet.code) == (404, "avatarNotFound")
+
+    # Someone in another team only: not through this team, and not through theirs either.
+    stranger = await server.create_owner("stranger@example.com", "Elsewhere")
+    other_team = await server.first_team_id(stranger)
+    await stranger.put("/v1/me/avatar", data=png, headers={"Content-Type": "image/png"})
+    via_ours = await member.get(f"/v1/teams/{team_id}/members/{stranger.account_id}/avatar")
+    assert (via_ours.status, via_ours.code) == (404, "avatarNotFound")
+    via_theirs = await member.get(f"/v1/teams/{other_team}/members/{stranger.account_id}/avatar")
+    assert via_theirs.status == 404
+    stranger_asks = await stranger.get(f"/v1/teams/{team_id}/members/{owner.account_id}/avatar")
+    assert stranger_asks.status == 404
+    assert stranger_asks.raw != png
+
+    # A removed member's avatar is gone from the team at once.
+    await member.put("/v1/me/avatar", data=png, headers={"Content-Type": "image/png"})
+    assert (await owner.delete(f"/v1/teams/{team_id}/members/{member.account_id}")).status == 204
+    gone = await owner.get(f"/v1/teams/{team_id}/members/{member.account_id}/avatar")
+    assert (gone.status, gone.code) == (404, "avatarNotFound")

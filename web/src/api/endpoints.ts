@@ -34,6 +34,9 @@ export const listTeams = () => call('get', '/v1/teams', {});
 export const createTeam = (name: string) => call('post', '/v1/teams', { json: { name } });
 export const listMembers = (teamId: string) =>
   call('get', '/v1/teams/{team_id}/members', { params: { team_id: teamId } });
+/** Where a teammate's avatar is; the hub serves it to members of this team only. */
+export const memberAvatarUrl = (teamId: string, accountId: string) =>
+  `/v1/teams/${encodeURIComponent(teamId)}/members/${encodeURIComponent(accountId)}/avatar`;
 export const changeRole = (teamId: string, accountId: string, role: Role) =>
   call('patch', '/v1/teams/{team_id}/members/{account_id}', {
     params: { team_id: teamId, account_id: accountId },

@@ -486,6 +486,23 @@ export interface paths {
         patch: operations["changeRole"];
         trace?: never;
     };
+    "/v1/teams/{team_id}/members/{account_id}/avatar": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A teammate's avatar; 404 unless they are in this team and have one. */
+        get: operations["getMemberAvatar"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -665,6 +682,15 @@ export interface components {
             /** Teamname */
             teamName: string;
         };
+        /** InvitationUseView */
+        InvitationUseView: {
+            /** Accountid */
+            accountId: string;
+            /** Name */
+            name: string;
+            /** Usedat */
+            usedAt: number;
+        };
         /** InvitationView */
         InvitationView: {
             /** Createdat */
@@ -682,6 +708,11 @@ export interface components {
             role: components["schemas"]["Role"];
             /** Usable */
             usable: boolean;
+            /**
+             * Usedby
+             * @description Who joined with it and when, oldest first.
+             */
+            usedBy?: components["schemas"]["InvitationUseView"][];
             /** Uses */
             uses: number;
         };
@@ -696,6 +727,11 @@ export interface components {
             accountId: string;
             /** Email */
             email: string;
+            /**
+             * Hasavatar
+             * @description Whether GET /v1/teams/{team_id}/members/{account_id}/avatar has an image.
+             */
+            hasAvatar: boolean;
             /** Joinedat */
             joinedAt: number;
             /** Name */
@@ -1915,6 +1951,40 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MemberView"];
+                };
+            };
+            /** @description An error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+        };
+    };
+    getMemberAvatar: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                team_id: string;
+                account_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A teammate's avatar; 404 unless they are in this team and have one. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/jpeg": string;
+                    "image/png": string;
+                    "image/webp": string;
                 };
             };
             /** @description An error */

@@ -59,6 +59,12 @@ const TABLE: Record<string, string> = {
   fingerprintMismatch: 'The host refused the connection because it was not the one the hub approved. Reconnect.',
   badOffer: 'The host could not use the connection this browser offered. Reload the page and reconnect.',
 
+  // Why a host ended a live connection (the code of its `revoked` event).
+  sessionEnded: 'Your session has ended. Sign in again.',
+  roleChanged: 'Your role in this team changed. Reconnect to continue with your new role.',
+  removedFromTeam: 'You are no longer a member of this team, so its hosts and pages are closed to you. Ask an owner or an admin if you need to be added again.',
+  hostRemoved: 'This host was removed from the team, so it can no longer be reached here.',
+
   // A host's Team API and live views.
   messageTooLarge: 'That is too large to send to the host. Send something smaller.',
   routeUnknown: 'This host does not offer that. It may need an update.',
@@ -88,6 +94,10 @@ const TABLE: Record<string, string> = {
   tabHeld: 'Someone else has control of this tab. Wait until they release it.',
   tabHeldByPerson: 'A person has control of this tab, so the agent cannot use it until they release it.',
   tabNotHeld: 'You do not have control of this tab. Take control first.',
+  tabFree: 'Nobody has control of this tab now, so you can take control yourself.',
+  controlAlreadyYours: 'You have control of this tab already.',
+  controlRequestNotFound: 'That request for control is no longer waiting; it was answered, lapsed or cancelled.',
+  askerNotWatching: 'The person who asked is no longer watching this tab, so control cannot pass to them.',
   tabHoldsSecret: 'This tab is asking for a secret (such as a password), so it cannot be watched. It can be watched again once the secret is entered.',
   tabDeadline: 'The tab took too long to respond. Try again.',
   dialogOpen: 'A dialog is open on this page. Answer it first.',

@@ -39,8 +39,8 @@ export class HostSignatureInvalid extends Error {
   }
 }
 
-/** Why a connection ended: `revoked` carries the host's reason. */
-export type CloseReason = { kind: 'closedByUs' } | { kind: 'revoked'; reason: string } | { kind: 'lost' };
+/** Why a connection ended: `revoked` carries the host's code for why (null from a host too old to send one). */
+export type CloseReason = { kind: 'closedByUs' } | { kind: 'revoked'; code: string | null } | { kind: 'lost' };
 
 const GATHER_LIMIT_MS = 5000;
 const OPEN_LIMIT_MS = 20000;
@@ -90,7 +90,7 @@ export class HostConnection {
   private readonly eventListeners = new Set<(event: TeamApiEvent) => void>();
   private readonly closeListeners = new Set<(reason: CloseReason) => void>();
   private closeReason: CloseReason | null = null;
-  private revokedReason: string | null = null;
+  private revokedCode: string | null | undefined = undefined;
 
   private constructor(
     readonly peer: RTCPeerConnection,
@@ -198,8 +198,8 @@ export class HostConnection {
     const record = message as Record<string, unknown>;
     if (typeof record.event === 'string') {
       if (record.event === 'revoked') {
-        const data = record.data as { reason?: unknown } | null;
-        this.revokedReason = typeof data?.reason === 'string' ? data.reason : 'access ended';
+        const data = record.data as { code?: unknown } | null;
+        this.revokedCode = typeof data?.code === 'string' ? data.code : null;
       }
       for (const listener of [...this.eventListeners]) listener({ event: record.event, data: record.data });
       return;
@@ -215,7 +215,7 @@ export class HostConnection {
   private ended(reason?: CloseReason): void {
     if (this.closeReason) return;
     this.closeReason =
-      reason ?? (this.revokedReason !== null ? { kind: 'revoked', reason: this.revokedReason } : { kind: 'lost' });
+      reason ?? (this.revokedCode !== undefined ? { kind: 'revoked', code: this.revokedCode } : { kind: 'lost' });
     for (const waiter of this.waiting.values()) waiter.reject(new HostCallError('disconnected', 'The connection to the host closed.'));
     this.waiting.clear();
     for (const listener of [...this.closeListeners]) listener(this.closeReason);

@@ -5,10 +5,12 @@
  * When a connection ends without us closing it (the network dropped, the host restarted,
  * or the host revoked it after a role change), the client reconnects once on its own if
  * the hub still lists the host for this team; a second loss waits for the person. A
+ * revocation that ends access for good (removed from the team, the host removed, the
+ * session ended) is not retried: it is passed on (`revoked`) for the app to act on. A
  * signed-out session never gets that far: the hub's 401 sends the app to sign-in.
  */
 
-import { describeError } from '../error-messages';
+import { describeCode, describeError } from '../error-messages';
 import type { CloseReason } from './connection';
 import { HostKeyChanged } from './known-hosts';
 
@@ -30,6 +32,16 @@ export interface SessionState<C> {
 export interface SessionDeps<C extends Connectable> {
   open(): Promise<C>;
   stillListed(): Promise<boolean>;
+  /** The host ended the connection because access changed; `code` says why. */
+  revoked?(code: string | null): void;
+}
+
+/** Revocation codes after which a new connection would only be refused. */
+const FINAL_REVOCATIONS: ReadonlySet<string> = new Set(['removedFromTeam', 'hostRemoved', 'sessionEnded']);
+
+/** What the screen says when the host ended the connection. */
+export function revokedDetail(code: string | null): string {
+  return code === null ? 'The host ended the connection. Reconnect to continue.' : describeCode(code, 'host');
 }
 
 export class HostSession<C extends Connectable> {
@@ -79,8 +91,12 @@ export class HostSession<C extends Connectable> {
   private async lost(reason: CloseReason): Promise<void> {
     if (this.stopped || reason.kind === 'closedByUs') return;
     const phase: Phase = reason.kind === 'revoked' ? 'revoked' : 'disconnected';
-    const detail = reason.kind === 'revoked' ? `The host ended the connection: ${reason.reason}.` : 'The connection to the host was lost.';
+    const detail = reason.kind === 'revoked' ? revokedDetail(reason.code) : 'The connection to the host was lost.';
     this.set({ phase, connection: null, detail, keyChange: null });
+    if (reason.kind === 'revoked') {
+      this.deps.revoked?.(reason.code);
+      if (reason.code !== null && FINAL_REVOCATIONS.has(reason.code)) return;
+    }
     if (this.autoRetryLeft === 0) return;
     this.autoRetryLeft -= 1;
     if (await this.deps.stillListed()) {

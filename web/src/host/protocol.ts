@@ -88,6 +88,8 @@ export const EVENT = {
   providersChanged: 'providers-changed',
   revoked: 'revoked',
   takeoverRequested: 'browser-takeover-requested',
+  controlRequested: 'browser-control-requested',
+  controlRequestResolved: 'browser-control-request-resolved',
   threadsChanged: 'threads-changed',
   turnStarted: 'turn-started',
   turnText: 'turn-text',

@@ -174,6 +174,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/browser-control-v1/dismiss_control_request": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The person in control turns a request down; the member who asked hears so. */
+        post: operations["browser-control-v1/dismiss_control_request"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/browser-control-v1/forward": {
         parameters: {
             query?: never;
@@ -185,6 +202,23 @@ export interface paths {
         put?: never;
         /** Go forward in the tab's history. */
         post: operations["browser-control-v1/forward"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/browser-control-v1/grant_control": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The person in control passes the tab to the member who asked (who must be watching). */
+        post: operations["browser-control-v1/grant_control"];
         delete?: never;
         options?: never;
         head?: never;
@@ -253,6 +287,23 @@ export interface paths {
         put?: never;
         /** Load the tab's page again. */
         post: operations["browser-control-v1/reload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/browser-control-v1/request_control": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Ask the person in control of a tab to pass it on; it waits a minute at most. */
+        post: operations["browser-control-v1/request_control"];
         delete?: never;
         options?: never;
         head?: never;
@@ -812,6 +863,69 @@ export interface components {
             tool: string;
         };
         /**
+         * BrowserControlRequestResolved
+         * @description A request for control is no longer waiting; sent to the holder and the asker.
+         *
+         *     ``granted`` (control passed to the asker), ``dismissed`` by the holder, ``expired``
+         *     unanswered, or ``cancelled`` (the holder let go of the tab, or it closed).
+         */
+        BrowserControlRequestResolved: {
+            /**
+             * Accountid
+             * @description The member who asked.
+             */
+            accountId: string;
+            /** Id */
+            id: string;
+            /**
+             * Outcome
+             * @enum {string}
+             */
+            outcome: "granted" | "dismissed" | "expired" | "cancelled";
+            /** Tabid */
+            tabId: string;
+        };
+        /** BrowserControlRequestResolvedEvent */
+        BrowserControlRequestResolvedEvent: {
+            data: components["schemas"]["BrowserControlRequestResolved"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "browser-control-request-resolved";
+        };
+        /**
+         * BrowserControlRequested
+         * @description A member asks the holder of a tab for control; sent to the holder only.
+         *
+         *     ``expires_in`` is the seconds it waits for an answer, for a client whose clock is not
+         *     the host's; ``expires_at`` is the same moment on the host's clock.
+         */
+        BrowserControlRequested: {
+            /**
+             * Accountid
+             * @description The member who asks.
+             */
+            accountId: string;
+            /** Expiresat */
+            expiresAt: number;
+            /** Expiresin */
+            expiresIn: number;
+            /** Id */
+            id: string;
+            /** Tabid */
+            tabId: string;
+        };
+        /** BrowserControlRequestedEvent */
+        BrowserControlRequestedEvent: {
+            data: components["schemas"]["BrowserControlRequested"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "browser-control-requested";
+        };
+        /**
          * BrowserProfilesChanged
          * @description The team's browser profiles, or an agent's choice of one, changed.
          */
@@ -913,6 +1027,38 @@ export interface components {
             x: number;
             /** Y */
             y: number;
+        };
+        /** ControlRequestRef */
+        ControlRequestRef: {
+            /** Requestid */
+            requestId: string;
+        };
+        /** ControlRequestView */
+        ControlRequestView: {
+            /**
+             * Accountid
+             * @description The member who asks.
+             */
+            accountId: string;
+            /**
+             * Expiresat
+             * @description When it lapses unanswered, on the host's clock.
+             */
+            expiresAt: number;
+            /**
+             * Expiresin
+             * @description Seconds it still waits; 0 once answered.
+             */
+            expiresIn: number;
+            /**
+             * Holder
+             * @description The account of the person asked, in control of the tab.
+             */
+            holder: string;
+            /** Id */
+            id: string;
+            /** Tabid */
+            tabId: string;
         };
         /**
          * Copied
@@ -1037,7 +1183,7 @@ export interface components {
          * HostEventMessageSchema
          * @description An event the host pushes on the ``team-api`` channel.
          */
-        HostEventMessage: components["schemas"]["AgentsChangedEvent"] | components["schemas"]["ThreadsChangedEvent"] | components["schemas"]["TurnStartedEvent"] | components["schemas"]["TextDeltaEvent"] | components["schemas"]["ToolCallStartedEvent"] | components["schemas"]["ToolCallFinishedEvent"] | components["schemas"]["TurnFinishedEvent"] | components["schemas"]["AttentionRequestedEvent"] | components["schemas"]["AttentionResolvedEvent"] | components["schemas"]["BrowserTabsChangedEvent"] | components["schemas"]["BrowserProfilesChangedEvent"] | components["schemas"]["ProvidersChangedEvent"] | components["schemas"]["BrowserTakeoverRequestedEvent"] | components["schemas"]["RevokedEvent"];
+        HostEventMessage: components["schemas"]["AgentsChangedEvent"] | components["schemas"]["ThreadsChangedEvent"] | components["schemas"]["TurnStartedEvent"] | components["schemas"]["TextDeltaEvent"] | components["schemas"]["ToolCallStartedEvent"] | components["schemas"]["ToolCallFinishedEvent"] | components["schemas"]["TurnFinishedEvent"] | components["schemas"]["AttentionRequestedEvent"] | components["schemas"]["AttentionResolvedEvent"] | components["schemas"]["BrowserTabsChangedEvent"] | components["schemas"]["BrowserProfilesChangedEvent"] | components["schemas"]["ProvidersChangedEvent"] | components["schemas"]["BrowserTakeoverRequestedEvent"] | components["schemas"]["BrowserControlRequestedEvent"] | components["schemas"]["BrowserControlRequestResolvedEvent"] | components["schemas"]["RevokedEvent"];
         /**
          * HostViewMessageSchema
          * @description What the host sends on a ``view:`` channel besides frames.
@@ -1139,6 +1285,11 @@ export interface components {
         };
         /** OpenedTab */
         OpenedTab: {
+            /**
+             * Heldby
+             * @description The account of the person in control; the web client shows their name.
+             */
+            heldBy: string | null;
             /** Heldbyperson */
             heldByPerson: boolean;
             /**
@@ -1351,8 +1502,15 @@ export interface components {
         /**
          * Revoked
          * @description This connection ends now: access changed (sent just before the host closes it).
+         *
+         *     ``code`` says why for a client to put in words; ``reason`` is the hub's wording, for logs.
          */
         Revoked: {
+            /**
+             * Code
+             * @enum {string}
+             */
+            code: "sessionEnded" | "roleChanged" | "removedFromTeam" | "hostRemoved";
             /** Reason */
             reason: string;
         };
@@ -1440,6 +1598,11 @@ export interface components {
         };
         /** TabView */
         TabView: {
+            /**
+             * Heldby
+             * @description The account of the person in control; the web client shows their name.
+             */
+            heldBy: string | null;
             /** Heldbyperson */
             heldByPerson: boolean;
             /**
@@ -2107,6 +2270,30 @@ export interface operations {
             };
         };
     };
+    "browser-control-v1/dismiss_control_request": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ControlRequestRef"];
+            };
+        };
+        responses: {
+            /** @description The person in control turns a request down; the member who asked hears so. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControlRequestView"];
+                };
+            };
+        };
+    };
     "browser-control-v1/forward": {
         parameters: {
             query?: never;
@@ -2127,6 +2314,30 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TabAddress"];
+                };
+            };
+        };
+    };
+    "browser-control-v1/grant_control": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ControlRequestRef"];
+            };
+        };
+        responses: {
+            /** @description The person in control passes the tab to the member who asked (who must be watching). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControlRequestView"];
                 };
             };
         };
@@ -2223,6 +2434,30 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TabAddress"];
+                };
+            };
+        };
+    };
+    "browser-control-v1/request_control": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TabRef"];
+            };
+        };
+        responses: {
+            /** @description Ask the person in control of a tab to pass it on; it waits a minute at most. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControlRequestView"];
                 };
             };
         };

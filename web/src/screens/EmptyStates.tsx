@@ -1,4 +1,5 @@
 import { Link } from '../components/Link';
+import { describeCode } from '../error-messages';
 import { PageHeader } from '../components/PageHeader';
 import { routePath } from '../router';
 
@@ -31,6 +32,23 @@ export function TeamMissingScreen() {
       <section class="card">
         <div class="card-body empty-state">
           <p class="muted">This team does not exist, or you are no longer a member.</p>
+          <Link class="btn btn-secondary" href={routePath({ name: 'home' })}>
+            Go to your teams
+          </Link>
+        </div>
+      </section>
+    </>
+  );
+}
+
+/** A team page of a team the account was just removed from, said in the team's name. */
+export function RemovedFromTeamScreen({ teamName }: { teamName: string }) {
+  return (
+    <>
+      <PageHeader title={`You were removed from ${teamName}`} />
+      <section class="card">
+        <div class="card-body empty-state" role="status">
+          <p class="muted">{describeCode('removedFromTeam', 'host')}</p>
           <Link class="btn btn-secondary" href={routePath({ name: 'home' })}>
             Go to your teams
           </Link>

@@ -4,8 +4,8 @@
  * `capabilities`) are not shown.
  */
 
-import { useEffect, useState } from 'preact/hooks';
-import { listHosts } from '../api/endpoints';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { listHosts, listMembers } from '../api/endpoints';
 import type { TeamView } from '../api/types';
 import { Banner } from '../components/Banner';
 import { Link } from '../components/Link';
@@ -16,16 +16,16 @@ import { TabList } from '../components/host/TabList';
 import { TakeoverRequests, takeoverRequestFrom, type TakeoverRequest } from '../components/host/TakeoverRequests';
 import { describeError } from '../error-messages';
 import type { HostConnection } from '../host/connection';
-import type { Phase } from '../host/host-session';
 import { replaceHostKey } from '../host/known-hosts';
 import { CAPABILITY, EVENT, viewFeatures, type Capabilities, type Whoami } from '../host/protocol';
 import { useHostLoad } from '../host/use-host-call';
-import { useHostSession } from '../host/use-host-session';
+import { useHostSession, type LiveStatus } from '../host/use-host-session';
 import { routePath } from '../router';
 import { useSession } from '../session-context';
 import { useLoad } from '../use-load';
 
-const PHASE_TEXT: Record<Phase, string> = {
+const STATUS_TEXT: Record<LiveStatus, string> = {
+  otherTab: 'Waiting for the other tab',
   connecting: 'Connecting…',
   connected: 'Connected',
   reconnecting: 'Reconnecting…',
@@ -63,13 +63,13 @@ export function HostScreen({ team, hostId }: { team: TeamView; hostId: string })
           <span aria-hidden="true">/</span>
           <h1>{host?.name ?? 'Host'}</h1>
         </div>
-        <span class={`connection connection-${live.state.phase}`} role="status" data-connection={live.state.phase}>
+        <span class={`connection connection-${live.status}`} role="status" data-connection={live.status}>
           <span class="presence-dot" aria-hidden="true" />
-          {PHASE_TEXT[live.state.phase]}
+          {STATUS_TEXT[live.status]}
         </span>
       </header>
       <ConnectionNotice live={live} accountId={me.id} hostId={hostId} />
-      {connection ? <Connected key={connection.serial} connection={connection} /> : null}
+      {connection ? <Connected key={connection.serial} connection={connection} teamId={team.id} meId={me.id} /> : null}
     </div>
   );
 }
@@ -80,8 +80,8 @@ function ConnectionNotice({ live, accountId, hostId }: { live: ReturnType<typeof
       <section class="card card-body notice">
         <p>
           {live.lock === 'busy'
-            ? 'This host is open in another tab of this browser. One tab at a time keeps the live connection.'
-            : 'This host was opened in another tab, so the connection here has ended.'}
+            ? 'Crewhost is open in another tab. This tab will connect when that one closes.'
+            : 'This host was opened in another tab. This tab will connect again when that one closes.'}
         </p>
         <button type="button" class="btn btn-primary" onClick={live.takeOver}>
           Use it here
@@ -121,12 +121,15 @@ function ConnectionNotice({ live, accountId, hostId }: { live: ReturnType<typeof
   return null;
 }
 
-function Connected({ connection }: { connection: HostConnection }) {
+function Connected({ connection, teamId, meId }: { connection: HostConnection; teamId: string; meId: string }) {
   const [about, setAbout] = useState<{ capabilities: Capabilities; whoami: Whoami } | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [section, setSection] = useState<Section>('tabs');
   const [selected, setSelected] = useState<string | null>(null);
   const [requests, setRequests] = useState<TakeoverRequest[]>([]);
+  // Who holds a tab is named as the hub names members; without the list, a stand-in says it.
+  const members = useLoad(() => listMembers(teamId), [teamId]);
+  const names = useMemo(() => new Map((members.data?.members ?? []).map((m) => [m.accountId, m.name] as const)), [members.data]);
 
   useEffect(() => {
     Promise.all([connection.call('capabilities', {}), connection.call('host-v1/whoami', {})]).then(
@@ -148,6 +151,19 @@ function Connected({ connection }: { connection: HostConnection }) {
   const served = new Set(about?.capabilities.capabilities ?? []);
   const tabs = useHostLoad(served.has(CAPABILITY.browserControl) ? connection : null, 'browser-control-v1/list_tabs', {}, [EVENT.tabsChanged]);
   const tabList = tabs.data?.tabs ?? [];
+
+  // A member who joined since the list loaded is looked up once, when they hold or ask.
+  const looked = useRef(new Set<string>());
+  const lookUp = (accountId: unknown) => {
+    if (typeof accountId !== 'string' || !members.data || names.has(accountId) || looked.current.has(accountId)) return;
+    looked.current.add(accountId);
+    void members.reload();
+  };
+  useEffect(() => tabList.forEach((tab) => lookUp(tab.heldBy)), [tabList, names]);
+  useEffect(
+    () => connection.onEvent((event) => event.event === EVENT.controlRequested && lookUp((event.data as { accountId?: unknown } | null)?.accountId)),
+    [connection, names],
+  );
   const current = tabList.find((tab) => tab.id === selected) ?? null;
 
   if (error) return <Banner tone="error">{describeError(error)}</Banner>;
@@ -187,6 +203,8 @@ function Connected({ connection }: { connection: HostConnection }) {
             error={tabs.error}
             selected={current?.id ?? null}
             profilesServed={served.has(CAPABILITY.browserProfiles)}
+            meId={meId}
+            names={names}
             onSelect={setSelected}
           />
           <div class="view-pane">
@@ -196,6 +214,8 @@ function Connected({ connection }: { connection: HostConnection }) {
                 connection={connection}
                 tab={current}
                 features={viewFeatures(served)}
+                meId={meId}
+                names={names}
                 onBack={() => setSelected(null)}
                 onOpened={setSelected}
               />

@@ -1,0 +1,92 @@
+"""A change of a member's access reaches their open page: a new role, a removal, a second tab."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.async_api import Browser, Page, expect
+
+from tests.e2e.conftest import DESKTOP, Crewhost, HubApi, Screens, Team, sign_in_context
+
+pytestmark = pytest.mark.e2e
+
+CONNECT_MS = 30_000
+
+
+async def open_host(page: Page, crewhost: Crewhost, team: Team) -> None:
+    """The built-in host's screen, connected, with a flag a reload would lose."""
+    await page.goto(crewhost.at(f"/app/teams/{team.id}/hosts/{crewhost.host_id}"))
+    await expect(page.locator("[data-connection]")).to_have_attribute(
+        "data-connection", "connected", timeout=CONNECT_MS
+    )
+    await page.evaluate("window.e2eNotReloaded = true")
+
+
+async def member_id(team: Team, email: str) -> str:
+    members = (await team.owner.get(f"/v1/teams/{team.id}/members")).body["members"]
+    return str(next(m["accountId"] for m in members if m["email"] == email))
+
+
+async def test_a_role_change_and_a_removal_reach_the_members_open_page(
+    crewhost: Crewhost, browser: Browser, hub_api: HubApi, screens: Screens
+) -> None:
+    team = await hub_api.new_team("Crew Access")
+    await team.add_member("ria@example.com", "Ria", role="admin")
+    account = await member_id(team, "ria@example.com")
+    context = await browser.new_context(viewport=DESKTOP)
+    await sign_in_context(context, crewhost, "ria@example.com")
+    page = await context.new_page()
+    await open_host(page, crewhost, team)
+    team_pages = page.get_by_role("navigation", name="Team pages")
+    role = page.locator(".team-switcher-role")
+    await expect(team_pages.get_by_role("link", name="Invitations")).to_be_visible()
+    await expect(role).to_have_text("Your role: Admin")
+
+    changed = await team.owner.patch(f"/v1/teams/{team.id}/members/{account}", {"role": "member"})
+    assert changed.status == 200, changed.body
+    await expect(role).to_have_text("Your role: Member")
+    await expect(team_pages.get_by_role("link", name="Invitations")).to_have_count(0)
+    # The host screen stays open and connects again, with the new role.
+    await expect(page.locator("[data-connection]")).to_have_attribute(
+        "data-connection", "connected", timeout=CONNECT_MS
+    )
+    assert await page.evaluate("window.e2eNotReloaded === true"), "the page was reloaded"
+    await screens.save(page, "access-role-changed")
+
+    removed = await team.owner.delete(f"/v1/teams/{team.id}/members/{account}")
+    assert removed.status == 204, removed.body
+    await expect(
+        page.get_by_role("heading", name="You were removed from Crew Access")
+    ).to_be_visible()
+    await expect(page.locator("#team-switcher option", has_text="Crew Access")).to_have_count(0)
+    await expect(page.get_by_role("button", name="Reconnect")).to_have_count(0)
+    # No server wording reaches the page, only the client's own sentences.
+    await expect(page.locator("body")).not_to_contain_text("removed from the team")
+    assert await page.evaluate("window.e2eNotReloaded === true"), "the page was reloaded"
+    await screens.save(page, "access-removed")
+
+
+async def test_a_second_tab_waits_for_the_first_and_connects_when_it_closes(
+    crewhost: Crewhost, browser: Browser, hub_api: HubApi, screens: Screens
+) -> None:
+    team = await hub_api.new_team("Crew Tabs")
+    await team.add_member("tam@example.com", "Tam")
+    context = await browser.new_context(viewport=DESKTOP)
+    await sign_in_context(context, crewhost, "tam@example.com")
+    first = await context.new_page()
+    await open_host(first, crewhost, team)
+
+    second = await context.new_page()
+    await second.goto(crewhost.at(f"/app/teams/{team.id}/hosts/{crewhost.host_id}"))
+    status = second.locator("[data-connection]")
+    await expect(status).to_have_attribute("data-connection", "otherTab")
+    await expect(status).to_have_text("Waiting for the other tab")
+    await expect(
+        second.get_by_text(
+            "Crewhost is open in another tab. This tab will connect when that one closes."
+        )
+    ).to_be_visible()
+    await expect(second.get_by_text("Connecting…")).to_have_count(0)
+    await screens.save(second, "access-other-tab")
+
+    await first.close()
+    await expect(status).to_have_attribute("data-connection", "connected", timeout=CONNECT_MS)
