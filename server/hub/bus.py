@@ -52,6 +52,16 @@ class LocalBus:
         self._handler = None
 
 
+# What a lost or ended sender connection raises, depending on when the loss is noticed.
+_CONNECTION_LOST = (
+    OSError,
+    asyncpg.InterfaceError,
+    asyncpg.PostgresConnectionError,
+    asyncpg.exceptions.OperatorInterventionError,
+    asyncpg.exceptions.InternalClientError,
+)
+
+
 class PostgresBus:
     """Many hub instances on one PostgreSQL: LISTEN on one connection, NOTIFY to send.
 
@@ -132,7 +142,11 @@ class PostgresBus:
                         self._sender = await asyncpg.connect(self._dsn)
                     await self._sender.execute("SELECT pg_notify($1, $2)", self._channel, payload)
                     return
-                except (OSError, asyncpg.InterfaceError, asyncpg.PostgresConnectionError):
+                except _CONNECTION_LOST:
+                    # A connection the server ended may still be reading its goodbye: asyncpg
+                    # then refuses the next query in the middle of that (InternalClientError).
+                    if self._sender is not None:
+                        self._sender.terminate()
                     self._sender = None
                     if attempt == 2:
                         raise
