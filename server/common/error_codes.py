@@ -105,6 +105,7 @@ HOST_ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode("tabNotHeld", "The caller does not have control of the tab."),
     ErrorCode("tabFree", "Nobody has control of the tab, so take control rather than ask."),
     ErrorCode("controlAlreadyYours", "The caller has control of the tab already."),
+    ErrorCode("notAsker", "Only the member who asked for control can withdraw the request."),
     ErrorCode(
         "controlRequestNotFound",
         "No such request for control; it was answered, lapsed or cancelled.",

@@ -6,6 +6,7 @@ import pytest
 from playwright.async_api import Browser, Page, expect
 
 from tests.e2e.conftest import DESKTOP, Crewhost, HubApi, Screens, Team, sign_in_context
+from tests.e2e.test_web_client import FRAME_MS, LIVE_CANVAS
 
 pytestmark = pytest.mark.e2e
 
@@ -40,6 +41,11 @@ async def test_a_role_change_and_a_removal_reach_the_members_open_page(
     role = page.locator(".team-switcher-role")
     await expect(team_pages.get_by_role("link", name="Invitations")).to_be_visible()
     await expect(role).to_have_text("Your role: Admin")
+    # Ria watches a tab of her own.
+    await page.get_by_role("button", name="New tab").click()
+    watched = page.get_by_role("list", name="Tabs").locator('[aria-current="true"]')
+    await expect(watched).to_have_count(1)
+    await expect(page.locator(LIVE_CANVAS)).to_be_visible(timeout=FRAME_MS)
 
     changed = await team.owner.patch(f"/v1/teams/{team.id}/members/{account}", {"role": "member"})
     assert changed.status == 200, changed.body
@@ -50,6 +56,9 @@ async def test_a_role_change_and_a_removal_reach_the_members_open_page(
         "data-connection", "connected", timeout=CONNECT_MS
     )
     assert await page.evaluate("window.e2eNotReloaded === true"), "the page was reloaded"
+    # A member may still watch that tab: it stays chosen and its view opens again.
+    await expect(watched).to_have_count(1)
+    await expect(page.locator(LIVE_CANVAS)).to_be_visible(timeout=FRAME_MS)
     await screens.save(page, "access-role-changed")
 
     removed = await team.owner.delete(f"/v1/teams/{team.id}/members/{account}")

@@ -24,6 +24,7 @@ const TAB: TabView = {
   id: '0f8fad5b-d9cb-469f-a165-70867728950e',
   url: 'http://127.0.0.1:8080/page',
   title: 'Page',
+  icon: null,
   ownerAgentId: null,
   openerTabId: null,
   partitionKind: 'shared',
@@ -188,10 +189,17 @@ describe('the live view', () => {
     await act(async () => button('Ask for control')!.click());
     expect(fake.calls.at(-1)).toEqual(['browser-control-v1/request_control', { tabId: TAB.id }]);
     expect(container.querySelector('.view-hint')!.textContent).toContain('You asked Maya for control; waiting for an answer.');
-    expect(button('Asked for control')!.disabled).toBe(true);
+    expect(button('Withdraw request')!.disabled).toBe(false);
 
     await fake.emit({ event: EVENT.controlRequestResolved, data: { id: 'r1', tabId: TAB.id, accountId: ME, outcome: 'dismissed' } });
     expect(container.querySelector('.view-notice')!.textContent).toContain('Your request for control was turned down.');
+    expect(button('Ask for control')!.disabled).toBe(false);
+
+    // Asked again, the member takes it back.
+    await act(async () => button('Ask for control')!.click());
+    await act(async () => button('Withdraw request')!.click());
+    expect(fake.calls.at(-1)).toEqual(['browser-control-v1/withdraw_control_request', { requestId: 'r1' }]);
+    expect(container.querySelector('.view-notice')!.textContent).toContain('You withdrew your request for control.');
     expect(button('Ask for control')!.disabled).toBe(false);
   });
 

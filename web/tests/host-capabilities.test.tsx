@@ -11,6 +11,7 @@ const TAB: TabView = {
   id: '0f8fad5b-d9cb-469f-a165-70867728950e',
   url: 'http://127.0.0.1:8080/page',
   title: 'Page',
+  icon: null,
   ownerAgentId: null,
   openerTabId: null,
   partitionKind: 'shared',
@@ -161,7 +162,7 @@ describe('TabList', () => {
     expect(row.querySelector('.tab-row-title')!.textContent).toBe('Page');
     expect(row.querySelector('.tab-row-address')!.textContent).toBe('127.0.0.1:8080/page');
     const select = container.querySelector<HTMLSelectElement>('select[aria-label="Profile of the new tab"]')!;
-    expect([...select.options].map((o) => o.textContent)).toEqual(['Shared', 'Work']);
+    expect([...select.options].map((o) => o.textContent)).toEqual(['Shared', 'Work', 'Private sign-in']);
     await act(async () => {
       select.value = profile.id;
       select.dispatchEvent(new Event('change', { bubbles: true }));
@@ -169,16 +170,25 @@ describe('TabList', () => {
     await act(async () => {
       container.querySelector<HTMLButtonElement>('.new-tab button')!.click();
     });
-    expect(calls.at(-1)).toEqual(['browser-control-v1/new_tab', { url: 'about:blank', profileId: profile.id }]);
+    expect(calls.at(-1)).toEqual(['browser-control-v1/new_tab', { url: 'about:blank', profileId: profile.id, private: false }]);
     expect(onSelect).toHaveBeenCalledWith('new');
+    await act(async () => {
+      select.value = 'private-sign-in';
+      select.dispatchEvent(new Event('change', { bubbles: true }));
+    });
+    await act(async () => {
+      container.querySelector<HTMLButtonElement>('.new-tab button')!.click();
+    });
+    expect(calls.at(-1)).toEqual(['browser-control-v1/new_tab', { url: 'about:blank', profileId: null, private: true }]);
   });
 
-  it('offers no profile choice on a host without browser profiles', async () => {
+  it('offers only Shared and a private sign-in on a host without browser profiles', async () => {
     const { connection, calls } = fakeConnection();
     await act(async () => {
       render(<TabList connection={connection} tabs={[]} error={null} selected={null} profilesServed={false} meId="me" names={new Map()} onSelect={() => {}} />, container);
     });
-    expect(container.querySelector('select')).toBeNull();
+    const select = container.querySelector<HTMLSelectElement>('select')!;
+    expect([...select.options].map((o) => o.textContent)).toEqual(['Shared', 'Private sign-in']);
     expect(calls.map(([route]) => route)).not.toContain('browser-profiles-v1/list');
   });
 });

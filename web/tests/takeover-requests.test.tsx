@@ -9,6 +9,7 @@ const TAB: TabView = {
   id: '0f8fad5b-d9cb-469f-a165-70867728950e',
   url: 'https://shop.example.com/checkout',
   title: 'Checkout',
+  icon: null,
   ownerAgentId: 'a'.repeat(32),
   openerTabId: null,
   partitionKind: 'shared',

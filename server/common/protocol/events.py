@@ -78,15 +78,16 @@ class BrowserControlRequested(HostEvent):
 class BrowserControlRequestResolved(HostEvent):
     """A request for control is no longer waiting; sent to the holder and the asker.
 
-    ``granted`` (control passed to the asker), ``dismissed`` by the holder, ``expired``
-    unanswered, or ``cancelled`` (the holder let go of the tab, or it closed).
+    ``granted`` (control passed to the asker), ``dismissed`` by the holder, ``withdrawn``
+    by the asker, ``expired`` unanswered, or ``cancelled`` (the holder let go of the tab, or
+    it closed).
     """
 
     NAME: ClassVar[str] = "browser-control-request-resolved"
     id: str
     tab_id: str
     account_id: str = Field(description="The member who asked.")
-    outcome: Literal["granted", "dismissed", "expired", "cancelled"]
+    outcome: Literal["granted", "dismissed", "withdrawn", "expired", "cancelled"]
 
 
 RevocationCode = Literal["sessionEnded", "roleChanged", "removedFromTeam", "hostRemoved"]

@@ -7,8 +7,8 @@ the live view. The rules:
 - an agent reaches the tabs of its own thread (a tab a person opened in that
   thread included) or, called outside a thread, the tabs it owns; another
   agent's tab is as unknown to it as a missing one;
-- a private sign-in tab is nobody's to list, steer or watch but the tools of
-  secure entry;
+- a private sign-in tab is nobody's to list, steer or watch but the person who
+  opened it (and the tools of secure entry);
 - a tab in secure entry (it holds a secret) is never read by our scripts nor
   shown in a live view;
 - while a person holds a tab, agents are refused on it, and so is any other
@@ -33,6 +33,8 @@ class TabFacts(Protocol):
     def owner_agent_id(self) -> str | None: ...
     @property
     def owner_thread_id(self) -> str | None: ...
+    @property
+    def opened_by(self) -> str | None: ...
     @property
     def held_by(self) -> str | None: ...
     @property
@@ -65,19 +67,20 @@ def require_tool_reach(caller: Caller, tab: TabFacts) -> None:
         raise NotFound("no such tab; list_tabs shows yours", code="tabNotFound")
 
 
-def member_sees(tab: TabFacts) -> bool:
-    """Whether members list and steer ``tab`` (browser control)."""
-    return not is_private(tab)
+def member_sees(tab: TabFacts, account_id: str) -> bool:
+    """Whether the member ``account_id`` lists and steers ``tab`` (browser control): every
+    tab of the team but another person's private sign-in."""
+    return not is_private(tab) or tab.opened_by == account_id
 
 
-def require_member_reach(tab: TabFacts) -> None:
-    if not member_sees(tab):
+def require_member_reach(tab: TabFacts, account_id: str) -> None:
+    if not member_sees(tab, account_id):
         raise NotFound("no such tab", code="tabNotFound")
 
 
-def require_viewable(tab: TabFacts) -> None:
-    """A live view opens only on a tab members see that holds no secret."""
-    require_member_reach(tab)
+def require_viewable(tab: TabFacts, account_id: str) -> None:
+    """A live view opens only on a tab the member sees that holds no secret."""
+    require_member_reach(tab, account_id)
     if holds_secret(tab):
         raise Forbidden(
             "this tab is in secure entry; it can be watched again once the secret is entered",

@@ -156,8 +156,10 @@ class BrowserEngine:
         url: str = BLANK,
         owner_agent_id: str | None = None,
         owner_thread_id: str | None = None,
+        opened_by: str | None = None,
     ) -> Tab:
-        """A new tab in ``partition``, loaded at ``url``."""
+        """A new tab in ``partition``, loaded at ``url``; ``opened_by`` is the person who
+        opened it (the only one who sees it when it is a private sign-in)."""
         self.team_folder(team_id)
         self._contexts.check_profile(team_id, partition)
         tab = Tab(
@@ -169,6 +171,7 @@ class BrowserEngine:
             opener_tab_id=None,
             url=url,
             last_used=self._clock.now(),
+            opened_by=opened_by,
         )
         self._tabs.add(tab)
         try:
@@ -190,6 +193,7 @@ class BrowserEngine:
             url=url,
             owner_agent_id=source.owner_agent_id,
             owner_thread_id=source.owner_thread_id,
+            opened_by=source.opened_by,
         )
 
     def get_tab(self, team_id: str, tab_id: str) -> Tab:

@@ -1,5 +1,5 @@
-"""What a tab's page tells the engine: a crash, a navigation, a title, its close, a dialog, a
-popup.
+"""What a tab's page tells the engine: a crash, a navigation, a title and icon, its close, a
+dialog, a popup.
 
 The handlers are wired onto each page when it becomes a tab's page. A popup becomes a
 tab of its own in the opener's partition; a page that closes itself ends its tab.
@@ -17,6 +17,7 @@ from playwright.async_api import Dialog, Frame, Page, Request
 from playwright.async_api import Error as PlaywrightError
 
 from server.common.clock import Clock
+from server.host.browser import page_facts
 from server.host.browser.dialogs import PendingDialog
 from server.host.browser.identity import BrowserIdentity
 from server.host.browser.tab_registry import TabRegistry
@@ -29,6 +30,8 @@ log = logging.getLogger(__name__)
 ERROR_PAGE_PREFIX = "chrome-error://"
 # A title is read only from a page that answers at once.
 _TITLE_LIMIT = 1.0
+# A title a page changes is written to the team's state file at most this often.
+_SAVE_TITLES_EVERY = 2.0
 
 
 class PageEvents:
@@ -52,9 +55,11 @@ class PageEvents:
         self._save = save
         self._tasks: set[asyncio.Task[None]] = set()
         self._closing = False
+        self._saves_due: set[str] = set()
 
-    async def attach(self, tab: Tab, page: Page) -> None:
-        """Makes ``page`` the tab's page and listens to it."""
+    async def attach(self, tab: Tab, page: Page, *, facts: bool = True) -> None:
+        """Makes ``page`` the tab's page and listens to it (and, with ``facts``, to the title
+        and icon its documents report)."""
         self._tabs.attach_page(tab, page)
         page.on("crash", lambda _page: self._on_crash(tab, page))
         page.on("dialog", lambda dialog: self._on_dialog(tab, page, dialog))
@@ -65,6 +70,14 @@ class PageEvents:
         page.on("domcontentloaded", lambda _page: self._spawn(self._read_title(tab, page)))
         page.on("load", lambda _page: self._spawn(self._read_title(tab, page)))
         tab.identity_session = await self._identity().apply(page)
+        if facts:
+            await self._watch_facts(tab, page)
+
+    async def _watch_facts(self, tab: Tab, page: Page) -> None:
+        session = await page_facts.install(page)
+        if tab.page is page:
+            tab.facts_session = session
+            session.on("Runtime.bindingCalled", lambda event: self._on_binding(tab, page, event))
 
     async def close(self) -> None:
         """Stops listening (the browser is closing) and ends the background steps."""
@@ -113,6 +126,41 @@ class PageEvents:
             if tab.page is page:
                 self._tabs.record_title(tab, title)
 
+    def _on_binding(self, tab: Tab, page: Page, event: dict[str, object]) -> None:
+        if event.get("name") != page_facts.BINDING or tab.page is not page:
+            return
+        payload = event.get("payload")
+        facts = page_facts.PageFacts.parse(payload, page.url) if isinstance(payload, str) else None
+        if facts is None or page.url.startswith(ERROR_PAGE_PREFIX):
+            return
+        if facts.title != tab.title:
+            self._tabs.record_title(tab, facts.title)
+            self._save_soon(tab.team_id)
+        if facts.icon_url != tab.icon_url:
+            tab.icon_url = facts.icon_url
+            self._spawn(self._load_icon(tab, page, facts.icon_url))
+
+    async def _load_icon(self, tab: Tab, page: Page, url: str) -> None:
+        session = tab.facts_session
+        if session is None:
+            return
+        icon = await page_facts.fetch_icon(session, url)
+        if tab.page is page and tab.icon_url == url:
+            self._tabs.record_icon(tab, icon)
+
+    def _save_soon(self, team_id: str) -> None:
+        """Titles a page sets by itself reach the state file, a few at a time."""
+        if team_id in self._saves_due:
+            return
+        self._saves_due.add(team_id)
+
+        async def save() -> None:
+            await asyncio.sleep(_SAVE_TITLES_EVERY)
+            self._saves_due.discard(team_id)
+            await self._save(team_id)
+
+        self._spawn(save())
+
     def _on_close(self, tab: Tab, page: Page) -> None:
         # A page that closed itself (a popup's window.close()) ends its tab.
         if self._closing or tab.page is not page or tab not in self._tabs:
@@ -142,16 +190,19 @@ class PageEvents:
             url=page.url or BLANK,
             last_used=self._clock.now(),
             dependent=True,
+            opened_by=opener.opened_by,
         )
         self._tabs.add(popup)
         self._spawn(self._adopt(popup, page))
 
     async def _adopt(self, popup: Tab, page: Page) -> None:
-        await self.attach(popup, page)
-        # Playwright names an opener even for noopener pages; the page itself knows better.
+        await self.attach(popup, page, facts=False)
+        # Playwright names an opener even for noopener pages; the page itself knows better,
+        # asked at once, while its first document still stands.
         with contextlib.suppress(PlaywrightError, TimeoutError):
             async with asyncio.timeout(self._deadline):
                 popup.dependent = not await page.evaluate(page_script("opener"))
+        await self._watch_facts(popup, page)
         await self._save(popup.team_id)
 
     def _spawn(self, coroutine: Awaitable[None]) -> None:

@@ -39,7 +39,7 @@ class SavedTabs:
 
     async def save(self, team_id: str) -> None:
         saved = [
-            SavedTab(t.id, t.partition, t.url, t.owner_agent_id, t.owner_thread_id)
+            SavedTab(t.id, t.partition, t.url, t.owner_agent_id, t.owner_thread_id, t.title)
             for t in self._tabs.of_team(team_id)
             if t.partition.persistent
         ]
@@ -69,18 +69,19 @@ class SavedTabs:
             ):
                 log.info("dropped a saved tab of a deleted browser profile")
                 continue
-            restored.append(
-                Tab(
-                    id=saved.id,
-                    team_id=team_id,
-                    partition=saved.partition,
-                    owner_agent_id=saved.owner_agent_id,
-                    owner_thread_id=saved.owner_thread_id,
-                    opener_tab_id=None,
-                    url=saved.url,
-                    last_used=self._clock.now(),
-                )
+            tab = Tab(
+                id=saved.id,
+                team_id=team_id,
+                partition=saved.partition,
+                owner_agent_id=saved.owner_agent_id,
+                owner_thread_id=saved.owner_thread_id,
+                opener_tab_id=None,
+                url=saved.url,
+                last_used=self._clock.now(),
             )
+            # Asleep, the tab lists the title its page had; the page reports anew once woken.
+            self._tabs.record_title(tab, saved.title)
+            restored.append(tab)
         self._tabs.add(*restored)
         await self.save(team_id)
         return restored

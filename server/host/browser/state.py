@@ -24,17 +24,21 @@ class SavedTab:
     url: str
     owner_agent_id: str | None
     owner_thread_id: str | None
+    title: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id,
             "partition": {"kind": self.partition.kind, "key": self.partition.key},
             "url": self.url,
+            "title": self.title,
             "ownerAgentId": self.owner_agent_id,
             "ownerThreadId": self.owner_thread_id,
         }
 
 
+# The longest title a saved tab brings back (the tab list shows no more).
+MAX_SAVED_TITLE = 300
 # The state file's name in the team's folder.
 STATE_FILE = "tabs.json"
 
@@ -75,6 +79,7 @@ def read_state(team_folder: Path) -> list[SavedTab]:
                     url=str(entry.get("url") or "about:blank"),
                     owner_agent_id=entry.get("ownerAgentId"),
                     owner_thread_id=entry.get("ownerThreadId"),
+                    title=str(entry.get("title") or "")[:MAX_SAVED_TITLE],
                 )
             )
         except (CrewhostError, KeyError, AttributeError, TypeError):

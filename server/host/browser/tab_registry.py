@@ -1,6 +1,6 @@
 """The tabs of every team by id, and the one place their listed state changes.
 
-What peers list of a tab (that it exists, its address and title, its opener, who holds
+What peers list of a tab (that it exists, its address, title and icon, its opener, who holds
 it and whether it is loaded) changes only through the methods here, and each of them
 announces the change to the tab's team exactly once, when something really changed.
 Nobody assigns those fields and then has to remember to tell the team.
@@ -14,6 +14,7 @@ from playwright.async_api import Page
 
 from server.common.clock import Clock
 from server.common.errors import Conflict, NotFound
+from server.host.browser.page_facts import TabIcon
 from server.host.browser.partitions import Partition
 from server.host.browser.tabs import Tab
 
@@ -100,7 +101,7 @@ class TabRegistry:
         page = tab._page
         if page is None:
             return None
-        tab._page, tab.identity_session = None, None
+        tab._page, tab.identity_session, tab.facts_session = None, None, None
         if not tab.crashed:
             tab._url = page.url or tab._url
         self._changed(tab)
@@ -116,6 +117,12 @@ class TabRegistry:
         """The tab's document has the title ``title`` (read once it loaded)."""
         if title != tab._title:
             tab._title = title
+            self._changed(tab)
+
+    def record_icon(self, tab: Tab, icon: TabIcon | None) -> None:
+        """The tab's document shows ``icon`` (None: it has none the browser could load)."""
+        if (icon.digest if icon else None) != (tab._icon.digest if tab._icon else None):
+            tab._icon = icon
             self._changed(tab)
 
     def take_control(self, team_id: str, tab_id: str, account_id: str) -> Tab:

@@ -18,6 +18,7 @@ from server.common.errors import Unavailable
 from server.host.browser.access import require_turn
 from server.host.browser.callers import Caller
 from server.host.browser.dialogs import PendingDialog
+from server.host.browser.page_facts import TabIcon
 from server.host.browser.partitions import Partition
 
 T = TypeVar("T")
@@ -46,15 +47,19 @@ class Tab:
         url: str,
         last_used: float,
         dependent: bool = False,
+        opened_by: str | None = None,
     ) -> None:
         self.id = id
         self.team_id = team_id
         self.partition = partition
         self.owner_agent_id = owner_agent_id
         self.owner_thread_id = owner_thread_id
+        # The account of the person who opened the tab (None for an agent's or a restored tab).
+        self.opened_by = opened_by
         # Listed state, written by ``TabRegistry`` only.
         self._url = url
         self._title = ""
+        self._icon: TabIcon | None = None
         self._opener_tab_id = opener_tab_id
         self._held_by: str | None = None
         self._page: Page | None = None
@@ -69,6 +74,9 @@ class Tab:
         self.failed_url: str | None = None
         self.dialog: PendingDialog | None = None
         self.identity_session: CDPSession | None = None
+        # The session the page reports its title and icon on, and the icon address last seen.
+        self.facts_session: CDPSession | None = None
+        self.icon_url = ""
         # The agent whose input action runs now: a dialog opened meanwhile is that agent's.
         self.input_agent_id: str | None = None
         self.dialog_opened: asyncio.Event | None = None
@@ -92,6 +100,11 @@ class Tab:
         return self._title
 
     @property
+    def icon(self) -> TabIcon | None:
+        """The page's icon, when it has a small one the browser could load."""
+        return self._icon
+
+    @property
     def opener_tab_id(self) -> str | None:
         return self._opener_tab_id
 
@@ -113,6 +126,7 @@ class Tab:
             "id": self.id,
             "url": self.url,
             "title": self.title,
+            "icon": self.icon.digest if self.icon else None,
             "ownerAgentId": self.owner_agent_id,
             "ownerThreadId": self.owner_thread_id,
             "openerTabId": self.opener_tab_id,

@@ -106,7 +106,7 @@ class LiveViews:
             options = parse_view_label(channel.label)
             engine = await self._browser.engine()
             tab = engine.get_tab(peer.team_id, options.tab_id)
-            require_viewable(tab)
+            require_viewable(tab, peer.account_id)
             page = await engine.view_page(peer.team_id, tab.id)
         except CrewhostError as exc:
             _close_with(channel, exc.code, exc.message)

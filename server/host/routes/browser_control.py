@@ -44,6 +44,11 @@ class NewTab(InboundModel):
     profile_id: ProfileId | None = Field(
         None, description="The named browser profile to open in; None for Shared."
     )
+    private: bool = Field(
+        False,
+        description="A private sign-in: storage in memory, gone with the tab, and seen by "
+        "the member who opened it only. Takes no profile.",
+    )
 
 
 class Navigate(InboundModel):
@@ -55,6 +60,10 @@ class TabView(WireModel):
     id: str
     url: str
     title: str = Field(description="The page's title; empty until its document has one.")
+    icon: str | None = Field(
+        description="A short hash naming the page's icon (tab_icon serves it); None when the "
+        "page has no icon the browser could load."
+    )
     owner_agent_id: str | None
     opener_tab_id: str | None
     partition_kind: str
@@ -92,6 +101,15 @@ class TabClosed(WireModel):
     closed: bool
 
 
+class TabIconView(WireModel):
+    tab_id: str
+    icon: str | None = Field(description="The hash the tab list names the icon by.")
+    data_url: str | None = Field(
+        description="The icon as a data: address (an image of at most 32 KiB); None when "
+        "the page has none."
+    )
+
+
 class ControlRequestView(WireModel):
     id: str
     tab_id: str
@@ -118,6 +136,7 @@ def _view(summary: TabSummary) -> TabView:
         id=tab.id,
         url=tab.url,
         title=tab.title,
+        icon=tab.icon.digest if tab.icon else None,
         owner_agent_id=tab.owner_agent_id,
         opener_tab_id=tab.opener_tab_id,
         partition_kind=tab.partition.kind,
@@ -132,7 +151,8 @@ def _view(summary: TabSummary) -> TabView:
 @routes.route("browser-control-v1/list_tabs", args=NoArgs, least_role=Role.MEMBER)
 async def list_tabs(call: HostCall, _args: NoArgs) -> TabList:
     """The team's tabs this member can see, with owner, profile label and colour."""
-    return TabList(tabs=[_view(s) for s in await call.host.tabs.list_tabs(call.peer.team_id)])
+    summaries = await call.host.tabs.list_tabs(call.peer.team_id, call.peer.account_id)
+    return TabList(tabs=[_view(s) for s in summaries])
 
 
 @routes.route("browser-control-v1/new_tab", args=NewTab, least_role=Role.MEMBER)
@@ -140,7 +160,7 @@ async def new_tab(call: HostCall, args: NewTab) -> OpenedTab:
     """Open a tab in the team's shared profile or a named one, at a typed address."""
     peer = call.peer
     summary, visit = await call.host.tabs.new_tab(
-        peer.team_id, peer.account_id, args.url, args.profile_id
+        peer.team_id, peer.account_id, args.url, args.profile_id, private=args.private
     )
     return OpenedTab(**_view(summary).model_dump(), load_error=visit.load_error)
 
@@ -183,6 +203,17 @@ async def close_tab(call: HostCall, args: TabRef) -> TabClosed:
     return TabClosed(closed=True)
 
 
+@routes.route("browser-control-v1/tab_icon", args=TabRef, least_role=Role.MEMBER)
+async def tab_icon(call: HostCall, args: TabRef) -> TabIconView:
+    """The page icon a tab list names by its hash, as a data: address."""
+    icon = await call.host.tabs.icon(call.peer.team_id, call.peer.account_id, args.tab_id)
+    return TabIconView(
+        tab_id=args.tab_id,
+        icon=icon.digest if icon else None,
+        data_url=icon.data_url if icon else None,
+    )
+
+
 @routes.route("browser-control-v1/request_control", args=TabRef, least_role=Role.MEMBER)
 async def request_control(call: HostCall, args: TabRef) -> ControlRequestView:
     """Ask the person in control of a tab to pass it on; it waits a minute at most."""
@@ -208,4 +239,14 @@ async def dismiss_control_request(call: HostCall, args: ControlRequestRef) -> Co
     """The person in control turns a request down; the member who asked hears so."""
     peer = call.peer
     request = call.host.control_requests.dismiss(peer.team_id, peer.account_id, args.request_id)
+    return _request_view(call, request)
+
+
+@routes.route(
+    "browser-control-v1/withdraw_control_request", args=ControlRequestRef, least_role=Role.MEMBER
+)
+async def withdraw_control_request(call: HostCall, args: ControlRequestRef) -> ControlRequestView:
+    """The member who asked for control takes the request back; the holder hears so."""
+    peer = call.peer
+    request = call.host.control_requests.withdraw(peer.team_id, peer.account_id, args.request_id)
     return _request_view(call, request)

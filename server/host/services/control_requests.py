@@ -1,9 +1,10 @@
 """Requests for control: a member asks the person who holds a tab to pass it on.
 
 The holder hears who asks (``browser-control-requested``, to the holder alone) and grants
-the request, which hands control straight to the asker's live view, or dismisses it. A
-request waits a minute at most, one per asker and tab, and only while the person it asked
-still holds the tab; its end is announced to both (``browser-control-request-resolved``).
+the request, which hands control straight to the asker's live view, or dismisses it; the
+asker may withdraw it. A request waits a minute at most, one per asker and tab, and only
+while the person it asked still holds the tab; its end is announced to both
+(``browser-control-request-resolved``).
 Requests live in memory: holding a tab ends with the holder's view, and so do they.
 """
 
@@ -28,7 +29,7 @@ from server.host.live.views import LiveViews
 
 # Sends an event to the team's peers whose account passes the filter.
 Announce = Callable[[str, HostEvent, Callable[[str], bool]], None]
-Outcome = Literal["granted", "dismissed", "expired", "cancelled"]
+Outcome = Literal["granted", "dismissed", "withdrawn", "expired", "cancelled"]
 
 CONTROL_REQUEST_SECONDS = 60.0
 
@@ -72,7 +73,7 @@ class ControlRequestService:
         """Ask the tab's holder for it; asking again while a request waits answers that one."""
         engine = await self._browser.engine()
         tab = engine.get_tab(team_id, tab_id)
-        require_member_reach(tab)
+        require_member_reach(tab, account_id)
         self.lapse(team_id)
         if tab.held_by is None:
             raise Conflict("nobody has control of this tab; take control instead", code="tabFree")
@@ -126,6 +127,14 @@ class ControlRequestService:
         self._end(request, "dismissed")
         return request
 
+    def withdraw(self, team_id: str, account_id: str, request_id: str) -> ControlRequest:
+        """The asker takes the request back; the holder's prompt goes away."""
+        request = self._pending_for(team_id, account_id, request_id)
+        if account_id != request.account_id:
+            raise Conflict("only the member who asked can withdraw a request", code="notAsker")
+        self._end(request, "withdrawn")
+        return request
+
     def seconds_left(self, request: ControlRequest) -> float:
         """How long the request still waits for an answer (0 once it has ended)."""
         if request.id not in self._pending:
@@ -149,13 +158,18 @@ class ControlRequestService:
         self._timers.clear()
         self._pending.clear()
 
-    def _answerable(self, team_id: str, account_id: str, request_id: str) -> ControlRequest:
+    def _pending_for(self, team_id: str, account_id: str, request_id: str) -> ControlRequest:
+        """A waiting request the member ``account_id`` takes part in (as asker or holder)."""
         self.lapse(team_id)
         request = self._pending.get(request_id)
         if request is None or request.team_id != team_id or not request.sent_to(account_id):
             raise NotFound(
                 "no such request for control; it may have lapsed", code="controlRequestNotFound"
             )
+        return request
+
+    def _answerable(self, team_id: str, account_id: str, request_id: str) -> ControlRequest:
+        request = self._pending_for(team_id, account_id, request_id)
         if account_id != request.holder:
             raise Conflict("only the person in control can answer", code="tabNotHeld")
         return request

@@ -246,3 +246,43 @@ def test_duplicates_keep_a_named_profile_and_imports_start_shared() -> None:
     assert duplicate_choice(named) == (True, named.browser_profile_id)
     assert duplicate_choice(own) == (False, None)
     assert duplicate_choice(named, imported=True) == (False, None)
+
+
+async def test_a_private_sign_in_is_seen_and_steered_by_the_member_who_opened_it_only(
+    server: RunningHub, room: Room, site: Site, tmp_path: Path
+) -> None:
+    owner = await server.sign_in("owner@example.com")
+    await server.invite(owner, room.team_id, "mate@example.com", "member")
+    host_id = await wait_linked(server)
+    mate_member = await peer_member(server, "mate@example.com", tmp_path / "mate")
+    mate = await mate_member.connect(host_id)
+    try:
+        opened = await room.member.call(
+            "browser-control-v1/new_tab", {"url": site.url("/set-cookie?v=p"), "private": True}
+        )
+        assert opened["partitionLabel"] == "Private"
+        mine = (await room.member.call("browser-control-v1/list_tabs"))["tabs"]
+        assert [t["id"] for t in mine] == [opened["id"]]
+        assert (await mate.call("browser-control-v1/list_tabs"))["tabs"] == []
+        tab_ref = {"tabId": opened["id"]}
+        for route in ("navigate", "reload", "close_tab", "request_control"):
+            args = {**tab_ref, "url": site.url("/")} if route == "navigate" else tab_ref
+            assert await code_of(mate, f"browser-control-v1/{route}", args) == "tabNotFound"
+        # Its storage is its own: the shared profile never saw the cookie.
+        shared = await room.member.call("browser-control-v1/new_tab", {"url": site.url("/cookies")})
+        engine = await server.builtin.services.browser.engine()
+        page = engine.get_tab(room.team_id, shared["id"]).page
+        assert page is not None
+        assert "v=p" not in await page.content()
+        assert await code_of(
+            room.member,
+            "browser-control-v1/new_tab",
+            {"private": True, "profileId": "0" * 32},
+        ) == ("invalidArgument")
+        reloaded = await room.member.call("browser-control-v1/reload", tab_ref)
+        assert reloaded["url"] == site.url("/set-cookie?v=p")
+        assert await room.member.call("browser-control-v1/close_tab", tab_ref) == {"closed": True}
+        await room.member.call("browser-control-v1/close_tab", {"tabId": shared["id"]})
+    finally:
+        await mate.close()
+        await mate_member.hub.close()

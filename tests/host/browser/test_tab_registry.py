@@ -23,12 +23,23 @@ TEAM = "team-a"
 OTHER = "team-b"
 AGENT = Caller.agent("agent-1", "thread-1")
 
-Listing = list[tuple[str, str, str, str | None, str | None, bool]]
+Listing = list[tuple[str, str, str, str | None, str | None, str | None, bool]]
 
 
 def listing(tabs: list[Tab]) -> Listing:
     """What peers see of a team's tabs."""
-    return [(t.id, t.url, t.title, t.opener_tab_id, t.held_by, t.loaded) for t in tabs]
+    return [
+        (
+            t.id,
+            t.url,
+            t.title,
+            t.icon.digest if t.icon else None,
+            t.opener_tab_id,
+            t.held_by,
+            t.loaded,
+        )
+        for t in tabs
+    ]
 
 
 def new_tab(
@@ -98,7 +109,7 @@ def test_forgetting_a_tab_unlinks_its_popups_in_the_same_change(
     assert registry.forget(tab) is None  # it slept: no page to close
     assert announced.take() == [TEAM]
     assert listing(registry.of_team(TEAM)) == [
-        ("popup", "https://example.test/popup", "", None, None, False)
+        ("popup", "https://example.test/popup", "", None, None, None, False)
     ]
     assert registry.forget(tab) is None
     assert announced.take() == []  # forgetting twice changes nothing
@@ -164,7 +175,7 @@ def test_a_forgotten_tab_changes_silently(registry: TabRegistry, announced: Anno
     assert announced.take() == []
 
 
-@pytest.mark.parametrize("field", ["url", "opener_tab_id", "held_by", "page"])
+@pytest.mark.parametrize("field", ["url", "title", "icon", "opener_tab_id", "held_by", "page"])
 def test_listed_fields_change_only_through_the_registry(clock: FakeClock, field: str) -> None:
     tab = new_tab(clock, "a")
     with pytest.raises(AttributeError):
@@ -205,7 +216,7 @@ async def test_every_announcement_is_a_change_and_every_change_is_announced(
         await engine.close_tab(TEAM, opener.id, AGENT)
         assert settled()
         assert listing(engine.list_tabs(TEAM)) == [
-            (popup.id, popup.url, "child", None, None, False)
+            (popup.id, popup.url, "child", None, None, None, False)
         ]
     assert seen
     assert all(before != after for before, after in itertools.pairwise(seen))

@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from peer.connection import HostConnection
+from peer.browser_control import BrowserControl
+from peer.connection import HostConnection, TeamApiCallError
 from peer.live_view import LiveView, open_view
 from server.host.browser.engine import BrowserEngine
 from server.host.browser.partitions import Partition
@@ -175,3 +176,30 @@ async def test_a_dismissed_request_and_one_whose_holder_let_go_end_for_both(
     await held.holder_view.release()
     resolved = await next_event(team.member, RESOLVED)
     assert (resolved["id"], resolved["outcome"]) == (again["id"], "cancelled")
+
+
+async def test_the_asker_withdraws_a_request_through_the_peer_library(
+    team: Team, held: HeldTab
+) -> None:
+    asker, holder = BrowserControl(team.member), BrowserControl(team.admin)
+    asked = await asker.request_control(held.tab_id)
+    assert (await next_event(team.admin, REQUESTED))["id"] == asked["id"]
+    with pytest.raises(TeamApiCallError) as caught:
+        await holder.withdraw_control_request(asked["id"])
+    assert caught.value.code == "notAsker"
+
+    await asker.withdraw_control_request(asked["id"])
+    for connection in (team.admin, team.member):
+        resolved = await next_event(connection, RESOLVED)
+        assert (resolved["id"], resolved["outcome"]) == (asked["id"], "withdrawn")
+    # Withdrawn is over: neither side can answer or withdraw it again.
+    for call in (holder.grant_control, holder.dismiss_control_request):
+        with pytest.raises(TeamApiCallError) as caught:
+            await call(asked["id"])
+        assert caught.value.code == "controlRequestNotFound"
+    with pytest.raises(TeamApiCallError) as caught:
+        await asker.withdraw_control_request(asked["id"])
+    assert caught.value.code == "controlRequestNotFound"
+    assert held.engine.get_tab(team.team_id, held.tab_id).held_by == held.holder_id
+    # And the helpers reach the same tab list the routes do.
+    assert [t["id"] for t in await asker.list_tabs()] == [held.tab_id]

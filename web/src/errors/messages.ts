@@ -96,6 +96,7 @@ const TABLE: Record<string, string> = {
   tabNotHeld: 'You do not have control of this tab. Take control first.',
   tabFree: 'Nobody has control of this tab now, so you can take control yourself.',
   controlAlreadyYours: 'You have control of this tab already.',
+  notAsker: 'Only the person who asked for control can withdraw the request.',
   controlRequestNotFound: 'That request for control is no longer waiting; it was answered, lapsed or cancelled.',
   askerNotWatching: 'The person who asked is no longer watching this tab, so control cannot pass to them.',
   tabHoldsSecret: 'This tab is asking for a secret (such as a password), so it cannot be watched. It can be watched again once the secret is entered.',

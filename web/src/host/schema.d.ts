@@ -310,6 +310,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/browser-control-v1/tab_icon": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The page icon a tab list names by its hash, as a data: address. */
+        post: operations["browser-control-v1/tab_icon"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/browser-control-v1/withdraw_control_request": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The member who asked for control takes the request back; the holder hears so. */
+        post: operations["browser-control-v1/withdraw_control_request"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/browser-profiles-v1/assign": {
         parameters: {
             query?: never;
@@ -866,8 +900,9 @@ export interface components {
          * BrowserControlRequestResolved
          * @description A request for control is no longer waiting; sent to the holder and the asker.
          *
-         *     ``granted`` (control passed to the asker), ``dismissed`` by the holder, ``expired``
-         *     unanswered, or ``cancelled`` (the holder let go of the tab, or it closed).
+         *     ``granted`` (control passed to the asker), ``dismissed`` by the holder, ``withdrawn``
+         *     by the asker, ``expired`` unanswered, or ``cancelled`` (the holder let go of the tab, or
+         *     it closed).
          */
         BrowserControlRequestResolved: {
             /**
@@ -881,7 +916,7 @@ export interface components {
              * Outcome
              * @enum {string}
              */
-            outcome: "granted" | "dismissed" | "expired" | "cancelled";
+            outcome: "granted" | "dismissed" | "withdrawn" | "expired" | "cancelled";
             /** Tabid */
             tabId: string;
         };
@@ -1254,6 +1289,12 @@ export interface components {
         /** NewTab */
         NewTab: {
             /**
+             * Private
+             * @description A private sign-in: storage in memory, gone with the tab, and seen by the member who opened it only. Takes no profile.
+             * @default false
+             */
+            private?: boolean;
+            /**
              * Profileid
              * @description The named browser profile to open in; None for Shared.
              * @default null
@@ -1297,6 +1338,11 @@ export interface components {
              * @description The profile's colour; None for Shared and own sessions.
              */
             hue: number | null;
+            /**
+             * Icon
+             * @description A short hash naming the page's icon (tab_icon serves it); None when the page has no icon the browser could load.
+             */
+            icon: string | null;
             /** Id */
             id: string;
             /**
@@ -1586,6 +1632,21 @@ export interface components {
             /** Closed */
             closed: boolean;
         };
+        /** TabIconView */
+        TabIconView: {
+            /**
+             * Dataurl
+             * @description The icon as a data: address (an image of at most 32 KiB); None when the page has none.
+             */
+            dataUrl: string | null;
+            /**
+             * Icon
+             * @description The hash the tab list names the icon by.
+             */
+            icon: string | null;
+            /** Tabid */
+            tabId: string;
+        };
         /** TabList */
         TabList: {
             /** Tabs */
@@ -1610,6 +1671,11 @@ export interface components {
              * @description The profile's colour; None for Shared and own sessions.
              */
             hue: number | null;
+            /**
+             * Icon
+             * @description A short hash naming the page's icon (tab_icon serves it); None when the page has no icon the browser could load.
+             */
+            icon: string | null;
             /** Id */
             id: string;
             /** Loaded */
@@ -2452,6 +2518,54 @@ export interface operations {
         };
         responses: {
             /** @description Ask the person in control of a tab to pass it on; it waits a minute at most. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ControlRequestView"];
+                };
+            };
+        };
+    };
+    "browser-control-v1/tab_icon": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TabRef"];
+            };
+        };
+        responses: {
+            /** @description The page icon a tab list names by its hash, as a data: address. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TabIconView"];
+                };
+            };
+        };
+    };
+    "browser-control-v1/withdraw_control_request": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ControlRequestRef"];
+            };
+        };
+        responses: {
+            /** @description The member who asked for control takes the request back; the holder hears so. */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -44,6 +44,10 @@ export function HostScreen({ team, hostId }: { team: TeamView; hostId: string })
   const live = useHostSession(team.id, hostId, me.id);
   const connection = live.state.phase === 'connected' ? live.state.connection : null;
   const back = routePath({ name: 'team', teamId: team.id, section: 'hosts' });
+  // What the member looks at outlives a connection: after a reconnect (a role change, a
+  // network blip) the same tab stays open when the new connection still lists it.
+  const [section, setSection] = useState<Section>('tabs');
+  const [selected, setSelected] = useState<string | null>(null);
 
   if (hosts.data && !host) {
     return (
@@ -69,7 +73,18 @@ export function HostScreen({ team, hostId }: { team: TeamView; hostId: string })
         </span>
       </header>
       <ConnectionNotice live={live} accountId={me.id} hostId={hostId} />
-      {connection ? <Connected key={connection.serial} connection={connection} teamId={team.id} meId={me.id} /> : null}
+      {connection ? (
+        <Connected
+          key={connection.serial}
+          connection={connection}
+          teamId={team.id}
+          meId={me.id}
+          section={section}
+          onSection={setSection}
+          selected={selected}
+          onSelect={setSelected}
+        />
+      ) : null}
     </div>
   );
 }
@@ -121,11 +136,20 @@ function ConnectionNotice({ live, accountId, hostId }: { live: ReturnType<typeof
   return null;
 }
 
-function Connected({ connection, teamId, meId }: { connection: HostConnection; teamId: string; meId: string }) {
+function Connected(props: {
+  connection: HostConnection;
+  teamId: string;
+  meId: string;
+  section: Section;
+  onSection: (section: Section) => void;
+  selected: string | null;
+  onSelect: (tabId: string | null) => void;
+}) {
+  const { connection, teamId, meId, section, selected } = props;
+  const setSection = props.onSection;
+  const setSelected = props.onSelect;
   const [about, setAbout] = useState<{ capabilities: Capabilities; whoami: Whoami } | null>(null);
   const [error, setError] = useState<unknown>(null);
-  const [section, setSection] = useState<Section>('tabs');
-  const [selected, setSelected] = useState<string | null>(null);
   const [requests, setRequests] = useState<TakeoverRequest[]>([]);
   // Who holds a tab is named as the hub names members; without the list, a stand-in says it.
   const members = useLoad(() => listMembers(teamId), [teamId]);

@@ -330,13 +330,13 @@ export function LiveView(props: {
         {features.view && holder ? (
           <button
             type="button"
-            class="btn btn-sm btn-primary"
-            disabled={viewState !== 'live' || control.asked !== null}
-            title={control.asked ? `Waiting for ${holder} to answer` : `Ask ${holder} to pass you control`}
-            onClick={() => void control.ask()}
+            class={`btn btn-sm ${control.asked ? 'btn-secondary' : 'btn-primary'}`}
+            disabled={viewState !== 'live'}
+            title={control.asked ? `Waiting for ${holder} to answer; click to withdraw` : `Ask ${holder} to pass you control`}
+            onClick={() => void (control.asked ? control.withdraw() : control.ask())}
           >
             <Icon name="hand" size={16} />
-            {control.asked ? 'Asked for control' : 'Ask for control'}
+            {control.asked ? 'Withdraw request' : 'Ask for control'}
           </button>
         ) : features.view ? (
           <button
@@ -603,6 +603,17 @@ function useControlRequests(
       setNotice(describeError(error));
     }
   };
+  const withdraw = async () => {
+    const request = asked;
+    if (request === null) return;
+    setAsked(null);
+    try {
+      await connection.call('browser-control-v1/withdraw_control_request', { requestId: request.id });
+      setNotice('You withdrew your request for control.');
+    } catch (error) {
+      setNotice(describeError(error));
+    }
+  };
   const answer = async (requestId: string, grant: boolean) => {
     setIncoming((old) => old.filter((r) => r.id !== requestId));
     try {
@@ -611,5 +622,5 @@ function useControlRequests(
       setNotice(describeError(error));
     }
   };
-  return { hint, setHint, incoming, asked, ask, answer };
+  return { hint, setHint, incoming, asked, ask, withdraw, answer };
 }

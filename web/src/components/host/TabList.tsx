@@ -1,7 +1,8 @@
 /**
  * The team's tabs on this host that this member can see: each page's title with its
- * address below, its profile, owner and who is in control. A new tab opens in the profile the member chooses
- * (Shared or a named one, when the host serves profiles).
+ * address below, its profile, owner and who is in control. A new tab opens in the profile the
+ * member chooses: Shared, a named one (when the host serves profiles), or a private sign-in whose
+ * storage lives in memory, goes with the tab, and which only this member sees.
  */
 
 import { useState } from 'preact/hooks';
@@ -9,6 +10,7 @@ import { describeError } from '../../error-messages';
 import type { HostConnection } from '../../host/connection';
 import { heldText, type MemberNames } from '../../host/control-requests';
 import { EVENT, type TabView } from '../../host/protocol';
+import { useTabIcon } from '../../host/tab-icons';
 import { useHostLoad } from '../../host/use-host-call';
 import { Banner } from '../Banner';
 import { Icon } from '../Icon';
@@ -29,6 +31,16 @@ export function tabHeading(tab: Pick<TabView, 'title' | 'url'>): string {
   return tab.title.trim() || tabTitle(tab.url);
 }
 
+/** The page's icon before its title; a neutral page glyph while it has none. */
+function TabIcon({ connection, tab }: { connection: HostConnection; tab: TabView }) {
+  const address = useTabIcon(connection, tab.id, tab.icon);
+  return address ? (
+    <img class="tab-row-icon" src={address} alt="" width={16} height={16} />
+  ) : (
+    <span class="tab-row-icon tab-row-icon-none" aria-hidden="true" />
+  );
+}
+
 export function ProfileChip({ label, hue }: { label: string; hue: number | null }) {
   const style = hue === null ? undefined : { '--chip-hue': String(hue) };
   return (
@@ -40,6 +52,7 @@ export function ProfileChip({ label, hue }: { label: string; hue: number | null 
 
 const PROFILE_EVENTS = [EVENT.profilesChanged] as const;
 const SHARED = '';
+const PRIVATE = 'private-sign-in';
 
 export function TabList(props: {
   connection: HostConnection;
@@ -58,14 +71,15 @@ export function TabList(props: {
   const profiles = useHostLoad(props.profilesServed ? props.connection : null, 'browser-profiles-v1/list', {}, PROFILE_EVENTS);
   const choices = profiles.data?.profiles ?? [];
   // A profile deleted meanwhile falls back to Shared.
-  const chosen = choices.some((profile) => profile.id === profileId) ? profileId : SHARED;
+  const chosen = profileId === PRIVATE || choices.some((profile) => profile.id === profileId) ? profileId : SHARED;
   const openTab = async () => {
     setBusy(true);
     setFailure(null);
     try {
       const tab = await props.connection.call('browser-control-v1/new_tab', {
         url: 'about:blank',
-        profileId: chosen === SHARED ? null : chosen,
+        profileId: chosen === SHARED || chosen === PRIVATE ? null : chosen,
+        private: chosen === PRIVATE,
       });
       props.onSelect(tab.id);
     } catch (error) {
@@ -85,21 +99,21 @@ export function TabList(props: {
             void openTab();
           }}
         >
-          {choices.length ? (
-            <select
-              aria-label="Profile of the new tab"
-              class="new-tab-profile"
-              value={chosen}
-              onChange={(event) => setProfileId((event.target as HTMLSelectElement).value)}
-            >
-              <option value={SHARED}>Shared</option>
-              {choices.map((profile) => (
-                <option key={profile.id} value={profile.id}>
-                  {profile.name}
-                </option>
-              ))}
-            </select>
-          ) : null}
+          <select
+            aria-label="Profile of the new tab"
+            class="new-tab-profile"
+            title={chosen === PRIVATE ? 'A private sign-in keeps nothing after the tab closes, and only you see it' : undefined}
+            value={chosen}
+            onChange={(event) => setProfileId((event.target as HTMLSelectElement).value)}
+          >
+            <option value={SHARED}>Shared</option>
+            {choices.map((profile) => (
+              <option key={profile.id} value={profile.id}>
+                {profile.name}
+              </option>
+            ))}
+            <option value={PRIVATE}>Private sign-in</option>
+          </select>
           <button type="submit" class="btn btn-secondary btn-sm" disabled={busy}>
             <Icon name="plus" size={16} />
             New tab
@@ -122,6 +136,7 @@ export function TabList(props: {
                 onClick={() => props.onSelect(tab.id)}
               >
                 <span class="tab-row-title" title={tab.title || tab.url}>
+                  <TabIcon connection={props.connection} tab={tab} />
                   {tabHeading(tab)}
                 </span>
                 {tab.url !== 'about:blank' ? (
