@@ -24,6 +24,7 @@ from pathlib import Path
 
 import aiohttp
 import pytest
+from aiohttp import web
 from playwright.async_api import Browser, BrowserContext, Page, ViewportSize, async_playwright
 
 from peer.connection import HostConnection, connect_to_host
@@ -85,7 +86,13 @@ TYPE_PAGE = f"""<!doctype html>
   }});
 </script>
 """
-PAGES = {"/press": PRESS_PAGE, "/type": TYPE_PAGE}
+# A page that names its icon: the tab list shows it beside the title.
+ICON_PAGE = "<!doctype html><title>Inbox</title><link rel=icon href='/icon.svg'><p>mail</p>"
+ICON_SVG = (
+    "<svg xmlns='http://www.w3.org/2000/svg' viewBox='0 0 16 16'>"
+    "<rect width='16' height='16' rx='3' fill='#e6007a'/></svg>"
+)
+PAGES = {"/press": PRESS_PAGE, "/type": TYPE_PAGE, "/inbox": ICON_PAGE}
 
 
 @dataclass
@@ -205,7 +212,10 @@ def crewhost(
 
 @pytest.fixture
 async def site() -> AsyncIterator[Site]:
-    async with serving(pages_app(PAGES)) as running:
+    async def icon(_request: web.Request) -> web.Response:
+        return web.Response(text=ICON_SVG, content_type="image/svg+xml")
+
+    async with serving(pages_app(PAGES, routes={"/icon.svg": icon})) as running:
         yield running
 
 

@@ -88,3 +88,19 @@ async def test_host_tabs_open_in_a_profile_take_typed_addresses_and_show_titles(
     await expect(page.locator(".view-notice")).to_have_count(0)
     assert "chrome-error" not in await rows.first.inner_text()
     await screens.save(page, "host-tab-load-failed")
+
+    # The page's icon shows beside its title, as a data: image the host sent.
+    await type_address(page, f"127.0.0.1:{site.port}/inbox")
+    await expect(rows.first.locator(".tab-row-title")).to_have_text("Inbox")
+    icon = rows.first.locator("img.tab-row-icon")
+    await expect(icon).to_have_count(1)
+    assert (await icon.get_attribute("src") or "").startswith("data:image/svg+xml;base64,")
+
+    # A private sign-in opens in storage of its own, labelled as such.
+    await page.get_by_role("combobox", name="Profile of the new tab").select_option(
+        label="Private sign-in"
+    )
+    await page.get_by_role("button", name="New tab").click()
+    await expect(rows).to_have_count(2)
+    await expect(rows.nth(1)).to_contain_text("Private")
+    await screens.save(page, "host-tabs-private-sign-in")
