@@ -135,6 +135,7 @@ HOST_ERROR_CODES: tuple[ErrorCode, ...] = (
 REVOCATION_CODES: tuple[ErrorCode, ...] = (
     ErrorCode("sessionEnded", "The session was signed out or expired."),
     ErrorCode("roleChanged", "The member's role in the team changed; a new connection has it."),
+    ErrorCode("accessChanged", "The member's access changed (said by a hub that names no cause)."),
     ErrorCode("removedFromTeam", "The account is no longer a member of the team."),
     ErrorCode("hostRemoved", "The host was removed from the team."),
 )

@@ -77,7 +77,8 @@ ERROR_CLASSES = _error_classes()
 
 def _literal_codes(path: Path) -> Iterator[tuple[int, str]]:
     """Codes written as ``code="..."`` (or a module constant) in a call, assigned to an
-    error's ``.code``, or the class's own when an error class is called without one."""
+    error's ``.code``, a message field ``code``'s default, or the class's own when an error
+    class is called without one."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     constants = {
         target.id: node.value.value
@@ -99,6 +100,14 @@ def _literal_codes(path: Path) -> Iterator[tuple[int, str]]:
             isinstance(t, ast.Attribute) and t.attr == "code" for t in node.targets
         ):
             values = [node.value]
+        elif (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and node.target.id == "code"
+            and isinstance(node.value, ast.Constant)
+            and node.value.value  # a key's DOM ``code`` defaults to "", no error code
+        ):
+            values = [node.value]  # a message's default code: ``code: Literal[...] = "..."``
         for value in values:
             if isinstance(value, ast.Constant) and isinstance(value.value, str):
                 yield value.lineno, value.value

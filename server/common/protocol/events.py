@@ -90,7 +90,9 @@ class BrowserControlRequestResolved(HostEvent):
     outcome: Literal["granted", "dismissed", "withdrawn", "expired", "cancelled"]
 
 
-RevocationCode = Literal["sessionEnded", "roleChanged", "removedFromTeam", "hostRemoved"]
+RevocationCode = Literal[
+    "sessionEnded", "roleChanged", "removedFromTeam", "hostRemoved", "accessChanged"
+]
 """Why access ended, as a stable code declared in ``server.common.error_codes``."""
 
 

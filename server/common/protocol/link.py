@@ -69,8 +69,9 @@ class LinkRevoke(InboundModel):
     team_id: str | None = None
     account_id: str | None = None
     all_peers: bool = False
-    # Why, for the peers' ``revoked`` event; ``reason`` is the same in words, for logs.
-    code: RevocationCode
+    # Why, for the peers' ``revoked`` event; ``reason`` is the same in words, for logs. A hub
+    # of an earlier release sends no code: its revocation still ends the peers, said plainly.
+    code: RevocationCode = "accessChanged"
     reason: str
     # The hub's clock when access ended; tickets issued before it are refused.
     revoked_at: float

@@ -64,6 +64,7 @@ const TABLE: Record<string, string> = {
   roleChanged: 'Your role in this team changed. Reconnect to continue with your new role.',
   removedFromTeam: 'You are no longer a member of this team, so its hosts and pages are closed to you. Ask an owner or an admin if you need to be added again.',
   hostRemoved: 'This host was removed from the team, so it can no longer be reached here.',
+  accessChanged: 'Your access to this host changed. Reconnect to continue.',
 
   // A host's Team API and live views.
   messageTooLarge: 'That is too large to send to the host. Send something smaller.',

@@ -1556,7 +1556,7 @@ export interface components {
              * Code
              * @enum {string}
              */
-            code: "sessionEnded" | "roleChanged" | "removedFromTeam" | "hostRemoved";
+            code: "sessionEnded" | "roleChanged" | "removedFromTeam" | "hostRemoved" | "accessChanged";
             /** Reason */
             reason: string;
         };
