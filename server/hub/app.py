@@ -51,9 +51,17 @@ def build_app(hub: Hub) -> web.Application:
     app.router.add_get(LINK_PATH, hub.links.handle, name="host_link")
     add_web_client(app)
     app.cleanup_ctx.append(_lifecycle(hub))
-    # Long-lived websockets end first, so shutdown does not wait for them.
+    # Long-lived websockets and event streams end first, so shutdown does not wait for them.
     app.on_shutdown.append(lambda _app: hub.links.close())
+    app.on_shutdown.append(_end_streams(hub))
     return app
+
+
+def _end_streams(hub: Hub) -> Any:
+    async def end(_app: web.Application) -> None:
+        hub.streams.close_all()
+
+    return end
 
 
 def _lifecycle(hub: Hub) -> Any:

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
+from pydantic import ValidationError
 
 from server.common.clock import Clock, SystemClock
+from server.common.protocol.link import LinkRevoke
 from server.common.tokens import new_id
 from server.config import Settings
 from server.db.engine import Database
+from server.hub.account_streams import AccountStreams
 from server.hub.bus import Bus, LocalBus, PostgresBus
 from server.hub.links import HostLinks
 from server.hub.metrics import HubMetrics
@@ -23,6 +27,8 @@ from server.hub.services.sessions import SessionService
 from server.hub.services.setup import SetupService
 from server.hub.services.teams import TeamService
 from server.hub.services.tickets import TicketService
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -44,6 +50,7 @@ class Hub:
     tickets: TicketService
     links: HostLinks
     changes: AccessChanges
+    streams: AccountStreams
 
     @classmethod
     def build(
@@ -91,6 +98,7 @@ class Hub:
             tickets=tickets,
             links=HostLinks(hosts, tickets, bus, instance_id, clock),
             changes=changes,
+            streams=AccountStreams(),
         )
         changes.bind(hub.apply_access_change)
         return hub
@@ -110,11 +118,19 @@ class Hub:
 
     async def apply_access_change(self, message: dict[str, Any]) -> None:
         if message.get("kind") == "memberships":
-            account_ids = message.get("account_ids")
-            self.teams.forget_cached(None if account_ids is None else list(account_ids))
+            raw_ids = message.get("account_ids")
+            account_ids = None if raw_ids is None else [str(i) for i in raw_ids]
+            self.teams.forget_cached(account_ids)
+            self.streams.memberships_changed(account_ids)
             return
-        revoke = message.get("revoke") or {}
-        self.sessions.forget_cached(list(revoke.get("session_hashes") or []))
+        try:
+            revoke = LinkRevoke.model_validate(message.get("revoke") or {})
+        except ValidationError:
+            log.warning("dropped a malformed revocation from the bus")
+            return
+        # Another instance ended these sessions: this one must not trust its cache of them.
+        self.sessions.forget_cached(revoke.session_hashes)
+        self.streams.revoked(revoke)
         await self.links.deliver_revoke(message)
 
 

@@ -99,3 +99,34 @@ async def test_a_second_tab_waits_for_the_first_and_connects_when_it_closes(
 
     await first.close()
     await expect(status).to_have_attribute("data-connection", "connected", timeout=CONNECT_MS)
+
+
+async def test_a_role_change_reaches_a_page_of_the_hub_alone_at_once(
+    crewhost: Crewhost, browser: Browser, hub_api: HubApi, screens: Screens
+) -> None:
+    """The Members page has no host connection: the hub's event stream tells it."""
+    team = await hub_api.new_team("Crew Hub Pages")
+    await team.add_member("ola@example.com", "Ola", role="admin")
+    account = await member_id(team, "ola@example.com")
+    context = await browser.new_context(viewport=DESKTOP)
+    await sign_in_context(context, crewhost, "ola@example.com")
+    page = await context.new_page()
+    await page.goto(crewhost.at(f"/app/teams/{team.id}/members"))
+    team_pages = page.get_by_role("navigation", name="Team pages")
+    role = page.locator(".team-switcher-role")
+    await expect(role).to_have_text("Your role: Admin")
+    await expect(team_pages.get_by_role("link", name="Invitations")).to_be_visible()
+    await page.evaluate("window.e2eNotReloaded = true")
+
+    changed = await team.owner.patch(f"/v1/teams/{team.id}/members/{account}", {"role": "member"})
+    assert changed.status == 200, changed.body
+    await expect(role).to_have_text("Your role: Member")
+    await expect(team_pages.get_by_role("link", name="Invitations")).to_have_count(0)
+    assert await page.evaluate("window.e2eNotReloaded === true"), "the page was reloaded"
+    await screens.save(page, "access-role-changed-members-page")
+
+    # Signed out on another device: this page goes to sign-in by itself.
+    other = await hub_api.sign_in("ola@example.com")
+    revoked = await other.post("/v1/me/sessions/revoke-others")
+    assert revoked.status == 200, revoked.body
+    await expect(page.get_by_role("heading", name="Sign in")).to_be_visible()

@@ -48,3 +48,61 @@ describe('watchSession', () => {
     stop();
   });
 });
+
+/** A stand-in for the browser's EventSource: the test says what the hub sends. */
+class FakeEventSource extends EventTarget {
+  static readonly CLOSED = 2;
+  static opened: FakeEventSource[] = [];
+  readyState = 1;
+  onerror: (() => void) | null = null;
+  closed = false;
+
+  constructor(readonly url: string) {
+    super();
+    FakeEventSource.opened.push(this);
+  }
+
+  send(code: string) {
+    this.dispatchEvent(new MessageEvent('access', { data: JSON.stringify({ code, teamId: 't' }) }));
+  }
+
+  close() {
+    this.closed = true;
+  }
+}
+
+describe('the hub event stream', () => {
+  it('reloads on a change of access and ends on a session ended elsewhere', () => {
+    FakeEventSource.opened = [];
+    vi.stubGlobal('EventSource', FakeEventSource);
+    const ended = vi.fn();
+    const changed = vi.fn();
+    const stop = watchSession(ended, changed);
+    const [source] = FakeEventSource.opened;
+    expect(source!.url).toBe('/v1/events');
+    source!.send('roleChanged');
+    source!.send('removedFromTeam');
+    source!.send('membershipsChanged');
+    expect(changed).toHaveBeenCalledTimes(3);
+    expect(ended).not.toHaveBeenCalled();
+    source!.send('sessionEnded');
+    expect(ended).toHaveBeenCalledTimes(1);
+    stop();
+    expect(source!.closed).toBe(true);
+  });
+
+  it('asks the hub whether the session stands when the stream is refused', async () => {
+    FakeEventSource.opened = [];
+    vi.stubGlobal('EventSource', FakeEventSource);
+    const fetchMock = vi.fn<() => Promise<Response>>();
+    vi.stubGlobal('fetch', fetchMock);
+    fetchMock.mockResolvedValueOnce(reply(401, { error: { code: 'unauthenticated', message: 'sign in' } }));
+    const ended = vi.fn();
+    const stop = watchSession(ended);
+    const [source] = FakeEventSource.opened;
+    source!.readyState = FakeEventSource.CLOSED;
+    source!.onerror!();
+    await vi.waitFor(() => expect(ended).toHaveBeenCalledTimes(1));
+    stop();
+  });
+});

@@ -105,6 +105,15 @@ async def update_profile(call: Call[UpdateProfile]) -> AccountView:
     return account_view(account, has_avatar)
 
 
+@routes.get("/v1/events", access="account", reply_content_types=("text/event-stream",))
+async def account_events(call: Call[None]) -> web.StreamResponse:
+    """Server-sent events of this account's access: ``access`` with a ``code``
+    (``membershipsChanged``, ``roleChanged``, ``removedFromTeam``, ``sessionEnded``) and the
+    team it concerns; the page reloads what it shows. The stream ends with its session."""
+    principal = call.principal
+    return await call.hub.streams.serve(call.request, principal.account_id, principal.token_hash)
+
+
 @routes.get("/v1/me/avatar", access="account", reply_content_types=IMAGE_TYPES)
 async def get_avatar(call: Call[None]) -> web.Response:
     """The avatar image, with the type its bytes show."""

@@ -1,4 +1,4 @@
-"""The hub–host link's messages as the host reads them."""
+"""The hub-to-host link's messages as the host reads them."""
 
 from __future__ import annotations
 
