@@ -1,0 +1,47 @@
+// Sandbox prelude: runs first in every sandbox runtime, before the agent's script.
+// It takes the one host entry point off the global object, so the script reaches the
+// host only through the helpers defined here, and each crossing carries JSON text.
+"use strict";
+(() => {
+  const host = globalThis.__crewhostHost;
+  delete globalThis.__crewhostHost;
+  const helpers = JSON.parse(globalThis.__crewhostHelpers || "[]");
+  delete globalThis.__crewhostHelpers;
+
+  class StepError extends Error {
+    constructor(code, message) {
+      super(message);
+      this.name = "StepError";
+      this.code = code;
+    }
+  }
+
+  async function call(name, args) {
+    const answer = JSON.parse(await host(name, JSON.stringify(args === undefined ? [] : args)));
+    if (answer.ok) return answer.value;
+    throw new StepError(answer.code, answer.message);
+  }
+
+  // A page function becomes its source, so waitFor can run it in the page.
+  const plain = (value) =>
+    typeof value === "function" ? { __function: String(value) } : value;
+
+  for (const name of helpers) {
+    Object.defineProperty(globalThis, name, {
+      value: (...args) => call(name, args.map(plain)),
+      enumerable: false,
+      writable: false,
+      configurable: false,
+    });
+  }
+  Object.defineProperty(globalThis, "StepError", { value: StepError });
+  const lines = [];
+  Object.defineProperty(globalThis, "console", {
+    value: Object.freeze({
+      log: (...parts) => {
+        if (lines.length < 200) lines.push(parts.map((p) => (typeof p === "string" ? p : JSON.stringify(p))).join(" ").slice(0, 2000));
+      },
+    }),
+  });
+  Object.defineProperty(globalThis, "__crewhostLog", { value: () => lines });
+})();
