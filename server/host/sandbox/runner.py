@@ -66,6 +66,8 @@ class SandboxOutcome:
     error_name: str | None = None
     error_code: str | None = None
     log: list[str] = field(default_factory=list)
+    # The script did not compile (nothing of it ran).
+    parse_error: bool = False
     # Seconds from the call to the script's first line (the runtime's start).
     start_seconds: float = 0.0
 
@@ -201,7 +203,14 @@ class _Run:
             else:
                 outcome = self._ended("error", "the script awaits a promise that nothing settles")
         except quickjs_rs.JSError as exc:
-            outcome = self._ended("error", _page_hint(exc.name, exc.message)[:2000])
+            # The wrapper catches what the script throws: what reaches here did not compile.
+            outcome = SandboxOutcome(
+                "error",
+                message=f"{exc.name}: {exc.message}"[:2000],
+                error_name=exc.name,
+                parse_error=True,
+                start_seconds=self._start_seconds(),
+            )
         except Exception as exc:
             log.warning("sandbox run failed with %s", type(exc).__name__)
             outcome = self._ended("error", "the sandbox failed to run the script")

@@ -35,6 +35,14 @@
     });
   }
   Object.defineProperty(globalThis, "StepError", { value: StepError });
+  if (helpers.includes("step")) {
+    // A target by role and name, as other libraries write it: role("button", { name }).
+    const role = (kind, name, options) => {
+      const given = typeof name === "object" && name !== null ? name : { ...(options || {}), name };
+      return given.name === undefined ? { kind: "role", role: kind } : { kind: "role", role: kind, name: String(given.name) };
+    };
+    Object.defineProperty(globalThis, "role", { value: role });
+  }
   const lines = [];
   Object.defineProperty(globalThis, "console", {
     value: Object.freeze({
