@@ -62,14 +62,20 @@ async def script(context: ToolContext, tab: Tab, source: str, **extra: Any) -> d
     return await call(context, "run_script", tabId=tab.id, script=source, **extra)
 
 
+async def on_script_page(
+    context: ToolContext, site: Site, source: str, **extra: Any
+) -> dict[str, Any]:
+    """Runs ``source`` on a new tab of the script fixture page."""
+    return await script(context, await open_page(context, site, "/script.html"), source, **extra)
+
+
 # -- the helpers ----------------------------------------------------------------------------
 
 
 async def test_each_action_helper_runs_its_tool(context: ToolContext, site: Site) -> None:
-    tab = await open_page(context, site, "/script.html")
-    result = await script(
+    result = await on_script_page(
         context,
-        tab,
+        site,
         """
         await type('#name', 'Grace');
         await selectOption('#color', 'Green');
@@ -99,10 +105,9 @@ async def test_each_action_helper_runs_its_tool(context: ToolContext, site: Site
 
 
 async def test_step_takes_an_action_and_its_fields(context: ToolContext, site: Site) -> None:
-    tab = await open_page(context, site, "/script.html")
-    result = await script(
+    result = await on_script_page(
         context,
-        tab,
+        site,
         """
         await step({action: 'type', target: 'css #name', text: 'Ada', tabId: 'ignored'});
         await step({action: 'select_option', target: '#color', value: 'Green'});
@@ -131,10 +136,9 @@ async def test_navigate_and_a_role_target(context: ToolContext, site: Site) -> N
 
 
 async def test_every_wait_for_form(context: ToolContext, site: Site) -> None:
-    tab = await open_page(context, site, "/script.html")
-    result = await script(
+    result = await on_script_page(
         context,
-        tab,
+        site,
         """
         await click('#reveal');
         const polled = await waitFor(() => document.title === 'ready' && document.title);
@@ -165,10 +169,9 @@ async def test_every_wait_for_form(context: ToolContext, site: Site) -> None:
 async def test_evaluate_gives_null_for_undefined_and_up_to_a_megabyte(
     context: ToolContext, site: Site
 ) -> None:
-    tab = await open_page(context, site, "/script.html")
-    result = await script(
+    result = await on_script_page(
         context,
-        tab,
+        site,
         """
         const nothing = await evaluate('void 0');
         const big = await evaluate("'x'.repeat(900000)");
@@ -189,10 +192,9 @@ async def test_evaluate_gives_null_for_undefined_and_up_to_a_megabyte(
 async def test_a_failed_step_throws_and_the_script_may_go_on(
     context: ToolContext, site: Site
 ) -> None:
-    tab = await open_page(context, site, "/script.html")
-    result = await script(
+    result = await on_script_page(
         context,
-        tab,
+        site,
         """
         let caught;
         try { await click('#missing') } catch (e) { caught = [e.name, e.code] }
@@ -209,23 +211,22 @@ async def test_a_failed_step_throws_and_the_script_may_go_on(
 async def test_an_uncaught_step_failure_ends_the_script_with_its_snapshot(
     context: ToolContext, site: Site
 ) -> None:
-    tab = await open_page(context, site, "/script.html")
-    result = await script(context, tab, "await type('#name', 'Ok'); await click('#missing')")
+    result = await on_script_page(
+        context, site, "await type('#name', 'Ok'); await click('#missing')"
+    )
     assert result["status"] == "error"
     assert result["errorCode"] == "targetNotFound"
     assert "snapshot" in result
 
 
 async def test_the_value_is_at_most_64_kb(context: ToolContext, site: Site) -> None:
-    tab = await open_page(context, site, "/script.html")
-    result = await script(context, tab, "return 'x'.repeat(70000)")
+    result = await on_script_page(context, site, "return 'x'.repeat(70000)")
     assert "value" not in result
     assert "64" in result["valueError"] or "65536" in result["valueError"]
 
 
 async def test_a_sandbox_global_read_says_to_use_evaluate(context: ToolContext, site: Site) -> None:
-    tab = await open_page(context, site, "/script.html")
-    result = await script(context, tab, "return document.title")
+    result = await on_script_page(context, site, "return document.title")
     assert result["status"] == "error"
     assert "evaluate" in result["message"]
 
@@ -243,15 +244,13 @@ async def test_at_most_200_steps(context: ToolContext, site: Site) -> None:
 
 
 async def test_a_loop_without_steps_ends_at_the_deadline(context: ToolContext, site: Site) -> None:
-    tab = await open_page(context, site, "/script.html")
-    result = await script(context, tab, "await sleep(0); while (true) {}", timeoutMs=1000)
+    result = await on_script_page(context, site, "await sleep(0); while (true) {}", timeoutMs=1000)
     assert result["status"] == "timeout"
     assert "snapshot" in result
 
 
 async def test_the_timeout_has_bounds(context: ToolContext, site: Site) -> None:
-    tab = await open_page(context, site, "/script.html")
-    result = await script(context, tab, "return 1", timeoutMs=121_000)
+    result = await on_script_page(context, site, "return 1", timeoutMs=121_000)
     assert result["error"]["code"] == "invalidArguments"
 
 
