@@ -36,6 +36,10 @@ MEMORY_LIMIT = 64 * 1024 * 1024
 STACK_LIMIT = 1024 * 1024
 DEFAULT_DEADLINE = 60.0
 LONGEST_DEADLINE = 120.0
+# Room in the guest's linear memory for its static data beside heap and stack.
+_STATIC_MARGIN = 4 * 1024 * 1024
+# A trap this close to the memory cap is taken for a failed growth.
+_GROWTH_MARGIN = 2 * 1024 * 1024
 
 # Names a script written for a page reaches for; the message says where the page is.
 _PAGE_GLOBALS = ("document", "window", "location", "page", "$")
@@ -54,6 +58,11 @@ class SandboxLimits:
     memory_bytes: int = MEMORY_LIMIT
     stack_bytes: int = STACK_LIMIT
     deadline: float = DEFAULT_DEADLINE
+
+    @property
+    def linear_memory_bytes(self) -> int:
+        """The cap on the guest's whole memory: the heap, its stack and static data."""
+        return self.memory_bytes + self.stack_bytes + _STATIC_MARGIN
 
 
 @dataclass(frozen=True)
@@ -170,6 +179,7 @@ class _Run:
         self._stop = threading.Event()
         self.done: asyncio.Future[SandboxOutcome] = loop.create_future()
         self._started_at: float | None = None
+        self._memory_at_trap = 0
 
     def stop(self) -> None:
         """Makes the script stop at its next interrupt poll."""
@@ -191,8 +201,12 @@ class _Run:
         try:
             outcome = asyncio.run(self._drive())
         except Trap:
-            # The guest's own stack ran out before QuickJS's check: the instance trapped.
-            outcome = self._ended("stack_limit", "the script recursed too deeply")
+            # The instance trapped: its memory could not grow any more, or the guest's own
+            # stack ran out before QuickJS's check did.
+            if self._memory_at_trap >= self._limits.linear_memory_bytes - _GROWTH_MARGIN:
+                outcome = self._ended("memory_limit", "the script used more memory than it may")
+            else:
+                outcome = self._ended("stack_limit", "the script recursed too deeply")
         except quickjs_rs.MemoryLimitError:
             outcome = self._ended("memory_limit", "the script used more memory than it may")
         except quickjs_rs.InterruptError:
@@ -237,13 +251,21 @@ class _Run:
             # Our deadline counts the whole run; the engine's own pauses while a helper runs.
             runtime._engine_rt.set_interrupt_handler(self._interrupted)
             with runtime.new_context(timeout=self._limits.deadline + 1.0) as context:
+                # QuickJS's own limit leaves out array buffers: the guest's whole linear
+                # memory (heap, buffers, stack, static data) is capped as well.
+                instance = context._engine_ctx._inst
+                instance.store.set_limits(memory_size=self._limits.linear_memory_bytes)
                 context.register("__crewhostHost", self._cross, is_async=True)
                 context.globals["__crewhostHelpers"] = json.dumps(self._helpers)
                 context.eval(_PRELUDE, filename="prelude.js")
                 self._started_at = time.monotonic()
-                text = await context.eval_async(
-                    _wrapped(self._source), filename="script.js", timeout=self._limits.deadline
-                )
+                try:
+                    text = await context.eval_async(
+                        _wrapped(self._source), filename="script.js", timeout=self._limits.deadline
+                    )
+                except Trap:
+                    self._memory_at_trap = int(instance.mem.data_len(instance.store))
+                    raise
         envelope = json.loads(text)
         log_lines = [str(line) for line in envelope.get("log") or []]
         if envelope.get("error"):

@@ -172,13 +172,26 @@ async def test_the_deadline_counts_time_spent_in_helpers() -> None:
 
 async def test_a_memory_bomb_ends_with_a_clear_status(heartbeat: Heartbeat) -> None:
     outcome = await run("const a = []; while (true) a.push(new Array(100000).fill(a.length))")
-    assert outcome.status in ("memory_limit", "timeout")
+    assert outcome.status == "memory_limit"
     assert heartbeat.beats > 1
 
 
 async def test_one_large_allocation_hits_the_memory_limit() -> None:
     outcome = await run("const big = new Uint8Array(100 * 1024 * 1024); return big.length")
     assert outcome.status == "memory_limit"
+
+
+async def test_array_buffers_count_towards_the_memory_limit(heartbeat: Heartbeat) -> None:
+    outcome = await run("const a = []; while (true) a.push(new Uint8Array(1 << 20)); ")
+    assert outcome.status == "memory_limit"
+
+
+async def test_a_script_may_use_memory_below_the_limit() -> None:
+    outcome = await run(
+        "const a = []; for (let i = 0; i < 40; i++) a.push(new Uint8Array(1 << 20));"
+        " return a.length"
+    )
+    assert outcome.value == 40
 
 
 async def test_deep_recursion_ends_with_the_stack_limit(heartbeat: Heartbeat) -> None:
