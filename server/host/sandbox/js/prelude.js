@@ -26,9 +26,33 @@
   const plain = (value) =>
     typeof value === "function" ? { __function: String(value) } : value;
 
+  // A waitFor function that itself calls evaluate, snapshot or step is written for the
+  // sandbox, not the page: it is polled here once a second (each pause is a step).
+  const SANDBOX_CONDITION = /\b(evaluate|snapshot|step)\s*\(/;
+  const LONGEST_WAIT_MS = 25000;
+  async function waitHere(condition, options) {
+    const asked = typeof options === "number" ? options : (options && options.timeout) || LONGEST_WAIT_MS;
+    const end = Date.now() + Math.min(asked, LONGEST_WAIT_MS);
+    for (;;) {
+      const value = await condition();
+      if (value) return value;
+      if (Date.now() >= end) throw new StepError("waitTimeout", `the condition did not hold within ${asked} ms`);
+      await call("sleep", [1000]);
+    }
+  }
+
+  const helper = (name) => {
+    const plainCall = (...args) => call(name, args.map(plain));
+    if (name !== "waitFor") return plainCall;
+    return (first, ...rest) =>
+      typeof first === "function" && SANDBOX_CONDITION.test(String(first))
+        ? waitHere(first, rest[0])
+        : plainCall(first, ...rest);
+  };
+
   for (const name of helpers) {
     Object.defineProperty(globalThis, name, {
-      value: (...args) => call(name, args.map(plain)),
+      value: helper(name),
       enumerable: false,
       writable: false,
       configurable: false,

@@ -166,6 +166,24 @@ async def test_every_wait_for_form(context: ToolContext, site: Site) -> None:
     assert "waitFor takes one of" in result["value"]["unknown"]
 
 
+async def test_a_wait_for_function_that_calls_helpers_is_polled_in_the_sandbox(
+    context: ToolContext, site: Site
+) -> None:
+    result = await on_script_page(
+        context,
+        site,
+        """
+        await click('#reveal');
+        const title = await waitFor(async () => (await evaluate('document.title')) === 'ready');
+        let timedOut = null;
+        try { await waitFor(async () => await evaluate('false'), 1500) }
+        catch (e) { timedOut = e.code }
+        return {title, timedOut};
+        """,
+    )
+    assert result["value"] == {"title": True, "timedOut": "waitTimeout"}, result
+
+
 async def test_evaluate_gives_null_for_undefined_and_up_to_a_megabyte(
     context: ToolContext, site: Site
 ) -> None:
