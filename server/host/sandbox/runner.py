@@ -17,6 +17,7 @@ there: no modules, network, files, timers or process.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import json
 import logging
@@ -180,10 +181,14 @@ class _Run:
         self.done: asyncio.Future[SandboxOutcome] = loop.create_future()
         self._started_at: float | None = None
         self._memory_at_trap = 0
+        # Helper calls running on the caller's loop now; a stop cancels them.
+        self._in_flight: set[concurrent.futures.Future[str]] = set()
 
     def stop(self) -> None:
-        """Makes the script stop at its next interrupt poll."""
+        """Makes the script stop at its next interrupt poll, and its helper calls at once."""
         self._stop.set()
+        for future in list(self._in_flight):
+            future.cancel()
 
     def _interrupted(self) -> bool:
         return self._stop.is_set() or time.monotonic() >= self._deadline
@@ -266,8 +271,13 @@ class _Run:
                 except Trap:
                     self._memory_at_trap = int(instance.mem.data_len(instance.store))
                     raise
-        envelope = json.loads(text)
-        log_lines = [str(line) for line in envelope.get("log") or []]
+        try:
+            envelope = json.loads(text)
+            json.loads(envelope["value"])
+            log_lines = [str(line) for line in envelope.get("log") or []]
+        except (TypeError, ValueError, KeyError):
+            # The script replaced JSON itself: its outcome cannot be read.
+            return self._ended("error", "the script's value is not JSON")
         if envelope.get("error"):
             if envelope["error"].get("name") == "InternalError" and self._interrupted():
                 # The interrupt landed in a job the script's own try/catch wraps.
@@ -289,11 +299,14 @@ class _Run:
         if self._interrupted():
             return json.dumps({"ok": False, "code": "stopped", "message": "the script stopped"})
         future = asyncio.run_coroutine_threadsafe(self._host(name, payload), self._loop)
+        self._in_flight.add(future)
         try:
             return await asyncio.wrap_future(future)
         except asyncio.CancelledError:
             # The caller gave up on the step: the script ends at its next interrupt poll.
             return json.dumps({"ok": False, "code": "stopped", "message": "the script stopped"})
+        finally:
+            self._in_flight.discard(future)
 
 
 async def run_in_sandbox(

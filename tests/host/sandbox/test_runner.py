@@ -205,6 +205,37 @@ async def test_a_one_megabyte_string_loop_ends_with_a_clear_status(heartbeat: He
     assert heartbeat.beats > 0
 
 
+async def test_a_log_of_a_circular_value_still_logs() -> None:
+    outcome = await run("const a = {}; a.self = a; console.log('loop', a); return 1")
+    assert outcome.log == ["loop [object Object]"]
+
+
+async def test_a_script_that_replaces_json_gets_no_value() -> None:
+    outcome = await run("JSON.stringify = () => 'not json'; return 1")
+    assert outcome.status == "error"
+
+
+async def test_stopping_cancels_the_helper_call_under_way() -> None:
+    started = asyncio.Event()
+    cancelled = asyncio.Event()
+
+    async def slow(name: str, payload: str) -> str:
+        started.set()
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            cancelled.set()
+            raise
+        return json.dumps({"ok": True, "value": None})
+
+    outcome = await run_in_sandbox(
+        "await wait()", helpers=["wait"], host=slow, limits=SandboxLimits(deadline=0.5)
+    )
+    assert outcome.status == "timeout"
+    await cancelled.wait()
+    assert started.is_set()
+
+
 async def test_each_script_has_a_fresh_runtime() -> None:
     await run("globalThis.left = 'behind'")
     assert (await run("return typeof globalThis.left")).value == "undefined"

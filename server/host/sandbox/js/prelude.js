@@ -71,7 +71,12 @@
   Object.defineProperty(globalThis, "console", {
     value: Object.freeze({
       log: (...parts) => {
-        if (lines.length < 200) lines.push(parts.map((p) => (typeof p === "string" ? p : JSON.stringify(p))).join(" ").slice(0, 2000));
+        if (lines.length >= 200) return;
+        const shown = (p) => {
+          if (typeof p === "string") return p;
+          try { return JSON.stringify(p); } catch (e) { return String(p); }
+        };
+        lines.push(parts.map(shown).join(" ").slice(0, 2000));
       },
     }),
   });

@@ -115,7 +115,7 @@ class _Stop(Exception):
 
 
 def _answer(value: Any) -> str:
-    return json.dumps({"ok": True, "value": value}, ensure_ascii=False)
+    return json.dumps({"ok": True, "value": value}, ensure_ascii=False, default=str)
 
 
 def _refusal(code: str, message: str) -> str:
