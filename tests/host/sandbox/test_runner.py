@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 
 import pytest
+import quickjs_rs
 
 from server.host.sandbox.runner import SandboxLimits, SandboxOutcome, run_in_sandbox, warm_up
+from tests.support.loop_watch import watch_event_loop
 
 SHORT = SandboxLimits(deadline=1.5)
 
@@ -145,6 +147,36 @@ async def test_a_thrown_error_is_the_status_error() -> None:
 async def test_a_promise_nothing_settles_ends_the_script() -> None:
     outcome = await run("await new Promise(() => {})")
     assert outcome.status == "error"
+
+
+async def _watched(body: Awaitable[object]) -> None:
+    watch = watch_event_loop()
+    await anext(watch)
+    await asyncio.sleep(0.05)  # the watch's heartbeat has beaten once
+    await body
+    with pytest.raises(StopAsyncIteration):
+        await anext(watch)
+
+
+async def _on_the_loop(source: str) -> None:
+    """The same engine run right on the event loop, as the sandbox never does."""
+    with (
+        quickjs_rs.Runtime() as runtime,
+        runtime.new_context(timeout=1.5) as context,
+        pytest.raises(quickjs_rs.TimeoutError),
+    ):
+        context.eval(source)
+
+
+@pytest.mark.allow_blocking
+async def test_the_watchdog_would_catch_a_script_run_on_the_loop() -> None:
+    # What the tests below rely on: the same loop, run on the event loop, fails the watch.
+    with pytest.raises(AssertionError, match="event loop was blocked"):
+        await _watched(_on_the_loop("while (true) {}"))
+
+
+async def test_a_runaway_script_in_the_sandbox_passes_the_watch() -> None:
+    await _watched(run("while (true) {}"))
 
 
 async def test_an_infinite_loop_ends_at_the_deadline(heartbeat: Heartbeat) -> None:
