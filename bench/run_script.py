@@ -16,6 +16,9 @@ Run from the repository root with the project venv::
   time from the call to the script's first line (``SandboxOutcome.start_seconds``:
   thread, runtime, prelude) and the whole call.
 
+* ``loop lag``: how late a 5 ms sleep on the event loop wakes while a script that loops
+  without end runs beside it for 2 s (until its deadline).
+
 Goal: sandbox start p95 <= 10 ms after warm-up. The numbers are printed and written to
 ``bench/results/run_script.json``; the exit status is 1 when the goal is missed.
 """
@@ -41,7 +44,7 @@ from server.common.addresses import AddressPolicy
 from server.host.browser.callers import Caller
 from server.host.browser.engine import BrowserEngine
 from server.host.browser.partitions import Partition
-from server.host.sandbox.runner import run_in_sandbox, warm_up
+from server.host.sandbox.runner import SandboxLimits, run_in_sandbox, warm_up
 from server.host.tools.base import ToolContext, TurnState
 from server.host.tools.catalog import call_tool
 
@@ -174,8 +177,23 @@ async def bench_start(starts: int) -> dict[str, Any]:
     }
 
 
+async def bench_loop_lag(seconds: float) -> dict[str, Any]:
+    """How late a 5 ms sleep on the event loop wakes while a runaway script computes."""
+    lags: list[float] = []
+    running = asyncio.ensure_future(
+        run_in_sandbox("while (true) {}", limits=SandboxLimits(deadline=seconds))
+    )
+    while not running.done():
+        asked = time.perf_counter()
+        await asyncio.sleep(0.005)
+        lags.append(time.perf_counter() - asked - 0.005)
+    outcome = await running
+    return {"status": outcome.status, "lag": stats_ms(lags)}
+
+
 async def main(args: argparse.Namespace) -> int:
     start = await bench_start(args.starts)
+    lag = await bench_loop_lag(2.0)
     with tempfile.TemporaryDirectory() as folder:
         async with (
             page_site() as url,
@@ -191,6 +209,10 @@ async def main(args: argparse.Namespace) -> int:
         f" / {start['start']['max_ms']} ms; whole call p50/p95: "
         f"{start['whole_call']['p50_ms']} / {start['whole_call']['p95_ms']} ms"
     )
+    print(
+        f"event loop lag beside a runaway script ({lag['status']}): p50/p95/max "
+        f"{lag['lag']['p50_ms']} / {lag['lag']['p95_ms']} / {lag['lag']['max_ms']} ms"
+    )
     print(f"{stepping['steps']} steps, {args.rounds} rounds (p50 / p95 ms):")
     for name in ("single_calls", "run_script", "final_snapshot", "script_overhead_per_step"):
         print(f"  {name:<26} {stepping[name]['p50_ms']:>9} / {stepping[name]['p95_ms']}")
@@ -203,6 +225,7 @@ async def main(args: argparse.Namespace) -> int:
                 "machine": platform.platform(),
                 "python": sys.version.split()[0],
                 "start": start,
+                "loop_lag": lag,
                 "steps": stepping,
                 "goal_met": met,
             },
