@@ -342,8 +342,13 @@ async def test_a_crashed_page_stops_the_script_at_once(
         await click('#reveal').catch(() => null);
         return 'stopped?';
         """,
+        timeoutMs=10_000,
     )
+    # At once: the step under way when the page crashed (the evaluate or the 20-second
+    # wait, as the crash falls) stopped it, well before the 10-second deadline.
     assert result["status"] == "page_crashed", result
+    assert result["stepsRun"] <= 2
+    assert result["failedSteps"][-1]["code"] == "page_crashed"
     # The final snapshot loads the page again.
     assert "snapshot" in result
     for task in crashing:
