@@ -21,12 +21,22 @@ FAMILY_OF_TOOL: dict[str, str] = {
     "open": "browser-navigation",
     "navigate": "browser-navigation",
     "evaluate": "browser-script",
+    "execute_script": "browser-script",
+    # A script runs input and navigation steps too: it needs those families as well.
+    "run_script": "browser-script",
     "handle_dialog": "browser-dialog",
 }
 FAMILIES: tuple[str, ...] = tuple(sorted(set(FAMILY_OF_TOOL.values())))
+# Gated tools that also need other families auto-approved to run without asking.
+ALSO_NEEDS: dict[str, tuple[str, ...]] = {
+    "run_script": ("browser-input", "browser-navigation"),
+}
 
 
 def auto_approved(permissions: dict[str, str], tool: str) -> bool:
     """Whether a gated ``tool`` runs without asking under these permissions."""
     family = FAMILY_OF_TOOL.get(tool)
-    return family is not None and permissions.get(family) == "auto-approve"
+    if family is None:
+        return False
+    families = (family, *ALSO_NEEDS.get(tool, ()))
+    return all(permissions.get(name) == "auto-approve" for name in families)

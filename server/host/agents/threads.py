@@ -37,7 +37,7 @@ from server.host.agents.turn_loop import (
     ToolOutcome,
     TurnProgress,
     TurnSetup,
-    argument_summary,
+    consent_summary,
     run_turn,
 )
 from server.host.browser.callers import Caller
@@ -296,7 +296,7 @@ class ThreadService:
             call_id=call.id,
             tool=call.name,
             arguments=call.arguments,
-            summary=f"{call.name} {argument_summary(call.arguments)}",
+            summary=consent_summary(call),
             # Read at each answer: sharing the thread, or taking it back, applies at once.
             visible_to=lambda account_id: running.thread.visible_to(account_id),
         )

@@ -215,6 +215,26 @@ def argument_summary(arguments: dict[str, Any], limit: int = 120) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+# Tools whose consent prompt shows their code itself: the member approves what will run.
+CODE_ARGUMENTS = {"run_script": "script", "execute_script": "code", "evaluate": "expression"}
+# The most of that code a prompt shows; a longer one says how much is left out.
+CONSENT_CODE_SHOWN = 16_000
+
+
+def consent_summary(call: ToolCall) -> str:
+    """What a consent prompt says of ``call``: the tool, its short arguments, and for a tool
+    that runs code (a whole script is one gated call) the code itself."""
+    field = CODE_ARGUMENTS.get(call.name)
+    code = call.arguments.get(field) if field is not None else None
+    if not isinstance(code, str):
+        return f"{call.name} {argument_summary(call.arguments)}"
+    others = {k: v for k, v in call.arguments.items() if k != field}
+    shown = code[:CONSENT_CODE_SHOWN]
+    if len(code) > CONSENT_CODE_SHOWN:
+        shown += f"\n[... {len(code) - CONSENT_CODE_SHOWN} more characters not shown]"
+    return f"{call.name} {argument_summary(others)}\n{shown}"
+
+
 def _repaired(call: ToolCall) -> ToolCall:
     """``call`` with its arguments as the tool will read them; as written when they cannot be
     repaired (the tool then refuses them without acting)."""

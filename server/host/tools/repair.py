@@ -330,3 +330,207 @@ def repair_arguments(tool_name: str, raw_args: dict[str, Any]) -> dict[str, Any]
         if form.tools is None or tool_name in form.tools:
             args = form.rewrite(tool_name, args)
     return args
+
+
+# -- run_script helpers ----------------------------------------------------------------
+
+# A helper of run_script and the tool its step runs.
+HELPER_TOOLS = {
+    "navigate": "navigate",
+    "click": "click",
+    "type": "type",
+    "press": "press",
+    "hover": "hover",
+    "scroll": "scroll",
+    "selectOption": "select_option",
+    "setChecked": "set_checked",
+    "waitFor": "wait_for",
+    "evaluate": "evaluate",
+    "snapshot": "snapshot",
+}
+# The tools a ``step({action})`` may name, by their helper name or their tool name.
+STEP_ACTIONS = {**HELPER_TOOLS, **{tool: tool for tool in HELPER_TOOLS.values()}}
+# The longest a sleep or a page-function wait of a script may take.
+LONGEST_SCRIPT_WAIT_MS = 25_000
+
+WAIT_FOR_FORMS = (
+    "waitFor(() => pageCondition), waitFor(fn, 5000), waitFor(fn, {timeout}), "
+    'waitFor("text", "Done"), waitFor("Done", "text"), waitFor({text}), '
+    'waitFor({selector}), waitFor("#done", "visible"), waitFor(role("button", {name})), '
+    'waitFor({state: "load" | "domcontentloaded" | "networkidle"}), waitFor("networkidle"), '
+    "waitFor(ms)"
+)
+
+
+@dataclass(frozen=True)
+class ScriptStep:
+    """One step of a script: the tool it runs with its arguments (no ``tabId`` yet), or a
+    page function to poll (``function``) or a pause (``sleep_ms``)."""
+
+    action: str
+    args: dict[str, Any]
+    function: str | None = None
+    sleep_ms: int | None = None
+
+
+def _function_source(value: Any) -> str | None:
+    if isinstance(value, dict) and set(value) == {"__function"}:
+        source = value["__function"]
+        return source if isinstance(source, str) else None
+    return None
+
+
+def _options(value: Any, helper: str) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise ToolFailure("invalidArguments", f"{helper}: the options must be an object")
+    return dict(value)
+
+
+def _timeout_of(value: Any) -> int | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return int(value)
+
+
+def _wait_step(args: list[Any]) -> ScriptStep:
+    """The forms ``waitFor`` takes (see ``WAIT_FOR_FORMS``)."""
+    unknown = ToolFailure("invalidArguments", f"waitFor takes one of: {WAIT_FOR_FORMS}")
+    if not args or len(args) > 2:
+        raise unknown
+    first, second = args[0], args[1] if len(args) == 2 else None
+    timeout = _timeout_of(second)
+    options = {} if timeout is not None or isinstance(second, str) else _options(second, "waitFor")
+    if "timeout" in options:
+        timeout = _timeout_of(options.pop("timeout"))
+    state = options.pop("state", None)
+    fields: dict[str, Any] = {}
+    if (source := _function_source(first)) is not None:
+        wait = min(timeout or LONGEST_SCRIPT_WAIT_MS, LONGEST_SCRIPT_WAIT_MS)
+        return ScriptStep("wait_for", {"timeout": wait}, function=source)
+    if _timeout_of(first) is not None and second is None:
+        return ScriptStep("sleep", {}, sleep_ms=_sleep_ms(first))
+    if isinstance(first, str) and isinstance(second, str):
+        kinds = {first.strip().lower(), second.strip().lower()}
+        if "text" in kinds and len(kinds) == 2:
+            fields["text"] = second if first.strip().lower() == "text" else first
+        elif second.strip().lower() in TARGET_WAIT_STATES:
+            fields["target"] = first
+        else:
+            raise unknown
+    elif isinstance(first, str):
+        key = first.strip().lower().replace("_", "").replace("-", "")
+        if key in WAIT_STATES or key in ("load", "domcontentloaded", "domquiet"):
+            fields["state"] = first
+        elif first.strip()[:1] in ("#", ".", "["):
+            fields["target"] = first
+        else:
+            raise unknown
+    elif isinstance(first, dict):
+        given = dict(first)
+        if "timeout" in given:
+            timeout = _timeout_of(given.pop("timeout"))
+        if state is None:
+            state = given.pop("state", None)
+        if "kind" in given or set(given) & {"ref", "selector", "css", "role", "x"}:
+            fields["target"] = given
+        elif set(given) == {"text"}:
+            fields["text"] = given["text"]
+        elif given:
+            raise unknown
+    else:
+        raise unknown
+    if state is not None:
+        fields["state"] = state
+    if timeout is not None:
+        fields["timeout"] = timeout
+    return ScriptStep("wait_for", fields)
+
+
+def _sleep_ms(value: Any) -> int:
+    ms = _timeout_of(value)
+    if ms is None or ms < 0:
+        raise ToolFailure("invalidArguments", "sleep takes a number of milliseconds")
+    return min(ms, LONGEST_SCRIPT_WAIT_MS)
+
+
+def _evaluate_step(args: list[Any]) -> ScriptStep:
+    if not args or len(args) > 2:
+        raise ToolFailure("invalidArguments", "evaluate takes an expression or a function")
+    source = _function_source(args[0])
+    if source is not None:
+        argument = json.dumps(args[1] if len(args) == 2 else None)
+        expression = f"({source})({argument})"
+    elif isinstance(args[0], str) and len(args) == 1:
+        expression = args[0]
+    else:
+        raise ToolFailure("invalidArguments", "evaluate takes an expression or a function")
+    return ScriptStep("evaluate", {"expression": expression})
+
+
+def _positional(helper: str, args: list[Any]) -> dict[str, Any]:
+    """The fields of an action helper written with positional arguments."""
+    if len(args) == 1 and isinstance(args[0], dict) and helper in ("press", "scroll"):
+        return dict(args[0])
+    names: dict[str, tuple[str, ...]] = {
+        "navigate": ("url",),
+        "click": ("target",),
+        "hover": ("target",),
+        "type": ("target", "text"),
+        "press": ("key", "target"),
+        "scroll": ("direction", "pixels"),
+        "selectOption": ("target", "value"),
+        "setChecked": ("target", "checked"),
+        "snapshot": (),
+    }
+    wanted = names[helper]
+    fields: dict[str, Any] = {}
+    extra: dict[str, Any] = {}
+    if len(args) == len(wanted) + 1 and (args[-1] is None or isinstance(args[-1], dict)):
+        extra = _options(args[-1], helper)
+        args = args[:-1]
+    if len(args) > len(wanted):
+        raise ToolFailure(
+            "invalidArguments", f"{helper} takes ({', '.join(wanted)}) and an options object"
+        )
+    for name, value in zip(wanted, args, strict=False):
+        if value is not None:
+            fields[name] = value
+    return {**extra, **fields}
+
+
+def script_step(helper: str, args: list[Any]) -> ScriptStep:
+    """The step a run_script helper call stands for, in the tools' own argument forms.
+
+    The helpers take the forms models write from other libraries (positional
+    arguments, ``step({action, ...fields})``, the ``waitFor`` forms of
+    ``WAIT_FOR_FORMS``, ``sleep(ms)``); an unknown form is refused with the accepted
+    ones. The tool's own repair (``repair_arguments``) runs on the result as on any call.
+    """
+    if helper == "step":
+        if len(args) != 1 or not isinstance(args[0], dict):
+            raise ToolFailure("invalidArguments", "step takes one object: {action, ...fields}")
+        fields = dict(args[0])
+        action = fields.pop("action", None)
+        if action == "sleep":
+            return ScriptStep("sleep", {}, sleep_ms=_sleep_ms(fields.get("ms")))
+        if not isinstance(action, str) or action not in STEP_ACTIONS:
+            raise ToolFailure(
+                "invalidArguments",
+                f"step's action must be one of {', '.join(sorted(HELPER_TOOLS))} or sleep",
+            )
+        fields.pop("tabId", None)
+        fields.pop("tab_id", None)
+        return ScriptStep(STEP_ACTIONS[action], fields)
+    if helper == "sleep":
+        if len(args) != 1:
+            raise ToolFailure("invalidArguments", "sleep takes a number of milliseconds")
+        return ScriptStep("sleep", {}, sleep_ms=_sleep_ms(args[0]))
+    if helper == "waitFor":
+        return _wait_step(args)
+    if helper == "evaluate":
+        return _evaluate_step(args)
+    if helper not in HELPER_TOOLS:
+        raise ToolFailure("invalidArguments", f"there is no helper {helper}")
+    return ScriptStep(HELPER_TOOLS[helper], _positional(helper, args))

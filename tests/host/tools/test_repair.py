@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from server.host.tools.base import ToolFailure
 from server.host.tools.catalog import CATALOG
-from server.host.tools.repair import repair_arguments
+from server.host.tools.repair import ScriptStep, repair_arguments, script_step
 
 TAB = "tab-1"
 
@@ -412,3 +412,119 @@ def test_vault_secret_and_payment_tools_get_no_repair(tool: str) -> None:
     assert repair_arguments(tool, written) is written
     wrapped = {"name": f"browser.{tool}", "arguments": {"tabId": TAB}}
     assert repair_arguments(tool, wrapped) == wrapped
+
+
+# -- run_script helpers -------------------------------------------------------------------
+
+FN = {"__function": "() => done()"}
+
+# (helper, its arguments as a script wrote them, the step: action, arguments, function, sleep)
+SCRIPT_FORMS: list[tuple[str, list[Any], ScriptStep]] = [
+    ("click", ["#go"], ScriptStep("click", {"target": "#go"})),
+    (
+        "click",
+        [{"role": "button", "name": "Go"}],
+        ScriptStep("click", {"target": {"role": "button", "name": "Go"}}),
+    ),
+    (
+        "type",
+        ["#q", "hello", {"mode": "replace"}],
+        ScriptStep("type", {"target": "#q", "text": "hello", "mode": "replace"}),
+    ),
+    ("press", ["Enter"], ScriptStep("press", {"key": "Enter"})),
+    ("press", ["Enter", "#q"], ScriptStep("press", {"key": "Enter", "target": "#q"})),
+    ("scroll", ["down", 300], ScriptStep("scroll", {"direction": "down", "pixels": 300})),
+    ("scroll", [{"target": "#list"}], ScriptStep("scroll", {"target": "#list"})),
+    (
+        "selectOption",
+        ["#c", "Green"],
+        ScriptStep("select_option", {"target": "#c", "value": "Green"}),
+    ),
+    ("setChecked", ["#n", False], ScriptStep("set_checked", {"target": "#n", "checked": False})),
+    ("navigate", ["example.com"], ScriptStep("navigate", {"url": "example.com"})),
+    ("snapshot", [], ScriptStep("snapshot", {})),
+    ("evaluate", ["document.title"], ScriptStep("evaluate", {"expression": "document.title"})),
+    (
+        "evaluate",
+        [{"__function": "(n) => n + 1"}, 41],
+        ScriptStep("evaluate", {"expression": "((n) => n + 1)(41)"}),
+    ),
+    (
+        "step",
+        [{"action": "selectOption", "target": "#c", "value": "r", "tabId": "x"}],
+        ScriptStep("select_option", {"target": "#c", "value": "r"}),
+    ),
+    (
+        "step",
+        [{"action": "set_checked", "target": "#n", "checked": True}],
+        ScriptStep("set_checked", {"target": "#n", "checked": True}),
+    ),
+    ("step", [{"action": "sleep", "ms": 100}], ScriptStep("sleep", {}, sleep_ms=100)),
+    ("sleep", [60_000], ScriptStep("sleep", {}, sleep_ms=25_000)),
+    ("waitFor", [FN], ScriptStep("wait_for", {"timeout": 25_000}, function="() => done()")),
+    ("waitFor", [FN, 5000], ScriptStep("wait_for", {"timeout": 5000}, function="() => done()")),
+    (
+        "waitFor",
+        [FN, {"timeout": 90_000}],
+        ScriptStep("wait_for", {"timeout": 25_000}, function="() => done()"),
+    ),
+    ("waitFor", ["text", "Done"], ScriptStep("wait_for", {"text": "Done"})),
+    ("waitFor", ["Done", "text"], ScriptStep("wait_for", {"text": "Done"})),
+    ("waitFor", [{"text": "Done"}], ScriptStep("wait_for", {"text": "Done"})),
+    ("waitFor", [{"selector": "#d"}], ScriptStep("wait_for", {"target": {"selector": "#d"}})),
+    (
+        "waitFor",
+        [{"selector": "#d", "timeout": 500}],
+        ScriptStep("wait_for", {"target": {"selector": "#d"}, "timeout": 500}),
+    ),
+    ("waitFor", ["#d", "visible"], ScriptStep("wait_for", {"target": "#d"})),
+    ("waitFor", ["#d", "attached"], ScriptStep("wait_for", {"target": "#d"})),
+    ("waitFor", ["#d"], ScriptStep("wait_for", {"target": "#d"})),
+    (
+        "waitFor",
+        [{"kind": "role", "role": "button", "name": "Go"}],
+        ScriptStep("wait_for", {"target": {"kind": "role", "role": "button", "name": "Go"}}),
+    ),
+    ("waitFor", ["networkidle"], ScriptStep("wait_for", {"state": "networkidle"})),
+    ("waitFor", [{"state": "networkidle"}], ScriptStep("wait_for", {"state": "networkidle"})),
+    ("waitFor", [1500], ScriptStep("sleep", {}, sleep_ms=1500)),
+]
+
+
+@pytest.mark.parametrize(("helper", "args", "step"), SCRIPT_FORMS)
+def test_a_helper_form_is_one_tool_step(helper: str, args: list[Any], step: ScriptStep) -> None:
+    assert script_step(helper, args) == step
+
+
+@pytest.mark.parametrize(("helper", "args", "step"), SCRIPT_FORMS)
+def test_each_helper_step_passes_its_tools_model(
+    helper: str, args: list[Any], step: ScriptStep
+) -> None:
+    made = script_step(helper, args)
+    if made.sleep_ms is not None or made.function is not None:
+        return  # a pause or a page function: the script's own steps, not a tool's
+    repaired = repair_arguments(made.action, {**made.args, "tabId": TAB})
+    CATALOG[made.action].args.model_validate(repaired)
+
+
+@pytest.mark.parametrize(
+    ("helper", "args"),
+    [
+        ("waitFor", [True]),
+        ("waitFor", ["Done"]),
+        ("waitFor", []),
+        ("waitFor", [{"colour": "red"}]),
+        ("step", [{"action": "fill_card"}]),
+        ("step", ["click"]),
+        ("click", ["#a", "#b"]),
+        ("evaluate", [1]),
+        ("sleep", ["soon"]),
+        ("open", ["x"]),
+    ],
+)
+def test_an_unknown_helper_form_is_refused_with_the_accepted_ones(
+    helper: str, args: list[Any]
+) -> None:
+    with pytest.raises(ToolFailure) as refused:
+        script_step(helper, args)
+    assert refused.value.code == "invalidArguments"

@@ -1,0 +1,84 @@
+// Sandbox prelude: runs first in every sandbox runtime, before the agent's script.
+// It takes the one host entry point off the global object, so the script reaches the
+// host only through the helpers defined here, and each crossing carries JSON text.
+"use strict";
+(() => {
+  const host = globalThis.__crewhostHost;
+  delete globalThis.__crewhostHost;
+  const helpers = JSON.parse(globalThis.__crewhostHelpers || "[]");
+  delete globalThis.__crewhostHelpers;
+
+  class StepError extends Error {
+    constructor(code, message) {
+      super(message);
+      this.name = "StepError";
+      this.code = code;
+    }
+  }
+
+  async function call(name, args) {
+    const answer = JSON.parse(await host(name, JSON.stringify(args === undefined ? [] : args)));
+    if (answer.ok) return answer.value;
+    throw new StepError(answer.code, answer.message);
+  }
+
+  // A page function becomes its source, so waitFor can run it in the page.
+  const plain = (value) =>
+    typeof value === "function" ? { __function: String(value) } : value;
+
+  // A waitFor function that itself calls evaluate, snapshot or step is written for the
+  // sandbox, not the page: it is polled here once a second (each pause is a step).
+  const SANDBOX_CONDITION = /\b(evaluate|snapshot|step)\s*\(/;
+  const LONGEST_WAIT_MS = 25000;
+  async function waitHere(condition, options) {
+    const asked = typeof options === "number" ? options : (options && options.timeout) || LONGEST_WAIT_MS;
+    const end = Date.now() + Math.min(asked, LONGEST_WAIT_MS);
+    for (;;) {
+      const value = await condition();
+      if (value) return value;
+      if (Date.now() >= end) throw new StepError("waitTimeout", `the condition did not hold within ${asked} ms`);
+      await call("sleep", [1000]);
+    }
+  }
+
+  const helper = (name) => {
+    const plainCall = (...args) => call(name, args.map(plain));
+    if (name !== "waitFor") return plainCall;
+    return (first, ...rest) =>
+      typeof first === "function" && SANDBOX_CONDITION.test(String(first))
+        ? waitHere(first, rest[0])
+        : plainCall(first, ...rest);
+  };
+
+  for (const name of helpers) {
+    Object.defineProperty(globalThis, name, {
+      value: helper(name),
+      enumerable: false,
+      writable: false,
+      configurable: false,
+    });
+  }
+  Object.defineProperty(globalThis, "StepError", { value: StepError });
+  if (helpers.includes("step")) {
+    // A target by role and name, as other libraries write it: role("button", { name }).
+    const role = (kind, name, options) => {
+      const given = typeof name === "object" && name !== null ? name : { ...(options || {}), name };
+      return given.name === undefined ? { kind: "role", role: kind } : { kind: "role", role: kind, name: String(given.name) };
+    };
+    Object.defineProperty(globalThis, "role", { value: role });
+  }
+  const lines = [];
+  Object.defineProperty(globalThis, "console", {
+    value: Object.freeze({
+      log: (...parts) => {
+        if (lines.length >= 200) return;
+        const shown = (p) => {
+          if (typeof p === "string") return p;
+          try { return JSON.stringify(p); } catch (e) { return String(p); }
+        };
+        lines.push(parts.map(shown).join(" ").slice(0, 2000));
+      },
+    }),
+  });
+  Object.defineProperty(globalThis, "__crewhostLog", { value: () => lines });
+})();
