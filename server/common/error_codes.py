@@ -116,6 +116,7 @@ HOST_ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode("dialogClosed", "The page dialog is closed already."),
     ErrorCode("dialogForPerson", "A person must answer this page dialog."),
     ErrorCode("addressRefused", "The host's address policy refuses this address."),
+    ErrorCode("hostNotFound", "A host name did not resolve to any address."),
     ErrorCode("memoryLimit", "The agent keeps as many memories as it may."),
     ErrorCode("invalidSite", "A memory's site is not a host name."),
     ErrorCode("viewLabelInvalid", "A view channel's label is malformed."),

@@ -104,6 +104,7 @@ const TABLE: Record<string, string> = {
   dialogClosed: 'That dialog is closed already.',
   dialogForPerson: 'A person must answer this dialog.',
   addressRefused: 'The host does not allow opening that address.',
+  hostNotFound: 'That site name could not be found. Check the address.',
   memoryLimit: 'The agent keeps as many memories as it may. Remove old ones first.',
   invalidSite: 'Enter a site such as example.com.',
   viewLabelInvalid: 'The live view could not be opened. Reload and try again.',
