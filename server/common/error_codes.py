@@ -129,6 +129,11 @@ HOST_ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode("pageUnavailable", "The page did not answer."),
     ErrorCode("pageCrashed", "The page stopped working; a reload brings it back."),
     ErrorCode("hostStopping", "The host is shutting down (a view's close code)."),
+    ErrorCode("invalidUrl", "A web address is not an http or https address with a host."),
+    ErrorCode("fetchFailed", "A web address could not be fetched."),
+    ErrorCode("fetchTimeout", "A web address did not answer in time."),
+    ErrorCode("tooManyRedirects", "A web address redirected too many times."),
+    ErrorCode("unsupportedContent", "A web address answered content that is not read."),
 )
 
 # Why a host ended a connection: the ``code`` of its ``revoked`` event (the hub names it).

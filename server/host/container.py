@@ -13,6 +13,7 @@ from server.common.keys import SigningKey
 from server.common.protocol.capabilities import LIVE_VIEW_CAPABILITIES
 from server.common.protocol.events import BrowserTabsChanged
 from server.common.protocol.view import VIEW_PREFIX
+from server.common.public_addresses import PublicOnlyPolicy
 from server.config import Settings
 from server.db.engine import Database
 from server.host.agents.attention import AttentionRegistry
@@ -30,6 +31,7 @@ from server.host.services.profiles import BrowserProfileService
 from server.host.services.providers import ProviderService
 from server.host.services.tabs import TabService
 from server.host.tools.base import ToolContext, ToolSettings
+from server.host.web.fetcher import WebFetcher
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +68,7 @@ class HostServices:
     threads: ThreadService = field(init=False)
     live: LiveViews = field(init=False)
     control_requests: ControlRequestService = field(init=False)
+    web: WebFetcher = field(init=False)
     host_id: str = ""
     _resources: AsyncExitStack = field(default_factory=AsyncExitStack, init=False)
 
@@ -124,6 +127,9 @@ class HostServices:
         services.control_requests = ControlRequestService(
             browser, services.live, clock, services.peers.announce
         )
+        services.web = WebFetcher(
+            PublicOnlyPolicy.from_entries(settings.host.web_fetch_allowed_hosts)
+        )
         browser.observe_tabs(services.tabs_changed)
         browser.observe_pages(services.live.page_attached)
         return services
@@ -156,6 +162,7 @@ class HostServices:
             settings=ToolSettings.from_settings(self.settings.host),
             partition_for_agent=self.profiles.partition_for_agent,
             announce=self.peers.announce,
+            web=self.web,
         )
 
     async def __aexit__(

@@ -6,7 +6,7 @@ import ipaddress
 
 import pytest
 
-from server.common.addresses import AddressRefused, IPAddress
+from server.common.addresses import AddressRefused
 from server.common.public_addresses import (
     HostNotFound,
     NonPublicAddress,
@@ -16,6 +16,7 @@ from server.common.public_addresses import (
     resolve_pinned,
     special_block,
 )
+from tests.support.resolvers import TableResolver
 
 DEFAULT = PublicOnlyPolicy()
 
@@ -196,22 +197,8 @@ def test_allowed_networks_names_and_endpoints() -> None:
         PublicOnlyPolicy.from_entries(["http://x/"])
 
 
-class CountingResolver:
-    """A resolver that answers from a table and counts how often it was asked."""
-
-    def __init__(self, table: dict[str, list[str]]) -> None:
-        self.table = table
-        self.asked: list[str] = []
-
-    async def __call__(self, host: str, port: int) -> list[IPAddress]:
-        self.asked.append(host)
-        if host not in self.table:
-            raise HostNotFound(host)
-        return [ipaddress.ip_address(a) for a in self.table[host]]
-
-
 async def test_resolve_pinned_resolves_once_and_returns_the_vetted_address() -> None:
-    resolver = CountingResolver({"public.example": ["93.184.216.34", "2606:2800:220:1::1"]})
+    resolver = TableResolver({"public.example": ["93.184.216.34", "2606:2800:220:1::1"]})
     address = await resolve_pinned("public.example", 443, DEFAULT, resolver=resolver)
     assert address == ipaddress.ip_address("93.184.216.34")
     assert resolver.asked == ["public.example"]
@@ -227,7 +214,7 @@ async def test_resolve_pinned_resolves_once_and_returns_the_vetted_address() -> 
     ],
 )
 async def test_any_refused_answer_refuses_the_name(host: str, answers: list[str]) -> None:
-    resolver = CountingResolver({host: answers})
+    resolver = TableResolver({host: answers})
     with pytest.raises(NonPublicAddress) as refused:
         await resolve_pinned(host, 80, DEFAULT, resolver=resolver)
     assert isinstance(refused.value, AddressRefused)
@@ -239,14 +226,14 @@ async def test_any_refused_answer_refuses_the_name(host: str, answers: list[str]
     "host", ["127.1", "[::1]", "0x7f.1", "2130706433", "localhost", "a.localhost"]
 )
 async def test_literals_and_localhost_are_judged_without_asking_dns(host: str) -> None:
-    resolver = CountingResolver({})
+    resolver = TableResolver({})
     with pytest.raises(NonPublicAddress):
         await resolve_pinned(host, 80, DEFAULT, resolver=resolver)
     assert resolver.asked == []
 
 
 async def test_an_allowed_name_may_resolve_to_a_private_address() -> None:
-    resolver = CountingResolver({"intranet.example": ["10.1.1.1"]})
+    resolver = TableResolver({"intranet.example": ["10.1.1.1"]})
     policy = PublicOnlyPolicy.from_entries(["intranet.example"])
     address = await resolve_pinned("intranet.example", 80, policy, resolver=resolver)
     assert address == ipaddress.ip_address("10.1.1.1")
@@ -254,7 +241,7 @@ async def test_an_allowed_name_may_resolve_to_a_private_address() -> None:
 
 async def test_a_name_that_does_not_resolve_is_host_not_found() -> None:
     with pytest.raises(HostNotFound) as missing:
-        await resolve_pinned("nowhere.invalid", 80, DEFAULT, resolver=CountingResolver({}))
+        await resolve_pinned("nowhere.invalid", 80, DEFAULT, resolver=TableResolver({}))
     assert missing.value.code == "hostNotFound"
 
 

@@ -38,11 +38,12 @@ from server.host.tools.browser import (
 )
 from server.host.tools.memory import remember
 from server.host.tools.repair import repair_arguments
+from server.host.tools.web import web_fetch
 
 log = logging.getLogger(__name__)
 
 # Each tool module defines one ``TOOL``; a tool joins the catalog here, in the order
-# the model reads them: the snapshot, acting on a page, tabs, reading, then memory.
+# the model reads them: the snapshot, acting on a page, tabs, reading, the web, then memory.
 _TOOLS = (
     snapshot.TOOL,
     click.TOOL,
@@ -63,6 +64,7 @@ _TOOLS = (
     set_environment.TOOL,
     request_takeover.TOOL,
     get_tab_content.TOOL,
+    web_fetch.TOOL,
     remember.TOOL,
 )
 
