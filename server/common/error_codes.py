@@ -134,6 +134,10 @@ HOST_ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode("fetchTimeout", "A web address did not answer in time."),
     ErrorCode("tooManyRedirects", "A web address redirected too many times."),
     ErrorCode("unsupportedContent", "A web address answered content that is not read."),
+    ErrorCode("summaryFailed", "The model could not distil what a tool read."),
+    ErrorCode("searchFailed", "The web search engine could not answer."),
+    ErrorCode("searchRateLimited", "The web search engine is limiting searches; wait or switch."),
+    ErrorCode("searchKeyRefused", "The web search engine refused its key."),
 )
 
 # Why a host ended a connection: the ``code`` of its ``revoked`` event (the hub names it).

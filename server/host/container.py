@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ from server.host.services.memories import MemoryService
 from server.host.services.profiles import BrowserProfileService
 from server.host.services.providers import ProviderService
 from server.host.services.tabs import TabService
+from server.host.services.web_search import SearchEndpoints, WebSearchService
 from server.host.tools.base import ToolContext, ToolSettings
 from server.host.web.fetcher import WebFetcher
 
@@ -69,6 +71,7 @@ class HostServices:
     live: LiveViews = field(init=False)
     control_requests: ControlRequestService = field(init=False)
     web: WebFetcher = field(init=False)
+    web_search: WebSearchService = field(init=False)
     host_id: str = ""
     _resources: AsyncExitStack = field(default_factory=AsyncExitStack, init=False)
 
@@ -82,6 +85,7 @@ class HostServices:
         *,
         secrets: SecretBox,
         clock: Clock | None = None,
+        search_endpoints: SearchEndpoints | None = None,
     ) -> HostServices:
         """The services; ``db`` is the hub's for the built-in host, the host's own otherwise.
         ``route_tables`` are the Team API routes it serves (``routes.tables``); ``secrets``
@@ -130,6 +134,9 @@ class HostServices:
         services.web = WebFetcher(
             PublicOnlyPolicy.from_entries(settings.host.web_fetch_allowed_hosts)
         )
+        services.web_search = WebSearchService(
+            db, clock, secrets, search_endpoints or SearchEndpoints()
+        )
         browser.observe_tabs(services.tabs_changed)
         browser.observe_pages(services.live.page_attached)
         return services
@@ -142,6 +149,7 @@ class HostServices:
         self._resources.push_async_callback(self.live.close_all)
         self._resources.callback(self.control_requests.close)
         await self._resources.enter_async_context(self.models)
+        self._resources.push_async_callback(self.web_search.close)
         # Turns end first: they use the browser, the peers and the providers.
         self._resources.push_async_callback(self.threads.close)
         return self
@@ -163,6 +171,7 @@ class HostServices:
             partition_for_agent=self.profiles.partition_for_agent,
             announce=self.peers.announce,
             web=self.web,
+            search=functools.partial(self.web_search.search, team_id),
         )
 
     async def __aexit__(

@@ -32,7 +32,8 @@ def summarizer(provider: ModelProvider, model: str) -> Summarize:
                     parts.append(event.text)
                 elif isinstance(event, Failed):
                     raise ToolFailure(
-                        "summaryFailed", f"the model could not follow the prompt: {event.error}"
+                        code="summaryFailed",
+                        message=f"the model could not follow the prompt: {event.error}",
                     )
         return "".join(parts).strip()
 

@@ -25,7 +25,10 @@ from server.host.browser.partitions import Partition
 if TYPE_CHECKING:
     from server.host.services.memories import MemoryService
     from server.host.web.fetcher import WebFetcher
+    from server.host.web.search import SearchResult
 
+# The team's web search: (query, max_results) to results.
+SearchWeb = Callable[[str, int], Awaitable[list["SearchResult"]]]
 # Distils ``content`` as ``prompt`` asks, with the calling agent's model: (prompt, content).
 Summarize = Callable[[str, str], Awaitable[str]]
 
@@ -103,6 +106,8 @@ class ToolContext:
     # web_fetch's fetcher (public addresses only, unless the host allows more); without it
     # the tool says the host does not fetch.
     web: WebFetcher | None = None
+    # web_search's engine, the one the team chose; without it the tool says none is set.
+    search: SearchWeb | None = None
     # The calling agent's model, for a tool's ``prompt`` (web_fetch, get_tab_content).
     summarize: Summarize | None = None
 

@@ -38,7 +38,7 @@ from server.host.tools.browser import (
 )
 from server.host.tools.memory import remember
 from server.host.tools.repair import repair_arguments
-from server.host.tools.web import web_fetch
+from server.host.tools.web import web_fetch, web_search
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +65,7 @@ _TOOLS = (
     request_takeover.TOOL,
     get_tab_content.TOOL,
     web_fetch.TOOL,
+    web_search.TOOL,
     remember.TOOL,
 )
 

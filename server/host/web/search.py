@@ -85,7 +85,7 @@ def results_from(items: Any, title: str, url: str, snippet: str, limit: int) -> 
 class SearchEngine(Protocol):
     """One search service."""
 
-    name: str
+    name: ClassVar[str]
 
     async def search(self, query: str, max_results: int) -> list[SearchResult]: ...
 
