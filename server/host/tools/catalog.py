@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from server.common.errors import CrewhostError
 from server.host.tools.base import Tool, ToolContext, ToolFailure, cap_result
 from server.host.tools.browser import (
+    activate_tab,
     click,
     close_tab,
     evaluate,
@@ -25,6 +26,7 @@ from server.host.tools.browser import (
     hover,
     list_tabs,
     navigate,
+    open,
     open_tab,
     press,
     request_takeover,
@@ -56,9 +58,11 @@ _TOOLS = (
     fill_fields.TOOL,
     wait_for.TOOL,
     evaluate.TOOL,
+    open.TOOL,
     open_tab.TOOL,
     navigate.TOOL,
     list_tabs.TOOL,
+    activate_tab.TOOL,
     close_tab.TOOL,
     handle_dialog.TOOL,
     set_environment.TOOL,
