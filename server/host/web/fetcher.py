@@ -23,6 +23,7 @@ from server.common.errors import CrewhostError, InvalidArgument
 from server.common.public_addresses import (
     PublicOnlyPolicy,
     Resolver,
+    parse_host_address,
     resolve_pinned,
     system_resolve,
 )
@@ -156,9 +157,10 @@ class WebFetcher:
         pinned.pinned.setdefault(host, address)
 
     async def _pin_proxy(self, pinned: _PinnedResolver, proxy: URL) -> None:
+        # The proxy is the host's own configuration (often a loopback relay): not vetted.
         host = normalize_host(proxy.raw_host or "")
-        addresses = await self.resolver(host, proxy.port or 80)
-        pinned.pinned[host] = addresses[0]
+        literal = parse_host_address(host)
+        pinned.pinned[host] = literal or (await self.resolver(host, proxy.port or 80))[0]
 
     async def _read(self, response: aiohttp.ClientResponse) -> tuple[bytes, bool]:
         chunks: list[bytes] = []

@@ -185,3 +185,23 @@ async def test_a_closed_port_fails_clearly(site: Site) -> None:
     with pytest.raises(FetchFailed) as failed:
         await WebFetcher(policy).fetch("http://127.0.0.1:9/")
     assert failed.value.code == "fetchFailed"
+
+
+async def test_through_a_proxy_the_target_is_still_vetted_here() -> None:
+    seen: list[str] = []
+
+    async def forward(request: web.Request) -> web.Response:
+        # A forward proxy receives the target's absolute address as the request target.
+        seen.append(str(request.url))
+        return web.Response(text="through the proxy", content_type="text/plain")
+
+    app = web.Application()
+    app.router.add_route("GET", "/{tail:.*}", forward)
+    async with serving(app) as proxy:
+        fetcher = WebFetcher(resolver=TableResolver({"news.example": ["93.184.216.34"]}))
+        page = await fetcher.fetch("http://news.example/today", proxy=proxy.base)
+        assert page.body == b"through the proxy"
+        assert seen == ["http://news.example/today"]
+        with pytest.raises(AddressRefused):
+            await fetcher.fetch("http://127.0.0.1/admin", proxy=proxy.base)
+        assert len(seen) == 1
