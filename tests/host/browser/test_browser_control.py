@@ -246,3 +246,18 @@ def test_duplicates_keep_a_named_profile_and_imports_start_shared() -> None:
     assert duplicate_choice(named) == (True, named.browser_profile_id)
     assert duplicate_choice(own) == (False, None)
     assert duplicate_choice(named, imported=True) == (False, None)
+
+
+async def test_the_active_tab_an_agent_chose_comes_first_for_members(
+    server: RunningHub, room: Room, site: Site
+) -> None:
+    engine = await server.builtin.services.browser.engine()
+    first = await engine.open_tab(room.team_id, Partition.shared(), url=site.url("/"))
+    second = await engine.open_tab(room.team_id, Partition.shared(), url=site.url("/child"))
+    listed = (await room.member.call("browser-control-v1/list_tabs"))["tabs"]
+    assert [t["id"] for t in listed] == [first.id, second.id]
+    await events_until(room.member, "browser-tabs-changed")
+    engine.activate_tab(room.team_id, second.id)
+    await events_until(room.member, "browser-tabs-changed")
+    listed = (await room.member.call("browser-control-v1/list_tabs"))["tabs"]
+    assert [t["id"] for t in listed] == [second.id, first.id]
