@@ -169,7 +169,15 @@ class HostSettings(SettingsSection):
         "192.168/16, fc00::/7), except those in browser_allowed_hosts.",
     )
 
-    @field_validator("browser_allowed_hosts", mode="before")
+    web_fetch_allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="Host names, IP addresses and CIDR ranges that agents' web_fetch may reach "
+        "although they are not public, comma-separated (intranet.example,10.1.0.0/16). "
+        "Otherwise web_fetch reaches public addresses only: never loopback, private, "
+        "link-local (cloud metadata) or any other special-purpose address.",
+    )
+
+    @field_validator("browser_allowed_hosts", "web_fetch_allowed_hosts", mode="before")
     @classmethod
     def _split_allowed_hosts(cls, value: Any) -> Any:
         # The environment gives one comma-separated string; a config file gives a list.
@@ -177,7 +185,7 @@ class HostSettings(SettingsSection):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
 
-    @field_validator("browser_allowed_hosts")
+    @field_validator("browser_allowed_hosts", "web_fetch_allowed_hosts")
     @classmethod
     def _check_allowed_hosts(cls, value: list[str]) -> list[str]:
         for entry in value:

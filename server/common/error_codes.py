@@ -117,6 +117,7 @@ HOST_ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode("dialogClosed", "The page dialog is closed already."),
     ErrorCode("dialogForPerson", "A person must answer this page dialog."),
     ErrorCode("addressRefused", "The host's address policy refuses this address."),
+    ErrorCode("nameNotResolved", "A host name did not resolve to any address."),
     ErrorCode("memoryLimit", "The agent keeps as many memories as it may."),
     ErrorCode("invalidSite", "A memory's site is not a host name."),
     ErrorCode("viewLabelInvalid", "A view channel's label is malformed."),
@@ -129,6 +130,15 @@ HOST_ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode("pageUnavailable", "The page did not answer."),
     ErrorCode("pageCrashed", "The page stopped working; a reload brings it back."),
     ErrorCode("hostStopping", "The host is shutting down (a view's close code)."),
+    ErrorCode("invalidUrl", "A web address is not an http or https address with a host."),
+    ErrorCode("fetchFailed", "A web address could not be fetched."),
+    ErrorCode("fetchTimeout", "A web address did not answer in time."),
+    ErrorCode("tooManyRedirects", "A web address redirected too many times."),
+    ErrorCode("unsupportedContent", "A web address answered content that is not read."),
+    ErrorCode("summaryFailed", "The model could not distil what a tool read."),
+    ErrorCode("searchFailed", "The web search engine could not answer."),
+    ErrorCode("searchRateLimited", "The web search engine is limiting searches; wait or switch."),
+    ErrorCode("searchKeyRefused", "The web search engine refused its key."),
 )
 
 # Why a host ended a connection: the ``code`` of its ``revoked`` event (the hub names it).

@@ -272,7 +272,26 @@ providers = sa.Table(
     sa.UniqueConstraint("team_id", "name"),
 )
 
+# How a team's agents search the web: one row per team that chose other than the default.
+web_search_settings = sa.Table(
+    "web_search_settings",
+    metadata,
+    sa.Column("team_id", ID, primary_key=True),
+    # 'duckduckgo', 'searxng', 'brave' or 'google'.
+    sa.Column("engine", sa.String(16), nullable=False),
+    # A SearXNG instance's address.
+    sa.Column("base_url", sa.String(2048), nullable=True),
+    # Google Programmable Search's engine id (cx).
+    sa.Column("engine_id", sa.String(200), nullable=True),
+    # Secret-box output (see ENCRYPTED_COLUMNS), never the key itself.
+    sa.Column("api_key", sa.LargeBinary, nullable=True),
+    sa.Column("updated_at", TIME, nullable=False),
+)
+
 # Every column that holds secret-box ciphertexts: the host's start-up check and key
 # rotation find them here. The vault and proxy passwords add theirs.
 PROVIDER_API_KEY = EncryptedColumn(providers, "id", "team_id", "api_key", "provider-api-key")
-ENCRYPTED_COLUMNS: tuple[EncryptedColumn, ...] = (PROVIDER_API_KEY,)
+WEB_SEARCH_API_KEY = EncryptedColumn(
+    web_search_settings, "team_id", "team_id", "api_key", "web-search-api-key"
+)
+ENCRYPTED_COLUMNS: tuple[EncryptedColumn, ...] = (PROVIDER_API_KEY, WEB_SEARCH_API_KEY)

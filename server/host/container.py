@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
@@ -13,6 +14,7 @@ from server.common.keys import SigningKey
 from server.common.protocol.capabilities import LIVE_VIEW_CAPABILITIES
 from server.common.protocol.events import BrowserTabsChanged
 from server.common.protocol.view import VIEW_PREFIX
+from server.common.public_addresses import PublicOnlyPolicy
 from server.config import Settings
 from server.db.engine import Database
 from server.host.agents.attention import AttentionRegistry
@@ -29,7 +31,9 @@ from server.host.services.memories import MemoryService
 from server.host.services.profiles import BrowserProfileService
 from server.host.services.providers import ProviderService
 from server.host.services.tabs import TabService
+from server.host.services.web_search import SearchEndpoints, WebSearchService
 from server.host.tools.base import ToolContext, ToolSettings
+from server.host.web.fetcher import WebFetcher
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +70,8 @@ class HostServices:
     threads: ThreadService = field(init=False)
     live: LiveViews = field(init=False)
     control_requests: ControlRequestService = field(init=False)
+    web: WebFetcher = field(init=False)
+    web_search: WebSearchService = field(init=False)
     host_id: str = ""
     _resources: AsyncExitStack = field(default_factory=AsyncExitStack, init=False)
 
@@ -79,6 +85,7 @@ class HostServices:
         *,
         secrets: SecretBox,
         clock: Clock | None = None,
+        search_endpoints: SearchEndpoints | None = None,
     ) -> HostServices:
         """The services; ``db`` is the hub's for the built-in host, the host's own otherwise.
         ``route_tables`` are the Team API routes it serves (``routes.tables``); ``secrets``
@@ -124,6 +131,12 @@ class HostServices:
         services.control_requests = ControlRequestService(
             browser, services.live, clock, services.peers.announce
         )
+        services.web = WebFetcher(
+            PublicOnlyPolicy.from_entries(settings.host.web_fetch_allowed_hosts)
+        )
+        services.web_search = WebSearchService(
+            db, clock, secrets, search_endpoints or SearchEndpoints()
+        )
         browser.observe_tabs(services.tabs_changed)
         browser.observe_pages(services.live.page_attached)
         return services
@@ -136,6 +149,7 @@ class HostServices:
         self._resources.push_async_callback(self.live.close_all)
         self._resources.callback(self.control_requests.close)
         await self._resources.enter_async_context(self.models)
+        self._resources.push_async_callback(self.web_search.close)
         # Turns end first: they use the browser, the peers and the providers.
         self._resources.push_async_callback(self.threads.close)
         return self
@@ -156,6 +170,8 @@ class HostServices:
             settings=ToolSettings.from_settings(self.settings.host),
             partition_for_agent=self.profiles.partition_for_agent,
             announce=self.peers.announce,
+            web=self.web,
+            search=functools.partial(self.web_search.search, team_id),
         )
 
     async def __aexit__(

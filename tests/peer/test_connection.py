@@ -27,6 +27,7 @@ async def test_a_member_connects_and_asks_for_capabilities(
             "threads-v1",
             "attention-v1",
             "providers-v1",
+            "web-search-v1",
             *LIVE_VIEW_CAPABILITIES,
         }
         assert await connection.capabilities() == frozenset(result["capabilities"])

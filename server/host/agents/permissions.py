@@ -19,6 +19,7 @@ FAMILY_OF_TOOL: dict[str, str] = {
     "set_checked": "browser-input",
     "fill_fields": "browser-input",
     "open": "browser-navigation",
+    "open_tab": "browser-navigation",
     "navigate": "browser-navigation",
     "evaluate": "browser-script",
     "execute_script": "browser-script",

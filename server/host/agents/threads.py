@@ -31,6 +31,7 @@ from server.host.agents.providers.transcript import (
     message_from_json,
     message_to_json,
 )
+from server.host.agents.summaries import summarizer
 from server.host.agents.turn_loop import (
     DEFAULT_MAX_TOOL_CALLS,
     Message,
@@ -215,12 +216,15 @@ class ThreadService:
             provider, default_model = await self._resolve_provider(thread.team_id, agent.provider)
             async with self._db.read() as conn:
                 stored = await self._repo.list_messages(conn, thread.team_id, thread.id)
+            model = agent.model or default_model
+            context = await self._tool_context(thread.team_id, Caller.agent(agent.id, thread.id))
+            context.summarize = summarizer(provider, model)
             setup = TurnSetup(
                 provider=provider,
-                model=agent.model or default_model,
+                model=model,
                 system=system_prompt(agent.instructions),
                 transcript=[message_from_json(m.body) for m in stored],
-                context=await self._tool_context(thread.team_id, Caller.agent(agent.id, thread.id)),
+                context=context,
                 permissions=agent.permissions,
                 max_tool_calls=agent.max_tool_calls or DEFAULT_MAX_TOOL_CALLS,
             )

@@ -28,7 +28,7 @@ from server.host.browser.contexts import ContextPool
 from server.host.browser.identity import BrowserIdentity
 from server.host.browser.lifetime import IdlePolicy, system_memory_low
 from server.host.browser.page_events import PageEvents
-from server.host.browser.pages import TabPages, close_page
+from server.host.browser.pages import LoadWait, TabPages, close_page
 from server.host.browser.partitions import Partition
 from server.host.browser.saved_tabs import SavedTabs
 from server.host.browser.tab_dialogs import answer_dialog, run_input_action
@@ -204,6 +204,14 @@ class BrowserEngine:
         """Only this team's tabs."""
         return self._tabs.of_team(team_id)
 
+    def activate_tab(self, team_id: str, tab_id: str) -> Tab:
+        """Makes ``tab_id`` the team's active tab: the one its viewers see first."""
+        return self._tabs.activate(self.get_tab(team_id, tab_id))
+
+    def active_tab_id(self, team_id: str) -> str | None:
+        """The team's active tab, if one was chosen and is still open."""
+        return self._tabs.active_id(team_id)
+
     async def run(
         self,
         team_id: str,
@@ -239,8 +247,11 @@ class BrowserEngine:
         await self._saved.save(team_id)
         return result
 
-    async def navigate(self, team_id: str, tab_id: str, caller: Caller, url: str) -> TabResult[str]:
-        """Loads ``url`` in the tab and gives the address it ended at.
+    async def navigate(
+        self, team_id: str, tab_id: str, caller: Caller, url: str, *, wait_until: LoadWait = "load"
+    ) -> TabResult[str]:
+        """Loads ``url`` in the tab and gives the address it ended at (``wait_until`` as
+        ``PageLoader.goto`` takes it).
 
         Raises ``AddressRefused`` when the address policy refused the page or a redirect
         on the way; the tab shows the refusal.
@@ -248,7 +259,9 @@ class BrowserEngine:
 
         async def go(page: Page) -> str:
             try:
-                response = await self._pages.goto(self.get_tab(team_id, tab_id), page, url)
+                response = await self._pages.goto(
+                    self.get_tab(team_id, tab_id), page, url, wait_until=wait_until
+                )
             except PlaywrightError:
                 rule = await self._guard.explain(url)
                 if rule is None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable
+from typing import Literal
 
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page, Response
@@ -20,6 +21,10 @@ from server.host.browser.tabs import BLANK, Tab
 
 # Closing a page whose renderer is gone must not hang the tab.
 _CLOSE_LIMIT = 5.0
+
+
+# How long a load is waited for: until the load event, or until the response arrived.
+LoadWait = Literal["load", "commit"]
 
 
 class TabPages:
@@ -55,13 +60,16 @@ class TabPages:
         assert tab.page is not None
         return tab.page
 
-    async def goto(self, tab: Tab, page: Page, url: str) -> Response | None:
+    async def goto(
+        self, tab: Tab, page: Page, url: str, *, wait_until: LoadWait = "load"
+    ) -> Response | None:
         """Loads ``url``; a dialog the page opens while loading ends the wait (load is blocked).
 
-        Gives the main document's response, if the load ended with one.
+        ``wait_until="commit"`` returns once the main document's response arrived, while the
+        page goes on loading. Gives the main document's response, if the load ended with one.
         """
         tab.any_dialog.clear()
-        loading = asyncio.ensure_future(page.goto(url))
+        loading = asyncio.ensure_future(page.goto(url, wait_until=wait_until))
         waiter = asyncio.ensure_future(tab.any_dialog.wait())
         try:
             await asyncio.wait({loading, waiter}, return_when=asyncio.FIRST_COMPLETED)

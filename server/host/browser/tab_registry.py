@@ -29,6 +29,8 @@ class TabRegistry:
         self._clock = clock
         self._announce = announce
         self._tabs: dict[str, Tab] = {}
+        # Each team's active tab: the one its viewers see first.
+        self._active: dict[str, str] = {}
 
     # -- reading ------------------------------------------------------------------------
 
@@ -83,12 +85,24 @@ class TabRegistry:
         if tab not in self:
             return None
         del self._tabs[tab.id]
+        if self._active.get(tab.team_id) == tab.id:
+            del self._active[tab.team_id]
         page, tab._page, tab.identity_session = tab._page, None, None
         for other in self._tabs.values():
             if other._opener_tab_id == tab.id:
                 other._opener_tab_id = None
         self._announce(tab.team_id)
         return page
+
+    def activate(self, tab: Tab) -> Tab:
+        """Makes ``tab`` its team's active tab; the team hears of a change."""
+        if self._active.get(tab.team_id) != tab.id:
+            self._active[tab.team_id] = tab.id
+            self._announce(tab.team_id)
+        return tab
+
+    def active_id(self, team_id: str) -> str | None:
+        return self._active.get(team_id)
 
     def attach_page(self, tab: Tab, page: Page) -> None:
         """The tab has a new page (it woke, loaded again after a crash, or is a new popup)."""

@@ -46,10 +46,13 @@ class TabService:
         self._search_url = search_url
 
     async def list_tabs(self, team_id: str, account_id: str) -> list[TabSummary]:
+        """The tabs this member sees; the team's active tab (an agent's ``activate_tab``)
+        first."""
         engine = await self._browser.engine()
-        return await self._summaries(
-            team_id, [t for t in engine.list_tabs(team_id) if member_sees(t, account_id)]
-        )
+        active = engine.active_tab_id(team_id)
+        tabs = [t for t in engine.list_tabs(team_id) if member_sees(t, account_id)]
+        tabs.sort(key=lambda t: t.id != active)  # stable: the rest keep their order
+        return await self._summaries(team_id, tabs)
 
     async def new_tab(
         self,

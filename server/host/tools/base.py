@@ -24,6 +24,13 @@ from server.host.browser.partitions import Partition
 
 if TYPE_CHECKING:
     from server.host.services.memories import MemoryService
+    from server.host.web.fetcher import WebFetcher
+    from server.host.web.search import SearchResult
+
+# The team's web search: (query, max_results) to results.
+SearchWeb = Callable[[str, int], Awaitable[list["SearchResult"]]]
+# Distils ``content`` as ``prompt`` asks, with the calling agent's model: (prompt, content).
+Summarize = Callable[[str, str], Awaitable[str]]
 
 MAX_RESULT_CHARS = 20_000
 _CUT_MARK = "\n[... cut: the result was longer than 20,000 characters]"
@@ -96,6 +103,13 @@ class ToolContext:
     # Tells the team's members something (event name and payload), such as a request to
     # take a tab over; without it the agent's own answer is the only word they get.
     announce: Callable[[str, HostEvent], None] | None = None
+    # web_fetch's fetcher (public addresses only, unless the host allows more); without it
+    # the tool says the host does not fetch.
+    web: WebFetcher | None = None
+    # web_search's engine, the one the team chose; without it the tool says none is set.
+    search: SearchWeb | None = None
+    # The calling agent's model, for a tool's ``prompt`` (web_fetch, get_tab_content).
+    summarize: Summarize | None = None
 
 
 class ToolFailure(CrewhostError):

@@ -16,6 +16,7 @@ from pydantic import ValidationError
 from server.common.errors import CrewhostError
 from server.host.tools.base import Tool, ToolContext, ToolFailure, cap_result
 from server.host.tools.browser import (
+    activate_tab,
     click,
     close_tab,
     evaluate,
@@ -26,6 +27,7 @@ from server.host.tools.browser import (
     hover,
     list_tabs,
     navigate,
+    open,
     open_tab,
     press,
     request_takeover,
@@ -40,11 +42,12 @@ from server.host.tools.browser import (
 )
 from server.host.tools.memory import remember
 from server.host.tools.repair import repair_arguments
+from server.host.tools.web import web_fetch, web_search
 
 log = logging.getLogger(__name__)
 
 # Each tool module defines one ``TOOL``; a tool joins the catalog here, in the order
-# the model reads them: the snapshot, acting on a page, tabs, reading, then memory.
+# the model reads them: the snapshot, acting on a page, tabs, reading, the web, then memory.
 _TOOLS = (
     snapshot.TOOL,
     click.TOOL,
@@ -59,14 +62,18 @@ _TOOLS = (
     evaluate.TOOL,
     run_script.TOOL,
     execute_script.TOOL,
+    open.TOOL,
     open_tab.TOOL,
     navigate.TOOL,
     list_tabs.TOOL,
+    activate_tab.TOOL,
     close_tab.TOOL,
     handle_dialog.TOOL,
     set_environment.TOOL,
     request_takeover.TOOL,
     get_tab_content.TOOL,
+    web_fetch.TOOL,
+    web_search.TOOL,
     remember.TOOL,
 )
 

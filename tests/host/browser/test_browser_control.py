@@ -286,3 +286,18 @@ async def test_a_private_sign_in_is_seen_and_steered_by_the_member_who_opened_it
     finally:
         await mate.close()
         await mate_member.hub.close()
+
+
+async def test_the_active_tab_an_agent_chose_comes_first_for_members(
+    server: RunningHub, room: Room, site: Site
+) -> None:
+    engine = await server.builtin.services.browser.engine()
+    first = await engine.open_tab(room.team_id, Partition.shared(), url=site.url("/"))
+    second = await engine.open_tab(room.team_id, Partition.shared(), url=site.url("/child"))
+    listed = (await room.member.call("browser-control-v1/list_tabs"))["tabs"]
+    assert [t["id"] for t in listed] == [first.id, second.id]
+    await events_until(room.member, "browser-tabs-changed")
+    engine.activate_tab(room.team_id, second.id)
+    await events_until(room.member, "browser-tabs-changed")
+    listed = (await room.member.call("browser-control-v1/list_tabs"))["tabs"]
+    assert [t["id"] for t in listed] == [second.id, first.id]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -19,14 +18,6 @@ from server.serve import builtin_host
 from tests.support.clock import FakeClock
 from tests.support.databases import ScratchDatabase
 from tests.support.hub_server import hub_settings
-
-
-@pytest.fixture
-async def db(database: ScratchDatabase) -> AsyncIterator[Database]:
-    opened = database.open()
-    await opened.migrate()
-    yield opened
-    await opened.close()
 
 
 def no_events(_team_id: str, _event: HostEvent) -> None:

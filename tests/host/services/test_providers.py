@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import Awaitable
 
 import pytest
 
@@ -14,7 +14,6 @@ from server.db.engine import Database
 from server.host.services.providers import MAX_CUSTOM_PROVIDERS, ProviderService, ProviderStatus
 from server.host.storage.providers import ProviderRepository
 from tests.support.clock import FakeClock
-from tests.support.databases import ScratchDatabase
 
 TEAM_A, TEAM_B = "a" * 32, "b" * 32
 
@@ -22,14 +21,6 @@ TEAM_A, TEAM_B = "a" * 32, "b" * 32
 class Announced(list[tuple[str, HostEvent]]):
     def __call__(self, team_id: str, event: HostEvent) -> None:
         self.append((team_id, event))
-
-
-@pytest.fixture
-async def db(database: ScratchDatabase) -> AsyncIterator[Database]:
-    opened = database.open()
-    await opened.migrate()
-    yield opened
-    await opened.close()
 
 
 @pytest.fixture

@@ -701,6 +701,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/web-search-v1/get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The team's search engine and whether its key is set, never the key. */
+        post: operations["web-search-v1/get"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/web-search-v1/set": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Choose the team's search engine (a key is sealed before it is stored). */
+        post: operations["web-search-v1/set"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1592,6 +1626,35 @@ export interface components {
              */
             provider: string;
         };
+        /** SetWebSearch */
+        SetWebSearch: {
+            /**
+             * Baseurl
+             * @default null
+             */
+            baseUrl?: string | null;
+            /**
+             * Engine
+             * @enum {string}
+             */
+            engine: "duckduckgo" | "searxng" | "brave" | "google";
+            /**
+             * Engineid
+             * @default null
+             */
+            engineId?: string | null;
+            /**
+             * Keepkey
+             * @description Keep the key already set for this engine.
+             * @default false
+             */
+            keepKey?: boolean;
+            /**
+             * Key
+             * @default null
+             */
+            key?: string | null;
+        };
         /** ShareThread */
         ShareThread: {
             /** Shared */
@@ -2077,6 +2140,26 @@ export interface components {
          * @description What a viewer sends on a ``view:`` channel.
          */
         ViewMessage: components["schemas"]["Take"] | components["schemas"]["Release"] | components["schemas"]["Pointer"] | components["schemas"]["Key"] | components["schemas"]["Text"] | components["schemas"]["Paste"] | components["schemas"]["Copy"] | components["schemas"]["MenuChoice"] | components["schemas"]["Resize"];
+        /** WebSearchView */
+        WebSearchView: {
+            /**
+             * Baseurl
+             * @description The SearXNG instance's address.
+             */
+            baseUrl: string | null;
+            /**
+             * Engine
+             * @enum {string}
+             */
+            engine: "duckduckgo" | "searxng" | "brave" | "google";
+            /**
+             * Engineid
+             * @description Google Programmable Search's engine id (cx).
+             */
+            engineId: string | null;
+            /** Keyset */
+            keySet: boolean;
+        };
         /** Whoami */
         Whoami: {
             /** Accountid */
@@ -3076,6 +3159,54 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TurnStopped"];
+                };
+            };
+        };
+    };
+    "web-search-v1/get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NoArgs"];
+            };
+        };
+        responses: {
+            /** @description The team's search engine and whether its key is set, never the key. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebSearchView"];
+                };
+            };
+        };
+    };
+    "web-search-v1/set": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetWebSearch"];
+            };
+        };
+        responses: {
+            /** @description Choose the team's search engine (a key is sealed before it is stored). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebSearchView"];
                 };
             };
         };

@@ -25,6 +25,7 @@ from server.host.tools.base import (
 from server.host.tools.page.isolated import evaluate_isolated
 from server.host.tools.page.settle import settle
 from server.host.tools.page.snapshots import shown_url
+from server.host.tools.page.summary import MAX_SUMMARY_INPUT, summarized
 from server.host.tools.page.tab_access import holds_secret, reachable_tab
 
 # Room in a result for the fields around the content, for the most an agent may ask for.
@@ -38,6 +39,10 @@ class GetTabContentArgs(TabArgs):
     selector: Annotated[str, StringConstraints(min_length=1, max_length=1000)] | None = Field(
         default=None,
         description="A CSS selector matching exactly one element; only that part is read.",
+    )
+    prompt: Annotated[str, StringConstraints(min_length=1, max_length=4_000)] | None = Field(
+        default=None,
+        description="What to take from the page; the content is then distilled by the model.",
     )
     max_length: int | None = Field(
         default=None,
@@ -56,8 +61,11 @@ async def get_tab_content(context: ToolContext, args: GetTabContentArgs) -> dict
         await settle(page, context.settings)
         title, url = await page.title(), shown_url(page.url)
         room = _content_room(tab.id, url, title, args.selector)
+        # A prompt's model reads much more of the page than a result can carry.
+        budget = MAX_SUMMARY_INPUT if args.prompt is not None else args.max_length
+        room = MAX_SUMMARY_INPUT if args.prompt is not None else room
         found = await evaluate_isolated(
-            page, "content", {"selector": args.selector, "budget": args.max_length, "room": room}
+            page, "content", {"selector": args.selector, "budget": budget, "room": room}
         )
         return {"page": found, "url": url, "title": title}
 
@@ -74,13 +82,18 @@ async def get_tab_content(context: ToolContext, args: GetTabContentArgs) -> dict
             "targetAmbiguous",
             f"{found.get('count')} elements match {args.selector!r}; use a selector for one",
         )
+    content, truncated = str(found.get("content", "")), bool(found.get("truncated"))
+    if args.prompt is not None:
+        summary = await summarized(context, args.prompt, content)
+        limit = args.max_length or MAX_CONTENT_CHARS
+        content, truncated = summary[:limit], truncated or len(summary) > limit
     return _result(
         tab.id,
         str(value.get("url", shown_url(tab.url))),
         value.get("title", ""),
         args.selector,
-        found.get("content", ""),
-        truncated=bool(found.get("truncated")),
+        content,
+        truncated=truncated,
     )
 
 
@@ -112,7 +125,7 @@ TOOL = Tool(
         "Headings, landmarks, forms and tables are preceded by `<!-- css: ... -->`, a "
         "selector for that element. Field values are not shown. A page longer than the "
         "result allows is cut where it reaches the limit, with `truncated: true`; read the "
-        "rest by `selector`."
+        "rest by `selector`. `prompt` has the content distilled to what you ask."
     ),
     args=GetTabContentArgs,
     gated=False,

@@ -1,4 +1,9 @@
-"""The ``open`` tool: a new tab at an address as a person types it, with its snapshot."""
+"""The ``open_tab`` tool: an address in a new tab or in one of the agent's tabs.
+
+``open`` always opens a new tab (and drops a ``tabId`` an agent gives it); ``open_tab``
+takes ``tabId`` to load the address there, may skip the wait for the load, and may make
+the tab the team's active one.
+"""
 
 from __future__ import annotations
 
@@ -9,50 +14,69 @@ from pydantic import Field
 from server.host.tools.base import Tool, ToolArgs, ToolContext, ToolFailure
 from server.host.tools.page.address import BLANK, resolve_address
 from server.host.tools.page.consent import watch_consent
-from server.host.tools.page.loading import Address, load, partition_for, snapshot_of
+from server.host.tools.page.loading import (
+    REFUSED_ADDRESSES,
+    Address,
+    load,
+    new_blank_tab,
+    snapshot_of,
+)
+from server.host.tools.page.snapshots import shown_url
+from server.host.tools.page.tab_access import reachable_tab
 
 
-class OpenArgs(ToolArgs):
-    url: Address | None = Field(
-        default=None,
+class OpenTabArgs(ToolArgs):
+    url: Address = Field(
         description=(
             "An address (example.com, https://example.com/a) or a search phrase, as typed "
-            "into a browser's address bar. Leave it out for a blank tab."
+            "into a browser's address bar."
         ),
     )
-
-
-async def open_tab(context: ToolContext, args: OpenArgs) -> dict[str, Any]:
-    address = None
-    if args.url is not None:
-        address = resolve_address(args.url, context.settings.search_url)
-    tab = await context.engine.open_tab(
-        context.team_id,
-        await partition_for(context),
-        url=BLANK,
-        owner_agent_id=context.caller.agent_id,
-        owner_thread_id=context.caller.thread_id,
+    tab_id: str | None = Field(
+        default=None,
+        min_length=1,
+        description="One of your tabs to load the address in, instead of a new tab.",
     )
+    wait_until_loaded: bool = Field(
+        default=True,
+        description="false: return once the page answered, without waiting for it to load "
+        "or for a snapshot.",
+    )
+    active: bool = Field(
+        default=False, description="Also make the tab the team's active tab (see activate_tab)."
+    )
+
+
+async def open_tab(context: ToolContext, args: OpenTabArgs) -> dict[str, Any]:
+    address = resolve_address(args.url, context.settings.search_url)
+    if args.tab_id is not None:
+        tab = reachable_tab(context, args.tab_id)
+    else:
+        tab = await new_blank_tab(context)
+    if args.active:
+        context.engine.activate_tab(context.team_id, tab.id)
     watch_consent(context, tab)
-    if address is None:
-        return {"tabId": tab.id, **await snapshot_of(context, tab)}
     try:
-        await load(context, tab, address)
+        await load(context, tab, address, wait_until="load" if args.wait_until_loaded else "commit")
     except ToolFailure as failure:
+        if args.tab_id is not None:
+            raise
         # The tab exists either way: say so, so the agent can use or close it.
         return {"tabId": tab.id, "url": BLANK, "loadError": failure.to_result()["error"]}
+    if not args.wait_until_loaded:
+        return {"tabId": tab.id, "resolvedAs": address.kind, "url": shown_url(tab.url)}
     return {"tabId": tab.id, "resolvedAs": address.kind, **await snapshot_of(context, tab)}
 
 
 TOOL = Tool(
-    name="open",
+    name="open_tab",
     description=(
-        "Open a new tab and return its first snapshot. `url` is an address or a search "
-        "phrase, as typed into a browser's address bar. Addresses of other apps "
-        "(mailto:, tel:) and of the browser itself (file:, chrome:, javascript:, data:) "
-        "are refused."
+        "Load an address in a new tab, or in your tab `tabId`, and return its snapshot. "
+        "`url` is an address or a search phrase, as typed into a browser's address bar. "
+        "`waitUntilLoaded: false` returns once the page answered, without a snapshot; "
+        "`active: true` makes it the tab people see first. " + REFUSED_ADDRESSES
     ),
-    args=OpenArgs,
+    args=OpenTabArgs,
     gated=True,
     run=open_tab,
 )

@@ -16,8 +16,9 @@ from pydantic import StringConstraints
 
 from server.common.addresses import AddressRefused
 from server.common.errors import CrewhostError
+from server.host.browser.pages import LoadWait
 from server.host.browser.partitions import Partition
-from server.host.browser.tabs import Tab
+from server.host.browser.tabs import BLANK, Tab
 from server.host.tools.base import ToolContext, ToolFailure
 from server.host.tools.page.address import ResolvedAddress
 from server.host.tools.page.consent import take_refusals, watch_consent
@@ -47,10 +48,32 @@ async def partition_for(context: ToolContext) -> Partition:
     return await context.partition_for_agent(context.team_id, agent_id)
 
 
-async def load(context: ToolContext, tab: Tab, address: ResolvedAddress) -> None:
+# What every tool that loads a typed address says it refuses.
+REFUSED_ADDRESSES = (
+    "Addresses of other apps (mailto:, tel:) and of the browser itself (file:, chrome:, "
+    "javascript:, data:) are refused."
+)
+
+
+async def new_blank_tab(context: ToolContext) -> Tab:
+    """A new blank tab of the calling agent, in its partition."""
+    return await context.engine.open_tab(
+        context.team_id,
+        await partition_for(context),
+        url=BLANK,
+        owner_agent_id=context.caller.agent_id,
+        owner_thread_id=context.caller.thread_id,
+    )
+
+
+async def load(
+    context: ToolContext, tab: Tab, address: ResolvedAddress, *, wait_until: LoadWait = "load"
+) -> None:
     watch_consent(context, tab)
     try:
-        await context.engine.navigate(context.team_id, tab.id, context.caller, address.url)
+        await context.engine.navigate(
+            context.team_id, tab.id, context.caller, address.url, wait_until=wait_until
+        )
     except PlaywrightError as exc:
         raise _load_failure(exc) from None
     except AddressRefused as refused:

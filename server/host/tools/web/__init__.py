@@ -1,0 +1,1 @@
+"""The web tools: fetching an address and searching the web, outside the browser."""

@@ -1,0 +1,1 @@
+"""Web machinery for agent tools: fetching public addresses, extraction, search engines."""
