@@ -128,6 +128,26 @@ HOST_ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode("pageUnavailable", "The page did not answer."),
     ErrorCode("pageCrashed", "The page stopped working; a reload brings it back."),
     ErrorCode("hostStopping", "The host is shutting down (a view's close code)."),
+    ErrorCode(
+        "workspacePathInvalid",
+        "A workspace path is absolute, escapes, meets a link or uses a refused name.",
+    ),
+    ErrorCode("workspaceNotFound", "No such file or folder in the workspace."),
+    ErrorCode("workspaceIsFile", "A workspace path names a file where a folder is needed."),
+    ErrorCode("workspaceIsFolder", "A workspace path names a folder where a file is needed."),
+    ErrorCode("workspaceFileTooLarge", "The file is larger than a workspace takes."),
+    ErrorCode(
+        "workspaceAgentFull", "The agent's workspace holds as many files or bytes as it may."
+    ),
+    ErrorCode(
+        "workspaceTeamFull", "The team's workspaces hold as many files or bytes as they may."
+    ),
+    ErrorCode("workspaceUploadLimit", "The member has as many unfinished uploads as they may."),
+    ErrorCode("workspaceUploadNotFound", "No such upload; it finished, was cancelled or expired."),
+    ErrorCode(
+        "workspaceChunkInvalid", "An upload chunk is too large, out of order or past the end."
+    ),
+    ErrorCode("workspaceUploadIncomplete", "An upload was finished before all its bytes arrived."),
 )
 
 # Why a host ended a connection: the ``code`` of its ``revoked`` event (the hub names it).

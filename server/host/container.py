@@ -29,7 +29,10 @@ from server.host.services.memories import MemoryService
 from server.host.services.profiles import BrowserProfileService
 from server.host.services.providers import ProviderService
 from server.host.services.tabs import TabService
+from server.host.services.workspace import WorkspaceService
 from server.host.tools.base import ToolContext, ToolSettings
+from server.host.workspace.quotas import WorkspaceLimits
+from server.host.workspace.workspaces import Workspaces
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +69,7 @@ class HostServices:
     threads: ThreadService = field(init=False)
     live: LiveViews = field(init=False)
     control_requests: ControlRequestService = field(init=False)
+    workspace: WorkspaceService = field(init=False)
     host_id: str = ""
     _resources: AsyncExitStack = field(default_factory=AsyncExitStack, init=False)
 
@@ -99,6 +103,12 @@ class HostServices:
         services.tabs = TabService(browser, services.profiles, settings.host.search_url)
         services.memories = MemoryService(db, clock)
         services.providers = ProviderService(db, clock, secrets, services.peers.announce)
+        services.workspace = WorkspaceService(
+            db,
+            clock,
+            Workspaces(settings.data_dir, WorkspaceLimits.from_settings(settings.host)),
+            upload_seconds=settings.host.workspace_upload_seconds,
+        )
         services.agents = AgentService(
             db,
             clock,
@@ -106,6 +116,7 @@ class HostServices:
             services.memories,
             services.providers,
             services.peers.announce,
+            services.workspace,
         )
         services.attention = AttentionRegistry(clock, services.peers.announce)
         services.models = ModelProviders(services.providers.credentials)
@@ -135,6 +146,7 @@ class HostServices:
         self._resources.push_async_callback(self.peers.close_all)
         self._resources.push_async_callback(self.live.close_all)
         self._resources.callback(self.control_requests.close)
+        self._resources.callback(self.workspace.close)
         await self._resources.enter_async_context(self.models)
         # Turns end first: they use the browser, the peers and the providers.
         self._resources.push_async_callback(self.threads.close)
@@ -156,6 +168,7 @@ class HostServices:
             settings=ToolSettings.from_settings(self.settings.host),
             partition_for_agent=self.profiles.partition_for_agent,
             announce=self.peers.announce,
+            workspace=self.workspace,
         )
 
     async def __aexit__(

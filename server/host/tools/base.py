@@ -24,6 +24,7 @@ from server.host.browser.partitions import Partition
 
 if TYPE_CHECKING:
     from server.host.services.memories import MemoryService
+    from server.host.services.workspace import WorkspaceService
 
 MAX_RESULT_CHARS = 20_000
 _CUT_MARK = "\n[... cut: the result was longer than 20,000 characters]"
@@ -96,6 +97,8 @@ class ToolContext:
     # Tells the team's members something (event name and payload), such as a request to
     # take a tab over; without it the agent's own answer is the only word they get.
     announce: Callable[[str, HostEvent], None] | None = None
+    # The agent's workspace files and the team's shared ones.
+    workspace: WorkspaceService | None = None
 
 
 class ToolFailure(CrewhostError):

@@ -38,11 +38,17 @@ from server.host.tools.browser import (
 )
 from server.host.tools.memory import remember
 from server.host.tools.repair import repair_arguments
+from server.host.tools.workspace import (
+    workspace_delete,
+    workspace_list,
+    workspace_read,
+    workspace_write,
+)
 
 log = logging.getLogger(__name__)
 
 # Each tool module defines one ``TOOL``; a tool joins the catalog here, in the order
-# the model reads them: the snapshot, acting on a page, tabs, reading, then memory.
+# the model reads them: the snapshot, acting on a page, tabs, reading, memory, then files.
 _TOOLS = (
     snapshot.TOOL,
     click.TOOL,
@@ -64,6 +70,10 @@ _TOOLS = (
     request_takeover.TOOL,
     get_tab_content.TOOL,
     remember.TOOL,
+    workspace_list.TOOL,
+    workspace_read.TOOL,
+    workspace_write.TOOL,
+    workspace_delete.TOOL,
 )
 
 

@@ -116,6 +116,17 @@ const TABLE: Record<string, string> = {
   pageUnavailable: 'The page did not respond. Try again.',
   pageCrashed: 'The page stopped working. Reload the tab to bring it back.',
   hostStopping: 'The host is shutting down. Reconnect once it is back.',
+  workspacePathInvalid: 'That file name or path is not allowed in a workspace. Use plain names with / between folders.',
+  workspaceNotFound: 'That file or folder is not in the workspace any more. Reload the list.',
+  workspaceIsFile: 'There is a file where a folder was expected. Pick another path.',
+  workspaceIsFolder: 'That is a folder, not a file. Pick a file, or another name.',
+  workspaceFileTooLarge: 'That file is larger than a workspace takes. Use a smaller file.',
+  workspaceAgentFull: 'This agent's workspace is full. Delete files it no longer needs first.',
+  workspaceTeamFull: 'The team's workspaces are full. Delete files that are no longer needed first.',
+  workspaceUploadLimit: 'Wait for your other uploads to finish, or cancel one, then try again.',
+  workspaceUploadNotFound: 'The upload stopped before it finished. Upload the file again.',
+  workspaceChunkInvalid: 'Part of the upload went wrong. Upload the file again.',
+  workspaceUploadIncomplete: 'The upload is not complete yet. Upload the file again.',
 
   // This client's own.
   network: 'The hub could not be reached. Check your connection and try again.',

@@ -667,6 +667,125 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/workspace-v1/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Delete a file, or a folder with all in it. */
+        post: operations["workspace-v1/delete"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workspace-v1/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** One chunk of a file; ask again from ``offset + len`` until ``eof``. */
+        post: operations["workspace-v1/download"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workspace-v1/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The files and folders of one folder of a workspace. */
+        post: operations["workspace-v1/list"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workspace-v1/upload_cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** workspace-v1/upload_cancel */
+        post: operations["workspace-v1/upload_cancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workspace-v1/upload_chunk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The next chunk, at the offset of the bytes received so far. */
+        post: operations["workspace-v1/upload_chunk"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workspace-v1/upload_finish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The complete upload replaces or creates its file, atomically and under the quotas. */
+        post: operations["workspace-v1/upload_finish"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workspace-v1/upload_start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Begin an upload of ``size`` bytes; refused at once past the largest file. */
+        post: operations["workspace-v1/upload_start"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -977,6 +1096,11 @@ export interface components {
              */
             event: "browser-takeover-requested";
         };
+        /** Cancelled */
+        Cancelled: {
+            /** Cancelled */
+            cancelled: boolean;
+        };
         /** Capabilities */
         Capabilities: {
             /** Capabilities */
@@ -1159,12 +1283,80 @@ export interface components {
              */
             type: "cursor";
         };
+        /** Deleted */
+        Deleted: {
+            /** Deleted */
+            deleted: boolean;
+            /** Kind */
+            kind: string;
+        };
+        /** Download */
+        Download: {
+            /**
+             * Data
+             * @description base64 of the bytes from offset
+             */
+            data: string;
+            /** Eof */
+            eof: boolean;
+            /** Offset */
+            offset: number;
+            /**
+             * Size
+             * @description the whole file's size
+             */
+            size: number;
+        };
+        /** DownloadArgs */
+        DownloadArgs: {
+            /**
+             * Agentid
+             * @description The agent's workspace; none: shared.
+             * @default null
+             */
+            agentId?: string | null;
+            /**
+             * Length
+             * @default 262144
+             */
+            length?: number;
+            /**
+             * Offset
+             * @default 0
+             */
+            offset?: number;
+            /** Path */
+            path: string;
+        };
+        /** EntryView */
+        EntryView: {
+            /**
+             * Kind
+             * @description 'file' or 'folder'
+             */
+            kind: string;
+            /** Modifiedat */
+            modifiedAt: number;
+            /** Name */
+            name: string;
+            /** Size */
+            size: number;
+        };
         /** ErrorInfo */
         ErrorInfo: {
             /** Code */
             code: string;
             /** Message */
             message: string;
+        };
+        /** FileWritten */
+        FileWritten: {
+            /** Created */
+            created: boolean;
+            /** Path */
+            path: string;
+            /** Size */
+            size: number;
         };
         /**
          * Held
@@ -1223,6 +1415,27 @@ export interface components {
              * @enum {string}
              */
             type: "key";
+        };
+        /** ListArgs */
+        ListArgs: {
+            /**
+             * Agentid
+             * @description The agent's workspace; none: shared.
+             * @default null
+             */
+            agentId?: string | null;
+            /**
+             * Path
+             * @default
+             */
+            path?: string;
+        };
+        /** Listing */
+        Listing: {
+            /** Entries */
+            entries: components["schemas"]["EntryView"][];
+            /** Path */
+            path: string;
         };
         /** MenuChoice */
         MenuChoice: {
@@ -1331,6 +1544,17 @@ export interface components {
              * @enum {string}
              */
             type: "paste";
+        };
+        /** PathArgs */
+        PathArgs: {
+            /**
+             * Agentid
+             * @description The agent's workspace; none: shared.
+             * @default null
+             */
+            agentId?: string | null;
+            /** Path */
+            path: string;
         };
         /** PeerList */
         PeerList: {
@@ -1567,6 +1791,19 @@ export interface components {
              * @default
              */
             title?: string;
+        };
+        /** StartUpload */
+        StartUpload: {
+            /**
+             * Agentid
+             * @description The agent's workspace; none: shared.
+             * @default null
+             */
+            agentId?: string | null;
+            /** Path */
+            path: string;
+            /** Size */
+            size: number;
         };
         /** TabAddress */
         TabAddress: {
@@ -1990,6 +2227,34 @@ export interface components {
              * @description 'anthropic', 'openai', 'openrouter' or a custom provider's id
              */
             provider: string;
+        };
+        /** UploadChunk */
+        UploadChunk: {
+            /** Data */
+            data: string;
+            /** Offset */
+            offset: number;
+            /** Uploadid */
+            uploadId: string;
+        };
+        /** UploadProgress */
+        UploadProgress: {
+            /** Received */
+            received: number;
+        };
+        /** UploadRef */
+        UploadRef: {
+            /** Uploadid */
+            uploadId: string;
+        };
+        /** UploadStarted */
+        UploadStarted: {
+            /** Chunkbytes */
+            chunkBytes: number;
+            /** Expiresat */
+            expiresAt: number;
+            /** Uploadid */
+            uploadId: string;
         };
         /**
          * ViewError
@@ -2962,6 +3227,174 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TurnStopped"];
+                };
+            };
+        };
+    };
+    "workspace-v1/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PathArgs"];
+            };
+        };
+        responses: {
+            /** @description Delete a file, or a folder with all in it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Deleted"];
+                };
+            };
+        };
+    };
+    "workspace-v1/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DownloadArgs"];
+            };
+        };
+        responses: {
+            /** @description One chunk of a file; ask again from ``offset + len`` until ``eof``. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Download"];
+                };
+            };
+        };
+    };
+    "workspace-v1/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ListArgs"];
+            };
+        };
+        responses: {
+            /** @description The files and folders of one folder of a workspace. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Listing"];
+                };
+            };
+        };
+    };
+    "workspace-v1/upload_cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UploadRef"];
+            };
+        };
+        responses: {
+            /** @description workspace-v1/upload_cancel */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Cancelled"];
+                };
+            };
+        };
+    };
+    "workspace-v1/upload_chunk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UploadChunk"];
+            };
+        };
+        responses: {
+            /** @description The next chunk, at the offset of the bytes received so far. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UploadProgress"];
+                };
+            };
+        };
+    };
+    "workspace-v1/upload_finish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UploadRef"];
+            };
+        };
+        responses: {
+            /** @description The complete upload replaces or creates its file, atomically and under the quotas. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileWritten"];
+                };
+            };
+        };
+    };
+    "workspace-v1/upload_start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StartUpload"];
+            };
+        };
+        responses: {
+            /** @description Begin an upload of ``size`` bytes; refused at once past the largest file. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UploadStarted"];
                 };
             };
         };
