@@ -2,7 +2,7 @@
 
 ``agentId`` names an agent's own workspace; left out, the team's shared one. A member
 sees an agent's workspace when they see one of its threads; admins and owners see all.
-File bytes travel as base64 in chunks of at most 256 KiB.
+File bytes travel as base64 in chunks of at most 128 KiB.
 """
 
 from __future__ import annotations

@@ -27,8 +27,9 @@ from server.host.workspace.folders import Entry, EntryKind, Usage
 from server.host.workspace.paths import display_path, workspace_parts
 from server.host.workspace.workspaces import WorkspaceRef, Workspaces, Written
 
-# Most bytes one download or upload chunk carries (before base64).
-MAX_CHUNK_BYTES = 256 * 1024
+# Most bytes one download or upload chunk carries: its base64 (4/3 larger) and the
+# envelope fit a Team API message (256 KiB).
+MAX_CHUNK_BYTES = 128 * 1024
 # Unfinished uploads one member may have at a time.
 MAX_UPLOADS_PER_MEMBER = 4
 

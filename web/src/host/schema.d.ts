@@ -1317,7 +1317,7 @@ export interface components {
             agentId?: string | null;
             /**
              * Length
-             * @default 262144
+             * @default 131072
              */
             length?: number;
             /**
