@@ -84,6 +84,14 @@ HOST_ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode("attentionNotFound", "No such request for attention; it may have expired."),
     ErrorCode("attentionAnswered", "The request for attention was answered already."),
     ErrorCode("attentionChanged", "The call asked about changed since it was shown."),
+    ErrorCode(
+        "attentionWrongKind",
+        "The answer is of the other kind: a question takes a reply, a consent an approval.",
+    ),
+    ErrorCode(
+        "answerInvalid",
+        "An answer to an agent's question is empty, too long or not among its options.",
+    ),
     ErrorCode("providerNotFound", "No such model provider in this team."),
     ErrorCode("providerNameTaken", "A model provider of this name exists."),
     ErrorCode("providerLimit", "The team has as many custom model providers as it may."),

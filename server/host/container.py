@@ -118,7 +118,9 @@ class HostServices:
             services.peers.announce,
             services.workspace,
         )
-        services.attention = AttentionRegistry(clock, services.peers.announce)
+        services.attention = AttentionRegistry(
+            clock, services.peers.announce, question_seconds=settings.host.ask_user_seconds
+        )
         services.models = ModelProviders(services.providers.credentials)
         services.threads = ThreadService(
             db,

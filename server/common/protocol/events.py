@@ -167,17 +167,21 @@ class TurnFinished(HostEvent):
 
 
 class AttentionRequested(HostEvent):
-    """An agent waits for a person: consent for a gated call (more kinds will come)."""
+    """An agent waits for a person: consent for a gated call, or an answer to its question
+    (``ask_user``: the question, and the options to choose from when it gives some)."""
 
     NAME: ClassVar[str] = "attention-requested"
     id: str
-    kind: Literal["consent"]
+    kind: Literal["consent", "question"]
     thread_id: str
     agent_id: str
     call_id: str
     tool: str
     summary: str
     expires_at: float
+    question: str | None = None
+    options: list[str] | None = None
+    multiple: bool = False
 
 
 class AttentionResolved(HostEvent):

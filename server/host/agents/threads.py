@@ -44,7 +44,7 @@ from server.host.browser.callers import Caller
 from server.host.services.agents import AgentService
 from server.host.storage.agents import Agent
 from server.host.storage.threads import StoredMessage, Thread, ThreadRepository, Turn
-from server.host.tools.base import ToolContext
+from server.host.tools.base import PersonQuestion, ToolContext
 
 log = logging.getLogger(__name__)
 
@@ -215,12 +215,14 @@ class ThreadService:
             provider, default_model = await self._resolve_provider(thread.team_id, agent.provider)
             async with self._db.read() as conn:
                 stored = await self._repo.list_messages(conn, thread.team_id, thread.id)
+            context = await self._tool_context(thread.team_id, Caller.agent(agent.id, thread.id))
+            context.ask_person = lambda question: self._ask_person(running, agent, question)
             setup = TurnSetup(
                 provider=provider,
                 model=agent.model or default_model,
                 system=system_prompt(agent.instructions),
                 transcript=[message_from_json(m.body) for m in stored],
-                context=await self._tool_context(thread.team_id, Caller.agent(agent.id, thread.id)),
+                context=context,
                 permissions=agent.permissions,
                 max_tool_calls=agent.max_tool_calls or DEFAULT_MAX_TOOL_CALLS,
             )
@@ -298,6 +300,21 @@ class ThreadService:
             arguments=call.arguments,
             summary=f"{call.name} {argument_summary(call.arguments)}",
             # Read at each answer: sharing the thread, or taking it back, applies at once.
+            visible_to=lambda account_id: running.thread.visible_to(account_id),
+        )
+
+    async def _ask_person(
+        self, running: RunningTurn, agent: Agent, question: PersonQuestion
+    ) -> tuple[str | list[str] | None, str]:
+        thread = running.thread
+        return await self._attention.ask_question(
+            team_id=thread.team_id,
+            thread_id=thread.id,
+            agent_id=agent.id,
+            call_id=question.call_id,
+            question=question.question,
+            options=question.options,
+            multiple=question.multiple,
             visible_to=lambda account_id: running.thread.visible_to(account_id),
         )
 

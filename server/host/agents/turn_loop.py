@@ -193,6 +193,7 @@ async def _run_call(
     tab_id = call.arguments.get("tabId")
     tab = tab_id if isinstance(tab_id, str) else None
     sink.tool_started(call, argument_summary(call.arguments), tab)
+    setup.context.turn.call_id = call.id
     result = await call_tool(setup.context, call.name, call.arguments)
     progress.tool_calls += 1
     outcome, summary = result_summary(result)

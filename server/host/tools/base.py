@@ -27,6 +27,20 @@ if TYPE_CHECKING:
     from server.host.services.workspace import WorkspaceService
 
 MAX_RESULT_CHARS = 20_000
+
+
+@dataclass(frozen=True)
+class PersonQuestion:
+    """A question an agent asks the people who see its thread."""
+
+    call_id: str
+    question: str
+    options: list[str] | None
+    multiple: bool
+
+
+# Asks a question; the answer (None when none came) and why: answered, expired or cancelled.
+AskPerson = Callable[[PersonQuestion], Awaitable[tuple[str | list[str] | None, str]]]
 _CUT_MARK = "\n[... cut: the result was longer than 20,000 characters]"
 
 
@@ -35,6 +49,8 @@ class TurnState:
     """State of one agent turn (one model response and the tool calls it makes)."""
 
     memory_hosts_shown: set[str] = field(default_factory=set)
+    # The id of the call that runs now (a question a tool asks is bound to it).
+    call_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -99,6 +115,10 @@ class ToolContext:
     announce: Callable[[str, HostEvent], None] | None = None
     # The agent's workspace files and the team's shared ones.
     workspace: WorkspaceService | None = None
+    # Asks the members who see the thread a question (ask_user); without it nobody is asked.
+    ask_person: AskPerson | None = None
+    # A sub-agent's context: it may not ask people, nor start sub-agents of its own.
+    sub_agent: bool = False
 
 
 class ToolFailure(CrewhostError):

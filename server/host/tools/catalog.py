@@ -37,6 +37,7 @@ from server.host.tools.browser import (
     wait_for,
 )
 from server.host.tools.memory import remember
+from server.host.tools.people import ask_user
 from server.host.tools.repair import repair_arguments
 from server.host.tools.workspace import (
     workspace_delete,
@@ -48,7 +49,7 @@ from server.host.tools.workspace import (
 log = logging.getLogger(__name__)
 
 # Each tool module defines one ``TOOL``; a tool joins the catalog here, in the order
-# the model reads them: the snapshot, acting on a page, tabs, reading, memory, then files.
+# the model reads them: the snapshot, acting on a page, tabs, reading, memory, people, then files.
 _TOOLS = (
     snapshot.TOOL,
     click.TOOL,
@@ -70,6 +71,7 @@ _TOOLS = (
     request_takeover.TOOL,
     get_tab_content.TOOL,
     remember.TOOL,
+    ask_user.TOOL,
     workspace_list.TOOL,
     workspace_read.TOOL,
     workspace_write.TOOL,

@@ -140,6 +140,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/attention-v1/reply": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Answer an agent's question once (``kind: "question"``). */
+        post: operations["attention-v1/reply"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/browser-control-v1/back": {
         parameters: {
             query?: never;
@@ -907,7 +924,8 @@ export interface components {
         };
         /**
          * AttentionRequested
-         * @description An agent waits for a person: consent for a gated call (more kinds will come).
+         * @description An agent waits for a person: consent for a gated call, or an answer to its question
+         *     (``ask_user``: the question, and the options to choose from when it gives some).
          */
         AttentionRequested: {
             /** Agentid */
@@ -920,9 +938,24 @@ export interface components {
             id: string;
             /**
              * Kind
-             * @constant
+             * @enum {string}
              */
-            kind: "consent";
+            kind: "consent" | "question";
+            /**
+             * Multiple
+             * @default false
+             */
+            multiple: boolean;
+            /**
+             * Options
+             * @default null
+             */
+            options: string[] | null;
+            /**
+             * Question
+             * @default null
+             */
+            question: string | null;
             /** Summary */
             summary: string;
             /** Threadid */
@@ -974,6 +1007,12 @@ export interface components {
             id: string;
             /** Kind */
             kind: string;
+            /** Multiple */
+            multiple: boolean;
+            /** Options */
+            options: string[] | null;
+            /** Question */
+            question: string | null;
             /** Summary */
             summary: string;
             /** Threadid */
@@ -1700,6 +1739,13 @@ export interface components {
              */
             event: "providers-changed";
         };
+        /** QuestionAnswered */
+        QuestionAnswered: {
+            /** Answer */
+            answer: string | string[];
+            /** Id */
+            id: string;
+        };
         /** Release */
         Release: {
             /**
@@ -1707,6 +1753,16 @@ export interface components {
              * @enum {string}
              */
             type: "release";
+        };
+        /** ReplyToQuestion */
+        ReplyToQuestion: {
+            /**
+             * Answer
+             * @description Words, one of the options, or for a multiple choice a list of them.
+             */
+            answer: string | string[];
+            /** Id */
+            id: string;
         };
         /**
          * Resize
@@ -2483,6 +2539,30 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AttentionList"];
+                };
+            };
+        };
+    };
+    "attention-v1/reply": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReplyToQuestion"];
+            };
+        };
+        responses: {
+            /** @description Answer an agent's question once (``kind: "question"``). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QuestionAnswered"];
                 };
             };
         };
