@@ -92,6 +92,8 @@ HOST_ERROR_CODES: tuple[ErrorCode, ...] = (
         "answerInvalid",
         "An answer to an agent's question is empty, too long or not among its options.",
     ),
+    ErrorCode("taskNotFound", "No such task in the thread's task list."),
+    ErrorCode("taskLimit", "The thread's task list holds as many tasks as it may."),
     ErrorCode("providerNotFound", "No such model provider in this team."),
     ErrorCode("providerNameTaken", "A model provider of this name exists."),
     ErrorCode("providerLimit", "The team has as many custom model providers as it may."),

@@ -29,6 +29,7 @@ from server.host.services.memories import MemoryService
 from server.host.services.profiles import BrowserProfileService
 from server.host.services.providers import ProviderService
 from server.host.services.tabs import TabService
+from server.host.services.tasks import TaskService
 from server.host.services.workspace import WorkspaceService
 from server.host.tools.base import ToolContext, ToolSettings
 from server.host.workspace.quotas import WorkspaceLimits
@@ -70,6 +71,7 @@ class HostServices:
     live: LiveViews = field(init=False)
     control_requests: ControlRequestService = field(init=False)
     workspace: WorkspaceService = field(init=False)
+    tasks: TaskService = field(init=False)
     host_id: str = ""
     _resources: AsyncExitStack = field(default_factory=AsyncExitStack, init=False)
 
@@ -122,6 +124,7 @@ class HostServices:
             clock, services.peers.announce, question_seconds=settings.host.ask_user_seconds
         )
         services.models = ModelProviders(services.providers.credentials)
+        services.tasks = TaskService(services.peers.announce)
         services.threads = ThreadService(
             db,
             clock,
@@ -131,6 +134,7 @@ class HostServices:
             services.models.resolve,
             services.tool_context,
             services.providers.record_error,
+            services.tasks,
         )
         services.live = LiveViews(browser, settings.host)
         services.peers.register_channel(VIEW_PREFIX, services.live.open)

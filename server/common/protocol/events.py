@@ -193,6 +193,40 @@ class AttentionResolved(HostEvent):
     outcome: str
 
 
+class TaskItem(WireModel):
+    """One task of a thread's task list."""
+
+    id: str
+    subject: str
+    description: str | None
+    status: Literal["pending", "in_progress", "completed"]
+
+
+class TasksChanged(HostEvent):
+    """The agent's task list in a thread changed; ``tasks`` is the whole new list."""
+
+    NAME: ClassVar[str] = "tasks-changed"
+    thread_id: str
+    tasks: list[TaskItem]
+
+
+class SubAgentEvent(HostEvent):
+    """What a sub-agent of a turn does, told in its parent's thread: it started, said
+    something, ran a tool, or ended (with ``status`` and its ``summary``)."""
+
+    NAME: ClassVar[str] = "sub-agent"
+    thread_id: str
+    turn_id: str
+    sub_agent_id: str
+    description: str
+    type: Literal["researcher", "page_operator", "general"]
+    phase: Literal["started", "text", "tool-started", "tool-finished", "finished"]
+    text: str | None = None
+    tool: str | None = None
+    outcome: Literal["ok", "refused", "error"] | None = None
+    status: Literal["done", "denied", "capped", "stopped", "error"] | None = None
+
+
 HOST_EVENTS: tuple[type[HostEvent], ...] = (
     AgentsChanged,
     ThreadsChanged,
@@ -203,6 +237,8 @@ HOST_EVENTS: tuple[type[HostEvent], ...] = (
     TurnFinished,
     AttentionRequested,
     AttentionResolved,
+    TasksChanged,
+    SubAgentEvent,
     BrowserTabsChanged,
     BrowserProfilesChanged,
     ProvidersChanged,

@@ -42,6 +42,7 @@ from server.host.agents.turn_loop import (
 )
 from server.host.browser.callers import Caller
 from server.host.services.agents import AgentService
+from server.host.services.tasks import TaskService
 from server.host.storage.agents import Agent
 from server.host.storage.threads import StoredMessage, Thread, ThreadRepository, Turn
 from server.host.tools.base import PersonQuestion, ToolContext
@@ -93,6 +94,7 @@ class ThreadService:
         resolve_provider: ResolveProvider,
         tool_context: MakeToolContext,
         record_provider_error: RecordProviderError,
+        tasks: TaskService,
     ) -> None:
         self._db = db
         self._clock = clock
@@ -102,6 +104,7 @@ class ThreadService:
         self._resolve_provider = resolve_provider
         self._tool_context = tool_context
         self._record_provider_error = record_provider_error
+        self._task_lists = tasks
         self._repo = ThreadRepository()
         self._running: dict[str, RunningTurn] = {}
         self._tasks = BackgroundTasks("thread service")
@@ -217,6 +220,9 @@ class ThreadService:
                 stored = await self._repo.list_messages(conn, thread.team_id, thread.id)
             context = await self._tool_context(thread.team_id, Caller.agent(agent.id, thread.id))
             context.ask_person = lambda question: self._ask_person(running, agent, question)
+            context.tasks = self._task_lists.for_thread(
+                thread.team_id, thread.id, lambda account_id: running.thread.visible_to(account_id)
+            )
             setup = TurnSetup(
                 provider=provider,
                 model=agent.model or default_model,

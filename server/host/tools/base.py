@@ -24,6 +24,7 @@ from server.host.browser.partitions import Partition
 
 if TYPE_CHECKING:
     from server.host.services.memories import MemoryService
+    from server.host.services.tasks import ThreadTasks
     from server.host.services.workspace import WorkspaceService
 
 MAX_RESULT_CHARS = 20_000
@@ -117,6 +118,8 @@ class ToolContext:
     workspace: WorkspaceService | None = None
     # Asks the members who see the thread a question (ask_user); without it nobody is asked.
     ask_person: AskPerson | None = None
+    # The thread's task list (create_task and the rest).
+    tasks: ThreadTasks | None = None
     # A sub-agent's context: it may not ask people, nor start sub-agents of its own.
     sub_agent: bool = False
 

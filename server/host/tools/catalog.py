@@ -14,6 +14,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from server.common.errors import CrewhostError
+from server.host.tools.agents import (
+    create_task,
+    delete_task,
+    get_task,
+    list_tasks,
+    update_task,
+)
 from server.host.tools.base import Tool, ToolContext, ToolFailure, cap_result
 from server.host.tools.browser import (
     click,
@@ -49,7 +56,8 @@ from server.host.tools.workspace import (
 log = logging.getLogger(__name__)
 
 # Each tool module defines one ``TOOL``; a tool joins the catalog here, in the order
-# the model reads them: the snapshot, acting on a page, tabs, reading, memory, people, then files.
+# the model reads them: the snapshot, acting on a page, tabs, reading, memory, people,
+# tasks, then files.
 _TOOLS = (
     snapshot.TOOL,
     click.TOOL,
@@ -72,6 +80,11 @@ _TOOLS = (
     get_tab_content.TOOL,
     remember.TOOL,
     ask_user.TOOL,
+    create_task.TOOL,
+    get_task.TOOL,
+    update_task.TOOL,
+    list_tasks.TOOL,
+    delete_task.TOOL,
     workspace_list.TOOL,
     workspace_read.TOOL,
     workspace_write.TOOL,

@@ -77,6 +77,8 @@ const TABLE: Record<string, string> = {
   attentionChanged: 'The agent’s request changed since you saw it. Look at it again before you answer.',
   attentionWrongKind: 'That request takes another kind of answer. Reload the conversation and answer it there.',
   answerInvalid: 'That answer does not fit the question. Pick among the options offered, or write an answer.',
+  taskNotFound: 'That task is no longer on the list.',
+  taskLimit: 'This conversation has as many tasks as it may hold. Delete finished ones first.',
   providerNotFound: 'That model provider no longer exists. Reload the list of providers.',
   providerNameTaken: 'A model provider with this name exists already. Choose another name.',
   providerLimit: 'This team has as many custom model providers as it may have. Delete one first.',

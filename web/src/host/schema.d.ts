@@ -1414,7 +1414,7 @@ export interface components {
          * HostEventMessageSchema
          * @description An event the host pushes on the ``team-api`` channel.
          */
-        HostEventMessage: components["schemas"]["AgentsChangedEvent"] | components["schemas"]["ThreadsChangedEvent"] | components["schemas"]["TurnStartedEvent"] | components["schemas"]["TextDeltaEvent"] | components["schemas"]["ToolCallStartedEvent"] | components["schemas"]["ToolCallFinishedEvent"] | components["schemas"]["TurnFinishedEvent"] | components["schemas"]["AttentionRequestedEvent"] | components["schemas"]["AttentionResolvedEvent"] | components["schemas"]["BrowserTabsChangedEvent"] | components["schemas"]["BrowserProfilesChangedEvent"] | components["schemas"]["ProvidersChangedEvent"] | components["schemas"]["BrowserTakeoverRequestedEvent"] | components["schemas"]["BrowserControlRequestedEvent"] | components["schemas"]["BrowserControlRequestResolvedEvent"] | components["schemas"]["RevokedEvent"];
+        HostEventMessage: components["schemas"]["AgentsChangedEvent"] | components["schemas"]["ThreadsChangedEvent"] | components["schemas"]["TurnStartedEvent"] | components["schemas"]["TextDeltaEvent"] | components["schemas"]["ToolCallStartedEvent"] | components["schemas"]["ToolCallFinishedEvent"] | components["schemas"]["TurnFinishedEvent"] | components["schemas"]["AttentionRequestedEvent"] | components["schemas"]["AttentionResolvedEvent"] | components["schemas"]["TasksChangedEvent"] | components["schemas"]["SubAgentEventEvent"] | components["schemas"]["BrowserTabsChangedEvent"] | components["schemas"]["BrowserProfilesChangedEvent"] | components["schemas"]["ProvidersChangedEvent"] | components["schemas"]["BrowserTakeoverRequestedEvent"] | components["schemas"]["BrowserControlRequestedEvent"] | components["schemas"]["BrowserControlRequestResolvedEvent"] | components["schemas"]["RevokedEvent"];
         /**
          * HostViewMessageSchema
          * @description What the host sends on a ``view:`` channel besides frames.
@@ -1861,6 +1861,60 @@ export interface components {
             /** Size */
             size: number;
         };
+        /**
+         * SubAgentEvent
+         * @description What a sub-agent of a turn does, told in its parent's thread: it started, said
+         *     something, ran a tool, or ended (with ``status`` and its ``summary``).
+         */
+        SubAgentEvent: {
+            /** Description */
+            description: string;
+            /**
+             * Outcome
+             * @default null
+             */
+            outcome: ("ok" | "refused" | "error") | null;
+            /**
+             * Phase
+             * @enum {string}
+             */
+            phase: "started" | "text" | "tool-started" | "tool-finished" | "finished";
+            /**
+             * Status
+             * @default null
+             */
+            status: ("done" | "denied" | "capped" | "stopped" | "error") | null;
+            /** Subagentid */
+            subAgentId: string;
+            /**
+             * Text
+             * @default null
+             */
+            text: string | null;
+            /** Threadid */
+            threadId: string;
+            /**
+             * Tool
+             * @default null
+             */
+            tool: string | null;
+            /** Turnid */
+            turnId: string;
+            /**
+             * Type
+             * @enum {string}
+             */
+            type: "researcher" | "page_operator" | "general";
+        };
+        /** SubAgentEventEvent */
+        SubAgentEventEvent: {
+            data: components["schemas"]["SubAgentEvent"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "sub-agent";
+        };
         /** TabAddress */
         TabAddress: {
             /**
@@ -1930,6 +1984,42 @@ export interface components {
              * @enum {string}
              */
             type: "take";
+        };
+        /**
+         * TaskItem
+         * @description One task of a thread's task list.
+         */
+        TaskItem: {
+            /** Description */
+            description: string | null;
+            /** Id */
+            id: string;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "pending" | "in_progress" | "completed";
+            /** Subject */
+            subject: string;
+        };
+        /**
+         * TasksChanged
+         * @description The agent's task list in a thread changed; ``tasks`` is the whole new list.
+         */
+        TasksChanged: {
+            /** Tasks */
+            tasks: components["schemas"]["TaskItem"][];
+            /** Threadid */
+            threadId: string;
+        };
+        /** TasksChangedEvent */
+        TasksChangedEvent: {
+            data: components["schemas"]["TasksChanged"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "tasks-changed";
         };
         /** TeamApiError */
         TeamApiError: {
