@@ -42,6 +42,34 @@ class PersonQuestion:
 
 # Asks a question; the answer (None when none came) and why: answered, expired or cancelled.
 AskPerson = Callable[[PersonQuestion], Awaitable[tuple[str | list[str] | None, str]]]
+
+SubAgentType = Literal["researcher", "page_operator", "general"]
+
+
+@dataclass(frozen=True)
+class SubAgentRequest:
+    """A sub-task an agent hands to a sub-agent of its own."""
+
+    prompt: str
+    description: str
+    type: SubAgentType
+    tab_id: str | None
+
+
+@dataclass(frozen=True)
+class SubAgentReport:
+    """How a sub-agent ended: its status, its last words and the tool calls it used."""
+
+    sub_agent_id: str
+    status: str
+    reason: str | None
+    report: str
+    tool_calls: int
+
+
+# Runs a sub-agent to its end within the calling turn; None when the turn has no tool
+# calls left to give it.
+SpawnSubAgent = Callable[[SubAgentRequest], Awaitable[SubAgentReport | None]]
 _CUT_MARK = "\n[... cut: the result was longer than 20,000 characters]"
 
 
@@ -120,6 +148,8 @@ class ToolContext:
     ask_person: AskPerson | None = None
     # The thread's task list (create_task and the rest).
     tasks: ThreadTasks | None = None
+    # Starts a sub-agent (the agent tool); None in a sub-agent: no recursion.
+    spawn_sub_agent: SpawnSubAgent | None = None
     # A sub-agent's context: it may not ask people, nor start sub-agents of its own.
     sub_agent: bool = False
 
