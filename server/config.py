@@ -197,6 +197,11 @@ class HostSettings(SettingsSection):
     workspace_upload_seconds: float = Field(
         600.0, gt=0, description="An unfinished upload to a workspace is dropped after this."
     )
+    attachment_max_bytes: int = Field(
+        20 * 1024 * 1024,
+        ge=1,
+        description="Largest file a member may attach to a chat message (attachmentTooLarge).",
+    )
     ask_user_seconds: float = Field(
         300.0,
         gt=0,

@@ -94,6 +94,12 @@ HOST_ERROR_CODES: tuple[ErrorCode, ...] = (
     ),
     ErrorCode("taskNotFound", "No such task in the thread's task list."),
     ErrorCode("taskLimit", "The thread's task list holds as many tasks as it may."),
+    ErrorCode("attachmentTooLarge", "An attachment is larger than a message may carry."),
+    ErrorCode("attachmentTooMany", "A message carries more attachments than it may."),
+    ErrorCode("attachmentNotFound", "No such attachment in the thread."),
+    ErrorCode(
+        "attachmentNoPreview", "The attachment has no preview (only images and SVG have one)."
+    ),
     ErrorCode("providerNotFound", "No such model provider in this team."),
     ErrorCode("providerNameTaken", "A model provider of this name exists."),
     ErrorCode("providerLimit", "The team has as many custom model providers as it may."),

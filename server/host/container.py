@@ -30,7 +30,7 @@ from server.host.services.profiles import BrowserProfileService
 from server.host.services.providers import ProviderService
 from server.host.services.tabs import TabService
 from server.host.services.tasks import TaskService
-from server.host.services.workspace import WorkspaceService
+from server.host.services.workspace import Member, WorkspaceService
 from server.host.tools.base import ToolContext, ToolSettings
 from server.host.workspace.quotas import WorkspaceLimits
 from server.host.workspace.workspaces import Workspaces
@@ -42,6 +42,11 @@ class HostCall:
 
     peer: PeerIdentity
     host: HostServices
+
+    @property
+    def member(self) -> Member:
+        """The caller as the services know a member: team, account and role."""
+        return Member(self.peer.team_id, self.peer.account_id, self.peer.role)
 
 
 @dataclass
@@ -135,6 +140,8 @@ class HostServices:
             services.tool_context,
             services.providers.record_error,
             services.tasks,
+            services.workspace,
+            attachment_max_bytes=settings.host.attachment_max_bytes,
         )
         services.live = LiveViews(browser, settings.host)
         services.peers.register_channel(VIEW_PREFIX, services.live.open)

@@ -11,15 +11,16 @@ text) and then follows the events.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import logging
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from server.common.clock import Clock
-from server.common.errors import Conflict, CrewhostError, NotFound
+from server.common.errors import Conflict, CrewhostError, InvalidArgument, NotFound
 from server.common.protocol import events
 from server.common.tasks import BackgroundTasks
 from server.db.engine import Database
@@ -28,6 +29,8 @@ from server.host.agents.prompt import sub_agent_prompt, system_prompt
 from server.host.agents.providers.stream import ModelProvider
 from server.host.agents.providers.transcript import (
     AssistantMessage,
+    Attachment,
+    ImageBlock,
     ToolCall,
     UserMessage,
     message_from_json,
@@ -45,6 +48,7 @@ from server.host.agents.turn_loop import (
 from server.host.browser.callers import Caller
 from server.host.services.agents import AgentService
 from server.host.services.tasks import TaskService
+from server.host.services.workspace import Member, WorkspaceService
 from server.host.storage.agents import Agent
 from server.host.storage.threads import StoredMessage, Thread, ThreadRepository, Turn
 from server.host.tools.base import (
@@ -55,10 +59,17 @@ from server.host.tools.base import (
     TurnState,
 )
 from server.host.tools.catalog import sub_agent_tools
+from server.host.workspace.attachments import ImportedFile
+from server.host.workspace.workspaces import WorkspaceRef
 
 log = logging.getLogger(__name__)
 
 MAX_MESSAGE_CHARS = 32_000
+MAX_ATTACHMENTS = 10
+# Larger images reach the model as a path mention: providers refuse bigger image blocks.
+MAX_IMAGE_BLOCK_BYTES = 5 * 1024 * 1024
+# Most bytes of a preview a member is sent (as a data: URL).
+MAX_PREVIEW_BYTES = 1024 * 1024
 TEXT_BATCH_SECONDS = 0.03
 
 # (team, agent's provider id) -> the provider to stream from and its default model.
@@ -105,6 +116,9 @@ class ThreadService:
         tool_context: MakeToolContext,
         record_provider_error: RecordProviderError,
         tasks: TaskService,
+        workspace: WorkspaceService,
+        *,
+        attachment_max_bytes: int,
     ) -> None:
         self._db = db
         self._clock = clock
@@ -115,6 +129,8 @@ class ThreadService:
         self._tool_context = tool_context
         self._record_provider_error = record_provider_error
         self._task_lists = tasks
+        self._workspace = workspace
+        self._attachment_max_bytes = attachment_max_bytes
         self._repo = ThreadRepository()
         self._running: dict[str, RunningTurn] = {}
         self._tasks = BackgroundTasks("thread service")
@@ -171,12 +187,31 @@ class ThreadService:
 
     # -- turns --------------------------------------------------------------------------
 
-    async def send(self, team_id: str, thread_id: str, account_id: str, text: str) -> Turn:
-        """Store the member's message and start a turn; ``turnRunning`` if one runs."""
+    async def send(
+        self,
+        member: Member,
+        thread_id: str,
+        text: str,
+        attachments: Sequence[str] = (),
+    ) -> Turn:
+        """Store the member's message and start a turn; ``turnRunning`` if one runs.
+
+        ``attachments`` are paths of files in the agent's workspace (a member uploads them
+        with ``workspace-v1``): each is copied under its hash, typed by its name."""
+        team_id, account_id = member.team_id, member.account_id
         thread = await self._visible_thread(team_id, thread_id, account_id)
         if thread_id in self._running:
             raise Conflict("the agent is still answering; stop it or wait", code="turnRunning")
         agent = await self._agents.get_agent(team_id, thread.agent_id)
+        if len(attachments) > MAX_ATTACHMENTS:
+            raise InvalidArgument(
+                f"a message may carry at most {MAX_ATTACHMENTS} attachments",
+                code="attachmentTooMany",
+            )
+        files = await self._workspace.import_attachments(
+            member, agent.id, attachments, max_bytes=self._attachment_max_bytes
+        )
+        message = UserMessage(text=text, attachments=tuple(_attachment(f) for f in files))
         now = self._clock.now()
         turn = Turn(uuid.uuid4().hex, team_id, thread_id, "running", None, 0, 0, 0, now, None)
         running = RunningTurn(turn, thread)
@@ -184,9 +219,7 @@ class ThreadService:
         try:
             async with self._db.write() as conn:
                 seq = await self._repo.next_seq(conn, team_id, thread_id)
-                await self._repo.add_messages(
-                    conn, [self._stored(thread, seq, UserMessage(text=text), now)]
-                )
+                await self._repo.add_messages(conn, [self._stored(thread, seq, message, now)])
                 await self._repo.add_turn(conn, turn)
                 await self._repo.update_thread(conn, team_id, thread_id, updated_at=now)
         except BaseException:
@@ -237,7 +270,9 @@ class ThreadService:
                 provider=provider,
                 model=agent.model or default_model,
                 system=system_prompt(agent.instructions),
-                transcript=[message_from_json(m.body) for m in stored],
+                transcript=[
+                    await self._with_images(thread, message_from_json(m.body)) for m in stored
+                ],
                 context=context,
                 permissions=agent.permissions,
                 max_tool_calls=agent.max_tool_calls or DEFAULT_MAX_TOOL_CALLS,
@@ -321,6 +356,50 @@ class ThreadService:
             # Read at each answer: sharing the thread, or taking it back, applies at once.
             visible_to=lambda account_id: running.thread.visible_to(account_id),
         )
+
+    async def _with_images(self, thread: Thread, message: Message) -> Message:
+        """A member's message with its image attachments loaded as image blocks (those
+        still there with the bytes that were sent, and small enough for a provider)."""
+        if not isinstance(message, UserMessage):
+            return message
+        ref = WorkspaceRef(thread.team_id, thread.agent_id)
+        images = []
+        for attachment in message.attachments:
+            if attachment.kind != "image" or attachment.size > MAX_IMAGE_BLOCK_BYTES:
+                continue
+            data = await self._workspace.read_attachment(ref, attachment.path, attachment.sha256)
+            if data is None:
+                continue
+            encoded = base64.b64encode(data).decode()
+            images.append(
+                ImageBlock(sha256=attachment.sha256, media_type=attachment.mime_type, data=encoded)
+            )
+        return message.model_copy(update={"images": tuple(images)}) if images else message
+
+    async def attachment_preview(
+        self, member: Member, thread_id: str, sha256: str
+    ) -> tuple[Attachment, str]:
+        """An attachment of the thread with a preview, and its preview as a ``data:`` URL:
+        never a link into the app's own origin, where an SVG's scripts could run."""
+        thread = await self._visible_thread(member.team_id, thread_id, member.account_id)
+        async with self._db.read() as conn:
+            stored = await self._repo.list_messages(conn, member.team_id, thread_id)
+        for row in stored:
+            message = message_from_json(row.body)
+            if not isinstance(message, UserMessage):
+                continue
+            for attachment in message.attachments:
+                if attachment.sha256 != sha256:
+                    continue
+                if attachment.preview_kind != "image" or attachment.size > MAX_PREVIEW_BYTES:
+                    raise Conflict("this attachment has no preview", code="attachmentNoPreview")
+                ref = WorkspaceRef(thread.team_id, thread.agent_id)
+                data = await self._workspace.read_attachment(ref, attachment.path, sha256)
+                if data is None:
+                    break
+                encoded = base64.b64encode(data).decode()
+                return attachment, f"data:{attachment.mime_type};base64,{encoded}"
+        raise NotFound("no such attachment in this thread", code="attachmentNotFound")
 
     async def _ask_person(
         self, running: RunningTurn, agent: Agent, question: PersonQuestion
@@ -539,3 +618,15 @@ class _SubAgentSink:
 
     def tool_finished(self, call: ToolCall, outcome: ToolOutcome, summary: str) -> None:
         self.tell("tool-finished", tool=call.name, outcome=outcome, text=summary)
+
+
+def _attachment(file: ImportedFile) -> Attachment:
+    return Attachment(
+        name=file.name,
+        path=file.path,
+        mime_type=file.mime,
+        kind=file.kind,
+        preview_kind=file.preview,
+        size=file.size,
+        sha256=file.sha256,
+    )

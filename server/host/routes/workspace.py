@@ -17,7 +17,7 @@ from server.common.roles import Role
 from server.common.wire import InboundModel, WireModel
 from server.host.container import HostCall
 from server.host.rtc.team_api import HostRouteTable
-from server.host.services.workspace import MAX_CHUNK_BYTES, Member
+from server.host.services.workspace import MAX_CHUNK_BYTES
 from server.host.workspace.folders import Entry
 from server.host.workspace.paths import MAX_PATH_CHARS
 
@@ -122,10 +122,6 @@ class Cancelled(WireModel):
     cancelled: bool
 
 
-def _member(call: HostCall) -> Member:
-    return Member(call.peer.team_id, call.peer.account_id, call.peer.role)
-
-
 def _entry(entry: Entry) -> EntryView:
     return EntryView(
         name=entry.name, kind=entry.kind, size=entry.size, modified_at=entry.modified_at
@@ -135,7 +131,7 @@ def _entry(entry: Entry) -> EntryView:
 @routes.route("workspace-v1/list", args=ListArgs, least_role=Role.MEMBER)
 async def list_folder(call: HostCall, args: ListArgs) -> Listing:
     """The files and folders of one folder of a workspace."""
-    entries = await call.host.workspace.browse(_member(call), args.agent_id, args.path)
+    entries = await call.host.workspace.browse(call.member, args.agent_id, args.path)
     return Listing(path=args.path.strip("/"), entries=[_entry(e) for e in entries])
 
 
@@ -143,7 +139,7 @@ async def list_folder(call: HostCall, args: ListArgs) -> Listing:
 async def download(call: HostCall, args: DownloadArgs) -> Download:
     """One chunk of a file; ask again from ``offset + len`` until ``eof``."""
     data, size = await call.host.workspace.download(
-        _member(call), args.agent_id, args.path, args.offset, args.length
+        call.member, args.agent_id, args.path, args.offset, args.length
     )
     return Download(
         data=base64.b64encode(data).decode(),
@@ -157,7 +153,7 @@ async def download(call: HostCall, args: DownloadArgs) -> Download:
 async def upload_start(call: HostCall, args: StartUpload) -> UploadStarted:
     """Begin an upload of ``size`` bytes; refused at once past the largest file."""
     upload = await call.host.workspace.start_upload(
-        _member(call), args.agent_id, args.path, args.size
+        call.member, args.agent_id, args.path, args.size
     )
     return UploadStarted(
         upload_id=upload.id, chunk_bytes=MAX_CHUNK_BYTES, expires_at=upload.expires_at
@@ -168,7 +164,7 @@ async def upload_start(call: HostCall, args: StartUpload) -> UploadStarted:
 async def upload_chunk(call: HostCall, args: UploadChunk) -> UploadProgress:
     """The next chunk, at the offset of the bytes received so far."""
     received = await call.host.workspace.upload_chunk(
-        _member(call), args.upload_id, args.offset, args.data
+        call.member, args.upload_id, args.offset, args.data
     )
     return UploadProgress(received=received)
 
@@ -176,18 +172,18 @@ async def upload_chunk(call: HostCall, args: UploadChunk) -> UploadProgress:
 @routes.route("workspace-v1/upload_finish", args=UploadRef, least_role=Role.MEMBER)
 async def upload_finish(call: HostCall, args: UploadRef) -> FileWritten:
     """The complete upload replaces or creates its file, atomically and under the quotas."""
-    written = await call.host.workspace.finish_upload(_member(call), args.upload_id)
+    written = await call.host.workspace.finish_upload(call.member, args.upload_id)
     return FileWritten(path=written.path, size=written.size, created=written.created)
 
 
 @routes.route("workspace-v1/upload_cancel", args=UploadRef, least_role=Role.MEMBER)
 async def upload_cancel(call: HostCall, args: UploadRef) -> Cancelled:
-    await call.host.workspace.cancel_upload(_member(call), args.upload_id)
+    await call.host.workspace.cancel_upload(call.member, args.upload_id)
     return Cancelled(cancelled=True)
 
 
 @routes.route("workspace-v1/delete", args=PathArgs, least_role=Role.MEMBER)
 async def delete(call: HostCall, args: PathArgs) -> Deleted:
     """Delete a file, or a folder with all in it."""
-    kind = await call.host.workspace.remove(_member(call), args.agent_id, args.path)
+    kind = await call.host.workspace.remove(call.member, args.agent_id, args.path)
     return Deleted(deleted=True, kind=kind)

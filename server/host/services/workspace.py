@@ -11,18 +11,21 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import os
 import secrets
 import shutil
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from server.common.clock import Clock
-from server.common.errors import Conflict, InvalidArgument, NotFound
+from server.common.errors import Conflict, CrewhostError, InvalidArgument, NotFound
 from server.common.roles import Role
 from server.db.engine import Database
 from server.host.storage.agents import AgentRepository
 from server.host.storage.threads import ThreadRepository
+from server.host.workspace.attachments import ImportedFile, imported
 from server.host.workspace.folders import Entry, EntryKind, Usage
 from server.host.workspace.paths import display_path, workspace_parts
 from server.host.workspace.workspaces import WorkspaceRef, Workspaces, Written
@@ -91,6 +94,36 @@ class WorkspaceService:
         """Delete an agent's workspace with all in it (the agent is being deleted)."""
         folder = self._workspaces.folder(WorkspaceRef(team_id, agent_id))
         await asyncio.to_thread(_remove_tree, folder.root)
+
+    async def import_attachments(
+        self, member: Member, agent_id: str, paths: Sequence[str], *, max_bytes: int
+    ) -> list[ImportedFile]:
+        """Copy files of the agent's workspace, as the member sees it, each to a path of its
+        own named by its hash: the attachments of a message (each at most ``max_bytes``).
+        All are read and checked before any is copied, so a refusal copies nothing."""
+        ref = await self.member_ref(member, agent_id)
+        found: list[tuple[ImportedFile, bytes]] = []
+        for path in paths:
+            parts = workspace_parts(path)
+            data = await self._workspaces.read(ref, path)
+            if len(data) > max_bytes:
+                raise InvalidArgument(
+                    f"an attachment may be at most {max_bytes} bytes; {path!r} is {len(data)}",
+                    code="attachmentTooLarge",
+                )
+            found.append((imported(parts[-1], data), data))
+        for copy, data in found:
+            if await self._workspaces.read_size(ref, copy.path) != len(data):
+                await self._workspaces.write(ref, copy.path, data)
+        return [copy for copy, _ in found]
+
+    async def read_attachment(self, ref: WorkspaceRef, path: str, sha256: str) -> bytes | None:
+        """The attachment's bytes, or None when they are gone or no longer the ones sent."""
+        try:
+            data = await self._workspaces.read(ref, path)
+        except CrewhostError:
+            return None
+        return data if hashlib.sha256(data).hexdigest() == sha256 else None
 
     # -- the members' side ------------------------------------------------------------------
 

@@ -91,6 +91,11 @@ class Workspaces:
         parts = workspace_parts(path)
         return await asyncio.to_thread(self.folder(ref).read_range, parts, offset, length)
 
+    async def read_size(self, ref: WorkspaceRef, path: str) -> int | None:
+        """The size of the file at ``path``; None when there is none."""
+        parts = workspace_parts(path)
+        return await asyncio.to_thread(self.folder(ref).size_of, parts)
+
     async def list_folder(self, ref: WorkspaceRef, path: str = "") -> list[Entry]:
         parts = workspace_parts(path, allow_root=True)
         folder = self.folder(ref)

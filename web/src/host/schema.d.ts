@@ -582,6 +582,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/threads-v1/attachment_preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** An image or SVG attachment's preview, only ever as a ``data:`` URL. */
+        post: operations["threads-v1/attachment_preview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/threads-v1/get": {
         parameters: {
             query?: never;
@@ -909,6 +926,32 @@ export interface components {
              * @description 'shared', 'agent' (only this agent) or a profile id
              */
             profile: string;
+        };
+        /** AttachmentPreview */
+        AttachmentPreview: {
+            /**
+             * Dataurl
+             * @description The preview as a data: URL, the only form it is sent in.
+             */
+            dataUrl: string;
+            /** Mimetype */
+            mimeType: string;
+            /** Name */
+            name: string;
+        };
+        /**
+         * AttachmentRef
+         * @description A file of the agent's workspace to attach (uploaded with ``workspace-v1``).
+         */
+        AttachmentRef: {
+            /**
+             * Mimetype
+             * @description Ignored: an attachment's type comes from its name only.
+             * @default null
+             */
+            mimeType?: string | null;
+            /** Path */
+            path: string;
         };
         /** AttentionAnswered */
         AttentionAnswered: {
@@ -1651,6 +1694,13 @@ export interface components {
             /** Y */
             y: number;
         };
+        /** PreviewRef */
+        PreviewRef: {
+            /** Sha256 */
+            sha256: string;
+            /** Threadid */
+            threadId: string;
+        };
         /** ProfileCleared */
         ProfileCleared: {
             /** Cleared */
@@ -1811,6 +1861,8 @@ export interface components {
         Role: "member" | "admin" | "owner";
         /** SendMessage */
         SendMessage: {
+            /** Attachments */
+            attachments?: components["schemas"]["AttachmentRef"][];
             /** Text */
             text: string;
             /** Threadid */
@@ -3253,6 +3305,30 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ProviderView"];
+                };
+            };
+        };
+    };
+    "threads-v1/attachment_preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PreviewRef"];
+            };
+        };
+        responses: {
+            /** @description An image or SVG attachment's preview, only ever as a ``data:`` URL. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AttachmentPreview"];
                 };
             };
         };
