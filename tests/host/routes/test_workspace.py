@@ -4,6 +4,7 @@ admin); the size cap, chunk order and unfinished uploads refused; no other team'
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import secrets
@@ -104,6 +105,12 @@ async def test_an_agents_workspace_by_role_and_thread_visibility(
     assert names == ["found.txt", "notes.txt"]
     missing = {"agentId": "f" * 32}
     assert await refused(team.admin, "workspace-v1/list", missing) == "agentNotFound"
+    # Deleting the agent deletes its workspace with it.
+    data_dir = server.builtin.services.settings.data_dir
+    folder = data_dir / "workspace" / team.team_id / "agents" / agent["id"]
+    assert await asyncio.to_thread(folder.is_dir)
+    await team.admin.call("agents-v1/delete", {"id": agent["id"]})
+    assert not await asyncio.to_thread(folder.exists)
 
 
 async def test_uploads_refused_when_they_cannot_be_right(team: Team, server: RunningHub) -> None:
