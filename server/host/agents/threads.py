@@ -17,7 +17,6 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
 
 from server.common.clock import Clock
 from server.common.errors import Conflict, CrewhostError, InvalidArgument, NotFound
@@ -25,10 +24,9 @@ from server.common.protocol import events
 from server.common.tasks import BackgroundTasks
 from server.db.engine import Database
 from server.host.agents.attention import AttentionRegistry
-from server.host.agents.prompt import sub_agent_prompt, system_prompt
+from server.host.agents.prompt import system_prompt
 from server.host.agents.providers.stream import ModelProvider
 from server.host.agents.providers.transcript import (
-    AssistantMessage,
     Attachment,
     ImageBlock,
     ToolCall,
@@ -36,6 +34,7 @@ from server.host.agents.providers.transcript import (
     message_from_json,
     message_to_json,
 )
+from server.host.agents.sub_agents import run_sub_agent
 from server.host.agents.turn_loop import (
     DEFAULT_MAX_TOOL_CALLS,
     Message,
@@ -51,14 +50,7 @@ from server.host.services.tasks import TaskService
 from server.host.services.workspace import Member, WorkspaceService
 from server.host.storage.agents import Agent
 from server.host.storage.threads import StoredMessage, Thread, ThreadRepository, Turn
-from server.host.tools.base import (
-    PersonQuestion,
-    SubAgentReport,
-    SubAgentRequest,
-    ToolContext,
-    TurnState,
-)
-from server.host.tools.catalog import sub_agent_tools
+from server.host.tools.base import PersonQuestion, SubAgentReport, SubAgentRequest, ToolContext
 from server.host.workspace.attachments import ImportedFile
 from server.host.workspace.workspaces import WorkspaceRef
 
@@ -79,7 +71,6 @@ RecordProviderError = Callable[[str, str, str | None], Awaitable[None]]
 # Builds the tool context of a turn: the agent's hands in the browser.
 MakeToolContext = Callable[[str, Caller], Awaitable[ToolContext]]
 Announce = Callable[[str, events.HostEvent, Callable[[str], bool]], None]
-SubAgentPhase = Literal["started", "text", "tool-started", "tool-finished", "finished"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -419,54 +410,17 @@ class ThreadService:
     async def _sub_agent(
         self, running: RunningTurn, agent: Agent, parent: TurnSetup, request: SubAgentRequest
     ) -> SubAgentReport | None:
-        """Run a sub-agent inside the parent's turn: its own conversation, the parent's
-        provider, a subset of the tools, and what is left of the parent's tool calls
-        (None, and nothing runs, when none is left)."""
-        progress = running.progress
-        left = parent.max_tool_calls - progress.tool_calls - 1  # the agent call counts too
-        if left <= 0:
-            return None
-        context = replace(
-            parent.context,
-            turn=TurnState(),
-            sub_agent=True,
-            ask_person=None,
-            spawn_sub_agent=None,
-            tasks=parent.context.tasks if request.type == "general" else None,
-        )
-        prompt = request.prompt
-        if request.tab_id is not None:
-            prompt += f"\n\nWork in the tab with tabId {request.tab_id}."
-        setup = TurnSetup(
-            provider=parent.provider,
-            model=parent.model,
-            system=sub_agent_prompt(agent.instructions),
-            transcript=[UserMessage(text=prompt)],
-            context=context,
-            permissions=parent.permissions,
-            max_tool_calls=left,
-            max_tokens=parent.max_tokens,
-            allowed_tools=sub_agent_tools(request.type),
-        )
-        sink = _SubAgentSink(self, running, uuid.uuid4().hex[:16], request)
-        sink.tell("started")
-        sub = TurnProgress()
-        try:
-            await run_turn(setup, sink, lambda call: self._consent(running, agent, call), sub)
-        finally:
-            # Counted against the parent whatever ended it, a stop included.
-            progress.tool_calls += sub.tool_calls
-            progress.input_tokens += sub.input_tokens
-            progress.output_tokens += sub.output_tokens
-            sink.flush()
-            sink.tell("finished", status=sub.status or "stopped")
-        replies = [m for m in sub.new_messages if isinstance(m, AssistantMessage) and m.text]
-        return SubAgentReport(
-            sub_agent_id=sink.sub_agent_id,
-            status=sub.status or "error",
-            reason=sub.reason,
-            report=replies[-1].text if replies else "",
-            tool_calls=sub.tool_calls,
+        """A sub-agent of the running turn, told in its thread, asking the same members."""
+        thread, turn = running.thread, running.turn
+        return await run_sub_agent(
+            parent,
+            running.progress,
+            request,
+            instructions=agent.instructions,
+            consent=lambda call: self._consent(running, agent, call),
+            tell=lambda event: self.emit(running.thread, event),
+            thread_id=thread.id,
+            turn_id=turn.id,
         )
 
     # -- helpers ------------------------------------------------------------------------
@@ -570,54 +524,6 @@ def _readable(exc: Exception) -> str:
     if isinstance(exc, CrewhostError):
         return exc.message
     return f"the turn failed on the host ({type(exc).__name__})"
-
-
-class _SubAgentSink:
-    """Tells the parent's thread what a sub-agent does, as ``sub-agent`` events; its text
-    goes in one event before each tool call and at its end, not delta by delta."""
-
-    def __init__(
-        self,
-        service: ThreadService,
-        running: RunningTurn,
-        sub_agent_id: str,
-        request: SubAgentRequest,
-    ) -> None:
-        self._service = service
-        self._running = running
-        self.sub_agent_id = sub_agent_id
-        self._request = request
-        self._pending: list[str] = []
-
-    def tell(self, phase: SubAgentPhase, **fields: Any) -> None:
-        thread, turn = self._running.thread, self._running.turn
-        self._service.emit(
-            thread,
-            events.SubAgentEvent(
-                thread_id=thread.id,
-                turn_id=turn.id,
-                sub_agent_id=self.sub_agent_id,
-                description=self._request.description,
-                type=self._request.type,
-                phase=phase,
-                **fields,
-            ),
-        )
-
-    def text(self, delta: str) -> None:
-        self._pending.append(delta)
-
-    def flush(self) -> None:
-        if self._pending:
-            text, self._pending = "".join(self._pending), []
-            self.tell("text", text=text)
-
-    def tool_started(self, call: ToolCall, summary: str, tab_id: str | None) -> None:
-        self.flush()
-        self.tell("tool-started", tool=call.name, text=summary)
-
-    def tool_finished(self, call: ToolCall, outcome: ToolOutcome, summary: str) -> None:
-        self.tell("tool-finished", tool=call.name, outcome=outcome, text=summary)
 
 
 def _attachment(file: ImportedFile) -> Attachment:
