@@ -116,6 +116,7 @@ class HostServices:
             Workspaces(settings.data_dir, WorkspaceLimits.from_settings(settings.host)),
             upload_seconds=settings.host.workspace_upload_seconds,
         )
+        services.tasks = TaskService(services.peers.announce)
         services.agents = AgentService(
             db,
             clock,
@@ -124,12 +125,12 @@ class HostServices:
             services.providers,
             services.peers.announce,
             services.workspace,
+            services.tasks,
         )
         services.attention = AttentionRegistry(
             clock, services.peers.announce, question_seconds=settings.host.ask_user_seconds
         )
         services.models = ModelProviders(services.providers.credentials)
-        services.tasks = TaskService(services.peers.announce)
         services.threads = ThreadService(
             db,
             clock,

@@ -46,7 +46,7 @@ from server.host.agents.turn_loop import (
 )
 from server.host.browser.callers import Caller
 from server.host.services.agents import AgentService
-from server.host.services.tasks import TaskService
+from server.host.services.tasks import Task, TaskService
 from server.host.services.workspace import Member, WorkspaceService
 from server.host.storage.agents import Agent
 from server.host.storage.threads import StoredMessage, Thread, ThreadRepository, Turn
@@ -80,6 +80,7 @@ class ThreadContents:
     turns: list[Turn]
     running_turn_id: str | None
     running_text: str
+    tasks: list[Task] = field(default_factory=list)
 
 
 @dataclass(eq=False)
@@ -174,6 +175,7 @@ class ThreadService:
             turns,
             running.turn.id if running else None,
             "".join(running.text) if running else "",
+            self._task_lists.tasks_of(team_id, thread_id),
         )
 
     # -- turns --------------------------------------------------------------------------

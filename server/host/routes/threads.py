@@ -7,6 +7,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, Field, StringConstraints
 
 from server.common.protocol.capabilities import ATTACHMENT_CAPABILITIES
+from server.common.protocol.events import TaskItem
 from server.common.roles import Role
 from server.common.wire import InboundModel, WireModel, no_control_characters
 from server.host.agents.threads import MAX_ATTACHMENTS, MAX_MESSAGE_CHARS
@@ -62,6 +63,7 @@ class ThreadContentsView(WireModel):
     turns: list[TurnView]
     running_turn_id: str | None
     running_text: str = Field(description="What the running turn has said so far.")
+    tasks: list[TaskItem] = Field(description="The agent's task list in this thread.")
 
 
 class TurnStartedView(WireModel):
@@ -171,6 +173,10 @@ async def get_thread(call: HostCall, args: ThreadRef) -> ThreadContentsView:
         turns=[_turn(t) for t in contents.turns],
         running_turn_id=contents.running_turn_id,
         running_text=contents.running_text,
+        tasks=[
+            TaskItem(id=t.id, subject=t.subject, description=t.description, status=t.status)
+            for t in contents.tasks
+        ],
     )
 
 

@@ -129,5 +129,7 @@ class TaskService:
         found = self._lists.get((team_id, thread_id))
         return list(found.tasks.values()) if found else []
 
-    def forget_thread(self, team_id: str, thread_id: str) -> None:
-        self._lists.pop((team_id, thread_id), None)
+    def forget_threads(self, team_id: str, thread_ids: list[str]) -> None:
+        """Drop the lists of these threads (their agent is being deleted)."""
+        for thread_id in thread_ids:
+            self._lists.pop((team_id, thread_id), None)

@@ -37,10 +37,15 @@ async def test_each_thread_keeps_its_list_and_tells_who_sees_it(team: Team) -> N
             [("1", "in_progress")],
         ]
         assert changes[0]["tasks"][0]["description"] == "3 shops"
+        # A member who comes later reads the list with the thread.
+        contents = await team.member.call("threads-v1/get", {"threadId": shared_id})
+        assert contents["tasks"] == changes[-1]["tasks"]
 
         await team.admin.call("threads-v1/send", {"threadId": private["id"], "text": "Go"})
         await until(team.admin, private["id"], "turn-finished")
         assert result_of(fake, 3, "toolu_l") == {"tasks": []}
         heard = await thread_events(team.member, private["id"])
         assert heard == []
+        mine = await team.admin.call("threads-v1/get", {"threadId": private["id"]})
+        assert mine["tasks"] == []
         assert "Find tea" not in json.dumps(fake.requests[2].body)

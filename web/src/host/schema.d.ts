@@ -2155,6 +2155,11 @@ export interface components {
             runningText: string;
             /** Runningturnid */
             runningTurnId: string | null;
+            /**
+             * Tasks
+             * @description The agent's task list in this thread.
+             */
+            tasks: components["schemas"]["TaskItem"][];
             thread: components["schemas"]["ThreadView"];
             /** Turns */
             turns: components["schemas"]["TurnView"][];

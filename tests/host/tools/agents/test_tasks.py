@@ -100,6 +100,9 @@ async def test_threads_and_teams_keep_their_own_lists(tmp_path: Path, service: T
     await call(two, "create_task", subject="Theirs")
     assert [t.subject for t in service.tasks_of(TEAM, "thread-1")] == ["Mine"]
     assert [t.subject for t in service.tasks_of(TEAM, "thread-2")] == ["Theirs"]
+    service.forget_threads(TEAM, ["thread-1"])
+    assert service.tasks_of(TEAM, "thread-1") == []
+    assert [t.subject for t in service.tasks_of(TEAM, "thread-2")] == ["Theirs"]
 
 
 async def test_a_list_has_a_limit(tmp_path: Path, service: TaskService) -> None:
