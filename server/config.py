@@ -176,6 +176,45 @@ class HostSettings(SettingsSection):
         "Otherwise web_fetch reaches public addresses only: never loopback, private, "
         "link-local (cloud metadata) or any other special-purpose address.",
     )
+    workspace_agent_max_files: int = Field(
+        1000, ge=1, description="Most files one agent's workspace may hold (workspaceAgentFull)."
+    )
+    workspace_agent_max_bytes: int = Field(
+        100 * 1024 * 1024,
+        ge=1,
+        description="Most bytes one agent's workspace may hold (workspaceAgentFull).",
+    )
+    workspace_team_max_files: int = Field(
+        10_000,
+        ge=1,
+        description="Most files a team's workspaces (every agent's and the shared one) may hold "
+        "together (workspaceTeamFull).",
+    )
+    workspace_team_max_bytes: int = Field(
+        1024 * 1024 * 1024,
+        ge=1,
+        description="Most bytes a team's workspaces may hold together (workspaceTeamFull).",
+    )
+    workspace_file_max_bytes: int = Field(
+        25 * 1024 * 1024,
+        ge=1,
+        description="Largest file a workspace takes, written by an agent or uploaded by a "
+        "member (workspaceFileTooLarge).",
+    )
+    workspace_upload_seconds: float = Field(
+        600.0, gt=0, description="An unfinished upload to a workspace is dropped after this."
+    )
+    attachment_max_bytes: int = Field(
+        20 * 1024 * 1024,
+        ge=1,
+        description="Largest file a member may attach to a chat message (attachmentTooLarge).",
+    )
+    ask_user_seconds: float = Field(
+        300.0,
+        gt=0,
+        description="How long an agent's ask_user question waits for an answer before the "
+        "agent is told it timed out.",
+    )
 
     @field_validator("browser_allowed_hosts", "web_fetch_allowed_hosts", mode="before")
     @classmethod

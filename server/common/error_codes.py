@@ -84,6 +84,22 @@ HOST_ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode("attentionNotFound", "No such request for attention; it may have expired."),
     ErrorCode("attentionAnswered", "The request for attention was answered already."),
     ErrorCode("attentionChanged", "The call asked about changed since it was shown."),
+    ErrorCode(
+        "attentionWrongKind",
+        "The answer is of the other kind: a question takes a reply, a consent an approval.",
+    ),
+    ErrorCode(
+        "answerInvalid",
+        "An answer to an agent's question is empty, too long or not among its options.",
+    ),
+    ErrorCode("taskNotFound", "No such task in the thread's task list."),
+    ErrorCode("taskLimit", "The thread's task list holds as many tasks as it may."),
+    ErrorCode("attachmentTooLarge", "An attachment is larger than a message may carry."),
+    ErrorCode("attachmentTooMany", "A message carries more attachments than it may."),
+    ErrorCode("attachmentNotFound", "No such attachment in the thread."),
+    ErrorCode(
+        "attachmentNoPreview", "The attachment has no preview (only images and SVG have one)."
+    ),
     ErrorCode("providerNotFound", "No such model provider in this team."),
     ErrorCode("providerNameTaken", "A model provider of this name exists."),
     ErrorCode("providerLimit", "The team has as many custom model providers as it may."),
@@ -139,6 +155,26 @@ HOST_ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode("searchFailed", "The web search engine could not answer."),
     ErrorCode("searchRateLimited", "The web search engine is limiting searches; wait or switch."),
     ErrorCode("searchKeyRefused", "The web search engine refused its key."),
+    ErrorCode(
+        "workspacePathInvalid",
+        "A workspace path is absolute, escapes, meets a link or uses a refused name.",
+    ),
+    ErrorCode("workspaceNotFound", "No such file or folder in the workspace."),
+    ErrorCode("workspaceIsFile", "A workspace path names a file where a folder is needed."),
+    ErrorCode("workspaceIsFolder", "A workspace path names a folder where a file is needed."),
+    ErrorCode("workspaceFileTooLarge", "The file is larger than a workspace takes."),
+    ErrorCode(
+        "workspaceAgentFull", "The agent's workspace holds as many files or bytes as it may."
+    ),
+    ErrorCode(
+        "workspaceTeamFull", "The team's workspaces hold as many files or bytes as they may."
+    ),
+    ErrorCode("workspaceUploadLimit", "The member has as many unfinished uploads as they may."),
+    ErrorCode("workspaceUploadNotFound", "No such upload; it finished, was cancelled or expired."),
+    ErrorCode(
+        "workspaceChunkInvalid", "An upload chunk is too large, out of order or past the end."
+    ),
+    ErrorCode("workspaceUploadIncomplete", "An upload was finished before all its bytes arrived."),
 )
 
 # Why a host ended a connection: the ``code`` of its ``revoked`` event (the hub names it).

@@ -31,9 +31,13 @@ from server.host.services.memories import MemoryService
 from server.host.services.profiles import BrowserProfileService
 from server.host.services.providers import ProviderService
 from server.host.services.tabs import TabService
+from server.host.services.tasks import TaskService
 from server.host.services.web_search import SearchEndpoints, WebSearchService
+from server.host.services.workspace import Member, WorkspaceService
 from server.host.tools.base import ToolContext, ToolSettings
 from server.host.web.fetcher import WebFetcher
+from server.host.workspace.quotas import WorkspaceLimits
+from server.host.workspace.workspaces import Workspaces
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +46,11 @@ class HostCall:
 
     peer: PeerIdentity
     host: HostServices
+
+    @property
+    def member(self) -> Member:
+        """The caller as the services know a member: team, account and role."""
+        return Member(self.peer.team_id, self.peer.account_id, self.peer.role)
 
 
 @dataclass
@@ -72,6 +81,8 @@ class HostServices:
     control_requests: ControlRequestService = field(init=False)
     web: WebFetcher = field(init=False)
     web_search: WebSearchService = field(init=False)
+    workspace: WorkspaceService = field(init=False)
+    tasks: TaskService = field(init=False)
     host_id: str = ""
     _resources: AsyncExitStack = field(default_factory=AsyncExitStack, init=False)
 
@@ -106,6 +117,13 @@ class HostServices:
         services.tabs = TabService(browser, services.profiles, settings.host.search_url)
         services.memories = MemoryService(db, clock)
         services.providers = ProviderService(db, clock, secrets, services.peers.announce)
+        services.workspace = WorkspaceService(
+            db,
+            clock,
+            Workspaces(settings.data_dir, WorkspaceLimits.from_settings(settings.host)),
+            upload_seconds=settings.host.workspace_upload_seconds,
+        )
+        services.tasks = TaskService(services.peers.announce)
         services.agents = AgentService(
             db,
             clock,
@@ -113,8 +131,12 @@ class HostServices:
             services.memories,
             services.providers,
             services.peers.announce,
+            services.workspace,
+            services.tasks,
         )
-        services.attention = AttentionRegistry(clock, services.peers.announce)
+        services.attention = AttentionRegistry(
+            clock, services.peers.announce, question_seconds=settings.host.ask_user_seconds
+        )
         services.models = ModelProviders(services.providers.credentials)
         services.threads = ThreadService(
             db,
@@ -125,6 +147,9 @@ class HostServices:
             services.models.resolve,
             services.tool_context,
             services.providers.record_error,
+            services.tasks,
+            services.workspace,
+            attachment_max_bytes=settings.host.attachment_max_bytes,
         )
         services.live = LiveViews(browser, settings.host)
         services.peers.register_channel(VIEW_PREFIX, services.live.open)
@@ -148,6 +173,7 @@ class HostServices:
         self._resources.push_async_callback(self.peers.close_all)
         self._resources.push_async_callback(self.live.close_all)
         self._resources.callback(self.control_requests.close)
+        self._resources.callback(self.workspace.close)
         await self._resources.enter_async_context(self.models)
         self._resources.push_async_callback(self.web_search.close)
         # Turns end first: they use the browser, the peers and the providers.
@@ -172,6 +198,7 @@ class HostServices:
             announce=self.peers.announce,
             web=self.web,
             search=functools.partial(self.web_search.search, team_id),
+            workspace=self.workspace,
         )
 
     async def __aexit__(

@@ -25,3 +25,21 @@ LIVE_VIEW_CAPABILITIES: tuple[str, ...] = (
     BROWSER_VIEW_CONTEXT_MENU,
     BROWSER_VIEW_VIEWPORT,
 )
+
+# Chat attachments, each kept as a file (bytes copied and hashed), typed by its extension:
+# MP3 and MOV with no preview; ZIP, never extracted; MP4 (apart, as a host with only
+# media-attachments refuses it); SVG with an image preview only as a data: URL; and any
+# other file as application/octet-stream.
+MEDIA_ATTACHMENTS = "media-attachments"
+ZIP_ATTACHMENTS = "zip-attachments"
+MP4_ATTACHMENTS = "mp4-attachments"
+SVG_ATTACHMENTS = "svg-attachments"
+ANY_FILE_ATTACHMENTS = "any-file-attachments"
+
+ATTACHMENT_CAPABILITIES: tuple[str, ...] = (
+    MEDIA_ATTACHMENTS,
+    ZIP_ATTACHMENTS,
+    MP4_ATTACHMENTS,
+    SVG_ATTACHMENTS,
+    ANY_FILE_ATTACHMENTS,
+)

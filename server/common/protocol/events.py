@@ -170,17 +170,21 @@ class TurnFinished(HostEvent):
 
 
 class AttentionRequested(HostEvent):
-    """An agent waits for a person: consent for a gated call (more kinds will come)."""
+    """An agent waits for a person: consent for a gated call, or an answer to its question
+    (``ask_user``: the question, and the options to choose from when it gives some)."""
 
     NAME: ClassVar[str] = "attention-requested"
     id: str
-    kind: Literal["consent"]
+    kind: Literal["consent", "question"]
     thread_id: str
     agent_id: str
     call_id: str
     tool: str
     summary: str
     expires_at: float
+    question: str | None = None
+    options: list[str] | None = None
+    multiple: bool = False
 
 
 class AttentionResolved(HostEvent):
@@ -190,6 +194,40 @@ class AttentionResolved(HostEvent):
     id: str
     thread_id: str
     outcome: str
+
+
+class TaskItem(WireModel):
+    """One task of a thread's task list."""
+
+    id: str
+    subject: str
+    description: str | None
+    status: Literal["pending", "in_progress", "completed"]
+
+
+class TasksChanged(HostEvent):
+    """The agent's task list in a thread changed; ``tasks`` is the whole new list."""
+
+    NAME: ClassVar[str] = "tasks-changed"
+    thread_id: str
+    tasks: list[TaskItem]
+
+
+class SubAgentEvent(HostEvent):
+    """What a sub-agent of a turn does, told in its parent's thread: it started, said
+    something, ran a tool, or ended (with ``status`` and its ``summary``)."""
+
+    NAME: ClassVar[str] = "sub-agent"
+    thread_id: str
+    turn_id: str
+    sub_agent_id: str
+    description: str
+    type: Literal["researcher", "page_operator", "general"]
+    phase: Literal["started", "text", "tool-started", "tool-finished", "finished"]
+    text: str | None = None
+    tool: str | None = None
+    outcome: Literal["ok", "refused", "error"] | None = None
+    status: Literal["done", "denied", "capped", "stopped", "error"] | None = None
 
 
 HOST_EVENTS: tuple[type[HostEvent], ...] = (
@@ -202,6 +240,8 @@ HOST_EVENTS: tuple[type[HostEvent], ...] = (
     TurnFinished,
     AttentionRequested,
     AttentionResolved,
+    TasksChanged,
+    SubAgentEvent,
     BrowserTabsChanged,
     BrowserProfilesChanged,
     ProvidersChanged,

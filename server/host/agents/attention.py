@@ -1,15 +1,17 @@
 """The attention registry: what agents are waiting for a person to answer.
 
-Each request has a fresh id and is bound to one tool call and a hash of its
-repaired arguments, so an answer approves exactly the call that was shown and
-nothing else. It is answered once, by a member who can see its thread, and it
-expires: an unanswered consent is a denial. Requests live in memory: a host
-that restarts has no turn waiting for them.
+Two kinds: consent for a gated call, and an agent's question (``ask_user``). Each
+request has a fresh id and is bound to one tool call (a consent also to a hash of its
+repaired arguments, so an answer approves exactly the call that was shown and nothing
+else). It is answered once, by a member who can see its thread, and it expires on the
+host's clock: an unanswered consent is a denial, an unanswered question comes back as
+no answer. Requests live in memory: a host that restarts has no turn waiting for them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import secrets
@@ -18,24 +20,26 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from server.common.clock import Clock
-from server.common.errors import Conflict, NotFound
+from server.common.errors import Conflict, InvalidArgument, NotFound
 from server.common.protocol.events import AttentionRequested, AttentionResolved, HostEvent
 
-AttentionKind = Literal["consent"]
+AttentionKind = Literal["consent", "question"]
+# What a member answers to a question: a text, one of its options, or several of them.
+Answer = str | list[str]
 # Sends an event to the team's peers whose account passes the filter.
 Announce = Callable[[str, HostEvent, Callable[[str], bool]], None]
 
 CONSENT_SECONDS = 300.0
+QUESTION_SECONDS = 300.0
+# How often a waiting request looks at the host's clock for its expiry (seconds).
+EXPIRY_TICK = 1.0
+MAX_ANSWER_CHARS = 4000
 
 
 def arguments_hash(arguments: dict[str, Any]) -> str:
     """A stable hash of a call's (repaired) arguments: what a consent approves."""
     canonical = json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode()).hexdigest()
-
-
-def _future() -> asyncio.Future[bool]:
-    return asyncio.get_running_loop().create_future()
 
 
 @dataclass(eq=False)
@@ -53,11 +57,15 @@ class AttentionRequest:
     expires_at: float
     # Who may answer: the accounts that can see the thread.
     visible_to: Callable[[str], bool]
-    answer: asyncio.Future[bool] = field(
+    # A consent's approval (bool), or a question's answer (None: none came).
+    answer: asyncio.Future[bool | Answer | None] = field(
         default_factory=lambda: asyncio.get_running_loop().create_future()
     )
     # Its turn ended (stopped) before anyone answered.
     cancelled: bool = False
+    question: str | None = None
+    options: list[str] | None = None
+    multiple: bool = False
 
     def event(self) -> AttentionRequested:
         return AttentionRequested(
@@ -69,16 +77,29 @@ class AttentionRequest:
             tool=self.tool,
             summary=self.summary,
             expires_at=self.expires_at,
+            question=self.question,
+            options=self.options,
+            multiple=self.multiple,
         )
 
 
 class AttentionRegistry:
     """Pending requests to people, by id; each answered at most once."""
 
-    def __init__(self, clock: Clock, announce: Announce, *, seconds: float = CONSENT_SECONDS):
+    def __init__(
+        self,
+        clock: Clock,
+        announce: Announce,
+        *,
+        seconds: float = CONSENT_SECONDS,
+        question_seconds: float = QUESTION_SECONDS,
+        tick: float = EXPIRY_TICK,
+    ):
         self._clock = clock
         self._announce = announce
         self._seconds = seconds
+        self._question_seconds = question_seconds
+        self._tick = tick
         self._pending: dict[str, AttentionRequest] = {}
 
     async def ask_consent(
@@ -110,12 +131,61 @@ class AttentionRegistry:
             expires_at=now + self._seconds,
             visible_to=visible_to,
         )
+        return await self._wait(request) is True
+
+    async def ask_question(
+        self,
+        *,
+        team_id: str,
+        thread_id: str,
+        agent_id: str,
+        call_id: str,
+        question: str,
+        options: list[str] | None,
+        multiple: bool,
+        visible_to: Callable[[str], bool],
+    ) -> tuple[Answer | None, Literal["answered", "expired", "cancelled"]]:
+        """Ask the members who see the thread; the answer once one gives it, or None and
+        why none came (the question expired, or its turn was stopped)."""
+        now = self._clock.now()
+        request = AttentionRequest(
+            id=secrets.token_hex(16),
+            kind="question",
+            team_id=team_id,
+            thread_id=thread_id,
+            agent_id=agent_id,
+            call_id=call_id,
+            tool="ask_user",
+            arguments_hash=arguments_hash(
+                {"question": question, "options": options, "multiple": multiple}
+            ),
+            summary=question[:200],
+            created_at=now,
+            expires_at=now + self._question_seconds,
+            visible_to=visible_to,
+            question=question,
+            options=options,
+            multiple=multiple,
+        )
+        answer = await self._wait(request)
+        outcome = _outcome(request)
+        if outcome != "answered" or isinstance(answer, bool):
+            return None, "cancelled" if request.cancelled else "expired"
+        return answer, "answered"
+
+    async def _wait(self, request: AttentionRequest) -> bool | Answer | None:
+        """Announce ``request`` and wait for its answer until it expires on the host's
+        clock, looking at the clock at least every tick; None when it expires."""
         self._pending[request.id] = request
-        self._announce(team_id, request.event(), visible_to)
+        self._announce(request.team_id, request.event(), request.visible_to)
         try:
-            return await asyncio.wait_for(asyncio.shield(request.answer), self._seconds)
-        except TimeoutError:
-            return False
+            while not request.answer.done():
+                left = request.expires_at - self._clock.now()
+                if left <= 0:
+                    break
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(request.answer), min(left, self._tick))
+            return request.answer.result() if request.answer.done() else None
         finally:
             self._forget(request, _outcome(request))
 
@@ -138,16 +208,37 @@ class AttentionRegistry:
     ) -> AttentionRequest:
         """Answer once. A request of another team, or one this member cannot see, is as
         unknown as a missing one; a second answer is refused."""
-        request = self._pending.get(request_id)
-        if request is None or request.team_id != team_id or not request.visible_to(account_id):
-            raise NotFound("no such request; it may have expired", code="attentionNotFound")
-        if request.answer.done():
-            raise Conflict("this request was answered already", code="attentionAnswered")
+        request = self._answerable(team_id, account_id, request_id)
+        if request.kind != "consent":
+            raise Conflict(
+                "this request is a question: answer it with a reply", code="attentionWrongKind"
+            )
         if arguments_hash is not None and arguments_hash != request.arguments_hash:
             raise Conflict(
                 "the call changed since it was shown; look at it again", code="attentionChanged"
             )
         request.answer.set_result(approve)
+        return request
+
+    def reply(self, team_id: str, account_id: str, request_id: str, answer: Answer) -> Answer:
+        """Answer a question once: a text, or for a question with options one of them (a
+        list of them, in the options' order, when it allows several). Answers the answer
+        as the agent gets it."""
+        request = self._answerable(team_id, account_id, request_id)
+        if request.kind != "question":
+            raise Conflict(
+                "this request asks for consent: approve or deny it", code="attentionWrongKind"
+            )
+        checked = _checked_answer(request, answer)
+        request.answer.set_result(checked)
+        return checked
+
+    def _answerable(self, team_id: str, account_id: str, request_id: str) -> AttentionRequest:
+        request = self._pending.get(request_id)
+        if request is None or request.team_id != team_id or not request.visible_to(account_id):
+            raise NotFound("no such request; it may have expired", code="attentionNotFound")
+        if request.answer.done():
+            raise Conflict("this request was answered already", code="attentionAnswered")
         return request
 
     def cancel_thread(self, team_id: str, thread_id: str) -> None:
@@ -156,7 +247,7 @@ class AttentionRegistry:
             mine = (request.team_id, request.thread_id) == (team_id, thread_id)
             if mine and not request.answer.done():
                 request.cancelled = True
-                request.answer.set_result(False)
+                request.answer.set_result(False if request.kind == "consent" else None)
 
     def _forget(self, request: AttentionRequest, outcome: str) -> None:
         if self._pending.pop(request.id, None) is not None:
@@ -167,7 +258,30 @@ class AttentionRegistry:
             )
 
 
-def _outcome(request: AttentionRequest) -> str:
+def _outcome(request: AttentionRequest) -> Literal["answered", "expired", "cancelled"]:
     if request.cancelled:
         return "cancelled"
     return "answered" if request.answer.done() else "expired"
+
+
+def _checked_answer(request: AttentionRequest, answer: Answer) -> Answer:
+    """``answer`` if it fits ``request``'s question; ``answerInvalid`` otherwise."""
+
+    def refuse(message: str) -> InvalidArgument:
+        return InvalidArgument(message, code="answerInvalid", field="answer")
+
+    if request.options is None:
+        if not isinstance(answer, str) or not answer.strip():
+            raise refuse("answer the question in words")
+        if len(answer) > MAX_ANSWER_CHARS:
+            raise refuse(f"an answer may be at most {MAX_ANSWER_CHARS} characters long")
+        return answer
+    if request.multiple:
+        if not isinstance(answer, list) or not answer:
+            raise refuse("choose one or more of the options")
+        if len(set(answer)) != len(answer) or not set(answer) <= set(request.options):
+            raise refuse("choose each option at most once, and only among those offered")
+        return [option for option in request.options if option in answer]
+    if not isinstance(answer, str) or answer not in request.options:
+        raise refuse("choose one of the options")
+    return answer

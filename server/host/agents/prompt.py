@@ -26,3 +26,14 @@ def system_prompt(instructions: str) -> str:
     if instructions.strip():
         parts.append("Your instructions from the team:\n" + instructions.strip())
     return "\n\n".join(parts)
+
+
+SUB_AGENT_NOTE = """\
+You are a sub-agent: another agent handed you the task below and waits for your report.
+You cannot ask people questions nor start sub-agents. Do the task with the tools you have,
+then answer with a short report of what you found or did, saying what you could not do."""
+
+
+def sub_agent_prompt(instructions: str) -> str:
+    """A sub-agent's system prompt: its parent's, and what being a sub-agent means."""
+    return system_prompt(instructions) + "\n\n" + SUB_AGENT_NOTE

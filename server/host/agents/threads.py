@@ -11,14 +11,15 @@ text) and then follows the events.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import logging
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from server.common.clock import Clock
-from server.common.errors import Conflict, CrewhostError, NotFound
+from server.common.errors import Conflict, CrewhostError, InvalidArgument, NotFound
 from server.common.protocol import events
 from server.common.tasks import BackgroundTasks
 from server.db.engine import Database
@@ -26,11 +27,14 @@ from server.host.agents.attention import AttentionRegistry
 from server.host.agents.prompt import system_prompt
 from server.host.agents.providers.stream import ModelProvider
 from server.host.agents.providers.transcript import (
+    Attachment,
+    ImageBlock,
     ToolCall,
     UserMessage,
     message_from_json,
     message_to_json,
 )
+from server.host.agents.sub_agents import run_sub_agent
 from server.host.agents.summaries import summarizer
 from server.host.agents.turn_loop import (
     DEFAULT_MAX_TOOL_CALLS,
@@ -43,13 +47,22 @@ from server.host.agents.turn_loop import (
 )
 from server.host.browser.callers import Caller
 from server.host.services.agents import AgentService
+from server.host.services.tasks import Task, TaskService
+from server.host.services.workspace import Member, WorkspaceService
 from server.host.storage.agents import Agent
 from server.host.storage.threads import StoredMessage, Thread, ThreadRepository, Turn
-from server.host.tools.base import ToolContext
+from server.host.tools.base import PersonQuestion, SubAgentReport, SubAgentRequest, ToolContext
+from server.host.workspace.attachments import ImportedFile
+from server.host.workspace.workspaces import WorkspaceRef
 
 log = logging.getLogger(__name__)
 
 MAX_MESSAGE_CHARS = 32_000
+MAX_ATTACHMENTS = 10
+# Larger images reach the model as a path mention: providers refuse bigger image blocks.
+MAX_IMAGE_BLOCK_BYTES = 5 * 1024 * 1024
+# Most bytes of a preview a member is sent (as a data: URL).
+MAX_PREVIEW_BYTES = 1024 * 1024
 TEXT_BATCH_SECONDS = 0.03
 
 # (team, agent's provider id) -> the provider to stream from and its default model.
@@ -68,6 +81,7 @@ class ThreadContents:
     turns: list[Turn]
     running_turn_id: str | None
     running_text: str
+    tasks: list[Task] = field(default_factory=list)
 
 
 @dataclass(eq=False)
@@ -94,6 +108,10 @@ class ThreadService:
         resolve_provider: ResolveProvider,
         tool_context: MakeToolContext,
         record_provider_error: RecordProviderError,
+        tasks: TaskService,
+        workspace: WorkspaceService,
+        *,
+        attachment_max_bytes: int,
     ) -> None:
         self._db = db
         self._clock = clock
@@ -103,6 +121,9 @@ class ThreadService:
         self._resolve_provider = resolve_provider
         self._tool_context = tool_context
         self._record_provider_error = record_provider_error
+        self._task_lists = tasks
+        self._workspace = workspace
+        self._attachment_max_bytes = attachment_max_bytes
         self._repo = ThreadRepository()
         self._running: dict[str, RunningTurn] = {}
         self._tasks = BackgroundTasks("thread service")
@@ -155,16 +176,36 @@ class ThreadService:
             turns,
             running.turn.id if running else None,
             "".join(running.text) if running else "",
+            self._task_lists.tasks_of(team_id, thread_id),
         )
 
     # -- turns --------------------------------------------------------------------------
 
-    async def send(self, team_id: str, thread_id: str, account_id: str, text: str) -> Turn:
-        """Store the member's message and start a turn; ``turnRunning`` if one runs."""
+    async def send(
+        self,
+        member: Member,
+        thread_id: str,
+        text: str,
+        attachments: Sequence[str] = (),
+    ) -> Turn:
+        """Store the member's message and start a turn; ``turnRunning`` if one runs.
+
+        ``attachments`` are paths of files in the agent's workspace (a member uploads them
+        with ``workspace-v1``): each is copied under its hash, typed by its name."""
+        team_id, account_id = member.team_id, member.account_id
         thread = await self._visible_thread(team_id, thread_id, account_id)
         if thread_id in self._running:
             raise Conflict("the agent is still answering; stop it or wait", code="turnRunning")
         agent = await self._agents.get_agent(team_id, thread.agent_id)
+        if len(attachments) > MAX_ATTACHMENTS:
+            raise InvalidArgument(
+                f"a message may carry at most {MAX_ATTACHMENTS} attachments",
+                code="attachmentTooMany",
+            )
+        files = await self._workspace.import_attachments(
+            member, agent.id, attachments, max_bytes=self._attachment_max_bytes
+        )
+        message = UserMessage(text=text, attachments=tuple(_attachment(f) for f in files))
         now = self._clock.now()
         turn = Turn(uuid.uuid4().hex, team_id, thread_id, "running", None, 0, 0, 0, now, None)
         running = RunningTurn(turn, thread)
@@ -172,9 +213,7 @@ class ThreadService:
         try:
             async with self._db.write() as conn:
                 seq = await self._repo.next_seq(conn, team_id, thread_id)
-                await self._repo.add_messages(
-                    conn, [self._stored(thread, seq, UserMessage(text=text), now)]
-                )
+                await self._repo.add_messages(conn, [self._stored(thread, seq, message, now)])
                 await self._repo.add_turn(conn, turn)
                 await self._repo.update_thread(conn, team_id, thread_id, updated_at=now)
         except BaseException:
@@ -219,14 +258,23 @@ class ThreadService:
             model = agent.model or default_model
             context = await self._tool_context(thread.team_id, Caller.agent(agent.id, thread.id))
             context.summarize = summarizer(provider, model)
+            context.ask_person = lambda question: self._ask_person(running, agent, question)
+            context.tasks = self._task_lists.for_thread(
+                thread.team_id, thread.id, lambda account_id: running.thread.visible_to(account_id)
+            )
             setup = TurnSetup(
                 provider=provider,
                 model=model,
                 system=system_prompt(agent.instructions),
-                transcript=[message_from_json(m.body) for m in stored],
+                transcript=[
+                    await self._with_images(thread, message_from_json(m.body)) for m in stored
+                ],
                 context=context,
                 permissions=agent.permissions,
                 max_tool_calls=agent.max_tool_calls or DEFAULT_MAX_TOOL_CALLS,
+            )
+            context.spawn_sub_agent = lambda request: self._sub_agent(
+                running, agent, setup, request
             )
             await run_turn(setup, sink, lambda call: self._consent(running, agent, call), progress)
         except asyncio.CancelledError:
@@ -303,6 +351,81 @@ class ThreadService:
             summary=consent_summary(call),
             # Read at each answer: sharing the thread, or taking it back, applies at once.
             visible_to=lambda account_id: running.thread.visible_to(account_id),
+        )
+
+    async def _with_images(self, thread: Thread, message: Message) -> Message:
+        """A member's message with its image attachments loaded as image blocks (those
+        still there with the bytes that were sent, and small enough for a provider)."""
+        if not isinstance(message, UserMessage):
+            return message
+        ref = WorkspaceRef(thread.team_id, thread.agent_id)
+        images = []
+        for attachment in message.attachments:
+            if attachment.kind != "image" or attachment.size > MAX_IMAGE_BLOCK_BYTES:
+                continue
+            data = await self._workspace.read_attachment(ref, attachment.path, attachment.sha256)
+            if data is None:
+                continue
+            encoded = base64.b64encode(data).decode()
+            images.append(
+                ImageBlock(sha256=attachment.sha256, media_type=attachment.mime_type, data=encoded)
+            )
+        return message.model_copy(update={"images": tuple(images)}) if images else message
+
+    async def attachment_preview(
+        self, member: Member, thread_id: str, sha256: str
+    ) -> tuple[Attachment, str]:
+        """An attachment of the thread with a preview, and its preview as a ``data:`` URL:
+        never a link into the app's own origin, where an SVG's scripts could run."""
+        thread = await self._visible_thread(member.team_id, thread_id, member.account_id)
+        async with self._db.read() as conn:
+            stored = await self._repo.list_messages(conn, member.team_id, thread_id)
+        for row in stored:
+            message = message_from_json(row.body)
+            if not isinstance(message, UserMessage):
+                continue
+            for attachment in message.attachments:
+                if attachment.sha256 != sha256:
+                    continue
+                if attachment.preview_kind != "image" or attachment.size > MAX_PREVIEW_BYTES:
+                    raise Conflict("this attachment has no preview", code="attachmentNoPreview")
+                ref = WorkspaceRef(thread.team_id, thread.agent_id)
+                data = await self._workspace.read_attachment(ref, attachment.path, sha256)
+                if data is None:
+                    break
+                encoded = base64.b64encode(data).decode()
+                return attachment, f"data:{attachment.mime_type};base64,{encoded}"
+        raise NotFound("no such attachment in this thread", code="attachmentNotFound")
+
+    async def _ask_person(
+        self, running: RunningTurn, agent: Agent, question: PersonQuestion
+    ) -> tuple[str | list[str] | None, str]:
+        thread = running.thread
+        return await self._attention.ask_question(
+            team_id=thread.team_id,
+            thread_id=thread.id,
+            agent_id=agent.id,
+            call_id=question.call_id,
+            question=question.question,
+            options=question.options,
+            multiple=question.multiple,
+            visible_to=lambda account_id: running.thread.visible_to(account_id),
+        )
+
+    async def _sub_agent(
+        self, running: RunningTurn, agent: Agent, parent: TurnSetup, request: SubAgentRequest
+    ) -> SubAgentReport | None:
+        """A sub-agent of the running turn, told in its thread, asking the same members."""
+        thread, turn = running.thread, running.turn
+        return await run_sub_agent(
+            parent,
+            running.progress,
+            request,
+            instructions=agent.instructions,
+            consent=lambda call: self._consent(running, agent, call),
+            tell=lambda event: self.emit(running.thread, event),
+            thread_id=thread.id,
+            turn_id=turn.id,
         )
 
     # -- helpers ------------------------------------------------------------------------
@@ -406,3 +529,15 @@ def _readable(exc: Exception) -> str:
     if isinstance(exc, CrewhostError):
         return exc.message
     return f"the turn failed on the host ({type(exc).__name__})"
+
+
+def _attachment(file: ImportedFile) -> Attachment:
+    return Attachment(
+        name=file.name,
+        path=file.path,
+        mime_type=file.mime,
+        kind=file.kind,
+        preview_kind=file.preview,
+        size=file.size,
+        sha256=file.sha256,
+    )

@@ -95,15 +95,18 @@ class TurnSetup:
     permissions: dict[str, str]
     max_tool_calls: int = DEFAULT_MAX_TOOL_CALLS
     max_tokens: int = 4096
+    # The tools this turn may use (a sub-agent's subset); None: the whole catalog.
+    allowed_tools: frozenset[str] | None = None
 
 
 @functools.cache
-def tool_specs() -> tuple[ToolSpec, ...]:
-    """Every tool of the catalog, as the model reads it: built once (the schemas take tens of
-    milliseconds, too long to spend on the host's loop at every turn)."""
+def tool_specs(allowed: frozenset[str] | None = None) -> tuple[ToolSpec, ...]:
+    """Every tool of the catalog (or of ``allowed``), as the model reads it: built once (the
+    schemas take tens of milliseconds, too long to spend on the host's loop at every turn)."""
     return tuple(
         ToolSpec(name=t.name, description=t.description, input_schema=t.input_schema())
         for t in CATALOG.values()
+        if allowed is None or t.name in allowed
     )
 
 
@@ -111,7 +114,7 @@ async def run_turn(
     setup: TurnSetup, sink: TurnSink, consent: Consent, progress: TurnProgress
 ) -> TurnProgress:
     """Run the turn to its end; ``progress`` holds the outcome (also when cancelled)."""
-    specs = tool_specs()
+    specs = tool_specs(setup.allowed_tools)
     while progress.status is None:
         reply = await _ask(setup, specs, sink, progress)
         if reply is None:
@@ -177,6 +180,14 @@ async def _run_call(
     call: ToolCall,
 ) -> bool:
     """Run one call and keep its result; False when the turn ends here (a denial)."""
+    if setup.allowed_tools is not None and call.name not in setup.allowed_tools:
+        # Not offered to this turn: answered without running, and counted, so a model that
+        # insists cannot loop for ever.
+        progress.tool_calls += 1
+        message = f"{call.name} is not one of the tools you were given"
+        progress.new_messages.append(ToolResult(call_id=call.id, content=message, is_error=True))
+        sink.tool_finished(call, "refused", f"toolNotAvailable: {message}")
+        return True
     tool = CATALOG.get(call.name)
     asks = tool is not None and tool.gated and not auto_approved(setup.permissions, call.name)
     if asks:
@@ -193,6 +204,7 @@ async def _run_call(
     tab_id = call.arguments.get("tabId")
     tab = tab_id if isinstance(tab_id, str) else None
     sink.tool_started(call, argument_summary(call.arguments), tab)
+    setup.context.turn.call_id = call.id
     result = await call_tool(setup.context, call.name, call.arguments)
     progress.tool_calls += 1
     outcome, summary = result_summary(result)

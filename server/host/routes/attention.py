@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import StringConstraints
+from pydantic import Field, StringConstraints
 
 from server.common.roles import Role
 from server.common.wire import InboundModel, WireModel
-from server.host.agents.attention import AttentionRequest
+from server.host.agents.attention import MAX_ANSWER_CHARS, AttentionRequest
 from server.host.container import HostCall
 from server.host.routes.system import NoArgs
 from server.host.rtc.team_api import HostRouteTable
@@ -29,6 +29,9 @@ class AttentionView(WireModel):
     summary: str
     arguments_hash: str
     expires_at: float
+    question: str | None
+    options: list[str] | None
+    multiple: bool
 
 
 class AttentionList(WireModel):
@@ -46,6 +49,21 @@ class AttentionAnswered(WireModel):
     approved: bool
 
 
+AnswerText = Annotated[str, StringConstraints(max_length=MAX_ANSWER_CHARS)]
+
+
+class ReplyToQuestion(InboundModel):
+    id: RequestId
+    answer: AnswerText | Annotated[list[AnswerText], Field(max_length=50)] = Field(
+        description="Words, one of the options, or for a multiple choice a list of them."
+    )
+
+
+class QuestionAnswered(WireModel):
+    id: str
+    answer: str | list[str]
+
+
 def _view(request: AttentionRequest) -> AttentionView:
     return AttentionView(
         id=request.id,
@@ -57,6 +75,9 @@ def _view(request: AttentionRequest) -> AttentionView:
         summary=request.summary,
         arguments_hash=request.arguments_hash,
         expires_at=request.expires_at,
+        question=request.question,
+        options=request.options,
+        multiple=request.multiple,
     )
 
 
@@ -78,3 +99,12 @@ async def answer_request(call: HostCall, args: AnswerAttention) -> AttentionAnsw
         arguments_hash=args.arguments_hash,
     )
     return AttentionAnswered(id=request.id, approved=args.approve)
+
+
+@routes.route("attention-v1/reply", args=ReplyToQuestion, least_role=Role.MEMBER)
+async def reply(call: HostCall, args: ReplyToQuestion) -> QuestionAnswered:
+    """Answer an agent's question once (``kind: "question"``)."""
+    answer = call.host.attention.reply(
+        call.peer.team_id, call.peer.account_id, args.id, args.answer
+    )
+    return QuestionAnswered(id=args.id, answer=answer)

@@ -11,6 +11,7 @@ from server.host.routes import (
     system,
     threads,
     web_search,
+    workspace,
 )
 
 ROUTE_TABLES = (
@@ -22,4 +23,5 @@ ROUTE_TABLES = (
     threads.routes,
     attention.routes,
     web_search.routes,
+    workspace.routes,
 )

@@ -6,15 +6,18 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, Field, StringConstraints
 
+from server.common.protocol.capabilities import ATTACHMENT_CAPABILITIES
+from server.common.protocol.events import TaskItem
 from server.common.roles import Role
 from server.common.wire import InboundModel, WireModel, no_control_characters
-from server.host.agents.threads import MAX_MESSAGE_CHARS
+from server.host.agents.threads import MAX_ATTACHMENTS, MAX_MESSAGE_CHARS
 from server.host.container import HostCall
 from server.host.routes.agents import AgentId
 from server.host.rtc.team_api import HostRouteTable
 from server.host.storage.threads import Thread, Turn
+from server.host.workspace.paths import MAX_PATH_CHARS
 
-routes = HostRouteTable("threads-v1")
+routes = HostRouteTable("threads-v1", also=ATTACHMENT_CAPABILITIES)
 
 ThreadId = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{32}$")]
 Title = Annotated[
@@ -60,6 +63,7 @@ class ThreadContentsView(WireModel):
     turns: list[TurnView]
     running_turn_id: str | None
     running_text: str = Field(description="What the running turn has said so far.")
+    tasks: list[TaskItem] = Field(description="The agent's task list in this thread.")
 
 
 class TurnStartedView(WireModel):
@@ -84,9 +88,30 @@ class ThreadRef(InboundModel):
     thread_id: ThreadId
 
 
+class AttachmentRef(InboundModel):
+    """A file of the agent's workspace to attach (uploaded with ``workspace-v1``)."""
+
+    path: Annotated[str, StringConstraints(min_length=1, max_length=MAX_PATH_CHARS)]
+    mime_type: Annotated[str, StringConstraints(max_length=255)] | None = Field(
+        None, description="Ignored: an attachment's type comes from its name only."
+    )
+
+
 class SendMessage(InboundModel):
     thread_id: ThreadId
     text: MessageText
+    attachments: list[AttachmentRef] = Field(default_factory=list, max_length=MAX_ATTACHMENTS)
+
+
+class PreviewRef(InboundModel):
+    thread_id: ThreadId
+    sha256: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+
+
+class AttachmentPreview(WireModel):
+    name: str
+    mime_type: str
+    data_url: str = Field(description="The preview as a data: URL, the only form it is sent in.")
 
 
 class ShareThread(InboundModel):
@@ -148,15 +173,31 @@ async def get_thread(call: HostCall, args: ThreadRef) -> ThreadContentsView:
         turns=[_turn(t) for t in contents.turns],
         running_turn_id=contents.running_turn_id,
         running_text=contents.running_text,
+        tasks=[
+            TaskItem(id=t.id, subject=t.subject, description=t.description, status=t.status)
+            for t in contents.tasks
+        ],
     )
 
 
 @routes.route("threads-v1/send", args=SendMessage, least_role=Role.MEMBER)
 async def send_message(call: HostCall, args: SendMessage) -> TurnStartedView:
     """Send a message: the agent's turn starts and streams as events."""
-    peer = call.peer
-    turn = await call.host.threads.send(peer.team_id, args.thread_id, peer.account_id, args.text)
+    turn = await call.host.threads.send(
+        call.member, args.thread_id, args.text, [a.path for a in args.attachments]
+    )
     return TurnStartedView(turn_id=turn.id)
+
+
+@routes.route("threads-v1/attachment_preview", args=PreviewRef, least_role=Role.MEMBER)
+async def attachment_preview(call: HostCall, args: PreviewRef) -> AttachmentPreview:
+    """An image or SVG attachment's preview, only ever as a ``data:`` URL."""
+    attachment, data_url = await call.host.threads.attachment_preview(
+        call.member, args.thread_id, args.sha256
+    )
+    return AttachmentPreview(
+        name=attachment.name, mime_type=attachment.mime_type, data_url=data_url
+    )
 
 
 @routes.route("threads-v1/stop", args=ThreadRef, least_role=Role.MEMBER)

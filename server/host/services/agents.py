@@ -19,6 +19,8 @@ from server.db.engine import Database
 from server.host.services.memories import MemoryService
 from server.host.services.profiles import BrowserProfileService, duplicate_choice
 from server.host.services.providers import ProviderService
+from server.host.services.tasks import TaskService
+from server.host.services.workspace import WorkspaceService
 from server.host.storage.agents import Agent, AgentRepository
 from server.host.storage.threads import ThreadRepository
 
@@ -37,8 +39,12 @@ class AgentService:
         memories: MemoryService,
         providers: ProviderService,
         announce: Callable[[str, HostEvent], None],
+        workspace: WorkspaceService,
+        tasks: TaskService,
     ) -> None:
         self._db = db
+        self._workspace = workspace
+        self._task_lists = tasks
         self._clock = clock
         self._profiles = profiles
         self._memories = memories
@@ -151,13 +157,17 @@ class AgentService:
         return copy
 
     async def delete_agent(self, team_id: str, agent_id: str) -> None:
-        """Close its tabs, clear its own partition, forget its memories and threads."""
+        """Close its tabs, clear its own partition, forget its memories, workspace, threads and
+        their task lists."""
         await self.get_agent(team_id, agent_id)
         await self._profiles.agent_deleted(team_id, agent_id)
         await self._memories.remove_agent_memories(team_id, agent_id)
+        await self._workspace.remove_agent_workspace(team_id, agent_id)
         async with self._db.write() as conn:
+            thread_ids = await self._threads.list_thread_ids_of_agent(conn, team_id, agent_id)
             await self._threads.remove_threads_of_agent(conn, team_id, agent_id)
             await self._agents.remove_agent(conn, team_id, agent_id)
+        self._task_lists.forget_threads(team_id, thread_ids)
         self._announce(team_id, AgentsChanged())
 
     async def _check_room(self, conn: AsyncConnection, team_id: str) -> None:

@@ -125,6 +125,16 @@ class ThreadRepository:
             .values(**values)
         )
 
+    async def list_thread_ids_of_agent(
+        self, conn: AsyncConnection, team_id: str, agent_id: str
+    ) -> list[str]:
+        result = await conn.execute(
+            sa.select(threads.c.id).where(
+                threads.c.team_id == team_id, threads.c.agent_id == agent_id
+            )
+        )
+        return [row.id for row in result]
+
     async def remove_threads_of_agent(
         self, conn: AsyncConnection, team_id: str, agent_id: str
     ) -> None:

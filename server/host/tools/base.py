@@ -24,6 +24,8 @@ from server.host.browser.partitions import Partition
 
 if TYPE_CHECKING:
     from server.host.services.memories import MemoryService
+    from server.host.services.tasks import ThreadTasks
+    from server.host.services.workspace import WorkspaceService
     from server.host.web.fetcher import WebFetcher
     from server.host.web.search import SearchResult
 
@@ -33,6 +35,48 @@ SearchWeb = Callable[[str, int], Awaitable[list["SearchResult"]]]
 Summarize = Callable[[str, str], Awaitable[str]]
 
 MAX_RESULT_CHARS = 20_000
+
+
+@dataclass(frozen=True)
+class PersonQuestion:
+    """A question an agent asks the people who see its thread."""
+
+    call_id: str
+    question: str
+    options: list[str] | None
+    multiple: bool
+
+
+# Asks a question; the answer (None when none came) and why: answered, expired or cancelled.
+AskPerson = Callable[[PersonQuestion], Awaitable[tuple[str | list[str] | None, str]]]
+
+SubAgentType = Literal["researcher", "page_operator", "general"]
+
+
+@dataclass(frozen=True)
+class SubAgentRequest:
+    """A sub-task an agent hands to a sub-agent of its own."""
+
+    prompt: str
+    description: str
+    type: SubAgentType
+    tab_id: str | None
+
+
+@dataclass(frozen=True)
+class SubAgentReport:
+    """How a sub-agent ended: its status, its last words and the tool calls it used."""
+
+    sub_agent_id: str
+    status: str
+    reason: str | None
+    report: str
+    tool_calls: int
+
+
+# Runs a sub-agent to its end within the calling turn; None when the turn has no tool
+# calls left to give it.
+SpawnSubAgent = Callable[[SubAgentRequest], Awaitable[SubAgentReport | None]]
 _CUT_MARK = "\n[... cut: the result was longer than 20,000 characters]"
 
 
@@ -41,6 +85,8 @@ class TurnState:
     """State of one agent turn (one model response and the tool calls it makes)."""
 
     memory_hosts_shown: set[str] = field(default_factory=set)
+    # The id of the call that runs now (a question a tool asks is bound to it).
+    call_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -110,6 +156,16 @@ class ToolContext:
     search: SearchWeb | None = None
     # The calling agent's model, for a tool's ``prompt`` (web_fetch, get_tab_content).
     summarize: Summarize | None = None
+    # The agent's workspace files and the team's shared ones.
+    workspace: WorkspaceService | None = None
+    # Asks the members who see the thread a question (ask_user); without it nobody is asked.
+    ask_person: AskPerson | None = None
+    # The thread's task list (create_task and the rest).
+    tasks: ThreadTasks | None = None
+    # Starts a sub-agent (the agent tool); None in a sub-agent: no recursion.
+    spawn_sub_agent: SpawnSubAgent | None = None
+    # A sub-agent's context: it may not ask people, nor start sub-agents of its own.
+    sub_agent: bool = False
 
 
 class ToolFailure(CrewhostError):

@@ -14,7 +14,15 @@ from typing import Any
 from pydantic import ValidationError
 
 from server.common.errors import CrewhostError
-from server.host.tools.base import Tool, ToolContext, ToolFailure, cap_result
+from server.host.tools.agents import (
+    agent,
+    create_task,
+    delete_task,
+    get_task,
+    list_tasks,
+    update_task,
+)
+from server.host.tools.base import SubAgentType, Tool, ToolContext, ToolFailure, cap_result
 from server.host.tools.browser import (
     activate_tab,
     click,
@@ -41,13 +49,21 @@ from server.host.tools.browser import (
     wait_for,
 )
 from server.host.tools.memory import remember
+from server.host.tools.people import ask_user
 from server.host.tools.repair import repair_arguments
 from server.host.tools.web import web_fetch, web_search
+from server.host.tools.workspace import (
+    workspace_delete,
+    workspace_list,
+    workspace_read,
+    workspace_write,
+)
 
 log = logging.getLogger(__name__)
 
 # Each tool module defines one ``TOOL``; a tool joins the catalog here, in the order
-# the model reads them: the snapshot, acting on a page, tabs, reading, the web, then memory.
+# the model reads them: the snapshot, acting on a page, tabs, reading, the web, memory,
+# people, tasks, then files.
 _TOOLS = (
     snapshot.TOOL,
     click.TOOL,
@@ -75,7 +91,48 @@ _TOOLS = (
     web_fetch.TOOL,
     web_search.TOOL,
     remember.TOOL,
+    ask_user.TOOL,
+    create_task.TOOL,
+    get_task.TOOL,
+    update_task.TOOL,
+    list_tasks.TOOL,
+    delete_task.TOOL,
+    agent.TOOL,
+    workspace_list.TOOL,
+    workspace_read.TOOL,
+    workspace_write.TOOL,
+    workspace_delete.TOOL,
 )
+
+
+# What each kind of sub-agent is given; a tool this host lacks (web_search, web_fetch) is
+# simply absent. No sub-agent asks people or starts sub-agents of its own.
+_RESEARCHER_TOOLS = frozenset(
+    {
+        "web_search",
+        "web_fetch",
+        "snapshot",
+        "get_tab_content",
+        "list_tabs",
+        "wait_for",
+        "scroll",
+        "workspace_read",
+        "workspace_list",
+    }
+)
+_NEVER_IN_SUB_AGENTS = frozenset({"ask_user", "agent"})
+
+
+def sub_agent_tools(kind: SubAgentType) -> frozenset[str]:
+    """The names of the tools a sub-agent of ``kind`` may use: ``researcher`` the read-only
+    ones, ``page_operator`` the tab and page tools, ``general`` all but asking and spawning."""
+    if kind == "researcher":
+        names = _RESEARCHER_TOOLS
+    elif kind == "page_operator":
+        names = _BROWSER_TOOLS
+    else:
+        names = frozenset(CATALOG)
+    return frozenset(name for name in names if name in CATALOG) - _NEVER_IN_SUB_AGENTS
 
 
 def _build_catalog() -> dict[str, Tool]:
@@ -88,6 +145,10 @@ def _build_catalog() -> dict[str, Tool]:
 
 
 CATALOG: dict[str, Tool] = _build_catalog()
+# The tab and page tools: every tool of the browser family.
+_BROWSER_TOOLS = frozenset(
+    tool.name for tool in _TOOLS if tool.run.__module__.startswith("server.host.tools.browser.")
+)
 
 
 def _validation_message(exc: ValidationError) -> str:

@@ -1,5 +1,6 @@
 """The attention registry: one answer per request, bound to the call shown, by those who see
-its thread, and an unanswered consent is a denial."""
+its thread; an unanswered consent is a denial, an unanswered question has no answer, both
+on the host's clock."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from server.common.errors import Conflict, NotFound
+from server.common.errors import Conflict, InvalidArgument, NotFound
 from server.common.protocol.events import AttentionRequested, AttentionResolved, HostEvent
 from server.host.agents.attention import AttentionRegistry, arguments_hash
 from tests.support.clock import FakeClock
@@ -80,8 +81,12 @@ async def test_a_denial_a_second_answer_and_a_stranger_are_refused() -> None:
 
 
 async def test_an_unanswered_request_expires_as_a_denial() -> None:
-    registry = AttentionRegistry(FakeClock(), Told(), seconds=0.05)
+    clock = FakeClock()
+    registry = AttentionRegistry(clock, Told(), seconds=300, tick=0.01)
     waiting = await ask(registry)
+    await asyncio.sleep(0.02)
+    assert not waiting.done()
+    clock.advance(301)
     assert await waiting is False
     assert registry.list_requests(TEAM, "alice") == []
 
@@ -104,3 +109,84 @@ async def test_stopping_a_thread_denies_its_questions() -> None:
 def test_the_arguments_hash_ignores_key_order_only() -> None:
     assert arguments_hash({"a": 1, "b": 2}) == arguments_hash({"b": 2, "a": 1})
     assert arguments_hash({"a": 1}) != arguments_hash({"a": 2})
+
+
+async def question(
+    registry: AttentionRegistry, options: list[str] | None = None, *, multiple: bool = False
+) -> asyncio.Task[Any]:
+    task = asyncio.ensure_future(
+        registry.ask_question(
+            team_id=TEAM,
+            thread_id="thread-1",
+            agent_id="agent-1",
+            call_id="call-q",
+            question="Which size?",
+            options=options,
+            multiple=multiple,
+            visible_to=alice_only,
+        )
+    )
+    await asyncio.sleep(0)
+    return task
+
+
+async def test_a_question_is_answered_once_by_who_sees_its_thread() -> None:
+    told = Told()
+    registry = AttentionRegistry(FakeClock(), told)
+    waiting = await question(registry)
+    [request] = registry.list_requests(TEAM, "alice")
+    [(_, event, _)] = told.events
+    assert isinstance(event, AttentionRequested)
+    assert (event.kind, event.question, event.options) == ("question", "Which size?", None)
+    with pytest.raises(NotFound):
+        registry.reply(TEAM, "bob", request.id, "Large")
+    with pytest.raises(Conflict) as wrong:
+        registry.answer(TEAM, "alice", request.id, approve=True)
+    assert wrong.value.code == "attentionWrongKind"
+    with pytest.raises(InvalidArgument) as empty:
+        registry.reply(TEAM, "alice", request.id, "  ")
+    assert empty.value.code == "answerInvalid"
+    registry.reply(TEAM, "alice", request.id, "Large")
+    with pytest.raises(Conflict) as again:
+        registry.reply(TEAM, "alice", request.id, "Small")
+    assert again.value.code == "attentionAnswered"
+    assert await waiting == ("Large", "answered")
+
+
+async def test_a_question_with_options_takes_only_its_options() -> None:
+    registry = AttentionRegistry(FakeClock(), Told())
+    single = await question(registry, ["S", "M", "L"])
+    [request] = registry.list_requests(TEAM, "alice")
+    for bad in ("XL", ["S"]):
+        with pytest.raises(InvalidArgument):
+            registry.reply(TEAM, "alice", request.id, bad)
+    registry.reply(TEAM, "alice", request.id, "M")
+    assert await single == ("M", "answered")
+
+    several = await question(registry, ["S", "M", "L"], multiple=True)
+    [request] = registry.list_requests(TEAM, "alice")
+    for bad in ("S", [], ["S", "S"], ["S", "XL"]):
+        with pytest.raises(InvalidArgument):
+            registry.reply(TEAM, "alice", request.id, bad)  # type: ignore[arg-type]
+    registry.reply(TEAM, "alice", request.id, ["L", "S"])
+    assert await several == (["S", "L"], "answered")
+
+
+async def test_an_unanswered_question_times_out_on_the_host_clock() -> None:
+    clock = FakeClock()
+    told = Told()
+    registry = AttentionRegistry(clock, told, question_seconds=300, tick=0.01)
+    waiting = await question(registry)
+    await asyncio.sleep(0.02)
+    assert not waiting.done()
+    clock.advance(301)
+    assert await waiting == (None, "expired")
+    outcomes = [e.outcome for _, e, _ in told.events if isinstance(e, AttentionResolved)]
+    assert outcomes == ["expired"]
+
+
+async def test_stopping_the_thread_ends_its_question() -> None:
+    registry = AttentionRegistry(FakeClock(), Told())
+    waiting = await question(registry)
+    registry.cancel_thread(TEAM, "thread-1")
+    assert await waiting == (None, "cancelled")

@@ -98,6 +98,8 @@ export const EVENT = {
   turnFinished: 'turn-finished',
   attentionRequested: 'attention-requested',
   attentionResolved: 'attention-resolved',
+  tasksChanged: 'tasks-changed',
+  subAgent: 'sub-agent',
 } as const satisfies Record<string, EventName>;
 
 // A host event the client has no name for fails the build here.

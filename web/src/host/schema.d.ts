@@ -140,6 +140,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/attention-v1/reply": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Answer an agent's question once (``kind: "question"``). */
+        post: operations["attention-v1/reply"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/browser-control-v1/back": {
         parameters: {
             query?: never;
@@ -599,6 +616,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/threads-v1/attachment_preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** An image or SVG attachment's preview, only ever as a ``data:`` URL. */
+        post: operations["threads-v1/attachment_preview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/threads-v1/get": {
         parameters: {
             query?: never;
@@ -735,6 +769,125 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/workspace-v1/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Delete a file, or a folder with all in it. */
+        post: operations["workspace-v1/delete"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workspace-v1/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** One chunk of a file; ask again from ``offset + len`` until ``eof``. */
+        post: operations["workspace-v1/download"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workspace-v1/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The files and folders of one folder of a workspace. */
+        post: operations["workspace-v1/list"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workspace-v1/upload_cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** workspace-v1/upload_cancel */
+        post: operations["workspace-v1/upload_cancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workspace-v1/upload_chunk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The next chunk, at the offset of the bytes received so far. */
+        post: operations["workspace-v1/upload_chunk"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workspace-v1/upload_finish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The complete upload replaces or creates its file, atomically and under the quotas. */
+        post: operations["workspace-v1/upload_finish"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/workspace-v1/upload_start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Begin an upload of ``size`` bytes; refused at once past the largest file. */
+        post: operations["workspace-v1/upload_start"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -842,6 +995,32 @@ export interface components {
              */
             profile: string;
         };
+        /** AttachmentPreview */
+        AttachmentPreview: {
+            /**
+             * Dataurl
+             * @description The preview as a data: URL, the only form it is sent in.
+             */
+            dataUrl: string;
+            /** Mimetype */
+            mimeType: string;
+            /** Name */
+            name: string;
+        };
+        /**
+         * AttachmentRef
+         * @description A file of the agent's workspace to attach (uploaded with ``workspace-v1``).
+         */
+        AttachmentRef: {
+            /**
+             * Mimetype
+             * @description Ignored: an attachment's type comes from its name only.
+             * @default null
+             */
+            mimeType?: string | null;
+            /** Path */
+            path: string;
+        };
         /** AttentionAnswered */
         AttentionAnswered: {
             /** Approved */
@@ -856,7 +1035,8 @@ export interface components {
         };
         /**
          * AttentionRequested
-         * @description An agent waits for a person: consent for a gated call (more kinds will come).
+         * @description An agent waits for a person: consent for a gated call, or an answer to its question
+         *     (``ask_user``: the question, and the options to choose from when it gives some).
          */
         AttentionRequested: {
             /** Agentid */
@@ -869,9 +1049,24 @@ export interface components {
             id: string;
             /**
              * Kind
-             * @constant
+             * @enum {string}
              */
-            kind: "consent";
+            kind: "consent" | "question";
+            /**
+             * Multiple
+             * @default false
+             */
+            multiple: boolean;
+            /**
+             * Options
+             * @default null
+             */
+            options: string[] | null;
+            /**
+             * Question
+             * @default null
+             */
+            question: string | null;
             /** Summary */
             summary: string;
             /** Threadid */
@@ -923,6 +1118,12 @@ export interface components {
             id: string;
             /** Kind */
             kind: string;
+            /** Multiple */
+            multiple: boolean;
+            /** Options */
+            options: string[] | null;
+            /** Question */
+            question: string | null;
             /** Summary */
             summary: string;
             /** Threadid */
@@ -1045,6 +1246,11 @@ export interface components {
              * @enum {string}
              */
             event: "browser-takeover-requested";
+        };
+        /** Cancelled */
+        Cancelled: {
+            /** Cancelled */
+            cancelled: boolean;
         };
         /** Capabilities */
         Capabilities: {
@@ -1228,12 +1434,80 @@ export interface components {
              */
             type: "cursor";
         };
+        /** Deleted */
+        Deleted: {
+            /** Deleted */
+            deleted: boolean;
+            /** Kind */
+            kind: string;
+        };
+        /** Download */
+        Download: {
+            /**
+             * Data
+             * @description base64 of the bytes from offset
+             */
+            data: string;
+            /** Eof */
+            eof: boolean;
+            /** Offset */
+            offset: number;
+            /**
+             * Size
+             * @description the whole file's size
+             */
+            size: number;
+        };
+        /** DownloadArgs */
+        DownloadArgs: {
+            /**
+             * Agentid
+             * @description The agent's workspace; none: shared.
+             * @default null
+             */
+            agentId?: string | null;
+            /**
+             * Length
+             * @default 131072
+             */
+            length?: number;
+            /**
+             * Offset
+             * @default 0
+             */
+            offset?: number;
+            /** Path */
+            path: string;
+        };
+        /** EntryView */
+        EntryView: {
+            /**
+             * Kind
+             * @description 'file' or 'folder'
+             */
+            kind: string;
+            /** Modifiedat */
+            modifiedAt: number;
+            /** Name */
+            name: string;
+            /** Size */
+            size: number;
+        };
         /** ErrorInfo */
         ErrorInfo: {
             /** Code */
             code: string;
             /** Message */
             message: string;
+        };
+        /** FileWritten */
+        FileWritten: {
+            /** Created */
+            created: boolean;
+            /** Path */
+            path: string;
+            /** Size */
+            size: number;
         };
         /**
          * Held
@@ -1252,7 +1526,7 @@ export interface components {
          * HostEventMessageSchema
          * @description An event the host pushes on the ``team-api`` channel.
          */
-        HostEventMessage: components["schemas"]["AgentsChangedEvent"] | components["schemas"]["ThreadsChangedEvent"] | components["schemas"]["TurnStartedEvent"] | components["schemas"]["TextDeltaEvent"] | components["schemas"]["ToolCallStartedEvent"] | components["schemas"]["ToolCallFinishedEvent"] | components["schemas"]["TurnFinishedEvent"] | components["schemas"]["AttentionRequestedEvent"] | components["schemas"]["AttentionResolvedEvent"] | components["schemas"]["BrowserTabsChangedEvent"] | components["schemas"]["BrowserProfilesChangedEvent"] | components["schemas"]["ProvidersChangedEvent"] | components["schemas"]["BrowserTakeoverRequestedEvent"] | components["schemas"]["BrowserControlRequestedEvent"] | components["schemas"]["BrowserControlRequestResolvedEvent"] | components["schemas"]["RevokedEvent"];
+        HostEventMessage: components["schemas"]["AgentsChangedEvent"] | components["schemas"]["ThreadsChangedEvent"] | components["schemas"]["TurnStartedEvent"] | components["schemas"]["TextDeltaEvent"] | components["schemas"]["ToolCallStartedEvent"] | components["schemas"]["ToolCallFinishedEvent"] | components["schemas"]["TurnFinishedEvent"] | components["schemas"]["AttentionRequestedEvent"] | components["schemas"]["AttentionResolvedEvent"] | components["schemas"]["TasksChangedEvent"] | components["schemas"]["SubAgentEventEvent"] | components["schemas"]["BrowserTabsChangedEvent"] | components["schemas"]["BrowserProfilesChangedEvent"] | components["schemas"]["ProvidersChangedEvent"] | components["schemas"]["BrowserTakeoverRequestedEvent"] | components["schemas"]["BrowserControlRequestedEvent"] | components["schemas"]["BrowserControlRequestResolvedEvent"] | components["schemas"]["RevokedEvent"];
         /**
          * HostViewMessageSchema
          * @description What the host sends on a ``view:`` channel besides frames.
@@ -1292,6 +1566,27 @@ export interface components {
              * @enum {string}
              */
             type: "key";
+        };
+        /** ListArgs */
+        ListArgs: {
+            /**
+             * Agentid
+             * @description The agent's workspace; none: shared.
+             * @default null
+             */
+            agentId?: string | null;
+            /**
+             * Path
+             * @default
+             */
+            path?: string;
+        };
+        /** Listing */
+        Listing: {
+            /** Entries */
+            entries: components["schemas"]["EntryView"][];
+            /** Path */
+            path: string;
         };
         /** MenuChoice */
         MenuChoice: {
@@ -1412,6 +1707,17 @@ export interface components {
              */
             type: "paste";
         };
+        /** PathArgs */
+        PathArgs: {
+            /**
+             * Agentid
+             * @description The agent's workspace; none: shared.
+             * @default null
+             */
+            agentId?: string | null;
+            /** Path */
+            path: string;
+        };
         /** PeerList */
         PeerList: {
             /** Peers */
@@ -1467,6 +1773,13 @@ export interface components {
             x: number;
             /** Y */
             y: number;
+        };
+        /** PreviewRef */
+        PreviewRef: {
+            /** Sha256 */
+            sha256: string;
+            /** Threadid */
+            threadId: string;
         };
         /** ProfileCleared */
         ProfileCleared: {
@@ -1556,6 +1869,13 @@ export interface components {
              */
             event: "providers-changed";
         };
+        /** QuestionAnswered */
+        QuestionAnswered: {
+            /** Answer */
+            answer: string | string[];
+            /** Id */
+            id: string;
+        };
         /** Release */
         Release: {
             /**
@@ -1563,6 +1883,16 @@ export interface components {
              * @enum {string}
              */
             type: "release";
+        };
+        /** ReplyToQuestion */
+        ReplyToQuestion: {
+            /**
+             * Answer
+             * @description Words, one of the options, or for a multiple choice a list of them.
+             */
+            answer: string | string[];
+            /** Id */
+            id: string;
         };
         /**
          * Resize
@@ -1611,6 +1941,8 @@ export interface components {
         Role: "member" | "admin" | "owner";
         /** SendMessage */
         SendMessage: {
+            /** Attachments */
+            attachments?: components["schemas"]["AttachmentRef"][];
             /** Text */
             text: string;
             /** Threadid */
@@ -1676,6 +2008,73 @@ export interface components {
              * @default
              */
             title?: string;
+        };
+        /** StartUpload */
+        StartUpload: {
+            /**
+             * Agentid
+             * @description The agent's workspace; none: shared.
+             * @default null
+             */
+            agentId?: string | null;
+            /** Path */
+            path: string;
+            /** Size */
+            size: number;
+        };
+        /**
+         * SubAgentEvent
+         * @description What a sub-agent of a turn does, told in its parent's thread: it started, said
+         *     something, ran a tool, or ended (with ``status`` and its ``summary``).
+         */
+        SubAgentEvent: {
+            /** Description */
+            description: string;
+            /**
+             * Outcome
+             * @default null
+             */
+            outcome: ("ok" | "refused" | "error") | null;
+            /**
+             * Phase
+             * @enum {string}
+             */
+            phase: "started" | "text" | "tool-started" | "tool-finished" | "finished";
+            /**
+             * Status
+             * @default null
+             */
+            status: ("done" | "denied" | "capped" | "stopped" | "error") | null;
+            /** Subagentid */
+            subAgentId: string;
+            /**
+             * Text
+             * @default null
+             */
+            text: string | null;
+            /** Threadid */
+            threadId: string;
+            /**
+             * Tool
+             * @default null
+             */
+            tool: string | null;
+            /** Turnid */
+            turnId: string;
+            /**
+             * Type
+             * @enum {string}
+             */
+            type: "researcher" | "page_operator" | "general";
+        };
+        /** SubAgentEventEvent */
+        SubAgentEventEvent: {
+            data: components["schemas"]["SubAgentEvent"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "sub-agent";
         };
         /** TabAddress */
         TabAddress: {
@@ -1767,6 +2166,42 @@ export interface components {
              */
             type: "take";
         };
+        /**
+         * TaskItem
+         * @description One task of a thread's task list.
+         */
+        TaskItem: {
+            /** Description */
+            description: string | null;
+            /** Id */
+            id: string;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "pending" | "in_progress" | "completed";
+            /** Subject */
+            subject: string;
+        };
+        /**
+         * TasksChanged
+         * @description The agent's task list in a thread changed; ``tasks`` is the whole new list.
+         */
+        TasksChanged: {
+            /** Tasks */
+            tasks: components["schemas"]["TaskItem"][];
+            /** Threadid */
+            threadId: string;
+        };
+        /** TasksChangedEvent */
+        TasksChangedEvent: {
+            data: components["schemas"]["TasksChanged"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "tasks-changed";
+        };
         /** TeamApiError */
         TeamApiError: {
             error: components["schemas"]["ErrorInfo"];
@@ -1849,6 +2284,11 @@ export interface components {
             runningText: string;
             /** Runningturnid */
             runningTurnId: string | null;
+            /**
+             * Tasks
+             * @description The agent's task list in this thread.
+             */
+            tasks: components["schemas"]["TaskItem"][];
             thread: components["schemas"]["ThreadView"];
             /** Turns */
             turns: components["schemas"]["TurnView"][];
@@ -2120,6 +2560,34 @@ export interface components {
              */
             provider: string;
         };
+        /** UploadChunk */
+        UploadChunk: {
+            /** Data */
+            data: string;
+            /** Offset */
+            offset: number;
+            /** Uploadid */
+            uploadId: string;
+        };
+        /** UploadProgress */
+        UploadProgress: {
+            /** Received */
+            received: number;
+        };
+        /** UploadRef */
+        UploadRef: {
+            /** Uploadid */
+            uploadId: string;
+        };
+        /** UploadStarted */
+        UploadStarted: {
+            /** Chunkbytes */
+            chunkBytes: number;
+            /** Expiresat */
+            expiresAt: number;
+            /** Uploadid */
+            uploadId: string;
+        };
         /**
          * ViewError
          * @description A message was refused; the channel stays open.
@@ -2367,6 +2835,30 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AttentionList"];
+                };
+            };
+        };
+    };
+    "attention-v1/reply": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReplyToQuestion"];
+            };
+        };
+        responses: {
+            /** @description Answer an agent's question once (``kind: "question"``). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QuestionAnswered"];
                 };
             };
         };
@@ -3019,6 +3511,30 @@ export interface operations {
             };
         };
     };
+    "threads-v1/attachment_preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PreviewRef"];
+            };
+        };
+        responses: {
+            /** @description An image or SVG attachment's preview, only ever as a ``data:`` URL. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AttachmentPreview"];
+                };
+            };
+        };
+    };
     "threads-v1/get": {
         parameters: {
             query?: never;
@@ -3207,6 +3723,174 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WebSearchView"];
+                };
+            };
+        };
+    };
+    "workspace-v1/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PathArgs"];
+            };
+        };
+        responses: {
+            /** @description Delete a file, or a folder with all in it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Deleted"];
+                };
+            };
+        };
+    };
+    "workspace-v1/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DownloadArgs"];
+            };
+        };
+        responses: {
+            /** @description One chunk of a file; ask again from ``offset + len`` until ``eof``. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Download"];
+                };
+            };
+        };
+    };
+    "workspace-v1/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ListArgs"];
+            };
+        };
+        responses: {
+            /** @description The files and folders of one folder of a workspace. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Listing"];
+                };
+            };
+        };
+    };
+    "workspace-v1/upload_cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UploadRef"];
+            };
+        };
+        responses: {
+            /** @description workspace-v1/upload_cancel */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Cancelled"];
+                };
+            };
+        };
+    };
+    "workspace-v1/upload_chunk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UploadChunk"];
+            };
+        };
+        responses: {
+            /** @description The next chunk, at the offset of the bytes received so far. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UploadProgress"];
+                };
+            };
+        };
+    };
+    "workspace-v1/upload_finish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UploadRef"];
+            };
+        };
+        responses: {
+            /** @description The complete upload replaces or creates its file, atomically and under the quotas. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileWritten"];
+                };
+            };
+        };
+    };
+    "workspace-v1/upload_start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StartUpload"];
+            };
+        };
+        responses: {
+            /** @description Begin an upload of ``size`` bytes; refused at once past the largest file. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UploadStarted"];
                 };
             };
         };

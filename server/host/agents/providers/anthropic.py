@@ -302,7 +302,15 @@ def render_messages(
 
     for message in messages:
         if isinstance(message, UserMessage):
-            add("user", [{"type": "text", "text": message.text}] if message.text else [])
+            text = message.delivered_text()
+            user: list[dict[str, Any]] = [
+                {
+                    "type": "image",
+                    "source": {"type": "base64", "media_type": i.media_type, "data": i.data},
+                }
+                for i in message.images
+            ]
+            add("user", [*user, {"type": "text", "text": text}] if text else user)
         elif isinstance(message, AssistantMessage):
             blocks: list[dict[str, Any]] = []
             if message.text:

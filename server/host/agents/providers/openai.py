@@ -359,7 +359,15 @@ def render_messages(
     rendered: list[dict[str, Any]] = []
     for message in messages:
         if isinstance(message, UserMessage):
-            rendered.append({"role": "user", "content": message.text})
+            text = message.delivered_text()
+            if not message.images:
+                rendered.append({"role": "user", "content": text})
+                continue
+            parts: list[dict[str, Any]] = [
+                {"type": "image_url", "image_url": {"url": f"data:{i.media_type};base64,{i.data}"}}
+                for i in message.images
+            ]
+            rendered.append({"role": "user", "content": [{"type": "text", "text": text}, *parts]})
         elif isinstance(message, AssistantMessage):
             if not message.text and not message.tool_calls:
                 continue

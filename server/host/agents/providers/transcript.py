@@ -20,11 +20,45 @@ from pydantic import Field, TypeAdapter
 from server.common.wire import WireModel
 
 
+class Attachment(WireModel):
+    """A file sent with a member's message, kept in the agent's workspace at ``path``."""
+
+    name: str
+    path: str
+    mime_type: str
+    kind: Literal["image", "file"]
+    preview_kind: Literal["image", "none"]
+    size: int
+    sha256: str
+
+
+class ImageBlock(WireModel):
+    """An image attachment's bytes (base64), loaded for one request, never stored."""
+
+    sha256: str
+    media_type: str
+    data: str
+
+
 class UserMessage(WireModel):
-    """What a member wrote."""
+    """What a member wrote, and the files they attached."""
 
     role: Literal["user"] = "user"
     text: str
+    attachments: tuple[Attachment, ...] = ()
+    # The image attachments a provider takes as image blocks, loaded for the request.
+    images: tuple[ImageBlock, ...] = Field(default=(), exclude=True)
+
+    def delivered_text(self) -> str:
+        """The text with a mention of each attachment that is not sent as an image: the
+        agent reads it from its workspace."""
+        sent = {image.sha256 for image in self.images}
+        mentions = [
+            f"[Attached file: {a.path} ({a.mime_type}, {a.size} bytes), in your workspace]"
+            for a in self.attachments
+            if a.sha256 not in sent
+        ]
+        return "\n".join([self.text, *mentions]) if mentions else self.text
 
 
 class ToolCall(WireModel):

@@ -1,0 +1,189 @@
+"""``workspace-v1``: members browse, download and upload workspace files.
+
+``agentId`` names an agent's own workspace; left out, the team's shared one. A member
+sees an agent's workspace when they see one of its threads; admins and owners see all.
+File bytes travel as base64 in chunks of at most 128 KiB.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Annotated
+
+from pydantic import BeforeValidator, Field, StringConstraints, WithJsonSchema
+
+from server.common.roles import Role
+from server.common.wire import InboundModel, WireModel
+from server.host.container import HostCall
+from server.host.rtc.team_api import HostRouteTable
+from server.host.services.workspace import MAX_CHUNK_BYTES
+from server.host.workspace.folders import Entry
+from server.host.workspace.paths import MAX_PATH_CHARS
+
+routes = HostRouteTable("workspace-v1")
+
+AgentId = Annotated[str, StringConstraints(min_length=1, max_length=64)]
+Path = Annotated[str, StringConstraints(max_length=MAX_PATH_CHARS)]
+UploadId = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{32}$")]
+
+
+_CHUNK_CHARS = 4 * (MAX_CHUNK_BYTES // 3 + 1)
+
+
+def _decode(value: object) -> bytes:
+    if not isinstance(value, str) or len(value) > _CHUNK_CHARS:
+        raise ValueError(f"base64 of at most {MAX_CHUNK_BYTES} bytes expected")
+    try:
+        return base64.b64decode(value, validate=True)
+    except binascii.Error:
+        raise ValueError("not valid base64") from None
+
+
+Chunk = Annotated[
+    bytes,
+    BeforeValidator(_decode),
+    WithJsonSchema({"type": "string", "contentEncoding": "base64", "maxLength": _CHUNK_CHARS}),
+]
+
+
+class WorkspaceArgs(InboundModel):
+    agent_id: AgentId | None = Field(None, description="The agent's workspace; none: shared.")
+
+
+class ListArgs(WorkspaceArgs):
+    path: Path = ""
+
+
+class PathArgs(WorkspaceArgs):
+    path: Path
+
+
+class DownloadArgs(PathArgs):
+    offset: int = Field(0, ge=0)
+    length: int = Field(MAX_CHUNK_BYTES, ge=1, le=MAX_CHUNK_BYTES)
+
+
+class StartUpload(PathArgs):
+    size: int = Field(ge=0)
+
+
+class UploadChunk(InboundModel):
+    upload_id: UploadId
+    offset: int = Field(ge=0)
+    data: Chunk
+
+
+class UploadRef(InboundModel):
+    upload_id: UploadId
+
+
+class EntryView(WireModel):
+    name: str
+    kind: str = Field(description="'file' or 'folder'")
+    size: int
+    modified_at: float
+
+
+class Listing(WireModel):
+    path: str
+    entries: list[EntryView]
+
+
+class Download(WireModel):
+    data: str = Field(description="base64 of the bytes from offset")
+    offset: int
+    size: int = Field(description="the whole file's size")
+    eof: bool
+
+
+class UploadStarted(WireModel):
+    upload_id: str
+    chunk_bytes: int
+    expires_at: float
+
+
+class UploadProgress(WireModel):
+    received: int
+
+
+class FileWritten(WireModel):
+    path: str
+    size: int
+    created: bool
+
+
+class Deleted(WireModel):
+    deleted: bool
+    kind: str
+
+
+class Cancelled(WireModel):
+    cancelled: bool
+
+
+def _entry(entry: Entry) -> EntryView:
+    return EntryView(
+        name=entry.name, kind=entry.kind, size=entry.size, modified_at=entry.modified_at
+    )
+
+
+@routes.route("workspace-v1/list", args=ListArgs, least_role=Role.MEMBER)
+async def list_folder(call: HostCall, args: ListArgs) -> Listing:
+    """The files and folders of one folder of a workspace."""
+    entries = await call.host.workspace.browse(call.member, args.agent_id, args.path)
+    return Listing(path=args.path.strip("/"), entries=[_entry(e) for e in entries])
+
+
+@routes.route("workspace-v1/download", args=DownloadArgs, least_role=Role.MEMBER)
+async def download(call: HostCall, args: DownloadArgs) -> Download:
+    """One chunk of a file; ask again from ``offset + len`` until ``eof``."""
+    data, size = await call.host.workspace.download(
+        call.member, args.agent_id, args.path, args.offset, args.length
+    )
+    return Download(
+        data=base64.b64encode(data).decode(),
+        offset=args.offset,
+        size=size,
+        eof=args.offset + len(data) >= size,
+    )
+
+
+@routes.route("workspace-v1/upload_start", args=StartUpload, least_role=Role.MEMBER)
+async def upload_start(call: HostCall, args: StartUpload) -> UploadStarted:
+    """Begin an upload of ``size`` bytes; refused at once past the largest file."""
+    upload = await call.host.workspace.start_upload(
+        call.member, args.agent_id, args.path, args.size
+    )
+    return UploadStarted(
+        upload_id=upload.id, chunk_bytes=MAX_CHUNK_BYTES, expires_at=upload.expires_at
+    )
+
+
+@routes.route("workspace-v1/upload_chunk", args=UploadChunk, least_role=Role.MEMBER)
+async def upload_chunk(call: HostCall, args: UploadChunk) -> UploadProgress:
+    """The next chunk, at the offset of the bytes received so far."""
+    received = await call.host.workspace.upload_chunk(
+        call.member, args.upload_id, args.offset, args.data
+    )
+    return UploadProgress(received=received)
+
+
+@routes.route("workspace-v1/upload_finish", args=UploadRef, least_role=Role.MEMBER)
+async def upload_finish(call: HostCall, args: UploadRef) -> FileWritten:
+    """The complete upload replaces or creates its file, atomically and under the quotas."""
+    written = await call.host.workspace.finish_upload(call.member, args.upload_id)
+    return FileWritten(path=written.path, size=written.size, created=written.created)
+
+
+@routes.route("workspace-v1/upload_cancel", args=UploadRef, least_role=Role.MEMBER)
+async def upload_cancel(call: HostCall, args: UploadRef) -> Cancelled:
+    await call.host.workspace.cancel_upload(call.member, args.upload_id)
+    return Cancelled(cancelled=True)
+
+
+@routes.route("workspace-v1/delete", args=PathArgs, least_role=Role.MEMBER)
+async def delete(call: HostCall, args: PathArgs) -> Deleted:
+    """Delete a file, or a folder with all in it."""
+    kind = await call.host.workspace.remove(call.member, args.agent_id, args.path)
+    return Deleted(deleted=True, kind=kind)

@@ -1,0 +1,1 @@
+"""Tools that reach the people of a team: questions."""

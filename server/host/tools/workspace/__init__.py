@@ -1,0 +1,1 @@
+"""The workspace tools: an agent's own files and its team's shared ones."""

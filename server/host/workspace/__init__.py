@@ -1,0 +1,1 @@
+"""Workspaces: confined folders of files for agents and their team, with quotas."""

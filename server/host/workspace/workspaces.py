@@ -1,0 +1,117 @@
+"""Where each workspace lives, and its file calls under the quotas.
+
+``<data_dir>/workspace/<team_id>/agents/<agent_id>/`` is one agent's own workspace and
+``<data_dir>/workspace/<team_id>/shared/`` the team's shared one. Writes of one team
+run one at a time, so a quota is checked against what is really there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from server.common.errors import InvalidArgument
+from server.host.workspace.folders import ConfinedFolder, Entry, EntryKind, Usage
+from server.host.workspace.paths import workspace_parts
+from server.host.workspace.quotas import WorkspaceLimits
+
+_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceRef:
+    """One workspace: an agent's own (``agent_id``) or the team's shared one (None)."""
+
+    team_id: str
+    agent_id: str | None
+
+    @property
+    def shared(self) -> bool:
+        return self.agent_id is None
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    path: str
+    size: int
+    created: bool
+
+
+class Workspaces:
+    """Every workspace of a host's teams under one data folder."""
+
+    def __init__(self, data_dir: Path, limits: WorkspaceLimits) -> None:
+        self.root = data_dir / "workspace"
+        self.limits = limits
+        self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+
+    def team_folder(self, team_id: str) -> Path:
+        if not _ID.fullmatch(team_id):
+            raise InvalidArgument("malformed team id", code="invalidTeamId")
+        return self.root / team_id
+
+    def folder(self, ref: WorkspaceRef) -> ConfinedFolder:
+        team = self.team_folder(ref.team_id)
+        if ref.agent_id is None:
+            return ConfinedFolder(team / "shared")
+        if not _ID.fullmatch(ref.agent_id):
+            raise InvalidArgument("malformed agent id", code="agentNotFound")
+        return ConfinedFolder(team / "agents" / ref.agent_id)
+
+    async def write(self, ref: WorkspaceRef, path: str, data: bytes) -> Written:
+        """Write one file atomically, within the file, workspace and team limits."""
+        parts = workspace_parts(path)
+        self.limits.check_file(len(data))
+        folder = self.folder(ref)
+        team = ConfinedFolder(self.team_folder(ref.team_id))
+        async with self._locks[ref.team_id]:
+
+            def write() -> Written:
+                old = folder.size_of(parts)
+                own = folder.usage()
+                files = own.files + (0 if old is not None else 1)
+                size = own.bytes - (old or 0) + len(data)
+                self.limits.check_write(own, files, size, team.usage(), shared=ref.shared)
+                folder.write(parts, data)
+                return Written("/".join(parts), len(data), old is None)
+
+            return await asyncio.to_thread(write)
+
+    async def read(self, ref: WorkspaceRef, path: str) -> bytes:
+        parts = workspace_parts(path)
+        folder = self.folder(ref)
+        return await asyncio.to_thread(folder.read, parts, max_bytes=self.limits.file_bytes)
+
+    async def read_range(
+        self, ref: WorkspaceRef, path: str, offset: int, length: int
+    ) -> tuple[bytes, int]:
+        parts = workspace_parts(path)
+        return await asyncio.to_thread(self.folder(ref).read_range, parts, offset, length)
+
+    async def read_size(self, ref: WorkspaceRef, path: str) -> int | None:
+        """The size of the file at ``path``; None when there is none."""
+        parts = workspace_parts(path)
+        return await asyncio.to_thread(self.folder(ref).size_of, parts)
+
+    async def list_folder(self, ref: WorkspaceRef, path: str = "") -> list[Entry]:
+        parts = workspace_parts(path, allow_root=True)
+        folder = self.folder(ref)
+
+        def listing() -> list[Entry]:
+            if not parts and not folder.root.exists():
+                return []  # a workspace nobody wrote to yet is empty, not missing
+            return folder.list_folder(parts)
+
+        return await asyncio.to_thread(listing)
+
+    async def delete(self, ref: WorkspaceRef, path: str) -> EntryKind:
+        parts = workspace_parts(path)
+        folder = self.folder(ref)
+        async with self._locks[ref.team_id]:
+            return await asyncio.to_thread(folder.delete, parts)
+
+    async def usage(self, ref: WorkspaceRef) -> Usage:
+        return await asyncio.to_thread(self.folder(ref).usage)

@@ -1,0 +1,181 @@
+"""Workspaces on a real file system: links planted inside are never followed, a write that
+dies before its rename leaves the old file, and the quotas hold per agent and per team."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from server.common.errors import CrewhostError
+from server.host.workspace.folders import ConfinedFolder
+from server.host.workspace.paths import RESERVED_PREFIX
+from server.host.workspace.quotas import WorkspaceLimits
+from server.host.workspace.workspaces import WorkspaceRef, Workspaces
+
+TEAM = "team-a"
+AGENT = WorkspaceRef(TEAM, "agent-1")
+OTHER = WorkspaceRef(TEAM, "agent-2")
+SHARED = WorkspaceRef(TEAM, None)
+ROOMY = WorkspaceLimits(
+    agent_files=100, agent_bytes=1 << 20, team_files=1000, team_bytes=1 << 22, file_bytes=1 << 20
+)
+
+
+@pytest.fixture
+def workspaces(tmp_path: Path) -> Workspaces:
+    return Workspaces(tmp_path / "data", ROOMY)
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    """A folder outside every workspace, with a file a link inside may point at."""
+    folder = tmp_path / "outside"
+    folder.mkdir()
+    (folder / "secret.txt").write_text("not yours")
+    return folder
+
+
+async def code_of(call: object) -> str:
+    with pytest.raises(CrewhostError) as caught:
+        await call  # type: ignore[misc]
+    return caught.value.code
+
+
+async def test_write_read_list_delete(workspaces: Workspaces) -> None:
+    written = await workspaces.write(AGENT, "notes/prices.md", b"# Prices\n")
+    assert (written.path, written.size, written.created) == ("notes/prices.md", 9, True)
+    assert await workspaces.read(AGENT, "notes/prices.md") == b"# Prices\n"
+    again = await workspaces.write(AGENT, "notes/prices.md", b"# Prices 2\n")
+    assert not again.created
+    top = await workspaces.list_folder(AGENT)
+    assert [(e.name, e.kind) for e in top] == [("notes", "folder")]
+    inner = await workspaces.list_folder(AGENT, "notes")
+    assert [(e.name, e.kind, e.size) for e in inner] == [("prices.md", "file", 11)]
+    assert await workspaces.delete(AGENT, "notes") == "folder"
+    assert await workspaces.list_folder(AGENT) == []
+    assert await code_of(workspaces.read(AGENT, "notes/prices.md")) == "workspaceNotFound"
+
+
+async def test_workspaces_are_apart(workspaces: Workspaces) -> None:
+    await workspaces.write(AGENT, "a.txt", b"mine")
+    await workspaces.write(SHARED, "a.txt", b"ours")
+    assert await code_of(workspaces.read(OTHER, "a.txt")) == "workspaceNotFound"
+    assert await workspaces.read(SHARED, "a.txt") == b"ours"
+    assert await workspaces.read(AGENT, "a.txt") == b"mine"
+    other_team = WorkspaceRef("team-b", "agent-1")
+    assert await code_of(workspaces.read(other_team, "a.txt")) == "workspaceNotFound"
+
+
+async def test_a_folder_link_planted_inside_is_never_followed(
+    workspaces: Workspaces, outside: Path
+) -> None:
+    await workspaces.write(AGENT, "keep.txt", b"x")
+    root = workspaces.folder(AGENT).root
+    (root / "escape").symlink_to(outside, target_is_directory=True)
+    for call in (
+        workspaces.read(AGENT, "escape/secret.txt"),
+        workspaces.write(AGENT, "escape/new.txt", b"planted"),
+        workspaces.list_folder(AGENT, "escape"),
+        workspaces.delete(AGENT, "escape/secret.txt"),
+    ):
+        assert await code_of(call) == "workspacePathInvalid"
+    assert sorted(os.listdir(outside)) == ["secret.txt"]
+    # The link itself is not listed, and deleting it removes the link, not what it names.
+    assert [e.name for e in await workspaces.list_folder(AGENT)] == ["keep.txt"]
+    assert await workspaces.delete(AGENT, "escape") == "file"
+    assert (outside / "secret.txt").read_text() == "not yours"
+
+
+async def test_a_file_link_planted_inside_is_never_followed(
+    workspaces: Workspaces, outside: Path
+) -> None:
+    await workspaces.write(AGENT, "keep.txt", b"x")
+    root = workspaces.folder(AGENT).root
+    (root / "link.txt").symlink_to(outside / "secret.txt")
+    assert await code_of(workspaces.read(AGENT, "link.txt")) == "workspacePathInvalid"
+    # A write replaces the link with a file of its own; the file it named is unchanged.
+    await workspaces.write(AGENT, "link.txt", b"new")
+    assert not (root / "link.txt").is_symlink()
+    assert (outside / "secret.txt").read_text() == "not yours"
+    assert await workspaces.read(AGENT, "link.txt") == b"new"
+
+
+async def test_a_workspace_root_that_is_a_link_is_refused(
+    workspaces: Workspaces, outside: Path
+) -> None:
+    root = workspaces.folder(AGENT).root
+    root.parent.mkdir(parents=True)
+    root.symlink_to(outside, target_is_directory=True)
+    assert await code_of(workspaces.read(AGENT, "secret.txt")) == "workspacePathInvalid"
+    assert (await workspaces.usage(AGENT)).files == 0
+
+
+async def test_a_crash_before_the_rename_leaves_the_old_file(
+    workspaces: Workspaces, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await workspaces.write(AGENT, "report.txt", b"old report")
+
+    def crash(folder: int, temporary: str, name: str) -> None:
+        # The new bytes are written and synced, under their temporary name.
+        assert os.stat(temporary, dir_fd=folder).st_size == len(b"new report, longer")
+        raise OSError("the disk went away")
+
+    monkeypatch.setattr(ConfinedFolder, "replace", staticmethod(crash))
+    with pytest.raises(OSError, match="disk went away"):
+        await workspaces.write(AGENT, "report.txt", b"new report, longer")
+    monkeypatch.undo()
+    assert await workspaces.read(AGENT, "report.txt") == b"old report"
+    root = workspaces.folder(AGENT).root
+    assert os.listdir(root) == ["report.txt"]
+
+
+async def test_a_temporary_file_is_neither_listed_nor_a_name(workspaces: Workspaces) -> None:
+    await workspaces.write(AGENT, "a.txt", b"x")
+    (workspaces.folder(AGENT).root / f"{RESERVED_PREFIX}left").write_bytes(b"leftover")
+    assert [e.name for e in await workspaces.list_folder(AGENT)] == ["a.txt"]
+    assert await code_of(workspaces.read(AGENT, f"{RESERVED_PREFIX}left")) == (
+        "workspacePathInvalid"
+    )
+
+
+async def test_writing_onto_a_folder_or_through_a_file_is_refused(workspaces: Workspaces) -> None:
+    await workspaces.write(AGENT, "folder/a.txt", b"x")
+    assert await code_of(workspaces.write(AGENT, "folder", b"x")) == "workspaceIsFolder"
+    assert await code_of(workspaces.write(AGENT, "folder/a.txt/b", b"x")) == "workspaceIsFile"
+    assert await code_of(workspaces.read(AGENT, "folder")) == "workspaceIsFolder"
+
+
+async def test_agent_quota_of_files_and_bytes(tmp_path: Path) -> None:
+    limits = WorkspaceLimits(
+        agent_files=2, agent_bytes=10, team_files=100, team_bytes=1000, file_bytes=8
+    )
+    workspaces = Workspaces(tmp_path, limits)
+    await workspaces.write(AGENT, "a", b"1234")
+    await workspaces.write(AGENT, "b", b"1234")
+    assert await code_of(workspaces.write(AGENT, "c", b"1")) == "workspaceAgentFull"
+    # Replacing a file adds no file; growing it past the bytes is refused.
+    await workspaces.write(AGENT, "a", b"123456")
+    assert await code_of(workspaces.write(AGENT, "b", b"12345")) == "workspaceAgentFull"
+    assert await code_of(workspaces.write(AGENT, "b", b"123456789")) == "workspaceFileTooLarge"
+    # Another agent has its own room, and a full workspace can still shrink.
+    await workspaces.write(OTHER, "c", b"1")
+    await workspaces.write(AGENT, "a", b"1")
+    assert await workspaces.read(AGENT, "b") == b"1234"
+    await workspaces.delete(AGENT, "b")
+    await workspaces.write(AGENT, "c", b"1")
+
+
+async def test_team_quota_counts_every_workspace_of_the_team(tmp_path: Path) -> None:
+    limits = WorkspaceLimits(
+        agent_files=10, agent_bytes=100, team_files=3, team_bytes=12, file_bytes=100
+    )
+    workspaces = Workspaces(tmp_path, limits)
+    await workspaces.write(AGENT, "a", b"1234")
+    await workspaces.write(OTHER, "a", b"1234")
+    await workspaces.write(SHARED, "a", b"12")
+    assert await code_of(workspaces.write(SHARED, "b", b"1")) == "workspaceTeamFull"
+    assert await code_of(workspaces.write(AGENT, "a", b"1234567")) == "workspaceTeamFull"
+    # Another team is not counted.
+    await workspaces.write(WorkspaceRef("team-b", None), "a", b"1234")
