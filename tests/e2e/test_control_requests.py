@@ -92,7 +92,7 @@ async def test_a_member_asks_the_holder_for_control_and_is_given_it(
 
         await hint.get_by_role("button", name="Ask for control").click()
         await expect(hint).to_contain_text("You asked Maya for control")
-        await expect(sam.get_by_role("button", name="Asked for control")).to_be_disabled()
+        await expect(sam.get_by_role("button", name="Withdraw request")).to_be_enabled()
 
         # Maya sees who asks, and gives control.
         request = maya.locator(".control-request")
