@@ -28,6 +28,7 @@ from server.host.services.control_requests import ControlRequestService
 from server.host.services.memories import MemoryService
 from server.host.services.profiles import BrowserProfileService
 from server.host.services.providers import ProviderService
+from server.host.services.proxies import ProxyService
 from server.host.services.tabs import TabService
 from server.host.tools.base import ToolContext, ToolSettings
 
@@ -61,6 +62,7 @@ class HostServices:
     memories: MemoryService = field(init=False)
     agents: AgentService = field(init=False)
     providers: ProviderService = field(init=False)
+    proxies: ProxyService = field(init=False)
     attention: AttentionRegistry = field(init=False)
     models: ModelProviders = field(init=False)
     threads: ThreadService = field(init=False)
@@ -99,6 +101,10 @@ class HostServices:
         services.tabs = TabService(browser, services.profiles, settings.host.search_url)
         services.memories = MemoryService(db, clock)
         services.providers = ProviderService(db, clock, secrets, services.peers.announce)
+        services.proxies = ProxyService(
+            db, clock, secrets, browser, browser.proxy_marks, services.peers.announce
+        )
+        browser.use_proxies(services.proxies.plan_for)
         services.agents = AgentService(
             db,
             clock,
