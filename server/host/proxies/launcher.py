@@ -66,7 +66,7 @@ class ProxyLauncher:
     ) -> None:
         self._marks = marks
         self.computer_exit = computer_exit
-        self._timeout = connect_timeout
+        self.connect_timeout = connect_timeout
 
     async def start(self, plan: ProxyPlan) -> LaunchedProxy:
         if plan.kind == "computer":
@@ -76,7 +76,7 @@ class ProxyLauncher:
         address = plan.address
         assert address is not None
         if address.scheme == "socks5" and address.username is not None:
-            return await self._relayed(plan, Socks5Exit(address, timeout=self._timeout))
+            return await self._relayed(plan, Socks5Exit(address, timeout=self.connect_timeout))
         setting = ProxySetting(address.server(), address.username, address.password)
         if address.username is not None and address.password is None:
             setting = ProxySetting(address.server(), address.username, "")
