@@ -20,6 +20,7 @@ from server.host.agents.model_providers import ModelProviders
 from server.host.agents.threads import ThreadService
 from server.host.browser.callers import Caller
 from server.host.browser.runtime import BrowserRuntime
+from server.host.egress.channels import EGRESS_LABEL, EgressChannels
 from server.host.live.views import LiveViews
 from server.host.rtc.peers import PeerManager
 from server.host.rtc.team_api import HostRouteTable, PeerIdentity, TeamApi
@@ -63,6 +64,7 @@ class HostServices:
     agents: AgentService = field(init=False)
     providers: ProviderService = field(init=False)
     proxies: ProxyService = field(init=False)
+    egress: EgressChannels = field(init=False)
     attention: AttentionRegistry = field(init=False)
     models: ModelProviders = field(init=False)
     threads: ThreadService = field(init=False)
@@ -105,6 +107,11 @@ class HostServices:
             db, clock, secrets, browser, browser.proxy_marks, services.peers.announce
         )
         browser.use_proxies(services.proxies.plan_for)
+        services.egress = EgressChannels()
+        services.peers.register_channel(EGRESS_LABEL, services.egress.open)
+        browser.proxied.launcher.computer_exit = services.egress.exit_for
+        services.proxies.computer_online = services.egress.online
+        services.egress.changed = services.proxies.computer_changed
         services.agents = AgentService(
             db,
             clock,
@@ -139,6 +146,7 @@ class HostServices:
         # the browser whose pages they show.
         self._resources.push_async_callback(self.browser.close)
         self._resources.push_async_callback(self.peers.close_all)
+        self._resources.callback(self.egress.close_all)
         self._resources.push_async_callback(self.live.close_all)
         self._resources.callback(self.control_requests.close)
         await self._resources.enter_async_context(self.models)

@@ -1,0 +1,182 @@
+"""Sharing this computer as a proxy egress for a host's browser profiles.
+
+``share_egress`` records this computer as the member's proxy on the host
+(``browser-proxies-v1/share_computer``) and opens the ``egress`` data channel. Each
+stream the host opens names a target; this side resolves the name itself, dials only a
+public address (``PublicOnlyPolicy``: never loopback, private, link-local, CGNAT,
+multicast or reserved ones, so the host cannot reach this network) and pipes bytes both
+ways with per-stream flow control. Nothing about a target is logged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+from types import TracebackType
+from typing import Any
+
+from peer.connection import HostConnection
+from server.common.egress import CHUNK, EgressStream, Multiplexer, Refusal, StreamReset
+from server.common.public_addresses import (
+    HostNotFound,
+    NonPublicAddress,
+    PublicOnlyPolicy,
+    Resolver,
+    resolve_pinned,
+    system_resolve,
+)
+
+EGRESS_LABEL = "egress"
+_HIGH_WATER = 1024 * 1024
+_LOW_WATER = 256 * 1024
+_DIAL_SECONDS = 10.0
+
+
+class EgressShare:
+    """An open egress channel; ``stop`` (or leaving the ``async with``) stops sharing."""
+
+    def __init__(
+        self,
+        connection: HostConnection,
+        policy: PublicOnlyPolicy,
+        resolver: Resolver,
+        proxy: dict[str, Any],
+    ) -> None:
+        self.proxy = proxy
+        self._policy = policy
+        self._resolver = resolver
+        self._channel = connection.connection.createDataChannel(EGRESS_LABEL)
+        self._channel.bufferedAmountLowThreshold = _LOW_WATER
+        self._low = asyncio.Event()
+        self._low.set()
+        self.stopped = asyncio.Event()
+        self.mux = Multiplexer(self._channel.send, wait_writable=self._writable, accept=self._dial)
+
+        def on_low() -> None:
+            self._low.set()
+
+        self._channel.on("bufferedamountlow", on_low)
+
+        def on_message(data: str | bytes) -> None:
+            if isinstance(data, bytes):
+                self.mux.receive(data)
+
+        self._channel.on("message", on_message)
+
+        def on_close() -> None:
+            self._ended()
+
+        self._channel.on("close", on_close)
+
+        self._watch = asyncio.ensure_future(self._until_closed(connection))
+
+    async def _until_closed(self, connection: HostConnection) -> None:
+        await connection.closed.wait()
+        self._ended()
+
+    async def opened(self) -> None:
+        if self._channel.readyState == "open":
+            return
+        ready = asyncio.Event()
+        self._channel.on("open", ready.set)
+        async with asyncio.timeout(15):
+            await ready.wait()
+
+    async def stop(self) -> None:
+        """Stops sharing: the channel closes and every stream with it."""
+        self._channel.close()
+        self._ended()
+        self._watch.cancel()
+
+    async def __aenter__(self) -> EgressShare:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.stop()
+
+    def _ended(self) -> None:
+        self.mux.close()
+        self._low.set()
+        self.stopped.set()
+
+    async def _writable(self) -> None:
+        while self._channel.bufferedAmount > _HIGH_WATER and not self.mux.closed:
+            self._low.clear()
+            await self._low.wait()
+
+    async def _dial(self, stream: EgressStream, host: str, port: int) -> None:
+        try:
+            address = await resolve_pinned(host, port, self._policy, resolver=self._resolver)
+        except NonPublicAddress:
+            self.mux.refuse(stream, Refusal.POLICY)
+            return
+        except HostNotFound:
+            self.mux.refuse(stream, Refusal.UNRESOLVED)
+            return
+        try:
+            # The vetted address itself: no second resolution between check and dial.
+            reader, writer = await asyncio.wait_for(
+                asyncio.open_connection(str(address), port), _DIAL_SECONDS
+            )
+        except (OSError, TimeoutError):
+            self.mux.refuse(stream, Refusal.UNREACHABLE)
+            return
+        sock = writer.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.mux.accepted(stream)
+        await _pipe(stream, reader, writer)
+
+
+async def _pipe(
+    stream: EgressStream, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> None:
+    async def outward() -> None:
+        while data := await reader.read(CHUNK):
+            await stream.write(data)
+        await stream.close()
+
+    async def inward() -> None:
+        while data := await stream.read(CHUNK):
+            writer.write(data)
+            await writer.drain()
+        with contextlib.suppress(OSError):
+            writer.write_eof()
+
+    tasks = [asyncio.ensure_future(outward()), asyncio.ensure_future(inward())]
+    try:
+        await asyncio.gather(*tasks)
+    except (StreamReset, OSError, ConnectionError):
+        pass
+    finally:
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        stream.abort()
+        writer.close()
+
+
+async def share_egress(
+    connection: HostConnection,
+    *,
+    label: str = "",
+    policy: PublicOnlyPolicy | None = None,
+    resolver: Resolver = system_resolve,
+) -> EgressShare:
+    """Share this computer with the host of ``connection`` (owner or admin only).
+
+    ``policy`` decides which resolved addresses may be dialed: public ones only unless a
+    caller (a test) passes a policy with an exact loopback endpoint allowed.
+    """
+    proxy = await connection.call("browser-proxies-v1/share_computer", {"label": label})
+    share = EgressShare(connection, policy or PublicOnlyPolicy(), resolver, proxy)
+    await share.opened()
+    return share
