@@ -44,14 +44,17 @@ class EgressShare:
         proxy: dict[str, Any],
     ) -> None:
         self.proxy = proxy
-        self._policy = policy
-        self._resolver = resolver
         self._channel = connection.connection.createDataChannel(EGRESS_LABEL)
         self._channel.bufferedAmountLowThreshold = _LOW_WATER
         self._low = asyncio.Event()
         self._low.set()
         self.stopped = asyncio.Event()
-        self.mux = Multiplexer(self._channel.send, wait_writable=self._writable, accept=self._dial)
+        dialer = TargetDialer(policy, resolver)
+        self.mux = Multiplexer(
+            self._channel.send,
+            wait_writable=self._writable,
+            accept=lambda stream, host, port: dialer.dial(self.mux, stream, host, port),
+        )
 
         def on_low() -> None:
             self._low.set()
@@ -110,14 +113,22 @@ class EgressShare:
             self._low.clear()
             await self._low.wait()
 
-    async def _dial(self, stream: EgressStream, host: str, port: int) -> None:
+
+class TargetDialer:
+    """Connects the host's streams: resolves once, dials only what ``policy`` permits."""
+
+    def __init__(self, policy: PublicOnlyPolicy, resolver: Resolver = system_resolve) -> None:
+        self._policy = policy
+        self._resolver = resolver
+
+    async def dial(self, mux: Multiplexer, stream: EgressStream, host: str, port: int) -> None:
         try:
             address = await resolve_pinned(host, port, self._policy, resolver=self._resolver)
         except NonPublicAddress:
-            self.mux.refuse(stream, Refusal.POLICY)
+            mux.refuse(stream, Refusal.POLICY)
             return
         except HostNotFound:
-            self.mux.refuse(stream, Refusal.UNRESOLVED)
+            mux.refuse(stream, Refusal.UNRESOLVED)
             return
         try:
             # The vetted address itself: no second resolution between check and dial.
@@ -125,12 +136,12 @@ class EgressShare:
                 asyncio.open_connection(str(address), port), _DIAL_SECONDS
             )
         except (OSError, TimeoutError):
-            self.mux.refuse(stream, Refusal.UNREACHABLE)
+            mux.refuse(stream, Refusal.UNREACHABLE)
             return
         sock = writer.get_extra_info("socket")
         if sock is not None:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.mux.accepted(stream)
+        mux.accepted(stream)
         await _pipe(stream, reader, writer)
 
 
