@@ -17,7 +17,14 @@ from types import TracebackType
 from typing import Any
 
 from peer.connection import HostConnection
-from server.common.egress import CHUNK, EgressStream, Multiplexer, Refusal, StreamReset
+from server.common.egress import (
+    CHUNK,
+    EgressStream,
+    Multiplexer,
+    Refusal,
+    StreamReset,
+    channel_multiplexer,
+)
 from server.common.public_addresses import (
     HostNotFound,
     NonPublicAddress,
@@ -28,8 +35,6 @@ from server.common.public_addresses import (
 )
 
 EGRESS_LABEL = "egress"
-_HIGH_WATER = 1024 * 1024
-_LOW_WATER = 256 * 1024
 _DIAL_SECONDS = 10.0
 
 
@@ -45,27 +50,12 @@ class EgressShare:
     ) -> None:
         self.proxy = proxy
         self._channel = connection.connection.createDataChannel(EGRESS_LABEL)
-        self._channel.bufferedAmountLowThreshold = _LOW_WATER
-        self._low = asyncio.Event()
-        self._low.set()
         self.stopped = asyncio.Event()
         dialer = TargetDialer(policy, resolver)
-        self.mux = Multiplexer(
-            self._channel.send,
-            wait_writable=self._writable,
+        self.mux = channel_multiplexer(
+            self._channel,
             accept=lambda stream, host, port: dialer.dial(self.mux, stream, host, port),
         )
-
-        def on_low() -> None:
-            self._low.set()
-
-        self._channel.on("bufferedamountlow", on_low)
-
-        def on_message(data: str | bytes) -> None:
-            if isinstance(data, bytes):
-                self.mux.receive(data)
-
-        self._channel.on("message", on_message)
 
         def on_close() -> None:
             self._ended()
@@ -105,13 +95,7 @@ class EgressShare:
 
     def _ended(self) -> None:
         self.mux.close()
-        self._low.set()
         self.stopped.set()
-
-    async def _writable(self) -> None:
-        while self._channel.bufferedAmount > _HIGH_WATER and not self.mux.closed:
-            self._low.clear()
-            await self._low.wait()
 
 
 class TargetDialer:

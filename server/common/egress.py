@@ -6,8 +6,10 @@ answers ``OPENED`` or ``REFUSED``. Frames are binary: a kind byte, a 4-byte stre
 then the payload. A sender may have at most the credit its receiver granted in flight
 on a stream (``WINDOW`` at first); the receiver grants more as its reader consumes. So a
 stream whose reader stalls stops after one window, its buffer never grows past it, and
-the channel keeps carrying every other stream. The channel's own send buffer is shared
-and bounded too (``wait_writable``).
+the channel keeps carrying every other stream. Frames wait in the multiplexer, not in
+the channel: it feeds the channel only while ``room()`` says the channel's buffer is
+short, control frames first, then one data frame per stream in turn, so a bulk
+transfer never queues a long run of bytes ahead of a small request.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ import asyncio
 import contextlib
 import enum
 import struct
-from collections.abc import Awaitable, Callable, Coroutine
+from collections import deque
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,6 +77,11 @@ class EgressStream:
         self._sent_close = False
         self.reset = False
         self._writable.set()
+        # Frames of this stream waiting for the channel (data, then its CLOSE).
+        self.frames: deque[bytes] = deque()
+        self.queued_bytes = 0
+        self._drained = asyncio.Event()
+        self._drained.set()
 
     # -- what the user of the stream calls -----------------------------------------------
 
@@ -104,19 +112,20 @@ class EgressStream:
                 self._writable.clear()
                 await self._writable.wait()
                 continue
+            if self.queued_bytes >= 2 * self._mux.chunk:
+                self._drained.clear()
+                await self._drained.wait()
+                continue
             size = min(len(view), self._credit, self._mux.chunk)
-            await self._mux.wait_writable()
-            if self.reset:
-                raise StreamReset("the egress stream was reset")
             self._credit -= size
-            self._mux.send(Kind.DATA, self.id, bytes(view[:size]))
+            self._mux.queue(self, encode(Kind.DATA, self.id, bytes(view[:size])))
             view = view[size:]
 
     async def close(self) -> None:
         """Ends our half; the stream goes when both halves ended."""
         if not self._sent_close and not self.reset:
             self._sent_close = True
-            self._mux.send(Kind.CLOSE, self.id)
+            self._mux.queue(self, encode(Kind.CLOSE, self.id))  # after its data
         self._mux.finished(self)
 
     def abort(self) -> None:
@@ -147,9 +156,17 @@ class EgressStream:
 
     def _ended(self) -> None:
         self.reset = True
+        self.frames.clear()
+        self.queued_bytes = 0
         self._readable.set()
         self._writable.set()
+        self._drained.set()
         self._mux.finished(self)
+
+    def _sent(self, size: int) -> None:
+        self.queued_bytes -= size
+        if self.queued_bytes < 2 * self._mux.chunk:
+            self._drained.set()
 
 
 Accept = Callable[[EgressStream, str, int], Coroutine[Any, Any, None]]
@@ -162,8 +179,9 @@ class _Pending:
 
 
 class Multiplexer:
-    """Both ends of the egress channel. ``send`` puts a frame on the channel;
-    ``wait_writable`` returns once the channel's send buffer has room. The opening side
+    """Both ends of the egress channel. ``send`` puts a frame on the channel; ``room()``
+    says whether the channel's send buffer takes more now (the owner calls ``pump`` when
+    it drains; None: always). The opening side
     calls ``open``; the other gives ``accept``, which answers with ``accepted`` or
     ``refuse`` and then uses the stream."""
 
@@ -171,7 +189,7 @@ class Multiplexer:
         self,
         send: Callable[[bytes], None],
         *,
-        wait_writable: Callable[[], Awaitable[None]] | None = None,
+        room: Callable[[], bool] | None = None,
         accept: Accept | None = None,
         window: int = WINDOW,
         chunk: int = CHUNK,
@@ -179,7 +197,9 @@ class Multiplexer:
         open_seconds: float = 15.0,
     ) -> None:
         self._send = send
-        self._wait_writable = wait_writable
+        self._room = room
+        self._control: deque[bytes] = deque()
+        self._turns: deque[EgressStream] = deque()
         self._accept = accept
         self.window = window
         self.chunk = chunk
@@ -196,12 +216,41 @@ class Multiplexer:
         return len(self._streams)
 
     def send(self, kind: Kind, stream_id: int, payload: bytes = b"") -> None:
+        """A control frame: it goes ahead of every stream's data."""
         if not self.closed:
-            self._send(encode(kind, stream_id, payload))
+            self._control.append(encode(kind, stream_id, payload))
+            self.pump()
 
-    async def wait_writable(self) -> None:
-        if self._wait_writable is not None:
-            await self._wait_writable()
+    def queue(self, stream: EgressStream, frame: bytes) -> None:
+        """A frame of ``stream``'s own, sent in order after its earlier ones."""
+        if self.closed or stream.reset:
+            return
+        if not stream.frames:
+            self._turns.append(stream)
+        stream.frames.append(frame)
+        stream.queued_bytes += len(frame) - _HEAD.size
+        self.pump()
+
+    def pump(self) -> None:
+        """Feeds the channel while it has room: control frames, then streams in turn."""
+        while not self.closed and (self._room is None or self._room()):
+            if self._control:
+                frame = self._control.popleft()
+            elif self._turns:
+                stream = self._turns.popleft()
+                if not stream.frames:
+                    continue  # reset meanwhile
+                frame = stream.frames.popleft()
+                stream._sent(len(frame) - _HEAD.size)
+                if stream.frames:
+                    self._turns.append(stream)
+            else:
+                return
+            try:
+                self._send(frame)
+            except Exception:
+                self.close()  # the channel is gone (aiortc raises once it closed)
+                return
 
     async def open(self, host: str, port: int) -> EgressStream:
         """A stream to ``host:port`` through the other side; ``StreamRefused`` if it does
@@ -285,6 +334,8 @@ class Multiplexer:
         if self.closed:
             return
         self.closed = True
+        self._control.clear()
+        self._turns.clear()
         for pending in list(self._pending.values()):
             if not pending.answer.done():
                 pending.answer.set_result(None)
@@ -312,3 +363,29 @@ class Multiplexer:
         task = asyncio.get_running_loop().create_task(self._accept(stream, host, port))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+
+# The channel's send buffer the multiplexer keeps filled: enough to keep the link busy,
+# little enough that a small request never waits behind much of a bulk transfer.
+CHANNEL_HIGH_WATER = 64 * 1024
+CHANNEL_LOW_WATER = 32 * 1024
+
+
+def channel_multiplexer(channel: Any, *, accept: Accept | None = None) -> Multiplexer:
+    """A multiplexer over an (aiortc) data channel: its frames in, and out while the
+    channel's buffer is below ``CHANNEL_HIGH_WATER``. The channel's end is the caller's
+    to watch (it calls ``close``)."""
+    mux = Multiplexer(
+        channel.send,
+        room=lambda: channel.bufferedAmount < CHANNEL_HIGH_WATER,
+        accept=accept,
+    )
+    channel.bufferedAmountLowThreshold = CHANNEL_LOW_WATER
+
+    def on_message(data: str | bytes) -> None:
+        if isinstance(data, bytes):
+            mux.receive(data)
+
+    channel.on("bufferedamountlow", mux.pump)
+    channel.on("message", on_message)
+    return mux

@@ -9,12 +9,11 @@ never a direct connection. No target and no byte count is logged.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Callable
 from typing import Any
 
-from server.common.egress import EgressStream, Multiplexer, StreamRefused, StreamReset
+from server.common.egress import EgressStream, StreamRefused, StreamReset, channel_multiplexer
 from server.common.roles import Role
 from server.host.proxies.exits import Exit, ExitRefused, Upstream
 from server.host.rtc.team_api import PeerIdentity
@@ -22,33 +21,15 @@ from server.host.rtc.team_api import PeerIdentity
 log = logging.getLogger(__name__)
 
 EGRESS_LABEL = "egress"
-# The channel's send buffer: above this, writers wait for it to drain.
-_HIGH_WATER = 1024 * 1024
-_LOW_WATER = 256 * 1024
 
 
 class _Channel:
     def __init__(self, identity: PeerIdentity, channel: Any) -> None:
         self.identity = identity
         self.channel = channel
-        self._low = asyncio.Event()
-        self._low.set()
-        channel.bufferedAmountLowThreshold = _LOW_WATER
-
-        def on_low() -> None:
-            self._low.set()
-
-        channel.on("bufferedamountlow", on_low)
-
-        self.mux = Multiplexer(channel.send, wait_writable=self.wait_writable)
-
-    async def wait_writable(self) -> None:
-        while self.channel.bufferedAmount > _HIGH_WATER and not self.mux.closed:
-            self._low.clear()
-            await self._low.wait()
+        self.mux = channel_multiplexer(channel)
 
     def closed(self) -> None:
-        self._low.set()
         self.mux.close()
 
 
@@ -110,12 +91,6 @@ class EgressChannels:
         carrier = _Channel(identity, channel)
         was_online = self.online(*key)
         self._open.setdefault(key, []).append(carrier)
-
-        def on_message(data: str | bytes) -> None:
-            if isinstance(data, bytes):
-                carrier.mux.receive(data)
-
-        channel.on("message", on_message)
 
         def on_close() -> None:
             self._gone(key, carrier)
