@@ -3,7 +3,8 @@
 ``python -m tests.support.egress_member HUB EMAIL PASSWORD HOST_ID FOLDER PORT`` signs in,
 connects to the host and shares egress with a policy that allows exactly
 ``127.0.0.1:PORT`` (the test's fixture site) besides public addresses; it prints
-``sharing <proxy id>`` and shares until its standard input closes.
+``sharing <proxy id>`` and shares until its standard input closes; then it stops
+sharing, or with a seventh argument ``disconnect`` just closes its connection.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from server.common.public_addresses import PublicOnlyPolicy
 
 
 async def main(
-    hub_url: str, email: str, password: str, host_id: str, folder: str, port: int
+    hub_url: str, email: str, password: str, host_id: str, folder: str, port: int, disconnect: bool
 ) -> None:
     hub = HubClient(hub_url)
     account = await hub.sign_in(email, password)
@@ -34,11 +35,13 @@ async def main(
     share = await share_egress(connection, label="test laptop", policy=policy)
     print(f"sharing {share.proxy['id']}", flush=True)
     await asyncio.get_running_loop().run_in_executor(None, sys.stdin.read)
-    await share.stop()
+    if not disconnect:
+        await share.stop()
     await connection.close()
     await hub.close()
 
 
 if __name__ == "__main__":
     hub_url, email, password, host_id, folder, port = sys.argv[1:7]
-    asyncio.run(main(hub_url, email, password, host_id, folder, int(port)))
+    disconnect = sys.argv[7:] == ["disconnect"]
+    asyncio.run(main(hub_url, email, password, host_id, folder, int(port), disconnect))

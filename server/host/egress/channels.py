@@ -89,7 +89,7 @@ class EgressChannels:
             return
         key = (identity.team_id, identity.account_id)
         carrier = _Channel(identity, channel)
-        was_online = self.online(*key)
+        was_online = bool(self._open.get(key))
         self._open.setdefault(key, []).append(carrier)
 
         def on_close() -> None:
@@ -102,10 +102,14 @@ class EgressChannels:
             self.changed(identity.team_id)
 
     def online(self, team_id: str, member_id: str) -> bool:
-        return bool(self._open.get((team_id, member_id)))
+        return self.newest(team_id, member_id) is not None
 
     def newest(self, team_id: str, member_id: str) -> _Channel | None:
-        carriers = [c for c in self._open.get((team_id, member_id), []) if not c.mux.closed]
+        carriers = [
+            c
+            for c in self._open.get((team_id, member_id), [])
+            if not c.mux.closed and c.channel.readyState == "open"
+        ]
         return carriers[-1] if carriers else None
 
     def exit_for(self, team_id: str, member_id: str) -> Exit:

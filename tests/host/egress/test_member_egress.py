@@ -59,7 +59,7 @@ async def fixture_site() -> AsyncIterator[Site]:
 
 @asynccontextmanager
 async def member_sharing(
-    server: RunningHub, folder: Path, allowed_port: int
+    server: RunningHub, folder: Path, allowed_port: int, *, then: str = "stop"
 ) -> AsyncIterator[asyncio.subprocess.Process]:
     process = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -71,6 +71,7 @@ async def member_sharing(
         server.builtin.services.host_id,
         str(folder),
         str(allowed_port),
+        then,
         cwd=ROOT,
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
@@ -140,3 +141,32 @@ async def test_a_tab_goes_out_through_the_members_computer_until_it_leaves(
         assert site.paths == ["/through"]  # no fallback
         listed = (await admin.call("browser-proxies-v1/list"))["proxies"]
         assert [p["id"] for p in listed] == [proxy_id]  # the row stays
+
+
+async def test_a_member_who_disconnects_leaves_the_computer_offline(
+    server: RunningHub, admin: HostConnection, tmp_path: Path
+) -> None:
+    whoami = await admin.call("host-v1/whoami")
+    team_id, account_id = whoami["teamId"], whoami["accountId"]
+    egress = server.builtin.services.egress
+    engine = await server.builtin.services.browser.engine()
+    async with fixture_site() as site:
+        async with member_sharing(server, tmp_path, site.port, then="disconnect") as process:
+            assert process.stdout is not None
+            proxy_id = (await asyncio.wait_for(process.stdout.readline(), 30)).decode().split()[1]
+            await eventually(lambda: egress.online(team_id, account_id))
+            profile = await admin.call("browser-profiles-v1/create", {"name": "Via laptop"})
+            await admin.call(
+                "browser-proxies-v1/assign", {"profile": profile["id"], "proxyId": proxy_id}
+            )
+            partition = Partition.profile(profile["id"])
+            await engine.open_tab(team_id, partition, url=site.base + "/before")
+            assert process.stdin is not None
+            process.stdin.close()  # the member's connection closes, sharing never stopped
+            await asyncio.wait_for(process.wait(), 30)
+        await eventually(lambda: not egress.online(team_id, account_id))
+        assert await status(admin, proxy_id) == "offline"
+        with pytest.raises(CrewhostError) as caught:
+            await engine.open_tab(team_id, partition, url=site.base + "/after")
+        assert caught.value.code == "browserProxyComputerUnreachable"
+        assert site.paths == ["/before"]
