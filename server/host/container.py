@@ -111,7 +111,8 @@ class HostServices:
         services.peers.register_channel(EGRESS_LABEL, services.egress.open)
         browser.proxied.launcher.computer_exit = services.egress.exit_for
         services.proxies.computer_online = services.egress.online
-        services.egress.changed = services.proxies.computer_changed
+        services.egress.changed = services.proxies.status_changed
+        browser.proxy_marks.changed = services.proxies.status_changed
         services.agents = AgentService(
             db,
             clock,

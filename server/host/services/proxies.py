@@ -252,8 +252,8 @@ class ProxyService:
         self._changed(team_id)
         return await self._status_of(team_id, row.id)
 
-    def computer_changed(self, team_id: str) -> None:
-        """A member's computer came online or went offline."""
+    def status_changed(self, team_id: str) -> None:
+        """A proxy's mark changed, or a member's computer came online or went offline."""
         self._changed(team_id)
 
     async def plan_for(self, team_id: str, profile_id: str) -> ProxyPlan | None:
