@@ -87,14 +87,15 @@ class Socks5Exit:
         except (OSError, TimeoutError):
             raise ExitRefused("unreachable") from None
         upstream = TcpUpstream(reader, writer)
+        connected = False
         try:
             await asyncio.wait_for(self._handshake(reader, writer, host, port), self._timeout)
-        except ExitRefused:
-            await upstream.close()
-            raise
+            connected = True
         except (OSError, TimeoutError, asyncio.IncompleteReadError):
-            await upstream.close()
             raise ExitRefused("unreachable") from None
+        finally:
+            if not connected:
+                writer.close()  # refused, silent, or the relay is stopping
         return upstream
 
     async def _handshake(

@@ -41,7 +41,9 @@ class LoopbackRelay:
             f"{self.username}:{self.password}".encode()
         ).decode("ascii")
         self._server: asyncio.Server | None = None
-        self._connections: set[asyncio.Task[None]] = set()
+        # Each browser connection's work; stopping cancels these, never the server's own
+        # connection tasks (asyncio reports a cancelled one as an error).
+        self._connections: set[asyncio.Future[None]] = set()
         self.port = 0
         self.last_refusal: Why | None = None
 
@@ -75,15 +77,16 @@ class LoopbackRelay:
                 await task
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        task = asyncio.current_task()
-        assert task is not None
-        self._connections.add(task)
+        work = asyncio.ensure_future(self._relay(reader, writer))
+        self._connections.add(work)
         try:
-            await self._relay(reader, writer)
-        except (OSError, ConnectionError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
-            pass
+            await asyncio.wait([work])
         finally:
-            self._connections.discard(task)
+            self._connections.discard(work)
+            if not work.cancelled() and work.exception() is not None:
+                exception = work.exception()
+                if not isinstance(exception, OSError | asyncio.IncompleteReadError):
+                    raise exception  # type: ignore[misc]
             writer.close()
             with contextlib.suppress(OSError, ConnectionError):
                 await writer.wait_closed()

@@ -14,12 +14,14 @@ from aiohttp import web
 
 from peer.connection import HostConnection
 from server.common.errors import CrewhostError
+from server.host.browser.callers import Caller
 from server.host.browser.partitions import Partition
 from tests.support.fakes.socks5 import faulty_socks5
 from tests.support.hub_server import RunningHub
 from tests.support.peers import peer_member, wait_linked
 from tests.support.upstreams import free_port, microsocks, tinyproxy
 
+NOBODY = Caller.person("p" * 32)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 
@@ -224,3 +226,17 @@ async def test_a_proxy_change_closes_the_tabs_of_its_profiles(
             },
         )
         assert [t.id for t in engine.list_tabs(admin.team_id)] == [shared.id]
+
+
+async def test_a_proxied_browser_keeps_webrtc_behind_the_proxy(
+    server: RunningHub, admin: Admin, tmp_path: Path
+) -> None:
+    engine = await server.builtin.services.browser.engine()
+    async with tinyproxy(tmp_path, outgoing="127.0.0.2") as plain:
+        partition, _ = await profile_behind(admin, f"127.0.0.1:{plain.port}")
+        tab = await engine.open_tab(admin.team_id, partition, url="chrome://version")
+        shown = await engine.run(admin.team_id, tab.id, NOBODY, lambda page: page.content())
+    # Chromium's own page lists the command line it was launched with.
+    assert "--force-webrtc-ip-handling-policy=disable_non_proxied_udp" in shown.value
+    assert "--webrtc-ip-handling-policy=disable_non_proxied_udp" in shown.value
+    assert "--proxy-pac-url" not in shown.value  # the proxy, not the address guard's PAC
