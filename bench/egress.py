@@ -48,6 +48,7 @@ from aiortc import RTCPeerConnection, RTCSessionDescription  # noqa: E402
 from server.common.egress import (  # noqa: E402
     CHANNEL_HIGH_WATER,
     CHANNEL_LOW_WATER,
+    WINDOW,
     Multiplexer,
     channel_multiplexer,
 )
@@ -105,7 +106,7 @@ async def fetch_via(relay: LoopbackRelay, port: int, path: str) -> int:
 # --- the member process --------------------------------------------------------------
 
 
-async def member(megabytes: int) -> None:
+async def member(megabytes: int, window: int) -> None:
     from peer.egress import TargetDialer
 
     site = await serve_site(megabytes)
@@ -123,7 +124,9 @@ async def member(megabytes: int) -> None:
     def on_channel(channel: Any) -> None:
         ch = channel
         if ch.label == "egress":
-            mux = channel_multiplexer(ch, accept=lambda s, h, p: dialer.dial(mux, s, h, p))
+            mux = channel_multiplexer(
+                ch, accept=lambda s, h, p: dialer.dial(mux, s, h, p), window=window
+            )
         elif ch.label == "raw":
             ch.on(
                 "message",
@@ -184,13 +187,15 @@ class MuxExit:
             raise ExitRefused("offline") from None
 
 
-async def host(megabytes: int, requests: int) -> dict[str, object]:
+async def host(megabytes: int, requests: int, window: int) -> dict[str, object]:
     child = await asyncio.create_subprocess_exec(
         sys.executable,
         __file__,
         "--member",
         "--megabytes",
         str(megabytes),
+        "--window",
+        str(window),
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         cwd=ROOT,
@@ -200,7 +205,7 @@ async def host(megabytes: int, requests: int) -> dict[str, object]:
     pc = RTCPeerConnection()
     egress = pc.createDataChannel("egress")
     raw = pc.createDataChannel("raw")
-    mux = channel_multiplexer(egress)
+    mux = channel_multiplexer(egress, window=window)
     received = 0
     raw_done = asyncio.Event()
     target = megabytes * 1024 * 1024
@@ -229,7 +234,7 @@ async def host(megabytes: int, requests: int) -> dict[str, object]:
             "open", lambda: opened.set() if egress.readyState == raw.readyState == "open" else None
         )
     await asyncio.wait_for(opened.wait(), 30)
-    results: dict[str, object] = {"megabytes": megabytes}
+    results: dict[str, object] = {"megabytes": megabytes, "window_KiB": window // 1024}
 
     async def raw_rate() -> float:
         nonlocal received
@@ -336,12 +341,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--megabytes", type=int, default=64)
     parser.add_argument("--requests", type=int, default=100)
+    parser.add_argument(
+        "--window", type=int, default=WINDOW, help="per-stream credit in bytes (the default's)"
+    )
     parser.add_argument("--member", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.member:
-        asyncio.run(member(args.megabytes))
+        asyncio.run(member(args.megabytes, args.window))
         return
-    results = asyncio.run(host(args.megabytes, args.requests))
+    results = asyncio.run(host(args.megabytes, args.requests, args.window))
     for key, value in results.items():
         print(f"{key:28} {value}")
     RESULTS_FILE.parent.mkdir(exist_ok=True)

@@ -371,7 +371,9 @@ CHANNEL_HIGH_WATER = 64 * 1024
 CHANNEL_LOW_WATER = 32 * 1024
 
 
-def channel_multiplexer(channel: Any, *, accept: Accept | None = None) -> Multiplexer:
+def channel_multiplexer(
+    channel: Any, *, accept: Accept | None = None, window: int = WINDOW
+) -> Multiplexer:
     """A multiplexer over an (aiortc) data channel: its frames in, and out while the
     channel's buffer is below ``CHANNEL_HIGH_WATER``. The channel's end is the caller's
     to watch (it calls ``close``)."""
@@ -379,6 +381,7 @@ def channel_multiplexer(channel: Any, *, accept: Accept | None = None) -> Multip
         channel.send,
         room=lambda: channel.bufferedAmount < CHANNEL_HIGH_WATER,
         accept=accept,
+        window=window,
     )
     channel.bufferedAmountLowThreshold = CHANNEL_LOW_WATER
 
