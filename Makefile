@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 
 WEB_STAMP := web/node_modules/.installed-stamp
 
-.PHONY: install chromium web web-test serve test lint bench clean
+.PHONY: install chromium proxy-tools web web-test serve test lint bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -18,6 +18,15 @@ install: $(STAMP)
 
 chromium: install
 	$(BIN)/python -m server.host.chromium --ensure
+
+# The upstream proxies the proxy tests start (HTTP and SOCKS5); as root with apt,
+# Debian's packages are installed when missing.
+proxy-tools:
+	@missing=""; for tool in tinyproxy microsocks; do \
+	  command -v $$tool >/dev/null || missing="$$missing $$tool"; done; \
+	if [ -n "$$missing" ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	  DEBIAN_FRONTEND=noninteractive apt-get update -q && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; fi
 
 $(WEB_STAMP): web/package.json web/package-lock.json
 	cd web && npm ci --no-audit --no-fund
@@ -40,7 +49,7 @@ lint: install $(WEB_STAMP)
 	$(BIN)/lint-imports
 	cd web && npx tsc -p ../server/host/page/js/tsconfig.json
 
-test: lint web-test web chromium
+test: lint web-test web chromium proxy-tools
 	$(BIN)/pytest
 
 bench: install

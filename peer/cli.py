@@ -7,6 +7,7 @@ import asyncio
 import getpass
 import json
 import os
+import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,6 +17,7 @@ import aiohttp
 
 from peer.chat import AgentNotFound, StdinLines, TerminalChat, find_agent
 from peer.connection import HostConnection, HostSignatureInvalid, TeamApiCallError, connect_to_host
+from peer.egress import share_egress
 from peer.hub_client import HubClient, HubError
 from peer.known_hosts import HostKeyChanged, KnownHosts, KnownHostsUnreadable
 from peer.live_view import LiveView, ViewClosed, open_view
@@ -135,7 +137,18 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("agent", metavar="AGENT", help="the agent's name or id")
     chat.add_argument("message", metavar="MESSAGE", nargs="?", help="what to say")
     chat.add_argument("--thread", help="continue this thread (default: start a new one)")
-    for sub in (connect, call, watch, status, set_key, clear_key, agents, chat):
+    share = commands.add_parser(
+        "share-egress",
+        help="share this computer's connection with the host's browser profiles",
+        description="Record this computer as your proxy on the host (owners and admins) and "
+        "carry the browser connections of the profiles that use it until Ctrl+C. Only public "
+        "addresses are dialed: never this computer's own, its network's or other special "
+        "ones. When this stops, those profiles' pages fail; nothing goes direct.",
+    )
+    share.add_argument(
+        "--label", default=socket.gethostname()[:60], help="what the host calls this computer"
+    )
+    for sub in (connect, call, watch, status, set_key, clear_key, agents, chat, share):
         sub.add_argument("--team", help=TEAM_HELP)
         sub.add_argument("--host", help="host id (default: the team's first online host)")
     return parser
@@ -245,6 +258,8 @@ async def _use(connection: HostConnection, args: argparse.Namespace) -> int:
         return 0
     if args.command == "chat":
         return await _chat(connection, args.agent, args.message, args.thread)
+    if args.command == "share-egress":
+        return await _share_egress(connection, args.label)
     print(json.dumps(await connection.call(args.route, args.args), indent=2))
     return 0
 
@@ -387,6 +402,18 @@ async def _frames(view: LiveView, seconds: float, out: Path | None) -> list[int]
             path = out / f"frame-{frame.sequence}.jpg"
             await asyncio.to_thread(path.write_bytes, frame.jpeg)
     return sizes
+
+
+async def _share_egress(connection: HostConnection, label: str) -> int:
+    """Share until Ctrl+C or until the host goes; 1 when the host ended it."""
+    share = await share_egress(connection, label=label)
+    print(f"sharing this computer as {share.proxy['name']}; Ctrl+C stops", flush=True)
+    try:
+        await share.stopped.wait()
+    finally:
+        await share.stop()
+    print("crewhost-peer: the host closed the connection; sharing stopped", file=sys.stderr)
+    return 1
 
 
 async def _connect(

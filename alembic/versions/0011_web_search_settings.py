@@ -1,7 +1,7 @@
 """how a team's agents search the web, its key sealed by the secret box
 
 Revision ID: 0011
-Revises: 0007
+Revises: 0009
 Create Date: 2026-12-02 01:30:00.000000
 """
 
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0011"
-down_revision = "0007"
+down_revision = "0009"
 branch_labels = None
 depends_on = None
 

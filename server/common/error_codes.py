@@ -111,6 +111,38 @@ HOST_ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode("browserProfileNameTaken", "A browser profile of this name exists."),
     ErrorCode("browserProfileLimit", "The team has as many browser profiles as it may."),
     ErrorCode("browserProfileMissing", "The agent's browser profile no longer exists."),
+    ErrorCode("browserProxyAddressInvalid", "A proxy address is not in a form the host reads."),
+    ErrorCode(
+        "browserProxySchemeUnsupported",
+        "A proxy address names a scheme other than http, https or socks5.",
+    ),
+    ErrorCode("browserProxyPortMissing", "A proxy address without a scheme has no port."),
+    ErrorCode("browserProxyPortInvalid", "A proxy address's port is not a number from 1 to 65535."),
+    ErrorCode(
+        "browserProxyHostInvalid",
+        "A proxy address's host is not a host name or an IP address.",
+    ),
+    ErrorCode("browserProxyNotFound", "No such proxy in this team."),
+    ErrorCode("browserProxyLimit", "The team has as many proxies as it may."),
+    ErrorCode("browserProxyChanged", "The proxy changed since it was shown."),
+    ErrorCode("browserProxyComputerFixed", "A member's computer has no address to edit."),
+    ErrorCode(
+        "browserProxyAutomaticOnly",
+        "The shared profile and 'only this agent' always use the automatic proxy.",
+    ),
+    ErrorCode(
+        "browserProxyPasswordUnusable",
+        "The proxy's stored password cannot be opened by this host.",
+    ),
+    ErrorCode("browserProxyUnreachable", "The page did not load because its proxy did not answer."),
+    ErrorCode(
+        "browserProxySignInRefused",
+        "The page did not load because its proxy refused the sign-in.",
+    ),
+    ErrorCode(
+        "browserProxyComputerUnreachable",
+        "The page did not load because the member's computer is not sharing.",
+    ),
     ErrorCode("browserPartitionInvalid", "A browser partition is malformed."),
     ErrorCode("browserMissing", "The host has no Chromium to run."),
     ErrorCode("browserStopped", "The host's browser is not running."),

@@ -288,10 +288,60 @@ web_search_settings = sa.Table(
     sa.Column("updated_at", TIME, nullable=False),
 )
 
+# A team's saved proxies: an address (``kind = 'address'``) or a member's computer
+# (``kind = 'computer'``, one row per member, reached over that member's egress channel).
+browser_proxies = sa.Table(
+    "browser_proxies",
+    metadata,
+    sa.Column("id", sa.String(40), primary_key=True),
+    sa.Column("team_id", ID, nullable=False),
+    sa.Column("kind", sa.String(16), nullable=False),
+    # The address's parts; a computer has none of them.
+    sa.Column("scheme", sa.String(8), nullable=True),
+    sa.Column("host", sa.String(253), nullable=True),
+    sa.Column("port", sa.Integer, nullable=True),
+    sa.Column("username", sa.String(255), nullable=True),
+    # Secret-box output (see ENCRYPTED_COLUMNS), never the password itself.
+    sa.Column("password", sa.LargeBinary, nullable=True),
+    # The account whose computer this is, and the label its owner gave it.
+    sa.Column("member_id", ID, nullable=True),
+    sa.Column("label", sa.String(60), nullable=True),
+    sa.Column("created_at", TIME, nullable=False),
+    sa.Column("updated_at", TIME, nullable=False),
+    sa.UniqueConstraint("team_id", "member_id"),
+    sa.Index(None, "team_id"),
+)
+
+# Which proxy a named profile uses; a profile without a row is Automatic. Deleting the
+# profile or the proxy deletes the row, so the profile goes back to Automatic.
+browser_profile_proxies = sa.Table(
+    "browser_profile_proxies",
+    metadata,
+    sa.Column(
+        "profile_id",
+        sa.String(40),
+        sa.ForeignKey("browser_profiles.id", ondelete="CASCADE"),
+        primary_key=True,
+    ),
+    sa.Column("team_id", ID, nullable=False),
+    sa.Column(
+        "proxy_id",
+        sa.String(40),
+        sa.ForeignKey("browser_proxies.id", ondelete="CASCADE"),
+        nullable=False,
+    ),
+    sa.Index(None, "team_id", "proxy_id"),
+)
+
 # Every column that holds secret-box ciphertexts: the host's start-up check and key
 # rotation find them here. The vault and proxy passwords add theirs.
 PROVIDER_API_KEY = EncryptedColumn(providers, "id", "team_id", "api_key", "provider-api-key")
 WEB_SEARCH_API_KEY = EncryptedColumn(
     web_search_settings, "team_id", "team_id", "api_key", "web-search-api-key"
 )
-ENCRYPTED_COLUMNS: tuple[EncryptedColumn, ...] = (PROVIDER_API_KEY, WEB_SEARCH_API_KEY)
+PROXY_PASSWORD = EncryptedColumn(browser_proxies, "id", "team_id", "password", "proxy-password")
+ENCRYPTED_COLUMNS: tuple[EncryptedColumn, ...] = (
+    PROVIDER_API_KEY,
+    WEB_SEARCH_API_KEY,
+    PROXY_PASSWORD,
+)

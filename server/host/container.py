@@ -22,6 +22,7 @@ from server.host.agents.model_providers import ModelProviders
 from server.host.agents.threads import ThreadService
 from server.host.browser.callers import Caller
 from server.host.browser.runtime import BrowserRuntime
+from server.host.egress.channels import EGRESS_LABEL, EgressChannels
 from server.host.live.views import LiveViews
 from server.host.rtc.peers import PeerManager
 from server.host.rtc.team_api import HostRouteTable, PeerIdentity, TeamApi
@@ -30,6 +31,7 @@ from server.host.services.control_requests import ControlRequestService
 from server.host.services.memories import MemoryService
 from server.host.services.profiles import BrowserProfileService
 from server.host.services.providers import ProviderService
+from server.host.services.proxies import ProxyService
 from server.host.services.tabs import TabService
 from server.host.services.tasks import TaskService
 from server.host.services.web_search import SearchEndpoints, WebSearchService
@@ -74,6 +76,8 @@ class HostServices:
     memories: MemoryService = field(init=False)
     agents: AgentService = field(init=False)
     providers: ProviderService = field(init=False)
+    proxies: ProxyService = field(init=False)
+    egress: EgressChannels = field(init=False)
     attention: AttentionRegistry = field(init=False)
     models: ModelProviders = field(init=False)
     threads: ThreadService = field(init=False)
@@ -124,6 +128,16 @@ class HostServices:
             upload_seconds=settings.host.workspace_upload_seconds,
         )
         services.tasks = TaskService(services.peers.announce)
+        services.proxies = ProxyService(
+            db, clock, secrets, browser, browser.proxy_marks, services.peers.announce
+        )
+        browser.use_proxies(services.proxies.plan_for)
+        services.egress = EgressChannels()
+        services.peers.register_channel(EGRESS_LABEL, services.egress.open)
+        browser.proxied.launcher.computer_exit = services.egress.exit_for
+        services.proxies.computer_online = services.egress.online
+        services.egress.changed = services.proxies.status_changed
+        browser.proxy_marks.changed = services.proxies.status_changed
         services.agents = AgentService(
             db,
             clock,
@@ -171,6 +185,7 @@ class HostServices:
         # the browser whose pages they show.
         self._resources.push_async_callback(self.browser.close)
         self._resources.push_async_callback(self.peers.close_all)
+        self._resources.callback(self.egress.close_all)
         self._resources.push_async_callback(self.live.close_all)
         self._resources.callback(self.control_requests.close)
         self._resources.callback(self.workspace.close)

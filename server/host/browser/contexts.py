@@ -14,6 +14,7 @@ import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from playwright.async_api import Browser, BrowserContext, Playwright, async_playwright
 from playwright.async_api import Error as PlaywrightError
@@ -22,6 +23,7 @@ from server.common.errors import NotFound, Unavailable
 from server.host.browser.address_guard import AddressGuard
 from server.host.browser.identity import BrowserIdentity
 from server.host.browser.partitions import Partition
+from server.host.browser.proxied import ProxiedPartitions
 from server.host.browser.tab_registry import TabRegistry
 from server.host.browser.team_folders import TeamFolders
 from server.host.chromium import CLOSED_NETWORK_FLAGS, find_chromium
@@ -43,7 +45,9 @@ class ContextPool:
         chromium: str | None,
         locale: str,
         profile_exists: Callable[[str, str], bool],
+        proxied: ProxiedPartitions,
     ) -> None:
+        self.proxied = proxied
         self._folders = folders
         self._tabs = tabs
         self._guard = guard
@@ -91,6 +95,7 @@ class ContextPool:
         if self._playwright is not None:
             await self._playwright.stop()
         self._browser = self._playwright = None
+        await self.proxied.stop_all()
 
     @property
     def running(self) -> bool:
@@ -103,10 +108,14 @@ class ContextPool:
         return self._identity
 
     def _args(self) -> list[str]:
+        return self._base_args() + self._guard.chromium_args()
+
+    @staticmethod
+    def _base_args() -> list[str]:
         args = list(CLOSED_NETWORK_FLAGS)
         if os.geteuid() == 0:
             args.append("--no-sandbox")  # Chromium refuses to start its sandbox as root
-        return args + self._guard.chromium_args()
+        return args
 
     # -- contexts -----------------------------------------------------------------------
 
@@ -131,13 +140,26 @@ class ContextPool:
             if partition.persistent:
                 folder = self._folders.of(team_id) / partition.folder
                 await asyncio.to_thread(folder.mkdir, parents=True, exist_ok=True)
-                context = await self._playwright.chromium.launch_persistent_context(
-                    folder,
-                    executable_path=self._executable,
-                    headless=True,
-                    args=self._args(),
-                    **options,
-                )
+                launched = await self.proxied.launch(team_id, partition)
+                launch: dict[str, Any] = {"args": self._args()}
+                if launched is not None:
+                    # Its proxy is its only way out; the address guard's PAC script would
+                    # replace it (see browser.proxied).
+                    launch = {
+                        "args": self.proxied.launch_args(self._base_args()),
+                        "proxy": launched.setting.playwright(),
+                    }
+                try:
+                    context = await self._playwright.chromium.launch_persistent_context(
+                        folder,
+                        executable_path=self._executable,
+                        headless=True,
+                        **launch,
+                        **options,
+                    )
+                except BaseException:
+                    await self.proxied.stopped(team_id, partition)
+                    raise
                 # The blank page a persistent launch opens is no tab of ours.
                 for page in list(context.pages):
                     await page.close()
@@ -160,7 +182,8 @@ class ContextPool:
         """Closes the partition's context, if it runs (its tabs are closed already)."""
         async with self._lock((team_id, partition)):
             context = self._contexts.pop((team_id, partition), None)
-        await _close(context)
+            await _close(context)
+            await self.proxied.stopped(team_id, partition)
 
     async def clear(self, team_id: str, partition: Partition) -> None:
         """Removes a closed persistent partition's cookies, storage and cache from disk."""
@@ -180,6 +203,7 @@ class ContextPool:
                 context = self._contexts.pop(key, None)
             if context is not None:
                 await _close(context)
+                await self.proxied.stopped(*key)
                 log.info("closed an idle browser partition")
 
     def _lock(self, key: _Key) -> asyncio.Lock:

@@ -30,11 +30,14 @@ from server.host.browser.lifetime import IdlePolicy, system_memory_low
 from server.host.browser.page_events import PageEvents
 from server.host.browser.pages import LoadWait, TabPages, close_page
 from server.host.browser.partitions import Partition
+from server.host.browser.proxied import ProxiedPartitions
 from server.host.browser.saved_tabs import SavedTabs
 from server.host.browser.tab_dialogs import answer_dialog, run_input_action
 from server.host.browser.tab_registry import TabRegistry
 from server.host.browser.tabs import BLANK, Tab, TabResult
 from server.host.browser.team_folders import TeamFolders
+from server.host.proxies.launcher import ProxyLauncher
+from server.host.proxies.marks import ProxyMarks
 
 T = TypeVar("T")
 
@@ -71,6 +74,7 @@ class BrowserEngine:
         dialog_settle: float = 0.2,
         address_policy: AddressPolicy | None = None,
         host_map: Mapping[str, str] | None = None,
+        proxied: ProxiedPartitions | None = None,
     ) -> None:
         self._clock = clock or SystemClock()
         self.deadline = deadline
@@ -93,6 +97,7 @@ class BrowserEngine:
             chromium=chromium,
             locale=locale,
             profile_exists=profile_exists,
+            proxied=proxied or ProxiedPartitions(ProxyLauncher(ProxyMarks()), ProxyMarks()),
         )
         self._saved = SavedTabs(self._folders, self._tabs, self._clock, profile_exists)
         self._events = PageEvents(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 from collections.abc import Callable
 from typing import Literal
 
@@ -19,6 +20,7 @@ from server.host.browser.page_events import PageEvents
 from server.host.browser.tab_registry import TabRegistry
 from server.host.browser.tabs import BLANK, Tab
 
+_NET_ERROR = re.compile(r"net::(ERR_[A-Z_]+)")
 # Closing a page whose renderer is gone must not hang the tab.
 _CLOSE_LIMIT = 5.0
 
@@ -79,9 +81,18 @@ class TabPages:
                 loading.cancel()
                 with contextlib.suppress(BaseException):
                     await loading
-        if loading.done() and not loading.cancelled():
-            return loading.result()
-        return None
+        if not loading.done() or loading.cancelled():
+            return None
+        proxied = self._contexts.proxied
+        try:
+            response = loading.result()
+        except PlaywrightError as exc:
+            found = _NET_ERROR.search(str(exc))
+            proxied.failed(tab.team_id, tab.partition, found.group(1) if found else None)
+            raise
+        if response is not None:
+            proxied.loaded(tab.team_id, tab.partition, response.status, response.headers)
+        return response
 
     async def unload(self, tab: Tab) -> None:
         """Closes the tab's page but keeps the tab and its URL; the next call loads it again."""

@@ -22,7 +22,10 @@ from server.db.tables import browser_profiles
 from server.host.browser.engine import BrowserEngine
 from server.host.browser.lifetime import IdlePolicy, system_memory_low
 from server.host.browser.partitions import Partition
+from server.host.browser.proxied import ProxiedPartitions, ProxyPlans
 from server.host.browser.tabs import Tab
+from server.host.proxies.launcher import ProxyLauncher
+from server.host.proxies.marks import ProxyMarks
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +38,8 @@ class BrowserRuntime:
         self._db = db
         # Kept in step by the profile service; the engine asks while restoring tabs.
         self._profiles: set[tuple[str, str]] = set()
+        self.proxy_marks = ProxyMarks()
+        self.proxied = ProxiedPartitions(ProxyLauncher(self.proxy_marks), self.proxy_marks)
         self._engine = BrowserEngine(
             data_dir,
             chromium=settings.chromium,
@@ -52,6 +57,7 @@ class BrowserRuntime:
             address_policy=AddressPolicy.from_entries(
                 settings.browser_allowed_hosts, refuse_private=settings.browser_refuse_private
             ),
+            proxied=self.proxied,
         )
         self._start_lock = asyncio.Lock()
         self._sweeper: asyncio.Task[None] | None = None
@@ -81,6 +87,10 @@ class BrowserRuntime:
     def observe_pages(self, attached: Callable[[Tab], None]) -> None:
         """``attached(tab)`` runs whenever a tab gets a new page."""
         self._engine.page_attached = attached
+
+    def use_proxies(self, plans: ProxyPlans) -> None:
+        """``plans(team_id, profile_id)`` gives the proxy a named profile launches behind."""
+        self.proxied.plans = plans
 
     def profile_added(self, team_id: str, profile_id: str) -> None:
         self._profiles.add((team_id, profile_id))

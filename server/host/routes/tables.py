@@ -7,6 +7,7 @@ from server.host.routes import (
     attention,
     browser_control,
     browser_profiles,
+    browser_proxies,
     providers,
     system,
     threads,
@@ -17,6 +18,7 @@ from server.host.routes import (
 ROUTE_TABLES = (
     system.routes,
     browser_profiles.routes,
+    browser_proxies.routes,
     browser_control.routes,
     agents.routes,
     providers.routes,

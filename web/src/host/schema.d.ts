@@ -463,6 +463,125 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/browser-proxies-v1/assign": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Choose a named profile's proxy (null: Automatic); its tabs close. */
+        post: operations["browser-proxies-v1/assign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/browser-proxies-v1/create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Save a proxy address (its password sealed before it is stored). */
+        post: operations["browser-proxies-v1/create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/browser-proxies-v1/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Delete a proxy; the profiles using it become Automatic and their tabs close. */
+        post: operations["browser-proxies-v1/delete"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/browser-proxies-v1/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The team's proxies, their profiles and status marks; passwords as a mask. */
+        post: operations["browser-proxies-v1/list"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/browser-proxies-v1/profile_proxies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The proxy name of each named profile that uses one (what a member may see). */
+        post: operations["browser-proxies-v1/profile_proxies"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/browser-proxies-v1/share_computer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Record the caller's computer as a proxy; its egress channel carries the traffic. */
+        post: operations["browser-proxies-v1/share_computer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/browser-proxies-v1/update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Change a proxy's address; the tabs of profiles using it close. */
+        post: operations["browser-proxies-v1/update"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/capabilities": {
         parameters: {
             query?: never;
@@ -995,6 +1114,19 @@ export interface components {
              */
             profile: string;
         };
+        /** AssignProxy */
+        AssignProxy: {
+            /**
+             * Profile
+             * @description a named profile's id
+             */
+            profile: string;
+            /**
+             * Proxyid
+             * @description null: Automatic
+             */
+            proxyId: string | null;
+        };
         /** AttachmentPreview */
         AttachmentPreview: {
             /**
@@ -1421,6 +1553,11 @@ export interface components {
             /** Name */
             name: string;
         };
+        /** CreateProxy */
+        CreateProxy: {
+            /** Address */
+            address: string;
+        };
         /**
          * Cursor
          * @description The CSS cursor under the pointer changed.
@@ -1433,6 +1570,16 @@ export interface components {
              * @enum {string}
              */
             type: "cursor";
+        };
+        /** DeleteProxy */
+        DeleteProxy: {
+            /** Id */
+            id: string;
+            /**
+             * Profiles
+             * @description the profiles using it that the question showed
+             */
+            profiles: string[];
         };
         /** Deleted */
         Deleted: {
@@ -1796,6 +1943,18 @@ export interface components {
             /** Profiles */
             profiles: components["schemas"]["ProfileView"][];
         };
+        /** ProfileProxy */
+        ProfileProxy: {
+            /** Profileid */
+            profileId: string;
+            /** Proxyname */
+            proxyName: string;
+        };
+        /** ProfileProxyList */
+        ProfileProxyList: {
+            /** Profiles */
+            profiles: components["schemas"]["ProfileProxy"][];
+        };
         /** ProfileRef */
         ProfileRef: {
             /** Id */
@@ -1868,6 +2027,57 @@ export interface components {
              * @enum {string}
              */
             event: "providers-changed";
+        };
+        /** ProxyAssigned */
+        ProxyAssigned: {
+            /** Profileid */
+            profileId: string;
+            /** Proxyid */
+            proxyId: string | null;
+        };
+        /** ProxyDeleted */
+        ProxyDeleted: {
+            /** Deleted */
+            deleted: boolean;
+        };
+        /** ProxyList */
+        ProxyList: {
+            /** Proxies */
+            proxies: components["schemas"]["ProxyView"][];
+        };
+        /** ProxyView */
+        ProxyView: {
+            /**
+             * Address
+             * @description the address without its password
+             */
+            address: string | null;
+            /** Id */
+            id: string;
+            /**
+             * Kind
+             * @description 'address', or 'computer' (a member's computer)
+             */
+            kind: string;
+            /** Memberid */
+            memberId: string | null;
+            /** Name */
+            name: string;
+            /**
+             * Password
+             * @description a mask when a password is saved, else null
+             */
+            password: string | null;
+            /**
+             * Profiles
+             * @description the named profiles that use the proxy
+             */
+            profiles: string[];
+            /**
+             * Status
+             * @description 'unreachable', 'signIn', 'offline' or null
+             */
+            status: string | null;
         };
         /** QuestionAnswered */
         QuestionAnswered: {
@@ -1986,6 +2196,14 @@ export interface components {
              * @default null
              */
             key?: string | null;
+        };
+        /** ShareComputer */
+        ShareComputer: {
+            /**
+             * Label
+             * @default
+             */
+            label?: string;
         };
         /** ShareThread */
         ShareThread: {
@@ -2559,6 +2777,24 @@ export interface components {
              * @description 'anthropic', 'openai', 'openrouter' or a custom provider's id
              */
             provider: string;
+        };
+        /** UpdateProxy */
+        UpdateProxy: {
+            /** Address */
+            address: string;
+            /** Id */
+            id: string;
+            /**
+             * Keeppassword
+             * @description keep the saved password (the form's mask)
+             * @default false
+             */
+            keepPassword?: boolean;
+            /**
+             * Previousaddress
+             * @description the address the edit form opened with
+             */
+            previousAddress: string;
         };
         /** UploadChunk */
         UploadChunk: {
@@ -3291,6 +3527,174 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ProfileView"];
+                };
+            };
+        };
+    };
+    "browser-proxies-v1/assign": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AssignProxy"];
+            };
+        };
+        responses: {
+            /** @description Choose a named profile's proxy (null: Automatic); its tabs close. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProxyAssigned"];
+                };
+            };
+        };
+    };
+    "browser-proxies-v1/create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateProxy"];
+            };
+        };
+        responses: {
+            /** @description Save a proxy address (its password sealed before it is stored). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProxyView"];
+                };
+            };
+        };
+    };
+    "browser-proxies-v1/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeleteProxy"];
+            };
+        };
+        responses: {
+            /** @description Delete a proxy; the profiles using it become Automatic and their tabs close. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProxyDeleted"];
+                };
+            };
+        };
+    };
+    "browser-proxies-v1/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NoArgs"];
+            };
+        };
+        responses: {
+            /** @description The team's proxies, their profiles and status marks; passwords as a mask. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProxyList"];
+                };
+            };
+        };
+    };
+    "browser-proxies-v1/profile_proxies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NoArgs"];
+            };
+        };
+        responses: {
+            /** @description The proxy name of each named profile that uses one (what a member may see). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProfileProxyList"];
+                };
+            };
+        };
+    };
+    "browser-proxies-v1/share_computer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ShareComputer"];
+            };
+        };
+        responses: {
+            /** @description Record the caller's computer as a proxy; its egress channel carries the traffic. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProxyView"];
+                };
+            };
+        };
+    };
+    "browser-proxies-v1/update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateProxy"];
+            };
+        };
+        responses: {
+            /** @description Change a proxy's address; the tabs of profiles using it close. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProxyView"];
                 };
             };
         };

@@ -1,0 +1,177 @@
+"""Sharing this computer as a proxy egress for a host's browser profiles.
+
+``share_egress`` records this computer as the member's proxy on the host
+(``browser-proxies-v1/share_computer``) and opens the ``egress`` data channel. Each
+stream the host opens names a target; this side resolves the name itself, dials only a
+public address (``PublicOnlyPolicy``: never loopback, private, link-local, CGNAT,
+multicast or reserved ones, so the host cannot reach this network) and pipes bytes both
+ways with per-stream flow control. Nothing about a target is logged.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+from types import TracebackType
+from typing import Any
+
+from peer.connection import HostConnection
+from server.common.egress import (
+    CHUNK,
+    EgressStream,
+    Multiplexer,
+    Refusal,
+    StreamReset,
+    channel_multiplexer,
+)
+from server.common.public_addresses import (
+    NameNotResolved,
+    NonPublicAddress,
+    PublicOnlyPolicy,
+    Resolver,
+    resolve_pinned,
+    system_resolve,
+)
+
+EGRESS_LABEL = "egress"
+_DIAL_SECONDS = 10.0
+
+
+class EgressShare:
+    """An open egress channel; ``stop`` (or leaving the ``async with``) stops sharing."""
+
+    def __init__(
+        self,
+        connection: HostConnection,
+        policy: PublicOnlyPolicy,
+        resolver: Resolver,
+        proxy: dict[str, Any],
+    ) -> None:
+        self.proxy = proxy
+        self._channel = connection.connection.createDataChannel(EGRESS_LABEL)
+        self.stopped = asyncio.Event()
+        dialer = TargetDialer(policy, resolver)
+        self.mux = channel_multiplexer(
+            self._channel,
+            accept=lambda stream, host, port: dialer.dial(self.mux, stream, host, port),
+        )
+
+        def on_close() -> None:
+            self._ended()
+
+        self._channel.on("close", on_close)
+
+        self._watch = asyncio.ensure_future(self._until_closed(connection))
+
+    async def _until_closed(self, connection: HostConnection) -> None:
+        await connection.closed.wait()
+        self._ended()
+
+    async def opened(self) -> None:
+        if self._channel.readyState == "open":
+            return
+        ready = asyncio.Event()
+        self._channel.on("open", ready.set)
+        async with asyncio.timeout(15):
+            await ready.wait()
+
+    async def stop(self) -> None:
+        """Stops sharing: the channel closes and every stream with it."""
+        self._channel.close()
+        self._ended()
+        self._watch.cancel()
+
+    async def __aenter__(self) -> EgressShare:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.stop()
+
+    def _ended(self) -> None:
+        self.mux.close()
+        self.stopped.set()
+
+
+class TargetDialer:
+    """Connects the host's streams: resolves once, dials only what ``policy`` permits."""
+
+    def __init__(self, policy: PublicOnlyPolicy, resolver: Resolver = system_resolve) -> None:
+        self._policy = policy
+        self._resolver = resolver
+
+    async def dial(self, mux: Multiplexer, stream: EgressStream, host: str, port: int) -> None:
+        try:
+            address = await resolve_pinned(host, port, self._policy, resolver=self._resolver)
+        except NonPublicAddress:
+            mux.refuse(stream, Refusal.POLICY)
+            return
+        except NameNotResolved:
+            mux.refuse(stream, Refusal.UNRESOLVED)
+            return
+        try:
+            # The vetted address itself: no second resolution between check and dial.
+            reader, writer = await asyncio.wait_for(
+                asyncio.open_connection(str(address), port), _DIAL_SECONDS
+            )
+        except (OSError, TimeoutError):
+            mux.refuse(stream, Refusal.UNREACHABLE)
+            return
+        sock = writer.get_extra_info("socket")
+        if sock is not None:
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        mux.accepted(stream)
+        await _pipe(stream, reader, writer)
+
+
+async def _pipe(
+    stream: EgressStream, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+) -> None:
+    async def outward() -> None:
+        while data := await reader.read(CHUNK):
+            await stream.write(data)
+        await stream.close()
+
+    async def inward() -> None:
+        while data := await stream.read(CHUNK):
+            writer.write(data)
+            await writer.drain()
+        with contextlib.suppress(OSError):
+            writer.write_eof()
+
+    tasks = [asyncio.ensure_future(outward()), asyncio.ensure_future(inward())]
+    try:
+        await asyncio.gather(*tasks)
+    except (StreamReset, OSError, ConnectionError):
+        pass
+    finally:
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        stream.abort()
+        writer.close()
+
+
+async def share_egress(
+    connection: HostConnection,
+    *,
+    label: str = "",
+    policy: PublicOnlyPolicy | None = None,
+    resolver: Resolver = system_resolve,
+) -> EgressShare:
+    """Share this computer with the host of ``connection`` (owner or admin only).
+
+    ``policy`` decides which resolved addresses may be dialed: public ones only unless a
+    caller (a test) passes a policy with an exact loopback endpoint allowed.
+    """
+    proxy = await connection.call("browser-proxies-v1/share_computer", {"label": label})
+    share = EgressShare(connection, policy or PublicOnlyPolicy(), resolver, proxy)
+    await share.opened()
+    return share

@@ -1,0 +1,165 @@
+"""Partitions behind a proxy: their launch settings, their relays, and what a load through
+them says about the proxy.
+
+A named profile with a proxy gets its own Chromium launched with that proxy as its only
+way out; there is no direct fallback: when the proxy cannot be set up the tab does not
+open. Such a Chromium runs without the host's address guard (its PAC script would replace
+the proxy, and its resolver rules would catch a proxy on loopback): every request,
+loopback and private targets included, goes through the proxy and the proxy decides. A
+member's computer refuses all but public addresses itself.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+
+from server.common.errors import CrewhostError, Unavailable
+from server.host.browser.partitions import Partition
+from server.host.proxies.exits import Why
+from server.host.proxies.launcher import WEBRTC_FLAGS, LaunchedProxy, ProxyLauncher
+from server.host.proxies.marks import ProxyMarks
+from server.host.proxies.plan import ProxyPlan
+
+log = logging.getLogger(__name__)
+
+ProxyPlans = Callable[[str, str], Awaitable[ProxyPlan | None]]
+
+# Chromium's names for a failure to reach or use the proxy itself.
+_PROXY_ERRORS = frozenset(
+    {
+        "ERR_PROXY_CONNECTION_FAILED",
+        "ERR_TUNNEL_CONNECTION_FAILED",
+        "ERR_SOCKS_CONNECTION_FAILED",
+        "ERR_PROXY_CERTIFICATE_INVALID",
+        "ERR_NO_SUPPORTED_PROXIES",
+        "ERR_PROXY_AUTH_UNSUPPORTED",
+        "ERR_PROXY_AUTH_REQUESTED",
+        "ERR_MANDATORY_PROXY_CONFIGURATION_FAILED",
+        "ERR_CONNECTION_REFUSED",
+        "ERR_CONNECTION_RESET",
+        "ERR_CONNECTION_CLOSED",
+        "ERR_EMPTY_RESPONSE",
+        "ERR_TIMED_OUT",
+        "ERR_CONNECTION_TIMED_OUT",
+        "ERR_ADDRESS_UNREACHABLE",
+    }
+)
+_SIGN_IN_ERRORS = frozenset(
+    {"ERR_PROXY_AUTH_UNSUPPORTED", "ERR_PROXY_AUTH_REQUESTED", "ERR_INVALID_AUTH_CREDENTIALS"}
+)
+REFUSAL_HEADER = "x-proxy-refusal"
+
+
+async def _automatic(_team_id: str, _profile_id: str) -> ProxyPlan | None:
+    return None
+
+
+class ProxiedPartitions:
+    """The proxies of the partitions whose browser runs now, and their marks."""
+
+    def __init__(self, launcher: ProxyLauncher, marks: ProxyMarks) -> None:
+        self.launcher = launcher
+        self.marks = marks
+        self.plans: ProxyPlans = _automatic
+        self._running: dict[tuple[str, Partition], LaunchedProxy] = {}
+
+    async def launch(self, team_id: str, partition: Partition) -> LaunchedProxy | None:
+        """The partition's proxy, set up for a launch; None is Automatic. A proxy that
+        cannot be set up is an error: the tab does not open."""
+        if partition.kind != "profile":
+            return None  # shared, "only this agent" and private tabs are always Automatic
+        plan = await self.plans(team_id, partition.key)
+        if plan is None:
+            return None
+        try:
+            launched = await self.launcher.start(plan)
+        except (OSError, ValueError) as exc:
+            raise _page_error(plan, "offline" if plan.kind == "computer" else "unreachable") from (
+                exc
+            )
+        self._running[(team_id, partition)] = launched
+        return launched
+
+    @staticmethod
+    def launch_args(base: list[str]) -> list[str]:
+        """A proxied Chromium's flags: the base ones, WebRTC only through the proxy."""
+        return [*base, *WEBRTC_FLAGS]
+
+    async def stopped(self, team_id: str, partition: Partition) -> None:
+        """The partition's browser closed: its relay and connections end."""
+        launched = self._running.pop((team_id, partition), None)
+        if launched is not None:
+            await launched.stop()
+
+    async def stop_all(self) -> None:
+        for key in list(self._running):
+            await self.stopped(*key)
+
+    def loaded(
+        self, team_id: str, partition: Partition, status: int, headers: Mapping[str, str]
+    ) -> None:
+        """A main-frame answer came through the partition's proxy: a 407 or a relay's
+        refusal marks the proxy and is the page's error; anything else clears the mark."""
+        launched = self._running.get((team_id, partition))
+        if launched is None:
+            return
+        refusal = headers.get(REFUSAL_HEADER)
+        why: Why | None = None
+        if status == 407:
+            why = "signIn"
+        elif status == 502 and refusal in ("unreachable", "signIn", "offline", "target"):
+            why = refusal  # type: ignore[assignment]
+        self._mark(launched, why)
+        if why is not None and why != "target":
+            raise _page_error(launched.plan, why)
+
+    def failed(self, team_id: str, partition: Partition, net_error: str | None) -> None:
+        """A main-frame load failed with Chromium's ``net_error``: when the proxy is the
+        cause, the proxy is marked and the page error names it."""
+        launched = self._running.get((team_id, partition))
+        if launched is None or net_error is None:
+            return
+        why = _failure(launched, net_error)
+        if why is None:
+            return
+        self._mark(launched, why)
+        raise _page_error(launched.plan, why)
+
+    def _mark(self, launched: LaunchedProxy, why: Why | None) -> None:
+        plan = launched.plan
+        if why in ("unreachable", "signIn"):
+            self.marks.record(plan.team_id, plan.proxy_id, why)  # type: ignore[arg-type]
+        elif why is None:
+            self.marks.record(plan.team_id, plan.proxy_id, None)
+
+
+def _failure(launched: LaunchedProxy, net_error: str) -> Why | None:
+    relay = launched.relay
+    if relay is not None and relay.last_refusal is not None and net_error in _PROXY_ERRORS:
+        return relay.last_refusal if relay.last_refusal != "target" else None
+    if net_error in _SIGN_IN_ERRORS:
+        return "signIn"
+    if net_error == "ERR_TUNNEL_CONNECTION_FAILED" and launched.setting.username is not None:
+        # Chromium reports a sign-in its handler stopped answering as a failed tunnel.
+        return "signIn" if relay is None else "unreachable"
+    if net_error in _PROXY_ERRORS:
+        return "offline" if launched.plan.kind == "computer" else "unreachable"
+    return None
+
+
+def _page_error(plan: ProxyPlan, why: Why) -> CrewhostError:
+    if plan.kind == "computer":
+        return Unavailable(
+            f"the page did not load: {plan.name} is not reachable (is it sharing?)",
+            code="browserProxyComputerUnreachable",
+        )
+    if why == "signIn":
+        return Unavailable(
+            f"the page did not load: proxy {plan.name} refused its sign-in",
+            code="browserProxySignInRefused",
+        )
+    return Unavailable(
+        f"the page did not load: proxy {plan.name} did not answer",
+        code="browserProxyUnreachable",
+    )

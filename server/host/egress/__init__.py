@@ -1,0 +1,1 @@
+"""Members' computers as egress: their channels, and the exit the browser relay uses."""

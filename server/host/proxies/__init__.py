@@ -1,0 +1,1 @@
+"""Proxies of browser profiles: address forms, the loopback relay, status marks."""

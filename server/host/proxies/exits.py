@@ -1,0 +1,142 @@
+"""Where the loopback relay sends a browser connection: an upstream SOCKS5 proxy (RFC 1928
+with the RFC 1929 sign-in), or a member's computer over its egress channel.
+
+An exit either gives a connected ``Upstream`` or raises ``ExitRefused`` saying why, so
+that the relay answers 502 and the proxy gets its status mark.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import struct
+from typing import Literal, Protocol
+
+from server.host.proxies.addresses import ProxyAddress
+
+Why = Literal["unreachable", "signIn", "target", "offline"]
+
+_SOCKS_VERSION = 5
+_NO_SIGN_IN = 0
+_USER_PASSWORD = 2
+_NO_METHOD = 0xFF
+_CONNECT = 1
+
+
+class ExitRefused(Exception):
+    """The exit did not connect: ``unreachable`` (no answer, or a broken one), ``signIn``
+    (the sign-in was refused), ``target`` (the proxy could not reach the site), or
+    ``offline`` (the member's computer is not sharing)."""
+
+    def __init__(self, why: Why) -> None:
+        super().__init__(why)
+        self.why: Why = why
+
+
+class Upstream(Protocol):
+    """A connected byte stream to the target, through the exit."""
+
+    async def read(self, limit: int) -> bytes:
+        """Up to ``limit`` bytes; b"" at the end."""
+        ...
+
+    async def write(self, data: bytes) -> None:
+        """Sends ``data``, waiting while the other side is behind."""
+        ...
+
+    async def close(self) -> None: ...
+
+
+class Exit(Protocol):
+    async def open(self, host: str, port: int) -> Upstream: ...
+
+
+class TcpUpstream:
+    """An ``Upstream`` over an asyncio stream pair."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._reader = reader
+        self._writer = writer
+
+    async def read(self, limit: int) -> bytes:
+        return await self._reader.read(limit)
+
+    async def write(self, data: bytes) -> None:
+        self._writer.write(data)
+        await self._writer.drain()
+
+    async def close(self) -> None:
+        self._writer.close()
+        with contextlib.suppress(OSError, ConnectionError):
+            await self._writer.wait_closed()
+
+
+class Socks5Exit:
+    """Opens one SOCKS5 connection per browser connection; the proxy resolves the name."""
+
+    def __init__(self, proxy: ProxyAddress, *, timeout: float) -> None:
+        self._proxy = proxy
+        self._timeout = timeout
+
+    async def open(self, host: str, port: int) -> Upstream:
+        try:
+            reader, writer = await asyncio.wait_for(
+                asyncio.open_connection(self._proxy.host, self._proxy.port), self._timeout
+            )
+        except (OSError, TimeoutError):
+            raise ExitRefused("unreachable") from None
+        upstream = TcpUpstream(reader, writer)
+        connected = False
+        try:
+            await asyncio.wait_for(self._handshake(reader, writer, host, port), self._timeout)
+            connected = True
+        except (OSError, TimeoutError, asyncio.IncompleteReadError):
+            raise ExitRefused("unreachable") from None
+        finally:
+            if not connected:
+                writer.close()  # refused, silent, or the relay is stopping
+        return upstream
+
+    async def _handshake(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, host: str, port: int
+    ) -> None:
+        proxy = self._proxy
+        method = _USER_PASSWORD if proxy.username is not None else _NO_SIGN_IN
+        writer.write(bytes((_SOCKS_VERSION, 1, method)))
+        version, chosen = await reader.readexactly(2)
+        if version != _SOCKS_VERSION:
+            raise ExitRefused("unreachable")
+        if chosen == _NO_METHOD or chosen != method:
+            raise ExitRefused("signIn" if method == _USER_PASSWORD else "unreachable")
+        if method == _USER_PASSWORD:
+            user = (proxy.username or "").encode("utf-8")
+            password = (proxy.password or "").encode("utf-8")
+            writer.write(bytes((1, len(user))) + user + bytes((len(password),)) + password)
+            _, status = await reader.readexactly(2)
+            if status != 0:
+                raise ExitRefused("signIn")
+        writer.write(bytes((_SOCKS_VERSION, _CONNECT, 0)) + _target(host) + struct.pack("!H", port))
+        version, reply, _, kind = await reader.readexactly(4)
+        if version != _SOCKS_VERSION:
+            raise ExitRefused("unreachable")
+        if reply != 0:
+            raise ExitRefused("target")
+        if kind == 1:
+            await reader.readexactly(4 + 2)
+        elif kind == 4:
+            await reader.readexactly(16 + 2)
+        elif kind == 3:
+            (length,) = await reader.readexactly(1)
+            await reader.readexactly(length + 2)
+        else:
+            raise ExitRefused("unreachable")
+
+
+def _target(host: str) -> bytes:
+    """The SOCKS5 address of ``host``: a literal as itself, a name for the proxy to resolve."""
+    with contextlib.suppress(ValueError):
+        literal = ipaddress.ip_address(host.strip("[]"))
+        return (b"\x01" if literal.version == 4 else b"\x04") + literal.packed
+    name = host.encode("idna")
+    return bytes((3, len(name))) + name

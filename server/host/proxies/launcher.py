@@ -1,0 +1,92 @@
+"""How a partition's browser reaches its proxy: the proxy setting Chromium launches with,
+and the loopback relay when Chromium cannot sign in itself.
+
+* ``http``/``https``, with or without a sign-in: Chromium talks to the proxy; Playwright
+  answers its sign-in.
+* ``socks5`` without a sign-in: Chromium talks to the proxy (it sends the host name).
+* ``socks5`` with a sign-in, and a member's computer: Chromium talks to a loopback relay
+  whose exit is the proxy or the member's egress channel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from server.host.proxies.exits import Exit, Socks5Exit, Why
+from server.host.proxies.marks import ProxyMarks
+from server.host.proxies.plan import ProxyPlan
+from server.host.proxies.relay import LoopbackRelay
+
+# The flag Chromium reads and the one Playwright's own builds spell; pass both.
+WEBRTC_FLAGS = (
+    "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+    "--webrtc-ip-handling-policy=disable_non_proxied_udp",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ProxySetting:
+    """Chromium's proxy: ``server`` (``scheme://host:port``) and its sign-in, if any."""
+
+    server: str
+    username: str | None = None
+    password: str | None = field(default=None, repr=False)
+
+    def playwright(self) -> dict[str, str]:
+        setting = {"server": self.server}
+        if self.username is not None:
+            setting["username"] = self.username
+            setting["password"] = self.password or ""
+        return setting
+
+
+@dataclass(slots=True)
+class LaunchedProxy:
+    """A partition's proxy while its browser runs."""
+
+    plan: ProxyPlan
+    setting: ProxySetting
+    relay: LoopbackRelay | None = None
+
+    async def stop(self) -> None:
+        if self.relay is not None:
+            await self.relay.close()
+
+
+class ProxyLauncher:
+    """Makes ``LaunchedProxy`` values; a relay's refusals mark the proxy."""
+
+    def __init__(
+        self,
+        marks: ProxyMarks,
+        *,
+        computer_exit: Callable[[str, str], Exit] | None = None,
+        connect_timeout: float = 15.0,
+    ) -> None:
+        self._marks = marks
+        self.computer_exit = computer_exit
+        self.connect_timeout = connect_timeout
+
+    async def start(self, plan: ProxyPlan) -> LaunchedProxy:
+        if plan.kind == "computer":
+            if self.computer_exit is None or plan.member_id is None:
+                raise ValueError("this host carries no member's egress")
+            return await self._relayed(plan, self.computer_exit(plan.team_id, plan.member_id))
+        address = plan.address
+        assert address is not None
+        if address.scheme == "socks5" and address.username is not None:
+            return await self._relayed(plan, Socks5Exit(address, timeout=self.connect_timeout))
+        setting = ProxySetting(address.server(), address.username, address.password)
+        if address.username is not None and address.password is None:
+            setting = ProxySetting(address.server(), address.username, "")
+        return LaunchedProxy(plan, setting)
+
+    async def _relayed(self, plan: ProxyPlan, exit_: Exit) -> LaunchedProxy:
+        def refused(why: Why) -> None:
+            if why in ("unreachable", "signIn"):
+                self._marks.record(plan.team_id, plan.proxy_id, why)
+
+        relay = await LoopbackRelay(exit_, refused).__aenter__()
+        setting = ProxySetting(relay.server, relay.username, relay.password)
+        return LaunchedProxy(plan, setting, relay)

@@ -1,0 +1,242 @@
+"""A named profile behind a proxy, in real Chromium: each page goes through the proxy
+(tinyproxy, microsocks, a faulty SOCKS5 server), refusals mark the proxy and name it in
+the page error, and nothing ever falls back to a direct connection."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+from aiohttp import web
+
+from peer.connection import HostConnection
+from server.common.errors import CrewhostError
+from server.host.browser.callers import Caller
+from server.host.browser.partitions import Partition
+from tests.support.fakes.socks5 import faulty_socks5
+from tests.support.hub_server import RunningHub
+from tests.support.peers import peer_member, wait_linked
+from tests.support.upstreams import free_port, microsocks, tinyproxy
+
+NOBODY = Caller.person("p" * 32)
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@dataclass
+class Seen:
+    """The fixture site's view: each request's path, the address it came from, its Via."""
+
+    base: str = ""
+    requests: list[tuple[str, str, str | None]] = field(default_factory=list)
+
+
+@pytest.fixture
+async def site() -> AsyncIterator[Seen]:
+    seen = Seen()
+
+    async def page(request: web.Request) -> web.Response:
+        if request.path == "/favicon.ico":
+            raise web.HTTPNotFound()  # Chromium asks on its own; only pages are counted
+        seen.requests.append((request.path, request.remote or "", request.headers.get("Via")))
+        return web.Response(text="<title>through</title><p>hello</p>", content_type="text/html")
+
+    app = web.Application()
+    app.router.add_get("/{tail:.*}", page)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    seen.base = f"http://127.0.0.1:{runner.addresses[0][1]}"
+    yield seen
+    await runner.cleanup()
+
+
+@dataclass
+class Admin:
+    connection: HostConnection
+    team_id: str
+
+
+@pytest.fixture
+async def admin(server: RunningHub, tmp_path: Path) -> AsyncIterator[Admin]:
+    await server.sign_up_owner()
+    host_id = await wait_linked(server)
+    member = await peer_member(server, "owner@example.com", tmp_path)
+    connection = await member.connect(host_id)
+    team_id = (await connection.call("host-v1/whoami"))["teamId"]
+    yield Admin(connection, team_id)
+    await connection.close()
+    await member.hub.close()
+
+
+async def profile_behind(admin: Admin, address: str) -> tuple[Partition, dict[str, Any]]:
+    proxy = await admin.connection.call("browser-proxies-v1/create", {"address": address})
+    profile = await admin.connection.call(
+        "browser-profiles-v1/create", {"name": f"Behind {proxy['id'][-8:]}"}
+    )
+    await admin.connection.call(
+        "browser-proxies-v1/assign", {"profile": profile["id"], "proxyId": proxy["id"]}
+    )
+    return Partition.profile(profile["id"]), proxy
+
+
+async def status_of(admin: Admin, proxy_id: str) -> str | None:
+    listed = (await admin.connection.call("browser-proxies-v1/list"))["proxies"]
+    return next(p["status"] for p in listed if p["id"] == proxy_id)
+
+
+async def refusal(server: RunningHub, admin: Admin, partition: Partition, url: str) -> str:
+    engine = await server.builtin.services.browser.engine()
+    with pytest.raises(CrewhostError) as caught:
+        await engine.open_tab(admin.team_id, partition, url=url)
+    assert admin.team_id not in str(caught.value)
+    return caught.value.code or ""
+
+
+async def test_http_proxies_with_and_without_a_sign_in(
+    server: RunningHub, admin: Admin, site: Seen, tmp_path: Path
+) -> None:
+    engine = await server.builtin.services.browser.engine()
+    async with tinyproxy(tmp_path, outgoing="127.0.0.2") as plain:
+        partition, _ = await profile_behind(admin, f"127.0.0.1:{plain.port}")
+        tab = await engine.open_tab(admin.team_id, partition, url=site.base + "/plain")
+        assert tab.url.endswith("/plain")
+    path, remote, via = site.requests[-1]
+    assert (path, remote) == ("/plain", "127.0.0.2")
+    assert via is not None
+    assert "tinyproxy" in via
+
+    async with tinyproxy(tmp_path, outgoing="127.0.0.3", sign_in=("agent", "passw0rd")) as guarded:
+        good, proxy = await profile_behind(admin, f"http://agent:passw0rd@127.0.0.1:{guarded.port}")
+        await engine.open_tab(admin.team_id, good, url=site.base + "/signed-in")
+        assert site.requests[-1][:2] == ("/signed-in", "127.0.0.3")
+
+        count = len(site.requests)
+        await admin.connection.call(
+            "browser-proxies-v1/update",
+            {
+                "id": proxy["id"],
+                "previousAddress": proxy["address"],
+                "address": f"http://agent:wrong@127.0.0.1:{guarded.port}",
+            },
+        )
+        assert await refusal(server, admin, good, site.base + "/wrong") == (
+            "browserProxySignInRefused"
+        )
+        assert await status_of(admin, proxy["id"]) == "signIn"
+        assert len(site.requests) == count  # never went direct
+
+        await admin.connection.call(
+            "browser-proxies-v1/update",
+            {
+                "id": proxy["id"],
+                "previousAddress": proxy["address"],
+                "address": f"http://agent:passw0rd@127.0.0.1:{guarded.port}",
+            },
+        )
+        await engine.open_tab(admin.team_id, good, url=site.base + "/again")
+        assert site.requests[-1][:2] == ("/again", "127.0.0.3")
+        assert await status_of(admin, proxy["id"]) is None  # the good load cleared the mark
+
+
+async def test_socks5_with_a_sign_in_goes_through_the_relay(
+    server: RunningHub, admin: Admin, site: Seen
+) -> None:
+    engine = await server.builtin.services.browser.engine()
+    async with microsocks(outgoing="127.0.0.4", sign_in=("agent", "s0cks@/#")) as socks:
+        partition, proxy = await profile_behind(
+            admin, f"socks5://agent:s0cks@/#@127.0.0.1:{socks.port}"
+        )
+        tab = await engine.open_tab(admin.team_id, partition, url=site.base + "/socks")
+        assert tab.url.endswith("/socks")
+        assert site.requests[-1][:2] == ("/socks", "127.0.0.4")
+        assert await status_of(admin, proxy["id"]) is None
+
+
+async def test_a_dead_proxy_is_unreachable_and_never_falls_back(
+    server: RunningHub, admin: Admin, site: Seen
+) -> None:
+    for address in (f"127.0.0.1:{free_port()}", f"socks5://u:p@127.0.0.1:{free_port()}"):
+        partition, proxy = await profile_behind(admin, address)
+        assert await refusal(server, admin, partition, site.base + "/") == (
+            "browserProxyUnreachable"
+        )
+        assert await status_of(admin, proxy["id"]) == "unreachable"
+        await admin.connection.call(
+            "browser-proxies-v1/delete", {"id": proxy["id"], "profiles": [partition.key]}
+        )
+        await admin.connection.call("browser-profiles-v1/delete", {"id": partition.key})
+    assert site.requests == []
+    engine = await server.builtin.services.browser.engine()
+    assert engine.list_tabs(admin.team_id) == []  # the tabs did not open
+
+
+async def test_socks5_refusals_and_silence(server: RunningHub, admin: Admin, site: Seen) -> None:
+    server.builtin.services.browser.proxied.launcher.connect_timeout = 1.0
+    expected = {"refuse": "browserProxySignInRefused", "silent": "browserProxyUnreachable"}
+    marks = {"refuse": "signIn", "silent": "unreachable"}
+    for mode, code in expected.items():
+        async with faulty_socks5(mode) as fake:  # type: ignore[arg-type]
+            partition, proxy = await profile_behind(
+                admin, f"socks5://user:secret@127.0.0.1:{fake.port}"
+            )
+            assert await refusal(server, admin, partition, site.base + "/") == code
+            assert fake.connections >= 1
+            assert await status_of(admin, proxy["id"]) == marks[mode]
+            await admin.connection.call(
+                "browser-proxies-v1/delete", {"id": proxy["id"], "profiles": [partition.key]}
+            )
+            await admin.connection.call("browser-profiles-v1/delete", {"id": partition.key})
+    async with faulty_socks5("ok") as fake:
+        partition, proxy = await profile_behind(
+            admin, f"socks5://user:secret@127.0.0.1:{fake.port}"
+        )
+        engine = await server.builtin.services.browser.engine()
+        await engine.open_tab(admin.team_id, partition, url=site.base + "/fine")
+    assert [path for path, _, _ in site.requests] == ["/fine"]
+
+
+async def test_a_proxy_change_closes_the_tabs_of_its_profiles(
+    server: RunningHub, admin: Admin, site: Seen, tmp_path: Path
+) -> None:
+    engine = await server.builtin.services.browser.engine()
+    async with tinyproxy(tmp_path, outgoing="127.0.0.2") as plain:
+        partition, proxy = await profile_behind(admin, f"127.0.0.1:{plain.port}")
+        tab = await engine.open_tab(admin.team_id, partition, url=site.base + "/one")
+        shared = await engine.open_tab(admin.team_id, Partition.shared(), url="about:blank")
+        await admin.connection.call(
+            "browser-proxies-v1/update",
+            {
+                "id": proxy["id"],
+                "previousAddress": proxy["address"],
+                "address": f"127.0.0.1:{plain.port + 0}",
+            },
+        )
+        # The same address: nothing changed, nothing closed.
+        assert [t.id for t in engine.list_tabs(admin.team_id)] == [tab.id, shared.id]
+        dead = free_port()
+        await admin.connection.call(
+            "browser-proxies-v1/update",
+            {
+                "id": proxy["id"],
+                "previousAddress": proxy["address"],
+                "address": f"127.0.0.1:{dead}",
+            },
+        )
+        assert [t.id for t in engine.list_tabs(admin.team_id)] == [shared.id]
+
+
+async def test_a_proxied_browser_keeps_webrtc_behind_the_proxy(
+    server: RunningHub, admin: Admin, tmp_path: Path
+) -> None:
+    engine = await server.builtin.services.browser.engine()
+    async with tinyproxy(tmp_path, outgoing="127.0.0.2") as plain:
+        partition, _ = await profile_behind(admin, f"127.0.0.1:{plain.port}")
+        tab = await engine.open_tab(admin.team_id, partition, url="chrome://version")
+        shown = await engine.run(admin.team_id, tab.id, NOBODY, lambda page: page.content())
+    # Chromium's own page lists the command line it was launched with.
+    assert "--force-webrtc-ip-handling-policy=disable_non_proxied_udp" in shown.value
+    assert "--webrtc-ip-handling-policy=disable_non_proxied_udp" in shown.value
+    assert "--proxy-pac-url" not in shown.value  # the proxy, not the address guard's PAC
