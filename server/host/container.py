@@ -29,6 +29,7 @@ from server.host.services.memories import MemoryService
 from server.host.services.profiles import BrowserProfileService
 from server.host.services.providers import ProviderService
 from server.host.services.tabs import TabService
+from server.host.services.vault import VaultService
 from server.host.tools.base import ToolContext, ToolSettings
 
 
@@ -61,6 +62,7 @@ class HostServices:
     memories: MemoryService = field(init=False)
     agents: AgentService = field(init=False)
     providers: ProviderService = field(init=False)
+    vault: VaultService = field(init=False)
     attention: AttentionRegistry = field(init=False)
     models: ModelProviders = field(init=False)
     threads: ThreadService = field(init=False)
@@ -99,6 +101,7 @@ class HostServices:
         services.tabs = TabService(browser, services.profiles, settings.host.search_url)
         services.memories = MemoryService(db, clock)
         services.providers = ProviderService(db, clock, secrets, services.peers.announce)
+        services.vault = VaultService(db, clock, secrets)
         services.agents = AgentService(
             db,
             clock,

@@ -10,6 +10,7 @@ from server.host.routes import (
     providers,
     system,
     threads,
+    vault,
 )
 
 ROUTE_TABLES = (
@@ -20,4 +21,5 @@ ROUTE_TABLES = (
     providers.routes,
     threads.routes,
     attention.routes,
+    vault.routes,
 )

@@ -667,6 +667,108 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/vault-v1/create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Add a login, a card or a contact; its secrets are sealed before they are stored. */
+        post: operations["vault-v1/create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/vault-v1/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Delete an item and its secrets. */
+        post: operations["vault-v1/delete"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/vault-v1/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Every item's fields without its secrets. */
+        post: operations["vault-v1/list"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/vault-v1/list_names": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The team's items by name and kind, so a member recognises what an agent asks for. */
+        post: operations["vault-v1/list_names"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/vault-v1/read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** One item's fields without its secrets. */
+        post: operations["vault-v1/read"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/vault-v1/update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Change the fields given of one item. */
+        post: operations["vault-v1/update"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -986,6 +1088,41 @@ export interface components {
             /** Protocol */
             protocol: number;
         };
+        /** CardFields */
+        CardFields: {
+            /**
+             * Billingaddress
+             * @default null
+             */
+            billingAddress?: string | null;
+            /**
+             * Cardholder
+             * @default null
+             */
+            cardholder?: string | null;
+            /**
+             * Expiry
+             * @default null
+             */
+            expiry?: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "card";
+            /** Name */
+            name: string;
+            /**
+             * Number
+             * @default null
+             */
+            number?: string | null;
+            /**
+             * Securitycode
+             * @default null
+             */
+            securityCode?: string | null;
+        };
         /**
          * Closed
          * @description The host ends the view; the channel closes right after.
@@ -1000,6 +1137,31 @@ export interface components {
              * @enum {string}
              */
             type: "closed";
+        };
+        /** ContactFields */
+        ContactFields: {
+            /**
+             * Email
+             * @default null
+             */
+            email?: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "contact";
+            /** Name */
+            name: string;
+            /**
+             * Phone
+             * @default null
+             */
+            phone?: string | null;
+            /**
+             * Postaladdress
+             * @default null
+             */
+            postalAddress?: string | null;
         };
         /**
          * ContextMenu
@@ -1146,6 +1308,11 @@ export interface components {
             /** Name */
             name: string;
         };
+        /** CreateVaultItem */
+        CreateVaultItem: {
+            /** Item */
+            item: components["schemas"]["LoginFields"] | components["schemas"]["CardFields"] | components["schemas"]["ContactFields"];
+        };
         /**
          * Cursor
          * @description The CSS cursor under the pointer changed.
@@ -1189,6 +1356,11 @@ export interface components {
          * @description What the host sends on a ``view:`` channel besides frames.
          */
         HostViewMessage: components["schemas"]["Opened"] | components["schemas"]["Held"] | components["schemas"]["Cursor"] | components["schemas"]["ContextMenu"] | components["schemas"]["Copied"] | components["schemas"]["CopyTooLarge"] | components["schemas"]["ViewError"] | components["schemas"]["Closed"];
+        /** ItemRef */
+        ItemRef: {
+            /** Itemid */
+            itemId: string;
+        };
         /** Key */
         Key: {
             /**
@@ -1223,6 +1395,38 @@ export interface components {
              * @enum {string}
              */
             type: "key";
+        };
+        /** LoginFields */
+        LoginFields: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "login";
+            /** Name */
+            name: string;
+            /**
+             * Notes
+             * @default null
+             */
+            notes?: string | null;
+            /**
+             * Password
+             * @default null
+             */
+            password?: string | null;
+            /** Sites */
+            sites: string[];
+            /**
+             * Totpsecret
+             * @default null
+             */
+            totpSecret?: string | null;
+            /**
+             * Username
+             * @default null
+             */
+            username?: string | null;
         };
         /** MenuChoice */
         MenuChoice: {
@@ -1990,6 +2194,162 @@ export interface components {
              * @description 'anthropic', 'openai', 'openrouter' or a custom provider's id
              */
             provider: string;
+        };
+        /**
+         * UpdateVaultItem
+         * @description Only the fields given change; a secret sent as the mask keeps its value, null clears.
+         */
+        UpdateVaultItem: {
+            /**
+             * Billingaddress
+             * @default null
+             */
+            billingAddress?: string | null;
+            /**
+             * Cardholder
+             * @default null
+             */
+            cardholder?: string | null;
+            /**
+             * Email
+             * @default null
+             */
+            email?: string | null;
+            /**
+             * Expiry
+             * @default null
+             */
+            expiry?: string | null;
+            /** Itemid */
+            itemId: string;
+            /**
+             * Name
+             * @default null
+             */
+            name?: string | null;
+            /**
+             * Notes
+             * @default null
+             */
+            notes?: string | null;
+            /**
+             * Number
+             * @default null
+             */
+            number?: string | null;
+            /**
+             * Password
+             * @default null
+             */
+            password?: string | null;
+            /**
+             * Phone
+             * @default null
+             */
+            phone?: string | null;
+            /**
+             * Postaladdress
+             * @default null
+             */
+            postalAddress?: string | null;
+            /**
+             * Securitycode
+             * @default null
+             */
+            securityCode?: string | null;
+            /**
+             * Sites
+             * @default null
+             */
+            sites?: string[] | null;
+            /**
+             * Totpsecret
+             * @default null
+             */
+            totpSecret?: string | null;
+            /**
+             * Username
+             * @default null
+             */
+            username?: string | null;
+        };
+        /** VaultItemDeleted */
+        VaultItemDeleted: {
+            /** Deleted */
+            deleted: boolean;
+        };
+        /** VaultItemList */
+        VaultItemList: {
+            /** Items */
+            items: components["schemas"]["VaultItemWire"][];
+        };
+        /**
+         * VaultItemWire
+         * @description An item as an owner or admin reads it: secrets only as "set" marks.
+         */
+        VaultItemWire: {
+            /** Billingaddress */
+            billingAddress: string | null;
+            /** Cardbrand */
+            cardBrand: string | null;
+            /** Cardlast4 */
+            cardLast4: string | null;
+            /** Cardholder */
+            cardholder: string | null;
+            /** Createdat */
+            createdAt: number;
+            /** Email */
+            email: string | null;
+            /** Expiry */
+            expiry: string | null;
+            /** Id */
+            id: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "login" | "card" | "contact";
+            /** Name */
+            name: string;
+            /** Notes */
+            notes: string | null;
+            /** Numberset */
+            numberSet: boolean;
+            /** Passwordset */
+            passwordSet: boolean;
+            /** Phone */
+            phone: string | null;
+            /** Postaladdress */
+            postalAddress: string | null;
+            /** Securitycodeset */
+            securityCodeSet: boolean;
+            /** Sites */
+            sites: string[];
+            /** Totpsecretset */
+            totpSecretSet: boolean;
+            /** Updatedat */
+            updatedAt: number;
+            /** Username */
+            username: string | null;
+        };
+        /** VaultSummaryList */
+        VaultSummaryList: {
+            /** Items */
+            items: components["schemas"]["VaultSummaryView"][];
+        };
+        /** VaultSummaryView */
+        VaultSummaryView: {
+            /** Id */
+            id: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "login" | "card" | "contact";
+            /** Name */
+            name: string;
+            /** Sites */
+            sites: string[];
         };
         /**
          * ViewError
@@ -2962,6 +3322,150 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TurnStopped"];
+                };
+            };
+        };
+    };
+    "vault-v1/create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateVaultItem"];
+            };
+        };
+        responses: {
+            /** @description Add a login, a card or a contact; its secrets are sealed before they are stored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VaultItemWire"];
+                };
+            };
+        };
+    };
+    "vault-v1/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ItemRef"];
+            };
+        };
+        responses: {
+            /** @description Delete an item and its secrets. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VaultItemDeleted"];
+                };
+            };
+        };
+    };
+    "vault-v1/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NoArgs"];
+            };
+        };
+        responses: {
+            /** @description Every item's fields without its secrets. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VaultItemList"];
+                };
+            };
+        };
+    };
+    "vault-v1/list_names": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NoArgs"];
+            };
+        };
+        responses: {
+            /** @description The team's items by name and kind, so a member recognises what an agent asks for. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VaultSummaryList"];
+                };
+            };
+        };
+    };
+    "vault-v1/read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ItemRef"];
+            };
+        };
+        responses: {
+            /** @description One item's fields without its secrets. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VaultItemWire"];
+                };
+            };
+        };
+    };
+    "vault-v1/update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateVaultItem"];
+            };
+        };
+        responses: {
+            /** @description Change the fields given of one item. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VaultItemWire"];
                 };
             };
         };
