@@ -97,6 +97,7 @@ HOST_ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode("vaultSiteInvalid", "A vault login's site is not an http or https address."),
     ErrorCode("vaultCardNumberInvalid", "A card number is not a valid card number."),
     ErrorCode("vaultSecretUnusable", "A vault item's stored secret cannot be opened by this host."),
+    ErrorCode("secretRequestKind", "The answer does not fit what the request asks for."),
     ErrorCode("browserProfileNotFound", "No such browser profile in this team."),
     ErrorCode("browserProfileNameTaken", "A browser profile of this name exists."),
     ErrorCode("browserProfileLimit", "The team has as many browser profiles as it may."),

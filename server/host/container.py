@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -17,6 +17,7 @@ from server.config import Settings
 from server.db.engine import Database
 from server.host.agents.attention import AttentionRegistry
 from server.host.agents.model_providers import ModelProviders
+from server.host.agents.secret_handoff import SecretHandoffService
 from server.host.agents.threads import ThreadService
 from server.host.browser.callers import Caller
 from server.host.browser.runtime import BrowserRuntime
@@ -30,7 +31,7 @@ from server.host.services.profiles import BrowserProfileService
 from server.host.services.providers import ProviderService
 from server.host.services.tabs import TabService
 from server.host.services.vault import VaultService
-from server.host.tools.base import ToolContext, ToolSettings
+from server.host.tools.base import SecureEntryDesk, ToolContext, ToolSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +64,7 @@ class HostServices:
     agents: AgentService = field(init=False)
     providers: ProviderService = field(init=False)
     vault: VaultService = field(init=False)
+    secret_handoff: SecretHandoffService = field(init=False)
     attention: AttentionRegistry = field(init=False)
     models: ModelProviders = field(init=False)
     threads: ThreadService = field(init=False)
@@ -111,6 +113,7 @@ class HostServices:
             services.peers.announce,
         )
         services.attention = AttentionRegistry(clock, services.peers.announce)
+        services.secret_handoff = SecretHandoffService(services.attention, services.vault)
         services.models = ModelProviders(services.providers.credentials)
         services.threads = ThreadService(
             db,
@@ -149,8 +152,11 @@ class HostServices:
         self.peers.announce(team_id, BrowserTabsChanged())
         self.control_requests.lapse(team_id)
 
-    async def tool_context(self, team_id: str, caller: Caller) -> ToolContext:
-        """The agent tools' view of this host for one turn of ``caller``."""
+    async def tool_context(
+        self, team_id: str, caller: Caller, visible_to: Callable[[str], bool] | None = None
+    ) -> ToolContext:
+        """The agent tools' view of this host for one turn of ``caller``; ``visible_to`` says
+        who sees the turn's thread (the people secure entry may ask)."""
         return ToolContext(
             engine=await self.browser.engine(),
             team_id=team_id,
@@ -159,6 +165,12 @@ class HostServices:
             settings=ToolSettings.from_settings(self.settings.host),
             partition_for_agent=self.profiles.partition_for_agent,
             announce=self.peers.announce,
+            secure_entry=SecureEntryDesk(
+                ask_person=self.attention.ask_person,
+                vault=self.vault,
+                end_views=self.live.end_views,
+                visible_to=visible_to,
+            ),
         )
 
     async def __aexit__(

@@ -166,18 +166,48 @@ class TurnFinished(HostEvent):
     output_tokens: int
 
 
+class SecretFieldLabel(WireModel):
+    """One field a secret goes into, as the page names it; never its value."""
+
+    label: str
+    kind: Literal["password", "username", "oneTimeCode", "cardNumber", "securityCode", "other"]
+
+
+class SecretRequestDetails(WireModel):
+    """What a person sees of a request for a secret: only public facts of the page."""
+
+    tab_id: str
+    origin: str
+    fields: list[SecretFieldLabel]
+    purpose: str
+    # Whether "save to vault" may be offered: a login's password, to an owner or admin.
+    vault_offered: bool
+
+
+class VaultItemRequestDetails(WireModel):
+    """What a person sees of a request to add a vault item: the agent's non-secret values."""
+
+    kind: Literal["login", "card", "contact"]
+    prefill: dict[str, str | list[str]]
+    reason: str
+
+
 class AttentionRequested(HostEvent):
-    """An agent waits for a person: consent for a gated call (more kinds will come)."""
+    """An agent waits for a person: consent for a gated call, a secret for a page
+    (``secret``; answered on ``browser-secret-handoff-v1``) or a new vault item
+    (``vaultItem``; answered on ``browser-secret-vault-v1`` by an owner or admin)."""
 
     NAME: ClassVar[str] = "attention-requested"
     id: str
-    kind: Literal["consent"]
+    kind: Literal["consent", "secret", "vaultItem"]
     thread_id: str
     agent_id: str
     call_id: str
     tool: str
     summary: str
     expires_at: float
+    secret: SecretRequestDetails | None = None
+    vault_item: VaultItemRequestDetails | None = None
 
 
 class AttentionResolved(HostEvent):

@@ -56,7 +56,8 @@ ResolveProvider = Callable[[str, str], Awaitable[tuple[ModelProvider, str]]]
 # (team, provider id, error or None): what the provider said last, for its status.
 RecordProviderError = Callable[[str, str, str | None], Awaitable[None]]
 # Builds the tool context of a turn: the agent's hands in the browser.
-MakeToolContext = Callable[[str, Caller], Awaitable[ToolContext]]
+# The tools' context for a turn: team, caller, and who sees the thread (people it may ask).
+MakeToolContext = Callable[[str, Caller, Callable[[str], bool]], Awaitable[ToolContext]]
 Announce = Callable[[str, events.HostEvent, Callable[[str], bool]], None]
 
 
@@ -220,7 +221,12 @@ class ThreadService:
                 model=agent.model or default_model,
                 system=system_prompt(agent.instructions),
                 transcript=[message_from_json(m.body) for m in stored],
-                context=await self._tool_context(thread.team_id, Caller.agent(agent.id, thread.id)),
+                context=await self._tool_context(
+                    thread.team_id,
+                    Caller.agent(agent.id, thread.id),
+                    # Read at each question: sharing the thread, or taking it back, applies.
+                    lambda account_id: running.thread.visible_to(account_id),
+                ),
                 permissions=agent.permissions,
                 max_tool_calls=agent.max_tool_calls or DEFAULT_MAX_TOOL_CALLS,
             )

@@ -8,6 +8,8 @@ from server.host.routes import (
     browser_control,
     browser_profiles,
     providers,
+    secret_handoff,
+    secret_vault,
     system,
     threads,
     vault,
@@ -22,4 +24,6 @@ ROUTE_TABLES = (
     threads.routes,
     attention.routes,
     vault.routes,
+    secret_handoff.routes,
+    secret_vault.routes,
 )

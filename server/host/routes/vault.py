@@ -101,10 +101,9 @@ class CreateVaultItem(InboundModel):
     item: Annotated[LoginFields | CardFields | ContactFields, Field(discriminator="kind")]
 
 
-class UpdateVaultItem(InboundModel):
-    """Only the fields given change; a secret sent as the mask keeps its value, null clears."""
+class VaultFieldValues(InboundModel):
+    """Fields of any kind of item; the vault service refuses those not of the item's kind."""
 
-    item_id: ItemId
     name: Text | None = None
     sites: Sites | None = None
     username: Text | None = None
@@ -119,6 +118,16 @@ class UpdateVaultItem(InboundModel):
     email: Text | None = None
     phone: Text | None = None
     postal_address: Text | None = None
+
+    def given(self, *, leave: frozenset[str] = frozenset()) -> dict[str, object]:
+        """The fields the client sent, by their Python names."""
+        return {name: getattr(self, name) for name in self.model_fields_set - leave}
+
+
+class UpdateVaultItem(VaultFieldValues):
+    """Only the fields given change; a secret sent as the mask keeps its value, null clears."""
+
+    item_id: ItemId
 
 
 def summary_view(item: VaultSummary) -> VaultSummaryView:
@@ -181,7 +190,7 @@ async def create_item(call: HostCall, args: CreateVaultItem) -> VaultItemWire:
 @routes.route("vault-v1/update", args=UpdateVaultItem, least_role=Role.ADMIN)
 async def update_item(call: HostCall, args: UpdateVaultItem) -> VaultItemWire:
     """Change the fields given of one item."""
-    values = {name: getattr(args, name) for name in args.model_fields_set - {"item_id"}}
+    values = args.given(leave=frozenset({"item_id"}))
     return item_view(await call.host.vault.update_item(call.peer.team_id, args.item_id, values))
 
 

@@ -9,8 +9,12 @@ brand, and which secrets are set. A field sent back as ``MASK`` keeps its value.
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import logging
 import re
+import struct
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -208,6 +212,13 @@ class VaultService:
                 code="vaultSecretUnusable",
             ) from exc
 
+    async def one_time_code(self, team_id: str, item_id: str) -> str | None:
+        """A login's current six-digit TOTP code (RFC 6238, 30 s steps), for secure entry."""
+        secret = await self.open_secret(team_id, item_id, "totp_secret")
+        if secret is None:
+            return None
+        return totp_code(secret, self._clock.now())
+
     async def _get(self, team_id: str, item_id: str) -> VaultItemRow:
         async with self._db.read() as conn:
             row = await self._repo.get_item(conn, team_id, item_id)
@@ -334,6 +345,16 @@ def _check_secret(name: str, value: object, longest: int) -> str:
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in text):
         raise InvalidArgument(f"{name} has no control characters", field=name)
     return text
+
+
+def totp_code(secret: str, now: float, *, step: int = 30, digits: int = 6) -> str:
+    """The TOTP code of a base32 ``secret`` at ``now`` (HMAC-SHA1, RFC 6238)."""
+    key = base64.b32decode(secret + "=" * (-len(secret) % 8))
+    counter = struct.pack(">Q", int(now // step))
+    mac = hmac.new(key, counter, hashlib.sha1).digest()
+    offset = mac[-1] & 0x0F
+    number = struct.unpack(">I", mac[offset : offset + 4])[0] & 0x7FFFFFFF
+    return str(number % 10**digits).zfill(digits)
 
 
 def _luhn(digits: str) -> bool:

@@ -88,6 +88,7 @@ const TABLE: Record<string, string> = {
   vaultSiteInvalid: 'A site must be a web address that starts with http:// or https://.',
   vaultCardNumberInvalid: 'That card number is not valid. Check the digits and enter it again.',
   vaultSecretUnusable: 'A secret saved in this vault item cannot be used on this host. Enter it again.',
+  secretRequestKind: 'Your answer does not fit what was asked for. Look at the request again.',
   browserProfileNotFound: 'That browser profile no longer exists. Reload the list of profiles.',
   browserProfileNameTaken: 'A browser profile with this name exists already. Choose another name.',
   browserProfileLimit: 'This team has as many browser profiles as it may have. Delete one first.',

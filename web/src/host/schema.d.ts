@@ -412,6 +412,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/browser-secret-handoff-v1/decline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Decline a request for a secret or a vault item. */
+        post: operations["browser-secret-handoff-v1/decline"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/browser-secret-handoff-v1/submit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Give the secret (one value per field) to the waiting entry; it is not kept. */
+        post: operations["browser-secret-handoff-v1/submit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/browser-secret-vault-v1/add_item": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Answer an agent's request for a vault item with the item, of the kind it asked for. */
+        post: operations["browser-secret-vault-v1/add_item"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/browser-secret-vault-v1/submit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Give the secret to the waiting entry and save it to the vault as a login. */
+        post: operations["browser-secret-vault-v1/submit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/capabilities": {
         parameters: {
             query?: never;
@@ -773,6 +841,81 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** AddRequestedItem */
+        AddRequestedItem: {
+            /**
+             * Billingaddress
+             * @default null
+             */
+            billingAddress?: string | null;
+            /**
+             * Cardholder
+             * @default null
+             */
+            cardholder?: string | null;
+            /**
+             * Email
+             * @default null
+             */
+            email?: string | null;
+            /**
+             * Expiry
+             * @default null
+             */
+            expiry?: string | null;
+            /** Id */
+            id: string;
+            /**
+             * Name
+             * @default null
+             */
+            name?: string | null;
+            /**
+             * Notes
+             * @default null
+             */
+            notes?: string | null;
+            /**
+             * Number
+             * @default null
+             */
+            number?: string | null;
+            /**
+             * Password
+             * @default null
+             */
+            password?: string | null;
+            /**
+             * Phone
+             * @default null
+             */
+            phone?: string | null;
+            /**
+             * Postaladdress
+             * @default null
+             */
+            postalAddress?: string | null;
+            /**
+             * Securitycode
+             * @default null
+             */
+            securityCode?: string | null;
+            /**
+             * Sites
+             * @default null
+             */
+            sites?: string[] | null;
+            /**
+             * Totpsecret
+             * @default null
+             */
+            totpSecret?: string | null;
+            /**
+             * Username
+             * @default null
+             */
+            username?: string | null;
+        };
         /** AgentChoice */
         AgentChoice: {
             /** Agentid */
@@ -890,7 +1033,9 @@ export interface components {
         };
         /**
          * AttentionRequested
-         * @description An agent waits for a person: consent for a gated call (more kinds will come).
+         * @description An agent waits for a person: consent for a gated call, a secret for a page
+         *     (``secret``; answered on ``browser-secret-handoff-v1``) or a new vault item
+         *     (``vaultItem``; answered on ``browser-secret-vault-v1`` by an owner or admin).
          */
         AttentionRequested: {
             /** Agentid */
@@ -903,15 +1048,19 @@ export interface components {
             id: string;
             /**
              * Kind
-             * @constant
+             * @enum {string}
              */
-            kind: "consent";
+            kind: "consent" | "secret" | "vaultItem";
+            /** @default null */
+            secret: components["schemas"]["SecretRequestDetails"] | null;
             /** Summary */
             summary: string;
             /** Threadid */
             threadId: string;
             /** Tool */
             tool: string;
+            /** @default null */
+            vaultItem: components["schemas"]["VaultItemRequestDetails"] | null;
         };
         /** AttentionRequestedEvent */
         AttentionRequestedEvent: {
@@ -1326,12 +1475,30 @@ export interface components {
              */
             type: "cursor";
         };
+        /** DeclineRequest */
+        DeclineRequest: {
+            /** Id */
+            id: string;
+            /**
+             * Kind
+             * @default secret
+             * @enum {string}
+             */
+            kind?: "secret" | "vaultItem";
+        };
         /** ErrorInfo */
         ErrorInfo: {
             /** Code */
             code: string;
             /** Message */
             message: string;
+        };
+        /** HandedOver */
+        HandedOver: {
+            /** Handedover */
+            handedOver: boolean;
+            /** Id */
+            id: string;
         };
         /**
          * Held
@@ -1688,6 +1855,12 @@ export interface components {
              */
             type: "release";
         };
+        /** RequestedItemAdded */
+        RequestedItemAdded: {
+            /** Id */
+            id: string;
+            item: components["schemas"]["VaultSummaryView"];
+        };
         /**
          * Resize
          * @description Hold the page at this size while the channel is open (the viewer's panel changed).
@@ -1733,6 +1906,41 @@ export interface components {
          * @enum {string}
          */
         Role: "member" | "admin" | "owner";
+        /** SavedAndHandedOver */
+        SavedAndHandedOver: {
+            /** Id */
+            id: string;
+            item: components["schemas"]["VaultItemWire"];
+        };
+        /**
+         * SecretFieldLabel
+         * @description One field a secret goes into, as the page names it; never its value.
+         */
+        SecretFieldLabel: {
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "password" | "username" | "oneTimeCode" | "cardNumber" | "securityCode" | "other";
+            /** Label */
+            label: string;
+        };
+        /**
+         * SecretRequestDetails
+         * @description What a person sees of a request for a secret: only public facts of the page.
+         */
+        SecretRequestDetails: {
+            /** Fields */
+            fields: components["schemas"]["SecretFieldLabel"][];
+            /** Origin */
+            origin: string;
+            /** Purpose */
+            purpose: string;
+            /** Tabid */
+            tabId: string;
+            /** Vaultoffered */
+            vaultOffered: boolean;
+        };
         /** SendMessage */
         SendMessage: {
             /** Text */
@@ -1771,6 +1979,31 @@ export interface components {
              * @default
              */
             title?: string;
+        };
+        /** SubmitAndSave */
+        SubmitAndSave: {
+            /** Id */
+            id: string;
+            /**
+             * Name
+             * @default null
+             */
+            name?: string | null;
+            /**
+             * Values
+             * @description One value per field the request lists, in order.
+             */
+            values: string[];
+        };
+        /** SubmitSecret */
+        SubmitSecret: {
+            /** Id */
+            id: string;
+            /**
+             * Values
+             * @description One value per field the request lists, in order.
+             */
+            values: string[];
         };
         /** TabAddress */
         TabAddress: {
@@ -2282,6 +2515,23 @@ export interface components {
         VaultItemList: {
             /** Items */
             items: components["schemas"]["VaultItemWire"][];
+        };
+        /**
+         * VaultItemRequestDetails
+         * @description What a person sees of a request to add a vault item: the agent's non-secret values.
+         */
+        VaultItemRequestDetails: {
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "login" | "card" | "contact";
+            /** Prefill */
+            prefill: {
+                [key: string]: string | string[];
+            };
+            /** Reason */
+            reason: string;
         };
         /**
          * VaultItemWire
@@ -2962,6 +3212,102 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ProfileView"];
+                };
+            };
+        };
+    };
+    "browser-secret-handoff-v1/decline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeclineRequest"];
+            };
+        };
+        responses: {
+            /** @description Decline a request for a secret or a vault item. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HandedOver"];
+                };
+            };
+        };
+    };
+    "browser-secret-handoff-v1/submit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubmitSecret"];
+            };
+        };
+        responses: {
+            /** @description Give the secret (one value per field) to the waiting entry; it is not kept. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HandedOver"];
+                };
+            };
+        };
+    };
+    "browser-secret-vault-v1/add_item": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AddRequestedItem"];
+            };
+        };
+        responses: {
+            /** @description Answer an agent's request for a vault item with the item, of the kind it asked for. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestedItemAdded"];
+                };
+            };
+        };
+    };
+    "browser-secret-vault-v1/submit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubmitAndSave"];
+            };
+        };
+        responses: {
+            /** @description Give the secret to the waiting entry and save it to the vault as a login. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SavedAndHandedOver"];
                 };
             };
         };
