@@ -9,11 +9,13 @@ from pydantic import Field, StringConstraints
 from server.common.roles import Role
 from server.common.wire import InboundModel, WireModel
 from server.host.container import HostCall
-from server.host.routes.system import NoArgs
 from server.host.rtc.team_api import HostRouteTable
 from server.host.services.vault import MAX_SITES, VaultItemView, VaultKind, VaultSummary
 
 routes = HostRouteTable("vault-v1")
+
+# One answer stays well under the Team API's message size with long notes and many sites.
+MAX_PAGE = 200
 
 # Bounds of what is parsed at all; the vault service checks each field's own limit.
 Text = Annotated[str, StringConstraints(max_length=4096)]
@@ -30,6 +32,8 @@ class VaultSummaryView(WireModel):
 
 class VaultSummaryList(WireModel):
     items: list[VaultSummaryView]
+    total: int
+    next_offset: int | None = Field(description="Where the next page starts; null at the end.")
 
 
 class VaultItemWire(WireModel):
@@ -59,6 +63,15 @@ class VaultItemWire(WireModel):
 
 class VaultItemList(WireModel):
     items: list[VaultItemWire]
+    total: int
+    next_offset: int | None = Field(description="Where the next page starts; null at the end.")
+
+
+class ListPage(InboundModel):
+    """A page of items by name: ``limit`` (at most 200) from ``offset``."""
+
+    offset: Annotated[int, Field(ge=0)] = 0
+    limit: Annotated[int, Field(ge=1, le=MAX_PAGE)] = MAX_PAGE
 
 
 class VaultItemDeleted(WireModel):
@@ -159,18 +172,35 @@ def item_view(item: VaultItemView) -> VaultItemWire:
     )
 
 
-@routes.route("vault-v1/list_names", args=NoArgs, least_role=Role.MEMBER)
-async def list_names(call: HostCall, _args: NoArgs) -> VaultSummaryList:
+def _next(page: ListPage, shown: int, total: int) -> int | None:
+    end = page.offset + shown
+    return end if shown and end < total else None
+
+
+@routes.route("vault-v1/list_names", args=ListPage, least_role=Role.MEMBER)
+async def list_names(call: HostCall, args: ListPage) -> VaultSummaryList:
     """The team's items by name and kind, so a member recognises what an agent asks for."""
-    listed = await call.host.vault.list_summaries(call.peer.team_id)
-    return VaultSummaryList(items=[summary_view(item) for item in listed])
+    listed = await call.host.vault.list_summaries(
+        call.peer.team_id, offset=args.offset, limit=args.limit
+    )
+    return VaultSummaryList(
+        items=[summary_view(item) for item in listed.items],
+        total=listed.total,
+        next_offset=_next(args, len(listed.items), listed.total),
+    )
 
 
-@routes.route("vault-v1/list", args=NoArgs, least_role=Role.ADMIN)
-async def list_items(call: HostCall, _args: NoArgs) -> VaultItemList:
-    """Every item's fields without its secrets."""
-    listed = await call.host.vault.list_items(call.peer.team_id)
-    return VaultItemList(items=[item_view(item) for item in listed])
+@routes.route("vault-v1/list", args=ListPage, least_role=Role.ADMIN)
+async def list_items(call: HostCall, args: ListPage) -> VaultItemList:
+    """Items' fields without their secrets, a page at a time."""
+    listed = await call.host.vault.list_items(
+        call.peer.team_id, offset=args.offset, limit=args.limit
+    )
+    return VaultItemList(
+        items=[item_view(item) for item in listed.items],
+        total=listed.total,
+        next_offset=_next(args, len(listed.items), listed.total),
+    )
 
 
 @routes.route("vault-v1/read", args=ItemRef, least_role=Role.ADMIN)

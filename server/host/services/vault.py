@@ -18,7 +18,7 @@ import struct
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Generic, Literal, TypeVar, get_args
 from urllib.parse import urlsplit
 
 from server.common.clock import Clock
@@ -35,6 +35,8 @@ from server.db.tables import (
 from server.host.storage.vault import VaultItemRow, VaultRepository
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 VaultKind = Literal["login", "card", "contact"]
 SecretField = Literal["password", "totp_secret", "number", "security_code"]
@@ -112,6 +114,14 @@ class VaultItemView:
     updated_at: float
 
 
+@dataclass(frozen=True, slots=True)
+class VaultPage(Generic[T]):
+    """Some of a team's items, and how many it has in all."""
+
+    items: list[T]
+    total: int
+
+
 class VaultService:
     """List, add, change and delete a team's vault items; seal and open their secrets."""
 
@@ -121,16 +131,27 @@ class VaultService:
         self._box = box
         self._repo = VaultRepository()
 
-    async def list_summaries(self, team_id: str) -> list[VaultSummary]:
-        """Every item's id, kind, name and sites, by name."""
-        async with self._db.read() as conn:
-            rows = await self._repo.list_items(conn, team_id)
-        return [_summary(row) for row in rows]
+    async def list_summaries(
+        self, team_id: str, *, offset: int = 0, limit: int | None = None
+    ) -> VaultPage[VaultSummary]:
+        """Items' ids, kinds, names and sites, by name: ``limit`` from ``offset``."""
+        rows, total = await self._page(team_id, offset, limit)
+        return VaultPage([_summary(row) for row in rows], total)
 
-    async def list_items(self, team_id: str) -> list[VaultItemView]:
+    async def list_items(
+        self, team_id: str, *, offset: int = 0, limit: int | None = None
+    ) -> VaultPage[VaultItemView]:
+        """Items without their secrets, by name: ``limit`` from ``offset``."""
+        rows, total = await self._page(team_id, offset, limit)
+        return VaultPage([_view(row) for row in rows], total)
+
+    async def _page(
+        self, team_id: str, offset: int, limit: int | None
+    ) -> tuple[list[VaultItemRow], int]:
         async with self._db.read() as conn:
-            rows = await self._repo.list_items(conn, team_id)
-        return [_view(row) for row in rows]
+            rows = await self._repo.list_items(conn, team_id, offset=offset, limit=limit)
+            total = await self._repo.count_items(conn, team_id)
+        return rows, total
 
     async def read_item(self, team_id: str, item_id: str) -> VaultItemView:
         return _view(await self._get(team_id, item_id))

@@ -53,11 +53,16 @@ def _row(mapping: Any) -> VaultItemRow:
 class VaultRepository:
     """Reads and writes of ``vault_items``; every one names the team."""
 
-    async def list_items(self, conn: AsyncConnection, team_id: str) -> list[VaultItemRow]:
+    async def list_items(
+        self, conn: AsyncConnection, team_id: str, *, offset: int = 0, limit: int | None = None
+    ) -> list[VaultItemRow]:
+        """The team's items by name, ``limit`` of them from ``offset`` (all by default)."""
         result = await conn.execute(
             sa.select(vault_items)
             .where(vault_items.c.team_id == team_id)
             .order_by(vault_items.c.name, vault_items.c.id)
+            .offset(offset)
+            .limit(limit)
         )
         return [_row(row._mapping) for row in result]
 

@@ -160,6 +160,24 @@ async def test_a_team_holds_at_most_a_thousand_items(server: RunningHub, roles: 
         await vault.create_item(roles.team_id, "contact", {"name": f"C{n}"})
     contact = {"item": {"kind": "contact", "name": "More"}}
     assert await refused(roles.admin, "vault-v1/create", contact) == "vaultFull"
+    # Both lists come a page at a time, each answer well within one Team API message.
+    for connection, route in (
+        (roles.admin, "vault-v1/list"),
+        (roles.member, "vault-v1/list_names"),
+    ):
+        names: list[str] = []
+        offset: int | None = 0
+        while offset is not None:
+            page = await connection.call(route, {"offset": offset})
+            assert page["total"] == MAX_ITEMS
+            assert len(page["items"]) <= 200
+            names += [item["name"] for item in page["items"]]
+            offset = page["nextOffset"]
+        assert names == sorted(f"C{n}" for n in range(MAX_ITEMS))
+    small = await roles.admin.call("vault-v1/list", {"offset": 995, "limit": 10})
+    assert (len(small["items"]), small["nextOffset"]) == (5, None)
+    for bad in ({"limit": 201}, {"limit": 0}, {"offset": -1}):
+        assert await refused(roles.admin, "vault-v1/list", bad) == "invalidArgument"
 
 
 async def test_secrets_never_leave_the_host(

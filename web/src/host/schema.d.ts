@@ -778,7 +778,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Every item's fields without its secrets. */
+        /** Items' fields without their secrets, a page at a time. */
         post: operations["vault-v1/list"];
         delete?: never;
         options?: never;
@@ -1562,6 +1562,22 @@ export interface components {
              * @enum {string}
              */
             type: "key";
+        };
+        /**
+         * ListPage
+         * @description A page of items by name: ``limit`` (at most 200) from ``offset``.
+         */
+        ListPage: {
+            /**
+             * Limit
+             * @default 200
+             */
+            limit?: number;
+            /**
+             * Offset
+             * @default 0
+             */
+            offset?: number;
         };
         /** LoginFields */
         LoginFields: {
@@ -2515,6 +2531,13 @@ export interface components {
         VaultItemList: {
             /** Items */
             items: components["schemas"]["VaultItemWire"][];
+            /**
+             * Nextoffset
+             * @description Where the next page starts; null at the end.
+             */
+            nextOffset: number | null;
+            /** Total */
+            total: number;
         };
         /**
          * VaultItemRequestDetails
@@ -2586,6 +2609,13 @@ export interface components {
         VaultSummaryList: {
             /** Items */
             items: components["schemas"]["VaultSummaryView"][];
+            /**
+             * Nextoffset
+             * @description Where the next page starts; null at the end.
+             */
+            nextOffset: number | null;
+            /** Total */
+            total: number;
         };
         /** VaultSummaryView */
         VaultSummaryView: {
@@ -3729,11 +3759,11 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["NoArgs"];
+                "application/json": components["schemas"]["ListPage"];
             };
         };
         responses: {
-            /** @description Every item's fields without its secrets. */
+            /** @description Items' fields without their secrets, a page at a time. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3753,7 +3783,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["NoArgs"];
+                "application/json": components["schemas"]["ListPage"];
             };
         };
         responses: {

@@ -17,7 +17,7 @@ async def list_vault_items(context: ToolContext, _args: ListVaultItemsArgs) -> d
     return {
         "items": [
             {"id": item.id, "kind": item.kind, "name": item.name, "sites": list(item.sites)}
-            for item in listed
+            for item in listed.items
         ],
         "next": "fill_from_vault fills a login or card by its id; request_vault_item asks a "
         "person to add one that is missing.",
