@@ -326,3 +326,63 @@ async def test_an_agent_signs_in_from_the_vault_after_consent(
         )
     # The same search finds what is stored in the clear: it looks in the right places.
     assert "ada@example.com" in seen
+
+
+async def test_owners_save_a_secret_and_add_a_requested_item_members_cannot(
+    entry: EntryHost,
+) -> None:
+    host = entry.turns
+    agent_id = await make_agent(host)
+    follow = await start_thread(host, agent_id)
+    tab_id = await open_on(host, "/signin", agent_id, follow.thread_id)
+    fields = [
+        {"target": {"kind": "css", "selector": "input[type=email]"}},
+        {"target": {"kind": "css", "selector": "input[type=password]"}},
+    ]
+    host.anthropic.script(
+        *said(
+            MessageEvents()
+            .tool_use(
+                "toolu_secret",
+                "submit_secret",
+                {"tabId": tab_id, "fields": fields, "purpose": "sign in"},
+            )
+            .stop("tool_use"),
+            MessageEvents()
+            .tool_use(
+                "toolu_item",
+                "request_vault_item",
+                {"kind": "card", "reason": "to pay for the order", "name": "Order card"},
+            )
+            .stop("tool_use"),
+            MessageEvents().text("Done.").stop(),
+        )
+    )
+    # The owner started this thread's agent but the member's thread: share it.
+    await host.member.call("threads-v1/share", {"threadId": follow.thread_id, "shared": True})
+    await send(follow, "Sign in and get a card")
+    asked = await follow.until("attention-requested")
+    assert asked["secret"]["vaultOffered"]
+    values = ["grace@example.com", PASSWORD]
+    saved = await host.admin.call(
+        "browser-secret-vault-v1/submit", {"id": asked["id"], "values": values, "name": "Shop"}
+    )
+    assert (saved["item"]["name"], saved["item"]["passwordSet"]) == ("Shop", True)
+    assert saved["item"]["sites"] == [host.site.base]
+    assert PASSWORD not in json.dumps(saved)
+    vault = host.services.vault
+    assert await vault.open_secret(host.team_id, saved["item"]["id"], "password") == PASSWORD
+
+    wanted = await follow.until("attention-requested")
+    assert (wanted["kind"], wanted["vaultItem"]["kind"]) == ("vaultItem", "card")
+    assert wanted["vaultItem"]["prefill"] == {"name": "Order card"}
+    item = {"id": wanted["id"], "name": "Order card", "number": CARD, "securityCode": "737"}
+    assert await refused(host.member, "browser-secret-vault-v1/add_item", item) == "forbidden"
+    added = await host.admin.call("browser-secret-vault-v1/add_item", item)
+    finished = await follow.until("turn-finished")
+    assert finished["status"] == "done"
+    result = last_tool_result(host.anthropic.requests[-1])
+    assert result["item"] == {"id": added["item"]["id"], "kind": "card", "name": "Order card"}
+    for request in host.anthropic.requests:
+        assert PASSWORD not in json.dumps(request.body)
+        assert CARD not in json.dumps(request.body)
