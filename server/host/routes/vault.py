@@ -16,6 +16,7 @@ routes = HostRouteTable("vault-v1")
 
 # One answer stays well under the Team API's message size with long notes and many sites.
 MAX_PAGE = 200
+DEFAULT_PAGE = 50
 
 # Bounds of what is parsed at all; the vault service checks each field's own limit.
 Text = Annotated[str, StringConstraints(max_length=4096)]
@@ -68,10 +69,10 @@ class VaultItemList(WireModel):
 
 
 class ListPage(InboundModel):
-    """A page of items by name: ``limit`` (at most 200) from ``offset``."""
+    """A page of items by name: ``limit`` (50 unless given, at most 200) from ``offset``."""
 
     offset: Annotated[int, Field(ge=0)] = 0
-    limit: Annotated[int, Field(ge=1, le=MAX_PAGE)] = MAX_PAGE
+    limit: Annotated[int, Field(ge=1, le=MAX_PAGE)] = DEFAULT_PAGE
 
 
 class VaultItemDeleted(WireModel):

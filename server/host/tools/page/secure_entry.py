@@ -199,7 +199,12 @@ async def plan_entry(
     document = float(await evaluate_isolated(page, "document-id"))
     fields: list[EntryField] = []
     for target, asked in targets:
-        resolved = await resolve_target(tab, page, target)
+        try:
+            resolved = await resolve_target(tab, page, target)
+        except ToolFailure as failure:
+            if failure.code == "targetNotFound" and _foreign_frames(page, origin):
+                raise TakeoverNeeded("the fields are inside a frame of another site") from None
+            raise
         facts = await _facts(resolved)
         if facts is None:
             raise ToolFailure("targetNotFound", f"{resolved.label} went away")
@@ -220,6 +225,15 @@ async def plan_entry(
     plan = EntryPlan(tab, origin, document, fields, submit_resolved)
     plan.labels = [SecretFieldLabel(label=f.label[:120], kind=f.kind) for f in fields]
     return plan
+
+
+def _foreign_frames(page: Page, origin: str) -> bool:
+    """Whether the page holds a frame of another origin (which our scripts cannot reach)."""
+    return any(
+        origin_of(frame.url) not in (None, origin)
+        for frame in page.frames
+        if frame is not page.main_frame
+    )
 
 
 async def _still_planned(plan: EntryPlan, page: Page) -> None:

@@ -55,6 +55,17 @@ document.getElementById('f').addEventListener('submit', async (e) => {
   document.getElementById('step').textContent = ECHO ? 'Wrong password: ' + pw : 'Enter the code';
 });
 </script>"""
+# The echo hides in an open shadow root's attribute, where a text search would not look.
+SHADOW_ECHO = """<!doctype html><title>Sign in</title>
+<form id="f"><label>Password <input name="password" type="password"></label>
+<button type="submit">Next</button></form><div id="host"></div>
+<script>
+const root = document.getElementById('host').attachShadow({mode: 'open'});
+document.getElementById('f').addEventListener('submit', (e) => {
+  e.preventDefault();
+  root.innerHTML = '<span data-last="' + e.target.password.value + '">Try again</span>';
+});
+</script>"""
 CHECKOUT = """<!doctype html><title>Checkout</title>
 <form method="post" action="/pay">
 <label>Card number <input name="cc" autocomplete="cc-number"></label>
@@ -77,6 +88,8 @@ def sign_in_app(requests: Requests) -> web.Application:
         "/spa": SPA.replace("ECHO", "false"),
         "/echo": SPA.replace("ECHO", "true"),
         "/checkout": CHECKOUT,
+        "/shadow-echo": SHADOW_ECHO,
+        "/framed": "<title>Pay</title><iframe src='FRAME'></iframe>",
         "/api/login": "ok",
     }
 
@@ -86,7 +99,8 @@ def sign_in_app(requests: Requests) -> web.Application:
             raise web.HTTPSeeOther("/welcome")
         if request.path not in pages:
             raise web.HTTPNotFound()
-        return web.Response(text=pages[request.path], content_type="text/html")
+        text = pages[request.path].replace("FRAME", request.query.get("frame", ""))
+        return web.Response(text=text, content_type="text/html")
 
     app = web.Application()
     app.router.add_route("*", "/{tail:.*}", answer)
@@ -419,3 +433,35 @@ async def test_outside_a_thread_nobody_is_asked(desk_context: ToolContext) -> No
     )
     refused = await call(alone, "request_vault_item", kind="contact", reason="address")
     assert refused["error"]["code"] == "attentionUnavailable"
+
+
+async def test_an_echo_in_a_shadow_root_attribute_is_found_and_the_page_loaded_again(
+    desk_context: ToolContext, people: People, sign_in: tuple[Site, Requests]
+) -> None:
+    site, requests = sign_in
+    tab = await open_on(desk_context, site.url("/shadow-echo"))
+    running = start_submit(desk_context, tab, "input")
+    await answer_with(people, PASSWORD)
+    result = await running
+    assert (result["status"], result["page"]) == ("entered", "reloaded"), result
+    assert requests.of("/shadow-echo") == ["GET", "GET"]
+
+
+async def test_fields_in_a_frame_of_another_site_go_to_takeover_before_anyone_is_asked(
+    desk_context: ToolContext, people: People, sign_in: tuple[Site, Requests], site: Site
+) -> None:
+    signin_site, _requests = sign_in
+    # The module's other site listens on another port: another origin.
+    framed = signin_site.url("/framed?frame=" + site.url("/forms.html"))
+    tab = await open_on(desk_context, framed)
+    result = await call(
+        desk_context,
+        "submit_secret",
+        tabId=tab.id,
+        fields=[{"target": {"kind": "css", "selector": "input"}}],
+        purpose="pay",
+    )
+    assert result["status"] == "takeover", result
+    assert "frame of another site" in result["reason"]
+    assert people.asked.empty()
+    assert not holds_secret(tab)
