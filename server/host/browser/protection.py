@@ -47,7 +47,11 @@ class TabProtection:
         self.phase = "kept"
 
     def _navigated(self, params: dict[str, Any]) -> None:
-        if params.get("frame", {}).get("parentId") is None and not self._releasing:
+        if params.get("frame", {}).get("parentId") is None:
+            self._release_soon()
+
+    def _release_soon(self) -> None:
+        if not self._releasing and not self.released.is_set():
             task = asyncio.get_running_loop().create_task(release(self.tab))
             self._releasing.add(task)
             task.add_done_callback(self._releasing.discard)
@@ -65,6 +69,10 @@ async def protect(tab: Tab, page: Page, origin: str) -> TabProtection:
         return held
     protection = TabProtection(tab, page, origin)
     tab.tool_state[STATE_KEY] = protection
+    # A page that closes (the tab sleeps, crashes or closes) takes its document with it: the
+    # next one is new.
+    page.once("close", lambda _page: protection._release_soon())
+    page.once("crash", lambda _page: protection._release_soon())
     try:
         session = await page.context.new_cdp_session(page)
         # Page.frameNavigated comes for cross-document navigations only: a pushState or a
@@ -78,7 +86,8 @@ async def protect(tab: Tab, page: Page, origin: str) -> TabProtection:
 
 
 async def release(tab: Tab) -> None:
-    """A new document replaced the protected one: protection ends, history is cleared."""
+    """A new document replaced the protected one (or its page went): protection ends, and
+    the tab's history is cleared."""
     protection = protection_of(tab)
     if protection is None:
         return
