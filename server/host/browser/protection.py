@@ -42,6 +42,11 @@ class TabProtection:
     _session: CDPSession | None = None
     _releasing: set[asyncio.Task[None]] = field(default_factory=set)
 
+    @property
+    def session(self) -> CDPSession | None:
+        """The tab's CDP session while protected (None if it could not be opened)."""
+        return self._session
+
     def keep(self) -> None:
         """The submit left the document in place and no value shows: the page stays."""
         self.phase = "kept"

@@ -247,15 +247,31 @@ async def _still_planned(plan: EntryPlan, page: Page) -> None:
             raise TakeoverNeeded("a field went away since the secret was asked for")
 
 
-async def _fill(plan: EntryPlan, values: Sequence[str], *, submit: bool) -> None:
+# The keys of an Enter, as a keyboard sends them.
+_ENTER = {"key": "Enter", "code": "Enter", "windowsVirtualKeyCode": 13}
+
+
+async def _fill(
+    plan: EntryPlan, page: Page, protection: TabProtection, values: Sequence[str], *, submit: bool
+) -> None:
+    """Each value typed into its field through the browser's input path (CDP), which the
+    page sees as a person's typing; then the submit."""
+    session = protection.session
     for entry, value in zip(plan.fields, values, strict=True):
-        element = await element_of(entry.resolved)
-        await element.fill(value, timeout=5_000)
+        if session is None:
+            await (await element_of(entry.resolved)).fill(value, timeout=5_000)
+            continue
+        if not await evaluate_isolated(page, "secret-focus", entry.resolved.pick):
+            raise TakeoverNeeded("a field could not take focus")
+        await session.send("Input.insertText", {"text": value})
     if not submit:
         return
     if plan.submit is not None:
         button = await element_of(plan.submit)
         await button.click(timeout=5_000, no_wait_after=True)
+    elif session is not None:
+        await session.send("Input.dispatchKeyEvent", {"type": "keyDown", **_ENTER, "text": "\r"})
+        await session.send("Input.dispatchKeyEvent", {"type": "keyUp", **_ENTER})
     else:
         element = await element_of(plan.fields[-1].resolved)
         await element.press("Enter", timeout=5_000, no_wait_after=True)
@@ -343,7 +359,7 @@ async def enter(
         await _still_planned(plan, page)
         protection = await protect(tab, page, plan.origin)
         await desk.end_views(context.team_id, tab.id, TAB_HOLDS_SECRET, _HELD_REASON)
-        await _fill(plan, values, submit=submit)
+        await _fill(plan, page, protection, values, submit=submit)
         if not submit:
             return EntryOutcome("entered", "kept")
         return await _after_submit(context, plan, page, protection, values)
