@@ -6,6 +6,7 @@ from typing import Annotated
 
 from pydantic import StringConstraints
 
+from server.common.protocol.events import SecretRequestDetails, VaultItemRequestDetails
 from server.common.roles import Role
 from server.common.wire import InboundModel, WireModel
 from server.host.agents.attention import AttentionRequest
@@ -29,6 +30,9 @@ class AttentionView(WireModel):
     summary: str
     arguments_hash: str
     expires_at: float
+    # What a request for a secret or a vault item shows: public facts only.
+    secret: SecretRequestDetails | None = None
+    vault_item: VaultItemRequestDetails | None = None
 
 
 class AttentionList(WireModel):
@@ -57,6 +61,8 @@ def _view(request: AttentionRequest) -> AttentionView:
         summary=request.summary,
         arguments_hash=request.arguments_hash,
         expires_at=request.expires_at,
+        secret=request.secret,
+        vault_item=request.vault_item,
     )
 
 

@@ -196,6 +196,9 @@ async def test_a_member_hands_a_secret_to_a_single_page_sign_in(
     assert asked["kind"] == "secret"
     assert asked["secret"]["origin"] == host.site.base
     assert asked["secret"]["fields"] == [{"label": "Password", "kind": "password"}]
+    listed = await host.member.call("attention-v1/list")
+    shown = next(r for r in listed["requests"] if r["id"] == asked["id"])
+    assert shown["secret"] == asked["secret"]
     # The secret is never a chat message or a consent answer; saving needs an admin.
     approve = {"id": asked["id"], "approve": True}
     assert await refused(host.member, "attention-v1/answer", approve) == "secretRequestKind"

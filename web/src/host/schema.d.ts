@@ -1106,12 +1106,16 @@ export interface components {
             id: string;
             /** Kind */
             kind: string;
+            /** @default null */
+            secret: components["schemas"]["SecretRequestDetails"] | null;
             /** Summary */
             summary: string;
             /** Threadid */
             threadId: string;
             /** Tool */
             tool: string;
+            /** @default null */
+            vaultItem: components["schemas"]["VaultItemRequestDetails"] | null;
         };
         /**
          * BrowserControlRequestResolved
@@ -1565,12 +1569,12 @@ export interface components {
         };
         /**
          * ListPage
-         * @description A page of items by name: ``limit`` (at most 200) from ``offset``.
+         * @description A page of items by name: ``limit`` (50 unless given, at most 200) from ``offset``.
          */
         ListPage: {
             /**
              * Limit
-             * @default 200
+             * @default 50
              */
             limit?: number;
             /**
