@@ -103,7 +103,7 @@ class HostServices:
         services.tabs = TabService(browser, services.profiles, settings.host.search_url)
         services.memories = MemoryService(db, clock)
         services.providers = ProviderService(db, clock, secrets, services.peers.announce)
-        services.vault = VaultService(db, clock, secrets)
+        services.vault = VaultService(db, clock, secrets, services.peers.announce)
         services.agents = AgentService(
             db,
             clock,

@@ -24,6 +24,13 @@ class HostEvent(WireModel):
         return TeamApiEvent(event=self.NAME, data=self.model_dump(mode="json"))
 
 
+class VaultChanged(HostEvent):
+    """The team's vault changed (an item added, changed or deleted); ``vault-v1/list_names``
+    has the new state, never a secret."""
+
+    NAME: ClassVar[str] = "vault-changed"
+
+
 class BrowserTabsChanged(HostEvent):
     """The team's tab list changed (a tab opened, closed, moved, had a new title, was taken
     or released); ``browser-control-v1/list_tabs`` has the new list."""
@@ -232,6 +239,7 @@ HOST_EVENTS: tuple[type[HostEvent], ...] = (
     BrowserTabsChanged,
     BrowserProfilesChanged,
     ProvidersChanged,
+    VaultChanged,
     BrowserTakeoverRequested,
     BrowserControlRequested,
     BrowserControlRequestResolved,

@@ -16,7 +16,7 @@ import logging
 import re
 import struct
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Generic, Literal, TypeVar, get_args
 from urllib.parse import urlsplit
@@ -25,6 +25,7 @@ from server.common.clock import Clock
 from server.common.crypto.box import SecretBox, SecretUnreadable
 from server.common.crypto.columns import EncryptedColumn
 from server.common.errors import Conflict, InvalidArgument, NotFound
+from server.common.protocol.events import HostEvent, VaultChanged
 from server.db.engine import Database
 from server.db.tables import (
     VAULT_CARD_NUMBER,
@@ -125,11 +126,22 @@ class VaultPage(Generic[T]):
 class VaultService:
     """List, add, change and delete a team's vault items; seal and open their secrets."""
 
-    def __init__(self, db: Database, clock: Clock, box: SecretBox) -> None:
+    def __init__(
+        self,
+        db: Database,
+        clock: Clock,
+        box: SecretBox,
+        announce: Callable[[str, HostEvent], None] | None = None,
+    ) -> None:
         self._db = db
         self._clock = clock
         self._box = box
+        self._announce = announce
         self._repo = VaultRepository()
+
+    def _changed(self, team_id: str) -> None:
+        if self._announce is not None:
+            self._announce(team_id, VaultChanged())
 
     async def list_summaries(
         self, team_id: str, *, offset: int = 0, limit: int | None = None
@@ -190,6 +202,7 @@ class VaultService:
                 )
             await self._repo.add_item(conn, row)
         log.info("vault item added", extra={"team_id": team_id, "item_id": item_id, "kind": kind})
+        self._changed(team_id)
         return _view(row)
 
     async def update_item(
@@ -209,6 +222,7 @@ class VaultService:
             updated = await self._repo.get_item(conn, team_id, item_id)
         assert updated is not None
         log.info("vault item changed", extra={"team_id": team_id, "item_id": item_id})
+        self._changed(team_id)
         return _view(updated)
 
     async def delete_item(self, team_id: str, item_id: str) -> None:
@@ -216,6 +230,7 @@ class VaultService:
             if not await self._repo.remove_item(conn, team_id, item_id):
                 raise _not_found()
         log.info("vault item deleted", extra={"team_id": team_id, "item_id": item_id})
+        self._changed(team_id)
 
     async def open_secret(self, team_id: str, item_id: str, secret: SecretField) -> str | None:
         """The value of one secret field (None when it is not set), for secure entry only."""

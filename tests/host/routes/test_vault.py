@@ -89,6 +89,9 @@ async def test_admins_keep_items_and_members_see_names_and_kinds(roles: Roles) -
     services_vault = await roles.admin.call("vault-v1/read", ref)
     assert services_vault == changed
     assert (await roles.admin.call("vault-v1/delete", ref)) == {"deleted": True}
+    # create three, update one, delete one: the member hears each change, nothing in it.
+    heard = [await asyncio.wait_for(roles.member.events.get(), 5) for _ in range(5)]
+    assert heard == [{"event": "vault-changed", "data": {}}] * 5
     assert await refused(roles.admin, "vault-v1/read", ref) == "vaultItemNotFound"
     assert len((await roles.admin.call("vault-v1/list"))["items"]) == 2
 
