@@ -35,7 +35,7 @@ from server.common.protocol.events import (
     SecretRequestDetails,
     VaultItemRequestDetails,
 )
-from server.host.browser.protection import TabProtection, protect
+from server.host.browser.protection import TabProtection, protect, protection_of
 from server.host.browser.tabs import Tab
 from server.host.services.vault import site_origin as origin_of
 from server.host.tools.base import (
@@ -46,7 +46,7 @@ from server.host.tools.base import (
     ToolFailure,
 )
 from server.host.tools.page.isolated import IsolatedScriptError, evaluate_isolated
-from server.host.tools.page.tab_access import announce_takeover, holds_secret, reachable_tab
+from server.host.tools.page.tab_access import announce_takeover, reachable_tab
 from server.host.tools.page.targets import Resolved, element_of, resolve_target
 
 log = logging.getLogger(__name__)
@@ -328,10 +328,11 @@ async def plan_on_tab(
 ) -> EntryPlan | EntryOutcome:
     """``plan_entry`` in the tab's queue; a takeover it needs is asked for and returned."""
     tab = reachable_tab(context, tab_id)
-    if holds_secret(tab):
-        raise ToolFailure(
-            TAB_HOLDS_SECRET, "this tab is in secure entry already; wait for its new page"
-        )
+    held = protection_of(tab)
+    # A kept page (a single-page sign-in's next step) takes its next secret; an entry under
+    # way takes none.
+    if held is not None and held.phase == "entering":
+        raise ToolFailure(TAB_HOLDS_SECRET, "a secret is being entered in this tab; wait for it")
     try:
         done = await context.engine.run(
             context.team_id,

@@ -256,6 +256,13 @@ async def test_a_single_page_sign_in_is_kept_with_its_fields_emptied_and_scripts
     shot = await call(desk_context, "snapshot", tabId=tab.id)
     assert "Enter the code" in shot["tree"]
     assert "value hidden" in shot["tree"]
+    # The next step takes its own secret (a one-time code) on the same, still protected page.
+    running = start_submit(desk_context, tab, "input")
+    await answer_with(people, "493817")
+    again = await running
+    assert (again["status"], again["page"]) == ("entered", "kept"), again
+    assert [body for m, p, body in requests.seen if p == "/api/login"] == [PASSWORD, "493817"]
+    assert holds_secret(tab)
     # A same-document navigation keeps protection; a new document ends it.
     assert tab.page is not None
     await tab.page.evaluate("history.pushState({}, '', '#next')")
