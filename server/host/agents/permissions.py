@@ -22,6 +22,7 @@ FAMILY_OF_TOOL: dict[str, str] = {
     "navigate": "browser-navigation",
     "evaluate": "browser-script",
     "handle_dialog": "browser-dialog",
+    "fill_from_vault": "browser-vault",
 }
 FAMILIES: tuple[str, ...] = tuple(sorted(set(FAMILY_OF_TOOL.values())))
 
