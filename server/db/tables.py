@@ -333,15 +333,61 @@ browser_profile_proxies = sa.Table(
     sa.Index(None, "team_id", "proxy_id"),
 )
 
+# A team's vault: logins, cards and contact details. The columns of the other kinds stay
+# NULL. Secret fields hold secret-box output (see ENCRYPTED_COLUMNS), never the value.
+vault_items = sa.Table(
+    "vault_items",
+    metadata,
+    sa.Column("id", ID, primary_key=True),
+    sa.Column("team_id", ID, nullable=False),
+    # "login", "card" or "contact".
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("name", sa.String(100), nullable=False),
+    # Logins: the origins (scheme://host[:port]) the login may be entered on, as JSON.
+    sa.Column("sites", sa.JSON, nullable=False),
+    sa.Column("username", sa.String(254), nullable=True),
+    sa.Column("notes", sa.Text, nullable=True),
+    sa.Column("cardholder", sa.String(100), nullable=True),
+    sa.Column("expiry", sa.String(7), nullable=True),
+    sa.Column("billing_address", sa.String(500), nullable=True),
+    # What a card shows of itself: the last four digits and the brand they imply.
+    sa.Column("card_last4", sa.String(4), nullable=True),
+    sa.Column("card_brand", sa.String(20), nullable=True),
+    sa.Column("email", sa.String(254), nullable=True),
+    sa.Column("phone", sa.String(40), nullable=True),
+    sa.Column("postal_address", sa.String(500), nullable=True),
+    sa.Column("password", sa.LargeBinary, nullable=True),
+    sa.Column("totp_secret", sa.LargeBinary, nullable=True),
+    sa.Column("card_number", sa.LargeBinary, nullable=True),
+    sa.Column("security_code", sa.LargeBinary, nullable=True),
+    sa.Column("created_at", TIME, nullable=False),
+    sa.Column("updated_at", TIME, nullable=False),
+    sa.Index(None, "team_id", "name"),
+)
+
 # Every column that holds secret-box ciphertexts: the host's start-up check and key
-# rotation find them here. The vault and proxy passwords add theirs.
+# rotation find them here.
 PROVIDER_API_KEY = EncryptedColumn(providers, "id", "team_id", "api_key", "provider-api-key")
 WEB_SEARCH_API_KEY = EncryptedColumn(
     web_search_settings, "team_id", "team_id", "api_key", "web-search-api-key"
 )
 PROXY_PASSWORD = EncryptedColumn(browser_proxies, "id", "team_id", "password", "proxy-password")
+VAULT_PASSWORD = EncryptedColumn(vault_items, "id", "team_id", "password", "vault-password")
+VAULT_TOTP_SECRET = EncryptedColumn(
+    vault_items, "id", "team_id", "totp_secret", "vault-totp-secret"
+)
+VAULT_CARD_NUMBER = EncryptedColumn(
+    vault_items, "id", "team_id", "card_number", "vault-card-number"
+)
+VAULT_SECURITY_CODE = EncryptedColumn(
+    vault_items, "id", "team_id", "security_code", "vault-security-code"
+)
 ENCRYPTED_COLUMNS: tuple[EncryptedColumn, ...] = (
     PROVIDER_API_KEY,
     WEB_SEARCH_API_KEY,
     PROXY_PASSWORD,
+    VAULT_PASSWORD,
+    VAULT_TOTP_SECRET,
+    VAULT_CARD_NUMBER,
+    VAULT_SECURITY_CODE,
 )

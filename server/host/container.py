@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -19,6 +19,7 @@ from server.config import Settings
 from server.db.engine import Database
 from server.host.agents.attention import AttentionRegistry
 from server.host.agents.model_providers import ModelProviders
+from server.host.agents.secret_handoff import SecretHandoffService
 from server.host.agents.threads import ThreadService
 from server.host.browser.callers import Caller
 from server.host.browser.runtime import BrowserRuntime
@@ -34,9 +35,10 @@ from server.host.services.providers import ProviderService
 from server.host.services.proxies import ProxyService
 from server.host.services.tabs import TabService
 from server.host.services.tasks import TaskService
+from server.host.services.vault import VaultService
 from server.host.services.web_search import SearchEndpoints, WebSearchService
 from server.host.services.workspace import Member, WorkspaceService
-from server.host.tools.base import ToolContext, ToolSettings
+from server.host.tools.base import SecureEntryDesk, ToolContext, ToolSettings
 from server.host.web.fetcher import WebFetcher
 from server.host.workspace.quotas import WorkspaceLimits
 from server.host.workspace.workspaces import Workspaces
@@ -78,6 +80,8 @@ class HostServices:
     providers: ProviderService = field(init=False)
     proxies: ProxyService = field(init=False)
     egress: EgressChannels = field(init=False)
+    vault: VaultService = field(init=False)
+    secret_handoff: SecretHandoffService = field(init=False)
     attention: AttentionRegistry = field(init=False)
     models: ModelProviders = field(init=False)
     threads: ThreadService = field(init=False)
@@ -138,6 +142,7 @@ class HostServices:
         services.proxies.computer_online = services.egress.online
         services.egress.changed = services.proxies.status_changed
         browser.proxy_marks.changed = services.proxies.status_changed
+        services.vault = VaultService(db, clock, secrets, services.peers.announce)
         services.agents = AgentService(
             db,
             clock,
@@ -151,6 +156,7 @@ class HostServices:
         services.attention = AttentionRegistry(
             clock, services.peers.announce, question_seconds=settings.host.ask_user_seconds
         )
+        services.secret_handoff = SecretHandoffService(services.attention, services.vault)
         services.models = ModelProviders(services.providers.credentials)
         services.threads = ThreadService(
             db,
@@ -201,8 +207,11 @@ class HostServices:
         self.peers.announce(team_id, BrowserTabsChanged())
         self.control_requests.lapse(team_id)
 
-    async def tool_context(self, team_id: str, caller: Caller) -> ToolContext:
-        """The agent tools' view of this host for one turn of ``caller``."""
+    async def tool_context(
+        self, team_id: str, caller: Caller, visible_to: Callable[[str], bool] | None = None
+    ) -> ToolContext:
+        """The agent tools' view of this host for one turn of ``caller``; ``visible_to`` says
+        who sees the turn's thread (the people secure entry may ask)."""
         return ToolContext(
             engine=await self.browser.engine(),
             team_id=team_id,
@@ -214,6 +223,12 @@ class HostServices:
             web=self.web,
             search=functools.partial(self.web_search.search, team_id),
             workspace=self.workspace,
+            secure_entry=SecureEntryDesk(
+                ask_person=self.attention.ask_person,
+                vault=self.vault,
+                end_views=self.live.end_views,
+                visible_to=visible_to,
+            ),
         )
 
     async def __aexit__(

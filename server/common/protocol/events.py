@@ -24,6 +24,13 @@ class HostEvent(WireModel):
         return TeamApiEvent(event=self.NAME, data=self.model_dump(mode="json"))
 
 
+class VaultChanged(HostEvent):
+    """The team's vault changed (an item added, changed or deleted); ``vault-v1/list_names``
+    has the new state, never a secret."""
+
+    NAME: ClassVar[str] = "vault-changed"
+
+
 class BrowserTabsChanged(HostEvent):
     """The team's tab list changed (a tab opened, closed, moved, had a new title, was taken
     or released); ``browser-control-v1/list_tabs`` has the new list."""
@@ -169,13 +176,41 @@ class TurnFinished(HostEvent):
     output_tokens: int
 
 
+class SecretFieldLabel(WireModel):
+    """One field a secret goes into, as the page names it; never its value."""
+
+    label: str
+    kind: Literal["password", "username", "oneTimeCode", "cardNumber", "securityCode", "other"]
+
+
+class SecretRequestDetails(WireModel):
+    """What a person sees of a request for a secret: only public facts of the page."""
+
+    tab_id: str
+    origin: str
+    fields: list[SecretFieldLabel]
+    purpose: str
+    # Whether "save to vault" may be offered: a login's password, to an owner or admin.
+    vault_offered: bool
+
+
+class VaultItemRequestDetails(WireModel):
+    """What a person sees of a request to add a vault item: the agent's non-secret values."""
+
+    kind: Literal["login", "card", "contact"]
+    prefill: dict[str, str | list[str]]
+    reason: str
+
+
 class AttentionRequested(HostEvent):
-    """An agent waits for a person: consent for a gated call, or an answer to its question
-    (``ask_user``: the question, and the options to choose from when it gives some)."""
+    """An agent waits for a person: consent for a gated call, an answer to its question
+    (``ask_user``: the question, and the options to choose from when it gives some), a secret
+    for a page (``secret``; answered on ``browser-secret-handoff-v1``) or a new vault item
+    (``vaultItem``; answered on ``browser-secret-vault-v1`` by an owner or admin)."""
 
     NAME: ClassVar[str] = "attention-requested"
     id: str
-    kind: Literal["consent", "question"]
+    kind: Literal["consent", "question", "secret", "vaultItem"]
     thread_id: str
     agent_id: str
     call_id: str
@@ -185,6 +220,8 @@ class AttentionRequested(HostEvent):
     question: str | None = None
     options: list[str] | None = None
     multiple: bool = False
+    secret: SecretRequestDetails | None = None
+    vault_item: VaultItemRequestDetails | None = None
 
 
 class AttentionResolved(HostEvent):
@@ -245,6 +282,7 @@ HOST_EVENTS: tuple[type[HostEvent], ...] = (
     BrowserTabsChanged,
     BrowserProfilesChanged,
     ProvidersChanged,
+    VaultChanged,
     BrowserTakeoverRequested,
     BrowserControlRequested,
     BrowserControlRequestResolved,

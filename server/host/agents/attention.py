@@ -21,9 +21,16 @@ from typing import Any, Literal
 
 from server.common.clock import Clock
 from server.common.errors import Conflict, InvalidArgument, NotFound
-from server.common.protocol.events import AttentionRequested, AttentionResolved, HostEvent
+from server.common.protocol.events import (
+    AttentionRequested,
+    AttentionResolved,
+    HostEvent,
+    SecretRequestDetails,
+    VaultItemRequestDetails,
+)
+from server.host.tools.base import PersonReply
 
-AttentionKind = Literal["consent", "question"]
+AttentionKind = Literal["consent", "question", "secret", "vaultItem"]
 # What a member answers to a question: a text, one of its options, or several of them.
 Answer = str | list[str]
 # Sends an event to the team's peers whose account passes the filter.
@@ -66,6 +73,11 @@ class AttentionRequest:
     question: str | None = None
     options: list[str] | None = None
     multiple: bool = False
+    # Public facts a person needs to answer a request for a secret or a vault item.
+    secret: SecretRequestDetails | None = None
+    vault_item: VaultItemRequestDetails | None = None
+    # What the person sent with their answer (a secret for a page, a new item's id).
+    payload: Any = field(default=None, repr=False)
 
     def event(self) -> AttentionRequested:
         return AttentionRequested(
@@ -80,6 +92,8 @@ class AttentionRequest:
             question=self.question,
             options=self.options,
             multiple=self.multiple,
+            secret=self.secret,
+            vault_item=self.vault_item,
         )
 
 
@@ -189,6 +203,71 @@ class AttentionRegistry:
         finally:
             self._forget(request, _outcome(request))
 
+    async def ask_person(
+        self,
+        *,
+        team_id: str,
+        thread_id: str,
+        agent_id: str,
+        tool: str,
+        summary: str,
+        visible_to: Callable[[str], bool],
+        secret: SecretRequestDetails | None = None,
+        vault_item: VaultItemRequestDetails | None = None,
+        seconds: float | None = None,
+    ) -> PersonReply:
+        """Ask the members who see the thread for a secret (``secret``) or a new vault item
+        (``vault_item``); answered through ``deliver``, declined through ``answer``."""
+        now = self._clock.now()
+        wait = self._seconds if seconds is None else seconds
+        request = AttentionRequest(
+            id=secrets.token_hex(16),
+            kind="secret" if secret is not None else "vaultItem",
+            team_id=team_id,
+            thread_id=thread_id,
+            agent_id=agent_id,
+            call_id="",
+            tool=tool,
+            arguments_hash="",
+            summary=summary,
+            created_at=now,
+            expires_at=now + wait,
+            visible_to=visible_to,
+            secret=secret,
+            vault_item=vault_item,
+        )
+        delivered = await self._wait(request)
+        if request.cancelled:
+            return PersonReply("cancelled")
+        if delivered is None:
+            return PersonReply("timeout")
+        if delivered is not True:
+            return PersonReply("declined")
+        payload, request.payload = request.payload, None
+        return PersonReply("answered", payload)
+
+    def pending(
+        self, team_id: str, account_id: str, request_id: str, kind: AttentionKind
+    ) -> AttentionRequest:
+        """The waiting request ``request_id`` of ``kind`` that this member may answer."""
+        request = self._pending.get(request_id)
+        if request is None or request.team_id != team_id or not request.visible_to(account_id):
+            raise NotFound("no such request; it may have expired", code="attentionNotFound")
+        if request.answer.done():
+            raise Conflict("this request was answered already", code="attentionAnswered")
+        if request.kind != kind:
+            raise Conflict(
+                f"this request asks for {_ASKS_FOR[request.kind]}", code="secretRequestKind"
+            )
+        return request
+
+    def deliver(self, request: AttentionRequest, payload: Any) -> None:
+        """Answer a request from ``pending`` with what the person sent."""
+        if request.answer.done():
+            raise Conflict("this request was answered already", code="attentionAnswered")
+        request.payload = payload
+        request.answer.set_result(True)
+
     def list_requests(self, team_id: str, account_id: str) -> list[AttentionRequest]:
         """The pending requests this member may answer, oldest first."""
         return [
@@ -209,9 +288,15 @@ class AttentionRegistry:
         """Answer once. A request of another team, or one this member cannot see, is as
         unknown as a missing one; a second answer is refused."""
         request = self._answerable(team_id, account_id, request_id)
-        if request.kind != "consent":
+        if request.kind == "question":
             raise Conflict(
                 "this request is a question: answer it with a reply", code="attentionWrongKind"
+            )
+        if approve and request.kind != "consent":
+            # A secret or an item comes with its own answer, never a bare approval.
+            raise Conflict(
+                f"this request asks for {_ASKS_FOR[request.kind]}; it can only be declined here",
+                code="secretRequestKind",
             )
         if arguments_hash is not None and arguments_hash != request.arguments_hash:
             raise Conflict(
@@ -256,6 +341,14 @@ class AttentionRegistry:
                 AttentionResolved(id=request.id, thread_id=request.thread_id, outcome=outcome),
                 request.visible_to,
             )
+
+
+_ASKS_FOR: dict[str, str] = {
+    "consent": "an approval (attention-v1/answer)",
+    "question": "an answer (attention-v1/reply)",
+    "secret": "a secret (browser-secret-handoff-v1/submit)",
+    "vaultItem": "a new vault item (browser-secret-vault-v1/add_item)",
+}
 
 
 def _outcome(request: AttentionRequest) -> Literal["answered", "expired", "cancelled"]:

@@ -26,6 +26,7 @@ FAMILY_OF_TOOL: dict[str, str] = {
     # A script runs input and navigation steps too: it needs those families as well.
     "run_script": "browser-script",
     "handle_dialog": "browser-dialog",
+    "fill_from_vault": "browser-vault",
 }
 FAMILIES: tuple[str, ...] = tuple(sorted(set(FAMILY_OF_TOOL.values())))
 # Gated tools that also need other families auto-approved to run without asking.

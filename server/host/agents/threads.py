@@ -70,7 +70,8 @@ ResolveProvider = Callable[[str, str], Awaitable[tuple[ModelProvider, str]]]
 # (team, provider id, error or None): what the provider said last, for its status.
 RecordProviderError = Callable[[str, str, str | None], Awaitable[None]]
 # Builds the tool context of a turn: the agent's hands in the browser.
-MakeToolContext = Callable[[str, Caller], Awaitable[ToolContext]]
+# The tools' context for a turn: team, caller, and who sees the thread (people it may ask).
+MakeToolContext = Callable[[str, Caller, Callable[[str], bool]], Awaitable[ToolContext]]
 Announce = Callable[[str, events.HostEvent, Callable[[str], bool]], None]
 
 
@@ -256,7 +257,12 @@ class ThreadService:
             async with self._db.read() as conn:
                 stored = await self._repo.list_messages(conn, thread.team_id, thread.id)
             model = agent.model or default_model
-            context = await self._tool_context(thread.team_id, Caller.agent(agent.id, thread.id))
+            context = await self._tool_context(
+                thread.team_id,
+                Caller.agent(agent.id, thread.id),
+                # Read at each question: sharing the thread, or taking it back, applies.
+                lambda account_id: running.thread.visible_to(account_id),
+            )
             context.summarize = summarizer(provider, model)
             context.ask_person = lambda question: self._ask_person(running, agent, question)
             context.tasks = self._task_lists.for_thread(

@@ -44,7 +44,8 @@ class TabFacts(Protocol):
 
 
 def holds_secret(tab: TabFacts) -> bool:
-    """Whether the tab is in secure entry (``tool_state["secret"]``, set by secure entry)."""
+    """Whether the tab is in secure entry: the question every reader of a tab asks. The state
+    (``tool_state["secret"]``) is ``browser.protection``'s alone to set and clear."""
     return bool(tab.tool_state.get("secret"))
 
 

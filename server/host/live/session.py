@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 from playwright.async_api import Error as PlaywrightError
 
-from server.common.errors import Conflict, CrewhostError, InvalidArgument
+from server.common.errors import Conflict, CrewhostError, Forbidden, InvalidArgument
 from server.common.protocol.view import (
     MAX_CLIPBOARD,
     ContextMenu,
@@ -45,6 +45,7 @@ from server.common.protocol.view import (
     error_message,
 )
 from server.common.wire import WireModel
+from server.host.browser.access import holds_secret
 from server.host.live.cdp_input import held_after, key_event, mouse_event
 from server.host.live.screencast import TabScreencast, Viewer
 from server.host.page.scripts import page_script
@@ -137,6 +138,9 @@ class ViewSession:
 
     async def _handle(self, raw: str) -> None:
         message = decode_view_message(raw)
+        if holds_secret(self._engine.get_tab(self.team_id, self.tab_id)):
+            # The view closes as protection starts; anything still in flight is refused.
+            raise Forbidden("this tab is in secure entry", code="tabHoldsSecret")
         if isinstance(message, Take):
             self._engine.take_control(self.team_id, self.tab_id, self._peer.account_id)
             self._holding = True

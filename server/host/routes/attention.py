@@ -6,6 +6,7 @@ from typing import Annotated
 
 from pydantic import Field, StringConstraints
 
+from server.common.protocol.events import SecretRequestDetails, VaultItemRequestDetails
 from server.common.roles import Role
 from server.common.wire import InboundModel, WireModel
 from server.host.agents.attention import MAX_ANSWER_CHARS, AttentionRequest
@@ -32,6 +33,9 @@ class AttentionView(WireModel):
     question: str | None
     options: list[str] | None
     multiple: bool
+    # What a request for a secret or a vault item shows: public facts only.
+    secret: SecretRequestDetails | None = None
+    vault_item: VaultItemRequestDetails | None = None
 
 
 class AttentionList(WireModel):
@@ -78,6 +82,8 @@ def _view(request: AttentionRequest) -> AttentionView:
         question=request.question,
         options=request.options,
         multiple=request.multiple,
+        secret=request.secret,
+        vault_item=request.vault_item,
     )
 
 

@@ -9,8 +9,11 @@ from server.host.routes import (
     browser_profiles,
     browser_proxies,
     providers,
+    secret_handoff,
+    secret_vault,
     system,
     threads,
+    vault,
     web_search,
     workspace,
 )
@@ -26,4 +29,7 @@ ROUTE_TABLES = (
     attention.routes,
     web_search.routes,
     workspace.routes,
+    vault.routes,
+    secret_handoff.routes,
+    secret_vault.routes,
 )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
@@ -23,8 +23,10 @@ from server.host.browser.engine import BrowserEngine
 from server.host.browser.partitions import Partition
 
 if TYPE_CHECKING:
+    from server.common.protocol.events import SecretRequestDetails, VaultItemRequestDetails
     from server.host.services.memories import MemoryService
     from server.host.services.tasks import ThreadTasks
+    from server.host.services.vault import VaultService
     from server.host.services.workspace import WorkspaceService
     from server.host.web.fetcher import WebFetcher
     from server.host.web.search import SearchResult
@@ -124,6 +126,10 @@ class ToolSettings:
     action_timeout: float = 5.0
     # The longest an evaluate script may run.
     evaluate_deadline: float = 10.0
+    # Secure entry: how long a person has to answer, and how long a submit that keeps the
+    # document is given before the fields are emptied and the page is scanned.
+    secret_answer_wait: float = 300.0
+    secret_submit_wait: float = 5.0
     # Where a search phrase typed into navigate or open goes; {query} is the phrase.
     search_url: str = HostSettings.model_fields["search_url"].default
 
@@ -131,6 +137,47 @@ class ToolSettings:
     def from_settings(cls, host: HostSettings) -> ToolSettings:
         """The tools' settings for a host: the timings above, the host's search address."""
         return cls(search_url=host.search_url)
+
+
+@dataclass(frozen=True)
+class PersonReply:
+    """How a request for a secret or a vault item ended; ``payload`` is what the person
+    sent (a secret, a new item's id), never shown in a repr."""
+
+    outcome: Literal["answered", "declined", "timeout", "cancelled"]
+    payload: Any = field(default=None, repr=False)
+
+
+class AskForSecret(Protocol):
+    """The attention registry's ``ask_person``: a request to the people of a thread for a
+    secret or a new vault item."""
+
+    async def __call__(
+        self,
+        *,
+        team_id: str,
+        thread_id: str,
+        agent_id: str,
+        tool: str,
+        summary: str,
+        visible_to: Callable[[str], bool],
+        secret: SecretRequestDetails | None = None,
+        vault_item: VaultItemRequestDetails | None = None,
+        seconds: float | None = None,
+    ) -> PersonReply: ...
+
+
+@dataclass(frozen=True)
+class SecureEntryDesk:
+    """What secure entry reaches besides the page: the people who see the turn's thread,
+    the team's vault and the tab's live views."""
+
+    ask_person: AskForSecret
+    vault: VaultService
+    # Ends every live view of a tab (team, tab, close code, reason) as protection starts.
+    end_views: Callable[[str, str, str, str], Awaitable[None]]
+    # Who sees the thread; None where the call cannot raise attention (outside a thread).
+    visible_to: Callable[[str], bool] | None
 
 
 @dataclass
@@ -166,6 +213,8 @@ class ToolContext:
     spawn_sub_agent: SpawnSubAgent | None = None
     # A sub-agent's context: it may not ask people, nor start sub-agents of its own.
     sub_agent: bool = False
+    # Secure entry (submit_secret, fill_from_vault, request_vault_item); without it they refuse.
+    secure_entry: SecureEntryDesk | None = None
 
 
 class ToolFailure(CrewhostError):

@@ -10,7 +10,7 @@ import pytest
 
 from peer.connection import HostConnection, TeamApiCallError
 from tests.support.hub_server import RunningHub
-from tests.support.peers import peer_member, wait_linked
+from tests.support.peers import Member, peer_member, wait_linked
 
 
 @dataclass
@@ -41,3 +41,37 @@ async def refused(connection: HostConnection, route: str, args: dict[str, object
     with pytest.raises(TeamApiCallError) as caught:
         await connection.call(route, args)
     return caught.value.code
+
+
+@dataclass
+class Roles:
+    """A team with one connection for each role."""
+
+    team_id: str
+    owner: HostConnection
+    admin: HostConnection
+    member: HostConnection
+
+
+@pytest.fixture
+async def roles(server: RunningHub, tmp_path: Path) -> AsyncIterator[Roles]:
+    owner_client = await server.sign_up_owner()
+    team_id = await server.first_team_id(owner_client)
+    await server.invite(owner_client, team_id, "admin@example.com", "admin")
+    await server.invite(owner_client, team_id, "member@example.com", "member")
+    host_id = await wait_linked(server)
+    members: list[Member] = []
+    connections: list[HostConnection] = []
+    for email in ("owner@example.com", "admin@example.com", "member@example.com"):
+        members.append(await peer_member(server, email, tmp_path))
+        connections.append(await members[-1].connect(host_id))
+    yield Roles(team_id, *connections)
+    for connection in connections:
+        await connection.close()
+    for member in members:
+        await member.hub.close()
+
+
+def database_bytes(folder: Path) -> bytes:
+    """The SQLite database and its write-ahead log, as bytes on disk (none on PostgreSQL)."""
+    return b"".join(path.read_bytes() for path in folder.glob("crewhost.db*") if path.is_file())

@@ -86,6 +86,7 @@ export const EVENT = {
   tabsChanged: 'browser-tabs-changed',
   profilesChanged: 'browser-profiles-changed',
   providersChanged: 'providers-changed',
+  vaultChanged: 'vault-changed',
   revoked: 'revoked',
   takeoverRequested: 'browser-takeover-requested',
   controlRequested: 'browser-control-requested',

@@ -582,6 +582,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/browser-secret-handoff-v1/decline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Decline a request for a secret or a vault item. */
+        post: operations["browser-secret-handoff-v1/decline"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/browser-secret-handoff-v1/submit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Give the secret (one value per field) to the waiting entry; it is not kept. */
+        post: operations["browser-secret-handoff-v1/submit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/browser-secret-vault-v1/add_item": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Answer an agent's request for a vault item with the item, of the kind it asked for. */
+        post: operations["browser-secret-vault-v1/add_item"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/browser-secret-vault-v1/submit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Give the secret to the waiting entry and save it to the vault as a login. */
+        post: operations["browser-secret-vault-v1/submit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/capabilities": {
         parameters: {
             query?: never;
@@ -854,6 +922,108 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/vault-v1/create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Add a login, a card or a contact; its secrets are sealed before they are stored. */
+        post: operations["vault-v1/create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/vault-v1/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Delete an item and its secrets. */
+        post: operations["vault-v1/delete"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/vault-v1/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Items' fields without their secrets, a page at a time. */
+        post: operations["vault-v1/list"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/vault-v1/list_names": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The team's items by name and kind, so a member recognises what an agent asks for. */
+        post: operations["vault-v1/list_names"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/vault-v1/read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** One item's fields without its secrets. */
+        post: operations["vault-v1/read"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/vault-v1/update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Change the fields given of one item. */
+        post: operations["vault-v1/update"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/web-search-v1/get": {
         parameters: {
             query?: never;
@@ -1011,6 +1181,81 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** AddRequestedItem */
+        AddRequestedItem: {
+            /**
+             * Billingaddress
+             * @default null
+             */
+            billingAddress?: string | null;
+            /**
+             * Cardholder
+             * @default null
+             */
+            cardholder?: string | null;
+            /**
+             * Email
+             * @default null
+             */
+            email?: string | null;
+            /**
+             * Expiry
+             * @default null
+             */
+            expiry?: string | null;
+            /** Id */
+            id: string;
+            /**
+             * Name
+             * @default null
+             */
+            name?: string | null;
+            /**
+             * Notes
+             * @default null
+             */
+            notes?: string | null;
+            /**
+             * Number
+             * @default null
+             */
+            number?: string | null;
+            /**
+             * Password
+             * @default null
+             */
+            password?: string | null;
+            /**
+             * Phone
+             * @default null
+             */
+            phone?: string | null;
+            /**
+             * Postaladdress
+             * @default null
+             */
+            postalAddress?: string | null;
+            /**
+             * Securitycode
+             * @default null
+             */
+            securityCode?: string | null;
+            /**
+             * Sites
+             * @default null
+             */
+            sites?: string[] | null;
+            /**
+             * Totpsecret
+             * @default null
+             */
+            totpSecret?: string | null;
+            /**
+             * Username
+             * @default null
+             */
+            username?: string | null;
+        };
         /** AgentChoice */
         AgentChoice: {
             /** Agentid */
@@ -1167,8 +1412,10 @@ export interface components {
         };
         /**
          * AttentionRequested
-         * @description An agent waits for a person: consent for a gated call, or an answer to its question
-         *     (``ask_user``: the question, and the options to choose from when it gives some).
+         * @description An agent waits for a person: consent for a gated call, an answer to its question
+         *     (``ask_user``: the question, and the options to choose from when it gives some), a secret
+         *     for a page (``secret``; answered on ``browser-secret-handoff-v1``) or a new vault item
+         *     (``vaultItem``; answered on ``browser-secret-vault-v1`` by an owner or admin).
          */
         AttentionRequested: {
             /** Agentid */
@@ -1183,7 +1430,7 @@ export interface components {
              * Kind
              * @enum {string}
              */
-            kind: "consent" | "question";
+            kind: "consent" | "question" | "secret" | "vaultItem";
             /**
              * Multiple
              * @default false
@@ -1199,12 +1446,16 @@ export interface components {
              * @default null
              */
             question: string | null;
+            /** @default null */
+            secret: components["schemas"]["SecretRequestDetails"] | null;
             /** Summary */
             summary: string;
             /** Threadid */
             threadId: string;
             /** Tool */
             tool: string;
+            /** @default null */
+            vaultItem: components["schemas"]["VaultItemRequestDetails"] | null;
         };
         /** AttentionRequestedEvent */
         AttentionRequestedEvent: {
@@ -1256,12 +1507,16 @@ export interface components {
             options: string[] | null;
             /** Question */
             question: string | null;
+            /** @default null */
+            secret: components["schemas"]["SecretRequestDetails"] | null;
             /** Summary */
             summary: string;
             /** Threadid */
             threadId: string;
             /** Tool */
             tool: string;
+            /** @default null */
+            vaultItem: components["schemas"]["VaultItemRequestDetails"] | null;
         };
         /**
          * BrowserControlRequestResolved
@@ -1393,6 +1648,41 @@ export interface components {
             /** Protocol */
             protocol: number;
         };
+        /** CardFields */
+        CardFields: {
+            /**
+             * Billingaddress
+             * @default null
+             */
+            billingAddress?: string | null;
+            /**
+             * Cardholder
+             * @default null
+             */
+            cardholder?: string | null;
+            /**
+             * Expiry
+             * @default null
+             */
+            expiry?: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "card";
+            /** Name */
+            name: string;
+            /**
+             * Number
+             * @default null
+             */
+            number?: string | null;
+            /**
+             * Securitycode
+             * @default null
+             */
+            securityCode?: string | null;
+        };
         /**
          * Closed
          * @description The host ends the view; the channel closes right after.
@@ -1407,6 +1697,31 @@ export interface components {
              * @enum {string}
              */
             type: "closed";
+        };
+        /** ContactFields */
+        ContactFields: {
+            /**
+             * Email
+             * @default null
+             */
+            email?: string | null;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "contact";
+            /** Name */
+            name: string;
+            /**
+             * Phone
+             * @default null
+             */
+            phone?: string | null;
+            /**
+             * Postaladdress
+             * @default null
+             */
+            postalAddress?: string | null;
         };
         /**
          * ContextMenu
@@ -1558,6 +1873,11 @@ export interface components {
             /** Address */
             address: string;
         };
+        /** CreateVaultItem */
+        CreateVaultItem: {
+            /** Item */
+            item: components["schemas"]["LoginFields"] | components["schemas"]["CardFields"] | components["schemas"]["ContactFields"];
+        };
         /**
          * Cursor
          * @description The CSS cursor under the pointer changed.
@@ -1570,6 +1890,17 @@ export interface components {
              * @enum {string}
              */
             type: "cursor";
+        };
+        /** DeclineRequest */
+        DeclineRequest: {
+            /** Id */
+            id: string;
+            /**
+             * Kind
+             * @default secret
+             * @enum {string}
+             */
+            kind?: "secret" | "vaultItem";
         };
         /** DeleteProxy */
         DeleteProxy: {
@@ -1656,6 +1987,13 @@ export interface components {
             /** Size */
             size: number;
         };
+        /** HandedOver */
+        HandedOver: {
+            /** Handedover */
+            handedOver: boolean;
+            /** Id */
+            id: string;
+        };
         /**
          * Held
          * @description Whether this viewer now holds the tab (after ``take`` or ``release``).
@@ -1673,12 +2011,17 @@ export interface components {
          * HostEventMessageSchema
          * @description An event the host pushes on the ``team-api`` channel.
          */
-        HostEventMessage: components["schemas"]["AgentsChangedEvent"] | components["schemas"]["ThreadsChangedEvent"] | components["schemas"]["TurnStartedEvent"] | components["schemas"]["TextDeltaEvent"] | components["schemas"]["ToolCallStartedEvent"] | components["schemas"]["ToolCallFinishedEvent"] | components["schemas"]["TurnFinishedEvent"] | components["schemas"]["AttentionRequestedEvent"] | components["schemas"]["AttentionResolvedEvent"] | components["schemas"]["TasksChangedEvent"] | components["schemas"]["SubAgentEventEvent"] | components["schemas"]["BrowserTabsChangedEvent"] | components["schemas"]["BrowserProfilesChangedEvent"] | components["schemas"]["ProvidersChangedEvent"] | components["schemas"]["BrowserTakeoverRequestedEvent"] | components["schemas"]["BrowserControlRequestedEvent"] | components["schemas"]["BrowserControlRequestResolvedEvent"] | components["schemas"]["RevokedEvent"];
+        HostEventMessage: components["schemas"]["AgentsChangedEvent"] | components["schemas"]["ThreadsChangedEvent"] | components["schemas"]["TurnStartedEvent"] | components["schemas"]["TextDeltaEvent"] | components["schemas"]["ToolCallStartedEvent"] | components["schemas"]["ToolCallFinishedEvent"] | components["schemas"]["TurnFinishedEvent"] | components["schemas"]["AttentionRequestedEvent"] | components["schemas"]["AttentionResolvedEvent"] | components["schemas"]["TasksChangedEvent"] | components["schemas"]["SubAgentEventEvent"] | components["schemas"]["BrowserTabsChangedEvent"] | components["schemas"]["BrowserProfilesChangedEvent"] | components["schemas"]["ProvidersChangedEvent"] | components["schemas"]["VaultChangedEvent"] | components["schemas"]["BrowserTakeoverRequestedEvent"] | components["schemas"]["BrowserControlRequestedEvent"] | components["schemas"]["BrowserControlRequestResolvedEvent"] | components["schemas"]["RevokedEvent"];
         /**
          * HostViewMessageSchema
          * @description What the host sends on a ``view:`` channel besides frames.
          */
         HostViewMessage: components["schemas"]["Opened"] | components["schemas"]["Held"] | components["schemas"]["Cursor"] | components["schemas"]["ContextMenu"] | components["schemas"]["Copied"] | components["schemas"]["CopyTooLarge"] | components["schemas"]["ViewError"] | components["schemas"]["Closed"];
+        /** ItemRef */
+        ItemRef: {
+            /** Itemid */
+            itemId: string;
+        };
         /** Key */
         Key: {
             /**
@@ -1728,12 +2071,60 @@ export interface components {
              */
             path?: string;
         };
+        /**
+         * ListPage
+         * @description A page of items by name: ``limit`` (50 unless given, at most 200) from ``offset``.
+         */
+        ListPage: {
+            /**
+             * Limit
+             * @default 50
+             */
+            limit?: number;
+            /**
+             * Offset
+             * @default 0
+             */
+            offset?: number;
+        };
         /** Listing */
         Listing: {
             /** Entries */
             entries: components["schemas"]["EntryView"][];
             /** Path */
             path: string;
+        };
+        /** LoginFields */
+        LoginFields: {
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            kind: "login";
+            /** Name */
+            name: string;
+            /**
+             * Notes
+             * @default null
+             */
+            notes?: string | null;
+            /**
+             * Password
+             * @default null
+             */
+            password?: string | null;
+            /** Sites */
+            sites: string[];
+            /**
+             * Totpsecret
+             * @default null
+             */
+            totpSecret?: string | null;
+            /**
+             * Username
+             * @default null
+             */
+            username?: string | null;
         };
         /** MenuChoice */
         MenuChoice: {
@@ -2104,6 +2495,12 @@ export interface components {
             /** Id */
             id: string;
         };
+        /** RequestedItemAdded */
+        RequestedItemAdded: {
+            /** Id */
+            id: string;
+            item: components["schemas"]["VaultSummaryView"];
+        };
         /**
          * Resize
          * @description Hold the page at this size while the channel is open (the viewer's panel changed).
@@ -2149,6 +2546,41 @@ export interface components {
          * @enum {string}
          */
         Role: "member" | "admin" | "owner";
+        /** SavedAndHandedOver */
+        SavedAndHandedOver: {
+            /** Id */
+            id: string;
+            item: components["schemas"]["VaultItemWire"];
+        };
+        /**
+         * SecretFieldLabel
+         * @description One field a secret goes into, as the page names it; never its value.
+         */
+        SecretFieldLabel: {
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "password" | "username" | "oneTimeCode" | "cardNumber" | "securityCode" | "other";
+            /** Label */
+            label: string;
+        };
+        /**
+         * SecretRequestDetails
+         * @description What a person sees of a request for a secret: only public facts of the page.
+         */
+        SecretRequestDetails: {
+            /** Fields */
+            fields: components["schemas"]["SecretFieldLabel"][];
+            /** Origin */
+            origin: string;
+            /** Purpose */
+            purpose: string;
+            /** Tabid */
+            tabId: string;
+            /** Vaultoffered */
+            vaultOffered: boolean;
+        };
         /** SendMessage */
         SendMessage: {
             /** Attachments */
@@ -2293,6 +2725,31 @@ export interface components {
              * @enum {string}
              */
             event: "sub-agent";
+        };
+        /** SubmitAndSave */
+        SubmitAndSave: {
+            /** Id */
+            id: string;
+            /**
+             * Name
+             * @default null
+             */
+            name?: string | null;
+            /**
+             * Values
+             * @description One value per field the request lists, in order.
+             */
+            values: string[];
+        };
+        /** SubmitSecret */
+        SubmitSecret: {
+            /** Id */
+            id: string;
+            /**
+             * Values
+             * @description One value per field the request lists, in order.
+             */
+            values: string[];
         };
         /** TabAddress */
         TabAddress: {
@@ -2796,6 +3253,84 @@ export interface components {
              */
             previousAddress: string;
         };
+        /**
+         * UpdateVaultItem
+         * @description Only the fields given change; a secret sent as the mask keeps its value, null clears.
+         */
+        UpdateVaultItem: {
+            /**
+             * Billingaddress
+             * @default null
+             */
+            billingAddress?: string | null;
+            /**
+             * Cardholder
+             * @default null
+             */
+            cardholder?: string | null;
+            /**
+             * Email
+             * @default null
+             */
+            email?: string | null;
+            /**
+             * Expiry
+             * @default null
+             */
+            expiry?: string | null;
+            /** Itemid */
+            itemId: string;
+            /**
+             * Name
+             * @default null
+             */
+            name?: string | null;
+            /**
+             * Notes
+             * @default null
+             */
+            notes?: string | null;
+            /**
+             * Number
+             * @default null
+             */
+            number?: string | null;
+            /**
+             * Password
+             * @default null
+             */
+            password?: string | null;
+            /**
+             * Phone
+             * @default null
+             */
+            phone?: string | null;
+            /**
+             * Postaladdress
+             * @default null
+             */
+            postalAddress?: string | null;
+            /**
+             * Securitycode
+             * @default null
+             */
+            securityCode?: string | null;
+            /**
+             * Sites
+             * @default null
+             */
+            sites?: string[] | null;
+            /**
+             * Totpsecret
+             * @default null
+             */
+            totpSecret?: string | null;
+            /**
+             * Username
+             * @default null
+             */
+            username?: string | null;
+        };
         /** UploadChunk */
         UploadChunk: {
             /** Data */
@@ -2823,6 +3358,130 @@ export interface components {
             expiresAt: number;
             /** Uploadid */
             uploadId: string;
+        };
+        /**
+         * VaultChanged
+         * @description The team's vault changed (an item added, changed or deleted); ``vault-v1/list_names``
+         *     has the new state, never a secret.
+         */
+        VaultChanged: Record<string, never>;
+        /** VaultChangedEvent */
+        VaultChangedEvent: {
+            data: components["schemas"]["VaultChanged"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "vault-changed";
+        };
+        /** VaultItemDeleted */
+        VaultItemDeleted: {
+            /** Deleted */
+            deleted: boolean;
+        };
+        /** VaultItemList */
+        VaultItemList: {
+            /** Items */
+            items: components["schemas"]["VaultItemWire"][];
+            /**
+             * Nextoffset
+             * @description Where the next page starts; null at the end.
+             */
+            nextOffset: number | null;
+            /** Total */
+            total: number;
+        };
+        /**
+         * VaultItemRequestDetails
+         * @description What a person sees of a request to add a vault item: the agent's non-secret values.
+         */
+        VaultItemRequestDetails: {
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "login" | "card" | "contact";
+            /** Prefill */
+            prefill: {
+                [key: string]: string | string[];
+            };
+            /** Reason */
+            reason: string;
+        };
+        /**
+         * VaultItemWire
+         * @description An item as an owner or admin reads it: secrets only as "set" marks.
+         */
+        VaultItemWire: {
+            /** Billingaddress */
+            billingAddress: string | null;
+            /** Cardbrand */
+            cardBrand: string | null;
+            /** Cardlast4 */
+            cardLast4: string | null;
+            /** Cardholder */
+            cardholder: string | null;
+            /** Createdat */
+            createdAt: number;
+            /** Email */
+            email: string | null;
+            /** Expiry */
+            expiry: string | null;
+            /** Id */
+            id: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "login" | "card" | "contact";
+            /** Name */
+            name: string;
+            /** Notes */
+            notes: string | null;
+            /** Numberset */
+            numberSet: boolean;
+            /** Passwordset */
+            passwordSet: boolean;
+            /** Phone */
+            phone: string | null;
+            /** Postaladdress */
+            postalAddress: string | null;
+            /** Securitycodeset */
+            securityCodeSet: boolean;
+            /** Sites */
+            sites: string[];
+            /** Totpsecretset */
+            totpSecretSet: boolean;
+            /** Updatedat */
+            updatedAt: number;
+            /** Username */
+            username: string | null;
+        };
+        /** VaultSummaryList */
+        VaultSummaryList: {
+            /** Items */
+            items: components["schemas"]["VaultSummaryView"][];
+            /**
+             * Nextoffset
+             * @description Where the next page starts; null at the end.
+             */
+            nextOffset: number | null;
+            /** Total */
+            total: number;
+        };
+        /** VaultSummaryView */
+        VaultSummaryView: {
+            /** Id */
+            id: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "login" | "card" | "contact";
+            /** Name */
+            name: string;
+            /** Sites */
+            sites: string[];
         };
         /**
          * ViewError
@@ -3699,6 +4358,102 @@ export interface operations {
             };
         };
     };
+    "browser-secret-handoff-v1/decline": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeclineRequest"];
+            };
+        };
+        responses: {
+            /** @description Decline a request for a secret or a vault item. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HandedOver"];
+                };
+            };
+        };
+    };
+    "browser-secret-handoff-v1/submit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubmitSecret"];
+            };
+        };
+        responses: {
+            /** @description Give the secret (one value per field) to the waiting entry; it is not kept. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HandedOver"];
+                };
+            };
+        };
+    };
+    "browser-secret-vault-v1/add_item": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AddRequestedItem"];
+            };
+        };
+        responses: {
+            /** @description Answer an agent's request for a vault item with the item, of the kind it asked for. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestedItemAdded"];
+                };
+            };
+        };
+    };
+    "browser-secret-vault-v1/submit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SubmitAndSave"];
+            };
+        };
+        responses: {
+            /** @description Give the secret to the waiting entry and save it to the vault as a login. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SavedAndHandedOver"];
+                };
+            };
+        };
+    };
     capabilities: {
         parameters: {
             query?: never;
@@ -4079,6 +4834,150 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TurnStopped"];
+                };
+            };
+        };
+    };
+    "vault-v1/create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateVaultItem"];
+            };
+        };
+        responses: {
+            /** @description Add a login, a card or a contact; its secrets are sealed before they are stored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VaultItemWire"];
+                };
+            };
+        };
+    };
+    "vault-v1/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ItemRef"];
+            };
+        };
+        responses: {
+            /** @description Delete an item and its secrets. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VaultItemDeleted"];
+                };
+            };
+        };
+    };
+    "vault-v1/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ListPage"];
+            };
+        };
+        responses: {
+            /** @description Items' fields without their secrets, a page at a time. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VaultItemList"];
+                };
+            };
+        };
+    };
+    "vault-v1/list_names": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ListPage"];
+            };
+        };
+        responses: {
+            /** @description The team's items by name and kind, so a member recognises what an agent asks for. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VaultSummaryList"];
+                };
+            };
+        };
+    };
+    "vault-v1/read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ItemRef"];
+            };
+        };
+        responses: {
+            /** @description One item's fields without its secrets. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VaultItemWire"];
+                };
+            };
+        };
+    };
+    "vault-v1/update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateVaultItem"];
+            };
+        };
+        responses: {
+            /** @description Change the fields given of one item. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VaultItemWire"];
                 };
             };
         };

@@ -8,10 +8,12 @@
 // include: lib/world.js
 (/**
   * @param {{revision: number, frameKey: string, budget: number, baseDepth: number,
-  *   owner: [string, number] | null, keepFrom: number}} options
+  *   owner: [string, number] | null, keepFrom: number, hideValues?: boolean}} options
   */
 (options) => {
   const { revision, frameKey, budget, baseDepth, owner, keepFrom } = options;
+  // A tab in secure entry: no field shows what it holds.
+  const hideValues = !!options.hideValues;
   const SKIP_TAGS = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'HEAD', 'META', 'LINK', 'svg', 'SVG']);
   const INLINE = new Set(['A', 'SPAN', 'B', 'I', 'EM', 'STRONG', 'SMALL', 'CODE', 'LABEL', 'ABBR',
     'SUB', 'SUP', 'MARK', 'U', 'S', 'TIME', 'Q', 'CITE', 'FONT', 'BR', 'KBD', 'VAR', 'DATA']);
@@ -133,6 +135,9 @@
     const tag = el.tagName;
     const field = /** @type {HTMLInputElement} */ (el);
     if (tag === 'INPUT' && inputType(el) === 'password') return ' [password: value hidden]';
+    if (hideValues && (tag === 'INPUT' || tag === 'TEXTAREA' || /** @type {HTMLElement} */ (el).isContentEditable)) {
+      return ' [secure entry: value hidden]';
+    }
     if (tag === 'INPUT' && (role === 'textbox' || role === 'searchbox' || role === 'spinbutton' || role === 'combobox' || role === 'slider')) {
       return field.value ? ' value=' + JSON.stringify(clean(field.value, 100)) : '';
     }

@@ -9,7 +9,7 @@ from playwright.async_api import Page
 from pydantic import Field
 
 from server.host.tools.base import TabArgs, Tool, ToolContext, ToolFailure
-from server.host.tools.page.tab_access import reachable_tab
+from server.host.tools.page.tab_access import reachable_tab, refuse_secret_tab
 
 
 class EvaluateArgs(TabArgs):
@@ -24,8 +24,10 @@ class EvaluateArgs(TabArgs):
 
 async def evaluate(context: ToolContext, args: EvaluateArgs) -> dict[str, Any]:
     tab = reachable_tab(context, args.tab_id)
+    refuse_secret_tab(tab)
 
     async def run(page: Page) -> Any:
+        refuse_secret_tab(tab)  # again: secure entry may have started while this waited
         try:
             return await page.evaluate(args.expression)
         except PlaywrightError as exc:

@@ -6,9 +6,8 @@ from typing import Annotated, Any
 
 from pydantic import Field, StringConstraints
 
-from server.common.protocol.events import BrowserTakeoverRequested
 from server.host.tools.base import TabArgs, Tool, ToolContext
-from server.host.tools.page.tab_access import reachable_tab
+from server.host.tools.page.tab_access import announce_takeover, reachable_tab
 
 
 class RequestTakeoverArgs(TabArgs):
@@ -25,16 +24,7 @@ async def request_takeover(context: ToolContext, args: RequestTakeoverArgs) -> d
             "tabId": tab.id,
             "next": "A person has this tab now. When they hand it back, take a snapshot.",
         }
-    if context.announce is not None:
-        context.announce(
-            context.team_id,
-            BrowserTakeoverRequested(
-                tab_id=tab.id,
-                agent_id=context.caller.agent_id,
-                thread_id=context.caller.thread_id,
-                reason=args.reason,
-            ),
-        )
+    announce_takeover(context, tab, args.reason)
     return {
         "status": "requested",
         "tabId": tab.id,

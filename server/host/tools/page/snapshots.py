@@ -78,9 +78,10 @@ def shown_url(url: str) -> str:
 class _TreeWalk:
     """Walks a page's frames for one revision, sharing one character budget."""
 
-    def __init__(self, page: Page, revision: int) -> None:
+    def __init__(self, page: Page, revision: int, *, hide_values: bool = False) -> None:
         self.page = page
         self.revision = revision
+        self.hide_values = hide_values
         self.keys: list[str] = []
         self.budget = TREE_BUDGET
         self.cut = False
@@ -100,6 +101,7 @@ class _TreeWalk:
                 "owner": owner,
                 # The world forgets the registries of revisions before the kept ones.
                 "keepFrom": self.revision - KEPT_REVISIONS + 1,
+                "hideValues": self.hide_values,
             },
         )
         if found is None:
@@ -126,7 +128,7 @@ async def read_tree(tab: Tab, page: Page) -> tuple[int, str, bool, str]:
     """
     state = snapshot_state(tab)
     revision = state.revision + 1
-    walk = _TreeWalk(page, revision)
+    walk = _TreeWalk(page, revision, hide_values=holds_secret(tab))
     lines = await walk.walk(MAIN_FRAME, 0)
     state.revision = revision
     state.frames[revision] = walk.keys

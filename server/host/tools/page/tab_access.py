@@ -2,11 +2,42 @@
 
 from __future__ import annotations
 
+from server.common.protocol.events import BrowserTakeoverRequested
 from server.host.browser.access import agent_reaches, holds_secret, require_tool_reach
 from server.host.browser.tabs import Tab
-from server.host.tools.base import ToolContext
+from server.host.tools.base import ToolContext, ToolFailure
 
-__all__ = ["holds_secret", "reachable_tab", "reachable_tabs"]
+__all__ = [
+    "announce_takeover",
+    "holds_secret",
+    "reachable_tab",
+    "reachable_tabs",
+    "refuse_secret_tab",
+]
+
+
+def announce_takeover(context: ToolContext, tab: Tab, reason: str) -> None:
+    """Tells the team that the agent asks a person to take ``tab`` over, and why."""
+    if context.announce is not None:
+        context.announce(
+            context.team_id,
+            BrowserTakeoverRequested(
+                tab_id=tab.id,
+                agent_id=context.caller.agent_id,
+                thread_id=context.caller.thread_id,
+                reason=reason,
+            ),
+        )
+
+
+def refuse_secret_tab(tab: Tab) -> None:
+    """Page scripts and reads of a tab in secure entry are refused until a new document."""
+    if holds_secret(tab):
+        raise ToolFailure(
+            "tabHoldsSecret",
+            "this tab is in secure entry: scripts and page reads are refused on it until it "
+            "loads a new page; take a snapshot instead",
+        )
 
 
 def reachable_tab(context: ToolContext, tab_id: str) -> Tab:

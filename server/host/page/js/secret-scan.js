@@ -1,0 +1,43 @@
+// world: isolated
+// Whether any of the given values shows anywhere in the document after a submit: its title
+// and address, every text node, field value and attribute, inside open shadow roots and
+// same-origin frames. Answers only true or false, never where or what. Isolated, so the page
+// cannot hide an echo from the scan.
+(/** @param {string[]} values */
+(values) => {
+  const wanted = values.filter((v) => v.length > 0);
+  /** @param {string | null | undefined} text */
+  const has = (text) => !!text && wanted.some((v) => text.includes(v));
+  /** @param {Document | ShadowRoot} root */
+  const scan = (root) => {
+    const walker = (root.ownerDocument || /** @type {Document} */ (root)).createTreeWalker(
+      root, NodeFilter.SHOW_ELEMENT | NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      if (node.nodeType === Node.TEXT_NODE) {
+        if (has(node.nodeValue)) return true;
+        continue;
+      }
+      const el = /** @type {Element} */ (node);
+      for (const attr of Array.from(el.attributes)) if (has(attr.value)) return true;
+      if ('value' in el && has(String(/** @type {HTMLInputElement} */ (el).value))) return true;
+      if (el.shadowRoot && scan(el.shadowRoot)) return true;
+      if (el.tagName === 'IFRAME' || el.tagName === 'FRAME') {
+        let inner = null;
+        try {
+          inner = /** @type {HTMLIFrameElement} */ (el).contentDocument;
+        } catch (_) {
+          inner = null;
+        }
+        if (inner && (has(inner.title) || has(inner.location.href) || scan(inner))) return true;
+      }
+    }
+    return false;
+  };
+  let address = location.href;
+  try {
+    address += ' ' + decodeURIComponent(location.href.replace(/\+/g, ' '));
+  } catch (_) {
+    // A malformed escape: the address as it is is scanned.
+  }
+  return has(document.title) || has(address) || scan(document);
+})

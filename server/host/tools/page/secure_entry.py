@@ -1,0 +1,383 @@
+"""Secure entry: a secret from a person or the vault into fields of a tab, never via the model.
+
+The order is the safety argument:
+
+1. ``plan_entry`` (in the tab's queue) resolves the fields the agent named and reads only
+   their public facts (label, kind, origin); a field in a frame of another origin, one
+   hidden, disabled or read-only, is refused before anyone is asked.
+2. ``enter`` (in the tab's queue again) checks that the document and origin are still the
+   planned ones, puts the tab under protection (its live views end, input, scripts and
+   field values are refused), fills the fields and submits.
+3. A new document releases protection. A submit that keeps the document is given
+   ``secret_submit_wait``; then the fields are emptied and the document scanned for the
+   values. Absent: the page stays (a single-page sign-in shows its next step) with
+   protection kept until a main-frame navigation. Present: the address is loaded again
+   with GET, which replaces the document and never replays a form's POST.
+
+Any failure keeps protection and asks a person to take the tab over; a secret is never
+retried. Messages and results never carry a value.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from playwright.async_api import Error as PlaywrightError
+from playwright.async_api import Page
+
+from server.common.protocol.events import (
+    SecretFieldLabel,
+    SecretRequestDetails,
+    VaultItemRequestDetails,
+)
+from server.host.browser.protection import TabProtection, protect, protection_of
+from server.host.browser.tabs import Tab
+from server.host.services.vault import site_origin as origin_of
+from server.host.tools.base import (
+    PersonReply,
+    SecureEntryDesk,
+    Target,
+    ToolContext,
+    ToolFailure,
+)
+from server.host.tools.page.isolated import IsolatedScriptError, evaluate_isolated
+from server.host.tools.page.tab_access import announce_takeover, reachable_tab
+from server.host.tools.page.targets import Resolved, element_of, resolve_target
+
+log = logging.getLogger(__name__)
+
+FieldKind = Literal["password", "username", "oneTimeCode", "cardNumber", "securityCode", "other"]
+TAB_HOLDS_SECRET = "tabHoldsSecret"  # noqa: S105 - a close code, not a secret
+# Filling, the submit's wait, and a load again with GET, at most.
+ENTRY_DEADLINE = 60.0
+_HELD_REASON = "this tab is in secure entry; it can be watched again once it loads a new page"
+
+
+class TakeoverNeeded(Exception):
+    """Secure entry cannot go on by itself: a person takes the tab (``reason`` says why)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass
+class EntryField:
+    """One field a value goes into: its pick in the tools' world and its public facts."""
+
+    resolved: Resolved
+    label: str
+    kind: FieldKind
+
+
+@dataclass
+class EntryPlan:
+    """What ``plan_entry`` found: checked again, just before entry, by ``enter``."""
+
+    tab: Tab
+    origin: str
+    document: float
+    fields: list[EntryField]
+    submit: Resolved | None
+    labels: list[SecretFieldLabel] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class EntryOutcome:
+    """How an entry ended: ``entered`` (``page``: ``new`` document, ``kept`` or ``reloaded``)
+    or ``takeover`` with its reason."""
+
+    status: Literal["entered", "takeover"]
+    page: Literal["new", "kept", "reloaded"] | None = None
+    reason: str | None = None
+
+    def to_result(self, tab_id: str) -> dict[str, Any]:
+        if self.status == "takeover":
+            return {
+                "status": "takeover",
+                "tabId": tab_id,
+                "reason": self.reason,
+                "next": "A person was asked to take the tab over. Stop working in it until "
+                "they hand it back, then take a snapshot. Do not ask for the secret again.",
+            }
+        next_step = {
+            "new": "The page loaded a new document. Take a snapshot to see where it went.",
+            "kept": "The page stayed (the fields were emptied). Take a snapshot to see its next "
+            "step; scripts stay refused on this tab until it loads a new page.",
+            "reloaded": "The page was loaded again to clear what it showed. Take a snapshot.",
+        }[self.page or "new"]
+        return {"status": "entered", "tabId": tab_id, "page": self.page, "next": next_step}
+
+
+def desk_of(context: ToolContext) -> SecureEntryDesk:
+    if context.secure_entry is None:
+        raise ToolFailure("secureEntryUnavailable", "secure entry is not available here")
+    return context.secure_entry
+
+
+async def ask_thread(
+    context: ToolContext,
+    tool: str,
+    summary: str,
+    *,
+    secret: SecretRequestDetails | None = None,
+    vault_item: VaultItemRequestDetails | None = None,
+) -> PersonReply:
+    """Asks the people who see the calling agent's thread; ``attentionUnavailable`` where
+    nobody can be asked (a call outside a thread)."""
+    desk = desk_of(context)
+    caller = context.caller
+    if desk.visible_to is None or caller.thread_id is None or caller.agent_id is None:
+        raise ToolFailure("attentionUnavailable", "nobody can be asked outside a conversation")
+    return await desk.ask_person(
+        team_id=context.team_id,
+        thread_id=caller.thread_id,
+        agent_id=caller.agent_id,
+        tool=tool,
+        summary=summary,
+        visible_to=desk.visible_to,
+        secret=secret,
+        vault_item=vault_item,
+        seconds=context.settings.secret_answer_wait,
+    )
+
+
+def unanswered(reply: PersonReply, **extra: Any) -> dict[str, Any] | None:
+    """The result for a request nobody answered (``timeout``) or a person declined."""
+    if reply.outcome == "answered":
+        return None
+    if reply.outcome == "timeout":
+        return {"status": "timeout", **extra, "next": "Nobody answered in time."}
+    return {"status": "declined", **extra, "next": "Ask the user what to do."}
+
+
+def _kind_of(facts: dict[str, Any], asked: FieldKind | None) -> FieldKind:
+    if asked is not None:
+        return asked
+    autocomplete = str(facts.get("autocomplete") or "")
+    if facts.get("type") == "password" or "password" in autocomplete:
+        return "password"
+    if autocomplete == "one-time-code":
+        return "oneTimeCode"
+    if autocomplete == "cc-number":
+        return "cardNumber"
+    if autocomplete == "cc-csc":
+        return "securityCode"
+    if autocomplete in ("username", "email") or facts.get("type") == "email":
+        return "username"
+    return "other"
+
+
+async def _facts(resolved: Resolved) -> dict[str, Any] | None:
+    if resolved.pick is None:
+        return None
+    try:
+        facts: dict[str, Any] | None = await evaluate_isolated(
+            resolved.page, "secret-field", resolved.pick
+        )
+    except (PlaywrightError, IsolatedScriptError):
+        return None
+    return facts
+
+
+async def plan_entry(
+    tab: Tab,
+    page: Page,
+    targets: Sequence[tuple[Target, FieldKind | None]],
+    submit: Target | None,
+) -> EntryPlan:
+    """The fields for ``targets`` and their public facts; refuses what entry cannot fill and
+    raises ``TakeoverNeeded`` for a field in a frame of another origin."""
+    origin = origin_of(page.url)
+    if origin is None:
+        raise ToolFailure("secretOriginUnknown", "this page has no web origin to enter a secret on")
+    document = float(await evaluate_isolated(page, "document-id"))
+    fields: list[EntryField] = []
+    for target, asked in targets:
+        try:
+            resolved = await resolve_target(tab, page, target)
+        except ToolFailure as failure:
+            if failure.code == "targetNotFound" and _foreign_frames(page, origin):
+                raise TakeoverNeeded("the fields are inside a frame of another site") from None
+            raise
+        facts = await _facts(resolved)
+        if facts is None:
+            raise ToolFailure("targetNotFound", f"{resolved.label} went away")
+        if facts["framed"] and facts["origin"] != facts["topOrigin"]:
+            raise TakeoverNeeded("a field is inside a frame of another site")
+        if not facts["fillable"]:
+            raise ToolFailure("secretFieldInvalid", f"{resolved.label} is not a text field")
+        if not facts["visible"] or facts["disabled"] or facts["readOnly"]:
+            raise ToolFailure(
+                "secretFieldInvalid", f"{resolved.label} is hidden, disabled or read-only"
+            )
+        kind = _kind_of(facts, asked)
+        fields.append(EntryField(resolved, str(facts["label"]) or resolved.label, kind))
+    picks = [f.resolved.pick for f in fields]
+    if len(set(picks)) != len(picks):
+        raise ToolFailure("invalidArguments", "the same field is named twice")
+    submit_resolved = await resolve_target(tab, page, submit) if submit is not None else None
+    plan = EntryPlan(tab, origin, document, fields, submit_resolved)
+    plan.labels = [SecretFieldLabel(label=f.label[:120], kind=f.kind) for f in fields]
+    return plan
+
+
+def _foreign_frames(page: Page, origin: str) -> bool:
+    """Whether the page holds a frame of another origin (which our scripts cannot reach)."""
+    return any(
+        origin_of(frame.url) not in (None, origin)
+        for frame in page.frames
+        if frame is not page.main_frame
+    )
+
+
+async def _still_planned(plan: EntryPlan, page: Page) -> None:
+    """Just before entry: the same document at the same origin, every field still there."""
+    if origin_of(page.url) != plan.origin:
+        raise TakeoverNeeded("the tab is on another site than when the secret was asked for")
+    if float(await evaluate_isolated(page, "document-id")) != plan.document:
+        raise TakeoverNeeded("the page changed since the secret was asked for")
+    for entry in plan.fields:
+        if entry.resolved.page is not page or await _facts(entry.resolved) is None:
+            raise TakeoverNeeded("a field went away since the secret was asked for")
+
+
+# The keys of an Enter, as a keyboard sends them.
+_ENTER = {"key": "Enter", "code": "Enter", "windowsVirtualKeyCode": 13}
+
+
+async def _fill(
+    plan: EntryPlan, page: Page, protection: TabProtection, values: Sequence[str], *, submit: bool
+) -> None:
+    """Each value typed into its field through the browser's input path (CDP), which the
+    page sees as a person's typing; then the submit."""
+    session = protection.session
+    for entry, value in zip(plan.fields, values, strict=True):
+        if session is None:
+            await (await element_of(entry.resolved)).fill(value, timeout=5_000)
+            continue
+        if not await evaluate_isolated(page, "secret-focus", entry.resolved.pick):
+            raise TakeoverNeeded("a field could not take focus")
+        await session.send("Input.insertText", {"text": value})
+    if not submit:
+        return
+    if plan.submit is not None:
+        button = await element_of(plan.submit)
+        await button.click(timeout=5_000, no_wait_after=True)
+    elif session is not None:
+        await session.send("Input.dispatchKeyEvent", {"type": "keyDown", **_ENTER, "text": "\r"})
+        await session.send("Input.dispatchKeyEvent", {"type": "keyUp", **_ENTER})
+    else:
+        element = await element_of(plan.fields[-1].resolved)
+        await element.press("Enter", timeout=5_000, no_wait_after=True)
+
+
+async def _after_submit(
+    context: ToolContext,
+    plan: EntryPlan,
+    page: Page,
+    protection: TabProtection,
+    values: Sequence[str],
+) -> EntryOutcome:
+    wait = context.settings.secret_submit_wait
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(protection.released.wait(), wait)
+    if protection.released.is_set():
+        return EntryOutcome("entered", "new")
+    try:
+        picks = [entry.resolved.pick for entry in plan.fields]
+        left = int(await evaluate_isolated(page, "secret-clear", picks))
+        shown = bool(await evaluate_isolated(page, "secret-scan", list(values)))
+    except (PlaywrightError, IsolatedScriptError):
+        if protection.released.is_set():
+            return EntryOutcome("entered", "new")
+        left, shown = 1, True
+    if left == 0 and not shown:
+        protection.keep()
+        return EntryOutcome("entered", "kept")
+    log.info("secure entry reloads a page that shows the secret", extra={"tab_id": plan.tab.id})
+    # A GET of the address replaces the document; a reload could replay a form's POST.
+    await page.goto(page.url, wait_until="domcontentloaded", timeout=15_000)
+    with contextlib.suppress(TimeoutError):
+        await asyncio.wait_for(protection.released.wait(), wait)
+    if not protection.released.is_set():
+        raise TakeoverNeeded("the page could not be cleared of the secret")
+    return EntryOutcome("entered", "reloaded")
+
+
+def _request_takeover(context: ToolContext, tab: Tab, reason: str) -> None:
+    announce_takeover(context, tab, f"secure entry: {reason}")
+
+
+def takeover(context: ToolContext, tab: Tab, reason: str) -> EntryOutcome:
+    """Asks a person to take the tab; the tab keeps whatever protection it has."""
+    _request_takeover(context, tab, reason)
+    return EntryOutcome("takeover", reason=reason)
+
+
+async def plan_on_tab(
+    context: ToolContext,
+    tab_id: str,
+    targets: Sequence[tuple[Target, FieldKind | None]],
+    submit: Target | None,
+) -> EntryPlan | EntryOutcome:
+    """``plan_entry`` in the tab's queue; a takeover it needs is asked for and returned."""
+    tab = reachable_tab(context, tab_id)
+    held = protection_of(tab)
+    # A kept page (a single-page sign-in's next step) takes its next secret; an entry under
+    # way takes none.
+    if held is not None and held.phase == "entering":
+        raise ToolFailure(TAB_HOLDS_SECRET, "a secret is being entered in this tab; wait for it")
+    try:
+        done = await context.engine.run(
+            context.team_id,
+            tab.id,
+            context.caller,
+            lambda page: plan_entry(tab, page, targets, submit),
+        )
+    except TakeoverNeeded as needed:
+        return takeover(context, tab, needed.reason)
+    assert done.value is not None
+    return done.value
+
+
+async def enter(
+    context: ToolContext, plan: EntryPlan, values: Sequence[str], *, submit: bool = True
+) -> EntryOutcome:
+    """Fills ``values`` into the plan's fields and submits, under protection (see above).
+    Without ``submit`` the fields stay filled and the tab protected (``kept``)."""
+    desk = desk_of(context)
+    tab = plan.tab
+    protection: TabProtection | None = None
+
+    async def operation(page: Page) -> EntryOutcome:
+        nonlocal protection
+        await _still_planned(plan, page)
+        protection = await protect(tab, page, plan.origin)
+        await desk.end_views(context.team_id, tab.id, TAB_HOLDS_SECRET, _HELD_REASON)
+        await _fill(plan, page, protection, values, submit=submit)
+        if not submit:
+            return EntryOutcome("entered", "kept")
+        return await _after_submit(context, plan, page, protection, values)
+
+    try:
+        done = await context.engine.run(
+            context.team_id, tab.id, context.caller, operation, deadline=ENTRY_DEADLINE
+        )
+    except TakeoverNeeded as needed:
+        return takeover(context, tab, needed.reason)
+    except (PlaywrightError, IsolatedScriptError, ToolFailure) as exc:
+        # Never the exception's text: a page error could quote what was typed.
+        log.info("secure entry failed", extra={"tab_id": tab.id, "error": type(exc).__name__})
+        return takeover(context, tab, "the secret could not be entered")
+    except Exception:
+        if protection is not None:
+            _request_takeover(context, tab, "the secret could not be entered")
+        raise
+    assert done.value is not None
+    return done.value

@@ -1,0 +1,391 @@
+"""Secure entry in full agent turns: a real host and Chromium, a local sign-in site, the
+fake Anthropic API, and members on real WebRTC peers who watch the tab live and answer.
+
+The password and card number go from a member's answer (or the vault) into the page and
+nowhere else: not to the provider, a log line, the database file, a Team API answer, an
+event or a live-view frame.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import secrets
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from aiohttp import web
+
+from peer.live_view import ViewClosed, open_view
+from server.host.browser.callers import Caller
+from server.host.browser.partitions import Partition
+from server.host.browser.protection import protection_of
+from server.logs import JsonFormatter, TextFormatter
+from tests.host.agents.test_turns import (
+    Follow,
+    TurnsHost,
+    answer,
+    drained,
+    files_holding,
+    last_tool_result,
+    make_agent,
+    refused,
+    send,
+    start_thread,
+)
+from tests.support.clock import FakeClock
+from tests.support.databases import scratch_database
+from tests.support.fakes.anthropic import FakeAnthropic, MessageEvents
+from tests.support.fakes.openai import FakeChatCompletions
+from tests.support.fakes.server import RecordedRequest, StreamReply
+from tests.support.hub_server import hub_settings, running_hub
+from tests.support.loop_watch import watch_event_loop
+from tests.support.peers import peer_member, wait_linked
+from tests.support.sites import serving
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+ANTHROPIC_KEY = "sk-ant-entry-" + secrets.token_hex(16)
+PASSWORD = "pw-" + secrets.token_hex(12)
+CARD = "4111111111111111"
+
+FORM = """<!doctype html><title>Sign in</title>
+<form method="post" action="/signin">
+<label>Email <input name="email" type="email" autocomplete="username"></label>
+<label>Password <input name="password" type="password" autocomplete="current-password"></label>
+<button type="submit">Sign in</button></form>"""
+SPA = """<!doctype html><title>Sign in</title><h1>Sign in to the shop</h1>
+<form id="f"><label>Password <input name="password" type="password"></label>
+<button type="submit">Next</button></form><p id="step"></p>
+<script>
+document.getElementById('f').addEventListener('submit', async (e) => {
+  e.preventDefault();
+  await fetch('/api/login', {method: 'POST', body: e.target.password.value});
+  document.getElementById('step').textContent = 'Enter the code we sent you';
+});
+</script>"""
+
+
+@dataclass
+class Posted:
+    bodies: list[tuple[str, str]] = field(default_factory=list)
+
+
+def shop(posted: Posted) -> web.Application:
+    pages = {"/signin": FORM, "/spa": SPA, "/welcome": "<title>Welcome</title><h1>Hello</h1>"}
+
+    async def answer_request(request: web.Request) -> web.StreamResponse:
+        if request.method == "POST":
+            posted.bodies.append((request.path, await request.text()))
+            if request.path == "/signin":
+                raise web.HTTPSeeOther("/welcome")
+            return web.Response(text="ok")
+        if request.path not in pages:
+            raise web.HTTPNotFound()
+        return web.Response(text=pages[request.path], content_type="text/html")
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", answer_request)
+    return app
+
+
+@dataclass
+class EntryHost:
+    turns: TurnsHost
+    posted: Posted
+
+
+@pytest_asyncio.fixture(autouse=True, loop_scope="module")
+async def event_loop_watch() -> AsyncIterator[None]:
+    async for _ in watch_event_loop():
+        yield
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def entry(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[EntryHost]:
+    folder = tmp_path_factory.mktemp("entry")
+    posted = Posted()
+    async with (
+        scratch_database("sqlite", folder) as database,
+        serving(shop(posted)) as site,
+        FakeAnthropic(api_key=ANTHROPIC_KEY) as anthropic,
+        FakeChatCompletions(api_key="sk-unused-0123456789") as openai,
+        running_hub(hub_settings(folder, database), database, clock=FakeClock()) as server,
+    ):
+        owner = await server.sign_up_owner()
+        team_id = await server.first_team_id(owner)
+        await server.invite(owner, team_id, "member@example.com", "member")
+        host_id = await wait_linked(server)
+        members = [
+            await peer_member(server, email, folder)
+            for email in ("owner@example.com", "member@example.com")
+        ]
+        admin, member = [await m.connect(host_id) for m in members]
+        await admin.call("providers-v1/set_key", {"provider": "anthropic", "key": ANTHROPIC_KEY})
+        await admin.call(
+            "providers-v1/update", {"provider": "anthropic", "baseUrl": anthropic.base_url}
+        )
+        turns = TurnsHost(
+            server, team_id, admin, member, anthropic, openai, site, folder / "crewhost.db"
+        )
+        yield EntryHost(turns, posted)
+        for connection in (admin, member):
+            await connection.close()
+        for m in members:
+            await m.hub.close()
+
+
+async def open_on(host: TurnsHost, path: str, agent_id: str, thread_id: str) -> str:
+    engine = await host.services.browser.engine()
+    tab = await engine.open_tab(
+        host.team_id,
+        Partition.shared(),
+        url=host.site.url(path),
+        owner_agent_id=agent_id,
+        owner_thread_id=thread_id,
+    )
+    return tab.id
+
+
+def said(*replies: MessageEvents) -> list[StreamReply]:
+    return [reply.reply() for reply in replies]
+
+
+def everything_seen(
+    host: TurnsHost, follow: Follow, answers: list[Any], caplog: pytest.LogCaptureFixture
+) -> str:
+    """The provider's recorded requests, the answers and events the peers got, every log
+    record as both log formats write it: one text to search."""
+    logged = []
+    for formatter in (JsonFormatter(), TextFormatter()):
+        logged += [formatter.format(record) for record in caplog.records]
+    requests = [json.dumps(r.body) for r in host.anthropic.requests]
+    return "\n".join([*requests, json.dumps(answers), json.dumps(follow.seen), *logged])
+
+
+async def test_a_member_hands_a_secret_to_a_single_page_sign_in(
+    entry: EntryHost, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    host = entry.turns
+    agent_id = await make_agent(host)
+    follow = await start_thread(host, agent_id)
+    tab_id = await open_on(host, "/spa", agent_id, follow.thread_id)
+    view = await open_view(host.member, tab_id)
+    await view.next_frame()
+    field_arg = {"target": {"kind": "css", "selector": "input[type=password]"}}
+    host.anthropic.script(
+        *said(
+            MessageEvents()
+            .tool_use(
+                "toolu_secret",
+                "submit_secret",
+                {"tabId": tab_id, "fields": [field_arg], "purpose": "sign in to the shop"},
+            )
+            .stop("tool_use"),
+            MessageEvents().text("I am at the next step.").stop(),
+        )
+    )
+
+    await send(follow, "Sign in to the shop")
+    asked = await follow.until("attention-requested")
+    assert asked["kind"] == "secret"
+    assert asked["secret"]["origin"] == host.site.base
+    assert asked["secret"]["fields"] == [{"label": "Password", "kind": "password"}]
+    listed = await host.member.call("attention-v1/list")
+    shown = next(r for r in listed["requests"] if r["id"] == asked["id"])
+    assert shown["secret"] == asked["secret"]
+    # The secret is never a chat message or a consent answer; saving needs an admin.
+    approve = {"id": asked["id"], "approve": True}
+    assert await refused(host.member, "attention-v1/answer", approve) == "secretRequestKind"
+    save = {"id": asked["id"], "values": [PASSWORD]}
+    assert await refused(host.member, "browser-secret-vault-v1/submit", save) == "forbidden"
+    wrong = {"id": asked["id"], "values": [PASSWORD, PASSWORD]}
+    assert await refused(host.member, "browser-secret-handoff-v1/submit", wrong) == (
+        "invalidArgument"
+    )
+    answers: list[Any] = [
+        await host.member.call(
+            "browser-secret-handoff-v1/submit", {"id": asked["id"], "values": [PASSWORD]}
+        )
+    ]
+    await asyncio.wait_for(view.closed.wait(), 15)
+    assert view.close_code == "tabHoldsSecret"
+    finished = await follow.until("turn-finished")
+    assert finished["status"] == "done"
+
+    result = last_tool_result(host.anthropic.requests[-1])
+    assert (result["status"], result["page"]) == ("entered", "kept")
+    assert entry.posted.bodies[-1] == ("/api/login", PASSWORD)
+    # Watching stays refused while the kept page is protected...
+    with pytest.raises(ViewClosed) as closed:
+        await open_view(host.member, tab_id)
+    assert closed.value.code == "tabHoldsSecret"
+    engine = await host.services.browser.engine()
+    tab = engine.get_tab(host.team_id, tab_id)
+    protection = protection_of(tab)
+    assert protection is not None
+    assert await tab.page.eval_on_selector("input", "el => el.value") == ""  # type: ignore[union-attr]
+    # ...until a new document ends protection.
+    await engine.navigate(
+        host.team_id, tab_id, Caller.agent(agent_id, follow.thread_id), host.site.url("/welcome")
+    )
+    await asyncio.wait_for(protection.released.wait(), 15)
+    again = await open_view(host.member, tab_id)
+    again.close()
+
+    frames = []
+    while not view.frames.empty():
+        frames.append(view.frames.get_nowait().data)
+    answers.append(await host.member.call("attention-v1/list"))
+    answers.append(await host.member.call("threads-v1/get", {"threadId": follow.thread_id}))
+    answers.append(await drained(host.member))
+    seen = everything_seen(host, follow, answers, caplog)
+    assert PASSWORD not in seen
+    assert not [frame for frame in frames if PASSWORD.encode() in frame]
+    assert (
+        await asyncio.to_thread(files_holding, host.database_file.parent, PASSWORD.encode()) == []
+    )
+
+
+async def test_an_agent_signs_in_from_the_vault_after_consent(
+    entry: EntryHost, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    host = entry.turns
+    login = await host.admin.call(
+        "vault-v1/create",
+        {
+            "item": {
+                "kind": "login",
+                "name": "Shop",
+                "sites": [host.site.base],
+                "username": "ada@example.com",
+                "password": PASSWORD,
+            }
+        },
+    )
+    card = await host.admin.call(
+        "vault-v1/create",
+        {"item": {"kind": "card", "name": "Team card", "number": CARD, "securityCode": "737"}},
+    )
+    agent_id = await make_agent(host)
+    follow = await start_thread(host, agent_id)
+    tab_id = await open_on(host, "/signin", agent_id, follow.thread_id)
+
+    def fill_the_login(request: RecordedRequest) -> bytes:
+        listed = last_tool_result(request)["items"]
+        item_id = next(i["id"] for i in listed if i["name"] == "Shop")
+        fields = [
+            {"target": {"kind": "css", "selector": "input[type=email]"}, "field": "username"},
+            {"target": {"kind": "css", "selector": "input[type=password]"}, "field": "password"},
+        ]
+        arguments = {"tabId": tab_id, "itemId": item_id, "fields": fields}
+        return (
+            MessageEvents()
+            .tool_use("toolu_fill", "fill_from_vault", arguments)
+            .stop("tool_use")
+            .body()
+        )
+
+    host.anthropic.script(
+        MessageEvents().tool_use("toolu_list", "list_vault_items", {}).stop("tool_use").reply(),
+        StreamReply(fill_the_login),
+        MessageEvents().text("Signed in.").stop().reply(),
+    )
+    await send(follow, "Sign in with the team's login")
+    asked = await follow.until("attention-requested")
+    assert (asked["kind"], asked["tool"]) == ("consent", "fill_from_vault")
+    assert entry.posted.bodies == [] or entry.posted.bodies[-1][0] != "/signin"
+    await answer(follow, asked["id"], approve=True)
+    finished = await follow.until("turn-finished")
+    assert finished["status"] == "done"
+    result = last_tool_result(host.anthropic.requests[-1])
+    assert (result["status"], result["page"]) == ("entered", "new")
+    assert entry.posted.bodies[-1][0] == "/signin"
+    assert PASSWORD in entry.posted.bodies[-1][1]
+
+    answers: list[Any] = []
+    for connection, route, args in (
+        (host.admin, "vault-v1/list", {}),
+        (host.admin, "vault-v1/read", {"itemId": login["id"]}),
+        (host.admin, "vault-v1/read", {"itemId": card["id"]}),
+        (host.member, "vault-v1/list_names", {}),
+        (host.member, "attention-v1/list", {}),
+        (host.member, "threads-v1/get", {"threadId": follow.thread_id}),
+    ):
+        answers.append(await connection.call(route, args))
+    assert await refused(host.member, "vault-v1/read", {"itemId": login["id"]}) == "forbidden"
+    answers += [login, card, await drained(host.member), await drained(host.admin)]
+    seen = everything_seen(host, follow, answers, caplog)
+    for secret in (PASSWORD, CARD):
+        assert secret not in seen
+        assert (
+            await asyncio.to_thread(files_holding, host.database_file.parent, secret.encode()) == []
+        )
+    # The same search finds what is stored in the clear: it looks in the right places.
+    assert "ada@example.com" in seen
+
+
+async def test_owners_save_a_secret_and_add_a_requested_item_members_cannot(
+    entry: EntryHost,
+) -> None:
+    host = entry.turns
+    agent_id = await make_agent(host)
+    follow = await start_thread(host, agent_id)
+    tab_id = await open_on(host, "/signin", agent_id, follow.thread_id)
+    fields = [
+        {"target": {"kind": "css", "selector": "input[type=email]"}},
+        {"target": {"kind": "css", "selector": "input[type=password]"}},
+    ]
+    host.anthropic.script(
+        *said(
+            MessageEvents()
+            .tool_use(
+                "toolu_secret",
+                "submit_secret",
+                {"tabId": tab_id, "fields": fields, "purpose": "sign in"},
+            )
+            .stop("tool_use"),
+            MessageEvents()
+            .tool_use(
+                "toolu_item",
+                "request_vault_item",
+                {"kind": "card", "reason": "to pay for the order", "name": "Order card"},
+            )
+            .stop("tool_use"),
+            MessageEvents().text("Done.").stop(),
+        )
+    )
+    # The owner started this thread's agent but the member's thread: share it.
+    await host.member.call("threads-v1/share", {"threadId": follow.thread_id, "shared": True})
+    await send(follow, "Sign in and get a card")
+    asked = await follow.until("attention-requested")
+    assert asked["secret"]["vaultOffered"]
+    values = ["grace@example.com", PASSWORD]
+    saved = await host.admin.call(
+        "browser-secret-vault-v1/submit", {"id": asked["id"], "values": values, "name": "Shop"}
+    )
+    assert (saved["item"]["name"], saved["item"]["passwordSet"]) == ("Shop", True)
+    assert saved["item"]["sites"] == [host.site.base]
+    assert PASSWORD not in json.dumps(saved)
+    vault = host.services.vault
+    assert await vault.open_secret(host.team_id, saved["item"]["id"], "password") == PASSWORD
+
+    wanted = await follow.until("attention-requested")
+    assert (wanted["kind"], wanted["vaultItem"]["kind"]) == ("vaultItem", "card")
+    assert wanted["vaultItem"]["prefill"] == {"name": "Order card"}
+    item = {"id": wanted["id"], "name": "Order card", "number": CARD, "securityCode": "737"}
+    assert await refused(host.member, "browser-secret-vault-v1/add_item", item) == "forbidden"
+    added = await host.admin.call("browser-secret-vault-v1/add_item", item)
+    finished = await follow.until("turn-finished")
+    assert finished["status"] == "done"
+    result = last_tool_result(host.anthropic.requests[-1])
+    assert result["item"] == {"id": added["item"]["id"], "kind": "card", "name": "Order card"}
+    for request in host.anthropic.requests:
+        assert PASSWORD not in json.dumps(request.body)
+        assert CARD not in json.dumps(request.body)

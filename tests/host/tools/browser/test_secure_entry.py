@@ -1,0 +1,474 @@
+"""Secure entry in real Chromium: submit_secret, fill_from_vault, request_vault_item.
+
+Local sign-in pages (a form that posts and redirects, a single-page sign-in, a page that
+echoes what was typed) take secrets from a real attention registry, answered the way a
+member's route answers, and from a real vault on SQLite.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from aiohttp import web
+
+from server.common.crypto.box import SecretBox
+from server.common.crypto.ring import KeyRing
+from server.common.protocol.events import AttentionRequested, HostEvent
+from server.db.engine import Database
+from server.host.agents.attention import AttentionRegistry
+from server.host.agents.secret_handoff import SecretHandoffService
+from server.host.browser.access import holds_secret
+from server.host.browser.engine import BrowserEngine
+from server.host.browser.partitions import Partition
+from server.host.browser.protection import protection_of
+from server.host.browser.tabs import Tab
+from server.host.services.vault import VaultService
+from server.host.tools.base import SecureEntryDesk, ToolContext, TurnState
+from server.host.tools.catalog import call_tool
+from tests.host.tools.conftest import AGENT, FAST, TEAM, call, ref_of
+from tests.support.clock import FakeClock
+from tests.support.sites import Site, serving
+
+PASSWORD = "s3cret-NEVER-SHOWN-pw"
+MEMBER = "m" * 32
+
+FORM = """<!doctype html><title>Sign in</title>
+<form method="post" action="/signin" id="f">
+<label>Email <input name="email" type="email" autocomplete="username"></label>
+<label>Password <input name="password" type="password" autocomplete="current-password"></label>
+<button type="submit">Sign in</button></form>"""
+# Single-page sign-in: the submit posts with fetch and shows the next step in place.
+SPA = """<!doctype html><title>Sign in</title>
+<form id="f"><label>Password <input name="password" type="password"></label>
+<button type="submit">Next</button></form><p id="step"></p>
+<script>
+document.getElementById('f').addEventListener('submit', async (e) => {
+  e.preventDefault();
+  const pw = e.target.password.value;
+  await fetch('/api/login', {method: 'POST', body: pw});
+  document.getElementById('step').textContent = ECHO ? 'Wrong password: ' + pw : 'Enter the code';
+});
+</script>"""
+# The echo hides in an open shadow root's attribute, where a text search would not look.
+SHADOW_ECHO = """<!doctype html><title>Sign in</title>
+<form id="f"><label>Password <input name="password" type="password"></label>
+<button type="submit">Next</button></form><div id="host"></div>
+<script>
+const root = document.getElementById('host').attachShadow({mode: 'open'});
+document.getElementById('f').addEventListener('submit', (e) => {
+  e.preventDefault();
+  root.innerHTML = '<span data-last="' + e.target.password.value + '">Try again</span>';
+});
+</script>"""
+CHECKOUT = """<!doctype html><title>Checkout</title>
+<form method="post" action="/pay">
+<label>Card number <input name="cc" autocomplete="cc-number"></label>
+<label>Security code <input name="csc" autocomplete="cc-csc"></label>
+<button type="submit">Pay</button></form>"""
+
+
+@dataclass
+class Requests:
+    seen: list[tuple[str, str, str]] = field(default_factory=list)
+
+    def of(self, path: str) -> list[str]:
+        return [method for method, p, _body in self.seen if p == path]
+
+
+def sign_in_app(requests: Requests) -> web.Application:
+    pages = {
+        "/signin": FORM,
+        "/welcome": "<title>Welcome</title><h1>Hi</h1>",
+        "/spa": SPA.replace("ECHO", "false"),
+        "/echo": SPA.replace("ECHO", "true"),
+        "/checkout": CHECKOUT,
+        "/shadow-echo": SHADOW_ECHO,
+        "/framed": "<title>Pay</title><iframe src='FRAME'></iframe>",
+        "/api/login": "ok",
+    }
+
+    async def answer(request: web.Request) -> web.Response:
+        requests.seen.append((request.method, request.path, await request.text()))
+        if request.method == "POST" and request.path == "/signin":
+            raise web.HTTPSeeOther("/welcome")
+        if request.path not in pages:
+            raise web.HTTPNotFound()
+        text = pages[request.path].replace("FRAME", request.query.get("frame", ""))
+        return web.Response(text=text, content_type="text/html")
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", answer)
+    return app
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def module_sign_in() -> AsyncIterator[tuple[Site, Requests]]:
+    requests = Requests()
+    async with serving(sign_in_app(requests)) as running:
+        yield running, requests
+
+
+@pytest.fixture
+def sign_in(module_sign_in: tuple[Site, Requests]) -> tuple[Site, Requests]:
+    module_sign_in[1].seen.clear()
+    return module_sign_in
+
+
+@dataclass
+class People:
+    """The people of the thread: the attention registry, answered like a member's route."""
+
+    attention: AttentionRegistry
+    handoff: SecretHandoffService
+    vault: VaultService
+    events: list[HostEvent] = field(default_factory=list)
+    asked: asyncio.Queue[AttentionRequested] = field(default_factory=asyncio.Queue)
+    views_ended: list[tuple[str, bool]] = field(default_factory=list)
+    engine: BrowserEngine | None = None
+
+    def announce(self, _team: str, event: HostEvent, *_rest: Any) -> None:
+        self.events.append(event)
+        if isinstance(event, AttentionRequested):
+            self.asked.put_nowait(event)
+
+    async def end_views(self, team_id: str, tab_id: str, code: str, _reason: str) -> None:
+        assert self.engine is not None
+        self.views_ended.append((code, holds_secret(self.engine.get_tab(team_id, tab_id))))
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def people(tmp_path: Path, engine: BrowserEngine) -> AsyncIterator[People]:
+    db = Database(f"sqlite+aiosqlite:///{tmp_path / 'crewhost.db'}")
+    await db.migrate()
+    clock = FakeClock()
+    vault = VaultService(db, clock, SecretBox(KeyRing.generate()))
+    holder: list[People] = []
+    attention = AttentionRegistry(clock, lambda *a: holder[0].announce(*a))
+    holder.append(People(attention, SecretHandoffService(attention, vault), vault, engine=engine))
+    yield holder[0]
+    await db.close()
+
+
+@pytest.fixture
+def desk_context(engine: BrowserEngine, people: People) -> ToolContext:
+    return ToolContext(
+        engine=engine,
+        team_id=TEAM,
+        caller=AGENT,
+        turn=TurnState(),
+        settings=FAST,
+        announce=people.announce,
+        secure_entry=SecureEntryDesk(
+            ask_person=people.attention.ask_person,
+            vault=people.vault,
+            end_views=people.end_views,
+            visible_to=lambda account: account == MEMBER,
+        ),
+    )
+
+
+async def open_on(context: ToolContext, url: str) -> Tab:
+    return await context.engine.open_tab(
+        TEAM,
+        Partition.shared(),
+        url=url,
+        owner_agent_id=AGENT.agent_id,
+        owner_thread_id=AGENT.thread_id,
+    )
+
+
+async def answer_with(people: People, *values: str) -> AttentionRequested:
+    asked = await asyncio.wait_for(people.asked.get(), 10)
+    people.handoff.submit(TEAM, MEMBER, asked.id, list(values))
+    return asked
+
+
+def start_submit(context: ToolContext, tab: Tab, selector: str) -> asyncio.Task[dict[str, Any]]:
+    """An agent's submit_secret for the one field ``selector`` finds, left running."""
+    field = {"target": {"kind": "css", "selector": selector}}
+    return asyncio.create_task(
+        call(context, "submit_secret", tabId=tab.id, fields=[field], purpose="sign in")
+    )
+
+
+async def field_value(tab: Tab, selector: str) -> str:
+    assert tab.page is not None
+    return str(await tab.page.eval_on_selector(selector, "el => el.value"))
+
+
+async def test_a_form_sign_in_enters_and_the_new_page_releases(
+    desk_context: ToolContext, people: People, sign_in: tuple[Site, Requests]
+) -> None:
+    site, requests = sign_in
+    tab = await open_on(desk_context, site.url("/signin"))
+    shot = await call(desk_context, "snapshot", tabId=tab.id)
+    fields = [
+        {"target": {"kind": "ref", "ref": ref_of(shot, 'textbox "Email"')}, "kind": "username"},
+        {"target": {"kind": "css", "selector": "input[type=password]"}},
+    ]
+    running = asyncio.create_task(
+        call(desk_context, "submit_secret", tabId=tab.id, fields=fields, purpose="sign in")
+    )
+    asked = await answer_with(people, "ada@example.com", PASSWORD)
+    result = await running
+    assert result["status"] == "entered", result
+    assert result["page"] == "new"
+    assert asked.secret is not None
+    assert asked.secret.origin == site.base
+    assert [(f.label, f.kind) for f in asked.secret.fields] == [
+        ("Email", "username"),
+        ("Password", "password"),
+    ]
+    assert asked.secret.vault_offered
+    # The page got the secret; the views were ended with the tab already protected.
+    assert requests.of("/signin") == ["GET", "POST"]
+    assert PASSWORD in next(body for m, p, body in requests.seen if m == "POST")
+    assert people.views_ended == [("tabHoldsSecret", True)]
+    assert not holds_secret(tab)
+    assert tab.page is not None
+    assert await tab.page.evaluate("history.length") == 1
+    seen = repr(result) + repr(people.events)
+    assert PASSWORD not in seen
+
+
+async def test_a_single_page_sign_in_is_kept_with_its_fields_emptied_and_scripts_refused(
+    desk_context: ToolContext, people: People, sign_in: tuple[Site, Requests]
+) -> None:
+    site, requests = sign_in
+    tab = await open_on(desk_context, site.url("/spa"))
+    running = start_submit(desk_context, tab, "input")
+    await answer_with(people, PASSWORD)
+    result = await running
+    assert (result["status"], result["page"]) == ("entered", "kept"), result
+    assert requests.of("/api/login") == ["POST"]
+    assert await field_value(tab, "input") == ""
+    assert holds_secret(tab)
+    refused = await call(desk_context, "evaluate", tabId=tab.id, expression="1")
+    assert refused["error"]["code"] == "tabHoldsSecret"
+    content = await call(desk_context, "get_tab_content", tabId=tab.id)
+    assert "error" in content
+    shot = await call(desk_context, "snapshot", tabId=tab.id)
+    assert "Enter the code" in shot["tree"]
+    assert "value hidden" in shot["tree"]
+    # The next step takes its own secret (a one-time code) on the same, still protected page.
+    running = start_submit(desk_context, tab, "input")
+    await answer_with(people, "493817")
+    again = await running
+    assert (again["status"], again["page"]) == ("entered", "kept"), again
+    assert [body for m, p, body in requests.seen if p == "/api/login"] == [PASSWORD, "493817"]
+    assert holds_secret(tab)
+    # A same-document navigation keeps protection; a new document ends it.
+    assert tab.page is not None
+    await tab.page.evaluate("history.pushState({}, '', '#next')")
+    assert holds_secret(tab)
+    protection = protection_of(tab)
+    assert protection is not None
+    await call(desk_context, "navigate", tabId=tab.id, url=site.url("/welcome"))
+    await asyncio.wait_for(protection.released.wait(), 10)
+    assert not holds_secret(tab)
+
+
+async def test_a_page_that_echoes_the_secret_is_loaded_again_with_get(
+    desk_context: ToolContext, people: People, sign_in: tuple[Site, Requests]
+) -> None:
+    site, requests = sign_in
+    tab = await open_on(desk_context, site.url("/echo"))
+    running = start_submit(desk_context, tab, "input")
+    await answer_with(people, PASSWORD)
+    result = await running
+    assert (result["status"], result["page"]) == ("entered", "reloaded"), result
+    # Loaded again with GET; the one POST was never sent again.
+    assert requests.of("/echo") == ["GET", "GET"]
+    assert requests.of("/api/login") == ["POST"]
+    assert not holds_secret(tab)
+    assert tab.page is not None
+    assert PASSWORD not in await tab.page.content()
+
+
+async def test_a_tab_that_moved_to_another_site_goes_to_takeover_without_the_secret(
+    desk_context: ToolContext,
+    people: People,
+    sign_in: tuple[Site, Requests],
+    site: Site,
+) -> None:
+    signin_site, requests = sign_in
+    tab = await open_on(desk_context, signin_site.url("/signin"))
+    running = start_submit(desk_context, tab, "input[type=password]")
+    asked = await asyncio.wait_for(people.asked.get(), 10)
+    await call(desk_context, "navigate", tabId=tab.id, url=site.url("/article.html"))
+    people.handoff.submit(TEAM, MEMBER, asked.id, [PASSWORD])
+    result = await running
+    assert result["status"] == "takeover"
+    assert "another site" in result["reason"]
+    assert "POST" not in requests.of("/signin")
+    assert any(type(e).__name__ == "BrowserTakeoverRequested" for e in people.events)
+
+
+async def test_a_declined_or_unanswered_request_enters_nothing(
+    desk_context: ToolContext, people: People, sign_in: tuple[Site, Requests]
+) -> None:
+    site, requests = sign_in
+    tab = await open_on(desk_context, site.url("/signin"))
+    args = {
+        "tabId": tab.id,
+        "fields": [{"target": {"kind": "css", "selector": "input[type=password]"}}],
+        "purpose": "sign in",
+    }
+    running = asyncio.create_task(call(desk_context, "submit_secret", **args))
+    asked = await asyncio.wait_for(people.asked.get(), 10)
+    people.handoff.decline(TEAM, MEMBER, asked.id, "secret")
+    assert (await running)["status"] == "declined"
+    quick = ToolContext(
+        **{**vars(desk_context), "settings": FAST.__class__(secret_answer_wait=0.2)}
+    )
+    assert (await call(quick, "submit_secret", **args))["status"] == "timeout"
+    assert requests.of("/signin") == ["GET"]
+    assert not holds_secret(tab)
+
+
+async def test_fill_from_vault_checks_the_origin_and_signs_in(
+    desk_context: ToolContext, people: People, sign_in: tuple[Site, Requests]
+) -> None:
+    site, requests = sign_in
+    vault = people.vault
+    elsewhere = await vault.create_item(
+        TEAM, "login", {"name": "Other", "sites": ["https://other.example"], "password": "x"}
+    )
+    mine = await vault.create_item(
+        TEAM,
+        "login",
+        {"name": "Shop", "sites": [site.base], "username": "ada@example.com", "password": PASSWORD},
+    )
+    tab = await open_on(desk_context, site.url("/signin"))
+    listed = await call(desk_context, "list_vault_items")
+    assert {i["name"] for i in listed["items"]} == {"Other", "Shop"}
+    assert PASSWORD not in repr(listed)
+    fields = [
+        {"target": {"kind": "css", "selector": "input[type=email]"}, "field": "username"},
+        {"target": {"kind": "css", "selector": "input[type=password]"}, "field": "password"},
+    ]
+    refused = await call(
+        desk_context, "fill_from_vault", tabId=tab.id, itemId=elsewhere.id, fields=fields
+    )
+    assert refused["error"]["code"] == "vaultSiteMismatch"
+    assert requests.of("/signin") == ["GET"]
+    result = await call(
+        desk_context, "fill_from_vault", tabId=tab.id, itemId=mine.id, fields=fields
+    )
+    assert (result["status"], result["page"]) == ("entered", "new"), result
+    body = next(body for m, p, body in requests.seen if m == "POST")
+    assert PASSWORD in body
+    assert PASSWORD not in repr(result)
+
+
+async def test_a_card_is_filled_and_the_payment_left_to_a_person(
+    desk_context: ToolContext, people: People, sign_in: tuple[Site, Requests]
+) -> None:
+    site, requests = sign_in
+    paid = await people.vault.create_item(
+        TEAM, "card", {"name": "Card", "number": "4111111111111111", "security_code": "737"}
+    )
+    tab = await open_on(desk_context, site.url("/checkout"))
+    result = await call(
+        desk_context,
+        "fill_from_vault",
+        tabId=tab.id,
+        itemId=paid.id,
+        fields=[
+            {"target": {"kind": "css", "selector": "input[name=cc]"}, "field": "number"},
+            {"target": {"kind": "css", "selector": "input[name=csc]"}, "field": "securityCode"},
+        ],
+    )
+    assert result["status"] == "takeover"
+    assert "payment" in result["reason"]
+    assert requests.of("/pay") == []
+    assert holds_secret(tab)
+    assert "4111111111111111" not in repr(result)
+
+
+async def test_request_vault_item_gives_the_agent_only_id_kind_and_name(
+    desk_context: ToolContext, people: People
+) -> None:
+    running = asyncio.create_task(
+        call_tool(
+            desk_context,
+            "request_vault_item",
+            {
+                "kind": "login",
+                "reason": "to sign in to the shop",
+                "name": "Shop",
+                "sites": ["https://shop.example"],
+            },
+        )
+    )
+    asked = await asyncio.wait_for(people.asked.get(), 10)
+    assert asked.vault_item is not None
+    assert asked.vault_item.prefill == {"name": "Shop", "sites": ["https://shop.example"]}
+    added = await people.handoff.add_requested_item(
+        TEAM,
+        MEMBER,
+        asked.id,
+        {"name": "Shop", "sites": ["https://shop.example"], "password": PASSWORD},
+    )
+    result = await running
+    assert result["item"] == {"id": added.id, "kind": "login", "name": "Shop"}
+    assert PASSWORD not in repr(result)
+    refused = await call(
+        desk_context, "request_vault_item", kind="card", reason="pay", sites=["https://x.example"]
+    )
+    assert refused["error"]["code"] == "invalidArguments"
+
+
+async def test_outside_a_thread_nobody_is_asked(desk_context: ToolContext) -> None:
+    assert desk_context.secure_entry is not None
+    alone = ToolContext(
+        **{
+            **vars(desk_context),
+            "secure_entry": SecureEntryDesk(
+                ask_person=desk_context.secure_entry.ask_person,
+                vault=desk_context.secure_entry.vault,
+                end_views=desk_context.secure_entry.end_views,
+                visible_to=None,
+            ),
+        }
+    )
+    refused = await call(alone, "request_vault_item", kind="contact", reason="address")
+    assert refused["error"]["code"] == "attentionUnavailable"
+
+
+async def test_an_echo_in_a_shadow_root_attribute_is_found_and_the_page_loaded_again(
+    desk_context: ToolContext, people: People, sign_in: tuple[Site, Requests]
+) -> None:
+    site, requests = sign_in
+    tab = await open_on(desk_context, site.url("/shadow-echo"))
+    running = start_submit(desk_context, tab, "input")
+    await answer_with(people, PASSWORD)
+    result = await running
+    assert (result["status"], result["page"]) == ("entered", "reloaded"), result
+    assert requests.of("/shadow-echo") == ["GET", "GET"]
+
+
+async def test_fields_in_a_frame_of_another_site_go_to_takeover_before_anyone_is_asked(
+    desk_context: ToolContext, people: People, sign_in: tuple[Site, Requests], site: Site
+) -> None:
+    signin_site, _requests = sign_in
+    # The module's other site listens on another port: another origin.
+    framed = signin_site.url("/framed?frame=" + site.url("/forms.html"))
+    tab = await open_on(desk_context, framed)
+    result = await call(
+        desk_context,
+        "submit_secret",
+        tabId=tab.id,
+        fields=[{"target": {"kind": "css", "selector": "input"}}],
+        purpose="pay",
+    )
+    assert result["status"] == "takeover", result
+    assert "frame of another site" in result["reason"]
+    assert people.asked.empty()
+    assert not holds_secret(tab)
