@@ -131,6 +131,8 @@ class People:
     asked: asyncio.Queue[AttentionRequested] = field(default_factory=asyncio.Queue)
     views_ended: list[tuple[str, bool]] = field(default_factory=list)
     engine: BrowserEngine | None = None
+    # The host's clock: a request expires when it says so.
+    clock: FakeClock = field(default_factory=FakeClock)
 
     def announce(self, _team: str, event: HostEvent, *_rest: Any) -> None:
         self.events.append(event)
@@ -150,7 +152,9 @@ async def people(tmp_path: Path, engine: BrowserEngine) -> AsyncIterator[People]
     vault = VaultService(db, clock, SecretBox(KeyRing.generate()))
     holder: list[People] = []
     attention = AttentionRegistry(clock, lambda *a: holder[0].announce(*a))
-    holder.append(People(attention, SecretHandoffService(attention, vault), vault, engine=engine))
+    holder.append(
+        People(attention, SecretHandoffService(attention, vault), vault, engine=engine, clock=clock)
+    )
     yield holder[0]
     await db.close()
 
@@ -327,7 +331,10 @@ async def test_a_declined_or_unanswered_request_enters_nothing(
     quick = ToolContext(
         **{**vars(desk_context), "settings": FAST.__class__(secret_answer_wait=0.2)}
     )
-    assert (await call(quick, "submit_secret", **args))["status"] == "timeout"
+    unanswered = asyncio.create_task(call(quick, "submit_secret", **args))
+    await asyncio.wait_for(people.asked.get(), 10)
+    people.clock.advance(1)  # past the request's 0.2 s on the host's clock
+    assert (await unanswered)["status"] == "timeout"
     assert requests.of("/signin") == ["GET"]
     assert not holds_secret(tab)
 
