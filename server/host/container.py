@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -221,6 +222,7 @@ class HostServices:
             partition_for_agent=self.profiles.partition_for_agent,
             announce=self.peers.announce,
             web=self.web,
+            fetch_proxy=functools.partial(self._fetch_proxy, team_id, caller),
             search=functools.partial(self.web_search.search, team_id),
             workspace=self.workspace,
             secure_entry=SecureEntryDesk(
@@ -230,6 +232,28 @@ class HostServices:
                 visible_to=visible_to,
             ),
         )
+
+    @contextlib.asynccontextmanager
+    async def _fetch_proxy(self, team_id: str, caller: Caller) -> AsyncIterator[str | None]:
+        """The proxy of the agent's browser profile, as an http:// address for as long as
+        the block runs (a relay for SOCKS5 and a member's computer); None: Automatic."""
+        if caller.agent_id is None:
+            yield None
+            return
+        partition = await self.profiles.partition_for_agent(team_id, caller.agent_id)
+        plan = (
+            await self.proxies.plan_for(team_id, partition.key)
+            if partition.kind == "profile"
+            else None
+        )
+        if plan is None:
+            yield None
+            return
+        launched = await self.browser.proxied.launcher.start_http(plan)
+        try:
+            yield launched.setting.url()
+        finally:
+            await launched.stop()
 
     async def __aexit__(
         self,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from urllib.parse import quote, urlsplit
 
 from server.host.proxies.exits import Exit, Socks5Exit, Why
 from server.host.proxies.marks import ProxyMarks
@@ -32,6 +33,14 @@ class ProxySetting:
     server: str
     username: str | None = None
     password: str | None = field(default=None, repr=False)
+
+    def url(self) -> str:
+        """The proxy as one address with its sign-in in it, as HTTP clients take it."""
+        if self.username is None:
+            return self.server
+        parts = urlsplit(self.server)
+        sign_in = f"{quote(self.username, safe='')}:{quote(self.password or '', safe='')}"
+        return f"{parts.scheme}://{sign_in}@{parts.netloc}"
 
     def playwright(self) -> dict[str, str]:
         setting = {"server": self.server}
@@ -81,6 +90,15 @@ class ProxyLauncher:
         if address.username is not None and address.password is None:
             setting = ProxySetting(address.server(), address.username, "")
         return LaunchedProxy(plan, setting)
+
+    async def start_http(self, plan: ProxyPlan) -> LaunchedProxy:
+        """The proxy for an HTTP client other than Chromium (``web_fetch``): an http(s)
+        proxy as it is; SOCKS5, with a sign-in or not, and a member's computer through a
+        loopback relay, since such clients speak only HTTP to a proxy."""
+        address = plan.address
+        if plan.kind == "address" and address is not None and address.scheme == "socks5":
+            return await self._relayed(plan, Socks5Exit(address, timeout=self.connect_timeout))
+        return await self.start(plan)
 
     async def _relayed(self, plan: ProxyPlan, exit_: Exit) -> LaunchedProxy:
         def refused(why: Why) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Protocol
 
@@ -199,6 +200,10 @@ class ToolContext:
     # web_fetch's fetcher (public addresses only, unless the host allows more); without it
     # the tool says the host does not fetch.
     web: WebFetcher | None = None
+    # The calling agent's way out when its browser profile has a proxy: the proxy as an
+    # http:// address for the block's length (None: Automatic, straight out), so web_fetch
+    # leaves where the agent's browser does.
+    fetch_proxy: Callable[[], AbstractAsyncContextManager[str | None]] | None = None
     # web_search's engine, the one the team chose; without it the tool says none is set.
     search: SearchWeb | None = None
     # The calling agent's model, for a tool's ``prompt`` (web_fetch, get_tab_content).

@@ -4,6 +4,7 @@ the page error, and nothing ever falls back to a direct connection."""
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,8 +15,11 @@ from aiohttp import web
 
 from peer.connection import HostConnection
 from server.common.errors import CrewhostError
+from server.common.public_addresses import PublicOnlyPolicy
 from server.host.browser.callers import Caller
 from server.host.browser.partitions import Partition
+from server.host.tools.catalog import call_tool
+from server.host.web.fetcher import WebFetcher
 from tests.support.fakes.socks5 import faulty_socks5
 from tests.support.hub_server import RunningHub
 from tests.support.peers import peer_member, wait_linked
@@ -240,3 +244,46 @@ async def test_a_proxied_browser_keeps_webrtc_behind_the_proxy(
     assert "--force-webrtc-ip-handling-policy=disable_non_proxied_udp" in shown.value
     assert "--webrtc-ip-handling-policy=disable_non_proxied_udp" in shown.value
     assert "--proxy-pac-url" not in shown.value  # the proxy, not the address guard's PAC
+
+
+async def test_web_fetch_leaves_through_the_agents_profile_proxy(
+    server: RunningHub, admin: Admin, site: Seen, tmp_path: Path
+) -> None:
+    """An agent whose browser profile is behind a proxy fetches through it too: the site
+    sees the proxy's address, never the host's own."""
+    agent = await admin.connection.call("agents-v1/create", {"name": "Fetcher"})
+    services = server.builtin.services
+    port = int(site.base.rsplit(":", 1)[1])
+    only_the_site = PublicOnlyPolicy(
+        allowed_endpoints=frozenset({(ipaddress.ip_address("127.0.0.1"), port)})
+    )
+
+    async def fetch(path: str) -> dict[str, Any]:
+        context = await services.tool_context(admin.team_id, Caller.agent(agent["id"], None))
+        context.web = WebFetcher(only_the_site)
+        return await call_tool(context, "web_fetch", {"url": site.base + path})
+
+    assert (await fetch("/straight"))["status"] == 200  # Automatic: straight out
+    assert site.requests[-1][:2] == ("/straight", "127.0.0.1")
+
+    async with (
+        tinyproxy(tmp_path, outgoing="127.0.0.4", sign_in=("agent", "s3cret-pass")) as http_up,
+        microsocks(outgoing="127.0.0.5", sign_in=("agent", "s0/c#k@s")) as socks_up,
+    ):
+        for address, outgoing, path in (
+            (f"agent:s3cret-pass@127.0.0.1:{http_up.port}", "127.0.0.4", "/via-http"),
+            (f"socks5://agent:s0/c#k@s@127.0.0.1:{socks_up.port}", "127.0.0.5", "/via-socks"),
+        ):
+            partition, _ = await profile_behind(admin, address)
+            await admin.connection.call(
+                "browser-profiles-v1/assign", {"agentId": agent["id"], "profile": partition.key}
+            )
+            fetched = await fetch(path)
+            assert fetched["status"] == 200, fetched
+            assert site.requests[-1][:2] == (path, outgoing)
+
+    # With the SOCKS5 proxy gone, its relay answers 502: never a direct connection.
+    count = len(site.requests)
+    failed = await fetch("/after")
+    assert failed["status"] == 502, failed
+    assert len(site.requests) == count
