@@ -41,7 +41,7 @@ describe('chat stream', () => {
     const state = chatFromContents(
       contents({
         messages: [
-          { role: 'user', text: 'Buy it', attachments: [{ name: 'list.txt' }] },
+          { role: 'user', text: 'Buy it', attachments: [{ name: 'list.txt', sha256: 'e'.repeat(64), previewKind: 'none' }] },
           { role: 'assistant', text: 'Opening', toolCalls: [{ id: 'k1', name: 'open_tab', arguments: { url: 'https://a.example/' } }, { id: 'k2', name: 'click', arguments: { selector: '#buy', tabId: 'tab9' } }] },
           { role: 'tool', callId: 'k1', content: '{"tabId":"tab9"}' },
           { role: 'tool', callId: 'k2', content: 'NOT VERIFIED: the page showed no change' },
@@ -50,6 +50,7 @@ describe('chat stream', () => {
       }),
     );
     expect(state.items.map((item) => item.kind)).toEqual(['user', 'text', 'tool', 'tool']);
+    expect(state.items[0]).toMatchObject({ attachments: [{ name: 'list.txt', sha256: 'e'.repeat(64), preview: false }] });
     const [open, click] = state.items.slice(2) as ToolItem[];
     expect(open).toMatchObject({ tool: 'open_tab', target: 'https://a.example/', outcome: 'ok' });
     expect(click).toMatchObject({ tool: 'click', target: '#buy', outcome: 'notVerified' });

@@ -15,11 +15,18 @@ export type TurnStatus = 'running' | 'done' | 'denied' | 'capped' | 'stopped' | 
 /** How a tool call ended, as its card says it. */
 export type ToolOutcome = 'running' | 'ok' | 'refused' | 'error' | 'notVerified' | 'mismatch';
 
+/** A file that went with a member's message; `sha256` fetches its preview from the host. */
+export interface SentAttachment {
+  name: string;
+  sha256: string | null;
+  preview: boolean;
+}
+
 export interface UserItem {
   kind: 'user';
   key: string;
   text: string;
-  attachments: string[];
+  attachments: SentAttachment[];
   delivery: 'sent' | 'sending' | 'failed';
   /** Why the host refused a failed send, in words for the person. */
   failure?: string;
@@ -107,7 +114,11 @@ export function chatFromContents(contents: ThreadContents): ChatState {
   contents.messages.forEach((raw, index) => {
     const message = asRecord(raw);
     if (message.role === 'user') {
-      const attachments = Array.isArray(message.attachments) ? message.attachments.map((a) => String(asRecord(a).name ?? '')) : [];
+      const attachments = (Array.isArray(message.attachments) ? message.attachments : []).map(asRecord).map((a) => ({
+        name: String(a.name ?? ''),
+        sha256: typeof a.sha256 === 'string' ? a.sha256 : null,
+        preview: a.previewKind === 'image',
+      }));
       items.push({ kind: 'user', key: `m${index}`, text: String(message.text ?? ''), attachments, delivery: 'sent' });
     } else if (message.role === 'assistant') {
       if (message.text) items.push({ kind: 'text', key: `m${index}`, turnId: null, text: String(message.text) });
@@ -217,7 +228,7 @@ export function chatAfterEvent(state: ChatState, event: TeamApiEvent): ChatState
 }
 
 /** A message the person just sent, shown before the host answers. */
-export function chatWithSending(state: ChatState, key: string, text: string, attachments: string[]): ChatState {
+export function chatWithSending(state: ChatState, key: string, text: string, attachments: SentAttachment[]): ChatState {
   return { ...state, items: [...state.items, { kind: 'user', key, text, attachments, delivery: 'sending' }] };
 }
 
