@@ -122,3 +122,20 @@ describe('chat stream', () => {
     expect(chatWithDelivery(retry!.state, 'local1', null).items[0]).toMatchObject({ delivery: 'sent' });
   });
 });
+
+describe('chat memory', () => {
+  it('keeps drafts and unsent messages, marked failed, across connections', async () => {
+    const { ChatMemory } = await import('../src/host/chat-memory');
+    const memory = new ChatMemory();
+    memory.setDraft(THREAD, 'half a thought');
+    expect(memory.draft(THREAD)).toBe('half a thought');
+    memory.setDraft(THREAD, '');
+    expect(memory.draft(THREAD)).toBe('');
+    memory.keepUnsent(THREAD, [
+      { kind: 'user', key: 'a', text: 'sent', attachments: [], delivery: 'sent' },
+      { kind: 'user', key: 'b', text: 'in flight', attachments: [], delivery: 'sending' },
+    ]);
+    expect(memory.failed(THREAD)).toEqual([{ kind: 'user', key: 'b', text: 'in flight', attachments: [], delivery: 'failed', failure: 'Not sent: the connection was lost.' }]);
+    expect(localStorage.length).toBe(0);
+  });
+});

@@ -10,11 +10,16 @@ import type { TeamView } from '../api/types';
 import { Banner } from '../components/Banner';
 import { Link } from '../components/Link';
 import { Loading } from '../components/Loading';
+import { AgentsAdmin } from '../components/host/AgentsAdmin';
+import { AttentionCards, useAttention } from '../components/host/AttentionCards';
+import { ChatPanel, type ChatSelection } from '../components/host/ChatPanel';
 import { LiveView } from '../components/host/LiveView';
+import { ProvidersAdmin } from '../components/host/ProvidersAdmin';
 import { ProfilesPanel } from '../components/host/ProfilesPanel';
 import { TabList } from '../components/host/TabList';
 import { TakeoverRequests, takeoverRequestFrom, type TakeoverRequest } from '../components/host/TakeoverRequests';
 import { describeError } from '../error-messages';
+import { ChatMemory } from '../host/chat-memory';
 import type { HostConnection } from '../host/connection';
 import { replaceHostKey } from '../host/known-hosts';
 import { CAPABILITY, EVENT, viewFeatures, type Capabilities, type Whoami } from '../host/protocol';
@@ -35,7 +40,15 @@ const STATUS_TEXT: Record<LiveStatus, string> = {
   failed: 'Could not connect',
 };
 
-type Section = 'tabs' | 'profiles';
+type Section = 'chat' | 'tabs' | 'profiles' | 'agents' | 'providers';
+
+const SECTION_TEXT: Record<Section, string> = {
+  chat: 'Chat',
+  tabs: 'Tabs',
+  profiles: 'Browser profiles',
+  agents: 'Agents',
+  providers: 'Providers',
+};
 
 export function HostScreen({ team, hostId }: { team: TeamView; hostId: string }) {
   const { me } = useSession();
@@ -46,8 +59,11 @@ export function HostScreen({ team, hostId }: { team: TeamView; hostId: string })
   const back = routePath({ name: 'team', teamId: team.id, section: 'hosts' });
   // What the member looks at outlives a connection: after a reconnect (a role change, a
   // network blip) the same tab stays open when the new connection still lists it.
-  const [section, setSection] = useState<Section>('tabs');
+  const [section, setSection] = useState<Section>('chat');
   const [selected, setSelected] = useState<string | null>(null);
+  // The chat's drafts, unsent messages and choice outlive a connection (in memory only).
+  const [chatMemory] = useState(() => new ChatMemory());
+  const [chat, setChat] = useState<ChatSelection>({ agentId: null, threadId: null });
 
   if (hosts.data && !host) {
     return (
@@ -83,6 +99,9 @@ export function HostScreen({ team, hostId }: { team: TeamView; hostId: string })
           onSection={setSection}
           selected={selected}
           onSelect={setSelected}
+          chatMemory={chatMemory}
+          chat={chat}
+          onChat={setChat}
         />
       ) : null}
     </div>
@@ -144,6 +163,9 @@ function Connected(props: {
   onSection: (section: Section) => void;
   selected: string | null;
   onSelect: (tabId: string | null) => void;
+  chatMemory: ChatMemory;
+  chat: ChatSelection;
+  onChat: (selection: ChatSelection) => void;
 }) {
   const { connection, teamId, meId, section, selected } = props;
   const setSection = props.onSection;
@@ -175,6 +197,11 @@ function Connected(props: {
   const served = new Set(about?.capabilities.capabilities ?? []);
   const tabs = useHostLoad(served.has(CAPABILITY.browserControl) ? connection : null, 'browser-control-v1/list_tabs', {}, [EVENT.tabsChanged]);
   const tabList = tabs.data?.tabs ?? [];
+  const chatServed = served.has(CAPABILITY.agents) && served.has(CAPABILITY.threads);
+  const agents = useHostLoad(served.has(CAPABILITY.agents) ? connection : null, 'agents-v1/list', {}, [EVENT.agentsChanged]);
+  const agentList = agents.data?.agents ?? [];
+  const agentNames = useMemo(() => new Map(agentList.map((a) => [a.id, a.name] as const)), [agentList]);
+  const attention = useAttention(connection, served.has(CAPABILITY.attention));
 
   // A member who joined since the list loaded is looked up once, when they hold or ask.
   const looked = useRef(new Set<string>());
@@ -193,10 +220,20 @@ function Connected(props: {
   if (error) return <Banner tone="error">{describeError(error)}</Banner>;
   if (!about) return <Loading />;
   const sections: Section[] = [];
+  if (chatServed) sections.push('chat');
   if (served.has(CAPABILITY.browserControl)) sections.push('tabs');
   if (served.has(CAPABILITY.browserProfiles)) sections.push('profiles');
+  if (served.has(CAPABILITY.agents)) sections.push('agents');
+  if (served.has(CAPABILITY.providers)) sections.push('providers');
+  const role = about.whoami.role;
+  const watch = (tabId: string) => {
+    setSection('tabs');
+    setSelected(tabId);
+  };
   const shown = sections.includes(section) ? section : sections[0];
   if (!shown) return <p class="empty">This host serves nothing this client can show.</p>;
+  // Requests of the open chat show in it; the others show above every section.
+  const elsewhere = attention.filter((r) => shown !== 'chat' || r.threadId !== props.chat.threadId);
 
   return (
     <>
@@ -204,7 +241,7 @@ function Connected(props: {
         <div class="segmented" role="tablist" aria-label="Host sections">
           {sections.map((name) => (
             <button type="button" role="tab" key={name} aria-selected={shown === name} class="segment" onClick={() => setSection(name)}>
-              {name === 'tabs' ? 'Tabs' : 'Browser profiles'}
+              {SECTION_TEXT[name]}
             </button>
           ))}
         </div>
@@ -219,7 +256,36 @@ function Connected(props: {
         }}
         onDismiss={dismiss}
       />
-      {shown === 'tabs' ? (
+      <AttentionCards
+        connection={connection}
+        requests={elsewhere}
+        agentNames={agentNames}
+        onOpenThread={
+          chatServed
+            ? (request) => {
+                setSection('chat');
+                props.onChat({ agentId: request.agentId, threadId: request.threadId });
+              }
+            : undefined
+        }
+      />
+      {shown === 'chat' ? (
+        <ChatPanel
+          connection={connection}
+          meId={meId}
+          agents={agentList}
+          agentsError={agents.error}
+          memory={props.chatMemory}
+          selection={props.chat}
+          onSelection={props.onChat}
+          requests={attention}
+          onWatch={served.has(CAPABILITY.browserControl) ? watch : null}
+        />
+      ) : shown === 'agents' ? (
+        <AgentsAdmin connection={connection} role={role} agents={agentList} toolFamilies={agents.data?.toolFamilies ?? []} profilesServed={served.has(CAPABILITY.browserProfiles)} />
+      ) : shown === 'providers' ? (
+        <ProvidersAdmin connection={connection} role={role} />
+      ) : shown === 'tabs' ? (
         <div class={`tabs-layout${current ? ' has-selection' : ''}`}>
           <TabList
             connection={connection}

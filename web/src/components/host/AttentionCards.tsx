@@ -1,0 +1,130 @@
+/**
+ * Requests from agents that wait for a person: a consent card per gated call (what will
+ * happen, on which page, Approve / Deny) and a card per `ask_user` question (free text, or
+ * one or several of the agent's options). A request answered here or elsewhere goes.
+ */
+
+import { useEffect, useState } from 'preact/hooks';
+import { describeError } from '../../error-messages';
+import { attentionAfterEvent, consentAnswer, questionForm, questionReply, toggleChoice, type AttentionRequest } from '../../host/attention';
+import type { HostConnection } from '../../host/connection';
+import { Banner } from '../Banner';
+
+/** The requests this member may answer, kept current by the host's events. */
+export function useAttention(connection: HostConnection, enabled: boolean): AttentionRequest[] {
+  const [requests, setRequests] = useState<AttentionRequest[]>([]);
+  useEffect(() => {
+    if (!enabled) return undefined;
+    const off = connection.onEvent((event) => setRequests((old) => attentionAfterEvent(old, event)));
+    // Events that arrive before the list answers are kept; the list fills in the rest.
+    connection.call('attention-v1/list', {}).then(
+      (list) => setRequests((old) => [...list.requests, ...old.filter((r) => !list.requests.some((l) => l.id === r.id))]),
+      () => undefined,
+    );
+    return off;
+  }, [connection, enabled]);
+  return requests;
+}
+
+export function AttentionCards(props: { connection: HostConnection; requests: AttentionRequest[]; agentNames: ReadonlyMap<string, string>; onOpenThread?: (request: AttentionRequest) => void }) {
+  if (props.requests.length === 0) return null;
+  return (
+    <ul class="attention-cards" aria-label="Requests from agents">
+      {props.requests.map((request) => (
+        <li key={request.id} class="card attention-card" data-kind={request.kind}>
+          <p class="attention-who">
+            <strong>{props.agentNames.get(request.agentId) ?? 'An agent'}</strong>
+            {request.kind === 'question' ? ' asks you' : ' asks for your consent'}
+            {props.onOpenThread ? (
+              <button type="button" class="btn btn-ghost btn-sm" onClick={() => props.onOpenThread?.(request)}>
+                Open chat
+              </button>
+            ) : null}
+          </p>
+          {request.kind === 'question' ? <QuestionCard connection={props.connection} request={request} /> : <ConsentCard connection={props.connection} request={request} />}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function ConsentCard({ connection, request }: { connection: HostConnection; request: AttentionRequest }) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const answer = (approve: boolean) => {
+    setBusy(true);
+    setError(null);
+    connection.call('attention-v1/answer', consentAnswer(request, approve)).then(
+      () => undefined,
+      (failure: unknown) => {
+        setBusy(false);
+        setError(failure);
+      },
+    );
+  };
+  return (
+    <>
+      <p class="attention-what">
+        <code>{request.tool}</code> {request.summary}
+      </p>
+      {error ? <Banner tone="error">{describeError(error)}</Banner> : null}
+      <div class="attention-actions">
+        <button type="button" class="btn btn-primary btn-sm" disabled={busy} onClick={() => answer(true)}>
+          Approve
+        </button>
+        <button type="button" class="btn btn-secondary btn-sm" disabled={busy} onClick={() => answer(false)}>
+          Deny
+        </button>
+      </div>
+    </>
+  );
+}
+
+function QuestionCard({ connection, request }: { connection: HostConnection; request: AttentionRequest }) {
+  const [chosen, setChosen] = useState<string[]>([]);
+  const [text, setText] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const form = questionForm(request);
+  const reply = questionReply(request, chosen, text);
+  const send = (event: Event) => {
+    event.preventDefault();
+    if (!reply) return;
+    setBusy(true);
+    setError(null);
+    connection.call('attention-v1/reply', reply).then(
+      () => undefined,
+      (failure: unknown) => {
+        setBusy(false);
+        setError(failure);
+      },
+    );
+  };
+  return (
+    <form onSubmit={send} class="attention-question">
+      <p class="attention-what">{request.question ?? request.summary}</p>
+      {form.kind === 'text' ? (
+        <textarea aria-label="Your answer" rows={2} value={text} onInput={(e) => setText(e.currentTarget.value)} />
+      ) : (
+        <fieldset class="attention-options">
+          <legend class="sr-only">{form.kind === 'multiple' ? 'Choose any' : 'Choose one'}</legend>
+          {form.options.map((option) => (
+            <label key={option} class="attention-option">
+              <input
+                type={form.kind === 'multiple' ? 'checkbox' : 'radio'}
+                name={`q-${request.id}`}
+                checked={chosen.includes(option)}
+                onChange={() => setChosen((old) => toggleChoice(request, old, option))}
+              />
+              {option}
+            </label>
+          ))}
+        </fieldset>
+      )}
+      {error ? <Banner tone="error">{describeError(error)}</Banner> : null}
+      <button type="submit" class="btn btn-primary btn-sm" disabled={busy || !reply}>
+        Answer
+      </button>
+    </form>
+  );
+}
