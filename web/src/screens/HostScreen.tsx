@@ -59,7 +59,7 @@ export function HostScreen({ team, hostId }: { team: TeamView; hostId: string })
   const back = routePath({ name: 'team', teamId: team.id, section: 'hosts' });
   // What the member looks at outlives a connection: after a reconnect (a role change, a
   // network blip) the same tab stays open when the new connection still lists it.
-  const [section, setSection] = useState<Section>('chat');
+  const [section, setSection] = useState<Section>('tabs');
   const [selected, setSelected] = useState<string | null>(null);
   // The chat's drafts, unsent messages and choice outlive a connection (in memory only).
   const [chatMemory] = useState(() => new ChatMemory());
