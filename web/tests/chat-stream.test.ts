@@ -81,6 +81,11 @@ describe('chat stream', () => {
     expect(tokenUsage(state)).toEqual({ input: 7, output: 3 });
   });
 
+  it('shows a call refused before it ran as a refused card', () => {
+    const state = chatAfterEvent(chatFromContents(contents()), ev('tool-call-finished', { callId: 'k9', tool: 'click', outcome: 'refused', summary: 'denied by a member' }));
+    expect(state.items).toEqual([{ kind: 'tool', key: 'ck9', turnId: 't1', tool: 'click', target: '', tabId: null, outcome: 'refused', detail: 'denied by a member' }]);
+  });
+
   it('marks MISMATCH, and a call cut off by the end of its turn', () => {
     const state = play(chatFromContents(contents()), [
       ev('turn-started', {}),

@@ -190,7 +190,13 @@ export function chatAfterEvent(state: ChatState, event: TeamApiEvent): ChatState
       const base = data.outcome === 'refused' || data.outcome === 'error' ? (data.outcome as ToolOutcome) : 'ok';
       const outcome = base === 'ok' ? (markOf(summary) ?? 'ok') : base;
       const detail = outcome === 'ok' ? '' : summary;
-      return { ...state, items: replaceItem(state.items, `c${String(data.callId)}`, (item) => ({ ...item, outcome, detail }) as ToolItem) };
+      const key = `c${String(data.callId)}`;
+      if (!state.items.some((item) => item.key === key)) {
+        // A call refused before it ran (a denial, a tool not offered) never started.
+        const item: ToolItem = { kind: 'tool', key, turnId, tool: String(data.tool ?? ''), target: '', tabId: null, outcome, detail };
+        return { ...state, items: [...state.items, item] };
+      }
+      return { ...state, items: replaceItem(state.items, key, (item) => ({ ...item, outcome, detail }) as ToolItem) };
     }
     case EVENT.turnFinished: {
       if (!turnId) return state;
