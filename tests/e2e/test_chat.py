@@ -9,7 +9,7 @@ member sees no admin controls, with the reason.
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,7 @@ pytestmark = pytest.mark.e2e
 
 MEMBER = "chat-member@example.com"
 TURN_MS = 30_000
+COLOURS = ["Red", "Blue"]
 
 
 @pytest.fixture
@@ -49,14 +50,17 @@ def last_tool_result(request: RecordedRequest) -> dict[str, Any]:
     return dict(json.loads(results[-1]["content"]))
 
 
-def click_press(request: RecordedRequest) -> bytes:
+def press_click(call_id: str, opened: dict[str, Any]) -> bytes:
     """The model clicks the "Press" button of the snapshot that ``open`` returned."""
-    snapshot = last_tool_result(request)
-    lines = [line.strip() for line in str(snapshot["tree"]).splitlines() if '"Press"' in line]
-    assert len(lines) == 1, snapshot["tree"]
+    lines = [line.strip() for line in str(opened["tree"]).splitlines() if '"Press"' in line]
+    assert len(lines) == 1, opened["tree"]
     target = {"kind": "ref", "ref": lines[0].split(" ", 1)[0]}
-    arguments = {"tabId": snapshot["tabId"], "target": target}
-    return MessageEvents().tool_use("toolu_click", "click", arguments).stop("tool_use").body()
+    arguments = {"tabId": opened["tabId"], "target": target}
+    return MessageEvents().tool_use(call_id, "click", arguments).stop("tool_use").body()
+
+
+def click_press(request: RecordedRequest) -> bytes:
+    return press_click("toolu_click", last_tool_result(request))
 
 
 async def chat_team(hub_api: HubApi, anthropic: FakeAnthropic, folder: Path) -> Team:
@@ -79,9 +83,11 @@ async def chat_team(hub_api: HubApi, anthropic: FakeAnthropic, folder: Path) -> 
 async def open_chat(page: Page, crewhost: Crewhost, team: Team) -> None:
     await open_host_screen(page, crewhost, team)
     await page.get_by_role("tab", name="Chat").click()
-    await page.get_by_role("navigation", name="Agents and chats").get_by_role(
-        "button", name="Scout"
-    ).click()
+    await (
+        page.get_by_role("navigation", name="Agents and chats")
+        .get_by_role("button", name="Scout")
+        .click()
+    )
     await page.get_by_role("button", name="New chat").click()
 
 
@@ -113,7 +119,7 @@ async def test_a_member_chats_approves_answers_denies_and_stops(
         .reply(),
         StreamReply(click_press),
         MessageEvents()
-        .tool_use("toolu_ask", "ask_user", {"question": "Which colour?", "options": ["Red", "Blue"]})
+        .tool_use("toolu_ask", "ask_user", {"question": "Which colour?", "options": COLOURS})
         .stop("tool_use")
         .reply(),
         MessageEvents().text("All **done**, see [the page](https://example.com/).").stop().reply(),
@@ -180,7 +186,7 @@ async def test_a_member_chats_approves_answers_denies_and_stops(
     await context.close()
 
 
-def _click_same_tab(anthropic: FakeAnthropic) -> Any:
+def _click_same_tab(anthropic: FakeAnthropic) -> Callable[[RecordedRequest], bytes]:
     """A reply that clicks the Press button again, in the tab the first turn opened."""
 
     def body(_request: RecordedRequest) -> bytes:
@@ -192,10 +198,7 @@ def _click_same_tab(anthropic: FakeAnthropic) -> Any:
             for block in message["content"]
             if block.get("type") == "tool_result" and block.get("tool_use_id") == "toolu_open"
         )
-        lines = [line.strip() for line in str(opened["tree"]).splitlines() if '"Press"' in line]
-        target = {"kind": "ref", "ref": lines[0].split(" ", 1)[0]}
-        arguments = {"tabId": opened["tabId"], "target": target}
-        return MessageEvents().tool_use("toolu_again", "click", arguments).stop("tool_use").body()
+        return press_click("toolu_again", opened)
 
     return body
 

@@ -65,7 +65,7 @@ function ConsentCard({ connection, request }: { connection: HostConnection; requ
   return (
     <>
       <p class="attention-what">
-        <code>{request.tool}</code> {request.summary}
+        {request.summary.startsWith(request.tool) ? null : <code>{request.tool}</code>} {request.summary}
       </p>
       {error ? <Banner tone="error">{describeError(error)}</Banner> : null}
       <div class="attention-actions">
