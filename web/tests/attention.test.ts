@@ -44,3 +44,13 @@ describe('attention', () => {
     expect(questionReply(multiple, ['Green', 'Red', 'Pink'], '')).toEqual({ id: ID, answer: ['Red', 'Green'] });
   });
 });
+
+describe('always allow', () => {
+  it("auto-approves the tool's family and keeps the agent's other permissions", async () => {
+    const { alwaysAllowPermissions } = await import('../src/host/attention');
+    const context = { permissions: { 'browser-navigation': 'auto-approve', 'browser-script': 'ask' }, familyOfTool: { click: 'browser-input', open: 'browser-navigation' } };
+    expect(alwaysAllowPermissions(request(), context)).toEqual({ 'browser-navigation': 'auto-approve', 'browser-script': 'ask', 'browser-input': 'auto-approve' });
+    expect(alwaysAllowPermissions(request({ tool: 'snapshot' }), context)).toBeNull();
+    expect(alwaysAllowPermissions(request({ kind: 'question', tool: 'click' }), context)).toBeNull();
+  });
+});

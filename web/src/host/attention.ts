@@ -63,3 +63,22 @@ export function toggleChoice(request: AttentionRequest, chosen: readonly string[
   if (!request.multiple) return [option];
   return chosen.includes(option) ? chosen.filter((o) => o !== option) : [...chosen, option];
 }
+
+/** What "always allow this for this agent" needs: the agent and the families of gated tools. */
+export interface AlwaysAllowContext {
+  permissions: Readonly<Record<string, string>>;
+  familyOfTool: Readonly<Record<string, string>>;
+}
+
+/**
+ * The agent's permissions with the request's tool family auto-approved, or null when the
+ * request is not a consent for a gated tool the host names a family for.
+ */
+export function alwaysAllowPermissions(request: AttentionRequest, context: AlwaysAllowContext): Record<string, 'ask' | 'auto-approve'> | null {
+  const family = request.kind === 'consent' ? context.familyOfTool[request.tool] : undefined;
+  if (!family) return null;
+  const permissions: Record<string, 'ask' | 'auto-approve'> = {};
+  for (const [name, value] of Object.entries(context.permissions)) permissions[name] = value === 'auto-approve' ? 'auto-approve' : 'ask';
+  permissions[family] = 'auto-approve';
+  return permissions;
+}

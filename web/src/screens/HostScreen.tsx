@@ -11,7 +11,7 @@ import { Banner } from '../components/Banner';
 import { Link } from '../components/Link';
 import { Loading } from '../components/Loading';
 import { AgentsAdmin } from '../components/host/AgentsAdmin';
-import { AttentionCards, useAttention } from '../components/host/AttentionCards';
+import { AttentionCards, useAttention, type AlwaysAllow } from '../components/host/AttentionCards';
 import { ChatPanel, type ChatSelection } from '../components/host/ChatPanel';
 import { LiveView } from '../components/host/LiveView';
 import { ProvidersAdmin } from '../components/host/ProvidersAdmin';
@@ -202,6 +202,15 @@ function Connected(props: {
   const agentList = agents.data?.agents ?? [];
   const agentNames = useMemo(() => new Map(agentList.map((a) => [a.id, a.name] as const)), [agentList]);
   const attention = useAttention(connection, served.has(CAPABILITY.attention));
+  const familyOfTool = agents.data?.familyOfTool;
+  // Only owners and admins change an agent's permissions, so only they get "always allow".
+  const alwaysAllow = useMemo<AlwaysAllow | null>(
+    () =>
+      about && about.whoami.role !== 'member' && familyOfTool
+        ? { familyOfTool, permissions: (agentId) => agentList.find((a) => a.id === agentId)?.permissions ?? null }
+        : null,
+    [about, familyOfTool, agentList],
+  );
 
   // A member who joined since the list loaded is looked up once, when they hold or ask.
   const looked = useRef(new Set<string>());
@@ -260,6 +269,7 @@ function Connected(props: {
         connection={connection}
         requests={elsewhere}
         agentNames={agentNames}
+        alwaysAllow={alwaysAllow}
         onOpenThread={
           chatServed
             ? (request) => {
@@ -279,6 +289,7 @@ function Connected(props: {
           selection={props.chat}
           onSelection={props.onChat}
           requests={attention}
+          alwaysAllow={alwaysAllow}
           onWatch={served.has(CAPABILITY.browserControl) ? watch : null}
         />
       ) : shown === 'agents' ? (

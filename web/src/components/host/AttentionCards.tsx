@@ -6,7 +6,15 @@
 
 import { useEffect, useState } from 'preact/hooks';
 import { describeError } from '../../error-messages';
-import { attentionAfterEvent, consentAnswer, questionForm, questionReply, toggleChoice, type AttentionRequest } from '../../host/attention';
+import {
+  alwaysAllowPermissions,
+  attentionAfterEvent,
+  consentAnswer,
+  questionForm,
+  questionReply,
+  toggleChoice,
+  type AttentionRequest,
+} from '../../host/attention';
 import type { HostConnection } from '../../host/connection';
 import { Banner } from '../Banner';
 
@@ -26,7 +34,19 @@ export function useAttention(connection: HostConnection, enabled: boolean): Atte
   return requests;
 }
 
-export function AttentionCards(props: { connection: HostConnection; requests: AttentionRequest[]; agentNames: ReadonlyMap<string, string>; onOpenThread?: (request: AttentionRequest) => void }) {
+/** For owners and admins: each agent's permissions and the gated tools' families. */
+export interface AlwaysAllow {
+  permissions(agentId: string): Readonly<Record<string, string>> | null;
+  familyOfTool: Readonly<Record<string, string>>;
+}
+
+export function AttentionCards(props: {
+  connection: HostConnection;
+  requests: AttentionRequest[];
+  agentNames: ReadonlyMap<string, string>;
+  alwaysAllow: AlwaysAllow | null;
+  onOpenThread?: (request: AttentionRequest) => void;
+}) {
   if (props.requests.length === 0) return null;
   return (
     <ul class="attention-cards" aria-label="Requests from agents">
@@ -41,38 +61,49 @@ export function AttentionCards(props: { connection: HostConnection; requests: At
               </button>
             ) : null}
           </p>
-          {request.kind === 'question' ? <QuestionCard connection={props.connection} request={request} /> : <ConsentCard connection={props.connection} request={request} />}
+          {request.kind === 'question' ? <QuestionCard connection={props.connection} request={request} /> : <ConsentCard connection={props.connection} request={request} alwaysAllow={props.alwaysAllow} />}
         </li>
       ))}
     </ul>
   );
 }
 
-function ConsentCard({ connection, request }: { connection: HostConnection; request: AttentionRequest }) {
+function ConsentCard({ connection, request, alwaysAllow }: { connection: HostConnection; request: AttentionRequest; alwaysAllow: AlwaysAllow | null }) {
   const [busy, setBusy] = useState(false);
+  const [always, setAlways] = useState(false);
   const [error, setError] = useState<unknown>(null);
-  const answer = (approve: boolean) => {
+  const agentPermissions = alwaysAllow?.permissions(request.agentId) ?? null;
+  const allowed = alwaysAllow && agentPermissions ? alwaysAllowPermissions(request, { permissions: agentPermissions, familyOfTool: alwaysAllow.familyOfTool }) : null;
+  const family = alwaysAllow?.familyOfTool[request.tool];
+  const answer = async (approve: boolean) => {
     setBusy(true);
     setError(null);
-    connection.call('attention-v1/answer', consentAnswer(request, approve)).then(
-      () => undefined,
-      (failure: unknown) => {
-        setBusy(false);
-        setError(failure);
-      },
-    );
+    try {
+      // The permission changes first, so a failure leaves the call waiting, not half-done.
+      if (approve && always && allowed) await connection.call('agents-v1/update', { id: request.agentId, permissions: allowed });
+      await connection.call('attention-v1/answer', consentAnswer(request, approve));
+    } catch (failure) {
+      setBusy(false);
+      setError(failure);
+    }
   };
   return (
     <>
       <p class="attention-what">
         {request.summary.startsWith(request.tool) ? null : <code>{request.tool}</code>} {request.summary}
       </p>
+      {allowed ? (
+        <label class="attention-option">
+          <input type="checkbox" checked={always} onChange={(e) => setAlways(e.currentTarget.checked)} />
+          Always allow {family} for this agent
+        </label>
+      ) : null}
       {error ? <Banner tone="error">{describeError(error)}</Banner> : null}
       <div class="attention-actions">
-        <button type="button" class="btn btn-primary btn-sm" disabled={busy} onClick={() => answer(true)}>
+        <button type="button" class="btn btn-primary btn-sm" disabled={busy} onClick={() => void answer(true)}>
           Approve
         </button>
-        <button type="button" class="btn btn-secondary btn-sm" disabled={busy} onClick={() => answer(false)}>
+        <button type="button" class="btn btn-secondary btn-sm" disabled={busy} onClick={() => void answer(false)}>
           Deny
         </button>
       </div>

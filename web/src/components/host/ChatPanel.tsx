@@ -29,7 +29,7 @@ import { EVENT, type RouteResult } from '../../host/protocol';
 import { useHostLoad } from '../../host/use-host-call';
 import { Banner } from '../Banner';
 import { Loading } from '../Loading';
-import { AttentionCards } from './AttentionCards';
+import { AttentionCards, type AlwaysAllow } from './AttentionCards';
 import { Markdown } from './Markdown';
 
 export type AgentView = RouteResult<'agents-v1/list'>['agents'][number];
@@ -58,6 +58,7 @@ export function ChatPanel(props: {
   selection: ChatSelection;
   onSelection: (selection: ChatSelection) => void;
   requests: AttentionRequest[];
+  alwaysAllow: AlwaysAllow | null;
   onWatch: ((tabId: string) => void) | null;
 }) {
   const { connection, agents, selection } = props;
@@ -90,6 +91,7 @@ export function ChatPanel(props: {
             memory={props.memory}
             requests={props.requests.filter((r) => r.threadId === selection.threadId)}
             agentNames={agentNames}
+            alwaysAllow={props.alwaysAllow}
             onBack={() => props.onSelection({ agentId: agent.id, threadId: null })}
             onWatch={props.onWatch}
           />
@@ -163,6 +165,7 @@ function Conversation(props: {
   memory: ChatMemory;
   requests: AttentionRequest[];
   agentNames: ReadonlyMap<string, string>;
+  alwaysAllow: AlwaysAllow | null;
   onBack: () => void;
   onWatch: ((tabId: string) => void) | null;
 }) {
@@ -279,7 +282,7 @@ function Conversation(props: {
           <ChatRow key={item.key} item={item} connection={connection} threadId={threadId} onRetry={retry} />
         ))}
       </ol>
-      <AttentionCards connection={connection} requests={props.requests} agentNames={props.agentNames} />
+      <AttentionCards connection={connection} requests={props.requests} agentNames={props.agentNames} alwaysAllow={props.alwaysAllow} />
       <p class="conversation-status" role="status" data-turn-status={running ? 'running' : (last?.status ?? 'none')}>
         {running ? 'Working…' : last ? turnStatusText(last) : ''}
       </p>
