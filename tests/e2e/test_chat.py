@@ -232,6 +232,17 @@ async def test_an_admin_sets_a_key_and_creates_an_agent_and_a_member_only_reads(
     await page.get_by_role("button", name="Create agent").click()
     await expect(page.locator(".admin-row").filter(has_text="Helper")).to_have_count(1)
     await screens.save(page, "admin-agents")
+
+    # The agent's workspace: a file uploaded, listed, then deleted.
+    await page.get_by_role("tab", name="Workspace").click()
+    await page.locator('section[aria-label="Workspace"] input[type="file"]').set_input_files(
+        files=[{"name": "notes.txt", "mimeType": "text/plain", "buffer": b"remember the milk"}]
+    )
+    files = page.get_by_role("list", name="Files").get_by_role("listitem")
+    await expect(files.filter(has_text="notes.txt")).to_contain_text("17 bytes")
+    await screens.save(page, "admin-workspace")
+    await files.filter(has_text="notes.txt").get_by_role("button", name="Delete").click()
+    await expect(files).to_have_count(0)
     await context.close()
 
     member = await browser.new_context(viewport=DESKTOP)

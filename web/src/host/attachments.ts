@@ -71,7 +71,7 @@ function base64(bytes: Uint8Array): string {
 
 /** Upload one file into the agent's workspace; the answer is its path there. */
 export async function uploadToWorkspace(connection: HostConnection, agentId: string, file: File, folder: string): Promise<string> {
-  const path = `${folder}/${file.name}`;
+  const path = folder ? `${folder}/${file.name}` : file.name;
   const started = await connection.call('workspace-v1/upload_start', { agentId, path, size: file.size });
   const bytes = new Uint8Array(await file.arrayBuffer());
   try {

@@ -15,6 +15,7 @@ import { AttentionCards, useAttention, type AlwaysAllow } from '../components/ho
 import { ChatPanel, type ChatSelection } from '../components/host/ChatPanel';
 import { LiveView } from '../components/host/LiveView';
 import { ProvidersAdmin } from '../components/host/ProvidersAdmin';
+import { WorkspacePanel } from '../components/host/WorkspacePanel';
 import { ProfilesPanel } from '../components/host/ProfilesPanel';
 import { TabList } from '../components/host/TabList';
 import { TakeoverRequests, takeoverRequestFrom, type TakeoverRequest } from '../components/host/TakeoverRequests';
@@ -40,7 +41,7 @@ const STATUS_TEXT: Record<LiveStatus, string> = {
   failed: 'Could not connect',
 };
 
-type Section = 'chat' | 'tabs' | 'profiles' | 'agents' | 'providers';
+type Section = 'chat' | 'tabs' | 'profiles' | 'agents' | 'providers' | 'workspace';
 
 const SECTION_TEXT: Record<Section, string> = {
   chat: 'Chat',
@@ -48,6 +49,7 @@ const SECTION_TEXT: Record<Section, string> = {
   profiles: 'Browser profiles',
   agents: 'Agents',
   providers: 'Providers',
+  workspace: 'Workspace',
 };
 
 export function HostScreen({ team, hostId }: { team: TeamView; hostId: string }) {
@@ -234,6 +236,7 @@ function Connected(props: {
   if (served.has(CAPABILITY.browserProfiles)) sections.push('profiles');
   if (served.has(CAPABILITY.agents)) sections.push('agents');
   if (served.has(CAPABILITY.providers)) sections.push('providers');
+  if (served.has(CAPABILITY.workspace) && served.has(CAPABILITY.agents)) sections.push('workspace');
   const role = about.whoami.role;
   const watch = (tabId: string) => {
     setSection('tabs');
@@ -294,6 +297,8 @@ function Connected(props: {
         />
       ) : shown === 'agents' ? (
         <AgentsAdmin connection={connection} role={role} agents={agentList} toolFamilies={agents.data?.toolFamilies ?? []} profilesServed={served.has(CAPABILITY.browserProfiles)} />
+      ) : shown === 'workspace' ? (
+        <WorkspacePanel connection={connection} agents={agentList} />
       ) : shown === 'providers' ? (
         <ProvidersAdmin connection={connection} role={role} />
       ) : shown === 'tabs' ? (
