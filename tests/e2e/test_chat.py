@@ -179,10 +179,26 @@ async def test_a_member_chats_approves_answers_denies_and_stops(
     )
     await say(page, "Ask me something")
     await expect(question).to_contain_text("Shall I go on?", timeout=TURN_MS)
+
+    # A message sent while the agent is still at work is refused: it stays, marked failed.
+    await say(page, "One more thing")
+    failed = conversation.locator('[data-delivery="failed"]')
+    await expect(failed).to_contain_text("One more thing")
+    await expect(failed).to_contain_text("The agent is still answering.")  # in plain words
+    await expect(failed.get_by_role("button", name="Retry")).to_be_visible()
+
     await page.get_by_role("button", name="Stop").click()
     await expect(status).to_have_attribute("data-turn-status", "stopped", timeout=TURN_MS)
     await expect(question).to_have_count(0)
     await screens.save(page, "chat-stopped")
+    # Nothing sent it again on its own; Retry does, once the agent is free.
+    await expect(failed).to_have_count(1)
+    asked = len(anthropic.requests)
+    anthropic.script(MessageEvents().text("Noted.").stop().reply())
+    await failed.get_by_role("button", name="Retry").click()
+    await expect(conversation.locator('[data-delivery="failed"]')).to_have_count(0)
+    await expect(status).to_have_attribute("data-turn-status", "done", timeout=TURN_MS)
+    assert len(anthropic.requests) == asked + 1
     await context.close()
 
 
