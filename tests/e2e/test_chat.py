@@ -26,7 +26,8 @@ from tests.e2e.conftest import (
     owner_peer,
     sign_in_context,
 )
-from tests.e2e.test_web_client import open_host_screen
+from tests.e2e.test_access_changes import member_id
+from tests.e2e.test_web_client import CONNECT_MS, open_host_screen
 from tests.support.fakes.anthropic import API_KEY, FakeAnthropic, MessageEvents
 from tests.support.fakes.server import RecordedRequest, StreamReply
 
@@ -217,6 +218,36 @@ def _click_same_tab(anthropic: FakeAnthropic) -> Callable[[RecordedRequest], byt
         return press_click("toolu_again", opened)
 
     return body
+
+
+async def test_a_draft_survives_a_reconnect(
+    crewhost: Crewhost,
+    browser: Browser,
+    hub_api: HubApi,
+    anthropic: FakeAnthropic,
+    tmp_path: Path,
+) -> None:
+    team = await chat_team(hub_api, anthropic, tmp_path)
+    await team.add_member("ria@example.com", "Ria", role="admin")
+    context = await browser.new_context(viewport=DESKTOP)
+    await sign_in_context(context, crewhost, "ria@example.com")
+    page = await context.new_page()
+    await open_chat(page, crewhost, team)
+    draft = page.get_by_role("textbox", name="Message")
+    await draft.fill("Half a thought")
+
+    # A role change makes the host end the connection; the client connects again.
+    account = await member_id(team, "ria@example.com")
+    changed = await team.owner.patch(f"/v1/teams/{team.id}/members/{account}", {"role": "member"})
+    assert changed.status == 200, changed.body
+    connection = page.locator("[data-connection]")
+    await expect(connection).not_to_have_attribute("data-connection", "connected")
+    await expect(connection).to_have_attribute("data-connection", "connected", timeout=CONNECT_MS)
+    await expect(draft).to_have_value("Half a thought")
+    assert anthropic.requests == [], "nothing was sent"
+    stored = await page.evaluate("JSON.stringify(Object.entries(localStorage))")
+    assert "Half a thought" not in stored, "chat content never goes to localStorage"
+    await context.close()
 
 
 async def test_an_admin_sets_a_key_and_creates_an_agent_and_a_member_only_reads(
