@@ -9,6 +9,7 @@ member sees no admin controls, with the reason.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -304,3 +305,74 @@ async def test_an_admin_sets_a_key_and_creates_an_agent_and_a_member_only_reads(
     await expect(page.get_by_role("button", name="Save key")).to_have_count(0)
     await screens.save(page, "member-providers")
     await member.close()
+
+
+# The smallest PNG: one transparent pixel.
+PIXEL_PNG = bytes.fromhex(
+    "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c489"
+    "0000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082"
+)
+
+
+async def test_an_owner_always_allows_a_family_and_attaches_files(
+    crewhost: Crewhost,
+    browser: Browser,
+    hub_api: HubApi,
+    site: Site,
+    anthropic: FakeAnthropic,
+    screens: Screens,
+    tmp_path: Path,
+) -> None:
+    team = await hub_api.new_team("Crew Always")
+    context = await browser.new_context(viewport=DESKTOP)
+    await sign_in_context(context, crewhost, team.owner_email)
+    async with owner_peer(team, tmp_path) as owner:
+        await owner.call("providers-v1/set_key", {"provider": "anthropic", "key": API_KEY})
+        await owner.call(
+            "providers-v1/update", {"provider": "anthropic", "baseUrl": anthropic.base_url}
+        )
+        agent = await owner.call(
+            "agents-v1/create",
+            {"name": "Scout", "permissions": {"browser-navigation": "auto-approve"}},
+        )
+    page = await context.new_page()
+    await open_chat(page, crewhost, team)
+
+    # Files in the composer: an image previews inline, a text file is a chip.
+    composer = page.locator("form.composer")
+    await composer.locator('input[type="file"]').set_input_files(
+        files=[
+            {"name": "dot.png", "mimeType": "image/png", "buffer": PIXEL_PNG},
+            {"name": "list.txt", "mimeType": "text/plain", "buffer": b"milk, eggs"},
+        ]
+    )
+    chips = composer.locator(".file-chip")
+    await expect(chips).to_have_count(2)
+    thumb = chips.filter(has_text="dot.png").locator("img")
+    await expect(thumb).to_have_attribute("src", re.compile(r"^data:image/png;base64,"))
+    await expect(chips.filter(has_text="list.txt").locator("img")).to_have_count(0)
+
+    anthropic.script(
+        MessageEvents()
+        .tool_use("toolu_open", "open", {"url": site.url("/press")})
+        .stop("tool_use")
+        .reply(),
+        StreamReply(click_press),
+        MessageEvents().text("Pressed.").stop().reply(),
+    )
+    await say(page, "Press it, with these files")
+    sent = page.locator('.chat-user-text[data-delivery="sent"]')
+    await expect(sent.locator(".file-chip")).to_have_count(2)
+    consent = page.locator('.attention-card[data-kind="consent"]')
+    await consent.get_by_label("Always allow browser-input for this agent").check(timeout=TURN_MS)
+    await screens.save(page, "chat-always-allow")
+    await consent.get_by_role("button", name="Approve").click()
+    status = page.locator(".conversation-status")
+    await expect(status).to_have_attribute("data-turn-status", "done", timeout=TURN_MS)
+    first = json.dumps(anthropic.requests[0].messages()[-1])
+    assert "list.txt" in first
+
+    async with owner_peer(team, tmp_path) as owner:
+        changed = await owner.call("agents-v1/get", {"id": agent["id"]})
+    assert changed["permissions"]["browser-input"] == "auto-approve"
+    await context.close()
