@@ -65,20 +65,29 @@ def click_press(request: RecordedRequest) -> bytes:
     return press_click("toolu_click", last_tool_result(request))
 
 
-async def chat_team(hub_api: HubApi, anthropic: FakeAnthropic, folder: Path) -> Team:
-    """A team whose Anthropic provider is the fake, with a member and an agent that opens
-    pages without asking but asks before a click."""
-    team = await hub_api.new_team("Crew Chat")
-    await team.add_member(MEMBER, "Maya")
+async def fake_provider_and_agent(
+    team: Team, anthropic: FakeAnthropic, folder: Path
+) -> dict[str, Any]:
+    """The team's Anthropic provider pointed at the fake, and an agent that opens pages
+    without asking but asks before a click."""
     async with owner_peer(team, folder) as owner:
         await owner.call("providers-v1/set_key", {"provider": "anthropic", "key": API_KEY})
         await owner.call(
             "providers-v1/update", {"provider": "anthropic", "baseUrl": anthropic.base_url}
         )
-        await owner.call(
-            "agents-v1/create",
-            {"name": "Scout", "permissions": {"browser-navigation": "auto-approve"}},
+        return dict(
+            await owner.call(
+                "agents-v1/create",
+                {"name": "Scout", "permissions": {"browser-navigation": "auto-approve"}},
+            )
         )
+
+
+async def chat_team(hub_api: HubApi, anthropic: FakeAnthropic, folder: Path) -> Team:
+    """A team with a member, the fake provider and an agent."""
+    team = await hub_api.new_team("Crew Chat")
+    await team.add_member(MEMBER, "Maya")
+    await fake_provider_and_agent(team, anthropic, folder)
     return team
 
 
@@ -228,7 +237,8 @@ async def test_a_draft_survives_a_reconnect(
     anthropic: FakeAnthropic,
     tmp_path: Path,
 ) -> None:
-    team = await chat_team(hub_api, anthropic, tmp_path)
+    team = await hub_api.new_team("Crew Drafts")
+    await fake_provider_and_agent(team, anthropic, tmp_path)
     await team.add_member("ria@example.com", "Ria", role="admin")
     context = await browser.new_context(viewport=DESKTOP)
     await sign_in_context(context, crewhost, "ria@example.com")
@@ -326,15 +336,7 @@ async def test_an_owner_always_allows_a_family_and_attaches_files(
     team = await hub_api.new_team("Crew Always")
     context = await browser.new_context(viewport=DESKTOP)
     await sign_in_context(context, crewhost, team.owner_email)
-    async with owner_peer(team, tmp_path) as owner:
-        await owner.call("providers-v1/set_key", {"provider": "anthropic", "key": API_KEY})
-        await owner.call(
-            "providers-v1/update", {"provider": "anthropic", "baseUrl": anthropic.base_url}
-        )
-        agent = await owner.call(
-            "agents-v1/create",
-            {"name": "Scout", "permissions": {"browser-navigation": "auto-approve"}},
-        )
+    agent = await fake_provider_and_agent(team, anthropic, tmp_path)
     page = await context.new_page()
     await open_chat(page, crewhost, team)
 
