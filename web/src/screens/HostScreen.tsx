@@ -1,6 +1,7 @@
 /**
- * One host, live: the connection's state, the team's tabs on it, a live view to watch and
- * steer one of them, and the team's browser profiles. Parts the host does not serve (per
+ * One host, live: the connection's state, chat with the team's agents and their requests,
+ * the team's tabs on it, a live view to watch and steer one of them, the team's browser
+ * profiles, and the agents, providers and workspaces. Parts the host does not serve (per
  * `capabilities`) are not shown.
  */
 
