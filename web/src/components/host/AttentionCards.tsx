@@ -16,6 +16,7 @@ import {
   type AttentionRequest,
 } from '../../host/attention';
 import type { HostConnection } from '../../host/connection';
+import { EVENT } from '../../host/protocol';
 import { Banner } from '../Banner';
 
 /** The requests this member may answer, kept current by the host's events. */
@@ -23,10 +24,17 @@ export function useAttention(connection: HostConnection, enabled: boolean): Atte
   const [requests, setRequests] = useState<AttentionRequest[]>([]);
   useEffect(() => {
     if (!enabled) return undefined;
-    const off = connection.onEvent((event) => setRequests((old) => attentionAfterEvent(old, event)));
-    // Events that arrive before the list answers are kept; the list fills in the rest.
+    // Events that arrive before the list answers are kept; a request resolved meanwhile
+    // stays gone even when the list still had it.
+    const resolved = new Set<string>();
+    const off = connection.onEvent((event) => {
+      const id = (event.data as { id?: unknown } | null)?.id;
+      if (event.event === EVENT.attentionResolved && typeof id === 'string') resolved.add(id);
+      setRequests((old) => attentionAfterEvent(old, event));
+    });
     connection.call('attention-v1/list', {}).then(
-      (list) => setRequests((old) => [...list.requests, ...old.filter((r) => !list.requests.some((l) => l.id === r.id))]),
+      // The list's copy wins: it carries the arguments' hash that an approval names.
+      (list) => setRequests((old) => [...list.requests.filter((r) => !resolved.has(r.id)), ...old.filter((o) => !list.requests.some((r) => r.id === o.id))]),
       () => undefined,
     );
     return off;
