@@ -8,7 +8,7 @@ from pydantic import AfterValidator, Field, StringConstraints
 
 from server.common.roles import Role
 from server.common.wire import InboundModel, WireModel, no_control_characters
-from server.host.agents.permissions import FAMILIES, Permission
+from server.host.agents.permissions import FAMILIES, FAMILY_OF_TOOL, Permission
 from server.host.container import HostCall
 from server.host.routes.system import NoArgs
 from server.host.rtc.team_api import HostRouteTable
@@ -59,6 +59,9 @@ class AgentView(WireModel):
 class AgentList(WireModel):
     agents: list[AgentView]
     tool_families: list[str] = Field(description="The gated tool families permissions name.")
+    family_of_tool: dict[str, str] = Field(
+        description="Each gated tool's family, for an 'always allow' answer to a consent."
+    )
 
 
 class AgentDeleted(WireModel):
@@ -110,7 +113,11 @@ def _view(agent: Agent) -> AgentView:
 async def list_agents(call: HostCall, _args: NoArgs) -> AgentList:
     """The team's agents, oldest first, and the tool families their permissions name."""
     agents = await call.host.agents.list_agents(call.peer.team_id)
-    return AgentList(agents=[_view(a) for a in agents], tool_families=list(FAMILIES))
+    return AgentList(
+        agents=[_view(a) for a in agents],
+        tool_families=list(FAMILIES),
+        family_of_tool=dict(FAMILY_OF_TOOL),
+    )
 
 
 @routes.route("agents-v1/get", args=AgentRef, least_role=Role.MEMBER)

@@ -37,6 +37,8 @@ async def test_create_list_update_duplicate(team: Team) -> None:
     listed = await team.member.call("agents-v1/list")
     assert [a["name"] for a in listed["agents"]] == ["Scout"]
     assert listed["toolFamilies"] == list(FAMILIES)
+    assert listed["familyOfTool"]["click"] == "browser-input"
+    assert set(listed["familyOfTool"].values()) == set(FAMILIES)
 
     updated = await team.admin.call(
         "agents-v1/update",

@@ -58,6 +58,11 @@ export const CAPABILITY = {
   viewClipboard: 'browser-view-clipboard',
   viewContextMenu: 'browser-view-context-menu',
   viewViewport: 'browser-view-viewport',
+  agents: 'agents-v1',
+  threads: 'threads-v1',
+  attention: 'attention-v1',
+  providers: 'providers-v1',
+  workspace: 'workspace-v1',
 } as const;
 
 /** What of the live view a host serves, read from its `capabilities`. */

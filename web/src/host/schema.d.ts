@@ -1275,6 +1275,13 @@ export interface components {
             /** Agents */
             agents: components["schemas"]["AgentView"][];
             /**
+             * Familyoftool
+             * @description Each gated tool's family, for an 'always allow' answer to a consent.
+             */
+            familyOfTool: {
+                [key: string]: string;
+            };
+            /**
              * Toolfamilies
              * @description The gated tool families permissions name.
              */

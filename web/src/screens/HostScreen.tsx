@@ -1,6 +1,7 @@
 /**
- * One host, live: the connection's state, the team's tabs on it, a live view to watch and
- * steer one of them, and the team's browser profiles. Parts the host does not serve (per
+ * One host, live: the connection's state, chat with the team's agents and their requests,
+ * the team's tabs on it, a live view to watch and steer one of them, the team's browser
+ * profiles, and the agents, providers and workspaces. Parts the host does not serve (per
  * `capabilities`) are not shown.
  */
 
@@ -10,11 +11,17 @@ import type { TeamView } from '../api/types';
 import { Banner } from '../components/Banner';
 import { Link } from '../components/Link';
 import { Loading } from '../components/Loading';
+import { AgentsAdmin } from '../components/host/AgentsAdmin';
+import { AttentionCards, useAttention, type AlwaysAllow } from '../components/host/AttentionCards';
+import { ChatPanel, type ChatSelection } from '../components/host/ChatPanel';
 import { LiveView } from '../components/host/LiveView';
+import { ProvidersAdmin } from '../components/host/ProvidersAdmin';
+import { WorkspacePanel } from '../components/host/WorkspacePanel';
 import { ProfilesPanel } from '../components/host/ProfilesPanel';
 import { TabList } from '../components/host/TabList';
 import { TakeoverRequests, takeoverRequestFrom, type TakeoverRequest } from '../components/host/TakeoverRequests';
 import { describeError } from '../error-messages';
+import { ChatMemory } from '../host/chat-memory';
 import type { HostConnection } from '../host/connection';
 import { replaceHostKey } from '../host/known-hosts';
 import { CAPABILITY, EVENT, viewFeatures, type Capabilities, type Whoami } from '../host/protocol';
@@ -35,7 +42,16 @@ const STATUS_TEXT: Record<LiveStatus, string> = {
   failed: 'Could not connect',
 };
 
-type Section = 'tabs' | 'profiles';
+type Section = 'chat' | 'tabs' | 'profiles' | 'agents' | 'providers' | 'workspace';
+
+const SECTION_TEXT: Record<Section, string> = {
+  chat: 'Chat',
+  tabs: 'Tabs',
+  profiles: 'Browser profiles',
+  agents: 'Agents',
+  providers: 'Providers',
+  workspace: 'Workspace',
+};
 
 export function HostScreen({ team, hostId }: { team: TeamView; hostId: string }) {
   const { me } = useSession();
@@ -48,6 +64,9 @@ export function HostScreen({ team, hostId }: { team: TeamView; hostId: string })
   // network blip) the same tab stays open when the new connection still lists it.
   const [section, setSection] = useState<Section>('tabs');
   const [selected, setSelected] = useState<string | null>(null);
+  // The chat's drafts, unsent messages and choice outlive a connection (in memory only).
+  const [chatMemory] = useState(() => new ChatMemory());
+  const [chat, setChat] = useState<ChatSelection>({ agentId: null, threadId: null });
 
   if (hosts.data && !host) {
     return (
@@ -83,6 +102,9 @@ export function HostScreen({ team, hostId }: { team: TeamView; hostId: string })
           onSection={setSection}
           selected={selected}
           onSelect={setSelected}
+          chatMemory={chatMemory}
+          chat={chat}
+          onChat={setChat}
         />
       ) : null}
     </div>
@@ -144,6 +166,9 @@ function Connected(props: {
   onSection: (section: Section) => void;
   selected: string | null;
   onSelect: (tabId: string | null) => void;
+  chatMemory: ChatMemory;
+  chat: ChatSelection;
+  onChat: (selection: ChatSelection) => void;
 }) {
   const { connection, teamId, meId, section, selected } = props;
   const setSection = props.onSection;
@@ -175,6 +200,20 @@ function Connected(props: {
   const served = new Set(about?.capabilities.capabilities ?? []);
   const tabs = useHostLoad(served.has(CAPABILITY.browserControl) ? connection : null, 'browser-control-v1/list_tabs', {}, [EVENT.tabsChanged]);
   const tabList = tabs.data?.tabs ?? [];
+  const chatServed = served.has(CAPABILITY.agents) && served.has(CAPABILITY.threads);
+  const agents = useHostLoad(served.has(CAPABILITY.agents) ? connection : null, 'agents-v1/list', {}, [EVENT.agentsChanged]);
+  const agentList = agents.data?.agents ?? [];
+  const agentNames = useMemo(() => new Map(agentList.map((a) => [a.id, a.name] as const)), [agentList]);
+  const attention = useAttention(connection, served.has(CAPABILITY.attention));
+  const familyOfTool = agents.data?.familyOfTool;
+  // Only owners and admins change an agent's permissions, so only they get "always allow".
+  const alwaysAllow = useMemo<AlwaysAllow | null>(
+    () =>
+      about && about.whoami.role !== 'member' && familyOfTool
+        ? { familyOfTool, permissions: (agentId) => agentList.find((a) => a.id === agentId)?.permissions ?? null }
+        : null,
+    [about, familyOfTool, agentList],
+  );
 
   // A member who joined since the list loaded is looked up once, when they hold or ask.
   const looked = useRef(new Set<string>());
@@ -193,10 +232,21 @@ function Connected(props: {
   if (error) return <Banner tone="error">{describeError(error)}</Banner>;
   if (!about) return <Loading />;
   const sections: Section[] = [];
+  if (chatServed) sections.push('chat');
   if (served.has(CAPABILITY.browserControl)) sections.push('tabs');
   if (served.has(CAPABILITY.browserProfiles)) sections.push('profiles');
+  if (served.has(CAPABILITY.agents)) sections.push('agents');
+  if (served.has(CAPABILITY.providers)) sections.push('providers');
+  if (served.has(CAPABILITY.workspace) && served.has(CAPABILITY.agents)) sections.push('workspace');
+  const role = about.whoami.role;
+  const watch = (tabId: string) => {
+    setSection('tabs');
+    setSelected(tabId);
+  };
   const shown = sections.includes(section) ? section : sections[0];
   if (!shown) return <p class="empty">This host serves nothing this client can show.</p>;
+  // Requests of the open chat show in it; the others show above every section.
+  const elsewhere = attention.filter((r) => shown !== 'chat' || r.threadId !== props.chat.threadId);
 
   return (
     <>
@@ -204,7 +254,7 @@ function Connected(props: {
         <div class="segmented" role="tablist" aria-label="Host sections">
           {sections.map((name) => (
             <button type="button" role="tab" key={name} aria-selected={shown === name} class="segment" onClick={() => setSection(name)}>
-              {name === 'tabs' ? 'Tabs' : 'Browser profiles'}
+              {SECTION_TEXT[name]}
             </button>
           ))}
         </div>
@@ -219,7 +269,42 @@ function Connected(props: {
         }}
         onDismiss={dismiss}
       />
-      {shown === 'tabs' ? (
+      <AttentionCards
+        connection={connection}
+        requests={elsewhere}
+        agentNames={agentNames}
+        alwaysAllow={alwaysAllow}
+        manager={role !== 'member'}
+        onOpenThread={
+          chatServed
+            ? (request) => {
+                setSection('chat');
+                props.onChat({ agentId: request.agentId, threadId: request.threadId });
+              }
+            : undefined
+        }
+      />
+      {shown === 'chat' ? (
+        <ChatPanel
+          connection={connection}
+          meId={meId}
+          agents={agentList}
+          agentsError={agents.error}
+          memory={props.chatMemory}
+          selection={props.chat}
+          onSelection={props.onChat}
+          requests={attention}
+          alwaysAllow={alwaysAllow}
+          manager={role !== 'member'}
+          onWatch={served.has(CAPABILITY.browserControl) ? watch : null}
+        />
+      ) : shown === 'agents' ? (
+        <AgentsAdmin connection={connection} role={role} agents={agentList} toolFamilies={agents.data?.toolFamilies ?? []} profilesServed={served.has(CAPABILITY.browserProfiles)} />
+      ) : shown === 'workspace' ? (
+        <WorkspacePanel connection={connection} agents={agentList} />
+      ) : shown === 'providers' ? (
+        <ProvidersAdmin connection={connection} role={role} />
+      ) : shown === 'tabs' ? (
         <div class={`tabs-layout${current ? ' has-selection' : ''}`}>
           <TabList
             connection={connection}

@@ -1,0 +1,163 @@
+/**
+ * The team's agents for admins and owners: create, change instructions, provider and
+ * model, the browser profile, whether each gated tool family asks first, duplicate and
+ * delete (saying what deleting closes). Members see the agents read-only, with the reason.
+ */
+
+import { useState } from 'preact/hooks';
+import { describeError } from '../../error-messages';
+import type { HostConnection } from '../../host/connection';
+import { EVENT, type Role } from '../../host/protocol';
+import { useHostLoad } from '../../host/use-host-call';
+import { Banner } from '../Banner';
+import type { AgentView } from './ChatPanel';
+import { READ_ONLY_REASON } from './ProvidersAdmin';
+
+type Permission = 'ask' | 'auto-approve';
+
+export function AgentsAdmin(props: { connection: HostConnection; role: Role; agents: AgentView[]; toolFamilies: string[]; profilesServed: boolean }) {
+  const canManage = props.role !== 'member';
+  const [error, setError] = useState<unknown>(null);
+  const [name, setName] = useState('');
+  const create = (event: Event) => {
+    event.preventDefault();
+    setError(null);
+    props.connection.call('agents-v1/create', { name: name.trim() }).then(() => setName(''), setError);
+  };
+  return (
+    <section class="admin-panel card card-body" aria-label="Agents">
+      <h2>Agents</h2>
+      {canManage ? null : <Banner tone="info">{READ_ONLY_REASON}</Banner>}
+      {canManage ? (
+        <form class="admin-inline" onSubmit={create}>
+          <input aria-label="New agent's name" placeholder="New agent's name" value={name} onInput={(e) => setName(e.currentTarget.value)} />
+          <button type="submit" class="btn btn-primary btn-sm" disabled={!name.trim()}>
+            Create agent
+          </button>
+        </form>
+      ) : null}
+      {error ? <Banner tone="error">{describeError(error)}</Banner> : null}
+      <ul class="admin-list">
+        {props.agents.map((agent) => (
+          <AgentRow key={agent.id} {...props} agent={agent} canManage={canManage} />
+        ))}
+      </ul>
+    </section>
+  );
+}
+
+function AgentRow(props: { connection: HostConnection; agent: AgentView; toolFamilies: string[]; canManage: boolean; profilesServed: boolean }) {
+  const { connection, agent, canManage } = props;
+  const [instructions, setInstructions] = useState(agent.instructions);
+  const [provider, setProvider] = useState(agent.provider);
+  const [model, setModel] = useState(agent.model ?? '');
+  const [permissions, setPermissions] = useState<Record<string, Permission>>(agent.permissions as Record<string, Permission>);
+  const [confirming, setConfirming] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const [saved, setSaved] = useState(false);
+  const providers = useHostLoad(canManage ? connection : null, 'providers-v1/list', {}, [EVENT.providersChanged]);
+  const profiles = useHostLoad(canManage && props.profilesServed ? connection : null, 'browser-profiles-v1/list', {}, [EVENT.profilesChanged]);
+
+  const run = (call: Promise<unknown>, done?: () => void) => {
+    setError(null);
+    setSaved(false);
+    call.then(() => {
+      setSaved(true);
+      done?.();
+    }, setError);
+  };
+  const save = (event: Event) => {
+    event.preventDefault();
+    run(connection.call('agents-v1/update', { id: agent.id, instructions, provider, model: model.trim() || null, permissions }));
+  };
+  return (
+    <li class="admin-row" data-agent={agent.id}>
+      <details>
+        <summary>
+          <strong>{agent.name}</strong> <span class="admin-muted">{agent.provider}{agent.model ? ` · ${agent.model}` : ''}</span>
+        </summary>
+        <form class="admin-form" onSubmit={save}>
+          <label>
+            Instructions
+            <textarea rows={4} value={instructions} disabled={!canManage} onInput={(e) => setInstructions(e.currentTarget.value)} />
+          </label>
+          <label>
+            Provider
+            {canManage && providers.data ? (
+              <select value={provider} onChange={(e) => setProvider(e.currentTarget.value)}>
+                {providers.data.providers.map((p) => (
+                  <option key={p.id} value={p.id}>
+                    {p.name}
+                  </option>
+                ))}
+              </select>
+            ) : (
+              <input value={provider} disabled />
+            )}
+          </label>
+          <label>
+            Model <input value={model} placeholder="The provider's default" disabled={!canManage} onInput={(e) => setModel(e.currentTarget.value)} />
+          </label>
+          <fieldset class="admin-permissions">
+            <legend>Gated tools</legend>
+            {props.toolFamilies.map((family) => (
+              <label key={family}>
+                <input
+                  type="checkbox"
+                  disabled={!canManage}
+                  checked={permissions[family] === 'auto-approve'}
+                  onChange={(e) => setPermissions((old) => ({ ...old, [family]: e.currentTarget.checked ? 'auto-approve' : 'ask' }))}
+                />
+                {family}: run without asking
+              </label>
+            ))}
+          </fieldset>
+          {canManage ? (
+            <div class="admin-inline">
+              <button type="submit" class="btn btn-primary btn-sm">
+                Save
+              </button>
+              <button type="button" class="btn btn-secondary btn-sm" onClick={() => run(connection.call('agents-v1/duplicate', { id: agent.id }))}>
+                Duplicate
+              </button>
+              {confirming ? (
+                <>
+                  <span>Deleting closes this agent's tabs and deletes its chats, memories and files.</span>
+                  <button type="button" class="btn btn-danger btn-sm" onClick={() => run(connection.call('agents-v1/delete', { id: agent.id }))}>
+                    Delete for good
+                  </button>
+                  <button type="button" class="btn btn-ghost btn-sm" onClick={() => setConfirming(false)}>
+                    Keep it
+                  </button>
+                </>
+              ) : (
+                <button type="button" class="btn btn-danger btn-sm" onClick={() => setConfirming(true)}>
+                  Delete…
+                </button>
+              )}
+            </div>
+          ) : null}
+        </form>
+        {canManage && profiles.data ? (
+          <label class="admin-inline">
+            Browser profile
+            <select
+              value={agent.ownBrowserSession ? 'agent' : (agent.browserProfileId ?? 'shared')}
+              onChange={(e) => run(connection.call('browser-profiles-v1/assign', { agentId: agent.id, profile: e.currentTarget.value }))}
+            >
+              <option value="shared">Shared</option>
+              <option value="agent">Only this agent</option>
+              {profiles.data.profiles.map((p) => (
+                <option key={p.id} value={p.id}>
+                  {p.name}
+                </option>
+              ))}
+            </select>
+          </label>
+        ) : null}
+        {saved ? <Banner tone="success">Saved.</Banner> : null}
+        {error ? <Banner tone="error">{describeError(error)}</Banner> : null}
+      </details>
+    </li>
+  );
+}

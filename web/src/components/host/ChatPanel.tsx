@@ -1,0 +1,443 @@
+/**
+ * Chat with the team's agents: the agents, each agent's threads (mine and the team's
+ * shared ones), and one conversation streaming as the agent works. What the person has
+ * chosen and typed lives in the host screen's memory, so a reconnect keeps it.
+ */
+
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { describeError } from '../../error-messages';
+import { addFiles, readPreview, safePreviewUrl, uploadToWorkspace, type PendingFile } from '../../host/attachments';
+import type { AttentionRequest } from '../../host/attention';
+import type { ChatMemory } from '../../host/chat-memory';
+import {
+  chatAfterEvent,
+  chatFromContents,
+  chatRetrying,
+  chatWithDelivery,
+  chatWithSending,
+  taskProgress,
+  tokenUsage,
+  turnStatusText,
+  type ChatItem,
+  type ChatState,
+  type SentAttachment,
+  type ToolItem,
+  type UserItem,
+} from '../../host/chat-stream';
+import type { HostConnection } from '../../host/connection';
+import { EVENT, type RouteResult } from '../../host/protocol';
+import { useHostLoad } from '../../host/use-host-call';
+import { Banner } from '../Banner';
+import { Loading } from '../Loading';
+import { AttentionCards, type AlwaysAllow } from './AttentionCards';
+import { Markdown } from './Markdown';
+
+export type AgentView = RouteResult<'agents-v1/list'>['agents'][number];
+type ThreadView = RouteResult<'threads-v1/list'>['threads'][number];
+
+export interface ChatSelection {
+  agentId: string | null;
+  threadId: string | null;
+}
+
+const OUTCOME_TEXT: Record<ToolItem['outcome'], string> = {
+  running: 'running',
+  ok: 'ok',
+  refused: 'refused',
+  error: 'error',
+  notVerified: 'NOT VERIFIED',
+  mismatch: 'MISMATCH',
+};
+
+export function ChatPanel(props: {
+  connection: HostConnection;
+  meId: string;
+  agents: AgentView[];
+  agentsError: unknown;
+  memory: ChatMemory;
+  selection: ChatSelection;
+  onSelection: (selection: ChatSelection) => void;
+  requests: AttentionRequest[];
+  alwaysAllow: AlwaysAllow | null;
+  /** An owner or admin: may save a secret to the vault and add a requested item. */
+  manager: boolean;
+  onWatch: ((tabId: string) => void) | null;
+}) {
+  const { connection, agents, selection } = props;
+  const agent = agents.find((a) => a.id === selection.agentId) ?? null;
+  const agentNames = useMemo(() => new Map(agents.map((a) => [a.id, a.name] as const)), [agents]);
+  if (props.agentsError) return <Banner tone="error">{describeError(props.agentsError)}</Banner>;
+  return (
+    <div class={`chat-layout${selection.threadId ? ' has-thread' : ''}`}>
+      <nav class="chat-side card" aria-label="Agents and chats">
+        <h2 class="chat-side-title">Agents</h2>
+        {agents.length === 0 ? <p class="empty">No agents yet. An admin or an owner can create one.</p> : null}
+        <ul class="chat-agents">
+          {agents.map((a) => (
+            <li key={a.id}>
+              <button type="button" class={`chat-agent${a.id === agent?.id ? ' is-selected' : ''}`} aria-current={a.id === agent?.id} onClick={() => props.onSelection({ agentId: a.id, threadId: null })}>
+                {a.name}
+              </button>
+            </li>
+          ))}
+        </ul>
+        {agent ? <ThreadList connection={connection} agent={agent} meId={props.meId} selected={selection.threadId} onSelect={(threadId) => props.onSelection({ agentId: agent.id, threadId })} /> : null}
+      </nav>
+      <section class="chat-main card">
+        {selection.threadId && agent ? (
+          <Conversation
+            key={selection.threadId}
+            connection={connection}
+            agent={agent}
+            threadId={selection.threadId}
+            memory={props.memory}
+            requests={props.requests.filter((r) => r.threadId === selection.threadId)}
+            agentNames={agentNames}
+            alwaysAllow={props.alwaysAllow}
+            manager={props.manager}
+            onBack={() => props.onSelection({ agentId: agent.id, threadId: null })}
+            onWatch={props.onWatch}
+          />
+        ) : (
+          <div class="view-empty">
+            <p>{agent ? 'Choose a chat or start a new one.' : 'Choose an agent to chat with.'}</p>
+          </div>
+        )}
+      </section>
+    </div>
+  );
+}
+
+function ThreadList(props: { connection: HostConnection; agent: AgentView; meId: string; selected: string | null; onSelect: (threadId: string) => void }) {
+  const threads = useHostLoad(props.connection, 'threads-v1/list', { agentId: props.agent.id }, [EVENT.threadsChanged]);
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const start = () => {
+    setBusy(true);
+    setError(null);
+    props.connection.call('threads-v1/start', { agentId: props.agent.id }).then(
+      (thread) => {
+        setBusy(false);
+        threads.reload();
+        props.onSelect(thread.id);
+      },
+      (failure: unknown) => {
+        setBusy(false);
+        setError(failure);
+      },
+    );
+  };
+  const list = threads.data?.threads ?? [];
+  const mine = list.filter((t) => t.createdBy === props.meId);
+  const shared = list.filter((t) => t.createdBy !== props.meId);
+  const group = (title: string, items: ThreadView[]) =>
+    items.length ? (
+      <>
+        <h3 class="chat-group">{title}</h3>
+        <ul class="chat-threads">
+          {items.map((t) => (
+            <li key={t.id}>
+              <button type="button" class={`chat-thread${t.id === props.selected ? ' is-selected' : ''}`} aria-current={t.id === props.selected} onClick={() => props.onSelect(t.id)}>
+                {t.title || 'New chat'}
+                {t.shared ? <span class="badge">shared</span> : null}
+              </button>
+            </li>
+          ))}
+        </ul>
+      </>
+    ) : null;
+  return (
+    <div class="chat-thread-list">
+      <button type="button" class="btn btn-primary btn-sm" disabled={busy} onClick={start}>
+        New chat
+      </button>
+      {error || threads.error ? <Banner tone="error">{describeError(error ?? threads.error)}</Banner> : null}
+      {group('My chats', mine)}
+      {group('Shared with the team', shared)}
+    </div>
+  );
+}
+
+let localKeys = 0;
+const nextKey = () => `local${++localKeys}`;
+
+function Conversation(props: {
+  connection: HostConnection;
+  agent: AgentView;
+  threadId: string;
+  memory: ChatMemory;
+  requests: AttentionRequest[];
+  agentNames: ReadonlyMap<string, string>;
+  alwaysAllow: AlwaysAllow | null;
+  manager: boolean;
+  onBack: () => void;
+  onWatch: ((tabId: string) => void) | null;
+}) {
+  const { connection, threadId, memory } = props;
+  const [chat, setChat] = useState<ChatState | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const chatRef = useRef<ChatState | null>(null);
+  chatRef.current = chat;
+
+  useEffect(() => {
+    // Events that arrive while the thread loads are applied once it has.
+    const early: Parameters<typeof chatAfterEvent>[1][] = [];
+    let loaded = false;
+    const off = connection.onEvent((event) => {
+      if (!loaded) early.push(event);
+      else setChat((old) => (old ? chatAfterEvent(old, event) : old));
+    });
+    connection.call('threads-v1/get', { threadId }).then(
+      (contents) => {
+        let state = chatFromContents(contents);
+        state = { ...state, items: [...state.items, ...memory.failed(threadId)] };
+        state = early.reduce(chatAfterEvent, state);
+        loaded = true;
+        setChat(state);
+      },
+      (failure: unknown) => setError(failure),
+    );
+    return () => {
+      off();
+      // What did not go out stays, marked failed, for the next connection.
+      const items = chatRef.current?.items.filter((item): item is UserItem => item.kind === 'user' && item.delivery !== 'sent') ?? [];
+      memory.keepUnsent(threadId, items);
+    };
+  }, [connection, threadId, memory]);
+
+  const deliver = (key: string, text: string, paths: string[]) => {
+    connection.call('threads-v1/send', { threadId, text, attachments: paths.map((path) => ({ path })) }).then(
+      () => setChat((old) => (old ? chatWithDelivery(old, key, null) : old)),
+      (failure: unknown) => setChat((old) => (old ? chatWithDelivery(old, key, describeError(failure)) : old)),
+    );
+  };
+  // A retry sends the text again, and the files that were already uploaded.
+  const uploaded = useRef(new Map<string, string[]>());
+  const send = async (text: string, files: PendingFile[]): Promise<void> => {
+    const key = nextKey();
+    const attachments: SentAttachment[] = files.map((f) => ({ name: f.file.name, sha256: null, preview: false }));
+    setChat((old) => (old ? chatWithSending(old, key, text, attachments) : old));
+    let paths: string[];
+    try {
+      paths = await Promise.all(files.map((f) => uploadToWorkspace(connection, props.agent.id, f.file, 'uploads')));
+    } catch (failure) {
+      setChat((old) => (old ? chatWithDelivery(old, key, describeError(failure)) : old));
+      return;
+    }
+    uploaded.current.set(key, paths);
+    deliver(key, text, paths);
+  };
+  const retry = (key: string) => {
+    const retrying = chat ? chatRetrying(chat, key) : null;
+    if (!retrying) return;
+    setChat(retrying.state);
+    deliver(key, retrying.item.text, uploaded.current.get(key) ?? []);
+  };
+  const stop = () => void connection.call('threads-v1/stop', { threadId }).catch((failure: unknown) => setError(failure));
+
+  if (error && !chat) return <Banner tone="error">{describeError(error)}</Banner>;
+  if (!chat) return <Loading />;
+  const running = chat.runningTurnId !== null;
+  const last = chat.turns[chat.turns.length - 1];
+  const usage = tokenUsage(chat);
+  const progress = taskProgress(chat.tasks);
+  return (
+    <div class="conversation">
+      <header class="conversation-header">
+        <button type="button" class="btn btn-ghost btn-sm chat-back" onClick={props.onBack}>
+          Back
+        </button>
+        <h2>{props.agent.name}</h2>
+        {chat.tabId && props.onWatch ? (
+          <button type="button" class="btn btn-secondary btn-sm" onClick={() => props.onWatch?.(chat.tabId!)}>
+            Watch the agent's tab live
+          </button>
+        ) : null}
+        <span class="conversation-usage" title="Tokens used in this chat">
+          {usage.input + usage.output > 0 ? `${usage.input.toLocaleString()} in · ${usage.output.toLocaleString()} out` : null}
+        </span>
+      </header>
+      {error ? <Banner tone="error">{describeError(error)}</Banner> : null}
+      {chat.tasks.length ? (
+        <details class="conversation-tasks">
+          <summary>
+            Tasks: {progress.done} of {progress.total} done
+          </summary>
+          <ul>
+            {chat.tasks.map((task) => (
+              <li key={task.id} data-status={task.status}>
+                {task.status === 'completed' ? '✓' : task.status === 'in_progress' ? '…' : '○'} {task.subject}
+              </li>
+            ))}
+          </ul>
+        </details>
+      ) : null}
+      {chat.subAgents.length ? (
+        <ul class="conversation-subagents" aria-label="Sub-agents">
+          {chat.subAgents.map((sub) => (
+            <li key={sub.id}>
+              <strong>{sub.description}</strong> ({sub.type}): {sub.status ? sub.status : sub.lastTool ? `using ${sub.lastTool}` : 'working'}
+            </li>
+          ))}
+        </ul>
+      ) : null}
+      <ol class="conversation-items" aria-live="polite">
+        {chat.items.map((item) => (
+          <ChatRow key={item.key} item={item} connection={connection} threadId={threadId} onRetry={retry} />
+        ))}
+      </ol>
+      <AttentionCards connection={connection} requests={props.requests} agentNames={props.agentNames} alwaysAllow={props.alwaysAllow} manager={props.manager} />
+      <p class="conversation-status" role="status" data-turn-status={running ? 'running' : (last?.status ?? 'none')}>
+        {running ? 'Working…' : last ? turnStatusText(last) : ''}
+      </p>
+      <Composer threadId={threadId} memory={memory} running={running} onSend={send} onStop={stop} />
+    </div>
+  );
+}
+
+function ChatRow({ item, connection, threadId, onRetry }: { item: ChatItem; connection: HostConnection; threadId: string; onRetry: (key: string) => void }) {
+  if (item.kind === 'text') {
+    return (
+      <li class="chat-row chat-agent-text">
+        <Markdown text={item.text} />
+      </li>
+    );
+  }
+  if (item.kind === 'tool') {
+    return (
+      <li class={`chat-row tool-card tool-${item.outcome}`} data-outcome={item.outcome}>
+        <code class="tool-name">{item.tool}</code>
+        <span class="tool-target">{item.target}</span>
+        <span class="tool-outcome">{OUTCOME_TEXT[item.outcome]}</span>
+        {item.detail && item.outcome !== 'notVerified' && item.outcome !== 'mismatch' ? <span class="tool-detail">{item.detail}</span> : null}
+      </li>
+    );
+  }
+  return (
+    <li class={`chat-row chat-user-text is-${item.delivery}`} data-delivery={item.delivery}>
+      <p class="chat-user-body">{item.text}</p>
+      {item.attachments.length ? (
+        <ul class="chat-attachments">
+          {item.attachments.map((a, i) => (
+            <SentFile key={i} attachment={a} connection={connection} threadId={threadId} />
+          ))}
+        </ul>
+      ) : null}
+      {item.delivery === 'failed' ? (
+        <p class="chat-failed" role="alert">
+          Not sent. {item.failure}{' '}
+          <button type="button" class="btn btn-secondary btn-sm" onClick={() => onRetry(item.key)}>
+            Retry
+          </button>
+        </p>
+      ) : null}
+    </li>
+  );
+}
+
+function SentFile({ attachment, connection, threadId }: { attachment: SentAttachment; connection: HostConnection; threadId: string }) {
+  const [preview, setPreview] = useState<string | null>(null);
+  useEffect(() => {
+    if (!attachment.preview || !attachment.sha256) return;
+    connection.call('threads-v1/attachment_preview', { threadId, sha256: attachment.sha256 }).then(
+      (answer) => setPreview(safePreviewUrl(answer.dataUrl)),
+      () => undefined,
+    );
+  }, [attachment.sha256]);
+  return <li class="file-chip">{preview ? <img src={preview} alt={attachment.name} class="attachment-image" /> : attachment.name}</li>;
+}
+
+function Composer(props: { threadId: string; memory: ChatMemory; running: boolean; onSend: (text: string, files: PendingFile[]) => Promise<void>; onStop: () => void }) {
+  const { threadId, memory } = props;
+  const [text, setText] = useState(() => memory.draft(threadId));
+  const [files, setFiles] = useState<PendingFile[]>([]);
+  const [refused, setRefused] = useState<string[]>([]);
+  const [dragging, setDragging] = useState(false);
+  const picker = useRef<HTMLInputElement>(null);
+
+  const edit = (value: string) => {
+    setText(value);
+    memory.setDraft(threadId, value);
+  };
+  const add = (list: FileList | File[] | null | undefined) => {
+    if (!list || list.length === 0) return;
+    const result = addFiles(files, [...list], nextKey);
+    setRefused(result.refused);
+    setFiles(result.files);
+    for (const pending of result.files.filter((f) => !files.includes(f))) {
+      void readPreview(pending).then((preview) => preview && setFiles((old) => old.map((f) => (f.key === pending.key ? { ...f, preview } : f))));
+    }
+  };
+  const submit = (event: Event) => {
+    event.preventDefault();
+    const message = text.trim();
+    if (!message) return;
+    edit('');
+    const sending = files;
+    setFiles([]);
+    setRefused([]);
+    void props.onSend(message, sending);
+  };
+  return (
+    <form
+      class={`composer${dragging ? ' is-dragging' : ''}`}
+      onSubmit={submit}
+      onDragOver={(e) => {
+        e.preventDefault();
+        setDragging(true);
+      }}
+      onDragLeave={() => setDragging(false)}
+      onDrop={(e) => {
+        e.preventDefault();
+        setDragging(false);
+        add(e.dataTransfer?.files);
+      }}
+    >
+      {files.length ? (
+        <ul class="composer-files">
+          {files.map((f) => (
+            <li key={f.key} class="file-chip">
+              {f.preview ? <img src={f.preview} alt="" class="attachment-thumb" /> : null}
+              <span>{f.file.name}</span>
+              <button type="button" class="btn btn-ghost btn-sm" aria-label={`Remove ${f.file.name}`} onClick={() => setFiles((old) => old.filter((o) => o.key !== f.key))}>
+                ×
+              </button>
+            </li>
+          ))}
+        </ul>
+      ) : null}
+      {refused.length ? <Banner tone="error">{refused.join(' ')}</Banner> : null}
+      <textarea
+        aria-label="Message"
+        rows={3}
+        value={text}
+        placeholder="Write to the agent…"
+        onInput={(e) => edit(e.currentTarget.value)}
+        onPaste={(e) => {
+          const pasted = e.clipboardData?.files;
+          if (pasted && pasted.length) {
+            e.preventDefault();
+            add(pasted);
+          }
+        }}
+        onKeyDown={(e) => {
+          if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) submit(e);
+        }}
+      />
+      <div class="composer-actions">
+        <input ref={picker} type="file" multiple hidden onChange={(e) => add(e.currentTarget.files)} />
+        <button type="button" class="btn btn-ghost btn-sm" onClick={() => picker.current?.click()}>
+          Attach files
+        </button>
+        {props.running ? (
+          <button type="button" class="btn btn-danger btn-sm" onClick={props.onStop}>
+            Stop
+          </button>
+        ) : null}
+        <button type="submit" class="btn btn-primary btn-sm" disabled={!text.trim()}>
+          Send
+        </button>
+      </div>
+    </form>
+  );
+}

@@ -1,0 +1,281 @@
+/**
+ * One thread's conversation as the chat shows it, built from `threads-v1/get` and then
+ * kept current by the host's events (text deltas, tool calls, turn status, tasks and
+ * sub-agents). Everything here lives in memory only: chat content never goes to storage.
+ *
+ * A member's message is shown at once as `sending`; when the host refuses it, it stays
+ * `failed` until the person presses Retry. Nothing here sends anything on its own.
+ */
+
+import { EVENT, type EventData, type RouteResult, type TeamApiEvent } from './protocol';
+
+export type ThreadContents = RouteResult<'threads-v1/get'>;
+export type TaskItem = EventData<'tasks-changed'>['tasks'][number];
+export type TurnStatus = 'running' | 'done' | 'denied' | 'capped' | 'stopped' | 'error';
+/** How a tool call ended, as its card says it. */
+export type ToolOutcome = 'running' | 'ok' | 'refused' | 'error' | 'notVerified' | 'mismatch';
+
+/** A file that went with a member's message; `sha256` fetches its preview from the host. */
+export interface SentAttachment {
+  name: string;
+  sha256: string | null;
+  preview: boolean;
+}
+
+export interface UserItem {
+  kind: 'user';
+  key: string;
+  text: string;
+  attachments: SentAttachment[];
+  delivery: 'sent' | 'sending' | 'failed';
+  /** Why the host refused a failed send, in words for the person. */
+  failure?: string;
+}
+
+export interface TextItem {
+  kind: 'text';
+  key: string;
+  turnId: string | null;
+  text: string;
+}
+
+export interface ToolItem {
+  kind: 'tool';
+  key: string;
+  turnId: string | null;
+  tool: string;
+  /** What the call is about: its target, in the host's words. */
+  target: string;
+  tabId: string | null;
+  outcome: ToolOutcome;
+  /** The reason of a refusal or an error, or what came back. */
+  detail: string;
+}
+
+export type ChatItem = UserItem | TextItem | ToolItem;
+
+export interface TurnState {
+  id: string;
+  status: TurnStatus;
+  reason: string | null;
+  toolCalls: number;
+  inputTokens: number;
+  outputTokens: number;
+}
+
+export interface SubAgentState {
+  id: string;
+  description: string;
+  type: string;
+  phase: string;
+  status: string | null;
+  lastText: string;
+  lastTool: string | null;
+}
+
+export interface ChatState {
+  threadId: string;
+  items: ChatItem[];
+  turns: TurnState[];
+  runningTurnId: string | null;
+  /** The tab the agent last worked in (its most recent tool call that named one). */
+  tabId: string | null;
+  tasks: TaskItem[];
+  subAgents: SubAgentState[];
+}
+
+const MARKS: ReadonlyArray<[string, ToolOutcome]> = [
+  ['MISMATCH', 'mismatch'],
+  ['NOT VERIFIED', 'notVerified'],
+];
+
+function markOf(text: string): ToolOutcome | null {
+  return MARKS.find(([mark]) => text.includes(mark))?.[1] ?? null;
+}
+
+/** A call's target from its arguments: the first address, selector or text it names. */
+function targetOf(args: unknown): string {
+  if (typeof args !== 'object' || args === null) return '';
+  const record = args as Record<string, unknown>;
+  for (const name of ['url', 'selector', 'query', 'path', 'text', 'description']) {
+    if (typeof record[name] === 'string') return (record[name] as string).slice(0, 200);
+  }
+  return '';
+}
+
+function asRecord(value: unknown): Record<string, unknown> {
+  return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
+}
+
+/** The conversation as the host has kept it, with the running turn's text so far. */
+export function chatFromContents(contents: ThreadContents): ChatState {
+  const items: ChatItem[] = [];
+  let tabId: string | null = null;
+  contents.messages.forEach((raw, index) => {
+    const message = asRecord(raw);
+    if (message.role === 'user') {
+      const attachments = (Array.isArray(message.attachments) ? message.attachments : []).map(asRecord).map((a) => ({
+        name: String(a.name ?? ''),
+        sha256: typeof a.sha256 === 'string' ? a.sha256 : null,
+        preview: a.previewKind === 'image',
+      }));
+      items.push({ kind: 'user', key: `m${index}`, text: String(message.text ?? ''), attachments, delivery: 'sent' });
+    } else if (message.role === 'assistant') {
+      if (message.text) items.push({ kind: 'text', key: `m${index}`, turnId: null, text: String(message.text) });
+      const calls = Array.isArray(message.toolCalls) ? message.toolCalls : [];
+      for (const call of calls.map(asRecord)) {
+        const args = asRecord(call.arguments);
+        if (typeof args.tabId === 'string') tabId = args.tabId;
+        items.push({ kind: 'tool', key: `c${String(call.id)}`, turnId: null, tool: String(call.name ?? ''), target: targetOf(args), tabId: typeof args.tabId === 'string' ? args.tabId : null, outcome: 'running', detail: '' });
+      }
+    } else if (message.role === 'tool') {
+      const content = String(message.content ?? '');
+      const key = `c${String(message.callId)}`;
+      const outcome: ToolOutcome = message.isError ? 'refused' : (markOf(content) ?? 'ok');
+      const detail = outcome === 'ok' ? '' : content.slice(0, 200);
+      const at = items.findIndex((item) => item.key === key);
+      if (at >= 0) items[at] = { ...(items[at] as ToolItem), outcome, detail };
+    }
+  });
+  const turns = contents.turns.map((turn) => ({
+    id: turn.id,
+    status: turn.status as TurnStatus,
+    reason: turn.reason,
+    toolCalls: turn.toolCalls,
+    inputTokens: turn.inputTokens,
+    outputTokens: turn.outputTokens,
+  }));
+  const running = contents.runningTurnId;
+  if (running && contents.runningText) items.push({ kind: 'text', key: `t${running}`, turnId: running, text: contents.runningText });
+  return { threadId: contents.thread.id, items, turns, runningTurnId: running, tabId, tasks: contents.tasks, subAgents: [] };
+}
+
+function withTurn(state: ChatState, turn: TurnState): TurnState[] {
+  return [...state.turns.filter((old) => old.id !== turn.id), turn];
+}
+
+function replaceItem(items: ChatItem[], key: string, change: (item: ChatItem) => ChatItem): ChatItem[] {
+  return items.map((item) => (item.key === key ? change(item) : item));
+}
+
+/** The conversation after one host event; events of other threads leave it as it was. */
+export function chatAfterEvent(state: ChatState, event: TeamApiEvent): ChatState {
+  const data = asRecord(event.data);
+  if (data.threadId !== state.threadId) return state;
+  const turnId = typeof data.turnId === 'string' ? data.turnId : null;
+  switch (event.event) {
+    case EVENT.turnStarted: {
+      if (!turnId) return state;
+      const turn: TurnState = { id: turnId, status: 'running', reason: null, toolCalls: 0, inputTokens: 0, outputTokens: 0 };
+      return { ...state, runningTurnId: turnId, turns: withTurn(state, turn) };
+    }
+    case EVENT.turnText: {
+      const text = typeof data.text === 'string' ? data.text : '';
+      const last = state.items[state.items.length - 1];
+      // Text continues the turn's last text item; after a tool call it starts a new one.
+      if (last?.kind === 'text' && last.turnId === turnId) {
+        return { ...state, items: [...state.items.slice(0, -1), { ...last, text: last.text + text }] };
+      }
+      return { ...state, items: [...state.items, { kind: 'text', key: `t${turnId}.${state.items.length}`, turnId, text }] };
+    }
+    case EVENT.toolCallStarted: {
+      const key = `c${String(data.callId)}`;
+      if (state.items.some((item) => item.key === key)) return state;
+      const tabId = typeof data.tabId === 'string' ? data.tabId : null;
+      const item: ToolItem = { kind: 'tool', key, turnId, tool: String(data.tool ?? ''), target: String(data.summary ?? ''), tabId, outcome: 'running', detail: '' };
+      return { ...state, items: [...state.items, item], tabId: tabId ?? state.tabId };
+    }
+    case EVENT.toolCallFinished: {
+      const summary = String(data.summary ?? '');
+      const base = data.outcome === 'refused' || data.outcome === 'error' ? (data.outcome as ToolOutcome) : 'ok';
+      const outcome = base === 'ok' ? (markOf(summary) ?? 'ok') : base;
+      const detail = outcome === 'ok' ? '' : summary;
+      const key = `c${String(data.callId)}`;
+      if (!state.items.some((item) => item.key === key)) {
+        // A call refused before it ran (a denial, a tool not offered) never started.
+        const item: ToolItem = { kind: 'tool', key, turnId, tool: String(data.tool ?? ''), target: '', tabId: null, outcome, detail };
+        return { ...state, items: [...state.items, item] };
+      }
+      return { ...state, items: replaceItem(state.items, key, (item) => ({ ...item, outcome, detail }) as ToolItem) };
+    }
+    case EVENT.turnFinished: {
+      if (!turnId) return state;
+      const turn: TurnState = {
+        id: turnId,
+        status: String(data.status) as TurnStatus,
+        reason: typeof data.reason === 'string' ? data.reason : null,
+        toolCalls: Number(data.toolCalls ?? 0),
+        inputTokens: Number(data.inputTokens ?? 0),
+        outputTokens: Number(data.outputTokens ?? 0),
+      };
+      // A call still running when the turn ended never finished.
+      const items = state.items.map((item) => (item.kind === 'tool' && item.turnId === turnId && item.outcome === 'running' ? { ...item, outcome: 'error' as const, detail: 'The turn ended first.' } : item));
+      return { ...state, items, turns: withTurn(state, turn), runningTurnId: state.runningTurnId === turnId ? null : state.runningTurnId };
+    }
+    case EVENT.tasksChanged:
+      return { ...state, tasks: Array.isArray(data.tasks) ? (data.tasks as TaskItem[]) : [] };
+    case EVENT.subAgent: {
+      const id = String(data.subAgentId ?? '');
+      const old = state.subAgents.find((agent) => agent.id === id);
+      const next: SubAgentState = {
+        id,
+        description: String(data.description ?? old?.description ?? ''),
+        type: String(data.type ?? old?.type ?? 'general'),
+        phase: String(data.phase ?? ''),
+        status: typeof data.status === 'string' ? data.status : (old?.status ?? null),
+        lastText: data.phase === 'text' ? (old?.lastText ?? '') + String(data.text ?? '') : (old?.lastText ?? ''),
+        lastTool: typeof data.tool === 'string' ? data.tool : (old?.lastTool ?? null),
+      };
+      return { ...state, subAgents: [...state.subAgents.filter((agent) => agent.id !== id), next] };
+    }
+    default:
+      return state;
+  }
+}
+
+/** A message the person just sent, shown before the host answers. */
+export function chatWithSending(state: ChatState, key: string, text: string, attachments: SentAttachment[]): ChatState {
+  return { ...state, items: [...state.items, { kind: 'user', key, text, attachments, delivery: 'sending' }] };
+}
+
+/** The host took the message (`sent`) or refused it (`failed`, with the reason). */
+export function chatWithDelivery(state: ChatState, key: string, failure: string | null): ChatState {
+  return {
+    ...state,
+    items: replaceItem(state.items, key, (item) =>
+      item.kind === 'user' ? (failure === null ? { ...item, delivery: 'sent', failure: undefined } : { ...item, delivery: 'failed', failure }) : item,
+    ),
+  };
+}
+
+/** The failed message the person asked to send again, marked sending; null when there is none. */
+export function chatRetrying(state: ChatState, key: string): { state: ChatState; item: UserItem } | null {
+  const item = state.items.find((old): old is UserItem => old.key === key && old.kind === 'user' && old.delivery === 'failed');
+  if (!item) return null;
+  const sending: UserItem = { ...item, delivery: 'sending', failure: undefined };
+  return { state: { ...state, items: replaceItem(state.items, key, () => sending) }, item: sending };
+}
+
+/** Tokens the thread's turns have used, in and out. */
+export function tokenUsage(state: ChatState): { input: number; output: number } {
+  return state.turns.reduce((sum, turn) => ({ input: sum.input + turn.inputTokens, output: sum.output + turn.outputTokens }), { input: 0, output: 0 });
+}
+
+/** Tasks done of all, for the progress line. */
+export function taskProgress(tasks: readonly TaskItem[]): { done: number; total: number } {
+  return { done: tasks.filter((task) => task.status === 'completed').length, total: tasks.length };
+}
+
+/** Words for a finished turn's status. */
+export function turnStatusText(turn: TurnState): string {
+  const words: Record<TurnStatus, string> = {
+    running: 'Working…',
+    done: 'Done',
+    denied: 'Stopped: a request was denied',
+    capped: 'Stopped: the tool call limit was reached',
+    stopped: 'Stopped',
+    error: 'Failed',
+  };
+  const text = words[turn.status] ?? turn.status;
+  return turn.reason && turn.status !== 'done' ? `${text} — ${turn.reason}` : text;
+}

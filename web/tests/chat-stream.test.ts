@@ -1,0 +1,146 @@
+/** One thread's conversation: loaded from the host, then kept current by its events. */
+import { describe, expect, it } from 'vitest';
+import {
+  chatAfterEvent,
+  chatFromContents,
+  chatRetrying,
+  chatWithDelivery,
+  chatWithSending,
+  taskProgress,
+  tokenUsage,
+  turnStatusText,
+  type ChatState,
+  type ThreadContents,
+  type ToolItem,
+} from '../src/host/chat-stream';
+import type { TeamApiEvent } from '../src/host/protocol';
+
+const THREAD = 'a'.repeat(32);
+const OTHER = 'b'.repeat(32);
+
+function contents(extra: Partial<ThreadContents> = {}): ThreadContents {
+  return {
+    thread: { id: THREAD, agentId: 'c'.repeat(32), createdBy: 'me', shared: false, title: 'Shop', createdAt: 1, updatedAt: 1 },
+    messages: [],
+    turns: [],
+    runningTurnId: null,
+    runningText: '',
+    tasks: [],
+    ...extra,
+  };
+}
+
+function play(state: ChatState, events: TeamApiEvent[]): ChatState {
+  return events.reduce(chatAfterEvent, state);
+}
+
+const ev = (event: string, data: Record<string, unknown>): TeamApiEvent => ({ event, data: { threadId: THREAD, turnId: 't1', ...data } });
+
+describe('chat stream', () => {
+  it('rebuilds a transcript with tool cards and their outcomes', () => {
+    const state = chatFromContents(
+      contents({
+        messages: [
+          { role: 'user', text: 'Buy it', attachments: [{ name: 'list.txt', sha256: 'e'.repeat(64), previewKind: 'none' }] },
+          { role: 'assistant', text: 'Opening', toolCalls: [{ id: 'k1', name: 'open_tab', arguments: { url: 'https://a.example/' } }, { id: 'k2', name: 'click', arguments: { selector: '#buy', tabId: 'tab9' } }] },
+          { role: 'tool', callId: 'k1', content: '{"tabId":"tab9"}' },
+          { role: 'tool', callId: 'k2', content: 'NOT VERIFIED: the page showed no change' },
+        ],
+        turns: [{ id: 't0', status: 'done', reason: null, toolCalls: 2, inputTokens: 10, outputTokens: 5, startedAt: 1, endedAt: 2 }],
+      }),
+    );
+    expect(state.items.map((item) => item.kind)).toEqual(['user', 'text', 'tool', 'tool']);
+    expect(state.items[0]).toMatchObject({ attachments: [{ name: 'list.txt', sha256: 'e'.repeat(64), preview: false }] });
+    const [open, click] = state.items.slice(2) as ToolItem[];
+    expect(open).toMatchObject({ tool: 'open_tab', target: 'https://a.example/', outcome: 'ok' });
+    expect(click).toMatchObject({ tool: 'click', target: '#buy', outcome: 'notVerified' });
+    expect(state.tabId).toBe('tab9');
+    expect(tokenUsage(state)).toEqual({ input: 10, output: 5 });
+  });
+
+  it('streams text, tool calls and the turn status; other threads change nothing', () => {
+    let state = chatFromContents(contents());
+    state = play(state, [
+      ev('turn-started', {}),
+      ev('turn-text', { text: 'Hel' }),
+      ev('turn-text', { text: 'lo' }),
+      ev('tool-call-started', { callId: 'k1', tool: 'click', summary: 'click #buy', tabId: 'tab1' }),
+      ev('turn-text', { text: 'After' }),
+      { event: 'turn-text', data: { threadId: OTHER, turnId: 'x', text: 'not mine' } },
+    ]);
+    expect(state.runningTurnId).toBe('t1');
+    expect(state.items.map((item) => (item.kind === 'text' ? item.text : item.kind))).toEqual(['Hello', 'tool', 'After']);
+    expect(state.tabId).toBe('tab1');
+    state = play(state, [
+      ev('tool-call-finished', { callId: 'k1', tool: 'click', outcome: 'refused', summary: 'consentDenied: a member said no' }),
+      ev('turn-finished', { status: 'denied', reason: 'a member said no', toolCalls: 1, inputTokens: 7, outputTokens: 3 }),
+    ]);
+    expect(state.items[1]).toMatchObject({ outcome: 'refused', detail: 'consentDenied: a member said no' });
+    expect(state.runningTurnId).toBeNull();
+    expect(turnStatusText(state.turns[0])).toBe('Stopped: a request was denied — a member said no');
+    expect(tokenUsage(state)).toEqual({ input: 7, output: 3 });
+  });
+
+  it('shows a call refused before it ran as a refused card', () => {
+    const state = chatAfterEvent(chatFromContents(contents()), ev('tool-call-finished', { callId: 'k9', tool: 'click', outcome: 'refused', summary: 'denied by a member' }));
+    expect(state.items).toEqual([{ kind: 'tool', key: 'ck9', turnId: 't1', tool: 'click', target: '', tabId: null, outcome: 'refused', detail: 'denied by a member' }]);
+  });
+
+  it('marks MISMATCH, and a call cut off by the end of its turn', () => {
+    const state = play(chatFromContents(contents()), [
+      ev('turn-started', {}),
+      ev('tool-call-started', { callId: 'k1', tool: 'type_text', summary: '#q', tabId: null }),
+      ev('tool-call-finished', { callId: 'k1', tool: 'type_text', outcome: 'ok', summary: 'MISMATCH' }),
+      ev('tool-call-started', { callId: 'k2', tool: 'click', summary: '#go', tabId: null }),
+      ev('turn-finished', { status: 'stopped', reason: null, toolCalls: 2, inputTokens: 1, outputTokens: 1 }),
+    ]);
+    expect((state.items as ToolItem[]).map((item) => item.outcome)).toEqual(['mismatch', 'error']);
+    expect(turnStatusText(state.turns[0])).toBe('Stopped');
+  });
+
+  it('keeps the running text of a turn that was under way when loaded', () => {
+    const state = chatAfterEvent(chatFromContents(contents({ runningTurnId: 't1', runningText: 'Half' })), ev('turn-text', { text: ' done' }));
+    expect(state.items).toEqual([{ kind: 'text', key: 'tt1', turnId: 't1', text: 'Half done' }]);
+  });
+
+  it('follows the task list and sub-agents', () => {
+    const state = play(chatFromContents(contents()), [
+      ev('tasks-changed', { tasks: [{ id: '1', subject: 'a', description: null, status: 'completed' }, { id: '2', subject: 'b', description: null, status: 'pending' }] }),
+      ev('sub-agent', { subAgentId: 's1', description: 'Find prices', type: 'researcher', phase: 'started' }),
+      ev('sub-agent', { subAgentId: 's1', description: 'Find prices', type: 'researcher', phase: 'text', text: 'Found' }),
+      ev('sub-agent', { subAgentId: 's1', description: 'Find prices', type: 'researcher', phase: 'finished', status: 'done' }),
+    ]);
+    expect(taskProgress(state.tasks)).toEqual({ done: 1, total: 2 });
+    expect(state.subAgents).toEqual([{ id: 's1', description: 'Find prices', type: 'researcher', phase: 'finished', status: 'done', lastText: 'Found', lastTool: null }]);
+  });
+
+  it('keeps a failed send failed until Retry, and only a failed one is retried', () => {
+    let state = chatWithSending(chatFromContents(contents()), 'local1', 'Hi', []);
+    expect(chatRetrying(state, 'local1')).toBeNull();
+    state = chatWithDelivery(state, 'local1', 'The host is busy.');
+    expect(state.items[0]).toMatchObject({ delivery: 'failed', failure: 'The host is busy.' });
+    // Events do not touch it: nothing resends on its own.
+    state = play(state, [ev('turn-started', {}), ev('turn-finished', { status: 'done', reason: null, toolCalls: 0, inputTokens: 0, outputTokens: 0 })]);
+    expect(state.items[0]).toMatchObject({ delivery: 'failed' });
+    const retry = chatRetrying(state, 'local1');
+    expect(retry?.item).toMatchObject({ text: 'Hi', delivery: 'sending' });
+    expect(chatWithDelivery(retry!.state, 'local1', null).items[0]).toMatchObject({ delivery: 'sent' });
+  });
+});
+
+describe('chat memory', () => {
+  it('keeps drafts and unsent messages, marked failed, across connections', async () => {
+    const { ChatMemory } = await import('../src/host/chat-memory');
+    const memory = new ChatMemory();
+    memory.setDraft(THREAD, 'half a thought');
+    expect(memory.draft(THREAD)).toBe('half a thought');
+    memory.setDraft(THREAD, '');
+    expect(memory.draft(THREAD)).toBe('');
+    memory.keepUnsent(THREAD, [
+      { kind: 'user', key: 'a', text: 'sent', attachments: [], delivery: 'sent' },
+      { kind: 'user', key: 'b', text: 'in flight', attachments: [], delivery: 'sending' },
+    ]);
+    expect(memory.failed(THREAD)).toEqual([{ kind: 'user', key: 'b', text: 'in flight', attachments: [], delivery: 'failed', failure: 'Not sent: the connection was lost.' }]);
+    expect(localStorage.length).toBe(0);
+  });
+});
