@@ -89,6 +89,7 @@ describe('a request for a secret', () => {
     await act(async () => container.querySelector<HTMLInputElement>('input[type="checkbox"]')!.click());
     await press('Enter it');
     expect(calls.at(-1)).toEqual(['browser-secret-vault-v1/submit', { id: SECRET.id, values: ['pw'] }]);
+    render(null, container); // a fresh card, as for another person
     const { connection: other, calls: declined } = fake();
     await show(other, SECRET, false);
     await press('Decline');
