@@ -18,6 +18,7 @@ from server.common.public_addresses import PublicOnlyPolicy
 from server.config import Settings
 from server.db.engine import Database
 from server.host.agents.attention import AttentionRegistry
+from server.host.agents.memory_review import MemoryReview
 from server.host.agents.model_providers import ModelProviders
 from server.host.agents.threads import ThreadService
 from server.host.browser.callers import Caller
@@ -77,6 +78,7 @@ class HostServices:
     attention: AttentionRegistry = field(init=False)
     models: ModelProviders = field(init=False)
     threads: ThreadService = field(init=False)
+    memory_review: MemoryReview = field(init=False)
     live: LiveViews = field(init=False)
     control_requests: ControlRequestService = field(init=False)
     web: WebFetcher = field(init=False)
@@ -138,6 +140,12 @@ class HostServices:
             clock, services.peers.announce, question_seconds=settings.host.ask_user_seconds
         )
         services.models = ModelProviders(services.providers.credentials)
+        services.memory_review = MemoryReview(
+            services.memories,
+            services.models.resolve,
+            lambda team_id, thread_id: services.threads.transcript(team_id, thread_id),
+            delay=settings.host.memory_review_seconds,
+        )
         services.threads = ThreadService(
             db,
             clock,
@@ -150,6 +158,7 @@ class HostServices:
             services.tasks,
             services.workspace,
             attachment_max_bytes=settings.host.attachment_max_bytes,
+            turn_ended=services.memory_review.turns_ended,
         )
         services.live = LiveViews(browser, settings.host)
         services.peers.register_channel(VIEW_PREFIX, services.live.open)
@@ -176,7 +185,8 @@ class HostServices:
         self._resources.callback(self.workspace.close)
         await self._resources.enter_async_context(self.models)
         self._resources.push_async_callback(self.web_search.close)
-        # Turns end first: they use the browser, the peers and the providers.
+        # Turns end first: they use the browser, the peers and the providers; then reviews.
+        self._resources.push_async_callback(self.memory_review.close)
         self._resources.push_async_callback(self.threads.close)
         return self
 
