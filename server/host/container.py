@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from types import TracebackType
+from typing import TYPE_CHECKING, Any
 
 from server.common.clock import Clock, SystemClock
 from server.common.crypto.box import SecretBox
@@ -23,10 +24,12 @@ from server.host.agents.model_providers import ModelProviders
 from server.host.agents.threads import ThreadService
 from server.host.browser.callers import Caller
 from server.host.browser.runtime import BrowserRuntime
+from server.host.live.steps import ReadFailed
 from server.host.live.views import LiveViews
 from server.host.rtc.peers import PeerManager
 from server.host.rtc.team_api import HostRouteTable, PeerIdentity, TeamApi
 from server.host.services.agents import AgentService
+from server.host.services.browsing_steps import BrowsingStepService
 from server.host.services.control_requests import ControlRequestService
 from server.host.services.memories import MemoryService
 from server.host.services.profiles import BrowserProfileService
@@ -36,9 +39,13 @@ from server.host.services.tasks import TaskService
 from server.host.services.web_search import SearchEndpoints, WebSearchService
 from server.host.services.workspace import Member, WorkspaceService
 from server.host.tools.base import ToolContext, ToolSettings
+from server.host.tools.page.isolated import IsolatedScriptError, evaluate_isolated
 from server.host.web.fetcher import WebFetcher
 from server.host.workspace.quotas import WorkspaceLimits
 from server.host.workspace.workspaces import Workspaces
+
+if TYPE_CHECKING:
+    from playwright.async_api import Page
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,6 +80,7 @@ class HostServices:
     profiles: BrowserProfileService = field(init=False)
     tabs: TabService = field(init=False)
     memories: MemoryService = field(init=False)
+    browsing_steps: BrowsingStepService = field(init=False)
     agents: AgentService = field(init=False)
     providers: ProviderService = field(init=False)
     attention: AttentionRegistry = field(init=False)
@@ -118,6 +126,7 @@ class HostServices:
         services.profiles = BrowserProfileService(db, clock, browser, services.peers.announce)
         services.tabs = TabService(browser, services.profiles, settings.host.search_url)
         services.memories = MemoryService(db, clock)
+        services.browsing_steps = BrowsingStepService(db, clock)
         services.providers = ProviderService(db, clock, secrets, services.peers.announce)
         services.workspace = WorkspaceService(
             db,
@@ -135,6 +144,7 @@ class HostServices:
             services.peers.announce,
             services.workspace,
             services.tasks,
+            services.browsing_steps,
         )
         services.attention = AttentionRegistry(
             clock, services.peers.announce, question_seconds=settings.host.ask_user_seconds
@@ -145,6 +155,7 @@ class HostServices:
             services.models.resolve,
             lambda team_id, thread_id: services.threads.transcript(team_id, thread_id),
             delay=settings.host.memory_review_seconds,
+            steps=services.browsing_steps,
         )
         services.threads = ThreadService(
             db,
@@ -160,8 +171,11 @@ class HostServices:
             attachment_max_bytes=settings.host.attachment_max_bytes,
             turn_ended=services.memory_review.turns_ended,
         )
-        services.live = LiveViews(browser, settings.host)
+        services.live = LiveViews(browser, settings.host, read_press)
         services.peers.register_channel(VIEW_PREFIX, services.live.open)
+        services.live.steps.listen(
+            lambda step: services.browsing_steps.record(step.team_id, step.agent_id, step.line)
+        )
         services.control_requests = ControlRequestService(
             browser, services.live, clock, services.peers.announce
         )
@@ -218,3 +232,11 @@ class HostServices:
         traceback: TracebackType | None,
     ) -> None:
         await self._resources.aclose()
+
+
+async def read_press(page: Page, x: float, y: float) -> Any:
+    """The control under a person's press, read in the page's isolated tools world."""
+    try:
+        return await evaluate_isolated(page, "press-target", [x, y])
+    except IsolatedScriptError as exc:
+        raise ReadFailed(str(exc)) from exc

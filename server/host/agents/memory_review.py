@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from server.common.errors import CrewhostError, InvalidArgument
+from server.common.redaction import redact
 from server.common.tasks import BackgroundTasks
 from server.host.agents.providers.events import Failed, ToolCallFinished
 from server.host.agents.providers.stream import ModelProvider, ModelRequest
@@ -30,7 +31,6 @@ from server.host.agents.providers.transcript import (
     ToolSpec,
     UserMessage,
 )
-from server.host.agents.redaction import redact
 from server.host.services.memories import MAX_MEMORY_CHARS, MemoryService, normalize_site
 from server.host.storage.agents import Agent
 from server.host.storage.memories import AgentMemory
@@ -210,8 +210,7 @@ class MemoryReview:
         """One review of ``thread_ids`` and the agent's unread browsing steps, now."""
         team_id = agent.team_id
         transcripts = [
-            (thread_id, await self._read_transcript(team_id, thread_id))
-            for thread_id in thread_ids
+            (thread_id, await self._read_transcript(team_id, thread_id)) for thread_id in thread_ids
         ]
         steps = await self._steps.steps_for_review(team_id, agent.id) if self._steps else []
         try:
@@ -222,7 +221,9 @@ class MemoryReview:
             request = ModelRequest(
                 model=agent.model or default_model,
                 system=_SYSTEM,
-                messages=[UserMessage(text=review_prompt(kept, transcripts, [s for _, s in steps]))],
+                messages=[
+                    UserMessage(text=review_prompt(kept, transcripts, [s for _, s in steps]))
+                ],
                 tools=[SAVE_SPEC],
                 max_tokens=MAX_REVIEW_TOKENS,
             )
@@ -294,8 +295,7 @@ def review_prompt(
     """What the reviewing model reads: memories kept, then threads and steps, redacted."""
     parts = ["<memories>"]
     parts += [
-        json.dumps({"id": m.id, "site": m.site, "text": m.text}, ensure_ascii=False)
-        for m in kept
+        json.dumps({"id": m.id, "site": m.site, "text": m.text}, ensure_ascii=False) for m in kept
     ]
     parts.append("</memories>")
     threads = "\n".join(

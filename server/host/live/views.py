@@ -16,6 +16,7 @@ from server.host.browser.access import require_viewable
 from server.host.browser.runtime import BrowserRuntime
 from server.host.live.screencast import BACKLOG_BYTES, TabScreencast
 from server.host.live.session import ViewSession
+from server.host.live.steps import ReadPress, StepRecorder
 
 if TYPE_CHECKING:
     from playwright.async_api import Page
@@ -35,12 +36,16 @@ TAB_HOLDS_SECRET = "tabHoldsSecret"  # noqa: S105 - a close code, not a secret
 class LiveViews:
     """Opens views under the access rules and runs one screencast per watched tab."""
 
-    def __init__(self, browser: BrowserRuntime, settings: HostSettings) -> None:
+    def __init__(
+        self, browser: BrowserRuntime, settings: HostSettings, read_press: ReadPress
+    ) -> None:
         self._browser = browser
         self._settings = settings
         self._screencasts: dict[tuple[str, str], TabScreencast] = {}
         self._sessions: dict[tuple[str, str], list[ViewSession]] = {}
         self._tasks = BackgroundTasks("live views")
+        # What people holding agents' tabs do, as steps (learn from my browsing, teaching).
+        self.steps = StepRecorder(read_press)
 
     def screencast(self, team_id: str, tab_id: str) -> TabScreencast | None:
         return self._screencasts.get((team_id, tab_id))
@@ -118,7 +123,7 @@ class LiveViews:
             screencast = None
         if screencast is None:
             screencast = self._screencast_of(key, page)
-        session = ViewSession(engine, peer, options, channel, screencast, self._resized)
+        session = ViewSession(engine, peer, options, channel, screencast, self._resized, self.steps)
         self._sessions.setdefault(key, []).append(session)
         tab.viewers += 1
         channel.bufferedAmountLowThreshold = BACKLOG_BYTES // 2
@@ -211,6 +216,7 @@ class LiveViews:
         for key in list(self._sessions):
             await self.end_views(*key, code="hostStopping", reason="the host is shutting down")
         await self._tasks.close()
+        await self.steps.close()
 
 
 def _close_with(channel: Any, code: str, reason: str) -> None:

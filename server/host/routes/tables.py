@@ -7,6 +7,7 @@ from server.host.routes import (
     attention,
     browser_control,
     browser_profiles,
+    browsing_memory,
     providers,
     system,
     threads,
@@ -23,5 +24,6 @@ ROUTE_TABLES = (
     threads.routes,
     attention.routes,
     web_search.routes,
+    browsing_memory.routes,
     workspace.routes,
 )

@@ -11,6 +11,7 @@ from collections.abc import AsyncIterator, Sequence
 import aiohttp
 import pytest
 
+from server.common.redaction import redact
 from server.db.engine import Database
 from server.host.agents.memory_review import SAVE_TOOL, MemoryReview
 from server.host.agents.providers.anthropic import AnthropicProvider
@@ -23,7 +24,6 @@ from server.host.agents.providers.transcript import (
     ToolResult,
     UserMessage,
 )
-from server.host.agents.redaction import redact
 from server.host.services.memories import MemoryService
 from server.host.storage.agents import Agent
 from tests.support.clock import FakeClock
@@ -44,16 +44,16 @@ async def db(database: ScratchDatabase) -> AsyncIterator[Database]:
 
 
 def agent(agent_id: str = "agent-1", model: str | None = "claude-reviewer") -> Agent:
-    return Agent(
-        agent_id, TEAM, "Scout", "", "anthropic", model, {}, None, False, None, 0.0, None
-    )
+    return Agent(agent_id, TEAM, "Scout", "", "anthropic", model, {}, None, False, None, 0.0, None)
 
 
 THREAD: list[AnyMessage] = [
     UserMessage(text=f"Pay the invoice on billing.example.com, card {CARD_NUMBER}"),
     AssistantMessage(
         text="Opening billing.",
-        tool_calls=(ToolCall(id="c1", name="navigate", arguments={"url": "https://billing.example.com"}),),
+        tool_calls=(
+            ToolCall(id="c1", name="navigate", arguments={"url": "https://billing.example.com"}),
+        ),
     ),
     ToolResult(call_id="c1", content=f"Signed in; the form said password: {PASSWORD}"),
     AssistantMessage(text="The Pay button is under Invoices > Open."),
@@ -132,8 +132,10 @@ async def test_secrets_in_the_thread_never_reach_the_provider(harness: Harness) 
     [request] = harness.fake.requests
     sent = str(request.body)
     assert PASSWORD not in sent
-    assert CARD_NUMBER not in sent and CARD_NUMBER.replace(" ", "") not in sent
-    assert "[card number]" in sent and "[redacted]" in sent
+    assert CARD_NUMBER not in sent
+    assert CARD_NUMBER.replace(" ", "") not in sent
+    assert "[card number]" in sent
+    assert "[redacted]" in sent
 
 
 async def test_a_review_rewrites_a_memory_it_names(harness: Harness) -> None:
@@ -146,24 +148,35 @@ async def test_a_review_rewrites_a_memory_it_names(harness: Harness) -> None:
     outcome = await harness.review.review(agent(), ["t1"])
     assert (outcome.added, outcome.updated) == (0, 1)
     [memory] = await harness.memories.list_memories(TEAM, "agent-1")
-    assert (memory.id, memory.text, memory.site) == (old.id, "Pay moved to Invoices", "billing.example.com")
+    assert (memory.id, memory.text, memory.site) == (
+        old.id,
+        "Pay moved to Invoices",
+        "billing.example.com",
+    )
     assert old.id in str(harness.fake.requests[0].messages())
 
 
 async def test_a_memory_the_model_saves_with_a_secret_is_blanked(harness: Harness) -> None:
-    harness.fake.script(saves({"text": f"the pin is 4821, card {CARD_NUMBER}"}).stop("tool_use").reply())
+    harness.fake.script(
+        saves({"text": f"the pin is 4821, card {CARD_NUMBER}"}).stop("tool_use").reply()
+    )
     await harness.review.review(agent(), ["t1"])
     [memory] = await harness.memories.list_memories(TEAM, "agent-1")
-    assert "4821" not in memory.text and "1111" not in memory.text
+    assert "4821" not in memory.text
+    assert "1111" not in memory.text
 
 
 async def test_recorded_steps_are_read_once_and_deleted(harness: Harness) -> None:
-    harness.steps = [("s1", "opened shop.example.com/orders/:id (Order)"), ("s2", "pressed button \"Refund\"")]
+    harness.steps = [
+        ("s1", "opened shop.example.com/orders/:id (Order)"),
+        ("s2", 'pressed button "Refund"'),
+    ]
     harness.fake.script(saves().stop("tool_use").reply())
     await harness.review.review(agent(), [])
     [request] = harness.fake.requests
-    assert '1. opened shop.example.com/orders/:id' in str(request.messages())
-    assert harness.removed == ["s1", "s2"] and harness.steps == []
+    assert "1. opened shop.example.com/orders/:id" in str(request.messages())
+    assert harness.removed == ["s1", "s2"]
+    assert harness.steps == []
 
 
 async def test_a_failed_review_is_logged_without_content_and_not_retried(
@@ -177,7 +190,9 @@ async def test_a_failed_review_is_logged_without_content_and_not_retried(
     assert len(harness.fake.requests) == 1
     [record] = [r for r in caplog.records if r.name == "server.host.agents.memory_review"]
     logged = record.getMessage() + str(record.__dict__)
-    assert "Invoices" not in logged and "billing" not in logged and "bad model" not in logged
+    assert "Invoices" not in logged
+    assert "billing" not in logged
+    assert "bad model" not in logged
     assert harness.removed == ["s1"]
     assert await harness.memories.list_memories(TEAM, "agent-1") == []
 

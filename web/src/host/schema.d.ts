@@ -463,6 +463,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/browsing-memory-v1/get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Whether steps in agents' tabs are recorded for the agents' memory reviews. */
+        post: operations["browsing-memory-v1/get"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/browsing-memory-v1/set": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Turn recording on or off; off deletes the steps recorded so far. */
+        post: operations["browsing-memory-v1/set"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/capabilities": {
         parameters: {
             query?: never;
@@ -1247,6 +1281,11 @@ export interface components {
              */
             event: "browser-takeover-requested";
         };
+        /** BrowsingMemoryView */
+        BrowsingMemoryView: {
+            /** Enabled */
+            enabled: boolean;
+        };
         /** Cancelled */
         Cancelled: {
             /** Cancelled */
@@ -1947,6 +1986,11 @@ export interface components {
             text: string;
             /** Threadid */
             threadId: string;
+        };
+        /** SetBrowsingMemory */
+        SetBrowsingMemory: {
+            /** Enabled */
+            enabled: boolean;
         };
         /** SetProviderKey */
         SetProviderKey: {
@@ -3291,6 +3335,54 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ProfileView"];
+                };
+            };
+        };
+    };
+    "browsing-memory-v1/get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NoArgs"];
+            };
+        };
+        responses: {
+            /** @description Whether steps in agents' tabs are recorded for the agents' memory reviews. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BrowsingMemoryView"];
+                };
+            };
+        };
+    };
+    "browsing-memory-v1/set": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetBrowsingMemory"];
+            };
+        };
+        responses: {
+            /** @description Turn recording on or off; off deletes the steps recorded so far. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BrowsingMemoryView"];
                 };
             };
         };

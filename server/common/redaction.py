@@ -14,13 +14,13 @@ HIDDEN = "[redacted]"
 
 # 13 to 19 digits, optionally grouped by single spaces or dashes.
 _CARD_CANDIDATE = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])")
-_SECRET_LABEL = (
+_HIDDEN_LABELS = (
     r"pass(?:word|wd|code|phrase)?|pwd|pin|cvc|cvv|otp|one[- ]time code|secret|"
     r"api[_ -]?key|access[_ -]?token|token"
 )
 # A label, an optional closing quote, ``:``/``=``/``is``, then the value (quoted or one word).
 _SECRET_VALUE = re.compile(
-    rf"(?i)\b((?:{_SECRET_LABEL})[\"']?\s*(?:[:=]|\bis\b)\s*)(\"[^\"]*\"|'[^']*'|[^\s,;]+)"
+    rf"(?i)\b((?:{_HIDDEN_LABELS})[\"']?\s*(?:[:=]|\bis\b)\s*)(\"[^\"]*\"|'[^']*'|[^\s,;]+)"
 )
 
 
