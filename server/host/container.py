@@ -21,6 +21,7 @@ from server.db.engine import Database
 from server.host.agents.attention import AttentionRegistry
 from server.host.agents.memory_review import MemoryReview
 from server.host.agents.model_providers import ModelProviders
+from server.host.agents.teaching import TeachingService
 from server.host.agents.threads import ThreadService
 from server.host.browser.callers import Caller
 from server.host.browser.runtime import BrowserRuntime
@@ -87,6 +88,7 @@ class HostServices:
     models: ModelProviders = field(init=False)
     threads: ThreadService = field(init=False)
     memory_review: MemoryReview = field(init=False)
+    teaching: TeachingService = field(init=False)
     live: LiveViews = field(init=False)
     control_requests: ControlRequestService = field(init=False)
     web: WebFetcher = field(init=False)
@@ -175,6 +177,9 @@ class HostServices:
         services.peers.register_channel(VIEW_PREFIX, services.live.open)
         services.live.steps.listen(
             lambda step: services.browsing_steps.record(step.team_id, step.agent_id, step.line)
+        )
+        services.teaching = TeachingService(
+            clock, browser, services.live, services.threads, services.workspace
         )
         services.control_requests = ControlRequestService(
             browser, services.live, clock, services.peers.announce

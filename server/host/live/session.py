@@ -238,6 +238,8 @@ class ViewSession:
             return
         if self._watched_page is not None:
             self._watched_page.remove_listener("load", self._loaded)
+            if page is None and self._steps is not None:
+                self._steps.let_go(self.team_id, self.tab_id, self._peer.account_id)
         self._watched_page = page
         if page is not None:
             page.on("load", self._loaded)

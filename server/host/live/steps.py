@@ -66,6 +66,8 @@ class ReadFailed(Exception):
 
 # Where steps go: the browsing memory and any teach recording on the tab.
 StepListener = Callable[[Step], Awaitable[object]]
+# (team, tab, account): that person stopped holding that tab.
+LetGo = Callable[[str, str, str], None]
 
 
 def is_code(part: str) -> bool:
@@ -118,11 +120,20 @@ class StepRecorder:
     def __init__(self, read_press: ReadPress) -> None:
         self._read_press = read_press
         self._listeners: list[StepListener] = []
+        self._let_go: list[LetGo] = []
         self._tasks = BackgroundTasks("step recorder")
         self._reading: set[asyncio.Task[Any]] = set()
 
     def listen(self, listener: StepListener) -> None:
         self._listeners.append(listener)
+
+    def on_let_go(self, listener: LetGo) -> None:
+        self._let_go.append(listener)
+
+    def let_go(self, team_id: str, tab_id: str, account_id: str) -> None:
+        """The person no longer holds the tab (released, handed on, or their view closed)."""
+        for listener in self._let_go:
+            listener(team_id, tab_id, account_id)
 
     def pressed(self, tab: Tab, account_id: str, page: Page, x: float, y: float) -> None:
         """A holding person pressed at (x, y) in CSS pixels; read beside the input."""

@@ -206,6 +206,21 @@ class LiveViews:
                 session.set_holding(False)
         receiving[-1].set_holding(True)
 
+    async def give_control(self, team_id: str, tab_id: str, to: str) -> None:
+        """``to`` holds the tab from now on, in their newest view of it; refused when they do
+        not watch it or another person holds it."""
+        receiving = [s for s in self.sessions(team_id, tab_id) if s.peer.account_id == to]
+        if not receiving:
+            raise Conflict("open a live view of the tab first", code="teachNotWatching")
+        engine = await self._browser.engine()
+        tab = engine.get_tab(team_id, tab_id)
+        if tab.held_by not in (None, to):
+            raise Conflict("another person has control of this tab", code="tabHeld")
+        if tab.held_by is None:
+            engine.take_control(team_id, tab_id, to)
+        if not any(s.holding for s in receiving):
+            receiving[-1].set_holding(True)
+
     async def end_views(self, team_id: str, tab_id: str, code: str, reason: str) -> None:
         """End every view of a tab at once (it started holding a secret, or it closed)."""
         for session in list(self._sessions.get((team_id, tab_id), [])):

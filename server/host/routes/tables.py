@@ -10,6 +10,7 @@ from server.host.routes import (
     browsing_memory,
     providers,
     system,
+    teaching,
     threads,
     web_search,
     workspace,
@@ -25,5 +26,6 @@ ROUTE_TABLES = (
     attention.routes,
     web_search.routes,
     browsing_memory.routes,
+    teaching.routes,
     workspace.routes,
 )

@@ -463,6 +463,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/browser-teach-v1/discard": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** End the recording; nothing is sent. */
+        post: operations["browser-teach-v1/discard"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/browser-teach-v1/save": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** End the recording and send the agent the numbered steps, asking for a skill. */
+        post: operations["browser-teach-v1/save"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/browser-teach-v1/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start recording on an agent's tab the member watches; the tab is handed to them. */
+        post: operations["browser-teach-v1/start"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/browsing-memory-v1/get": {
         parameters: {
             query?: never;
@@ -1480,6 +1531,14 @@ export interface components {
             /** Kind */
             kind: string;
         };
+        /** Discarded */
+        Discarded: {
+            /**
+             * Discarded
+             * @default true
+             */
+            discarded: boolean;
+        };
         /** Download */
         Download: {
             /**
@@ -1915,6 +1974,29 @@ export interface components {
             /** Id */
             id: string;
         };
+        /** RecordingRef */
+        RecordingRef: {
+            /** Recordingid */
+            recordingId: string;
+        };
+        /** RecordingView */
+        RecordingView: {
+            /** Agentid */
+            agentId: string;
+            /** Expiresat */
+            expiresAt: number;
+            /** Id */
+            id: string;
+            /**
+             * Maxsteps
+             * @description Steps kept at most; later ones are not recorded.
+             */
+            maxSteps: number;
+            /** Startedat */
+            startedAt: number;
+            /** Tabid */
+            tabId: string;
+        };
         /** Release */
         Release: {
             /**
@@ -1978,6 +2060,21 @@ export interface components {
          * @enum {string}
          */
         Role: "member" | "admin" | "owner";
+        /** SavedView */
+        SavedView: {
+            /**
+             * Sent
+             * @description False when nothing was done after the first page.
+             */
+            sent: boolean;
+            /** Steps */
+            steps: number;
+            /**
+             * Threadid
+             * @description The thread the request for a skill went to.
+             */
+            threadId: string | null;
+        };
         /** SendMessage */
         SendMessage: {
             /** Attachments */
@@ -3335,6 +3432,78 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ProfileView"];
+                };
+            };
+        };
+    };
+    "browser-teach-v1/discard": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RecordingRef"];
+            };
+        };
+        responses: {
+            /** @description End the recording; nothing is sent. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Discarded"];
+                };
+            };
+        };
+    };
+    "browser-teach-v1/save": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RecordingRef"];
+            };
+        };
+        responses: {
+            /** @description End the recording and send the agent the numbered steps, asking for a skill. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SavedView"];
+                };
+            };
+        };
+    };
+    "browser-teach-v1/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TabRef"];
+            };
+        };
+        responses: {
+            /** @description Start recording on an agent's tab the member watches; the tab is handed to them. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecordingView"];
                 };
             };
         };
