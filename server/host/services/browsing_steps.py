@@ -45,19 +45,20 @@ class BrowsingStepService:
 
     async def record(self, team_id: str, agent_id: str, line: str) -> bool:
         """Keep one step for the agent when the team records them; whether it was kept."""
-        step = BrowsingStep(
-            uuid.uuid4().hex, team_id, agent_id, redact(line)[:MAX_STEP_CHARS], self._clock.now()
-        )
+        now = self._clock.now()
+        step = BrowsingStep(uuid.uuid4().hex, team_id, agent_id, redact(line)[:MAX_STEP_CHARS], now)
         async with self._db.write() as conn:
             if not await self._repo.get_enabled(conn, team_id):
                 return False
+            # Steps no review read expire even for an agent that is never reviewed.
+            await self._repo.remove_steps_before(conn, team_id, agent_id, _expiry(now))
             await self._repo.add_step(conn, step, keep=MAX_STEPS_PER_AGENT)
         return True
 
     async def steps_for_review(self, team_id: str, agent_id: str) -> list[tuple[str, str]]:
         """(id, line) of the agent's unread steps, oldest first, secrets blanked; the
         expired ones are forgotten first."""
-        expired = self._clock.now() - STEP_DAYS * 86_400
+        expired = _expiry(self._clock.now())
         async with self._db.write() as conn:
             await self._repo.remove_steps_before(conn, team_id, agent_id, expired)
             steps = await self._repo.list_steps(conn, team_id, agent_id, since=expired)
@@ -71,3 +72,8 @@ class BrowsingStepService:
         """Forget every step of an agent (the agent is being deleted)."""
         async with self._db.write() as conn:
             await self._repo.remove_agent_steps(conn, team_id, agent_id)
+
+
+def _expiry(now: float) -> float:
+    """Steps recorded at or before this moment have expired."""
+    return now - STEP_DAYS * 86_400
