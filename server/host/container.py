@@ -137,6 +137,13 @@ class HostServices:
             upload_seconds=settings.host.workspace_upload_seconds,
         )
         services.tasks = TaskService(services.peers.announce)
+        services.memory_review = MemoryReview(
+            services.memories,
+            lambda team_id, provider_id: services.models.resolve(team_id, provider_id),
+            lambda team_id, thread_id: services.threads.transcript(team_id, thread_id),
+            delay=settings.host.memory_review_seconds,
+            steps=services.browsing_steps,
+        )
         services.agents = AgentService(
             db,
             clock,
@@ -147,18 +154,12 @@ class HostServices:
             services.workspace,
             services.tasks,
             services.browsing_steps,
+            deleted=services.memory_review.forget_agent,
         )
         services.attention = AttentionRegistry(
             clock, services.peers.announce, question_seconds=settings.host.ask_user_seconds
         )
         services.models = ModelProviders(services.providers.credentials)
-        services.memory_review = MemoryReview(
-            services.memories,
-            services.models.resolve,
-            lambda team_id, thread_id: services.threads.transcript(team_id, thread_id),
-            delay=settings.host.memory_review_seconds,
-            steps=services.browsing_steps,
-        )
         services.threads = ThreadService(
             db,
             clock,

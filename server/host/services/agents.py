@@ -43,9 +43,13 @@ class AgentService:
         workspace: WorkspaceService,
         tasks: TaskService,
         browsing_steps: BrowsingStepService,
+        *,
+        deleted: Callable[[str, str], None] | None = None,
     ) -> None:
         self._db = db
         self._browsing_steps = browsing_steps
+        # Told of each deleted agent (team, agent): its memory review stops.
+        self._deleted = deleted
         self._workspace = workspace
         self._task_lists = tasks
         self._clock = clock
@@ -163,6 +167,8 @@ class AgentService:
         """Close its tabs, clear its own partition, forget its memories, recorded browsing
         steps, workspace, threads and their task lists."""
         await self.get_agent(team_id, agent_id)
+        if self._deleted is not None:
+            self._deleted(team_id, agent_id)
         await self._profiles.agent_deleted(team_id, agent_id)
         await self._memories.remove_agent_memories(team_id, agent_id)
         await self._browsing_steps.remove_agent_steps(team_id, agent_id)

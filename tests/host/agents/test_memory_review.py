@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
 
 import aiohttp
 import pytest
@@ -29,6 +30,8 @@ from server.host.storage.agents import Agent
 from tests.support.clock import FakeClock
 from tests.support.databases import ScratchDatabase
 from tests.support.fakes.anthropic import API_KEY, FakeAnthropic, MessageEvents, anthropic_error
+from tests.support.hub_server import hub_settings, running_hub
+from tests.support.peers import peer_member, wait_linked
 
 TEAM = "team-review"
 CARD_NUMBER = "4111 1111 1111 1111"
@@ -244,3 +247,48 @@ def test_redaction_keeps_ordinary_numbers() -> None:
     assert redact("card 4242-4242-4242-4242 ok") == "card [card number] ok"
     assert redact('{"password": "s3cret!"}') == '{"password": [redacted]}'
     assert redact("the one-time code is 448812") == "the one-time code is [redacted]"
+
+
+async def test_a_turn_that_ends_is_reviewed_with_the_agents_browsing_steps(
+    tmp_path: Path, database: ScratchDatabase
+) -> None:
+    settings = hub_settings(tmp_path, database, **{"host.memory_review_seconds": 0.0})
+    async with (
+        FakeAnthropic(api_key=API_KEY) as fake,
+        running_hub(settings, database, clock=FakeClock()) as server,
+    ):
+        owner = await server.sign_up_owner()
+        team_id = await server.first_team_id(owner)
+        host_id = await wait_linked(server)
+        member = await peer_member(server, "owner@example.com", tmp_path)
+        connection = await member.connect(host_id)
+        await connection.call("providers-v1/set_key", {"provider": "anthropic", "key": API_KEY})
+        await connection.call(
+            "providers-v1/update", {"provider": "anthropic", "baseUrl": fake.base_url}
+        )
+        await connection.call("browsing-memory-v1/set", {"enabled": True})
+        agent_id = str((await connection.call("agents-v1/create", {"name": "Scout"}))["id"])
+        services = server.builtin.services
+        await services.browsing_steps.record(team_id, agent_id, 'pressed button "Refunds"')
+        thread = await connection.call("threads-v1/start", {"agentId": agent_id, "title": "W"})
+        fake.script(
+            MessageEvents().text("Refunds are under Orders.").stop().reply(),
+            saves({"text": "Refunds are under Orders", "site": "shop.example.com"})
+            .stop("tool_use")
+            .reply(),
+        )
+        await connection.call(
+            "threads-v1/send",
+            {"threadId": thread["id"], "text": f"Where are refunds? My password: {PASSWORD}"},
+        )
+        await services.threads.wait_idle(thread["id"])
+        await services.memory_review.wait_idle(team_id, agent_id)
+        [memory] = await services.memories.list_memories(team_id, agent_id)
+        assert (memory.text, memory.site) == ("Refunds are under Orders", "shop.example.com")
+        _turn, review = fake.requests
+        assert [tool["name"] for tool in review.body["tools"]] == [SAVE_TOOL]
+        assert '1. pressed button "Refunds"' in str(review.messages())
+        assert PASSWORD not in str(review.body)
+        assert await services.browsing_steps.steps_for_review(team_id, agent_id) == []
+        await connection.close()
+        await member.hub.close()
