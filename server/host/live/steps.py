@@ -123,6 +123,8 @@ class StepRecorder:
         self._let_go: list[LetGo] = []
         self._tasks = BackgroundTasks("step recorder")
         self._reading: set[asyncio.Task[Any]] = set()
+        # The newest step task of each tab: the next one tells after it.
+        self._last: dict[tuple[str, str], asyncio.Task[Any]] = {}
 
     def listen(self, listener: StepListener) -> None:
         self._listeners.append(listener)
@@ -138,36 +140,59 @@ class StepRecorder:
     def pressed(self, tab: Tab, account_id: str, page: Page, x: float, y: float) -> None:
         """A holding person pressed at (x, y) in CSS pixels; read beside the input."""
         if recordable(tab, page.url):
-            self._spawn(self._press(tab, account_id, page, x, y))
+            self._spawn(tab, account_id, "press", self._press(page, x, y))
 
     def loaded(self, tab: Tab, account_id: str, page: Page) -> None:
         """The page a person holds finished loading."""
         if recordable(tab, page.url):
-            self._spawn(self._load(tab, account_id, page))
+            self._spawn(tab, account_id, "page", self._load(page))
 
-    def _spawn(self, reading: Coroutine[Any, Any, None]) -> None:
-        task = self._tasks.spawn(reading)
+    def _spawn(
+        self, tab: Tab, account_id: str, kind: str, reading: Coroutine[Any, Any, str | None]
+    ) -> None:
+        key = (tab.team_id, tab.id)
+        before = self._last.get(key)
+        read = self._tasks.spawn(reading)
+        task = self._tasks.spawn(self._in_order(tab, account_id, kind, read, before))
+        self._last[key] = task
         self._reading.add(task)
         task.add_done_callback(self._reading.discard)
+        task.add_done_callback(lambda done: self._forget_last(key, done))
 
-    async def _press(self, tab: Tab, account_id: str, page: Page, x: float, y: float) -> None:
+    def _forget_last(self, key: tuple[str, str], task: asyncio.Task[Any]) -> None:
+        if self._last.get(key) is task:
+            del self._last[key]
+
+    async def _in_order(
+        self,
+        tab: Tab,
+        account_id: str,
+        kind: str,
+        reading: asyncio.Task[Any],
+        before: asyncio.Task[Any] | None,
+    ) -> None:
+        """Reads run at once, side by side; their steps reach the listeners in the order
+        the person took them."""
+        line: str | None = await reading
+        if before is not None:
+            await asyncio.wait({before})
+        if line is not None:
+            await self._tell(tab, account_id, line, kind)
+
+    async def _press(self, page: Page, x: float, y: float) -> str | None:
         try:
             found = await asyncio.wait_for(self._read_press(page, x, y), READ_SECONDS)
         except (TimeoutError, PlaywrightError, ReadFailed):
-            return  # not read in time, or the page went: no step
-        line = press_line(found)
-        if line is not None:
-            await self._tell(tab, account_id, line, "press")
+            return None  # not read in time, or the page went: no step
+        return press_line(found)
 
-    async def _load(self, tab: Tab, account_id: str, page: Page) -> None:
+    async def _load(self, page: Page) -> str | None:
         url = page.url
         try:
             title = await asyncio.wait_for(page.title(), READ_SECONDS)
         except (TimeoutError, PlaywrightError):
             title = ""
-        line = page_line(url, title)
-        if line is not None:
-            await self._tell(tab, account_id, line, "page")
+        return page_line(url, title)
 
     async def _tell(self, tab: Tab, account_id: str, line: str, kind: str) -> None:
         assert tab.owner_agent_id is not None

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from server.host.live.steps import is_code, page_line, press_line
+from server.host.browser.partitions import Partition
+from server.host.browser.tabs import Tab
+from server.host.live.steps import is_code, page_line, press_line, recordable
 
 
 @pytest.mark.parametrize(
@@ -44,3 +46,44 @@ def test_a_press_line_names_the_control() -> None:
     assert press_line({"role": "textbox", "name": ""}) == "pressed textbox"
     assert press_line(None) is None
     assert press_line({"secret": True}) is None
+
+
+def tab(partition: Partition, owner: str | None = "agent", *, secret: bool = False) -> Tab:
+    made = Tab(
+        id="tab",
+        team_id="team",
+        partition=partition,
+        owner_agent_id=owner,
+        owner_thread_id=None,
+        opener_tab_id=None,
+        url="https://example.com/",
+        last_used=0.0,
+    )
+    if secret:
+        made.tool_state["secret"] = True
+    return made
+
+
+@pytest.mark.parametrize(
+    ("made", "url", "records"),
+    [
+        (tab(Partition.shared()), "https://example.com/", True),
+        (tab(Partition.for_agent("agent")), "http://127.0.0.1:8080/x", True),
+        (tab(Partition.shared(), owner=None), "https://example.com/", False),
+        (tab(Partition.private()), "https://example.com/", False),
+        (tab(Partition.shared(), secret=True), "https://example.com/", False),
+        (tab(Partition.shared()), "about:blank", False),
+        (tab(Partition.shared()), "file:///etc/hosts", False),
+    ],
+    ids=[
+        "agent-tab",
+        "own-partition",
+        "no-owner",
+        "private-sign-in",
+        "secure-entry",
+        "blank",
+        "file",
+    ],
+)
+def test_which_tabs_record_steps(made: Tab, url: str, records: bool) -> None:
+    assert recordable(made, url) is records
