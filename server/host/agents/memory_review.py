@@ -175,11 +175,12 @@ class MemoryReview:
             )
         finally:
             queue.task = None
-            if queue.threads:
-                self._arm(key, queue)  # turns that ended meanwhile: their own review
-            else:
-                del self._agents[key]
-                queue.idle.set()
+            if self._agents.get(key) is queue:  # not deleted, nor closed, meanwhile
+                if queue.threads:
+                    self._arm(key, queue)  # turns that ended meanwhile: their own review
+                else:
+                    del self._agents[key]
+                    queue.idle.set()
 
     async def wait_idle(self, team_id: str, agent_id: str) -> None:
         """Until the agent has no review waiting or running (tests and shutdown)."""

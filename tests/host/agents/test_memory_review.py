@@ -292,3 +292,24 @@ async def test_a_turn_that_ends_is_reviewed_with_the_agents_browsing_steps(
         assert await services.browsing_steps.steps_for_review(team_id, agent_id) == []
         await connection.close()
         await member.hub.close()
+
+
+async def test_deleting_the_agent_ends_its_running_review(harness: Harness) -> None:
+    gate = asyncio.Event()
+    started = asyncio.Event()
+
+    async def stuck(team_id: str, thread_id: str) -> Sequence[AnyMessage]:
+        started.set()
+        await gate.wait()
+        return THREAD
+
+    harness.review._read_transcript = stuck
+    harness.review.turns_ended(agent(), "t1")
+    await started.wait()
+    harness.review.turns_ended(agent(), "t2")
+    harness.review.forget_agent(TEAM, "agent-1")
+    await harness.review.wait_idle(TEAM, "agent-1")
+    gate.set()
+    await harness.review.close()
+    assert harness.fake.requests == []
+    assert await harness.memories.list_memories(TEAM, "agent-1") == []
