@@ -215,6 +215,12 @@ class HostSettings(SettingsSection):
         description="How long an agent's ask_user question waits for an answer before the "
         "agent is told it timed out.",
     )
+    memory_review_seconds: float = Field(
+        30.0,
+        ge=0,
+        description="How long an agent must be quiet after a turn ends before its model "
+        "reviews the turn for memories to keep.",
+    )
 
     @field_validator("browser_allowed_hosts", "web_fetch_allowed_hosts", mode="before")
     @classmethod

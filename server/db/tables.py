@@ -365,6 +365,28 @@ vault_items = sa.Table(
     sa.Index(None, "team_id", "name"),
 )
 
+# Whether a team records what people do in its agents' tabs, for the agents to learn from.
+browsing_memory_settings = sa.Table(
+    "browsing_memory_settings",
+    metadata,
+    sa.Column("team_id", ID, primary_key=True),
+    sa.Column("enabled", sa.Boolean, nullable=False),
+    sa.Column("updated_at", TIME, nullable=False),
+)
+
+# Steps a person took while holding an agent's tab, until the agent's next memory review:
+# one line each (a page's host, path and title, or a control's role and name), no values.
+browsing_steps = sa.Table(
+    "browsing_steps",
+    metadata,
+    sa.Column("id", ID, primary_key=True),
+    sa.Column("team_id", ID, nullable=False),
+    sa.Column("agent_id", ID, nullable=False),
+    sa.Column("line", sa.String(1000), nullable=False),
+    sa.Column("created_at", TIME, nullable=False),
+    sa.Index(None, "team_id", "agent_id", "created_at"),
+)
+
 # Every column that holds secret-box ciphertexts: the host's start-up check and key
 # rotation find them here.
 PROVIDER_API_KEY = EncryptedColumn(providers, "id", "team_id", "api_key", "provider-api-key")

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from types import TracebackType
+from typing import TYPE_CHECKING, Any
 
 from server.common.clock import Clock, SystemClock
 from server.common.crypto.box import SecretBox
@@ -19,16 +20,20 @@ from server.common.public_addresses import PublicOnlyPolicy
 from server.config import Settings
 from server.db.engine import Database
 from server.host.agents.attention import AttentionRegistry
+from server.host.agents.memory_review import MemoryReview
 from server.host.agents.model_providers import ModelProviders
 from server.host.agents.secret_handoff import SecretHandoffService
+from server.host.agents.teaching import TeachingService
 from server.host.agents.threads import ThreadService
 from server.host.browser.callers import Caller
 from server.host.browser.runtime import BrowserRuntime
 from server.host.egress.channels import EGRESS_LABEL, EgressChannels
+from server.host.live.steps import ReadFailed
 from server.host.live.views import LiveViews
 from server.host.rtc.peers import PeerManager
 from server.host.rtc.team_api import HostRouteTable, PeerIdentity, TeamApi
 from server.host.services.agents import AgentService
+from server.host.services.browsing_steps import BrowsingStepService
 from server.host.services.control_requests import ControlRequestService
 from server.host.services.memories import MemoryService
 from server.host.services.profiles import BrowserProfileService
@@ -40,9 +45,13 @@ from server.host.services.vault import VaultService
 from server.host.services.web_search import SearchEndpoints, WebSearchService
 from server.host.services.workspace import Member, WorkspaceService
 from server.host.tools.base import SecureEntryDesk, ToolContext, ToolSettings
+from server.host.tools.page.isolated import IsolatedScriptError, evaluate_isolated
 from server.host.web.fetcher import WebFetcher
 from server.host.workspace.quotas import WorkspaceLimits
 from server.host.workspace.workspaces import Workspaces
+
+if TYPE_CHECKING:
+    from playwright.async_api import Page
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +86,7 @@ class HostServices:
     profiles: BrowserProfileService = field(init=False)
     tabs: TabService = field(init=False)
     memories: MemoryService = field(init=False)
+    browsing_steps: BrowsingStepService = field(init=False)
     agents: AgentService = field(init=False)
     providers: ProviderService = field(init=False)
     proxies: ProxyService = field(init=False)
@@ -86,6 +96,8 @@ class HostServices:
     attention: AttentionRegistry = field(init=False)
     models: ModelProviders = field(init=False)
     threads: ThreadService = field(init=False)
+    memory_review: MemoryReview = field(init=False)
+    teaching: TeachingService = field(init=False)
     live: LiveViews = field(init=False)
     control_requests: ControlRequestService = field(init=False)
     web: WebFetcher = field(init=False)
@@ -125,6 +137,7 @@ class HostServices:
         services.profiles = BrowserProfileService(db, clock, browser, services.peers.announce)
         services.tabs = TabService(browser, services.profiles, settings.host.search_url)
         services.memories = MemoryService(db, clock)
+        services.browsing_steps = BrowsingStepService(db, clock)
         services.providers = ProviderService(db, clock, secrets, services.peers.announce)
         services.workspace = WorkspaceService(
             db,
@@ -144,6 +157,13 @@ class HostServices:
         services.egress.changed = services.proxies.status_changed
         browser.proxy_marks.changed = services.proxies.status_changed
         services.vault = VaultService(db, clock, secrets, services.peers.announce)
+        services.memory_review = MemoryReview(
+            services.memories,
+            lambda team_id, provider_id: services.models.resolve(team_id, provider_id),
+            lambda team_id, thread_id: services.threads.transcript(team_id, thread_id),
+            delay=settings.host.memory_review_seconds,
+            steps=services.browsing_steps,
+        )
         services.agents = AgentService(
             db,
             clock,
@@ -153,6 +173,8 @@ class HostServices:
             services.peers.announce,
             services.workspace,
             services.tasks,
+            services.browsing_steps,
+            deleted=services.memory_review.forget_agent,
         )
         services.attention = AttentionRegistry(
             clock, services.peers.announce, question_seconds=settings.host.ask_user_seconds
@@ -171,9 +193,16 @@ class HostServices:
             services.tasks,
             services.workspace,
             attachment_max_bytes=settings.host.attachment_max_bytes,
+            turn_ended=services.memory_review.turns_ended,
         )
-        services.live = LiveViews(browser, settings.host)
+        services.live = LiveViews(browser, settings.host, read_press)
         services.peers.register_channel(VIEW_PREFIX, services.live.open)
+        services.live.steps.listen(
+            lambda step: services.browsing_steps.record(step.team_id, step.agent_id, step.line)
+        )
+        services.teaching = TeachingService(
+            clock, browser, services.live, services.threads, services.workspace
+        )
         services.control_requests = ControlRequestService(
             browser, services.live, clock, services.peers.announce
         )
@@ -198,7 +227,8 @@ class HostServices:
         self._resources.callback(self.workspace.close)
         await self._resources.enter_async_context(self.models)
         self._resources.push_async_callback(self.web_search.close)
-        # Turns end first: they use the browser, the peers and the providers.
+        # Turns end first: they use the browser, the peers and the providers; then reviews.
+        self._resources.push_async_callback(self.memory_review.close)
         self._resources.push_async_callback(self.threads.close)
         return self
 
@@ -262,3 +292,11 @@ class HostServices:
         traceback: TracebackType | None,
     ) -> None:
         await self._resources.aclose()
+
+
+async def read_press(page: Page, x: float, y: float) -> Any:
+    """The control under a person's press, read in the page's isolated tools world."""
+    try:
+        return await evaluate_isolated(page, "press-target", [x, y])
+    except IsolatedScriptError as exc:
+        raise ReadFailed(str(exc)) from exc

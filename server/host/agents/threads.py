@@ -113,6 +113,7 @@ class ThreadService:
         workspace: WorkspaceService,
         *,
         attachment_max_bytes: int,
+        turn_ended: Callable[[Agent, str], None] | None = None,
     ) -> None:
         self._db = db
         self._clock = clock
@@ -125,6 +126,8 @@ class ThreadService:
         self._task_lists = tasks
         self._workspace = workspace
         self._attachment_max_bytes = attachment_max_bytes
+        # Told after each turn of an agent's thread ends (the memory review).
+        self._turn_ended = turn_ended
         self._repo = ThreadRepository()
         self._running: dict[str, RunningTurn] = {}
         self._tasks = BackgroundTasks("thread service")
@@ -179,6 +182,12 @@ class ThreadService:
             "".join(running.text) if running else "",
             self._task_lists.tasks_of(team_id, thread_id),
         )
+
+    async def transcript(self, team_id: str, thread_id: str) -> list[Message]:
+        """A thread's stored messages, for the host's own background readers."""
+        async with self._db.read() as conn:
+            stored = await self._repo.list_messages(conn, team_id, thread_id)
+        return [message_from_json(m.body) for m in stored]
 
     # -- turns --------------------------------------------------------------------------
 
@@ -294,6 +303,8 @@ class ThreadService:
             # Before the turn's end goes out: whoever sees it can read the provider's status.
             await self._note_provider(thread.team_id, agent.provider, progress)
             await self._finish(running)
+            if self._turn_ended is not None:
+                self._turn_ended(agent, thread.id)
 
     async def _note_provider(self, team_id: str, provider_id: str, progress: TurnProgress) -> None:
         """The provider's status shows its last failure until it answers again."""

@@ -51,7 +51,10 @@ from server.host.live.screencast import TabScreencast, Viewer
 from server.host.page.scripts import page_script
 
 if TYPE_CHECKING:
+    from playwright.async_api import Page
+
     from server.host.browser.engine import BrowserEngine
+    from server.host.live.steps import StepRecorder
     from server.host.rtc.team_api import PeerIdentity
 
 log = logging.getLogger(__name__)
@@ -75,8 +78,11 @@ class ViewSession:
         channel: Any,
         screencast: TabScreencast,
         resized: Callable[[ViewSession], Awaitable[None]],
+        steps: StepRecorder | None = None,
     ) -> None:
         self._engine = engine
+        self._steps = steps
+        self._watched_page: Page | None = None
         self._resized = resized
         self._peer = peer
         self.options = options
@@ -96,6 +102,7 @@ class ViewSession:
         self._screencast = screencast
         self._menus = {}
         self._held_buttons = 0
+        self._watch_loads()
 
     @property
     def peer(self) -> PeerIdentity:
@@ -144,12 +151,14 @@ class ViewSession:
         if isinstance(message, Take):
             self._engine.take_control(self.team_id, self.tab_id, self._peer.account_id)
             self._holding = True
+            self._watch_loads()
             self.send(Held(by_you=True))
             return
         if isinstance(message, Release):
             if self._holding:
                 self._engine.release(self.team_id, self.tab_id, self._peer.account_id)
                 self._holding = False
+                self._watch_loads()
             self._held_buttons = 0
             self.send(Held(by_you=False))
             return
@@ -184,6 +193,7 @@ class ViewSession:
         if holding != self._holding:
             self._holding = holding
             self._held_buttons = 0
+            self._watch_loads()
             self.send(Held(by_you=holding))
 
     def _point(self, x: float, y: float) -> tuple[float, float]:
@@ -211,9 +221,39 @@ class ViewSession:
         else:
             self._held_buttons = held_after(message, self._held_buttons)
             params = mouse_event(message, x, y, self._held_buttons)
+            if message.action == "down" and message.button == "left":
+                self._pressed(x, y)
         await self._cdp("Input.dispatchMouseEvent", params)
         if self.options.menu and message.action == "down" and message.button == "right":
             await self._context_menu(x, y)
+
+    def _pressed(self, x: float, y: float) -> None:
+        """A step is read beside the press, which goes to the page without waiting for it."""
+        if self._steps is None:
+            return
+        with contextlib.suppress(CrewhostError):  # the tab closed
+            tab = self._engine.get_tab(self.team_id, self.tab_id)
+            self._steps.pressed(tab, self._peer.account_id, self._screencast.page, x, y)
+
+    def _watch_loads(self) -> None:
+        """Page loads are steps while this viewer holds the tab, and only then."""
+        page = self._screencast.page if self._holding and self._steps is not None else None
+        if page is self._watched_page:
+            return
+        if self._watched_page is not None:
+            self._watched_page.remove_listener("load", self._loaded)
+            if page is None and self._steps is not None:
+                self._steps.let_go(self.team_id, self.tab_id, self._peer.account_id)
+        self._watched_page = page
+        if page is not None:
+            page.on("load", self._loaded)
+
+    def _loaded(self, page: Page) -> None:
+        if self._steps is None or not self._holding:
+            return
+        with contextlib.suppress(CrewhostError):
+            tab = self._engine.get_tab(self.team_id, self.tab_id)
+            self._steps.loaded(tab, self._peer.account_id, page)
 
     async def _report_cursor(self, x: float, y: float) -> None:
         under = await self._screencast.page.evaluate(page_script("under-point"), [x, y])
@@ -308,3 +348,4 @@ class ViewSession:
             with contextlib.suppress(CrewhostError):
                 self._engine.release(self.team_id, self.tab_id, self._peer.account_id)
             self._holding = False
+        self._watch_loads()

@@ -16,6 +16,7 @@ from server.host.browser.access import require_viewable
 from server.host.browser.runtime import BrowserRuntime
 from server.host.live.screencast import BACKLOG_BYTES, TabScreencast
 from server.host.live.session import ViewSession
+from server.host.live.steps import ReadPress, StepRecorder
 
 if TYPE_CHECKING:
     from playwright.async_api import Page
@@ -35,12 +36,16 @@ TAB_HOLDS_SECRET = "tabHoldsSecret"  # noqa: S105 - a close code, not a secret
 class LiveViews:
     """Opens views under the access rules and runs one screencast per watched tab."""
 
-    def __init__(self, browser: BrowserRuntime, settings: HostSettings) -> None:
+    def __init__(
+        self, browser: BrowserRuntime, settings: HostSettings, read_press: ReadPress
+    ) -> None:
         self._browser = browser
         self._settings = settings
         self._screencasts: dict[tuple[str, str], TabScreencast] = {}
         self._sessions: dict[tuple[str, str], list[ViewSession]] = {}
         self._tasks = BackgroundTasks("live views")
+        # What people holding agents' tabs do, as steps (learn from my browsing, teaching).
+        self.steps = StepRecorder(read_press)
 
     def screencast(self, team_id: str, tab_id: str) -> TabScreencast | None:
         return self._screencasts.get((team_id, tab_id))
@@ -118,7 +123,7 @@ class LiveViews:
             screencast = None
         if screencast is None:
             screencast = self._screencast_of(key, page)
-        session = ViewSession(engine, peer, options, channel, screencast, self._resized)
+        session = ViewSession(engine, peer, options, channel, screencast, self._resized, self.steps)
         self._sessions.setdefault(key, []).append(session)
         tab.viewers += 1
         channel.bufferedAmountLowThreshold = BACKLOG_BYTES // 2
@@ -201,6 +206,21 @@ class LiveViews:
                 session.set_holding(False)
         receiving[-1].set_holding(True)
 
+    async def give_control(self, team_id: str, tab_id: str, to: str) -> None:
+        """``to`` holds the tab from now on, in their newest view of it; refused when they do
+        not watch it or another person holds it."""
+        receiving = [s for s in self.sessions(team_id, tab_id) if s.peer.account_id == to]
+        if not receiving:
+            raise Conflict("open a live view of the tab first", code="teachNotWatching")
+        engine = await self._browser.engine()
+        tab = engine.get_tab(team_id, tab_id)
+        if tab.held_by not in (None, to):
+            raise Conflict("another person has control of this tab", code="tabHeld")
+        if tab.held_by is None:
+            engine.take_control(team_id, tab_id, to)
+        if not any(s.holding for s in receiving):
+            receiving[-1].set_holding(True)
+
     async def end_views(self, team_id: str, tab_id: str, code: str, reason: str) -> None:
         """End every view of a tab at once (it started holding a secret, or it closed)."""
         for session in list(self._sessions.get((team_id, tab_id), [])):
@@ -211,6 +231,7 @@ class LiveViews:
         for key in list(self._sessions):
             await self.end_views(*key, code="hostStopping", reason="the host is shutting down")
         await self._tasks.close()
+        await self.steps.close()
 
 
 def _close_with(channel: Any, code: str, reason: str) -> None:

@@ -93,31 +93,18 @@ def _prelude() -> str:
 _PRELUDE = _prelude()
 
 
+# The wrapper every script runs in (``js/script.js``), and the marker the script replaces.
+_SCRIPT_MARKER = "/*@agent-script@*/"
+_WRAPPER = resources.files(__package__).joinpath("js/script.js").read_text("utf-8")
+
+
 def _wrapped(source: str) -> str:
     """The agent's script as the body of an async function whose outcome is one JSON text.
 
     A ``return`` in the script gives its value; ``undefined`` becomes ``null``.
     """
-    return (
-        "await (async () => {\n"
-        "  let value = null, error = null;\n"
-        "  try {\n"
-        "    value = await (async () => {\n"
-        f"{source}\n"
-        "    })();\n"
-        "  } catch (e) {\n"
-        "    error = { name: String((e && e.name) || 'Error'),\n"
-        "              message: String(e && e.message !== undefined ? e.message : e),\n"
-        "              code: e && typeof e.code === 'string' ? e.code : null };\n"
-        "  }\n"
-        "  let text;\n"
-        "  try { text = JSON.stringify(value === undefined ? null : value); }\n"
-        "  catch (e) { error = error || { name: 'TypeError',"
-        " message: 'the script returned a value that is not JSON', code: null }; }\n"
-        "  return JSON.stringify({ value: text === undefined ? 'null' : text, error,"
-        " log: __crewhostLog() });\n"
-        "})()"
-    )
+    before, after = _WRAPPER.split(_SCRIPT_MARKER, 1)
+    return before + source + after
 
 
 def _page_hint(name: str | None, message: str) -> str:

@@ -16,6 +16,7 @@ from server.common.clock import Clock
 from server.common.errors import Conflict, NotFound
 from server.common.protocol.events import AgentsChanged, HostEvent
 from server.db.engine import Database
+from server.host.services.browsing_steps import BrowsingStepService
 from server.host.services.memories import MemoryService
 from server.host.services.profiles import BrowserProfileService, duplicate_choice
 from server.host.services.providers import ProviderService
@@ -41,8 +42,14 @@ class AgentService:
         announce: Callable[[str, HostEvent], None],
         workspace: WorkspaceService,
         tasks: TaskService,
+        browsing_steps: BrowsingStepService,
+        *,
+        deleted: Callable[[str, str], None] | None = None,
     ) -> None:
         self._db = db
+        self._browsing_steps = browsing_steps
+        # Told of each deleted agent (team, agent): its memory review stops.
+        self._deleted = deleted
         self._workspace = workspace
         self._task_lists = tasks
         self._clock = clock
@@ -157,11 +164,14 @@ class AgentService:
         return copy
 
     async def delete_agent(self, team_id: str, agent_id: str) -> None:
-        """Close its tabs, clear its own partition, forget its memories, workspace, threads and
-        their task lists."""
+        """Close its tabs, clear its own partition, forget its memories, recorded browsing
+        steps, workspace, threads and their task lists."""
         await self.get_agent(team_id, agent_id)
+        if self._deleted is not None:
+            self._deleted(team_id, agent_id)
         await self._profiles.agent_deleted(team_id, agent_id)
         await self._memories.remove_agent_memories(team_id, agent_id)
+        await self._browsing_steps.remove_agent_steps(team_id, agent_id)
         await self._workspace.remove_agent_workspace(team_id, agent_id)
         async with self._db.write() as conn:
             thread_ids = await self._threads.list_thread_ids_of_agent(conn, team_id, agent_id)

@@ -46,6 +46,13 @@ class MemoryService:
             await self._repo.add_memory(conn, memory)
         return memory
 
+    async def update_memory(self, memory: AgentMemory, text: str, site: str | None) -> bool:
+        """Rewrites one of the agent's memories; False when it is gone."""
+        async with self._db.write() as conn:
+            return await self._repo.update_memory(
+                conn, memory.team_id, memory.id, text=text, site=site
+            )
+
     async def remove_agent_memories(self, team_id: str, agent_id: str) -> None:
         """Forget every memory of an agent (the agent is being deleted)."""
         async with self._db.write() as conn:

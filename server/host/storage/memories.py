@@ -91,6 +91,17 @@ class AgentMemoryRepository:
         )
         return int(result.scalar_one())
 
+    async def update_memory(
+        self, conn: AsyncConnection, team_id: str, memory_id: str, *, text: str, site: str | None
+    ) -> bool:
+        """Rewrites one memory of the team; False when the team has no such memory."""
+        result = await conn.execute(
+            agent_memories.update()
+            .where(agent_memories.c.team_id == team_id, agent_memories.c.id == memory_id)
+            .values(text=text, site=site)
+        )
+        return bool(result.rowcount)
+
     async def remove_memory(self, conn: AsyncConnection, team_id: str, memory_id: str) -> bool:
         """Deletes one memory of the team; False when the team has no such memory."""
         result = await conn.execute(

@@ -354,7 +354,7 @@ STEP_ACTIONS = {**HELPER_TOOLS, **{tool: tool for tool in HELPER_TOOLS.values()}
 LONGEST_SCRIPT_WAIT_MS = 25_000
 
 WAIT_FOR_FORMS = (
-    "waitFor(() => pageCondition), waitFor(fn, 5000), waitFor(fn, {timeout}), "
+    "waitFor(pageFunction), waitFor(fn, 5000), waitFor(fn, {timeout}), "
     'waitFor("text", "Done"), waitFor("Done", "text"), waitFor({text}), '
     'waitFor({selector}), waitFor("#done", "visible"), waitFor(role("button", {name})), '
     'waitFor({state: "load" | "domcontentloaded" | "networkidle"}), waitFor("networkidle"), '

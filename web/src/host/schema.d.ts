@@ -650,6 +650,91 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/browser-teach-v1/discard": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** End the recording; nothing is sent. */
+        post: operations["browser-teach-v1/discard"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/browser-teach-v1/save": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** End the recording and send the agent the numbered steps, asking for a skill. */
+        post: operations["browser-teach-v1/save"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/browser-teach-v1/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start recording on an agent's tab the member watches; the tab is handed to them. */
+        post: operations["browser-teach-v1/start"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/browsing-memory-v1/get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Whether steps in agents' tabs are recorded for the agents' memory reviews. */
+        post: operations["browsing-memory-v1/get"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/browsing-memory-v1/set": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Turn recording on or off; off deletes the steps recorded so far. */
+        post: operations["browsing-memory-v1/set"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/capabilities": {
         parameters: {
             query?: never;
@@ -1641,6 +1726,11 @@ export interface components {
              */
             event: "browser-takeover-requested";
         };
+        /** BrowsingMemoryView */
+        BrowsingMemoryView: {
+            /** Enabled */
+            enabled: boolean;
+        };
         /** Cancelled */
         Cancelled: {
             /** Cancelled */
@@ -1925,6 +2015,14 @@ export interface components {
             deleted: boolean;
             /** Kind */
             kind: string;
+        };
+        /** Discarded */
+        Discarded: {
+            /**
+             * Discarded
+             * @default true
+             */
+            discarded: boolean;
         };
         /** Download */
         Download: {
@@ -2484,6 +2582,29 @@ export interface components {
             /** Id */
             id: string;
         };
+        /** RecordingRef */
+        RecordingRef: {
+            /** Recordingid */
+            recordingId: string;
+        };
+        /** RecordingView */
+        RecordingView: {
+            /** Agentid */
+            agentId: string;
+            /** Expiresat */
+            expiresAt: number;
+            /** Id */
+            id: string;
+            /**
+             * Maxsteps
+             * @description Steps kept at most; later ones are not recorded.
+             */
+            maxSteps: number;
+            /** Startedat */
+            startedAt: number;
+            /** Tabid */
+            tabId: string;
+        };
         /** Release */
         Release: {
             /**
@@ -2559,6 +2680,21 @@ export interface components {
             id: string;
             item: components["schemas"]["VaultItemWire"];
         };
+        /** SavedView */
+        SavedView: {
+            /**
+             * Sent
+             * @description False when nothing was done after the first page.
+             */
+            sent: boolean;
+            /** Steps */
+            steps: number;
+            /**
+             * Threadid
+             * @description The thread the request for a skill went to.
+             */
+            threadId: string | null;
+        };
         /**
          * SecretFieldLabel
          * @description One field a secret goes into, as the page names it; never its value.
@@ -2596,6 +2732,11 @@ export interface components {
             text: string;
             /** Threadid */
             threadId: string;
+        };
+        /** SetBrowsingMemory */
+        SetBrowsingMemory: {
+            /** Enabled */
+            enabled: boolean;
         };
         /** SetProviderKey */
         SetProviderKey: {
@@ -4457,6 +4598,126 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["SavedAndHandedOver"];
+                };
+            };
+        };
+    };
+    "browser-teach-v1/discard": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RecordingRef"];
+            };
+        };
+        responses: {
+            /** @description End the recording; nothing is sent. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Discarded"];
+                };
+            };
+        };
+    };
+    "browser-teach-v1/save": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RecordingRef"];
+            };
+        };
+        responses: {
+            /** @description End the recording and send the agent the numbered steps, asking for a skill. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SavedView"];
+                };
+            };
+        };
+    };
+    "browser-teach-v1/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TabRef"];
+            };
+        };
+        responses: {
+            /** @description Start recording on an agent's tab the member watches; the tab is handed to them. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecordingView"];
+                };
+            };
+        };
+    };
+    "browsing-memory-v1/get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NoArgs"];
+            };
+        };
+        responses: {
+            /** @description Whether steps in agents' tabs are recorded for the agents' memory reviews. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BrowsingMemoryView"];
+                };
+            };
+        };
+    };
+    "browsing-memory-v1/set": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetBrowsingMemory"];
+            };
+        };
+        responses: {
+            /** @description Turn recording on or off; off deletes the steps recorded so far. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BrowsingMemoryView"];
                 };
             };
         };

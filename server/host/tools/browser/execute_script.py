@@ -33,7 +33,8 @@ class ExecuteScriptArgs(ToolArgs):
     code: str = Field(
         min_length=1,
         max_length=100_000,
-        description="JavaScript: an expression or a function (called); its JSON value returns.",
+        description="JavaScript: an expression, or a function that is then called; its JSON "
+        "value returns.",
     )
     target: Literal["page", "sandbox"] = Field(
         description="page: in the tab's page; sandbox: pure computation, no page."
@@ -69,15 +70,9 @@ async def _in_isolated_world(page: Page, code: str) -> Any:
         )
         world = int(created["executionContextId"])
 
-        async def evaluate(expression: str) -> dict[str, Any]:
+        async def run(method: str, params: dict[str, Any]) -> dict[str, Any]:
             answer = await session.send(
-                "Runtime.evaluate",
-                {
-                    "expression": expression,
-                    "contextId": world,
-                    "awaitPromise": True,
-                    "returnByValue": True,
-                },
+                method, {**params, "awaitPromise": True, "returnByValue": True}
             )
             if "exceptionDetails" in answer:
                 details = answer["exceptionDetails"]
@@ -86,9 +81,12 @@ async def _in_isolated_world(page: Page, code: str) -> Any:
             result: dict[str, Any] = answer["result"]
             return result
 
-        result = await evaluate(code)
+        result = await run("Runtime.evaluate", {"expression": code, "contextId": world})
         if result.get("type") == "function":  # a function given as the code is called
-            result = await evaluate(f"({code})()")
+            result = await run(
+                "Runtime.callFunctionOn",
+                {"functionDeclaration": code, "executionContextId": world},
+            )
         return result.get("value")
     finally:
         with contextlib.suppress(PlaywrightError):

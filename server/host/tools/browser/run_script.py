@@ -215,9 +215,8 @@ class ScriptRun:
 
         async def wait(page: Page) -> Any:
             try:
-                handle = await page.wait_for_function(
-                    f"({source})()", polling=_POLL_MS, timeout=timeout_ms
-                )
+                # A function given as the expression is called by Playwright, each poll.
+                handle = await page.wait_for_function(source, polling=_POLL_MS, timeout=timeout_ms)
                 return await handle.json_value()
             except PlaywrightError as exc:
                 if "Timeout" in str(exc):

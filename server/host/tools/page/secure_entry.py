@@ -106,7 +106,7 @@ class EntryOutcome:
                 "they hand it back, then take a snapshot. Do not ask for the secret again.",
             }
         next_step = {
-            "new": "The page loaded a new document. Take a snapshot to see where it went.",
+            "new": "The page loaded a new document; take a snapshot to see where it went.",
             "kept": "The page stayed (the fields were emptied). Take a snapshot to see its next "
             "step; scripts stay refused on this tab until it loads a new page.",
             "reloaded": "The page was loaded again to clear what it showed. Take a snapshot.",

@@ -1,0 +1,79 @@
+"""Learn from my browsing: the steps a person takes in an agent's tab, kept for the agent's
+next memory review.
+
+A team turns it on (off by default). Each agent keeps its newest ``MAX_STEPS_PER_AGENT``
+steps; a review reads them, secrets blanked, and they are deleted; steps no review read
+expire after ``STEP_DAYS`` days. Turning the setting off, or deleting the agent, deletes
+them. What a step holds is decided where it is seen (``live.steps``): a page's host, path
+and title, or a control's role and name; never a value typed or a key pressed.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+
+from server.common.clock import Clock
+from server.common.redaction import redact
+from server.db.engine import Database
+from server.host.storage.browsing_steps import BrowsingStep, BrowsingStepRepository
+
+MAX_STEPS_PER_AGENT = 80
+STEP_DAYS = 30
+MAX_STEP_CHARS = 1000
+
+
+class BrowsingStepService:
+    """The team setting and the agents' recorded steps, in the host's database."""
+
+    def __init__(self, db: Database, clock: Clock) -> None:
+        self._db = db
+        self._clock = clock
+        self._repo = BrowsingStepRepository()
+
+    async def is_enabled(self, team_id: str) -> bool:
+        async with self._db.read() as conn:
+            return await self._repo.get_enabled(conn, team_id)
+
+    async def set_enabled(self, team_id: str, enabled: bool) -> bool:
+        """Turn recording on or off for the team; off deletes every step it holds."""
+        async with self._db.write() as conn:
+            await self._repo.set_enabled(conn, team_id, enabled, self._clock.now())
+            if not enabled:
+                await self._repo.remove_team_steps(conn, team_id)
+        return enabled
+
+    async def record(self, team_id: str, agent_id: str, line: str) -> bool:
+        """Keep one step for the agent when the team records them; whether it was kept."""
+        now = self._clock.now()
+        step = BrowsingStep(uuid.uuid4().hex, team_id, agent_id, redact(line)[:MAX_STEP_CHARS], now)
+        async with self._db.write() as conn:
+            if not await self._repo.get_enabled(conn, team_id):
+                return False
+            # Steps no review read expire even for an agent that is never reviewed.
+            await self._repo.remove_steps_before(conn, team_id, agent_id, _expiry(now))
+            await self._repo.add_step(conn, step, keep=MAX_STEPS_PER_AGENT)
+        return True
+
+    async def steps_for_review(self, team_id: str, agent_id: str) -> list[tuple[str, str]]:
+        """(id, line) of the agent's unread steps, oldest first, secrets blanked; the
+        expired ones are forgotten first."""
+        expired = _expiry(self._clock.now())
+        async with self._db.write() as conn:
+            await self._repo.remove_steps_before(conn, team_id, agent_id, expired)
+            steps = await self._repo.list_steps(conn, team_id, agent_id, since=expired)
+        return [(step.id, redact(step.line)) for step in steps]
+
+    async def remove_read_steps(self, team_id: str, agent_id: str, ids: Sequence[str]) -> None:
+        async with self._db.write() as conn:
+            await self._repo.remove_steps(conn, team_id, agent_id, ids)
+
+    async def remove_agent_steps(self, team_id: str, agent_id: str) -> None:
+        """Forget every step of an agent (the agent is being deleted)."""
+        async with self._db.write() as conn:
+            await self._repo.remove_agent_steps(conn, team_id, agent_id)
+
+
+def _expiry(now: float) -> float:
+    """Steps recorded at or before this moment have expired."""
+    return now - STEP_DAYS * 86_400

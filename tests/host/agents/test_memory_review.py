@@ -1,0 +1,315 @@
+"""Memory review against the fake Messages API, on a real database of each backend: the
+agent's model reads the threads (secrets blanked) and its save_memories call lands in the
+memory service within its limits; reviews are debounced and run one at a time."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+
+import aiohttp
+import pytest
+
+from server.common.redaction import redact
+from server.db.engine import Database
+from server.host.agents.memory_review import SAVE_TOOL, MemoryReview
+from server.host.agents.providers.anthropic import AnthropicProvider
+from server.host.agents.providers.retry import RetryPolicy
+from server.host.agents.providers.stream import HttpOptions, ModelProvider
+from server.host.agents.providers.transcript import (
+    AnyMessage,
+    AssistantMessage,
+    ToolCall,
+    ToolResult,
+    UserMessage,
+)
+from server.host.services.memories import MemoryService
+from server.host.storage.agents import Agent
+from tests.support.clock import FakeClock
+from tests.support.databases import ScratchDatabase
+from tests.support.fakes.anthropic import API_KEY, FakeAnthropic, MessageEvents, anthropic_error
+from tests.support.hub_server import hub_settings, running_hub
+from tests.support.peers import peer_member, wait_linked
+
+TEAM = "team-review"
+CARD_NUMBER = "4111 1111 1111 1111"
+PASSWORD = "tr0ub4dor-and-3"
+
+
+@pytest.fixture
+async def db(database: ScratchDatabase) -> AsyncIterator[Database]:
+    opened = database.open()
+    await opened.migrate()
+    yield opened
+    await opened.close()
+
+
+def agent(agent_id: str = "agent-1", model: str | None = "claude-reviewer") -> Agent:
+    return Agent(agent_id, TEAM, "Scout", "", "anthropic", model, {}, None, False, None, 0.0, None)
+
+
+THREAD: list[AnyMessage] = [
+    UserMessage(text=f"Pay the invoice on billing.example.com, card {CARD_NUMBER}"),
+    AssistantMessage(
+        text="Opening billing.",
+        tool_calls=(
+            ToolCall(id="c1", name="navigate", arguments={"url": "https://billing.example.com"}),
+        ),
+    ),
+    ToolResult(call_id="c1", content=f"Signed in; the form said password: {PASSWORD}"),
+    AssistantMessage(text="The Pay button is under Invoices > Open."),
+]
+
+
+class Harness:
+    def __init__(self, db: Database, fake: FakeAnthropic, session: aiohttp.ClientSession) -> None:
+        self.memories = MemoryService(db, FakeClock())
+        self.fake = fake
+        http = HttpOptions(retry=RetryPolicy(max_attempts=1))
+        self.provider = AnthropicProvider(
+            session, api_key=API_KEY, base_url=fake.base_url, http=http
+        )
+        self.threads: dict[str, list[AnyMessage]] = {"t1": THREAD, "t2": THREAD[:1]}
+        self.reads: list[str] = []
+        self.review = MemoryReview(
+            self.memories, self.resolve, self.transcript, delay=0.0, steps=self
+        )
+        self.steps: list[tuple[str, str]] = []
+        self.removed: list[str] = []
+
+    async def resolve(self, team_id: str, provider_id: str) -> tuple[ModelProvider, str]:
+        assert (team_id, provider_id) == (TEAM, "anthropic")
+        return self.provider, "claude-default"
+
+    async def transcript(self, team_id: str, thread_id: str) -> Sequence[AnyMessage]:
+        self.reads.append(thread_id)
+        return self.threads[thread_id]
+
+    async def steps_for_review(self, team_id: str, agent_id: str) -> list[tuple[str, str]]:
+        return list(self.steps)
+
+    async def remove_read_steps(self, team_id: str, agent_id: str, ids: Sequence[str]) -> None:
+        self.removed.extend(ids)
+        self.steps = [s for s in self.steps if s[0] not in ids]
+
+
+@pytest.fixture
+async def harness(db: Database) -> AsyncIterator[Harness]:
+    async with FakeAnthropic() as fake, aiohttp.ClientSession() as session:
+        built = Harness(db, fake, session)
+        yield built
+        await built.review.close()
+
+
+def saves(*memories: dict[str, str]) -> MessageEvents:
+    return MessageEvents().tool_use("toolu_1", SAVE_TOOL, {"memories": list(memories)})
+
+
+async def test_a_review_keeps_site_memories_from_the_thread(harness: Harness) -> None:
+    harness.fake.script(
+        saves(
+            {"text": "Pay is under Invoices > Open", "site": "https://www.Billing.example.com/x"},
+            {"text": "The team pays invoices on the 1st"},
+        )
+        .stop("tool_use")
+        .reply()
+    )
+    outcome = await harness.review.review(agent(), ["t1"])
+    assert (outcome.added, outcome.updated) == (2, 0)
+    kept = {m.text: m.site for m in await harness.memories.list_memories(TEAM, "agent-1")}
+    assert kept == {
+        "Pay is under Invoices > Open": "billing.example.com",
+        "The team pays invoices on the 1st": None,
+    }
+    [request] = harness.fake.requests
+    assert request.body["model"] == "claude-reviewer"
+    assert [tool["name"] for tool in request.body["tools"]] == [SAVE_TOOL]
+    assert "Invoices > Open" in str(request.messages())
+
+
+async def test_secrets_in_the_thread_never_reach_the_provider(harness: Harness) -> None:
+    harness.fake.script(saves().stop("tool_use").reply())
+    await harness.review.review(agent(), ["t1"])
+    [request] = harness.fake.requests
+    sent = str(request.body)
+    assert PASSWORD not in sent
+    assert CARD_NUMBER not in sent
+    assert CARD_NUMBER.replace(" ", "") not in sent
+    assert "[card number]" in sent
+    assert "[redacted]" in sent
+
+
+async def test_a_review_rewrites_a_memory_it_names(harness: Harness) -> None:
+    old = await harness.memories.add_memory(TEAM, "agent-1", "Pay is on the home page", None)
+    harness.fake.script(
+        saves({"text": "Pay moved to Invoices", "site": "billing.example.com", "replaces": old.id})
+        .stop("tool_use")
+        .reply()
+    )
+    outcome = await harness.review.review(agent(), ["t1"])
+    assert (outcome.added, outcome.updated) == (0, 1)
+    [memory] = await harness.memories.list_memories(TEAM, "agent-1")
+    assert (memory.id, memory.text, memory.site) == (
+        old.id,
+        "Pay moved to Invoices",
+        "billing.example.com",
+    )
+    assert old.id in str(harness.fake.requests[0].messages())
+
+
+async def test_a_memory_the_model_saves_with_a_secret_is_blanked(harness: Harness) -> None:
+    harness.fake.script(
+        saves({"text": f"the pin is 4821, card {CARD_NUMBER}"}).stop("tool_use").reply()
+    )
+    await harness.review.review(agent(), ["t1"])
+    [memory] = await harness.memories.list_memories(TEAM, "agent-1")
+    assert "4821" not in memory.text
+    assert "1111" not in memory.text
+
+
+async def test_recorded_steps_are_read_once_and_deleted(harness: Harness) -> None:
+    harness.steps = [
+        ("s1", "opened shop.example.com/orders/:id (Order)"),
+        ("s2", 'pressed button "Refund"'),
+    ]
+    harness.fake.script(saves().stop("tool_use").reply())
+    await harness.review.review(agent(), [])
+    [request] = harness.fake.requests
+    assert "1. opened shop.example.com/orders/:id" in str(request.messages())
+    assert harness.removed == ["s1", "s2"]
+    assert harness.steps == []
+
+
+async def test_a_failed_review_is_logged_without_content_and_not_retried(
+    harness: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    harness.fake.script(anthropic_error(400, "invalid_request_error", "bad model"))
+    harness.steps = [("s1", "opened shop.example.com/")]
+    with caplog.at_level(logging.WARNING, logger="server.host.agents.memory_review"):
+        harness.review.turns_ended(agent(), "t1")
+        await harness.review.wait_idle(TEAM, "agent-1")
+    assert len(harness.fake.requests) == 1
+    [record] = [r for r in caplog.records if r.name == "server.host.agents.memory_review"]
+    logged = record.getMessage() + str(record.__dict__)
+    assert "Invoices" not in logged
+    assert "billing" not in logged
+    assert "bad model" not in logged
+    assert harness.removed == ["s1"]
+    assert await harness.memories.list_memories(TEAM, "agent-1") == []
+
+
+async def test_turns_ending_together_make_one_review(harness: Harness) -> None:
+    harness.fake.script(saves({"text": "one"}).stop("tool_use").reply())
+    harness.review.turns_ended(agent(), "t1")
+    harness.review.turns_ended(agent(), "t2")
+    harness.review.turns_ended(agent(), "t1")
+    await harness.review.wait_idle(TEAM, "agent-1")
+    assert len(harness.fake.requests) == 1
+    assert harness.reads == ["t1", "t2"]
+
+
+async def test_a_turn_ending_during_a_review_waits_for_it(harness: Harness) -> None:
+    gate = asyncio.Event()
+    started = asyncio.Event()
+    original = harness.transcript
+
+    async def slow(team_id: str, thread_id: str) -> Sequence[AnyMessage]:
+        started.set()
+        await gate.wait()
+        return await original(team_id, thread_id)
+
+    harness.review._read_transcript = slow
+    harness.fake.script(saves().stop("tool_use").reply(), saves().stop("tool_use").reply())
+    harness.review.turns_ended(agent(), "t1")
+    await started.wait()
+    harness.review.turns_ended(agent(), "t2")
+    assert len(harness.fake.requests) == 0
+    gate.set()
+    await harness.review.wait_idle(TEAM, "agent-1")
+    assert harness.reads == ["t1", "t2"]
+    assert len(harness.fake.requests) == 2
+
+
+async def test_the_memory_limit_stops_a_review(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("server.host.services.memories.MAX_MEMORIES_PER_AGENT", 1)
+    harness.fake.script(saves({"text": "first"}, {"text": "second"}).stop("tool_use").reply())
+    outcome = await harness.review.review(agent(), ["t1"])
+    assert outcome.added == 1
+    assert [m.text for m in await harness.memories.list_memories(TEAM, "agent-1")] == ["first"]
+
+
+def test_redaction_keeps_ordinary_numbers() -> None:
+    assert redact("order 1234567890123 shipped") == "order 1234567890123 shipped"
+    assert redact("card 4242-4242-4242-4242 ok") == "card [card number] ok"
+    assert redact('{"password": "s3cret!"}') == '{"password": [redacted]}'
+    assert redact("the one-time code is 448812") == "the one-time code is [redacted]"
+
+
+async def test_a_turn_that_ends_is_reviewed_with_the_agents_browsing_steps(
+    tmp_path: Path, database: ScratchDatabase
+) -> None:
+    settings = hub_settings(tmp_path, database, **{"host.memory_review_seconds": 0.0})
+    async with (
+        FakeAnthropic(api_key=API_KEY) as fake,
+        running_hub(settings, database, clock=FakeClock()) as server,
+    ):
+        owner = await server.sign_up_owner()
+        team_id = await server.first_team_id(owner)
+        host_id = await wait_linked(server)
+        member = await peer_member(server, "owner@example.com", tmp_path)
+        connection = await member.connect(host_id)
+        await connection.call("providers-v1/set_key", {"provider": "anthropic", "key": API_KEY})
+        await connection.call(
+            "providers-v1/update", {"provider": "anthropic", "baseUrl": fake.base_url}
+        )
+        await connection.call("browsing-memory-v1/set", {"enabled": True})
+        agent_id = str((await connection.call("agents-v1/create", {"name": "Scout"}))["id"])
+        services = server.builtin.services
+        await services.browsing_steps.record(team_id, agent_id, 'pressed button "Refunds"')
+        thread = await connection.call("threads-v1/start", {"agentId": agent_id, "title": "W"})
+        fake.script(
+            MessageEvents().text("Refunds are under Orders.").stop().reply(),
+            saves({"text": "Refunds are under Orders", "site": "shop.example.com"})
+            .stop("tool_use")
+            .reply(),
+        )
+        await connection.call(
+            "threads-v1/send",
+            {"threadId": thread["id"], "text": f"Where are refunds? My password: {PASSWORD}"},
+        )
+        await services.threads.wait_idle(thread["id"])
+        await services.memory_review.wait_idle(team_id, agent_id)
+        [memory] = await services.memories.list_memories(team_id, agent_id)
+        assert (memory.text, memory.site) == ("Refunds are under Orders", "shop.example.com")
+        _turn, review = fake.requests
+        assert [tool["name"] for tool in review.body["tools"]] == [SAVE_TOOL]
+        assert '1. pressed button "Refunds"' in str(review.messages())
+        assert PASSWORD not in str(review.body)
+        assert await services.browsing_steps.steps_for_review(team_id, agent_id) == []
+        await connection.close()
+        await member.hub.close()
+
+
+async def test_deleting_the_agent_ends_its_running_review(harness: Harness) -> None:
+    gate = asyncio.Event()
+    started = asyncio.Event()
+
+    async def stuck(team_id: str, thread_id: str) -> Sequence[AnyMessage]:
+        started.set()
+        await gate.wait()
+        return THREAD
+
+    harness.review._read_transcript = stuck
+    harness.review.turns_ended(agent(), "t1")
+    await started.wait()
+    harness.review.turns_ended(agent(), "t2")
+    harness.review.forget_agent(TEAM, "agent-1")
+    await harness.review.wait_idle(TEAM, "agent-1")
+    gate.set()
+    await harness.review.close()
+    assert harness.fake.requests == []
+    assert await harness.memories.list_memories(TEAM, "agent-1") == []
