@@ -203,8 +203,8 @@ ADMIN_ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode("backupFormatUnknown", "The file is not a backup, or of a newer format."),
     ErrorCode("backupRefused", "The backup or restore cannot go ahead as asked."),
     ErrorCode("restoreTargetNotEmpty", "A restore goes only into an empty folder."),
-    ErrorCode("pgDumpMissing", "pg_dump is not installed for a PostgreSQL backup."),
-    ErrorCode("pgDumpFailed", "pg_dump failed."),
+    ErrorCode("pgDumpMissing", "A PostgreSQL backup needs pg_dump, which is not installed."),
+    ErrorCode("pgDumpFailed", "The PostgreSQL dump failed."),
     ErrorCode("databaseTooNew", "The database was made by a newer Crewhost than this one."),
 )
 
