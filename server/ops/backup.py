@@ -119,8 +119,17 @@ def _sqlite_facts(database: Path) -> tuple[str | None, dict[str, int]]:
         connection.close()
 
 
-def _libpq_url(url: str) -> str:
-    return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+def _libpq_environment(url: str) -> dict[str, str]:
+    """The connection as libpq's variables: a password never shows in the process list."""
+    parsed = make_url(url)
+    named = {
+        "PGHOST": parsed.host,
+        "PGPORT": str(parsed.port) if parsed.port else None,
+        "PGUSER": parsed.username,
+        "PGPASSWORD": parsed.password,
+        "PGDATABASE": parsed.database,
+    }
+    return {name: str(value) for name, value in named.items() if value}
 
 
 def _pg_dump(url: str, target: Path) -> None:
@@ -133,12 +142,11 @@ def _pg_dump(url: str, target: Path) -> None:
             "host/identity.key (members have pinned it) and host/link.json"
         )
     with target.open("wb") as out:
-        # The URL (and a password in it) goes to pg_dump through its environment only.
         done = subprocess.run(  # noqa: S603
             [pg_dump, "--no-owner", "--no-privileges", "--format=plain"],
             stdout=out,
             stderr=subprocess.PIPE,
-            env={**os.environ, "PGDATABASE": _libpq_url(url)},
+            env={**os.environ, **_libpq_environment(url)},
             check=False,
         )
     if done.returncode != 0:

@@ -22,7 +22,9 @@ FAST_ENV = {
 }
 
 
-async def run(*args: str, stdin: bytes = b"") -> tuple[int, str, str]:
+async def run(
+    *args: str, stdin: bytes = b"", env: dict[str, str] | None = None
+) -> tuple[int, str, str]:
     """Run one ``crewhost`` command to its end."""
     process = await asyncio.create_subprocess_exec(
         *CREWHOST,
@@ -31,7 +33,7 @@ async def run(*args: str, stdin: bytes = b"") -> tuple[int, str, str]:
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
         cwd=ROOT,
-        env={**os.environ, **FAST_ENV},
+        env={**os.environ, **FAST_ENV, **(env or {})},
     )
     out, err = await process.communicate(stdin)
     assert process.returncode is not None

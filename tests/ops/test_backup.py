@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import stat
+import subprocess
 import time
 import uuid
 from collections.abc import Hashable
@@ -14,6 +15,7 @@ from typing import Any
 import aiohttp
 import pytest
 import sqlalchemy as sa
+from sqlalchemy.engine import make_url
 
 from server import admin
 from server.common.clock import SystemClock
@@ -24,6 +26,7 @@ from server.host.services.keys import SecretKeys, key_ring_file
 from server.host.services.memories import MemoryService
 from server.host.services.providers import ProviderService
 from tests.ops.serving import run, serving
+from tests.support.databases import scratch_postgres_database
 
 PASSWORD = "correct horse battery"
 PASSPHRASE = b"a long backup passphrase\n"
@@ -37,11 +40,12 @@ WARM_WRITES = 5
 pytestmark = pytest.mark.timeout(240)
 
 
-def settings_of(folder: Path) -> Settings:
+def settings_of(folder: Path, database_url: str = "") -> Settings:
     return load_settings(
         env={},
         overrides={
             "data_dir": str(folder),
+            "database.url": database_url,
             "security.password_hash_time_cost": 1,
             "security.password_hash_memory_kib": 1024,
             "security.password_hash_parallelism": 1,
@@ -49,9 +53,9 @@ def settings_of(folder: Path) -> Settings:
     )
 
 
-async def seed(folder: Path) -> str:
+async def seed(folder: Path, database_url: str = "") -> str:
     """An owner and team, an agent with a memory, a profile and a provider key; the team id."""
-    settings = settings_of(folder)
+    settings = settings_of(folder, database_url)
     await admin.create_owner(settings, "owner@example.com", "Owner", PASSWORD, "Team A")
     db = Database(settings.database_url)
     try:
@@ -87,9 +91,9 @@ async def seed(folder: Path) -> str:
     return team_id
 
 
-async def all_rows(folder: Path) -> dict[str, set[tuple[Any, ...]]]:
+async def all_rows(folder: Path, database_url: str = "") -> dict[str, set[tuple[Any, ...]]]:
     """Every row of every table the code declares (so later tables are covered too)."""
-    db = Database(settings_of(folder).database_url)
+    db = Database(settings_of(folder, database_url).database_url)
     try:
         async with db.read() as conn:
             return {
@@ -269,3 +273,47 @@ async def test_refusals_are_clear_and_leave_nothing_behind(tmp_path: Path) -> No
         "admin", "restore", str(archive), "--data-dir", str(original), stdin=PASSPHRASE
     )
     assert (code, "is not empty" in err) == (2, True)
+
+
+async def test_a_postgresql_backup_dumps_through_pg_dump_and_loads_back(tmp_path: Path) -> None:
+    original, restored, archive = tmp_path / "data", tmp_path / "restored", tmp_path / "b.crew"
+    async with scratch_postgres_database() as url, scratch_postgres_database() as fresh:
+        env = {"CREWHOST_DATABASE_URL": url}
+        await seed(original, url)
+        code, out, err = await run(
+            "admin",
+            "backup",
+            "--out",
+            str(archive),
+            "--data-dir",
+            str(original),
+            stdin=PASSPHRASE,
+            env=env,
+        )
+        assert code == 0, err
+        assert "backed up the postgresql database" in out
+        code, out, err = await run(
+            "admin", "restore", str(archive), "--data-dir", str(restored), stdin=PASSPHRASE
+        )
+        assert code == 0, err
+        dump = restored / "postgres.sql"
+        assert f"psql --single-transaction -f {dump}" in out
+        assert stat.S_IMODE(dump.stat().st_mode) == 0o600
+        assert (restored / "host" / "key-ring.json").is_file()
+        loaded = await asyncio.to_thread(
+            subprocess.run,
+            [
+                "psql",
+                "--single-transaction",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-q",
+                "-f",
+                str(dump),
+                make_url(fresh).set(drivername="postgresql").render_as_string(False),
+            ],
+            capture_output=True,
+            check=False,
+        )
+        assert loaded.returncode == 0, loaded.stderr
+        assert await all_rows(original, url) == await all_rows(restored, fresh)
