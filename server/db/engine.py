@@ -85,14 +85,18 @@ class Database:
         async with self.engine.connect() as connection:
             await connection.execute(sa.text("SELECT 1"))
 
-    async def migrate(self) -> None:
-        """Bring the schema to the newest revision of the one Alembic history."""
+    async def migrate(self, to: str = "head") -> None:
+        """Bring the schema to the newest revision of the one Alembic history (or to ``to``).
+
+        A database at a revision this code does not know is refused untouched
+        (``databaseTooNew``).
+        """
         async with self.engine.begin() as connection:
             if not self.is_sqlite:
                 await connection.execute(
                     sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK_KEY}
                 )
-            await connection.run_sync(_upgrade_to_head)
+            await connection.run_sync(_upgrade, to)
 
     async def close(self) -> None:
         await self.engine.dispose()
@@ -105,7 +109,7 @@ class DatabaseTooNew(CrewhostError):
     code: ClassVar[str] = "databaseTooNew"
 
 
-def _upgrade_to_head(connection: Connection) -> None:
+def _upgrade(connection: Connection, to: str) -> None:
     from alembic.config import Config
     from alembic.migration import MigrationContext
     from alembic.script import ScriptDirectory
@@ -129,4 +133,4 @@ def _upgrade_to_head(connection: Connection) -> None:
                 f"(its newest is {scripts.get_current_head()}): a newer version wrote it. "
                 "Run that version (or newer), or restore a backup made before the upgrade"
             )
-    command.upgrade(config, "head")
+    command.upgrade(config, to)
