@@ -94,6 +94,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _common(restore)
     restore.add_argument("file", type=Path, metavar="FILE", help="a file made by admin backup")
+    doctor = admin_commands.add_parser(
+        "doctor",
+        help="check Chromium, the database, the data folder's modes, the key ring, the port "
+        "and STUN/TURN, and say what to fix (exit status 1 when something must be)",
+    )
+    _common(doctor)
+    _listen(doctor)
     admin_commands.add_parser("settings", help="print every setting as a Markdown table")
     admin_commands.add_parser(
         "openapi", help="print the hub's OpenAPI document (the web client's types come from it)"
@@ -133,6 +140,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         settings = _settings(args)
         configure_logging(settings.log.format, settings.log.level)
+        if args.command == "admin" and args.admin_command == "doctor":
+            return _doctor(settings)
         return _dispatch(args, settings)
     except CrewhostError as exc:
         print(f"crewhost: {exc.message}", file=sys.stderr)
@@ -205,6 +214,16 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         print(f"retired key {args.key_id}")
         return 0
     raise AssertionError(args)
+
+
+def _doctor(settings: Settings) -> int:
+    """Print each finding; reads only, so the data folder's modes are seen as they are."""
+    from server.ops.doctor import diagnose, exit_status
+
+    findings = asyncio.run(diagnose(settings))
+    for finding in findings:
+        print(finding.render())
+    return exit_status(findings)
 
 
 def _passphrase() -> str:

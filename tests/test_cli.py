@@ -55,6 +55,9 @@ async def run(
         ["admin", "setup-code"],
         ["admin", "rotate-key"],
         ["admin", "retire-key"],
+        ["admin", "backup"],
+        ["admin", "restore"],
+        ["admin", "doctor"],
         ["admin", "settings"],
     ],
 )
