@@ -25,8 +25,8 @@ from server.db.tables import agents, browser_profiles, metadata, teams
 from server.host.services.keys import SecretKeys, key_ring_file
 from server.host.services.memories import MemoryService
 from server.host.services.providers import ProviderService
-from tests.ops.serving import run, serving
 from tests.support.databases import scratch_postgres_database
+from tests.support.serving import run, serving
 
 PASSWORD = "correct horse battery"
 PASSPHRASE = b"a long backup passphrase\n"
