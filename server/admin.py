@@ -80,6 +80,11 @@ async def retire_key(settings: Settings, key_id: str) -> None:
 
 def backup(settings: Settings, out: Path, passphrase: str) -> BackupReport:
     """A sealed backup of the data folder and database, written all or nothing to ``out``."""
+    if out.resolve().is_relative_to(settings.data_dir.resolve()):
+        raise BackupRefused(
+            f"{out} is inside the data folder {settings.data_dir}: write the backup elsewhere",
+            code="backupInsideDataFolder",
+        )
     partial = out.with_name(f".{out.name}.partial")
     try:
         with partial.open("xb") as target:

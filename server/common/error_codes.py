@@ -202,6 +202,7 @@ ADMIN_ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode("backupTampered", "The backup was changed, damaged or cut off."),
     ErrorCode("backupFormatUnknown", "The file is not a backup, or of a newer format."),
     ErrorCode("backupRefused", "The backup or restore cannot go ahead as asked."),
+    ErrorCode("backupInsideDataFolder", "A backup is written outside the data folder it copies."),
     ErrorCode("restoreTargetNotEmpty", "A restore goes only into an empty folder."),
     ErrorCode("pgDumpMissing", "A PostgreSQL backup needs pg_dump, which is not installed."),
     ErrorCode("pgDumpFailed", "The PostgreSQL dump failed."),

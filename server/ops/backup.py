@@ -253,7 +253,21 @@ def _unpack(plain: BinaryIO, data_dir: Path) -> dict[str, Any]:
             if data_dir.resolve() not in target.parents:
                 raise ArchiveError(f"the backup names a path outside the folder: {name}")
             _write_private(target, tar.extractfile(member))
+    if manifest.get("database") == "sqlite":
+        _check_integrity(data_dir / SQLITE_MEMBER)
     return dict(manifest)
+
+
+def _check_integrity(database: Path) -> None:
+    connection = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
+    try:
+        verdict = connection.execute("PRAGMA integrity_check").fetchall()
+    except sqlite3.DatabaseError as exc:
+        raise ArchiveError(f"the backup's database is damaged: {exc}") from exc
+    finally:
+        connection.close()
+    if verdict != [("ok",)]:
+        raise ArchiveError(f"the backup's database is damaged: {verdict[0][0]}")
 
 
 def _write_private(target: Path, content: IO[bytes] | None) -> None:

@@ -232,6 +232,11 @@ async def test_refusals_are_clear_and_leave_nothing_behind(tmp_path: Path) -> No
     await seed(original)
     code, _, err = await run("admin", "backup", "--out", str(archive), "--data-dir", str(original))
     assert (code, "needs a passphrase" in err, archive.exists()) == (2, True, False)
+    inside = original / "b.crew"
+    code, _, err = await run(
+        "admin", "backup", "--out", str(inside), "--data-dir", str(original), stdin=PASSPHRASE
+    )
+    assert (code, "is inside the data folder" in err, inside.exists()) == (2, True, False)
     code, _, err = await run(
         "admin", "backup", "--out", str(archive), "--data-dir", str(original), stdin=PASSPHRASE
     )
