@@ -91,6 +91,8 @@ def _data_files(data_dir: Path) -> Iterator[Path]:
 
 def _sqlite_snapshot(database: Path, target: Path) -> None:
     """A consistent copy of a live SQLite database, taken in one step of the backup API."""
+    if not database.is_file():
+        raise BackupRefused(f"there is no database at {database}: nothing to back up")
     source = sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=30)
     copy = sqlite3.connect(target)
     try:

@@ -229,6 +229,10 @@ async def test_a_backup_under_write_load_restores_into_a_working_server(tmp_path
 
 async def test_refusals_are_clear_and_leave_nothing_behind(tmp_path: Path) -> None:
     original, archive = tmp_path / "data", tmp_path / "b.crew"
+    code, _, err = await run(
+        "admin", "backup", "--out", str(archive), "--data-dir", str(original), stdin=PASSPHRASE
+    )
+    assert (code, "there is no database at" in err, archive.exists()) == (2, True, False)
     await seed(original)
     code, _, err = await run("admin", "backup", "--out", str(archive), "--data-dir", str(original))
     assert (code, "needs a passphrase" in err, archive.exists()) == (2, True, False)
