@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import signal
@@ -92,7 +93,11 @@ async def serving(data_dir: Path, *, expect_setup: bool = True) -> AsyncIterator
         if process.returncode is None:
             process.terminate()
         await asyncio.wait_for(process.wait(), 30)
-        for drain in locals().get("drains", []):
+        # Read to the end, so the pipes' transports close before the loop does.
+        pending = locals().get("drains", [])
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(asyncio.gather(*pending), 10)
+        for drain in pending:
             drain.cancel()
 
 
