@@ -81,6 +81,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _common(retire)
     retire.add_argument("key_id", metavar="KEY_ID", help="the key's id, as rotate-key printed it")
+    backup = admin_commands.add_parser(
+        "backup",
+        help="write a consistent backup of the database and data folder, sealed with a "
+        "passphrase read from standard input (the server may keep running)",
+    )
+    _common(backup)
+    backup.add_argument("--out", type=Path, required=True, help="the backup file to write")
+    restore = admin_commands.add_parser(
+        "restore",
+        help="restore a backup into an empty data folder (passphrase on standard input)",
+    )
+    _common(restore)
+    restore.add_argument("file", type=Path, metavar="FILE", help="a file made by admin backup")
+    doctor = admin_commands.add_parser(
+        "doctor",
+        help="check Chromium, the database, the data folder's modes, the key ring, the port "
+        "and STUN/TURN, and say what to fix (exit status 1 when something must be)",
+    )
+    _common(doctor)
+    _listen(doctor)
     admin_commands.add_parser("settings", help="print every setting as a Markdown table")
     admin_commands.add_parser(
         "openapi", help="print the hub's OpenAPI document (the web client's types come from it)"
@@ -120,6 +140,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         settings = _settings(args)
         configure_logging(settings.log.format, settings.log.level)
+        if args.command == "admin" and args.admin_command == "doctor":
+            return _doctor(settings)
         return _dispatch(args, settings)
     except CrewhostError as exc:
         print(f"crewhost: {exc.message}", file=sys.stderr)
@@ -176,11 +198,39 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
             )
             return 1
         return 0
+    if args.admin_command == "backup":
+        made = admin.backup(settings, args.out, _passphrase())
+        counted = ", ".join(f"{count} {name}" for name, count in made.rows.items() if count)
+        print(
+            f"backed up the {made.database} database (revision {made.revision or '?'}; "
+            f"{counted or 'no rows'}) and {made.files} files to {args.out}"
+        )
+        return 0
+    if args.admin_command == "restore":
+        print(admin.restore(settings, args.file, _passphrase()))
+        return 0
     if args.admin_command == "retire-key":
         asyncio.run(admin.retire_key(settings, args.key_id))
         print(f"retired key {args.key_id}")
         return 0
     raise AssertionError(args)
+
+
+def _doctor(settings: Settings) -> int:
+    """Print each finding; reads only, so the data folder's modes are seen as they are."""
+    from server.ops.doctor import diagnose, exit_status
+
+    findings = asyncio.run(diagnose(settings))
+    for finding in findings:
+        print(finding.render())
+    return exit_status(findings)
+
+
+def _passphrase() -> str:
+    """The first line of standard input, without a terminal prompt when it is a pipe."""
+    if sys.stdin.isatty():
+        return getpass.getpass("Backup passphrase: ")
+    return sys.stdin.readline().rstrip("\n")
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import aiohttp
 import pytest
+import sqlalchemy as sa
 
 from server.common.clock import SystemClock
 from server.config import load_settings
@@ -55,6 +56,9 @@ async def run(
         ["admin", "setup-code"],
         ["admin", "rotate-key"],
         ["admin", "retire-key"],
+        ["admin", "backup"],
+        ["admin", "restore"],
+        ["admin", "doctor"],
         ["admin", "settings"],
     ],
 )
@@ -357,3 +361,20 @@ async def test_serve_refuses_to_start_without_the_key_ring_its_secrets_need(
     assert "is missing, but the database holds encrypted secrets (providers.api_key)" in err
     assert "Traceback" not in err
     assert not (tmp_path / "host" / "key-ring.json").exists()
+
+
+async def test_serve_refuses_a_database_newer_than_the_code(tmp_path: Path) -> None:
+    code, _, err = await run("admin", "migrate", "--data-dir", str(tmp_path))
+    assert code == 0, err
+    db = Database(load_settings(env={}, overrides={"data_dir": str(tmp_path)}).database_url)
+    try:
+        async with db.write() as conn:
+            await conn.execute(sa.text("UPDATE alembic_version SET version_num = '0099_future'"))
+    finally:
+        await db.close()
+    code, _, err = await asyncio.wait_for(
+        run("serve", "--port", "0", "--data-dir", str(tmp_path)), 60
+    )
+    assert code == 2
+    assert "the database is at revision 0099_future, which this Crewhost does not know" in err
+    assert "Traceback" not in err

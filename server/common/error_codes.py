@@ -245,6 +245,17 @@ ADMIN_ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode("keyActive", "The key is the active one; rotate first."),
     ErrorCode("keyInUse", "Secrets still use the key; rotate first."),
     ErrorCode("secretUnreadable", "A sealed secret cannot be opened."),
+    ErrorCode("backupUnreadable", "The backup cannot be read as a Crewhost backup."),
+    ErrorCode("backupPassphraseMissing", "A backup or restore was given no passphrase."),
+    ErrorCode("backupPassphraseWrong", "The passphrase does not open this backup."),
+    ErrorCode("backupTampered", "The backup was changed, damaged or cut off."),
+    ErrorCode("backupFormatUnknown", "The file is not a backup, or of a newer format."),
+    ErrorCode("backupRefused", "The backup or restore cannot go ahead as asked."),
+    ErrorCode("backupInsideDataFolder", "A backup is written outside the data folder it copies."),
+    ErrorCode("restoreTargetNotEmpty", "A restore goes only into an empty folder."),
+    ErrorCode("pgDumpMissing", "A PostgreSQL backup needs pg_dump, which is not installed."),
+    ErrorCode("pgDumpFailed", "The PostgreSQL dump failed."),
+    ErrorCode("databaseTooNew", "The database was made by a newer Crewhost than this one."),
 )
 
 HUB_ANSWERS: tuple[ErrorCode, ...] = GENERAL_ERROR_CODES + HUB_ERROR_CODES + CONNECTION_ERROR_CODES

@@ -12,7 +12,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -20,6 +20,7 @@ from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from server.common.data_folder import create_private_file, private_folder
+from server.common.errors import CrewhostError
 
 log = logging.getLogger(__name__)
 
@@ -84,25 +85,52 @@ class Database:
         async with self.engine.connect() as connection:
             await connection.execute(sa.text("SELECT 1"))
 
-    async def migrate(self) -> None:
-        """Bring the schema to the newest revision of the one Alembic history."""
+    async def migrate(self, to: str = "head") -> None:
+        """Bring the schema to the newest revision of the one Alembic history (or to ``to``).
+
+        A database at a revision this code does not know is refused untouched
+        (``databaseTooNew``).
+        """
         async with self.engine.begin() as connection:
             if not self.is_sqlite:
                 await connection.execute(
                     sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK_KEY}
                 )
-            await connection.run_sync(_upgrade_to_head)
+            await connection.run_sync(_upgrade, to)
 
     async def close(self) -> None:
         await self.engine.dispose()
 
 
-def _upgrade_to_head(connection: Connection) -> None:
+class DatabaseTooNew(CrewhostError):
+    """The database is at a revision this code does not know: a newer Crewhost made it."""
+
+    status: ClassVar[int] = 500
+    code: ClassVar[str] = "databaseTooNew"
+
+
+def _upgrade(connection: Connection, to: str) -> None:
     from alembic.config import Config
+    from alembic.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+    from alembic.util import CommandError
 
     from alembic import command
 
     config = Config()
     config.set_main_option("script_location", str(ALEMBIC_DIR))
     config.attributes["connection"] = connection
-    command.upgrade(config, "head")
+    scripts = ScriptDirectory.from_config(config)
+    # Checked before any step runs, so a newer database is refused untouched.
+    for revision in MigrationContext.configure(connection).get_current_heads():
+        try:
+            known = scripts.get_revision(revision)
+        except CommandError:
+            known = None
+        if known is None:
+            raise DatabaseTooNew(
+                f"the database is at revision {revision}, which this Crewhost does not know "
+                f"(its newest is {scripts.get_current_head()}): a newer version wrote it. "
+                "Run that version (or newer), or restore a backup made before the upgrade"
+            )
+    command.upgrade(config, to)

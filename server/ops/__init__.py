@@ -1,0 +1,1 @@
+"""Operations on a whole data folder: backups, restores and health checks."""

@@ -1,0 +1,328 @@
+"""Backups taken from a running server under write load restore into a server that works."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import stat
+import subprocess
+import time
+import uuid
+from collections.abc import Hashable
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+import sqlalchemy as sa
+from sqlalchemy.engine import make_url
+
+from server import admin
+from server.common.clock import SystemClock
+from server.config import Settings, load_settings
+from server.db.engine import Database
+from server.db.tables import agents, browser_profiles, metadata, teams
+from server.host.services.keys import SecretKeys, key_ring_file
+from server.host.services.memories import MemoryService
+from server.host.services.providers import ProviderService
+from tests.support.databases import scratch_postgres_database
+from tests.support.serving import run, serving
+
+PASSWORD = "correct horse battery"
+PASSPHRASE = b"a long backup passphrase\n"
+CSRF = {"X-Crewhost-CSRF": "1"}
+# Rows the write load never touches: they must come back exactly.
+UNCHANGED = ("accounts", "agents", "browser_profiles", "agent_memories", "providers")
+
+MOST_LOAD_TEAMS = 90
+WARM_WRITES = 5
+
+pytestmark = pytest.mark.timeout(240)
+
+
+def settings_of(folder: Path, database_url: str = "") -> Settings:
+    return load_settings(
+        env={},
+        overrides={
+            "data_dir": str(folder),
+            "database.url": database_url,
+            "security.password_hash_time_cost": 1,
+            "security.password_hash_memory_kib": 1024,
+            "security.password_hash_parallelism": 1,
+        },
+    )
+
+
+async def seed(folder: Path, database_url: str = "") -> str:
+    """An owner and team, an agent with a memory, a profile and a provider key; the team id."""
+    settings = settings_of(folder, database_url)
+    await admin.create_owner(settings, "owner@example.com", "Owner", PASSWORD, "Team A")
+    db = Database(settings.database_url)
+    try:
+        async with db.read() as conn:
+            team_id = (await conn.execute(sa.select(teams.c.id))).scalar_one()
+        agent_id = uuid.uuid4().hex
+        async with db.write() as conn:
+            await conn.execute(
+                agents.insert().values(
+                    id=agent_id,
+                    team_id=team_id,
+                    name="Scout",
+                    own_browser_session=False,
+                    created_at=time.time(),
+                )
+            )
+            await conn.execute(
+                browser_profiles.insert().values(
+                    id=uuid.uuid4().hex,
+                    team_id=team_id,
+                    name="Work",
+                    hue=120,
+                    created_at=time.time(),
+                )
+            )
+        await MemoryService(db, SystemClock()).add_memory(team_id, agent_id, "likes tea", None)
+        async with SecretKeys(db, key_ring_file(settings)).open_box() as box:
+            await ProviderService(db, SystemClock(), box, lambda *_: None).set_key(
+                team_id, "openai", "sk-backup-secret"
+            )
+    finally:
+        await db.close()
+    return team_id
+
+
+async def all_rows(folder: Path, database_url: str = "") -> dict[str, set[tuple[Any, ...]]]:
+    """Every row of every table the code declares (so later tables are covered too)."""
+    db = Database(settings_of(folder, database_url).database_url)
+    try:
+        async with db.read() as conn:
+            return {
+                table.name: {
+                    tuple(v if isinstance(v, Hashable) else repr(v) for v in row)
+                    for row in await conn.execute(sa.select(table))
+                }
+                for table in metadata.sorted_tables
+            }
+    finally:
+        await db.close()
+
+
+async def provider_key(folder: Path, team_id: str) -> str | None:
+    settings = settings_of(folder)
+    db = Database(settings.database_url)
+    try:
+        async with SecretKeys(db, key_ring_file(settings)).open_box() as box:
+            service = ProviderService(db, SystemClock(), box, lambda *_: None)
+            return (await service.credentials(team_id, "openai")).api_key
+    finally:
+        await db.close()
+
+
+async def sign_in(session: aiohttp.ClientSession, url: str) -> None:
+    async with session.post(
+        f"{url}/v1/sessions",
+        json={"email": "owner@example.com", "password": PASSWORD, "client": "browser"},
+        headers={**CSRF, "Origin": url},
+    ) as reply:
+        assert reply.status == 201, await reply.text()
+
+
+async def write_load(
+    url: str, acknowledged: list[str], warm: asyncio.Event, stop: asyncio.Event
+) -> None:
+    """Create teams one after another (a team counts once its 201 has arrived), then rename
+    the last one again and again once the account is in as many teams as it may be."""
+    async with aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as session:
+        await sign_in(session, url)
+        while not stop.is_set():
+            if len(acknowledged) >= MOST_LOAD_TEAMS:
+                async with session.patch(
+                    f"{url}/v1/teams/{acknowledged[-1]}",
+                    json={"name": f"Renamed {time.monotonic()}"},
+                    headers={**CSRF, "Origin": url},
+                ) as reply:
+                    assert reply.status == 200, await reply.text()
+                continue
+            async with session.post(
+                f"{url}/v1/teams",
+                json={"name": f"Load {len(acknowledged)}"},
+                headers={**CSRF, "Origin": url},
+            ) as reply:
+                assert reply.status == 201, await reply.text()
+                acknowledged.append((await reply.json())["id"])
+            if len(acknowledged) >= WARM_WRITES:
+                warm.set()
+
+
+def modes(root: Path) -> set[tuple[str, int]]:
+    found = {("/", stat.S_IMODE(root.stat().st_mode))}
+    for folder, folders, files in os.walk(root):
+        for name in folders + files:
+            path = Path(folder) / name
+            found.add((str(path.relative_to(root)), stat.S_IMODE(path.lstat().st_mode)))
+    return found
+
+
+async def test_a_backup_under_write_load_restores_into_a_working_server(tmp_path: Path) -> None:
+    original, restored, archive = tmp_path / "data", tmp_path / "restored", tmp_path / "b.crew"
+    team_id = await seed(original)
+    acknowledged: list[str] = []
+    stop = asyncio.Event()
+    async with serving(original, expect_setup=False) as served:
+        warm = asyncio.Event()
+        load = asyncio.create_task(write_load(served.url, acknowledged, warm, stop))
+        await asyncio.wait_for(warm.wait(), 60)
+        before = list(acknowledged)
+        code, out, err = await run(
+            "admin",
+            "backup",
+            "--out",
+            str(archive),
+            "--data-dir",
+            str(original),
+            stdin=PASSPHRASE,
+        )
+        assert code == 0, err
+        assert "backed up the sqlite database" in out
+        stop.set()
+        await load
+        during = list(acknowledged)
+    assert len(during) > len(before)  # the backup was taken while writes went on
+    assert stat.S_IMODE(archive.stat().st_mode) == 0o600
+    assert b"sk-backup-secret" not in archive.read_bytes()
+
+    code, out, err = await run(
+        "admin", "restore", str(archive), "--data-dir", str(restored), stdin=PASSPHRASE
+    )
+    assert code == 0, err
+    assert all(
+        mode == (0o700 if (restored / name).is_dir() or name == "/" else 0o600)
+        for name, mode in modes(restored)
+    ), modes(restored)
+    assert (restored / "host" / "key-ring.json").read_bytes() == (
+        original / "host" / "key-ring.json"
+    ).read_bytes()
+    assert (restored / "host" / "identity.key").read_bytes() == (
+        original / "host" / "identity.key"
+    ).read_bytes()
+
+    then, now = await all_rows(original), await all_rows(restored)
+    for name in UNCHANGED:
+        assert now[name] == then[name], name
+    restored_teams = {row[0] for row in now["teams"]}
+    assert set(before) <= restored_teams <= {row[0] for row in then["teams"]}
+    assert now["memberships"] <= then["memberships"]
+    assert len(now["memberships"]) == len(restored_teams)
+    assert all(now[name] for name in UNCHANGED)
+    assert await provider_key(restored, team_id) == "sk-backup-secret"
+
+    # The restored folder serves: the owner signs in and sees every backed-up team.
+    async with (
+        serving(restored, expect_setup=False) as served,
+        aiohttp.ClientSession(cookie_jar=aiohttp.CookieJar(unsafe=True)) as session,
+    ):
+        await sign_in(session, served.url)
+        async with session.get(f"{served.url}/v1/teams") as reply:
+            listed = {team["id"] for team in (await reply.json())["teams"]}
+    assert listed == restored_teams
+
+
+async def test_refusals_are_clear_and_leave_nothing_behind(tmp_path: Path) -> None:
+    original, archive = tmp_path / "data", tmp_path / "b.crew"
+    code, _, err = await run(
+        "admin", "backup", "--out", str(archive), "--data-dir", str(original), stdin=PASSPHRASE
+    )
+    assert (code, "there is no database at" in err, archive.exists()) == (2, True, False)
+    await seed(original)
+    code, _, err = await run("admin", "backup", "--out", str(archive), "--data-dir", str(original))
+    assert (code, "needs a passphrase" in err, archive.exists()) == (2, True, False)
+    inside = original / "b.crew"
+    code, _, err = await run(
+        "admin", "backup", "--out", str(inside), "--data-dir", str(original), stdin=PASSPHRASE
+    )
+    assert (code, "is inside the data folder" in err, inside.exists()) == (2, True, False)
+    code, _, err = await run(
+        "admin", "backup", "--out", str(archive), "--data-dir", str(original), stdin=PASSPHRASE
+    )
+    assert code == 0, err
+
+    target = tmp_path / "target"
+    code, _, err = await run(
+        "admin", "restore", str(archive), "--data-dir", str(target), stdin=b"wrong passphrase\n"
+    )
+    assert (code, err) == (2, "crewhost: the passphrase does not open this backup\n")
+    assert not any(target.iterdir())
+
+    sealed = bytearray(archive.read_bytes())
+    for offset in (len(sealed) // 2, len(sealed) - 1):
+        tampered = tmp_path / f"tampered-{offset}.crew"
+        changed = bytearray(sealed)
+        changed[offset] ^= 0x01
+        tampered.write_bytes(bytes(changed))
+        code, _, err = await run(
+            "admin", "restore", str(tampered), "--data-dir", str(target), stdin=PASSPHRASE
+        )
+        assert code == 2
+        assert "the backup was changed" in err
+        assert not any(target.iterdir())
+    cut = tmp_path / "cut.crew"
+    cut.write_bytes(bytes(sealed[: len(sealed) // 2]))
+    code, _, err = await run(
+        "admin", "restore", str(cut), "--data-dir", str(target), stdin=PASSPHRASE
+    )
+    assert (code, "cut off or changed" in err) == (2, True)
+    not_backup = tmp_path / "notes.txt"
+    not_backup.write_text("hello")
+    code, _, err = await run(
+        "admin", "restore", str(not_backup), "--data-dir", str(target), stdin=PASSPHRASE
+    )
+    assert (code, err) == (2, "crewhost: this file is not a Crewhost backup\n")
+
+    code, _, err = await run(
+        "admin", "restore", str(archive), "--data-dir", str(original), stdin=PASSPHRASE
+    )
+    assert (code, "is not empty" in err) == (2, True)
+
+
+async def test_a_postgresql_backup_dumps_through_pg_dump_and_loads_back(tmp_path: Path) -> None:
+    original, restored, archive = tmp_path / "data", tmp_path / "restored", tmp_path / "b.crew"
+    async with scratch_postgres_database() as url, scratch_postgres_database() as fresh:
+        env = {"CREWHOST_DATABASE_URL": url}
+        await seed(original, url)
+        code, out, err = await run(
+            "admin",
+            "backup",
+            "--out",
+            str(archive),
+            "--data-dir",
+            str(original),
+            stdin=PASSPHRASE,
+            env=env,
+        )
+        assert code == 0, err
+        assert "backed up the postgresql database" in out
+        code, out, err = await run(
+            "admin", "restore", str(archive), "--data-dir", str(restored), stdin=PASSPHRASE
+        )
+        assert code == 0, err
+        dump = restored / "postgres.sql"
+        assert f"psql --single-transaction -f {dump}" in out
+        assert stat.S_IMODE(dump.stat().st_mode) == 0o600
+        assert (restored / "host" / "key-ring.json").is_file()
+        loaded = await asyncio.to_thread(
+            subprocess.run,
+            [
+                "psql",
+                "--single-transaction",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-q",
+                "-f",
+                str(dump),
+                make_url(fresh).set(drivername="postgresql").render_as_string(False),
+            ],
+            capture_output=True,
+            check=False,
+        )
+        assert loaded.returncode == 0, loaded.stderr
+        assert await all_rows(original, url) == await all_rows(restored, fresh)
