@@ -11,7 +11,8 @@ import asyncio
 import contextlib
 import logging
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
+from typing import Any
 
 from playwright.async_api import Dialog, Frame, Page, Request
 from playwright.async_api import Error as PlaywrightError
@@ -44,7 +45,7 @@ class PageEvents:
         *,
         identity: Callable[[], BrowserIdentity],
         deadline: float,
-        forget: Callable[[Tab], Awaitable[None]],
+        forget: Callable[[Tab], Coroutine[Any, Any, None]],
         save: Callable[[str], Awaitable[None]],
     ) -> None:
         self._tabs = tabs
@@ -205,7 +206,7 @@ class PageEvents:
         await self._watch_facts(popup, page)
         await self._save(popup.team_id)
 
-    def _spawn(self, coroutine: Awaitable[None]) -> None:
+    def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
         async def run() -> None:
             try:
                 await coroutine
@@ -215,3 +216,10 @@ class PageEvents:
         task = asyncio.get_running_loop().create_task(run())
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+        def close_unstarted(done: asyncio.Task[None]) -> None:
+            # A step cancelled before it began (the browser closed) will never run.
+            if done.cancelled():
+                coroutine.close()
+
+        task.add_done_callback(close_unstarted)
