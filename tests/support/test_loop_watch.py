@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import sys
+import threading
 import time
 
 import pytest
 
-from tests.support.loop_watch import BLOCK_LIMIT_SECONDS, watch_event_loop
+from tests.support.loop_watch import BLOCK_LIMIT_SECONDS, _waiting_in_selector, watch_event_loop
 
 
 async def _watched(body_seconds: float, *, blocking: bool) -> None:
@@ -29,3 +31,20 @@ async def test_a_blocking_call_fails_the_test() -> None:
 
 async def test_awaiting_is_fine() -> None:
     await _watched(BLOCK_LIMIT_SECONDS + 0.25, blocking=False)
+
+
+async def test_a_loop_waiting_in_its_selector_is_not_counted_as_blocked() -> None:
+    """Lateness while the loop sits in its selector comes from outside the loop's code."""
+    loop = asyncio.get_running_loop()
+    loop_thread = threading.get_ident()
+    seen: list[bool] = []
+    sampled = asyncio.Event()
+
+    def sample() -> None:
+        seen.append(_waiting_in_selector(sys._current_frames().get(loop_thread)))
+        loop.call_soon_threadsafe(sampled.set)
+
+    threading.Timer(0.05, sample).start()
+    await sampled.wait()  # nothing runs on the loop meanwhile: it waits in its selector
+    assert seen == [True]
+    assert not _waiting_in_selector(sys._current_frames().get(loop_thread))  # running now
