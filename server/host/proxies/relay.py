@@ -7,7 +7,10 @@ browser connection is one exit connection: a ``CONNECT`` is piped both ways once
 connects; a plain ``http`` request goes out in origin form with ``Connection: close`` and
 its connection closes after the answer. When the exit refuses or stays silent the relay
 answers 502 and remembers why (``last_refusal``), so the page error and the proxy's mark
-name the cause. Nothing is logged about a target.
+name the cause. At most ``max_connections`` connections are served at once (each holds an
+exit connection and two buffers); one past that is answered 503 and closed, so a page
+that opens connections without end cannot exhaust the host. Nothing is logged about a
+target.
 """
 
 from __future__ import annotations
@@ -27,13 +30,24 @@ _HEAD_LIMIT = 32 * 1024
 _HEAD_SECONDS = 30.0
 _CHUNK = 64 * 1024
 _HOP_HEADERS = frozenset({"proxy-authorization", "proxy-connection", "connection", "keep-alive"})
+# Connections one relay serves at once (Chromium keeps at most 256 per proxy itself).
+MAX_CONNECTIONS = 256
+# How long a connection past the limit is given to send its request before its 503.
+_REFUSED_READ_SECONDS = 2.0
 
 
 class LoopbackRelay:
     """One relay for one partition's browser; an async context manager."""
 
-    def __init__(self, exit_: Exit, refused: Callable[[Why], None] = lambda _why: None) -> None:
+    def __init__(
+        self,
+        exit_: Exit,
+        refused: Callable[[Why], None] = lambda _why: None,
+        *,
+        max_connections: int = MAX_CONNECTIONS,
+    ) -> None:
         self._exit = exit_
+        self._max_connections = max_connections
         self._refused = refused
         self.username = "relay-" + secrets.token_hex(8)
         self.password = secrets.token_urlsafe(24)
@@ -77,6 +91,16 @@ class LoopbackRelay:
                 await task
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if len(self._connections) >= self._max_connections:
+            # The request is read first: a socket closed with unread bytes is reset, and the
+            # browser would see a broken connection instead of the answer.
+            with contextlib.suppress(
+                OSError, TimeoutError, asyncio.LimitOverrunError, asyncio.IncompleteReadError
+            ):
+                await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), _REFUSED_READ_SECONDS)
+                await _answer(writer, 503, "Service Unavailable")
+            writer.close()
+            return
         work = asyncio.ensure_future(self._relay(reader, writer))
         self._connections.add(work)
         try:

@@ -1,0 +1,54 @@
+"""The loopback relay serves a bounded number of browser connections at once."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+
+from server.host.proxies.exits import Upstream
+from server.host.proxies.relay import LoopbackRelay
+
+
+class SilentExit:
+    """An exit whose connections never open: each browser connection stays in the relay."""
+
+    def __init__(self) -> None:
+        self.opening = 0
+        self.both_waiting = asyncio.Event()
+
+    async def open(self, host: str, port: int) -> Upstream:
+        self.opening += 1
+        if self.opening == 2:
+            self.both_waiting.set()
+        await asyncio.Event().wait()
+        raise AssertionError("never opens")
+
+
+Streams = tuple[asyncio.StreamReader, asyncio.StreamWriter]
+
+
+async def connect_through(relay: LoopbackRelay) -> Streams:
+    reader, writer = await asyncio.open_connection("127.0.0.1", relay.port)
+    sign_in = base64.b64encode(f"{relay.username}:{relay.password}".encode()).decode()
+    head = f"CONNECT example.test:443 HTTP/1.1\r\nProxy-Authorization: Basic {sign_in}\r\n\r\n"
+    writer.write(head.encode())
+    await writer.drain()
+    return reader, writer
+
+
+async def test_a_connection_past_the_limit_is_answered_503_and_the_others_go_on() -> None:
+    exit_ = SilentExit()
+    async with LoopbackRelay(exit_, max_connections=2) as relay:
+        held = [await connect_through(relay) for _ in range(2)]
+        await asyncio.wait_for(exit_.both_waiting.wait(), 10)
+        reader, writer = await connect_through(relay)
+        answer = await asyncio.wait_for(reader.read(), 10)
+        assert answer.startswith(b"HTTP/1.1 503 ")
+        assert exit_.opening == 2  # the refused one never reached the exit
+        writers = [writer] + [held_writer for _reader, held_writer in held]
+        for each in writers:
+            each.close()
+        for each in writers:
+            with contextlib.suppress(ConnectionError):
+                await each.wait_closed()
