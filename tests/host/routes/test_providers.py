@@ -4,21 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 import sqlalchemy as sa
 
-from peer.connection import HostConnection, TeamApiCallError
 from server.common.crypto.box import SecretBox
 from server.common.crypto.ring import KeyRing
 from server.db.tables import providers
 from server.host.services.providers import MAX_CUSTOM_PROVIDERS, ProviderService
+from tests.host.routes.conftest import Roles, refused
 from tests.support.hub_server import RunningHub
-from tests.support.peers import Member, peer_member, wait_linked
+from tests.support.peers import peer_member
 
 ADMIN_ROUTES = (
     "providers-v1/set_key",
@@ -41,37 +39,13 @@ VIEW_FIELDS = {
 }
 
 
-@dataclass
-class Team:
-    team_id: str
-    owner: HostConnection
-    admin: HostConnection
-    member: HostConnection
+# This module's team has all three roles: the shared ``roles`` fixture.
+Team = Roles
 
 
 @pytest.fixture
-async def team(server: RunningHub, tmp_path: Path) -> AsyncIterator[Team]:
-    owner_client = await server.sign_up_owner()
-    team_id = await server.first_team_id(owner_client)
-    await server.invite(owner_client, team_id, "admin@example.com", "admin")
-    await server.invite(owner_client, team_id, "member@example.com", "member")
-    host_id = await wait_linked(server)
-    members: list[Member] = []
-    connections: list[HostConnection] = []
-    for email in ("owner@example.com", "admin@example.com", "member@example.com"):
-        members.append(await peer_member(server, email, tmp_path))
-        connections.append(await members[-1].connect(host_id))
-    yield Team(team_id, *connections)
-    for connection in connections:
-        await connection.close()
-    for member in members:
-        await member.hub.close()
-
-
-async def refused(connection: HostConnection, route: str, args: dict[str, Any]) -> str:
-    with pytest.raises(TeamApiCallError) as caught:
-        await connection.call(route, args)
-    return caught.value.code
+def team(roles: Roles) -> Roles:
+    return roles
 
 
 def admin_args(custom_id: str, name: str) -> dict[str, dict[str, Any]]:
