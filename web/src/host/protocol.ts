@@ -63,6 +63,9 @@ export const CAPABILITY = {
   attention: 'attention-v1',
   providers: 'providers-v1',
   workspace: 'workspace-v1',
+  vault: 'vault-v1',
+  browserProxies: 'browser-proxies-v1',
+  webSearch: 'web-search-v1',
 } as const;
 
 /** What of the live view a host serves, read from its `capabilities`. */

@@ -1,7 +1,8 @@
 /**
  * One host, live: the connection's state, chat with the team's agents and their requests,
  * the team's tabs on it, a live view to watch and steer one of them, the team's browser
- * profiles, and the agents, providers and workspaces. Parts the host does not serve (per
+ * profiles and proxies, and the agents, providers, vault, web search and workspaces. It
+ * opens on Chat when the host offers chat. Parts the host does not serve (per
  * `capabilities`) are not shown.
  */
 
@@ -16,6 +17,9 @@ import { AttentionCards, useAttention, type AlwaysAllow } from '../components/ho
 import { ChatPanel, type ChatSelection } from '../components/host/ChatPanel';
 import { LiveView } from '../components/host/LiveView';
 import { ProvidersAdmin } from '../components/host/ProvidersAdmin';
+import { ProxiesAdmin } from '../components/host/ProxiesAdmin';
+import { VaultAdmin } from '../components/host/VaultAdmin';
+import { WebSearchAdmin } from '../components/host/WebSearchAdmin';
 import { WorkspacePanel } from '../components/host/WorkspacePanel';
 import { ProfilesPanel } from '../components/host/ProfilesPanel';
 import { TabList } from '../components/host/TabList';
@@ -42,16 +46,35 @@ const STATUS_TEXT: Record<LiveStatus, string> = {
   failed: 'Could not connect',
 };
 
-type Section = 'chat' | 'tabs' | 'profiles' | 'agents' | 'providers' | 'workspace';
+export type Section = 'chat' | 'tabs' | 'profiles' | 'proxies' | 'agents' | 'providers' | 'vault' | 'search' | 'workspace';
 
 const SECTION_TEXT: Record<Section, string> = {
   chat: 'Chat',
   tabs: 'Tabs',
   profiles: 'Browser profiles',
+  proxies: 'Proxies',
   agents: 'Agents',
   providers: 'Providers',
+  vault: 'Vault',
+  search: 'Web search',
   workspace: 'Workspace',
 };
+
+/** The sections a host's capabilities give, in order: Chat first, so the screen opens on it. */
+export function hostSections(served: ReadonlySet<string>): Section[] {
+  const sections: Section[] = [];
+  const has = (capability: string) => served.has(capability);
+  if (has(CAPABILITY.agents) && has(CAPABILITY.threads)) sections.push('chat');
+  if (has(CAPABILITY.browserControl)) sections.push('tabs');
+  if (has(CAPABILITY.browserProfiles)) sections.push('profiles');
+  if (has(CAPABILITY.browserProxies) && has(CAPABILITY.browserProfiles)) sections.push('proxies');
+  if (has(CAPABILITY.agents)) sections.push('agents');
+  if (has(CAPABILITY.providers)) sections.push('providers');
+  if (has(CAPABILITY.vault)) sections.push('vault');
+  if (has(CAPABILITY.webSearch)) sections.push('search');
+  if (has(CAPABILITY.workspace) && has(CAPABILITY.agents)) sections.push('workspace');
+  return sections;
+}
 
 export function HostScreen({ team, hostId }: { team: TeamView; hostId: string }) {
   const { me } = useSession();
@@ -61,8 +84,9 @@ export function HostScreen({ team, hostId }: { team: TeamView; hostId: string })
   const connection = live.state.phase === 'connected' ? live.state.connection : null;
   const back = routePath({ name: 'team', teamId: team.id, section: 'hosts' });
   // What the member looks at outlives a connection: after a reconnect (a role change, a
-  // network blip) the same tab stays open when the new connection still lists it.
-  const [section, setSection] = useState<Section>('tabs');
+  // network blip) the same tab stays open when the new connection still lists it. The
+  // screen opens on Chat; a host without chat opens on its first section instead.
+  const [section, setSection] = useState<Section>('chat');
   const [selected, setSelected] = useState<string | null>(null);
   // The chat's drafts, unsent messages and choice outlive a connection (in memory only).
   const [chatMemory] = useState(() => new ChatMemory());
@@ -231,13 +255,7 @@ function Connected(props: {
 
   if (error) return <Banner tone="error">{describeError(error)}</Banner>;
   if (!about) return <Loading />;
-  const sections: Section[] = [];
-  if (chatServed) sections.push('chat');
-  if (served.has(CAPABILITY.browserControl)) sections.push('tabs');
-  if (served.has(CAPABILITY.browserProfiles)) sections.push('profiles');
-  if (served.has(CAPABILITY.agents)) sections.push('agents');
-  if (served.has(CAPABILITY.providers)) sections.push('providers');
-  if (served.has(CAPABILITY.workspace) && served.has(CAPABILITY.agents)) sections.push('workspace');
+  const sections = hostSections(served);
   const role = about.whoami.role;
   const watch = (tabId: string) => {
     setSection('tabs');
@@ -304,6 +322,12 @@ function Connected(props: {
         <WorkspacePanel connection={connection} agents={agentList} />
       ) : shown === 'providers' ? (
         <ProvidersAdmin connection={connection} role={role} />
+      ) : shown === 'vault' ? (
+        <VaultAdmin connection={connection} role={role} />
+      ) : shown === 'proxies' ? (
+        <ProxiesAdmin connection={connection} role={role} tabs={tabList} />
+      ) : shown === 'search' ? (
+        <WebSearchAdmin connection={connection} role={role} />
       ) : shown === 'tabs' ? (
         <div class={`tabs-layout${current ? ' has-selection' : ''}`}>
           <TabList
@@ -336,7 +360,7 @@ function Connected(props: {
           </div>
         </div>
       ) : (
-        <ProfilesPanel connection={connection} canManage={about.whoami.role !== 'member'} />
+        <ProfilesPanel connection={connection} canManage={role !== 'member'} proxiesServed={served.has(CAPABILITY.browserProxies)} tabs={tabList} />
       )}
     </>
   );

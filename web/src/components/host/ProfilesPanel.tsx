@@ -1,18 +1,22 @@
 /**
  * The team's browser profiles on this host. Owners and admins create, rename, recolour,
- * clear and delete them; members see the list only, and why. It follows `browser-profiles-changed`,
- * so a change made anywhere shows here without a reload.
+ * clear and delete them and, on a host with `browser-proxies-v1`, choose each one's proxy
+ * (asking first when that closes open tabs); members see the list only (with each
+ * profile's proxy), and why. It follows `browser-profiles-changed`, so a change made
+ * anywhere shows here without a reload.
  */
 
 import { useState } from 'preact/hooks';
 import { describeError } from '../../error-messages';
 import type { HostConnection } from '../../host/connection';
-import { EVENT, type ProfileView } from '../../host/protocol';
+import { EVENT, type ProfileView, type TabView } from '../../host/protocol';
+import { closeTabsQuestion, tabsOfProfiles } from '../../host/proxy-form';
 import { useHostLoad } from '../../host/use-host-call';
 import { Banner } from '../Banner';
 import { ConfirmButton } from '../ConfirmButton';
 import { Field } from '../Field';
 import { Loading } from '../Loading';
+import { PROXY_EVENTS, Question } from './ProxiesAdmin';
 import { ProfileChip } from './TabList';
 
 /** The hues a profile may take (the host's palette of agent avatar colours), with names. */
@@ -32,8 +36,37 @@ const HUE_NAMES: Record<(typeof PROFILE_HUES)[number], string> = {
 
 const EVENTS = [EVENT.profilesChanged] as const;
 
-export function ProfilesPanel({ connection, canManage }: { connection: HostConnection; canManage: boolean }) {
+/** What a profile's proxy menu offers: each proxy by name (null: Automatic), and which one it uses. */
+export interface ProxyChoices {
+  proxies: Array<{ id: string; name: string }>;
+  /** The proxy's name each profile uses, by profile id (what a member may see). */
+  used: Map<string, { id: string | null; name: string }>;
+}
+
+function useProxyChoices(connection: HostConnection, served: boolean, canManage: boolean): ProxyChoices | null {
+  const listed = useHostLoad(served && canManage ? connection : null, 'browser-proxies-v1/list', {}, PROXY_EVENTS);
+  const named = useHostLoad(served && !canManage ? connection : null, 'browser-proxies-v1/profile_proxies', {}, PROXY_EVENTS);
+  if (listed.data) {
+    const used = new Map(listed.data.proxies.flatMap((proxy) => proxy.profiles.map((profile) => [profile, { id: proxy.id, name: proxy.name }] as const)));
+    return { proxies: listed.data.proxies.map(({ id, name }) => ({ id, name })), used };
+  }
+  if (named.data) return { proxies: [], used: new Map(named.data.profiles.map((p) => [p.profileId, { id: null, name: p.proxyName }] as const)) };
+  return null;
+}
+
+export function ProfilesPanel({
+  connection,
+  canManage,
+  proxiesServed = false,
+  tabs = [],
+}: {
+  connection: HostConnection;
+  canManage: boolean;
+  proxiesServed?: boolean;
+  tabs?: readonly TabView[];
+}) {
   const profiles = useHostLoad(connection, 'browser-profiles-v1/list', {}, EVENTS);
+  const proxies = useProxyChoices(connection, proxiesServed, canManage);
   const [name, setName] = useState('');
   const [nameError, setNameError] = useState<string | undefined>(undefined);
   const [failure, setFailure] = useState<string | null>(null);
@@ -92,7 +125,7 @@ export function ProfilesPanel({ connection, canManage }: { connection: HostConne
       ) : (
         <ul class="rows" aria-label="Profiles">
           {list.map((profile) => (
-            <ProfileRow key={profile.id} profile={profile} canManage={canManage} connection={connection} run={run} />
+            <ProfileRow key={profile.id} profile={profile} canManage={canManage} connection={connection} run={run} proxies={proxies} tabs={tabs} />
           ))}
         </ul>
       )}
@@ -105,8 +138,19 @@ function ProfileRow(props: {
   canManage: boolean;
   connection: HostConnection;
   run: (action: () => Promise<unknown>) => Promise<void>;
+  proxies: ProxyChoices | null;
+  tabs: readonly TabView[];
 }) {
-  const { profile, connection, run } = props;
+  const { profile, connection, run, proxies } = props;
+  const using = proxies?.used.get(profile.id) ?? null;
+  // A proxy change closes the profile's tabs: with tabs open, it asks first.
+  const [proxyQuestion, setProxyQuestion] = useState<{ question: string; proxyId: string | null } | null>(null);
+  const assign = (proxyId: string | null) => run(() => connection.call('browser-proxies-v1/assign', { profile: profile.id, proxyId }));
+  const chooseProxy = (proxyId: string | null) => {
+    const question = closeTabsQuestion(tabsOfProfiles(props.tabs, [profile.name]));
+    if (question) setProxyQuestion({ question, proxyId });
+    else void assign(proxyId);
+  };
   const [editing, setEditing] = useState(false);
   // While a clear or delete asks, its question takes the row's actions' place.
   const [asking, setAsking] = useState(false);
@@ -133,8 +177,20 @@ function ProfileRow(props: {
         ) : (
           <div class="row-title">
             <ProfileChip label={profile.name} hue={profile.hue} />
+            {proxies && !props.canManage ? <span class="row-sub">Proxy: {using?.name ?? 'Automatic'}</span> : null}
           </div>
         )}
+        {proxyQuestion ? (
+          <Question
+            question={proxyQuestion.question}
+            confirmLabel="Close tabs and change"
+            onConfirm={() => {
+              setProxyQuestion(null);
+              void assign(proxyQuestion.proxyId);
+            }}
+            onCancel={() => setProxyQuestion(null)}
+          />
+        ) : null}
       </div>
       {props.canManage && !editing ? (
         <div class="row-side profile-actions">
@@ -156,6 +212,31 @@ function ProfileRow(props: {
               </option>
             ))}
           </select>
+          {proxies ? (
+            <>
+              <label class="visually-hidden" for={`proxy-${profile.id}`}>
+                Proxy of {profile.name}
+              </label>
+              <select
+                id={`proxy-${profile.id}`}
+                class="proxy-select"
+                value={using?.id ?? ''}
+                onChange={(event) => {
+                  const value = (event.target as HTMLSelectElement).value;
+                  // The select shows the saved choice until the change is made.
+                  (event.target as HTMLSelectElement).value = using?.id ?? '';
+                  chooseProxy(value || null);
+                }}
+              >
+                <option value="">Automatic</option>
+                {proxies.proxies.map((proxy) => (
+                  <option key={proxy.id} value={proxy.id}>
+                    {proxy.name}
+                  </option>
+                ))}
+              </select>
+            </>
+          ) : null}
           <button
             type="button"
             class="btn btn-secondary btn-sm"

@@ -1,0 +1,96 @@
+/** The web search screen: the body each engine takes, the key kept or cleared, never shown; the host screen's sections. */
+import { render } from 'preact';
+import { act } from 'preact/test-utils';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { WebSearchAdmin } from '../src/components/host/WebSearchAdmin';
+import type { HostConnection } from '../src/host/connection';
+import { CAPABILITY } from '../src/host/protocol';
+import { setBody, startForm, type WebSearchView } from '../src/host/web-search-form';
+import { hostSections } from '../src/screens/HostScreen';
+
+const BRAVE: WebSearchView = { engine: 'brave', baseUrl: null, engineId: null, keySet: true };
+const DEFAULT: WebSearchView = { engine: 'duckduckgo', baseUrl: null, engineId: null, keySet: false };
+
+describe('web search bodies', () => {
+  it('sends only what the chosen engine takes', () => {
+    expect(setBody(DEFAULT, startForm(DEFAULT))).toEqual({ engine: 'duckduckgo' });
+    expect(setBody(DEFAULT, { engine: 'searxng', baseUrl: ' https://searx.example ', engineId: 'x', key: 'k' })).toEqual({ engine: 'searxng', baseUrl: 'https://searx.example' });
+    expect(setBody(DEFAULT, { engine: 'google', baseUrl: '', engineId: ' cx1 ', key: ' gkey ' })).toEqual({ engine: 'google', engineId: 'cx1', key: 'gkey' });
+  });
+
+  it('keeps the key set for the same engine when none is typed, and never for another engine', () => {
+    expect(setBody(BRAVE, startForm(BRAVE))).toEqual({ engine: 'brave', keepKey: true });
+    expect(setBody(BRAVE, { ...startForm(BRAVE), key: 'new-key' })).toEqual({ engine: 'brave', key: 'new-key' });
+    expect(setBody(BRAVE, { ...startForm(BRAVE), engine: 'google', engineId: 'cx' })).toEqual({ engine: 'google', engineId: 'cx' });
+  });
+});
+
+function fakeConnection(answers: Record<string, unknown>) {
+  const calls: Array<[string, unknown]> = [];
+  const connection = {
+    call: vi.fn(async (route: string, args: unknown) => {
+      calls.push([route, args]);
+      return answers[route] ?? {};
+    }),
+    onEvent: () => () => {},
+  } as unknown as HostConnection;
+  return { connection, calls };
+}
+
+let container: HTMLElement;
+beforeEach(() => {
+  container = document.createElement('div');
+  document.body.append(container);
+});
+afterEach(() => {
+  render(null, container);
+  container.remove();
+});
+
+describe('WebSearchAdmin', () => {
+  it('sends a typed key and empties its input at once', async () => {
+    const { connection, calls } = fakeConnection({ 'web-search-v1/get': BRAVE, 'web-search-v1/set': BRAVE });
+    await act(async () => {
+      render(<WebSearchAdmin connection={connection} role="admin" />, container);
+    });
+    await act(async () => {});
+    const key = container.querySelector<HTMLInputElement>('input[type="password"]')!;
+    expect(key.value).toBe('');
+    expect(container.textContent).toContain('Key set');
+    await act(async () => {
+      key.value = 'brave-key-typed';
+      key.dispatchEvent(new Event('input', { bubbles: true }));
+    });
+    await act(async () => {
+      container.querySelector('form')!.dispatchEvent(new Event('submit', { bubbles: true, cancelable: true }));
+    });
+    expect(calls).toContainEqual(['web-search-v1/set', { engine: 'brave', key: 'brave-key-typed' }]);
+    expect(container.querySelector<HTMLInputElement>('input[type="password"]')!.value).toBe('');
+    expect(container.innerHTML).not.toContain('brave-key-typed');
+  });
+
+  it('shows members the engine read-only, with the reason', async () => {
+    const { connection } = fakeConnection({ 'web-search-v1/get': BRAVE });
+    await act(async () => {
+      render(<WebSearchAdmin connection={connection} role="member" />, container);
+    });
+    await act(async () => {});
+    expect(container.textContent).toContain('Only admins and owners change this');
+    expect(container.textContent).toContain('Brave Search');
+    expect(container.querySelectorAll('button, input, select')).toHaveLength(0);
+  });
+});
+
+describe('the host screen’s sections', () => {
+  const every = new Set<string>(Object.values(CAPABILITY));
+  it('opens on Chat when the host offers chat, on Tabs otherwise', () => {
+    expect(hostSections(every)).toEqual(['chat', 'tabs', 'profiles', 'proxies', 'agents', 'providers', 'vault', 'search', 'workspace']);
+    const noChat = new Set([...every].filter((c) => c !== CAPABILITY.threads));
+    expect(hostSections(noChat)[0]).toBe('tabs');
+  });
+
+  it('hides what the host lacks', () => {
+    const bare = new Set([CAPABILITY.browserControl, CAPABILITY.browserProxies]);
+    expect(hostSections(bare)).toEqual(['tabs']);
+  });
+});
