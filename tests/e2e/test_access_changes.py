@@ -19,6 +19,7 @@ async def open_host(page: Page, crewhost: Crewhost, team: Team) -> None:
     await expect(page.locator("[data-connection]")).to_have_attribute(
         "data-connection", "connected", timeout=CONNECT_MS
     )
+    await page.get_by_role("tab", name="Tabs", exact=True).click()
     await page.evaluate("window.e2eNotReloaded = true")
 
 

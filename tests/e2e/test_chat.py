@@ -92,8 +92,9 @@ async def chat_team(hub_api: HubApi, anthropic: FakeAnthropic, folder: Path) -> 
 
 
 async def open_chat(page: Page, crewhost: Crewhost, team: Team) -> None:
-    await open_host_screen(page, crewhost, team)
-    await page.get_by_role("tab", name="Chat").click()
+    # The host offers chat, so its screen opens on Chat.
+    await open_host_screen(page, crewhost, team, section=None)
+    await expect(page.get_by_role("tab", name="Chat")).to_have_attribute("aria-selected", "true")
     await (
         page.get_by_role("navigation", name="Agents and chats")
         .get_by_role("button", name="Scout")

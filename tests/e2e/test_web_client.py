@@ -251,8 +251,11 @@ new MutationObserver(() => {
 """
 
 
-async def open_host_screen(page: Page, crewhost: Crewhost, team: Team) -> None:
-    """From the Hosts list to the built-in host's screen: connecting, then connected."""
+async def open_host_screen(
+    page: Page, crewhost: Crewhost, team: Team, section: str | None = "Tabs"
+) -> None:
+    """From the Hosts list to the built-in host's screen: connecting, then connected, then
+    ``section`` chosen (None: the section the screen opens on, Chat)."""
     await page.add_init_script(RECORD_PHASES)
     await page.goto(crewhost.at(f"/app/teams/{team.id}/hosts"))
     row = page.get_by_role("listitem").filter(has_text="Built-in host")
@@ -263,6 +266,8 @@ async def open_host_screen(page: Page, crewhost: Crewhost, team: Team) -> None:
     await expect(status).to_have_attribute("data-connection", "connected", timeout=CONNECT_MS)
     await expect(status).to_contain_text("Connected")
     assert await page.evaluate("window.e2ePhases") == ["connecting", "connected"]
+    if section is not None:
+        await page.get_by_role("tab", name=section, exact=True).click()
 
 
 async def shows_colour(page: Page, at: tuple[float, float], rgb: tuple[int, int, int]) -> None:

@@ -70,6 +70,7 @@ describe('proxy edits', () => {
     expect(closeTabsQuestion(1)).toBe('Close 1 open tab? The change closes the tabs of the profiles it affects.');
     expect(deleteProxyQuestion('proxy.example', [], 0)).toBe('Delete the proxy proxy.example?');
     expect(deleteProxyQuestion('proxy.example', ['Work'], 0)).toBe('Delete the proxy proxy.example? The profile Work moves to Automatic.');
+    expect(deleteProxyQuestion('proxy.example', ['Work'], 1)).toBe('Delete the proxy proxy.example? The profile Work moves to Automatic, and 1 open tab closes.');
     expect(deleteProxyQuestion('proxy.example', ['Work', 'Shop', 'Home'], 3)).toBe(
       'Delete the proxy proxy.example? The profiles Work, Shop and Home move to Automatic, and 3 open tabs close.',
     );

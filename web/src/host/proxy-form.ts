@@ -98,7 +98,7 @@ export function deleteProxyQuestion(proxyName: string, profileNames: readonly st
   const head = `Delete the proxy ${proxyName}?`;
   if (!profileNames.length) return head;
   const profiles = profileNames.length === 1 ? `The profile ${profileNames[0]} moves` : `The profiles ${listText(profileNames)} move`;
-  const tabs = openTabs > 0 ? `, and ${tabsText(openTabs)} close` : '';
+  const tabs = openTabs > 0 ? `, and ${tabsText(openTabs)} ${openTabs === 1 ? 'closes' : 'close'}` : '';
   return `${head} ${profiles} to Automatic${tabs}.`;
 }
 

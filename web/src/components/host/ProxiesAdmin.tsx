@@ -156,7 +156,7 @@ function AddProxy({ connection, onAdded }: { connection: HostConnection; onAdded
       <h3>Add a proxy</h3>
       <label>
         Address
-        <input value={address} placeholder="socks5://user@proxy.example:1080 or host:port" autoComplete="off" onInput={(e) => setAddress(e.currentTarget.value)} required />
+        <input type="text" value={address} placeholder="socks5://user@proxy.example:1080 or host:port" autoComplete="off" onInput={(e) => setAddress(e.currentTarget.value)} required />
       </label>
       <label>
         Password
@@ -256,7 +256,7 @@ function ProxyRow(props: {
         <form class="admin-form proxy-form" aria-label={`Edit ${proxy.name}`} onSubmit={save}>
           <label>
             Address
-            <input value={edit.address} autoComplete="off" onInput={(e) => setEdit((old) => ({ ...old, address: e.currentTarget.value }))} required />
+            <input type="text" value={edit.address} autoComplete="off" onInput={(e) => setEdit((old) => ({ ...old, address: e.currentTarget.value }))} required />
           </label>
           <label>
             Password

@@ -69,10 +69,10 @@ function SearchForm({ connection, current, onSaved }: { connection: HostConnecti
   const kept = keyKept(current, form);
   const about = ENGINES.find((e) => e.id === form.engine);
   return (
-    <form class="admin-form" aria-label="Search engine" onSubmit={submit}>
+    <form class="admin-form" aria-label="Web search settings" onSubmit={submit}>
       <label>
         Engine
-        <select value={form.engine} onChange={(e) => set({ engine: e.currentTarget.value as Engine })}>
+        <select aria-label="Engine" value={form.engine} onChange={(e) => set({ engine: e.currentTarget.value as Engine })}>
           {ENGINES.map((engine) => (
             <option key={engine.id} value={engine.id}>
               {engine.name}
@@ -90,7 +90,7 @@ function SearchForm({ connection, current, onSaved }: { connection: HostConnecti
       {form.engine === 'google' ? (
         <label>
           Search engine id (cx)
-          <input value={form.engineId} onInput={(e) => set({ engineId: e.currentTarget.value })} required />
+          <input type="text" value={form.engineId} onInput={(e) => set({ engineId: e.currentTarget.value })} required />
         </label>
       ) : null}
       {needsKey(form.engine) ? (
@@ -98,6 +98,7 @@ function SearchForm({ connection, current, onSaved }: { connection: HostConnecti
           {engineName(form.engine)} API key
           <input
             type="password"
+            aria-label={`${engineName(form.engine)} API key`}
             autoComplete="off"
             value={form.key}
             placeholder={kept ? 'Key set: leave empty to keep it' : 'API key'}
