@@ -1,11 +1,11 @@
 /** The proxies screen: keepPassword and previousAddress bodies, the questions, a stale save, members' view. */
 import { render } from 'preact';
 import { act } from 'preact/test-utils';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ProfilesPanel } from '../src/components/host/ProfilesPanel';
 import { PROXY_MEMBER_REASON, ProxiesAdmin } from '../src/components/host/ProxiesAdmin';
-import { HostCallError, type HostConnection } from '../src/host/connection';
 import type { TabView } from '../src/host/protocol';
+import { button, fakeConnection, mountPoint, show, submit, typeInto } from './host-fakes';
 import { PASSWORD_MASK, closeTabsQuestion, deleteProxyQuestion, saveEdit, startEdit, statusText, tabsOfProfiles, withPassword, type ProxyView } from '../src/host/proxy-form';
 
 const WORK = { id: `profile-${'a'.repeat(32)}`, name: 'Work', hue: 204 };
@@ -85,54 +85,20 @@ describe('proxy edits', () => {
   });
 });
 
-function fakeConnection(answers: Record<string, unknown>, refuse: Record<string, string> = {}) {
-  const calls: Array<[string, unknown]> = [];
-  const connection = {
-    call: vi.fn(async (route: string, args: unknown) => {
-      calls.push([route, args]);
-      if (refuse[route]) throw new HostCallError(refuse[route], 'refused');
-      return answers[route] ?? {};
-    }),
-    onEvent: () => () => {},
-  } as unknown as HostConnection;
-  return { connection, calls };
-}
-
-let container: HTMLElement;
-beforeEach(() => {
-  container = document.createElement('div');
-  document.body.append(container);
-});
-afterEach(() => {
-  render(null, container);
-  container.remove();
-});
+const mount = mountPoint();
 
 const ANSWERS = {
   'browser-proxies-v1/list': { proxies: [PROXY, COMPUTER] },
   'browser-profiles-v1/list': { profiles: [WORK, SHOP] },
 };
 
-async function show(node: preact.ComponentChild) {
-  await act(async () => {
-    render(node, container);
-  });
-  await act(async () => {});
-}
-
-function button(root: Element, text: string): HTMLButtonElement {
-  const found = [...root.querySelectorAll<HTMLButtonElement>('button')].find((b) => b.textContent === text);
-  if (!found) throw new Error(`no button ${text}`);
-  return found;
-}
-
 describe('ProxiesAdmin', () => {
   it('asks before a delete, naming the profiles it moves, and sends the profiles it named', async () => {
     const { connection, calls } = fakeConnection(ANSWERS);
-    await show(<ProxiesAdmin connection={connection} role="admin" tabs={TABS} />);
-    const row = container.querySelector(`[data-proxy="${PROXY.id}"]`)!;
+    await show(<ProxiesAdmin connection={connection} role="admin" tabs={TABS} />, mount.element);
+    const row = mount.element.querySelector(`[data-proxy="${PROXY.id}"]`)!;
     expect(row.textContent).toContain('Used by Work, Shop');
-    expect(container.querySelector(`[data-proxy="${COMPUTER.id}"] [data-status="offline"]`)!.textContent).toBe('Offline');
+    expect(mount.element.querySelector(`[data-proxy="${COMPUTER.id}"] [data-status="offline"]`)!.textContent).toBe('Offline');
     await act(async () => button(row, 'Delete').click());
     const question = row.querySelector('[role="group"]')!;
     expect(question.getAttribute('aria-label')).toBe('Delete the proxy proxy.example? The profiles Work and Shop move to Automatic, and 3 open tabs close.');
@@ -142,19 +108,14 @@ describe('ProxiesAdmin', () => {
 
   it('asks "close N open tabs?" before a save that closes them, then sends keepPassword and previousAddress', async () => {
     const { connection, calls } = fakeConnection(ANSWERS);
-    await show(<ProxiesAdmin connection={connection} role="owner" tabs={TABS} />);
-    const row = container.querySelector(`[data-proxy="${PROXY.id}"]`)!;
+    await show(<ProxiesAdmin connection={connection} role="owner" tabs={TABS} />, mount.element);
+    const row = mount.element.querySelector(`[data-proxy="${PROXY.id}"]`)!;
     await act(async () => button(row, 'Edit').click());
     const [address, password] = [...row.querySelectorAll<HTMLInputElement>('form input')];
     expect(password!.type).toBe('password');
     expect(password!.value).toBe(PASSWORD_MASK);
-    await act(async () => {
-      address!.value = 'http://me@proxy.example:8080';
-      address!.dispatchEvent(new Event('input', { bubbles: true }));
-    });
-    await act(async () => {
-      row.querySelector('form')!.dispatchEvent(new Event('submit', { bubbles: true, cancelable: true }));
-    });
+    await typeInto(address!, 'http://me@proxy.example:8080');
+    await submit(row.querySelector('form')!);
     expect(calls.map(([route]) => route)).not.toContain('browser-proxies-v1/update');
     const question = row.querySelector('[role="group"]')!;
     expect(question.textContent).toContain('Close 3 open tabs?');
@@ -170,24 +131,19 @@ describe('ProxiesAdmin', () => {
       { ...ANSWERS, 'browser-proxies-v1/list': { proxies: [{ ...PROXY, profiles: [] }] } },
       { 'browser-proxies-v1/update': 'browserProxyChanged' },
     );
-    await show(<ProxiesAdmin connection={connection} role="admin" tabs={[]} />);
-    const row = container.querySelector(`[data-proxy="${PROXY.id}"]`)!;
+    await show(<ProxiesAdmin connection={connection} role="admin" tabs={[]} />, mount.element);
+    const row = mount.element.querySelector(`[data-proxy="${PROXY.id}"]`)!;
     await act(async () => button(row, 'Edit').click());
     const password = row.querySelectorAll<HTMLInputElement>('form input')[1]!;
-    await act(async () => {
-      password.value = 'typed-proxy-secret';
-      password.dispatchEvent(new Event('input', { bubbles: true }));
-    });
+    await typeInto(password, 'typed-proxy-secret');
     const listed = calls.filter(([route]) => route === 'browser-proxies-v1/list').length;
-    await act(async () => {
-      row.querySelector('form')!.dispatchEvent(new Event('submit', { bubbles: true, cancelable: true }));
-    });
+    await submit(row.querySelector('form')!);
     await act(async () => {});
     expect(calls.find(([route]) => route === 'browser-proxies-v1/update')![1]).toMatchObject({ address: 'http://me:typed-proxy-secret@proxy.example:3128', keepPassword: false });
-    expect(container.textContent).toContain('Someone else changed this proxy meanwhile.');
+    expect(mount.element.textContent).toContain('Someone else changed this proxy meanwhile.');
     expect(calls.filter(([route]) => route === 'browser-proxies-v1/list').length).toBe(listed + 1);
-    expect(container.querySelector('form[aria-label^="Edit"]')).toBeNull();
-    expect(container.innerHTML).not.toContain('typed-proxy-secret');
+    expect(mount.element.querySelector('form[aria-label^="Edit"]')).toBeNull();
+    expect(mount.element.innerHTML).not.toContain('typed-proxy-secret');
   });
 
   it('shows members each profile’s proxy, with the reason, and no controls', async () => {
@@ -195,45 +151,39 @@ describe('ProxiesAdmin', () => {
       'browser-proxies-v1/profile_proxies': { profiles: [{ profileId: WORK.id, proxyName: 'proxy.example' }] },
       'browser-profiles-v1/list': { profiles: [WORK, SHOP] },
     });
-    await show(<ProxiesAdmin connection={connection} role="member" tabs={TABS} />);
+    await show(<ProxiesAdmin connection={connection} role="member" tabs={TABS} />, mount.element);
     expect(calls.map(([route]) => route)).not.toContain('browser-proxies-v1/list');
-    expect(container.textContent).toContain(PROXY_MEMBER_REASON);
-    expect([...container.querySelectorAll('.admin-row')].map((r) => r.textContent)).toEqual(['Workproxy.example', 'ShopAutomatic']);
-    expect(container.querySelectorAll('button, input, select')).toHaveLength(0);
+    expect(mount.element.textContent).toContain(PROXY_MEMBER_REASON);
+    expect([...mount.element.querySelectorAll('.admin-row')].map((r) => r.textContent)).toEqual(['Workproxy.example', 'ShopAutomatic']);
+    expect(mount.element.querySelectorAll('button, input, select')).toHaveLength(0);
   });
 });
 
 describe('the Proxy choice of a profile', () => {
   it('asks before closing the profile’s tabs, then assigns; without tabs it assigns at once', async () => {
     const { connection, calls } = fakeConnection(ANSWERS);
-    await show(<ProfilesPanel connection={connection} canManage proxiesServed tabs={TABS} />);
-    const work = container.querySelector<HTMLSelectElement>(`#proxy-${WORK.id}`)!;
+    await show(<ProfilesPanel connection={connection} canManage proxiesServed tabs={TABS} />, mount.element);
+    const work = mount.element.querySelector<HTMLSelectElement>(`#proxy-${WORK.id}`)!;
     expect([...work.options].map((o) => o.textContent)).toEqual(['Automatic', 'proxy.example', 'computer: Maya’s laptop']);
     expect(work.value).toBe(PROXY.id);
-    await act(async () => {
-      work.value = '';
-      work.dispatchEvent(new Event('change', { bubbles: true }));
-    });
+    await typeInto(work, '', 'change');
     expect(calls.map(([route]) => route)).not.toContain('browser-proxies-v1/assign');
-    const question = container.querySelector('[role="group"]')!;
+    const question = mount.element.querySelector('[role="group"]')!;
     expect(question.textContent).toContain('Close 2 open tabs?');
     await act(async () => button(question, 'Close tabs and change').click());
     expect(calls).toContainEqual(['browser-proxies-v1/assign', { profile: WORK.id, proxyId: null }]);
 
-    render(null, container);
-    await show(<ProfilesPanel connection={connection} canManage proxiesServed tabs={[]} />);
-    const shop = container.querySelector<HTMLSelectElement>(`#proxy-${SHOP.id}`)!;
-    await act(async () => {
-      shop.value = COMPUTER.id;
-      shop.dispatchEvent(new Event('change', { bubbles: true }));
-    });
+    render(null, mount.element);
+    await show(<ProfilesPanel connection={connection} canManage proxiesServed tabs={[]} />, mount.element);
+    const shop = mount.element.querySelector<HTMLSelectElement>(`#proxy-${SHOP.id}`)!;
+    await typeInto(shop, COMPUTER.id, 'change');
     expect(calls.at(-2)).toEqual(['browser-proxies-v1/assign', { profile: SHOP.id, proxyId: COMPUTER.id }]);
   });
 
   it('offers no choice on a host without proxies', async () => {
     const { connection, calls } = fakeConnection(ANSWERS);
-    await show(<ProfilesPanel connection={connection} canManage tabs={TABS} />);
-    expect(container.querySelector('.proxy-select')).toBeNull();
+    await show(<ProfilesPanel connection={connection} canManage tabs={TABS} />, mount.element);
+    expect(mount.element.querySelector('.proxy-select')).toBeNull();
     expect(calls.map(([route]) => route)).toEqual(['browser-profiles-v1/list']);
   });
 });

@@ -1,9 +1,8 @@
 /** The vault screen: the mask keeps a secret, a save sends only changes, members read names and kinds. */
-import { render } from 'preact';
 import { act } from 'preact/test-utils';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { VAULT_MEMBER_REASON, VaultAdmin } from '../src/components/host/VaultAdmin';
-import type { HostConnection } from '../src/host/connection';
+import { button, fakeConnection, mountPoint, show, submit, typeInto } from './host-fakes';
 import { SECRET_MASK, createBody, deleteItemQuestion, editForm, itemFacts, secretMarks, updateBody, withoutSecrets, type VaultItem } from '../src/host/vault-form';
 
 const LOGIN: VaultItem = {
@@ -72,40 +71,13 @@ describe('vault forms', () => {
   });
 });
 
-function fakeConnection(answers: Record<string, unknown>) {
-  const calls: Array<[string, unknown]> = [];
-  const connection = {
-    call: vi.fn(async (route: string, args: unknown) => {
-      calls.push([route, args]);
-      return answers[route] ?? {};
-    }),
-    onEvent: () => () => {},
-  } as unknown as HostConnection;
-  return { connection, calls };
-}
-
-let container: HTMLElement;
-beforeEach(() => {
-  container = document.createElement('div');
-  document.body.append(container);
-});
-afterEach(() => {
-  render(null, container);
-  container.remove();
-});
-
-function typeInto(input: HTMLInputElement | HTMLTextAreaElement, value: string) {
-  input.value = value;
-  input.dispatchEvent(new Event('input', { bubbles: true }));
-}
+const mount = mountPoint();
 
 describe('VaultAdmin', () => {
   it('shows members names and kinds only, with the reason, and no controls', async () => {
     const { connection, calls } = fakeConnection({ 'vault-v1/list_names': { items: [{ id: 'item-1', kind: 'login', name: 'Shop', sites: ['https://shop.example'] }], total: 1, nextOffset: null } });
-    await act(async () => {
-      render(<VaultAdmin connection={connection} role="member" />, container);
-    });
-    await act(async () => {});
+    await show(<VaultAdmin connection={connection} role="member" />, mount.element);
+    const container = mount.element;
     expect(calls.map(([route]) => route)).toEqual(['vault-v1/list_names']);
     expect(container.textContent).toContain(VAULT_MEMBER_REASON);
     expect(container.querySelector('[data-vault-item="item-1"]')!.textContent).toBe('ShopLogin');
@@ -114,45 +86,31 @@ describe('VaultAdmin', () => {
 
   it('edits with the mask: a save that keeps it sends no password, and the typed one leaves the input', async () => {
     const { connection, calls } = fakeConnection({ 'vault-v1/list': { items: [LOGIN], total: 1, nextOffset: null } });
-    await act(async () => {
-      render(<VaultAdmin connection={connection} role="admin" />, container);
-    });
-    await act(async () => {});
+    await show(<VaultAdmin connection={connection} role="admin" />, mount.element);
+    const container = mount.element;
     const row = container.querySelector('[data-vault-item="item-1"]')!;
     expect(row.textContent).toContain('Password set');
-    await act(async () => {
-      [...row.querySelectorAll('button')].find((b) => b.textContent === 'Edit')!.click();
-    });
+    await act(async () => button(row, 'Edit').click());
     const password = row.querySelector<HTMLInputElement>('input[type="password"]')!;
     expect(password.value).toBe(SECRET_MASK);
     const user = [...row.querySelectorAll<HTMLInputElement>('input[type="text"]')].find((i) => i.value === 'ada')!;
-    await act(async () => typeInto(user, 'ada.l'));
-    await act(async () => {
-      row.querySelector('form')!.dispatchEvent(new Event('submit', { bubbles: true, cancelable: true }));
-    });
+    await typeInto(user, 'ada.l');
+    await submit(row.querySelector('form')!);
     expect(calls.at(-2)).toEqual(['vault-v1/update', { itemId: 'item-1', username: 'ada.l' }]);
 
-    await act(async () => {
-      [...row.querySelectorAll('button')].find((b) => b.textContent === 'Edit')!.click();
-    });
+    await act(async () => button(row, 'Edit').click());
     const again = row.querySelector<HTMLInputElement>('input[type="password"]')!;
-    await act(async () => typeInto(again, 'typed-secret-1'));
-    await act(async () => {
-      row.querySelector('form')!.dispatchEvent(new Event('submit', { bubbles: true, cancelable: true }));
-    });
+    await typeInto(again, 'typed-secret-1');
+    await submit(row.querySelector('form')!);
     expect(calls.some(([route, args]) => route === 'vault-v1/update' && (args as { password?: string }).password === 'typed-secret-1')).toBe(true);
     expect(container.innerHTML).not.toContain('typed-secret-1');
   });
 
   it('asks before a delete, naming the item', async () => {
     const { connection, calls } = fakeConnection({ 'vault-v1/list': { items: [CARD], total: 1, nextOffset: null } });
-    await act(async () => {
-      render(<VaultAdmin connection={connection} role="owner" />, container);
-    });
-    await act(async () => {});
-    await act(async () => {
-      [...container.querySelectorAll('button')].find((b) => b.textContent === 'Delete')!.click();
-    });
+    await show(<VaultAdmin connection={connection} role="owner" />, mount.element);
+    const container = mount.element;
+    await act(async () => button(container, 'Delete').click());
     expect(container.querySelector('[role="group"]')!.getAttribute('aria-label')).toBe(deleteItemQuestion('Team card'));
     expect(calls.map(([route]) => route)).not.toContain('vault-v1/delete');
     await act(async () => {

@@ -1,12 +1,10 @@
 /** The web search screen: the body each engine takes, the key kept or cleared, never shown; the host screen's sections. */
-import { render } from 'preact';
-import { act } from 'preact/test-utils';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { WebSearchAdmin } from '../src/components/host/WebSearchAdmin';
-import type { HostConnection } from '../src/host/connection';
 import { CAPABILITY } from '../src/host/protocol';
 import { setBody, startForm, type WebSearchView } from '../src/host/web-search-form';
 import { hostSections } from '../src/screens/HostScreen';
+import { fakeConnection, mountPoint, show, submit, typeInto } from './host-fakes';
 
 const BRAVE: WebSearchView = { engine: 'brave', baseUrl: null, engineId: null, keySet: true };
 const DEFAULT: WebSearchView = { engine: 'duckduckgo', baseUrl: null, engineId: null, keySet: false };
@@ -25,45 +23,18 @@ describe('web search bodies', () => {
   });
 });
 
-function fakeConnection(answers: Record<string, unknown>) {
-  const calls: Array<[string, unknown]> = [];
-  const connection = {
-    call: vi.fn(async (route: string, args: unknown) => {
-      calls.push([route, args]);
-      return answers[route] ?? {};
-    }),
-    onEvent: () => () => {},
-  } as unknown as HostConnection;
-  return { connection, calls };
-}
-
-let container: HTMLElement;
-beforeEach(() => {
-  container = document.createElement('div');
-  document.body.append(container);
-});
-afterEach(() => {
-  render(null, container);
-  container.remove();
-});
+const mount = mountPoint();
 
 describe('WebSearchAdmin', () => {
   it('sends a typed key and empties its input at once', async () => {
     const { connection, calls } = fakeConnection({ 'web-search-v1/get': BRAVE, 'web-search-v1/set': BRAVE });
-    await act(async () => {
-      render(<WebSearchAdmin connection={connection} role="admin" />, container);
-    });
-    await act(async () => {});
+    await show(<WebSearchAdmin connection={connection} role="admin" />, mount.element);
+    const container = mount.element;
     const key = container.querySelector<HTMLInputElement>('input[type="password"]')!;
     expect(key.value).toBe('');
     expect(container.textContent).toContain('Key set');
-    await act(async () => {
-      key.value = 'brave-key-typed';
-      key.dispatchEvent(new Event('input', { bubbles: true }));
-    });
-    await act(async () => {
-      container.querySelector('form')!.dispatchEvent(new Event('submit', { bubbles: true, cancelable: true }));
-    });
+    await typeInto(key, 'brave-key-typed');
+    await submit(container.querySelector('form')!);
     expect(calls).toContainEqual(['web-search-v1/set', { engine: 'brave', key: 'brave-key-typed' }]);
     expect(container.querySelector<HTMLInputElement>('input[type="password"]')!.value).toBe('');
     expect(container.innerHTML).not.toContain('brave-key-typed');
@@ -71,10 +42,8 @@ describe('WebSearchAdmin', () => {
 
   it('shows members the engine read-only, with the reason', async () => {
     const { connection } = fakeConnection({ 'web-search-v1/get': BRAVE });
-    await act(async () => {
-      render(<WebSearchAdmin connection={connection} role="member" />, container);
-    });
-    await act(async () => {});
+    await show(<WebSearchAdmin connection={connection} role="member" />, mount.element);
+    const container = mount.element;
     expect(container.textContent).toContain('Only admins and owners change this');
     expect(container.textContent).toContain('Brave Search');
     expect(container.querySelectorAll('button, input, select')).toHaveLength(0);
