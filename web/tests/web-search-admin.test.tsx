@@ -1,4 +1,5 @@
 /** The web search screen: the body each engine takes, the key kept or cleared, never shown; the host screen's sections. */
+import { act } from 'preact/test-utils';
 import { describe, expect, it } from 'vitest';
 import { WebSearchAdmin } from '../src/components/host/WebSearchAdmin';
 import { CAPABILITY } from '../src/host/protocol';
@@ -38,6 +39,20 @@ describe('WebSearchAdmin', () => {
     expect(calls).toContainEqual(['web-search-v1/set', { engine: 'brave', key: 'brave-key-typed' }]);
     expect(container.querySelector<HTMLInputElement>('input[type="password"]')!.value).toBe('');
     expect(container.innerHTML).not.toContain('brave-key-typed');
+  });
+
+  it('keeps saying "Saved." once the host answers with the new engine', async () => {
+    const answers: Record<string, unknown> = { 'web-search-v1/get': DEFAULT };
+    const { connection, calls } = fakeConnection(answers);
+    await show(<WebSearchAdmin connection={connection} role="owner" />, mount.element);
+    await typeInto(mount.element.querySelector<HTMLSelectElement>('select')!, 'searxng', 'change');
+    await typeInto(mount.element.querySelector<HTMLInputElement>('input[type="url"]')!, 'https://searx.example');
+    answers['web-search-v1/get'] = { ...DEFAULT, engine: 'searxng', baseUrl: 'https://searx.example' };
+    await submit(mount.element.querySelector('form')!);
+    await act(async () => {});
+    expect(calls).toContainEqual(['web-search-v1/set', { engine: 'searxng', baseUrl: 'https://searx.example' }]);
+    expect(mount.element.querySelector<HTMLInputElement>('input[type="url"]')!.value).toBe('https://searx.example');
+    expect(mount.element.textContent).toContain('Saved.');
   });
 
   it('shows members the engine read-only, with the reason', async () => {

@@ -19,6 +19,8 @@ import { READ_ONLY_REASON } from './ProvidersAdmin';
 
 export function WebSearchAdmin({ connection, role }: { connection: HostConnection; role: Role }) {
   const settings = useHostLoad(connection, 'web-search-v1/get', {}, []);
+  // Outside the form, which starts again from each answer the host gives.
+  const [saved, setSaved] = useState(false);
   if (settings.error) return <Banner tone="error">{describeError(settings.error)}</Banner>;
   if (!settings.data) return <Loading />;
   const current = settings.data;
@@ -35,26 +37,35 @@ export function WebSearchAdmin({ connection, role }: { connection: HostConnectio
           </p>
         </>
       ) : (
-        <SearchForm key={JSON.stringify(current)} connection={connection} current={current} onSaved={settings.reload} />
+        <SearchForm
+          key={JSON.stringify(current)}
+          connection={connection}
+          current={current}
+          saved={saved}
+          onSaved={(done) => {
+            setSaved(done);
+            if (done) settings.reload();
+          }}
+        />
       )}
     </section>
   );
 }
 
-function SearchForm({ connection, current, onSaved }: { connection: HostConnection; current: WebSearchView; onSaved: () => void }) {
+function SearchForm(props: { connection: HostConnection; current: WebSearchView; saved: boolean; onSaved: (saved: boolean) => void }) {
+  const { connection, current, saved, onSaved } = props;
   const [form, setForm] = useState<WebSearchForm>(() => startForm(current));
   const [error, setError] = useState<unknown>(null);
-  const [saved, setSaved] = useState(false);
   const set = (change: Partial<WebSearchForm>) => {
-    setSaved(false);
+    onSaved(false);
     setForm((old) => ({ ...old, ...change }));
   };
   const send = async (body: SetWebSearchArgs) => {
     setError(null);
+    onSaved(false);
     try {
       await connection.call('web-search-v1/set', body);
-      setSaved(true);
-      onSaved();
+      onSaved(true);
     } catch (failure) {
       setError(failure);
     }
