@@ -1,9 +1,10 @@
 """The Vault, Proxies and Web search screens of the web client, against ``crewhost serve``.
 
 An admin adds a vault login (its password never visible again), a proxy in front of a
-tinyproxy the test starts (its password a mask), gives it to a named profile whose open tab
-the change closes (after the question), and sets a search key; a member sees the same
-screens without a control, with the reasons.
+tinyproxy the test starts (its password a mask; a save after another admin's change is
+refused and shows the proxy anew), gives it to a named profile whose open tab the change
+closes (after the question), and sets a search key; a member sees the same screens
+without a control, with the reasons.
 """
 
 from __future__ import annotations
@@ -113,9 +114,37 @@ async def test_an_admin_manages_the_vault_proxies_and_search_and_a_member_only_r
             await expect(proxy_row).to_contain_text("Password saved")
             await expect(proxy_row).to_contain_text("No profile uses it.")
             await shows_nowhere(page, PROXY_PASSWORD)
+            address = f"http://{PROXY_USER}@127.0.0.1:{upstream.port}"
             await proxy_row.get_by_role("button", name="Edit").click()
             await expect(proxy_row.get_by_label("Password")).to_have_value(MASK)
-            await proxy_row.get_by_role("button", name="Cancel").click()
+            await expect(proxy_row.get_by_label("Address")).to_have_value(address)
+
+            # Another admin changes it meanwhile: this save is refused, in words, and the
+            # proxy shows as it is now.
+            listed = (await owner.call("browser-proxies-v1/list"))["proxies"]
+            moved = f"http://{PROXY_USER}@127.0.0.1:{upstream.port + 1}"
+            await owner.call(
+                "browser-proxies-v1/update",
+                {
+                    "id": listed[0]["id"],
+                    "previousAddress": address,
+                    "address": moved,
+                    "keepPassword": True,
+                },
+            )
+            await proxy_row.get_by_label("Address").fill(address.replace("127.0.0.1", "localhost"))
+            await proxy_row.get_by_role("button", name="Save").click()
+            await expect(proxies).to_contain_text("Someone else changed this proxy meanwhile.")
+            await expect(proxy_row.locator(".proxy-address")).to_have_text(moved)
+
+            # Edited back with the mask left alone: the saved password stays (the tab
+            # below signs in with it).
+            await proxy_row.get_by_role("button", name="Edit").click()
+            await proxy_row.get_by_label("Address").fill(address)
+            await proxy_row.get_by_role("button", name="Save").click()
+            await expect(proxy_row.locator(".proxy-address")).to_have_text(address)
+            await expect(proxy_row).to_contain_text("Password saved")
+            await shows_nowhere(page, PROXY_PASSWORD)
             await screens.save(page, "admin-proxies")
 
             # Giving it to Work closes Work's open tab: the question comes first.
