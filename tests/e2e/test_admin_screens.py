@@ -189,6 +189,7 @@ async def test_an_admin_manages_the_vault_proxies_and_search_and_a_member_only_r
         await search.get_by_label("Brave Search API key").fill(SEARCH_KEY)
         await search.get_by_role("button", name="Save").click()
         await expect(search.locator('[data-key-set="true"]')).to_have_text("Key set")
+        await expect(search.get_by_role("status")).to_have_text("Saved.")
         await shows_nowhere(page, SEARCH_KEY)
         settings = await owner.call("web-search-v1/get")
         assert (settings["engine"], settings["keySet"]) == ("brave", True)
