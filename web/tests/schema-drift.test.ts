@@ -8,6 +8,9 @@ import openapiTS, { astToString, COMMENT_HEADER } from 'openapi-typescript';
 import { describe, expect, it } from 'vitest';
 import packageJson from '../package.json';
 
+// Regenerating the types parses the whole document: slow on a busy two-core machine.
+const GENERATION_TIMEOUT_MS = 30_000;
+
 const SPEC_URL = new URL('../src/api/openapi.json', import.meta.url);
 const SCHEMA_URL = new URL('../src/api/schema.d.ts', import.meta.url);
 
@@ -23,7 +26,7 @@ describe('generated API types', () => {
     const regenerated = `${COMMENT_HEADER}${astToString(ast)}`;
     const committed = readFileSync(SCHEMA_URL, 'utf8');
     expect(regenerated === committed, 'schema.d.ts is stale: run `npm run gen:api`').toBe(true);
-  });
+  }, GENERATION_TIMEOUT_MS);
 
   it('the OpenAPI document is the hub’s (it names the routes the client calls)', () => {
     const spec = JSON.parse(readFileSync(SPEC_URL, 'utf8')) as { paths: Record<string, unknown> };
