@@ -171,9 +171,12 @@ def kinds_and_ids(frames: list[bytes]) -> list[tuple[Kind, int]]:
 async def test_a_small_streams_frame_goes_before_the_rest_of_a_bulk_streams_queue() -> None:
     sent: list[bytes] = []
     gate = {"open": True}
-    async with pair(
-        window=256 * 1024, room=lambda: gate["open"], to_member=lambda f: not sent.append(f)
-    ) as joined:
+
+    def record(frame: bytes) -> bool:
+        sent.append(frame)
+        return True
+
+    async with pair(window=256 * 1024, room=lambda: gate["open"], to_member=record) as joined:
         bulk = await joined.host.open("bulk.example", 80)
         await joined.accepted.get()
         small = await joined.host.open("small.example", 80)
