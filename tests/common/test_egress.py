@@ -54,10 +54,12 @@ async def pair(
     room: Callable[[], bool] | None = None,
     to_member: Callable[[bytes], bool] | None = None,
     to_host: Callable[[bytes], bool] | None = None,
+    reporting: bool = True,
 ) -> AsyncIterator[Pair]:
     """Two multiplexers whose frames reach each other in order, one loop turn later.
     ``room`` is the host's channel room; ``to_member`` and ``to_host`` see each frame
-    first and hold it back by answering False."""
+    first and hold it back by answering False; ``reporting`` False: ends of an older
+    kind, which never report what they receive."""
     loop = asyncio.get_running_loop()
     accepted: asyncio.Queue[tuple[EgressStream, str, int]] = asyncio.Queue()
     member: Multiplexer
@@ -79,6 +81,9 @@ async def pair(
 
     host = Multiplexer(down, room=room, window=window)
     member = Multiplexer(up, accept=take, window=window)
+    if reporting:
+        host.start()
+        member.start()
     yield Pair(host, member, accepted)
     host.close()
     member.close()
@@ -182,6 +187,7 @@ async def test_a_small_streams_frame_goes_before_the_rest_of_a_bulk_streams_queu
         small = await joined.host.open("small.example", 80)
         await joined.accepted.get()
         await bulk.write(b"b" * SMALL_STREAM_BYTES)  # now a bulk stream
+        await eventually(lambda: joined.host.in_flight == 0)  # all of it reported
         gate["open"] = False  # the channel's buffer is full
         await bulk.write(b"b" * (2 * CHUNK))  # two frames wait in the multiplexer
         await small.write(b"ping")
@@ -208,8 +214,6 @@ async def test_a_sender_keeps_at_most_the_link_window_unreported() -> None:
         return True
 
     async with pair(window=256 * 1024, to_host=to_host) as joined:
-        joined.host.start()
-        joined.member.start()
         stream = await joined.host.open("example.com", 80)
         far, _, _ = await joined.accepted.get()
         writing = asyncio.ensure_future(stream.write(b"x" * (4 * LINK_WINDOW)))
@@ -230,7 +234,7 @@ async def test_a_sender_keeps_at_most_the_link_window_unreported() -> None:
 
 
 async def test_an_end_that_does_not_report_is_sent_to_without_the_link_window() -> None:
-    async with pair() as joined:  # neither end started: an older peer's behaviour
+    async with pair(reporting=False) as joined:
         stream = await joined.host.open("example.com", 80)
         far, _, _ = await joined.accepted.get()
         writing = asyncio.ensure_future(stream.write(b"x" * WINDOW))
