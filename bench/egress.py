@@ -2,7 +2,7 @@
 
 Run from the repository root with the project venv::
 
-    .venv/bin/python bench/egress.py --megabytes 64
+    .venv/bin/python bench/egress.py --megabytes 64 [--window N] [--link-window N]
 
 This process plays the host: an aiortc ``RTCPeerConnection``, the egress multiplexer
 on an ``egress`` data channel, and the loopback relay the browser would use, with the
