@@ -2,7 +2,7 @@
 
 Run from the repository root with the project venv::
 
-    .venv/bin/python bench/egress.py --megabytes 64
+    .venv/bin/python bench/egress.py --megabytes 64 [--window N] [--link-window N]
 
 This process plays the host: an aiortc ``RTCPeerConnection``, the egress multiplexer
 on an ``egress`` data channel, and the loopback relay the browser would use, with the
@@ -48,6 +48,7 @@ from aiortc import RTCPeerConnection, RTCSessionDescription  # noqa: E402
 from server.common.egress import (  # noqa: E402
     CHANNEL_HIGH_WATER,
     CHANNEL_LOW_WATER,
+    LINK_WINDOW,
     WINDOW,
     Multiplexer,
     channel_multiplexer,
@@ -106,7 +107,7 @@ async def fetch_via(relay: LoopbackRelay, port: int, path: str) -> int:
 # --- the member process --------------------------------------------------------------
 
 
-async def member(megabytes: int, window: int) -> None:
+async def member(megabytes: int, window: int, link_window: int) -> None:
     from peer.egress import TargetDialer
 
     site = await serve_site(megabytes)
@@ -125,7 +126,10 @@ async def member(megabytes: int, window: int) -> None:
         ch = channel
         if ch.label == "egress":
             mux = channel_multiplexer(
-                ch, accept=lambda s, h, p: dialer.dial(mux, s, h, p), window=window
+                ch,
+                accept=lambda s, h, p: dialer.dial(mux, s, h, p),
+                window=window,
+                link_window=link_window,
             )
         elif ch.label == "raw":
             ch.on(
@@ -187,7 +191,7 @@ class MuxExit:
             raise ExitRefused("offline") from None
 
 
-async def host(megabytes: int, requests: int, window: int) -> dict[str, object]:
+async def host(megabytes: int, requests: int, window: int, link_window: int) -> dict[str, object]:
     child = await asyncio.create_subprocess_exec(
         sys.executable,
         __file__,
@@ -196,6 +200,8 @@ async def host(megabytes: int, requests: int, window: int) -> dict[str, object]:
         str(megabytes),
         "--window",
         str(window),
+        "--link-window",
+        str(link_window),
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         cwd=ROOT,
@@ -205,7 +211,7 @@ async def host(megabytes: int, requests: int, window: int) -> dict[str, object]:
     pc = RTCPeerConnection()
     egress = pc.createDataChannel("egress")
     raw = pc.createDataChannel("raw")
-    mux = channel_multiplexer(egress, window=window)
+    mux = channel_multiplexer(egress, window=window, link_window=link_window)
     received = 0
     raw_done = asyncio.Event()
     target = megabytes * 1024 * 1024
@@ -234,7 +240,11 @@ async def host(megabytes: int, requests: int, window: int) -> dict[str, object]:
             "open", lambda: opened.set() if egress.readyState == raw.readyState == "open" else None
         )
     await asyncio.wait_for(opened.wait(), 30)
-    results: dict[str, object] = {"megabytes": megabytes, "window_KiB": window // 1024}
+    results: dict[str, object] = {
+        "megabytes": megabytes,
+        "window_KiB": window // 1024,
+        "link_window_KiB": link_window // 1024,
+    }
 
     async def raw_rate() -> float:
         nonlocal received
@@ -344,12 +354,18 @@ def main() -> None:
     parser.add_argument(
         "--window", type=int, default=WINDOW, help="per-stream credit in bytes (the default's)"
     )
+    parser.add_argument(
+        "--link-window",
+        type=int,
+        default=LINK_WINDOW,
+        help="data bytes in flight on the channel, all streams (the default's)",
+    )
     parser.add_argument("--member", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.member:
-        asyncio.run(member(args.megabytes, args.window))
+        asyncio.run(member(args.megabytes, args.window, args.link_window))
         return
-    results = asyncio.run(host(args.megabytes, args.requests, args.window))
+    results = asyncio.run(host(args.megabytes, args.requests, args.window, args.link_window))
     for key, value in results.items():
         print(f"{key:28} {value}")
     RESULTS_FILE.parent.mkdir(exist_ok=True)

@@ -6,10 +6,18 @@ answers ``OPENED`` or ``REFUSED``. Frames are binary: a kind byte, a 4-byte stre
 then the payload. A sender may have at most the credit its receiver granted in flight
 on a stream (``WINDOW`` at first); the receiver grants more as its reader consumes. So a
 stream whose reader stalls stops after one window, its buffer never grows past it, and
-the channel keeps carrying every other stream. Frames wait in the multiplexer, not in
-the channel: it feeds the channel only while ``room()`` says the channel's buffer is
-short, control frames first, then one data frame per stream in turn, so a bulk
-transfer never queues a long run of bytes ahead of a small request.
+the channel keeps carrying every other stream.
+
+Frames wait in the multiplexer, not in the channel, and leave in this order: control
+frames, then one frame of each stream that has sent little so far (a small request),
+then one frame of each bulk stream in turn. The channel's own buffer is not the only
+queue: aiortc hands a message to its SCTP association as soon as the association's
+queue is empty, and the association keeps up to its congestion window in flight, all
+of it ahead of a later frame on the one ordered stream. So each end reports the data
+bytes it has received (``RECEIVED``, stream 0), and a sender keeps at most
+``LINK_WINDOW`` bytes of data sent and not yet reported: that bounds what waits ahead
+of a small request wherever it waits. An end that never said it reports (an older
+peer) is sent to without that limit, as before.
 """
 
 from __future__ import annotations
@@ -25,6 +33,10 @@ from typing import Any
 
 WINDOW = 256 * 1024
 CHUNK = 16 * 1024
+# Data bytes a sender keeps sent and not yet reported received, over all streams.
+LINK_WINDOW = 64 * 1024
+# A stream that has sent less than this is small: its frames go ahead of bulk streams'.
+SMALL_STREAM_BYTES = 64 * 1024
 MAX_HOST_BYTES = 255
 _HEAD = struct.Struct("!BI")
 
@@ -37,6 +49,7 @@ class Kind(enum.IntEnum):
     CREDIT = 5  # payload: 4-byte grant
     CLOSE = 6  # the sender sends no more (end of its half)
     RESET = 7  # the stream is over, both halves
+    RECEIVED = 8  # stream 0, payload: 4-byte count of data bytes received (0: "I report")
 
 
 class Refusal(enum.IntEnum):
@@ -80,6 +93,7 @@ class EgressStream:
         # Frames of this stream waiting for the channel (data, then its CLOSE).
         self.frames: deque[bytes] = deque()
         self.queued_bytes = 0
+        self.sent_bytes = 0
         self._drained = asyncio.Event()
         self._drained.set()
 
@@ -165,6 +179,7 @@ class EgressStream:
 
     def _sent(self, size: int) -> None:
         self.queued_bytes -= size
+        self.sent_bytes += size
         if self.queued_bytes < 2 * self._mux.chunk:
             self._drained.set()
 
@@ -181,9 +196,10 @@ class _Pending:
 class Multiplexer:
     """Both ends of the egress channel. ``send`` puts a frame on the channel; ``room()``
     says whether the channel's send buffer takes more now (the owner calls ``pump`` when
-    it drains; None: always). The opening side
-    calls ``open``; the other gives ``accept``, which answers with ``accepted`` or
-    ``refuse`` and then uses the stream."""
+    it drains; None: always). The owner calls ``start`` once the channel is open: from
+    then on this end reports what it receives. The opening side calls ``open``; the
+    other gives ``accept``, which answers with ``accepted`` or ``refuse`` and then uses
+    the stream."""
 
     def __init__(
         self,
@@ -193,13 +209,21 @@ class Multiplexer:
         accept: Accept | None = None,
         window: int = WINDOW,
         chunk: int = CHUNK,
+        link_window: int = LINK_WINDOW,
         max_streams: int = 512,
         open_seconds: float = 15.0,
     ) -> None:
         self._send = send
         self._room = room
         self._control: deque[bytes] = deque()
-        self._turns: deque[EgressStream] = deque()
+        self._small_turns: deque[EgressStream] = deque()
+        self._bulk_turns: deque[EgressStream] = deque()
+        self.link_window = link_window
+        # Data bytes sent and not yet reported by the other end (counted once it reports).
+        self.in_flight = 0
+        self._peer_reports = False
+        self._reporting = False
+        self._unreported = 0
         self._accept = accept
         self.window = window
         self.chunk = chunk
@@ -215,6 +239,12 @@ class Multiplexer:
     def open_streams(self) -> int:
         return len(self._streams)
 
+    def start(self) -> None:
+        """The channel is open: say that this end reports the data bytes it receives."""
+        if not self._reporting:
+            self._reporting = True
+            self.send(Kind.RECEIVED, 0, struct.pack("!I", 0))
+
     def send(self, kind: Kind, stream_id: int, payload: bytes = b"") -> None:
         """A control frame: it goes ahead of every stream's data."""
         if not self.closed:
@@ -226,24 +256,41 @@ class Multiplexer:
         if self.closed or stream.reset:
             return
         if not stream.frames:
-            self._turns.append(stream)
+            self._take_turn(stream)
         stream.frames.append(frame)
         stream.queued_bytes += len(frame) - _HEAD.size
         self.pump()
 
+    def _take_turn(self, stream: EgressStream) -> None:
+        small = stream.sent_bytes < SMALL_STREAM_BYTES
+        (self._small_turns if small else self._bulk_turns).append(stream)
+
+    def _next_stream(self) -> EgressStream | None:
+        for turns in (self._small_turns, self._bulk_turns):
+            while turns:
+                stream = turns.popleft()
+                if stream.frames:
+                    return stream
+                # reset meanwhile: its turn goes
+        return None
+
     def pump(self) -> None:
-        """Feeds the channel while it has room: control frames, then streams in turn."""
+        """Feeds the channel while it has room: control frames, then small streams in
+        turn, then bulk streams in turn, while the data in flight is under the link
+        window."""
         while not self.closed and (self._room is None or self._room()):
             if self._control:
                 frame = self._control.popleft()
-            elif self._turns:
-                stream = self._turns.popleft()
-                if not stream.frames:
-                    continue  # reset meanwhile
+            elif self._peer_reports and self.in_flight >= self.link_window:
+                return  # the other end's RECEIVED pumps again
+            elif (stream := self._next_stream()) is not None:
                 frame = stream.frames.popleft()
-                stream._sent(len(frame) - _HEAD.size)
+                size = len(frame) - _HEAD.size
+                stream._sent(size)
+                if self._peer_reports:
+                    self.in_flight += size
                 if stream.frames:
-                    self._turns.append(stream)
+                    self._take_turn(stream)
             else:
                 return
             try:
@@ -296,6 +343,14 @@ class Multiplexer:
             kind = Kind(kind_byte)
         except ValueError:
             return
+        if kind == Kind.RECEIVED:
+            if len(payload) == 4:
+                self._peer_reports = True
+                self.in_flight = max(0, self.in_flight - struct.unpack("!I", payload)[0])
+                self.pump()
+            return
+        if kind == Kind.DATA and self._reporting:
+            self._report(len(payload))
         if kind == Kind.OPEN:
             self._opened_by_peer(stream_id, payload)
             return
@@ -325,6 +380,14 @@ class Multiplexer:
         elif kind == Kind.RESET:
             stream._ended()
 
+    def _report(self, size: int) -> None:
+        """Counts received data; reports it each quarter of the link window (so the
+        sender, stopped at a full window, always has a report on its way)."""
+        self._unreported += size
+        if self._unreported >= self.link_window // 4:
+            self.send(Kind.RECEIVED, 0, struct.pack("!I", self._unreported))
+            self._unreported = 0
+
     def finished(self, stream: EgressStream) -> None:
         if stream.done:
             self._streams.pop(stream.id, None)
@@ -335,7 +398,8 @@ class Multiplexer:
             return
         self.closed = True
         self._control.clear()
-        self._turns.clear()
+        self._small_turns.clear()
+        self._bulk_turns.clear()
         for pending in list(self._pending.values()):
             if not pending.answer.done():
                 pending.answer.set_result(None)
@@ -372,18 +436,28 @@ CHANNEL_LOW_WATER = 32 * 1024
 
 
 def channel_multiplexer(
-    channel: Any, *, accept: Accept | None = None, window: int = WINDOW
+    channel: Any,
+    *,
+    accept: Accept | None = None,
+    window: int = WINDOW,
+    link_window: int = LINK_WINDOW,
 ) -> Multiplexer:
     """A multiplexer over an (aiortc) data channel: its frames in, and out while the
-    channel's buffer is below ``CHANNEL_HIGH_WATER``. The channel's end is the caller's
-    to watch (it calls ``close``)."""
+    channel's buffer is below ``CHANNEL_HIGH_WATER`` and the data in flight below
+    ``link_window``. It starts reporting once the channel is open. The channel's end
+    is the caller's to watch (it calls ``close``)."""
     mux = Multiplexer(
         channel.send,
         room=lambda: channel.bufferedAmount < CHANNEL_HIGH_WATER,
         accept=accept,
         window=window,
+        link_window=link_window,
     )
     channel.bufferedAmountLowThreshold = CHANNEL_LOW_WATER
+    if channel.readyState == "open":
+        mux.start()
+    else:
+        channel.on("open", mux.start)
 
     def on_message(data: str | bytes) -> None:
         if isinstance(data, bytes):

@@ -1,7 +1,9 @@
 """The egress multiplexer between two ends joined back to back (the channel's ordered
 delivery is all it relies on): streams carry bytes both ways, a stalled stream never
 stalls another and buffers at most one window, refusals and a lost channel end cleanly,
-and the member's dialer refuses every non-public address by default."""
+a small stream's frames go ahead of a bulk stream's queue, a sender keeps at most the
+link window unreported, over a real aiortc channel too, and the member's dialer refuses
+every non-public address by default."""
 
 from __future__ import annotations
 
@@ -13,15 +15,21 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 import pytest
+from aiortc import RTCPeerConnection
 
 from peer.egress import TargetDialer
 from server.common.egress import (
+    CHANNEL_HIGH_WATER,
+    CHUNK,
+    LINK_WINDOW,
+    SMALL_STREAM_BYTES,
     EgressStream,
     Kind,
     Multiplexer,
     Refusal,
     StreamRefused,
     StreamReset,
+    channel_multiplexer,
     encode,
 )
 from server.common.public_addresses import PublicOnlyPolicy
@@ -41,8 +49,17 @@ class Pair:
 @asynccontextmanager
 async def pair(
     accept: Callable[[Multiplexer, EgressStream, str, int], object] | None = None,
+    *,
+    window: int = WINDOW,
+    room: Callable[[], bool] | None = None,
+    to_member: Callable[[bytes], bool] | None = None,
+    to_host: Callable[[bytes], bool] | None = None,
+    reporting: bool = True,
 ) -> AsyncIterator[Pair]:
-    """Two multiplexers whose frames reach each other in order, one loop turn later."""
+    """Two multiplexers whose frames reach each other in order, one loop turn later.
+    ``room`` is the host's channel room; ``to_member`` and ``to_host`` see each frame
+    first and hold it back by answering False; ``reporting`` False: ends of an older
+    kind, which never report what they receive."""
     loop = asyncio.get_running_loop()
     accepted: asyncio.Queue[tuple[EgressStream, str, int]] = asyncio.Queue()
     member: Multiplexer
@@ -54,8 +71,19 @@ async def pair(
         member.accepted(stream)
         await accepted.put((stream, host, port))
 
-    host = Multiplexer(lambda f: loop.call_soon(member.receive, f), window=WINDOW)
-    member = Multiplexer(lambda f: loop.call_soon(host.receive, f), accept=take, window=WINDOW)
+    def down(frame: bytes) -> None:
+        if to_member is None or to_member(frame):
+            loop.call_soon(member.receive, frame)
+
+    def up(frame: bytes) -> None:
+        if to_host is None or to_host(frame):
+            loop.call_soon(host.receive, frame)
+
+    host = Multiplexer(down, room=room, window=window)
+    member = Multiplexer(up, accept=take, window=window)
+    if reporting:
+        host.start()
+        member.start()
     yield Pair(host, member, accepted)
     host.close()
     member.close()
@@ -139,6 +167,150 @@ async def test_a_sender_past_its_credit_is_reset() -> None:
         assert far.reset  # more than its credit: the member's end resets the stream
         assert joined.member.open_streams == 0
         await eventually(lambda: stream.reset)  # and the host's end hears so
+
+
+def kinds_and_ids(frames: list[bytes]) -> list[tuple[Kind, int]]:
+    return [(Kind(frame[0]), int.from_bytes(frame[1:5], "big")) for frame in frames]
+
+
+async def test_a_small_streams_frame_goes_before_the_rest_of_a_bulk_streams_queue() -> None:
+    sent: list[bytes] = []
+    gate = {"open": True}
+
+    def record(frame: bytes) -> bool:
+        sent.append(frame)
+        return True
+
+    async with pair(window=256 * 1024, room=lambda: gate["open"], to_member=record) as joined:
+        bulk = await joined.host.open("bulk.example", 80)
+        await joined.accepted.get()
+        small = await joined.host.open("small.example", 80)
+        await joined.accepted.get()
+        await bulk.write(b"b" * SMALL_STREAM_BYTES)  # now a bulk stream
+        await eventually(lambda: joined.host.in_flight == 0)  # all of it reported
+        gate["open"] = False  # the channel's buffer is full
+        await bulk.write(b"b" * (2 * CHUNK))  # two frames wait in the multiplexer
+        await small.write(b"ping")
+        joined.host.send(Kind.CREDIT, small.id, (1).to_bytes(4, "big"))
+        mark = len(sent)
+        gate["open"] = True
+        joined.host.pump()
+        assert kinds_and_ids(sent[mark:]) == [
+            (Kind.CREDIT, small.id),  # control frames first
+            (Kind.DATA, small.id),  # then the small stream, ahead of the bulk queue
+            (Kind.DATA, bulk.id),
+            (Kind.DATA, bulk.id),
+        ]
+
+
+async def test_a_sender_keeps_at_most_the_link_window_unreported() -> None:
+    held: list[bytes] = []
+    hold = {"reports": True}
+
+    def to_host(frame: bytes) -> bool:
+        if hold["reports"] and frame[0] == Kind.RECEIVED and frame[5:] != bytes(4):
+            held.append(frame)  # the member's reports, but not its first "I report"
+            return False
+        return True
+
+    async with pair(window=256 * 1024, to_host=to_host) as joined:
+        stream = await joined.host.open("example.com", 80)
+        far, _, _ = await joined.accepted.get()
+        writing = asyncio.ensure_future(stream.write(b"x" * (4 * LINK_WINDOW)))
+        await eventually(lambda: len(far._inbound) >= LINK_WINDOW)
+        for _ in range(5):
+            await asyncio.sleep(0)  # turns of the loop in which nothing more may arrive
+        assert len(far._inbound) == LINK_WINDOW  # sent up to the link window, no further
+        assert joined.host.in_flight == LINK_WINDOW
+        assert not writing.done()
+        hold["reports"] = False
+        for frame in held:
+            joined.host.receive(frame)
+        received = bytearray()
+        while len(received) < 4 * LINK_WINDOW:
+            received += await far.read(LINK_WINDOW)
+        await writing
+        assert joined.host.in_flight <= LINK_WINDOW
+
+
+async def test_an_end_that_does_not_report_is_sent_to_without_the_link_window() -> None:
+    async with pair(reporting=False) as joined:
+        stream = await joined.host.open("example.com", 80)
+        far, _, _ = await joined.accepted.get()
+        writing = asyncio.ensure_future(stream.write(b"x" * WINDOW))
+        await eventually(lambda: len(far._inbound) == WINDOW)
+        await writing
+        assert joined.host.in_flight == 0
+
+
+@asynccontextmanager
+async def rtc_channels() -> AsyncIterator[tuple[object, object]]:
+    """Two real aiortc peers on this machine and an ``egress`` channel between them."""
+    offerer, answerer = RTCPeerConnection(), RTCPeerConnection()
+    channel = offerer.createDataChannel("egress")
+    far: asyncio.Future[object] = asyncio.get_running_loop().create_future()
+    answerer.on("datachannel", far.set_result)
+    opened = asyncio.Event()
+    channel.on("open", opened.set)
+    await offerer.setLocalDescription(await offerer.createOffer())
+    await answerer.setRemoteDescription(offerer.localDescription)
+    await answerer.setLocalDescription(await answerer.createAnswer())
+    await offerer.setRemoteDescription(answerer.localDescription)
+    try:
+        async with asyncio.timeout(30):
+            await opened.wait()
+            yield channel, await far
+    finally:
+        await offerer.close()
+        await answerer.close()
+
+
+async def test_over_a_real_channel_queued_bytes_stay_bounded_during_a_bulk_transfer() -> None:
+    peaks = {"in_flight": 0, "buffered": 0}
+    async with rtc_channels() as (near_channel, far_channel):
+        accepted: asyncio.Queue[EgressStream] = asyncio.Queue()
+
+        async def take(stream: EgressStream, _host: str, _port: int) -> None:
+            far.accepted(stream)
+            await accepted.put(stream)
+
+        send = near_channel.send  # type: ignore[attr-defined]
+        muxes: list[Multiplexer] = []
+
+        def measured(frame: bytes) -> None:
+            send(frame)
+            in_flight = muxes[0].in_flight if muxes else 0
+            peaks["in_flight"] = max(peaks["in_flight"], in_flight)
+            peaks["buffered"] = max(peaks["buffered"], near_channel.bufferedAmount)  # type: ignore[attr-defined]
+
+        near_channel.send = measured  # type: ignore[attr-defined]
+        near = channel_multiplexer(near_channel)
+        muxes.append(near)
+        far = channel_multiplexer(far_channel, accept=take)
+        bulk = await near.open("bulk.example", 80)
+        bulk_far = await accepted.get()
+        small = await near.open("small.example", 80)
+        small_far = await accepted.get()
+        payload = bytes(range(256)) * (4 * 1024)  # 1 MiB: sixteen link windows
+        writing = asyncio.ensure_future(bulk.write(payload))
+        received = bytearray()
+
+        async def read_bulk() -> None:
+            while len(received) < len(payload):
+                received.extend(await bulk_far.read(CHUNK))
+
+        reading = asyncio.ensure_future(read_bulk())
+        for n in range(20):  # small exchanges while the bulk transfer runs
+            await small.write(f"ping {n}".encode())
+            assert await small_far.read(100) == f"ping {n}".encode()
+        await asyncio.gather(writing, reading)
+        assert bytes(received) == payload
+        far.close()
+        near.close()
+    # At most the link window (and the one frame that crossed it) was sent and unreported,
+    # whether it waited in the channel's buffer, in SCTP's queue or in flight.
+    assert LINK_WINDOW <= peaks["in_flight"] < LINK_WINDOW + CHUNK + 5
+    assert peaks["buffered"] < CHANNEL_HIGH_WATER + CHUNK + 5
 
 
 SPECIAL = [
