@@ -15,7 +15,9 @@ The order is the safety argument:
    with GET, which replaces the document and never replays a form's POST.
 
 Any failure keeps protection and asks a person to take the tab over; a secret is never
-retried. Messages and results never carry a value.
+retried. The fields it filled are emptied first, and a page that then shows no value may be
+watched and steered by the person who holds the tab (nobody else, and no agent script) until
+a new document. Messages and results never carry a value.
 """
 
 from __future__ import annotations
@@ -289,15 +291,10 @@ async def _after_submit(
         await asyncio.wait_for(protection.released.wait(), wait)
     if protection.released.is_set():
         return EntryOutcome("entered", "new")
-    try:
-        picks = [entry.resolved.pick for entry in plan.fields]
-        left = int(await evaluate_isolated(page, "secret-clear", picks))
-        shown = bool(await evaluate_isolated(page, "secret-scan", list(values)))
-    except (PlaywrightError, IsolatedScriptError):
-        if protection.released.is_set():
-            return EntryOutcome("entered", "new")
-        left, shown = 1, True
-    if left == 0 and not shown:
+    emptied = await _emptied(plan, page, protection, values)
+    if protection.released.is_set():
+        return EntryOutcome("entered", "new")
+    if emptied:
         protection.keep()
         return EntryOutcome("entered", "kept")
     log.info("secure entry reloads a page that shows the secret", extra={"tab_id": plan.tab.id})
@@ -308,6 +305,31 @@ async def _after_submit(
     if not protection.released.is_set():
         raise TakeoverNeeded("the page could not be cleared of the secret")
     return EntryOutcome("entered", "reloaded")
+
+
+async def _emptied(
+    plan: EntryPlan, page: Page, protection: TabProtection, values: Sequence[str]
+) -> bool:
+    """Empties the plan's fields and scans the document: whether no value shows any more."""
+    try:
+        picks = [entry.resolved.pick for entry in plan.fields]
+        left = int(await evaluate_isolated(page, "secret-clear", picks))
+        shown = bool(await evaluate_isolated(page, "secret-scan", list(values)))
+    except (PlaywrightError, IsolatedScriptError):
+        return protection.released.is_set()
+    return left == 0 and not shown
+
+
+async def _clear_for_takeover(
+    plan: EntryPlan, page: Page, protection: TabProtection, values: Sequence[str]
+) -> None:
+    """A failed entry: the fields it filled are emptied, and a page that then shows no value
+    is left for the person who takes it over to watch and steer (agents stay refused). A
+    page that still shows one stays closed to every view until a new document."""
+    if protection.released.is_set():
+        return
+    if await _emptied(plan, page, protection, values) and not protection.released.is_set():
+        protection.hand_to_person()
 
 
 def _request_takeover(context: ToolContext, tab: Tab, reason: str) -> None:
@@ -330,9 +352,13 @@ async def plan_on_tab(
     tab = reachable_tab(context, tab_id)
     held = protection_of(tab)
     # A kept page (a single-page sign-in's next step) takes its next secret; an entry under
-    # way takes none.
+    # way takes none, and neither does a page left to a person after a failed entry.
     if held is not None and held.phase == "entering":
         raise ToolFailure(TAB_HOLDS_SECRET, "a secret is being entered in this tab; wait for it")
+    if held is not None and held.phase == "takeover":
+        raise ToolFailure(
+            TAB_HOLDS_SECRET, "a person was asked to take this tab over; a secret is not retried"
+        )
     try:
         done = await context.engine.run(
             context.team_id,
@@ -360,10 +386,14 @@ async def enter(
         await _still_planned(plan, page)
         protection = await protect(tab, page, plan.origin)
         await desk.end_views(context.team_id, tab.id, TAB_HOLDS_SECRET, _HELD_REASON)
-        await _fill(plan, page, protection, values, submit=submit)
-        if not submit:
-            return EntryOutcome("entered", "kept")
-        return await _after_submit(context, plan, page, protection, values)
+        try:
+            await _fill(plan, page, protection, values, submit=submit)
+            if not submit:
+                return EntryOutcome("entered", "kept")
+            return await _after_submit(context, plan, page, protection, values)
+        except (TakeoverNeeded, PlaywrightError, IsolatedScriptError, ToolFailure):
+            await _clear_for_takeover(plan, page, protection, values)
+            raise
 
     try:
         done = await context.engine.run(
