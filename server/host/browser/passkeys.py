@@ -16,6 +16,7 @@ from typing import Literal
 
 from playwright.async_api import CDPSession
 
+from server.host.browser.page_facts import report_object
 from server.host.browser.tabs import Tab
 from server.host.page.scripts import page_script
 
@@ -42,13 +43,8 @@ async def install(session: CDPSession) -> None:
 
 def record(tab: Tab, payload: object) -> PasskeyPrompt | None:
     """Keeps the prompt a report names on the tab; None for a payload that is not one."""
-    if not isinstance(payload, str) or len(payload) > _MAX_REPORT:
-        return None
-    try:
-        raw = json.loads(payload)
-    except ValueError:
-        return None
-    if not isinstance(raw, dict):
+    raw = report_object(payload, _MAX_REPORT)
+    if raw is None:
         return None
     ceremony, document = raw.get("ceremony"), raw.get("document")
     if ceremony not in ("get", "create") or not isinstance(document, int | float):

@@ -166,6 +166,20 @@ async def open_on(host: TurnsHost, path: str, agent_id: str, thread_id: str) -> 
     return tab.id
 
 
+async def agent_on(host: TurnsHost, path: str) -> tuple[str, Follow, str]:
+    """A new agent, a thread of the member's with it, and a tab of that thread on ``path``."""
+    agent_id = await make_agent(host)
+    follow = await start_thread(host, agent_id)
+    return agent_id, follow, await open_on(host, path, agent_id, follow.thread_id)
+
+
+def asks_for_secret(tab_id: str, *selectors: str) -> MessageEvents:
+    """The model's turn that calls submit_secret for the fields ``selectors`` find."""
+    fields = [{"target": {"kind": "css", "selector": selector}} for selector in selectors]
+    arguments = {"tabId": tab_id, "fields": fields, "purpose": "sign in"}
+    return MessageEvents().tool_use("toolu_secret", "submit_secret", arguments).stop("tool_use")
+
+
 def said(*replies: MessageEvents) -> list[StreamReply]:
     return [reply.reply() for reply in replies]
 
@@ -350,22 +364,10 @@ async def test_owners_save_a_secret_and_add_a_requested_item_members_cannot(
     entry: EntryHost,
 ) -> None:
     host = entry.turns
-    agent_id = await make_agent(host)
-    follow = await start_thread(host, agent_id)
-    tab_id = await open_on(host, "/signin", agent_id, follow.thread_id)
-    fields = [
-        {"target": {"kind": "css", "selector": "input[type=email]"}},
-        {"target": {"kind": "css", "selector": "input[type=password]"}},
-    ]
+    _agent_id, follow, tab_id = await agent_on(host, "/signin")
     host.anthropic.script(
         *said(
-            MessageEvents()
-            .tool_use(
-                "toolu_secret",
-                "submit_secret",
-                {"tabId": tab_id, "fields": fields, "purpose": "sign in"},
-            )
-            .stop("tool_use"),
+            asks_for_secret(tab_id, "input[type=email]", "input[type=password]"),
             MessageEvents()
             .tool_use(
                 "toolu_item",
@@ -410,22 +412,10 @@ async def test_a_failed_entry_is_emptied_and_left_to_the_person_who_takes_it_ove
     entry: EntryHost,
 ) -> None:
     host = entry.turns
-    agent_id = await make_agent(host)
-    follow = await start_thread(host, agent_id)
-    tab_id = await open_on(host, "/stubborn", agent_id, follow.thread_id)
-    fields = [
-        {"target": {"kind": "css", "selector": "input[name=password]"}},
-        {"target": {"kind": "css", "selector": "input[name=code]"}},
-    ]
+    _agent_id, follow, tab_id = await agent_on(host, "/stubborn")
     host.anthropic.script(
         *said(
-            MessageEvents()
-            .tool_use(
-                "toolu_secret",
-                "submit_secret",
-                {"tabId": tab_id, "fields": fields, "purpose": "sign in"},
-            )
-            .stop("tool_use"),
+            asks_for_secret(tab_id, "input[name=password]", "input[name=code]"),
             MessageEvents()
             .tool_use("toolu_eval", "evaluate", {"tabId": tab_id, "expression": "1"})
             .stop("tool_use"),
