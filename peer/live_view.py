@@ -11,6 +11,7 @@ from server.common.protocol.capabilities import (
     BROWSER_VIEW,
     BROWSER_VIEW_CONTEXT_MENU,
     BROWSER_VIEW_CURSOR,
+    BROWSER_VIEW_TAKE,
     BROWSER_VIEW_VIEWPORT,
 )
 from server.common.protocol.view import Frame, ViewOptions, decode_frame
@@ -136,8 +137,11 @@ async def open_view(
     cursor: bool = False,
     menu: bool = False,
     viewport: tuple[int, int] | None = None,
+    take: bool = False,
 ) -> LiveView:
-    """Open a view of ``tab_id`` on an existing connection (no new negotiation needed).
+    """Open a view of ``tab_id`` on an existing connection (no new negotiation needed);
+    ``take`` opens it holding control (the way into a tab in secure entry for the person
+    who takes it over).
 
     Raises ``NotServed`` when the host does not serve the view, or an option asked for.
     """
@@ -146,8 +150,9 @@ async def open_view(
         *([BROWSER_VIEW_CURSOR] if cursor else []),
         *([BROWSER_VIEW_CONTEXT_MENU] if menu else []),
         *([BROWSER_VIEW_VIEWPORT] if viewport else []),
+        *([BROWSER_VIEW_TAKE] if take else []),
     )
-    options = ViewOptions(tab_id, cursor=cursor, menu=menu, viewport=viewport)
+    options = ViewOptions(tab_id, cursor=cursor, menu=menu, viewport=viewport, take=take)
     channel = connection.connection.createDataChannel(options.label(), ordered=True)
     view = LiveView(channel, options)
     await view.wait_open()

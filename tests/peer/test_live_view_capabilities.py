@@ -64,6 +64,7 @@ async def test_a_host_without_browser_view_is_refused_a_view() -> None:
         ({"cursor": True}, "browser-view-cursor"),
         ({"menu": True}, "browser-view-context-menu"),
         ({"viewport": (640, 480)}, "browser-view-viewport"),
+        ({"take": True}, "browser-view-take"),
     ],
 )
 async def test_an_option_the_host_does_not_serve_is_refused(

@@ -96,6 +96,7 @@ describe('view labels and messages', () => {
     expect(viewLabel({ tabId, cursor: true, menu: true, viewport: { width: 1279.6, height: 120 } })).toBe(
       `view:${tabId}?cursor=1&menu=1&viewport=1280x200`,
     );
+    expect(viewLabel({ tabId, take: true })).toBe(`view:${tabId}?take=1`);
     expect(clampSide(99999)).toBe(4096);
   });
 

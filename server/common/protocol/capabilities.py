@@ -17,6 +17,9 @@ BROWSER_VIEW_CLIPBOARD = "browser-view-clipboard"
 BROWSER_VIEW_CONTEXT_MENU = "browser-view-context-menu"
 # The page held at the viewer's panel size (``viewport=WxH`` and ``viewport`` messages).
 BROWSER_VIEW_VIEWPORT = "browser-view-viewport"
+# A view that opens holding control (``take=1``): the only view a tab in secure entry
+# admits, for the person who takes it over once no secret shows.
+BROWSER_VIEW_TAKE = "browser-view-take"
 
 LIVE_VIEW_CAPABILITIES: tuple[str, ...] = (
     BROWSER_VIEW,
@@ -24,6 +27,7 @@ LIVE_VIEW_CAPABILITIES: tuple[str, ...] = (
     BROWSER_VIEW_CLIPBOARD,
     BROWSER_VIEW_CONTEXT_MENU,
     BROWSER_VIEW_VIEWPORT,
+    BROWSER_VIEW_TAKE,
 )
 
 # Chat attachments, each kept as a file (bytes copied and hashed), typed by its extension:

@@ -58,13 +58,20 @@ class AgentsChanged(HostEvent):
 
 
 class BrowserTakeoverRequested(HostEvent):
-    """An agent asks a person to take a tab over (a captcha, a sign-in)."""
+    """An agent asks a person to take a tab over (a captcha, a sign-in), or the host does
+    for a case only a person settles (``code`` names it)."""
 
     NAME: ClassVar[str] = "browser-takeover-requested"
     tab_id: str
     agent_id: str | None
     thread_id: str | None
     reason: str
+    code: str | None = Field(
+        default=None,
+        description="Set when the host found the case: crossOriginFrame, passkey, "
+        "accountChoice, paymentConfirmation, captcha or entryFailed; None for an agent's own "
+        "request.",
+    )
 
 
 class BrowserControlRequested(HostEvent):

@@ -1,6 +1,6 @@
 """The live-view channel ``view:<tabId>``: its label, frame header and messages.
 
-The label carries the options (``view:<tabId>?cursor=1&menu=1&viewport=1280x800``),
+The label carries the options (``view:<tabId>?cursor=1&menu=1&viewport=1280x800&take=1``),
 since the channel's opening message is the only one sent before the host acts.
 Frames are binary: a fixed header, then the JPEG bytes. Everything else is JSON
 text with a ``type``.
@@ -39,6 +39,8 @@ class ViewOptions:
     cursor: bool = False
     menu: bool = False
     viewport: tuple[int, int] | None = None
+    # The view opens holding control of the tab (refused when another person holds it).
+    take: bool = False
 
     def label(self) -> str:
         query = []
@@ -48,6 +50,8 @@ class ViewOptions:
             query.append("menu=1")
         if self.viewport:
             query.append(f"viewport={self.viewport[0]}x{self.viewport[1]}")
+        if self.take:
+            query.append("take=1")
         return VIEW_PREFIX + self.tab_id + ("?" + "&".join(query) if query else "")
 
 
@@ -58,7 +62,7 @@ def parse_view_label(label: str) -> ViewOptions:
     tab_id, _, query = label[len(VIEW_PREFIX) :].partition("?")
     if not _TAB_ID.match(tab_id):
         raise InvalidArgument("malformed tab id in the view label", code="viewLabelInvalid")
-    fields = parse_qs(query, strict_parsing=False, max_num_fields=5)
+    fields = parse_qs(query, strict_parsing=False, max_num_fields=6)
     viewport = None
     if "viewport" in fields:
         match = _VIEWPORT.match(fields["viewport"][0])
@@ -73,6 +77,7 @@ def parse_view_label(label: str) -> ViewOptions:
         cursor=fields.get("cursor", ["0"])[0] == "1",
         menu=fields.get("menu", ["0"])[0] == "1",
         viewport=viewport,
+        take=fields.get("take", ["0"])[0] == "1",
     )
 
 

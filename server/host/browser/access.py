@@ -10,7 +10,8 @@ the live view. The rules:
 - a private sign-in tab is nobody's to list, steer or watch but the person who
   opened it (and the tools of secure entry);
 - a tab in secure entry (it holds a secret) is never read by our scripts nor
-  shown in a live view;
+  shown in a live view, but to the one person who holds it once no secret shows
+  (a takeover after a failed entry);
 - while a person holds a tab, agents are refused on it, and so is any other
   person; a page dialog waiting for an answer refuses agents too.
 """
@@ -49,6 +50,16 @@ def holds_secret(tab: TabFacts) -> bool:
     return bool(tab.tool_state.get("secret"))
 
 
+def secret_view_allowed(tab: TabFacts, account_id: str, *, taking: bool = False) -> bool:
+    """Whether ``account_id`` may watch and steer a tab that holds a secret: only once its
+    page shows none (protection ``watchable``), and only the person who holds the tab (or
+    takes it as the view opens, when nobody does)."""
+    held = tab.tool_state.get("secret")
+    if not getattr(held, "watchable", False):
+        return False
+    return tab.held_by == account_id or (taking and tab.held_by is None)
+
+
 def is_private(tab: TabFacts) -> bool:
     """A private sign-in tab: a sign-in in progress that nobody else lists or watches."""
     return tab.partition.kind == "private"
@@ -79,12 +90,14 @@ def require_member_reach(tab: TabFacts, account_id: str) -> None:
         raise NotFound("no such tab", code="tabNotFound")
 
 
-def require_viewable(tab: TabFacts, account_id: str) -> None:
-    """A live view opens only on a tab the member sees that holds no secret."""
+def require_viewable(tab: TabFacts, account_id: str, *, taking: bool = False) -> None:
+    """A live view opens only on a tab the member sees that holds no secret, or for the
+    person who holds (or, ``taking``, takes) a protected tab that shows none."""
     require_member_reach(tab, account_id)
-    if holds_secret(tab):
+    if holds_secret(tab) and not secret_view_allowed(tab, account_id, taking=taking):
         raise Forbidden(
-            "this tab is in secure entry; it can be watched again once the secret is entered",
+            "this tab is in secure entry; only the person who takes it over may watch it "
+            "until it loads a new page",
             code="tabHoldsSecret",
         )
 

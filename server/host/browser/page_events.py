@@ -18,7 +18,7 @@ from playwright.async_api import Dialog, Frame, Page, Request
 from playwright.async_api import Error as PlaywrightError
 
 from server.common.clock import Clock
-from server.host.browser import page_facts
+from server.host.browser import page_facts, passkeys
 from server.host.browser.dialogs import PendingDialog
 from server.host.browser.identity import BrowserIdentity
 from server.host.browser.tab_registry import TabRegistry
@@ -76,6 +76,7 @@ class PageEvents:
 
     async def _watch_facts(self, tab: Tab, page: Page) -> None:
         session = await page_facts.install(page)
+        await passkeys.install(session)
         if tab.page is page:
             tab.facts_session = session
             session.on("Runtime.bindingCalled", lambda event: self._on_binding(tab, page, event))
@@ -128,7 +129,12 @@ class PageEvents:
                 self._tabs.record_title(tab, title)
 
     def _on_binding(self, tab: Tab, page: Page, event: dict[str, object]) -> None:
-        if event.get("name") != page_facts.BINDING or tab.page is not page:
+        if tab.page is not page:
+            return
+        if event.get("name") == passkeys.BINDING:
+            passkeys.record(tab, event.get("payload"))
+            return
+        if event.get("name") != page_facts.BINDING:
             return
         payload = event.get("payload")
         facts = page_facts.PageFacts.parse(payload, page.url) if isinstance(payload, str) else None

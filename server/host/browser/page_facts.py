@@ -70,18 +70,25 @@ class PageFacts:
     @classmethod
     def parse(cls, payload: str, page_url: str) -> PageFacts | None:
         """The report in ``payload``; None for one that is not a report of our script."""
-        if len(payload) > MAX_REPORT_CHARS:
-            return None
-        try:
-            raw = json.loads(payload)
-        except ValueError:
-            return None
-        if not isinstance(raw, dict):
+        raw = report_object(payload, MAX_REPORT_CHARS)
+        if raw is None:
             return None
         title, icon = raw.get("title"), raw.get("icon")
         if not isinstance(title, str) or not isinstance(icon, str):
             return None
         return cls(" ".join(title.split())[:MAX_TITLE_CHARS], icon or default_icon_url(page_url))
+
+
+def report_object(payload: object, max_chars: int) -> dict[str, object] | None:
+    """A binding's payload as the JSON object our scripts send; None for anything else (a
+    binding's caller is not always our script)."""
+    if not isinstance(payload, str) or len(payload) > max_chars:
+        return None
+    try:
+        raw = json.loads(payload)
+    except ValueError:
+        return None
+    return raw if isinstance(raw, dict) else None
 
 
 def default_icon_url(page_url: str) -> str:

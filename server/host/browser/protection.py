@@ -6,6 +6,11 @@ refused, remote input is refused, snapshots show no field values, and page scrip
 starts before a secret reaches the page and ends only with a new main-frame document
 (a cross-document navigation, which also clears the tab's history): not after a
 same-document navigation, not after an uncertain submit, not when a takeover ends.
+
+Once the page shows no secret (the filled fields emptied and the document scanned, after a
+kept submit or a failed entry), protection is ``watchable``: the one person who holds the
+tab may watch and steer it (``access.secret_view_allowed``); everyone else's view and every
+agent script stay refused.
 """
 
 from __future__ import annotations
@@ -26,13 +31,14 @@ log = logging.getLogger(__name__)
 # Where ``access.holds_secret`` looks: the one key of ``tool_state`` this module owns.
 STATE_KEY = "secret"
 
-Phase = Literal["entering", "kept"]
+Phase = Literal["entering", "kept", "takeover"]
 
 
 @dataclass(eq=False)
 class TabProtection:
     """A tab's protection: ``entering`` while a secret goes in and is submitted, ``kept``
-    once the page stays after a submit (evaluation blocked until a new document)."""
+    once the page stays after a submit (evaluation blocked until a new document),
+    ``takeover`` once a failed entry left the page emptied of the secret for a person."""
 
     tab: Tab
     page: Page
@@ -47,9 +53,18 @@ class TabProtection:
         """The tab's CDP session while protected (None if it could not be opened)."""
         return self._session
 
+    @property
+    def watchable(self) -> bool:
+        """Whether the person holding the tab may watch and steer it: no secret shows."""
+        return self.phase != "entering"
+
     def keep(self) -> None:
         """The submit left the document in place and no value shows: the page stays."""
         self.phase = "kept"
+
+    def hand_to_person(self) -> None:
+        """Entry failed and the page was emptied of the secret: a person takes it over."""
+        self.phase = "takeover"
 
     def _navigated(self, params: dict[str, Any]) -> None:
         if params.get("frame", {}).get("parentId") is None:
@@ -68,9 +83,11 @@ def protection_of(tab: Tab) -> TabProtection | None:
 
 
 async def protect(tab: Tab, page: Page, origin: str) -> TabProtection:
-    """Puts the tab under protection (or gives the protection it is under)."""
+    """Puts the tab under protection for an entry (or gives the protection it is under,
+    shut again to every view: a secret goes in)."""
     held = protection_of(tab)
     if held is not None:
+        held.phase = "entering"
         return held
     protection = TabProtection(tab, page, origin)
     tab.tool_state[STATE_KEY] = protection

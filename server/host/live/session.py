@@ -22,6 +22,7 @@ from playwright.async_api import Error as PlaywrightError
 from server.common.errors import Conflict, CrewhostError, Forbidden, InvalidArgument
 from server.common.protocol.view import (
     MAX_CLIPBOARD,
+    Closed,
     ContextMenu,
     Copied,
     Copy,
@@ -45,7 +46,7 @@ from server.common.protocol.view import (
     error_message,
 )
 from server.common.wire import WireModel
-from server.host.browser.access import holds_secret
+from server.host.browser.access import holds_secret, secret_view_allowed
 from server.host.live.cdp_input import held_after, key_event, mouse_event
 from server.host.live.screencast import TabScreencast, Viewer
 from server.host.page.scripts import page_script
@@ -58,6 +59,8 @@ if TYPE_CHECKING:
     from server.host.rtc.team_api import PeerIdentity
 
 log = logging.getLogger(__name__)
+
+_LET_GO = "this tab is in secure entry: only the person in control watches it until a new page"
 
 
 def web_url(value: str | None) -> str | None:
@@ -145,7 +148,8 @@ class ViewSession:
 
     async def _handle(self, raw: str) -> None:
         message = decode_view_message(raw)
-        if holds_secret(self._engine.get_tab(self.team_id, self.tab_id)):
+        tab = self._engine.get_tab(self.team_id, self.tab_id)
+        if holds_secret(tab) and not secret_view_allowed(tab, self._peer.account_id):
             # The view closes as protection starts; anything still in flight is refused.
             raise Forbidden("this tab is in secure entry", code="tabHoldsSecret")
         if isinstance(message, Take):
@@ -161,6 +165,10 @@ class ViewSession:
                 self._watch_loads()
             self._held_buttons = 0
             self.send(Held(by_you=False))
+            if holds_secret(tab):
+                # Only its holder watches a tab in secure entry: letting go ends the view.
+                self.send(Closed(code="tabHoldsSecret", reason=_LET_GO))
+                self.channel.close()
             return
         if isinstance(message, Pointer):
             await self._pointer(message)

@@ -111,9 +111,20 @@ class LiveViews:
             options = parse_view_label(channel.label)
             engine = await self._browser.engine()
             tab = engine.get_tab(peer.team_id, options.tab_id)
-            require_viewable(tab, peer.account_id)
+            require_viewable(tab, peer.account_id, taking=options.take)
+        except CrewhostError as exc:
+            _close_with(channel, exc.code, exc.message)
+            return
+        taken = options.take and tab.held_by is None
+        try:
+            if options.take:
+                # Held before the first frame: a tab in secure entry shows only to its holder.
+                engine.take_control(peer.team_id, tab.id, peer.account_id)
             page = await engine.view_page(peer.team_id, tab.id)
         except CrewhostError as exc:
+            if taken:
+                with contextlib.suppress(CrewhostError):
+                    engine.release(peer.team_id, tab.id, peer.account_id)
             _close_with(channel, exc.code, exc.message)
             return
         key = (peer.team_id, tab.id)
@@ -134,6 +145,8 @@ class LiveViews:
         await self._apply_viewport(key)
         session.start()
         session.send(Opened(tab_id=tab.id))
+        if options.take:
+            session.set_holding(True)
 
     async def _closed(self, session: ViewSession) -> None:
         key = (session.team_id, session.tab_id)

@@ -33,7 +33,7 @@ from server.db.tables import (
     VAULT_SECURITY_CODE,
     VAULT_TOTP_SECRET,
 )
-from server.host.storage.vault import VaultItemRow, VaultRepository
+from server.host.storage.vault import VaultItemMarks, VaultItemRow, VaultRepository
 
 log = logging.getLogger(__name__)
 
@@ -159,14 +159,12 @@ class VaultService:
 
     async def _page(
         self, team_id: str, offset: int, limit: int | None
-    ) -> tuple[list[VaultItemRow], int]:
+    ) -> tuple[list[VaultItemMarks], int]:
         async with self._db.read() as conn:
-            rows = await self._repo.list_items(conn, team_id, offset=offset, limit=limit)
-            total = await self._repo.count_items(conn, team_id)
-        return rows, total
+            return await self._repo.list_marked(conn, team_id, offset=offset, limit=limit)
 
     async def read_item(self, team_id: str, item_id: str) -> VaultItemView:
-        return _view(await self._get(team_id, item_id))
+        return _view(VaultItemMarks.of(await self._get(team_id, item_id)))
 
     async def summary(self, team_id: str, item_id: str) -> VaultSummary:
         return _summary(await self._get(team_id, item_id))
@@ -203,7 +201,7 @@ class VaultService:
             await self._repo.add_item(conn, row)
         log.info("vault item added", extra={"team_id": team_id, "item_id": item_id, "kind": kind})
         self._changed(team_id)
-        return _view(row)
+        return _view(VaultItemMarks.of(row))
 
     async def update_item(
         self, team_id: str, item_id: str, values: Mapping[str, object]
@@ -223,7 +221,7 @@ class VaultService:
         assert updated is not None
         log.info("vault item changed", extra={"team_id": team_id, "item_id": item_id})
         self._changed(team_id)
-        return _view(updated)
+        return _view(VaultItemMarks.of(updated))
 
     async def delete_item(self, team_id: str, item_id: str) -> None:
         async with self._db.write() as conn:
@@ -451,13 +449,13 @@ def check_sites(value: object) -> tuple[str, ...]:
     return tuple(dict.fromkeys(origins))
 
 
-def _summary(row: VaultItemRow) -> VaultSummary:
+def _summary(row: VaultItemRow | VaultItemMarks) -> VaultSummary:
     return VaultSummary(row.id, _check_kind(row.kind), row.name, row.sites)
 
 
-def _view(row: VaultItemRow) -> VaultItemView:
+def _view(row: VaultItemMarks) -> VaultItemView:
     secrets_set = tuple(
-        name for name, column in SECRET_COLUMNS.items() if getattr(row, column.column) is not None
+        name for name, column in SECRET_COLUMNS.items() if column.column in row.secrets_set
     )
     return VaultItemView(
         id=row.id,

@@ -39,6 +39,42 @@ class VaultItemRow:
 
 
 _COLUMNS = tuple(f.name for f in fields(VaultItemRow))
+SECRET_COLUMNS = ("password", "totp_secret", "card_number", "security_code")
+
+
+@dataclass(frozen=True, slots=True)
+class VaultItemMarks:
+    """An item as a list shows it: every column but the ciphertexts, and the names of the
+    secret columns that hold one."""
+
+    team_id: str
+    id: str
+    kind: str
+    name: str
+    sites: tuple[str, ...]
+    username: str | None
+    notes: str | None
+    cardholder: str | None
+    expiry: str | None
+    billing_address: str | None
+    card_last4: str | None
+    card_brand: str | None
+    email: str | None
+    phone: str | None
+    postal_address: str | None
+    created_at: float
+    updated_at: float
+    secrets_set: tuple[str, ...]
+
+    @classmethod
+    def of(cls, row: VaultItemRow) -> VaultItemMarks:
+        """The marks of a full row (one just written or read for its secrets)."""
+        values = {name: getattr(row, name) for name in _PLAIN}
+        marked = tuple(name for name in SECRET_COLUMNS if getattr(row, name) is not None)
+        return cls(**values, secrets_set=marked)
+
+
+_PLAIN = tuple(name for name in _COLUMNS if name not in SECRET_COLUMNS)
 
 
 def _row(mapping: Any) -> VaultItemRow:
@@ -53,18 +89,32 @@ def _row(mapping: Any) -> VaultItemRow:
 class VaultRepository:
     """Reads and writes of ``vault_items``; every one names the team."""
 
-    async def list_items(
+    async def list_marked(
         self, conn: AsyncConnection, team_id: str, *, offset: int = 0, limit: int | None = None
-    ) -> list[VaultItemRow]:
-        """The team's items by name, ``limit`` of them from ``offset`` (all by default)."""
+    ) -> tuple[list[VaultItemMarks], int]:
+        """A page of the team's items by name without their ciphertexts (a database-side
+        mark says which secrets are set), and how many items the team has: one query."""
+        team = vault_items.c.team_id == team_id
+        total = sa.select(sa.func.count()).select_from(vault_items).where(team).scalar_subquery()
+        marks = [vault_items.c[name].is_not(None).label(f"{name}_set") for name in SECRET_COLUMNS]
         result = await conn.execute(
-            sa.select(vault_items)
-            .where(vault_items.c.team_id == team_id)
+            sa.select(*(vault_items.c[name] for name in _PLAIN), *marks, total.label("total"))
+            .where(team)
             .order_by(vault_items.c.name, vault_items.c.id)
             .offset(offset)
             .limit(limit)
         )
-        return [_row(row._mapping) for row in result]
+        rows = result.all()
+        if not rows:
+            return [], 0 if offset == 0 else await self.count_items(conn, team_id)
+        listed = []
+        for row in rows:
+            mapping = row._mapping
+            values = {name: mapping[name] for name in _PLAIN}
+            values["sites"] = tuple(values["sites"] or ())
+            marked = tuple(name for name in SECRET_COLUMNS if mapping[f"{name}_set"])
+            listed.append(VaultItemMarks(**values, secrets_set=marked))
+        return listed, int(rows[0]._mapping["total"])
 
     async def count_items(self, conn: AsyncConnection, team_id: str) -> int:
         result = await conn.execute(

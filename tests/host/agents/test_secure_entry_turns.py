@@ -69,6 +69,16 @@ document.getElementById('f').addEventListener('submit', async (e) => {
 });
 </script>"""
 
+# The code field sends focus back to the password: entry cannot fill it and falls back.
+STUBBORN = """<!doctype html><title>Sign in</title>
+<form id="f"><label>Password <input name="password" type="password"></label>
+<label>Code <input name="code" autocomplete="one-time-code"></label>
+<button type="submit">Next</button></form>
+<script>
+const pw = document.querySelector('input[name=password]');
+document.querySelector('input[name=code]').addEventListener('focus', () => pw.focus());
+</script>"""
+
 
 @dataclass
 class Posted:
@@ -76,7 +86,12 @@ class Posted:
 
 
 def shop(posted: Posted) -> web.Application:
-    pages = {"/signin": FORM, "/spa": SPA, "/welcome": "<title>Welcome</title><h1>Hello</h1>"}
+    pages = {
+        "/signin": FORM,
+        "/spa": SPA,
+        "/stubborn": STUBBORN,
+        "/welcome": "<title>Welcome</title><h1>Hello</h1>",
+    }
 
     async def answer_request(request: web.Request) -> web.StreamResponse:
         if request.method == "POST":
@@ -149,6 +164,20 @@ async def open_on(host: TurnsHost, path: str, agent_id: str, thread_id: str) -> 
         owner_thread_id=thread_id,
     )
     return tab.id
+
+
+async def agent_on(host: TurnsHost, path: str) -> tuple[str, Follow, str]:
+    """A new agent, a thread of the member's with it, and a tab of that thread on ``path``."""
+    agent_id = await make_agent(host)
+    follow = await start_thread(host, agent_id)
+    return agent_id, follow, await open_on(host, path, agent_id, follow.thread_id)
+
+
+def asks_for_secret(tab_id: str, *selectors: str) -> MessageEvents:
+    """The model's turn that calls submit_secret for the fields ``selectors`` find."""
+    fields = [{"target": {"kind": "css", "selector": selector}} for selector in selectors]
+    arguments = {"tabId": tab_id, "fields": fields, "purpose": "sign in"}
+    return MessageEvents().tool_use("toolu_secret", "submit_secret", arguments).stop("tool_use")
 
 
 def said(*replies: MessageEvents) -> list[StreamReply]:
@@ -335,22 +364,10 @@ async def test_owners_save_a_secret_and_add_a_requested_item_members_cannot(
     entry: EntryHost,
 ) -> None:
     host = entry.turns
-    agent_id = await make_agent(host)
-    follow = await start_thread(host, agent_id)
-    tab_id = await open_on(host, "/signin", agent_id, follow.thread_id)
-    fields = [
-        {"target": {"kind": "css", "selector": "input[type=email]"}},
-        {"target": {"kind": "css", "selector": "input[type=password]"}},
-    ]
+    _agent_id, follow, tab_id = await agent_on(host, "/signin")
     host.anthropic.script(
         *said(
-            MessageEvents()
-            .tool_use(
-                "toolu_secret",
-                "submit_secret",
-                {"tabId": tab_id, "fields": fields, "purpose": "sign in"},
-            )
-            .stop("tool_use"),
+            asks_for_secret(tab_id, "input[type=email]", "input[type=password]"),
             MessageEvents()
             .tool_use(
                 "toolu_item",
@@ -389,3 +406,82 @@ async def test_owners_save_a_secret_and_add_a_requested_item_members_cannot(
     for request in host.anthropic.requests:
         assert PASSWORD not in json.dumps(request.body)
         assert CARD not in json.dumps(request.body)
+
+
+async def test_a_failed_entry_is_emptied_and_left_to_the_person_who_takes_it_over(
+    entry: EntryHost,
+) -> None:
+    host = entry.turns
+    _agent_id, follow, tab_id = await agent_on(host, "/stubborn")
+    host.anthropic.script(
+        *said(
+            asks_for_secret(tab_id, "input[name=password]", "input[name=code]"),
+            MessageEvents()
+            .tool_use("toolu_eval", "evaluate", {"tabId": tab_id, "expression": "1"})
+            .stop("tool_use"),
+            MessageEvents().text("A person has the tab.").stop(),
+        )
+    )
+    await send(follow, "Sign in")
+    asked = await follow.until("attention-requested")
+    await host.member.call(
+        "browser-secret-handoff-v1/submit", {"id": asked["id"], "values": [PASSWORD, "123456"]}
+    )
+    wanted = await follow.until("browser-takeover-requested")
+    assert "focus" in wanted["reason"]
+    consent = await follow.until("attention-requested")
+    await answer(follow, consent["id"], approve=True)
+    await follow.until("turn-finished")
+    results = [last_tool_result(r) for r in host.anthropic.requests[-2:]]
+    assert results[0]["status"] == "takeover"
+    assert results[1]["error"]["code"] == "tabHoldsSecret"  # agent scripts stay refused
+
+    engine = await host.services.browser.engine()
+    tab = engine.get_tab(host.team_id, tab_id)
+    assert tab.page is not None
+    protection = protection_of(tab)
+    assert protection is not None
+    assert protection.watchable
+    # Nothing secret stays on screen: the field the host filled is empty again.
+    for name in ("password", "code"):
+        assert await tab.page.eval_on_selector(f"input[name={name}]", "el => el.value") == ""
+    # A teammate's plain view is refused; so is watching without taking control.
+    with pytest.raises(ViewClosed) as closed:
+        await open_view(host.admin, tab_id)
+    assert closed.value.code == "tabHoldsSecret"
+    # The person who takes it over watches and steers it.
+    view = await open_view(host.member, tab_id, take=True)
+    assert (await view.expect("held"))["byYou"] is True
+    assert tab.held_by is not None
+    frame = await view.next_frame()
+    box = await tab.page.locator("input[name=password]").bounding_box()
+    assert box is not None
+    view.click((box["x"] + box["width"] / 2) / frame.width, (box["y"] + 8) / frame.height)
+    view.insert_text("typed by a person")
+    await tab.page.wait_for_function(
+        "document.querySelector('input[name=password]').value !== ''", timeout=15_000
+    )
+    assert await tab.page.eval_on_selector("input[name=password]", "el => el.value") == (
+        "typed by a person"
+    )
+    # While the member holds it, a teammate is refused, taking or not.
+    for take in (False, True):
+        with pytest.raises(ViewClosed) as closed:
+            await open_view(host.admin, tab_id, take=take)
+        assert closed.value.code == "tabHoldsSecret"
+    # Letting go ends the holder's view too; taking it again opens one.
+    view.send({"type": "release"})
+    await asyncio.wait_for(view.closed.wait(), 15)
+    assert view.close_code == "tabHoldsSecret"
+    view = await open_view(host.member, tab_id, take=True)
+    frames = [(await view.next_frame()).jpeg]
+    # A main-frame navigation ends protection: everyone may watch again.
+    await host.member.call(
+        "browser-control-v1/navigate", {"tabId": tab_id, "url": host.site.url("/welcome")}
+    )
+    await asyncio.wait_for(protection.released.wait(), 15)
+    watcher = await open_view(host.admin, tab_id)
+    watcher.close()
+    view.close()
+    assert not [jpeg for jpeg in frames if PASSWORD.encode() in jpeg]
+    assert all(PASSWORD not in json.dumps(r.body) for r in host.anthropic.requests)

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from server.common.crypto.ring import KeyRingFile
+from server.common.crypto.box import SecretBox
+from server.common.crypto.ring import KeyRing, KeyRingFile
 from server.common.errors import CrewhostError
 from server.db.engine import Database
 from server.db.tables import vault_items
@@ -123,3 +124,26 @@ async def test_a_lost_ring_with_vault_rows_refuses_the_start(
     with pytest.raises(CrewhostError, match=r"vault_items\.card_number"):
         async with keys.open_box():
             pass
+
+
+async def test_a_page_of_the_list_marks_set_secrets_and_counts_the_team_alone(
+    db: Database, clock: FakeClock
+) -> None:
+    vault = VaultService(db, clock, SecretBox(KeyRing.generate()))
+    await vault.create_item(TEAM_A, "login", {**LOGIN, "name": "A shop"})
+    await vault.create_item(TEAM_A, "card", {**CARD, "name": "B card"})
+    await vault.create_item(TEAM_A, "contact", {"name": "C contact", "email": "c@example.com"})
+    await vault.create_item(TEAM_B, "login", LOGIN)
+    first = await vault.list_items(TEAM_A, limit=2)
+    assert first.total == 3
+    assert [(i.name, i.secrets_set) for i in first.items] == [
+        ("A shop", ("password",)),
+        ("B card", ("number", "security_code")),
+    ]
+    assert first.items[1].card_last4 == "1111"
+    rest = await vault.list_items(TEAM_A, offset=2, limit=2)
+    assert ([i.name for i in rest.items], rest.total) == (["C contact"], 3)
+    past = await vault.list_items(TEAM_A, offset=5, limit=2)
+    assert (past.items, past.total) == ([], 3)
+    assert (await vault.list_summaries(TEAM_B)).total == 1
+    assert (await vault.list_items("c" * 32)).total == 0

@@ -58,6 +58,7 @@ export const CAPABILITY = {
   viewClipboard: 'browser-view-clipboard',
   viewContextMenu: 'browser-view-context-menu',
   viewViewport: 'browser-view-viewport',
+  viewTake: 'browser-view-take',
   agents: 'agents-v1',
   threads: 'threads-v1',
   attention: 'attention-v1',
@@ -120,6 +121,8 @@ export interface ViewOptions {
   cursor?: boolean;
   menu?: boolean;
   viewport?: { width: number; height: number };
+  /** Open holding control: the one view a tab in secure entry admits, for its taker. */
+  take?: boolean;
 }
 
 /** The `view:` channel label; options ride on it because the host reads them first. */
@@ -128,6 +131,7 @@ export function viewLabel(options: ViewOptions): string {
   if (options.cursor) query.push('cursor=1');
   if (options.menu) query.push('menu=1');
   if (options.viewport) query.push(`viewport=${clampSide(options.viewport.width)}x${clampSide(options.viewport.height)}`);
+  if (options.take) query.push('take=1');
   return VIEW_PREFIX + options.tabId + (query.length ? `?${query.join('&')}` : '');
 }
 

@@ -1705,11 +1705,18 @@ export interface components {
         };
         /**
          * BrowserTakeoverRequested
-         * @description An agent asks a person to take a tab over (a captcha, a sign-in).
+         * @description An agent asks a person to take a tab over (a captcha, a sign-in), or the host does
+         *     for a case only a person settles (``code`` names it).
          */
         BrowserTakeoverRequested: {
             /** Agentid */
             agentId: string | null;
+            /**
+             * Code
+             * @description Set when the host found the case: crossOriginFrame, passkey, accountChoice, paymentConfirmation, captcha or entryFailed; None for an agent's own request.
+             * @default null
+             */
+            code: string | null;
             /** Reason */
             reason: string;
             /** Tabid */

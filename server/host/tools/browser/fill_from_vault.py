@@ -23,6 +23,7 @@ from server.host.tools.page.secure_entry import (
     plan_on_tab,
     takeover,
 )
+from server.host.tools.page.takeover_cases import PAYMENT
 
 VaultField = Literal[
     "username",
@@ -113,7 +114,7 @@ async def fill_from_vault(context: ToolContext, args: FillFromVaultArgs) -> dict
     if card:
         outcome = await enter(context, plan, values, submit=False)
         if outcome.status == "entered":
-            outcome = takeover(context, plan.tab, "confirm the payment (a person's decision)")
+            outcome = takeover(context, plan.tab, PAYMENT)
         return outcome.to_result(plan.tab.id)
     return (await enter(context, plan, values)).to_result(plan.tab.id)
 

@@ -348,3 +348,15 @@ def _settled(reading: _Reading, vendor: str, watch: _Watch, otherwise: str) -> d
     if reading.kind == "blocked":
         return _result("blocked", vendor, watch.waited)
     return _result(otherwise, vendor, watch.waited)
+
+
+async def person_check(page: Page) -> str | None:
+    """The vendor of a check only a person passes that the page shows now (a puzzle, a
+    vendor's interactive page), read without waiting; None when there is none."""
+    try:
+        reading = await _read(page)
+    except (PlaywrightError, IsolatedScriptError):
+        return None
+    if reading.present and (reading.puzzle or reading.kind == "interactive"):
+        return reading.shown_vendor
+    return None

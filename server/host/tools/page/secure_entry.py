@@ -15,7 +15,9 @@ The order is the safety argument:
    with GET, which replaces the document and never replays a form's POST.
 
 Any failure keeps protection and asks a person to take the tab over; a secret is never
-retried. Messages and results never carry a value.
+retried. The fields it filled are emptied first, and a page that then shows no value may be
+watched and steered by the person who holds the tab (nobody else, and no agent script) until
+a new document. Messages and results never carry a value.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from server.host.tools.base import (
 )
 from server.host.tools.page.isolated import IsolatedScriptError, evaluate_isolated
 from server.host.tools.page.tab_access import announce_takeover, reachable_tab
+from server.host.tools.page.takeover_cases import CROSS_ORIGIN_FRAME, TakeoverCase, find_case
 from server.host.tools.page.targets import Resolved, element_of, resolve_target
 
 log = logging.getLogger(__name__)
@@ -56,14 +59,16 @@ TAB_HOLDS_SECRET = "tabHoldsSecret"  # noqa: S105 - a close code, not a secret
 # Filling, the submit's wait, and a load again with GET, at most.
 ENTRY_DEADLINE = 60.0
 _HELD_REASON = "this tab is in secure entry; it can be watched again once it loads a new page"
+_NOT_ENTERED = TakeoverCase("entryFailed", "the secret could not be entered")
 
 
 class TakeoverNeeded(Exception):
-    """Secure entry cannot go on by itself: a person takes the tab (``reason`` says why)."""
+    """Secure entry cannot go on by itself: a person takes the tab (``case`` says why)."""
 
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
+    def __init__(self, reason: str | TakeoverCase) -> None:
+        case = reason if isinstance(reason, TakeoverCase) else TakeoverCase("entryFailed", reason)
+        super().__init__(case.reason)
+        self.case = case
 
 
 @dataclass
@@ -90,18 +95,19 @@ class EntryPlan:
 @dataclass(frozen=True)
 class EntryOutcome:
     """How an entry ended: ``entered`` (``page``: ``new`` document, ``kept`` or ``reloaded``)
-    or ``takeover`` with its reason."""
+    or ``takeover`` with its case."""
 
     status: Literal["entered", "takeover"]
     page: Literal["new", "kept", "reloaded"] | None = None
-    reason: str | None = None
+    case: TakeoverCase | None = None
 
     def to_result(self, tab_id: str) -> dict[str, Any]:
-        if self.status == "takeover":
+        if self.case is not None:
             return {
                 "status": "takeover",
                 "tabId": tab_id,
-                "reason": self.reason,
+                "code": self.case.code,
+                "reason": self.case.reason,
                 "next": "A person was asked to take the tab over. Stop working in it until "
                 "they hand it back, then take a snapshot. Do not ask for the secret again.",
             }
@@ -197,19 +203,22 @@ async def plan_entry(
     if origin is None:
         raise ToolFailure("secretOriginUnknown", "this page has no web origin to enter a secret on")
     document = float(await evaluate_isolated(page, "document-id"))
+    case = await find_case(tab, page)
+    if case is not None:
+        raise TakeoverNeeded(case)
     fields: list[EntryField] = []
     for target, asked in targets:
         try:
             resolved = await resolve_target(tab, page, target)
         except ToolFailure as failure:
             if failure.code == "targetNotFound" and _foreign_frames(page, origin):
-                raise TakeoverNeeded("the fields are inside a frame of another site") from None
+                raise TakeoverNeeded(CROSS_ORIGIN_FRAME) from None
             raise
         facts = await _facts(resolved)
         if facts is None:
             raise ToolFailure("targetNotFound", f"{resolved.label} went away")
         if facts["framed"] and facts["origin"] != facts["topOrigin"]:
-            raise TakeoverNeeded("a field is inside a frame of another site")
+            raise TakeoverNeeded(CROSS_ORIGIN_FRAME)
         if not facts["fillable"]:
             raise ToolFailure("secretFieldInvalid", f"{resolved.label} is not a text field")
         if not facts["visible"] or facts["disabled"] or facts["readOnly"]:
@@ -289,15 +298,10 @@ async def _after_submit(
         await asyncio.wait_for(protection.released.wait(), wait)
     if protection.released.is_set():
         return EntryOutcome("entered", "new")
-    try:
-        picks = [entry.resolved.pick for entry in plan.fields]
-        left = int(await evaluate_isolated(page, "secret-clear", picks))
-        shown = bool(await evaluate_isolated(page, "secret-scan", list(values)))
-    except (PlaywrightError, IsolatedScriptError):
-        if protection.released.is_set():
-            return EntryOutcome("entered", "new")
-        left, shown = 1, True
-    if left == 0 and not shown:
+    emptied = await _emptied(plan, page, protection, values)
+    if protection.released.is_set():
+        return EntryOutcome("entered", "new")
+    if emptied:
         protection.keep()
         return EntryOutcome("entered", "kept")
     log.info("secure entry reloads a page that shows the secret", extra={"tab_id": plan.tab.id})
@@ -310,14 +314,39 @@ async def _after_submit(
     return EntryOutcome("entered", "reloaded")
 
 
-def _request_takeover(context: ToolContext, tab: Tab, reason: str) -> None:
-    announce_takeover(context, tab, f"secure entry: {reason}")
+async def _emptied(
+    plan: EntryPlan, page: Page, protection: TabProtection, values: Sequence[str]
+) -> bool:
+    """Empties the plan's fields and scans the document: whether no value shows any more."""
+    try:
+        picks = [entry.resolved.pick for entry in plan.fields]
+        left = int(await evaluate_isolated(page, "secret-clear", picks))
+        shown = bool(await evaluate_isolated(page, "secret-scan", list(values)))
+    except (PlaywrightError, IsolatedScriptError):
+        return protection.released.is_set()
+    return left == 0 and not shown
 
 
-def takeover(context: ToolContext, tab: Tab, reason: str) -> EntryOutcome:
+async def _clear_for_takeover(
+    plan: EntryPlan, page: Page, protection: TabProtection, values: Sequence[str]
+) -> None:
+    """A failed entry: the fields it filled are emptied, and a page that then shows no value
+    is left for the person who takes it over to watch and steer (agents stay refused). A
+    page that still shows one stays closed to every view until a new document."""
+    if protection.released.is_set():
+        return
+    if await _emptied(plan, page, protection, values) and not protection.released.is_set():
+        protection.hand_to_person()
+
+
+def _request_takeover(context: ToolContext, tab: Tab, case: TakeoverCase) -> None:
+    announce_takeover(context, tab, f"secure entry: {case.reason}", case.code)
+
+
+def takeover(context: ToolContext, tab: Tab, case: TakeoverCase) -> EntryOutcome:
     """Asks a person to take the tab; the tab keeps whatever protection it has."""
-    _request_takeover(context, tab, reason)
-    return EntryOutcome("takeover", reason=reason)
+    _request_takeover(context, tab, case)
+    return EntryOutcome("takeover", case=case)
 
 
 async def plan_on_tab(
@@ -330,9 +359,13 @@ async def plan_on_tab(
     tab = reachable_tab(context, tab_id)
     held = protection_of(tab)
     # A kept page (a single-page sign-in's next step) takes its next secret; an entry under
-    # way takes none.
+    # way takes none, and neither does a page left to a person after a failed entry.
     if held is not None and held.phase == "entering":
         raise ToolFailure(TAB_HOLDS_SECRET, "a secret is being entered in this tab; wait for it")
+    if held is not None and held.phase == "takeover":
+        raise ToolFailure(
+            TAB_HOLDS_SECRET, "a person was asked to take this tab over; a secret is not retried"
+        )
     try:
         done = await context.engine.run(
             context.team_id,
@@ -341,7 +374,7 @@ async def plan_on_tab(
             lambda page: plan_entry(tab, page, targets, submit),
         )
     except TakeoverNeeded as needed:
-        return takeover(context, tab, needed.reason)
+        return takeover(context, tab, needed.case)
     assert done.value is not None
     return done.value
 
@@ -360,24 +393,28 @@ async def enter(
         await _still_planned(plan, page)
         protection = await protect(tab, page, plan.origin)
         await desk.end_views(context.team_id, tab.id, TAB_HOLDS_SECRET, _HELD_REASON)
-        await _fill(plan, page, protection, values, submit=submit)
-        if not submit:
-            return EntryOutcome("entered", "kept")
-        return await _after_submit(context, plan, page, protection, values)
+        try:
+            await _fill(plan, page, protection, values, submit=submit)
+            if not submit:
+                return EntryOutcome("entered", "kept")
+            return await _after_submit(context, plan, page, protection, values)
+        except (TakeoverNeeded, PlaywrightError, IsolatedScriptError, ToolFailure):
+            await _clear_for_takeover(plan, page, protection, values)
+            raise
 
     try:
         done = await context.engine.run(
             context.team_id, tab.id, context.caller, operation, deadline=ENTRY_DEADLINE
         )
     except TakeoverNeeded as needed:
-        return takeover(context, tab, needed.reason)
+        return takeover(context, tab, needed.case)
     except (PlaywrightError, IsolatedScriptError, ToolFailure) as exc:
         # Never the exception's text: a page error could quote what was typed.
         log.info("secure entry failed", extra={"tab_id": tab.id, "error": type(exc).__name__})
-        return takeover(context, tab, "the secret could not be entered")
+        return takeover(context, tab, _NOT_ENTERED)
     except Exception:
         if protection is not None:
-            _request_takeover(context, tab, "the secret could not be entered")
+            _request_takeover(context, tab, _NOT_ENTERED)
         raise
     assert done.value is not None
     return done.value

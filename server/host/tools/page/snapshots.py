@@ -24,6 +24,7 @@ from server.host.tools.page.isolated import evaluate_isolated
 from server.host.tools.page.settle import settle
 from server.host.tools.page.site_memories import site_memories_for
 from server.host.tools.page.tab_access import holds_secret
+from server.host.tools.page.takeover_cases import takeover_for_snapshot
 
 MAIN_FRAME = "main"
 
@@ -161,6 +162,9 @@ async def read_snapshot(
     }
     if challenge is not None:
         result["challenge"] = challenge
+    takeover = await takeover_for_snapshot(context, tab, page, challenge)
+    if takeover is not None:
+        result["takeover"] = takeover
     memories = await site_memories_for(context, page.url, secret=holds_secret(tab))
     if memories:
         result["siteMemories"] = memories

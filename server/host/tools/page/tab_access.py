@@ -16,8 +16,9 @@ __all__ = [
 ]
 
 
-def announce_takeover(context: ToolContext, tab: Tab, reason: str) -> None:
-    """Tells the team that the agent asks a person to take ``tab`` over, and why."""
+def announce_takeover(context: ToolContext, tab: Tab, reason: str, code: str | None = None) -> None:
+    """Tells the team that a person is asked to take ``tab`` over, and why (``code`` names a
+    case the host found)."""
     if context.announce is not None:
         context.announce(
             context.team_id,
@@ -26,6 +27,7 @@ def announce_takeover(context: ToolContext, tab: Tab, reason: str) -> None:
                 agent_id=context.caller.agent_id,
                 thread_id=context.caller.thread_id,
                 reason=reason,
+                code=code,
             ),
         )
 

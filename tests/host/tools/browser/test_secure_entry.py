@@ -19,7 +19,7 @@ from aiohttp import web
 
 from server.common.crypto.box import SecretBox
 from server.common.crypto.ring import KeyRing
-from server.common.protocol.events import AttentionRequested, HostEvent
+from server.common.protocol.events import AttentionRequested, BrowserTakeoverRequested, HostEvent
 from server.db.engine import Database
 from server.host.agents.attention import AttentionRegistry
 from server.host.agents.secret_handoff import SecretHandoffService
@@ -201,6 +201,18 @@ def start_submit(context: ToolContext, tab: Tab, selector: str) -> asyncio.Task[
     )
 
 
+async def fill_card(context: ToolContext, people: People, tab: Tab) -> dict[str, Any]:
+    """fill_from_vault of a new card of the team into the tab's card number and code."""
+    card = await people.vault.create_item(
+        TEAM, "card", {"name": "Card", "number": "4111111111111111", "security_code": "737"}
+    )
+    fields = [
+        {"target": {"kind": "css", "selector": "input[name=cc]"}, "field": "number"},
+        {"target": {"kind": "css", "selector": "input[name=csc]"}, "field": "securityCode"},
+    ]
+    return await call(context, "fill_from_vault", tabId=tab.id, itemId=card.id, fields=fields)
+
+
 async def field_value(tab: Tab, selector: str) -> str:
     assert tab.page is not None
     return str(await tab.page.eval_on_selector(selector, "el => el.value"))
@@ -378,20 +390,8 @@ async def test_a_card_is_filled_and_the_payment_left_to_a_person(
     desk_context: ToolContext, people: People, sign_in: tuple[Site, Requests]
 ) -> None:
     site, requests = sign_in
-    paid = await people.vault.create_item(
-        TEAM, "card", {"name": "Card", "number": "4111111111111111", "security_code": "737"}
-    )
     tab = await open_on(desk_context, site.url("/checkout"))
-    result = await call(
-        desk_context,
-        "fill_from_vault",
-        tabId=tab.id,
-        itemId=paid.id,
-        fields=[
-            {"target": {"kind": "css", "selector": "input[name=cc]"}, "field": "number"},
-            {"target": {"kind": "css", "selector": "input[name=csc]"}, "field": "securityCode"},
-        ],
-    )
+    result = await fill_card(desk_context, people, tab)
     assert result["status"] == "takeover"
     assert "payment" in result["reason"]
     assert requests.of("/pay") == []
@@ -476,6 +476,36 @@ async def test_fields_in_a_frame_of_another_site_go_to_takeover_before_anyone_is
         purpose="pay",
     )
     assert result["status"] == "takeover", result
+    assert result["code"] == "crossOriginFrame"
     assert "frame of another site" in result["reason"]
     assert people.asked.empty()
+    assert not holds_secret(tab)
+
+
+async def test_a_passkey_prompt_goes_to_takeover_before_anyone_is_asked(
+    desk_context: ToolContext, people: People, site: Site
+) -> None:
+    tab = await open_on(desk_context, site.url("/passkey.html"))
+    assert tab.page is not None
+    await tab.page.click("#passkey")
+    result = await call(
+        desk_context,
+        "submit_secret",
+        tabId=tab.id,
+        fields=[{"target": {"kind": "css", "selector": "input[type=email]"}}],
+        purpose="sign in",
+    )
+    assert (result["status"], result["code"]) == ("takeover", "passkey"), result
+    assert people.asked.empty()
+    wanted = [e for e in people.events if isinstance(e, BrowserTakeoverRequested)]
+    assert [e.code for e in wanted] == ["passkey"]
+
+
+async def test_a_card_meets_a_payment_challenge_unfilled(
+    desk_context: ToolContext, people: People, site: Site
+) -> None:
+    tab = await open_on(desk_context, site.url("/three-ds.html"))
+    result = await fill_card(desk_context, people, tab)
+    assert (result["status"], result["code"]) == ("takeover", "paymentConfirmation"), result
+    assert await field_value(tab, "input[name=cc]") == ""
     assert not holds_secret(tab)
