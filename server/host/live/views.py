@@ -176,8 +176,10 @@ class LiveViews:
         if session.options.viewport:
             await self._apply_viewport(key)
         await screencast.remove(session.viewer)
-        if not screencast.running:
-            del self._screencasts[key]
+        # A view that opened while this one closed holds the screencast (and restarts it).
+        if not screencast.running and not self._sessions.get(key):
+            if self._screencasts.get(key) is screencast:
+                del self._screencasts[key]
             self._sessions.pop(key, None)
 
     async def _resized(self, session: ViewSession) -> None:

@@ -51,10 +51,18 @@ class Peer:
     request_id: str
     team_api: TeamApiSession | None = None
     channels: int = 0
+    # Closes the peer unless it connects in time; ended when it connects or closes, so a
+    # short-lived peer is not held for the whole deadline.
+    deadline: asyncio.Task[None] | None = None
     closed: asyncio.Event = field(default_factory=asyncio.Event)
 
     def channel_closed(self) -> None:
         self.channels -= 1
+
+    def end_deadline(self) -> None:
+        if self.deadline is not None and self.deadline is not asyncio.current_task():
+            self.deadline.cancel()
+        self.deadline = None
 
 
 def peer_certificate_fingerprint(connection: RTCPeerConnection) -> str | None:
@@ -192,7 +200,7 @@ class PeerManager:
             raise
         answer = connection.localDescription.sdp
         signature = self._key.sign(answer_proof(sdp_fingerprint(answer), claims.nonce))
-        self._tasks.spawn(self._connect_deadline(peer))
+        peer.deadline = self._tasks.spawn(self._connect_deadline(peer))
         log.info(
             "peer accepted",
             extra={
@@ -235,6 +243,7 @@ class PeerManager:
         async def on_state() -> None:
             state = connection.connectionState
             if state == "connected":
+                peer.end_deadline()
                 if peer_certificate_fingerprint(connection) != peer.fingerprint:
                     log.warning(
                         "peer DTLS certificate differs from its ticket",
@@ -265,6 +274,7 @@ class PeerManager:
     async def _close(self, peer: Peer, reason: str) -> None:
         if self._peers.pop(peer.identity.peer_id, None) is None:
             return
+        peer.end_deadline()
         if peer.team_api is not None:
             peer.team_api.close()
         await peer.connection.close()
