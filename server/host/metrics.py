@@ -68,18 +68,20 @@ def _children(pid: int) -> dict[int, list[int]]:
 
 def chromium_processes(root: int | None = None) -> list[ChromiumProcess]:
     """The Chromium processes below ``root`` (this process), with their resident memory."""
-    tree = _children(os.getpid() if root is None else root)
+    root = os.getpid() if root is None else root
+    tree = _children(root)
     found: list[ChromiumProcess] = []
-    stack = list(tree.get(os.getpid() if root is None else root, []))
+    stack = list(tree.get(root, []))
     while stack:
         pid = stack.pop()
         stack.extend(tree.get(pid, []))
         try:
-            argv = (PROC / str(pid) / "cmdline").read_bytes().split(b"\0")
+            # Chromium's children rewrite their command line as one space-separated string.
+            argv = (PROC / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").split()
             resident = int((PROC / str(pid) / "statm").read_text().split()[1]) * PAGE_SIZE
         except (OSError, IndexError, ValueError):
             continue
-        if not argv or b"chrom" not in Path(argv[0].decode(errors="replace")).name.encode():
+        if not argv or "chrom" not in Path(argv[0].decode(errors="replace")).name:
             continue
         kind = "browser"
         for arg in argv[1:]:
