@@ -21,7 +21,8 @@ host has forgotten the last peer and view (a bounded wait), it reads the server
 process's open file descriptors, threads and resident memory from ``/proc``, and its
 asyncio tasks and the sizes of the host's tables (peers, channels, Team API sessions
 and calls, views, screencasts, background tasks, revocations, ticket nonces) from
-``/metrics``. Tolerance: fds +-8, threads +-2, tasks +-5, RSS +40 MiB, and every
+``/metrics``; once a second while the cycles run it also notes the most of each.
+Tolerance: fds +-8, threads +-2, tasks +-5, RSS +40 MiB, and every
 table back to its size before; ticket nonces are kept until their ticket would have
 expired (60 s), so they are reported, not held to zero growth. PASS or FAIL is
 printed; results go to ``bench/results/soak.json``.
@@ -119,6 +120,18 @@ async def settle(session: aiohttp.ClientSession, base: str, pid: int) -> Resourc
         await asyncio.sleep(0.25)
 
 
+async def sample_peaks(
+    session: aiohttp.ClientSession, base: str, pid: int, peaks: dict[str, float]
+) -> None:
+    """The most of each figure seen while the cycles run, once a second, into ``peaks``."""
+    while True:
+        figures = await resources(session, base, pid)
+        flat = {**{k: v for k, v in asdict(figures).items() if k != "tables"}, **figures.tables}
+        for name, size in flat.items():
+            peaks[name] = max(peaks.get(name, size), size)
+        await asyncio.sleep(1.0)
+
+
 async def connection_cycles(member: Member, host_id: str, cycles: int, parallel: int) -> float:
     """Connect, call, close ``cycles`` times over ``parallel`` workers; answers seconds taken."""
     numbers = itertools.count()
@@ -201,15 +214,20 @@ async def soak(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
                 tab_connection = await connect_to_host(
                     member.hub, member.team_id, host_id, member.known_hosts, member.account_id
                 )
-                tab = await tab_connection.call("browser-control-v1/new_tab", {"url": page_url})
+                tab = await tab_connection.call(
+                    "browser-control-v1/new_tab", {"url": page_url}, wait_seconds=120
+                )
                 await tab_connection.close()
                 tab_id = str(tab["id"])
                 await view_cycles(member, host_id, tab_id, 2)
                 before = await settle(session, server.base, pid)
+                peaks: dict[str, float] = {}
+                sampler = asyncio.ensure_future(sample_peaks(session, server.base, pid, peaks))
                 connect_seconds = await connection_cycles(
                     member, host_id, args.cycles, args.parallel
                 )
                 view_seconds = await view_cycles(member, host_id, tab_id, args.views)
+                sampler.cancel()
                 after = await settle(session, server.base, pid)
             finally:
                 await member.hub.close()
@@ -222,6 +240,7 @@ async def soak(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
         "views": args.views,
         "connection_cycles_per_second": round(args.cycles / connect_seconds, 1),
         "view_cycles_per_second": round(args.views / view_seconds, 1),
+        "peaks_during_run": peaks,
         "before": asdict(before),
         "after": asdict(after),
         **verdict(before, after),
@@ -250,6 +269,8 @@ def print_report(report: dict[str, Any]) -> None:
             f"{'table ' + table:28}{before['tables'][table]:>10}{after['tables'][table]:>10}"
             "  (forgotten as tickets expire)"
         )
+    peaks = report["peaks_during_run"]
+    print("most while running: " + ", ".join(f"{k} {v}" for k, v in sorted(peaks.items())))
     print("PASS" if report["pass"] else "FAIL")
 
 

@@ -23,7 +23,7 @@ from server.logs import log_handler
 from tests.support.databases import ScratchDatabase, scratch_database
 from tests.support.fakes.anthropic import FakeAnthropic, MessageEvents
 from tests.support.hub_server import RunningHub
-from tests.support.peers import peer_member, wait_linked
+from tests.support.peers import owner_peer, peer_member, wait_linked
 from tests.support.sites import Site, pages_app, serving
 from tests.support.waiting import eventually
 
@@ -147,9 +147,7 @@ def json_lines() -> Iterator[io.StringIO]:
 async def test_a_connections_request_id_is_in_the_hub_and_host_log_lines(
     server: RunningHub, tmp_path: Path, json_lines: io.StringIO
 ) -> None:
-    await server.sign_up_owner()
-    host_id = await wait_linked(server)
-    member = await peer_member(server, "owner@example.com", tmp_path)
+    host_id, member = await owner_peer(server, tmp_path)
     connection = await member.connect(host_id)
     await connection.close()
     # The host logs the close once the connection has ended, after it forgot the peer.

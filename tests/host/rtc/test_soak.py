@@ -23,7 +23,7 @@ from server.host.container import HostServices
 from tests.support.databases import ScratchDatabase, scratch_database
 from tests.support.hub_server import PASSWORD, RunningHub
 from tests.support.peer_process import READY
-from tests.support.peers import peer_member, wait_linked
+from tests.support.peers import owner_peer, peer_member, wait_linked
 from tests.support.sites import Site, pages_app, serving
 from tests.support.waiting import eventually
 
@@ -52,9 +52,7 @@ def open_fds() -> int:
 async def test_connections_that_come_and_go_leave_no_state_behind(
     server: RunningHub, tmp_path: Path
 ) -> None:
-    await server.sign_up_owner()
-    host_id = await wait_linked(server)
-    member = await peer_member(server, "owner@example.com", tmp_path)
+    host_id, member = await owner_peer(server, tmp_path)
     services = server.builtin.services
 
     async def cycle() -> None:
