@@ -51,7 +51,8 @@ class ChromiumProcess:
     rss_bytes: int
 
 
-def _children(pid: int) -> dict[int, list[int]]:
+def _process_tree() -> dict[int, list[int]]:
+    """Every process's children, by parent pid."""
     tree: dict[int, list[int]] = {}
     for entry in PROC.iterdir():
         if not entry.name.isdigit():
@@ -69,7 +70,7 @@ def _children(pid: int) -> dict[int, list[int]]:
 def chromium_processes(root: int | None = None) -> list[ChromiumProcess]:
     """The Chromium processes below ``root`` (this process), with their resident memory."""
     root = os.getpid() if root is None else root
-    tree = _children(root)
+    tree = _process_tree()
     found: list[ChromiumProcess] = []
     stack = list(tree.get(root, []))
     while stack:
