@@ -50,6 +50,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--hub", required=True, help="address of the hub, e.g. https://crew.example.com"
     )
     host.add_argument("--enrol", help="one-time enrolment code from a team owner (first start)")
+    host.add_argument(
+        "--metrics",
+        metavar="HOST:PORT",
+        help="serve Prometheus metrics at http://HOST:PORT/metrics (host.metrics_listen)",
+    )
 
     admin = commands.add_parser("admin", help="administer the database from the shell")
     admin_commands = admin.add_subparsers(dest="admin_command", required=True, metavar="ACTION")
@@ -118,6 +123,7 @@ def _settings(args: argparse.Namespace) -> Settings:
         "log.format": getattr(args, "log_format", None),
         "hub.bind": getattr(args, "bind", None),
         "hub.port": getattr(args, "port", None),
+        "host.metrics_listen": getattr(args, "metrics", None),
     }
     return load_settings(getattr(args, "config", None), overrides=overrides)
 

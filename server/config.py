@@ -106,6 +106,13 @@ class SecuritySettings(SettingsSection):
 
 class HostSettings(SettingsSection):
     name: str = Field("Built-in host", description="Name of the built-in host of crewhost serve.")
+    metrics_listen: str | None = Field(
+        None,
+        pattern=r"^[^\s]+:\d{1,5}$",
+        description="Address (host:port) where crewhost host serves its Prometheus metrics at "
+        "/metrics. Empty: not served. crewhost serve ignores it: the hub's /metrics carries "
+        "the built-in host's.",
+    )
     master_passphrase: SecretStr | None = Field(
         None,
         description="Passphrase that wraps the host's key ring (<data_dir>/host/key-ring.json, "

@@ -8,6 +8,8 @@ import sys
 import time
 from typing import Any
 
+from server.common.request_ids import RequestIdFilter
+
 # Attributes every LogRecord has; anything else was passed with ``extra=`` and is a field.
 _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime"}
 
@@ -42,11 +44,18 @@ class TextFormatter(logging.Formatter):
         return line
 
 
-def configure_logging(log_format: str, level: str) -> None:
-    handler = logging.StreamHandler(sys.stderr)
+def log_handler(log_format: str, stream: Any = None) -> logging.Handler:
+    """A handler writing ``log_format`` lines (json or text) to ``stream`` (stderr)."""
+    handler = logging.StreamHandler(stream or sys.stderr)
     formatter = JsonFormatter() if log_format == "json" else TextFormatter()
     formatter.converter = time.gmtime
     handler.setFormatter(formatter)
+    handler.addFilter(RequestIdFilter())
+    return handler
+
+
+def configure_logging(log_format: str, level: str) -> None:
+    handler = log_handler(log_format)
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())

@@ -54,6 +54,8 @@ async def builtin_host(
     async with open_secret_box(settings, hub.db) as secrets:
         services = build_host(settings, key, hub.db, secrets=secrets, clock=clock)
         services.host_id = (await hub.hosts.register_builtin(key.public_key, settings.host.name)).id
+        # One process, one /metrics: the hub's families and the built-in host's.
+        hub.metrics.include(services.metrics.registry)
         async with run_link(services, hub_url) as running:
             yield running
 

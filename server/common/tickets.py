@@ -117,6 +117,10 @@ class TicketVerifier:
         self._seen[claims.nonce] = claims.expires_at
         return claims
 
+    def __len__(self) -> int:
+        """How many used nonces are remembered."""
+        return len(self._seen)
+
     def _forget_expired(self, now: float) -> None:
         while self._seen:
             nonce, expires_at = next(iter(self._seen.items()))

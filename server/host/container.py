@@ -30,6 +30,7 @@ from server.host.browser.runtime import BrowserRuntime
 from server.host.egress.channels import EGRESS_LABEL, EgressChannels
 from server.host.live.steps import ReadFailed
 from server.host.live.views import LiveViews
+from server.host.metrics import HostMetrics
 from server.host.rtc.peers import PeerManager
 from server.host.rtc.team_api import HostRouteTable, PeerIdentity, TeamApi
 from server.host.services.agents import AgentService
@@ -82,6 +83,7 @@ class HostServices:
     team_api: TeamApi
     browser: BrowserRuntime
     secrets: SecretBox
+    metrics: HostMetrics
     peers: PeerManager = field(init=False)
     profiles: BrowserProfileService = field(init=False)
     tabs: TabService = field(init=False)
@@ -126,13 +128,16 @@ class HostServices:
         browser = BrowserRuntime(settings.host, settings.data_dir, clock, db)
         # The live view is a channel, not a route table: it is listed beside its registration.
         team_api = TeamApi(list(route_tables), also=LIVE_VIEW_CAPABILITIES)
-        services = cls(settings, clock, identity, db, team_api, browser, secrets)
+        metrics = HostMetrics()
+        metrics.tab_states = browser.tab_states
+        services = cls(settings, clock, identity, db, team_api, browser, secrets, metrics)
         services.peers = PeerManager(
             identity,
             settings.rtc,
             clock,
             services.team_api,
             lambda peer: HostCall(peer, services),
+            metrics,
         )
         services.profiles = BrowserProfileService(db, clock, browser, services.peers.announce)
         services.tabs = TabService(browser, services.profiles, settings.host.search_url)
@@ -194,8 +199,9 @@ class HostServices:
             services.workspace,
             attachment_max_bytes=settings.host.attachment_max_bytes,
             turn_ended=services.memory_review.turns_ended,
+            metrics=metrics,
         )
-        services.live = LiveViews(browser, settings.host, read_press)
+        services.live = LiveViews(browser, settings.host, read_press, metrics)
         services.peers.register_channel(VIEW_PREFIX, services.live.open)
         services.live.steps.listen(
             lambda step: services.browsing_steps.record(step.team_id, step.agent_id, step.line)

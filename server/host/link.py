@@ -113,10 +113,12 @@ class HostLinkClient:
     async def _answer(self, socket: aiohttp.ClientWebSocketResponse, offer: LinkOffer) -> None:
         reply: LinkAnswer | LinkRefused
         try:
-            sdp, signature = await self._services.peers.accept(offer.ticket, offer.sdp)
+            sdp, signature = await self._services.peers.accept(
+                offer.ticket, offer.sdp, offer.request_id
+            )
             reply = LinkAnswer(request_id=offer.request_id, sdp=sdp, signature=signature)
         except CrewhostError as exc:
-            log.info("peer refused", extra={"code": exc.code})
+            log.info("peer refused", extra={"code": exc.code, "request_id": offer.request_id})
             reply = LinkRefused(request_id=offer.request_id, error=error_info(exc))
         if not socket.closed:
             await socket.send_str(encode(reply))

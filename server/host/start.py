@@ -25,6 +25,7 @@ from server.config import Settings
 from server.db.engine import Database
 from server.host.container import HostServices
 from server.host.link import HostLinkClient
+from server.host.metrics_endpoint import metrics_endpoint
 from server.host.routes.tables import ROUTE_TABLES
 from server.host.services.keys import SecretKeys, key_ring_file
 
@@ -137,7 +138,15 @@ async def run_remote_host(settings: Settings, hub_url: str, enrol_code: str | No
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
-        async with run_link(services, hub_url, state.get("hub_key")) as running:
+        async with contextlib.AsyncExitStack() as stack:
+            running = await stack.enter_async_context(
+                run_link(services, hub_url, state.get("hub_key"))
+            )
+            if settings.host.metrics_listen:
+                url = await stack.enter_async_context(
+                    metrics_endpoint(services.metrics, settings.host.metrics_listen)
+                )
+                log.info("serving metrics", extra={"url": url})
             first_link = asyncio.ensure_future(running.link.linked.wait())
             stopped = asyncio.ensure_future(stop.wait())
             await asyncio.wait({first_link, stopped}, return_when=asyncio.FIRST_COMPLETED)

@@ -31,6 +31,7 @@ from server.common.protocol.link import (
     decode_link,
     link_proof,
 )
+from server.common.request_ids import current_request_id
 from server.common.tasks import BackgroundTasks
 from server.common.tokens import new_id
 from server.hub.bus import Bus
@@ -150,9 +151,13 @@ class HostLinks:
                 if future is not None and not future.done():
                     future.set_result(message)
 
-    async def relay_offer(self, host_id: str, ticket: str, sdp: str) -> LinkAnswer:
-        """Send an offer to a host wherever it is linked; its answer, or a clear refusal."""
-        request_id = new_id()
+    async def relay_offer(
+        self, host_id: str, ticket: str, sdp: str, request_id: str | None = None
+    ) -> LinkAnswer:
+        """Send an offer to a host wherever it is linked; its answer, or a clear refusal.
+        ``request_id`` names it in both ends' logs: the HTTP request's id, or a new one."""
+        request_id = request_id or current_request_id() or new_id()
+        log.info("relaying an offer", extra={"host_id": host_id, "request_id": request_id})
         future: asyncio.Future[LinkAnswer | LinkRefused] = (
             asyncio.get_running_loop().create_future()
         )
@@ -208,7 +213,7 @@ class HostLinks:
         reply: LinkAnswer | LinkRefused
         try:
             reply = await self.relay_offer(
-                str(message["host_id"]), str(message["ticket"]), str(message["sdp"])
+                str(message["host_id"]), str(message["ticket"]), str(message["sdp"]), request_id
             )
             reply = reply.model_copy(update={"request_id": request_id})
         except CrewhostError as exc:

@@ -31,5 +31,9 @@ class HubMetrics:
         self.requests.labels(route, method, str(status)).inc()
         self.latency.labels(route).observe(seconds)
 
+    def include(self, registry: CollectorRegistry) -> None:
+        """Serve ``registry``'s metrics beside the hub's (the built-in host's, in one process)."""
+        self.registry.register(registry)
+
     def render(self) -> bytes:
         return generate_latest(self.registry)

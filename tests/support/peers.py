@@ -49,3 +49,10 @@ def ignore_max_message_size(connection: HostConnection) -> None:
     sctp = connection.connection.sctp
     assert sctp is not None
     sctp._remote_max_message_size = 0  # aiortc's sender checks this; 0 means no limit
+
+
+async def owner_peer(server: RunningHub, folder: Path) -> tuple[str, Member]:
+    """The built-in host's id and the hub's first owner, signed up and signed in as a peer."""
+    await server.sign_up_owner()
+    host_id = await wait_linked(server)
+    return host_id, await peer_member(server, "owner@example.com", folder)

@@ -46,6 +46,7 @@ from server.host.agents.turn_loop import (
     run_turn,
 )
 from server.host.browser.callers import Caller
+from server.host.metrics import HostMetrics
 from server.host.services.agents import AgentService
 from server.host.services.tasks import Task, TaskService
 from server.host.services.workspace import Member, WorkspaceService
@@ -114,8 +115,10 @@ class ThreadService:
         *,
         attachment_max_bytes: int,
         turn_ended: Callable[[Agent, str], None] | None = None,
+        metrics: HostMetrics,
     ) -> None:
         self._db = db
+        self._metrics = metrics
         self._clock = clock
         self._agents = agents
         self._attention = attention
@@ -343,6 +346,9 @@ class ThreadService:
                 await self._repo.update_thread(conn, thread.team_id, thread.id, updated_at=now)
         finally:
             self._running.pop(thread.id, None)
+        self._metrics.turns.labels(turn.status).inc()
+        for outcome, seconds in progress.provider_requests:
+            self._metrics.provider_seconds.labels(outcome).observe(seconds)
         self.emit(
             thread,
             events.TurnFinished(

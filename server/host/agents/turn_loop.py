@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import json
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -74,6 +75,8 @@ class TurnProgress:
     # Whether the provider answered (None: never asked), and why it last failed.
     provider_answered: bool | None = None
     provider_failure: str | None = None
+    # (outcome, seconds) of every provider request, to its last event.
+    provider_requests: list[tuple[str, float]] = field(default_factory=list)
 
     def end(self, status: TurnStatus, reason: str | None = None) -> None:
         if self.status is None:
@@ -148,6 +151,7 @@ async def _ask(
             max_tokens=setup.max_tokens,
         )
         failure = None
+        asked = time.perf_counter()
         async with setup.provider.stream(request) as stream:
             async for event in stream:
                 if isinstance(event, TextDelta):
@@ -158,6 +162,8 @@ async def _ask(
                 elif isinstance(event, Failed):
                     failure = event.error
             reply = stream.reply
+        outcome = "ok" if failure is None else "failed"
+        progress.provider_requests.append((outcome, time.perf_counter() - asked))
         if failure is None:
             progress.provider_answered = True
             if reply.dropped_calls and not reply.tool_calls and not reply.text:

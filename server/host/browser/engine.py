@@ -209,6 +209,14 @@ class BrowserEngine:
         """Only this team's tabs."""
         return self._tabs.of_team(team_id)
 
+    def tab_states(self) -> dict[str, int]:
+        """How many tabs of every team are held by a person, loaded, or asleep."""
+        counts = {"held": 0, "loaded": 0, "asleep": 0}
+        for tab in self._tabs:
+            state = "held" if tab.held_by else "loaded" if tab.loaded else "asleep"
+            counts[state] += 1
+        return counts
+
     def activate_tab(self, team_id: str, tab_id: str) -> Tab:
         """Makes ``tab_id`` the team's active tab: the one its viewers see first."""
         return self._tabs.activate(self.get_tab(team_id, tab_id))

@@ -80,6 +80,10 @@ class BrowserRuntime:
         """The team's tabs as they are now, without starting the browser (none before)."""
         return self._engine.list_tabs(team_id)
 
+    def tab_states(self) -> dict[str, int]:
+        """Tabs by state (held, loaded, asleep), without starting the browser."""
+        return self._engine.tab_states()
+
     def observe_tabs(self, changed: Callable[[str], None]) -> None:
         """``changed(team_id)`` runs whenever that team's tab list changes."""
         self._engine.tabs_changed = changed

@@ -18,6 +18,7 @@ from playwright.async_api import CDPSession, Page
 from playwright.async_api import Error as PlaywrightError
 
 from server.common.protocol.view import encode_frame
+from server.host.metrics import FrameCounts
 
 log = logging.getLogger(__name__)
 
@@ -40,11 +41,12 @@ class FrameChannel(Protocol):
 class Viewer:
     """One viewer's frame sink: send now, or keep the newest frame until the channel drains."""
 
-    def __init__(self, channel: FrameChannel) -> None:
+    def __init__(self, channel: FrameChannel, counts: FrameCounts) -> None:
         self.channel = channel
         self.pending: bytes | None = None
         self.sent = 0
         self.replaced = 0
+        self._counts = counts
 
     def offer(self, frame: bytes) -> None:
         if self.channel.readyState != "open":
@@ -52,10 +54,15 @@ class Viewer:
         if self.channel.bufferedAmount > BACKLOG_BYTES:
             if self.pending is not None:
                 self.replaced += 1
+                self._counts.dropped()
             self.pending = frame
             return
         self.channel.send(frame)
         self.sent += 1
+        self._counts.sent()
+
+    def closed(self) -> None:
+        self._counts.view_closed(self.replaced)
 
     def drained(self) -> None:
         """The channel's buffer went low: send the newest frame that waited, if any."""

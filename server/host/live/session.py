@@ -56,6 +56,7 @@ if TYPE_CHECKING:
 
     from server.host.browser.engine import BrowserEngine
     from server.host.live.steps import StepRecorder
+    from server.host.metrics import FrameCounts
     from server.host.rtc.team_api import PeerIdentity
 
 log = logging.getLogger(__name__)
@@ -81,6 +82,7 @@ class ViewSession:
         channel: Any,
         screencast: TabScreencast,
         resized: Callable[[ViewSession], Awaitable[None]],
+        frame_counts: FrameCounts,
         steps: StepRecorder | None = None,
     ) -> None:
         self._engine = engine
@@ -91,7 +93,7 @@ class ViewSession:
         self.options = options
         self.channel = channel
         self._screencast = screencast
-        self.viewer = Viewer(channel)
+        self.viewer = Viewer(channel, frame_counts)
         self._holding = False
         self._held_buttons = 0  # the mouse buttons this viewer holds down on the page
         self._last_cursor: str | None = None
@@ -348,6 +350,7 @@ class ViewSession:
             self.channel.send(message.model_dump_json())
 
     async def close(self) -> None:
+        self.viewer.closed()
         if self._worker is not None:
             self._worker.cancel()
             with contextlib.suppress(asyncio.CancelledError):

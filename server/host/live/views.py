@@ -17,6 +17,7 @@ from server.host.browser.runtime import BrowserRuntime
 from server.host.live.screencast import BACKLOG_BYTES, TabScreencast
 from server.host.live.session import ViewSession
 from server.host.live.steps import ReadPress, StepRecorder
+from server.host.metrics import HostMetrics
 
 if TYPE_CHECKING:
     from playwright.async_api import Page
@@ -37,15 +38,30 @@ class LiveViews:
     """Opens views under the access rules and runs one screencast per watched tab."""
 
     def __init__(
-        self, browser: BrowserRuntime, settings: HostSettings, read_press: ReadPress
+        self,
+        browser: BrowserRuntime,
+        settings: HostSettings,
+        read_press: ReadPress,
+        metrics: HostMetrics,
     ) -> None:
         self._browser = browser
+        self._frame_counts = metrics.frame_counts
         self._settings = settings
         self._screencasts: dict[tuple[str, str], TabScreencast] = {}
         self._sessions: dict[tuple[str, str], list[ViewSession]] = {}
         self._tasks = BackgroundTasks("live views")
         # What people holding agents' tabs do, as steps (learn from my browsing, teaching).
         self.steps = StepRecorder(read_press)
+        metrics.table_sources.append(self.table_sizes)
+
+    def table_sizes(self) -> dict[str, int]:
+        """The views and screencasts held now: none outlives its last viewer."""
+        return {
+            "views": sum(len(s) for s in self._sessions.values()),
+            "view_tabs": len(self._sessions),
+            "screencasts": len(self._screencasts),
+            "view_tasks": len(self._tasks),
+        }
 
     def screencast(self, team_id: str, tab_id: str) -> TabScreencast | None:
         return self._screencasts.get((team_id, tab_id))
@@ -134,7 +150,16 @@ class LiveViews:
             screencast = None
         if screencast is None:
             screencast = self._screencast_of(key, page)
-        session = ViewSession(engine, peer, options, channel, screencast, self._resized, self.steps)
+        session = ViewSession(
+            engine,
+            peer,
+            options,
+            channel,
+            screencast,
+            self._resized,
+            self._frame_counts,
+            self.steps,
+        )
         self._sessions.setdefault(key, []).append(session)
         tab.viewers += 1
         channel.bufferedAmountLowThreshold = BACKLOG_BYTES // 2
@@ -164,8 +189,10 @@ class LiveViews:
         if session.options.viewport:
             await self._apply_viewport(key)
         await screencast.remove(session.viewer)
-        if not screencast.running:
-            del self._screencasts[key]
+        # A view that opened while this one closed holds the screencast (and restarts it).
+        if not screencast.running and not self._sessions.get(key):
+            if self._screencasts.get(key) is screencast:
+                del self._screencasts[key]
             self._sessions.pop(key, None)
 
     async def _resized(self, session: ViewSession) -> None:

@@ -31,6 +31,7 @@ from server.common.tickets import TicketRefused, TicketVerifier
 from server.common.tokens import new_id
 from server.common.turn import ice_servers_for
 from server.config import RtcSettings
+from server.host.metrics import HostMetrics
 from server.host.rtc.revocations import Revocations, revocation_names
 from server.host.rtc.sctp_limits import cap_inbound_messages
 from server.host.rtc.team_api import PeerIdentity, TeamApi, TeamApiSession
@@ -46,8 +47,22 @@ class Peer:
     identity: PeerIdentity
     fingerprint: str
     connection: RTCPeerConnection
+    # The hub's id of the request that brought the offer: in every log line of this peer.
+    request_id: str
     team_api: TeamApiSession | None = None
+    channels: int = 0
+    # Closes the peer unless it connects in time; ended when it connects or closes, so a
+    # short-lived peer is not held for the whole deadline.
+    deadline: asyncio.Task[None] | None = None
     closed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def channel_closed(self) -> None:
+        self.channels -= 1
+
+    def end_deadline(self) -> None:
+        if self.deadline is not None and self.deadline is not asyncio.current_task():
+            self.deadline.cancel()
+        self.deadline = None
 
 
 def peer_certificate_fingerprint(connection: RTCPeerConnection) -> str | None:
@@ -71,6 +86,7 @@ class PeerManager:
         clock: Clock,
         api: TeamApi,
         make_call: Callable[[PeerIdentity], object],
+        metrics: HostMetrics,
     ) -> None:
         self._key = identity_key
         self._settings = settings
@@ -82,6 +98,24 @@ class PeerManager:
         self._peers: dict[str, Peer] = {}
         self._channels: dict[str, ChannelOpener] = {}
         self._tasks = BackgroundTasks("peer manager")
+        self._metrics = metrics
+        metrics.peer_count = lambda: len(self._peers)
+        metrics.table_sources.append(self.table_sizes)
+
+    def table_sizes(self) -> dict[str, int]:
+        """How much live state the manager holds: none of it may grow with peers that left."""
+        return {
+            "peers": len(self._peers),
+            "peer_channels": sum(p.channels for p in self._peers.values()),
+            "team_api_sessions": sum(p.team_api is not None for p in self._peers.values()),
+            "team_api_in_flight": sum(
+                p.team_api.in_flight for p in self._peers.values() if p.team_api is not None
+            ),
+            "peer_tasks": len(self._tasks),
+            "revocations": len(self.revocations),
+            # Single-use ticket nonces, each forgotten when its ticket would have expired.
+            "ticket_nonces": len(self._verifier) if self._verifier is not None else 0,
+        }
 
     def register_channel(self, prefix: str, opener: ChannelOpener) -> None:
         """Channels whose label starts with ``prefix`` go to ``opener(peer, channel)``; the
@@ -124,8 +158,9 @@ class PeerManager:
             for s in ice_servers_for(self._settings, who, self._clock.now())
         ]
 
-    async def accept(self, ticket: str, offer_sdp: str) -> tuple[str, str]:
-        """Check the ticket and offer, and answer; returns (answer SDP, signature)."""
+    async def accept(self, ticket: str, offer_sdp: str, request_id: str) -> tuple[str, str]:
+        """Check the ticket and offer, and answer; returns (answer SDP, signature).
+        ``request_id`` is the hub's id of the request that relayed the offer."""
         if self._verifier is None:
             raise TicketRefused("the host is not linked to a hub yet", code="ticketInvalid")
         claims = self._verifier.verify(ticket)
@@ -143,7 +178,7 @@ class PeerManager:
             role=Role(claims.role),
             session_hash=claims.session_hash,
         )
-        peer = Peer(identity, claims.fingerprint.upper(), connection)
+        peer = Peer(identity, claims.fingerprint.upper(), connection, request_id)
         self._peers[identity.peer_id] = peer
         self._wire(peer)
         try:
@@ -165,8 +200,15 @@ class PeerManager:
             raise
         answer = connection.localDescription.sdp
         signature = self._key.sign(answer_proof(sdp_fingerprint(answer), claims.nonce))
-        self._tasks.spawn(self._connect_deadline(peer))
-        log.info("peer accepted", extra={"peer_id": identity.peer_id, "team_id": identity.team_id})
+        peer.deadline = self._tasks.spawn(self._connect_deadline(peer))
+        log.info(
+            "peer accepted",
+            extra={
+                "peer_id": identity.peer_id,
+                "team_id": identity.team_id,
+                "request_id": request_id,
+            },
+        )
         return answer, signature
 
     def _wire(self, peer: Peer) -> None:
@@ -175,6 +217,9 @@ class PeerManager:
 
         @connection.on("datachannel")
         def on_datachannel(channel: Any) -> None:
+            self._metrics.count_channel(channel)
+            peer.channels += 1
+            channel.on("close", peer.channel_closed)
             for prefix, opener in self._channels.items():
                 if channel.label.startswith(prefix):
                     opener(peer.identity, channel)
@@ -189,6 +234,7 @@ class PeerManager:
                 self._make_call(peer.identity),
                 self._settings,
                 self._clock,
+                self._metrics,
             )
             peer.team_api = session
             channel.on("message", session.on_message)
@@ -197,8 +243,12 @@ class PeerManager:
         async def on_state() -> None:
             state = connection.connectionState
             if state == "connected":
+                peer.end_deadline()
                 if peer_certificate_fingerprint(connection) != peer.fingerprint:
-                    log.warning("peer DTLS certificate differs from its ticket")
+                    log.warning(
+                        "peer DTLS certificate differs from its ticket",
+                        extra={"peer_id": peer.identity.peer_id, "request_id": peer.request_id},
+                    )
                     await self._close(peer, "fingerprint mismatch")
             elif state in ("failed", "closed"):
                 await self._close(peer, state)
@@ -224,11 +274,19 @@ class PeerManager:
     async def _close(self, peer: Peer, reason: str) -> None:
         if self._peers.pop(peer.identity.peer_id, None) is None:
             return
+        peer.end_deadline()
         if peer.team_api is not None:
             peer.team_api.close()
         await peer.connection.close()
         peer.closed.set()
-        log.info("peer closed", extra={"peer_id": peer.identity.peer_id, "reason": reason})
+        log.info(
+            "peer closed",
+            extra={
+                "peer_id": peer.identity.peer_id,
+                "request_id": peer.request_id,
+                "reason": reason,
+            },
+        )
 
     async def close_all(self) -> None:
         for peer in list(self._peers.values()):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar, get_type_hints
@@ -34,6 +35,7 @@ from server.common.ratelimit import TokenBuckets
 from server.common.roles import Role
 from server.common.wire import InboundModel, WireModel, invalid_argument_from
 from server.config import RtcSettings
+from server.host.metrics import HostMetrics
 
 log = logging.getLogger(__name__)
 
@@ -122,8 +124,10 @@ class TeamApiSession:
         call: object,
         settings: RtcSettings,
         clock: Clock,
+        metrics: HostMetrics,
     ) -> None:
         self._api = api
+        self._metrics = metrics
         self.peer = peer
         self._channel = channel
         self._context = call
@@ -135,6 +139,8 @@ class TeamApiSession:
 
     def on_message(self, raw: str | bytes) -> None:
         """Called for each message; never raises."""
+        started = time.perf_counter()
+        request: TeamApiRequest | None = None
         try:
             if isinstance(raw, bytes):
                 raise CrewhostError("team-api messages are JSON text", code="invalidArgument")
@@ -148,24 +154,36 @@ class TeamApiSession:
             # An oversize message is not even parsed for its id.
             known_id = request_id_of(raw) if utf8_size(raw) <= MAX_TEAM_API_MESSAGE else None
             self._send(TeamApiError(id=known_id, error=error_info(exc)))
+            self._answered(request, exc.code, started)
             return
-        task = asyncio.get_running_loop().create_task(self._handle(request))
+        task = asyncio.get_running_loop().create_task(self._handle(request, started))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _handle(self, request: TeamApiRequest) -> None:
+    async def _handle(self, request: TeamApiRequest, started: float) -> None:
         try:
             result = await self._call(request)
         except CrewhostError as exc:
             self._send(TeamApiError(id=request.id, error=error_info(exc)))
+            self._answered(request, exc.code, started)
             return
         except Exception:
             log.exception("team-api handler failed", extra={"route": request.route})
             self._send(TeamApiError(id=request.id, error=error_info(Internal("the host failed"))))
+            self._answered(request, Internal.code, started)
             return
         if isinstance(result, BaseModel):
             result = result.model_dump(mode="json", by_alias=True)
         self._send(TeamApiResult(id=request.id, result=result))
+        self._answered(request, "ok", started)
+
+    def _answered(self, request: TeamApiRequest | None, status: str, started: float) -> None:
+        # Only declared route names become labels: what a peer typed stays out of them.
+        if request is None:
+            route = "unparsed"
+        else:
+            route = request.route if request.route in self._api.routes else "unknown"
+        self._metrics.team_api_answered(route, status, time.perf_counter() - started)
 
     async def _call(self, request: TeamApiRequest) -> Any:
         route = self._api.routes.get(request.route)
@@ -178,6 +196,10 @@ class TeamApiSession:
         except ValidationError as exc:
             raise invalid_argument_from(exc) from exc
         return await route.handler(self._context, args)
+
+    @property
+    def in_flight(self) -> int:
+        return len(self._tasks)
 
     def event(self, event: HostEvent) -> None:
         self._send(event.message())

@@ -16,6 +16,7 @@ from server.common.errors import (
     PayloadTooLarge,
     RateLimited,
 )
+from server.common.request_ids import REQUEST_ID_HEADER, begin_request
 from server.hub.container import HUB_KEY
 
 log = logging.getLogger(__name__)
@@ -46,6 +47,8 @@ def _from_http_exception(exc: web.HTTPException) -> CrewhostError:
 @web.middleware
 async def errors_and_metrics(request: web.Request, handler: Handler) -> web.StreamResponse:
     started = time.perf_counter()
+    # Each request runs in a task of its own, so the id stays this request's.
+    request_id = begin_request()
     try:
         response = await handler(request)
     except CrewhostError as exc:
@@ -60,6 +63,8 @@ async def errors_and_metrics(request: web.Request, handler: Handler) -> web.Stre
     if request.path.startswith("/v1/"):
         response.headers.setdefault("Cache-Control", "no-store")
     response.headers.setdefault("X-Content-Type-Options", "nosniff")
+    if not response.prepared:
+        response.headers[REQUEST_ID_HEADER] = request_id
     resource = request.match_info.route.resource
     route = resource.canonical if resource is not None else "unmatched"
     request.app[HUB_KEY].metrics.observe(

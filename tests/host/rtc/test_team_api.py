@@ -107,7 +107,13 @@ async def test_messages_over_256_kib_are_refused(server: RunningHub) -> None:
     peer = PeerIdentity("p" * 32, "a" * 32, "t" * 32, Role.MEMBER, "h" * 64)
     services = server.builtin.services
     session = TeamApiSession(
-        services.team_api, peer, channel, services, services.settings.rtc, services.clock
+        services.team_api,
+        peer,
+        channel,
+        services,
+        services.settings.rtc,
+        services.clock,
+        services.metrics,
     )
     session.on_message(
         '{"id": 1, "route": "capabilities", "pad": "' + "x" * MAX_TEAM_API_MESSAGE + '"}'

@@ -140,7 +140,7 @@ async def test_a_peer_admitted_while_a_revocation_arrives_is_closed(
     member, host_id = await team_with(server, tmp_path, "member")
     peers = server.builtin.services.peers
     async with ticket_in_hand(member, host_id) as (ticket, sdp):
-        admitting = asyncio.ensure_future(peers.accept(ticket, sdp))
+        admitting = asyncio.ensure_future(peers.accept(ticket, sdp, "r" * 32))
         await asyncio.sleep(0)  # accept runs to its first wait: the offer is being applied
         assert len(peers.peers()) == 1
         assert not admitting.done()
@@ -186,6 +186,6 @@ async def test_a_ticket_from_before_a_host_removal_is_refused(
             await asyncio.wait_for(lab.link.unlinked.wait(), 10)
             await eventually(lambda: len(services.peers.revocations) == 1)
             with pytest.raises(CrewhostError) as caught:
-                await services.peers.accept(ticket, sdp)
+                await services.peers.accept(ticket, sdp, "r" * 32)
             assert caught.value.code == "ticketRevoked"
         await member.hub.close()
