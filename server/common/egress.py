@@ -34,7 +34,7 @@ from typing import Any
 WINDOW = 256 * 1024
 CHUNK = 16 * 1024
 # Data bytes a sender keeps sent and not yet reported received, over all streams.
-LINK_WINDOW = 64 * 1024
+LINK_WINDOW = 16 * 1024
 # A stream that has sent less than this is small: its frames go ahead of bulk streams'.
 SMALL_STREAM_BYTES = 64 * 1024
 MAX_HOST_BYTES = 255
