@@ -1,0 +1,283 @@
+"""Secure entry walked in the web client: real ``crewhost serve``, real Chromium for the
+host's tabs and for the members' web client, the fake Anthropic API scripted to call tools.
+
+A member types a password into a secret card while watching the agent's tab; the live view
+closes while the tab holds it, the fixture site receives it, and it reaches neither the
+provider, nor the server's logs, nor the web client's storage. An owner saves a secret to
+the vault and the agent then fills from that item (after consent), and is refused on another
+site. A declined card goes from every window that showed it.
+
+One server, one browser, one team and one agent serve the module; each test starts its own
+chats and tabs.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from aiohttp import web
+from playwright.async_api import Browser, BrowserContext, Locator, Page, async_playwright, expect
+
+from server.config import load_settings
+from server.host.chromium import CLOSED_NETWORK_FLAGS, find_chromium
+from tests.e2e.conftest import (
+    DESKTOP,
+    Crewhost,
+    HubApi,
+    Screens,
+    Team,
+    owner_peer,
+    sign_in_context,
+)
+from tests.e2e.test_chat import fake_provider_and_agent, last_tool_result, open_chat, say
+from tests.e2e.test_web_client import FRAME_MS, LIVE_CANVAS
+from tests.support.fakes.anthropic import FakeAnthropic, MessageEvents
+from tests.support.fakes.server import RecordedRequest, StreamReply
+from tests.support.loop_watch import watch_event_loop
+from tests.support.sites import Site, serving
+
+pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
+
+MEMBER = "entry-member@example.com"
+TURN_MS = 30_000
+# Fresh per run, so a find anywhere is this run's leak and never an old file's.
+PASSWORD = "pw-" + secrets.token_hex(12)
+SAVED_PASSWORD = "saved-" + secrets.token_hex(12)
+PASSWORD_FIELD = {"target": {"kind": "css", "selector": "input[type=password]"}}
+EMAIL_FIELD = {"target": {"kind": "css", "selector": "input[type=email]"}}
+
+# A sign-in that posts its form and answers with a new page.
+FORM = """<!doctype html><title>Sign in</title><h1>Sign in</h1>
+<form method="post" action="/signin">
+<label>Email <input name="email" type="email" autocomplete="username"></label>
+<label>Password <input name="password" type="password" autocomplete="current-password"></label>
+<button type="submit">Sign in</button></form>"""
+# A single-page sign-in: the password goes by fetch and the page shows its next step, so
+# the tab keeps its document (and protection) after the entry.
+SPA = """<!doctype html><title>Sign in</title><h1>Sign in to the shop</h1>
+<form id="f"><label>Password <input name="password" type="password"></label>
+<button type="submit">Next</button></form><p id="step"></p>
+<script>
+document.getElementById('f').addEventListener('submit', async (e) => {
+  e.preventDefault();
+  await fetch('/api/login', {method: 'POST', body: e.target.password.value});
+  document.getElementById('step').textContent = 'Enter the code we sent you';
+});
+</script>"""
+WELCOME = "<!doctype html><title>Welcome</title><h1>Hello</h1>"
+PAGES = {"/signin": FORM, "/spa": SPA, "/welcome": WELCOME}
+
+
+@dataclass
+class Posted:
+    """What the fixture site was sent: each POST's path and body, in order."""
+
+    bodies: list[tuple[str, str]] = field(default_factory=list)
+
+
+def sign_in_site(posted: Posted) -> web.Application:
+    async def answer(request: web.Request) -> web.StreamResponse:
+        if request.method == "POST":
+            posted.bodies.append((request.path, await request.text()))
+            if request.path == "/signin":
+                raise web.HTTPSeeOther("/welcome")
+            return web.Response(text="ok")
+        if request.path not in PAGES:
+            raise web.HTTPNotFound()
+        return web.Response(text=PAGES[request.path], content_type="text/html")
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", answer)
+    return app
+
+
+@dataclass
+class Walk:
+    """The module's server, browser, fixture sites, fake provider and team."""
+
+    crewhost: Crewhost
+    browser: Browser
+    team: Team
+    site: Site
+    # The same sign-in on another port: another origin, for a login of the first.
+    elsewhere: Site
+    posted: Posted
+    anthropic: FakeAnthropic
+    folder: Path
+
+    async def signed_in(self, email: str) -> BrowserContext:
+        context = await self.browser.new_context(viewport=DESKTOP)
+        await sign_in_context(context, self.crewhost, email)
+        return context
+
+    async def chat(self, context: BrowserContext) -> Page:
+        page = await context.new_page()
+        await open_chat(page, self.crewhost, self.team)
+        return page
+
+
+@pytest_asyncio.fixture(autouse=True, loop_scope="module")
+async def event_loop_watch() -> AsyncIterator[None]:
+    """The suite's watchdog, on this module's loop (the tests run in it)."""
+    async for _ in watch_event_loop():
+        yield
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def walk(
+    crewhost: Crewhost, tmp_path_factory: pytest.TempPathFactory
+) -> AsyncIterator[Walk]:
+    executable = find_chromium(load_settings().host.chromium)
+    if executable is None:
+        pytest.fail("no Chromium found: run `make chromium` or set CREWHOST_CHROMIUM")
+    folder = tmp_path_factory.mktemp("secure-entry")
+    posted = Posted()
+    async with AsyncExitStack() as stack:
+        site = await stack.enter_async_context(serving(sign_in_site(posted)))
+        elsewhere = await stack.enter_async_context(serving(sign_in_site(posted)))
+        anthropic = await stack.enter_async_context(FakeAnthropic())
+        api = HubApi(crewhost)
+        stack.push_async_callback(api.close)
+        team = await api.new_team("Entry crew")
+        await team.add_member(MEMBER, "Maya")
+        await fake_provider_and_agent(team, anthropic, folder)
+        playwright = await stack.enter_async_context(async_playwright())
+        browser = await playwright.chromium.launch(
+            executable_path=str(executable),
+            headless=True,
+            args=["--no-sandbox", *CLOSED_NETWORK_FLAGS],
+        )
+        stack.push_async_callback(browser.close)
+        yield Walk(crewhost, browser, team, site, elsewhere, posted, anthropic, folder)
+
+
+def opened_tab(anthropic: FakeAnthropic, call_id: str) -> str:
+    """The tab the agent's ``open`` call (``call_id``) returned."""
+    for request in anthropic.requests:
+        for message in request.messages():
+            if message["role"] != "user" or not isinstance(message["content"], list):
+                continue
+            for block in message["content"]:
+                if block.get("type") == "tool_result" and block.get("tool_use_id") == call_id:
+                    return str(json.loads(block["content"])["tabId"])
+    raise AssertionError(f"no result of {call_id} was sent to the model")
+
+
+def opens(call_id: str, url: str) -> StreamReply:
+    return MessageEvents().tool_use(call_id, "open", {"url": url}).stop("tool_use").reply()
+
+
+def asks_secret(call_id: str, fields: list[dict[str, Any]]) -> StreamReply:
+    """``submit_secret`` on the tab that the call just before returned."""
+
+    def body(request: RecordedRequest) -> bytes:
+        arguments = {
+            "tabId": last_tool_result(request)["tabId"],
+            "fields": fields,
+            "purpose": "sign in to the shop",
+        }
+        return MessageEvents().tool_use(call_id, "submit_secret", arguments).stop("tool_use").body()
+
+    return StreamReply(body)
+
+
+def says(text: str) -> StreamReply:
+    return MessageEvents().text(text).stop().reply()
+
+
+def secret_card(page: Page) -> Locator:
+    return page.locator('.attention-card[data-kind="secret"]')
+
+
+async def send_secret(card: Locator, values: list[str]) -> str:
+    """Types ``values`` into the card's fields and sends them; what the first field holds
+    just after the send (the card may go at once, so it is read in the same task)."""
+    inputs = card.locator('input:not([type="checkbox"])')
+    await expect(inputs).to_have_count(len(values))
+    for number, value in enumerate(values):
+        await inputs.nth(number).fill(value)
+    emptied = await card.evaluate(
+        """async (card) => {
+          const input = card.querySelector('input:not([type="checkbox"])');
+          card.querySelector('button[type="submit"]').click();
+          await new Promise((done) => setTimeout(done, 0));
+          return input.value;
+        }"""
+    )
+    return str(emptied)
+
+
+def never_holds(walk: Walk, secret: str) -> None:
+    """The secret is in no request to the provider and no file the server logged to."""
+    for request in walk.anthropic.requests:
+        assert secret not in json.dumps(request.body)
+    logs = walk.crewhost.log_file.parent
+    for path in logs.glob("test_secure_entry.*"):
+        assert secret.encode() not in path.read_bytes(), path
+
+
+async def stored_in(page: Page) -> str:
+    return str(
+        await page.evaluate(
+            "JSON.stringify([Object.entries(localStorage), Object.entries(sessionStorage)])"
+        )
+    )
+
+
+async def turn_done(page: Page) -> None:
+    status = page.locator(".conversation-status")
+    await expect(status).to_have_attribute("data-turn-status", "done", timeout=TURN_MS)
+
+
+async def test_a_member_watching_the_tab_types_the_secret_into_the_card(
+    walk: Walk, screens: Screens
+) -> None:
+    context = await walk.signed_in(MEMBER)
+    page = await walk.chat(context)
+    walk.anthropic.script(
+        opens("toolu_open", walk.site.url("/spa")),
+        asks_secret("toolu_secret", [PASSWORD_FIELD]),
+        says("I am at the next step."),
+    )
+    await say(page, "Sign in to the shop")
+    card = secret_card(page)
+    await expect(card).to_contain_text(walk.site.base, timeout=TURN_MS)
+    await expect(card).to_contain_text("Password")
+    # A member may not keep it in the vault, and the card says why.
+    save = card.get_by_role("checkbox")
+    await expect(save).to_be_disabled()
+    await expect(card).to_contain_text("only owners and admins save to the vault")
+
+    # The member watches the agent's tab live; the card stays in sight above the view.
+    await page.get_by_role("button", name="Watch the agent's tab live").click()
+    await expect(page.locator(LIVE_CANVAS)).to_be_visible(timeout=FRAME_MS)
+    await expect(card).to_be_visible()
+    await screens.save(page, "secret-card-watching")
+    password = card.get_by_label("Password")
+    await expect(password).to_have_attribute("type", "password")
+    assert await send_secret(card, [PASSWORD]) == ""
+
+    # While the tab holds the secret the view is closed, in plain words.
+    ended = page.locator(".view-overlay")
+    await expect(ended).to_contain_text("The view ended.", timeout=TURN_MS)
+    await expect(ended).to_contain_text("secret")
+    await expect(card).to_have_count(0)
+    await screens.save(page, "secret-view-closed")
+
+    await page.get_by_role("tab", name="Chat").click()
+    await turn_done(page)
+    result = last_tool_result(walk.anthropic.requests[-1])
+    assert (result["status"], result["page"]) == ("entered", "kept")
+    assert walk.posted.bodies[-1] == ("/api/login", PASSWORD)
+    assert PASSWORD not in await page.content()
+    assert PASSWORD not in await stored_in(page)
+    never_holds(walk, PASSWORD)
+    await context.close()
