@@ -38,7 +38,7 @@ from tests.e2e.conftest import (
     sign_in_context,
 )
 from tests.e2e.test_chat import fake_provider_and_agent, last_tool_result, open_chat, say
-from tests.e2e.test_web_client import FRAME_MS, LIVE_CANVAS
+from tests.e2e.test_web_client import FRAME_MS, LIVE_CANVAS, open_host_screen
 from tests.support.fakes.anthropic import FakeAnthropic, MessageEvents
 from tests.support.fakes.server import RecordedRequest, StreamReply
 from tests.support.loop_watch import watch_event_loop
@@ -159,15 +159,15 @@ async def walk(
         yield Walk(crewhost, browser, team, site, elsewhere, posted, anthropic, folder)
 
 
-def opened_tab(anthropic: FakeAnthropic, call_id: str) -> str:
-    """The tab the agent's ``open`` call (``call_id``) returned."""
+def result_of(anthropic: FakeAnthropic, call_id: str) -> dict[str, Any]:
+    """What the agent's call ``call_id`` returned, as the model was sent it."""
     for request in anthropic.requests:
         for message in request.messages():
             if message["role"] != "user" or not isinstance(message["content"], list):
                 continue
             for block in message["content"]:
                 if block.get("type") == "tool_result" and block.get("tool_use_id") == call_id:
-                    return str(json.loads(block["content"])["tabId"])
+                    return dict(json.loads(block["content"]))
     raise AssertionError(f"no result of {call_id} was sent to the model")
 
 
@@ -280,4 +280,116 @@ async def test_a_member_watching_the_tab_types_the_secret_into_the_card(
     assert PASSWORD not in await page.content()
     assert PASSWORD not in await stored_in(page)
     never_holds(walk, PASSWORD)
+    await context.close()
+
+
+async def test_an_owner_saves_a_secret_and_the_agent_fills_from_that_item(
+    walk: Walk, screens: Screens
+) -> None:
+    context = await walk.signed_in(walk.team.owner_email)
+    page = await walk.chat(context)
+    walk.anthropic.script(
+        opens("toolu_open", walk.site.url("/signin")),
+        asks_secret("toolu_secret", [EMAIL_FIELD, PASSWORD_FIELD]),
+        says("Signed in."),
+    )
+    await say(page, "Sign in to the shop")
+    card = secret_card(page)
+    await expect(card).to_contain_text("Password", timeout=TURN_MS)
+    save = card.get_by_role("checkbox")
+    await expect(save).to_be_enabled()
+    await save.check()
+    await screens.save(page, "secret-card-save")
+    assert await send_secret(card, ["ada@example.com", SAVED_PASSWORD]) == ""
+    await expect(card).to_have_count(0)
+    await turn_done(page)
+    assert result_of(walk.anthropic, "toolu_secret")["status"] == "entered"
+    assert walk.posted.bodies[-1][0] == "/signin"
+    assert SAVED_PASSWORD in walk.posted.bodies[-1][1]
+
+    # The vault holds a login for the site: its name and site, never its password.
+    async with owner_peer(walk.team, walk.folder) as owner:
+        listed = await owner.call("vault-v1/list", {})
+    logins = [item for item in listed["items"] if item["sites"] == [walk.site.base]]
+    assert len(logins) == 1, listed
+    login = logins[0]
+    assert (login["kind"], login["passwordSet"]) == ("login", True)
+    assert login["name"]
+    assert SAVED_PASSWORD not in json.dumps(listed)
+
+    # The agent fills from that item after consent, and is refused on another site.
+    def fill(call_id: str, opened: str) -> StreamReply:
+        def body(_request: RecordedRequest) -> bytes:
+            arguments = {
+                "tabId": result_of(walk.anthropic, opened)["tabId"],
+                "itemId": login["id"],
+                "fields": [
+                    {**EMAIL_FIELD, "field": "username"},
+                    {**PASSWORD_FIELD, "field": "password"},
+                ],
+            }
+            events = MessageEvents().tool_use(call_id, "fill_from_vault", arguments)
+            return events.stop("tool_use").body()
+
+        return StreamReply(body)
+
+    walk.anthropic.script(
+        MessageEvents().tool_use("toolu_list", "list_vault_items", {}).stop("tool_use").reply(),
+        opens("toolu_again", walk.site.url("/signin")),
+        fill("toolu_fill", "toolu_again"),
+        opens("toolu_other", walk.elsewhere.url("/signin")),
+        fill("toolu_wrong", "toolu_other"),
+        says("One login signed in, the other site refused."),
+    )
+    posts = len(walk.posted.bodies)
+    await say(page, "Sign in from the vault, here and there")
+    consent = page.locator('.attention-card[data-kind="consent"]')
+    await expect(consent).to_contain_text("fill_from_vault", timeout=TURN_MS)
+    await screens.save(page, "vault-fill-consent")
+    await consent.get_by_role("button", name="Approve").click()
+    await expect(consent).to_have_count(0)
+    await expect(consent).to_contain_text("fill_from_vault", timeout=TURN_MS)
+    await consent.get_by_role("button", name="Approve").click()
+    await turn_done(page)
+
+    listed_items = result_of(walk.anthropic, "toolu_list")["items"]
+    assert [i["id"] for i in listed_items if i["id"] == login["id"]] == [login["id"]]
+    assert SAVED_PASSWORD not in json.dumps(listed_items)
+    assert result_of(walk.anthropic, "toolu_fill")["status"] == "entered"
+    assert len(walk.posted.bodies) == posts + 1
+    assert SAVED_PASSWORD in walk.posted.bodies[-1][1]
+    refused = page.locator(".tool-card").filter(has_text="fill_from_vault").last
+    await expect(refused).to_have_attribute("data-outcome", "refused")
+    await expect(refused).to_contain_text(f"this login is for {walk.site.base}")
+    await expect(refused).to_contain_text(f"not {walk.elsewhere.base}")
+    await screens.save(page, "vault-fill-refused")
+    assert SAVED_PASSWORD not in await page.content()
+    assert SAVED_PASSWORD not in await stored_in(page)
+    never_holds(walk, SAVED_PASSWORD)
+    await context.close()
+
+
+async def test_a_declined_card_goes_from_every_window(walk: Walk) -> None:
+    context = await walk.signed_in(MEMBER)
+    page = await walk.chat(context)
+    # A second window of the same member, on another browser: one browser connects to a
+    # host from one window at a time.
+    second = await walk.signed_in(MEMBER)
+    other = await second.new_page()
+    await open_host_screen(other, walk.crewhost, walk.team)
+    walk.anthropic.script(
+        opens("toolu_open", walk.site.url("/spa")),
+        asks_secret("toolu_secret", [PASSWORD_FIELD]),
+        says("Then I will ask you what to do."),
+    )
+    await say(page, "Sign in, if you can")
+    cards = [secret_card(page), secret_card(other)]
+    for card in cards:
+        await expect(card).to_contain_text("sign in to the shop", timeout=TURN_MS)
+    await cards[0].get_by_role("button", name="Decline").click()
+    for card in cards:
+        await expect(card).to_have_count(0)
+    await turn_done(page)
+    assert result_of(walk.anthropic, "toolu_secret")["status"] == "declined"
+    await second.close()
     await context.close()
