@@ -30,14 +30,16 @@ from server.config import load_settings
 from server.host.chromium import CLOSED_NETWORK_FLAGS, find_chromium
 from tests.e2e.conftest import (
     DESKTOP,
+    FAILED,
     Crewhost,
     HubApi,
     Screens,
     Team,
     owner_peer,
+    _save_failed_pages,
     sign_in_context,
 )
-from tests.e2e.test_chat import fake_provider_and_agent, last_tool_result, open_chat, say
+from tests.e2e.test_chat import fake_provider_and_agent, last_tool_result, say
 from tests.e2e.test_web_client import FRAME_MS, LIVE_CANVAS, open_host_screen
 from tests.support.fakes.anthropic import FakeAnthropic, MessageEvents
 from tests.support.fakes.server import RecordedRequest, StreamReply
@@ -119,8 +121,17 @@ class Walk:
         return context
 
     async def chat(self, context: BrowserContext) -> Page:
+        """A new chat with the agent (its person's earlier chats are listed by it)."""
         page = await context.new_page()
-        await open_chat(page, self.crewhost, self.team)
+        await open_host_screen(page, self.crewhost, self.team)
+        await page.get_by_role("tab", name="Chat").click()
+        side = page.get_by_role("navigation", name="Agents and chats")
+        await side.get_by_role("button", name="Scout").click()
+        starts = side.locator(".chat-thread-list > button")
+        await expect(starts).to_have_text("New chat")
+        threads = await side.locator(".chat-thread").count()
+        await starts.click()
+        await expect(side.locator(".chat-thread")).to_have_count(threads + 1)
         return page
 
 
@@ -159,9 +170,17 @@ async def walk(
         yield Walk(crewhost, browser, team, site, elsewhere, posted, anthropic, folder)
 
 
+@pytest_asyncio.fixture(autouse=True, loop_scope="module")
+async def failed_pages(request: pytest.FixtureRequest, walk: Walk) -> AsyncIterator[None]:
+    """The pages of a failed test are saved, as the suite's own browser fixture does."""
+    yield
+    if request.node.stash.get(FAILED, False):
+        await _save_failed_pages(walk.browser, request.node.name)
+
+
 def result_of(anthropic: FakeAnthropic, call_id: str) -> dict[str, Any]:
-    """What the agent's call ``call_id`` returned, as the model was sent it."""
-    for request in anthropic.requests:
+    """What the agent's latest call ``call_id`` returned, as the model was sent it."""
+    for request in reversed(anthropic.requests):
         for message in request.messages():
             if message["role"] != "user" or not isinstance(message["content"], list):
                 continue
@@ -232,7 +251,11 @@ async def stored_in(page: Page) -> str:
     )
 
 
-async def turn_done(page: Page) -> None:
+async def turn_done(page: Page, last_words: str) -> None:
+    """The turn ended done with ``last_words`` (so an earlier turn's status is not taken
+    for this one's)."""
+    said = page.locator(".conversation-items .chat-agent-text").last
+    await expect(said).to_have_text(last_words, timeout=TURN_MS)
     status = page.locator(".conversation-status")
     await expect(status).to_have_attribute("data-turn-status", "done", timeout=TURN_MS)
 
@@ -273,10 +296,30 @@ async def test_a_member_watching_the_tab_types_the_secret_into_the_card(
     await screens.save(page, "secret-view-closed")
 
     await page.get_by_role("tab", name="Chat").click()
-    await turn_done(page)
+    await turn_done(page, "I am at the next step.")
     result = last_tool_result(walk.anthropic.requests[-1])
     assert (result["status"], result["page"]) == ("entered", "kept")
     assert walk.posted.bodies[-1] == ("/api/login", PASSWORD)
+
+    # The kept page (the sign-in's next step) stays protected: watching again is refused...
+    await page.get_by_role("button", name="Watch the agent's tab live").click()
+    await expect(ended).to_contain_text("secret", timeout=FRAME_MS)
+    await expect(page.get_by_role("button", name="Watch again")).to_be_visible()
+    # ...until the tab loads a new page.
+    tab_id = result["tabId"]
+    walk.anthropic.script(
+        MessageEvents()
+        .tool_use("toolu_go", "navigate", {"tabId": tab_id, "url": walk.site.url("/welcome")})
+        .stop("tool_use")
+        .reply(),
+        says("On the welcome page."),
+    )
+    await page.get_by_role("tab", name="Chat").click()
+    await say(page, "Go to the welcome page")
+    await turn_done(page, "On the welcome page.")
+    await page.get_by_role("button", name="Watch the agent's tab live").click()
+    await expect(page.locator(LIVE_CANVAS)).to_be_visible(timeout=FRAME_MS)
+
     assert PASSWORD not in await page.content()
     assert PASSWORD not in await stored_in(page)
     never_holds(walk, PASSWORD)
@@ -302,7 +345,7 @@ async def test_an_owner_saves_a_secret_and_the_agent_fills_from_that_item(
     await screens.save(page, "secret-card-save")
     assert await send_secret(card, ["ada@example.com", SAVED_PASSWORD]) == ""
     await expect(card).to_have_count(0)
-    await turn_done(page)
+    await turn_done(page, "Signed in.")
     assert result_of(walk.anthropic, "toolu_secret")["status"] == "entered"
     assert walk.posted.bodies[-1][0] == "/signin"
     assert SAVED_PASSWORD in walk.posted.bodies[-1][1]
@@ -350,7 +393,7 @@ async def test_an_owner_saves_a_secret_and_the_agent_fills_from_that_item(
     await expect(consent).to_have_count(0)
     await expect(consent).to_contain_text("fill_from_vault", timeout=TURN_MS)
     await consent.get_by_role("button", name="Approve").click()
-    await turn_done(page)
+    await turn_done(page, "One login signed in, the other site refused.")
 
     listed_items = result_of(walk.anthropic, "toolu_list")["items"]
     assert [i["id"] for i in listed_items if i["id"] == login["id"]] == [login["id"]]
@@ -362,6 +405,8 @@ async def test_an_owner_saves_a_secret_and_the_agent_fills_from_that_item(
     await expect(refused).to_have_attribute("data-outcome", "refused")
     await expect(refused).to_contain_text(f"this login is for {walk.site.base}")
     await expect(refused).to_contain_text(f"not {walk.elsewhere.base}")
+    # The conversation followed its newest items: the refusal is in sight.
+    await expect(refused).to_be_in_viewport()
     await screens.save(page, "vault-fill-refused")
     assert SAVED_PASSWORD not in await page.content()
     assert SAVED_PASSWORD not in await stored_in(page)
@@ -389,7 +434,7 @@ async def test_a_declined_card_goes_from_every_window(walk: Walk) -> None:
     await cards[0].get_by_role("button", name="Decline").click()
     for card in cards:
         await expect(card).to_have_count(0)
-    await turn_done(page)
+    await turn_done(page, "Then I will ask you what to do.")
     assert result_of(walk.anthropic, "toolu_secret")["status"] == "declined"
     await second.close()
     await context.close()

@@ -4,7 +4,7 @@
  * chosen and typed lives in the host screen's memory, so a reconnect keeps it.
  */
 
-import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { describeError } from '../../error-messages';
 import { addFiles, readPreview, safePreviewUrl, uploadToWorkspace, type PendingFile } from '../../host/attachments';
 import type { AttentionRequest } from '../../host/attention';
@@ -25,6 +25,7 @@ import {
   type UserItem,
 } from '../../host/chat-stream';
 import type { HostConnection } from '../../host/connection';
+import { showsEnd } from '../../host/follow-end';
 import { EVENT, type RouteResult } from '../../host/protocol';
 import { useHostLoad } from '../../host/use-host-call';
 import { Banner } from '../Banner';
@@ -178,6 +179,13 @@ function Conversation(props: {
   const [error, setError] = useState<unknown>(null);
   const chatRef = useRef<ChatState | null>(null);
   chatRef.current = chat;
+  // The conversation follows its newest item unless the person scrolled up to read.
+  const itemsList = useRef<HTMLOListElement>(null);
+  const atEnd = useRef(true);
+  useLayoutEffect(() => {
+    const box = itemsList.current;
+    if (box && atEnd.current) box.scrollTop = box.scrollHeight;
+  }, [chat?.items, props.requests.length]);
 
   useEffect(() => {
     // Events that arrive while the thread loads are applied once it has.
@@ -281,7 +289,7 @@ function Conversation(props: {
           ))}
         </ul>
       ) : null}
-      <ol class="conversation-items" aria-live="polite">
+      <ol class="conversation-items" aria-live="polite" ref={itemsList} onScroll={(event) => (atEnd.current = showsEnd(event.currentTarget))}>
         {chat.items.map((item) => (
           <ChatRow key={item.key} item={item} connection={connection} threadId={threadId} onRetry={retry} />
         ))}
