@@ -247,11 +247,11 @@ async def browser(request: pytest.FixtureRequest) -> AsyncIterator[Browser]:
         )
         yield launched
         if request.node.stash.get(FAILED, False):
-            await _save_failed_pages(launched, request.node.name)
+            await save_failed_pages(launched, request.node.name)
         await launched.close()
 
 
-async def _save_failed_pages(browser: Browser, test: str) -> None:
+async def save_failed_pages(browser: Browser, test: str) -> None:
     folder = OUTPUT / "failures"
     folder.mkdir(parents=True, exist_ok=True)
     pages = [page for context in browser.contexts for page in context.pages]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,7 +36,7 @@ from tests.e2e.conftest import (
     Screens,
     Team,
     owner_peer,
-    _save_failed_pages,
+    save_failed_pages,
     sign_in_context,
 )
 from tests.e2e.test_chat import fake_provider_and_agent, last_tool_result, say
@@ -143,9 +143,7 @@ async def event_loop_watch() -> AsyncIterator[None]:
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def walk(
-    crewhost: Crewhost, tmp_path_factory: pytest.TempPathFactory
-) -> AsyncIterator[Walk]:
+async def walk(crewhost: Crewhost, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Walk]:
     executable = find_chromium(load_settings().host.chromium)
     if executable is None:
         pytest.fail("no Chromium found: run `make chromium` or set CREWHOST_CHROMIUM")
@@ -175,7 +173,7 @@ async def failed_pages(request: pytest.FixtureRequest, walk: Walk) -> AsyncItera
     """The pages of a failed test are saved, as the suite's own browser fixture does."""
     yield
     if request.node.stash.get(FAILED, False):
-        await _save_failed_pages(walk.browser, request.node.name)
+        await save_failed_pages(walk.browser, request.node.name)
 
 
 def result_of(anthropic: FakeAnthropic, call_id: str) -> dict[str, Any]:
