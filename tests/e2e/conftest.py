@@ -252,6 +252,7 @@ async def browser(request: pytest.FixtureRequest) -> AsyncIterator[Browser]:
 
 
 async def save_failed_pages(browser: Browser, test: str) -> None:
+    """Screenshots of every page of ``browser``, under test-output/e2e/failures/."""
     folder = OUTPUT / "failures"
     folder.mkdir(parents=True, exist_ok=True)
     pages = [page for context in browser.contexts for page in context.pages]
