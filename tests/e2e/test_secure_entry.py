@@ -17,17 +17,14 @@ import json
 import secrets
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 import pytest_asyncio
-from aiohttp import web
 from playwright.async_api import Browser, BrowserContext, Locator, Page, async_playwright, expect
 
-from server.config import load_settings
-from server.host.chromium import CLOSED_NETWORK_FLAGS, find_chromium
 from tests.e2e.conftest import (
     DESKTOP,
     FAILED,
@@ -35,6 +32,7 @@ from tests.e2e.conftest import (
     HubApi,
     Screens,
     Team,
+    launch_chromium,
     owner_peer,
     save_failed_pages,
     sign_in_context,
@@ -44,7 +42,7 @@ from tests.e2e.test_web_client import FRAME_MS, LIVE_CANVAS, open_host_screen
 from tests.support.fakes.anthropic import FakeAnthropic, MessageEvents
 from tests.support.fakes.server import RecordedRequest, StreamReply
 from tests.support.loop_watch import watch_event_loop
-from tests.support.sites import Site, serving
+from tests.support.sites import Posted, Site, serving, sign_in_app
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 
@@ -55,50 +53,6 @@ PASSWORD = "pw-" + secrets.token_hex(12)
 SAVED_PASSWORD = "saved-" + secrets.token_hex(12)
 PASSWORD_FIELD = {"target": {"kind": "css", "selector": "input[type=password]"}}
 EMAIL_FIELD = {"target": {"kind": "css", "selector": "input[type=email]"}}
-
-# A sign-in that posts its form and answers with a new page.
-FORM = """<!doctype html><title>Sign in</title><h1>Sign in</h1>
-<form method="post" action="/signin">
-<label>Email <input name="email" type="email" autocomplete="username"></label>
-<label>Password <input name="password" type="password" autocomplete="current-password"></label>
-<button type="submit">Sign in</button></form>"""
-# A single-page sign-in: the password goes by fetch and the page shows its next step, so
-# the tab keeps its document (and protection) after the entry.
-SPA = """<!doctype html><title>Sign in</title><h1>Sign in to the shop</h1>
-<form id="f"><label>Password <input name="password" type="password"></label>
-<button type="submit">Next</button></form><p id="step"></p>
-<script>
-document.getElementById('f').addEventListener('submit', async (e) => {
-  e.preventDefault();
-  await fetch('/api/login', {method: 'POST', body: e.target.password.value});
-  document.getElementById('step').textContent = 'Enter the code we sent you';
-});
-</script>"""
-WELCOME = "<!doctype html><title>Welcome</title><h1>Hello</h1>"
-PAGES = {"/signin": FORM, "/spa": SPA, "/welcome": WELCOME}
-
-
-@dataclass
-class Posted:
-    """What the fixture site was sent: each POST's path and body, in order."""
-
-    bodies: list[tuple[str, str]] = field(default_factory=list)
-
-
-def sign_in_site(posted: Posted) -> web.Application:
-    async def answer(request: web.Request) -> web.StreamResponse:
-        if request.method == "POST":
-            posted.bodies.append((request.path, await request.text()))
-            if request.path == "/signin":
-                raise web.HTTPSeeOther("/welcome")
-            return web.Response(text="ok")
-        if request.path not in PAGES:
-            raise web.HTTPNotFound()
-        return web.Response(text=PAGES[request.path], content_type="text/html")
-
-    app = web.Application()
-    app.router.add_route("*", "/{tail:.*}", answer)
-    return app
 
 
 @dataclass
@@ -144,14 +98,11 @@ async def event_loop_watch() -> AsyncIterator[None]:
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def walk(crewhost: Crewhost, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Walk]:
-    executable = find_chromium(load_settings().host.chromium)
-    if executable is None:
-        pytest.fail("no Chromium found: run `make chromium` or set CREWHOST_CHROMIUM")
     folder = tmp_path_factory.mktemp("secure-entry")
     posted = Posted()
     async with AsyncExitStack() as stack:
-        site = await stack.enter_async_context(serving(sign_in_site(posted)))
-        elsewhere = await stack.enter_async_context(serving(sign_in_site(posted)))
+        site = await stack.enter_async_context(serving(sign_in_app(posted)))
+        elsewhere = await stack.enter_async_context(serving(sign_in_app(posted)))
         anthropic = await stack.enter_async_context(FakeAnthropic())
         api = HubApi(crewhost)
         stack.push_async_callback(api.close)
@@ -159,11 +110,7 @@ async def walk(crewhost: Crewhost, tmp_path_factory: pytest.TempPathFactory) -> 
         await team.add_member(MEMBER, "Maya")
         await fake_provider_and_agent(team, anthropic, folder)
         playwright = await stack.enter_async_context(async_playwright())
-        browser = await playwright.chromium.launch(
-            executable_path=str(executable),
-            headless=True,
-            args=["--no-sandbox", *CLOSED_NETWORK_FLAGS],
-        )
+        browser = await launch_chromium(playwright)
         stack.push_async_callback(browser.close)
         yield Walk(crewhost, browser, team, site, elsewhere, posted, anthropic, folder)
 
