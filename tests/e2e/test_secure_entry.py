@@ -348,8 +348,11 @@ async def test_an_owner_saves_a_secret_and_the_agent_fills_from_that_item(
     assert SAVED_PASSWORD in walk.posted.bodies[-1][1]
     refused = page.locator(".tool-card").filter(has_text="fill_from_vault").last
     await expect(refused).to_have_attribute("data-outcome", "refused")
-    await expect(refused).to_contain_text(f"this login is for {walk.site.base}")
-    await expect(refused).to_contain_text(f"not {walk.elsewhere.base}")
+    reason = refused.locator(".tool-detail")
+    await expect(reason).to_have_text(
+        f"This login is for {walk.site.base}, not {walk.elsewhere.base}"
+    )
+    await expect(reason).to_have_attribute("data-code", "vaultSiteMismatch")
     # The conversation followed its newest items: the refusal is in sight.
     await expect(refused).to_be_in_viewport()
     await screens.save(page, "vault-fill-refused")

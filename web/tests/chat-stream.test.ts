@@ -8,6 +8,7 @@ import {
   chatWithSending,
   taskProgress,
   tokenUsage,
+  toolDetail,
   turnStatusText,
   type ChatState,
   type ThreadContents,
@@ -166,5 +167,16 @@ describe('chat memory', () => {
     ]);
     expect(memory.failed(THREAD)).toEqual([{ kind: 'user', key: 'b', text: 'in flight', attachments: [], delivery: 'failed', failure: 'Not sent: the connection was lost.' }]);
     expect(localStorage.length).toBe(0);
+  });
+});
+
+describe('a refused call’s detail', () => {
+  it('reads as the host’s reason, with its code kept apart', () => {
+    expect(toolDetail('vaultSiteMismatch: this login is for https://a.example, not https://b.example')).toEqual({
+      code: 'vaultSiteMismatch',
+      text: 'This login is for https://a.example, not https://b.example',
+    });
+    expect(toolDetail('The turn ended first.')).toEqual({ code: null, text: 'The turn ended first.' });
+    expect(toolDetail('Error: a page said so')).toEqual({ code: null, text: 'Error: a page said so' });
   });
 });

@@ -292,3 +292,14 @@ export function turnStatusText(turn: TurnState): string {
   const text = words[turn.status] ?? turn.status;
   return turn.reason && turn.status !== 'done' ? `${text} — ${turn.reason}` : text;
 }
+
+/**
+ * A refused or failed call's detail in words for a person: the host writes
+ * `<code>: <reason>`; the card shows the reason as a sentence and keeps the code apart.
+ */
+export function toolDetail(detail: string): { code: string | null; text: string } {
+  const match = /^([a-z][A-Za-z0-9]{1,63}): (.+)$/s.exec(detail);
+  if (!match) return { code: null, text: detail };
+  const reason = match[2]!.trim();
+  return { code: match[1]!, text: reason.charAt(0).toUpperCase() + reason.slice(1) };
+}

@@ -17,6 +17,7 @@ import {
   chatWithSending,
   taskProgress,
   tokenUsage,
+  toolDetail,
   turnStatusText,
   type ChatItem,
   type ChatState,
@@ -317,7 +318,7 @@ function ChatRow({ item, connection, threadId, onRetry }: { item: ChatItem; conn
         <code class="tool-name">{item.tool}</code>
         <span class="tool-target">{item.target}</span>
         <span class="tool-outcome">{OUTCOME_TEXT[item.outcome]}</span>
-        {item.detail && item.outcome !== 'notVerified' && item.outcome !== 'mismatch' ? <span class="tool-detail">{item.detail}</span> : null}
+        {item.detail && item.outcome !== 'notVerified' && item.outcome !== 'mismatch' ? <ToolDetail detail={item.detail} /> : null}
       </li>
     );
   }
@@ -340,6 +341,15 @@ function ChatRow({ item, connection, threadId, onRetry }: { item: ChatItem; conn
         </p>
       ) : null}
     </li>
+  );
+}
+
+function ToolDetail({ detail }: { detail: string }) {
+  const { code, text } = toolDetail(detail);
+  return (
+    <span class="tool-detail" data-code={code ?? undefined}>
+      {text}
+    </span>
   );
 }
 
