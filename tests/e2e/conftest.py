@@ -25,7 +25,14 @@ from pathlib import Path
 import aiohttp
 import pytest
 from aiohttp import web
-from playwright.async_api import Browser, BrowserContext, Page, ViewportSize, async_playwright
+from playwright.async_api import (
+    Browser,
+    BrowserContext,
+    Page,
+    Playwright,
+    ViewportSize,
+    async_playwright,
+)
 
 from peer.connection import HostConnection, connect_to_host
 from peer.hub_client import HubClient
@@ -236,22 +243,28 @@ def pytest_runtest_makereport(
 @pytest.fixture
 async def browser(request: pytest.FixtureRequest) -> AsyncIterator[Browser]:
     """Headless Chromium, the one the host itself would use; pages are saved if the test fails."""
-    executable = find_chromium(load_settings().host.chromium)
-    if executable is None:
-        pytest.fail("no Chromium found: run `make chromium` or set CREWHOST_CHROMIUM")
     async with async_playwright() as playwright:
-        launched = await playwright.chromium.launch(
-            executable_path=str(executable),
-            headless=True,
-            args=["--no-sandbox", *CLOSED_NETWORK_FLAGS],
-        )
+        launched = await launch_chromium(playwright)
         yield launched
         if request.node.stash.get(FAILED, False):
-            await _save_failed_pages(launched, request.node.name)
+            await save_failed_pages(launched, request.node.name)
         await launched.close()
 
 
-async def _save_failed_pages(browser: Browser, test: str) -> None:
+async def launch_chromium(playwright: Playwright) -> Browser:
+    """Headless Chromium, the one the host itself would use; the test fails without one."""
+    executable = find_chromium(load_settings().host.chromium)
+    if executable is None:
+        pytest.fail("no Chromium found: run `make chromium` or set CREWHOST_CHROMIUM")
+    return await playwright.chromium.launch(
+        executable_path=str(executable),
+        headless=True,
+        args=["--no-sandbox", *CLOSED_NETWORK_FLAGS],
+    )
+
+
+async def save_failed_pages(browser: Browser, test: str) -> None:
+    """Screenshots of every page of ``browser``, under test-output/e2e/failures/."""
     folder = OUTPUT / "failures"
     folder.mkdir(parents=True, exist_ok=True)
     pages = [page for context in browser.contexts for page in context.pages]

@@ -24,13 +24,12 @@ from aiohttp import web
 from playwright.async_api import Page, async_playwright, expect
 
 from peer.connection import HostConnection
-from server.config import load_settings
-from server.host.chromium import CLOSED_NETWORK_FLAGS, find_chromium
 from tests.e2e.conftest import (
     DESKTOP,
     Crewhost,
     HubApi,
     Screens,
+    launch_chromium,
     owner_peer,
     sign_in_context,
     until,
@@ -190,9 +189,6 @@ async def event_loop_watch() -> AsyncIterator[None]:
 async def steering(
     crewhost: Crewhost, tmp_path_factory: pytest.TempPathFactory
 ) -> AsyncIterator[Steering]:
-    executable = find_chromium(load_settings().host.chromium)
-    if executable is None:
-        pytest.fail("no Chromium found: run `make chromium` or set CREWHOST_CHROMIUM")
     reports = Reports()
     async with AsyncExitStack() as stack:
         site = await stack.enter_async_context(
@@ -202,11 +198,7 @@ async def steering(
         stack.push_async_callback(api.close)
         team = await api.new_team("Steering crew")
         playwright = await stack.enter_async_context(async_playwright())
-        browser = await playwright.chromium.launch(
-            executable_path=str(executable),
-            headless=True,
-            args=["--no-sandbox", *CLOSED_NETWORK_FLAGS],
-        )
+        browser = await launch_chromium(playwright)
         stack.push_async_callback(browser.close)
         context = await browser.new_context(viewport=DESKTOP)
         await context.grant_permissions(["clipboard-read", "clipboard-write"], origin=crewhost.url)

@@ -73,3 +73,64 @@ async def serving(app: web.Application, host: str = SITE_HOST) -> AsyncIterator[
         yield site
     finally:
         await runner.cleanup()
+
+
+# A sign-in that posts its form and answers with a new page.
+SIGN_IN_FORM = """<!doctype html><title>Sign in</title><h1>Sign in</h1>
+<form method="post" action="/signin">
+<label>Email <input name="email" type="email" autocomplete="username"></label>
+<label>Password <input name="password" type="password" autocomplete="current-password"></label>
+<button type="submit">Sign in</button></form>"""
+# A single-page sign-in: the password goes by fetch and the page shows its next step, so
+# the tab keeps its document after the entry.
+SIGN_IN_SPA = """<!doctype html><title>Sign in</title><h1>Sign in to the shop</h1>
+<form id="f"><label>Password <input name="password" type="password"></label>
+<button type="submit">Next</button></form><p id="step"></p>
+<script>
+document.getElementById('f').addEventListener('submit', async (e) => {
+  e.preventDefault();
+  await fetch('/api/login', {method: 'POST', body: e.target.password.value});
+  document.getElementById('step').textContent = 'Enter the code we sent you';
+});
+</script>"""
+# The code field sends focus back to the password: entry cannot fill it and falls back.
+SIGN_IN_STUBBORN = """<!doctype html><title>Sign in</title>
+<form id="f"><label>Password <input name="password" type="password"></label>
+<label>Code <input name="code" autocomplete="one-time-code"></label>
+<button type="submit">Next</button></form>
+<script>
+const pw = document.querySelector('input[name=password]');
+document.querySelector('input[name=code]').addEventListener('focus', () => pw.focus());
+</script>"""
+SIGN_IN_PAGES = {
+    "/signin": SIGN_IN_FORM,
+    "/spa": SIGN_IN_SPA,
+    "/stubborn": SIGN_IN_STUBBORN,
+    "/welcome": "<!doctype html><title>Welcome</title><h1>Hello</h1>",
+}
+
+
+@dataclass
+class Posted:
+    """What a sign-in site was sent: each POST's path and body, in order."""
+
+    bodies: list[tuple[str, str]] = field(default_factory=list)
+
+
+def sign_in_app(posted: Posted) -> web.Application:
+    """The sign-in pages of ``SIGN_IN_PAGES``; a POST is recorded in ``posted``, and the
+    form's POST is answered with a redirect to ``/welcome``."""
+
+    async def answer(request: web.Request) -> web.StreamResponse:
+        if request.method == "POST":
+            posted.bodies.append((request.path, await request.text()))
+            if request.path == "/signin":
+                raise web.HTTPSeeOther("/welcome")
+            return web.Response(text="ok")
+        if request.path not in SIGN_IN_PAGES:
+            raise web.HTTPNotFound()
+        return web.Response(text=SIGN_IN_PAGES[request.path], content_type="text/html")
+
+    app = web.Application()
+    app.router.add_route("*", "/{tail:.*}", answer)
+    return app

@@ -8,6 +8,7 @@ import {
   chatWithSending,
   taskProgress,
   tokenUsage,
+  toolDetail,
   turnStatusText,
   type ChatState,
   type ThreadContents,
@@ -56,6 +57,30 @@ describe('chat stream', () => {
     expect(click).toMatchObject({ tool: 'click', target: '#buy', outcome: 'notVerified' });
     expect(state.tabId).toBe('tab9');
     expect(tokenUsage(state)).toEqual({ input: 10, output: 5 });
+  });
+
+  it('knows the tab an `open` named in its result, and joins a running turn where it is', () => {
+    const running = chatFromContents(
+      contents({
+        messages: [
+          { role: 'user', text: 'Sign in' },
+          { role: 'assistant', text: '', toolCalls: [{ id: 'k1', name: 'open', arguments: { url: 'https://shop.example/' } }] },
+          { role: 'tool', callId: 'k1', content: '{"tabId":"tab7","title":"Sign in"}' },
+          { role: 'assistant', text: 'Asking you.', toolCalls: [{ id: 'k2', name: 'submit_secret', arguments: { tabId: 'tab7' } }] },
+        ],
+        runningTurnId: 't1',
+        turns: [{ id: 't1', status: 'running', reason: null, toolCalls: 1, inputTokens: 0, outputTokens: 0, startedAt: 1, endedAt: null }],
+      }),
+    );
+    expect(running.tabId).toBe('tab7');
+    expect(running.items.map((item) => (item.kind === 'tool' ? `${item.tool}:${item.outcome}` : item.kind))).toEqual(['user', 'open:ok', 'text', 'submit_secret:running']);
+    // The events of the waiting call finish the card the contents showed, once.
+    const state = play(running, [
+      ev('tool-call-started', { callId: 'k2', tool: 'submit_secret', summary: 'sign in', tabId: 'tab7' }),
+      ev('tool-call-finished', { callId: 'k2', tool: 'submit_secret', outcome: 'ok', summary: 'entered' }),
+    ]);
+    expect(state.items.filter((item) => item.kind === 'tool').map((item) => (item as ToolItem).outcome)).toEqual(['ok', 'ok']);
+    expect(chatFromContents(contents({ messages: [{ role: 'tool', callId: 'x', content: '{"tabId": 3}' }] })).tabId).toBeNull();
   });
 
   it('streams text, tool calls and the turn status; other threads change nothing', () => {
@@ -142,5 +167,16 @@ describe('chat memory', () => {
     ]);
     expect(memory.failed(THREAD)).toEqual([{ kind: 'user', key: 'b', text: 'in flight', attachments: [], delivery: 'failed', failure: 'Not sent: the connection was lost.' }]);
     expect(localStorage.length).toBe(0);
+  });
+});
+
+describe('a refused call’s detail', () => {
+  it('reads as the host’s reason, with its code kept apart', () => {
+    expect(toolDetail('vaultSiteMismatch: this login is for https://a.example, not https://b.example')).toEqual({
+      code: 'vaultSiteMismatch',
+      text: 'This login is for https://a.example, not https://b.example',
+    });
+    expect(toolDetail('The turn ended first.')).toEqual({ code: null, text: 'The turn ended first.' });
+    expect(toolDetail('Error: a page said so')).toEqual({ code: null, text: 'Error: a page said so' });
   });
 });

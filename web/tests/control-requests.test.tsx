@@ -234,3 +234,26 @@ describe('the live view', () => {
     expect(container.querySelector('.control-request')).toBeNull();
   });
 });
+
+describe('a view that ends', () => {
+  it('says why in plain words, clears the last frame and can be watched again', async () => {
+    const fake = fakeConnection();
+    const clear = vi.fn();
+    await showLive(TAB, fake);
+    vi.spyOn(HTMLCanvasElement.prototype, 'getContext').mockReturnValue({ clearRect: clear } as unknown as CanvasRenderingContext2D);
+    await act(async () => {
+      fake.channels[0]!.receive({ type: 'closed', code: 'tabHoldsSecret', reason: 'in secure entry' });
+      fake.channels[0]!.dispatchEvent(new Event('close'));
+    });
+    const overlay = container.querySelector('.view-overlay')!;
+    expect(overlay.textContent).toContain('The view ended. A secret (such as a password) is being entered into this tab');
+    expect(clear).toHaveBeenCalled();
+    expect(container.querySelector('[data-view-state="closed"]')).not.toBeNull();
+
+    await act(async () => button('Watch again')!.click());
+    expect(fake.channels).toHaveLength(2);
+    expect(fake.channels[0]!.readyState).toBe('closed');
+    expect(container.querySelector('[data-view-state="opening"]')).not.toBeNull();
+    expect(button('Watch again')).toBeUndefined();
+  });
+});

@@ -27,6 +27,7 @@ from server.host.agents.attention import AttentionRegistry
 from server.host.agents.prompt import system_prompt
 from server.host.agents.providers.stream import ModelProvider
 from server.host.agents.providers.transcript import (
+    AssistantMessage,
     Attachment,
     ImageBlock,
     ToolCall,
@@ -171,18 +172,28 @@ class ThreadService:
         return changed
 
     async def read(self, team_id: str, thread_id: str, account_id: str) -> ThreadContents:
-        """The thread so far, and the running turn's text, for a member who sees it."""
+        """The thread so far, for a member who sees it: with a running turn's replies and
+        tool results so far, and the text of the reply it is streaming."""
         thread = await self._visible_thread(team_id, thread_id, account_id)
         async with self._db.read() as conn:
             stored = await self._repo.list_messages(conn, team_id, thread_id)
             turns = await self._repo.list_turns(conn, team_id, thread_id)
+        messages: list[Message] = [message_from_json(m.body) for m in stored]
         running = self._running.get(thread_id)
+        streaming = ""
+        # A turn that finished while this read ran has its messages stored already.
+        if running is not None and any(
+            t.id == running.turn.id and t.status == "running" for t in turns
+        ):
+            so_far = list(running.progress.new_messages)
+            messages += so_far
+            streaming = _still_streaming(running.text, so_far)
         return ThreadContents(
             thread,
-            [message_from_json(m.body) for m in stored],
+            messages,
             turns,
             running.turn.id if running else None,
-            "".join(running.text) if running else "",
+            streaming,
             self._task_lists.tasks_of(team_id, thread_id),
         )
 
@@ -477,6 +488,14 @@ class ThreadService:
 
     def _changed(self, thread: Thread) -> None:
         self.emit(thread, events.ThreadsChanged(agent_id=thread.agent_id, thread_id=thread.id))
+
+
+def _still_streaming(streamed: Sequence[str], replies: Sequence[Message]) -> str:
+    """The running turn's text that no finished reply of it holds yet (none when a retried
+    reply makes the two disagree)."""
+    text = "".join(streamed)
+    said = "".join(m.text for m in replies if isinstance(m, AssistantMessage))
+    return text[len(said) :] if text.startswith(said) else ""
 
 
 class _Sink:

@@ -13,12 +13,11 @@ import json
 import logging
 import secrets
 from collections.abc import AsyncIterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pytest
 import pytest_asyncio
-from aiohttp import web
 
 from peer.live_view import ViewClosed, open_view
 from server.host.browser.callers import Caller
@@ -45,67 +44,13 @@ from tests.support.fakes.server import RecordedRequest, StreamReply
 from tests.support.hub_server import hub_settings, running_hub
 from tests.support.loop_watch import watch_event_loop
 from tests.support.peers import peer_member, wait_linked
-from tests.support.sites import serving
+from tests.support.sites import Posted, serving, sign_in_app
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 ANTHROPIC_KEY = "sk-ant-entry-" + secrets.token_hex(16)
 PASSWORD = "pw-" + secrets.token_hex(12)
 CARD = "4111111111111111"
-
-FORM = """<!doctype html><title>Sign in</title>
-<form method="post" action="/signin">
-<label>Email <input name="email" type="email" autocomplete="username"></label>
-<label>Password <input name="password" type="password" autocomplete="current-password"></label>
-<button type="submit">Sign in</button></form>"""
-SPA = """<!doctype html><title>Sign in</title><h1>Sign in to the shop</h1>
-<form id="f"><label>Password <input name="password" type="password"></label>
-<button type="submit">Next</button></form><p id="step"></p>
-<script>
-document.getElementById('f').addEventListener('submit', async (e) => {
-  e.preventDefault();
-  await fetch('/api/login', {method: 'POST', body: e.target.password.value});
-  document.getElementById('step').textContent = 'Enter the code we sent you';
-});
-</script>"""
-
-# The code field sends focus back to the password: entry cannot fill it and falls back.
-STUBBORN = """<!doctype html><title>Sign in</title>
-<form id="f"><label>Password <input name="password" type="password"></label>
-<label>Code <input name="code" autocomplete="one-time-code"></label>
-<button type="submit">Next</button></form>
-<script>
-const pw = document.querySelector('input[name=password]');
-document.querySelector('input[name=code]').addEventListener('focus', () => pw.focus());
-</script>"""
-
-
-@dataclass
-class Posted:
-    bodies: list[tuple[str, str]] = field(default_factory=list)
-
-
-def shop(posted: Posted) -> web.Application:
-    pages = {
-        "/signin": FORM,
-        "/spa": SPA,
-        "/stubborn": STUBBORN,
-        "/welcome": "<title>Welcome</title><h1>Hello</h1>",
-    }
-
-    async def answer_request(request: web.Request) -> web.StreamResponse:
-        if request.method == "POST":
-            posted.bodies.append((request.path, await request.text()))
-            if request.path == "/signin":
-                raise web.HTTPSeeOther("/welcome")
-            return web.Response(text="ok")
-        if request.path not in pages:
-            raise web.HTTPNotFound()
-        return web.Response(text=pages[request.path], content_type="text/html")
-
-    app = web.Application()
-    app.router.add_route("*", "/{tail:.*}", answer_request)
-    return app
 
 
 @dataclass
@@ -126,7 +71,7 @@ async def entry(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Entry
     posted = Posted()
     async with (
         scratch_database("sqlite", folder) as database,
-        serving(shop(posted)) as site,
+        serving(sign_in_app(posted)) as site,
         FakeAnthropic(api_key=ANTHROPIC_KEY) as anthropic,
         FakeChatCompletions(api_key="sk-unused-0123456789") as openai,
         running_hub(hub_settings(folder, database), database, clock=FakeClock()) as server,

@@ -312,6 +312,13 @@ async def test_a_member_approves_a_click_over_webrtc_and_the_page_sees_it(
     assert as_run != written
     assert shown["argumentsHash"] == arguments_hash(as_run)
     assert host.effects("approve") == 0  # nothing is clicked before the answer
+    # Read while it waits, the thread has the turn's replies and results so far, and no
+    # text twice.
+    waiting = await host.member.call("threads-v1/get", {"threadId": follow.thread_id})
+    assert [m["role"] for m in waiting["messages"]] == ["user", "assistant", "tool", "assistant"]
+    assert waiting["messages"][1]["text"] == "Let me look at the page."
+    assert [c["name"] for c in waiting["messages"][3]["toolCalls"]] == ["click"]
+    assert (waiting["runningTurnId"], waiting["runningText"]) == (turn_id, "")
     await answer(follow, asked["id"], approve=True)
     finished = await follow.until("turn-finished")
 

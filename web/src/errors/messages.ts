@@ -129,7 +129,7 @@ const TABLE: Record<string, string> = {
   notAsker: 'Only the person who asked for control can withdraw the request.',
   controlRequestNotFound: 'That request for control is no longer waiting; it was answered, lapsed or cancelled.',
   askerNotWatching: 'The person who asked is no longer watching this tab, so control cannot pass to them.',
-  tabHoldsSecret: 'This tab is asking for a secret (such as a password), so it cannot be watched. It can be watched again once the secret is entered.',
+  tabHoldsSecret: 'A secret (such as a password) is being entered into this tab, so it cannot be watched. It can be watched again once the page moves on to a new page.',
   teachNeedsAgentTab: 'Only an agent’s tab can teach it a task. Open one of the agent’s tabs.',
   teachTabNotRecordable: 'Steps cannot be recorded on this tab: it is a private sign-in, is asking for a secret, or is not showing a web page.',
   teachRecordingRunning: 'This tab is being recorded already.',

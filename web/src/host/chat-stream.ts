@@ -103,6 +103,17 @@ function targetOf(args: unknown): string {
   return '';
 }
 
+/** The tab a tool's result names, if it is a JSON object with a `tabId`. */
+function tabOfResult(content: string): string | null {
+  if (!content.startsWith('{')) return null;
+  try {
+    const tabId = asRecord(JSON.parse(content)).tabId;
+    return typeof tabId === 'string' ? tabId : null;
+  } catch {
+    return null;
+  }
+}
+
 function asRecord(value: unknown): Record<string, unknown> {
   return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
 }
@@ -130,6 +141,8 @@ export function chatFromContents(contents: ThreadContents): ChatState {
       }
     } else if (message.role === 'tool') {
       const content = String(message.content ?? '');
+      // A tab the agent opened is named by the call's result (`open` takes no tab).
+      tabId = tabOfResult(content) ?? tabId;
       const key = `c${String(message.callId)}`;
       const outcome: ToolOutcome = message.isError ? 'refused' : (markOf(content) ?? 'ok');
       const detail = outcome === 'ok' ? '' : content.slice(0, 200);
@@ -278,4 +291,15 @@ export function turnStatusText(turn: TurnState): string {
   };
   const text = words[turn.status] ?? turn.status;
   return turn.reason && turn.status !== 'done' ? `${text} — ${turn.reason}` : text;
+}
+
+/**
+ * A refused or failed call's detail in words for a person: the host writes
+ * `<code>: <reason>`; the card shows the reason as a sentence and keeps the code apart.
+ */
+export function toolDetail(detail: string): { code: string | null; text: string } {
+  const match = /^([a-z][A-Za-z0-9]{1,63}): (.+)$/s.exec(detail);
+  if (!match) return { code: null, text: detail };
+  const reason = match[2]!.trim();
+  return { code: match[1]!, text: reason.charAt(0).toUpperCase() + reason.slice(1) };
 }

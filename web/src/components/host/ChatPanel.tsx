@@ -4,7 +4,7 @@
  * chosen and typed lives in the host screen's memory, so a reconnect keeps it.
  */
 
-import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { describeError } from '../../error-messages';
 import { addFiles, readPreview, safePreviewUrl, uploadToWorkspace, type PendingFile } from '../../host/attachments';
 import type { AttentionRequest } from '../../host/attention';
@@ -17,6 +17,7 @@ import {
   chatWithSending,
   taskProgress,
   tokenUsage,
+  toolDetail,
   turnStatusText,
   type ChatItem,
   type ChatState,
@@ -25,6 +26,7 @@ import {
   type UserItem,
 } from '../../host/chat-stream';
 import type { HostConnection } from '../../host/connection';
+import { showsEnd } from '../../host/follow-end';
 import { EVENT, type RouteResult } from '../../host/protocol';
 import { useHostLoad } from '../../host/use-host-call';
 import { Banner } from '../Banner';
@@ -178,6 +180,13 @@ function Conversation(props: {
   const [error, setError] = useState<unknown>(null);
   const chatRef = useRef<ChatState | null>(null);
   chatRef.current = chat;
+  // The conversation follows its newest item unless the person scrolled up to read.
+  const itemsList = useRef<HTMLOListElement>(null);
+  const atEnd = useRef(true);
+  useLayoutEffect(() => {
+    const box = itemsList.current;
+    if (box && atEnd.current) box.scrollTop = box.scrollHeight;
+  }, [chat?.items, props.requests.length]);
 
   useEffect(() => {
     // Events that arrive while the thread loads are applied once it has.
@@ -281,7 +290,7 @@ function Conversation(props: {
           ))}
         </ul>
       ) : null}
-      <ol class="conversation-items" aria-live="polite">
+      <ol class="conversation-items" aria-live="polite" ref={itemsList} onScroll={(event) => (atEnd.current = showsEnd(event.currentTarget))}>
         {chat.items.map((item) => (
           <ChatRow key={item.key} item={item} connection={connection} threadId={threadId} onRetry={retry} />
         ))}
@@ -309,7 +318,7 @@ function ChatRow({ item, connection, threadId, onRetry }: { item: ChatItem; conn
         <code class="tool-name">{item.tool}</code>
         <span class="tool-target">{item.target}</span>
         <span class="tool-outcome">{OUTCOME_TEXT[item.outcome]}</span>
-        {item.detail && item.outcome !== 'notVerified' && item.outcome !== 'mismatch' ? <span class="tool-detail">{item.detail}</span> : null}
+        {item.detail && item.outcome !== 'notVerified' && item.outcome !== 'mismatch' ? <ToolDetail detail={item.detail} /> : null}
       </li>
     );
   }
@@ -332,6 +341,15 @@ function ChatRow({ item, connection, threadId, onRetry }: { item: ChatItem; conn
         </p>
       ) : null}
     </li>
+  );
+}
+
+function ToolDetail({ detail }: { detail: string }) {
+  const { code, text } = toolDetail(detail);
+  return (
+    <span class="tool-detail" data-code={code ?? undefined}>
+      {text}
+    </span>
   );
 }
 

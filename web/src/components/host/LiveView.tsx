@@ -70,6 +70,8 @@ export function LiveView(props: {
   const [panelSize, setPanelSize] = useState({ width: 0, height: 0 });
   const [holding, setHolding] = useState(false);
   const [closedReason, setClosedReason] = useState<string | null>(null);
+  // Bumped by "Watch again": the channel opens anew (a tab in secure entry is refused until it loads a new page).
+  const [attempt, setAttempt] = useState(0);
   const [notice, setNotice] = useNotice();
   const [menu, setMenu] = useState<ContextMenu | null>(null);
   const [cursor, setCursor] = useState('default');
@@ -80,16 +82,20 @@ export function LiveView(props: {
   // The channel, for as long as this tab is shown.
   useEffect(() => {
     if (!features.view) return undefined;
+    setViewState('opening');
+    setClosedReason(null);
     const box = panel.current?.getBoundingClientRect();
     const viewport = features.viewport && box && box.width > 0 ? { width: box.width, height: box.height } : undefined;
     let drawing = false;
+    let ended = false;
     let pending: Frame | null = null;
     const draw = async (frame: Frame) => {
       drawing = true;
       try {
         const bitmap = await createImageBitmap(new Blob([frame.jpeg as Uint8Array<ArrayBuffer>], { type: 'image/jpeg' }));
         const target = canvas.current;
-        if (target) {
+        // A frame decoded after the view ended is dropped.
+        if (target && !ended) {
           if (target.width !== frame.width || target.height !== frame.height) {
             target.width = frame.width;
             target.height = frame.height;
@@ -148,14 +154,20 @@ export function LiveView(props: {
         setViewState('closed');
         setHolding(false);
         if (code) setClosedReason(describeCode(code, 'host'));
+        // The last frame is not left under the notice as if it were the page now.
+        ended = true;
+        pending = null;
+        const target = canvas.current;
+        target?.getContext('2d')?.clearRect(0, 0, target.width, target.height);
       },
     });
     channel.current = view;
     return () => {
+      ended = true;
       channel.current = null;
       view.close();
     };
-  }, [connection, tab.id]);
+  }, [connection, tab.id, attempt]);
 
   // The page's viewport follows the panel (after the panel settles).
   useEffect(() => {
@@ -457,7 +469,14 @@ export function LiveView(props: {
         {holding ? <IncomingRequests requests={control.incoming} names={names} onGrant={(id) => void control.answer(id, true)} onDismiss={(id) => void control.answer(id, false)} /> : null}
         {!features.view ? <p class="view-overlay">This host does not serve live views.</p> : null}
         {features.view && viewState === 'opening' ? <p class="view-overlay">Opening the live view…</p> : null}
-        {viewState === 'closed' ? <p class="view-overlay">{closedReason ? `The view ended. ${closedReason}` : 'The view ended.'}</p> : null}
+        {viewState === 'closed' ? (
+          <div class="view-overlay">
+            <p>{closedReason ? `The view ended. ${closedReason}` : 'The view ended.'}</p>
+            <button type="button" class="btn btn-secondary btn-sm" onClick={() => setAttempt((n) => n + 1)}>
+              Watch again
+            </button>
+          </div>
+        ) : null}
         {menu ? (
           <ul
             class="view-menu"
