@@ -119,6 +119,34 @@ async def test_restore_keeps_partitions_and_drops_bad_entries(tmp_path: Path, si
         )
 
 
+def saved_ids(folder: Path) -> set[str]:
+    state = folder / "browser" / TEAM / "tabs.json"
+    if not state.exists():
+        return set()
+    return {entry["id"] for entry in json.loads(state.read_text())["tabs"]}
+
+
+async def test_the_state_file_follows_new_and_closed_tabs_while_the_engine_runs(
+    tmp_path: Path, engine: BrowserEngine, site: Site
+) -> None:
+    # Opened together, the tabs share writes; the file ends with every one of them.
+    opened = await asyncio.gather(
+        *(engine.open_tab(TEAM, Partition.shared(), url=site.url("/")) for _ in range(3))
+    )
+    ids = {tab.id for tab in opened}
+    await eventually(lambda: saved_ids(tmp_path) == ids)
+    await engine.close_tab(TEAM, opened[0].id, PERSON)
+    await eventually(lambda: saved_ids(tmp_path) == ids - {opened[0].id})
+
+
+async def test_a_tab_opened_just_before_the_engine_stops_is_saved(
+    tmp_path: Path, site: Site
+) -> None:
+    async with BrowserEngine(tmp_path, address_policy=SITES_ALLOWED) as engine:
+        tab = await engine.open_tab(TEAM, Partition.shared(), url=site.url("/"))
+    assert saved_ids(tmp_path) == {tab.id}
+
+
 def test_malformed_partition_keys_are_refused() -> None:
     assert code_of(lambda: Partition.parse("agent", "zz")) == "browserPartitionInvalid"
     assert code_of(lambda: Partition.parse("profile", "profile-../x")) == "browserPartitionInvalid"
