@@ -446,7 +446,7 @@ async def bench_partitions(engine: BrowserEngine, runs: int, site: Site) -> dict
 
         # Breakdown: the persistent context's launch (the engine's own lookup), then a tab.
         other = Partition.profile(new_profile_id())
-        _, took = await timed(engine._context(team, other))
+        _, took = await timed(engine._contexts.context(team, other))
         launch_only.append(took)
         _, took = await timed(engine.open_tab(team, other, url=site.page))
         after_launch.append(took)
@@ -526,7 +526,7 @@ async def _warm_tab_steps(
         k: [] for k in ("context", "new_page", "identity", "goto", "state_file", "close")
     }
     for _ in range(runs):
-        context, took = await timed(engine._context(team, partition))
+        context, took = await timed(engine._contexts.context(team, partition))
         times["context"].append(took)
         page, took = await timed(context.new_page())
         times["new_page"].append(took)
