@@ -135,6 +135,7 @@ class BrowserEngine:
 
     async def _shutdown(self) -> None:
         await self._saved.save_all()
+        self._pages.close()
         await self._events.close()
         await self._contexts.stop()
         await self._guard.__aexit__(None, None, None)
