@@ -30,10 +30,9 @@ from playwright.async_api import Browser, BrowserContext, Page, ViewportSize, as
 from peer.connection import HostConnection, connect_to_host
 from peer.hub_client import HubClient
 from peer.known_hosts import KnownHosts
-from server.config import load_settings
-from server.host.chromium import CLOSED_NETWORK_FLAGS, find_chromium
 from server.hub.http.routing import CSRF_HEADER
 from server.hub.http.web_client import WEB_DIST
+from tests.support.chromium import launch_chromium
 from tests.support.hub_server import FAST_HASHING, PASSWORD, ApiClient
 from tests.support.sites import SITE_HOST, Site, pages_app, serving
 
@@ -236,15 +235,8 @@ def pytest_runtest_makereport(
 @pytest.fixture
 async def browser(request: pytest.FixtureRequest) -> AsyncIterator[Browser]:
     """Headless Chromium, the one the host itself would use; pages are saved if the test fails."""
-    executable = find_chromium(load_settings().host.chromium)
-    if executable is None:
-        pytest.fail("no Chromium found: run `make chromium` or set CREWHOST_CHROMIUM")
     async with async_playwright() as playwright:
-        launched = await playwright.chromium.launch(
-            executable_path=str(executable),
-            headless=True,
-            args=["--no-sandbox", *CLOSED_NETWORK_FLAGS],
-        )
+        launched = await launch_chromium(playwright)
         yield launched
         if request.node.stash.get(FAILED, False):
             await _save_failed_pages(launched, request.node.name)

@@ -12,9 +12,8 @@ from PIL import Image
 from playwright.async_api import Page, async_playwright
 
 from server.common.protocol.view import decode_frame
-from server.config import load_settings
-from server.host.chromium import CLOSED_NETWORK_FLAGS, find_chromium
 from server.host.live.screencast import INPUT_BOOST_SECONDS, TabScreencast, Viewer
+from tests.support.chromium import launch_chromium
 from tests.support.waiting import eventually
 
 PAGE = (
@@ -49,15 +48,8 @@ class Clock:
 
 @pytest.fixture
 async def page() -> AsyncIterator[Page]:
-    executable = find_chromium(load_settings().host.chromium)
-    if executable is None:
-        pytest.fail("no Chromium found: run `make chromium` or set CREWHOST_CHROMIUM")
     async with async_playwright() as playwright:
-        browser = await playwright.chromium.launch(
-            executable_path=str(executable),
-            headless=True,
-            args=["--no-sandbox", *CLOSED_NETWORK_FLAGS],
-        )
+        browser = await launch_chromium(playwright)
         page = await browser.new_page(viewport={"width": 400, "height": 300})
         await page.set_content(PAGE)
         yield page
