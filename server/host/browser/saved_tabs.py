@@ -45,7 +45,8 @@ class SavedTabs:
         self._writes: set[asyncio.Task[None]] = set()
 
     def save_soon(self, team_id: str) -> None:
-        """The team's file is written once the caller has answered (one write for many)."""
+        """The team's file is written in the background, just after the caller goes on
+        (one write for the changes that come while it is due)."""
         if team_id in self._due:
             return
         self._due.add(team_id)

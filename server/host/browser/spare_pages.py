@@ -29,9 +29,10 @@ class SparePages:
             try:
                 page = await asyncio.shield(spare)
             except asyncio.CancelledError:
-                if not spare.done():  # the caller gave up; the page on its way stays spare
-                    self._spares.setdefault(context, spare)
-                raise
+                if not spare.cancelled():  # the caller gave up, not the spare
+                    if not spare.done():  # the page on its way stays spare
+                        self._spares.setdefault(context, spare)
+                    raise
             except PlaywrightError:
                 pass  # the context is closing: asking it anew says so
             else:
