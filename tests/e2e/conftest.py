@@ -37,10 +37,9 @@ from playwright.async_api import (
 from peer.connection import HostConnection, connect_to_host
 from peer.hub_client import HubClient
 from peer.known_hosts import KnownHosts
-from server.config import load_settings
-from server.host.chromium import CLOSED_NETWORK_FLAGS, find_chromium
 from server.hub.http.routing import CSRF_HEADER
 from server.hub.http.web_client import WEB_DIST
+from tests.support.chromium import launch_chromium
 from tests.support.hub_server import FAST_HASHING, PASSWORD, ApiClient
 from tests.support.sites import SITE_HOST, Site, pages_app, serving
 

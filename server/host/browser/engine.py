@@ -135,6 +135,7 @@ class BrowserEngine:
 
     async def _shutdown(self) -> None:
         await self._saved.save_all()
+        self._pages.close()
         await self._events.close()
         await self._contexts.stop()
         await self._guard.__aexit__(None, None, None)
@@ -185,7 +186,7 @@ class BrowserEngine:
         except BaseException:
             await self._forget(tab)
             raise
-        await self._saved.save(team_id)
+        self._saved.save_soon(team_id)
         return tab
 
     async def open_tab_beside(self, team_id: str, tab_id: str, url: str) -> Tab:
@@ -257,7 +258,7 @@ class BrowserEngine:
                 tab.last_used = self._clock.now()
 
         result = await tab.queue.run(caller, step, deadline=deadline or self.deadline)
-        await self._saved.save(team_id)
+        self._saved.save_soon(team_id)
         return result
 
     async def navigate(
@@ -312,7 +313,7 @@ class BrowserEngine:
             await self._close(tab)
 
         await tab.queue.run(caller, close, deadline=self.deadline, dialog_ok=True)
-        await self._saved.save(team_id)
+        self._saved.save_soon(team_id)
 
     async def _close(self, tab: Tab) -> None:
         if tab not in self._tabs:

@@ -14,7 +14,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
-from playwright.async_api import Dialog, Frame, Page, Request
+from playwright.async_api import CDPSession, Dialog, Frame, Page, Request
 from playwright.async_api import Error as PlaywrightError
 
 from server.common.clock import Clock
@@ -70,9 +70,20 @@ class PageEvents:
         page.on("requestfailed", lambda request: self._on_request_failed(tab, page, request))
         page.on("domcontentloaded", lambda _page: self._spawn(self._read_title(tab, page)))
         page.on("load", lambda _page: self._spawn(self._read_title(tab, page)))
-        tab.identity_session = await self._identity().apply(page)
-        if facts:
-            await self._watch_facts(tab, page)
+        # The identity and the facts script go to the page together: neither waits for the
+        # other, and both are in place before the tab's first load.
+        identity = self._identity().apply(page)
+        if not facts:
+            tab.identity_session = await identity
+            return
+        session, watched = await asyncio.gather(
+            identity, self._watch_facts(tab, page), return_exceptions=True
+        )
+        for outcome in (session, watched):
+            if isinstance(outcome, BaseException):
+                raise outcome
+        assert isinstance(session, CDPSession)
+        tab.identity_session = session
 
     async def _watch_facts(self, tab: Tab, page: Page) -> None:
         session = await page_facts.install(page)

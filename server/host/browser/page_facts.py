@@ -11,6 +11,7 @@ are served on request (``browser-control-v1/tab_icon``), so tab lists stay small
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import contextlib
@@ -103,12 +104,15 @@ async def install(page: Page) -> CDPSession:
     """Puts the reporting script on every document of ``page`` from now on; the caller
     listens for ``Runtime.bindingCalled`` on the session answered (and keeps it)."""
     session = await page.context.new_cdp_session(page)
-    await session.send("Page.enable")
-    await session.send("Runtime.enable")
-    await session.send("Runtime.addBinding", {"name": BINDING, "executionContextName": WORLD_NAME})
     source = f"({page_script('page-facts')})({json.dumps(BINDING)})"
-    await session.send(
-        "Page.addScriptToEvaluateOnNewDocument", {"source": source, "worldName": WORLD_NAME}
+    # Sent at once and answered in order (one session's commands run in turn): one wait.
+    await asyncio.gather(
+        session.send("Page.enable"),
+        session.send("Runtime.enable"),
+        session.send("Runtime.addBinding", {"name": BINDING, "executionContextName": WORLD_NAME}),
+        session.send(
+            "Page.addScriptToEvaluateOnNewDocument", {"source": source, "worldName": WORLD_NAME}
+        ),
     )
     return session
 

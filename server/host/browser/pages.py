@@ -17,6 +17,7 @@ from playwright.async_api import Page, Response
 
 from server.host.browser.contexts import ContextPool
 from server.host.browser.page_events import PageEvents
+from server.host.browser.spare_pages import SparePages
 from server.host.browser.tab_registry import TabRegistry
 from server.host.browser.tabs import BLANK, Tab
 
@@ -43,15 +44,22 @@ class TabPages:
         self._events = events
         self._tabs = tabs
         self._page_attached = page_attached
+        self._spares = SparePages()
 
     async def load(self, tab: Tab) -> None:
         """Gives a sleeping (or crashed) tab a fresh page in its partition at its URL."""
         context = await self._contexts.context(tab.team_id, tab.partition)
-        page = await context.new_page()
+        page = await self._spares.take(context)
         await self._events.attach(tab, page)
         if tab.url != BLANK:
             await self.goto(tab, page, tab.url)
+        if tab.partition.persistent:
+            self._spares.refill(context)  # the next tab here finds its page made
         self._page_attached(tab)
+
+    def close(self) -> None:
+        """The browser is closing: no more spare pages."""
+        self._spares.close()
 
     async def ready(self, tab: Tab) -> Page:
         """The tab's page, loaded again if it crashed or slept."""

@@ -22,7 +22,12 @@ log = logging.getLogger(__name__)
 
 
 class SavedTabs:
-    """Writes each team's tab state file after a change and restores the tabs from it."""
+    """Writes each team's tab state file after a change and restores the tabs from it.
+
+    A call that changed the tabs answers first and the file is written just after it
+    (``save_soon``): changes that come while a write is due share that write, which reads
+    the tabs as they are when it runs, so the newest state is always the one on disk.
+    """
 
     def __init__(
         self,
@@ -36,6 +41,31 @@ class SavedTabs:
         self._clock = clock
         self._profile_exists = profile_exists
         self._lock = asyncio.Lock()
+        self._due: set[str] = set()
+        self._writes: set[asyncio.Task[None]] = set()
+
+    def save_soon(self, team_id: str) -> None:
+        """The team's file is written in the background, just after the caller goes on
+        (one write for the changes that come while it is due)."""
+        if team_id in self._due:
+            return
+        self._due.add(team_id)
+
+        async def write() -> None:
+            self._due.discard(team_id)  # a change from now on needs a write of its own
+            try:
+                await self.save(team_id)
+            except OSError:
+                log.exception("could not write the browser state file")
+
+        task = asyncio.get_running_loop().create_task(write())
+        self._writes.add(task)
+        task.add_done_callback(self._writes.discard)
+
+    async def flush(self) -> None:
+        """Waits for the writes that are due or under way."""
+        while self._writes:
+            await asyncio.gather(*self._writes, return_exceptions=True)
 
     async def save(self, team_id: str) -> None:
         saved = [
@@ -47,6 +77,7 @@ class SavedTabs:
             await asyncio.to_thread(write_state, self._folders.of(team_id), saved)
 
     async def save_all(self) -> None:
+        await self.flush()
         for team_id in self._tabs.teams():
             await self.save(team_id)
 

@@ -12,6 +12,7 @@ import base64
 import contextlib
 import logging
 import time
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from playwright.async_api import CDPSession, Page
@@ -24,6 +25,9 @@ log = logging.getLogger(__name__)
 
 # Above this many unsent bytes on a viewer's channel, frames wait (newest only).
 BACKLOG_BYTES = 256 * 1024
+# For this long after the holder's input, frames may go out at twice the cap, so the frame
+# that shows what the input did is not held back behind one that came just before it.
+INPUT_BOOST_SECONDS = 0.25
 
 
 class FrameChannel(Protocol):
@@ -74,8 +78,16 @@ class Viewer:
 class TabScreencast:
     """The screencast of one tab's page."""
 
-    def __init__(self, page: Page, *, quality: int, max_fps: float) -> None:
+    def __init__(
+        self,
+        page: Page,
+        *,
+        quality: int,
+        max_fps: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.page = page
+        self._clock = clock
         self._quality = quality
         self._min_interval = 1.0 / max_fps
         self.viewers: set[Viewer] = set()
@@ -86,6 +98,7 @@ class TabScreencast:
         # The page's size before a view set one, to give back when the last such view ends.
         self.own_size: tuple[int, int] | None = None
         self._last_sent = 0.0
+        self._boost_until = 0.0
         self._newest: dict[str, Any] | None = None
         self._later: asyncio.TimerHandle | None = None
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -132,6 +145,10 @@ class TabScreencast:
         for task in list(self._tasks):
             task.cancel()
 
+    def input_given(self) -> None:
+        """The holder's input is on its way to the page: the frames that follow go out sooner."""
+        self._boost_until = self._clock() + INPUT_BOOST_SECONDS
+
     def _on_frame(self, params: dict[str, Any]) -> None:
         session = self.session
         if session is None:
@@ -139,8 +156,12 @@ class TabScreencast:
         # Acknowledge at once: Chromium sends the next frame only after the ack.
         self._spawn(session.send("Page.screencastFrameAck", {"sessionId": params["sessionId"]}))
         self._newest = params
-        wait = self._last_sent + self._min_interval - time.monotonic()
+        now = self._clock()
+        interval = self._min_interval / 2 if now < self._boost_until else self._min_interval
+        wait = self._last_sent + interval - now
         if wait <= 0:
+            if self._later is not None:
+                self._later.cancel()
             self._send_newest()
         elif self._later is None:
             # Too soon after the last frame: the newest one goes out when the cap allows, so
@@ -152,7 +173,7 @@ class TabScreencast:
         params, self._newest = self._newest, None
         if params is None or self.session is None:
             return
-        self._last_sent = time.monotonic()
+        self._last_sent = self._clock()
         metadata = params["metadata"]
         self.width = int(metadata["deviceWidth"])
         self.height = int(metadata["deviceHeight"])

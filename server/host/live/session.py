@@ -343,6 +343,8 @@ class ViewSession:
         session = self._screencast.session
         if session is None:
             raise Conflict("the view is not running", code="viewStopped")
+        if method.startswith("Input."):
+            self._screencast.input_given()
         await session.send(method, params)
 
     def send(self, message: WireModel) -> None:

@@ -119,6 +119,59 @@ async def test_restore_keeps_partitions_and_drops_bad_entries(tmp_path: Path, si
         )
 
 
+def saved_ids(folder: Path) -> set[str]:
+    state = folder / "browser" / TEAM / "tabs.json"
+    if not state.exists():
+        return set()
+    return {entry["id"] for entry in json.loads(state.read_text())["tabs"]}
+
+
+async def test_the_state_file_follows_new_and_closed_tabs_while_the_engine_runs(
+    tmp_path: Path, engine: BrowserEngine, site: Site
+) -> None:
+    # Opened together, the tabs share writes; the file ends with every one of them.
+    opened = await asyncio.gather(
+        *(engine.open_tab(TEAM, Partition.shared(), url=site.url("/")) for _ in range(3))
+    )
+    ids = {tab.id for tab in opened}
+    await eventually(lambda: saved_ids(tmp_path) == ids)
+    await engine.close_tab(TEAM, opened[0].id, PERSON)
+    await eventually(lambda: saved_ids(tmp_path) == ids - {opened[0].id})
+
+
+async def test_a_tab_opened_just_before_the_engine_stops_is_saved(
+    tmp_path: Path, site: Site
+) -> None:
+    async with BrowserEngine(tmp_path, address_policy=SITES_ALLOWED) as engine:
+        tab = await engine.open_tab(TEAM, Partition.shared(), url=site.url("/"))
+    assert saved_ids(tmp_path) == {tab.id}
+
+
+async def test_a_second_tab_takes_the_partitions_spare_page_with_the_identity_on_it(
+    engine: BrowserEngine, site: Site
+) -> None:
+    first = await engine.open_tab(TEAM, Partition.shared(), url=site.url("/"))
+    assert first.page is not None
+    context = first.page.context
+    await eventually(lambda: len(context.pages) == 2)  # the tab's and the one made ready
+    spare = next(page for page in context.pages if page is not first.page)
+    second = await engine.open_tab(TEAM, Partition.shared(), url=site.url("/child"))
+    assert second.page is spare
+    assert "HeadlessChrome" not in site.headers_of("/child")["User-Agent"]
+    assert "Sec-CH-UA" in site.headers_of("/child")
+    await eventually(lambda: len(context.pages) == 3)
+    assert len(engine.list_tabs(TEAM)) == 2  # a spare page is no tab
+    await engine.close_tab(TEAM, second.id, PERSON)
+    await engine.close_tab(TEAM, first.id, PERSON)
+    assert len(context.pages) == 1
+
+
+async def test_a_private_partition_keeps_no_spare_page(engine: BrowserEngine, site: Site) -> None:
+    tab = await engine.open_tab(TEAM, Partition.private(), url=site.url("/"))
+    assert tab.page is not None
+    assert tab.page.context.pages == [tab.page]
+
+
 def test_malformed_partition_keys_are_refused() -> None:
     assert code_of(lambda: Partition.parse("agent", "zz")) == "browserPartitionInvalid"
     assert code_of(lambda: Partition.parse("profile", "profile-../x")) == "browserPartitionInvalid"

@@ -1,0 +1,120 @@
+"""The screencast's frame cap and the holder's faster frames, on a real Chromium page."""
+
+from __future__ import annotations
+
+import base64
+import io
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from PIL import Image
+from playwright.async_api import Page, async_playwright
+
+from server.common.protocol.view import decode_frame
+from server.host.live.screencast import INPUT_BOOST_SECONDS, TabScreencast, Viewer
+from tests.support.chromium import launch_chromium
+from tests.support.waiting import eventually
+
+PAGE = (
+    "<!doctype html><style>body{margin:0}</style>"
+    "<div id=box style='width:100vw;height:100vh;background:#f00'></div><script>"
+    "let n=0;setInterval(()=>{document.title=String(n++)},16);"
+    "addEventListener('keydown',e=>{if(e.key==='b')box.style.background='#00f'})</script>"
+)
+
+
+class Channel:
+    """An open data channel with room to spare that keeps what it was sent."""
+
+    bufferedAmount = 0
+    readyState = "open"
+
+    def __init__(self) -> None:
+        self.sent: list[bytes] = []
+
+    def send(self, data: bytes | str) -> None:
+        assert isinstance(data, bytes)
+        self.sent.append(data)
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+async def page() -> AsyncIterator[Page]:
+    async with async_playwright() as playwright:
+        browser = await launch_chromium(playwright)
+        page = await browser.new_page(viewport={"width": 400, "height": 300})
+        await page.set_content(PAGE)
+        yield page
+        await browser.close()
+
+
+def frame_event(session_id: int) -> dict[str, Any]:
+    """What Chromium sends with a frame (the bytes need not be a picture for the cap)."""
+    return {
+        "sessionId": session_id,
+        "data": base64.b64encode(b"\xff\xd8frame").decode(),
+        "metadata": {"deviceWidth": 400, "deviceHeight": 300, "timestamp": 1.0},
+    }
+
+
+async def capped(page: Page, clock: Clock) -> tuple[TabScreencast, Channel]:
+    """A screencast at 10 frames a second whose frames come from the test, not Chromium."""
+    cast = TabScreencast(page, quality=70, max_fps=10, clock=clock)
+    cast.session = await page.context.new_cdp_session(page)  # acks go to a real session
+    channel = Channel()
+    cast.viewers.add(Viewer(channel))
+    return cast, channel
+
+
+async def test_a_frame_within_the_cap_waits_unless_the_holder_just_gave_input(page: Page) -> None:
+    clock = Clock()
+    cast, channel = await capped(page, clock)
+    cast._on_frame(frame_event(1))
+    clock.now += 0.06  # past half the interval of 0.1 s, within the whole of it
+    cast._on_frame(frame_event(2))
+    assert len(channel.sent) == 1  # held for the cap
+
+    cast.input_given()
+    clock.now += 0.001
+    cast._on_frame(frame_event(3))  # the held frame's place is taken and it goes at once
+    clock.now += 0.02
+    cast._on_frame(frame_event(4))  # within half the interval: still capped
+    assert [decode_frame(frame).sequence for frame in channel.sent] == [1, 2]
+
+    clock.now += INPUT_BOOST_SECONDS + 0.06
+    cast._on_frame(frame_event(5))  # the input was long ago: the whole interval again
+    sent = len(channel.sent)
+    clock.now += 0.06
+    cast._on_frame(frame_event(6))
+    assert len(channel.sent) == sent
+    await cast.stop()
+
+
+def centre(jpeg: bytes) -> tuple[int, int, int]:
+    with Image.open(io.BytesIO(jpeg)) as image:
+        pixel = image.convert("RGB").getpixel((image.width // 2, image.height // 2))
+    assert isinstance(pixel, tuple)
+    return int(pixel[0]), int(pixel[1]), int(pixel[2])
+
+
+async def test_the_frame_after_the_holders_key_shows_what_it_did(page: Page) -> None:
+    cast = TabScreencast(page, quality=70, max_fps=30)
+    channel = Channel()
+    await cast.add(Viewer(channel))
+    await eventually(lambda: bool(channel.sent))
+    assert centre(decode_frame(channel.sent[-1]).jpeg)[0] > 200  # red
+    assert cast.session is not None
+    cast.input_given()
+    await cast.session.send("Input.dispatchKeyEvent", {"type": "keyDown", "key": "b", "text": "b"})
+    await eventually(lambda: centre(decode_frame(channel.sent[-1]).jpeg)[2] > 200)  # blue
+    sequences = [decode_frame(frame).sequence for frame in channel.sent]
+    assert sequences == list(range(1, len(sequences) + 1))
+    await cast.stop()
