@@ -41,6 +41,10 @@ class FakeChannel extends EventTarget {
   readyState: RTCDataChannelState = 'open';
   readonly sent: Array<Record<string, unknown>> = [];
 
+  constructor(readonly label: string) {
+    super();
+  }
+
   send(data: string) {
     this.sent.push(JSON.parse(data));
   }
@@ -69,8 +73,8 @@ function fakeConnection(answers: Record<string, unknown> = {}) {
   const calls: Array<[string, unknown]> = [];
   const listeners = new Set<(event: TeamApiEvent) => void>();
   const connection = {
-    createChannel() {
-      const channel = new FakeChannel();
+    createChannel(label: string) {
+      const channel = new FakeChannel(label);
       channels.push(channel);
       return channel;
     },
@@ -232,6 +236,48 @@ describe('the live view', () => {
       vi.advanceTimersByTime(60_000);
     });
     expect(container.querySelector('.control-request')).toBeNull();
+  });
+});
+
+describe('a tab in secure entry', () => {
+  const TAKE_FEATURES = viewFeatures(new Set([CAPABILITY.view, CAPABILITY.viewTake]));
+
+  async function refuse(fake: ReturnType<typeof fakeConnection>, index: number) {
+    await act(async () => {
+      fake.channels[index]!.receive({ type: 'closed', code: 'tabHoldsSecret', reason: 'in secure entry' });
+      fake.channels[index]!.dispatchEvent(new Event('close'));
+    });
+  }
+
+  it('opens holding the tab for the person answering a takeover request', async () => {
+    const fake = fakeConnection();
+    await act(async () => {
+      render(<LiveView connection={fake.connection} tab={TAB} features={TAKE_FEATURES} meId={ME} names={NAMES} takeOnOpen onBack={() => {}} onOpened={() => {}} />, container);
+    });
+    expect(fake.channels[0]!.label).toBe(`view:${TAB.id}?take=1`);
+  });
+
+  it('offers a watcher refused during entry to take the tab over, and reopens holding it', async () => {
+    const fake = fakeConnection();
+    await act(async () => {
+      render(<LiveView connection={fake.connection} tab={TAB} features={TAKE_FEATURES} meId={ME} names={NAMES} onBack={() => {}} onOpened={() => {}} />, container);
+    });
+    expect(fake.channels[0]!.label).toBe(`view:${TAB.id}`);
+    await refuse(fake, 0);
+    await act(async () => button('Take over')!.click());
+    expect(fake.channels).toHaveLength(2);
+    expect(fake.channels[1]!.label).toBe(`view:${TAB.id}?take=1`);
+    // Refused again (someone else holds it): nothing more to offer than watching again.
+    await refuse(fake, 1);
+    expect(button('Take over')).toBeUndefined();
+    expect(button('Watch again')).toBeDefined();
+  });
+
+  it('offers no takeover on a host that cannot open a view holding the tab', async () => {
+    const fake = fakeConnection();
+    await showLive(TAB, fake);
+    await refuse(fake, 0);
+    expect(button('Take over')).toBeUndefined();
   });
 });
 

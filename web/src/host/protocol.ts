@@ -76,6 +76,8 @@ export interface ViewFeatures {
   clipboard: boolean;
   menu: boolean;
   viewport: boolean;
+  /** A view may open already holding the tab: how a person takes over a tab in secure entry. */
+  take: boolean;
 }
 
 export function viewFeatures(served: ReadonlySet<string>): ViewFeatures {
@@ -86,6 +88,7 @@ export function viewFeatures(served: ReadonlySet<string>): ViewFeatures {
     clipboard: view && served.has(CAPABILITY.viewClipboard),
     menu: view && served.has(CAPABILITY.viewContextMenu),
     viewport: view && served.has(CAPABILITY.viewViewport),
+    take: view && served.has(CAPABILITY.viewTake),
   };
 }
 

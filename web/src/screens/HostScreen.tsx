@@ -200,6 +200,8 @@ function Connected(props: {
   const [about, setAbout] = useState<{ capabilities: Capabilities; whoami: Whoami } | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [requests, setRequests] = useState<TakeoverRequest[]>([]);
+  // The tab whose takeover request this person opened: its view opens holding it.
+  const [takingOver, setTakingOver] = useState<string | null>(null);
   // Who holds a tab is named as the hub names members; without the list, a stand-in says it.
   const members = useLoad(() => listMembers(teamId), [teamId]);
   const names = useMemo(() => new Map((members.data?.members ?? []).map((m) => [m.accountId, m.name] as const)), [members.data]);
@@ -282,6 +284,7 @@ function Connected(props: {
         tabs={tabList}
         onOpen={(tabId) => {
           dismiss(tabId);
+          setTakingOver(tabId);
           setSection('tabs');
           setSelected(tabId);
         }}
@@ -349,6 +352,7 @@ function Connected(props: {
                 features={viewFeatures(served)}
                 meId={meId}
                 names={names}
+                takeOnOpen={takingOver === current.id}
                 onBack={() => setSelected(null)}
                 onOpened={setSelected}
               />

@@ -55,6 +55,8 @@ export function LiveView(props: {
   names: MemberNames;
   onBack: () => void;
   onOpened: (tabId: string) => void;
+  /** Open the view already holding the tab (the person answering an agent's takeover request). */
+  takeOnOpen?: boolean;
 }) {
   const { connection, tab, features, meId, names } = props;
   const panel = useRef<HTMLDivElement>(null);
@@ -72,6 +74,9 @@ export function LiveView(props: {
   const [closedReason, setClosedReason] = useState<string | null>(null);
   // Bumped by "Watch again": the channel opens anew (a tab in secure entry is refused until it loads a new page).
   const [attempt, setAttempt] = useState(0);
+  // A tab in secure entry is refused to watchers; its one view is the person who takes it over.
+  const [openHolding, setOpenHolding] = useState(Boolean(props.takeOnOpen) && features.take);
+  const [closedCode, setClosedCode] = useState<string | null>(null);
   const [notice, setNotice] = useNotice();
   const [menu, setMenu] = useState<ContextMenu | null>(null);
   const [cursor, setCursor] = useState('default');
@@ -84,6 +89,7 @@ export function LiveView(props: {
     if (!features.view) return undefined;
     setViewState('opening');
     setClosedReason(null);
+    setClosedCode(null);
     const box = panel.current?.getBoundingClientRect();
     const viewport = features.viewport && box && box.width > 0 ? { width: box.width, height: box.height } : undefined;
     let drawing = false;
@@ -114,7 +120,7 @@ export function LiveView(props: {
       pending = null;
       if (next) void draw(next);
     };
-    const view = new LiveViewChannel(connection, { tabId: tab.id, cursor: features.cursor, menu: features.menu, ...(viewport ? { viewport } : {}) }, {
+    const view = new LiveViewChannel(connection, { tabId: tab.id, cursor: features.cursor, menu: features.menu, ...(viewport ? { viewport } : {}), ...(openHolding ? { take: true } : {}) }, {
       frame(frame) {
         // Only the newest frame waiting is drawn: a slow screen never builds a queue.
         if (drawing) pending = frame;
@@ -146,6 +152,7 @@ export function LiveView(props: {
             setNotice(describeCode(message.code, 'host'));
             break;
           case 'closed':
+            setClosedCode(message.code);
             setClosedReason(describeCode(message.code, 'host'));
             break;
         }
@@ -153,7 +160,10 @@ export function LiveView(props: {
       closed(code) {
         setViewState('closed');
         setHolding(false);
-        if (code) setClosedReason(describeCode(code, 'host'));
+        if (code) {
+          setClosedCode(code);
+          setClosedReason(describeCode(code, 'host'));
+        }
         // The last frame is not left under the notice as if it were the page now.
         ended = true;
         pending = null;
@@ -167,7 +177,7 @@ export function LiveView(props: {
       channel.current = null;
       view.close();
     };
-  }, [connection, tab.id, attempt]);
+  }, [connection, tab.id, attempt, openHolding]);
 
   // The page's viewport follows the panel (after the panel settles).
   useEffect(() => {
@@ -475,6 +485,11 @@ export function LiveView(props: {
             <button type="button" class="btn btn-secondary btn-sm" onClick={() => setAttempt((n) => n + 1)}>
               Watch again
             </button>
+            {closedCode === 'tabHoldsSecret' && features.take && !openHolding ? (
+              <button type="button" class="btn btn-primary btn-sm" onClick={() => setOpenHolding(true)}>
+                Take over
+              </button>
+            ) : null}
           </div>
         ) : null}
         {menu ? (
