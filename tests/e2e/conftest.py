@@ -29,7 +29,6 @@ from playwright.async_api import (
     Browser,
     BrowserContext,
     Page,
-    Playwright,
     ViewportSize,
     async_playwright,
 )
@@ -248,18 +247,6 @@ async def browser(request: pytest.FixtureRequest) -> AsyncIterator[Browser]:
         if request.node.stash.get(FAILED, False):
             await save_failed_pages(launched, request.node.name)
         await launched.close()
-
-
-async def launch_chromium(playwright: Playwright) -> Browser:
-    """Headless Chromium, the one the host itself would use; the test fails without one."""
-    executable = find_chromium(load_settings().host.chromium)
-    if executable is None:
-        pytest.fail("no Chromium found: run `make chromium` or set CREWHOST_CHROMIUM")
-    return await playwright.chromium.launch(
-        executable_path=str(executable),
-        headless=True,
-        args=["--no-sandbox", *CLOSED_NETWORK_FLAGS],
-    )
 
 
 async def save_failed_pages(browser: Browser, test: str) -> None:

@@ -29,7 +29,6 @@ from tests.e2e.conftest import (
     Crewhost,
     HubApi,
     Screens,
-    launch_chromium,
     owner_peer,
     sign_in_context,
     until,
@@ -41,6 +40,7 @@ from tests.e2e.test_web_client import (
     follows_panel,
     open_host_screen,
 )
+from tests.support.chromium import launch_chromium
 from tests.support.loop_watch import watch_event_loop
 from tests.support.sites import pages_app, serving
 

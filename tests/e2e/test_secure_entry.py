@@ -32,13 +32,13 @@ from tests.e2e.conftest import (
     HubApi,
     Screens,
     Team,
-    launch_chromium,
     owner_peer,
     save_failed_pages,
     sign_in_context,
 )
 from tests.e2e.test_chat import fake_provider_and_agent, last_tool_result, say
 from tests.e2e.test_web_client import FRAME_MS, LIVE_CANVAS, open_host_screen
+from tests.support.chromium import launch_chromium
 from tests.support.fakes.anthropic import FakeAnthropic, MessageEvents
 from tests.support.fakes.server import RecordedRequest, StreamReply
 from tests.support.loop_watch import watch_event_loop
