@@ -21,7 +21,7 @@ const TAB: TabView = {
   heldBy: null,
   loaded: true,
 };
-const EVERY_VIEW_FEATURE = [CAPABILITY.view, CAPABILITY.viewCursor, CAPABILITY.viewClipboard, CAPABILITY.viewContextMenu, CAPABILITY.viewViewport];
+const EVERY_VIEW_FEATURE = [CAPABILITY.view, CAPABILITY.viewCursor, CAPABILITY.viewClipboard, CAPABILITY.viewContextMenu, CAPABILITY.viewViewport, CAPABILITY.viewTake];
 
 class FakeChannel extends EventTarget {
   readyState: RTCDataChannelState = 'open';
@@ -93,9 +93,9 @@ function buttonNames(): string[] {
 
 describe('viewFeatures', () => {
   it('reads each live-view feature from the host’s capabilities, none without the view itself', () => {
-    expect(viewFeatures(new Set(EVERY_VIEW_FEATURE))).toEqual({ view: true, cursor: true, clipboard: true, menu: true, viewport: true });
-    expect(viewFeatures(new Set([CAPABILITY.view]))).toEqual({ view: true, cursor: false, clipboard: false, menu: false, viewport: false });
-    expect(viewFeatures(new Set(EVERY_VIEW_FEATURE.slice(1)))).toEqual({ view: false, cursor: false, clipboard: false, menu: false, viewport: false });
+    expect(viewFeatures(new Set(EVERY_VIEW_FEATURE))).toEqual({ view: true, cursor: true, clipboard: true, menu: true, viewport: true, take: true });
+    expect(viewFeatures(new Set([CAPABILITY.view]))).toEqual({ view: true, cursor: false, clipboard: false, menu: false, viewport: false, take: false });
+    expect(viewFeatures(new Set(EVERY_VIEW_FEATURE.slice(1)))).toEqual({ view: false, cursor: false, clipboard: false, menu: false, viewport: false, take: false });
   });
 });
 
