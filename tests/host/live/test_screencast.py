@@ -13,6 +13,7 @@ from playwright.async_api import Page, async_playwright
 
 from server.common.protocol.view import decode_frame
 from server.host.live.screencast import INPUT_BOOST_SECONDS, TabScreencast, Viewer
+from server.host.metrics import HostMetrics
 from tests.support.chromium import launch_chromium
 from tests.support.waiting import eventually
 
@@ -70,7 +71,7 @@ async def capped(page: Page, clock: Clock) -> tuple[TabScreencast, Channel]:
     cast = TabScreencast(page, quality=70, max_fps=10, clock=clock)
     cast.session = await page.context.new_cdp_session(page)  # acks go to a real session
     channel = Channel()
-    cast.viewers.add(Viewer(channel))
+    cast.viewers.add(Viewer(channel, HostMetrics().frame_counts))
     return cast, channel
 
 
@@ -108,7 +109,7 @@ def centre(jpeg: bytes) -> tuple[int, int, int]:
 async def test_the_frame_after_the_holders_key_shows_what_it_did(page: Page) -> None:
     cast = TabScreencast(page, quality=70, max_fps=30)
     channel = Channel()
-    await cast.add(Viewer(channel))
+    await cast.add(Viewer(channel, HostMetrics().frame_counts))
     await eventually(lambda: bool(channel.sent))
     assert centre(decode_frame(channel.sent[-1]).jpeg)[0] > 200  # red
     assert cast.session is not None
