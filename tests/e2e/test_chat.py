@@ -301,7 +301,26 @@ async def test_an_admin_sets_a_key_and_creates_an_agent_and_a_member_only_reads(
     await expect(files.filter(has_text="notes.txt")).to_contain_text("17 bytes")
     await screens.save(page, "admin-workspace")
     await files.filter(has_text="notes.txt").get_by_role("button", name="Delete").click()
+    await screens.save(page, "admin-workspace-delete-question")
+    await (
+        page.get_by_role("group", name="Delete notes.txt?")
+        .get_by_role("button", name="Delete for good")
+        .click()
+    )
     await expect(files).to_have_count(0)
+
+    # Deleting the agent first says what it takes, counted by the host.
+    await page.get_by_role("tab", name="Agents").click()
+    helper = page.locator(".admin-row").filter(has_text="Helper")
+    await helper.locator("summary").click()
+    await helper.get_by_role("button", name="Delete…").click()
+    await expect(helper.locator(".agent-deletion")).to_have_text(
+        "Deleting Helper closes no open tab and deletes no chat, and forgets its memories"
+        " and workspace files. This cannot be undone."
+    )
+    await screens.save(page, "admin-agent-delete-question")
+    await helper.get_by_role("button", name="Keep it").click()
+    await expect(helper.locator(".agent-deletion")).to_have_count(0)
     await context.close()
 
     member = await browser.new_context(viewport=DESKTOP)

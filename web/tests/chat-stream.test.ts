@@ -168,6 +168,20 @@ describe('chat memory', () => {
     expect(memory.failed(THREAD)).toEqual([{ kind: 'user', key: 'b', text: 'in flight', attachments: [], delivery: 'failed', failure: 'Not sent: the connection was lost.' }]);
     expect(localStorage.length).toBe(0);
   });
+
+  it("keeps a failed message's files, then their paths, for a Retry until it is sent", async () => {
+    const { ChatMemory } = await import('../src/host/chat-memory');
+    const memory = new ChatMemory();
+    const file = new File(['hello'], 'notes.txt');
+    expect(memory.filesOf('none')).toEqual({ files: [], paths: [] });
+    memory.setFiles('k', [file], null);
+    expect(memory.filesOf('k')).toEqual({ files: [file], paths: null });
+    memory.setFiles('k', [file], ['uploads/notes.txt']);
+    expect(memory.filesOf('k').paths).toEqual(['uploads/notes.txt']);
+    memory.sent('k');
+    expect(memory.filesOf('k')).toEqual({ files: [], paths: [] });
+    expect(localStorage.length).toBe(0);
+  });
 });
 
 describe('a refused call’s detail', () => {

@@ -138,6 +138,19 @@ class ThreadService:
 
     # -- threads ------------------------------------------------------------------------
 
+    async def agent_deletion(self, team_id: str, agent_id: str) -> tuple[int, int]:
+        """What deleting the agent takes: all its threads (every member's), and how many of
+        them have a turn under way now."""
+        await self._agents.get_agent(team_id, agent_id)
+        async with self._db.read() as conn:
+            thread_ids = await self._repo.list_thread_ids_of_agent(conn, team_id, agent_id)
+        running = sum(
+            1
+            for r in self._running.values()
+            if r.thread.team_id == team_id and r.thread.agent_id == agent_id
+        )
+        return len(thread_ids), running
+
     async def list_threads(self, team_id: str, agent_id: str, account_id: str) -> list[Thread]:
         await self._agents.get_agent(team_id, agent_id)
         async with self._db.read() as conn:

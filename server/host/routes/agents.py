@@ -68,6 +68,11 @@ class AgentDeleted(WireModel):
     deleted: bool
 
 
+class AgentDeletion(WireModel):
+    threads: int = Field(description="The agent's threads, every member's; all are deleted.")
+    running_turns: int = Field(description="Those of its threads with a turn under way now.")
+
+
 class AgentRef(InboundModel):
     id: AgentId
 
@@ -164,6 +169,14 @@ async def update_agent(call: HostCall, args: UpdateAgent) -> AgentView:
 async def duplicate_agent(call: HostCall, args: AgentRef) -> AgentView:
     """A copy of an agent with the same settings."""
     return _view(await call.host.agents.duplicate_agent(call.peer.team_id, args.id))
+
+
+@routes.route("agents-v1/deletion", args=AgentRef, least_role=Role.ADMIN)
+async def agent_deletion(call: HostCall, args: AgentRef) -> AgentDeletion:
+    """What deleting the agent would take, for the question before it: its threads and
+    the turns under way in them (its open tabs are in the team's tab list)."""
+    threads, running = await call.host.threads.agent_deletion(call.peer.team_id, args.id)
+    return AgentDeletion(threads=threads, running_turns=running)
 
 
 @routes.route("agents-v1/delete", args=AgentRef, least_role=Role.ADMIN)

@@ -205,3 +205,28 @@ async def test_sharing_a_waiting_turn_lets_the_team_answer(
     await team.member.call("attention-v1/answer", answer)
     finished = await until(team.member, thread_id, "turn-finished")
     assert (finished["status"], finished["reason"]) == ("denied", "a member denied navigate")
+
+
+async def test_the_question_before_deleting_an_agent_counts_every_thread_and_running_turn(
+    team: Team, anthropic: FakeAnthropic, outsider: HostConnection
+) -> None:
+    """A member's private thread counts too; a turn waiting for consent is under way."""
+    agent = await team.admin.call("agents-v1/create", {"name": "Scout"})
+    ref = {"id": agent["id"]}
+    assert await team.admin.call("agents-v1/deletion", ref) == {"threads": 0, "runningTurns": 0}
+    await team.member.call("threads-v1/start", {"agentId": agent["id"]})
+    thread = await team.admin.call("threads-v1/start", {"agentId": agent["id"]})
+    anthropic.script(
+        MessageEvents()
+        .tool_use("toolu_1", "navigate", {"tabId": "tab-1", "url": "https://example.com"})
+        .stop("tool_use")
+        .reply()
+    )
+    await team.admin.call("threads-v1/send", {"threadId": thread["id"], "text": "Go"})
+    asked = await until(team.admin, thread["id"], "attention-requested")
+    assert await team.admin.call("agents-v1/deletion", ref) == {"threads": 2, "runningTurns": 1}
+    assert await refused(team.member, "agents-v1/deletion", ref) == "forbidden"
+    assert await refused(outsider, "agents-v1/deletion", ref) == "agentNotFound"
+    await team.admin.call("attention-v1/answer", {"id": asked["id"], "approve": False})
+    await until(team.admin, thread["id"], "turn-finished")
+    assert await team.admin.call("agents-v1/deletion", ref) == {"threads": 2, "runningTurns": 0}

@@ -1,6 +1,7 @@
 /**
  * What the chat keeps for a host across connections, in memory only (never localStorage):
- * each thread's draft and the messages that did not go out. A reconnect builds a new
+ * each thread's draft, the messages that did not go out and their files (the bytes, and
+ * their workspace paths once uploaded, so a Retry sends them too). A reconnect builds a new
  * connection and new screens; this outlives them, and goes with the host screen.
  */
 
@@ -9,6 +10,21 @@ import type { UserItem } from './chat-stream';
 export class ChatMemory {
   private readonly drafts = new Map<string, string>();
   private readonly unsent = new Map<string, UserItem[]>();
+  private readonly files = new Map<string, { files: File[]; paths: string[] | null }>();
+
+  /** The files that go with the message `key`; their paths once they are uploaded. */
+  setFiles(key: string, files: File[], paths: string[] | null): void {
+    if (files.length) this.files.set(key, { files, paths });
+  }
+
+  filesOf(key: string): { files: File[]; paths: string[] | null } {
+    return this.files.get(key) ?? { files: [], paths: [] };
+  }
+
+  /** The message went out: its files need not be kept any more. */
+  sent(key: string): void {
+    this.files.delete(key);
+  }
 
   draft(threadId: string): string {
     return this.drafts.get(threadId) ?? '';

@@ -38,6 +38,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/agents-v1/deletion": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** What deleting the agent would take, for the question before it: its threads and */
+        post: operations["agents-v1/deletion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/agents-v1/duplicate": {
         parameters: {
             query?: never;
@@ -1354,6 +1371,19 @@ export interface components {
         AgentDeleted: {
             /** Deleted */
             deleted: boolean;
+        };
+        /** AgentDeletion */
+        AgentDeletion: {
+            /**
+             * Runningturns
+             * @description Those of its threads with a turn under way now.
+             */
+            runningTurns: number;
+            /**
+             * Threads
+             * @description The agent's threads, every member's; all are deleted.
+             */
+            threads: number;
         };
         /** AgentList */
         AgentList: {
@@ -3741,6 +3771,30 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AgentDeleted"];
+                };
+            };
+        };
+    };
+    "agents-v1/deletion": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AgentRef"];
+            };
+        };
+        responses: {
+            /** @description What deleting the agent would take, for the question before it: its threads and */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentDeletion"];
                 };
             };
         };

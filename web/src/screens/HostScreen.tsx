@@ -320,7 +320,7 @@ function Connected(props: {
           onWatch={served.has(CAPABILITY.browserControl) ? watch : null}
         />
       ) : shown === 'agents' ? (
-        <AgentsAdmin connection={connection} role={role} agents={agentList} toolFamilies={agents.data?.toolFamilies ?? []} profilesServed={served.has(CAPABILITY.browserProfiles)} />
+        <AgentsAdmin connection={connection} role={role} agents={agentList} toolFamilies={agents.data?.toolFamilies ?? []} profilesServed={served.has(CAPABILITY.browserProfiles)} tabs={tabList} />
       ) : shown === 'workspace' ? (
         <WorkspacePanel connection={connection} agents={agentList} />
       ) : shown === 'providers' ? (

@@ -7,7 +7,8 @@
 import { useState } from 'preact/hooks';
 import { describeError } from '../../error-messages';
 import type { HostConnection } from '../../host/connection';
-import { EVENT, type Role } from '../../host/protocol';
+import { agentTabCount, deletionSummary, type AgentDeletion } from '../../host/agent-deletion';
+import { EVENT, type Role, type TabView } from '../../host/protocol';
 import { useHostLoad } from '../../host/use-host-call';
 import { Banner } from '../Banner';
 import type { AgentView } from './ChatPanel';
@@ -15,7 +16,7 @@ import { READ_ONLY_REASON } from './ProvidersAdmin';
 
 type Permission = 'ask' | 'auto-approve';
 
-export function AgentsAdmin(props: { connection: HostConnection; role: Role; agents: AgentView[]; toolFamilies: string[]; profilesServed: boolean }) {
+export function AgentsAdmin(props: { connection: HostConnection; role: Role; agents: AgentView[]; toolFamilies: string[]; profilesServed: boolean; tabs: readonly TabView[] }) {
   const canManage = props.role !== 'member';
   const [error, setError] = useState<unknown>(null);
   const [name, setName] = useState('');
@@ -46,18 +47,20 @@ export function AgentsAdmin(props: { connection: HostConnection; role: Role; age
   );
 }
 
-function AgentRow(props: { connection: HostConnection; agent: AgentView; toolFamilies: string[]; canManage: boolean; profilesServed: boolean }) {
+function AgentRow(props: { connection: HostConnection; agent: AgentView; toolFamilies: string[]; canManage: boolean; profilesServed: boolean; tabs: readonly TabView[] }) {
   const { connection, agent, canManage } = props;
   const [instructions, setInstructions] = useState(agent.instructions);
   const [provider, setProvider] = useState(agent.provider);
   const [model, setModel] = useState(agent.model ?? '');
   const [permissions, setPermissions] = useState<Record<string, Permission>>(agent.permissions as Record<string, Permission>);
-  const [confirming, setConfirming] = useState(false);
+  // The host's count of what deleting takes, asked when Delete… is pressed.
+  const [confirming, setConfirming] = useState<AgentDeletion | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [saved, setSaved] = useState(false);
   const providers = useHostLoad(canManage ? connection : null, 'providers-v1/list', {}, [EVENT.providersChanged]);
   const profiles = useHostLoad(canManage && props.profilesServed ? connection : null, 'browser-profiles-v1/list', {}, [EVENT.profilesChanged]);
 
+  const chosen = providers.data?.providers.find((p) => p.id === provider) ?? null;
   const run = (call: Promise<unknown>, done?: () => void) => {
     setError(null);
     setSaved(false);
@@ -88,6 +91,7 @@ function AgentRow(props: { connection: HostConnection; agent: AgentView; toolFam
                 {providers.data.providers.map((p) => (
                   <option key={p.id} value={p.id}>
                     {p.name}
+                    {p.usable ? '' : ' (not usable yet)'}
                   </option>
                 ))}
               </select>
@@ -96,7 +100,19 @@ function AgentRow(props: { connection: HostConnection; agent: AgentView; toolFam
             )}
           </label>
           <label>
-            Model <input value={model} placeholder="The provider's default" disabled={!canManage} onInput={(e) => setModel(e.currentTarget.value)} />
+            Model{' '}
+            <input
+              value={model}
+              list={`models-${agent.id}`}
+              placeholder={chosen?.defaultModel ? `The provider's default (${chosen.defaultModel})` : "The provider's default"}
+              disabled={!canManage}
+              onInput={(e) => setModel(e.currentTarget.value)}
+            />
+            <datalist id={`models-${agent.id}`}>
+              {(chosen?.models ?? []).map((m) => (
+                <option key={m} value={m} />
+              ))}
+            </datalist>
           </label>
           <fieldset class="admin-permissions">
             <legend>Gated tools</legend>
@@ -122,16 +138,24 @@ function AgentRow(props: { connection: HostConnection; agent: AgentView; toolFam
               </button>
               {confirming ? (
                 <>
-                  <span>Deleting closes this agent's tabs and deletes its chats, memories and files.</span>
+                  <span class="agent-deletion">{deletionSummary(agent.name, confirming, agentTabCount(props.tabs, agent.id))}</span>
                   <button type="button" class="btn btn-danger btn-sm" onClick={() => run(connection.call('agents-v1/delete', { id: agent.id }))}>
                     Delete for good
                   </button>
-                  <button type="button" class="btn btn-ghost btn-sm" onClick={() => setConfirming(false)}>
+                  <button type="button" class="btn btn-ghost btn-sm" onClick={() => setConfirming(null)}>
                     Keep it
                   </button>
                 </>
               ) : (
-                <button type="button" class="btn btn-danger btn-sm" onClick={() => setConfirming(true)}>
+                <button
+                  type="button"
+                  class="btn btn-danger btn-sm"
+                  onClick={() => {
+                    setError(null);
+                    setSaved(false);
+                    connection.call('agents-v1/deletion', { id: agent.id }).then(setConfirming, setError);
+                  }}
+                >
                   Delete…
                 </button>
               )}

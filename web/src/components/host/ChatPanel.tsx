@@ -97,6 +97,7 @@ export function ChatPanel(props: {
             agentNames={agentNames}
             alwaysAllow={props.alwaysAllow}
             manager={props.manager}
+            meId={props.meId}
             onBack={() => props.onSelection({ agentId: agent.id, threadId: null })}
             onWatch={props.onWatch}
           />
@@ -172,12 +173,14 @@ function Conversation(props: {
   agentNames: ReadonlyMap<string, string>;
   alwaysAllow: AlwaysAllow | null;
   manager: boolean;
+  meId: string;
   onBack: () => void;
   onWatch: ((tabId: string) => void) | null;
 }) {
   const { connection, threadId, memory } = props;
   const [chat, setChat] = useState<ChatState | null>(null);
   const [error, setError] = useState<unknown>(null);
+  const [thread, setThread] = useState<ThreadView | null>(null);
   const chatRef = useRef<ChatState | null>(null);
   chatRef.current = chat;
   // The conversation follows its newest item unless the person scrolled up to read.
@@ -202,6 +205,7 @@ function Conversation(props: {
         state = { ...state, items: [...state.items, ...memory.failed(threadId)] };
         state = early.reduce(chatAfterEvent, state);
         loaded = true;
+        setThread(contents.thread);
         setChat(state);
       },
       (failure: unknown) => setError(failure),
@@ -216,31 +220,49 @@ function Conversation(props: {
 
   const deliver = (key: string, text: string, paths: string[]) => {
     connection.call('threads-v1/send', { threadId, text, attachments: paths.map((path) => ({ path })) }).then(
-      () => setChat((old) => (old ? chatWithDelivery(old, key, null) : old)),
+      () => {
+        memory.sent(key);
+        setChat((old) => (old ? chatWithDelivery(old, key, null) : old));
+      },
       (failure: unknown) => setChat((old) => (old ? chatWithDelivery(old, key, describeError(failure)) : old)),
     );
   };
-  // A retry sends the text again, and the files that were already uploaded.
-  const uploaded = useRef(new Map<string, string[]>());
+  // The files are uploaded once; a retry uploads only what did not go up yet, then sends.
+  const upload = async (key: string, text: string): Promise<void> => {
+    const kept = memory.filesOf(key);
+    let paths = kept.paths;
+    if (paths === null) {
+      try {
+        paths = await Promise.all(kept.files.map((file) => uploadToWorkspace(connection, props.agent.id, file, 'uploads')));
+      } catch (failure) {
+        setChat((old) => (old ? chatWithDelivery(old, key, describeError(failure)) : old));
+        return;
+      }
+      memory.setFiles(key, kept.files, paths);
+    }
+    deliver(key, text, paths);
+  };
   const send = async (text: string, files: PendingFile[]): Promise<void> => {
     const key = nextKey();
     const attachments: SentAttachment[] = files.map((f) => ({ name: f.file.name, sha256: null, preview: false }));
+    memory.setFiles(
+      key,
+      files.map((f) => f.file),
+      null,
+    );
     setChat((old) => (old ? chatWithSending(old, key, text, attachments) : old));
-    let paths: string[];
-    try {
-      paths = await Promise.all(files.map((f) => uploadToWorkspace(connection, props.agent.id, f.file, 'uploads')));
-    } catch (failure) {
-      setChat((old) => (old ? chatWithDelivery(old, key, describeError(failure)) : old));
-      return;
-    }
-    uploaded.current.set(key, paths);
-    deliver(key, text, paths);
+    await upload(key, text);
   };
   const retry = (key: string) => {
     const retrying = chat ? chatRetrying(chat, key) : null;
     if (!retrying) return;
     setChat(retrying.state);
-    deliver(key, retrying.item.text, uploaded.current.get(key) ?? []);
+    void upload(key, retrying.item.text);
+  };
+  // Only the one who started a chat shares it with the team or makes it private again.
+  const share = (shared: boolean) => {
+    setError(null);
+    connection.call('threads-v1/share', { threadId, shared }).then(setThread, setError);
   };
   const stop = () => void connection.call('threads-v1/stop', { threadId }).catch((failure: unknown) => setError(failure));
 
@@ -261,6 +283,13 @@ function Conversation(props: {
           <button type="button" class="btn btn-secondary btn-sm" onClick={() => props.onWatch?.(chat.tabId!)}>
             Watch the agent's tab live
           </button>
+        ) : null}
+        {thread && thread.createdBy === props.meId ? (
+          <button type="button" class="btn btn-ghost btn-sm" aria-pressed={thread.shared} onClick={() => share(!thread.shared)}>
+            {thread.shared ? 'Make private' : 'Share with the team'}
+          </button>
+        ) : thread?.shared ? (
+          <span class="badge">shared</span>
         ) : null}
         <span class="conversation-usage" title="Tokens used in this chat">
           {usage.input + usage.output > 0 ? `${usage.input.toLocaleString()} in · ${usage.output.toLocaleString()} out` : null}

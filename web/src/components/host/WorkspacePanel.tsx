@@ -9,6 +9,7 @@ import { uploadToWorkspace } from '../../host/attachments';
 import type { HostConnection } from '../../host/connection';
 import { useHostLoad } from '../../host/use-host-call';
 import { Banner } from '../Banner';
+import { ConfirmButton } from '../ConfirmButton';
 import type { AgentView } from './ChatPanel';
 
 /** A path inside the workspace: the folder's path and the entry's name. */
@@ -115,9 +116,13 @@ export function WorkspacePanel({ connection, agents }: { connection: HostConnect
                     Download
                   </button>
                 ) : null}
-                <button type="button" class="btn btn-danger btn-sm" onClick={() => run(connection.call('workspace-v1/delete', { agentId, path: childPath(folder, entry.name) }))}>
-                  Delete
-                </button>
+                <ConfirmButton
+                  label="Delete"
+                  size="sm"
+                  question={entry.kind === 'folder' ? `Delete ${entry.name}/ and everything in it?` : `Delete ${entry.name}?`}
+                  confirmLabel="Delete for good"
+                  onConfirm={() => run(connection.call('workspace-v1/delete', { agentId, path: childPath(folder, entry.name) }))}
+                />
               </li>
             ))}
           </ul>
