@@ -296,6 +296,10 @@ class Settings(SettingsSection):
     data_dir: Path = Field(
         Path("./crewhost-data"), description="Folder for the database, keys and browser profiles."
     )
+    event_loop: Literal["auto", "uvloop", "asyncio"] = Field(
+        "auto",
+        description="Event loop of serve, hub and host: auto is uvloop when it is installed.",
+    )
     hub: HubSettings = HubSettings()
     database: DatabaseSettings = DatabaseSettings()
     security: SecuritySettings = SecuritySettings()
