@@ -27,7 +27,7 @@ PASSWORD = "bench correct horse battery"
 CREWHOST = Path(sys.executable).with_name("crewhost")
 CSRF_HEADER = "X-Crewhost-CSRF"
 SETUP_CODE = re.compile(r"/app/setup#code=([A-Za-z0-9_-]+)")
-SERVER_START_SECONDS = 60.0
+SERVER_START_SECONDS = 180.0
 
 
 # --- the server under test -----------------------------------------------------------

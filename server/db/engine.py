@@ -1,8 +1,10 @@
-"""The database: one async engine, migrations on start, and transactions.
+"""The database: async engines, migrations on start, and transactions.
 
 SQLite allows one writer at a time; rather than lean on ``busy_timeout`` for
 read-then-write transactions (which SQLite may refuse outright), writes from one
-process take a lock first. PostgreSQL needs no such lock.
+process take a lock first, on one writer connection. Reads of a SQLite file use
+a pool of their own read connections that run on the event loop's thread
+(``sqlite_readers``). PostgreSQL needs no lock and serves both from one pool.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 
 from server.common.data_folder import create_private_file, private_folder
 from server.common.errors import CrewhostError
+from server.db.sqlite_readers import reader_creator
 
 log = logging.getLogger(__name__)
 
@@ -41,7 +44,14 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
 class Database:
     """The engine plus the write discipline of its dialect."""
 
-    def __init__(self, url: str, *, pool_size: int = 10, schema: str | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        pool_size: int = 10,
+        schema: str | None = None,
+        sqlite_readers: int = 4,
+    ) -> None:
         parsed = make_url(url)
         self.url = url
         self.schema = schema
@@ -49,17 +59,31 @@ class Database:
         # A steady pool: opening a connection (a thread and PRAGMAs on SQLite) per burst costs more
         # than waiting a moment for a free one.
         kwargs: dict[str, Any] = {"pool_size": pool_size, "max_overflow": pool_size}
+        path: Path | None = None
         if self.is_sqlite:
             if parsed.database and parsed.database != ":memory:":
                 path = Path(parsed.database)
                 private_folder(path.parent)
                 # SQLite gives its -wal and -shm files the database file's mode: make that 0600.
                 create_private_file(path)
+                # Writes hold the write lock, so one connection serves them; the spare ones
+                # are for the moments a read connection is not the one asked for (migrations).
+                kwargs = {"pool_size": 1, "max_overflow": 2}
         else:
             kwargs["pool_pre_ping"] = True
             if schema:
                 kwargs["connect_args"] = {"server_settings": {"search_path": schema}}
         self.engine: AsyncEngine = create_async_engine(parsed, **kwargs)
+        # Reads of a SQLite file get connections of their own (see sqlite_readers); elsewhere
+        # (PostgreSQL, an in-memory SQLite) they share the one engine.
+        self.read_engine: AsyncEngine = self.engine
+        if path is not None:
+            self.read_engine = create_async_engine(
+                parsed,
+                async_creator=reader_creator(path),
+                pool_size=sqlite_readers,
+                max_overflow=0,
+            )
         if self.is_sqlite:
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
         self._write_lock = asyncio.Lock() if self.is_sqlite else None
@@ -67,7 +91,7 @@ class Database:
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncConnection]:
         """A connection for reads (autocommit-free, rolled back at the end)."""
-        async with self.engine.connect() as connection:
+        async with self.read_engine.connect() as connection:
             yield connection
 
     @asynccontextmanager
@@ -82,7 +106,7 @@ class Database:
 
     async def ping(self) -> None:
         """One round trip to the database (for health checks)."""
-        async with self.engine.connect() as connection:
+        async with self.read() as connection:
             await connection.execute(sa.text("SELECT 1"))
 
     async def migrate(self, to: str = "head") -> None:
@@ -99,6 +123,8 @@ class Database:
             await connection.run_sync(_upgrade, to)
 
     async def close(self) -> None:
+        if self.read_engine is not self.engine:
+            await self.read_engine.dispose()
         await self.engine.dispose()
 
 
