@@ -33,7 +33,9 @@ back in one run.
 The clients are raw asyncio protocols on uvloop (``bench/http_load.py``): each
 request is encoded once, and an answer is read only as far as its
 ``Content-Length``. The CPU used by the server process and by the client
-processes during each phase is printed beside the numbers, with the load average.
+processes during each phase is printed beside the numbers, with the load average,
+and the requests served per CPU-second of the server: on a loaded machine the
+server gets only a share of a core, and that figure compares code fairly.
 
 The sign-in rate limits are raised through ``CREWHOST_SECURITY_SIGNIN_*``
 variables so that 64 clients on one loopback address are not refused; the
@@ -206,6 +208,7 @@ class PhaseResult:
     statuses: dict[str, int]
     late_start_ms: float
     server_cpu_percent: float
+    requests_per_server_cpu_second: float
     client_cpu_percent: float
     load_average: str
 
@@ -246,6 +249,7 @@ def summarise(
         statuses={str(status): count for status, count in sorted(statuses.items())},
         late_start_ms=round(max(result.late_start for result in results) * 1000, 1),
         server_cpu_percent=round(100 * server_cpu / elapsed, 1),
+        requests_per_server_cpu_second=round(len(latencies) / server_cpu) if server_cpu else 0,
         client_cpu_percent=round(100 * sum(r.cpu_seconds for r in results) / elapsed, 1),
         load_average=_load_average(),
     )
@@ -350,13 +354,17 @@ def print_report(setup: dict[str, Any], results: Sequence[PhaseResult]) -> None:
         f"process(es), {setup['seconds_per_phase']} s per phase\n"
     )
     header = f"{'route':<18} {'database':<10} {'server':<18} {'req/s':>9} {'p50 ms':>8}"
-    print(header + f" {'p99 ms':>8} {'errors':>6} {'srv cpu':>7} {'cli cpu':>7}  load avg")
+    print(
+        header + f" {'p99 ms':>8} {'errors':>6} {'srv cpu':>7} {'req/cpu-s':>9} {'cli cpu':>7}"
+        "  load avg"
+    )
     for route in dict.fromkeys(r.route for r in results):
         for r in (r for r in results if r.route == route):
             print(
                 f"{r.route:<18} {r.database:<10} {r.configuration:<18} "
                 f"{r.requests_per_second:>9.1f} {r.p50_ms:>8.2f} {r.p99_ms:>8.2f} {r.errors:>6} "
-                f"{r.server_cpu_percent:>6.0f}% {r.client_cpu_percent:>6.0f}%  {r.load_average}"
+                f"{r.server_cpu_percent:>6.0f}% {r.requests_per_server_cpu_second:>9.0f} "
+                f"{r.client_cpu_percent:>6.0f}%  {r.load_average}"
             )
     late = max(r.late_start_ms for r in results)
     if late > 0:

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 from server import event_loop
-from server.cli import build_parser, _settings
+from server.cli import _settings, build_parser
 from server.common.errors import InvalidArgument
 
 

@@ -3,8 +3,10 @@
 SQLite allows one writer at a time; rather than lean on ``busy_timeout`` for
 read-then-write transactions (which SQLite may refuse outright), writes from one
 process take a lock first, on one writer connection. Reads of a SQLite file use
-a pool of their own read connections that run on the event loop's thread
-(``sqlite_readers``). PostgreSQL needs no lock and serves both from one pool.
+read connections of their own: ``read()`` a pool on aiosqlite's threads, and
+``lookup()`` (small indexed reads on the request path) a pool that runs on the
+event loop's thread (``sqlite_readers``). PostgreSQL needs no lock and serves all
+three from one pool.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -24,6 +26,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 from server.common.data_folder import create_private_file, private_folder
 from server.common.errors import CrewhostError
 from server.db.sqlite_readers import reader_creator
+
+if TYPE_CHECKING:
+    from server.config import Settings
 
 log = logging.getLogger(__name__)
 
@@ -37,6 +42,13 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=NORMAL")
     cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.close()
+
+
+def _sqlite_reader_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA query_only=ON")
     cursor.execute("PRAGMA busy_timeout=10000")
     cursor.close()
 
@@ -77,8 +89,11 @@ class Database:
         # Reads of a SQLite file get connections of their own (see sqlite_readers); elsewhere
         # (PostgreSQL, an in-memory SQLite) they share the one engine.
         self.read_engine: AsyncEngine = self.engine
+        self.lookup_engine: AsyncEngine = self.engine
         if path is not None:
-            self.read_engine = create_async_engine(
+            self.read_engine = create_async_engine(parsed, pool_size=sqlite_readers, max_overflow=0)
+            event.listen(self.read_engine.sync_engine, "connect", _sqlite_reader_pragmas)
+            self.lookup_engine = create_async_engine(
                 parsed,
                 async_creator=reader_creator(path),
                 pool_size=sqlite_readers,
@@ -88,10 +103,29 @@ class Database:
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
         self._write_lock = asyncio.Lock() if self.is_sqlite else None
 
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Database:
+        """The database the settings name, with their pool sizes."""
+        return cls(
+            settings.database_url,
+            pool_size=settings.database.pool_size,
+            sqlite_readers=settings.database.sqlite_read_connections,
+        )
+
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncConnection]:
         """A connection for reads (autocommit-free, rolled back at the end)."""
         async with self.read_engine.connect() as connection:
+            yield connection
+
+    @asynccontextmanager
+    async def lookup(self) -> AsyncIterator[AsyncConnection]:
+        """A connection for a small indexed read on the request path.
+
+        On SQLite its statements run on the event loop's thread, without a thread
+        hop: keep each to a lookup by key of a few rows, never a scan.
+        """
+        async with self.lookup_engine.connect() as connection:
             yield connection
 
     @asynccontextmanager
@@ -106,7 +140,7 @@ class Database:
 
     async def ping(self) -> None:
         """One round trip to the database (for health checks)."""
-        async with self.read() as connection:
+        async with self.lookup() as connection:
             await connection.execute(sa.text("SELECT 1"))
 
     async def migrate(self, to: str = "head") -> None:
@@ -123,8 +157,8 @@ class Database:
             await connection.run_sync(_upgrade, to)
 
     async def close(self) -> None:
-        if self.read_engine is not self.engine:
-            await self.read_engine.dispose()
+        for engine in {self.read_engine, self.lookup_engine} - {self.engine}:
+            await engine.dispose()
         await self.engine.dispose()
 
 

@@ -1,12 +1,13 @@
-"""SQLite read connections that run their statements on the event loop's own thread.
+"""SQLite lookup connections that run their statements on the event loop's own thread.
 
 aiosqlite gives every connection a thread and hands each call to it: a cursor,
 the statement, the fetch, the close and the rollback at check-in are five round
 trips through a queue and ``call_soon_threadsafe`` for one small query, and under
 load each waits for the loop thread to let go of the GIL. A WAL reader never
 waits for the writer, and the hub's reads are small indexed lookups that take
-microseconds, so these connections call ``sqlite3`` directly instead. Writes keep
-aiosqlite's thread: they wait for locks and for the disk.
+microseconds, so the connections of ``Database.lookup()`` call ``sqlite3``
+directly instead. Other reads, which may be larger, and writes, which wait for
+locks and for the disk, keep aiosqlite's threads.
 
 The connections are opened ``query_only`` (a write through one is refused, never
 waited for) with a short busy timeout, since a reader waits only in the rare

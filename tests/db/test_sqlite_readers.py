@@ -1,4 +1,4 @@
-"""SQLite reads on the loop's thread: their own connections, refused writes, fresh data."""
+"""SQLite reads: connections of their own (lookups on the loop's thread), refusing writes."""
 
 from __future__ import annotations
 
@@ -24,13 +24,13 @@ async def db(tmp_path: Path) -> AsyncIterator[Database]:
     await database.close()
 
 
-async def test_reads_use_their_own_engine_and_start_no_thread(db: Database) -> None:
-    assert db.read_engine is not db.engine
-    async with db.read() as conn:  # the first read opens the connection
+async def test_lookups_use_their_own_engine_and_start_no_thread(db: Database) -> None:
+    assert len({db.engine, db.read_engine, db.lookup_engine}) == 3
+    async with db.lookup() as conn:  # the first lookup opens the connection
         await conn.execute(sa.text("SELECT 1"))
     threads = threading.active_count()
     for _ in range(20):
-        async with db.read() as conn:
+        async with db.lookup() as conn:
             assert (await conn.execute(sa.text("SELECT 1"))).scalar_one() == 1
     assert threading.active_count() == threads
 
@@ -43,13 +43,17 @@ async def test_a_read_sees_what_the_last_write_committed(db: Database) -> None:
                     id=f"{number:032x}", **ROW | {"email": f"{number}@example.com"}
                 )
             )
-        async with db.read() as conn:
-            count = (await conn.execute(sa.select(sa.func.count()).select_from(accounts))).scalar()
-        assert count == number + 1
+        for reader in (db.read, db.lookup):
+            async with reader() as conn:
+                count = (
+                    await conn.execute(sa.select(sa.func.count()).select_from(accounts))
+                ).scalar()
+            assert count == number + 1
 
 
-async def test_a_write_through_a_read_connection_is_refused(db: Database) -> None:
-    async with db.read() as conn:
+@pytest.mark.parametrize("reader", ["read", "lookup"])
+async def test_a_write_through_a_read_connection_is_refused(db: Database, reader: str) -> None:
+    async with getattr(db, reader)() as conn:
         with pytest.raises(OperationalError, match="readonly"):
             await conn.execute(accounts.insert().values(id="0" * 32, **ROW))
     async with db.read() as conn:

@@ -58,8 +58,9 @@ class AccountRepository:
         row = result.first()
         if row is None:
             return None
-        *fields, has_avatar = row
-        return Account(*fields), bool(has_avatar)
+        fields = dict(row._mapping)
+        has_avatar = bool(fields.pop("has_avatar"))
+        return Account(**fields), has_avatar
 
     async def get_account_by_email(self, conn: AsyncConnection, email: str) -> Account | None:
         result = await conn.execute(sa.select(*_COLUMNS).where(accounts.c.email == email))
