@@ -27,7 +27,7 @@ PASSWORD = "bench correct horse battery"
 CREWHOST = Path(sys.executable).with_name("crewhost")
 CSRF_HEADER = "X-Crewhost-CSRF"
 SETUP_CODE = re.compile(r"/app/setup#code=([A-Za-z0-9_-]+)")
-SERVER_START_SECONDS = 60.0
+SERVER_START_SECONDS = 180.0
 
 
 # --- the server under test -----------------------------------------------------------
@@ -49,11 +49,12 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start_server(data_dir: Path, env: Mapping[str, str]) -> Server:
+def start_server(data_dir: Path, env: Mapping[str, str], extra_args: Sequence[str] = ()) -> Server:
     """``crewhost serve`` on a free loopback port, with ``env`` as its whole environment."""
     port = free_port()
     stdout_path, stderr_path = data_dir / "serve.out", data_dir / "serve.log"
     command = [str(CREWHOST), "serve", "--port", str(port), "--data-dir", str(data_dir)]
+    command += extra_args
     with stdout_path.open("wb") as out, stderr_path.open("wb") as err:
         process = subprocess.Popen(  # noqa: S603 - our own executable, fixed arguments
             command, stdout=out, stderr=err, env=dict(env)

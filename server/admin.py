@@ -60,7 +60,7 @@ async def create_owner(settings: Settings, email: str, name: str, password: str,
 
 async def rotate_key(settings: Settings) -> RotationReport:
     """A new active key for the host's secret box, every ciphertext re-sealed with it."""
-    db = Database(settings.database_url, pool_size=settings.database.pool_size)
+    db = Database.from_settings(settings)
     try:
         await db.migrate()
         return await SecretKeys(db, key_ring_file(settings)).rotate()
@@ -70,7 +70,7 @@ async def rotate_key(settings: Settings) -> RotationReport:
 
 async def retire_key(settings: Settings, key_id: str) -> None:
     """Remove an old key from the host's key ring once no ciphertext uses it."""
-    db = Database(settings.database_url, pool_size=settings.database.pool_size)
+    db = Database.from_settings(settings)
     try:
         await db.migrate()
         await SecretKeys(db, key_ring_file(settings)).retire(key_id)

@@ -23,6 +23,14 @@ def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--log-format", choices=["text", "json"], help="log line format")
 
 
+def _loop(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--loop",
+        choices=["auto", "uvloop", "asyncio"],
+        help="event loop (CREWHOST_EVENT_LOOP; auto: uvloop when installed)",
+    )
+
+
 def _listen(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bind", help="address to listen on (CREWHOST_HUB_BIND)")
     parser.add_argument("--port", type=int, help="port to listen on (CREWHOST_HUB_PORT)")
@@ -39,13 +47,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _common(serve)
     _listen(serve)
+    _loop(serve)
     hub = commands.add_parser(
         "hub", help="run a hub only (several may share one PostgreSQL database)"
     )
     _common(hub)
     _listen(hub)
+    _loop(hub)
     host = commands.add_parser("host", help="run a host on this machine, linked to a hub")
     _common(host)
+    _loop(host)
     host.add_argument(
         "--hub", required=True, help="address of the hub, e.g. https://crew.example.com"
     )
@@ -124,6 +135,7 @@ def _settings(args: argparse.Namespace) -> Settings:
         "hub.bind": getattr(args, "bind", None),
         "hub.port": getattr(args, "port", None),
         "host.metrics_listen": getattr(args, "metrics", None),
+        "event_loop": getattr(args, "loop", None),
     }
     return load_settings(getattr(args, "config", None), overrides=overrides)
 
@@ -157,17 +169,19 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
-    from server import admin, serve
+    from server import admin, event_loop, serve
 
     # Every command from here on serves or writes the data folder: it holds keys and hashes.
     secure_data_folder(settings.data_dir)
     if args.command in ("serve", "hub"):
-        asyncio.run(serve.run(settings, with_builtin_host=args.command == "serve"))
+        event_loop.run(
+            serve.run(settings, with_builtin_host=args.command == "serve"), settings.event_loop
+        )
         return 0
     if args.command == "host":
         from server.host.start import run_remote_host
 
-        asyncio.run(run_remote_host(settings, args.hub, args.enrol))
+        event_loop.run(run_remote_host(settings, args.hub, args.enrol), settings.event_loop)
         return 0
     if args.admin_command == "migrate":
         asyncio.run(admin.migrate(settings))

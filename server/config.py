@@ -69,6 +69,12 @@ class DatabaseSettings(SettingsSection):
         "PostgreSQL: postgresql+asyncpg://user@host/db.",
     )
     pool_size: int = Field(10, ge=1, description="Connections kept open to PostgreSQL.")
+    sqlite_read_connections: int = Field(
+        4,
+        ge=1,
+        description="SQLite read connections (run on the event loop's thread; writes have one "
+        "connection of their own).",
+    )
 
 
 class SecuritySettings(SettingsSection):
@@ -302,6 +308,10 @@ class Settings(SettingsSection):
 
     data_dir: Path = Field(
         Path("./crewhost-data"), description="Folder for the database, keys and browser profiles."
+    )
+    event_loop: Literal["auto", "uvloop", "asyncio"] = Field(
+        "auto",
+        description="Event loop of serve, hub and host: auto is uvloop when it is installed.",
     )
     hub: HubSettings = HubSettings()
     database: DatabaseSettings = DatabaseSettings()

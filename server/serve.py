@@ -75,7 +75,8 @@ async def run(settings: Settings, *, with_builtin_host: bool) -> None:
         raise Unavailable(f"cannot listen on {where}: {exc.strerror or exc}") from exc
     port = runner.addresses[0][1] if runner.addresses else settings.hub.port
     base = public_base(settings, port)
-    log.info("hub listening", extra={"url": base})
+    loop_kind = type(asyncio.get_running_loop()).__module__.split(".")[0]
+    log.info("hub listening", extra={"url": base, "event_loop": loop_kind})
     code = await hub.setup.issue_code()
     if code is not None:
         # The code sits after '#', so it never reaches a server log when the link is opened.

@@ -1,8 +1,12 @@
-"""The database: one async engine, migrations on start, and transactions.
+"""The database: async engines, migrations on start, and transactions.
 
 SQLite allows one writer at a time; rather than lean on ``busy_timeout`` for
 read-then-write transactions (which SQLite may refuse outright), writes from one
-process take a lock first. PostgreSQL needs no such lock.
+process take a lock first, on one writer connection. Reads of a SQLite file use
+read connections of their own: ``read()`` a pool on aiosqlite's threads, and
+``lookup()`` (small indexed reads on the request path) a pool that runs on the
+event loop's thread (``sqlite_readers``). PostgreSQL needs no lock and serves all
+three from one pool.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -21,6 +25,10 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 
 from server.common.data_folder import create_private_file, private_folder
 from server.common.errors import CrewhostError
+from server.db.sqlite_readers import reader_creator
+
+if TYPE_CHECKING:
+    from server.config import Settings
 
 log = logging.getLogger(__name__)
 
@@ -38,10 +46,24 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
+def _sqlite_reader_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA query_only=ON")
+    cursor.execute("PRAGMA busy_timeout=10000")
+    cursor.close()
+
+
 class Database:
     """The engine plus the write discipline of its dialect."""
 
-    def __init__(self, url: str, *, pool_size: int = 10, schema: str | None = None) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        pool_size: int = 10,
+        schema: str | None = None,
+        sqlite_readers: int = 4,
+    ) -> None:
         parsed = make_url(url)
         self.url = url
         self.schema = schema
@@ -49,25 +71,61 @@ class Database:
         # A steady pool: opening a connection (a thread and PRAGMAs on SQLite) per burst costs more
         # than waiting a moment for a free one.
         kwargs: dict[str, Any] = {"pool_size": pool_size, "max_overflow": pool_size}
+        path: Path | None = None
         if self.is_sqlite:
             if parsed.database and parsed.database != ":memory:":
                 path = Path(parsed.database)
                 private_folder(path.parent)
                 # SQLite gives its -wal and -shm files the database file's mode: make that 0600.
                 create_private_file(path)
+                # Writes hold the write lock, so one connection serves them; the spare ones
+                # are for the moments a read connection is not the one asked for (migrations).
+                kwargs = {"pool_size": 1, "max_overflow": 2}
         else:
             kwargs["pool_pre_ping"] = True
             if schema:
                 kwargs["connect_args"] = {"server_settings": {"search_path": schema}}
         self.engine: AsyncEngine = create_async_engine(parsed, **kwargs)
+        # Reads of a SQLite file get connections of their own (see sqlite_readers); elsewhere
+        # (PostgreSQL, an in-memory SQLite) they share the one engine.
+        self.read_engine: AsyncEngine = self.engine
+        self.lookup_engine: AsyncEngine = self.engine
+        if path is not None:
+            self.read_engine = create_async_engine(parsed, pool_size=sqlite_readers, max_overflow=0)
+            event.listen(self.read_engine.sync_engine, "connect", _sqlite_reader_pragmas)
+            self.lookup_engine = create_async_engine(
+                parsed,
+                async_creator=reader_creator(path),
+                pool_size=sqlite_readers,
+                max_overflow=0,
+            )
         if self.is_sqlite:
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
         self._write_lock = asyncio.Lock() if self.is_sqlite else None
 
+    @classmethod
+    def from_settings(cls, settings: Settings) -> Database:
+        """The database the settings name, with their pool sizes."""
+        return cls(
+            settings.database_url,
+            pool_size=settings.database.pool_size,
+            sqlite_readers=settings.database.sqlite_read_connections,
+        )
+
     @asynccontextmanager
     async def read(self) -> AsyncIterator[AsyncConnection]:
         """A connection for reads (autocommit-free, rolled back at the end)."""
-        async with self.engine.connect() as connection:
+        async with self.read_engine.connect() as connection:
+            yield connection
+
+    @asynccontextmanager
+    async def lookup(self) -> AsyncIterator[AsyncConnection]:
+        """A connection for a small indexed read on the request path.
+
+        On SQLite its statements run on the event loop's thread, without a thread
+        hop: keep each to a lookup by key of a few rows, never a scan.
+        """
+        async with self.lookup_engine.connect() as connection:
             yield connection
 
     @asynccontextmanager
@@ -82,7 +140,7 @@ class Database:
 
     async def ping(self) -> None:
         """One round trip to the database (for health checks)."""
-        async with self.engine.connect() as connection:
+        async with self.lookup() as connection:
             await connection.execute(sa.text("SELECT 1"))
 
     async def migrate(self, to: str = "head") -> None:
@@ -99,6 +157,8 @@ class Database:
             await connection.run_sync(_upgrade, to)
 
     async def close(self) -> None:
+        for engine in {self.read_engine, self.lookup_engine} - {self.engine}:
+            await engine.dispose()
         await self.engine.dispose()
 
 

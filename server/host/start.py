@@ -129,7 +129,7 @@ async def run_remote_host(settings: Settings, hub_url: str, enrol_code: str | No
     elif enrol_code is not None:
         log.info("already enrolled; the enrolment code is not needed")
     # A remote host keeps its own rows (profiles, agents) in its own database.
-    db = Database(settings.database_url, pool_size=settings.database.pool_size)
+    db = Database.from_settings(settings)
     await db.migrate()
     async with open_secret_box(settings, db) as secrets:
         services = build_host(settings, key, db, secrets=secrets)

@@ -62,7 +62,7 @@ class Hub:
         bus: Bus | None = None,
     ) -> Hub:
         clock = clock or SystemClock()
-        db = db or Database(settings.database_url, pool_size=settings.database.pool_size)
+        db = db or Database.from_settings(settings)
         if bus is None:
             bus = LocalBus() if db.is_sqlite else PostgresBus(db.url, db.schema)
         instance_id = new_id()

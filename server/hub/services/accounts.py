@@ -134,12 +134,11 @@ class AccountService:
 
     async def get_account(self, account_id: str) -> tuple[Account, bool]:
         """The account and whether it has an avatar."""
-        async with self._db.read() as conn:
-            account = await self._accounts.get_account(conn, account_id)
-            has_avatar = await self._accounts.has_avatar(conn, account_id)
-        if account is None:
+        async with self._db.lookup() as conn:
+            found = await self._accounts.get_account_with_avatar_flag(conn, account_id)
+        if found is None:
             raise NotFound("no such account")
-        return account, has_avatar
+        return found
 
     async def update_name(self, account_id: str, name: str) -> tuple[Account, bool]:
         async with self._db.write() as conn:

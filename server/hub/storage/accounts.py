@@ -38,14 +38,29 @@ _COLUMNS = (
     accounts.c.password_hash,
     accounts.c.created_at,
 )
+# Built once: a statement object keeps its cache key, so each request skips building the
+# select and keying SQLAlchemy's compiled cache; the account comes with its avatar flag in
+# one round trip.
+_ACCOUNT_WITH_AVATAR_FLAG = sa.select(
+    *_COLUMNS,
+    sa.exists().where(avatars.c.account_id == accounts.c.id).label("has_avatar"),
+).where(accounts.c.id == sa.bindparam("account_id"))
 
 
 class AccountRepository:
     """Reads and writes of ``accounts`` and ``avatars``."""
 
-    async def get_account(self, conn: AsyncConnection, account_id: str) -> Account | None:
-        result = await conn.execute(sa.select(*_COLUMNS).where(accounts.c.id == account_id))
-        return _account(result.first())
+    async def get_account_with_avatar_flag(
+        self, conn: AsyncConnection, account_id: str
+    ) -> tuple[Account, bool] | None:
+        """The account and whether it has an avatar, or None."""
+        result = await conn.execute(_ACCOUNT_WITH_AVATAR_FLAG, {"account_id": account_id})
+        row = result.first()
+        if row is None:
+            return None
+        fields = dict(row._mapping)
+        has_avatar = bool(fields.pop("has_avatar"))
+        return Account(**fields), has_avatar
 
     async def get_account_by_email(self, conn: AsyncConnection, email: str) -> Account | None:
         result = await conn.execute(sa.select(*_COLUMNS).where(accounts.c.email == email))
@@ -85,12 +100,6 @@ class AccountRepository:
         )
         row = result.first()
         return None if row is None else Avatar(row[0], bytes(row[1]), row[2])
-
-    async def has_avatar(self, conn: AsyncConnection, account_id: str) -> bool:
-        result = await conn.execute(
-            sa.select(avatars.c.account_id).where(avatars.c.account_id == account_id)
-        )
-        return result.first() is not None
 
     async def update_avatar(self, conn: AsyncConnection, account_id: str, avatar: Avatar) -> None:
         await conn.execute(avatars.delete().where(avatars.c.account_id == account_id))
