@@ -84,9 +84,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         team_id = requests.get(
             base + "/v1/teams", headers={"Authorization": f"Bearer {owner_token}"}, timeout=30
         ).json()["teams"][0]["id"]
-        invitation = _post(
-            f"{base}/v1/teams/{team_id}/invitations", {"maxUses": 5}, owner_token
-        )
+        invitation = _post(f"{base}/v1/teams/{team_id}/invitations", {"maxUses": 5}, owner_token)
         member = _post(
             base + "/v1/accounts",
             {"email": "member@example.com", "name": "Member", "password": PASSWORD}
