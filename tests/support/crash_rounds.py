@@ -125,7 +125,11 @@ async def owner_peer(url: str, team_id: str, data_dir: Path) -> tuple[HubClient,
     """The owner's peer (bearer token), connected to the built-in host."""
     hub = HubClient(url)
     account = await hub.sign_in(OWNER, PASSWORD)
-    (host,) = await hub.hosts(team_id)
+    host = None
+    async with asyncio.timeout(60):
+        while host is None:  # the built-in host links to the hub just after it listens
+            host = next((h for h in await hub.hosts(team_id) if h["online"]), None)
+            await asyncio.sleep(0 if host else 0.05)
     known = KnownHosts(data_dir.parent / f"{data_dir.name}-known-hosts.json")
     connection = await connect_to_host(hub, team_id, host["id"], known, account["id"])
     return hub, connection
