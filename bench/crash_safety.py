@@ -44,7 +44,7 @@ async def main(rounds: int, seed: int) -> dict[str, object]:
         "writes_acknowledged": tally.acknowledged,
         "writes_acknowledged_http": tally.acknowledged_http,
         "writes_acknowledged_team_api": tally.acknowledged_team_api,
-        "team_api_agents": len(tally.agents),
+        "team_api_agents_created": tally.agents_created,
         "tabs_opened_and_restored": len(tally.tabs),
         "writes_lost": len(tally.lost),
         "problems": tally.problems,

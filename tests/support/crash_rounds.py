@@ -30,6 +30,7 @@ PASSWORD = "correct horse battery"
 OWNER = "owner@example.com"
 WRITERS = 3
 INVITATION_USES = 1000
+KEPT_AGENTS = 150
 CSRF = {"X-Crewhost-CSRF": "1"}
 
 
@@ -40,7 +41,8 @@ class Tally:
     rounds: int = 0
     accounts: set[str] = field(default_factory=set)
     teams: set[str] = field(default_factory=set)
-    agents: set[str] = field(default_factory=set)
+    agents: list[str] = field(default_factory=list)  # created and not given up, oldest first
+    agents_created: int = 0
     tabs: set[str] = field(default_factory=set)
     lost: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
@@ -54,7 +56,7 @@ class Tally:
     @property
     def acknowledged_team_api(self) -> int:
         """Agents created and tabs opened through the Team API."""
-        return len(self.agents) + len(self.tabs)
+        return self.agents_created + len(self.tabs)
 
     @property
     def acknowledged(self) -> int:
@@ -146,13 +148,20 @@ async def tabs_come_back(connection: HostConnection, tally: Tally) -> None:
 
 
 async def team_api_writer(connection: HostConnection, tally: Tally, number: int) -> None:
-    """Agents, one after another, until the connection goes away with the server."""
+    """Agents, one after another, until the connection goes away with the server.
+
+    A team holds at most 200 agents: past KEPT_AGENTS the oldest is deleted first (and
+    no longer expected, whether or not the kill lets the deletion finish)."""
     serial = 0
     with contextlib.suppress(ConnectionError, asyncio.TimeoutError):
         while True:
             serial += 1
+            if len(tally.agents) >= KEPT_AGENTS:
+                oldest = tally.agents.pop(0)
+                await connection.call("agents-v1/delete", {"id": oldest})
             agent = await connection.call("agents-v1/create", {"name": f"A{number}-{serial}"})
-            tally.agents.add(agent["id"])
+            tally.agents.append(agent["id"])
+            tally.agents_created += 1
 
 
 async def crash_round(data_dir: Path, tally: Tally, rng: random.Random) -> None:
@@ -195,7 +204,7 @@ def check_database(path: Path, tally: Tally) -> None:
         teams = {row[0] for row in connection.execute("SELECT id FROM teams")}
         agents = {row[0] for row in connection.execute("SELECT id FROM agents")}
         tally.lost = sorted(
-            (tally.accounts - accounts) | (tally.teams - teams) | (tally.agents - agents)
+            (tally.accounts - accounts) | (tally.teams - teams) | (set(tally.agents) - agents)
         )
         partial = {
             "an account without a membership": "SELECT count(*) FROM accounts a WHERE NOT "

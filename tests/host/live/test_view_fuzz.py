@@ -32,7 +32,7 @@ from tests.support.databases import scratch_database
 from tests.support.fuzzing import examples
 from tests.support.hostile import encode_hostile, unreadable, with_extremes
 from tests.support.hub_server import hub_settings, running_hub
-from tests.support.loop_watch import watch_event_loop
+from tests.support.loop_watch import module_loop_watch  # noqa: F401 - a fixture
 from tests.support.peers import peer_member, wait_linked
 from tests.support.sites import pages_app, serving
 
@@ -46,13 +46,6 @@ ANSWER_SECONDS = 30.0
 class Viewing:
     connection: HostConnection
     view: LiveView
-
-
-@pytest_asyncio.fixture(autouse=True, loop_scope="module")
-async def event_loop_watch() -> AsyncIterator[None]:
-    """The suite's watchdog, on this module's loop (the tests run in it)."""
-    async for _ in watch_event_loop():
-        yield
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -166,7 +159,7 @@ def drain(view: LiveView) -> None:
 
 
 FUZZ = settings(
-    max_examples=examples(25, 500),
+    max_examples=examples(20, 500),
     deadline=None,
     derandomize=True,
     suppress_health_check=list(HealthCheck),

@@ -34,7 +34,7 @@ from tests.support.databases import scratch_database
 from tests.support.fuzzing import examples
 from tests.support.hostile import encode_hostile, unreadable, with_extremes
 from tests.support.hub_server import RunningHub, hub_settings, running_hub
-from tests.support.loop_watch import watch_event_loop
+from tests.support.loop_watch import module_loop_watch  # noqa: F401 - a fixture
 from tests.support.peers import peer_member, wait_linked
 
 pytestmark = [pytest.mark.asyncio(loop_scope="module"), pytest.mark.timeout(600)]
@@ -90,13 +90,6 @@ class Peers:
     def next_id(self) -> str:
         """Ids of a kind the peer library's own calls never use."""
         return f"fuzz-{next(self.serial)}"
-
-
-@pytest_asyncio.fixture(autouse=True, loop_scope="module")
-async def event_loop_watch() -> AsyncIterator[None]:
-    """The suite's watchdog, on this module's loop (the tests run in it)."""
-    async for _ in watch_event_loop():
-        yield
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
@@ -161,7 +154,7 @@ async def still_serving(peers: Peers) -> None:
 
 
 FUZZ = settings(
-    max_examples=examples(40, 1000),
+    max_examples=examples(30, 1000),
     deadline=None,
     derandomize=True,
     suppress_health_check=list(HealthCheck),

@@ -32,7 +32,7 @@ from server.hub.http.routing import CSRF_HEADER
 from tests.support.fuzzing import Serving, examples, serve_in_background
 from tests.support.hub_server import PASSWORD
 
-EXAMPLES = examples(6, 200)
+EXAMPLES = examples(4, 200)
 CHECKS = [
     not_a_server_error,
     status_code_conformance,
@@ -127,6 +127,10 @@ def flatmap_path_parameters(_context: Any, path_parameters: dict[str, Any] | Non
     )
 
 
+def call_as(case: Any, world: World, headers: dict[str, str]) -> None:
+    case.call_and_validate(world.serving.url, headers=headers, checks=CHECKS, timeout=30)
+
+
 FUZZ = settings(
     max_examples=EXAMPLES,
     deadline=None,
@@ -138,31 +142,19 @@ FUZZ = settings(
 @schema.exclude(name=KEEPS_ACCESS).parametrize()
 @FUZZ
 def test_the_owner_gets_declared_answers(case: Any, world: World) -> None:
-    case.call_and_validate(
-        world.serving.url,
-        headers={"Authorization": f"Bearer {world.owner}"},
-        checks=CHECKS,
-        timeout=30,
-    )
+    call_as(case, world, {"Authorization": f"Bearer {world.owner}"})
 
 
 @schema.exclude(name=KEEPS_ACCESS).parametrize()
 @FUZZ
 def test_a_member_gets_declared_answers(case: Any, world: World) -> None:
-    case.call_and_validate(
-        world.serving.url,
-        headers={"Authorization": f"Bearer {world.member}"},
-        checks=CHECKS,
-        timeout=30,
-    )
+    call_as(case, world, {"Authorization": f"Bearer {world.member}"})
 
 
 @schema.parametrize()
 @FUZZ
 def test_an_anonymous_caller_gets_declared_answers(case: Any, world: World) -> None:
-    case.call_and_validate(
-        world.serving.url, headers=browser(world.serving.url), checks=CHECKS, timeout=30
-    )
+    call_as(case, world, browser(world.serving.url))
 
 
 def test_the_fuzzed_document_is_the_served_one(world: World) -> None:
