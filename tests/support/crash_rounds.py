@@ -150,15 +150,21 @@ async def tabs_come_back(connection: HostConnection, tally: Tally) -> None:
 async def team_api_writer(connection: HostConnection, tally: Tally, number: int) -> None:
     """Agents, one after another, until the connection goes away with the server.
 
-    A team holds at most 200 agents: past KEPT_AGENTS the oldest is deleted first (and
-    no longer expected, whether or not the kill lets the deletion finish)."""
+    A team holds at most 200 agents: past KEPT_AGENTS the oldest, and any whose creation
+    was never acknowledged, are deleted first (the oldest no longer expected, whether or
+    not the kill lets the deletion finish)."""
     serial = 0
     with contextlib.suppress(ConnectionError, asyncio.TimeoutError):
         while True:
             serial += 1
             if len(tally.agents) >= KEPT_AGENTS:
-                oldest = tally.agents.pop(0)
-                await connection.call("agents-v1/delete", {"id": oldest})
+                # Also the agents whose creation a kill cut off before its answer.
+                listed = (await connection.call("agents-v1/list"))["agents"]
+                kept = set(tally.agents[1:])
+                tally.agents.pop(0)
+                for agent in listed:
+                    if agent["id"] not in kept:
+                        await connection.call("agents-v1/delete", {"id": agent["id"]})
             agent = await connection.call("agents-v1/create", {"name": f"A{number}-{serial}"})
             tally.agents.append(agent["id"])
             tally.agents_created += 1
