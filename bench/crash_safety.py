@@ -1,7 +1,8 @@
 """Crash safety: rounds of ``crewhost serve`` killed with SIGKILL under a write load.
 
-Prints rounds, writes acknowledged and writes lost (must be 0), and integrity or
-partial-row problems found; writes the same as JSON with ``--json``. The test suite
+Prints rounds, writes acknowledged (through the HTTP API and through the Team API from
+a real peer), tabs restored, writes lost (must be 0), and integrity, partial-row or
+tab-restore problems found; writes the same as JSON with ``--json``. The test suite
 runs a bounded share of this (tests/ops/test_crash_safety.py).
 
     .venv/bin/python bench/crash_safety.py --rounds 200 --seed 19
@@ -31,13 +32,20 @@ async def main(rounds: int, seed: int) -> dict[str, object]:
         for _ in range(rounds):
             await crash_round(Path(folder), tally, rng)
             print(
-                f"round {tally.rounds}: acknowledged {tally.acknowledged}, lost {len(tally.lost)}",
+                f"round {tally.rounds}: acknowledged {tally.acknowledged_http} (HTTP) + "
+                f"{tally.acknowledged_team_api} (Team API), lost {len(tally.lost)}, "
+                f"problems {len(tally.problems)}",
                 file=sys.stderr,
+                flush=True,
             )
     return {
         "rounds": tally.rounds,
         "seed": seed,
         "writes_acknowledged": tally.acknowledged,
+        "writes_acknowledged_http": tally.acknowledged_http,
+        "writes_acknowledged_team_api": tally.acknowledged_team_api,
+        "team_api_agents_created": tally.agents_created,
+        "tabs_opened_and_restored": len(tally.tabs),
         "writes_lost": len(tally.lost),
         "problems": tally.problems,
         "seconds": round(time.monotonic() - started, 1),

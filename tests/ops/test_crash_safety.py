@@ -1,4 +1,5 @@
-"""``crewhost serve`` killed with SIGKILL under a write load loses no acknowledged write.
+"""``crewhost serve`` killed with SIGKILL under a write load loses no acknowledged write,
+through the HTTP API or the Team API, and brings back every tab it opened.
 
 A bounded share of ``bench/crash_safety.py`` (which runs about 200 rounds): ROUNDS seeded
 rounds fit in about a minute on a loaded two-core machine.
@@ -27,4 +28,7 @@ async def test_every_acknowledged_write_survives_sigkill(tmp_path: Path) -> None
         assert tally.problems == []
         assert tally.lost == []
     assert tally.rounds == ROUNDS
-    assert tally.acknowledged > ROUNDS  # writes were acknowledged before the kills
+    # Writes through both APIs were acknowledged before the kills, and a tab each round.
+    assert tally.acknowledged_http > ROUNDS
+    assert tally.agents
+    assert len(tally.tabs) == ROUNDS

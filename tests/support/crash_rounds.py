@@ -1,11 +1,13 @@
 """Rounds of ``crewhost serve`` killed with SIGKILL under a write load, and what survived.
 
-Each round starts the server on one data folder, runs a few writers through the real
-HTTP API (a sign-up through an invitation: an account, a membership and an invitation
-use in one transaction; then a team made by that account: a team and its owner
-membership), kills the server at a random moment (seeded), and checks the database
-file with the server down: its integrity check, every acknowledged write, no partial
-rows. Shared by ``tests/ops/test_crash_safety.py`` and ``bench/crash_safety.py``.
+Each round starts the server on one data folder, checks that every tab an earlier
+round opened came back from the tab state file, opens a tab, then runs writers
+through the real HTTP API (a sign-up through an invitation: an account, a membership
+and an invitation use in one transaction; then a team made by that account: a team
+and its owner membership) and one through the Team API from a real aiortc peer (the
+owner creating agents), kills the server at a random moment (seeded), and checks the
+database file with the server down: its integrity check, every acknowledged write, no
+partial rows. Shared by ``tests/ops/test_crash_safety.py`` and ``bench/crash_safety.py``.
 """
 
 from __future__ import annotations
@@ -19,12 +21,16 @@ from pathlib import Path
 
 import aiohttp
 
+from peer.connection import HostConnection, connect_to_host
+from peer.hub_client import HubClient
+from peer.known_hosts import KnownHosts
 from tests.support.serving import serving
 
 PASSWORD = "correct horse battery"
 OWNER = "owner@example.com"
 WRITERS = 3
 INVITATION_USES = 1000
+KEPT_AGENTS = 150
 CSRF = {"X-Crewhost-CSRF": "1"}
 
 
@@ -35,14 +41,26 @@ class Tally:
     rounds: int = 0
     accounts: set[str] = field(default_factory=set)
     teams: set[str] = field(default_factory=set)
+    agents: list[str] = field(default_factory=list)  # created and not given up, oldest first
+    agents_created: int = 0
+    tabs: set[str] = field(default_factory=set)
     lost: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
     invitation: str | None = None
     invitation_uses: int = 0
 
     @property
-    def acknowledged(self) -> int:
+    def acknowledged_http(self) -> int:
         return len(self.accounts) + len(self.teams)
+
+    @property
+    def acknowledged_team_api(self) -> int:
+        """Agents created and tabs opened through the Team API."""
+        return self.agents_created + len(self.tabs)
+
+    @property
+    def acknowledged(self) -> int:
+        return self.acknowledged_http + self.acknowledged_team_api
 
 
 class _Round:
@@ -105,6 +123,53 @@ class _Round:
                         self.tally.teams.add((await reply.json())["id"])
 
 
+async def owner_peer(url: str, team_id: str, data_dir: Path) -> tuple[HubClient, HostConnection]:
+    """The owner's peer (bearer token), connected to the built-in host."""
+    hub = HubClient(url)
+    account = await hub.sign_in(OWNER, PASSWORD)
+    host = None
+    async with asyncio.timeout(60):
+        while host is None:  # the built-in host links to the hub just after it listens
+            host = next((h for h in await hub.hosts(team_id) if h["online"]), None)
+            await asyncio.sleep(0 if host else 0.05)
+    known = KnownHosts(data_dir.parent / f"{data_dir.name}-known-hosts.json")
+    connection = await connect_to_host(hub, team_id, host["id"], known, account["id"])
+    return hub, connection
+
+
+async def tabs_come_back(connection: HostConnection, tally: Tally) -> None:
+    """Every tab an earlier round was told was opened is listed again; then one more."""
+    listed = {tab["id"] for tab in (await connection.call("browser-control-v1/list_tabs"))["tabs"]}
+    missing = tally.tabs - listed
+    if missing:
+        tally.problems.append(f"round {tally.rounds}: {len(missing)} tabs not restored")
+    opened = await connection.call("browser-control-v1/new_tab", {"url": "about:blank"})
+    tally.tabs.add(opened["id"])
+
+
+async def team_api_writer(connection: HostConnection, tally: Tally, number: int) -> None:
+    """Agents, one after another, until the connection goes away with the server.
+
+    A team holds at most 200 agents: past KEPT_AGENTS the oldest, and any whose creation
+    was never acknowledged, are deleted first (the oldest no longer expected, whether or
+    not the kill lets the deletion finish)."""
+    serial = 0
+    with contextlib.suppress(ConnectionError, asyncio.TimeoutError):
+        while True:
+            serial += 1
+            if len(tally.agents) >= KEPT_AGENTS:
+                # Also the agents whose creation a kill cut off before its answer.
+                listed = (await connection.call("agents-v1/list"))["agents"]
+                kept = set(tally.agents[1:])
+                tally.agents.pop(0)
+                for agent in listed:
+                    if agent["id"] not in kept:
+                        await connection.call("agents-v1/delete", {"id": agent["id"]})
+            agent = await connection.call("agents-v1/create", {"name": f"A{number}-{serial}"})
+            tally.agents.append(agent["id"])
+            tally.agents_created += 1
+
+
 async def crash_round(data_dir: Path, tally: Tally, rng: random.Random) -> None:
     """One round: serve, write, SIGKILL at a random moment, then check the database."""
     number = tally.rounds
@@ -113,15 +178,23 @@ async def crash_round(data_dir: Path, tally: Tally, rng: random.Random) -> None:
         async with work.session() as owner:
             team_id = await work.owner_signs_in(owner, served.setup_code)
             code = await work.invitation(owner, team_id)
-        writers = [asyncio.create_task(work.writer(code, w)) for w in range(WRITERS)]
+        hub, connection = await owner_peer(served.url, team_id, data_dir)
         try:
-            await asyncio.sleep(rng.uniform(0.05, 0.8))  # the kill's moment, not a wait for state
-            served.kill()
-            await served.process.wait()
-            await asyncio.gather(*writers)
+            await tabs_come_back(connection, tally)
+            writers = [asyncio.create_task(work.writer(code, w)) for w in range(WRITERS)]
+            writers.append(asyncio.create_task(team_api_writer(connection, tally, number)))
+            try:
+                await asyncio.sleep(rng.uniform(0.05, 0.8))  # the kill's moment, not a wait
+                served.kill()
+                await served.process.wait()
+                await connection.close()  # what was in flight fails now, not at ICE timeout
+                await asyncio.gather(*writers)
+            finally:
+                for task in writers:
+                    task.cancel()
         finally:
-            for task in writers:
-                task.cancel()
+            await connection.close()
+            await hub.close()
     tally.rounds += 1
     check_database(data_dir / "crewhost.db", tally)
 
@@ -135,7 +208,10 @@ def check_database(path: Path, tally: Tally) -> None:
             tally.problems.append(f"round {tally.rounds}: integrity_check said {verdict}")
         accounts = {row[0] for row in connection.execute("SELECT id FROM accounts")}
         teams = {row[0] for row in connection.execute("SELECT id FROM teams")}
-        tally.lost = sorted((tally.accounts - accounts) | (tally.teams - teams))
+        agents = {row[0] for row in connection.execute("SELECT id FROM agents")}
+        tally.lost = sorted(
+            (tally.accounts - accounts) | (tally.teams - teams) | (set(tally.agents) - agents)
+        )
         partial = {
             "an account without a membership": "SELECT count(*) FROM accounts a WHERE NOT "
             "EXISTS (SELECT 1 FROM memberships m WHERE m.account_id = a.id)",

@@ -23,6 +23,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from types import FrameType
 
+import pytest_asyncio
+
 # A blocking call (a sync sleep, a sync HTTP request, a lock held across threads) lasts
 # longer than this; an ordinary callback is far shorter.
 BLOCK_LIMIT_SECONDS = 0.5
@@ -118,3 +120,11 @@ async def watch_event_loop() -> AsyncIterator[None]:
     assert worst < BLOCK_LIMIT_SECONDS, (
         f"the event loop was blocked for {worst:.2f} s in:\n{culprit}"
     )
+
+
+@pytest_asyncio.fixture(autouse=True, loop_scope="module", name="event_loop_watch")
+async def module_loop_watch() -> AsyncIterator[None]:
+    """The suite's watchdog on the module's loop, for a module whose tests all run in it
+    (import it into the module; it takes the place of the suite's per-test one)."""
+    async for _ in watch_event_loop():
+        yield
