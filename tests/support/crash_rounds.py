@@ -24,6 +24,7 @@ import aiohttp
 from peer.connection import HostConnection, connect_to_host
 from peer.hub_client import HubClient
 from peer.known_hosts import KnownHosts
+from server.host.browser.state import STATE_FILE
 from tests.support.serving import serving
 
 PASSWORD = "correct horse battery"
@@ -32,6 +33,8 @@ WRITERS = 3
 INVITATION_USES = 1000
 KEPT_AGENTS = 150
 CSRF = {"X-Crewhost-CSRF": "1"}
+# How long a new tab may take to reach its team's state file.
+STATE_FILE_WAIT_SECONDS = 10.0
 
 
 @dataclass
@@ -137,14 +140,28 @@ async def owner_peer(url: str, team_id: str, data_dir: Path) -> tuple[HubClient,
     return hub, connection
 
 
-async def tabs_come_back(connection: HostConnection, tally: Tally) -> None:
-    """Every tab an earlier round was told was opened is listed again; then one more."""
+async def tabs_come_back(connection: HostConnection, tally: Tally, data_dir: Path) -> None:
+    """Every tab an earlier round saw saved is listed again; then one more is opened and
+    seen in its team's state file. The file is written just after the answer (the
+    documented window a kill may fall into), so the round waits to see it there: the
+    kill then tests the restore, not that window."""
     listed = {tab["id"] for tab in (await connection.call("browser-control-v1/list_tabs"))["tabs"]}
     missing = tally.tabs - listed
     if missing:
         tally.problems.append(f"round {tally.rounds}: {len(missing)} tabs not restored")
     opened = await connection.call("browser-control-v1/new_tab", {"url": "about:blank"})
+    deadline = asyncio.get_running_loop().time() + STATE_FILE_WAIT_SECONDS
+    while not await asyncio.to_thread(is_saved, data_dir, opened["id"]):
+        if asyncio.get_running_loop().time() > deadline:
+            tally.problems.append(f"round {tally.rounds}: a new tab never reached its state file")
+            return
+        await asyncio.sleep(0.02)
     tally.tabs.add(opened["id"])
+
+
+def is_saved(data_dir: Path, tab_id: str) -> bool:
+    """Whether a team's state file under ``data_dir`` names the tab."""
+    return any(tab_id in path.read_text() for path in data_dir.rglob(STATE_FILE))
 
 
 async def team_api_writer(connection: HostConnection, tally: Tally, number: int) -> None:
@@ -180,7 +197,7 @@ async def crash_round(data_dir: Path, tally: Tally, rng: random.Random) -> None:
             code = await work.invitation(owner, team_id)
         hub, connection = await owner_peer(served.url, team_id, data_dir)
         try:
-            await tabs_come_back(connection, tally)
+            await tabs_come_back(connection, tally, data_dir)
             writers = [asyncio.create_task(work.writer(code, w)) for w in range(WRITERS)]
             writers.append(asyncio.create_task(team_api_writer(connection, tally, number)))
             try:
