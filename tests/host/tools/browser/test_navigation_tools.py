@@ -254,6 +254,7 @@ async def test_request_takeover_tells_the_team_and_returns_at_once(
                     "agentId": AGENT.agent_id,
                     "threadId": AGENT.thread_id,
                     "reason": "Solve the check",
+                    "code": None,
                 },
             },
         )
