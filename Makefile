@@ -50,7 +50,7 @@ lint: install $(WEB_STAMP)
 	cd web && npx tsc -p ../server/host/page/js/tsconfig.json
 
 test: lint web-test web chromium proxy-tools
-	$(BIN)/pytest -n 2 --dist loadfile
+	$(BIN)/pytest -n 2 --dist loadfile --reruns 1
 
 bench: install
 	$(BIN)/python bench/hub_http.py
