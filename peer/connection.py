@@ -11,11 +11,11 @@ from typing import Any
 from aiortc import RTCConfiguration, RTCIceServer, RTCPeerConnection, RTCSessionDescription
 from pydantic import ValidationError
 
-from peer.hub_client import HubClient
+from peer.hub_client import HubClient, HubError
 from peer.known_hosts import KnownHosts
 from server.common.keys import b64decode, verify_signature
 from server.common.protocol.codec import encode
-from server.common.protocol.signaling import answer_proof
+from server.common.protocol.signaling import ConnectAnswer, TicketGrant, answer_proof
 from server.common.protocol.team_api import (
     TEAM_API_LABEL,
     TeamApiError,
@@ -144,6 +144,25 @@ def ticket_nonce(ticket: str) -> str:
     return str(payload["nonce"])
 
 
+async def relay_with_ticket(
+    hub: HubClient, team_id: str, host_id: str, offer: str
+) -> tuple[TicketGrant, ConnectAnswer]:
+    """A ticket for the offer, then the offer relayed with it.
+
+    A host refuses a ticket issued before its current link to the hub began (it restarted
+    between the two), and the hub one issued before a role change: either way the refusal
+    asks for one fresh ticket, and the hub checks the caller's access again to issue it.
+    """
+    for attempt in range(2):
+        grant = await hub.ticket(team_id, host_id, sdp_fingerprint(offer))
+        try:
+            return grant, await hub.connect(team_id, host_id, grant.ticket, offer)
+        except HubError as exc:
+            if attempt or exc.code != "ticketRevoked":
+                raise
+    raise AssertionError("unreachable")
+
+
 async def connect_to_host(
     hub: HubClient,
     team_id: str,
@@ -172,8 +191,7 @@ async def connect_to_host(
         # aiortc gathers every ICE candidate here, so the offer needs no trickling.
         await connection.setLocalDescription(await connection.createOffer())
         offer = connection.localDescription.sdp
-        grant = await hub.ticket(team_id, host_id, sdp_fingerprint(offer))
-        answer = await hub.connect(team_id, host_id, grant.ticket, offer)
+        grant, answer = await relay_with_ticket(hub, team_id, host_id, offer)
         known_hosts.check(account_id, host_id, answer.host_key)
         proof = answer_proof(sdp_fingerprint(answer.sdp), ticket_nonce(grant.ticket))
         if not verify_signature(answer.host_key, proof, answer.signature):

@@ -83,6 +83,8 @@ class Walk:
         await side.get_by_role("button", name="Scout").click()
         starts = side.locator(".chat-thread-list > button")
         await expect(starts).to_have_text("New chat")
+        # Counted once the agent's chats are listed, not while they load.
+        await expect(side.locator(".chat-thread-list")).to_have_attribute("aria-busy", "false")
         threads = await side.locator(".chat-thread").count()
         await starts.click()
         await expect(side.locator(".chat-thread")).to_have_count(threads + 1)

@@ -6,6 +6,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { HostCallError, HostConnection, HostSignatureInvalid, type CloseReason, type Signaling } from '../src/host/connection';
 import { HostKeyChanged } from '../src/host/known-hosts';
+import { ApiError } from '../src/api/client';
 import vector from './fixtures/answer-signature.json';
 
 const OFFER_FP = Array.from({ length: 32 }, () => 'AA').join(':');
@@ -126,6 +127,30 @@ describe('HostConnection.open', () => {
     expect(peer.remoteDescription).toBeNull();
     // Another account has pinned nothing yet; the signature still decides.
     await expect(HostConnection.open(swapped, 't', 'h', 'account-2', createPeer)).rejects.toBeInstanceOf(HostSignatureInvalid);
+  });
+
+  it('asks for one new ticket when the host refuses the first as revoked, and no more', async () => {
+    const revoked = () => new ApiError(403, 'ticketRevoked', 'the ticket was issued before this host linked');
+    const once = signaling({});
+    let tickets = 0;
+    let refusals = 1;
+    const relinked: Signaling = {
+      ...once,
+      ticket: (...args) => {
+        tickets += 1;
+        return once.ticket(...args);
+      },
+      connect: (...args) => (refusals-- > 0 ? Promise.reject(revoked()) : once.connect(...args)),
+    };
+    const connection = await HostConnection.open(relinked, 't', 'h', 'account-1', createPeer);
+    expect(tickets).toBe(2);
+    expect(connection.closed).toBeNull();
+
+    refusals = 2;
+    tickets = 0;
+    await expect(HostConnection.open(relinked, 't', 'h', 'account-1', createPeer)).rejects.toMatchObject({ code: 'ticketRevoked' });
+    expect(tickets).toBe(2);
+    expect(peer.connectionState).toBe('closed');
   });
 });
 

@@ -16,9 +16,11 @@ from server.common.crypto.ring import KeyRing
 from server.common.errors import CrewhostError
 from server.common.keys import SigningKey
 from server.common.protocol.link import LinkRevoke
+from server.common.protocol.signaling import TicketGrant
 from server.common.protocol.team_api import TEAM_API_LABEL
 from server.common.sdp import sdp_fingerprint
 from server.host.start import build_host, run_link
+from tests.support.clock import FakeClock
 from tests.support.hub_server import RunningHub
 from tests.support.peers import Member, peer_member, wait_linked
 from tests.support.waiting import eventually
@@ -188,4 +190,35 @@ async def test_a_ticket_from_before_a_host_removal_is_refused(
             with pytest.raises(CrewhostError) as caught:
                 await services.peers.accept(ticket, sdp, "r" * 32)
             assert caught.value.code == "ticketRevoked"
+        await member.hub.close()
+
+
+async def test_a_peer_asks_once_more_when_the_hosts_link_began_after_its_ticket(
+    server: RunningHub, clock: FakeClock, tmp_path: Path
+) -> None:
+    """The host relinked (a restart, a hub restart) between a peer's ticket and its offer:
+    the host refuses the older ticket, and the peer library fetches one new ticket and
+    connects with the same offer."""
+    member, host_id = await team_with(server, tmp_path, "member")
+    link = server.builtin.link
+    issue = member.hub.ticket
+    tickets: list[str] = []
+
+    async def ticket_then_relink(team_id: str, host: str, fingerprint: str) -> TicketGrant:
+        grant = await issue(team_id, host, fingerprint)
+        tickets.append(grant.ticket)
+        if len(tickets) == 1:
+            clock.advance(1)
+            await server.hub.links._links[host_id].socket.close()
+            await asyncio.wait_for(link.unlinked.wait(), 10)
+            await asyncio.wait_for(link.linked.wait(), 10)
+        return grant
+
+    member.hub.ticket = ticket_then_relink  # type: ignore[method-assign]
+    connection = await member.connect(host_id)
+    try:
+        assert len(tickets) == 2
+        assert (await connection.call("host-v1/whoami"))["role"] == "member"
+    finally:
+        await connection.close()
         await member.hub.close()

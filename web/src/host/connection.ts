@@ -118,8 +118,7 @@ export class HostConnection {
       await peer.setLocalDescription(await peer.createOffer());
       await gathered(peer);
       const offer = peer.localDescription?.sdp ?? '';
-      const grant = await signaling.ticket(teamId, hostId, sdpFingerprint(offer));
-      const answer = await signaling.connect(teamId, hostId, grant.ticket, offer);
+      const { grant, answer } = await relayWithTicket(signaling, teamId, hostId, offer);
       checkHostKey(accountId, hostId, answer.hostKey);
       const proof = answerProof(sdpFingerprint(answer.sdp), ticketNonce(grant.ticket));
       if (!(await verifyEd25519(answer.hostKey, proof, answer.signature))) throw new HostSignatureInvalid();
@@ -219,5 +218,22 @@ export class HostConnection {
     for (const waiter of this.waiting.values()) waiter.reject(new HostCallError('disconnected', 'The connection to the host closed.'));
     this.waiting.clear();
     for (const listener of [...this.closeListeners]) listener(this.closeReason);
+  }
+}
+
+/**
+ * A ticket for the offer, then the offer relayed with it. A host refuses a ticket issued
+ * before its current link to the hub began (it restarted between the two), and the hub
+ * refuses one issued before a role change: either way one fresh ticket is what the refusal
+ * asks for, and the hub checks the caller's access again when it issues that ticket.
+ */
+async function relayWithTicket(signaling: Signaling, teamId: string, hostId: string, offer: string) {
+  for (let attempt = 0; ; attempt++) {
+    const grant = await signaling.ticket(teamId, hostId, sdpFingerprint(offer));
+    try {
+      return { grant, answer: await signaling.connect(teamId, hostId, grant.ticket, offer) };
+    } catch (error) {
+      if (attempt > 0 || (error as { code?: unknown }).code !== 'ticketRevoked') throw error;
+    }
   }
 }

@@ -150,7 +150,7 @@ function ThreadList(props: { connection: HostConnection; agent: AgentView; meId:
       </>
     ) : null;
   return (
-    <div class="chat-thread-list">
+    <div class="chat-thread-list" aria-busy={threads.data === null && !threads.error}>
       <button type="button" class="btn btn-primary btn-sm" disabled={busy} onClick={start}>
         New chat
       </button>
