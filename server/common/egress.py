@@ -16,8 +16,10 @@ queue is empty, and the association keeps up to its congestion window in flight,
 of it ahead of a later frame on the one ordered stream. So each end reports the data
 bytes it has received (``RECEIVED``, stream 0), and a sender keeps at most
 ``LINK_WINDOW`` bytes of data sent and not yet reported: that bounds what waits ahead
-of a small request wherever it waits. An end that never said it reports (an older
-peer) is sent to without that limit, as before.
+of a small request wherever it waits. Small streams may go ``SMALL_ALLOWANCE`` past a
+window that bulk data has filled, so a small request never waits a round trip for a bulk
+frame's report. An end that never said it reports (an older peer) is sent to without
+that limit, as before.
 """
 
 from __future__ import annotations
@@ -37,6 +39,8 @@ CHUNK = 16 * 1024
 LINK_WINDOW = 16 * 1024
 # A stream that has sent less than this is small: its frames go ahead of bulk streams'.
 SMALL_STREAM_BYTES = 64 * 1024
+# What small streams may send past a link window that bulk data has filled.
+SMALL_ALLOWANCE = LINK_WINDOW
 MAX_HOST_BYTES = 255
 _HEAD = struct.Struct("!BI")
 
@@ -266,7 +270,11 @@ class Multiplexer:
         (self._small_turns if small else self._bulk_turns).append(stream)
 
     def _next_stream(self) -> EgressStream | None:
-        for turns in (self._small_turns, self._bulk_turns):
+        """A small stream's turn while the data in flight is under the link window and
+        the small allowance past it, else a bulk stream's while it is under the window."""
+        for turns, allowance in ((self._small_turns, SMALL_ALLOWANCE), (self._bulk_turns, 0)):
+            if self._peer_reports and self.in_flight >= self.link_window + allowance:
+                continue
             while turns:
                 stream = turns.popleft()
                 if stream.frames:
@@ -276,13 +284,13 @@ class Multiplexer:
 
     def pump(self) -> None:
         """Feeds the channel while it has room: control frames, then small streams in
-        turn, then bulk streams in turn, while the data in flight is under the link
-        window."""
+        turn, then bulk streams in turn while the data in flight is under the link
+        window. Small streams' frames may go ``SMALL_ALLOWANCE`` past a full link window:
+        waiting there for the report of a bulk frame would cost a small request a round
+        trip."""
         while not self.closed and (self._room is None or self._room()):
             if self._control:
                 frame = self._control.popleft()
-            elif self._peer_reports and self.in_flight >= self.link_window:
-                return  # the other end's RECEIVED pumps again
             elif (stream := self._next_stream()) is not None:
                 frame = stream.frames.popleft()
                 size = len(frame) - _HEAD.size
@@ -292,7 +300,7 @@ class Multiplexer:
                 if stream.frames:
                     self._take_turn(stream)
             else:
-                return
+                return  # nothing to send, or a full window: the other end's RECEIVED pumps
             try:
                 self._send(frame)
             except Exception:

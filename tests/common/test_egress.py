@@ -22,6 +22,7 @@ from server.common.egress import (
     CHANNEL_HIGH_WATER,
     CHUNK,
     LINK_WINDOW,
+    SMALL_ALLOWANCE,
     SMALL_STREAM_BYTES,
     EgressStream,
     Kind,
@@ -203,6 +204,8 @@ async def test_a_small_streams_frame_goes_before_the_rest_of_a_bulk_streams_queu
 
 
 async def test_a_sender_keeps_at_most_the_link_window_unreported() -> None:
+    """A bulk stream stops at the link window; a small one (a stream's first
+    ``SMALL_STREAM_BYTES``) at the window and the small allowance past it."""
     held: list[bytes] = []
     hold = {"reports": True}
 
@@ -212,24 +215,33 @@ async def test_a_sender_keeps_at_most_the_link_window_unreported() -> None:
             return False
         return True
 
-    async with pair(window=256 * 1024, to_host=to_host) as joined:
-        stream = await joined.host.open("example.com", 80)
-        far, _, _ = await joined.accepted.get()
-        writing = asyncio.ensure_future(stream.write(b"x" * (4 * LINK_WINDOW)))
-        await eventually(lambda: len(far._inbound) >= LINK_WINDOW)
+    async def sent_while_unreported(size: int) -> int:
+        """Writes ``size`` bytes with the reports held: what arrived before the sender
+        stopped. Then lets the reports through and reads the rest."""
+        hold["reports"] = True
+        before = len(far._inbound)
+        writing = asyncio.ensure_future(stream.write(b"x" * size))
+        await eventually(lambda: len(far._inbound) - before >= LINK_WINDOW)
         for _ in range(5):
             await asyncio.sleep(0)  # turns of the loop in which nothing more may arrive
-        assert len(far._inbound) == LINK_WINDOW  # sent up to the link window, no further
-        assert joined.host.in_flight == LINK_WINDOW
-        assert not writing.done()
+        arrived = len(far._inbound) - before
         hold["reports"] = False
         for frame in held:
             joined.host.receive(frame)
-        received = bytearray()
-        while len(received) < 4 * LINK_WINDOW:
-            received += await far.read(LINK_WINDOW)
+        held.clear()
+        received = 0
+        while received < size:
+            received += len(await far.read(LINK_WINDOW))
         await writing
         assert joined.host.in_flight <= LINK_WINDOW
+        return arrived
+
+    async with pair(window=256 * 1024, to_host=to_host) as joined:
+        stream = await joined.host.open("example.com", 80)
+        far, _, _ = await joined.accepted.get()
+        assert await sent_while_unreported(SMALL_STREAM_BYTES) == LINK_WINDOW + SMALL_ALLOWANCE
+        assert stream.sent_bytes == SMALL_STREAM_BYTES  # a bulk stream from now on
+        assert await sent_while_unreported(4 * LINK_WINDOW) == LINK_WINDOW
 
 
 async def test_an_end_that_does_not_report_is_sent_to_without_the_link_window() -> None:
@@ -306,9 +318,10 @@ async def test_over_a_real_channel_queued_bytes_stay_bounded_during_a_bulk_trans
         assert bytes(received) == payload
         far.close()
         near.close()
-    # At most the link window (and the one frame that crossed it) was sent and unreported,
-    # whether it waited in the channel's buffer, in SCTP's queue or in flight.
-    assert LINK_WINDOW <= peaks["in_flight"] < LINK_WINDOW + CHUNK + 5
+    # At most the link window and the small streams' allowance (and the one frame that
+    # crossed it) was sent and unreported, whether it waited in the channel's buffer, in
+    # SCTP's queue or in flight.
+    assert LINK_WINDOW <= peaks["in_flight"] < LINK_WINDOW + SMALL_ALLOWANCE + CHUNK + 5
     assert peaks["buffered"] < CHANNEL_HIGH_WATER + CHUNK + 5
 
 
