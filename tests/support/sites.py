@@ -102,10 +102,23 @@ SIGN_IN_STUBBORN = """<!doctype html><title>Sign in</title>
 const pw = document.querySelector('input[name=password]');
 document.querySelector('input[name=code]').addEventListener('focus', () => pw.focus());
 </script>"""
+CHECKOUT = """<!doctype html><title>Checkout</title>
+<form method="post" action="/pay">
+<label>Card number <input name="cc" autocomplete="cc-number"></label>
+<label>Security code <input name="csc" autocomplete="cc-csc"></label>
+<button type="submit">Pay</button></form>PREVIEW"""
+# A card preview that shows the number as it is typed: the page itself echoes it.
+CARD_PREVIEW = """<p id="preview"></p><script>
+document.querySelector('input[name=cc]').addEventListener('input', (e) => {
+  document.getElementById('preview').textContent = e.target.value;
+});
+</script>"""
 SIGN_IN_PAGES = {
     "/signin": SIGN_IN_FORM,
     "/spa": SIGN_IN_SPA,
     "/stubborn": SIGN_IN_STUBBORN,
+    "/checkout": CHECKOUT.replace("PREVIEW", ""),
+    "/checkout-preview": CHECKOUT.replace("PREVIEW", CARD_PREVIEW),
     "/welcome": "<!doctype html><title>Welcome</title><h1>Hello</h1>",
 }
 

@@ -330,6 +330,9 @@ class ViewSession:
         if action == "select-all":
             await page.evaluate(page_script("select-all"))
             return
+        if holds_secret(self._engine.get_tab(self.team_id, self.tab_id)):
+            # Its fields may hold a secret shown as dots: nothing leaves it by the clipboard.
+            raise Forbidden("copying from a tab in secure entry is refused", code="tabHoldsSecret")
         text = str(await page.evaluate(page_script("selection-text")))
         size = len(text.encode())
         if size > MAX_CLIPBOARD:

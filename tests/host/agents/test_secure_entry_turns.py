@@ -430,3 +430,91 @@ async def test_a_failed_entry_is_emptied_and_left_to_the_person_who_takes_it_ove
     view.close()
     assert not [jpeg for jpeg in frames if PASSWORD.encode() in jpeg]
     assert all(PASSWORD not in json.dumps(r.body) for r in host.anthropic.requests)
+
+
+async def agent_fills_the_card(host: TurnsHost, path: str) -> tuple[Follow, str]:
+    """An agent's fill_from_vault of a team card on ``path``, approved; the turn's end."""
+    card = await host.admin.call(
+        "vault-v1/create",
+        {"item": {"kind": "card", "name": "Order card", "number": CARD, "securityCode": "737"}},
+    )
+    _agent_id, follow, tab_id = await agent_on(host, path)
+    fields = [
+        {"target": {"kind": "css", "selector": "input[name=cc]"}, "field": "number"},
+        {"target": {"kind": "css", "selector": "input[name=csc]"}, "field": "securityCode"},
+    ]
+    arguments = {"tabId": tab_id, "itemId": card["id"], "fields": fields}
+    host.anthropic.script(
+        *said(
+            MessageEvents().tool_use("toolu_card", "fill_from_vault", arguments).stop("tool_use"),
+            MessageEvents().text("A person confirms the payment.").stop(),
+        )
+    )
+    await send(follow, "Pay with the team card")
+    await answer(follow, (await follow.until("attention-requested"))["id"], approve=True)
+    wanted = await follow.until("browser-takeover-requested")
+    assert wanted["code"] == "paymentConfirmation"
+    await follow.until("turn-finished")
+    result = last_tool_result(host.anthropic.requests[-1])
+    assert (result["status"], result["code"]) == ("takeover", "paymentConfirmation")
+    return follow, tab_id
+
+
+async def test_the_person_who_confirms_a_filled_card_sees_it_masked_and_pays(
+    entry: EntryHost,
+) -> None:
+    host = entry.turns
+    _follow, tab_id = await agent_fills_the_card(host, "/checkout")
+    engine = await host.services.browser.engine()
+    tab = engine.get_tab(host.team_id, tab_id)
+    assert tab.page is not None
+    protection = protection_of(tab)
+    assert protection is not None
+    assert protection.watchable
+    # The fields keep the card, for the form to send, and show dots for it.
+    for name, value in (("cc", CARD), ("csc", "737")):
+        field = tab.page.locator(f"input[name={name}]")
+        assert await field.input_value() == value
+        shown = await field.evaluate("el => getComputedStyle(el).webkitTextSecurity")
+        assert shown == "disc"
+    with pytest.raises(ViewClosed) as closed:
+        await open_view(host.admin, tab_id)  # a teammate who does not take it
+    assert closed.value.code == "tabHoldsSecret"
+    view = await open_view(host.member, tab_id, take=True)
+    assert (await view.expect("held"))["byYou"] is True
+    frame = await view.next_frame()
+
+    async def click(selector: str) -> None:
+        assert tab.page is not None
+        box = await tab.page.locator(selector).bounding_box()
+        assert box is not None
+        middle = (box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        view.click(middle[0] / frame.width, middle[1] / frame.height)
+
+    # Nothing of it leaves by the clipboard, even from the person holding the tab.
+    await click("input[name=cc]")
+    await tab.page.wait_for_function("document.activeElement.name === 'cc'", timeout=15_000)
+    view.send({"type": "select-all"})
+    copied = await view.copy()
+    assert copied["type"] == "error", copied
+    assert copied["code"] == "tabHoldsSecret"
+    # The person confirms: the form sends the card, and the new page ends protection.
+    await click("button[type=submit]")
+    await asyncio.wait_for(protection.released.wait(), 15)
+    assert entry.posted.bodies[-1][0] == "/pay"
+    assert f"cc={CARD}" in entry.posted.bodies[-1][1]
+    view.close()
+
+
+async def test_a_card_the_page_echoes_stays_closed_to_every_view(entry: EntryHost) -> None:
+    host = entry.turns
+    _follow, tab_id = await agent_fills_the_card(host, "/checkout-preview")
+    engine = await host.services.browser.engine()
+    tab = engine.get_tab(host.team_id, tab_id)
+    protection = protection_of(tab)
+    assert protection is not None
+    assert not protection.watchable
+    for connection in (host.member, host.admin):
+        with pytest.raises(ViewClosed) as closed:
+            await open_view(connection, tab_id, take=True)
+        assert closed.value.code == "tabHoldsSecret"

@@ -2,10 +2,13 @@
 // Whether any of the given values shows anywhere in the document after a submit: its title
 // and address, every text node, field value and attribute, inside open shadow roots and
 // same-origin frames. Answers only true or false, never where or what. Isolated, so the page
-// cannot hide an echo from the scan.
-(/** @param {string[]} values */
-(values) => {
+// cannot hide an echo from the scan. The value (property and attribute) of the picked fields
+// in `masked` is not looked at: they hold a secret on purpose, shown as dots.
+// include: lib/world.js
+(/** @param {{ values: string[], masked: string[] }} wanted */
+({ values, masked }) => {
   const wanted = values.filter((v) => v.length > 0);
+  const skipped = new Set(masked.map((id) => picked(id)).map((held) => held && held.el));
   /** @param {string | null | undefined} text */
   const has = (text) => !!text && wanted.some((v) => text.includes(v));
   /** @param {Document | ShadowRoot} root */
@@ -18,8 +21,11 @@
         continue;
       }
       const el = /** @type {Element} */ (node);
-      for (const attr of Array.from(el.attributes)) if (has(attr.value)) return true;
-      if ('value' in el && has(String(/** @type {HTMLInputElement} */ (el).value))) return true;
+      const own = skipped.has(el);
+      for (const attr of Array.from(el.attributes)) {
+        if (!(own && attr.name === 'value') && has(attr.value)) return true;
+      }
+      if (!own && 'value' in el && has(String(/** @type {HTMLInputElement} */ (el).value))) return true;
       if (el.shadowRoot && scan(el.shadowRoot)) return true;
       if (el.tagName === 'IFRAME' || el.tagName === 'FRAME') {
         let inner = null;

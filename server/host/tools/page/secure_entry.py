@@ -321,10 +321,33 @@ async def _emptied(
     try:
         picks = [entry.resolved.pick for entry in plan.fields]
         left = int(await evaluate_isolated(page, "secret-clear", picks))
-        shown = bool(await evaluate_isolated(page, "secret-scan", list(values)))
+        shown = await _shown(page, values)
     except (PlaywrightError, IsolatedScriptError):
         return protection.released.is_set()
     return left == 0 and not shown
+
+
+async def _shown(page: Page, values: Sequence[str], masked: Sequence[str] = ()) -> bool:
+    """Whether any of ``values`` shows in the page, the values of the ``masked`` fields aside."""
+    wanted = {"values": list(values), "masked": list(masked)}
+    return bool(await evaluate_isolated(page, "secret-scan", wanted))
+
+
+async def _mask_for_person(
+    plan: EntryPlan, page: Page, protection: TabProtection, values: Sequence[str]
+) -> None:
+    """Fields filled to stay (a card, before a person confirms its payment): each shows dots
+    for its characters, and a page that then shows no value elsewhere is left for the person
+    who takes it over to watch and steer (agents stay refused). A page that echoes one, or a
+    field that cannot be masked, stays closed to every view until a new document."""
+    picks = [entry.resolved.pick for entry in plan.fields]
+    try:
+        masked = int(await evaluate_isolated(page, "secret-mask", picks))
+        shown = await _shown(page, values, picks)
+    except (PlaywrightError, IsolatedScriptError):
+        return
+    if masked == len(picks) and not shown and not protection.released.is_set():
+        protection.hand_to_person()
 
 
 async def _clear_for_takeover(
@@ -383,7 +406,7 @@ async def enter(
     context: ToolContext, plan: EntryPlan, values: Sequence[str], *, submit: bool = True
 ) -> EntryOutcome:
     """Fills ``values`` into the plan's fields and submits, under protection (see above).
-    Without ``submit`` the fields stay filled and the tab protected (``kept``)."""
+    Without ``submit`` the fields stay filled, masked, and the tab protected (``kept``)."""
     desk = desk_of(context)
     tab = plan.tab
     protection: TabProtection | None = None
@@ -396,6 +419,7 @@ async def enter(
         try:
             await _fill(plan, page, protection, values, submit=submit)
             if not submit:
+                await _mask_for_person(plan, page, protection, values)
                 return EntryOutcome("entered", "kept")
             return await _after_submit(context, plan, page, protection, values)
         except (TakeoverNeeded, PlaywrightError, IsolatedScriptError, ToolFailure):
