@@ -340,13 +340,13 @@ async def _mask_for_person(
     for its characters, and a page that then shows no value elsewhere is left for the person
     who takes it over to watch and steer (agents stay refused). A page that echoes one, or a
     field that cannot be masked, stays closed to every view until a new document."""
-    picks = [entry.resolved.pick for entry in plan.fields]
+    picks = [entry.resolved.pick for entry in plan.fields if entry.resolved.pick is not None]
     try:
         masked = int(await evaluate_isolated(page, "secret-mask", picks))
         shown = await _shown(page, values, picks)
     except (PlaywrightError, IsolatedScriptError):
         return
-    if masked == len(picks) and not shown and not protection.released.is_set():
+    if masked == len(plan.fields) and not shown and not protection.released.is_set():
         protection.hand_to_person()
 
 
