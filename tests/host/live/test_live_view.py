@@ -354,6 +354,33 @@ async def test_select_all_cut_and_open_link_from_the_menu(watching: Watching, si
     view.close()
 
 
+async def test_nothing_is_copied_from_a_field_that_shows_dots(watching: Watching) -> None:
+    page = watching.tab.page
+    assert page is not None
+    view = await open_view(watching.connection, watching.tab.id)
+    frame = await view.next_frame()
+    await view.take()
+    for dots in ("field.type = 'password'", "field.style.webkitTextSecurity = 'disc'"):
+        await page.evaluate(f"() => {{ const field = document.getElementById('field'); {dots}; }}")
+        view.click(150 / frame.width, 170 / frame.height)
+        view.paste("not for the clipboard")
+        await page.wait_for_function(
+            "document.getElementById('field').value === 'not for the clipboard'"
+        )
+        view.send({"type": "select-all"})
+        assert await view.copy() == {"type": "copied", "text": ""}
+        await page.evaluate(
+            "() => { const field = document.getElementById('field'); field.type = 'text';"
+            " field.style.webkitTextSecurity = ''; field.value = ''; }"
+        )
+    view.paste("plain")  # the same field, showing its text again, copies as before
+    await page.wait_for_function("document.getElementById('field').value === 'plain'")
+    view.send({"type": "select-all"})
+    assert await view.copy() == {"type": "copied", "text": "plain"}
+    await page.evaluate("() => { document.getElementById('field').value = ''; }")
+    view.close()
+
+
 async def test_a_view_follows_its_tab_to_the_page_that_replaces_a_crashed_one(
     watching: Watching,
 ) -> None:
