@@ -33,7 +33,12 @@ from server.db.tables import (
     VAULT_SECURITY_CODE,
     VAULT_TOTP_SECRET,
 )
-from server.host.storage.vault import VaultItemMarks, VaultItemRow, VaultRepository
+from server.host.storage.vault import (
+    VaultItemFields,
+    VaultItemMarks,
+    VaultItemRow,
+    VaultRepository,
+)
 
 log = logging.getLogger(__name__)
 
@@ -449,7 +454,7 @@ def check_sites(value: object) -> tuple[str, ...]:
     return tuple(dict.fromkeys(origins))
 
 
-def _summary(row: VaultItemRow | VaultItemMarks) -> VaultSummary:
+def _summary(row: VaultItemFields) -> VaultSummary:
     return VaultSummary(row.id, _check_kind(row.kind), row.name, row.sites)
 
 

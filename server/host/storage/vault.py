@@ -12,8 +12,8 @@ from server.db.tables import vault_items
 
 
 @dataclass(frozen=True, slots=True)
-class VaultItemRow:
-    """One stored item. The four secret fields are secret-box output; None means not set."""
+class VaultItemFields:
+    """The columns of an item that hold no secret."""
 
     team_id: str
     id: str
@@ -30,40 +30,30 @@ class VaultItemRow:
     email: str | None
     phone: str | None
     postal_address: str | None
+    created_at: float
+    updated_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class VaultItemRow(VaultItemFields):
+    """One stored item. The four secret fields are secret-box output; None means not set."""
+
     password: bytes | None = field(repr=False)
     totp_secret: bytes | None = field(repr=False)
     card_number: bytes | None = field(repr=False)
     security_code: bytes | None = field(repr=False)
-    created_at: float
-    updated_at: float
 
 
-_COLUMNS = tuple(f.name for f in fields(VaultItemRow))
 SECRET_COLUMNS = ("password", "totp_secret", "card_number", "security_code")
+_PLAIN = tuple(f.name for f in fields(VaultItemFields))
+_COLUMNS = (*_PLAIN, *SECRET_COLUMNS)
 
 
 @dataclass(frozen=True, slots=True)
-class VaultItemMarks:
+class VaultItemMarks(VaultItemFields):
     """An item as a list shows it: every column but the ciphertexts, and the names of the
     secret columns that hold one."""
 
-    team_id: str
-    id: str
-    kind: str
-    name: str
-    sites: tuple[str, ...]
-    username: str | None
-    notes: str | None
-    cardholder: str | None
-    expiry: str | None
-    billing_address: str | None
-    card_last4: str | None
-    card_brand: str | None
-    email: str | None
-    phone: str | None
-    postal_address: str | None
-    created_at: float
-    updated_at: float
     secrets_set: tuple[str, ...]
 
     @classmethod
@@ -74,13 +64,10 @@ class VaultItemMarks:
         return cls(**values, secrets_set=marked)
 
 
-_PLAIN = tuple(name for name in _COLUMNS if name not in SECRET_COLUMNS)
-
-
 def _row(mapping: Any) -> VaultItemRow:
     values = {name: mapping[name] for name in _COLUMNS}
     values["sites"] = tuple(values["sites"] or ())
-    for secret in ("password", "totp_secret", "card_number", "security_code"):
+    for secret in SECRET_COLUMNS:
         if values[secret] is not None:
             values[secret] = bytes(values[secret])
     return VaultItemRow(**values)
