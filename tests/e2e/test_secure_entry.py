@@ -5,7 +5,8 @@ A member types a password into a secret card while watching the agent's tab; the
 closes while the tab holds it, the fixture site receives it, and it reaches neither the
 provider, nor the server's logs, nor the web client's storage. An owner saves a secret to
 the vault and the agent then fills from that item (after consent), and is refused on another
-site. A declined card goes from every window that showed it.
+site. A card filled from the vault is confirmed by the member who takes the tab over. A
+declined card goes from every window that showed it.
 
 One server, one browser, one team and one agent serve the module; each test starts its own
 chats and tabs.
@@ -43,6 +44,7 @@ from tests.support.fakes.anthropic import FakeAnthropic, MessageEvents
 from tests.support.fakes.server import RecordedRequest, StreamReply
 from tests.support.loop_watch import watch_event_loop
 from tests.support.sites import Posted, Site, serving, sign_in_app
+from tests.support.waiting import eventually
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 
@@ -51,6 +53,7 @@ TURN_MS = 30_000
 # Fresh per run, so a find anywhere is this run's leak and never an old file's.
 PASSWORD = "pw-" + secrets.token_hex(12)
 SAVED_PASSWORD = "saved-" + secrets.token_hex(12)
+CARD = "4111111111111111"
 PASSWORD_FIELD = {"target": {"kind": "css", "selector": "input[type=password]"}}
 EMAIL_FIELD = {"target": {"kind": "css", "selector": "input[type=email]"}}
 
@@ -361,6 +364,64 @@ async def test_an_owner_saves_a_secret_and_the_agent_fills_from_that_item(
     assert SAVED_PASSWORD not in await page.content()
     assert SAVED_PASSWORD not in await stored_in(page)
     never_holds(walk, SAVED_PASSWORD)
+    await context.close()
+
+
+async def test_a_member_takes_over_a_filled_card_and_pays(walk: Walk, screens: Screens) -> None:
+    async with owner_peer(walk.team, walk.folder) as owner:
+        card = await owner.call(
+            "vault-v1/create",
+            {"item": {"kind": "card", "name": "Team card", "number": CARD, "securityCode": "737"}},
+        )
+
+    def fill(_request: RecordedRequest) -> bytes:
+        arguments = {
+            "tabId": result_of(walk.anthropic, "toolu_open")["tabId"],
+            "itemId": card["id"],
+            "fields": [
+                {"target": {"kind": "css", "selector": "input[name=cc]"}, "field": "number"},
+                {"target": {"kind": "css", "selector": "input[name=csc]"}, "field": "securityCode"},
+            ],
+        }
+        events = MessageEvents().tool_use("toolu_card", "fill_from_vault", arguments)
+        return events.stop("tool_use").body()
+
+    context = await walk.signed_in(MEMBER)
+    page = await walk.chat(context)
+    walk.anthropic.script(
+        opens("toolu_open", walk.site.url("/checkout")),
+        StreamReply(fill),
+        says("A person confirms the payment."),
+    )
+    await say(page, "Pay with the team card")
+    consent = page.locator('.attention-card[data-kind="consent"]')
+    await expect(consent).to_contain_text("fill_from_vault", timeout=TURN_MS)
+    await consent.get_by_role("button", name="Approve").click()
+    await turn_done(page, "A person confirms the payment.")
+    assert result_of(walk.anthropic, "toolu_card")["code"] == "paymentConfirmation"
+
+    # The request names the agent; opening it watches the tab holding it, the card masked.
+    request = page.get_by_role("list", name="Requests from agents").get_by_role("status")
+    await expect(request).to_contain_text("Scout asks a person to take over")
+    await expect(request).to_contain_text("payment")
+    await screens.save(page, "card-takeover-request")
+    await request.get_by_role("button", name="Open tab").click()
+    canvas = page.locator(LIVE_CANVAS)
+    await expect(canvas).to_be_visible(timeout=FRAME_MS)
+    await expect(page.get_by_role("button", name="Release")).to_be_visible()
+    selected = page.locator(".tab-row[aria-current='true']")
+    await expect(selected.locator(".tab-owner")).to_have_text("Scout")  # its agent, by name
+    await screens.save(page, "card-takeover-view")
+    # The fixture's Pay button fills the page's lower part.
+    box = await canvas.bounding_box()
+    assert box is not None
+    await page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] * 0.85)
+    await eventually(lambda: ("/pay", f"cc={CARD}&csc=737") in walk.posted.bodies, TURN_MS / 1000)
+    # The new page ended protection: the view goes on.
+    await expect(canvas).to_be_visible()
+    assert CARD not in await page.content()
+    assert CARD not in await stored_in(page)
+    never_holds(walk, CARD)
     await context.close()
 
 

@@ -106,7 +106,8 @@ CHECKOUT = """<!doctype html><title>Checkout</title>
 <form method="post" action="/pay">
 <label>Card number <input name="cc" autocomplete="cc-number"></label>
 <label>Security code <input name="csc" autocomplete="cc-csc"></label>
-<button type="submit">Pay</button></form>PREVIEW"""
+<button type="submit" style="position: fixed; left: 0; right: 0; bottom: 0; height: 40vh">Pay
+</button></form>PREVIEW"""
 # A card preview that shows the number as it is typed: the page itself echoes it.
 CARD_PREVIEW = """<p id="preview"></p><script>
 document.querySelector('input[name=cc]').addEventListener('input', (e) => {

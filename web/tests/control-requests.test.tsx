@@ -146,7 +146,7 @@ describe('who holds a tab', () => {
   it('shows in the tab list', async () => {
     const { connection } = fakeConnection();
     await act(async () => {
-      render(<TabList connection={connection} tabs={[HELD_BY_MAYA]} error={null} selected={null} profilesServed={false} meId={ME} names={NAMES} onSelect={() => {}} />, container);
+      render(<TabList connection={connection} tabs={[HELD_BY_MAYA]} error={null} selected={null} profilesServed={false} meId={ME} names={NAMES} agentNames={new Map()} onSelect={() => {}} />, container);
     });
     expect(container.querySelector('.tab-row .tag')!.textContent).toBe('Maya is in control');
   });

@@ -155,7 +155,7 @@ describe('TabList', () => {
     });
     const onSelect = vi.fn();
     await act(async () => {
-      render(<TabList connection={connection} tabs={[TAB]} error={null} selected={null} profilesServed meId="me" names={new Map()} onSelect={onSelect} />, container);
+      render(<TabList connection={connection} tabs={[TAB]} error={null} selected={null} profilesServed meId="me" names={new Map()} agentNames={new Map()} onSelect={onSelect} />, container);
     });
     await act(async () => {}); // the profiles' answer
     const row = container.querySelector('.tab-row')!;
@@ -185,7 +185,7 @@ describe('TabList', () => {
   it('offers only Shared and a private sign-in on a host without browser profiles', async () => {
     const { connection, calls } = fakeConnection();
     await act(async () => {
-      render(<TabList connection={connection} tabs={[]} error={null} selected={null} profilesServed={false} meId="me" names={new Map()} onSelect={() => {}} />, container);
+      render(<TabList connection={connection} tabs={[]} error={null} selected={null} profilesServed={false} meId="me" names={new Map()} agentNames={new Map()} onSelect={() => {}} />, container);
     });
     const select = container.querySelector<HTMLSelectElement>('select')!;
     expect([...select.options].map((o) => o.textContent)).toEqual(['Shared', 'Private sign-in']);

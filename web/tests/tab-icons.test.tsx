@@ -46,7 +46,7 @@ afterEach(() => {
 
 async function show(connection: HostConnection, tabs: TabView[]) {
   await act(async () => {
-    render(<TabList connection={connection} tabs={tabs} error={null} selected={null} profilesServed={false} meId="me" names={new Map()} onSelect={() => {}} />, container);
+    render(<TabList connection={connection} tabs={tabs} error={null} selected={null} profilesServed={false} meId="me" names={new Map()} agentNames={new Map()} onSelect={() => {}} />, container);
   });
   await act(async () => {});
 }

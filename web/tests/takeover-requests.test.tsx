@@ -54,12 +54,13 @@ describe('TakeoverRequests', () => {
       { tabId: TAB.id, agentId: 'a'.repeat(32), reason: 'a sign-in needs your code' },
       { tabId: 'closed-tab', agentId: null, reason: 'gone' },
     ];
+    const names = new Map([['a'.repeat(32), 'Scout']]);
     await act(async () => {
-      render(<TakeoverRequests requests={requests} tabs={[TAB]} onOpen={onOpen} onDismiss={onDismiss} />, container);
+      render(<TakeoverRequests requests={requests} tabs={[TAB]} agentNames={names} onOpen={onOpen} onDismiss={onDismiss} />, container);
     });
     const items = container.querySelectorAll('li');
     expect(items).toHaveLength(1);
-    expect(items[0]!.textContent).toContain('Agent aaaaaa asks a person to take over shop.example.com/checkout.');
+    expect(items[0]!.textContent).toContain('Scout asks a person to take over shop.example.com/checkout.');
     expect(items[0]!.textContent).toContain('a sign-in needs your code');
     const [open, dismiss] = [...items[0]!.querySelectorAll('button')];
     await act(async () => open!.click());
@@ -70,8 +71,19 @@ describe('TakeoverRequests', () => {
 
   it('draws nothing when no request is for an open tab', async () => {
     await act(async () => {
-      render(<TakeoverRequests requests={[{ tabId: 'x', agentId: null, reason: '' }]} tabs={[TAB]} onOpen={() => {}} onDismiss={() => {}} />, container);
+      render(<TakeoverRequests requests={[{ tabId: 'x', agentId: null, reason: '' }]} tabs={[TAB]} agentNames={new Map()} onOpen={() => {}} onDismiss={() => {}} />, container);
     });
     expect(container.innerHTML).toBe('');
+  });
+});
+
+describe('TakeoverRequests naming the agent', () => {
+  it('says "An agent" for an agent this member cannot list (or none)', async () => {
+    const requests = [{ tabId: TAB.id, agentId: 'b'.repeat(32), reason: '' }];
+    await act(async () => {
+      render(<TakeoverRequests requests={requests} tabs={[TAB]} agentNames={new Map()} onOpen={() => {}} onDismiss={() => {}} />, container);
+    });
+    expect(container.textContent).toContain('An agent asks a person to take over');
+    expect(container.textContent).not.toContain('bbbbbb');
   });
 });

@@ -282,6 +282,7 @@ function Connected(props: {
       <TakeoverRequests
         requests={requests}
         tabs={tabList}
+        agentNames={agentNames}
         onOpen={(tabId) => {
           dismiss(tabId);
           setTakingOver(tabId);
@@ -341,6 +342,7 @@ function Connected(props: {
             profilesServed={served.has(CAPABILITY.browserProfiles)}
             meId={meId}
             names={names}
+            agentNames={agentNames}
             onSelect={setSelected}
           />
           <div class="view-pane">

@@ -63,6 +63,8 @@ export function TabList(props: {
   /** This member's account, and every member's name by account. */
   meId: string;
   names: MemberNames;
+  /** Every agent's name by id (an agent this member cannot list reads as "An agent"). */
+  agentNames: ReadonlyMap<string, string>;
   onSelect: (tabId: string) => void;
 }) {
   const [busy, setBusy] = useState(false);
@@ -146,7 +148,7 @@ export function TabList(props: {
                 ) : null}
                 <span class="tab-row-meta">
                   <ProfileChip label={tab.partitionLabel} hue={tab.hue} />
-                  <span class="tab-owner">{tab.ownerAgentId ? `Agent ${tab.ownerAgentId.slice(0, 6)}` : 'Opened by a person'}</span>
+                  <span class="tab-owner">{tab.ownerAgentId ? (props.agentNames.get(tab.ownerAgentId) ?? 'An agent') : 'Opened by a person'}</span>
                   {held ? <span class={`tag${tab.heldBy === props.meId ? ' tag-accent' : ''}`}>{held}</span> : null}
                 </span>
                 <span class="visually-hidden">{tab.url}</span>

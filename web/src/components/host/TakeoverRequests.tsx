@@ -25,6 +25,7 @@ export function takeoverRequestFrom(data: unknown): TakeoverRequest | null {
 export function TakeoverRequests(props: {
   requests: TakeoverRequest[];
   tabs: TabView[];
+  agentNames: ReadonlyMap<string, string>;
   onOpen: (tabId: string) => void;
   onDismiss: (tabId: string) => void;
 }) {
@@ -35,7 +36,7 @@ export function TakeoverRequests(props: {
     <ul class="takeover-requests" aria-label="Requests from agents">
       {open.map((request) => {
         const tab = props.tabs.find((t) => t.id === request.tabId)!;
-        const who = request.agentId ? `Agent ${request.agentId.slice(0, 6)}` : 'An agent';
+        const who = (request.agentId && props.agentNames.get(request.agentId)) || 'An agent';
         return (
           <li key={request.tabId} class="banner banner-info takeover-request" role="status">
             <Icon name="hand" />
