@@ -74,6 +74,7 @@ from peer.known_hosts import KnownHosts
 from server.common.keys import verify_signature
 from server.common.protocol.signaling import answer_proof
 from server.common.protocol.team_api import TEAM_API_LABEL
+from server.common.sctp_bundling import bundle_sctp
 from server.common.sdp import sdp_fingerprint
 
 CONNECTIONS = 50
@@ -148,11 +149,15 @@ class SetupTiming:
 STEPS = [step.name for step in fields(SetupTiming)]
 
 
-async def timed_connect(member: Member, host_id: str) -> tuple[HostConnection, SetupTiming]:
+async def timed_connect(
+    member: Member, host_id: str, sctp_bundling: bool
+) -> tuple[HostConnection, SetupTiming]:
     """The steps of ``peer.connection.connect_to_host``, with a timestamp after each."""
     started = time.perf_counter()
     marks: dict[str, float] = {}
     connection = RTCPeerConnection(RTCConfiguration(iceServers=[]))
+    if sctp_bundling:
+        bundle_sctp(connection)
     try:
         channel = connection.createDataChannel(TEAM_API_LABEL, ordered=True)
         opened = asyncio.Event()
@@ -305,12 +310,14 @@ async def connect_phase(
     count: int,
     hosts: list[HostConnection],
     cpu: CpuWindow,
+    sctp_bundling: bool,
 ) -> ConnectResult:
     """``count`` connections one after another; each is appended to ``hosts`` once open."""
     timings = []
     cpu.start()
     for index in range(count):
-        host, timing = await timed_connect(members[index % len(members)], host_id)
+        member = members[index % len(members)]
+        host, timing = await timed_connect(member, host_id, sctp_bundling)
         hosts.append(host)
         timings.append(timing)
     return summarise_connects(timings, cpu.stop())
@@ -388,9 +395,10 @@ class Report:
     round_trips: list[RoundTripResult]
 
 
-def server_env() -> dict[str, str]:
+def server_env(args: argparse.Namespace) -> dict[str, str]:
     env = dict(os.environ)
     env.update(TEAM_API_OVERRIDES)
+    env["CREWHOST_RTC_SCTP_BUNDLING"] = "true" if args.sctp_bundling == "on" else "false"
     return env
 
 
@@ -417,7 +425,9 @@ async def measure(
     try:
         host_id = await builtin_host_id(members[0])
         print(f"server {server.base} ready; host {host_id} linked", flush=True)
-        connect = await connect_phase(members, host_id, args.connections, hosts, cpu)
+        connect = await connect_phase(
+            members, host_id, args.connections, hosts, cpu, args.sctp_bundling == "on"
+        )
         print(f"{len(hosts)} connections open", flush=True)
         baseline = await round_trip_phase("baseline", hosts[:1], args.seconds, cpu)
         loaded = await round_trip_phase("loaded", hosts, args.seconds, cpu)
@@ -439,6 +449,7 @@ def describe_setup(args: argparse.Namespace) -> dict[str, Any]:
         "accounts": args.accounts,
         "seconds_per_round_trip_phase": args.seconds,
         "team_api_overrides": TEAM_API_OVERRIDES,
+        "sctp_bundling": args.sctp_bundling,
         "load_average_before": [round(load, 2) for load in os.getloadavg()],
     }
 
@@ -447,7 +458,7 @@ def run_benchmark(args: argparse.Namespace, folder: Path) -> Report:
     setup = describe_setup(args)
     data_dir, peers_dir = folder / "server", folder / "peers"
     data_dir.mkdir()
-    server = start_server(data_dir, server_env())
+    server = start_server(data_dir, server_env(args))
     try:
         connect, round_trips = asyncio.run(measure(server, args, peers_dir))
     finally:
@@ -536,6 +547,7 @@ def print_report(report: Report) -> None:
         f"aiortc {setup['aiortc']}, aioice {setup['aioice']}"
     )
     print(f"server: {setup['server']}; {setup['accounts']} member account(s)")
+    print(f"SCTP bundling (both ends): {setup['sctp_bundling']}")
     print(
         f"load average (1, 5, 15 min): before {setup['load_average_before']}, "
         f"after {setup['load_average_after']}"
@@ -579,6 +591,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--accounts", type=int, default=1, help="member accounts the peers are spread over"
+    )
+    parser.add_argument(
+        "--sctp-bundling",
+        choices=["on", "off"],
+        default="on",
+        help="delayed SACKs and shared packets on both ends (rtc.sctp_bundling); "
+        "off: aiortc's one packet per chunk, for a before/after comparison",
     )
     args = parser.parse_args(argv)
     if args.seconds <= 0:
