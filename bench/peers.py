@@ -20,8 +20,13 @@ peer is an aiortc ``RTCPeerConnection`` in it, spread round-robin over the membe
   so including the offer and its ICE gathering. Every connection stays open.
 * ``round trip``: ``capabilities`` called in a loop, one call in flight per peer,
   for ``--seconds``: first by one peer alone (the baseline), then by all 50 peers at
-  once; calls/s, p50 and p99 of every call, and the CPU the server process and this
-  client process used meanwhile (``/proc/<pid>/stat``; both share the machine).
+  once; calls/s, p50 and p99 of every call, the CPU the server process and this
+  client process used meanwhile (``/proc/<pid>/stat``; both share the machine), that
+  CPU per call, and the UDP datagrams per call (the peers' DTLS statistics).
+
+``--sctp-bundling off`` runs both ends with aiortc's SCTP as it comes (one packet per
+chunk, a SACK for every packet), for a before/after comparison with the default ``on``
+(``server/common/sctp_bundling.py``).
 
 The per-peer Team API rate limit is raised through ``CREWHOST_RTC_TEAM_API_RATE``
 and ``CREWHOST_RTC_TEAM_API_BURST`` so that a peer calling in a loop is not refused;
@@ -337,6 +342,15 @@ class RoundTripResult:
     p99_ms: float
     max_ms: float
     cpu_percent: CpuUse
+    # CPU microseconds per call: less swayed than latency by what else the machine runs.
+    server_cpu_us_per_call: float
+    client_cpu_us_per_call: float
+    # UDP datagrams the peers sent and received per call (DTLS transport statistics).
+    datagrams_per_call: float
+
+
+def cpu_us_per_call(percent: float, calls_per_second: float) -> float:
+    return round(percent * 10_000 / calls_per_second, 1) if calls_per_second else 0.0
 
 
 async def call_loop(host: HostConnection, deadline: float) -> tuple[list[float], Counter[str]]:
@@ -358,30 +372,49 @@ async def call_loop(host: HostConnection, deadline: float) -> tuple[list[float],
     return latencies, errors
 
 
+def datagrams(hosts: Sequence[HostConnection]) -> int:
+    """Datagrams the peers' DTLS transports sent and received so far."""
+    total = 0
+    for host in hosts:
+        sctp = host.connection.sctp
+        if sctp is None:
+            continue
+        # getStats() reports RTP only; the DTLS transport under SCTP keeps its own counts.
+        for stats in sctp.transport._get_stats().values():
+            total += stats.packetsSent + stats.packetsReceived
+    return total
+
+
 async def round_trip_phase(
     name: str, hosts: Sequence[HostConnection], seconds: float, cpu: CpuWindow
 ) -> RoundTripResult:
     # One untimed call per peer first, so no first-call cost lands in the window.
     await asyncio.gather(*(host.call(ROUTE) for host in hosts))
+    datagrams_before = datagrams(hosts)
     cpu.start()
     started = time.perf_counter()
     outcomes = await asyncio.gather(*(call_loop(host, started + seconds) for host in hosts))
     elapsed = time.perf_counter() - started
     cpu_use = cpu.stop()
+    datagrams_during = datagrams(hosts) - datagrams_before
     latencies = sorted(latency for per_peer, _ in outcomes for latency in per_peer)
     errors: Counter[str] = Counter()
     for _, per_peer in outcomes:
         errors.update(per_peer)
+    rate = len(latencies) / elapsed
     return RoundTripResult(
         name=name,
         peers=len(hosts),
         calls=len(latencies),
         errors=dict(errors),
-        calls_per_second=round(len(latencies) / elapsed, 1),
+        calls_per_second=round(rate, 1),
         p50_ms=ms(percentile(latencies, 0.50)),
         p99_ms=ms(percentile(latencies, 0.99)),
         max_ms=ms(latencies[-1]) if latencies else 0.0,
         cpu_percent=cpu_use,
+        server_cpu_us_per_call=cpu_us_per_call(cpu_use.server, rate),
+        client_cpu_us_per_call=cpu_us_per_call(cpu_use.client, rate),
+        datagrams_per_call=round(datagrams_during / len(latencies), 2) if latencies else 0.0,
     )
 
 
@@ -538,6 +571,12 @@ def print_round_trips(results: Sequence[RoundTripResult]) -> None:
         "(CPU in percent of one core, 200% being the whole machine; the server process "
         "holds both hub and host; others: every other process on the machine)"
     )
+    for r in results:
+        print(
+            f"per call, {r.name}: CPU server {r.server_cpu_us_per_call:.0f} us, "
+            f"client {r.client_cpu_us_per_call:.0f} us; "
+            f"{r.datagrams_per_call:.2f} datagrams (both ways)"
+        )
 
 
 def print_report(report: Report) -> None:
