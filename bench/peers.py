@@ -26,7 +26,8 @@ peer is an aiortc ``RTCPeerConnection`` in it, spread round-robin over the membe
 
 ``--sctp-bundling off`` runs both ends with aiortc's SCTP as it comes (one packet per
 chunk, a SACK for every packet), for a before/after comparison with the default ``on``
-(``server/common/sctp_bundling.py``).
+(``server/common/sctp_bundling.py``). ``--client-loop uvloop`` runs this client on
+uvloop (the server already runs on it when installed), so it takes less of the machine.
 
 The per-peer Team API rate limit is raised through ``CREWHOST_RTC_TEAM_API_RATE``
 and ``CREWHOST_RTC_TEAM_API_BURST`` so that a peer calling in a loop is not refused;
@@ -81,6 +82,7 @@ from server.common.protocol.signaling import answer_proof
 from server.common.protocol.team_api import TEAM_API_LABEL
 from server.common.sctp_bundling import bundle_sctp
 from server.common.sdp import sdp_fingerprint
+from server.event_loop import run as run_loop
 
 CONNECTIONS = 50
 ROUTE = "capabilities"
@@ -483,6 +485,7 @@ def describe_setup(args: argparse.Namespace) -> dict[str, Any]:
         "seconds_per_round_trip_phase": args.seconds,
         "team_api_overrides": TEAM_API_OVERRIDES,
         "sctp_bundling": args.sctp_bundling,
+        "client_loop": args.client_loop,
         "load_average_before": [round(load, 2) for load in os.getloadavg()],
     }
 
@@ -493,7 +496,7 @@ def run_benchmark(args: argparse.Namespace, folder: Path) -> Report:
     data_dir.mkdir()
     server = start_server(data_dir, server_env(args))
     try:
-        connect, round_trips = asyncio.run(measure(server, args, peers_dir))
+        connect, round_trips = run_loop(measure(server, args, peers_dir), args.client_loop)
     finally:
         stop_server(server)
     setup["load_average_after"] = [round(load, 2) for load in os.getloadavg()]
@@ -586,7 +589,10 @@ def print_report(report: Report) -> None:
         f"aiortc {setup['aiortc']}, aioice {setup['aioice']}"
     )
     print(f"server: {setup['server']}; {setup['accounts']} member account(s)")
-    print(f"SCTP bundling (both ends): {setup['sctp_bundling']}")
+    print(
+        f"SCTP bundling (both ends): {setup['sctp_bundling']}; "
+        f"client event loop: {setup['client_loop']} (the server's: auto, uvloop when installed)"
+    )
     print(
         f"load average (1, 5, 15 min): before {setup['load_average_before']}, "
         f"after {setup['load_average_after']}"
@@ -637,6 +643,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         default="on",
         help="delayed SACKs and shared packets on both ends (rtc.sctp_bundling); "
         "off: aiortc's one packet per chunk, for a before/after comparison",
+    )
+    parser.add_argument(
+        "--client-loop",
+        choices=["asyncio", "uvloop"],
+        default="asyncio",
+        help="event loop of this client process, which shares the machine with the server",
     )
     args = parser.parse_args(argv)
     if args.seconds <= 0:
