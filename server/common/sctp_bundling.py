@@ -202,6 +202,8 @@ class BundlingSctpTransport(RTCSctpTransport):
             expected_tag = self._local_verification_tag
         if verification_tag != expected_tag:
             return
+        # Each packet that leaves a gap open, and the one that fills it, is acknowledged at
+        # once (section 6.7), so a retransmission is too.
         gaps_before = bool(self._sack_misordered)
         self._bundle_depth += 1
         try:
@@ -221,8 +223,6 @@ class BundlingSctpTransport(RTCSctpTransport):
             await self._flush_bundle()
 
     def _sack_now(self, chunks: list[Chunk]) -> bool:
-        # Gaps before the packet count too: each packet that leaves a gap open, and the one
-        # that fills it, is acknowledged at once (section 6.7), so a retransmission is too.
         return (
             self._packets_unacked >= SACK_EVERY_PACKETS
             or bool(self._sack_misordered or self._sack_duplicates)  # section 6.7
