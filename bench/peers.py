@@ -20,8 +20,14 @@ peer is an aiortc ``RTCPeerConnection`` in it, spread round-robin over the membe
   so including the offer and its ICE gathering. Every connection stays open.
 * ``round trip``: ``capabilities`` called in a loop, one call in flight per peer,
   for ``--seconds``: first by one peer alone (the baseline), then by all 50 peers at
-  once; calls/s, p50 and p99 of every call, and the CPU the server process and this
-  client process used meanwhile (``/proc/<pid>/stat``; both share the machine).
+  once; calls/s, p50 and p99 of every call, the CPU the server process and this
+  client process used meanwhile (``/proc/<pid>/stat``; both share the machine), that
+  CPU per call, and the UDP datagrams per call (the peers' DTLS statistics).
+
+``--sctp-bundling off`` runs both ends with aiortc's SCTP as it comes (one packet per
+chunk, a SACK for every packet), for a before/after comparison with the default ``on``
+(``server/common/sctp_bundling.py``). ``--client-loop uvloop`` runs this client on
+uvloop (the server already runs on it when installed), so it takes less of the machine.
 
 The per-peer Team API rate limit is raised through ``CREWHOST_RTC_TEAM_API_RATE``
 and ``CREWHOST_RTC_TEAM_API_BURST`` so that a peer calling in a loop is not refused;
@@ -74,7 +80,9 @@ from peer.known_hosts import KnownHosts
 from server.common.keys import verify_signature
 from server.common.protocol.signaling import answer_proof
 from server.common.protocol.team_api import TEAM_API_LABEL
+from server.common.sctp_bundling import bundle_sctp
 from server.common.sdp import sdp_fingerprint
+from server.event_loop import run as run_loop
 
 CONNECTIONS = 50
 ROUTE = "capabilities"
@@ -148,11 +156,15 @@ class SetupTiming:
 STEPS = [step.name for step in fields(SetupTiming)]
 
 
-async def timed_connect(member: Member, host_id: str) -> tuple[HostConnection, SetupTiming]:
+async def timed_connect(
+    member: Member, host_id: str, sctp_bundling: bool
+) -> tuple[HostConnection, SetupTiming]:
     """The steps of ``peer.connection.connect_to_host``, with a timestamp after each."""
     started = time.perf_counter()
     marks: dict[str, float] = {}
     connection = RTCPeerConnection(RTCConfiguration(iceServers=[]))
+    if sctp_bundling:
+        bundle_sctp(connection)
     try:
         channel = connection.createDataChannel(TEAM_API_LABEL, ordered=True)
         opened = asyncio.Event()
@@ -305,12 +317,14 @@ async def connect_phase(
     count: int,
     hosts: list[HostConnection],
     cpu: CpuWindow,
+    sctp_bundling: bool,
 ) -> ConnectResult:
     """``count`` connections one after another; each is appended to ``hosts`` once open."""
     timings = []
     cpu.start()
     for index in range(count):
-        host, timing = await timed_connect(members[index % len(members)], host_id)
+        member = members[index % len(members)]
+        host, timing = await timed_connect(member, host_id, sctp_bundling)
         hosts.append(host)
         timings.append(timing)
     return summarise_connects(timings, cpu.stop())
@@ -330,6 +344,15 @@ class RoundTripResult:
     p99_ms: float
     max_ms: float
     cpu_percent: CpuUse
+    # CPU microseconds per call: less swayed than latency by what else the machine runs.
+    server_cpu_us_per_call: float
+    client_cpu_us_per_call: float
+    # UDP datagrams the peers sent and received per call (DTLS transport statistics).
+    datagrams_per_call: float
+
+
+def cpu_us_per_call(percent: float, calls_per_second: float) -> float:
+    return round(percent * 10_000 / calls_per_second, 1) if calls_per_second else 0.0
 
 
 async def call_loop(host: HostConnection, deadline: float) -> tuple[list[float], Counter[str]]:
@@ -351,30 +374,49 @@ async def call_loop(host: HostConnection, deadline: float) -> tuple[list[float],
     return latencies, errors
 
 
+def datagrams(hosts: Sequence[HostConnection]) -> int:
+    """Datagrams the peers' DTLS transports sent and received so far."""
+    total = 0
+    for host in hosts:
+        sctp = host.connection.sctp
+        if sctp is None:
+            continue
+        # getStats() reports RTP only; the DTLS transport under SCTP keeps its own counts.
+        for stats in sctp.transport._get_stats().values():
+            total += stats.packetsSent + stats.packetsReceived
+    return total
+
+
 async def round_trip_phase(
     name: str, hosts: Sequence[HostConnection], seconds: float, cpu: CpuWindow
 ) -> RoundTripResult:
     # One untimed call per peer first, so no first-call cost lands in the window.
     await asyncio.gather(*(host.call(ROUTE) for host in hosts))
+    datagrams_before = datagrams(hosts)
     cpu.start()
     started = time.perf_counter()
     outcomes = await asyncio.gather(*(call_loop(host, started + seconds) for host in hosts))
     elapsed = time.perf_counter() - started
     cpu_use = cpu.stop()
+    datagrams_during = datagrams(hosts) - datagrams_before
     latencies = sorted(latency for per_peer, _ in outcomes for latency in per_peer)
     errors: Counter[str] = Counter()
     for _, per_peer in outcomes:
         errors.update(per_peer)
+    rate = len(latencies) / elapsed
     return RoundTripResult(
         name=name,
         peers=len(hosts),
         calls=len(latencies),
         errors=dict(errors),
-        calls_per_second=round(len(latencies) / elapsed, 1),
+        calls_per_second=round(rate, 1),
         p50_ms=ms(percentile(latencies, 0.50)),
         p99_ms=ms(percentile(latencies, 0.99)),
         max_ms=ms(latencies[-1]) if latencies else 0.0,
         cpu_percent=cpu_use,
+        server_cpu_us_per_call=cpu_us_per_call(cpu_use.server, rate),
+        client_cpu_us_per_call=cpu_us_per_call(cpu_use.client, rate),
+        datagrams_per_call=round(datagrams_during / len(latencies), 2) if latencies else 0.0,
     )
 
 
@@ -388,9 +430,10 @@ class Report:
     round_trips: list[RoundTripResult]
 
 
-def server_env() -> dict[str, str]:
+def server_env(args: argparse.Namespace) -> dict[str, str]:
     env = dict(os.environ)
     env.update(TEAM_API_OVERRIDES)
+    env["CREWHOST_RTC_SCTP_BUNDLING"] = "true" if args.sctp_bundling == "on" else "false"
     return env
 
 
@@ -417,7 +460,9 @@ async def measure(
     try:
         host_id = await builtin_host_id(members[0])
         print(f"server {server.base} ready; host {host_id} linked", flush=True)
-        connect = await connect_phase(members, host_id, args.connections, hosts, cpu)
+        connect = await connect_phase(
+            members, host_id, args.connections, hosts, cpu, args.sctp_bundling == "on"
+        )
         print(f"{len(hosts)} connections open", flush=True)
         baseline = await round_trip_phase("baseline", hosts[:1], args.seconds, cpu)
         loaded = await round_trip_phase("loaded", hosts, args.seconds, cpu)
@@ -439,6 +484,8 @@ def describe_setup(args: argparse.Namespace) -> dict[str, Any]:
         "accounts": args.accounts,
         "seconds_per_round_trip_phase": args.seconds,
         "team_api_overrides": TEAM_API_OVERRIDES,
+        "sctp_bundling": args.sctp_bundling,
+        "client_loop": args.client_loop,
         "load_average_before": [round(load, 2) for load in os.getloadavg()],
     }
 
@@ -447,9 +494,9 @@ def run_benchmark(args: argparse.Namespace, folder: Path) -> Report:
     setup = describe_setup(args)
     data_dir, peers_dir = folder / "server", folder / "peers"
     data_dir.mkdir()
-    server = start_server(data_dir, server_env())
+    server = start_server(data_dir, server_env(args))
     try:
-        connect, round_trips = asyncio.run(measure(server, args, peers_dir))
+        connect, round_trips = run_loop(measure(server, args, peers_dir), args.client_loop)
     finally:
         stop_server(server)
     setup["load_average_after"] = [round(load, 2) for load in os.getloadavg()]
@@ -527,6 +574,12 @@ def print_round_trips(results: Sequence[RoundTripResult]) -> None:
         "(CPU in percent of one core, 200% being the whole machine; the server process "
         "holds both hub and host; others: every other process on the machine)"
     )
+    for r in results:
+        print(
+            f"per call, {r.name}: CPU server {r.server_cpu_us_per_call:.0f} us, "
+            f"client {r.client_cpu_us_per_call:.0f} us; "
+            f"{r.datagrams_per_call:.2f} datagrams (both ways)"
+        )
 
 
 def print_report(report: Report) -> None:
@@ -536,6 +589,10 @@ def print_report(report: Report) -> None:
         f"aiortc {setup['aiortc']}, aioice {setup['aioice']}"
     )
     print(f"server: {setup['server']}; {setup['accounts']} member account(s)")
+    print(
+        f"SCTP bundling (both ends): {setup['sctp_bundling']}; "
+        f"client event loop: {setup['client_loop']} (the server's: auto, uvloop when installed)"
+    )
     print(
         f"load average (1, 5, 15 min): before {setup['load_average_before']}, "
         f"after {setup['load_average_after']}"
@@ -579,6 +636,19 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--accounts", type=int, default=1, help="member accounts the peers are spread over"
+    )
+    parser.add_argument(
+        "--sctp-bundling",
+        choices=["on", "off"],
+        default="on",
+        help="delayed SACKs and shared packets on both ends (rtc.sctp_bundling); "
+        "off: aiortc's one packet per chunk, for a before/after comparison",
+    )
+    parser.add_argument(
+        "--client-loop",
+        choices=["asyncio", "uvloop"],
+        default="asyncio",
+        help="event loop of this client process, which shares the machine with the server",
     )
     args = parser.parse_args(argv)
     if args.seconds <= 0:

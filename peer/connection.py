@@ -23,6 +23,7 @@ from server.common.protocol.team_api import (
     TeamApiRequest,
     TeamApiResult,
 )
+from server.common.sctp_bundling import bundle_sctp
 from server.common.sdp import sdp_fingerprint
 
 
@@ -172,10 +173,13 @@ async def connect_to_host(
     *,
     ice_servers: list[RTCIceServer] | None = None,
     wait_seconds: float = 20,
+    sctp_bundling: bool = True,
 ) -> HostConnection:
     """Ticket, offer, pinned and verified answer, open channel: a ready ``HostConnection``.
 
-    Without ``ice_servers`` the hub's configured STUN/TURN servers are used.
+    Without ``ice_servers`` the hub's configured STUN/TURN servers are used. With
+    ``sctp_bundling`` (``server.common.sctp_bundling``) SACKs are delayed and chunks share
+    packets; off, the connection is aiortc's as it comes.
     """
     if ice_servers is None:
         config = await hub.rtc_config()
@@ -184,6 +188,8 @@ async def connect_to_host(
             for s in config.ice_servers
         ]
     connection = RTCPeerConnection(RTCConfiguration(iceServers=ice_servers))
+    if sctp_bundling:
+        bundle_sctp(connection)
     try:
         channel = connection.createDataChannel(TEAM_API_LABEL, ordered=True)
         opened = asyncio.Event()

@@ -294,6 +294,11 @@ class RtcSettings(SettingsSection):
         "(fragments counted with their bookkeeping); a peer that sends more is disconnected. "
         "At least 1.5 times the largest view message (a 1 MiB clipboard and its envelope).",
     )
+    sctp_bundling: bool = Field(
+        True,
+        description="Delay SACKs and bundle data-channel chunks into shared packets, as "
+        "RFC 4960 allows (fewer datagrams per message); off: aiortc's one packet per chunk.",
+    )
 
 
 class LogSettings(SettingsSection):

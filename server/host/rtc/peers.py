@@ -25,6 +25,7 @@ from server.common.protocol.link import LinkRevoke
 from server.common.protocol.signaling import answer_proof
 from server.common.protocol.team_api import TEAM_API_LABEL
 from server.common.roles import Role
+from server.common.sctp_bundling import bundle_sctp
 from server.common.sdp import sdp_fingerprint
 from server.common.tasks import BackgroundTasks
 from server.common.tickets import TicketRefused, TicketVerifier
@@ -214,6 +215,8 @@ class PeerManager:
     def _wire(self, peer: Peer) -> None:
         connection = peer.connection
         cap_inbound_messages(connection, self._settings.max_message_bytes, peer.identity.peer_id)
+        if self._settings.sctp_bundling:
+            bundle_sctp(connection)
 
         @connection.on("datachannel")
         def on_datachannel(channel: Any) -> None:
