@@ -104,6 +104,19 @@ async def fetch_via(relay: LoopbackRelay, port: int, path: str) -> int:
     return total
 
 
+# As the product runs: both ends delay SACKs and bundle chunks (rtc.sctp_bundling).
+SCTP_BUNDLING = {"on": True}
+
+
+def new_connection() -> RTCPeerConnection:
+    from server.common.sctp_bundling import bundle_sctp
+
+    pc = RTCPeerConnection()
+    if SCTP_BUNDLING["on"]:
+        bundle_sctp(pc)
+    return pc
+
+
 # --- the member process --------------------------------------------------------------
 
 
@@ -119,7 +132,7 @@ async def member(megabytes: int, window: int, link_window: int) -> None:
     loop = asyncio.get_running_loop()
     reader = asyncio.StreamReader()
     await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
-    pc = RTCPeerConnection()
+    pc = new_connection()
     done = asyncio.Event()
 
     def on_channel(channel: Any) -> None:
@@ -202,13 +215,15 @@ async def host(megabytes: int, requests: int, window: int, link_window: int) -> 
         str(window),
         "--link-window",
         str(link_window),
+        "--sctp-bundling",
+        "on" if SCTP_BUNDLING["on"] else "off",
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         cwd=ROOT,
     )
     assert child.stdin is not None
     assert child.stdout is not None
-    pc = RTCPeerConnection()
+    pc = new_connection()
     egress = pc.createDataChannel("egress")
     raw = pc.createDataChannel("raw")
     mux = channel_multiplexer(egress, window=window, link_window=link_window)
@@ -360,12 +375,20 @@ def main() -> None:
         default=LINK_WINDOW,
         help="data bytes in flight on the channel, all streams (the default's)",
     )
+    parser.add_argument(
+        "--sctp-bundling",
+        choices=["on", "off"],
+        default="on",
+        help="delayed SACKs and bundled chunks on both ends, as the product runs (default on)",
+    )
     parser.add_argument("--member", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    SCTP_BUNDLING["on"] = args.sctp_bundling == "on"
     if args.member:
         asyncio.run(member(args.megabytes, args.window, args.link_window))
         return
     results = asyncio.run(host(args.megabytes, args.requests, args.window, args.link_window))
+    results = {"sctp_bundling": args.sctp_bundling, **results}
     for key, value in results.items():
         print(f"{key:28} {value}")
     RESULTS_FILE.parent.mkdir(exist_ok=True)
