@@ -2,7 +2,7 @@
 
 Private partitions are contexts of the one Chromium and end with their last tab; each
 persistent partition is its own Chromium over its folder, started on first use and
-stopped when none of its tabs is loaded (its data stays on disk).
+stopped when none of its tabs is loaded or getting its page (its data stays on disk).
 """
 
 from __future__ import annotations
@@ -208,7 +208,8 @@ class ContextPool:
             await asyncio.to_thread(shutil.rmtree, folder, True)
 
     async def close_idle(self) -> None:
-        """A persistent partition with no loaded tab stops its browser; its data stays on disk."""
+        """A persistent partition with no tab loaded or loading stops its browser; its data
+        stays on disk."""
         idle = [k for k in self._contexts if k[1].persistent and not self._in_use(k)]
         for key in idle:
             async with self._lock(key):
