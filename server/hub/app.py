@@ -68,7 +68,7 @@ def _lifecycle(hub: Hub) -> Any:
     async def lifecycle(_app: web.Application) -> AsyncIterator[None]:
         await hub.db.migrate()
         await hub.bus.start(hub.on_bus)
-        hub.links.start()
+        await hub.links.start()
         yield
         await hub.bus.close()
         hub.passwords.close()

@@ -34,7 +34,7 @@ from server.common.protocol.link import (
 from server.common.request_ids import current_request_id
 from server.common.tasks import BackgroundTasks
 from server.common.tokens import new_id
-from server.hub.bus import Bus
+from server.hub.bus import Bus, LocalBus
 from server.hub.services.hosts import HostService
 from server.hub.services.tickets import TicketService
 
@@ -71,8 +71,14 @@ class HostLinks:
         self._remote: dict[str, asyncio.Future[LinkAnswer | LinkRefused]] = {}
         self._tasks = BackgroundTasks("host links")
 
-    def start(self) -> None:
-        """Keep this hub's links marked online for as long as the hub runs."""
+    async def start(self) -> None:
+        """Keep this hub's links marked online for as long as the hub runs.
+
+        A hub alone (its bus in-process) holds every link there is, so none of those its
+        last run left marked linked is alive: a host listed online then would be refused
+        ``hostOffline`` for up to a lease. Other instances' links stay as they are."""
+        if isinstance(self._bus, LocalBus):
+            await self._hosts.forget_links()
         self._tasks.spawn(self._renew_forever())
 
     async def _renew_forever(self) -> None:

@@ -34,3 +34,22 @@ async def test_hosts_go_offline_when_their_hub_stops_renewing(
         assert not await online()
         await server.hub.links.renew()
         assert await online()
+
+
+async def test_a_hub_alone_starts_with_no_host_online_from_its_last_run(
+    tmp_path: Path, database: ScratchDatabase
+) -> None:
+    clock = FakeClock()
+    settings = hub_settings(tmp_path, database)
+    async with running_hub(settings, database, clock=clock) as server:
+        host_id = await wait_linked(server)
+        alone = server.hub.db.is_sqlite
+    async with running_hub(settings, database, clock=clock, with_host=False) as server:
+        # What a hub killed while the host was linked leaves in the database.
+        await server.hub.hosts.set_linked(host_id, True)
+    async with running_hub(settings, database, clock=clock, with_host=False) as server:
+        host = await server.hub.hosts.get_host_for_link(host_id)
+        assert host is not None
+        # With many hub instances (PostgreSQL), another one may hold the link: it stays
+        # online for its lease.
+        assert server.hub.hosts.is_online(host) is not alone

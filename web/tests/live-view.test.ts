@@ -1,9 +1,9 @@
 /** The view channel's messages and the view's geometry, with a stand-in data channel. */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { fitBox } from '../src/components/host/LiveView';
 import { tabHeading, tabTitle } from '../src/components/host/TabList';
 import type { HostConnection } from '../src/host/connection';
-import { LiveViewChannel } from '../src/host/live-view';
+import { CLOSE_REASON_WAIT_MS, LiveViewChannel } from '../src/host/live-view';
 import type { Frame, HostViewMessage } from '../src/host/protocol';
 
 class FakeChannel extends EventTarget {
@@ -74,6 +74,43 @@ describe('LiveViewChannel', () => {
     expect(seen.frames.map((f) => f.width)).toEqual([640]);
     expect(seen.messages.map((m) => m.type)).toEqual(['cursor', 'closed']);
     expect(seen.closed).toEqual([['tabHoldsSecret', 'the tab holds a secret']]);
+  });
+
+  describe('when the close event comes before the host’s closed message', () => {
+    afterEach(() => {
+      vi.useRealTimers();
+    });
+    const CLOSED = '{"type":"closed","code":"tabHoldsSecret","reason":"the tab holds a secret"}';
+
+    it('waits for the reason and reports the close once, with it', () => {
+      vi.useFakeTimers();
+      const { channel, seen } = openView();
+      channel.close();
+      expect(seen.closed).toEqual([]);
+      channel.dispatchEvent(new MessageEvent('message', { data: CLOSED }));
+      expect(seen.closed).toEqual([['tabHoldsSecret', 'the tab holds a secret']]);
+      vi.advanceTimersByTime(CLOSE_REASON_WAIT_MS * 2);
+      expect(seen.closed).toEqual([['tabHoldsSecret', 'the tab holds a secret']]);
+    });
+
+    it('reports a close without a reason after the wait, and the reason when it comes later', () => {
+      vi.useFakeTimers();
+      const { channel, seen } = openView();
+      channel.close();
+      vi.advanceTimersByTime(CLOSE_REASON_WAIT_MS);
+      expect(seen.closed).toEqual([[null, null]]);
+      channel.dispatchEvent(new MessageEvent('message', { data: CLOSED }));
+      expect(seen.closed).toEqual([[null, null], ['tabHoldsSecret', 'the tab holds a secret']]);
+    });
+
+    it('reports a close this side made at once', () => {
+      vi.useFakeTimers();
+      const { view, seen } = openView();
+      view.close();
+      expect(seen.closed).toEqual([[null, null]]);
+      vi.advanceTimersByTime(CLOSE_REASON_WAIT_MS * 2);
+      expect(seen.closed).toEqual([[null, null]]);
+    });
   });
 });
 

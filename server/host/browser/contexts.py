@@ -2,7 +2,7 @@
 
 Private partitions are contexts of the one Chromium and end with their last tab; each
 persistent partition is its own Chromium over its folder, started on first use and
-stopped when none of its tabs is loaded (its data stays on disk).
+stopped when none of its tabs is loaded or getting its page (its data stays on disk).
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ import contextlib
 import logging
 import os
 import shutil
-from collections.abc import Callable
+from collections import Counter
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +62,8 @@ class ContextPool:
         self._contexts: dict[_Key, BrowserContext] = {}
         # One lock per partition: starting one partition's browser never holds up another's tabs.
         self._locks: dict[_Key, asyncio.Lock] = {}
+        # Partitions a tab is being given a page in: not idle, though no tab there is loaded yet.
+        self._loading: Counter[_Key] = Counter()
 
     # -- start and stop -----------------------------------------------------------------
 
@@ -168,6 +171,19 @@ class ContextPool:
             self._contexts[key] = context
             return context
 
+    @contextlib.asynccontextmanager
+    async def loading(self, team_id: str, partition: Partition) -> AsyncIterator[BrowserContext]:
+        """The partition's context, kept running while a tab gets its page there: until the
+        page is the tab's, the tab is not loaded, and ``close_idle`` would close it."""
+        key = (team_id, partition)
+        self._loading[key] += 1
+        try:
+            yield await self.context(team_id, partition)
+        finally:
+            self._loading[key] -= 1
+            if not self._loading[key]:
+                del self._loading[key]
+
     def open_partitions(self, team_id: str) -> list[Partition]:
         """The team's partitions whose browser context is running now."""
         return [partition for (team, partition) in self._contexts if team == team_id]
@@ -192,19 +208,21 @@ class ContextPool:
             await asyncio.to_thread(shutil.rmtree, folder, True)
 
     async def close_idle(self) -> None:
-        """A persistent partition with no loaded tab stops its browser; its data stays on disk."""
-        idle = [
-            k for k in self._contexts if k[1].persistent and not self._tabs.uses(*k, loaded=True)
-        ]
+        """A persistent partition with no tab loaded or loading stops its browser; its data
+        stays on disk."""
+        idle = [k for k in self._contexts if k[1].persistent and not self._in_use(k)]
         for key in idle:
             async with self._lock(key):
-                if self._tabs.uses(*key, loaded=True):
-                    continue  # a tab loaded while this waited
+                if self._in_use(key):
+                    continue  # a tab loaded (or began to) while this waited
                 context = self._contexts.pop(key, None)
             if context is not None:
                 await _close(context)
                 await self.proxied.stopped(*key)
                 log.info("closed an idle browser partition")
+
+    def _in_use(self, key: _Key) -> bool:
+        return key in self._loading or self._tabs.uses(*key, loaded=True)
 
     def _lock(self, key: _Key) -> asyncio.Lock:
         return self._locks.setdefault(key, asyncio.Lock())

@@ -48,9 +48,9 @@ class TabPages:
 
     async def load(self, tab: Tab) -> None:
         """Gives a sleeping (or crashed) tab a fresh page in its partition at its URL."""
-        context = await self._contexts.context(tab.team_id, tab.partition)
-        page = await self._spares.take(context)
-        await self._events.attach(tab, page)
+        async with self._contexts.loading(tab.team_id, tab.partition) as context:
+            page = await self._spares.take(context)
+            await self._events.attach(tab, page)
         if tab.url != BLANK:
             await self.goto(tab, page, tab.url)
         if tab.partition.persistent:

@@ -119,6 +119,12 @@ class HostService:
             async with self._db.write() as conn:
                 await self._hosts.renew_links(conn, host_ids, self._clock.now())
 
+    async def forget_links(self) -> None:
+        """Every host is offline until it links again: for a hub alone at its start, whose
+        links of its last run ended with it (a kill leaves them marked linked)."""
+        async with self._db.write() as conn:
+            await self._hosts.remove_links(conn)
+
     async def set_linked(self, host_id: str, linked: bool) -> None:
         async with self._db.write() as conn:
             await self._hosts.update_linked_at(conn, host_id, self._clock.now() if linked else None)

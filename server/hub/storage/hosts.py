@@ -103,6 +103,12 @@ class HostRepository:
     ) -> None:
         await conn.execute(hosts.update().where(hosts.c.id == host_id).values(linked_at=linked_at))
 
+    async def remove_links(self, conn: AsyncConnection) -> None:
+        """No host is linked any more (every row marked offline)."""
+        await conn.execute(
+            hosts.update().where(hosts.c.linked_at.is_not(None)).values(linked_at=None)
+        )
+
     async def renew_links(self, conn: AsyncConnection, host_ids: list[str], now: float) -> None:
         """The links of these hosts are alive at ``now`` (only rows still marked linked)."""
         await conn.execute(

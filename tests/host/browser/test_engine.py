@@ -166,6 +166,45 @@ async def test_a_second_tab_takes_the_partitions_spare_page_with_the_identity_on
     assert len(context.pages) == 1
 
 
+async def test_a_spare_page_whose_renderer_crashed_is_closed_not_handed_to_a_tab(
+    engine: BrowserEngine, site: Site
+) -> None:
+    first = await engine.open_tab(TEAM, Partition.shared(), url=site.url("/"))
+    assert first.page is not None
+    context = first.page.context
+    await eventually(lambda: len(context.pages) == 2)
+    spare = next(page for page in context.pages if page is not first.page)
+    crashed = asyncio.Event()
+    spare.once("crash", lambda _page: crashed.set())
+    session = await context.new_cdp_session(spare)
+    crash = asyncio.ensure_future(session.send("Page.crash"))
+    await asyncio.wait_for(crashed.wait(), 20)
+    crash.cancel()
+    second = await engine.open_tab(TEAM, Partition.shared(), url=site.url("/child"))
+    assert second.page is not spare
+    assert spare.is_closed()
+    assert (await engine.run(TEAM, second.id, AGENT, lambda p: p.title())).value == "child"
+
+
+async def test_a_partition_is_not_idle_while_a_tab_gets_its_first_page_there(
+    engine: BrowserEngine, site: Site
+) -> None:
+    opening = asyncio.ensure_future(
+        engine.open_tab(TEAM, Partition.shared(), url=site.url("/child"))
+    )
+    # The browser of the partition runs, and its first tab has no page yet: the sweep
+    # comes now, as it may at any moment.
+    async with asyncio.timeout(60):
+        while not engine.open_partitions(TEAM):  # noqa: ASYNC110 - no event for this state
+            await asyncio.sleep(0)
+    [tab] = engine.list_tabs(TEAM)
+    assert not tab.loaded
+    assert await engine.tick() == []
+    assert await opening is tab
+    assert engine.open_partitions(TEAM) == [Partition.shared()]
+    assert (await engine.run(TEAM, tab.id, AGENT, lambda p: p.title())).value == "child"
+
+
 async def test_a_private_partition_keeps_no_spare_page(engine: BrowserEngine, site: Site) -> None:
     tab = await engine.open_tab(TEAM, Partition.private(), url=site.url("/"))
     assert tab.page is not None

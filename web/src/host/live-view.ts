@@ -19,9 +19,20 @@ export const MAX_TYPED_TEXT = 4096;
 export type PointerAction = 'move' | 'down' | 'up' | 'wheel';
 export type PointerButton = 'none' | 'left' | 'middle' | 'right';
 
+/**
+ * How long a close without the host's reason waits for its `closed` message. The host
+ * sends the message before it closes the channel, but the browser may report the close
+ * first; the reason still wins when it comes within this time, or later.
+ */
+export const CLOSE_REASON_WAIT_MS = 500;
+
 export class LiveViewChannel {
   private readonly channel: RTCDataChannel;
   private closedWith: { code: string; reason: string } | null = null;
+  // Whether this side closed the channel, and whether the close event came.
+  private closedHere = false;
+  private closeSeen = false;
+  private reasonWait: ReturnType<typeof setTimeout> | undefined;
 
   constructor(
     connection: HostConnection,
@@ -30,9 +41,7 @@ export class LiveViewChannel {
   ) {
     this.channel = connection.createChannel(viewLabel(options));
     this.channel.addEventListener('message', (event: MessageEvent) => this.onMessage(event.data));
-    this.channel.addEventListener('close', () => {
-      this.listeners.closed(this.closedWith?.code ?? null, this.closedWith?.reason ?? null);
-    });
+    this.channel.addEventListener('close', () => this.onClose());
   }
 
   get open(): boolean {
@@ -81,8 +90,24 @@ export class LiveViewChannel {
     this.send({ type: 'viewport', width: clampSide(width), height: clampSide(height) });
   }
 
+  /** Closes the channel from this side: reported at once, with no reason to wait for. */
   close(): void {
+    this.closedHere = true;
     this.channel.close();
+  }
+
+  private onClose(): void {
+    if (this.closeSeen) return;
+    this.closeSeen = true;
+    if (this.closedHere || this.closedWith) this.reportClosed();
+    else this.reasonWait = setTimeout(() => this.reportClosed(), CLOSE_REASON_WAIT_MS);
+  }
+
+  /** Tells the listeners; again when the host's reason comes after a close reported without it. */
+  private reportClosed(): void {
+    clearTimeout(this.reasonWait);
+    this.reasonWait = undefined;
+    this.listeners.closed(this.closedWith?.code ?? null, this.closedWith?.reason ?? null);
   }
 
   private onMessage(data: unknown): void {
@@ -97,7 +122,12 @@ export class LiveViewChannel {
     if (typeof data !== 'string') return;
     const message = parseHostViewMessage(data);
     if (!message) return;
-    if (message.type === 'closed') this.closedWith = { code: message.code, reason: message.reason };
+    if (message.type === 'closed') {
+      const late = this.closeSeen && !this.closedWith;
+      this.closedWith = { code: message.code, reason: message.reason };
+      // The close came first: the reason still wins, whether or not the wait is over.
+      if (late) this.reportClosed();
+    }
     this.listeners.message(message);
   }
 }
