@@ -13,14 +13,25 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 
 from playwright.async_api import BrowserContext, Page
 from playwright.async_api import Error as PlaywrightError
 
 from server.host.browser.page_setup import PreparedPage
 
+# Closing a page whose renderer is gone must not hang the caller.
+_CLOSE_LIMIT = 5.0
 # Sets up a new blank page as a tab's page (``PageEvents.prepare``).
 Prepare = Callable[[Page], Awaitable[PreparedPage]]
+
+
+@dataclass
+class _Spare:
+    """A spare page on its way or made, and whether its renderer crashed since."""
+
+    crashed: asyncio.Event = field(default_factory=asyncio.Event)
+    making: asyncio.Task[PreparedPage] | None = None
 
 
 class SparePages:
@@ -28,32 +39,28 @@ class SparePages:
 
     def __init__(self, prepare: Prepare) -> None:
         self._prepare = prepare
-        self._spares: dict[BrowserContext, asyncio.Task[PreparedPage]] = {}
+        self._spares: dict[BrowserContext, _Spare] = {}
         self._watched: set[BrowserContext] = set()
-        # Spare pages whose renderer crashed before a tab took them.
-        self._crashed: set[Page] = set()
 
     async def take(self, context: BrowserContext) -> PreparedPage:
         """The context's spare page, else a new one set up now."""
         spare = self._spares.pop(context, None)
-        if spare is not None:
+        if spare is not None and spare.making is not None:
+            making = spare.making
             try:
-                prepared = await asyncio.shield(spare)
+                prepared = await asyncio.shield(making)
             except asyncio.CancelledError:
-                if not spare.cancelled():  # the caller gave up, not the spare
-                    if not spare.done():  # the page on its way stays spare
+                if not making.cancelled():  # the caller gave up, not the spare
+                    if not making.done():  # the page on its way stays spare
                         self._spares.setdefault(context, spare)
                     raise
             except PlaywrightError:
-                pass  # the context is closing: asking it anew says so
+                pass  # the context is closing (asking it anew says so), or the page crashed
             else:
-                page = prepared.page
-                if page not in self._crashed and not page.is_closed():
+                if not spare.crashed.is_set() and not prepared.page.is_closed():
                     return prepared
-                self._crashed.discard(page)
-                with contextlib.suppress(PlaywrightError):
-                    await page.close()
-        return await self._make(context)
+                await _discard(prepared.page)
+        return await self._make(context, _Spare())
 
     def refill(self, context: BrowserContext) -> None:
         """Starts making the context's next page, unless one is ready or on its way."""
@@ -62,8 +69,9 @@ class SparePages:
         if context not in self._watched:
             self._watched.add(context)
             context.once("close", lambda _context: self._forget(context))
-        spare = asyncio.get_running_loop().create_task(self._make(context, spare=True))
-        spare.add_done_callback(_observe)
+        spare = _Spare()
+        spare.making = asyncio.get_running_loop().create_task(self._make(context, spare))
+        spare.making.add_done_callback(_observe)
         self._spares[context] = spare
 
     def close(self) -> None:
@@ -71,36 +79,50 @@ class SparePages:
         for context in list(self._spares):
             self._forget(context)
         self._watched.clear()
-        self._crashed.clear()
 
-    async def _make(self, context: BrowserContext, *, spare: bool = False) -> PreparedPage:
+    async def _make(self, context: BrowserContext, spare: _Spare) -> PreparedPage:
         page = await context.new_page()
+        page.once("crash", lambda _page: spare.crashed.set())
         try:
-            prepared = await self._prepare(page)
-        except BaseException:
-            with contextlib.suppress(PlaywrightError):
-                await page.close()
+            return await _unless_crashed(spare.crashed, self._prepare(page))
+        except BaseException as exc:
+            # A spare is stopped only as its context closes, and its page goes with it.
+            if not (spare.making is not None and isinstance(exc, asyncio.CancelledError)):
+                await _discard(page)
             raise
-        if spare:
-            # A spare whose renderer crashed is no page to give a tab: the next one is made.
-            page.once("crash", lambda _page: self._spare_crashed(page))
-        return prepared
-
-    def _spare_crashed(self, page: Page) -> None:
-        for spare in self._spares.values():
-            made = spare.done() and not spare.cancelled() and spare.exception() is None
-            if made and spare.result().page is page:
-                self._crashed.add(page)
 
     def _forget(self, context: BrowserContext) -> None:
         self._watched.discard(context)
-        self._crashed = {page for page in self._crashed if page.context is not context}
         spare = self._spares.pop(context, None)
-        if spare is not None:
-            spare.cancel()
+        if spare is not None and spare.making is not None:
+            spare.making.cancel()
 
 
-def _observe(spare: asyncio.Task[PreparedPage]) -> None:
-    """A spare that failed (its context closed) is dropped without a warning."""
-    if not spare.cancelled():
-        spare.exception()
+async def _unless_crashed(crashed: asyncio.Event, setup: Awaitable[PreparedPage]) -> PreparedPage:
+    """``setup``'s page, unless its renderer crashed first: a crashed page answers no more."""
+    working = asyncio.ensure_future(setup)
+    waiter = asyncio.ensure_future(crashed.wait())
+    try:
+        await asyncio.wait({working, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        waiter.cancel()
+        if not working.done():
+            working.cancel()
+            with contextlib.suppress(BaseException):
+                await working
+    if working.cancelled():
+        raise PlaywrightError("the page crashed while it was set up")
+    return working.result()
+
+
+async def _discard(page: Page) -> None:
+    """Closes a page no tab got, within a limit (its renderer may be gone)."""
+    with contextlib.suppress(PlaywrightError, TimeoutError):
+        async with asyncio.timeout(_CLOSE_LIMIT):
+            await page.close()
+
+
+def _observe(making: asyncio.Task[PreparedPage]) -> None:
+    """A spare that failed (its context closed, its page crashed) is dropped without a warning."""
+    if not making.cancelled():
+        making.exception()
