@@ -66,9 +66,9 @@ class PageEvents:
     def attach(self, tab: Tab, prepared: PreparedPage) -> None:
         """Makes the prepared page the tab's page and listens to it, and to the title and
         icon its documents report."""
-        tab.identity_session = prepared.session
+        tab.identity_session = prepared.identity_session
         self._listen(tab, prepared.page)
-        self._watch_facts(tab, prepared.page, prepared.session)
+        self._watch_facts(tab, prepared.page, prepared.facts_session)
 
     def _listen(self, tab: Tab, page: Page) -> None:
         self._tabs.attach_page(tab, page)
@@ -210,16 +210,13 @@ class PageEvents:
     async def _adopt(self, popup: Tab, page: Page) -> None:
         # The popup's document may be loading already: it is listened to first.
         self._listen(popup, page)
-        session = await page.context.new_cdp_session(page)
-        await self._identity().override(session)
-        popup.identity_session = session
+        popup.identity_session = await self._identity().apply(page)
         # Playwright names an opener even for noopener pages; the page itself knows better,
         # asked at once, while its first document still stands.
         with contextlib.suppress(PlaywrightError, TimeoutError):
             async with asyncio.timeout(self._deadline):
                 popup.dependent = not await page.evaluate(page_script("opener"))
-        await page_setup.install_scripts(session)
-        self._watch_facts(popup, page, session)
+        self._watch_facts(popup, page, await page_setup.scripts_session(page))
         await self._save(popup.team_id)
 
     def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
