@@ -25,10 +25,11 @@ fresh team id. It measures:
   ``--tabs`` times (default 50), once closing each tab right away (``close_tab``
   is timed too) and once keeping all of them open; a breakdown of one warm tab's
   steps, each on its own (``new_page``, the identity override over CDP, ``goto``,
-  the state file). ``open_tab`` itself takes the partition's spare page when one is
-  ready, applies the identity with the page-facts script, and writes the state
-  file after it answers, so a steady run of warm tabs waits for little more than
-  ``goto``.
+  the state file). ``open_tab`` itself takes the partition's spare page, made
+  after the tab before it loaded and with the identity override and the page
+  scripts already on it, and writes the state file after it answers, so a warm
+  tab whose spare is ready waits for little more than ``goto``; tabs opened
+  straight after one another (kept open) wait for the spare on its way.
 * ``warm tab during a partition launch``: a warm tab opened while another new
   partition is launching (the engine holds one lock over every context lookup).
 * ``memory``: RSS, PSS and USS (private pages) from ``/proc/<pid>/smaps_rollup``

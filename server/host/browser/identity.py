@@ -107,6 +107,11 @@ class BrowserIdentity:
     async def apply(self, page: Page) -> CDPSession:
         """Sets the full override on ``page``; keep the session: detaching drops the override."""
         session = await page.context.new_cdp_session(page)
+        await self.override(session)
+        return session
+
+    async def override(self, session: CDPSession) -> None:
+        """Sets the full override on the page of ``session``, for as long as it is attached."""
         await session.send(
             "Emulation.setUserAgentOverride",
             {
@@ -115,4 +120,3 @@ class BrowserIdentity:
                 "userAgentMetadata": self.metadata(),
             },
         )
-        return session

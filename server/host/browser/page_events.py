@@ -18,9 +18,10 @@ from playwright.async_api import CDPSession, Dialog, Frame, Page, Request
 from playwright.async_api import Error as PlaywrightError
 
 from server.common.clock import Clock
-from server.host.browser import page_facts, passkeys
+from server.host.browser import page_facts, page_setup, passkeys
 from server.host.browser.dialogs import PendingDialog
 from server.host.browser.identity import BrowserIdentity
+from server.host.browser.page_setup import PreparedPage
 from server.host.browser.tab_registry import TabRegistry
 from server.host.browser.tabs import BLANK, Tab
 from server.host.page.scripts import page_script
@@ -58,9 +59,18 @@ class PageEvents:
         self._closing = False
         self._saves_due: set[str] = set()
 
-    async def attach(self, tab: Tab, page: Page, *, facts: bool = True) -> None:
-        """Makes ``page`` the tab's page and listens to it (and, with ``facts``, to the title
-        and icon its documents report)."""
+    async def prepare(self, page: Page) -> PreparedPage:
+        """Sets up a blank page as a tab's page: the identity and the page scripts."""
+        return await page_setup.prepare(page, self._identity())
+
+    def attach(self, tab: Tab, prepared: PreparedPage) -> None:
+        """Makes the prepared page the tab's page and listens to it, and to the title and
+        icon its documents report."""
+        tab.identity_session = prepared.identity_session
+        self._listen(tab, prepared.page)
+        self._watch_facts(tab, prepared.page, prepared.facts_session)
+
+    def _listen(self, tab: Tab, page: Page) -> None:
         self._tabs.attach_page(tab, page)
         page.on("crash", lambda _page: self._on_crash(tab, page))
         page.on("dialog", lambda dialog: self._on_dialog(tab, page, dialog))
@@ -70,24 +80,8 @@ class PageEvents:
         page.on("requestfailed", lambda request: self._on_request_failed(tab, page, request))
         page.on("domcontentloaded", lambda _page: self._spawn(self._read_title(tab, page)))
         page.on("load", lambda _page: self._spawn(self._read_title(tab, page)))
-        # The identity and the facts script go to the page together: neither waits for the
-        # other, and both are in place before the tab's first load.
-        identity = self._identity().apply(page)
-        if not facts:
-            tab.identity_session = await identity
-            return
-        session, watched = await asyncio.gather(
-            identity, self._watch_facts(tab, page), return_exceptions=True
-        )
-        for outcome in (session, watched):
-            if isinstance(outcome, BaseException):
-                raise outcome
-        assert isinstance(session, CDPSession)
-        tab.identity_session = session
 
-    async def _watch_facts(self, tab: Tab, page: Page) -> None:
-        session = await page_facts.install(page)
-        await passkeys.install(session)
+    def _watch_facts(self, tab: Tab, page: Page, session: CDPSession) -> None:
         if tab.page is page:
             tab.facts_session = session
             session.on("Runtime.bindingCalled", lambda event: self._on_binding(tab, page, event))
@@ -214,13 +208,15 @@ class PageEvents:
         self._spawn(self._adopt(popup, page))
 
     async def _adopt(self, popup: Tab, page: Page) -> None:
-        await self.attach(popup, page, facts=False)
+        # The popup's document may be loading already: it is listened to first.
+        self._listen(popup, page)
+        popup.identity_session = await self._identity().apply(page)
         # Playwright names an opener even for noopener pages; the page itself knows better,
         # asked at once, while its first document still stands.
         with contextlib.suppress(PlaywrightError, TimeoutError):
             async with asyncio.timeout(self._deadline):
                 popup.dependent = not await page.evaluate(page_script("opener"))
-        await self._watch_facts(popup, page)
+        self._watch_facts(popup, page, await page_setup.scripts_session(page))
         await self._save(popup.team_id)
 
     def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:

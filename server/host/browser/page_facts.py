@@ -21,7 +21,7 @@ import logging
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from playwright.async_api import CDPSession, Page
+from playwright.async_api import CDPSession
 from playwright.async_api import Error as PlaywrightError
 
 from server.host.page.scripts import page_script
@@ -100,10 +100,9 @@ def default_icon_url(page_url: str) -> str:
     return f"{parts.scheme}://{parts.netloc}/favicon.ico"
 
 
-async def install(page: Page) -> CDPSession:
-    """Puts the reporting script on every document of ``page`` from now on; the caller
-    listens for ``Runtime.bindingCalled`` on the session answered (and keeps it)."""
-    session = await page.context.new_cdp_session(page)
+async def install(session: CDPSession) -> None:
+    """Puts the reporting script on every document of the session's page from now on; the
+    caller listens for ``Runtime.bindingCalled`` on the session (and keeps it)."""
     source = f"({page_script('page-facts')})({json.dumps(BINDING)})"
     # Sent at once and answered in order (one session's commands run in turn): one wait.
     await asyncio.gather(
@@ -114,7 +113,6 @@ async def install(page: Page) -> CDPSession:
             "Page.addScriptToEvaluateOnNewDocument", {"source": source, "worldName": WORLD_NAME}
         ),
     )
-    return session
 
 
 async def fetch_icon(session: CDPSession, url: str) -> TabIcon | None:

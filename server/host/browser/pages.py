@@ -44,17 +44,19 @@ class TabPages:
         self._events = events
         self._tabs = tabs
         self._page_attached = page_attached
-        self._spares = SparePages()
+        self._spares = SparePages(events.prepare)
 
     async def load(self, tab: Tab) -> None:
         """Gives a sleeping (or crashed) tab a fresh page in its partition at its URL."""
         async with self._contexts.loading(tab.team_id, tab.partition) as context:
-            page = await self._spares.take(context)
-            await self._events.attach(tab, page)
+            prepared = await self._spares.take(context)
+            self._events.attach(tab, prepared)
         if tab.url != BLANK:
-            await self.goto(tab, page, tab.url)
+            await self.goto(tab, prepared.page, tab.url)
         if tab.partition.persistent:
-            self._spares.refill(context)  # the next tab here finds its page made
+            # Made after this tab's load, not during it (both would wait for the same
+            # browser process); the next tab here finds its page ready.
+            self._spares.refill(context)
         self._page_attached(tab)
 
     def close(self) -> None:

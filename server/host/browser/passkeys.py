@@ -10,6 +10,7 @@ itself, which only sends a person; it cannot make a call through the API unrepor
 
 from __future__ import annotations
 
+import asyncio
 import json
 from dataclasses import dataclass
 from typing import Literal
@@ -36,9 +37,12 @@ class PasskeyPrompt:
 async def install(session: CDPSession) -> None:
     """Puts the watch on every new document of the session's page (main world); the caller
     passes ``Runtime.bindingCalled`` for ``BINDING`` to ``record``."""
-    await session.send("Runtime.addBinding", {"name": BINDING})
     source = f"({page_script('passkey-watch')})({json.dumps(BINDING)})"
-    await session.send("Page.addScriptToEvaluateOnNewDocument", {"source": source})
+    # Sent at once and run in order (the binding first): one wait.
+    await asyncio.gather(
+        session.send("Runtime.addBinding", {"name": BINDING}),
+        session.send("Page.addScriptToEvaluateOnNewDocument", {"source": source}),
+    )
 
 
 def record(tab: Tab, payload: object) -> PasskeyPrompt | None:

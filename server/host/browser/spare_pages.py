@@ -1,72 +1,66 @@
-"""A blank page kept ready in each warm persistent partition.
+"""A blank page kept ready in each warm persistent partition, set up as a tab's page.
 
-Making a page is most of what a new tab waits for in a partition whose browser already
-runs. After a tab of a persistent partition loads, the partition makes its next page
-in the background; the next new tab there takes it (or waits for the one on its way)
-instead of asking for one of its own. A spare page is no tab: nothing lists it, it has
-no identity override or tab listeners until a tab takes it, and it goes with its context.
-A spare that closed or whose renderer crashed while it waited is never handed out: it
-is closed and the tab gets a new page.
+Making a page and sending it the identity and the page scripts is most of what a new tab
+waits for in a partition whose browser already runs. After a tab of a persistent partition
+loads, the partition makes its next page in the background, with the identity override and
+the page scripts already on it; the next new tab there takes it (or waits for the one on
+its way) and only adds its listeners. A spare page is no tab: nothing lists it, nothing but
+its own crash is listened to until a tab takes it, and it goes with its context.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 
 from playwright.async_api import BrowserContext, Page
 from playwright.async_api import Error as PlaywrightError
 
-# Closing a spare whose renderer is gone must not hold up the tab that wanted it.
+from server.host.browser.page_setup import PreparedPage
+
+# Closing a page whose renderer is gone must not hang the caller.
 _CLOSE_LIMIT = 5.0
+# Sets up a new blank page as a tab's page (``PageEvents.prepare``).
+Prepare = Callable[[Page], Awaitable[PreparedPage]]
 
 
+@dataclass
 class _Spare:
-    """One page on its way or ready, and whether its renderer crashed while it waited."""
+    """A spare page on its way or made, and whether its renderer crashed since."""
 
-    def __init__(self, context: BrowserContext) -> None:
-        self.crashed = False
-        self.making = asyncio.get_running_loop().create_task(self._make(context))
-        self.making.add_done_callback(_observe)
-
-    def usable(self, page: Page) -> bool:
-        return not self.crashed and not page.is_closed()
-
-    async def _make(self, context: BrowserContext) -> Page:
-        page = await context.new_page()
-        # Only a flag: a tab that takes the page adds crash listeners of its own.
-        page.once("crash", self._crashed)
-        return page
-
-    def _crashed(self, _page: Page) -> None:
-        self.crashed = True
+    crashed: asyncio.Event = field(default_factory=asyncio.Event)
+    making: asyncio.Task[PreparedPage] | None = None
 
 
 class SparePages:
     """At most one spare page per browser context, made after the last one was taken."""
 
-    def __init__(self) -> None:
+    def __init__(self, prepare: Prepare) -> None:
+        self._prepare = prepare
         self._spares: dict[BrowserContext, _Spare] = {}
         self._watched: set[BrowserContext] = set()
 
-    async def take(self, context: BrowserContext) -> Page:
-        """The context's spare page, else a new one."""
+    async def take(self, context: BrowserContext) -> PreparedPage:
+        """The context's spare page, else a new one set up now."""
         spare = self._spares.pop(context, None)
-        if spare is not None:
+        if spare is not None and spare.making is not None:
+            making = spare.making
             try:
-                page = await asyncio.shield(spare.making)
+                prepared = await asyncio.shield(making)
             except asyncio.CancelledError:
-                if not spare.making.cancelled():  # the caller gave up, not the spare
-                    if not spare.making.done():  # the page on its way stays spare
+                if not making.cancelled():  # the caller gave up, not the spare
+                    if not making.done():  # the page on its way stays spare
                         self._spares.setdefault(context, spare)
                     raise
             except PlaywrightError:
-                pass  # the context is closing: asking it anew says so
+                pass  # the context is closing (asking it anew says so), or the page crashed
             else:
-                if spare.usable(page):
-                    return page
-                await _close(page)
-        return await context.new_page()
+                if not spare.crashed.is_set() and not prepared.page.is_closed():
+                    return prepared
+                await _discard(prepared.page)
+        return await self._make(context, _Spare())
 
     def refill(self, context: BrowserContext) -> None:
         """Starts making the context's next page, unless one is ready or on its way."""
@@ -75,7 +69,10 @@ class SparePages:
         if context not in self._watched:
             self._watched.add(context)
             context.once("close", lambda _context: self._forget(context))
-        self._spares[context] = _Spare(context)
+        spare = _Spare()
+        spare.making = asyncio.get_running_loop().create_task(self._make(context, spare))
+        spare.making.add_done_callback(_observe)
+        self._spares[context] = spare
 
     def close(self) -> None:
         """Stops the pages on their way (the browser is closing, and its pages with it)."""
@@ -83,20 +80,49 @@ class SparePages:
             self._forget(context)
         self._watched.clear()
 
+    async def _make(self, context: BrowserContext, spare: _Spare) -> PreparedPage:
+        page = await context.new_page()
+        page.once("crash", lambda _page: spare.crashed.set())
+        try:
+            return await _unless_crashed(spare.crashed, self._prepare(page))
+        except BaseException as exc:
+            # A spare is stopped only as its context closes, and its page goes with it.
+            if not (spare.making is not None and isinstance(exc, asyncio.CancelledError)):
+                await _discard(page)
+            raise
+
     def _forget(self, context: BrowserContext) -> None:
         self._watched.discard(context)
         spare = self._spares.pop(context, None)
-        if spare is not None:
+        if spare is not None and spare.making is not None:
             spare.making.cancel()
 
 
-async def _close(page: Page) -> None:
+async def _unless_crashed(crashed: asyncio.Event, setup: Awaitable[PreparedPage]) -> PreparedPage:
+    """``setup``'s page, unless its renderer crashed first: a crashed page answers no more."""
+    working = asyncio.ensure_future(setup)
+    waiter = asyncio.ensure_future(crashed.wait())
+    try:
+        await asyncio.wait({working, waiter}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        waiter.cancel()
+        if not working.done():
+            working.cancel()
+            with contextlib.suppress(BaseException):
+                await working
+    if working.cancelled():
+        raise PlaywrightError("the page crashed while it was set up")
+    return working.result()
+
+
+async def _discard(page: Page) -> None:
+    """Closes a page no tab got, within a limit (its renderer may be gone)."""
     with contextlib.suppress(PlaywrightError, TimeoutError):
         async with asyncio.timeout(_CLOSE_LIMIT):
             await page.close()
 
 
-def _observe(spare: asyncio.Task[Page]) -> None:
-    """A spare that failed (its context closed) is dropped without a warning."""
-    if not spare.cancelled():
-        spare.exception()
+def _observe(making: asyncio.Task[PreparedPage]) -> None:
+    """A spare that failed (its context closed, its page crashed) is dropped without a warning."""
+    if not making.cancelled():
+        making.exception()

@@ -18,6 +18,12 @@ PAGES = {
         "<a id=free href='/child' target=_blank rel=noopener>noopener</a>"
     ),
     "/child": "<title>child</title><p>child</p>",
+    # Retitled after its load: only the page-facts script reports the new title.
+    "/retitle": (
+        "<title>before</title>"
+        "<script>addEventListener('load', () => setTimeout(() => {"
+        " document.title = 'after' }, 300))</script>"
+    ),
     "/confirm": "<button id=ask onclick='document.title = String(confirm(\"Sure?\"))'>ask</button>",
     "/alert-on-load": "<script>setTimeout(() => alert('hello person'), 0)</script>",
 }

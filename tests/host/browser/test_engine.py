@@ -166,7 +166,21 @@ async def test_a_second_tab_takes_the_partitions_spare_page_with_the_identity_on
     assert len(context.pages) == 1
 
 
-async def test_a_spare_page_whose_renderer_crashed_is_closed_not_handed_to_a_tab(
+async def test_a_tab_on_the_spare_page_has_the_page_scripts_before_its_first_document(
+    engine: BrowserEngine, site: Site
+) -> None:
+    first = await engine.open_tab(TEAM, Partition.shared(), url=site.url("/"))
+    assert first.page is not None
+    context = first.page.context
+    await eventually(lambda: len(context.pages) == 2)
+    spare = next(page for page in context.pages if page is not first.page)
+    second = await engine.open_tab(TEAM, Partition.shared(), url=site.url("/retitle"))
+    assert second.page is spare
+    await eventually(lambda: second.title == "after")  # reported by the page-facts script
+    assert second.identity_session is not None
+
+
+async def test_a_spare_page_whose_renderer_crashed_goes_to_no_tab(
     engine: BrowserEngine, site: Site
 ) -> None:
     first = await engine.open_tab(TEAM, Partition.shared(), url=site.url("/"))
@@ -183,7 +197,9 @@ async def test_a_spare_page_whose_renderer_crashed_is_closed_not_handed_to_a_tab
     second = await engine.open_tab(TEAM, Partition.shared(), url=site.url("/child"))
     assert second.page is not spare
     assert spare.is_closed()
-    assert (await engine.run(TEAM, second.id, AGENT, lambda p: p.title())).value == "child"
+    assert not second.crashed
+    result = await engine.run(TEAM, second.id, AGENT, lambda p: p.title())
+    assert result.value == "child"
 
 
 async def test_a_partition_is_not_idle_while_a_tab_gets_its_first_page_there(
