@@ -58,9 +58,7 @@ async def _add_account(db: Database, number: int) -> str:
 
 async def test_a_lookup_returns_plain_tuples_with_booleans(db: Database) -> None:
     account_id = await _add_account(db, 1)
-    assert await db.lookup(ACCOUNT_BY_ID, account_id=account_id) == [
-        (account_id, "A", 1.5, False)
-    ]
+    assert await db.lookup(ACCOUNT_BY_ID, account_id=account_id) == [(account_id, "A", 1.5, False)]
     async with db.write() as conn:
         await conn.execute(
             avatars.insert().values(
