@@ -100,6 +100,9 @@ class Database:
         self._lookup_pool_size = pool_size
         self._lookup_pool: asyncpg.Pool | None = None
         self._lookup_pool_lock = asyncio.Lock()
+        # Lookups wait for a connection here, in turn: asyncpg's pool lets a newcomer take
+        # the connection a woken waiter was handed, so under load some lookups waited long.
+        self._lookup_turns = asyncio.Semaphore(pool_size)
         if self.is_sqlite:
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
         self._write_lock = asyncio.Lock() if self.is_sqlite else None
@@ -139,12 +142,13 @@ class Database:
                 result = await connection.execute(query.statement, parameters)
                 return [tuple(row) for row in result]
         pool = self._lookup_pool or await self._open_lookup_pool()
-        try:
-            fetched = await pool.fetch(compiled.sql, *arguments)
-        except (asyncpg.exceptions.ConnectionDoesNotExistError, ConnectionError):
-            # A connection the server dropped (a restart) is discarded by the pool; a read
-            # is safe to repeat once, as the engine's pre-ping would have.
-            fetched = await pool.fetch(compiled.sql, *arguments)
+        async with self._lookup_turns:
+            try:
+                fetched = await pool.fetch(compiled.sql, *arguments)
+            except (asyncpg.exceptions.ConnectionDoesNotExistError, ConnectionError):
+                # A connection the server dropped (a restart) is discarded by the pool; a
+                # read is safe to repeat once, as the engine's pre-ping would have.
+                fetched = await pool.fetch(compiled.sql, *arguments)
         return query.rows(fetched)
 
     async def _open_lookup_pool(self) -> asyncpg.Pool:
