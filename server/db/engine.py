@@ -154,14 +154,19 @@ class Database:
     async def _open_lookup_pool(self) -> asyncpg.Pool:
         async with self._lookup_pool_lock:
             if self._lookup_pool is None:
-                url = make_url(self.url).set(drivername="postgresql")
-                settings = {"search_path": self.schema} if self.schema else None
+                # The engine's own reading of the URL, so both connect alike (host, ssl, ...).
+                _, arguments = self.engine.dialect.create_connect_args(make_url(self.url))
+                # The engine's name for asyncpg's statement cache size (0 behind PgBouncer).
+                cache_size = arguments.pop("prepared_statement_cache_size", 100)
+                arguments.pop("prepared_statement_name_func", None)
+                if self.schema:
+                    arguments["server_settings"] = {"search_path": self.schema}
                 self._lookup_pool = await asyncpg.create_pool(
-                    url.render_as_string(hide_password=False),
+                    **arguments,
+                    statement_cache_size=cache_size,
                     min_size=1,
                     max_size=self._lookup_pool_size,
                     reset=keep_as_is,
-                    server_settings=settings,
                 )
             return self._lookup_pool
 
