@@ -68,12 +68,17 @@ class DatabaseSettings(SettingsSection):
         description="SQLAlchemy URL; empty means SQLite (WAL) at <data_dir>/crewhost.db. "
         "PostgreSQL: postgresql+asyncpg://user@host/db.",
     )
-    pool_size: int = Field(10, ge=1, description="Connections kept open to PostgreSQL.")
+    pool_size: int = Field(
+        10,
+        ge=1,
+        description="Connections kept open to PostgreSQL (as many again while busy), and at most "
+        "as many more for the request path's lookups.",
+    )
     sqlite_read_connections: int = Field(
         4,
         ge=1,
-        description="SQLite read connections (run on the event loop's thread; writes have one "
-        "connection of their own).",
+        description="SQLite connections for reads other than the request path's lookups (which "
+        "have one on the event loop's thread; writes have one of their own).",
     )
 
 

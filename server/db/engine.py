@@ -3,21 +3,23 @@
 SQLite allows one writer at a time; rather than lean on ``busy_timeout`` for
 read-then-write transactions (which SQLite may refuse outright), writes from one
 process take a lock first, on one writer connection. Reads of a SQLite file use
-read connections of their own: ``read()`` a pool on aiosqlite's threads, and
-``lookup()`` (small indexed reads on the request path) a pool that runs on the
-event loop's thread (``sqlite_readers``). PostgreSQL needs no lock and serves all
-three from one pool.
+read connections of their own: ``read()`` a pool on aiosqlite's threads. PostgreSQL
+needs no lock and serves both from one pool. ``lookup()`` (small indexed reads on
+the request path, see ``lookups``) bypasses the engine: one ``sqlite3`` connection
+on the event loop's thread, or an asyncpg pool of its own.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+import asyncpg
 import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, make_url
@@ -25,7 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 
 from server.common.data_folder import create_private_file, private_folder
 from server.common.errors import CrewhostError
-from server.db.sqlite_readers import reader_creator
+from server.db.lookups import Lookup, Row, keep_as_is, open_sqlite_reader, run_on_sqlite
 
 if TYPE_CHECKING:
     from server.config import Settings
@@ -86,19 +88,21 @@ class Database:
             if schema:
                 kwargs["connect_args"] = {"server_settings": {"search_path": schema}}
         self.engine: AsyncEngine = create_async_engine(parsed, **kwargs)
-        # Reads of a SQLite file get connections of their own (see sqlite_readers); elsewhere
-        # (PostgreSQL, an in-memory SQLite) they share the one engine.
+        # Reads of a SQLite file get connections of their own; elsewhere (PostgreSQL, an
+        # in-memory SQLite) they share the one engine.
         self.read_engine: AsyncEngine = self.engine
-        self.lookup_engine: AsyncEngine = self.engine
         if path is not None:
             self.read_engine = create_async_engine(parsed, pool_size=sqlite_readers, max_overflow=0)
             event.listen(self.read_engine.sync_engine, "connect", _sqlite_reader_pragmas)
-            self.lookup_engine = create_async_engine(
-                parsed,
-                async_creator=reader_creator(path),
-                pool_size=sqlite_readers,
-                max_overflow=0,
-            )
+        # Lookups: see lookups. Opened at the first one.
+        self._sqlite_path = path
+        self._sqlite_reader: sqlite3.Connection | None = None
+        self._lookup_pool_size = pool_size
+        self._lookup_pool: asyncpg.Pool | None = None
+        self._lookup_pool_lock = asyncio.Lock()
+        # Lookups wait for a connection here, in turn: asyncpg's pool lets a newcomer take
+        # the connection a woken waiter was handed, so under load some lookups waited long.
+        self._lookup_turns = asyncio.Semaphore(pool_size)
         if self.is_sqlite:
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
         self._write_lock = asyncio.Lock() if self.is_sqlite else None
@@ -118,15 +122,53 @@ class Database:
         async with self.read_engine.connect() as connection:
             yield connection
 
-    @asynccontextmanager
-    async def lookup(self) -> AsyncIterator[AsyncConnection]:
-        """A connection for a small indexed read on the request path.
+    async def lookup(self, query: Lookup, /, **parameters: Any) -> list[Row]:
+        """The rows of a small indexed read on the request path, as plain tuples.
 
-        On SQLite its statements run on the event loop's thread, without a thread
-        hop: keep each to a lookup by key of a few rows, never a scan.
+        On a SQLite file the statement runs on the event loop's thread, without a
+        thread hop: keep each to a lookup by key of a few rows, never a scan. A
+        lookup sees every write committed before it began.
         """
-        async with self.lookup_engine.connect() as connection:
-            yield connection
+        dialect = self.engine.dialect
+        compiled = query.compiled(dialect)
+        arguments = compiled.arguments(parameters)
+        if self._sqlite_path is not None:
+            if self._sqlite_reader is None:
+                self._sqlite_reader = open_sqlite_reader(self._sqlite_path)
+            return query.rows(run_on_sqlite(self._sqlite_reader, compiled, arguments))
+        if self.is_sqlite:
+            # An in-memory database lives in the engine's one connection.
+            async with self.engine.connect() as connection:
+                result = await connection.execute(query.statement, parameters)
+                return [tuple(row) for row in result]
+        pool = self._lookup_pool or await self._open_lookup_pool()
+        async with self._lookup_turns:
+            try:
+                fetched = await pool.fetch(compiled.sql, *arguments)
+            except (asyncpg.exceptions.ConnectionDoesNotExistError, ConnectionError):
+                # A connection the server dropped (a restart) is discarded by the pool; a
+                # read is safe to repeat once, as the engine's pre-ping would have.
+                fetched = await pool.fetch(compiled.sql, *arguments)
+        return query.rows(fetched)
+
+    async def _open_lookup_pool(self) -> asyncpg.Pool:
+        async with self._lookup_pool_lock:
+            if self._lookup_pool is None:
+                # The engine's own reading of the URL, so both connect alike (host, ssl, ...).
+                _, arguments = self.engine.dialect.create_connect_args(make_url(self.url))
+                # The engine's name for asyncpg's statement cache size (0 behind PgBouncer).
+                cache_size = arguments.pop("prepared_statement_cache_size", 100)
+                arguments.pop("prepared_statement_name_func", None)
+                if self.schema:
+                    arguments["server_settings"] = {"search_path": self.schema}
+                self._lookup_pool = await asyncpg.create_pool(
+                    **arguments,
+                    statement_cache_size=cache_size,
+                    min_size=1,
+                    max_size=self._lookup_pool_size,
+                    reset=keep_as_is,
+                )
+            return self._lookup_pool
 
     @asynccontextmanager
     async def write(self) -> AsyncIterator[AsyncConnection]:
@@ -140,8 +182,7 @@ class Database:
 
     async def ping(self) -> None:
         """One round trip to the database (for health checks)."""
-        async with self.lookup() as connection:
-            await connection.execute(sa.text("SELECT 1"))
+        await self.lookup(_PING)
 
     async def migrate(self, to: str = "head") -> None:
         """Bring the schema to the newest revision of the one Alembic history (or to ``to``).
@@ -157,9 +198,18 @@ class Database:
             await connection.run_sync(_upgrade, to)
 
     async def close(self) -> None:
-        for engine in {self.read_engine, self.lookup_engine} - {self.engine}:
-            await engine.dispose()
+        if self._sqlite_reader is not None:
+            self._sqlite_reader.close()
+            self._sqlite_reader = None
+        if self._lookup_pool is not None:
+            await self._lookup_pool.close()
+            self._lookup_pool = None
+        if self.read_engine is not self.engine:
+            await self.read_engine.dispose()
         await self.engine.dispose()
+
+
+_PING = Lookup(sa.select(sa.literal_column("1", sa.Integer)))
 
 
 class DatabaseTooNew(CrewhostError):

@@ -134,8 +134,7 @@ class AccountService:
 
     async def get_account(self, account_id: str) -> tuple[Account, bool]:
         """The account and whether it has an avatar."""
-        async with self._db.lookup() as conn:
-            found = await self._accounts.get_account_with_avatar_flag(conn, account_id)
+        found = await self._accounts.get_account_with_avatar_flag(self._db, account_id)
         if found is None:
             raise NotFound("no such account")
         return found

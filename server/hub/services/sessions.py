@@ -109,8 +109,7 @@ class SessionService:
         self, email: str, password: str, *, client: str, user_agent: str, address: str
     ) -> tuple[Account, NewSession]:
         self._limiter.check(email, address)
-        async with self._db.lookup() as conn:
-            account = await self._accounts.get_account_by_email(conn, email)
+        account = await self._accounts.lookup_account_by_email(self._db, email)
         ok = await self._passwords.verify(account.password_hash if account else None, password)
         if account is None or not ok:
             self._limiter.failed(email, address)
@@ -153,8 +152,7 @@ class SessionService:
         now = self._clock.now()
         session = self._cache.get(token_hash)
         if session is None:
-            async with self._db.lookup() as conn:
-                session = await self._sessions.get_session_by_token_hash(conn, token_hash)
+            session = await self._sessions.get_session_by_token_hash(self._db, token_hash)
             if session is None:
                 raise Unauthenticated("sign in first", code="sessionExpired")
             self._cache.put(token_hash, session)

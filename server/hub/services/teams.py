@@ -74,14 +74,12 @@ class TeamService:
     async def list_my_teams(self, account_id: str) -> list[TeamWithRole]:
         cached = self._cache.get(account_id)
         if cached is None:
-            async with self._db.lookup() as conn:
-                cached = await self._teams.list_teams_of(conn, account_id)
+            cached = await self._teams.lookup_teams_of(self._db, account_id)
             self._cache.put(account_id, cached)
         return list(cached)
 
     async def get_team(self, team_id: str, role: Role) -> TeamWithRole:
-        async with self._db.lookup() as conn:
-            team = await self._teams.get_team(conn, team_id)
+        team = await self._teams.lookup_team(self._db, team_id)
         if team is None:
             raise NotFound("no such team")
         return TeamWithRole(team, role)

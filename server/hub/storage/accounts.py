@@ -8,6 +8,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from server.db.engine import Database
+from server.db.lookups import Lookup
 from server.db.tables import accounts, avatars
 
 
@@ -38,33 +40,38 @@ _COLUMNS = (
     accounts.c.password_hash,
     accounts.c.created_at,
 )
-# Built once: a statement object keeps its cache key, so each request skips building the
-# select and keying SQLAlchemy's compiled cache; the account comes with its avatar flag in
-# one round trip.
-_ACCOUNT_WITH_AVATAR_FLAG = sa.select(
-    *_COLUMNS,
-    sa.exists().where(avatars.c.account_id == accounts.c.id).label("has_avatar"),
-).where(accounts.c.id == sa.bindparam("account_id"))
+# Lookups are built and compiled once; the account comes with its avatar flag in one round trip.
+_ACCOUNT_WITH_AVATAR_FLAG = Lookup(
+    sa.select(
+        *_COLUMNS,
+        sa.exists().where(avatars.c.account_id == accounts.c.id).label("has_avatar"),
+    ).where(accounts.c.id == sa.bindparam("account_id"))
+)
+_ACCOUNT_BY_EMAIL = sa.select(*_COLUMNS).where(accounts.c.email == sa.bindparam("email"))
+_ACCOUNT_BY_EMAIL_LOOKUP = Lookup(_ACCOUNT_BY_EMAIL)
 
 
 class AccountRepository:
     """Reads and writes of ``accounts`` and ``avatars``."""
 
     async def get_account_with_avatar_flag(
-        self, conn: AsyncConnection, account_id: str
+        self, db: Database, account_id: str
     ) -> tuple[Account, bool] | None:
-        """The account and whether it has an avatar, or None."""
-        result = await conn.execute(_ACCOUNT_WITH_AVATAR_FLAG, {"account_id": account_id})
-        row = result.first()
-        if row is None:
-            return None
-        fields = dict(row._mapping)
-        has_avatar = bool(fields.pop("has_avatar"))
-        return Account(**fields), has_avatar
+        """The account and whether it has an avatar, or None (a lookup)."""
+        rows = await db.lookup(_ACCOUNT_WITH_AVATAR_FLAG, account_id=account_id)
+        for *fields, has_avatar in rows:
+            return Account(*fields), bool(has_avatar)
+        return None
 
     async def get_account_by_email(self, conn: AsyncConnection, email: str) -> Account | None:
-        result = await conn.execute(sa.select(*_COLUMNS).where(accounts.c.email == email))
+        result = await conn.execute(_ACCOUNT_BY_EMAIL, {"email": email})
         return _account(result.first())
+
+    async def lookup_account_by_email(self, db: Database, email: str) -> Account | None:
+        """The account with this email, or None (a lookup, outside any transaction)."""
+        for row in await db.lookup(_ACCOUNT_BY_EMAIL_LOOKUP, email=email):
+            return Account(*row)
+        return None
 
     async def count_accounts(self, conn: AsyncConnection) -> int:
         return int(

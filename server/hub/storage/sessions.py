@@ -7,6 +7,8 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from server.db.engine import Database
+from server.db.lookups import Lookup
 from server.db.tables import sessions
 
 
@@ -33,16 +35,19 @@ _COLUMNS = (
     sessions.c.expires_at,
 )
 
+_SESSION_BY_TOKEN_HASH = Lookup(
+    sa.select(*_COLUMNS).where(sessions.c.token_hash == sa.bindparam("token_hash"))
+)
+
 
 class SessionRepository:
     """Reads and writes of ``sessions``."""
 
-    async def get_session_by_token_hash(
-        self, conn: AsyncConnection, token_hash: str
-    ) -> Session | None:
-        result = await conn.execute(sa.select(*_COLUMNS).where(sessions.c.token_hash == token_hash))
-        row = result.first()
-        return None if row is None else Session(**row._mapping)
+    async def get_session_by_token_hash(self, db: Database, token_hash: str) -> Session | None:
+        """The session of a token hash, or None (a lookup)."""
+        for row in await db.lookup(_SESSION_BY_TOKEN_HASH, token_hash=token_hash):
+            return Session(*row)
+        return None
 
     async def list_sessions(self, conn: AsyncConnection, account_id: str) -> list[Session]:
         result = await conn.execute(

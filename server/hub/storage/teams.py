@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from server.common.roles import Role
+from server.db.engine import Database
+from server.db.lookups import Lookup
 from server.db.tables import accounts, avatars, memberships, teams
 
 
@@ -34,6 +38,23 @@ class Member:
     has_avatar: bool = False
 
 
+_TEAM = sa.select(teams.c.id, teams.c.name, teams.c.created_at).where(
+    teams.c.id == sa.bindparam("team_id")
+)
+_TEAM_LOOKUP = Lookup(_TEAM)
+_TEAMS_OF = (
+    sa.select(teams.c.id, teams.c.name, teams.c.created_at, memberships.c.role)
+    .join(memberships, memberships.c.team_id == teams.c.id)
+    .where(memberships.c.account_id == sa.bindparam("account_id"))
+    .order_by(teams.c.created_at, teams.c.id)
+)
+_TEAMS_OF_LOOKUP = Lookup(_TEAMS_OF)
+
+
+def _team_with_role(row: Sequence[Any]) -> TeamWithRole:
+    return TeamWithRole(Team(row[0], row[1], row[2]), Role(row[3]))
+
+
 class TeamRepository:
     """Reads and writes of ``teams`` and ``memberships``; each query names its team."""
 
@@ -43,23 +64,27 @@ class TeamRepository:
         )
 
     async def get_team(self, conn: AsyncConnection, team_id: str) -> Team | None:
-        result = await conn.execute(
-            sa.select(teams.c.id, teams.c.name, teams.c.created_at).where(teams.c.id == team_id)
-        )
-        row = result.first()
-        return None if row is None else Team(**row._mapping)
+        row = (await conn.execute(_TEAM, {"team_id": team_id})).first()
+        return None if row is None else Team(row[0], row[1], row[2])
+
+    async def lookup_team(self, db: Database, team_id: str) -> Team | None:
+        """The team, or None (a lookup, outside any transaction)."""
+        for row in await db.lookup(_TEAM_LOOKUP, team_id=team_id):
+            return Team(*row)
+        return None
 
     async def update_team_name(self, conn: AsyncConnection, team_id: str, name: str) -> None:
         await conn.execute(teams.update().where(teams.c.id == team_id).values(name=name))
 
     async def list_teams_of(self, conn: AsyncConnection, account_id: str) -> list[TeamWithRole]:
-        result = await conn.execute(
-            sa.select(teams.c.id, teams.c.name, teams.c.created_at, memberships.c.role)
-            .join(memberships, memberships.c.team_id == teams.c.id)
-            .where(memberships.c.account_id == account_id)
-            .order_by(teams.c.created_at, teams.c.id)
-        )
-        return [TeamWithRole(Team(row[0], row[1], row[2]), Role(row[3])) for row in result]
+        result = await conn.execute(_TEAMS_OF, {"account_id": account_id})
+        return [_team_with_role(row) for row in result]
+
+    async def lookup_teams_of(self, db: Database, account_id: str) -> list[TeamWithRole]:
+        """The account's teams with its role in each (a lookup, outside any transaction)."""
+        return [
+            _team_with_role(row) for row in await db.lookup(_TEAMS_OF_LOOKUP, account_id=account_id)
+        ]
 
     async def get_role(self, conn: AsyncConnection, team_id: str, account_id: str) -> Role | None:
         result = await conn.execute(
