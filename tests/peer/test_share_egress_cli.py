@@ -42,7 +42,7 @@ async def test_share_egress_runs_until_ctrl_c(server: RunningHub, tmp_path: Path
         cwd=ROOT,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
-        env={**os.environ, "CREWHOST_PEER_HOME": str(home)},
+        env={**os.environ, "CREWHOST_PEER_HOME": str(home), "PYTHONFAULTHANDLER": "1"},
     )
     assert process.stdout is not None
     line = await asyncio.wait_for(process.stdout.readline(), 30)
@@ -51,7 +51,16 @@ async def test_share_egress_runs_until_ctrl_c(server: RunningHub, tmp_path: Path
     member = await peer_member(server, "owner@example.com", tmp_path)
     await eventually(lambda: egress.online(member.team_id, member.account_id))
     process.send_signal(signal.SIGINT)
-    await asyncio.wait_for(process.wait(), 30)
+    # Both pipes are read to the end: a child blocked on a full pipe would never exit.
+    exited = asyncio.ensure_future(process.communicate())
+    try:
+        _rest, err = await asyncio.wait_for(asyncio.shield(exited), 30)
+    except TimeoutError:
+        process.send_signal(signal.SIGABRT)  # with PYTHONFAULTHANDLER: every thread's stack
+        _rest, err = await exited
+        raise AssertionError(f"share-egress did not stop on Ctrl+C:\n{err.decode()}") from None
+    assert process.returncode == 130, err.decode()
+    assert b"Traceback" not in err, err.decode()
     await eventually(lambda: not egress.online(member.team_id, member.account_id))
     await member.hub.close()
 
