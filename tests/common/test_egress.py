@@ -15,7 +15,6 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 import pytest
-from aiortc import RTCPeerConnection
 
 from peer.egress import TargetDialer
 from server.common.egress import (
@@ -35,6 +34,7 @@ from server.common.egress import (
 )
 from server.common.public_addresses import PublicOnlyPolicy
 from tests.support.resolvers import TableResolver
+from tests.support.rtc_pairs import channel_pair
 from tests.support.waiting import eventually
 
 WINDOW = 64 * 1024
@@ -254,31 +254,10 @@ async def test_an_end_that_does_not_report_is_sent_to_without_the_link_window() 
         assert joined.host.in_flight == 0
 
 
-@asynccontextmanager
-async def rtc_channels() -> AsyncIterator[tuple[object, object]]:
-    """Two real aiortc peers on this machine and an ``egress`` channel between them."""
-    offerer, answerer = RTCPeerConnection(), RTCPeerConnection()
-    channel = offerer.createDataChannel("egress")
-    far: asyncio.Future[object] = asyncio.get_running_loop().create_future()
-    answerer.on("datachannel", far.set_result)
-    opened = asyncio.Event()
-    channel.on("open", opened.set)
-    await offerer.setLocalDescription(await offerer.createOffer())
-    await answerer.setRemoteDescription(offerer.localDescription)
-    await answerer.setLocalDescription(await answerer.createAnswer())
-    await offerer.setRemoteDescription(answerer.localDescription)
-    try:
-        async with asyncio.timeout(30):
-            await opened.wait()
-            yield channel, await far
-    finally:
-        await offerer.close()
-        await answerer.close()
-
-
 async def test_over_a_real_channel_queued_bytes_stay_bounded_during_a_bulk_transfer() -> None:
     peaks = {"in_flight": 0, "buffered": 0}
-    async with rtc_channels() as (near_channel, far_channel):
+    async with channel_pair("egress") as joined:
+        near_channel, far_channel = joined.near, joined.far
         accepted: asyncio.Queue[EgressStream] = asyncio.Queue()
 
         async def take(stream: EgressStream, _host: str, _port: int) -> None:

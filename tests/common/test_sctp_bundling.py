@@ -20,6 +20,7 @@ from aiortc.rtcsctptransport import (
 
 from server.common import sctp_bundling
 from server.common.sctp_bundling import BundlingSctpTransport, aiortc_mismatch, bundle_sctp
+from tests.support.rtc_pairs import channel_pair
 from tests.support.waiting import eventually
 
 # Long enough that it never fires within a test that counts SACKs sent at once.
@@ -77,35 +78,26 @@ async def pair(
     *, offerer_bundles: bool, answerer_bundles: bool
 ) -> AsyncIterator[tuple[Side, Side]]:
     """Two peers on loopback with an open ``test`` channel, each bundling or plain aiortc."""
-    offerer, answerer = RTCPeerConnection(), RTCPeerConnection()
-    if offerer_bundles:
-        assert bundle_sctp(offerer)
-    if answerer_bundles:
-        assert bundle_sctp(answerer)
-    channel = offerer.createDataChannel("test")
-    far: asyncio.Future[RTCDataChannel] = asyncio.get_running_loop().create_future()
-    answerer.on("datachannel", far.set_result)
-    opened = asyncio.Event()
-    channel.on("open", opened.set)
-    await offerer.setLocalDescription(await offerer.createOffer())
-    await answerer.setRemoteDescription(offerer.localDescription)
-    await answerer.setLocalDescription(await answerer.createAnswer())
-    await offerer.setRemoteDescription(answerer.localDescription)
-    try:
-        async with asyncio.timeout(30):
-            await opened.wait()
-            sides = []
-            for connection, side_channel in ((offerer, channel), (answerer, await far)):
-                received: list[str] = []
-                side_channel.on("message", received.append)
-                side = Side(connection, side_channel, Wire(), received, asyncio.Queue())
-                record(connection, side.wire, side.handled)
-                sides.append(side)
-            await quiet(*sides)
-            yield sides[0], sides[1]
-    finally:
-        await offerer.close()
-        await answerer.close()
+
+    def prepare(offerer: RTCPeerConnection, answerer: RTCPeerConnection) -> None:
+        if offerer_bundles:
+            assert bundle_sctp(offerer)
+        if answerer_bundles:
+            assert bundle_sctp(answerer)
+
+    async with channel_pair("test", prepare) as joined:
+        sides = []
+        for connection, side_channel in (
+            (joined.offerer, joined.near),
+            (joined.answerer, joined.far),
+        ):
+            received: list[str] = []
+            side_channel.on("message", received.append)
+            side = Side(connection, side_channel, Wire(), received, asyncio.Queue())
+            record(connection, side.wire, side.handled)
+            sides.append(side)
+        await quiet(*sides)
+        yield sides[0], sides[1]
 
 
 async def quiet(*sides: Side) -> None:
