@@ -26,6 +26,18 @@ async def database(tmp_path: Path) -> AsyncIterator[ScratchDatabase]:
         yield db
 
 
+# The CLI as a terminal's foreground job runs it: Ctrl+C's signal handled as by default,
+# whatever this test process inherited (a job started in the background by a
+# non-interactive shell has SIGINT ignored, and a child keeps that).
+AS_A_TERMINAL_RUNS_IT = (
+    "import runpy, signal, sys; "
+    "signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT}); "
+    "sys.argv = ['crewhost-peer', *sys.argv[1:]]; "
+    "runpy.run_module('peer.cli', run_name='__main__', alter_sys=True)"
+)
+
+
 async def test_share_egress_runs_until_ctrl_c(server: RunningHub, tmp_path: Path) -> None:
     await server.sign_up_owner()
     home = tmp_path / "peer"
@@ -34,8 +46,8 @@ async def test_share_egress_runs_until_ctrl_c(server: RunningHub, tmp_path: Path
     await wait_linked(server)
     process = await asyncio.create_subprocess_exec(
         sys.executable,
-        "-m",
-        "peer.cli",
+        "-c",
+        AS_A_TERMINAL_RUNS_IT,
         "share-egress",
         "--label",
         "desk",
@@ -56,9 +68,13 @@ async def test_share_egress_runs_until_ctrl_c(server: RunningHub, tmp_path: Path
     try:
         _rest, err = await asyncio.wait_for(asyncio.shield(exited), 30)
     except TimeoutError:
+        status = await asyncio.to_thread(Path(f"/proc/{process.pid}/status").read_text)
+        signals = [line for line in status.splitlines() if line.startswith("Sig")]
         process.send_signal(signal.SIGABRT)  # with PYTHONFAULTHANDLER: every thread's stack
         _rest, err = await exited
-        raise AssertionError(f"share-egress did not stop on Ctrl+C:\n{err.decode()}") from None
+        raise AssertionError(
+            f"share-egress did not stop on Ctrl+C ({signals}):\n{err.decode()}"
+        ) from None
     assert process.returncode == 130, err.decode()
     assert b"Traceback" not in err, err.decode()
     await eventually(lambda: not egress.online(member.team_id, member.account_id))
