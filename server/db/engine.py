@@ -143,13 +143,22 @@ class Database:
                 return [tuple(row) for row in result]
         pool = self._lookup_pool or await self._open_lookup_pool()
         async with self._lookup_turns:
-            try:
-                fetched = await pool.fetch(compiled.sql, *arguments)
-            except (asyncpg.exceptions.ConnectionDoesNotExistError, ConnectionError):
-                # A connection the server dropped (a restart) is discarded by the pool; a
-                # read is safe to repeat once, as the engine's pre-ping would have.
-                fetched = await pool.fetch(compiled.sql, *arguments)
-        return query.rows(fetched)
+            for attempt in range(2):
+                connection = await pool.acquire()
+                try:
+                    fetched = await connection.fetch(compiled.sql, *arguments)
+                except _DROPPED:
+                    # The server ended the connection (a restart, an administrator): it
+                    # never goes back to the pool in a state nobody knows, and a read is
+                    # safe to repeat once on another, as the engine's pre-ping would have.
+                    connection.terminate()
+                    if attempt:
+                        raise
+                else:
+                    return query.rows(fetched)
+                finally:
+                    await pool.release(connection)
+        raise AssertionError("unreachable")
 
     async def _open_lookup_pool(self) -> asyncpg.Pool:
         async with self._lookup_pool_lock:
@@ -209,6 +218,14 @@ class Database:
         await self.engine.dispose()
 
 
+# How a connection the server ended shows, depending on when the news reaches asyncpg.
+_DROPPED = (
+    asyncpg.exceptions.PostgresConnectionError,
+    asyncpg.exceptions.OperatorInterventionError,
+    asyncpg.exceptions.InternalClientError,
+    asyncpg.exceptions.InterfaceError,
+    ConnectionError,
+)
 _PING = Lookup(sa.select(sa.literal_column("1", sa.Integer)))
 
 
