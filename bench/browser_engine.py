@@ -47,6 +47,9 @@ fresh team id. It measures:
   its sum is the honest total; the RSS sum counts shared pages many times.
 
 Latencies are reported as n, p50, p95 (nearest rank) and max in milliseconds.
+``--chromium PATH`` drives another Chromium than the one the host finds (a headless
+shell first, then the full browser), to compare the two.
+
 Results are printed and written to ``bench/results/browser_engine.json``.
 
 Goal: a new tab in a warm partition has p95 <= 120 ms; memory figures are reported.
@@ -75,11 +78,13 @@ from aiohttp import web
 from harness import percentile
 
 from server.common.addresses import AddressPolicy
+from server.config import load_settings
 from server.host.browser.callers import Caller
 from server.host.browser.engine import BrowserEngine
 from server.host.browser.partitions import Partition, new_profile_id
 from server.host.browser.state import SavedTab, write_state
 from server.host.browser.tabs import Tab
+from server.host.chromium import find_chromium
 
 GOAL_WARM_TAB_P95_MS = 120.0
 # The fixture site is on loopback, which the host's browsers are refused by default.
@@ -406,16 +411,17 @@ class Args:
     memory_partitions: int
     settle: float
     show_processes: bool
+    chromium: str
 
 
-async def bench_engine_start(runs: int, site: Site) -> dict[str, Any]:
+async def bench_engine_start(runs: int, site: Site, chromium: str) -> dict[str, Any]:
     starts: list[float] = []
     stops: list[float] = []
     first_tabs: list[float] = []
     version = ""
     for _ in range(runs):
         with tempfile.TemporaryDirectory(prefix="crewhost-bench-") as folder:
-            engine = BrowserEngine(Path(folder), address_policy=FIXTURE_ALLOWED)
+            engine = BrowserEngine(Path(folder), address_policy=FIXTURE_ALLOWED, chromium=chromium)
             _, started = await timed(engine.__aenter__())
             try:
                 version = engine.identity.version
@@ -428,6 +434,7 @@ async def bench_engine_start(runs: int, site: Site) -> dict[str, Any]:
             starts.append(started)
             stops.append(stopped)
     return {
+        "chromium": chromium,
         "chromium_version": version,
         "start": asdict(Stats.of(starts)),
         "first_tab_shared_partition_after_start": asdict(Stats.of(first_tabs)),
@@ -574,7 +581,8 @@ async def bench_memory(args: Args, site: Site) -> dict[str, Any]:
     settle, show = args.settle, args.show_processes
     samples: list[MemorySample] = []
     with tempfile.TemporaryDirectory(prefix="crewhost-bench-") as folder:
-        async with BrowserEngine(Path(folder), address_policy=FIXTURE_ALLOWED) as engine:
+        engine = BrowserEngine(Path(folder), address_policy=FIXTURE_ALLOWED, chromium=args.chromium)
+        async with engine:
             team = new_team()
             samples.append(await sample_memory("engine started", settle, show))
             await engine.open_tab(team, Partition.shared(), url=site.page)
@@ -623,7 +631,10 @@ def print_report(result: dict[str, Any]) -> None:
     start, part = result["engine_start"], result["partitions"]
     warm, busy, memory = result["warm_tabs"], result["contention"], result["memory"]
     print()
-    print(f"Chromium {start['chromium_version']}, {result['environment']['cpus']} CPUs")
+    print(
+        f"Chromium {start['chromium_version']} ({start['chromium']}), "
+        f"{result['environment']['cpus']} CPUs"
+    )
     print(f"  {'latency (ms)':<46} {'n':>4} {'p50':>9} {'p95':>9} {'max':>9}")
     rows: list[tuple[str, dict[str, Any]]] = [
         ("engine start (enter)", start["start"]),
@@ -694,7 +705,14 @@ def parse_args(argv: Sequence[str] | None) -> Args:
     parser.add_argument("--memory-partitions", type=int, default=5)
     parser.add_argument("--settle", type=float, default=3.0, help="seconds before a sample")
     parser.add_argument("--show-processes", action="store_true")
+    parser.add_argument(
+        "--chromium",
+        help="the Chromium to drive (default: the one the host finds, a headless shell first)",
+    )
     ns = parser.parse_args(argv)
+    chromium = find_chromium(ns.chromium or load_settings().host.chromium)
+    if chromium is None:
+        parser.error("no Chromium found: run `make chromium` or pass --chromium")
     return Args(
         engine_starts=ns.engine_starts,
         partitions=ns.partitions,
@@ -703,6 +721,7 @@ def parse_args(argv: Sequence[str] | None) -> Args:
         memory_partitions=ns.memory_partitions,
         settle=ns.settle,
         show_processes=ns.show_processes,
+        chromium=str(chromium),
     )
 
 
@@ -717,10 +736,13 @@ async def run(args: Args) -> dict[str, Any]:
     loadavg_before = os.getloadavg()
     async with fixture_site() as site:
         engine_start = await phase(
-            "engine start", lambda: bench_engine_start(args.engine_starts, site)
+            "engine start", lambda: bench_engine_start(args.engine_starts, site, args.chromium)
         )
         with tempfile.TemporaryDirectory(prefix="crewhost-bench-") as folder:
-            async with BrowserEngine(Path(folder), address_policy=FIXTURE_ALLOWED) as engine:
+            engine = BrowserEngine(
+                Path(folder), address_policy=FIXTURE_ALLOWED, chromium=args.chromium
+            )
+            async with engine:
                 partitions = await phase(
                     "new partitions", lambda: bench_partitions(engine, args.partitions, site)
                 )

@@ -26,6 +26,14 @@ CLOSED_NETWORK_FLAGS = (
     "--disable-quic",
 )
 SYSTEM_NAMES = ("chromium", "chromium-browser", "google-chrome-stable", "google-chrome")
+# Chromium's headless shell (Debian's chromium-headless-shell, Playwright's
+# chromium_headless_shell) opens a tab and loads a page in about two thirds of the full
+# browser's time, but it takes no --proxy-pac-url: the address guard's PAC script would
+# be ignored and pages could reach every refused address. It is never driven.
+HEADLESS_SHELL_UNSUPPORTED = (
+    "is Chromium's headless shell, which ignores the PAC script that keeps pages to the "
+    "address policy; point CREWHOST_CHROMIUM at the full browser (Debian's chromium package)"
+)
 
 
 def _playwright_builds() -> list[Path]:
@@ -47,6 +55,12 @@ def find_chromium(configured: str | None) -> Path | None:
         if found:
             return Path(found)
     return None
+
+
+def is_headless_shell(path: Path) -> bool:
+    """Whether ``path`` names Chromium's headless shell rather than the full browser."""
+    name = path.name
+    return "headless_shell" in name or "headless-shell" in name
 
 
 def ensure_chromium(configured: str | None) -> Path:

@@ -29,7 +29,7 @@ from sqlalchemy.engine import Connection, make_url
 from server.common.crypto.ring import KeyRingError
 from server.config import Settings
 from server.db.engine import ALEMBIC_DIR, Database
-from server.host.chromium import find_chromium
+from server.host.chromium import HEADLESS_SHELL_UNSUPPORTED, find_chromium, is_headless_shell
 from server.host.services.keys import SecretKeys, key_ring_file
 
 CHROMIUM_VERSION_SECONDS = 30
@@ -87,6 +87,10 @@ async def check_chromium(settings: Settings) -> list[Finding]:
                 "install Debian's chromium package (make chromium), or set CREWHOST_CHROMIUM "
                 "to a Chromium binary",
             )
+        ]
+    if is_headless_shell(path):
+        return [
+            Finding("chromium", Status.FIX, f"{path} {HEADLESS_SHELL_UNSUPPORTED}", _CHROMIUM_FIX)
         ]
     try:
         process = await asyncio.create_subprocess_exec(

@@ -27,7 +27,12 @@ from server.host.browser.partitions import Partition
 from server.host.browser.proxied import ProxiedPartitions
 from server.host.browser.tab_registry import TabRegistry
 from server.host.browser.team_folders import TeamFolders
-from server.host.chromium import CLOSED_NETWORK_FLAGS, find_chromium
+from server.host.chromium import (
+    CLOSED_NETWORK_FLAGS,
+    HEADLESS_SHELL_UNSUPPORTED,
+    find_chromium,
+    is_headless_shell,
+)
 
 log = logging.getLogger(__name__)
 
@@ -68,13 +73,17 @@ class ContextPool:
     # -- start and stop -----------------------------------------------------------------
 
     def locate_chromium(self) -> None:
-        """Finds the Chromium to run; ``browserMissing`` when there is none."""
-        self._executable = find_chromium(self._configured_chromium)
-        if self._executable is None:
+        """Finds the Chromium to run; ``browserMissing`` when there is none,
+        ``browserUnsupported`` for a headless shell (it would ignore the address guard)."""
+        found = find_chromium(self._configured_chromium)
+        if found is None:
             raise Unavailable(
                 "no Chromium found: install Debian's chromium package or set CREWHOST_CHROMIUM",
                 code="browserMissing",
             )
+        if is_headless_shell(found):
+            raise Unavailable(f"{found} {HEADLESS_SHELL_UNSUPPORTED}", code="browserUnsupported")
+        self._executable = found
 
     async def start(self) -> None:
         """Starts Playwright and the Chromium of the private partitions."""

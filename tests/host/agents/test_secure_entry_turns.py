@@ -19,10 +19,11 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from peer.live_view import ViewClosed, open_view
+from peer.live_view import LiveView, ViewClosed, open_view
 from server.host.browser.callers import Caller
 from server.host.browser.partitions import Partition
-from server.host.browser.protection import protection_of
+from server.host.browser.protection import TabProtection, protection_of
+from server.host.browser.tabs import Tab
 from server.logs import JsonFormatter, TextFormatter
 from tests.host.agents.test_turns import (
     Follow,
@@ -109,6 +110,27 @@ async def open_on(host: TurnsHost, path: str, agent_id: str, thread_id: str) -> 
         owner_thread_id=thread_id,
     )
     return tab.id
+
+
+async def watchable_tab(host: TurnsHost, tab_id: str) -> tuple[Tab, TabProtection]:
+    """The agent's tab in secure entry, open to the view of the person who takes it."""
+    engine = await host.services.browser.engine()
+    tab = engine.get_tab(host.team_id, tab_id)
+    protection = protection_of(tab)
+    assert protection is not None
+    assert protection.watchable
+    return tab, protection
+
+
+async def only_the_holder_watches(host: TurnsHost, tab_id: str) -> LiveView:
+    """A teammate watching without taking the tab is refused; the member takes it and
+    watches."""
+    with pytest.raises(ViewClosed) as closed:
+        await open_view(host.admin, tab_id)
+    assert closed.value.code == "tabHoldsSecret"
+    view = await open_view(host.member, tab_id, take=True)
+    assert (await view.expect("held"))["byYou"] is True
+    return view
 
 
 async def agent_on(host: TurnsHost, path: str) -> tuple[str, Follow, str]:
@@ -381,22 +403,13 @@ async def test_a_failed_entry_is_emptied_and_left_to_the_person_who_takes_it_ove
     assert results[0]["status"] == "takeover"
     assert results[1]["error"]["code"] == "tabHoldsSecret"  # agent scripts stay refused
 
-    engine = await host.services.browser.engine()
-    tab = engine.get_tab(host.team_id, tab_id)
+    tab, protection = await watchable_tab(host, tab_id)
     assert tab.page is not None
-    protection = protection_of(tab)
-    assert protection is not None
-    assert protection.watchable
     # Nothing secret stays on screen: the field the host filled is empty again.
     for name in ("password", "code"):
         assert await tab.page.eval_on_selector(f"input[name={name}]", "el => el.value") == ""
-    # A teammate's plain view is refused; so is watching without taking control.
-    with pytest.raises(ViewClosed) as closed:
-        await open_view(host.admin, tab_id)
-    assert closed.value.code == "tabHoldsSecret"
-    # The person who takes it over watches and steers it.
-    view = await open_view(host.member, tab_id, take=True)
-    assert (await view.expect("held"))["byYou"] is True
+    # A teammate's plain view is refused; the person who takes it over watches and steers it.
+    view = await only_the_holder_watches(host, tab_id)
     assert tab.held_by is not None
     frame = await view.next_frame()
     box = await tab.page.locator("input[name=password]").bounding_box()
@@ -465,23 +478,15 @@ async def test_the_person_who_confirms_a_filled_card_sees_it_masked_and_pays(
 ) -> None:
     host = entry.turns
     _follow, tab_id = await agent_fills_the_card(host, "/checkout")
-    engine = await host.services.browser.engine()
-    tab = engine.get_tab(host.team_id, tab_id)
+    tab, protection = await watchable_tab(host, tab_id)
     assert tab.page is not None
-    protection = protection_of(tab)
-    assert protection is not None
-    assert protection.watchable
     # The fields keep the card, for the form to send, and show dots for it.
     for name, value in (("cc", CARD), ("csc", "737")):
         field = tab.page.locator(f"input[name={name}]")
         assert await field.input_value() == value
         shown = await field.evaluate("el => getComputedStyle(el).webkitTextSecurity")
         assert shown == "disc"
-    with pytest.raises(ViewClosed) as closed:
-        await open_view(host.admin, tab_id)  # a teammate who does not take it
-    assert closed.value.code == "tabHoldsSecret"
-    view = await open_view(host.member, tab_id, take=True)
-    assert (await view.expect("held"))["byYou"] is True
+    view = await only_the_holder_watches(host, tab_id)
     frame = await view.next_frame()
 
     async def click(selector: str) -> None:

@@ -69,6 +69,25 @@ async def test_shared_cookie_survives_restart_private_does_not(tmp_path: Path, s
         assert {t.partition.kind for t in engine.list_tabs(TEAM)} == {"shared"}
 
 
+@pytest.mark.parametrize("name", ["chromium-headless-shell", "headless_shell"])
+async def test_a_headless_shell_is_refused_before_it_starts(tmp_path: Path, name: str) -> None:
+    shell = tmp_path / name
+    shell.write_text("#!/bin/sh\nexit 1\n")
+    shell.chmod(0o700)
+    with pytest.raises(CrewhostError) as refused:
+        async with BrowserEngine(tmp_path / "data", chromium=str(shell)):
+            pass
+    assert refused.value.code == "browserUnsupported"
+    assert "ignores the PAC script" in refused.value.message
+
+
+async def test_a_configured_chromium_that_is_not_there_is_missing(tmp_path: Path) -> None:
+    with pytest.raises(CrewhostError) as refused:
+        async with BrowserEngine(tmp_path / "data", chromium=str(tmp_path / "none")):
+            pass
+    assert refused.value.code == "browserMissing"
+
+
 async def test_teams_do_not_see_each_others_profiles(engine: BrowserEngine, site: Site) -> None:
     await engine.open_tab("team-a", Partition.shared(), url=site.url("/set-cookie?v=a"))
     other = await engine.open_tab("team-b", Partition.shared(), url=site.url("/cookies"))
@@ -147,14 +166,20 @@ async def test_a_tab_opened_just_before_the_engine_stops_is_saved(
     assert saved_ids(tmp_path) == {tab.id}
 
 
-async def test_a_second_tab_takes_the_partitions_spare_page_with_the_identity_on_it(
-    engine: BrowserEngine, site: Site
-) -> None:
+async def first_tab_and_its_spare(engine: BrowserEngine, site: Site) -> tuple[Tab, Page]:
+    """A tab in the shared partition, and the spare page the partition made after it."""
     first = await engine.open_tab(TEAM, Partition.shared(), url=site.url("/"))
     assert first.page is not None
     context = first.page.context
     await eventually(lambda: len(context.pages) == 2)  # the tab's and the one made ready
-    spare = next(page for page in context.pages if page is not first.page)
+    return first, next(page for page in context.pages if page is not first.page)
+
+
+async def test_a_second_tab_takes_the_partitions_spare_page_with_the_identity_on_it(
+    engine: BrowserEngine, site: Site
+) -> None:
+    first, spare = await first_tab_and_its_spare(engine, site)
+    context = spare.context
     second = await engine.open_tab(TEAM, Partition.shared(), url=site.url("/child"))
     assert second.page is spare
     assert "HeadlessChrome" not in site.headers_of("/child")["User-Agent"]
@@ -169,11 +194,7 @@ async def test_a_second_tab_takes_the_partitions_spare_page_with_the_identity_on
 async def test_a_tab_on_the_spare_page_has_the_page_scripts_before_its_first_document(
     engine: BrowserEngine, site: Site
 ) -> None:
-    first = await engine.open_tab(TEAM, Partition.shared(), url=site.url("/"))
-    assert first.page is not None
-    context = first.page.context
-    await eventually(lambda: len(context.pages) == 2)
-    spare = next(page for page in context.pages if page is not first.page)
+    _, spare = await first_tab_and_its_spare(engine, site)
     second = await engine.open_tab(TEAM, Partition.shared(), url=site.url("/retitle"))
     assert second.page is spare
     await eventually(lambda: second.title == "after")  # reported by the page-facts script
@@ -183,11 +204,8 @@ async def test_a_tab_on_the_spare_page_has_the_page_scripts_before_its_first_doc
 async def test_a_spare_page_whose_renderer_crashed_goes_to_no_tab(
     engine: BrowserEngine, site: Site
 ) -> None:
-    first = await engine.open_tab(TEAM, Partition.shared(), url=site.url("/"))
-    assert first.page is not None
-    context = first.page.context
-    await eventually(lambda: len(context.pages) == 2)
-    spare = next(page for page in context.pages if page is not first.page)
+    _, spare = await first_tab_and_its_spare(engine, site)
+    context = spare.context
     crashed = asyncio.Event()
     spare.once("crash", lambda _page: crashed.set())
     session = await context.new_cdp_session(spare)
