@@ -1,0 +1,228 @@
+"""What one new tab costs Chromium itself, with neither Playwright nor the host in the way.
+
+Run from the repository root with the project venv::
+
+    .venv/bin/python bench/chromium_tab_cost.py [--tabs 30] [--chromium PATH] [--flag=--x ...]
+
+It starts the Chromium the host finds (``--chromium`` for another) headless, with the
+closed-network flags and ``--remote-debugging-port=0``, talks CDP to it over its
+WebSocket (aiohttp), and ``--tabs`` times (after three warm-up tabs): creates a target
+on ``about:blank``, attaches to it and enables Page, Runtime and Network as a driver
+does, navigates it to a small fixture page served on ``127.0.0.1`` and waits for its
+load event, keeping every tab open. It reports the two steps' latencies (n, p50, p95,
+max in ms) and the CPU time (from ``/proc/<pid>/stat`` of every Chromium process and
+of the browser process's threads) per tab, so one sees the floor a new tab has on this
+machine: work in the browser process's main thread runs one tab after another,
+whatever the driver does. ``--flag`` adds a Chromium flag (repeatable) to try one.
+Results are printed and written to ``bench/results/chromium_tab_cost.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import itertools
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+from browser_engine import Stats, fixture_site
+
+from server.config import load_settings
+from server.host.chromium import CLOSED_NETWORK_FLAGS, find_chromium
+
+WARM_UP = 3
+DEVTOOLS_LINE = re.compile(r"DevTools listening on (ws://\S+)")
+CLOCK_TICK_MS = 1000 / os.sysconf("SC_CLK_TCK")
+START_SECONDS = 30.0
+RESULTS_FILE = Path(__file__).parent / "results" / "chromium_tab_cost.json"
+
+
+def cpu_ms(stat_path: Path) -> float:
+    """utime + stime of one process or thread, in ms."""
+    fields = stat_path.read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * CLOCK_TICK_MS
+
+
+def chromium_cpu(root: int) -> Counter[str]:
+    """CPU ms by process type of ``root`` and its descendants, and by thread of ``root``."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(parent, []).append(int(entry.name))
+    totals: Counter[str] = Counter()
+    pending = [root]
+    while pending:
+        pid = pending.pop()
+        pending.extend(children.get(pid, []))
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+            kind = re.search(r"--type=([a-z-]+)", command)
+            totals[kind.group(1) if kind else "browser"] += cpu_ms(Path(f"/proc/{pid}/stat"))
+        except OSError:
+            continue
+    for thread in Path(f"/proc/{root}/task").iterdir():
+        with_name = (thread / "stat").read_text()
+        name = with_name[with_name.index("(") + 1 : with_name.rindex(")")]
+        totals[f"browser thread {name}"] += cpu_ms(thread / "stat")
+    return totals
+
+
+class Cdp:
+    """One CDP WebSocket: commands by id, events into a queue."""
+
+    def __init__(self, socket: aiohttp.ClientWebSocketResponse) -> None:
+        self._socket = socket
+        self._ids = itertools.count(1)
+        self._waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self.events: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self._reader = asyncio.ensure_future(self._read())
+
+    async def _read(self) -> None:
+        async for message in self._socket:
+            data = json.loads(message.data)
+            if "id" in data:
+                self._waiting.pop(data["id"]).set_result(data)
+            else:
+                self.events.put_nowait(data)
+
+    async def send(
+        self, method: str, params: dict[str, Any] | None = None, session: str | None = None
+    ) -> dict[str, Any]:
+        number = next(self._ids)
+        answer = self._waiting[number] = asyncio.get_running_loop().create_future()
+        message: dict[str, Any] = {"id": number, "method": method, "params": params or {}}
+        if session:
+            message["sessionId"] = session
+        await self._socket.send_str(json.dumps(message))
+        data = await answer
+        if "error" in data:
+            raise RuntimeError(f"{method}: {data['error']}")
+        result: dict[str, Any] = data.get("result", {})
+        return result
+
+    async def load_event(self, session: str) -> None:
+        while True:
+            event = await self.events.get()
+            if event.get("method") == "Page.loadEventFired" and event.get("sessionId") == session:
+                return
+
+    def close(self) -> None:
+        self._reader.cancel()
+
+
+async def new_tab(cdp: Cdp, url: str) -> tuple[float, float]:
+    """Creates, attaches and enables a tab, then loads ``url``: the two steps' seconds."""
+    started = time.perf_counter()
+    target = (await cdp.send("Target.createTarget", {"url": "about:blank"}))["targetId"]
+    attached = await cdp.send("Target.attachToTarget", {"targetId": target, "flatten": True})
+    session = attached["sessionId"]
+    await asyncio.gather(
+        *(
+            cdp.send(f"{domain}.enable", session=session)
+            for domain in ("Page", "Runtime", "Network")
+        )
+    )
+    made = time.perf_counter()
+    loaded = asyncio.ensure_future(cdp.load_event(session))
+    await cdp.send("Page.navigate", {"url": url}, session=session)
+    await loaded
+    return made - started, time.perf_counter() - made
+
+
+def launch(args: list[str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(args, stderr=subprocess.PIPE, text=True)  # noqa: S603
+
+
+async def devtools_address(process: subprocess.Popen[str]) -> str:
+    assert process.stderr is not None
+    deadline = time.monotonic() + START_SECONDS
+    while time.monotonic() < deadline:
+        line = await asyncio.to_thread(process.stderr.readline)
+        found = DEVTOOLS_LINE.search(line)
+        if found:
+            return found.group(1)
+        if not line and process.poll() is not None:
+            break
+    raise RuntimeError("Chromium did not print its DevTools address")
+
+
+async def run(chromium: Path, tabs: int, flags: Sequence[str]) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(prefix="crewhost-bench-") as profile:
+        args = [str(chromium), "--headless", *CLOSED_NETWORK_FLAGS, *flags]
+        if os.geteuid() == 0:
+            args.append("--no-sandbox")
+        args += ["--remote-debugging-port=0", f"--user-data-dir={profile}", "about:blank"]
+        process = launch(args)
+        try:
+            address = await devtools_address(process)
+            async with fixture_site() as site, aiohttp.ClientSession() as http:
+                socket = await http.ws_connect(address, max_msg_size=0)
+                cdp = Cdp(socket)
+                for _ in range(WARM_UP):
+                    await new_tab(cdp, site.page)
+                before = chromium_cpu(process.pid)
+                made, loaded = [], []
+                for _ in range(tabs):
+                    make_ms, load_ms = await new_tab(cdp, site.page)
+                    made.append(make_ms)
+                    loaded.append(load_ms)
+                after = chromium_cpu(process.pid)
+                cdp.close()
+                await socket.close()
+        finally:
+            process.terminate()
+            await asyncio.to_thread(process.wait)
+    per_tab = {k: round((after[k] - before.get(k, 0)) / tabs, 1) for k in after}
+    return {
+        "chromium": str(chromium),
+        "flags": list(flags),
+        "tabs": tabs,
+        "make_ms": asdict(Stats.of(made)),
+        "load_ms": asdict(Stats.of(loaded)),
+        "cpu_ms_per_tab": {k: v for k, v in sorted(per_tab.items()) if v > 0},
+    }
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--tabs", type=int, default=30)
+    parser.add_argument("--chromium")
+    parser.add_argument("--flag", action="append", default=[], help="a Chromium flag to add")
+    ns = parser.parse_args(argv)
+    chromium = find_chromium(ns.chromium or load_settings().host.chromium)
+    if chromium is None:
+        parser.error("no Chromium found: run `make chromium` or pass --chromium")
+    result = asyncio.run(run(chromium, ns.tabs, ns.flag))
+    RESULTS_FILE.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS_FILE.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"{result['chromium']} {' '.join(result['flags'])}, {result['tabs']} tabs kept open")
+    for name in ("make_ms", "load_ms"):
+        stats = result[name]
+        print(f"  {name:<10} p50 {stats['p50_ms']:6.1f}  p95 {stats['p95_ms']:6.1f}")
+    print("  CPU ms per tab:")
+    for name, value in result["cpu_ms_per_tab"].items():
+        if value >= 1:
+            print(f"    {name:<34} {value:6.1f}")
+    total = sum(v for k, v in result["cpu_ms_per_tab"].items() if not k.startswith("browser "))
+    print(f"    {'every Chromium process':<34} {total:6.1f}")
+    print(f"Wrote {RESULTS_FILE}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
