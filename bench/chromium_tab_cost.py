@@ -30,10 +30,10 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import aiohttp
 from browser_engine import Stats, fixture_site
@@ -45,6 +45,8 @@ WARM_UP = 3
 DEVTOOLS_LINE = re.compile(r"DevTools listening on (ws://\S+)")
 CLOCK_TICK_MS = 1000 / os.sysconf("SC_CLK_TCK")
 START_SECONDS = 30.0
+TAB_SECONDS = 30.0
+T = TypeVar("T")
 RESULTS_FILE = Path(__file__).parent / "results" / "chromium_tab_cost.json"
 
 
@@ -144,6 +146,15 @@ async def new_tab(cdp: Cdp, url: str) -> tuple[float, float]:
     return made - started, time.perf_counter() - made
 
 
+async def within_limit(step: Awaitable[T]) -> T:
+    """``step``'s result, or an error naming the limit (a Chromium that never answers)."""
+    try:
+        async with asyncio.timeout(TAB_SECONDS):
+            return await step
+    except TimeoutError:
+        raise RuntimeError(f"a tab was not made and loaded within {TAB_SECONDS} s") from None
+
+
 def launch(args: list[str]) -> subprocess.Popen[str]:
     return subprocess.Popen(args, stderr=subprocess.PIPE, text=True)  # noqa: S603
 
@@ -174,13 +185,13 @@ async def run(chromium: Path, tabs: int, flags: Sequence[str]) -> dict[str, Any]
                 socket = await http.ws_connect(address, max_msg_size=0)
                 cdp = Cdp(socket)
                 for _ in range(WARM_UP):
-                    await new_tab(cdp, site.page)
+                    await within_limit(new_tab(cdp, site.page))
                 before = chromium_cpu(process.pid)
                 made, loaded = [], []
                 for _ in range(tabs):
-                    make_ms, load_ms = await new_tab(cdp, site.page)
-                    made.append(make_ms)
-                    loaded.append(load_ms)
+                    make_seconds, load_seconds = await within_limit(new_tab(cdp, site.page))
+                    made.append(make_seconds)
+                    loaded.append(load_seconds)
                 after = chromium_cpu(process.pid)
                 cdp.close()
                 await socket.close()

@@ -26,14 +26,6 @@ CLOSED_NETWORK_FLAGS = (
     "--disable-quic",
 )
 SYSTEM_NAMES = ("chromium", "chromium-browser", "google-chrome-stable", "google-chrome")
-# Chromium's headless shell (Debian's chromium-headless-shell, Playwright's
-# chromium_headless_shell) opens a tab and loads a page in about two thirds of the full
-# browser's time, but it takes no --proxy-pac-url: the address guard's PAC script would
-# be ignored and pages could reach every refused address. It is never driven.
-HEADLESS_SHELL_UNSUPPORTED = (
-    "is Chromium's headless shell, which ignores the PAC script that keeps pages to the "
-    "address policy; point CREWHOST_CHROMIUM at the full browser (Debian's chromium package)"
-)
 
 
 def _playwright_builds() -> list[Path]:
@@ -57,10 +49,21 @@ def find_chromium(configured: str | None) -> Path | None:
     return None
 
 
-def is_headless_shell(path: Path) -> bool:
-    """Whether ``path`` names Chromium's headless shell rather than the full browser."""
-    name = path.name
-    return "headless_shell" in name or "headless-shell" in name
+def unsupported_reason(path: Path) -> str | None:
+    """Why the host must not drive the Chromium at ``path``; None when it may.
+
+    Chromium's headless shell (Debian's chromium-headless-shell, Playwright's
+    chromium_headless_shell) opens a tab and loads a page in about two thirds of the full
+    browser's time, but it takes no --proxy-pac-url: the address guard's PAC script would
+    be ignored and pages could reach every refused address.
+    """
+    if "headless_shell" not in path.name and "headless-shell" not in path.name:
+        return None
+    return (
+        f"{path} is Chromium's headless shell, which ignores the PAC script that keeps pages "
+        "to the address policy; point CREWHOST_CHROMIUM at the full browser (Debian's "
+        "chromium package)"
+    )
 
 
 def ensure_chromium(configured: str | None) -> Path:

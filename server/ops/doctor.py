@@ -29,7 +29,7 @@ from sqlalchemy.engine import Connection, make_url
 from server.common.crypto.ring import KeyRingError
 from server.config import Settings
 from server.db.engine import ALEMBIC_DIR, Database
-from server.host.chromium import HEADLESS_SHELL_UNSUPPORTED, find_chromium, is_headless_shell
+from server.host.chromium import find_chromium, unsupported_reason
 from server.host.services.keys import SecretKeys, key_ring_file
 
 CHROMIUM_VERSION_SECONDS = 30
@@ -88,10 +88,9 @@ async def check_chromium(settings: Settings) -> list[Finding]:
                 "to a Chromium binary",
             )
         ]
-    if is_headless_shell(path):
-        return [
-            Finding("chromium", Status.FIX, f"{path} {HEADLESS_SHELL_UNSUPPORTED}", _CHROMIUM_FIX)
-        ]
+    refused = unsupported_reason(path)
+    if refused is not None:
+        return [Finding("chromium", Status.FIX, refused, _CHROMIUM_FIX)]
     try:
         process = await asyncio.create_subprocess_exec(
             str(path),

@@ -27,12 +27,7 @@ from server.host.browser.partitions import Partition
 from server.host.browser.proxied import ProxiedPartitions
 from server.host.browser.tab_registry import TabRegistry
 from server.host.browser.team_folders import TeamFolders
-from server.host.chromium import (
-    CLOSED_NETWORK_FLAGS,
-    HEADLESS_SHELL_UNSUPPORTED,
-    find_chromium,
-    is_headless_shell,
-)
+from server.host.chromium import CLOSED_NETWORK_FLAGS, find_chromium, unsupported_reason
 
 log = logging.getLogger(__name__)
 
@@ -81,8 +76,9 @@ class ContextPool:
                 "no Chromium found: install Debian's chromium package or set CREWHOST_CHROMIUM",
                 code="browserMissing",
             )
-        if is_headless_shell(found):
-            raise Unavailable(f"{found} {HEADLESS_SHELL_UNSUPPORTED}", code="browserUnsupported")
+        refused = unsupported_reason(found)
+        if refused is not None:
+            raise Unavailable(refused, code="browserUnsupported")
         self._executable = found
 
     async def start(self) -> None:
