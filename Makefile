@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 
 WEB_STAMP := web/node_modules/.installed-stamp
 
-.PHONY: install chromium proxy-tools web web-test serve test lint bench clean
+.PHONY: install chromium test-tools web web-test serve test lint bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -19,10 +19,12 @@ install: $(STAMP)
 chromium: install
 	$(BIN)/python -m server.host.chromium --ensure
 
-# The upstream proxies the proxy tests start (HTTP and SOCKS5); as root with apt,
-# Debian's packages are installed when missing.
-proxy-tools:
-	@missing=""; for tool in tinyproxy microsocks; do \
+# What the tests start besides the host's Chromium: the upstream proxies of the proxy
+# tests (HTTP and SOCKS5), and Chromium's headless shell, which the address guard's
+# tests run beside the full browser; as root with apt, Debian's packages are installed
+# when missing.
+test-tools:
+	@missing=""; for tool in tinyproxy microsocks chromium-headless-shell; do \
 	  command -v $$tool >/dev/null || missing="$$missing $$tool"; done; \
 	if [ -n "$$missing" ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	  DEBIAN_FRONTEND=noninteractive apt-get update -q && \
@@ -49,7 +51,7 @@ lint: install $(WEB_STAMP)
 	$(BIN)/lint-imports
 	cd web && npx tsc -p ../server/host/page/js/tsconfig.json
 
-test: lint web-test web chromium proxy-tools
+test: lint web-test web chromium test-tools
 	$(BIN)/pytest -n 2 --dist loadfile --reruns 1
 
 bench: install

@@ -152,10 +152,6 @@ HOST_ERROR_CODES: tuple[ErrorCode, ...] = (
     ),
     ErrorCode("browserPartitionInvalid", "A browser partition is malformed."),
     ErrorCode("browserMissing", "The host has no Chromium to run."),
-    ErrorCode(
-        "browserUnsupported",
-        "The host's Chromium is a headless shell, which would not keep to the address policy.",
-    ),
     ErrorCode("browserStopped", "The host's browser is not running."),
     ErrorCode("invalidTeamId", "A team id is malformed."),
     ErrorCode("tabNotFound", "No such tab, or it is private to an agent."),

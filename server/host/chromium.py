@@ -49,21 +49,15 @@ def find_chromium(configured: str | None) -> Path | None:
     return None
 
 
-def unsupported_reason(path: Path) -> str | None:
-    """Why the host must not drive the Chromium at ``path``; None when it may.
+def is_headless_shell(path: Path) -> bool:
+    """Whether ``path`` is Chromium's headless shell (Debian's chromium-headless-shell,
+    Playwright's chromium_headless_shell) rather than the full browser.
 
-    Chromium's headless shell (Debian's chromium-headless-shell, Playwright's
-    chromium_headless_shell) opens a tab and loads a page in about two thirds of the full
-    browser's time, but it takes no --proxy-pac-url: the address guard's PAC script would
-    be ignored and pages could reach every refused address.
+    The shell opens a tab and loads a page in about two thirds of the full browser's time,
+    but takes no ``--proxy-pac-url``: the address guard gives it its filtering proxy
+    instead of the PAC script.
     """
-    if "headless_shell" not in path.name and "headless-shell" not in path.name:
-        return None
-    return (
-        f"{path} is Chromium's headless shell, which ignores the PAC script that keeps pages "
-        "to the address policy; point CREWHOST_CHROMIUM at the full browser (Debian's "
-        "chromium package)"
-    )
+    return "headless_shell" in path.name or "headless-shell" in path.name
 
 
 def ensure_chromium(configured: str | None) -> Path:

@@ -3,7 +3,6 @@ without a scheme, page titles in the tab list, and a failed load that keeps its 
 
 from __future__ import annotations
 
-import socket
 from pathlib import Path
 
 import pytest
@@ -19,15 +18,9 @@ from tests.e2e.conftest import (
     sign_in_context,
 )
 from tests.e2e.test_web_client import FRAME_MS, LIVE_CANVAS, open_host_screen
+from tests.support.ports import closed_port
 
 pytestmark = pytest.mark.e2e
-
-
-def closed_port() -> int:
-    """A loopback port nothing listens on (it was free a moment ago)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 async def type_address(page: Page, typed: str) -> None:

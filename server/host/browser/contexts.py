@@ -27,7 +27,7 @@ from server.host.browser.partitions import Partition
 from server.host.browser.proxied import ProxiedPartitions
 from server.host.browser.tab_registry import TabRegistry
 from server.host.browser.team_folders import TeamFolders
-from server.host.chromium import CLOSED_NETWORK_FLAGS, find_chromium, unsupported_reason
+from server.host.chromium import CLOSED_NETWORK_FLAGS, find_chromium, is_headless_shell
 
 log = logging.getLogger(__name__)
 
@@ -68,17 +68,13 @@ class ContextPool:
     # -- start and stop -----------------------------------------------------------------
 
     def locate_chromium(self) -> None:
-        """Finds the Chromium to run; ``browserMissing`` when there is none,
-        ``browserUnsupported`` for a headless shell (it would ignore the address guard)."""
+        """Finds the Chromium to run; ``browserMissing`` when there is none."""
         found = find_chromium(self._configured_chromium)
         if found is None:
             raise Unavailable(
                 "no Chromium found: install Debian's chromium package or set CREWHOST_CHROMIUM",
                 code="browserMissing",
             )
-        refused = unsupported_reason(found)
-        if refused is not None:
-            raise Unavailable(refused, code="browserUnsupported")
         self._executable = found
 
     async def start(self) -> None:
@@ -115,8 +111,13 @@ class ContextPool:
             raise Unavailable("the browser engine is not running", code="browserStopped")
         return self._identity
 
+    @property
+    def takes_pac_script(self) -> bool:
+        """Whether the Chromium found keeps to a PAC script (the headless shell does not)."""
+        return self._executable is None or not is_headless_shell(self._executable)
+
     def _args(self) -> list[str]:
-        return self._base_args() + self._guard.chromium_args()
+        return self._base_args() + self._guard.chromium_args(pac=self.takes_pac_script)
 
     @staticmethod
     def _base_args() -> list[str]:
@@ -151,8 +152,8 @@ class ContextPool:
                 launched = await self.proxied.launch(team_id, partition)
                 launch: dict[str, Any] = {"args": self._args()}
                 if launched is not None:
-                    # Its proxy is its only way out; the address guard's PAC script would
-                    # replace it (see browser.proxied).
+                    # Its proxy is its only way out, in place of the address guard's
+                    # (see browser.proxied).
                     launch = {
                         "args": self.proxied.launch_args(self._base_args()),
                         "proxy": launched.setting.playwright(),

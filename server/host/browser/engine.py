@@ -282,7 +282,9 @@ class BrowserEngine:
                     raise
                 raise AddressRefused(url, rule) from None
             if response is not None:
-                rule = self._guard.rule_of(await response.server_addr())
+                rule = self._guard.rule_of(
+                    response.url, await response.server_addr(), response.headers
+                )
                 if rule is not None:
                     raise AddressRefused(response.url, rule)
             return page.url

@@ -1,5 +1,6 @@
 """The browser address policy in real Chromium: loopback, link-local and (when set)
-private addresses are refused however a page asks for them.
+private addresses are refused however a page asks for them, in the full browser (the PAC
+script) and in the headless shell (the filtering proxy) alike.
 
 The refused service listens on 127.0.0.1; the allowed origin that redirects and
 fetches is on 127.0.0.2 (also loopback on Linux), which the engines here allow.
@@ -8,6 +9,7 @@ fetches is on 127.0.0.2 (also loopback on Linux), which the engines here allow.
 from __future__ import annotations
 
 import asyncio
+import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -69,15 +71,25 @@ async def origin() -> AsyncIterator[Site]:
         yield running
 
 
-def _engine(tmp_path: Path, allowed: list[str], *, refuse_private: bool = False) -> BrowserEngine:
+@pytest.fixture(params=["chromium", "chromium-headless-shell"])
+def chromium(request: pytest.FixtureRequest) -> str:
+    """The full browser and the headless shell, as the install step installs them."""
+    found = shutil.which(request.param)
+    assert found is not None, f"{request.param} is not installed (make chromium installs it)"
+    return found
+
+
+def _engine(
+    tmp_path: Path, chromium: str, allowed: list[str], *, refuse_private: bool = False
+) -> BrowserEngine:
     policy = AddressPolicy.from_entries(allowed, refuse_private=refuse_private)
-    return BrowserEngine(tmp_path, address_policy=policy, host_map=HOST_MAP)
+    return BrowserEngine(tmp_path, chromium=chromium, address_policy=policy, host_map=HOST_MAP)
 
 
 @pytest.fixture
-async def engine(tmp_path: Path) -> AsyncIterator[BrowserEngine]:
+async def engine(tmp_path: Path, chromium: str) -> AsyncIterator[BrowserEngine]:
     """The default policy, with only the origin allowed."""
-    async with _engine(tmp_path, [ORIGIN_HOST]) as running:
+    async with _engine(tmp_path, chromium, [ORIGIN_HOST]) as running:
         yield running
 
 
@@ -205,9 +217,9 @@ async def test_what_only_looks_refused_still_loads(engine: BrowserEngine, origin
 
 
 async def test_listed_loopback_addresses_and_names_are_allowed(
-    tmp_path: Path, secret: Site, origin: Site
+    tmp_path: Path, chromium: str, secret: Site, origin: Site
 ) -> None:
-    async with _engine(tmp_path, [ORIGIN_HOST, "127.0.0.1", "localhost"]) as engine:
+    async with _engine(tmp_path, chromium, [ORIGIN_HOST, "127.0.0.1", "localhost"]) as engine:
         tab = await _blank_tab(engine)
         for url in (secret.url("/secret"), f"http://localhost:{secret.port}/secret"):
             await engine.navigate(TEAM, tab.id, AGENT, url)
@@ -223,13 +235,17 @@ async def test_listed_loopback_addresses_and_names_are_allowed(
     assert _paths(secret) == ["/secret"] * 4
 
 
-async def test_private_addresses_are_allowed_unless_refused(tmp_path: Path, origin: Site) -> None:
+async def test_private_addresses_are_allowed_unless_refused(
+    tmp_path: Path, chromium: str, origin: Site
+) -> None:
     private = f"http://{PRIVATE_ADDRESS}:{origin.port}/page"
-    async with _engine(tmp_path / "default", [ORIGIN_HOST]) as engine:
+    async with _engine(tmp_path / "default", chromium, [ORIGIN_HOST]) as engine:
         tab = await _blank_tab(engine)
         assert (await engine.navigate(TEAM, tab.id, AGENT, private)).value == private
     assert _paths(origin) == ["/page"]
-    async with _engine(tmp_path / "refusing", [ORIGIN_HOST], refuse_private=True) as engine:
+    async with _engine(
+        tmp_path / "refusing", chromium, [ORIGIN_HOST], refuse_private=True
+    ) as engine:
         tab = await _blank_tab(engine)
         refused = await _refusal(engine, tab, private)
         assert refused.rule == "private"

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import socket
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +19,7 @@ from server.host.storage.agents import AgentBrowserChoice, AgentRepository
 from tests.host.browser.conftest import Site
 from tests.support.hub_server import RunningHub
 from tests.support.peers import Member, peer_member, wait_linked
+from tests.support.ports import closed_port
 
 
 @dataclass
@@ -69,13 +69,6 @@ async def listed_when(
     while not check(tabs := (await connection.call("browser-control-v1/list_tabs"))["tabs"]):
         await events_until(connection, "browser-tabs-changed")
     return tabs
-
-
-def closed_port() -> int:
-    """A loopback port nothing listens on (it was free a moment ago)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 async def test_a_typed_address_loads_as_an_address_bar_would_and_a_failed_load_keeps_it(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
@@ -69,16 +70,16 @@ async def test_shared_cookie_survives_restart_private_does_not(tmp_path: Path, s
         assert {t.partition.kind for t in engine.list_tabs(TEAM)} == {"shared"}
 
 
-@pytest.mark.parametrize("name", ["chromium-headless-shell", "headless_shell"])
-async def test_a_headless_shell_is_refused_before_it_starts(tmp_path: Path, name: str) -> None:
-    shell = tmp_path / name
-    shell.write_text("#!/bin/sh\nexit 1\n")
-    shell.chmod(0o700)
-    with pytest.raises(CrewhostError) as refused:
-        async with BrowserEngine(tmp_path / "data", chromium=str(shell)):
-            pass
-    assert refused.value.code == "browserUnsupported"
-    assert "ignores the PAC script" in refused.value.message
+async def test_the_headless_shell_runs_behind_the_filtering_proxy(
+    tmp_path: Path, site: Site
+) -> None:
+    shell = shutil.which("chromium-headless-shell")
+    assert shell is not None, "chromium-headless-shell is not installed (make chromium)"
+    async with BrowserEngine(tmp_path, chromium=shell, address_policy=SITES_ALLOWED) as engine:
+        tab = await engine.open_tab(TEAM, Partition.shared(), url=site.url("/cookies"))
+        title = await engine.run(TEAM, tab.id, AGENT, lambda page: page.title())
+        assert (tab.url, title.value) == (site.url("/cookies"), "cookies")
+    assert site.requests[0][0] == "/cookies"
 
 
 async def test_a_configured_chromium_that_is_not_there_is_missing(tmp_path: Path) -> None:

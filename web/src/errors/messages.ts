@@ -118,7 +118,6 @@ const TABLE: Record<string, string> = {
   browserProxyComputerUnreachable: 'The page did not load: the member’s computer that this profile uses is not connected or stopped sharing.',
   browserPartitionInvalid: 'The host could not tell which browser session to use. Reload and try again.',
   browserMissing: 'The host has no Chromium browser installed. Ask the person who runs the host to install it.',
-  browserUnsupported: 'The host is set to run a Chromium that cannot keep to its address rules. Ask the person who runs the host to point it at the full Chromium browser.',
   browserStopped: 'The host’s browser is not running. Try again in a moment.',
   invalidTeamId: 'The host did not recognise this team. Reload and try again.',
   tabNotFound: 'That tab is closed, or you cannot see it. Reload the list of tabs.',
