@@ -24,8 +24,8 @@ The filtering proxy answers a refused connection the same way.
 Playwright's request interception (``context.route``) was tried and left out: Playwright
 continues every redirect hop itself, unseen by the route, and interception turns the
 HTTP cache off (a page with 30 cached images loaded three times slower). The PAC script
-costs nothing measurable. The full browser keeps it rather than the filtering proxy:
-Chromium keeps at most 32 connections per proxy, where a direct connection has 256.
+costs nothing measurable, and the full browser's allowed connections go direct rather
+than through this process.
 """
 
 from __future__ import annotations
@@ -259,13 +259,20 @@ class AddressGuard:
             rule = self._rules_by_port.get(int(server_address.get("port") or 0))
             if rule is not None:
                 return rule
-        if "x-crewhost-refused" not in {name.lower() for name in headers}:
+        endpoint = _endpoint(url)
+        if endpoint is None or "x-crewhost-refused" not in {name.lower() for name in headers}:
             return None
-        parts = urlsplit(url)
-        scheme = parts.scheme.lower()
-        if parts.hostname is None or scheme not in _DEFAULT_PORTS:
-            return None
-        return self._proxy.refused_rule(parts.hostname, parts.port or _DEFAULT_PORTS[scheme])
+        return self._proxy.refused_rule(*endpoint)
+
+    def load_error(self, url: str, reported: str) -> str:
+        """Chromium's name for a failed load of ``url``: behind the filtering proxy, every
+        connection the proxy could not make is ``ERR_SOCKS_CONNECTION_FAILED`` to Chromium,
+        so the proxy's own cause (``ERR_NAME_NOT_RESOLVED``, ``ERR_CONNECTION_REFUSED``, …)
+        takes its place."""
+        endpoint = _endpoint(url)
+        if reported != "ERR_SOCKS_CONNECTION_FAILED" or endpoint is None:
+            return reported
+        return self._proxy.failure(*endpoint) or reported
 
     async def _judge(self, host: str) -> Verdict:
         """The filtering proxy's question: may a browser connect to ``host``, and where."""
@@ -329,6 +336,18 @@ class AddressGuard:
             writer.close()
             with contextlib.suppress(OSError, asyncio.CancelledError):
                 await writer.wait_closed()
+
+
+def _endpoint(url: str) -> tuple[str, int] | None:
+    """The host and port a web URL connects to."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    if parts.hostname is None or scheme not in _DEFAULT_PORTS:
+        return None
+    try:
+        return parts.hostname, parts.port or _DEFAULT_PORTS[scheme]
+    except ValueError:  # a port out of range
+        return None
 
 
 def _rule_of(network: IPNetwork) -> Rule:

@@ -116,6 +116,11 @@ class ContextPool:
         """Whether the Chromium found keeps to a PAC script (the headless shell does not)."""
         return self._executable is None or not is_headless_shell(self._executable)
 
+    def load_error(self, url: str, reported: str) -> str:
+        """Chromium's name for a failed load, with the address guard's cause when its
+        filtering proxy could not connect (see ``AddressGuard.load_error``)."""
+        return self._guard.load_error(url, reported)
+
     def _args(self) -> list[str]:
         return self._base_args() + self._guard.chromium_args(pac=self.takes_pac_script)
 

@@ -21,17 +21,19 @@ logged about a target.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import ipaddress
+import logging
 import struct
 import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from server.common.addresses import IPAddress, Rule, ip_literal, normalize_host
+
+log = logging.getLogger(__name__)
 
 _LISTEN = "127.0.0.1"
 _VERSION = 5
@@ -51,12 +53,24 @@ ADDRESS_NOT_SUPPORTED = 8
 _HEAD_LIMIT = 16 * 1024
 _HANDSHAKE_SECONDS = 10.0
 _CONNECT_SECONDS = 15.0
+# An address that does not answer within this gives way to the next one a name has.
+_NEXT_ADDRESS_SECONDS = 3.0
 _TLS_HANDSHAKE = 0x16
-# Connections open at once; one past that is closed unanswered (Chromium itself keeps at
-# most 32 per proxy, WebSockets apart).
+# Connections open at once; one past that is closed unanswered (Chromium keeps fewer: 256
+# at most, as it does without a proxy).
 MAX_CONNECTIONS = 1024
-# Refusals remembered, for the engine to name the rule of a page it got.
+# Refusals and failures remembered, for the engine to name the rule of a page it got or
+# the cause of a load that failed.
 _REMEMBERED = 256
+# Chromium reports every SOCKS reply but success as ERR_SOCKS_CONNECTION_FAILED; the proxy
+# keeps what Chromium would have said had it connected itself.
+NAME_NOT_RESOLVED = "ERR_NAME_NOT_RESOLVED"
+_DIAL_ERRORS: tuple[tuple[type[BaseException], str], ...] = (
+    (ConnectionRefusedError, "ERR_CONNECTION_REFUSED"),
+    (TimeoutError, "ERR_CONNECTION_TIMED_OUT"),
+    (ConnectionResetError, "ERR_CONNECTION_RESET"),
+    (OSError, "ERR_ADDRESS_UNREACHABLE"),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +82,7 @@ class Verdict:
     addresses: Sequence[IPAddress] = ()
 
 
+T = TypeVar("T")
 Judge = Callable[[str], Awaitable[Verdict]]
 Refusal = Callable[[Rule, bytes], bytes]
 
@@ -89,7 +104,8 @@ class FilteringProxy:
         self._thread: threading.Thread | None = None
         self._server: asyncio.Server | None = None
         self._clients: set[_Client] = set()
-        self._refused: OrderedDict[tuple[str, int], Rule] = OrderedDict()
+        self._refused: _Recent[Rule] = _Recent()
+        self._failed: _Recent[str] = _Recent()
         self.port = 0
 
     @property
@@ -153,15 +169,34 @@ class FilteringProxy:
         return len(self._clients)
 
     def refused_rule(self, host: str, port: int) -> Rule | None:
-        """The rule of a recent refusal of ``host``:``port``, as Chromium named the host."""
-        return self._refused.get((_host_key(host), port))
+        """The rule of a recent refusal of ``host``:``port``."""
+        return self._refused.get(host, port)
 
-    def _remember(self, host: str, port: int, rule: Rule) -> None:
+    def failure(self, host: str, port: int) -> str | None:
+        """Why the last connection to ``host``:``port`` failed, in Chromium's words
+        (``ERR_NAME_NOT_RESOLVED``, ``ERR_CONNECTION_REFUSED``, …), if it did."""
+        return self._failed.get(host, port)
+
+
+class _Recent(Generic[T]):
+    """The last few things said of host and port pairs, oldest forgotten first; written on
+    the proxy's thread, read on the host's (each a single dict operation)."""
+
+    def __init__(self) -> None:
+        self._items: OrderedDict[tuple[str, int], T] = OrderedDict()
+
+    def get(self, host: str, port: int) -> T | None:
+        return self._items.get((_host_key(host), port))
+
+    def put(self, host: str, port: int, value: T | None) -> None:
         key = (_host_key(host), port)
-        self._refused[key] = rule
-        self._refused.move_to_end(key)
-        while len(self._refused) > _REMEMBERED:
-            self._refused.popitem(last=False)
+        if value is None:
+            self._items.pop(key, None)
+            return
+        self._items[key] = value
+        self._items.move_to_end(key)
+        while len(self._items) > _REMEMBERED:
+            self._items.popitem(last=False)
 
 
 async def _on(loop: asyncio.AbstractEventLoop, work: Coroutine[Any, Any, None]) -> None:
@@ -296,6 +331,9 @@ class _Client(asyncio.Protocol):
         self._step = self._held
         assert self._transport is not None
         self._transport.pause_reading()
+        if self._timer is not None:
+            self._timer.cancel()  # the judge and the dial have limits of their own
+            self._timer = None
         self._connecting = self._loop.create_task(self._connect(host, port))
         return False
 
@@ -317,41 +355,55 @@ class _Client(asyncio.Protocol):
     # -- the connection -----------------------------------------------------------------
 
     async def _connect(self, host: str, port: int) -> None:
-        verdict = await self._proxy._judge(host)
+        try:
+            verdict = await self._proxy._judge(host)
+        except Exception:
+            log.exception("the filtering proxy could not judge a connection")
+            self._finish(_reply(GENERAL_FAILURE))
+            return
         if verdict.rule is None and not verdict.addresses:
+            self._proxy._failed.put(host, port, NAME_NOT_RESOLVED)
             self._finish(_reply(HOST_UNREACHABLE))
             return
         if verdict.rule is not None:
-            self._proxy._remember(host, port, verdict.rule)
+            self._proxy._refused.put(host, port, verdict.rule)
             self._rule = verdict.rule
             self._step = self._refused_head
+            self._timer = self._loop.call_later(_HANDSHAKE_SECONDS, self.abort)
             self._ready()
             return
-        upstream = await self._dial(verdict.addresses, port)
+        upstream, failure = await self._dial(verdict.addresses, port)
+        self._proxy._failed.put(host, port, failure)
         if upstream is None:
             self._finish(_reply(CONNECTION_REFUSED))
             return
         self._upstream = upstream
         self._ready()
 
-    async def _dial(self, addresses: Sequence[IPAddress], port: int) -> asyncio.Transport | None:
-        """A connection to the first judged address that answers."""
-        for address in addresses:
-            with contextlib.suppress(OSError, TimeoutError):
-                async with asyncio.timeout(_CONNECT_SECONDS):
+    async def _dial(
+        self, addresses: Sequence[IPAddress], port: int
+    ) -> tuple[asyncio.Transport | None, str | None]:
+        """A connection to the first judged address that answers, or why none did. An
+        address gives way to the next after a few seconds (a name's IPv6 address on a
+        machine without IPv6 routes must not cost the whole wait)."""
+        failure = "ERR_CONNECTION_FAILED"
+        for index, address in enumerate(addresses):
+            last = index == len(addresses) - 1
+            try:
+                async with asyncio.timeout(_CONNECT_SECONDS if last else _NEXT_ADDRESS_SECONDS):
                     transport, _ = await self._loop.create_connection(
                         lambda: _Upstream(self), str(address), port
                     )
-                assert isinstance(transport, asyncio.Transport)
-                return transport
-        return None
+            except (OSError, TimeoutError) as exc:
+                failure = next(name for kind, name in _DIAL_ERRORS if isinstance(exc, kind))
+                continue
+            assert isinstance(transport, asyncio.Transport)
+            return transport, None
+        return None, failure
 
     def _ready(self) -> None:
         """The reply is sent and the client read again; what it sent early goes on."""
         self._connecting = None
-        if self._timer is not None and self._upstream is not None:
-            self._timer.cancel()
-            self._timer = None
         self._send(_reply(SUCCEEDED))
         assert self._transport is not None
         if self._transport.is_closing():

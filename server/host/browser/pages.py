@@ -99,7 +99,12 @@ class TabPages:
         except PlaywrightError as exc:
             found = _NET_ERROR.search(str(exc))
             proxied.failed(tab.team_id, tab.partition, found.group(1) if found else None)
-            raise
+            if found is None:
+                raise
+            named = self._contexts.load_error(url, found.group(1))
+            if named == found.group(1):
+                raise
+            raise PlaywrightError(str(exc).replace(found.group(0), f"net::{named}")) from None
         if response is not None:
             proxied.loaded(tab.team_id, tab.partition, response.status, response.headers)
         return response

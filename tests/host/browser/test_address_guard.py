@@ -22,6 +22,7 @@ from server.host.browser.callers import Caller
 from server.host.browser.engine import BrowserEngine
 from server.host.browser.partitions import Partition
 from server.host.browser.tabs import Tab
+from tests.support.ports import closed_port
 from tests.support.sites import Site, pages_app, serving
 
 TEAM = "team-a"
@@ -204,6 +205,17 @@ async def test_link_local_metadata_is_refused_before_connecting(engine: BrowserE
         assert (await _refusal(engine, tab, url)).rule == "unspecified"
 
 
+async def test_a_load_that_fails_names_its_cause_in_either_browser(engine: BrowserEngine) -> None:
+    tab = await _blank_tab(engine)
+    dead = f"http://{ORIGIN_HOST}:{closed_port(ORIGIN_HOST)}/page"
+    unknown = "http://nowhere.invalid/page"
+    visits = [await engine.visit(TEAM, tab.id, AGENT, url) for url in (dead, unknown)]
+    assert [(v.url, v.load_error) for v in visits] == [
+        (dead, "ERR_CONNECTION_REFUSED"),
+        (unknown, "ERR_NAME_NOT_RESOLVED"),
+    ]
+
+
 async def test_what_only_looks_refused_still_loads(engine: BrowserEngine, origin: Site) -> None:
     tab = await _blank_tab(engine)
     for name in LOOKALIKES:
@@ -226,13 +238,21 @@ async def test_listed_loopback_addresses_and_names_are_allowed(
             assert await _page_text(engine, tab) == "the hub's secret"
         await engine.navigate(TEAM, tab.id, AGENT, origin.url(f"/go?to={secret.url('/secret')}"))
         assert await _page_text(engine, tab) == "the hub's secret"
+        socket = secret.base.replace("http:", "ws:") + "/ws"
+        read = """(url) => new Promise((done) => {
+          const s = new WebSocket(url);
+          s.onmessage = (e) => done(e.data);
+          s.onerror = () => done('refused');
+        })"""
+        said = await engine.run(TEAM, tab.id, AGENT, lambda page: page.evaluate(read, socket))
+        assert said.value == "secret over a socket"
         # Only the name listed: another localhost name stays refused.
         refused = await _refusal(engine, tab, f"http://app.localhost:{secret.port}/secret")
         assert refused.rule == "loopback"
         # A name is judged by its addresses: this one's is allowed.
         await engine.navigate(TEAM, tab.id, AGENT, f"http://{LOOPBACK_NAME}:{secret.port}/secret")
         assert await _page_text(engine, tab) == "the hub's secret"
-    assert _paths(secret) == ["/secret"] * 4
+    assert _paths(secret) == ["/secret"] * 3 + ["/ws", "/secret"]
 
 
 async def test_private_addresses_are_allowed_unless_refused(

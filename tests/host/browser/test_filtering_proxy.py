@@ -114,9 +114,12 @@ async def test_tls_to_a_refused_address_is_closed_unanswered(
     assert guard.proxy.refused_rule("169.254.169.254", echo) == "link-local"
 
 
-async def test_what_cannot_be_reached_gets_socks_reply_codes(guard: AddressGuard) -> None:
+async def test_what_cannot_be_reached_gets_socks_reply_codes_and_its_cause_is_kept(
+    guard: AddressGuard, echo: int
+) -> None:
+    dead = closed_port(ALLOWED)
     unknown = await _socks(guard.proxy, "nowhere.invalid", 80)
-    refused = await _socks(guard.proxy, ALLOWED, closed_port(ALLOWED))
+    refused = await _socks(guard.proxy, ALLOWED, dead)
     assert (unknown[0], refused[0]) == (
         filtering_proxy.HOST_UNREACHABLE,
         filtering_proxy.CONNECTION_REFUSED,
@@ -124,6 +127,38 @@ async def test_what_cannot_be_reached_gets_socks_reply_codes(guard: AddressGuard
     for _, reader, writer in (unknown, refused):
         assert await reader.read() == b""
         await _closed(writer)
+    # Chromium says ERR_SOCKS_CONNECTION_FAILED for both; the guard names the cause.
+    assert guard.load_error("http://nowhere.invalid/x", "ERR_SOCKS_CONNECTION_FAILED") == (
+        "ERR_NAME_NOT_RESOLVED"
+    )
+    assert guard.load_error(f"http://{ALLOWED}:{dead}/", "ERR_SOCKS_CONNECTION_FAILED") == (
+        "ERR_CONNECTION_REFUSED"
+    )
+    assert guard.load_error(f"http://{ALLOWED}:{dead}/", "ERR_ABORTED") == "ERR_ABORTED"
+    # A connection that works again forgets the failure.
+    assert guard.proxy.failure("site.test", echo) is None
+    code, _, writer = await _socks(guard.proxy, "site.test", echo)
+    assert (code, guard.proxy.failure("site.test", echo)) == (0, None)
+    await _closed(writer)
+
+
+async def test_a_judge_that_fails_refuses_that_connection_only(
+    echo: int, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def judge(host: str) -> Verdict:
+        if host == "broken.test":
+            raise RuntimeError("a bug")
+        return Verdict(None, (ipaddress.ip_address(ALLOWED),))
+
+    async with FilteringProxy(judge, lambda rule, head: b"") as proxy:
+        broken = await _socks(proxy, "broken.test", echo)
+        working = await _socks(proxy, "site.test", echo)
+        assert (broken[0], working[0]) == (filtering_proxy.GENERAL_FAILURE, 0)
+        working[2].write(b"ping")
+        assert await working[1].readexactly(4) == b"ping"
+        for _, _, writer in (broken, working):
+            await _closed(writer)
+    assert "could not judge a connection" in caplog.text
 
 
 @pytest.mark.parametrize(
