@@ -135,7 +135,8 @@ class HostSettings(SettingsSection):
     chromium: str | None = Field(
         None,
         description="Path to the Chromium binary; empty: Playwright's build, then the system "
-        "chromium.",
+        "chromium. Chromium's headless shell (/usr/bin/chromium-headless-shell) opens tabs "
+        "faster with half the memory per profile, but pages can tell it from Chrome.",
         json_schema_extra={"env": "CREWHOST_CHROMIUM"},
     )
     browser_locale: str = Field(

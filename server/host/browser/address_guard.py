@@ -136,7 +136,6 @@ class AddressGuard:
 
     async def __aenter__(self) -> AddressGuard:
         try:
-            await self._proxy.__aenter__()
             for rule in self.policy.rules:
                 server = await asyncio.start_server(
                     partial(self._answer, rule), _LISTEN, 0, limit=_HEAD_LIMIT
@@ -182,12 +181,20 @@ class AddressGuard:
         """The filtering proxy of a Chromium that takes no PAC script."""
         return self._proxy
 
+    async def start_proxy(self) -> None:
+        """Starts the filtering proxy (for a headless shell), unless it runs; it stops with
+        the guard."""
+        if not self._proxy.running:
+            await self._proxy.__aenter__()
+
     def chromium_args(self, *, pac: bool = True) -> list[str]:
         """The flags of every Chromium the engine launches: with ``pac``, the PAC script and
         resolver rules; without, the filtering proxy as the only way out."""
         if not self._ports:
             raise RuntimeError("the address guard is not running")
         if not pac:
+            if not self._proxy.running:
+                raise RuntimeError("the address guard's filtering proxy is not running")
             return [f"--proxy-server={self._proxy.server}", "--proxy-bypass-list=<-loopback>"]
         script = base64.b64encode(self._pac_script().encode()).decode()
         return [

@@ -81,6 +81,8 @@ class ContextPool:
         """Starts Playwright and the Chromium of the private partitions."""
         if self._executable is None:
             self.locate_chromium()
+        if not self.takes_pac_script:
+            await self._guard.start_proxy()
         self._playwright = await async_playwright().start()
         self._browser = await self._playwright.chromium.launch(
             executable_path=self._executable, headless=True, args=self._args()

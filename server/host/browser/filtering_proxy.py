@@ -164,6 +164,10 @@ class FilteringProxy:
             self._server = None
 
     @property
+    def running(self) -> bool:
+        return self._loop is not None
+
+    @property
     def connections(self) -> int:
         """Connections open now (a handshake under way counts)."""
         return len(self._clients)

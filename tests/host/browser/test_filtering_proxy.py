@@ -41,6 +41,7 @@ async def echo() -> AsyncIterator[int]:
 @pytest.fixture
 async def guard() -> AsyncIterator[AddressGuard]:
     async with AddressGuard(AddressPolicy.from_entries([ALLOWED]), HOST_MAP) as running:
+        await running.start_proxy()
         yield running
 
 
