@@ -58,6 +58,7 @@ class ContextPool:
         self._playwright: Playwright | None = None
         self._browser: Browser | None = None
         self._executable: Path | None = None
+        self._shell = False
         self._identity: BrowserIdentity | None = None
         self._contexts: dict[_Key, BrowserContext] = {}
         # One lock per partition: starting one partition's browser never holds up another's tabs.
@@ -76,18 +77,34 @@ class ContextPool:
                 code="browserMissing",
             )
         self._executable = found
+        self._shell = is_headless_shell(found)
 
     async def start(self) -> None:
         """Starts Playwright and the Chromium of the private partitions."""
         if self._executable is None:
             self.locate_chromium()
-        if not self.takes_pac_script:
+        if self._shell:
             await self._guard.start_proxy()
         self._playwright = await async_playwright().start()
-        self._browser = await self._playwright.chromium.launch(
+        self._browser = await self._launch()
+        if not self._shell and await _says_headless_shell(self._browser):
+            # A headless shell under another name would ignore the PAC script: it runs
+            # again behind the filtering proxy, and so does every partition's Chromium.
+            log.warning(
+                "%s is Chromium's headless shell; it runs behind the filtering proxy",
+                self._executable,
+            )
+            await self._browser.close()
+            self._shell = True
+            await self._guard.start_proxy()
+            self._browser = await self._launch()
+        self._identity = BrowserIdentity(self._browser.version, self._locale)
+
+    async def _launch(self) -> Browser:
+        assert self._playwright is not None
+        return await self._playwright.chromium.launch(
             executable_path=self._executable, headless=True, args=self._args()
         )
-        self._identity = BrowserIdentity(self._browser.version, self._locale)
 
     async def stop(self) -> None:
         """Closes every context (a persistent one flushes its profile), then Chromium."""
@@ -116,7 +133,7 @@ class ContextPool:
     @property
     def takes_pac_script(self) -> bool:
         """Whether the Chromium found keeps to a PAC script (the headless shell does not)."""
-        return self._executable is None or not is_headless_shell(self._executable)
+        return not self._shell
 
     def load_error(self, url: str, reported: str) -> str:
         """Chromium's name for a failed load, with the address guard's cause when its
@@ -239,6 +256,17 @@ class ContextPool:
 
     def _lock(self, key: _Key) -> asyncio.Lock:
         return self._locks.setdefault(key, asyncio.Lock())
+
+
+async def _says_headless_shell(browser: Browser) -> bool:
+    """Whether a running Chromium names itself the headless shell (``HeadlessChrome/…``;
+    the full browser, headless or not, says ``Chrome/…``)."""
+    session = await browser.new_browser_cdp_session()
+    try:
+        version = await session.send("Browser.getVersion")
+    finally:
+        await session.detach()
+    return str(version.get("product", "")).startswith("HeadlessChrome/")
 
 
 async def _close(context: BrowserContext | None) -> None:

@@ -185,6 +185,23 @@ async def test_every_spelling_of_loopback_is_refused(engine: BrowserEngine, secr
     assert secret.requests == []
 
 
+async def test_a_headless_shell_under_another_name_is_kept_to_the_policy_all_the_same(
+    tmp_path: Path, secret: Site
+) -> None:
+    shell = shutil.which("chromium-headless-shell")
+    assert shell is not None, "chromium-headless-shell is not installed (make chromium)"
+    renamed = tmp_path / "chrome"
+    renamed.symlink_to(shell)
+    async with _engine(tmp_path / "data", str(renamed), [ORIGIN_HOST]) as engine:
+        tab = await _blank_tab(engine)
+        # A name that resolves to loopback: only the PAC script or the proxy catches it.
+        by_name = f"http://{LOOPBACK_NAME}:{secret.port}/secret"
+        refused = await _refusal(engine, tab, by_name)
+        assert refused.rule == "loopback"
+        assert "Refused by Crewhost" in await _page_text(engine, tab)
+    assert secret.requests == []
+
+
 async def test_https_to_loopback_is_refused_and_says_why(
     engine: BrowserEngine, secret: Site
 ) -> None:
