@@ -27,7 +27,7 @@ import struct
 import threading
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Generic, TypeVar
 
@@ -97,15 +97,10 @@ class FilteringProxy:
     def __init__(
         self, judge: Judge, refusal: Refusal, *, max_connections: int = MAX_CONNECTIONS
     ) -> None:
-        self._judge = judge
-        self._refusal = refusal
-        self._max_connections = max_connections
+        self._shared = _Shared(judge, refusal, max_connections)
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._server: asyncio.Server | None = None
-        self._clients: set[_Client] = set()
-        self._refused: _Recent[Rule] = _Recent()
-        self._failed: _Recent[str] = _Recent()
         self.port = 0
 
     @property
@@ -147,13 +142,13 @@ class FilteringProxy:
 
     async def _listen(self) -> None:
         loop = asyncio.get_running_loop()
-        self._server = await loop.create_server(lambda: _Client(self), _LISTEN, 0)
+        self._server = await loop.create_server(lambda: _Client(self._shared), _LISTEN, 0)
         self.port = self._server.sockets[0].getsockname()[1]
 
     async def _shut(self) -> None:
         if self._server is not None:
             self._server.close()
-        for client in list(self._clients):
+        for client in list(self._shared.clients):
             client.abort()
         pending = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
         for task in pending:
@@ -170,16 +165,29 @@ class FilteringProxy:
     @property
     def connections(self) -> int:
         """Connections open now (a handshake under way counts)."""
-        return len(self._clients)
+        return len(self._shared.clients)
 
     def refused_rule(self, host: str, port: int) -> Rule | None:
         """The rule of a recent refusal of ``host``:``port``."""
-        return self._refused.get(host, port)
+        return self._shared.refused.get(host, port)
 
     def failure(self, host: str, port: int) -> str | None:
         """Why the last connection to ``host``:``port`` failed, in Chromium's words
         (``ERR_NAME_NOT_RESOLVED``, ``ERR_CONNECTION_REFUSED``, …), if it did."""
-        return self._failed.get(host, port)
+        return self._shared.failed.get(host, port)
+
+
+@dataclass(slots=True)
+class _Shared:
+    """What every connection of one proxy uses: the judge, the refusal, the open
+    connections and what was recently refused or failed."""
+
+    judge: Judge
+    refusal: Refusal
+    max_connections: int
+    clients: set[_Client] = field(default_factory=set)
+    refused: _Recent[Rule] = field(default_factory=lambda: _Recent())
+    failed: _Recent[str] = field(default_factory=lambda: _Recent())
 
 
 class _Recent(Generic[T]):
@@ -223,8 +231,8 @@ def _reply(code: int) -> bytes:
 class _Client(asyncio.Protocol):
     """One browser connection: the handshake, then a refusal or a splice to the target."""
 
-    def __init__(self, proxy: FilteringProxy) -> None:
-        self._proxy = proxy
+    def __init__(self, shared: _Shared) -> None:
+        self._shared = shared
         self._loop = asyncio.get_running_loop()
         self._buffer = bytearray()
         self._step: Callable[[], bool] = self._greeting
@@ -240,10 +248,10 @@ class _Client(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self._transport = transport
-        if len(self._proxy._clients) >= self._proxy._max_connections:
+        if len(self._shared.clients) >= self._shared.max_connections:
             transport.abort()
             return
-        self._proxy._clients.add(self)
+        self._shared.clients.add(self)
         self._timer = self._loop.call_later(_HANDSHAKE_SECONDS, self.abort)
 
     def data_received(self, data: bytes) -> None:
@@ -266,7 +274,7 @@ class _Client(asyncio.Protocol):
         return self._half_open()
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._proxy._clients.discard(self)
+        self._shared.clients.discard(self)
         if self._timer is not None:
             self._timer.cancel()
         if self._connecting is not None:
@@ -353,31 +361,31 @@ class _Client(asyncio.Protocol):
         end = self._buffer.find(b"\r\n\r\n")
         if end < 0:
             return False
-        self._finish(self._proxy._refusal(self._rule, bytes(self._buffer[: end + 4])))
+        self._finish(self._shared.refusal(self._rule, bytes(self._buffer[: end + 4])))
         return False
 
     # -- the connection -----------------------------------------------------------------
 
     async def _connect(self, host: str, port: int) -> None:
         try:
-            verdict = await self._proxy._judge(host)
+            verdict = await self._shared.judge(host)
         except Exception:
             log.exception("the filtering proxy could not judge a connection")
             self._finish(_reply(GENERAL_FAILURE))
             return
         if verdict.rule is None and not verdict.addresses:
-            self._proxy._failed.put(host, port, NAME_NOT_RESOLVED)
+            self._shared.failed.put(host, port, NAME_NOT_RESOLVED)
             self._finish(_reply(HOST_UNREACHABLE))
             return
         if verdict.rule is not None:
-            self._proxy._refused.put(host, port, verdict.rule)
+            self._shared.refused.put(host, port, verdict.rule)
             self._rule = verdict.rule
             self._step = self._refused_head
             self._timer = self._loop.call_later(_HANDSHAKE_SECONDS, self.abort)
             self._ready()
             return
         upstream, failure = await self._dial(verdict.addresses, port)
-        self._proxy._failed.put(host, port, failure)
+        self._shared.failed.put(host, port, failure)
         if upstream is None:
             self._finish(_reply(CONNECTION_REFUSED))
             return
