@@ -126,6 +126,8 @@ async def failed_pages(request: pytest.FixtureRequest, walk: Walk) -> AsyncItera
     yield
     if request.node.stash.get(FAILED, False):
         await save_failed_pages(walk.browser, request.node.name)
+    # What a failed test left scripted would answer the next test (or this one run again).
+    walk.anthropic.drop_unplayed()
 
 
 def result_of(anthropic: FakeAnthropic, call_id: str) -> dict[str, Any]:
@@ -199,6 +201,13 @@ async def stored_in(page: Page) -> str:
             "JSON.stringify([Object.entries(localStorage), Object.entries(sessionStorage)])"
         )
     )
+
+
+async def site_logins(walk: Walk) -> list[dict[str, Any]]:
+    """The team's vault items for the sign-in site, as an owner lists them."""
+    async with owner_peer(walk.team, walk.folder) as owner:
+        listed = await owner.call("vault-v1/list", {})
+    return [item for item in listed["items"] if item["sites"] == [walk.site.base]]
 
 
 async def turn_done(page: Page, last_words: str) -> None:
@@ -279,6 +288,7 @@ async def test_a_member_watching_the_tab_types_the_secret_into_the_card(
 async def test_an_owner_saves_a_secret_and_the_agent_fills_from_that_item(
     walk: Walk, screens: Screens
 ) -> None:
+    saved_before = await site_logins(walk)
     context = await walk.signed_in(walk.team.owner_email)
     page = await walk.chat(context)
     walk.anthropic.script(
@@ -301,14 +311,13 @@ async def test_an_owner_saves_a_secret_and_the_agent_fills_from_that_item(
     assert SAVED_PASSWORD in walk.posted.bodies[-1][1]
 
     # The vault holds a login for the site: its name and site, never its password.
-    async with owner_peer(walk.team, walk.folder) as owner:
-        listed = await owner.call("vault-v1/list", {})
-    logins = [item for item in listed["items"] if item["sites"] == [walk.site.base]]
-    assert len(logins) == 1, listed
-    login = logins[0]
+    logins = await site_logins(walk)
+    new = [item for item in logins if item["id"] not in {old["id"] for old in saved_before}]
+    assert len(new) == 1, logins
+    login = new[0]
     assert (login["kind"], login["passwordSet"]) == ("login", True)
     assert login["name"]
-    assert SAVED_PASSWORD not in json.dumps(listed)
+    assert SAVED_PASSWORD not in json.dumps(logins)
 
     # The agent fills from that item after consent, and is refused on another site.
     def fill(call_id: str, opened: str) -> StreamReply:

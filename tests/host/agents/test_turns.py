@@ -143,7 +143,7 @@ def fakes_played_out(host: TurnsHost) -> Iterator[None]:
     yield
     left = host.anthropic.unplayed, host.openai.unplayed
     for fake in (host.anthropic, host.openai):
-        fake._script.clear()  # a failed test's leftovers would answer the next test
+        fake.drop_unplayed()
     assert left == (0, 0), "scripted replies were left unplayed"
 
 

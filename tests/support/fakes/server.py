@@ -117,6 +117,10 @@ class FakeProviderServer:
     def unplayed(self) -> int:
         return len(self._script)
 
+    def drop_unplayed(self) -> None:
+        """Forgets the replies not played yet (a failed test's would answer the next)."""
+        self._script.clear()
+
     def refusal(self, request: RecordedRequest) -> web.Response | None:
         """The real API's answer to a request it refuses, or None to play the script."""
         return None
