@@ -14,6 +14,10 @@ max in ms) and the CPU time (from ``/proc/<pid>/stat`` of every Chromium process
 of the browser process's threads) per tab, so one sees the floor a new tab has on this
 machine: work in the browser process's main thread runs one tab after another,
 whatever the driver does. ``--flag`` adds a Chromium flag (repeatable) to try one.
+``--trace`` records the timed tabs with Chromium's own tracing and adds where the
+browser process's main thread spends its time per tab (self time by trace event, the
+largest first): in the full browser much of it goes to laying out and painting its
+window's tab strip and toolbar, which the headless shell has not.
 Results are printed and written to ``bench/results/chromium_tab_cost.json``.
 """
 
@@ -46,6 +50,11 @@ DEVTOOLS_LINE = re.compile(r"DevTools listening on (ws://\S+)")
 CLOCK_TICK_MS = 1000 / os.sysconf("SC_CLK_TCK")
 START_SECONDS = 30.0
 TAB_SECONDS = 30.0
+TRACE_CATEGORIES = [
+    *("toplevel", "browser", "navigation", "content", "mojom", "loading", "ui", "views"),
+    *("renderer_host", "devtools", "ipc", "cc", "viz"),
+]
+TRACE_ROWS = 12
 T = TypeVar("T")
 RESULTS_FILE = Path(__file__).parent / "results" / "chromium_tab_cost.json"
 
@@ -146,6 +155,62 @@ async def new_tab(cdp: Cdp, url: str) -> tuple[float, float]:
     return made - started, time.perf_counter() - made
 
 
+async def traced(cdp: Cdp, work: Awaitable[T]) -> tuple[T, list[dict[str, Any]]]:
+    """``work``'s result and the trace events Chromium recorded while it ran."""
+    config = {"includedCategories": TRACE_CATEGORIES, "recordMode": "recordAsMuchAsPossible"}
+    await cdp.send("Tracing.start", {"traceConfig": config, "transferMode": "ReportEvents"})
+    value = await work
+    await cdp.send("Tracing.end")
+    events: list[dict[str, Any]] = []
+    while True:
+        event = await cdp.events.get()
+        if event.get("method") == "Tracing.dataCollected":
+            events += event["params"]["value"]
+        elif event.get("method") == "Tracing.tracingComplete":
+            return value, events
+
+
+def main_thread_ms(events: list[dict[str, Any]], tabs: int) -> dict[str, list[float]]:
+    """Per tab, the browser main thread's time by event name in ms, self and with what it
+    called, the largest self times first; ``(busy in all)`` is its time in any event."""
+    threads = {
+        (e["pid"], e["tid"])
+        for e in events
+        if e.get("ph") == "M" and e.get("name") == "thread_name"
+        if e["args"].get("name") == "CrBrowserMain"
+    }
+    spans = sorted(
+        (
+            e
+            for e in events
+            if e.get("ph") == "X" and "dur" in e and (e["pid"], e["tid"]) in threads
+        ),
+        key=lambda e: (e["pid"], e["tid"], e["ts"], -e["dur"]),
+    )
+    own: Counter[str] = Counter()
+    whole: Counter[str] = Counter()
+    busy = 0
+    open_spans: list[dict[str, Any]] = []
+    for span in spans:
+        while open_spans and (
+            (open_spans[-1]["pid"], open_spans[-1]["tid"]) != (span["pid"], span["tid"])
+            or open_spans[-1]["ts"] + open_spans[-1]["dur"] <= span["ts"]
+        ):
+            open_spans.pop()
+        if open_spans:
+            own[open_spans[-1]["name"]] -= span["dur"]
+        else:
+            busy += span["dur"]
+        own[span["name"]] += span["dur"]
+        if all(outer["name"] != span["name"] for outer in open_spans):  # once if recursive
+            whole[span["name"]] += span["dur"]
+        open_spans.append(span)
+    rows = {"(busy in all)": (busy, busy)} | {
+        name: (us, whole[name]) for name, us in own.most_common(TRACE_ROWS)
+    }
+    return {name: [round(us / 1000 / tabs, 1) for us in pair] for name, pair in rows.items()}
+
+
 async def within_limit(step: Awaitable[T]) -> T:
     """``step``'s result, or an error naming the limit (a Chromium that never answers)."""
     try:
@@ -172,8 +237,22 @@ async def devtools_address(process: subprocess.Popen[str]) -> str:
     raise RuntimeError("Chromium did not print its DevTools address")
 
 
-async def run(chromium: Path, tabs: int, flags: Sequence[str]) -> dict[str, Any]:
-    with tempfile.TemporaryDirectory(prefix="crewhost-bench-") as profile:
+async def timed_tabs(cdp: Cdp, url: str, tabs: int) -> tuple[list[float], list[float]]:
+    """``tabs`` new tabs at ``url``, kept open: each one's make and load seconds."""
+    made, loaded = [], []
+    for _ in range(tabs):
+        make_seconds, load_seconds = await within_limit(new_tab(cdp, url))
+        made.append(make_seconds)
+        loaded.append(load_seconds)
+    return made, loaded
+
+
+async def run(
+    chromium: Path, tabs: int, flags: Sequence[str], *, trace: bool = False
+) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory(
+        prefix="crewhost-bench-", ignore_cleanup_errors=True
+    ) as profile:
         args = [str(chromium), "--headless", *CLOSED_NETWORK_FLAGS, *flags]
         if os.geteuid() == 0:
             args.append("--no-sandbox")
@@ -187,11 +266,11 @@ async def run(chromium: Path, tabs: int, flags: Sequence[str]) -> dict[str, Any]
                 for _ in range(WARM_UP):
                     await within_limit(new_tab(cdp, site.page))
                 before = chromium_cpu(process.pid)
-                made, loaded = [], []
-                for _ in range(tabs):
-                    make_seconds, load_seconds = await within_limit(new_tab(cdp, site.page))
-                    made.append(make_seconds)
-                    loaded.append(load_seconds)
+                events: list[dict[str, Any]] = []
+                if trace:
+                    (made, loaded), events = await traced(cdp, timed_tabs(cdp, site.page, tabs))
+                else:
+                    made, loaded = await timed_tabs(cdp, site.page, tabs)
                 after = chromium_cpu(process.pid)
                 cdp.close()
                 await socket.close()
@@ -206,6 +285,8 @@ async def run(chromium: Path, tabs: int, flags: Sequence[str]) -> dict[str, Any]
         "make_ms": asdict(Stats.of(made)),
         "load_ms": asdict(Stats.of(loaded)),
         "cpu_ms_per_tab": {k: v for k, v in sorted(per_tab.items()) if v > 0},
+        "traced": trace,
+        "browser_main_thread_ms_per_tab": main_thread_ms(events, tabs) if trace else {},
     }
 
 
@@ -214,11 +295,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--tabs", type=int, default=30)
     parser.add_argument("--chromium")
     parser.add_argument("--flag", action="append", default=[], help="a Chromium flag to add")
+    parser.add_argument(
+        "--trace", action="store_true", help="where the browser's main thread spends its time"
+    )
     ns = parser.parse_args(argv)
     chromium = find_chromium(ns.chromium or load_settings().host.chromium)
     if chromium is None:
         parser.error("no Chromium found: run `make chromium` or pass --chromium")
-    result = asyncio.run(run(chromium, ns.tabs, ns.flag))
+    result = asyncio.run(run(chromium, ns.tabs, ns.flag, trace=ns.trace))
     RESULTS_FILE.parent.mkdir(parents=True, exist_ok=True)
     RESULTS_FILE.write_text(json.dumps(result, indent=2) + "\n")
     print(f"{result['chromium']} {' '.join(result['flags'])}, {result['tabs']} tabs kept open")
@@ -231,6 +315,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"    {name:<34} {value:6.1f}")
     total = sum(v for k, v in result["cpu_ms_per_tab"].items() if not k.startswith("browser "))
     print(f"    {'every Chromium process':<34} {total:6.1f}")
+    if result["traced"]:
+        print("  browser main thread per tab, ms (traced: tracing adds its own cost):")
+        print(f"    {'trace event':<60} {'self':>6} {'whole':>6}")
+        for name, (own, whole) in result["browser_main_thread_ms_per_tab"].items():
+            print(f"    {name[:60]:<60} {own:6.1f} {whole:6.1f}")
     print(f"Wrote {RESULTS_FILE}")
     return 0
 
