@@ -15,9 +15,10 @@ of the browser process's threads) per tab, so one sees the floor a new tab has o
 machine: work in the browser process's main thread runs one tab after another,
 whatever the driver does. ``--flag`` adds a Chromium flag (repeatable) to try one.
 ``--trace`` records the timed tabs with Chromium's own tracing and adds where the
-browser process's main thread spends its time per tab (self time by trace event, the
-largest first): in the full browser much of it goes to laying out and painting its
-window's tab strip and toolbar, which the headless shell has not.
+browser process's main thread spends its time per tab (by trace event, its own time and
+with what it called, the largest own times first): in the full browser about a quarter
+goes to laying out and painting its window's tab strip and toolbar, which the headless
+shell has not.
 Results are printed and written to ``bench/results/chromium_tab_cost.json``.
 """
 

@@ -177,19 +177,6 @@ class FilteringProxy:
         return self._shared.failed.get(host, port)
 
 
-@dataclass(slots=True)
-class _Shared:
-    """What every connection of one proxy uses: the judge, the refusal, the open
-    connections and what was recently refused or failed."""
-
-    judge: Judge
-    refusal: Refusal
-    max_connections: int
-    clients: set[_Client] = field(default_factory=set)
-    refused: _Recent[Rule] = field(default_factory=lambda: _Recent())
-    failed: _Recent[str] = field(default_factory=lambda: _Recent())
-
-
 class _Recent(Generic[T]):
     """The last few things said of host and port pairs, oldest forgotten first; written on
     the proxy's thread, read on the host's (each a single dict operation)."""
@@ -209,6 +196,19 @@ class _Recent(Generic[T]):
         self._items.move_to_end(key)
         while len(self._items) > _REMEMBERED:
             self._items.popitem(last=False)
+
+
+@dataclass(slots=True)
+class _Shared:
+    """What every connection of one proxy uses: the judge, the refusal, the open
+    connections and what was recently refused or failed."""
+
+    judge: Judge
+    refusal: Refusal
+    max_connections: int
+    clients: set[_Client] = field(default_factory=set)
+    refused: _Recent[Rule] = field(default_factory=_Recent)
+    failed: _Recent[str] = field(default_factory=_Recent)
 
 
 async def _on(loop: asyncio.AbstractEventLoop, work: Coroutine[Any, Any, None]) -> None:
