@@ -29,7 +29,9 @@ fresh team id. It measures:
   after the tab before it loaded and with the identity override and the page
   scripts already on it, and writes the state file after it answers, so a warm
   tab whose spare is ready waits for little more than ``goto``; tabs opened
-  straight after one another (kept open) wait for the spare on its way.
+  straight after one another (kept open) wait for the spare on its way. The CPU
+  the kept-open tabs cost, per tab, is reported by group (this Python process, the
+  Playwright driver, every Chromium process), from ``/proc/<pid>/stat``.
 * ``warm tab during a partition launch``: a warm tab opened while another new
   partition is launching (the engine holds one lock over every context lookup).
 * ``memory``: RSS, PSS and USS (private pages) from ``/proc/<pid>/smaps_rollup``
@@ -68,6 +70,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections import Counter
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import asdict, dataclass, field
@@ -91,6 +94,7 @@ GOAL_WARM_TAB_P95_MS = 120.0
 FIXTURE_ALLOWED = AddressPolicy.from_entries(["127.0.0.1"])
 RESULTS_FILE = Path(__file__).resolve().parent / "results" / "browser_engine.json"
 CRASHPAD_WINDOW = 3.0  # seconds after its browser's start
+CLOCK_TICK_MS = 1000 / os.sysconf("SC_CLK_TCK")
 CALLER = Caller.agent("bench-agent", "bench-thread")
 FIXTURE_PAGE = (
     "<!doctype html><html lang=en><head><meta charset=utf-8><title>bench fixture</title>"
@@ -277,14 +281,47 @@ def classify(proc: Proc) -> tuple[str, str]:
 
 
 def process_tree() -> tuple[list[ProcMemory], int]:
-    """This process, its descendants, and strays that belong to their Chromiums.
+    """The memory of ``our_processes()``, and the number of other Chromium processes on
+    the machine: they map the same library pages, so they lower our PSS (USS and RSS do
+    not depend on them).
+    """
+    procs, pids = our_processes()
+    me = os.getpid()
+    out: list[ProcMemory] = []
+    for pid in sorted(pids):
+        memory = memory_of(pid)
+        if memory is None:
+            continue
+        group, kind = ("python", "python") if pid == me else classify(procs[pid])
+        out.append(ProcMemory(pid, group, kind, *memory))
+    foreign = sum(1 for proc in procs.values() if proc.pid not in pids and "chrom" in proc.comm)
+    return out, foreign
+
+
+def cpu_by_group() -> Counter[str]:
+    """CPU clock ticks (user and system) so far of ``our_processes()``, by group: python,
+    driver, chromium."""
+    procs, pids = our_processes()
+    me = os.getpid()
+    spent: Counter[str] = Counter()
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # gone meanwhile
+        group = "python" if pid == me else classify(procs[pid])[0]
+        spent[group] += int(fields[11]) + int(fields[12])
+    return spent
+
+
+def our_processes() -> tuple[dict[int, Proc], set[int]]:
+    """Every process, and which are ours: this process, its descendants, and strays that
+    belong to their Chromiums.
 
     Strays: a process naming one of our browsers' user-data folders, and a crash
     handler re-parented to init that started within ``CRASHPAD_WINDOW`` of one of
     our browser processes (Chromium starts two per browser; their command line
-    names no profile, so the start time is the only link). Also the number of
-    other Chromium processes on the machine: they map the same library pages, so
-    they lower our PSS (USS and RSS do not depend on them).
+    names no profile, so the start time is the only link).
     """
     procs = read_procs()
     me = os.getpid()
@@ -299,19 +336,7 @@ def process_tree() -> tuple[list[ProcMemory], int]:
         crashpad = proc.ppid == 1 and proc.comm.startswith("chrome_crashpad")
         if named or (crashpad and any(0 <= proc.started - b <= window for b in browsers)):
             pids |= {proc.pid} | descendants(procs, proc.pid)
-    out: list[ProcMemory] = []
-    for pid in sorted({me} | pids):
-        memory = memory_of(pid)
-        if memory is None:
-            continue
-        group, kind = ("python", "python") if pid == me else classify(procs[pid])
-        out.append(ProcMemory(pid, group, kind, *memory))
-    foreign = sum(
-        1
-        for proc in procs.values()
-        if proc.pid not in pids and proc.pid != me and "chrom" in proc.comm
-    )
-    return out, foreign
+    return procs, {me} | pids
 
 
 @dataclass
@@ -489,10 +514,12 @@ async def bench_warm_tabs(engine: BrowserEngine, count: int, site: Site) -> dict
 
     kept_times: list[float] = []
     kept: list[Tab] = []
+    cpu_before = cpu_by_group()
     for _ in range(count):
         tab, took = await timed(engine.open_tab(team, shared, url=site.page))
         kept_times.append(took)
         kept.append(tab)
+    cpu_spent = cpu_by_group() - cpu_before
     blank: list[float] = []
     for _ in range(min(count, 20)):
         tab, took = await timed(engine.open_tab(team, shared))
@@ -510,6 +537,10 @@ async def bench_warm_tabs(engine: BrowserEngine, count: int, site: Site) -> dict
         "open_kept_first_half": asdict(Stats.of(kept_times[: count // 2])),
         "open_kept_second_half": asdict(Stats.of(kept_times[count // 2 :])),
         "open_about_blank": asdict(Stats.of(blank)),
+        "open_kept_cpu_ms_per_tab": {
+            group: round(cpu_spent[group] * CLOCK_TICK_MS / count, 1)
+            for group in ("python", "driver", "chromium")
+        },
         "steps": steps,
     }
 
@@ -656,6 +687,12 @@ def print_report(result: dict[str, Any]) -> None:
     ]
     for name, stats in rows:
         print(latency_row(name, stats))
+    cpu = warm["open_kept_cpu_ms_per_tab"]
+    print(
+        "  CPU per kept-open tab (ms): "
+        + ", ".join(f"{group} {ms:.1f}" for group, ms in cpu.items())
+        + f", all {sum(cpu.values()):.1f}"
+    )
     print()
     print(
         f"  {'memory sample (MB)':<32} {'procs':>5} {'rend':>4} {'chr PSS':>8} {'chr RSS':>8}"

@@ -26,10 +26,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import itertools
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -41,14 +43,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import aiohttp
-from browser_engine import Stats, fixture_site
+from browser_engine import CLOCK_TICK_MS, Stats, fixture_site
 
 from server.config import load_settings
 from server.host.chromium import CLOSED_NETWORK_FLAGS, find_chromium
 
 WARM_UP = 3
 DEVTOOLS_LINE = re.compile(r"DevTools listening on (ws://\S+)")
-CLOCK_TICK_MS = 1000 / os.sysconf("SC_CLK_TCK")
 START_SECONDS = 30.0
 TAB_SECONDS = 30.0
 TRACE_CATEGORIES = [
@@ -60,14 +61,15 @@ T = TypeVar("T")
 RESULTS_FILE = Path(__file__).parent / "results" / "chromium_tab_cost.json"
 
 
-def cpu_ms(stat_path: Path) -> float:
-    """utime + stime of one process or thread, in ms."""
+def cpu_ticks(stat_path: Path) -> int:
+    """utime + stime of one process or thread, in clock ticks."""
     fields = stat_path.read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) * CLOCK_TICK_MS
+    return int(fields[11]) + int(fields[12])
 
 
 def chromium_cpu(root: int) -> Counter[str]:
-    """CPU ms by process type of ``root`` and its descendants, and by thread of ``root``."""
+    """CPU clock ticks by process type of ``root`` and its descendants, and by thread of
+    ``root``."""
     children: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -84,13 +86,13 @@ def chromium_cpu(root: int) -> Counter[str]:
         try:
             command = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
             kind = re.search(r"--type=([a-z-]+)", command)
-            totals[kind.group(1) if kind else "browser"] += cpu_ms(Path(f"/proc/{pid}/stat"))
+            totals[kind.group(1) if kind else "browser"] += cpu_ticks(Path(f"/proc/{pid}/stat"))
         except OSError:
             continue
     for thread in Path(f"/proc/{root}/task").iterdir():
         with_name = (thread / "stat").read_text()
         name = with_name[with_name.index("(") + 1 : with_name.rindex(")")]
-        totals[f"browser thread {name}"] += cpu_ms(thread / "stat")
+        totals[f"browser thread {name}"] += cpu_ticks(thread / "stat")
     return totals
 
 
@@ -222,7 +224,17 @@ async def within_limit(step: Awaitable[T]) -> T:
 
 
 def launch(args: list[str]) -> subprocess.Popen[str]:
-    return subprocess.Popen(args, stderr=subprocess.PIPE, text=True)  # noqa: S603
+    """Chromium in a process group of its own: Debian's ``chromium-headless-shell`` is a
+    script that runs the shell as its child, so stopping it stops the whole group."""
+    return subprocess.Popen(  # noqa: S603
+        args, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+
+
+def stop(process: subprocess.Popen[str]) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    process.wait()
 
 
 async def devtools_address(process: subprocess.Popen[str]) -> str:
@@ -276,9 +288,8 @@ async def run(
                 cdp.close()
                 await socket.close()
         finally:
-            process.terminate()
-            await asyncio.to_thread(process.wait)
-    per_tab = {k: round((after[k] - before.get(k, 0)) / tabs, 1) for k in after}
+            await asyncio.to_thread(stop, process)
+    per_tab = {k: round((after[k] - before[k]) * CLOCK_TICK_MS / tabs, 1) for k in after}
     return {
         "chromium": str(chromium),
         "flags": list(flags),
