@@ -31,6 +31,7 @@ from playwright.async_api import (
     Page,
     ViewportSize,
     async_playwright,
+    expect,
 )
 
 from peer.connection import HostConnection, connect_to_host
@@ -53,6 +54,10 @@ START_SECONDS = 60.0
 STOP_SECONDS = 20.0
 SETUP_LINK = re.compile(r"(http://\S+)/app/setup#code=([A-Za-z0-9_-]+)")
 LINKED = re.compile(r'"message": "linked to hub", "host_id": "([0-9a-f]+)"')
+# The whole suite on three workers of a two-core machine can take seconds to show a
+# change: an assertion that will pass waits for it, one that will not fails the same.
+EXPECT_MS = 15_000
+expect.set_options(timeout=EXPECT_MS)
 
 # The same cheap password hashing as the in-process hub of the other tests.
 FAST_HASHING_ENV = {
