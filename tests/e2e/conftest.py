@@ -250,17 +250,20 @@ async def browser(request: pytest.FixtureRequest) -> AsyncIterator[Browser]:
         launched = await launch_chromium(playwright)
         yield launched
         if request.node.stash.get(FAILED, False):
-            await save_failed_pages(launched, request.node.name)
+            await save_failed_pages(launched, request.node)
         await launched.close()
 
 
-async def save_failed_pages(browser: Browser, test: str) -> None:
-    """Screenshots of every page of ``browser``, under test-output/e2e/failures/."""
+async def save_failed_pages(browser: Browser, test: pytest.Item) -> None:
+    """Screenshots of every page of ``browser``, under test-output/e2e/failures/; a rerun's
+    carry its try's number, so the first try's are kept."""
     folder = OUTPUT / "failures"
     folder.mkdir(parents=True, exist_ok=True)
+    attempt = getattr(test, "execution_count", 1)  # set by the rerun plug-in
+    name = test.name if attempt == 1 else f"{test.name}-try{attempt}"
     pages = [page for context in browser.contexts for page in context.pages]
     for number, page in enumerate(pages, 1):
-        path = folder / f"{test}-{number}.png"
+        path = folder / f"{name}-{number}.png"
         with contextlib.suppress(Exception):
             await page.screenshot(path=path, full_page=True)
             log.warning("page %s of the failed test (%s) saved to %s", number, page.url, path)
@@ -401,11 +404,17 @@ async def sign_in_context(context: BrowserContext, crewhost: Crewhost, email: st
     assert reply.status == 201, await reply.text()
 
 
-@contextlib.asynccontextmanager
-async def owner_peer(team: Team, folder: Path) -> AsyncIterator[HostConnection]:
+def owner_peer(team: Team, folder: Path) -> contextlib.AbstractAsyncContextManager[HostConnection]:
     """The owner's agent side: the Python peer library connected to the built-in host."""
+    return person_peer(team, folder, team.owner_email)
+
+
+@contextlib.asynccontextmanager
+async def person_peer(team: Team, folder: Path, email: str) -> AsyncIterator[HostConnection]:
+    """A person of the team (signed in with the suite's password) connected to the
+    built-in host with the Python peer library."""
     async with HubClient(team.crewhost.url) as hub:
-        account = await hub.sign_in(team.owner_email, PASSWORD)
+        account = await hub.sign_in(email, PASSWORD)
         connection = await connect_to_host(
             hub,
             team.id,

@@ -34,6 +34,7 @@ from tests.e2e.conftest import (
     Screens,
     Team,
     owner_peer,
+    person_peer,
     save_failed_pages,
     sign_in_context,
 )
@@ -71,6 +72,7 @@ class Walk:
     posted: Posted
     anthropic: FakeAnthropic
     folder: Path
+    agent_id: str
 
     async def signed_in(self, email: str) -> BrowserContext:
         context = await self.browser.new_context(viewport=DESKTOP)
@@ -113,11 +115,11 @@ async def walk(crewhost: Crewhost, tmp_path_factory: pytest.TempPathFactory) -> 
         stack.push_async_callback(api.close)
         team = await api.new_team("Entry crew")
         await team.add_member(MEMBER, "Maya")
-        await fake_provider_and_agent(team, anthropic, folder)
+        agent = await fake_provider_and_agent(team, anthropic, folder)
         playwright = await stack.enter_async_context(async_playwright())
         browser = await launch_chromium(playwright)
         stack.push_async_callback(browser.close)
-        yield Walk(crewhost, browser, team, site, elsewhere, posted, anthropic, folder)
+        yield Walk(crewhost, browser, team, site, elsewhere, posted, anthropic, folder, agent["id"])
 
 
 @pytest_asyncio.fixture(autouse=True, loop_scope="module")
@@ -125,9 +127,20 @@ async def failed_pages(request: pytest.FixtureRequest, walk: Walk) -> AsyncItera
     """The pages of a failed test are saved, as the suite's own browser fixture does."""
     yield
     if request.node.stash.get(FAILED, False):
-        await save_failed_pages(walk.browser, request.node.name)
+        await save_failed_pages(walk.browser, request.node)
+        await stop_turns(walk)
     # What a failed test left scripted would answer the next test (or this one run again).
     walk.anthropic.drop_unplayed()
+
+
+async def stop_turns(walk: Walk) -> None:
+    """Stops the turns a failed test left running, as their people would: one waiting on a
+    card would show it beside the next test's, and take that test's scripted replies."""
+    for email in (walk.team.owner_email, MEMBER):
+        async with person_peer(walk.team, walk.folder, email) as peer:
+            listed = await peer.call("threads-v1/list", {"agentId": walk.agent_id})
+            for thread in listed["threads"]:
+                await peer.call("threads-v1/stop", {"threadId": thread["id"]})
 
 
 def result_of(anthropic: FakeAnthropic, call_id: str) -> dict[str, Any]:
