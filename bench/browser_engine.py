@@ -306,12 +306,17 @@ def cpu_by_group() -> Counter[str]:
     spent: Counter[str] = Counter()
     for pid in pids:
         try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            ticks = cpu_ticks(Path(f"/proc/{pid}/stat"))
         except OSError:
             continue  # gone meanwhile
-        group = "python" if pid == me else classify(procs[pid])[0]
-        spent[group] += int(fields[11]) + int(fields[12])
+        spent["python" if pid == me else classify(procs[pid])[0]] += ticks
     return spent
+
+
+def cpu_ticks(stat_path: Path) -> int:
+    """utime + stime of one process or thread, in clock ticks."""
+    fields = stat_path.read_text().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])
 
 
 def our_processes() -> tuple[dict[int, Proc], set[int]]:

@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import aiohttp
-from browser_engine import CLOCK_TICK_MS, Stats, fixture_site
+from browser_engine import CLOCK_TICK_MS, Stats, cpu_ticks, fixture_site
 
 from server.config import load_settings
 from server.host.chromium import CLOSED_NETWORK_FLAGS, find_chromium
@@ -59,12 +59,6 @@ TRACE_CATEGORIES = [
 TRACE_ROWS = 12
 T = TypeVar("T")
 RESULTS_FILE = Path(__file__).parent / "results" / "chromium_tab_cost.json"
-
-
-def cpu_ticks(stat_path: Path) -> int:
-    """utime + stime of one process or thread, in clock ticks."""
-    fields = stat_path.read_text().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])
 
 
 def chromium_cpu(root: int) -> Counter[str]:

@@ -126,11 +126,11 @@ async def walk(crewhost: Crewhost, tmp_path_factory: pytest.TempPathFactory) -> 
 async def failed_pages(request: pytest.FixtureRequest, walk: Walk) -> AsyncIterator[None]:
     """The pages of a failed test are saved, as the suite's own browser fixture does."""
     yield
+    # What a failed test left scripted would answer the next test (or this one run again).
+    walk.anthropic.drop_unplayed()
     if request.node.stash.get(FAILED, False):
         await save_failed_pages(walk.browser, request.node)
         await stop_turns(walk)
-    # What a failed test left scripted would answer the next test (or this one run again).
-    walk.anthropic.drop_unplayed()
 
 
 async def stop_turns(walk: Walk) -> None:
