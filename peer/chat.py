@@ -3,6 +3,9 @@
 A turn is followed through the events of the ``team-api`` channel: the agent's text
 as it streams, one line per tool call, a y/N question for each gated call, and the
 turn's status at its end. Ctrl+C stops the running turn through ``threads-v1/stop``.
+
+A reply that broke off and is asked for again cannot be taken back from a terminal:
+its text stays, a line says the reply starts again (and why), and the new text follows.
 """
 
 from __future__ import annotations
@@ -182,6 +185,8 @@ class TerminalChat:
             return None
         if name == "turn-text":
             self._write(data["text"])
+        elif name == "turn-text-reset":
+            self._line(f"(the reply broke off and starts again: {data['reason']})")
         elif name == "tool-call-started":
             self._calls[data["callId"]] = f"{data['tool']} {data['summary']}"
         elif name == "tool-call-finished":

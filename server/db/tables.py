@@ -207,7 +207,7 @@ thread_messages = sa.Table(
     sa.Index(None, "team_id", "thread_id"),
 )
 
-# One model loop run: from a member's message to done, denied, capped, stopped or error.
+# One model loop run: from a member's message to done, denied, capped, incomplete, stopped or error.
 turns = sa.Table(
     "turns",
     metadata,

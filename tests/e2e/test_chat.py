@@ -211,6 +211,24 @@ async def test_a_member_chats_approves_answers_denies_and_stops(
     await expect(conversation.locator('[data-delivery="failed"]')).to_have_count(0)
     await expect(status).to_have_attribute("data-turn-status", "done", timeout=TURN_MS)
     assert len(anthropic.requests) == asked + 1
+
+    # A reply that broke off is asked for again: the conversation shows only the new one.
+    said = MessageEvents().text("Partial").body()
+    anthropic.script(
+        StreamReply(said + said, chunk_size=len(said), drop_after=1),
+        MessageEvents().text("Whole answer.").stop().reply(),
+    )
+    await say(page, "Say it whole")
+    last_text = conversation.locator(".chat-agent-text").last
+    await expect(last_text).to_have_text("Whole answer.", timeout=TURN_MS)
+    await expect(status).to_have_attribute("data-turn-status", "done", timeout=TURN_MS)
+    await expect(conversation).not_to_contain_text("Partial")
+
+    # A reply cut at the model's token limit ends the turn incomplete, and says so.
+    anthropic.script(MessageEvents().text("The first of many").stop("max_tokens").reply())
+    await say(page, "Tell me everything")
+    await expect(status).to_have_attribute("data-turn-status", "incomplete", timeout=TURN_MS)
+    await expect(status).to_contain_text("cut at its token limit")
     await context.close()
 
 

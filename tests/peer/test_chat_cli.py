@@ -201,3 +201,48 @@ async def test_ctrl_c_stops_the_turn(
     assert process.returncode == 1, err
     assert out.decode() == "\nturn stopped: a member stopped the turn\n"
     assert err.decode().endswith("stopping the turn…\n")
+
+
+async def test_a_reply_asked_again_says_so_and_prints_the_new_text(
+    server: RunningHub, tmp_path: Path, anthropic: FakeAnthropic
+) -> None:
+    await agent_ready(server, tmp_path, anthropic)
+    # The first reply breaks off after its first words; the host asks the model again.
+    said = MessageEvents().text("Partial").body()
+    anthropic.script(
+        StreamReply(said + said, chunk_size=len(said), drop_after=1),
+        MessageEvents().text("Whole answer.").stop().reply(),
+    )
+
+    code, out, err = await peer_cli(tmp_path, "chat", "Scout", "Hello")
+
+    assert (code, out) == (
+        0,
+        "Partial\n"
+        "(the reply broke off and starts again: the connection to Anthropic broke in the"
+        " middle of the reply)\n"
+        "Whole answer.\n"
+        "turn done\n",
+    ), err
+
+
+async def test_a_reply_cut_at_its_token_limit_ends_the_chat_incomplete(
+    server: RunningHub, tmp_path: Path, anthropic: FakeAnthropic
+) -> None:
+    await agent_ready(server, tmp_path, anthropic)
+    anthropic.script(
+        MessageEvents()
+        .text("Opening a tab.")
+        .tool_use("toolu_1", "open", {"url": "https://example.com/"}, keep=12)
+        .stop("max_tokens")
+        .reply()
+    )
+
+    code, out, err = await peer_cli(tmp_path, "chat", "Scout", "Open a tab")
+
+    assert (code, out) == (
+        1,
+        "Opening a tab.\n"
+        "turn incomplete: the model's reply was cut at its token limit (4096 tokens) in the"
+        " middle of its call of open; none of that reply's calls ran\n",
+    ), err

@@ -123,6 +123,41 @@ describe('chat stream', () => {
     expect(turnStatusText(state.turns[0])).toBe('Stopped');
   });
 
+  it('drops the text of a reply that broke off, and keeps what came before its tool calls', () => {
+    const state = play(chatFromContents(contents()), [
+      ev('turn-started', {}),
+      ev('turn-text', { text: 'Looking.' }),
+      ev('tool-call-started', { callId: 'k1', tool: 'snapshot', summary: '{}', tabId: 'tab1' }),
+      ev('tool-call-finished', { callId: 'k1', tool: 'snapshot', outcome: 'ok', summary: 'ok' }),
+      ev('turn-text', { text: 'Part' }),
+      ev('turn-text', { text: 'ial' }),
+      ev('turn-text-reset', { reason: 'the connection to Anthropic broke in the middle of the reply' }),
+      ev('turn-text', { text: 'Whole answer.' }),
+      { event: 'turn-text-reset', data: { threadId: OTHER, turnId: 'x', reason: 'not mine' } },
+    ]);
+    expect(state.items.map((item) => (item.kind === 'text' ? item.text : item.kind))).toEqual(['Looking.', 'tool', 'Whole answer.']);
+    expect(state.runningTurnId).toBe('t1');
+  });
+
+  it('drops a broken-off reply loaded mid-turn, and nothing when the reply had said nothing yet', () => {
+    const loaded = chatFromContents(contents({ runningTurnId: 't1', runningText: 'Partial' }));
+    const state = play(loaded, [ev('turn-text-reset', { reason: 'overloaded' }), ev('turn-text', { text: 'Whole' })]);
+    expect(state.items).toEqual([{ kind: 'text', key: 'tt1.0', turnId: 't1', text: 'Whole' }]);
+    const quiet = play(chatFromContents(contents()), [ev('turn-started', {}), ev('tool-call-started', { callId: 'k1', tool: 'snapshot', summary: '{}', tabId: null }), ev('turn-text-reset', { reason: 'overloaded' })]);
+    expect(quiet.items.map((item) => item.kind)).toEqual(['tool']);
+  });
+
+  it('says a turn cut at its token limit is incomplete, with the reason', () => {
+    const reason = "the model's reply was cut at its token limit (4096 tokens) in the middle of its call of click; none of that reply's calls ran";
+    const state = play(chatFromContents(contents()), [
+      ev('turn-started', {}),
+      ev('turn-text', { text: 'I will press it.' }),
+      ev('turn-finished', { status: 'incomplete', reason, toolCalls: 0, inputTokens: 9, outputTokens: 4096 }),
+    ]);
+    expect(state.turns[0]?.status).toBe('incomplete');
+    expect(turnStatusText(state.turns[0]!)).toBe(`Incomplete — ${reason}`);
+  });
+
   it('keeps the running text of a turn that was under way when loaded', () => {
     const state = chatAfterEvent(chatFromContents(contents({ runningTurnId: 't1', runningText: 'Half' })), ev('turn-text', { text: ' done' }));
     expect(state.items).toEqual([{ kind: 'text', key: 'tt1', turnId: 't1', text: 'Half done' }]);

@@ -14,6 +14,9 @@ from pydantic import Field, create_model
 from server.common.protocol.team_api import TeamApiEvent
 from server.common.wire import WireModel
 
+TurnStatus = Literal["done", "denied", "capped", "incomplete", "stopped", "error"]
+"""How a turn ended; ``incomplete``: the model's reply was cut at its token limit."""
+
 
 class HostEvent(WireModel):
     """Base of every event; ``NAME`` is what the ``event`` field carries."""
@@ -146,6 +149,17 @@ class TextDelta(HostEvent):
     text: str
 
 
+class TextReset(HostEvent):
+    """The reply being streamed broke off and the model is asked for it again: drop the
+    turn's text since its last tool call (what this reply said so far); the new reply's text
+    follows as ``turn-text``. ``reason`` says why the reply broke off."""
+
+    NAME: ClassVar[str] = "turn-text-reset"
+    thread_id: str
+    turn_id: str
+    reason: str
+
+
 class ToolCallStarted(HostEvent):
     """The agent runs a tool: its name, a short summary of its arguments and the tab."""
 
@@ -171,12 +185,13 @@ class ToolCallFinished(HostEvent):
 
 
 class TurnFinished(HostEvent):
-    """A turn ended: done, denied, capped, stopped or error (with the reason)."""
+    """A turn ended: done, denied, capped, incomplete (the model's reply was cut at its token
+    limit), stopped or error, with the reason."""
 
     NAME: ClassVar[str] = "turn-finished"
     thread_id: str
     turn_id: str
-    status: Literal["done", "denied", "capped", "stopped", "error"]
+    status: TurnStatus
     reason: str | None
     tool_calls: int
     input_tokens: int
@@ -271,7 +286,7 @@ class SubAgentEvent(HostEvent):
     text: str | None = None
     tool: str | None = None
     outcome: Literal["ok", "refused", "error"] | None = None
-    status: Literal["done", "denied", "capped", "stopped", "error"] | None = None
+    status: TurnStatus | None = None
 
 
 HOST_EVENTS: tuple[type[HostEvent], ...] = (
@@ -279,6 +294,7 @@ HOST_EVENTS: tuple[type[HostEvent], ...] = (
     ThreadsChanged,
     TurnStarted,
     TextDelta,
+    TextReset,
     ToolCallStarted,
     ToolCallFinished,
     TurnFinished,

@@ -124,6 +124,11 @@ class SubAgentSink:
     def text(self, delta: str) -> None:
         self._pending.append(delta)
 
+    def text_reset(self, reason: str) -> None:
+        # Its text goes out only before a tool call and at its end: nothing of the broken
+        # reply was told yet.
+        self._pending = []
+
     def flush(self) -> None:
         if self._pending:
             text, self._pending = "".join(self._pending), []

@@ -520,6 +520,8 @@ class _Sink:
         self._running = running
         self._pending: list[str] = []
         self._window: asyncio.TimerHandle | None = None
+        # Whether text of the reply being streamed went out (a reset must then follow it).
+        self._reply_sent = False
 
     def text(self, delta: str) -> None:
         self._running.text.append(delta)
@@ -546,12 +548,30 @@ class _Sink:
             return
         text, self._pending = "".join(self._pending), []
         thread, turn = self._running.thread, self._running.turn
+        self._reply_sent = True
         self._service.emit(
             thread, events.TextDelta(thread_id=thread.id, turn_id=turn.id, text=text)
         )
 
+    def text_reset(self, reason: str) -> None:
+        # The broken reply's text leaves the running text too, so a member who reads the
+        # thread midway reads only what the new reply says.
+        running = self._running
+        said = "".join(
+            m.text for m in running.progress.new_messages if isinstance(m, AssistantMessage)
+        )
+        running.text[:] = [said] if said else []
+        self._pending = []
+        if self._reply_sent:
+            self._reply_sent = False
+            thread, turn = running.thread, running.turn
+            self._service.emit(
+                thread, events.TextReset(thread_id=thread.id, turn_id=turn.id, reason=reason)
+            )
+
     def tool_started(self, call: ToolCall, summary: str, tab_id: str | None) -> None:
         self.flush()
+        self._reply_sent = False
         thread, turn = self._running.thread, self._running.turn
         self._service.emit(
             thread,
@@ -566,6 +586,8 @@ class _Sink:
         )
 
     def tool_finished(self, call: ToolCall, outcome: ToolOutcome, summary: str) -> None:
+        self.flush()
+        self._reply_sent = False
         thread, turn = self._running.thread, self._running.turn
         self._service.emit(
             thread,

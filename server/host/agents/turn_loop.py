@@ -7,7 +7,10 @@
    nothing of that call runs.
 3. Results go back to the model, and the loop goes on until a reply has no tool call.
 4. After the cap on tool calls the turn ends ``capped``; a provider failure ends it
-   ``error`` with a readable reason, never an exception.
+   ``error`` with a readable reason, never an exception. A reply cut at its token limit
+   (inside a tool call, or in its text) ends it ``incomplete``, and none of its calls runs.
+5. A reply that breaks off after it started streaming is asked for once more; the sink is
+   told to drop what the broken one said (``text_reset``).
 
 Whatever ends it, the transcript it leaves is valid for the next turn on either wire
 format: every tool call has a result (see ``close_dangling_calls``).
@@ -22,9 +25,10 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
+from server.common.protocol.events import TurnStatus
 from server.host.agents.permissions import auto_approved
 from server.host.agents.providers.events import Failed, TextDelta, Usage
-from server.host.agents.providers.stream import ModelProvider, ModelRequest
+from server.host.agents.providers.stream import ModelProvider, ModelReply, ModelRequest
 from server.host.agents.providers.transcript import (
     AssistantMessage,
     ToolCall,
@@ -37,7 +41,6 @@ from server.host.tools.base import ToolContext, ToolFailure, serialize_result
 from server.host.tools.catalog import CATALOG, call_tool
 from server.host.tools.repair import repair_arguments
 
-TurnStatus = Literal["done", "denied", "capped", "stopped", "error"]
 ToolOutcome = Literal["ok", "refused", "error"]
 Message = UserMessage | AssistantMessage | ToolResult
 
@@ -52,6 +55,11 @@ class TurnSink(Protocol):
     """Where a turn reports as it goes: to the members who see the thread."""
 
     def text(self, delta: str) -> None: ...
+
+    def text_reset(self, reason: str) -> None:
+        """The reply being streamed broke off (``reason``) and is asked for again: what it
+        said so far is not part of the turn."""
+        ...
 
     def tool_started(self, call: ToolCall, summary: str, tab_id: str | None) -> None: ...
 
@@ -77,6 +85,11 @@ class TurnProgress:
     provider_failure: str | None = None
     # (outcome, seconds) of every provider request, to its last event.
     provider_requests: list[tuple[str, float]] = field(default_factory=list)
+
+    @property
+    def ended(self) -> bool:
+        """Whether the turn has its status (read after a wait: another task may end it)."""
+        return self.status is not None
 
     def end(self, status: TurnStatus, reason: str | None = None) -> None:
         if self.status is None:
@@ -122,7 +135,11 @@ async def run_turn(
         reply = await _ask(setup, specs, sink, progress)
         if reply is None:
             break
-        progress.new_messages.append(reply)
+        if reply.text or reply.tool_calls or not progress.ended:
+            # A cut reply that kept nothing leaves no empty message in the transcript.
+            progress.new_messages.append(reply)
+        if progress.ended:
+            break
         if not reply.tool_calls:
             progress.end("done")
             break
@@ -151,10 +168,12 @@ async def _ask(
             max_tokens=setup.max_tokens,
         )
         failure = None
+        said = False
         asked = time.perf_counter()
         async with setup.provider.stream(request) as stream:
             async for event in stream:
                 if isinstance(event, TextDelta):
+                    said = True
                     sink.text(event.text)
                 elif isinstance(event, Usage):
                     progress.input_tokens += event.input_tokens
@@ -166,16 +185,31 @@ async def _ask(
         progress.provider_requests.append((outcome, time.perf_counter() - asked))
         if failure is None:
             progress.provider_answered = True
-            if reply.dropped_calls and not reply.tool_calls and not reply.text:
-                progress.end("error", "the model's reply was cut off before it said anything")
-                return None
+            cut = _cut_reason(reply, setup.max_tokens)
+            if cut is not None:
+                progress.end("incomplete", cut)
             return reply.message()
         retryable = failure.started and failure.kind in ("overloaded", "rate_limited", "network")
         if not (retryable and attempt < STARTED_RETRIES):
             progress.provider_answered, progress.provider_failure = False, failure.message
             progress.end("error", failure.message)
             return None
+        if said:
+            sink.text_reset(failure.message)
     return None  # pragma: no cover - the loop returns on its last attempt
+
+
+def _cut_reason(reply: ModelReply, max_tokens: int) -> str | None:
+    """Why the turn ends ``incomplete`` when the model's reply was cut at its token limit: in
+    the middle of a call (whose arguments are lost, so no call of that reply may run: the
+    model meant them together), or in its words; None when nothing was cut."""
+    limit = f"the model's reply was cut at its token limit ({max_tokens} tokens)"
+    if reply.dropped_calls:
+        name = reply.dropped_calls[0].name
+        return f"{limit} in the middle of its call of {name}; none of that reply's calls ran"
+    if reply.stop_reason == "max_tokens" and not reply.tool_calls:
+        return limit
+    return None
 
 
 async def _run_call(

@@ -46,7 +46,7 @@ class ThreadList(WireModel):
 
 class TurnView(WireModel):
     id: str
-    status: str = Field(description="running, done, denied, capped, stopped or error")
+    status: str = Field(description="running, done, denied, capped, incomplete, stopped or error")
     reason: str | None
     tool_calls: int
     input_tokens: int

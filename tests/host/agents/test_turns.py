@@ -542,6 +542,175 @@ async def test_a_rate_limit_is_waited_out_and_the_turn_goes_on(host: TurnsHost) 
     assert len(host.anthropic.requests) - before == 2
 
 
+def breaks_off_after(text: str) -> StreamReply:
+    """A reply that says ``text`` and then loses its connection (the host asks again)."""
+    said = MessageEvents().text(text).body()
+    return StreamReply(said + said, chunk_size=len(said), drop_after=1)
+
+
+def text_events(follow: Follow) -> list[tuple[str, str]]:
+    """(event, text or reason) of the turn's text events, as the members received them."""
+    return [
+        (e["event"], e["data"].get("text") or e["data"].get("reason"))
+        for e in follow.seen
+        if e["event"] in ("turn-text", "turn-text-reset")
+    ]
+
+
+async def test_a_reply_that_broke_off_is_asked_again_and_its_text_dropped(
+    host: TurnsHost,
+) -> None:
+    agent_id = await make_agent(host)
+    follow = await start_thread(host, agent_id)
+    host.anthropic.script(
+        breaks_off_after("Partial"), MessageEvents().text("Whole answer.").stop().reply()
+    )
+
+    await send(follow, "Hello")
+    finished = await follow.until("turn-finished")
+
+    assert (finished["status"], finished["reason"]) == ("done", None)
+    # Who watched saw the broken-off text, then was told to drop it, then the new reply.
+    assert text_events(follow) == [
+        ("turn-text", "Partial"),
+        ("turn-text-reset", "the connection to Anthropic broke in the middle of the reply"),
+        ("turn-text", "Whole answer."),
+    ]
+    contents = await host.member.call("threads-v1/get", {"threadId": follow.thread_id})
+    assert [(m["role"], m["text"]) for m in contents["messages"]] == [
+        ("user", "Hello"),
+        ("assistant", "Whole answer."),
+    ]
+
+
+async def test_who_reads_a_retried_turn_midway_reads_the_new_reply_only(host: TurnsHost) -> None:
+    # Its own gateway, so the second reply can stall until the test leaves the block.
+    key = "sk-gateway-retry-0123456789"
+    async with FakeChatCompletions(api_key=key) as gateway:
+        custom = await host.admin.call(
+            "providers-v1/create_custom",
+            {
+                "name": "Retry gateway",
+                "baseUrl": gateway.base_url,
+                "models": ["gpt-fake"],
+                "key": key,
+            },
+        )
+        agent_id = await make_agent(host, provider=custom["id"])
+        follow = await start_thread(host, agent_id)
+        # The adapter asks for usage, which puts a usage field in every chunk.
+        asked = RecordedRequest("/", {}, {"stream_options": {"include_usage": True}})
+        broken = ChunkStream().role().text("Partial").body(asked)
+        again = ChunkStream().role().text("Whole ").body(asked)
+        gateway.script(
+            StreamReply(broken + broken, chunk_size=len(broken), drop_after=1),
+            StreamReply(again + again, chunk_size=len(again), stall_after=1),
+        )
+
+        await send(follow, "Hello")
+        reset = await follow.until("turn-text-reset")
+        assert (await follow.until("turn-text"))["text"] == "Whole "
+        running = await host.member.call("threads-v1/get", {"threadId": follow.thread_id})
+        assert running["runningText"] == "Whole "
+        await host.member.call("threads-v1/stop", {"threadId": follow.thread_id})
+        assert (await follow.until("turn-finished"))["status"] == "stopped"
+
+    assert reset["reason"] == "the connection to Retry gateway broke in the middle of the reply"
+
+
+async def test_a_reply_cut_inside_a_call_by_the_token_limit_ends_incomplete(
+    host: TurnsHost,
+) -> None:
+    agent_id = await make_agent(host)
+    follow = await start_thread(host, agent_id)
+    tab_id = await open_panel(host, "cut", agent_id, follow.thread_id)
+    click = {"tabId": tab_id, "target": {"kind": "text", "text": "Show details"}}
+    host.anthropic.script(
+        MessageEvents()
+        .text("I will press it.")
+        .tool_use("toolu_cut", "click", click, keep=25)
+        .stop("max_tokens")
+        .reply()
+    )
+
+    await send(follow, "Show the details")
+    finished = await follow.until("turn-finished")
+
+    assert finished["status"] == "incomplete"
+    assert finished["reason"] == (
+        "the model's reply was cut at its token limit (4096 tokens) in the middle of its"
+        " call of click; none of that reply's calls ran"
+    )
+    assert follow.tools() == []
+    assert host.effects("cut") == 0
+    contents = await host.member.call("threads-v1/get", {"threadId": follow.thread_id})
+    said = contents["messages"][-1]
+    assert (said["role"], said["text"], said["toolCalls"]) == (
+        "assistant",
+        "I will press it.",
+        [],
+    )
+    assert [t["status"] for t in contents["turns"]] == ["incomplete"]
+
+    # The thread goes on: the fake checks the transcript as the real API does.
+    host.anthropic.script(MessageEvents().text("Shall I try again?").stop().reply())
+    await send(follow, "Go on")
+    assert (await follow.until("turn-finished"))["status"] == "done"
+
+
+async def test_an_openai_reply_cut_by_length_inside_its_calls_ends_incomplete(
+    host: TurnsHost,
+) -> None:
+    agent_id = await make_agent(host, provider="openai")
+    follow = await start_thread(host, agent_id)
+    tab_id = await open_panel(host, "length", agent_id, follow.thread_id)
+    click = json.dumps({"tabId": tab_id, "target": {"kind": "text", "text": "Show details"}})
+    host.openai.script(
+        ChunkStream()
+        .role()
+        .text("Looking, then pressing.")
+        .tool_call("call_look", "snapshot", {"tabId": tab_id}, index=0)
+        .tool_call("call_cut", "click", click[:30], index=1)
+        .finish("length")
+        .usage(40, 4096)
+        .done()
+        .reply()
+    )
+
+    await send(follow, "Show the details")
+    finished = await follow.until("turn-finished")
+
+    assert finished["status"] == "incomplete"
+    assert finished["reason"] == (
+        "the model's reply was cut at its token limit (4096 tokens) in the middle of its"
+        " call of click; none of that reply's calls ran"
+    )
+    assert follow.tools() == []
+    assert host.effects("length") == 0
+    contents = await host.member.call("threads-v1/get", {"threadId": follow.thread_id})
+    assert [m["role"] for m in contents["messages"]] == ["user", "assistant", "tool"]
+    assert contents["messages"][-1]["content"].startswith("not run")
+
+    host.openai.script(openai_text("Shall I try again?"))
+    await send(follow, "Go on")
+    assert (await follow.until("turn-finished"))["status"] == "done"
+
+
+async def test_a_text_reply_cut_by_the_token_limit_ends_incomplete(host: TurnsHost) -> None:
+    agent_id = await make_agent(host)
+    follow = await start_thread(host, agent_id)
+    host.anthropic.script(MessageEvents().text("The first of many").stop("max_tokens").reply())
+
+    await send(follow, "Tell me everything")
+    finished = await follow.until("turn-finished")
+
+    assert (finished["status"], finished["reason"]) == (
+        "incomplete",
+        "the model's reply was cut at its token limit (4096 tokens)",
+    )
+    assert follow.text() == "The first of many"
+
+
 # -- providers and permissions ------------------------------------------------------------
 
 

@@ -1,7 +1,8 @@
 /**
  * One thread's conversation as the chat shows it, built from `threads-v1/get` and then
  * kept current by the host's events (text deltas, tool calls, turn status, tasks and
- * sub-agents). Everything here lives in memory only: chat content never goes to storage.
+ * sub-agents). A reply that broke off and is asked for again (`turn-text-reset`) leaves
+ * the conversation: the new reply's text takes its place. Everything here lives in memory only: chat content never goes to storage.
  *
  * A member's message is shown at once as `sending`; when the host refuses it, it stays
  * `failed` until the person presses Retry. Nothing here sends anything on its own.
@@ -11,7 +12,7 @@ import { EVENT, type EventData, type RouteResult, type TeamApiEvent } from './pr
 
 export type ThreadContents = RouteResult<'threads-v1/get'>;
 export type TaskItem = EventData<'tasks-changed'>['tasks'][number];
-export type TurnStatus = 'running' | 'done' | 'denied' | 'capped' | 'stopped' | 'error';
+export type TurnStatus = 'running' | EventData<'turn-finished'>['status'];
 /** How a tool call ended, as its card says it. */
 export type ToolOutcome = 'running' | 'ok' | 'refused' | 'error' | 'notVerified' | 'mismatch';
 
@@ -191,6 +192,13 @@ export function chatAfterEvent(state: ChatState, event: TeamApiEvent): ChatState
       }
       return { ...state, items: [...state.items, { kind: 'text', key: `t${turnId}.${state.items.length}`, turnId, text }] };
     }
+    case EVENT.turnTextReset: {
+      // The reply being streamed broke off and is asked for again: what it said so far is
+      // the turn's last text item (a reply's text comes before its tool calls).
+      const last = state.items[state.items.length - 1];
+      if (last?.kind !== 'text' || last.turnId !== turnId) return state;
+      return { ...state, items: state.items.slice(0, -1) };
+    }
     case EVENT.toolCallStarted: {
       const key = `c${String(data.callId)}`;
       if (state.items.some((item) => item.key === key)) return state;
@@ -286,6 +294,7 @@ export function turnStatusText(turn: TurnState): string {
     done: 'Done',
     denied: 'Stopped: a request was denied',
     capped: 'Stopped: the tool call limit was reached',
+    incomplete: 'Incomplete',
     stopped: 'Stopped',
     error: 'Failed',
   };

@@ -106,6 +106,7 @@ export const EVENT = {
   threadsChanged: 'threads-changed',
   turnStarted: 'turn-started',
   turnText: 'turn-text',
+  turnTextReset: 'turn-text-reset',
   toolCallStarted: 'tool-call-started',
   toolCallFinished: 'tool-call-finished',
   turnFinished: 'turn-finished',

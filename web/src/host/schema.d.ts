@@ -2153,7 +2153,7 @@ export interface components {
          * HostEventMessageSchema
          * @description An event the host pushes on the ``team-api`` channel.
          */
-        HostEventMessage: components["schemas"]["AgentsChangedEvent"] | components["schemas"]["ThreadsChangedEvent"] | components["schemas"]["TurnStartedEvent"] | components["schemas"]["TextDeltaEvent"] | components["schemas"]["ToolCallStartedEvent"] | components["schemas"]["ToolCallFinishedEvent"] | components["schemas"]["TurnFinishedEvent"] | components["schemas"]["AttentionRequestedEvent"] | components["schemas"]["AttentionResolvedEvent"] | components["schemas"]["TasksChangedEvent"] | components["schemas"]["SubAgentEventEvent"] | components["schemas"]["BrowserTabsChangedEvent"] | components["schemas"]["BrowserProfilesChangedEvent"] | components["schemas"]["ProvidersChangedEvent"] | components["schemas"]["VaultChangedEvent"] | components["schemas"]["BrowserTakeoverRequestedEvent"] | components["schemas"]["BrowserControlRequestedEvent"] | components["schemas"]["BrowserControlRequestResolvedEvent"] | components["schemas"]["RevokedEvent"];
+        HostEventMessage: components["schemas"]["AgentsChangedEvent"] | components["schemas"]["ThreadsChangedEvent"] | components["schemas"]["TurnStartedEvent"] | components["schemas"]["TextDeltaEvent"] | components["schemas"]["TextResetEvent"] | components["schemas"]["ToolCallStartedEvent"] | components["schemas"]["ToolCallFinishedEvent"] | components["schemas"]["TurnFinishedEvent"] | components["schemas"]["AttentionRequestedEvent"] | components["schemas"]["AttentionResolvedEvent"] | components["schemas"]["TasksChangedEvent"] | components["schemas"]["SubAgentEventEvent"] | components["schemas"]["BrowserTabsChangedEvent"] | components["schemas"]["BrowserProfilesChangedEvent"] | components["schemas"]["ProvidersChangedEvent"] | components["schemas"]["VaultChangedEvent"] | components["schemas"]["BrowserTakeoverRequestedEvent"] | components["schemas"]["BrowserControlRequestedEvent"] | components["schemas"]["BrowserControlRequestResolvedEvent"] | components["schemas"]["RevokedEvent"];
         /**
          * HostViewMessageSchema
          * @description What the host sends on a ``view:`` channel besides frames.
@@ -2879,7 +2879,7 @@ export interface components {
              * Status
              * @default null
              */
-            status: ("done" | "denied" | "capped" | "stopped" | "error") | null;
+            status: ("done" | "denied" | "capped" | "incomplete" | "stopped" | "error") | null;
             /** Subagentid */
             subAgentId: string;
             /**
@@ -3128,6 +3128,29 @@ export interface components {
              */
             event: "turn-text";
         };
+        /**
+         * TextReset
+         * @description The reply being streamed broke off and the model is asked for it again: drop the
+         *     turn's text since its last tool call (what this reply said so far); the new reply's text
+         *     follows as ``turn-text``. ``reason`` says why the reply broke off.
+         */
+        TextReset: {
+            /** Reason */
+            reason: string;
+            /** Threadid */
+            threadId: string;
+            /** Turnid */
+            turnId: string;
+        };
+        /** TextResetEvent */
+        TextResetEvent: {
+            data: components["schemas"]["TextReset"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "turn-text-reset";
+        };
         /** ThreadContentsView */
         ThreadContentsView: {
             /**
@@ -3258,7 +3281,8 @@ export interface components {
         };
         /**
          * TurnFinished
-         * @description A turn ended: done, denied, capped, stopped or error (with the reason).
+         * @description A turn ended: done, denied, capped, incomplete (the model's reply was cut at its token
+         *     limit), stopped or error, with the reason.
          */
         TurnFinished: {
             /** Inputtokens */
@@ -3271,7 +3295,7 @@ export interface components {
              * Status
              * @enum {string}
              */
-            status: "done" | "denied" | "capped" | "stopped" | "error";
+            status: "done" | "denied" | "capped" | "incomplete" | "stopped" | "error";
             /** Threadid */
             threadId: string;
             /** Toolcalls */
@@ -3333,7 +3357,7 @@ export interface components {
             startedAt: number;
             /**
              * Status
-             * @description running, done, denied, capped, stopped or error
+             * @description running, done, denied, capped, incomplete, stopped or error
              */
             status: string;
             /** Toolcalls */
