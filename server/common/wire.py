@@ -5,7 +5,9 @@ Fields are snake_case in Python and camelCase on the wire.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from server.common.errors import InvalidArgument
@@ -30,6 +32,15 @@ class InboundModel(WireModel):
     the wrong JSON type (``"5"`` for a number), rather than coerced."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
+
+
+MAX_WIRE_INT = 2**53 - 1
+"""The largest whole number a client may send: what a JavaScript number holds exactly,
+and far below the 2^63 at which SQLite and file offsets overflow."""
+
+WireInt = Annotated[int, Field(ge=0, le=MAX_WIRE_INT)]
+"""A whole number a client sends (an offset, a size, a count, a choice): never negative,
+never past ``MAX_WIRE_INT``. Tighter bounds go on top: ``Annotated[WireInt, Field(le=200)]``."""
 
 
 def no_control_characters(value: str) -> str:
