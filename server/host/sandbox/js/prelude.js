@@ -1,11 +1,15 @@
 // Sandbox prelude: runs first in every sandbox runtime, before the agent's script.
-// It takes the one host entry point off the global object, so the script reaches the
-// host only through the helpers defined here, and each crossing carries JSON text.
+// It takes the host's entry points off the global object, so the script reaches the
+// host only through the helpers and console defined here, and each crossing carries
+// text. The built-ins it uses are taken now, before the script can replace them.
 "use strict";
 (() => {
   const host = globalThis.__crewhostHost;
   delete globalThis.__crewhostHost;
-  const helpers = JSON.parse(globalThis.__crewhostHelpers || "[]");
+  const hostLog = globalThis.__crewhostLog;
+  delete globalThis.__crewhostLog;
+  const { parse, stringify } = JSON;
+  const helpers = parse(globalThis.__crewhostHelpers || "[]");
   delete globalThis.__crewhostHelpers;
 
   class StepError extends Error {
@@ -17,7 +21,7 @@
   }
 
   async function call(name, args) {
-    const answer = JSON.parse(await host(name, JSON.stringify(args === undefined ? [] : args)));
+    const answer = parse(await host(name, String(stringify(args === undefined ? [] : args))));
     if (answer.ok) return answer.value;
     throw new StepError(answer.code, answer.message);
   }
@@ -67,18 +71,20 @@
     };
     Object.defineProperty(globalThis, "role", { value: role });
   }
-  const lines = [];
+  // Each line crosses to the host, which keeps the first 200 (2,000 characters each)
+  // whatever the script does; the count here only saves crossings past them.
+  let logged = 0;
   Object.defineProperty(globalThis, "console", {
     value: Object.freeze({
       log: (...parts) => {
-        if (lines.length >= 200) return;
+        if (logged >= 200) return;
+        logged += 1;
         const shown = (p) => {
           if (typeof p === "string") return p;
-          try { return JSON.stringify(p); } catch (e) { return String(p); }
+          try { return String(stringify(p)); } catch (e) { return String(p); }
         };
-        lines.push(parts.map(shown).join(" ").slice(0, 2000));
+        hostLog(parts.map(shown).join(" ").slice(0, 2000));
       },
     }),
   });
-  Object.defineProperty(globalThis, "__crewhostLog", { value: () => lines });
 })();
