@@ -115,7 +115,10 @@ class ScriptDriver:
         try:
             with self._stringify.call(value) as text:
                 json_text = text.to_python()
-        except (quickjs_rs.JSError, quickjs_rs.MarshalError):
+        except (quickjs_rs.InterruptError, quickjs_rs.MemoryLimitError):
+            raise
+        except quickjs_rs.QuickJSError:
+            # A cycle, a BigInt, a toJSON that throws or calls a helper.
             if self._interrupted():
                 raise Interrupted from None
             return Settled(error={"name": "TypeError", "message": _NOT_JSON, "code": None})

@@ -291,9 +291,11 @@ class _Run:
         if len(self._log) < MAX_LOG_LINES:
             self._log.append(str(line)[:MAX_LOG_LINE])
 
-    async def _cross(self, name: str, payload: str) -> str:
+    async def _cross(self, name: str, payload: object) -> str:
         """A helper call: runs on the caller's loop while the script awaits it here."""
-        if self._host is None or name not in self._helpers or not isinstance(payload, str):
+        if not isinstance(payload, str):
+            return json.dumps({"ok": False, "code": "notJson", "message": "arguments not JSON"})
+        if self._host is None or name not in self._helpers:
             return json.dumps({"ok": False, "code": "noHelper", "message": f"no helper {name}"})
         if self._interrupted():
             return json.dumps({"ok": False, "code": "stopped", "message": "the script stopped"})

@@ -346,3 +346,19 @@ async def test_cancelling_the_call_stops_the_script() -> None:
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
+
+
+async def test_replacing_string_breaks_neither_helpers_nor_the_log() -> None:
+    outcome = await run("globalThis.String = () => ({}); console.log({a: 1}); return await echo(2)")
+    assert outcome.status == "ok"
+    assert outcome.value == {"helper": "echo", "args": [2]}
+    assert outcome.log == ['{"a":1}']
+
+
+async def test_a_value_that_is_not_json_is_an_error_whoever_holds_json() -> None:
+    for source in ("return 10n", "const a = {}; a.a = a; return a"):
+        outcome = await run(source)
+        assert (outcome.status, outcome.message) == (
+            "error",
+            "TypeError: the script returned a value that is not JSON",
+        )

@@ -9,6 +9,7 @@
   const hostLog = globalThis.__crewhostLog;
   delete globalThis.__crewhostLog;
   const { parse, stringify } = JSON;
+  const text = String;
   const helpers = parse(globalThis.__crewhostHelpers || "[]");
   delete globalThis.__crewhostHelpers;
 
@@ -21,14 +22,14 @@
   }
 
   async function call(name, args) {
-    const answer = parse(await host(name, String(stringify(args === undefined ? [] : args))));
+    const answer = parse(await host(name, text(stringify(args === undefined ? [] : args))));
     if (answer.ok) return answer.value;
     throw new StepError(answer.code, answer.message);
   }
 
   // A page function becomes its source, so waitFor can run it in the page.
   const plain = (value) =>
-    typeof value === "function" ? { __function: String(value) } : value;
+    typeof value === "function" ? { __function: text(value) } : value;
 
   // A waitFor function that itself calls evaluate, snapshot or step is written for the
   // sandbox, not the page: it is polled here once a second (each pause is a step).
@@ -49,7 +50,7 @@
     const plainCall = (...args) => call(name, args.map(plain));
     if (name !== "waitFor") return plainCall;
     return (first, ...rest) =>
-      typeof first === "function" && SANDBOX_CONDITION.test(String(first))
+      typeof first === "function" && SANDBOX_CONDITION.test(text(first))
         ? waitHere(first, rest[0])
         : plainCall(first, ...rest);
   };
@@ -67,7 +68,7 @@
     // A target by role and name, as other libraries write it: role("button", { name }).
     const role = (kind, name, options) => {
       const given = typeof name === "object" && name !== null ? name : { ...(options || {}), name };
-      return given.name === undefined ? { kind: "role", role: kind } : { kind: "role", role: kind, name: String(given.name) };
+      return given.name === undefined ? { kind: "role", role: kind } : { kind: "role", role: kind, name: text(given.name) };
     };
     Object.defineProperty(globalThis, "role", { value: role });
   }
@@ -81,9 +82,9 @@
         logged += 1;
         const shown = (p) => {
           if (typeof p === "string") return p;
-          try { return String(stringify(p)); } catch (e) { return String(p); }
+          try { return text(stringify(p)); } catch (e) { return text(p); }
         };
-        hostLog(parts.map(shown).join(" ").slice(0, 2000));
+        hostLog(text(parts.map(shown).join(" ")).slice(0, 2000));
       },
     }),
   });
