@@ -49,9 +49,6 @@ class Workspaces:
         self.limits = limits
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
 
-    def team_folder(self, team_id: str) -> Path:
-        return self.data_dir.joinpath(*self._team_parts(team_id))
-
     def _team_parts(self, team_id: str) -> tuple[str, ...]:
         if not _ID.fullmatch(team_id):
             raise InvalidArgument("malformed team id", code="invalidTeamId")
