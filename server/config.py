@@ -196,7 +196,9 @@ class HostSettings(SettingsSection):
         "link-local (cloud metadata) or any other special-purpose address.",
     )
     workspace_agent_max_files: int = Field(
-        1000, ge=1, description="Most files one agent's workspace may hold (workspaceAgentFull)."
+        1000,
+        ge=1,
+        description="Most files and folders one agent's workspace may hold (workspaceAgentFull).",
     )
     workspace_agent_max_bytes: int = Field(
         100 * 1024 * 1024,
@@ -206,8 +208,8 @@ class HostSettings(SettingsSection):
     workspace_team_max_files: int = Field(
         10_000,
         ge=1,
-        description="Most files a team's workspaces (every agent's and the shared one) may hold "
-        "together (workspaceTeamFull).",
+        description="Most files and folders a team's workspaces (every agent's and the shared "
+        "one) may hold together (workspaceTeamFull).",
     )
     workspace_team_max_bytes: int = Field(
         1024 * 1024 * 1024,

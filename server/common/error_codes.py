@@ -211,12 +211,17 @@ HOST_ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode("workspaceNotFound", "No such file or folder in the workspace."),
     ErrorCode("workspaceIsFile", "A workspace path names a file where a folder is needed."),
     ErrorCode("workspaceIsFolder", "A workspace path names a folder where a file is needed."),
+    ErrorCode(
+        "workspaceNotAFile", "A workspace path names a pipe, device or socket, never opened."
+    ),
     ErrorCode("workspaceFileTooLarge", "The file is larger than a workspace takes."),
     ErrorCode(
-        "workspaceAgentFull", "The agent's workspace holds as many files or bytes as it may."
+        "workspaceAgentFull",
+        "The agent's workspace holds as many files, folders or bytes as it may.",
     ),
     ErrorCode(
-        "workspaceTeamFull", "The team's workspaces hold as many files or bytes as they may."
+        "workspaceTeamFull",
+        "The team's workspaces hold as many files, folders or bytes as they may.",
     ),
     ErrorCode("workspaceUploadLimit", "The member has as many unfinished uploads as they may."),
     ErrorCode("workspaceUploadNotFound", "No such upload; it finished, was cancelled or expired."),

@@ -5,7 +5,10 @@ Fields are snake_case in Python and camelCase on the wire.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+import re
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from server.common.errors import InvalidArgument
@@ -32,11 +35,42 @@ class InboundModel(WireModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
+MAX_WIRE_INT = 2**53 - 1
+"""The largest whole number a client may send: what a JavaScript number holds exactly,
+and far below the 2^63 at which SQLite and file offsets overflow."""
+
+WireInt = Annotated[int, Field(ge=0, le=MAX_WIRE_INT)]
+"""A whole number a client sends (an offset, a size, a count, a choice): never negative,
+never past ``MAX_WIRE_INT``. Tighter bounds go on top: ``Annotated[WireInt, Field(le=200)]``."""
+
+
 def no_control_characters(value: str) -> str:
     """A validator for names and labels: control characters (a newline included) refused."""
     if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
         raise ValueError("control characters are not allowed")
     return value
+
+
+# What people should never be shown in text an agent wrote: controls (C0 but tab and
+# newline, DEL, C1), the line and paragraph separators, and the bidirectional marks,
+# embeddings, overrides and isolates that make one text read as another.
+_HIDDEN = re.compile(
+    r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]"
+)
+_LINE_BREAKS = re.compile(r"[\t\n]")
+
+
+def text_for_people(value: object) -> object:
+    """A validator (before): a text an agent wrote for people, its hidden characters
+    removed; tabs and newlines stay. Anything but a string is left to the type check."""
+    return _HIDDEN.sub("", value) if isinstance(value, str) else value
+
+
+def line_for_people(value: object) -> object:
+    """As ``text_for_people``, for one line: tabs and newlines become spaces."""
+    if not isinstance(value, str):
+        return value
+    return _LINE_BREAKS.sub(" ", _HIDDEN.sub("", value))
 
 
 def invalid_argument_from(error: ValidationError) -> InvalidArgument:

@@ -7,7 +7,7 @@ from typing import Annotated
 from pydantic import AfterValidator, Field, StringConstraints
 
 from server.common.roles import Role
-from server.common.wire import InboundModel, WireModel, no_control_characters
+from server.common.wire import InboundModel, WireInt, WireModel, no_control_characters
 from server.host.agents.permissions import FAMILIES, FAMILY_OF_TOOL, Permission
 from server.host.container import HostCall
 from server.host.routes.system import NoArgs
@@ -29,7 +29,7 @@ ModelName = Annotated[
     StringConstraints(strip_whitespace=True, min_length=1, max_length=200),
     AfterValidator(no_control_characters),
 ]
-ToolCallCap = Annotated[int, Field(ge=1, le=100)]
+ToolCallCap = Annotated[WireInt, Field(ge=1, le=100)]
 
 
 def _known_families(value: dict[str, Permission]) -> dict[str, Permission]:

@@ -7,7 +7,7 @@ from typing import Annotated
 from pydantic import AfterValidator, Field, StringConstraints
 
 from server.common.roles import Role
-from server.common.wire import InboundModel, WireModel, no_control_characters
+from server.common.wire import InboundModel, WireInt, WireModel, no_control_characters
 from server.host.container import HostCall
 from server.host.routes.system import NoArgs
 from server.host.rtc.team_api import HostRouteTable
@@ -49,7 +49,7 @@ class CreateProfile(InboundModel):
 class UpdateProfile(InboundModel):
     id: ProfileId
     name: ProfileName | None = None
-    hue: int | None = None
+    hue: WireInt | None = None
 
 
 class ProfileRef(InboundModel):

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from pydantic import Field, StringConstraints
 
 from server.common.roles import Role
-from server.common.wire import InboundModel, WireModel
+from server.common.wire import InboundModel, WireInt, WireModel
 from server.host.container import HostCall
 from server.host.rtc.team_api import HostRouteTable
 from server.host.services.vault import MAX_SITES, VaultItemView, VaultKind, VaultSummary
@@ -71,8 +71,8 @@ class VaultItemList(WireModel):
 class ListPage(InboundModel):
     """A page of items by name: ``limit`` (50 unless given, at most 200) from ``offset``."""
 
-    offset: Annotated[int, Field(ge=0)] = 0
-    limit: Annotated[int, Field(ge=1, le=MAX_PAGE)] = DEFAULT_PAGE
+    offset: WireInt = 0
+    limit: Annotated[WireInt, Field(ge=1, le=MAX_PAGE)] = DEFAULT_PAGE
 
 
 class VaultItemDeleted(WireModel):

@@ -14,7 +14,7 @@ from typing import Annotated
 from pydantic import BeforeValidator, Field, StringConstraints, WithJsonSchema
 
 from server.common.roles import Role
-from server.common.wire import InboundModel, WireModel
+from server.common.wire import InboundModel, WireInt, WireModel
 from server.host.container import HostCall
 from server.host.rtc.team_api import HostRouteTable
 from server.host.services.workspace import MAX_CHUNK_BYTES
@@ -60,17 +60,17 @@ class PathArgs(WorkspaceArgs):
 
 
 class DownloadArgs(PathArgs):
-    offset: int = Field(0, ge=0)
-    length: int = Field(MAX_CHUNK_BYTES, ge=1, le=MAX_CHUNK_BYTES)
+    offset: WireInt = 0
+    length: Annotated[WireInt, Field(ge=1, le=MAX_CHUNK_BYTES)] = MAX_CHUNK_BYTES
 
 
 class StartUpload(PathArgs):
-    size: int = Field(ge=0)
+    size: WireInt
 
 
 class UploadChunk(InboundModel):
     upload_id: UploadId
-    offset: int = Field(ge=0)
+    offset: WireInt
     data: Chunk
 
 

@@ -31,6 +31,8 @@ from typing import Any, Literal
 import quickjs_rs
 from wasmtime import Trap
 
+from server.host.sandbox.driver import Interrupted, NeverSettles, ScriptDriver
+
 log = logging.getLogger(__name__)
 
 MEMORY_LIMIT = 64 * 1024 * 1024
@@ -41,6 +43,10 @@ LONGEST_DEADLINE = 120.0
 _STATIC_MARGIN = 4 * 1024 * 1024
 # A trap this close to the memory cap is taken for a failed growth.
 _GROWTH_MARGIN = 2 * 1024 * 1024
+
+# What ``console.log`` keeps: lines, and characters of each.
+MAX_LOG_LINES = 200
+MAX_LOG_LINE = 2000
 
 # Names a script written for a page reaches for; the message says where the page is.
 _PAGE_GLOBALS = ("document", "window", "location", "page", "$")
@@ -99,9 +105,8 @@ _WRAPPER = resources.files(__package__).joinpath("js/script.js").read_text("utf-
 
 
 def _wrapped(source: str) -> str:
-    """The agent's script as the body of an async function whose outcome is one JSON text.
-
-    A ``return`` in the script gives its value; ``undefined`` becomes ``null``.
+    """The agent's script as the body of an async function, called: the expression's
+    value is the script's promise. A ``return`` gives its value; ``undefined`` is null.
     """
     before, after = _WRAPPER.split(_SCRIPT_MARKER, 1)
     return before + source + after
@@ -118,8 +123,7 @@ def _page_hint(name: str | None, message: str) -> str:
     return message
 
 
-def _script_error(envelope: dict[str, Any], log_lines: list[str], start: float) -> SandboxOutcome:
-    error = envelope["error"]
+def _script_error(error: dict[str, Any], log_lines: list[str], start: float) -> SandboxOutcome:
     name = error.get("name")
     message = str(error.get("message"))
     if name == "InternalError" and message in ("out of memory", "string too long"):
@@ -168,6 +172,8 @@ class _Run:
         self.done: asyncio.Future[SandboxOutcome] = loop.create_future()
         self._started_at: float | None = None
         self._memory_at_trap = 0
+        # The script's console lines, kept host-side.
+        self._log: list[str] = []
         # Helper calls running on the caller's loop now; a stop cancels them.
         self._in_flight: set[concurrent.futures.Future[str]] = set()
 
@@ -203,18 +209,19 @@ class _Run:
             outcome = self._ended("memory_limit", "the script used more memory than it may")
         except quickjs_rs.InterruptError:
             outcome = self._ended(self._interrupt_status(), self._interrupt_message())
-        except quickjs_rs.DeadlockError:
-            if self._interrupted():  # the interrupt ended the job that would have settled it
-                outcome = self._ended(self._interrupt_status(), self._interrupt_message())
-            else:
-                outcome = self._ended("error", "the script awaits a promise that nothing settles")
+        except Interrupted:
+            outcome = self._ended(self._interrupt_status(), self._interrupt_message())
+        except NeverSettles:
+            outcome = self._ended("error", "the script awaits a promise that nothing settles")
         except quickjs_rs.JSError as exc:
-            # The wrapper catches what the script throws: what reaches here did not compile.
+            # What the script throws settles its promise: what reaches here did not compile
+            # (or broke out of its function and threw there).
             outcome = SandboxOutcome(
                 "error",
                 message=f"{exc.name}: {exc.message}"[:2000],
                 error_name=exc.name,
-                parse_error=True,
+                parse_error=exc.name == "SyntaxError",
+                log=list(self._log),
                 start_seconds=self._start_seconds(),
             )
         except Exception as exc:
@@ -248,25 +255,25 @@ class _Run:
                 instance = context._engine_ctx._inst
                 instance.store.set_limits(memory_size=self._limits.linear_memory_bytes)
                 context.register("__crewhostHost", self._cross, is_async=True)
+                context.register("__crewhostLog", self._log_line, is_async=False)
                 context.globals["__crewhostHelpers"] = json.dumps(self._helpers)
                 context.eval(_PRELUDE, filename="prelude.js")
+                driver = ScriptDriver(context, self._interrupted)
                 self._started_at = time.monotonic()
                 try:
-                    text = await context.eval_async(
-                        _wrapped(self._source), filename="script.js", timeout=self._limits.deadline
-                    )
+                    settled = await driver.run(_wrapped(self._source), "script.js")
                 except Trap:
                     self._memory_at_trap = int(instance.mem.data_len(instance.store))
                     raise
+                finally:
+                    driver.close()
         try:
-            envelope = json.loads(text)
-            json.loads(envelope["value"])
-            log_lines = [str(line) for line in envelope.get("log") or []]
-        except (TypeError, ValueError, KeyError):
-            # The script replaced JSON itself: its outcome cannot be read.
+            json.loads(settled.value_json)
+        except ValueError:
             return self._ended("error", "the script's value is not JSON")
-        if envelope.get("error"):
-            if envelope["error"].get("name") == "InternalError" and self._interrupted():
+        log_lines = list(self._log)
+        if settled.error:
+            if settled.error.get("name") == "InternalError" and self._interrupted():
                 # The interrupt landed in a job the script's own try/catch wraps.
                 return SandboxOutcome(
                     self._interrupt_status(),
@@ -274,13 +281,20 @@ class _Run:
                     log=log_lines,
                     start_seconds=self._start_seconds(),
                 )
-            return _script_error(envelope, log_lines, self._start_seconds())
+            return _script_error(settled.error, log_lines, self._start_seconds())
         return SandboxOutcome(
-            "ok", value_json=envelope["value"], log=log_lines, start_seconds=self._start_seconds()
+            "ok", value_json=settled.value_json, log=log_lines, start_seconds=self._start_seconds()
         )
 
-    async def _cross(self, name: str, payload: str) -> str:
+    def _log_line(self, line: object) -> None:
+        """``console.log``: the first lines are kept here, where the script cannot go."""
+        if len(self._log) < MAX_LOG_LINES:
+            self._log.append(str(line)[:MAX_LOG_LINE])
+
+    async def _cross(self, name: str, payload: object) -> str:
         """A helper call: runs on the caller's loop while the script awaits it here."""
+        if not isinstance(payload, str):
+            return json.dumps({"ok": False, "code": "notJson", "message": "arguments not JSON"})
         if self._host is None or name not in self._helpers:
             return json.dumps({"ok": False, "code": "noHelper", "message": f"no helper {name}"})
         if self._interrupted():

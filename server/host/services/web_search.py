@@ -118,12 +118,21 @@ class WebSearchService:
         return _status(row)
 
     async def search(self, team_id: str, query: str, max_results: int) -> list[SearchResult]:
-        """Up to ``max_results`` (at most 10) results from the team's engine."""
-        engine = await self.engine_for(team_id)
-        return await engine.search(query, max(1, min(max_results, MAX_RESULTS)))
+        """Up to ``max_results`` (at most 10) results from the team's engine. A failure
+        says where an owner or admin chooses the engine."""
+        chosen = await self._chosen(team_id)
+        engine = self._engine(chosen or _default(team_id))
+        try:
+            return await engine.search(query, max(1, min(max_results, MAX_RESULTS)))
+        except SearchFailed as failed:
+            if failed.code != "searchFailed":
+                raise  # a rate limit or a key: its message already says what to do
+            raise SearchFailed(f"{failed.message}. {_where_to_choose(chosen)}") from None
 
     async def engine_for(self, team_id: str) -> SearchEngine:
-        row = await self._row(team_id)
+        return self._engine(await self._row(team_id))
+
+    def _engine(self, row: WebSearchRow) -> SearchEngine:
         if row.engine == "duckduckgo":
             return DuckDuckGoEngine(endpoint=self.endpoints.duckduckgo)
         if self._session is None:
@@ -138,9 +147,12 @@ class WebSearchService:
         )
 
     async def _row(self, team_id: str) -> WebSearchRow:
+        return await self._chosen(team_id) or _default(team_id)
+
+    async def _chosen(self, team_id: str) -> WebSearchRow | None:
+        """The team's settings, or None while it has chosen nothing."""
         async with self.db.read() as conn:
-            row = await self._repo.get_settings(conn, team_id)
-        return row or WebSearchRow(team_id, DEFAULT_ENGINE, None, None, None, 0.0)
+            return await self._repo.get_settings(conn, team_id)
 
     def _open(self, row: WebSearchRow) -> str:
         if row.api_key is None:
@@ -153,6 +165,20 @@ class WebSearchService:
                 f"the search key cannot be decrypted on this host: {exc.reason}; set it again",
                 code="searchKeyRefused",
             ) from None
+
+
+def _default(team_id: str) -> WebSearchRow:
+    return WebSearchRow(team_id, DEFAULT_ENGINE, None, None, None, 0.0)
+
+
+def _where_to_choose(chosen: WebSearchRow | None) -> str:
+    where = "on the Web search screen (web-search-v1/set)"
+    if chosen is None:
+        return (
+            "No search engine is chosen for this team, so DuckDuckGo was tried; an owner or "
+            f"admin can choose one (SearXNG, Brave or Google) {where}"
+        )
+    return f"An owner or admin can change the engine or its settings {where}"
 
 
 def _check_engine_id(engine: str, engine_id: str | None) -> str | None:

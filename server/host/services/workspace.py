@@ -14,7 +14,6 @@ import contextlib
 import hashlib
 import os
 import secrets
-import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,7 +92,7 @@ class WorkspaceService:
     async def remove_agent_workspace(self, team_id: str, agent_id: str) -> None:
         """Delete an agent's workspace with all in it (the agent is being deleted)."""
         folder = self._workspaces.folder(WorkspaceRef(team_id, agent_id))
-        await asyncio.to_thread(_remove_tree, folder.root)
+        await asyncio.to_thread(folder.remove)
 
     async def import_attachments(
         self, member: Member, agent_id: str, paths: Sequence[str], *, max_bytes: int
@@ -271,10 +270,3 @@ def _append(path: Path, data: bytes) -> None:
 def _remove_file(path: Path) -> None:
     with contextlib.suppress(FileNotFoundError):
         path.unlink()
-
-
-def _remove_tree(path: Path) -> None:
-    if path.is_symlink():
-        path.unlink()
-    elif path.is_dir():
-        shutil.rmtree(path)

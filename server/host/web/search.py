@@ -126,9 +126,12 @@ class JsonApiEngine:
         try:
             body = json.loads(text)
         except ValueError:
-            body = None  # an error page; a 200 without JSON reads as no results
+            body = None  # an error page
         if status != 200:
             raise self.refusal(status, body)
+        if body is None:
+            # A page where JSON belongs (a wrong address, a proxy's page) is not "nothing found".
+            raise SearchFailed(f"{self.name} answered with a page that is not JSON")
         return self.read(body, max_results)
 
 
@@ -145,6 +148,11 @@ class SearxngEngine(JsonApiEngine):
 
     def read(self, body: Any, max_results: int) -> list[SearchResult]:
         items = body.get("results") if isinstance(body, dict) else None
+        if not isinstance(items, list):
+            raise SearchFailed(
+                "the SearXNG address answered JSON without search results; "
+                "is it the instance's address?"
+            )
         return results_from(items, "title", "url", "content", max_results)
 
     def refusal(self, status: int, body: Any) -> SearchFailed:
@@ -225,7 +233,10 @@ class _DuckDuckGoHtml(Duckduckgo):
     """ddgs' DuckDuckGo HTML engine, telling a rate limit from an empty page."""
 
     def request(self, *args: Any, **kwargs: Any) -> Any:
-        response = self.http_client.request(*args, **kwargs)
+        try:
+            response = self.http_client.request(*args, **kwargs)
+        except DDGSException as error:
+            raise _Unreachable(_why_unreachable(error.__cause__)) from None
         text = str(response.text or "")
         # DuckDuckGo answers 202 (or a page with its anomaly check) when it limits a client.
         if response.status_code in (202, 403, 429) or "anomaly-modal" in text:
@@ -237,6 +248,24 @@ class _DuckDuckGoHtml(Duckduckgo):
 
 class _Limited(Exception):
     pass
+
+
+class _Unreachable(Exception):
+    """DuckDuckGo could not be reached; the argument says why, in a person's words."""
+
+
+# The HTTP client's failures by class name, as a person would say them (its own text
+# is a resolver's or socket's dump).
+_UNREACHABLE = {
+    "DNSError": "its name does not resolve from this host (no internet access or no DNS?)",
+    "ConnectError": "the connection was refused or cut",
+    "ProxyError": "the proxy refused the connection",
+    "TlsError": "its certificate was not accepted",
+}
+
+
+def _why_unreachable(cause: BaseException | None) -> str:
+    return _UNREACHABLE.get(type(cause).__name__, "the request failed")
 
 
 def _target(href: str) -> str:
@@ -267,6 +296,8 @@ class DuckDuckGoEngine:
             return await asyncio.to_thread(self._search, query, max_results)
         except _Limited:
             raise rate_limited(self.name) from None
+        except _Unreachable as why:
+            raise SearchFailed(f"{self.name} could not be reached: {why}") from None
         except TimeoutException:
             raise SearchFailed(f"{self.name} did not answer in time") from None
         except DDGSException as error:

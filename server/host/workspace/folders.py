@@ -1,11 +1,14 @@
-"""A confined folder: every file call walks from its root one part at a time.
+"""A confined folder: every file call walks from the data folder one part at a time.
 
-Each folder on the way is opened with ``O_NOFOLLOW | O_DIRECTORY`` relative to the one
-before (``dir_fd``), and the file itself with ``O_NOFOLLOW``, so a symbolic link planted
-anywhere inside (by a member's upload, another process or a race) is never followed: a
-call that meets one fails. Writes go to a temporary file in the same folder, are synced,
-and replace the old file by ``rename``, so a crash leaves the old file or the new, never
-half of one. The calls block; the workspace service runs them off the event loop.
+Each folder on the way, the workspace's own parents included (``workspace/<team>/agents``),
+is opened with ``O_NOFOLLOW | O_DIRECTORY`` relative to the one before (``dir_fd``), and
+the file itself with ``O_NOFOLLOW | O_NONBLOCK`` and checked to be a regular file, so a
+symbolic link planted anywhere (by a member's upload, another process or a race) is
+never followed, and a FIFO or device never holds a call up: a call that meets one fails.
+Writes go to a temporary file in the same folder, are synced, and replace the old file by
+``rename``, so a crash leaves the old file or the new, never half of one. A delete
+removes the folders it leaves empty. The calls block; the workspace service runs them
+off the event loop.
 """
 
 from __future__ import annotations
@@ -43,14 +46,35 @@ class Entry:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """How many files a folder holds and their bytes (its own temporary files included)."""
+    """How many files and folders a folder holds, and the files' bytes (its own temporary
+    files included)."""
 
     files: int
     bytes: int
+    folders: int = 0
+
+    @property
+    def entries(self) -> int:
+        """Files and folders: what a quota of files counts."""
+        return self.files + self.folders
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.files + other.files, self.bytes + other.bytes, self.folders + other.folders
+        )
 
 
 def _not_found(parts: tuple[str, ...]) -> NotFound:
     return NotFound(f"no file or folder {display_path(parts)!r}", code="workspaceNotFound")
+
+
+def _not_a_file(parts: tuple[str, ...]) -> InvalidArgument:
+    return InvalidArgument(
+        f"{display_path(parts)!r} is not a regular file (a pipe, device or socket), "
+        "which a workspace never opens",
+        code="workspaceNotAFile",
+        field="path",
+    )
 
 
 def _link_met(parts: tuple[str, ...]) -> InvalidArgument:
@@ -62,24 +86,46 @@ def _link_met(parts: tuple[str, ...]) -> InvalidArgument:
 
 
 class ConfinedFolder:
-    """File calls on paths inside ``root`` (parts checked by ``workspace_parts``)."""
+    """File calls on paths inside the folder ``below`` names under ``base`` (parts checked
+    by ``workspace_parts``). ``base`` is the data folder, trusted as it is; every folder
+    from there down is opened without following a link."""
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
+    def __init__(self, base: Path, below: tuple[str, ...]) -> None:
+        self.base = base
+        self.below = below
+
+    @property
+    def root(self) -> Path:
+        return self.base.joinpath(*self.below)
 
     # -- walking --------------------------------------------------------------------------
 
     def _open_root(self, *, create: bool) -> int:
         if create:
-            self.root.mkdir(mode=_FOLDER_MODE, parents=True, exist_ok=True)
+            self.base.mkdir(mode=_FOLDER_MODE, parents=True, exist_ok=True)
         try:
-            return os.open(self.root, _DIR_FLAGS)
+            fd = os.open(self.base, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         except FileNotFoundError:
             raise _not_found(()) from None
-        except OSError as exc:
-            if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-                raise _link_met(()) from None
+        try:
+            for part in self.below:
+                if create:
+                    with contextlib.suppress(FileExistsError):
+                        os.mkdir(part, _FOLDER_MODE, dir_fd=fd)
+                try:
+                    child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                except FileNotFoundError:
+                    raise _not_found(()) from None
+                except OSError as exc:
+                    if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                        raise _link_met(()) from None
+                    raise
+                os.close(fd)
+                fd = child
+        except BaseException:
+            os.close(fd)
             raise
+        return fd
 
     @contextlib.contextmanager
     def _folder(self, parts: tuple[str, ...], *, create: bool = False) -> Iterator[int]:
@@ -147,23 +193,35 @@ class ConfinedFolder:
     def open_file(self, parts: tuple[str, ...]) -> Iterator[tuple[int, int]]:
         """A descriptor of the regular file ``parts`` names, and its size."""
         with self._folder(parts[:-1]) as folder:
+            name = parts[-1]
             try:
-                fd = os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=folder)
+                self._check_file(os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode, parts)
+                # Non-blocking: a FIFO swapped in after the check still cannot hold the open.
+                flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+                fd = os.open(name, flags, dir_fd=folder)
             except FileNotFoundError:
                 raise _not_found(parts) from None
             except OSError as exc:
                 if exc.errno == errno.ELOOP:
                     raise _link_met(parts) from None
+                if exc.errno == errno.ENXIO:  # a socket, or a FIFO's other end
+                    raise _not_a_file(parts) from None
                 raise
             try:
                 info = os.fstat(fd)
-                if stat.S_ISDIR(info.st_mode):
-                    raise Conflict(f"{display_path(parts)!r} is a folder", code="workspaceIsFolder")
-                if not stat.S_ISREG(info.st_mode):
-                    raise _not_found(parts)
+                self._check_file(info.st_mode, parts)
                 yield fd, info.st_size
             finally:
                 os.close(fd)
+
+    @staticmethod
+    def _check_file(mode: int, parts: tuple[str, ...]) -> None:
+        if stat.S_ISDIR(mode):
+            raise Conflict(f"{display_path(parts)!r} is a folder", code="workspaceIsFolder")
+        if stat.S_ISLNK(mode):
+            raise _link_met(parts)
+        if not stat.S_ISREG(mode):
+            raise _not_a_file(parts)
 
     def size_of(self, parts: tuple[str, ...]) -> int | None:
         """The size of the file ``parts`` names; None when there is none, or only a link
@@ -207,18 +265,53 @@ class ConfinedFolder:
         os.rename(temporary, name, src_dir_fd=folder, dst_dir_fd=folder)
 
     def delete(self, parts: tuple[str, ...]) -> EntryKind:
-        """Delete the file, or the folder and all in it; links inside are removed, not followed."""
+        """Delete the file, or the folder and all in it (links inside are removed, not
+        followed), and then the folders above it that this left empty."""
         with self._folder(parts[:-1]) as folder:
             name = parts[-1]
             try:
                 mode = os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode
             except FileNotFoundError:
                 raise _not_found(parts) from None
+            kind: EntryKind = "file"
             if stat.S_ISDIR(mode):
                 shutil.rmtree(name, dir_fd=folder)
-                return "folder"
-            os.unlink(name, dir_fd=folder)
-            return "file"
+                kind = "folder"
+            else:
+                os.unlink(name, dir_fd=folder)
+        self._remove_emptied(parts[:-1])
+        return kind
+
+    def _remove_emptied(self, parts: tuple[str, ...]) -> None:
+        """Removes the folder ``parts`` names if it is empty, then its parent, and so on up
+        to (not including) the root: an empty folder left behind still counts."""
+        while parts:
+            with self._folder(parts[:-1]) as parent:
+                try:
+                    os.rmdir(parts[-1], dir_fd=parent)
+                except OSError:
+                    return  # not empty (or no longer there)
+            parts = parts[:-1]
+
+    def folders_missing(self, parts: tuple[str, ...]) -> int:
+        """How many of the folders ``parts`` names a write there would create."""
+        try:
+            fd = self._open_root(create=False)
+        except NotFound:
+            return len(parts)
+        try:
+            for depth, part in enumerate(parts):
+                try:
+                    child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                except FileNotFoundError:
+                    return len(parts) - depth
+                except OSError as exc:
+                    raise self._why(fd, part, parts[: depth + 1], exc) from None
+                os.close(fd)
+                fd = child
+            return 0
+        finally:
+            os.close(fd)
 
     def list_folder(self, parts: tuple[str, ...]) -> list[Entry]:
         """The files and folders in the folder ``parts`` names, by name; links are left out."""
@@ -236,15 +329,49 @@ class ConfinedFolder:
         return sorted(entries, key=lambda e: (e.kind != "folder", e.name))
 
     def usage(self) -> Usage:
-        """Files and bytes under the root, links neither followed nor counted."""
-        files = size = 0
-        if not self.root.is_dir() or self.root.is_symlink():
+        """Files, their bytes, and folders under the root; links neither followed nor
+        counted. A root that is missing, or reached through a link, holds nothing."""
+        try:
+            root = self._open_root(create=False)
+        except (NotFound, InvalidArgument):
             return Usage(0, 0)
-        for folder, folders, names in os.walk(self.root, followlinks=False):
-            for name in names:
-                info = os.stat(os.path.join(folder, name), follow_symlinks=False)
-                if stat.S_ISREG(info.st_mode):
-                    files += 1
-                    size += info.st_size
-            folders[:] = [f for f in folders if not os.path.islink(os.path.join(folder, f))]
-        return Usage(files, size)
+        files = size = folders = 0
+        try:
+            for _, subfolders, names, fd in os.fwalk(".", dir_fd=root, follow_symlinks=False):
+                folders += len(subfolders)
+                for name in names:
+                    info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                    if stat.S_ISREG(info.st_mode):
+                        files += 1
+                        size += info.st_size
+        finally:
+            os.close(root)
+        return Usage(files, size, folders)
+
+    def remove(self) -> None:
+        """Deletes the root and all in it; a link in its place is removed, not followed,
+        and a root reached through a link above is left alone."""
+        parent = ConfinedFolder(self.base, self.below[:-1])
+        try:
+            fd = parent._open_root(create=False)
+        except (NotFound, InvalidArgument):
+            return
+        try:
+            name = self.below[-1]
+            try:
+                mode = os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode
+            except FileNotFoundError:
+                return
+            if stat.S_ISDIR(mode):
+                shutil.rmtree(name, dir_fd=fd)
+            else:
+                os.unlink(name, dir_fd=fd)
+        finally:
+            os.close(fd)
+
+    def subfolders(self) -> list[str]:
+        """The names of the folders directly under the root (links left out)."""
+        try:
+            return [e.name for e in self.list_folder(()) if e.kind == "folder"]
+        except (NotFound, InvalidArgument):
+            return []

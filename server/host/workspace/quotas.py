@@ -38,29 +38,30 @@ class WorkspaceLimits:
             )
 
     def check_write(
-        self, own: Usage, own_files: int, own_bytes: int, team: Usage, *, shared: bool
+        self, own: Usage, own_entries: int, own_bytes: int, team: Usage, *, shared: bool
     ) -> None:
-        """Refuses a write that would take a workspace (``own``, with ``own_files`` and
-        ``own_bytes`` after it) or its team (``team`` grown by the same amounts) past its limit.
+        """Refuses a write that would take a workspace (``own``, with ``own_entries`` files
+        and folders and ``own_bytes`` after it) or its team (``team`` grown by the same
+        amounts) past its limit. Folders count as files do: empty ones take room too.
 
         The shared workspace counts against the team's limits only.
         """
-        grow_files, grow_bytes = own_files - own.files, own_bytes - own.bytes
+        grow_files, grow_bytes = own_entries - own.entries, own_bytes - own.bytes
         if not shared and (
-            (grow_files > 0 and own_files > self.agent_files)
+            (grow_files > 0 and own_entries > self.agent_files)
             or (grow_bytes > 0 and own_bytes > self.agent_bytes)
         ):
             raise Conflict(
-                f"this agent's workspace is full (at most {self.agent_files} files and "
+                f"this agent's workspace is full (at most {self.agent_files} files and folders, "
                 f"{self.agent_bytes} bytes); delete files first",
                 code="workspaceAgentFull",
             )
-        team_files, team_bytes = team.files + grow_files, team.bytes + grow_bytes
+        team_files, team_bytes = team.entries + grow_files, team.bytes + grow_bytes
         if (grow_files > 0 and team_files > self.team_files) or (
             grow_bytes > 0 and team_bytes > self.team_bytes
         ):
             raise Conflict(
-                f"the team's workspaces are full (at most {self.team_files} files and "
+                f"the team's workspaces are full (at most {self.team_files} files and folders, "
                 f"{self.team_bytes} bytes together); delete files first",
                 code="workspaceTeamFull",
             )

@@ -13,7 +13,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from server.common.errors import InvalidArgument
+from server.common.errors import InvalidArgument, NotFound
 from server.host.workspace.folders import ConfinedFolder, Entry, EntryKind, Usage
 from server.host.workspace.paths import workspace_parts
 from server.host.workspace.quotas import WorkspaceLimits
@@ -44,37 +44,48 @@ class Workspaces:
     """Every workspace of a host's teams under one data folder."""
 
     def __init__(self, data_dir: Path, limits: WorkspaceLimits) -> None:
+        self.data_dir = data_dir
         self.root = data_dir / "workspace"
         self.limits = limits
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
 
-    def team_folder(self, team_id: str) -> Path:
+    def _team_parts(self, team_id: str) -> tuple[str, ...]:
         if not _ID.fullmatch(team_id):
             raise InvalidArgument("malformed team id", code="invalidTeamId")
-        return self.root / team_id
+        return ("workspace", team_id)
 
     def folder(self, ref: WorkspaceRef) -> ConfinedFolder:
-        team = self.team_folder(ref.team_id)
+        team = self._team_parts(ref.team_id)
         if ref.agent_id is None:
-            return ConfinedFolder(team / "shared")
+            return ConfinedFolder(self.data_dir, (*team, "shared"))
         if not _ID.fullmatch(ref.agent_id):
             raise InvalidArgument("malformed agent id", code="agentNotFound")
-        return ConfinedFolder(team / "agents" / ref.agent_id)
+        return ConfinedFolder(self.data_dir, (*team, "agents", ref.agent_id))
+
+    def _team_usage(self, team_id: str) -> Usage:
+        """What every workspace of the team holds together (its own folders only)."""
+        total = self.folder(WorkspaceRef(team_id, None)).usage()
+        agents = ConfinedFolder(self.data_dir, (*self._team_parts(team_id), "agents"))
+        for agent_id in agents.subfolders():
+            if _ID.fullmatch(agent_id):
+                total += self.folder(WorkspaceRef(team_id, agent_id)).usage()
+        return total
 
     async def write(self, ref: WorkspaceRef, path: str, data: bytes) -> Written:
-        """Write one file atomically, within the file, workspace and team limits."""
+        """Write one file atomically, within the file, workspace and team limits (a folder
+        the write creates counts as a file does)."""
         parts = workspace_parts(path)
         self.limits.check_file(len(data))
         folder = self.folder(ref)
-        team = ConfinedFolder(self.team_folder(ref.team_id))
         async with self._locks[ref.team_id]:
 
             def write() -> Written:
                 old = folder.size_of(parts)
                 own = folder.usage()
-                files = own.files + (0 if old is not None else 1)
+                added = 0 if old is not None else 1 + folder.folders_missing(parts[:-1])
                 size = own.bytes - (old or 0) + len(data)
-                self.limits.check_write(own, files, size, team.usage(), shared=ref.shared)
+                team = self._team_usage(ref.team_id)
+                self.limits.check_write(own, own.entries + added, size, team, shared=ref.shared)
                 folder.write(parts, data)
                 return Written("/".join(parts), len(data), old is None)
 
@@ -101,9 +112,12 @@ class Workspaces:
         folder = self.folder(ref)
 
         def listing() -> list[Entry]:
-            if not parts and not folder.root.exists():
+            try:
+                return folder.list_folder(parts)
+            except NotFound:
+                if parts:
+                    raise
                 return []  # a workspace nobody wrote to yet is empty, not missing
-            return folder.list_folder(parts)
 
         return await asyncio.to_thread(listing)
 

@@ -179,8 +179,12 @@ async def test_a_team_holds_at_most_a_thousand_items(server: RunningHub, roles: 
         assert names == sorted(f"C{n}" for n in range(MAX_ITEMS))
     small = await roles.admin.call("vault-v1/list", {"offset": 995, "limit": 10})
     assert (len(small["items"]), small["nextOffset"]) == (5, None)
-    for bad in ({"limit": 201}, {"limit": 0}, {"offset": -1}):
+    for bad in ({"limit": 201}, {"limit": 0}, {"offset": -1}, {"offset": 2**63}):
         assert await refused(roles.admin, "vault-v1/list", bad) == "invalidArgument"
+    # Past what SQLite holds: refused by the model, never an overflow in the query.
+    assert await refused(roles.member, "vault-v1/list_names", {"offset": 2**63}) == (
+        "invalidArgument"
+    )
 
 
 async def test_secrets_never_leave_the_host(

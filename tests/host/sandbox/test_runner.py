@@ -19,6 +19,9 @@ from server.host.sandbox.runner import SandboxLimits, SandboxOutcome, run_in_san
 from tests.support.loop_watch import watch_event_loop
 
 SHORT = SandboxLimits(deadline=1.5)
+# For scripts that end by a limit other than time: the deadline only backs it up, far
+# enough away that a loaded machine still reaches the limit first.
+ROOMY = SandboxLimits(deadline=30)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -211,18 +214,20 @@ async def test_the_deadline_counts_time_spent_in_helpers() -> None:
 
 
 async def test_a_memory_bomb_ends_with_a_clear_status(heartbeat: Heartbeat) -> None:
-    outcome = await run("const a = []; while (true) a.push(new Array(100000).fill(a.length))")
+    outcome = await run(
+        "const a = []; while (true) a.push(new Array(100000).fill(a.length))", ROOMY
+    )
     assert outcome.status == "memory_limit"
     assert heartbeat.beats > 1
 
 
 async def test_one_large_allocation_hits_the_memory_limit() -> None:
-    outcome = await run("const big = new Uint8Array(100 * 1024 * 1024); return big.length")
+    outcome = await run("const big = new Uint8Array(100 * 1024 * 1024); return big.length", ROOMY)
     assert outcome.status == "memory_limit"
 
 
 async def test_array_buffers_count_towards_the_memory_limit(heartbeat: Heartbeat) -> None:
-    outcome = await run("const a = []; while (true) a.push(new Uint8Array(1 << 20)); ")
+    outcome = await run("const a = []; while (true) a.push(new Uint8Array(1 << 20)); ", ROOMY)
     assert outcome.status == "memory_limit"
 
 
@@ -235,7 +240,7 @@ async def test_a_script_may_use_memory_below_the_limit() -> None:
 
 
 async def test_deep_recursion_ends_with_the_stack_limit(heartbeat: Heartbeat) -> None:
-    outcome = await run("function down(n) { return down(n + 1) + 1 } return down(0)")
+    outcome = await run("function down(n) { return down(n + 1) + 1 } return down(0)", ROOMY)
     assert outcome.status == "stack_limit"
 
 
@@ -250,9 +255,63 @@ async def test_a_log_of_a_circular_value_still_logs() -> None:
     assert outcome.log == ["loop [object Object]"]
 
 
-async def test_a_script_that_replaces_json_gets_no_value() -> None:
-    outcome = await run("JSON.stringify = () => 'not json'; return 1")
-    assert outcome.status == "error"
+FORGED_LOG = "Array.from({ length: 1000 }, (_, i) => 'line ' + i)"
+
+
+async def test_replacing_json_changes_neither_the_value_nor_the_log_cap() -> None:
+    real = "const real = JSON.stringify;"
+    forged = f"() => real({{ value: '42', error: null, log: {FORGED_LOG} }})"
+    outcome = await run(
+        f"{real} JSON.stringify = {forged}; JSON.parse = () => null;"
+        " for (let i = 0; i < 1000; i++) console.log('line', i); return {n: 1}"
+    )
+    assert (outcome.status, outcome.value) == ("ok", {"n": 1})
+    assert outcome.log == [f"line {i}" for i in range(200)]
+
+
+@pytest.mark.parametrize(
+    "escape",
+    [
+        # Out of the function the script is the body of, with a result of its own.
+        "})(); } catch (e) {}"
+        f" return JSON.stringify({{ value: '42', error: null, log: {FORGED_LOG} }});"
+        " try { await (async () => {",
+        f"}})(); ({{ value: '42', log: {FORGED_LOG} }}); (async () => {{",
+    ],
+    ids=["wrapper-of-old", "closed-function"],
+)
+async def test_a_script_that_closes_its_function_shapes_no_result(escape: str) -> None:
+    outcome = await run(f"for (let i = 0; i < 1000; i++) console.log('line', i); {escape}")
+    assert outcome.value != 42
+    assert len(outcome.log) <= 200
+    assert all(line.startswith("line ") for line in outcome.log)
+
+
+async def test_logging_more_than_the_cap_keeps_the_first_lines_cut_short() -> None:
+    outcome = await run(
+        "for (let i = 0; i < 300; i++) console.log(String(i).repeat(3000)); return 1"
+    )
+    assert len(outcome.log) == 200
+    assert outcome.log[0] == "0" * 2000
+    assert outcome.log[-1] == ("199" * 1000)[:2000]
+
+
+async def test_a_long_finite_chain_of_microtasks_completes() -> None:
+    # QuickJS runs at most 100,000 jobs per drain; the chain is longer than one.
+    outcome = await run(
+        "let n = 0; for (let i = 0; i < 250000; i++) { await null; n++ } return n",
+        ROOMY,
+    )
+    assert (outcome.status, outcome.value) == ("ok", 250000)
+
+
+async def test_an_endless_chain_of_microtasks_ends_at_the_deadline(heartbeat: Heartbeat) -> None:
+    outcome = await run("for (;;) await null")
+    assert (outcome.status, outcome.message) == (
+        "timeout",
+        "the script ran longer than its 1.5 s deadline",
+    )
+    assert heartbeat.beats > 0
 
 
 async def test_stopping_cancels_the_helper_call_under_way() -> None:
@@ -287,3 +346,19 @@ async def test_cancelling_the_call_stops_the_script() -> None:
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
+
+
+async def test_replacing_string_breaks_neither_helpers_nor_the_log() -> None:
+    outcome = await run("globalThis.String = () => ({}); console.log({a: 1}); return await echo(2)")
+    assert outcome.status == "ok"
+    assert outcome.value == {"helper": "echo", "args": [2]}
+    assert outcome.log == ['{"a":1}']
+
+
+async def test_a_value_that_is_not_json_is_an_error_whoever_holds_json() -> None:
+    for source in ("return 10n", "const a = {}; a.a = a; return a"):
+        outcome = await run(source)
+        assert (outcome.status, outcome.message) == (
+            "error",
+            "TypeError: the script returned a value that is not JSON",
+        )

@@ -116,3 +116,26 @@ async def test_the_tool_searches_with_the_teams_engine(
     fake.limited.add("duckduckgo")
     limited = await call_tool(context, "web_search", {"query": "x"})
     assert limited["error"]["code"] == "searchRateLimited"
+
+
+async def test_a_search_that_fails_says_where_an_admin_chooses_the_engine(
+    db: Database, clock: FakeClock, fake: SearchFake
+) -> None:
+    # The default engine out of reach, as on a host without internet access.
+    offline = SearchEndpoints(duckduckgo="https://no-such-host.invalid/html/")
+    service = WebSearchService(db, clock, SecretBox(KeyRing.generate()), offline)
+    try:
+        with pytest.raises(SearchFailed) as failed:
+            await service.search(TEAM_A, "tides", 3)
+        message = failed.value.message
+        assert "No search engine is chosen" in message
+        assert "Web search screen" in message
+        assert "web-search-v1/set" in message
+        await service.set_settings(TEAM_A, "searxng", base_url=fake.url("/"))
+        fake.searxng_page = True
+        with pytest.raises(SearchFailed) as failed:
+            await service.search(TEAM_A, "tides", 3)
+        assert "web-search-v1/set" in failed.value.message
+        assert "No search engine is chosen" not in failed.value.message
+    finally:
+        await service.close()

@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 
 import aiohttp
 import pytest
+from aiohttp import web
 
 from server.host.web.search import (
     BraveEngine,
@@ -16,6 +17,7 @@ from server.host.web.search import (
     SearxngEngine,
 )
 from tests.support.fakes.search import BRAVE_KEY, GOOGLE_CX, GOOGLE_KEY, SearchFake, search_services
+from tests.support.sites import serving
 
 
 @pytest.fixture
@@ -98,3 +100,45 @@ async def test_an_unreachable_engine_fails_clearly(session: aiohttp.ClientSessio
     assert failed.value.code == "searchFailed"
     with pytest.raises(SearchFailed):
         await DuckDuckGoEngine(endpoint="http://127.0.0.1:9/html/").search("tides", 5)
+
+
+async def test_searxng_answering_a_page_instead_of_json_says_so(
+    fake: SearchFake, session: aiohttp.ClientSession
+) -> None:
+    fake.searxng_page = True
+    with pytest.raises(SearchFailed) as failed:
+        await engines(fake, session)["searxng"].search("tides", 5)
+    assert failed.value.code == "searchFailed"
+    assert "not JSON" in failed.value.message
+
+
+async def test_searxng_json_without_results_is_not_taken_for_no_results(
+    session: aiohttp.ClientSession,
+) -> None:
+    async def not_searxng(_: web.Request) -> web.Response:
+        return web.json_response({"status": "ok"})
+
+    app = web.Application()
+    app.router.add_get("/search", not_searxng)
+    async with serving(app) as site:
+        with pytest.raises(SearchFailed) as failed:
+            await SearxngEngine(session, base_url=site.url("/")).search("tides", 5)
+    assert "results" in failed.value.message
+
+
+@pytest.mark.parametrize(
+    ("endpoint", "cause"),
+    [
+        ("https://no-such-host.invalid/html/", "does not resolve"),
+        ("http://127.0.0.1:9/html/", "refused"),
+    ],
+)
+async def test_duckduckgo_out_of_reach_names_the_cause_not_the_resolver(
+    endpoint: str, cause: str
+) -> None:
+    with pytest.raises(SearchFailed) as failed:
+        await DuckDuckGoEngine(endpoint=endpoint).search("tides", 5)
+    message = failed.value.message
+    assert cause in message
+    for raw in ("error sending request", "Query {", "os error", "DNSError", "ConnectError"):
+        assert raw not in message

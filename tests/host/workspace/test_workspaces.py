@@ -3,12 +3,16 @@ dies before its rename leaves the old file, and the quotas hold per agent and pe
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 from pathlib import Path
+from typing import Any, cast
 
 import pytest
 
 from server.common.errors import CrewhostError
+from server.host.services.workspace import WorkspaceService
 from server.host.workspace.folders import ConfinedFolder
 from server.host.workspace.paths import RESERVED_PREFIX
 from server.host.workspace.quotas import WorkspaceLimits
@@ -179,3 +183,101 @@ async def test_team_quota_counts_every_workspace_of_the_team(tmp_path: Path) -> 
     assert await code_of(workspaces.write(AGENT, "a", b"1234567")) == "workspaceTeamFull"
     # Another team is not counted.
     await workspaces.write(WorkspaceRef("team-b", None), "a", b"1234")
+
+
+async def test_a_fifo_is_refused_without_waiting_for_a_writer(workspaces: Workspaces) -> None:
+    await workspaces.write(AGENT, "keep.txt", b"x")
+    pipe = workspaces.folder(AGENT).root / "pipe"
+    os.mkfifo(pipe)
+    try:
+        for call in (
+            workspaces.read(AGENT, "pipe"),
+            workspaces.read_range(AGENT, "pipe", 0, 10),
+        ):
+            # Opening a FIFO to read waits for a writer: a bounded wait shows it does not.
+            assert await code_of(asyncio.wait_for(call, 10)) == "workspaceNotAFile"
+    finally:
+        # Before the fix a reader hangs in open(); a writer's open lets it go.
+        with contextlib.suppress(OSError):
+            os.close(os.open(pipe, os.O_WRONLY | os.O_NONBLOCK))
+    assert await workspaces.read_size(AGENT, "pipe") is None
+    assert [e.name for e in await workspaces.list_folder(AGENT)] == ["keep.txt"]
+
+
+@pytest.mark.parametrize(
+    "planted",
+    [("workspace",), ("workspace", TEAM), ("workspace", TEAM, "agents")],
+    ids=["workspace", "team", "agents"],
+)
+async def test_a_link_above_the_workspace_root_is_never_followed(
+    tmp_path: Path, outside: Path, planted: tuple[str, ...]
+) -> None:
+    data = tmp_path / "data"
+    link = data.joinpath(*planted)
+    link.parent.mkdir(parents=True, exist_ok=True)
+    # What the link names holds the rest of the way down, with a file at the end.
+    rest = ("workspace", TEAM, "agents", "agent-1")[len(planted) :]
+    target = outside.joinpath(*rest)
+    target.mkdir(parents=True, exist_ok=True)
+    (target / "secret.txt").write_text("not yours")
+    link.symlink_to(outside, target_is_directory=True)
+    workspaces = Workspaces(data, ROOMY)
+    for call in (
+        workspaces.read(AGENT, "secret.txt"),
+        workspaces.write(AGENT, "planted.txt", b"planted"),
+        workspaces.list_folder(AGENT),
+        workspaces.delete(AGENT, "secret.txt"),
+    ):
+        assert await code_of(call) == "workspacePathInvalid"
+    assert sorted(os.listdir(target)) == ["secret.txt"]
+    assert (await workspaces.usage(AGENT)).files == 0
+
+
+async def test_emptied_folders_go_and_folders_count_toward_the_quota(tmp_path: Path) -> None:
+    workspaces = Workspaces(tmp_path, ROOMY)
+    for cycle in range(20):
+        await workspaces.write(AGENT, f"run-{cycle}/deep/er/out.txt", b"x")
+        await workspaces.delete(AGENT, f"run-{cycle}/deep/er/out.txt")
+    assert await workspaces.list_folder(AGENT) == []
+    usage = await workspaces.usage(AGENT)
+    assert (usage.files, usage.folders, usage.bytes) == (0, 0, 0)
+    # Deleting a folder removes the folders it leaves empty too, and no further.
+    await workspaces.write(AGENT, "a/b/c/d.txt", b"x")
+    await workspaces.write(AGENT, "a/e.txt", b"x")
+    await workspaces.delete(AGENT, "a/b/c")
+    assert [e.name for e in await workspaces.list_folder(AGENT, "a")] == ["e.txt"]
+
+    small = WorkspaceLimits(
+        agent_files=3, agent_bytes=100, team_files=100, team_bytes=1000, file_bytes=100
+    )
+    limited = Workspaces(tmp_path / "small", small)
+    await limited.write(AGENT, "a/b/c.txt", b"x")  # two folders and a file
+    assert await code_of(limited.write(AGENT, "d.txt", b"x")) == "workspaceAgentFull"
+    assert await code_of(limited.write(OTHER, "a/b/c/d.txt", b"x")) == "workspaceAgentFull"
+    await limited.write(AGENT, "a/b/c.txt", b"y")  # a replacement adds nothing
+    team = WorkspaceLimits(
+        agent_files=100, agent_bytes=100, team_files=4, team_bytes=1000, file_bytes=100
+    )
+    shared = Workspaces(tmp_path / "team", team)
+    await shared.write(AGENT, "a/b.txt", b"x")
+    await shared.write(SHARED, "c/d.txt", b"x")
+    assert await code_of(shared.write(OTHER, "e.txt", b"x")) == "workspaceTeamFull"
+
+
+async def test_deleting_an_agents_workspace_never_follows_a_link_above_it(
+    tmp_path: Path, outside: Path
+) -> None:
+    data = tmp_path / "data"
+    workspaces = Workspaces(data, ROOMY)
+    service = WorkspaceService(cast(Any, None), cast(Any, None), workspaces, upload_seconds=60)
+    await workspaces.write(OTHER, "mine.txt", b"x")
+    await service.remove_agent_workspace(TEAM, "agent-2")
+    assert await workspaces.list_folder(OTHER) == []
+    # agents/ swapped for a link to a folder that holds an agent-1 of its own.
+    (outside / "agent-1").mkdir()
+    (outside / "agent-1" / "kept.txt").write_text("not yours")
+    agents = data / "workspace" / TEAM / "agents"
+    agents.rename(tmp_path / "agents-before")
+    agents.symlink_to(outside, target_is_directory=True)
+    await service.remove_agent_workspace(TEAM, "agent-1")
+    assert (outside / "agent-1" / "kept.txt").read_text() == "not yours"

@@ -45,6 +45,8 @@ class SearchFake:
     site: Site = field(default_factory=Site)
     limited: set[str] = field(default_factory=set)
     json_enabled: bool = True
+    # The address answers 200 with a page, not SearXNG's JSON (a wrong address, a proxy).
+    searxng_page: bool = False
     queries: list[tuple[str, str]] = field(default_factory=list)
 
     def url(self, path: str) -> str:
@@ -53,6 +55,8 @@ class SearchFake:
 
 def _searxng(fake: SearchFake) -> web.RequestHandler:
     async def handle(request: web.Request) -> web.Response:
+        if fake.searxng_page:
+            return web.Response(text="<html><body>Welcome</body></html>", content_type="text/html")
         if request.query.get("format") == "json" and not fake.json_enabled:
             return web.Response(status=403, text="<html><body>403 Forbidden</body></html>")
         if "searxng" in fake.limited:

@@ -168,6 +168,7 @@ const TABLE: Record<string, string> = {
   workspaceNotFound: 'That file or folder is not in the workspace any more. Reload the list.',
   workspaceIsFile: 'There is a file where a folder was expected. Pick another path.',
   workspaceIsFolder: 'That is a folder, not a file. Pick a file, or another name.',
+  workspaceNotAFile: 'That is not a regular file (a pipe, device or socket), so it cannot be opened.',
   workspaceFileTooLarge: 'That file is larger than a workspace takes. Use a smaller file.',
   workspaceAgentFull: 'This agent’s workspace is full. Delete files it no longer needs first.',
   workspaceTeamFull: 'The team’s workspaces are full. Delete files that are no longer needed first.',

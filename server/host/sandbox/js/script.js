@@ -1,19 +1,7 @@
-await (async () => {
-  let value = null, error = null;
-  try {
-    value = await (async () => {
-/*@agent-script@*/
-    })();
-  } catch (e) {
-    error = { name: String((e && e.name) || 'Error'),
-              message: String(e && e.message !== undefined ? e.message : e),
-              code: e && typeof e.code === 'string' ? e.code : null };
-  }
-  let text;
-  try { text = JSON.stringify(value === undefined ? null : value); }
-  catch (e) { error = error || { name: 'TypeError', message: 'the script returned a value that is not JSON', code: null }; }
-  return JSON.stringify({ value: text === undefined ? 'null' : text, error, log: __crewhostLog() });
+(async () => {/*@agent-script@*/
 })()
-// The agent's script, put in place of the marker above, as the body of an async function
-// whose outcome is one JSON text: a `return` gives its value, `undefined` becomes null.
-// (These lines come last so a script's line numbers stay as the agent wrote them.)
+// The agent's script, put in place of the marker above, as the body of an async
+// function; the host drives the promise it returns and reads its outcome through the
+// engine, so nothing in the script's text shapes the result. (These lines come last,
+// and the script starts on the first line, so its line numbers stay as the agent wrote
+// them.)

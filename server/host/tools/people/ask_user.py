@@ -8,27 +8,38 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Self
 
-from pydantic import Field, StringConstraints, model_validator
+from pydantic import BeforeValidator, Field, StrictBool, StringConstraints, model_validator
 
+from server.common.wire import line_for_people, text_for_people
 from server.host.tools.base import PersonQuestion, Tool, ToolArgs, ToolContext, ToolFailure
 
 MAX_QUESTION_CHARS = 2000
 MAX_OPTIONS = 20
 
-Option = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
+# People read these: hidden characters (controls, direction overrides) are removed first,
+# and what is left must still say something.
+Option = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=200),
+    BeforeValidator(line_for_people),
+]
+Question = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_QUESTION_CHARS),
+    BeforeValidator(text_for_people),
+]
 
 
 class AskUserArgs(ToolArgs):
-    question: Annotated[
-        str, StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_QUESTION_CHARS)
-    ] = Field(description="The question, as the person will read it.")
+    question: Question = Field(description="The question, as the person will read it.")
     options: list[Option] | None = Field(
         default=None,
         min_length=2,
         max_length=MAX_OPTIONS,
         description="Choices to pick from; without them the person answers in words.",
     )
-    multiple: bool = Field(
+    # true or false only: a word such as "yes" is refused, never read as true.
+    multiple: StrictBool = Field(
         default=False, description="Whether several options may be chosen (needs options)."
     )
 
