@@ -17,7 +17,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from server.common.errors import CrewhostError, Unavailable
 from server.host.browser.partitions import Partition
 from server.host.proxies.exits import Why
-from server.host.proxies.launcher import WEBRTC_FLAGS, LaunchedProxy, ProxyLauncher
+from server.host.proxies.launcher import LaunchedProxy, ProxyLauncher
 from server.host.proxies.marks import ProxyMarks
 from server.host.proxies.plan import ProxyPlan
 
@@ -80,11 +80,6 @@ class ProxiedPartitions:
             )
         self._running[(team_id, partition)] = launched
         return launched
-
-    @staticmethod
-    def launch_args(base: list[str]) -> list[str]:
-        """A proxied Chromium's flags: the base ones, WebRTC only through the proxy."""
-        return [*base, *WEBRTC_FLAGS]
 
     async def stopped(self, team_id: str, partition: Partition) -> None:
         """The partition's browser closed: its relay and connections end."""
