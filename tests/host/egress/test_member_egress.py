@@ -138,6 +138,11 @@ async def test_a_tab_goes_out_through_the_members_computer_until_it_leaves(
             with pytest.raises(CrewhostError) as caught:
                 await engine.navigate(team_id, tab.id, NOBODY, other.base + "/private")
             assert caught.value.code == "browserProxyTargetRefused"
+            secure = other.base.replace("http://", "https://")  # a refused tunnel, the same
+            with pytest.raises(CrewhostError) as caught:
+                await engine.navigate(team_id, tab.id, NOBODY, secure + "/private")
+            assert caught.value.code == "browserProxyTargetRefused"
+            assert f"refused {secure}: not a public address" in caught.value.message
             assert other.paths == []
             assert await status(admin, proxy_id) is None  # the computer itself is fine
 
