@@ -150,6 +150,10 @@ HOST_ERROR_CODES: tuple[ErrorCode, ...] = (
         "browserProxyComputerUnreachable",
         "The page did not load because the member's computer is not sharing.",
     ),
+    ErrorCode(
+        "browserProxyTargetRefused",
+        "The page did not load because its proxy or the member's computer refused the site.",
+    ),
     ErrorCode("browserPartitionInvalid", "A browser partition is malformed."),
     ErrorCode("browserMissing", "The host has no Chromium to run."),
     ErrorCode("browserStopped", "The host's browser is not running."),

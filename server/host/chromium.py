@@ -25,6 +25,14 @@ CLOSED_NETWORK_FLAGS = (
     "--no-first-run",
     "--disable-quic",
 )
+# WebRTC's UDP only through a proxy, and the browsers' proxies (the filtering proxy, a
+# profile's proxy or relay) carry none: a page's STUN, TURN and ICE checks send nothing,
+# to the host's loopback or anywhere. A command-line flag of the browser process, so it
+# holds for every context of it; Chromium reads the first, Playwright's builds the second.
+WEBRTC_FLAGS = (
+    "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
+    "--webrtc-ip-handling-policy=disable_non_proxied_udp",
+)
 SYSTEM_NAMES = ("chromium", "chromium-browser", "google-chrome-stable", "google-chrome")
 
 

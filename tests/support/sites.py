@@ -55,8 +55,11 @@ def pages_app(
 
 
 @asynccontextmanager
-async def serving(app: web.Application, host: str = SITE_HOST) -> AsyncIterator[Site]:
-    """Serves ``app`` on a free port of ``host`` until the block ends, recording requests."""
+async def serving(
+    app: web.Application, host: str = SITE_HOST, port: int = 0
+) -> AsyncIterator[Site]:
+    """Serves ``app`` on ``port`` of ``host`` (a free one by default) until the block ends,
+    recording requests."""
     site = Site()
 
     @web.middleware
@@ -68,7 +71,7 @@ async def serving(app: web.Application, host: str = SITE_HOST) -> AsyncIterator[
     runner = web.AppRunner(app)
     await runner.setup()
     try:
-        await web.TCPSite(runner, host, 0).start()
+        await web.TCPSite(runner, host, port).start()
         site.base = f"http://{host}:{runner.addresses[0][1]}"
         yield site
     finally:

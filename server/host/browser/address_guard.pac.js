@@ -1,8 +1,10 @@
 // Crewhost's browser address policy, as a proxy auto-config (PAC) script: Chromium asks
 // it about the host of every request (navigations, each redirect hop, subresources,
 // workers, WebSockets) before it connects. A refused address goes to the host's refusal
-// listener for its rule instead; everything else connects directly. POLICY is filled in
-// from the host's settings when Chromium starts (see address_guard.py).
+// listener for its rule instead; everything else goes through the host's filtering proxy
+// (POLICY.connect), which judges the address it dials: this script's lookup is not the
+// connection's. POLICY is filled in from the host's settings when Chromium starts (see
+// address_guard.py).
 var POLICY = /*POLICY*/ null;
 
 function isAddress(host) {
@@ -28,14 +30,15 @@ function FindProxyForURL(url, host) {
   if (isAddress(name)) {
     addresses = [name];
   } else {
-    if (POLICY.names.indexOf(name) >= 0) return 'DIRECT';
+    if (POLICY.names.indexOf(name) >= 0) return POLICY.connect;
     if (name === 'localhost' || /\.localhost$/.test(name)) return 'PROXY ' + POLICY.localhost;
-    // Chromium's own resolver, whose answer the connection then uses; every address counts.
+    // Chromium's own resolver; every address counts. A name can answer otherwise when
+    // asked again, which is why the filtering proxy judges the address it dials.
     addresses = (dnsResolveEx(name) || '').split(';');
   }
   for (i = 0; i < addresses.length; i++) {
     listener = addresses[i] ? listenerFor(addresses[i]) : null;
     if (listener) return 'PROXY ' + listener;
   }
-  return 'DIRECT';
+  return POLICY.connect;
 }

@@ -2,19 +2,20 @@
 
 Launch flags, so that nothing a page does escapes the policy: not a redirect hop, a
 subresource, a worker's or service worker's fetch, a WebSocket, nor a name that resolves
-to loopback. The full browser takes a PAC script; Chromium's headless shell ignores one,
-and gets the guard's filtering proxy as its only way out instead:
+to loopback. Every connection leaves through the guard's filtering proxy (SOCKS5, see
+``filtering_proxy``), which resolves each name once, judges every address, and connects
+to an address it judged: a name that answers one way when checked and another when
+dialled (DNS rebinding) gets nowhere.
 
 * The full browser: ``--proxy-pac-url``, a PAC script (``address_guard.pac.js``) that
-  Chromium asks about every request's host. It resolves a name with Chromium's own
-  resolver (``dnsResolveEx``), and sends a request for a refused address to a refusal
-  listener as its proxy instead of connecting. And ``--host-resolver-rules``: Chromium
-  never asks a PAC script about loopback and link-local literals or ``localhost`` names
-  (its implicit proxy bypass), so those are mapped straight to the refusal listener,
-  allowed ones excluded. Connections that are allowed go direct.
-* The headless shell: ``--proxy-server`` naming the filtering proxy (SOCKS5, see
-  ``filtering_proxy``) with the implicit bypass turned off (``<-loopback>``). The proxy
-  resolves each name once, judges every address, and connects to an address it judged.
+  Chromium asks about every request's host, a second guard in front of the proxy. It
+  resolves a name with Chromium's own resolver (``dnsResolveEx``), and sends a request
+  for a refused address to a refusal listener as its proxy; every other request goes to
+  the filtering proxy. And ``--host-resolver-rules``: Chromium never asks a PAC script
+  about loopback and link-local literals or ``localhost`` names (its implicit proxy
+  bypass), so those are mapped straight to the refusal listener, allowed ones excluded.
+* The headless shell, which ignores a PAC script: ``--proxy-server`` naming the
+  filtering proxy with the implicit bypass turned off (``<-loopback>``).
 
 Each rule in force has a listener on 127.0.0.1. It answers plain HTTP with a small 403
 page naming the rule, a CONNECT (https, wss through the PAC script) with a bare 403,
@@ -24,8 +25,7 @@ The filtering proxy answers a refused connection the same way.
 Playwright's request interception (``context.route``) was tried and left out: Playwright
 continues every redirect hop itself, unseen by the route, and interception turns the
 HTTP cache off (a page with 30 cached images loaded three times slower). The PAC script
-costs nothing measurable, and the full browser's allowed connections go direct rather
-than through this process.
+costs nothing measurable; the filtering proxy runs on a thread of its own.
 """
 
 from __future__ import annotations
@@ -122,7 +122,7 @@ class AddressGuard:
     holds while it runs.
 
     ``host_map`` maps names to addresses, as DNS would (tests): in Chromium's resolver
-    for the PAC script, in the filtering proxy's for the headless shell.
+    for the PAC script, and in the filtering proxy's.
     """
 
     def __init__(self, policy: AddressPolicy, host_map: Mapping[str, str] | None = None) -> None:
@@ -178,23 +178,22 @@ class AddressGuard:
 
     @property
     def proxy(self) -> FilteringProxy:
-        """The filtering proxy of a Chromium that takes no PAC script."""
+        """The filtering proxy every browser connection leaves through."""
         return self._proxy
 
     async def start_proxy(self) -> None:
-        """Starts the filtering proxy (for a headless shell), unless it runs; it stops with
-        the guard."""
+        """Starts the filtering proxy, unless it runs; it stops with the guard."""
         if not self._proxy.running:
             await self._proxy.__aenter__()
 
     def chromium_args(self, *, pac: bool = True) -> list[str]:
-        """The flags of every Chromium the engine launches: with ``pac``, the PAC script and
-        resolver rules; without, the filtering proxy as the only way out."""
+        """The flags of every Chromium the engine launches: the filtering proxy as the only
+        way out, with ``pac`` behind the PAC script and resolver rules."""
         if not self._ports:
             raise RuntimeError("the address guard is not running")
+        if not self._proxy.running:
+            raise RuntimeError("the address guard's filtering proxy is not running")
         if not pac:
-            if not self._proxy.running:
-                raise RuntimeError("the address guard's filtering proxy is not running")
             return [f"--proxy-server={self._proxy.server}", "--proxy-bypass-list=<-loopback>"]
         script = base64.b64encode(self._pac_script().encode()).decode()
         return [
@@ -219,6 +218,7 @@ class AddressGuard:
                 for rule in self.policy.rules
             ],
             "localhost": f"{_PROXY_NAME}:{self._ports['loopback']}",
+            "connect": f"SOCKS5 {_PROXY_NAME}:{self._proxy.port}",
         }
         return source.replace(_POLICY_MARK, json.dumps(policy))
 

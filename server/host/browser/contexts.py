@@ -27,7 +27,12 @@ from server.host.browser.partitions import Partition
 from server.host.browser.proxied import ProxiedPartitions
 from server.host.browser.tab_registry import TabRegistry
 from server.host.browser.team_folders import TeamFolders
-from server.host.chromium import CLOSED_NETWORK_FLAGS, find_chromium, is_headless_shell
+from server.host.chromium import (
+    CLOSED_NETWORK_FLAGS,
+    WEBRTC_FLAGS,
+    find_chromium,
+    is_headless_shell,
+)
 
 log = logging.getLogger(__name__)
 
@@ -83,20 +88,22 @@ class ContextPool:
         """Starts Playwright and the Chromium of the private partitions."""
         if self._executable is None:
             self.locate_chromium()
-        if self._shell:
-            await self._guard.start_proxy()
+        # Every partition without a proxy of its own leaves through the filtering proxy,
+        # which dials only the address it judged (the full browser's PAC script is a
+        # second guard in front of it).
+        await self._guard.start_proxy()
         self._playwright = await async_playwright().start()
         self._browser = await self._launch()
         if not self._shell and await _says_headless_shell(self._browser):
-            # A headless shell under another name would ignore the PAC script: it runs
-            # again behind the filtering proxy, and so does every partition's Chromium.
+            # A headless shell under another name would ignore the PAC script and with it
+            # the filtering proxy it names: it runs again with the proxy alone, and so
+            # does every partition's Chromium.
             log.warning(
-                "%s is Chromium's headless shell; it runs behind the filtering proxy",
+                "%s is Chromium's headless shell; it runs with the filtering proxy alone",
                 self._executable,
             )
             await self._browser.close()
             self._shell = True
-            await self._guard.start_proxy()
             self._browser = await self._launch()
         self._identity = BrowserIdentity(self._browser.version, self._locale)
 
@@ -145,7 +152,8 @@ class ContextPool:
 
     @staticmethod
     def _base_args() -> list[str]:
-        args = list(CLOSED_NETWORK_FLAGS)
+        """Every Chromium's flags, proxied or not (the address guard's come on top)."""
+        args = [*CLOSED_NETWORK_FLAGS, *WEBRTC_FLAGS]
         if os.geteuid() == 0:
             args.append("--no-sandbox")  # Chromium refuses to start its sandbox as root
         return args
@@ -179,7 +187,7 @@ class ContextPool:
                     # Its proxy is its only way out, in place of the address guard's
                     # (see browser.proxied).
                     launch = {
-                        "args": self.proxied.launch_args(self._base_args()),
+                        "args": self._base_args(),
                         "proxy": launched.setting.playwright(),
                     }
                 try:

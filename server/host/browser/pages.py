@@ -98,7 +98,7 @@ class TabPages:
             response = loading.result()
         except PlaywrightError as exc:
             found = _NET_ERROR.search(str(exc))
-            proxied.failed(tab.team_id, tab.partition, found.group(1) if found else None)
+            proxied.failed(tab.team_id, tab.partition, url, found.group(1) if found else None)
             if found is None:
                 raise
             named = self._contexts.load_error(url, found.group(1))
@@ -106,7 +106,9 @@ class TabPages:
                 raise
             raise PlaywrightError(str(exc).replace(found.group(0), f"net::{named}")) from None
         if response is not None:
-            proxied.loaded(tab.team_id, tab.partition, response.status, response.headers)
+            proxied.loaded(
+                tab.team_id, tab.partition, response.url, response.status, response.headers
+            )
         return response
 
     async def unload(self, tab: Tab) -> None:

@@ -13,11 +13,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Mapping
+from urllib.parse import urlsplit
 
-from server.common.errors import CrewhostError, Unavailable
+from server.common.errors import Unavailable
 from server.host.browser.partitions import Partition
-from server.host.proxies.exits import Why
-from server.host.proxies.launcher import WEBRTC_FLAGS, LaunchedProxy, ProxyLauncher
+from server.host.proxies.exits import TARGET_CAUSES, Why
+from server.host.proxies.launcher import LaunchedProxy, ProxyLauncher
 from server.host.proxies.marks import ProxyMarks
 from server.host.proxies.plan import ProxyPlan
 
@@ -49,6 +50,19 @@ _SIGN_IN_ERRORS = frozenset(
     {"ERR_PROXY_AUTH_UNSUPPORTED", "ERR_PROXY_AUTH_REQUESTED", "ERR_INVALID_AUTH_CREDENTIALS"}
 )
 REFUSAL_HEADER = "x-proxy-refusal"
+CAUSE_HEADER = "x-proxy-refusal-cause"
+# How a member's computer's refusal of a site reads, after "refused <site>: ".
+_CAUSE_WORDS: dict[str, str] = {
+    "policy": "not a public address, and a member's computer reaches only public ones",
+    "unresolved": "the name does not resolve there",
+    "unreachable": "it did not answer there",
+    "busy": "the computer has too many connections open",
+}
+
+
+class ProxyPageError(Unavailable):
+    """A page of a proxied partition did not load because of its proxy: the load's error,
+    as a network error is (an agent's ``open`` still gets the tab it made)."""
 
 
 async def _automatic(_team_id: str, _profile_id: str) -> ProxyPlan | None:
@@ -81,11 +95,6 @@ class ProxiedPartitions:
         self._running[(team_id, partition)] = launched
         return launched
 
-    @staticmethod
-    def launch_args(base: list[str]) -> list[str]:
-        """A proxied Chromium's flags: the base ones, WebRTC only through the proxy."""
-        return [*base, *WEBRTC_FLAGS]
-
     async def stopped(self, team_id: str, partition: Partition) -> None:
         """The partition's browser closed: its relay and connections end."""
         launched = self._running.pop((team_id, partition), None)
@@ -97,10 +106,17 @@ class ProxiedPartitions:
             await self.stopped(*key)
 
     def loaded(
-        self, team_id: str, partition: Partition, status: int, headers: Mapping[str, str]
+        self,
+        team_id: str,
+        partition: Partition,
+        url: str,
+        status: int,
+        headers: Mapping[str, str],
     ) -> None:
-        """A main-frame answer came through the partition's proxy: a 407 or a relay's
-        refusal marks the proxy and is the page's error; anything else clears the mark."""
+        """A main-frame answer for ``url`` came through the partition's proxy: a 407 or a
+        relay's refusal is the page's error (the relay's 502 page is no page), and marks
+        the proxy unless the proxy only could not reach the site; anything else clears
+        the mark."""
         launched = self._running.get((team_id, partition))
         if launched is None:
             return
@@ -111,12 +127,16 @@ class ProxiedPartitions:
         elif status == 502 and refusal in ("unreachable", "signIn", "offline", "target"):
             why = refusal  # type: ignore[assignment]
         self._mark(launched, why)
-        if why is not None and why != "target":
+        if why == "target":
+            cause = headers.get(CAUSE_HEADER)
+            raise _target_error(launched.plan, url, cause if cause in TARGET_CAUSES else None)
+        if why is not None:
             raise _page_error(launched.plan, why)
 
-    def failed(self, team_id: str, partition: Partition, net_error: str | None) -> None:
-        """A main-frame load failed with Chromium's ``net_error``: when the proxy is the
-        cause, the proxy is marked and the page error names it."""
+    def failed(self, team_id: str, partition: Partition, url: str, net_error: str | None) -> None:
+        """A main-frame load of ``url`` failed with Chromium's ``net_error``: when the
+        proxy is the cause, the proxy is marked and the page error names it; when the
+        proxy could not reach the site (a refused tunnel), the error says why."""
         launched = self._running.get((team_id, partition))
         if launched is None or net_error is None:
             return
@@ -124,6 +144,9 @@ class ProxiedPartitions:
         if why is None:
             return
         self._mark(launched, why)
+        if why == "target":
+            relay = launched.relay
+            raise _target_error(launched.plan, url, relay.last_cause if relay else None)
         raise _page_error(launched.plan, why)
 
     def _mark(self, launched: LaunchedProxy, why: Why | None) -> None:
@@ -137,7 +160,7 @@ class ProxiedPartitions:
 def _failure(launched: LaunchedProxy, net_error: str) -> Why | None:
     relay = launched.relay
     if relay is not None and relay.last_refusal is not None and net_error in _PROXY_ERRORS:
-        return relay.last_refusal if relay.last_refusal != "target" else None
+        return relay.last_refusal
     if net_error in _SIGN_IN_ERRORS:
         return "signIn"
     if net_error == "ERR_TUNNEL_CONNECTION_FAILED" and launched.setting.username is not None:
@@ -148,18 +171,32 @@ def _failure(launched: LaunchedProxy, net_error: str) -> Why | None:
     return None
 
 
-def _page_error(plan: ProxyPlan, why: Why) -> CrewhostError:
+def _target_error(plan: ProxyPlan, url: str, cause: str | None) -> ProxyPageError:
+    """The page error of a site the proxy could not reach (``browserProxyTargetRefused``),
+    naming the site and, where the exit said, why."""
+    parts = urlsplit(url)
+    site = f"{parts.scheme}://{parts.netloc}" if parts.netloc else url[:200]
     if plan.kind == "computer":
-        return Unavailable(
+        words = _CAUSE_WORDS.get(cause or "", "it could not reach it")
+        label = plan.name.removeprefix("computer: ")
+        message = f"the page did not load: the member's computer ({label}) refused {site}: {words}"
+    else:
+        message = f"the page did not load: proxy {plan.name} could not reach {site}"
+    return ProxyPageError(message, code="browserProxyTargetRefused")
+
+
+def _page_error(plan: ProxyPlan, why: Why) -> ProxyPageError:
+    if plan.kind == "computer":
+        return ProxyPageError(
             f"the page did not load: {plan.name} is not reachable (is it sharing?)",
             code="browserProxyComputerUnreachable",
         )
     if why == "signIn":
-        return Unavailable(
+        return ProxyPageError(
             f"the page did not load: proxy {plan.name} refused its sign-in",
             code="browserProxySignInRefused",
         )
-    return Unavailable(
+    return ProxyPageError(
         f"the page did not load: proxy {plan.name} did not answer",
         code="browserProxyUnreachable",
     )

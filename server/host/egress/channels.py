@@ -13,14 +13,26 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from server.common.egress import EgressStream, StreamRefused, StreamReset, channel_multiplexer
+from server.common.egress import (
+    EgressStream,
+    Refusal,
+    StreamRefused,
+    StreamReset,
+    channel_multiplexer,
+)
 from server.common.roles import Role
-from server.host.proxies.exits import Exit, ExitRefused, Upstream
+from server.host.proxies.exits import Exit, ExitRefused, TargetCause, Upstream
 from server.host.rtc.team_api import PeerIdentity
 
 log = logging.getLogger(__name__)
 
 EGRESS_LABEL = "egress"
+_CAUSES: dict[Refusal, TargetCause] = {
+    Refusal.POLICY: "policy",
+    Refusal.UNRESOLVED: "unresolved",
+    Refusal.UNREACHABLE: "unreachable",
+    Refusal.BUSY: "busy",
+}
 
 
 class _Channel:
@@ -70,7 +82,9 @@ class ComputerExit:
         try:
             stream = await carrier.mux.open(host, port)
         except StreamRefused as refused:
-            raise ExitRefused("target" if refused.reason is not None else "offline") from None
+            if refused.reason is None:
+                raise ExitRefused("offline") from None
+            raise ExitRefused("target", _CAUSES[refused.reason]) from None
         return StreamUpstream(stream)
 
 

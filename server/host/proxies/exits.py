@@ -16,6 +16,10 @@ from typing import Literal, Protocol
 from server.host.proxies.addresses import ProxyAddress
 
 Why = Literal["unreachable", "signIn", "target", "offline"]
+# Why a member's computer refused a target: not a public address, the name did not
+# resolve there, the address did not answer there, too many connections at once.
+TargetCause = Literal["policy", "unresolved", "unreachable", "busy"]
+TARGET_CAUSES: frozenset[str] = frozenset(("policy", "unresolved", "unreachable", "busy"))
 
 _SOCKS_VERSION = 5
 _NO_SIGN_IN = 0
@@ -27,11 +31,13 @@ _CONNECT = 1
 class ExitRefused(Exception):
     """The exit did not connect: ``unreachable`` (no answer, or a broken one), ``signIn``
     (the sign-in was refused), ``target`` (the proxy could not reach the site), or
-    ``offline`` (the member's computer is not sharing)."""
+    ``offline`` (the member's computer is not sharing). ``cause`` says why a target was
+    refused, where the exit said (a member's computer does)."""
 
-    def __init__(self, why: Why) -> None:
+    def __init__(self, why: Why, cause: TargetCause | None = None) -> None:
         super().__init__(why)
         self.why: Why = why
+        self.cause = cause
 
 
 class Upstream(Protocol):

@@ -19,12 +19,6 @@ from server.host.proxies.marks import ProxyMarks
 from server.host.proxies.plan import ProxyPlan
 from server.host.proxies.relay import LoopbackRelay
 
-# The flag Chromium reads and the one Playwright's own builds spell; pass both.
-WEBRTC_FLAGS = (
-    "--force-webrtc-ip-handling-policy=disable_non_proxied_udp",
-    "--webrtc-ip-handling-policy=disable_non_proxied_udp",
-)
-
 
 @dataclass(frozen=True, slots=True)
 class ProxySetting:

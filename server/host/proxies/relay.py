@@ -6,11 +6,12 @@ Chromium is launched with the relay as its only proxy, so nothing goes direct. O
 browser connection is one exit connection: a ``CONNECT`` is piped both ways once the exit
 connects; a plain ``http`` request goes out in origin form with ``Connection: close`` and
 its connection closes after the answer. When the exit refuses or stays silent the relay
-answers 502 and remembers why (``last_refusal``), so the page error and the proxy's mark
-name the cause. At most ``max_connections`` connections are served at once (each holds an
-exit connection and two buffers); one past that is answered 503 and closed, so a page
-that opens connections without end cannot exhaust the host. Nothing is logged about a
-target.
+answers 502 and remembers why (``last_refusal``, and ``last_cause`` for a refused target;
+the answer says both, ``X-Proxy-Refusal`` and ``X-Proxy-Refusal-Cause``), so the page
+error and the proxy's mark name the cause. At most ``max_connections`` connections are
+served at once (each holds an exit connection and two buffers); one past that is
+answered 503 and closed, so a page that opens connections without end cannot exhaust
+the host. Nothing is logged about a target.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import secrets
 from collections.abc import Callable
 from types import TracebackType
 
-from server.host.proxies.exits import Exit, ExitRefused, Upstream, Why
+from server.host.proxies.exits import Exit, ExitRefused, TargetCause, Upstream, Why
 
 _LISTEN = "127.0.0.1"
 _HEAD_LIMIT = 32 * 1024
@@ -60,6 +61,7 @@ class LoopbackRelay:
         self._connections: set[asyncio.Future[None]] = set()
         self.port = 0
         self.last_refusal: Why | None = None
+        self.last_cause: TargetCause | None = None
 
     @property
     def server(self) -> str:
@@ -170,11 +172,14 @@ class LoopbackRelay:
         try:
             upstream = await self._exit.open(host, port)
         except ExitRefused as refused:
-            self.last_refusal = refused.why
+            self.last_refusal, self.last_cause = refused.why, refused.cause
             self._refused(refused.why)
-            await _answer(writer, 502, "Bad Gateway", f"X-Proxy-Refusal: {refused.why}")
+            said = [f"X-Proxy-Refusal: {refused.why}"]
+            if refused.cause is not None:
+                said.append(f"X-Proxy-Refusal-Cause: {refused.cause}")
+            await _answer(writer, 502, "Bad Gateway", *said)
             return None
-        self.last_refusal = None
+        self.last_refusal = self.last_cause = None
         return upstream
 
 

@@ -124,11 +124,27 @@ async def test_a_tab_goes_out_through_the_members_computer_until_it_leaves(
             assert tab.url.endswith("/through")
             assert site.paths == ["/through"]
 
-            # Any other loopback port is refused by the member's policy: 502, no request.
-            refused = await engine.open_tab(team_id, partition, url=other.base + "/private")
-            shown = await engine.run(team_id, refused.id, NOBODY, lambda page: page.content())
-            assert "502" in shown.value
+            # Any other loopback port is refused by the member's policy: no request, and a
+            # load error naming the computer and why, not the relay's 502 as a page.
+            with pytest.raises(CrewhostError) as caught:
+                await engine.open_tab(team_id, partition, url=other.base + "/private")
+            assert caught.value.code == "browserProxyTargetRefused"
+            assert caught.value.message == (
+                f"the page did not load: the member's computer (test laptop) refused "
+                f"{other.base}: not a public address, and a member's computer reaches only "
+                "public ones"
+            )
+            tab = await engine.open_tab(team_id, partition)
+            with pytest.raises(CrewhostError) as caught:
+                await engine.navigate(team_id, tab.id, NOBODY, other.base + "/private")
+            assert caught.value.code == "browserProxyTargetRefused"
+            secure = other.base.replace("http://", "https://")  # a refused tunnel, the same
+            with pytest.raises(CrewhostError) as caught:
+                await engine.navigate(team_id, tab.id, NOBODY, secure + "/private")
+            assert caught.value.code == "browserProxyTargetRefused"
+            assert f"refused {secure}: not a public address" in caught.value.message
             assert other.paths == []
+            assert await status(admin, proxy_id) is None  # the computer itself is fine
 
             assert process.stdin is not None
             process.stdin.close()  # the member stops sharing

@@ -1,4 +1,5 @@
-"""The loopback relay serves a bounded number of browser connections at once."""
+"""The loopback relay serves a bounded number of browser connections at once, and says
+why an exit refused a connection."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import asyncio
 import base64
 import contextlib
 
-from server.host.proxies.exits import Upstream
+from server.host.proxies.exits import ExitRefused, Upstream
 from server.host.proxies.relay import LoopbackRelay
 
 
@@ -52,3 +53,22 @@ async def test_a_connection_past_the_limit_is_answered_503_and_the_others_go_on(
         for each in writers:
             with contextlib.suppress(ConnectionError):
                 await each.wait_closed()
+
+
+class RefusingExit:
+    """An exit (a member's computer) that refuses every target as not public."""
+
+    async def open(self, host: str, port: int) -> Upstream:
+        raise ExitRefused("target", "policy")
+
+
+async def test_a_refused_target_is_answered_502_with_why_and_the_cause() -> None:
+    async with LoopbackRelay(RefusingExit()) as relay:
+        reader, writer = await connect_through(relay)
+        answer = await asyncio.wait_for(reader.read(), 10)
+        writer.close()
+    head = answer.split(b"\r\n\r\n", 1)[0].split(b"\r\n")
+    assert head[0] == b"HTTP/1.1 502 Bad Gateway"
+    assert b"X-Proxy-Refusal: target" in head
+    assert b"X-Proxy-Refusal-Cause: policy" in head
+    assert (relay.last_refusal, relay.last_cause) == ("target", "policy")

@@ -116,6 +116,7 @@ const TABLE: Record<string, string> = {
   browserProxyUnreachable: 'The page did not load: its proxy did not answer. Check the proxy, or choose another for the profile.',
   browserProxySignInRefused: 'The page did not load: the proxy refused its user name or password. Edit the proxy’s sign-in.',
   browserProxyComputerUnreachable: 'The page did not load: the member’s computer that this profile uses is not connected or stopped sharing.',
+  browserProxyTargetRefused: 'The page did not load: the proxy or member’s computer this profile uses refused that site or could not reach it.',
   browserPartitionInvalid: 'The host could not tell which browser session to use. Reload and try again.',
   browserMissing: 'The host has no Chromium browser installed. Ask the person who runs the host to install it.',
   browserStopped: 'The host’s browser is not running. Try again in a moment.',

@@ -18,6 +18,7 @@ from server.common.addresses import AddressRefused
 from server.common.errors import CrewhostError
 from server.host.browser.pages import LoadWait
 from server.host.browser.partitions import Partition
+from server.host.browser.proxied import ProxyPageError
 from server.host.browser.tabs import BLANK, Tab
 from server.host.tools.base import ToolContext, ToolFailure
 from server.host.tools.page.address import ResolvedAddress
@@ -79,6 +80,8 @@ async def load(
     except AddressRefused as refused:
         # Not a failure to retry: the host refuses the address (or a redirect's) itself.
         raise ToolFailure("addressRefused", refused.message, rule=refused.rule) from None
+    except ProxyPageError as failed:
+        raise ToolFailure(failed.code, failed.message) from None
     # The load may have replaced the page (a crashed renderer reloads); watch the new one.
     watch_consent(context, tab)
 
