@@ -52,7 +52,7 @@ lint: install $(WEB_STAMP)
 	cd web && npx tsc -p ../server/host/page/js/tsconfig.json
 
 test: lint web-test web chromium test-tools
-	$(BIN)/pytest -n 3 --dist loadfile --reruns 1
+	$(BIN)/pytest -n 3 --dist loadfile --durations=25
 
 bench: install
 	$(BIN)/python bench/hub_http.py

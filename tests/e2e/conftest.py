@@ -259,12 +259,10 @@ async def browser(request: pytest.FixtureRequest) -> AsyncIterator[Browser]:
 
 
 async def save_failed_pages(browser: Browser, test: pytest.Item) -> None:
-    """Screenshots of every page of ``browser``, under test-output/e2e/failures/; a rerun's
-    carry its try's number, so the first try's are kept."""
+    """Screenshots of every page of ``browser``, under test-output/e2e/failures/."""
     folder = OUTPUT / "failures"
     folder.mkdir(parents=True, exist_ok=True)
-    attempt = getattr(test, "execution_count", 1)  # set by the rerun plug-in
-    name = test.name if attempt == 1 else f"{test.name}-try{attempt}"
+    name = test.name
     pages = [page for context in browser.contexts for page in context.pages]
     for number, page in enumerate(pages, 1):
         path = folder / f"{name}-{number}.png"

@@ -88,8 +88,11 @@ async def test_a_typed_address_loads_as_an_address_bar_would_and_a_failed_load_k
     assert went["url"] == f"http://{dead}"
     assert str(went["loadError"]).startswith("ERR_"), went
     # The tab shows Chromium's error page, and lists the address that failed, not chrome-error.
-    listed = await listed_when(room.member, lambda tabs: tabs[0]["title"] != "child")
-    assert listed[0]["url"] == f"http://{dead}"
+    # A navigation announces its address and its title apart: wait for both to change.
+    await listed_when(
+        room.member,
+        lambda tabs: (tabs[0]["url"], tabs[0]["title"] != "child") == (f"http://{dead}", True),
+    )
     engine = await server.builtin.services.browser.engine()
     assert engine.get_tab(room.team_id, opened["id"]).url == f"http://{dead}"
     assert await code_of(
