@@ -18,19 +18,22 @@ import ipaddress
 import re
 import socket
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from server.common.addresses import (
+    ALWAYS_REFUSED,
     HOST_BLOCK,
     AddressRefused,
     IPAddress,
     IPNetwork,
+    Row,
     Rule,
     block_of,
     is_localhost_name,
-    matches,
+    judge,
     normalize_host,
     parse_allow_list,
+    policy_rows,
     special_block,
 )
 from server.common.errors import CrewhostError, Forbidden
@@ -123,6 +126,13 @@ class PublicOnlyPolicy:
     allowed_names: frozenset[str] = frozenset()
     allowed_endpoints: frozenset[tuple[IPAddress, int]] = frozenset()
     own_addresses: frozenset[IPAddress] = frozenset()
+    # The browsers' rows with every rule in force: one table, one way of matching it.
+    rows: tuple[Row, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        rules = (*ALWAYS_REFUSED, "private")
+        rows = policy_rows(self.allowed_networks, self.own_addresses, rules)
+        object.__setattr__(self, "rows", rows)
 
     @classmethod
     def from_entries(
@@ -136,11 +146,7 @@ class PublicOnlyPolicy:
 
     def permits(self, address: IPAddress, port: int) -> bool:
         """Whether ``address`` may be dialed on ``port``."""
-        if (address, port) in self.allowed_endpoints:
-            return True
-        if any(matches(address, network) for network in self.allowed_networks):
-            return True
-        return address not in self.own_addresses and is_public_address(address)
+        return (address, port) in self.allowed_endpoints or judge(self.rows, address) is None
 
     def permits_name(self, host: str) -> bool:
         """Whether ``host`` (a name) is allowed whatever it resolves to."""
@@ -149,9 +155,8 @@ class PublicOnlyPolicy:
     def vet(self, target: str, address: IPAddress, port: int) -> None:
         """Raise ``NonPublicAddress`` unless ``address`` may be dialed on ``port``."""
         if not self.permits(address, port):
-            block = special_block(address) or (
-                HOST_BLOCK if address in self.own_addresses else "not allowed"
-            )
+            refused = judge(self.rows, address) == "host"
+            block = HOST_BLOCK if refused else special_block(address) or "not allowed"
             raise NonPublicAddress(target, address, block)
 
 
