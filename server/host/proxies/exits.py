@@ -85,7 +85,10 @@ class TcpUpstream:
 
 
 async def dial_proxy(
-    proxy: ProxyAddress, judge: ProxyAddressJudge, seconds: float
+    proxy: ProxyAddress,
+    judge: ProxyAddressJudge,
+    seconds: float,
+    tls: ssl.SSLContext | None = None,
 ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
     """A connection to ``proxy`` at the address its judge pinned (over TLS for https, the
     certificate checked against the proxy's name); ``ExitRefused`` when refused or dead."""
@@ -96,7 +99,10 @@ async def dial_proxy(
         raise ExitRefused("unreachable") from None
     except NameNotResolved:
         raise ExitRefused("unreachable") from None
-    tls = ssl.create_default_context() if proxy.scheme == "https" else None
+    if proxy.scheme != "https":
+        tls = None
+    elif tls is None:
+        tls = ssl.create_default_context()
     try:
         async with asyncio.timeout(seconds):
             return await asyncio.open_connection(
@@ -168,15 +174,24 @@ class Socks5Exit:
 
 class HttpsProxyExit:
     """Opens one ``CONNECT`` tunnel through an HTTPS proxy per browser connection (plain
-    http included: the relay sends it through the tunnel in origin form)."""
+    http included: the relay sends it through the tunnel in origin form). ``tls`` is the
+    context the proxy's certificate is checked with (the system's trust by default)."""
 
-    def __init__(self, proxy: ProxyAddress, *, timeout: float, judge: ProxyAddressJudge) -> None:
+    def __init__(
+        self,
+        proxy: ProxyAddress,
+        *,
+        timeout: float,
+        judge: ProxyAddressJudge,
+        tls: ssl.SSLContext | None = None,
+    ) -> None:
         self._proxy = proxy
         self._timeout = timeout
         self._judge = judge
+        self._tls = tls
 
     async def open(self, host: str, port: int) -> Upstream:
-        reader, writer = await dial_proxy(self._proxy, self._judge, self._timeout)
+        reader, writer = await dial_proxy(self._proxy, self._judge, self._timeout, self._tls)
         upstream = TcpUpstream(reader, writer)
         try:
             authority = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
