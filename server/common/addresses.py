@@ -125,15 +125,21 @@ def _blocks() -> Iterator[Block]:
 BLOCKS: tuple[Block, ...] = tuple(_blocks())
 
 
+def _other_family(address: IPAddress) -> IPAddress | None:
+    """``address`` as the other family sees it in ``isInNetEx``: an IPv4 address as its
+    IPv4-mapped IPv6 form, an IPv4-mapped IPv6 address as its IPv4 one."""
+    if isinstance(address, ipaddress.IPv4Address):
+        return ipaddress.IPv6Address(b"\0" * 10 + b"\xff\xff" + address.packed)
+    return address.ipv4_mapped
+
+
 def matches(address: IPAddress, network: IPNetwork) -> bool:
     """Whether ``network`` holds ``address`` as Chromium's ``isInNetEx`` decides: across
     families, an IPv4 address is its IPv4-mapped IPv6 form."""
     if address.version == network.version:
         return address in network
-    if isinstance(address, ipaddress.IPv4Address):
-        return ipaddress.IPv6Address(f"::ffff:{address}") in network
-    mapped = address.ipv4_mapped
-    return mapped is not None and mapped in network
+    other = _other_family(address)
+    return other is not None and other in network
 
 
 def _bare(address: IPAddress) -> IPAddress:
@@ -321,7 +327,14 @@ def policy_rows(
 def judge(rows: Iterable[Row], address: IPAddress) -> Rule | None:
     """The rule of the first row that holds ``address`` (None: reachable)."""
     address = _bare(address)
-    return next((row.rule for row in rows if matches(address, row.network)), None)
+    other = _other_family(address)  # once, not per row: the filtering proxy asks per connection
+    for row in rows:
+        if row.network.version == address.version:
+            if address in row.network:
+                return row.rule
+        elif other is not None and other in row.network:
+            return row.rule
+    return None
 
 
 @dataclass(frozen=True)
