@@ -56,6 +56,7 @@ from server.common.egress import (  # noqa: E402
 from server.common.public_addresses import PublicOnlyPolicy  # noqa: E402
 from server.host.proxies.addresses import ProxyAddress  # noqa: E402
 from server.host.proxies.exits import Exit, ExitRefused, Socks5Exit, Upstream  # noqa: E402
+from server.host.proxies.judge import ProxyAddressJudge  # noqa: E402
 from server.host.proxies.relay import LoopbackRelay  # noqa: E402
 
 RESULTS_FILE = ROOT / "bench" / "results" / "egress.json"
@@ -329,8 +330,11 @@ async def socks5(megabytes: int) -> dict[str, object]:
     )
     site = await serve_site(megabytes)
     port = site.sockets[0].getsockname()[1]
+    # The bench's own microsocks on loopback, allowed as an on-premises proxy would be.
     exit_: Exit = Socks5Exit(
-        ProxyAddress("socks5", "127.0.0.1", socks_port, "bench", "pw"), timeout=10
+        ProxyAddress("socks5", "127.0.0.1", socks_port, "bench", "pw"),
+        timeout=10,
+        judge=ProxyAddressJudge(PublicOnlyPolicy.from_entries(["127.0.0.1"])),
     )
     try:
         for _ in range(100):

@@ -178,14 +178,26 @@ class HostSettings(SettingsSection):
     browser_allowed_hosts: list[str] = Field(
         default_factory=list,
         description="Host names, IP addresses and CIDR ranges the browsers may reach although "
-        "a rule refuses them, comma-separated (127.0.0.1,localhost). Otherwise browsers are "
-        "refused the host's loopback (127/8, ::1, localhost, *.localhost), link-local "
-        "addresses (169.254/16, fe80::/10: cloud metadata) and unspecified ones (0.0.0.0, ::).",
+        "a rule refuses them, comma-separated (127.0.0.1,localhost). Otherwise browsers reach "
+        "public addresses only: never the host's loopback (127/8, ::1, localhost, "
+        "*.localhost), the host's own interface addresses, link-local addresses (169.254/16, "
+        "fe80::/10: cloud metadata), unspecified ones (0.0.0.0, ::) or any other "
+        "special-purpose address (100.64/10, documentation ranges, …), in any IPv6 form "
+        "that carries one.",
     )
     browser_refuse_private: bool = Field(
-        False,
-        description="Refuse the browsers private network addresses too (10/8, 172.16/12, "
-        "192.168/16, fc00::/7), except those in browser_allowed_hosts.",
+        True,
+        description="Refuse the browsers private network addresses (10/8, 172.16/12, "
+        "192.168/16, fc00::/7), except those in browser_allowed_hosts. false: browsers may "
+        "reach every private network address.",
+    )
+    proxy_allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="Host names, IP addresses and CIDR ranges a browser proxy's own address "
+        "may be although they are not public, comma-separated (an on-premises proxy: "
+        "proxy.corp.example,10.2.0.0/16). Otherwise a proxy at loopback, a private, "
+        "link-local (cloud metadata) or other special-purpose address, or one of the host's "
+        "own addresses, is refused (proxyAddressRefused) when saved and at every connection.",
     )
 
     web_fetch_allowed_hosts: list[str] = Field(
@@ -243,7 +255,9 @@ class HostSettings(SettingsSection):
         "reviews the turn for memories to keep.",
     )
 
-    @field_validator("browser_allowed_hosts", "web_fetch_allowed_hosts", mode="before")
+    @field_validator(
+        "browser_allowed_hosts", "web_fetch_allowed_hosts", "proxy_allowed_hosts", mode="before"
+    )
     @classmethod
     def _split_allowed_hosts(cls, value: Any) -> Any:
         # The environment gives one comma-separated string; a config file gives a list.
@@ -251,7 +265,7 @@ class HostSettings(SettingsSection):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
 
-    @field_validator("browser_allowed_hosts", "web_fetch_allowed_hosts")
+    @field_validator("browser_allowed_hosts", "web_fetch_allowed_hosts", "proxy_allowed_hosts")
     @classmethod
     def _check_allowed_hosts(cls, value: list[str]) -> list[str]:
         for entry in value:

@@ -132,6 +132,11 @@ HOST_ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode("browserProxyNotFound", "No such proxy in this team."),
     ErrorCode("browserProxyLimit", "The team has as many proxies as it may."),
     ErrorCode("browserProxyChanged", "The proxy changed since it was shown."),
+    ErrorCode(
+        "proxyAddressRefused",
+        "The host's address policy refuses this proxy's address (loopback, private, "
+        "link-local or another special-purpose address, or the host's own).",
+    ),
     ErrorCode("browserProxyComputerFixed", "A member's computer has no address to edit."),
     ErrorCode(
         "browserProxyAutomaticOnly",

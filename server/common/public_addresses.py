@@ -1,14 +1,14 @@
-"""The public-only address policy: what a fetch or an egress dial may reach.
+"""The address policy applied to a dial: what ``web_fetch``, a browser proxy or an egress
+stream may reach, resolved once and pinned.
 
 It judges RESOLVED addresses, never host text: a name is resolved once, every address it
 resolved to must be public, and the caller dials the vetted address it gets back (no
 second resolution, so a name cannot answer differently between the check and the dial).
 
-Public means outside every IANA special-purpose block (RFC 6890 and the registries since)
-and, for IPv6, inside global unicast (2000::/3). Transition forms that carry an IPv4
-address (IPv4-mapped and -compatible, 6to4, Teredo, the NAT64 well-known prefix) are
-judged by the IPv4 addresses they carry. A host may allow an explicit set of networks or
-host names; tests may allow exact (address, port) endpoints.
+Public means what ``server.common.addresses`` says (its one table of special-purpose
+blocks, which the browsers apply too), and not one of the host's own addresses when
+``own_addresses`` lists them. A host may allow an explicit set of networks or host names;
+tests may allow exact (address, port) endpoints.
 """
 
 from __future__ import annotations
@@ -18,112 +18,27 @@ import ipaddress
 import re
 import socket
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from server.common.addresses import (
-    AddressPolicy,
+    ALWAYS_REFUSED,
+    HOST_BLOCK,
     AddressRefused,
     IPAddress,
     IPNetwork,
+    Row,
     Rule,
+    block_of,
     is_localhost_name,
+    judge,
     normalize_host,
+    parse_allow_list,
+    policy_rows,
+    special_block,
 )
 from server.common.errors import CrewhostError, Forbidden
 
 Resolver = Callable[[str, int], Awaitable[list[IPAddress]]]
-
-
-def _blocks(*rows: tuple[str, str]) -> tuple[tuple[IPNetwork, str], ...]:
-    return tuple((ipaddress.ip_network(network), name) for network, name in rows)
-
-
-IPV4_SPECIAL = _blocks(
-    ("0.0.0.0/8", "this network"),
-    ("10.0.0.0/8", "a private network"),
-    ("100.64.0.0/10", "shared address space"),
-    ("127.0.0.0/8", "loopback"),
-    ("169.254.0.0/16", "link-local (cloud metadata answers here)"),
-    ("172.16.0.0/12", "a private network"),
-    ("192.0.0.0/24", "IETF protocol assignments"),
-    ("192.0.2.0/24", "documentation"),
-    ("192.31.196.0/24", "AS112"),
-    ("192.52.193.0/24", "AMT"),
-    ("192.88.99.0/24", "6to4 relay anycast"),
-    ("192.168.0.0/16", "a private network"),
-    ("192.175.48.0/24", "AS112 direct delegation"),
-    ("198.18.0.0/15", "benchmarking"),
-    ("198.51.100.0/24", "documentation"),
-    ("203.0.113.0/24", "documentation"),
-    ("224.0.0.0/4", "multicast"),
-    ("240.0.0.0/4", "reserved"),
-)
-IPV6_SPECIAL = _blocks(
-    ("::/128", "unspecified"),
-    ("::1/128", "loopback"),
-    ("64:ff9b:1::/48", "local-use NAT64"),
-    ("100::/64", "discard-only"),
-    ("100:0:0:1::/64", "dummy prefix"),
-    ("2001::/23", "IETF protocol assignments"),
-    ("2001:db8::/32", "documentation"),
-    ("2620:4f:8000::/48", "AS112 direct delegation"),
-    ("3fff::/20", "documentation"),
-    ("5f00::/16", "segment routing"),
-    ("fc00::/7", "unique local"),
-    ("fe80::/10", "link-local"),
-    ("fec0::/10", "site-local"),
-    ("ff00::/8", "multicast"),
-)
-_GLOBAL_UNICAST = ipaddress.IPv6Network("2000::/3")
-_MAPPED = ipaddress.IPv6Network("::ffff:0:0/96")
-_COMPATIBLE = ipaddress.IPv6Network("::/96")
-_NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
-_SIXTOFOUR = ipaddress.IPv6Network("2002::/16")
-_TEREDO = ipaddress.IPv6Network("2001::/32")
-_LOW32 = 0xFFFFFFFF
-
-_RULES: dict[str, Rule] = {
-    "this network": "unspecified",
-    "unspecified": "unspecified",
-    "loopback": "loopback",
-    "link-local (cloud metadata answers here)": "link-local",
-    "link-local": "link-local",
-}
-
-
-def _embedded_ipv4(address: ipaddress.IPv6Address) -> tuple[ipaddress.IPv4Address, ...]:
-    """The IPv4 addresses an IPv6 transition form carries (none for a plain address)."""
-    if address in _MAPPED or address in _NAT64:
-        return (ipaddress.IPv4Address(int(address) & _LOW32),)
-    if address in _COMPATIBLE and int(address) > 1:
-        return (ipaddress.IPv4Address(int(address) & _LOW32),)
-    if address in _SIXTOFOUR:
-        return (ipaddress.IPv4Address((int(address) >> 80) & _LOW32),)
-    if address in _TEREDO:
-        server, client = address.teredo or (None, None)
-        return tuple(a for a in (server, client) if a is not None)
-    return ()
-
-
-def special_block(address: IPAddress) -> str | None:
-    """The special-purpose block ``address`` falls in, or None for a public address."""
-    if isinstance(address, ipaddress.IPv4Address):
-        return next((name for network, name in IPV4_SPECIAL if address in network), None)
-    if address.scope_id is not None:
-        address = ipaddress.IPv6Address(address.compressed.split("%")[0])
-    embedded = _embedded_ipv4(address)
-    if embedded:
-        for carried in embedded:
-            block = special_block(carried)
-            if block is not None:
-                return block
-        return None
-    if address in _COMPATIBLE:
-        return "unspecified" if int(address) == 0 else "loopback"
-    block = next((name for network, name in IPV6_SPECIAL if address in network), None)
-    if block is None and address not in _GLOBAL_UNICAST:
-        return "reserved"
-    return block
 
 
 def is_public_address(address: IPAddress | str) -> bool:
@@ -193,7 +108,8 @@ class NonPublicAddress(AddressRefused):
         )
         Forbidden.__init__(self, message)
         self.url = target
-        self.rule: Rule = _RULES.get(block, "private")
+        self.address = address
+        self.rule: Rule = _rule_of(address, block)
         self.block = block
 
 
@@ -209,22 +125,28 @@ class PublicOnlyPolicy:
     allowed_networks: tuple[IPNetwork, ...] = ()
     allowed_names: frozenset[str] = frozenset()
     allowed_endpoints: frozenset[tuple[IPAddress, int]] = frozenset()
+    own_addresses: frozenset[IPAddress] = frozenset()
+    # The browsers' rows with every rule in force: one table, one way of matching it.
+    rows: tuple[Row, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        rules = (*ALWAYS_REFUSED, "private")
+        rows = policy_rows(self.allowed_networks, self.own_addresses, rules)
+        object.__setattr__(self, "rows", rows)
 
     @classmethod
-    def from_entries(cls, entries: Iterable[str]) -> PublicOnlyPolicy:
+    def from_entries(
+        cls, entries: Iterable[str], *, own_addresses: Iterable[IPAddress] = ()
+    ) -> PublicOnlyPolicy:
         """The policy of an allow-list of names, addresses and CIDR ranges; raises
-        ``ValueError`` naming a bad entry."""
-        # The browser policy reads allow-lists already: same entries, same errors.
-        parsed = AddressPolicy.from_entries(entries)
-        return cls(parsed.allowed_networks, parsed.allowed_names)
+        ``ValueError`` naming a bad entry. ``own_addresses`` (``interface_addresses()``)
+        are refused unless allowed."""
+        names, networks = parse_allow_list(entries)
+        return cls(networks, names, own_addresses=frozenset(own_addresses))
 
     def permits(self, address: IPAddress, port: int) -> bool:
         """Whether ``address`` may be dialed on ``port``."""
-        if (address, port) in self.allowed_endpoints:
-            return True
-        if any(address in network for network in self.allowed_networks):
-            return True
-        return is_public_address(address)
+        return (address, port) in self.allowed_endpoints or judge(self.rows, address) is None
 
     def permits_name(self, host: str) -> bool:
         """Whether ``host`` (a name) is allowed whatever it resolves to."""
@@ -233,7 +155,16 @@ class PublicOnlyPolicy:
     def vet(self, target: str, address: IPAddress, port: int) -> None:
         """Raise ``NonPublicAddress`` unless ``address`` may be dialed on ``port``."""
         if not self.permits(address, port):
-            raise NonPublicAddress(target, address, special_block(address) or "not allowed")
+            refused = judge(self.rows, address) == "host"
+            block = HOST_BLOCK if refused else special_block(address) or "not allowed"
+            raise NonPublicAddress(target, address, block)
+
+
+def _rule_of(address: IPAddress, block: str) -> Rule:
+    if block == HOST_BLOCK:
+        return "host"
+    found = block_of(address)
+    return "reserved" if found is None or found.rule is None else found.rule
 
 
 class NameNotResolved(CrewhostError):

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from server.common.addresses import interface_addresses
 from server.common.clock import Clock, SystemClock
 from server.common.crypto.box import SecretBox
 from server.common.keys import SigningKey
@@ -31,6 +32,7 @@ from server.host.egress.channels import EGRESS_LABEL, EgressChannels
 from server.host.live.steps import ReadFailed
 from server.host.live.views import LiveViews
 from server.host.metrics import HostMetrics
+from server.host.proxies.judge import ProxyAddressJudge
 from server.host.rtc.peers import PeerManager
 from server.host.rtc.team_api import HostRouteTable, PeerIdentity, TeamApi
 from server.host.services.agents import AgentService
@@ -125,7 +127,21 @@ class HostServices:
         ``route_tables`` are the Team API routes it serves (``routes.tables``); ``secrets``
         seals provider keys (``services.keys.SecretKeys.open_box``)."""
         clock = clock or SystemClock()
-        browser = BrowserRuntime(settings.host, settings.data_dir, clock, db)
+        # Read once: the host's own addresses, refused to browsers, web_fetch and proxies.
+        own_addresses = interface_addresses()
+        proxy_judge = ProxyAddressJudge(
+            PublicOnlyPolicy.from_entries(
+                settings.host.proxy_allowed_hosts, own_addresses=own_addresses
+            )
+        )
+        browser = BrowserRuntime(
+            settings.host,
+            settings.data_dir,
+            clock,
+            db,
+            own_addresses=own_addresses,
+            proxy_judge=proxy_judge,
+        )
         # The live view is a channel, not a route table: it is listed beside its registration.
         team_api = TeamApi(list(route_tables), also=LIVE_VIEW_CAPABILITIES)
         metrics = HostMetrics()
@@ -152,7 +168,13 @@ class HostServices:
         )
         services.tasks = TaskService(services.peers.announce)
         services.proxies = ProxyService(
-            db, clock, secrets, browser, browser.proxy_marks, services.peers.announce
+            db,
+            clock,
+            secrets,
+            browser,
+            browser.proxy_marks,
+            services.peers.announce,
+            judge=proxy_judge,
         )
         browser.use_proxies(services.proxies.plan_for)
         services.egress = EgressChannels()
@@ -213,7 +235,9 @@ class HostServices:
             browser, services.live, clock, services.peers.announce
         )
         services.web = WebFetcher(
-            PublicOnlyPolicy.from_entries(settings.host.web_fetch_allowed_hosts)
+            PublicOnlyPolicy.from_entries(
+                settings.host.web_fetch_allowed_hosts, own_addresses=own_addresses
+            )
         )
         services.web_search = WebSearchService(
             db, clock, secrets, search_endpoints or SearchEndpoints()

@@ -33,9 +33,9 @@ def test_loopback_link_local_and_unspecified_are_refused_by_default(host: str, r
 
 
 @pytest.mark.parametrize("host", ["10.1.2.3", "172.16.0.9", "192.168.1.1", "[fd00::1]"])
-def test_private_addresses_are_refused_only_when_set(host: str) -> None:
-    assert DEFAULT.check_host(host) is None
-    assert AddressPolicy(refuse_private=True).check_host(host) == "private"
+def test_private_addresses_are_refused_unless_set_otherwise(host: str) -> None:
+    assert DEFAULT.check_host(host) == "private"
+    assert AddressPolicy(refuse_private=False).check_host(host) is None
 
 
 @pytest.mark.parametrize("host", ["93.184.216.34", "[2606:4700::1111]", "172.32.0.1"])

@@ -66,6 +66,8 @@ REFUSED = [
     "2001:0:4136:e378:8000:63bf:80ff:fffe",
     # Teredo with a private server (10.0.0.1) and a documentation client
     "2001:0:a00:1:8000:63bf:3fff:fdd2",
+    # Teredo is refused whole: server 65.54.227.120, client 8.8.8.8 (inverted: f7f7:f7f7)
+    "2001:0:4136:e378:8000:63bf:f7f7:f7f7",
     "100::1",
     "100:0:0:1::1",
     "2001:1::1",
@@ -106,8 +108,6 @@ PUBLIC = [
     "::ffff:8.8.8.8",
     "64:ff9b::8.8.8.8",
     "2002:808:808::1",
-    # Teredo: server 65.54.227.120, client 8.8.8.8 (stored inverted: f7f7:f7f7)
-    "2001:0:4136:e378:8000:63bf:f7f7:f7f7",
 ]
 
 

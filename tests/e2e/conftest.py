@@ -143,6 +143,8 @@ def server_env() -> dict[str, str]:
     env.update(FAST_HASHING_ENV)
     # The fixture site is on loopback, which the host's browsers are refused by default.
     env["CREWHOST_HOST_BROWSER_ALLOWED_HOSTS"] = SITE_HOST
+    # The upstream proxies the tests start listen there too: on-premises proxies, allowed.
+    env["CREWHOST_HOST_PROXY_ALLOWED_HOSTS"] = f"{SITE_HOST},localhost"
     # A memory review asks the agent's provider 30 s after its turns end: in a module whose
     # tests share one agent and one scripted fake, it would take the reply a later test
     # scripted for its turn (as the in-process hub's tests, none asks for one).

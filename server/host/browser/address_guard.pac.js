@@ -4,7 +4,9 @@
 // listener for its rule instead; everything else goes through the host's filtering proxy
 // (POLICY.connect), which judges the address it dials: this script's lookup is not the
 // connection's. POLICY is filled in from the host's settings when Chromium starts (see
-// address_guard.py).
+// address_guard.py): its rows are the Python policy's own (server/common/addresses.py), in
+// order; the first that holds an address decides, and a row without a listener lets it
+// through (to the filtering proxy).
 var POLICY = /*POLICY*/ null;
 
 function isAddress(host) {
@@ -12,14 +14,8 @@ function isAddress(host) {
 }
 
 function listenerFor(address) {
-  var i, j;
-  for (i = 0; i < POLICY.allowed.length; i++) {
-    if (isInNetEx(address, POLICY.allowed[i])) return null;
-  }
-  for (i = 0; i < POLICY.refused.length; i++) {
-    for (j = 0; j < POLICY.refused[i].networks.length; j++) {
-      if (isInNetEx(address, POLICY.refused[i].networks[j])) return POLICY.refused[i].listener;
-    }
+  for (var i = 0; i < POLICY.rows.length; i++) {
+    if (isInNetEx(address, POLICY.rows[i][0])) return POLICY.rows[i][1];
   }
   return null;
 }

@@ -49,11 +49,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from server.common.addresses import (
-    RULE_NETWORKS,
     AddressPolicy,
     IPAddress,
     IPNetwork,
     Rule,
+    block_of,
     ip_literal,
     is_localhost_name,
     normalize_host,
@@ -207,20 +207,23 @@ class AddressGuard:
             .joinpath("address_guard.pac.js")
             .read_text(encoding="utf-8")
         )
-        policy = {
+        return source.replace(_POLICY_MARK, json.dumps(self.pac_policy()))
+
+    def pac_policy(self) -> dict[str, Any]:
+        """What the PAC script is given: the policy's own rows, in its order (first match
+        decides, as ``isInNetEx`` matches), each with the listener of its rule or none."""
+        return {
             "names": sorted(self.policy.allowed_names),
-            "allowed": [str(n) for n in _with_mapped(self.policy.allowed_networks)],
-            "refused": [
-                {
-                    "listener": f"{_PROXY_NAME}:{self._ports[rule]}",
-                    "networks": [str(n) for n in _with_mapped(RULE_NETWORKS[rule])],
-                }
-                for rule in self.policy.rules
+            "rows": [
+                [
+                    str(row.network),
+                    None if row.rule is None else f"{_PROXY_NAME}:{self._ports[row.rule]}",
+                ]
+                for row in self.policy.rows
             ],
             "localhost": f"{_PROXY_NAME}:{self._ports['loopback']}",
             "connect": f"SOCKS5 {_PROXY_NAME}:{self._proxy.port}",
         }
-        return source.replace(_POLICY_MARK, json.dumps(policy))
 
     def _resolver_rules(self) -> list[str]:
         rules = [f"MAP {_PROXY_NAME} {_LISTEN}"]
@@ -358,18 +361,11 @@ def _endpoint(url: str) -> tuple[str, int] | None:
 
 
 def _rule_of(network: IPNetwork) -> Rule:
-    return next(rule for rule, networks in RULE_NETWORKS.items() if network in networks)
-
-
-def _with_mapped(networks: tuple[IPNetwork, ...]) -> list[IPNetwork]:
-    """The networks, each IPv4 one also as IPv4-mapped IPv6 (``::ffff:127.0.0.0/104``)."""
-    out: list[IPNetwork] = []
-    for network in networks:
-        out.append(network)
-        if isinstance(network, ipaddress.IPv4Network):
-            mapped = f"::ffff:{network.network_address}/{96 + network.prefixlen}"
-            out.append(ipaddress.IPv6Network(mapped))
-    return out
+    """The rule of a network Chromium bypasses a PAC script for (loopback, link-local)."""
+    block = block_of(network.network_address)
+    assert block is not None
+    assert block.rule is not None
+    return block.rule
 
 
 def _ipv4_patterns(network: ipaddress.IPv4Network) -> Iterator[str]:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from server.common.addresses import AddressPolicy
+from server.common.addresses import AddressPolicy, IPAddress
 from server.common.clock import Clock
 from server.config import HostSettings
 from server.db.engine import Database
@@ -24,6 +24,7 @@ from server.host.browser.lifetime import IdlePolicy, system_memory_low
 from server.host.browser.partitions import Partition
 from server.host.browser.proxied import ProxiedPartitions, ProxyPlans
 from server.host.browser.tabs import Tab
+from server.host.proxies.judge import ProxyAddressJudge
 from server.host.proxies.launcher import ProxyLauncher
 from server.host.proxies.marks import ProxyMarks
 
@@ -33,13 +34,24 @@ log = logging.getLogger(__name__)
 class BrowserRuntime:
     """Owns the engine's start, stop and sweep; profiles and tools reach it through here."""
 
-    def __init__(self, settings: HostSettings, data_dir: Path, clock: Clock, db: Database) -> None:
+    def __init__(
+        self,
+        settings: HostSettings,
+        data_dir: Path,
+        clock: Clock,
+        db: Database,
+        *,
+        own_addresses: frozenset[IPAddress] = frozenset(),
+        proxy_judge: ProxyAddressJudge | None = None,
+    ) -> None:
         self._settings = settings
         self._db = db
         # Kept in step by the profile service; the engine asks while restoring tabs.
         self._profiles: set[tuple[str, str]] = set()
         self.proxy_marks = ProxyMarks()
-        self.proxied = ProxiedPartitions(ProxyLauncher(self.proxy_marks), self.proxy_marks)
+        self.proxied = ProxiedPartitions(
+            ProxyLauncher(self.proxy_marks, judge=proxy_judge), self.proxy_marks
+        )
         self._engine = BrowserEngine(
             data_dir,
             chromium=settings.chromium,
@@ -55,7 +67,9 @@ class BrowserRuntime:
             memory_low=lambda: system_memory_low(settings.browser_low_memory_bytes),
             profile_exists=lambda team_id, profile_id: (team_id, profile_id) in self._profiles,
             address_policy=AddressPolicy.from_entries(
-                settings.browser_allowed_hosts, refuse_private=settings.browser_refuse_private
+                settings.browser_allowed_hosts,
+                refuse_private=settings.browser_refuse_private,
+                own_addresses=own_addresses,
             ),
             proxied=self.proxied,
         )

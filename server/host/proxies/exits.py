@@ -1,5 +1,9 @@
 """Where the loopback relay sends a browser connection: an upstream SOCKS5 proxy (RFC 1928
-with the RFC 1929 sign-in), or a member's computer over its egress channel.
+with the RFC 1929 sign-in), an HTTPS proxy (a ``CONNECT`` tunnel over TLS), or a member's
+computer over its egress channel.
+
+A proxy's own address is judged at every connection (``ProxyAddressJudge``: resolved
+once, every address judged) and the judged address is dialled, never the name.
 
 An exit either gives a connected ``Upstream`` or raises ``ExitRefused`` saying why, so
 that the relay answers 502 and the proxy gets its status mark.
@@ -8,12 +12,20 @@ that the relay answers 502 and the proxy gets its status mark.
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import ipaddress
+import logging
+import ssl
 import struct
 from typing import Literal, Protocol
 
+from server.common.addresses import IPAddress
+from server.common.public_addresses import NameNotResolved
 from server.host.proxies.addresses import ProxyAddress
+from server.host.proxies.judge import ProxyAddressJudge, ProxyAddressRefused
+
+log = logging.getLogger(__name__)
 
 Why = Literal["unreachable", "signIn", "target", "offline"]
 # Why a member's computer refused a target: not a public address, the name did not
@@ -78,20 +90,47 @@ class TcpUpstream:
             await self._writer.wait_closed()
 
 
+async def dial_proxy(
+    proxy: ProxyAddress,
+    judge: ProxyAddressJudge,
+    seconds: float,
+    tls: ssl.SSLContext | None = None,
+) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """A connection to ``proxy`` at the address its judge pinned (over TLS for https, the
+    certificate checked against the proxy's name); ``ExitRefused`` when refused or dead."""
+    try:
+        dialled: IPAddress = await judge.pinned(proxy)
+    except ProxyAddressRefused as refused:
+        log.warning("a proxy's address is refused at connect: %s", refused.block)
+        raise ExitRefused("unreachable") from None
+    except NameNotResolved:
+        raise ExitRefused("unreachable") from None
+    if proxy.scheme != "https":
+        tls = None
+    elif tls is None:
+        tls = ssl.create_default_context()
+    try:
+        async with asyncio.timeout(seconds):
+            return await asyncio.open_connection(
+                str(dialled),
+                proxy.port,
+                ssl=tls,
+                server_hostname=proxy.host if tls is not None else None,
+            )
+    except (OSError, TimeoutError):
+        raise ExitRefused("unreachable") from None
+
+
 class Socks5Exit:
     """Opens one SOCKS5 connection per browser connection; the proxy resolves the name."""
 
-    def __init__(self, proxy: ProxyAddress, *, timeout: float) -> None:
+    def __init__(self, proxy: ProxyAddress, *, timeout: float, judge: ProxyAddressJudge) -> None:
         self._proxy = proxy
         self._timeout = timeout
+        self._judge = judge
 
     async def open(self, host: str, port: int) -> Upstream:
-        try:
-            reader, writer = await asyncio.wait_for(
-                asyncio.open_connection(self._proxy.host, self._proxy.port), self._timeout
-            )
-        except (OSError, TimeoutError):
-            raise ExitRefused("unreachable") from None
+        reader, writer = await dial_proxy(self._proxy, self._judge, self._timeout)
         upstream = TcpUpstream(reader, writer)
         connected = False
         try:
@@ -137,6 +176,45 @@ class Socks5Exit:
             await reader.readexactly(length + 2)
         else:
             raise ExitRefused("unreachable")
+
+
+class HttpsProxyExit:
+    """Opens one ``CONNECT`` tunnel through an HTTPS proxy per browser connection (plain
+    http included: the relay sends it through the tunnel in origin form). ``tls`` is the
+    context the proxy's certificate is checked with (the system's trust by default)."""
+
+    def __init__(
+        self,
+        proxy: ProxyAddress,
+        *,
+        timeout: float,
+        judge: ProxyAddressJudge,
+        tls: ssl.SSLContext | None = None,
+    ) -> None:
+        self._proxy = proxy
+        self._timeout = timeout
+        self._judge = judge
+        self._tls = tls
+
+    async def open(self, host: str, port: int) -> Upstream:
+        reader, writer = await dial_proxy(self._proxy, self._judge, self._timeout, self._tls)
+        upstream = TcpUpstream(reader, writer)
+        try:
+            authority = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+            head = [f"CONNECT {authority} HTTP/1.1", f"Host: {authority}"]
+            if self._proxy.username is not None:
+                sign_in = f"{self._proxy.username}:{self._proxy.password or ''}".encode()
+                head.append("Proxy-Authorization: Basic " + base64.b64encode(sign_in).decode())
+            writer.write(("\r\n".join(head) + "\r\n\r\n").encode("utf-8"))
+            answer = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), self._timeout)
+        except (OSError, TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
+            await upstream.close()
+            raise ExitRefused("unreachable") from None
+        status = answer.split(b" ", 2)[1:2]
+        if status != [b"200"]:
+            await upstream.close()
+            raise ExitRefused("signIn" if status == [b"407"] else "target")
+        return upstream
 
 
 def _target(host: str) -> bytes:

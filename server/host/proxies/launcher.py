@@ -1,11 +1,17 @@
 """How a partition's browser reaches its proxy: the proxy setting Chromium launches with,
 and the loopback relay when Chromium cannot sign in itself.
 
-* ``http``/``https``, with or without a sign-in: Chromium talks to the proxy; Playwright
-  answers its sign-in.
+* ``http``, with or without a sign-in: Chromium talks to the proxy; Playwright answers
+  its sign-in.
 * ``socks5`` without a sign-in: Chromium talks to the proxy (it sends the host name).
-* ``socks5`` with a sign-in, and a member's computer: Chromium talks to a loopback relay
-  whose exit is the proxy or the member's egress channel.
+* ``socks5`` with a sign-in, ``https``, and a member's computer: Chromium talks to a
+  loopback relay whose exit is the proxy or the member's egress channel.
+
+A proxy's own address is judged at every launch, and by the relay at every connection
+(``ProxyAddressJudge``): its host is resolved once, and Chromium or the relay is given
+the judged address, never the name, so a name cannot answer one way for the check and
+another for the dial. An https proxy goes through the relay because its certificate
+names the proxy's host, which Chromium would then resolve itself.
 """
 
 from __future__ import annotations
@@ -14,7 +20,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from urllib.parse import quote, urlsplit
 
-from server.host.proxies.exits import Exit, Socks5Exit, Why
+from server.common.public_addresses import NameNotResolved
+from server.host.proxies.addresses import ProxyAddress
+from server.host.proxies.exits import Exit, HttpsProxyExit, Socks5Exit, Why
+from server.host.proxies.judge import ProxyAddressJudge
 from server.host.proxies.marks import ProxyMarks
 from server.host.proxies.plan import ProxyPlan
 from server.host.proxies.relay import LoopbackRelay
@@ -66,10 +75,12 @@ class ProxyLauncher:
         *,
         computer_exit: Callable[[str, str], Exit] | None = None,
         connect_timeout: float = 15.0,
+        judge: ProxyAddressJudge | None = None,
     ) -> None:
         self._marks = marks
         self.computer_exit = computer_exit
         self.connect_timeout = connect_timeout
+        self.judge = judge or ProxyAddressJudge()
 
     async def start(self, plan: ProxyPlan) -> LaunchedProxy:
         if plan.kind == "computer":
@@ -79,11 +90,17 @@ class ProxyLauncher:
         address = plan.address
         assert address is not None
         if address.scheme == "socks5" and address.username is not None:
-            return await self._relayed(plan, Socks5Exit(address, timeout=self.connect_timeout))
-        setting = ProxySetting(address.server(), address.username, address.password)
-        if address.username is not None and address.password is None:
-            setting = ProxySetting(address.server(), address.username, "")
-        return LaunchedProxy(plan, setting)
+            return await self._relayed(plan, self._socks5(address))
+        if address.scheme == "https":
+            exit_ = HttpsProxyExit(address, timeout=self.connect_timeout, judge=self.judge)
+            return await self._relayed(plan, exit_)
+        try:
+            dialled = await self.judge.pinned(address)  # ProxyAddressRefused goes up
+        except NameNotResolved as exc:
+            raise ConnectionError(f"proxy host {address.host} does not resolve") from exc
+        server = ProxyAddress(address.scheme, str(dialled), address.port).server()
+        password = address.password if address.password is not None else ""
+        return LaunchedProxy(plan, ProxySetting(server, address.username, password))
 
     async def start_http(self, plan: ProxyPlan) -> LaunchedProxy:
         """The proxy for an HTTP client other than Chromium (``web_fetch``): an http(s)
@@ -91,8 +108,11 @@ class ProxyLauncher:
         loopback relay, since such clients speak only HTTP to a proxy."""
         address = plan.address
         if plan.kind == "address" and address is not None and address.scheme == "socks5":
-            return await self._relayed(plan, Socks5Exit(address, timeout=self.connect_timeout))
+            return await self._relayed(plan, self._socks5(address))
         return await self.start(plan)
+
+    def _socks5(self, address: ProxyAddress) -> Socks5Exit:
+        return Socks5Exit(address, timeout=self.connect_timeout, judge=self.judge)
 
     async def _relayed(self, plan: ProxyPlan, exit_: Exit) -> LaunchedProxy:
         def refused(why: Why) -> None:

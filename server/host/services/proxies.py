@@ -3,7 +3,9 @@ profile uses which.
 
 A password is sealed by the secret box before it is written, bound to its team and
 proxy, and is opened only for the browser (``plan_for``); what the routes show is
-whether one is set. Changes run one at a time. Two admins can still edit one proxy: a
+whether one is set. A proxy's own address is judged by the host's address policy
+(``ProxyAddressJudge``) before it is saved, and again at every connection to it.
+Changes run one at a time. Two admins can still edit one proxy: a
 save names the address its form opened with and a delete names the profiles its
 question showed, and either is refused with ``browserProxyChanged`` when the proxy is
 different now. A change that matters to the browser closes the tabs of the profiles
@@ -35,6 +37,7 @@ from server.host.proxies.addresses import (
     parse_proxy_address,
     proxy_names,
 )
+from server.host.proxies.judge import ProxyAddressJudge
 from server.host.proxies.marks import ProxyMarks
 from server.host.proxies.plan import ProxyPlan
 from server.host.storage.profiles import BrowserProfileRepository
@@ -81,6 +84,8 @@ class ProxyService:
         marks: ProxyMarks,
         announce: Callable[[str, HostEvent], None],
         computer_online: Callable[[str, str], bool] = lambda _team, _member: False,
+        *,
+        judge: ProxyAddressJudge | None = None,
     ) -> None:
         self._db = db
         self._clock = clock
@@ -89,6 +94,9 @@ class ProxyService:
         self._marks = marks
         self._announce = announce
         self.computer_online = computer_online
+        # The host's address policy for a proxy's own address; the launcher and the relay
+        # judge it again at every connection.
+        self.judge = judge or ProxyAddressJudge()
         self._repo = ProxyRepository()
         self._profiles = BrowserProfileRepository()
         self._lock = asyncio.Lock()
@@ -109,6 +117,7 @@ class ProxyService:
 
     async def create_proxy(self, team_id: str, address_text: str) -> ProxyStatus:
         address = parse_proxy_address(address_text)
+        await self.judge.check(address)
         proxy_id = PROXY_PREFIX + uuid.uuid4().hex
         now = self._clock.now()
         row = ProxyRow(
@@ -147,6 +156,7 @@ class ProxyService:
         an address without a password removes it. A save that changes nothing closes no tabs.
         """
         address = parse_proxy_address(address_text)
+        await self.judge.check(address)
         async with self._lock:
             async with self._db.write() as conn:
                 row = await self._require(conn, team_id, proxy_id)

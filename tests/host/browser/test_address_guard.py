@@ -1,6 +1,6 @@
-"""The browser address policy in real Chromium: loopback, link-local and (when set)
-private addresses are refused however a page asks for them, in the full browser (the PAC
-script) and in the headless shell (the filtering proxy) alike.
+"""The browser address policy in real Chromium: loopback, link-local, private, the host's
+own and every other non-public address are refused however a page asks for them, in the
+full browser (the PAC script) and in the headless shell (the filtering proxy) alike.
 
 The refused service listens on 127.0.0.1; the allowed origin that redirects and
 fetches is on 127.0.0.2 (also loopback on Linux), which the engines here allow.
@@ -16,7 +16,13 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from server.common.addresses import AddressPolicy, AddressRefused, Rule
+from server.common.addresses import (
+    AddressPolicy,
+    AddressRefused,
+    IPAddress,
+    Rule,
+    interface_addresses,
+)
 from server.host.browser.address_guard import AddressGuard
 from server.host.browser.callers import Caller
 from server.host.browser.engine import BrowserEngine
@@ -81,9 +87,16 @@ def chromium(request: pytest.FixtureRequest) -> str:
 
 
 def _engine(
-    tmp_path: Path, chromium: str, allowed: list[str], *, refuse_private: bool = False
+    tmp_path: Path,
+    chromium: str,
+    allowed: list[str],
+    *,
+    refuse_private: bool = True,
+    own_addresses: frozenset[IPAddress] = frozenset(),
 ) -> BrowserEngine:
-    policy = AddressPolicy.from_entries(allowed, refuse_private=refuse_private)
+    policy = AddressPolicy.from_entries(
+        allowed, refuse_private=refuse_private, own_addresses=own_addresses
+    )
     return BrowserEngine(tmp_path, chromium=chromium, address_policy=policy, host_map=HOST_MAP)
 
 
@@ -272,22 +285,72 @@ async def test_listed_loopback_addresses_and_names_are_allowed(
     assert _paths(secret) == ["/secret"] * 3 + ["/ws", "/secret"]
 
 
-async def test_private_addresses_are_allowed_unless_refused(
+async def test_private_addresses_are_refused_unless_opened(
     tmp_path: Path, chromium: str, origin: Site
 ) -> None:
     private = f"http://{PRIVATE_ADDRESS}:{origin.port}/page"
     async with _engine(tmp_path / "default", chromium, [ORIGIN_HOST]) as engine:
         tab = await _blank_tab(engine)
-        assert (await engine.navigate(TEAM, tab.id, AGENT, private)).value == private
-    assert _paths(origin) == ["/page"]
-    async with _engine(
-        tmp_path / "refusing", chromium, [ORIGIN_HOST], refuse_private=True
-    ) as engine:
-        tab = await _blank_tab(engine)
         refused = await _refusal(engine, tab, private)
         assert refused.rule == "private"
         assert "(settings browser_refuse_private, browser_allowed_hosts)" in refused.message
+    assert _paths(origin) == []
+    async with _engine(
+        tmp_path / "opened", chromium, [ORIGIN_HOST], refuse_private=False
+    ) as engine:
+        tab = await _blank_tab(engine)
+        assert (await engine.navigate(TEAM, tab.id, AGENT, private)).value == private
     assert _paths(origin) == ["/page"]
+
+
+@pytest.fixture
+async def everywhere() -> AsyncIterator[Site]:
+    """A service listening on all interfaces, as many a host's services do."""
+    app = pages_app({"/secret": "<!doctype html><title>secret</title><p>all interfaces</p>"})
+    async with serving(app, "0.0.0.0") as running:  # noqa: S104 - the point of the test
+        yield running
+
+
+async def test_the_hosts_own_interface_addresses_are_refused(
+    tmp_path: Path, chromium: str, everywhere: Site
+) -> None:
+    own = interface_addresses()
+    reachable = [a for a in own if a.version == 4] + [a for a in own if a.version == 6]
+    assert reachable, "this machine has no non-loopback interface address"
+    async with _engine(tmp_path, chromium, [ORIGIN_HOST], own_addresses=own) as engine:
+        tab = await _blank_tab(engine)
+        for address in reachable:
+            host = f"[{address}]" if address.version == 6 else str(address)
+            refused = await _refusal(engine, tab, f"http://{host}:{everywhere.port}/secret")
+            assert refused.rule == "host", address
+            assert "this host's own addresses are blocked" in refused.message
+            assert "all interfaces" not in await _page_text(engine, tab)
+    assert everywhere.requests == []
+
+
+# Addresses that wrap loopback in IPv6 or fall in a special-purpose block, each with the
+# rule that refuses it. Nothing listens there: the rule named is the policy's answer.
+WRAPPED_AND_SPECIAL = (
+    ("[::127.0.0.1]", "loopback"),
+    ("[64:ff9b::7f00:1]", "loopback"),
+    ("[2002:7f00:1::]", "loopback"),
+    ("[64:ff9b::a9fe:a9fe]", "link-local"),
+    ("100.64.0.1", "reserved"),
+    ("192.0.2.1", "reserved"),
+    ("198.18.0.1", "reserved"),
+    ("[2001:0:4136:e378:8000:63bf:80ff:fffe]", "reserved"),
+    ("[fd00::1]", "private"),
+)
+
+
+async def test_loopback_wrapped_in_ipv6_and_special_ranges_are_refused(
+    engine: BrowserEngine, secret: Site
+) -> None:
+    tab = await _blank_tab(engine)
+    for host, rule in WRAPPED_AND_SPECIAL:
+        refused = await _refusal(engine, tab, f"http://{host}:{secret.port}/secret")
+        assert refused.rule == rule, host
+    assert secret.requests == []
 
 
 # -- the refusal listeners, without a browser ---------------------------------------------

@@ -4,6 +4,7 @@ the page error, and nothing ever falls back to a direct connection."""
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -13,16 +14,19 @@ from typing import Any
 import pytest
 from aiohttp import web
 
-from peer.connection import HostConnection
+from peer.connection import HostConnection, TeamApiCallError
 from server.common.errors import CrewhostError
 from server.common.public_addresses import PublicOnlyPolicy
 from server.host.browser.callers import Caller
 from server.host.browser.partitions import Partition
 from server.host.tools.catalog import call_tool
 from server.host.web.fetcher import WebFetcher
+from tests.support.clock import FakeClock
+from tests.support.databases import ScratchDatabase
 from tests.support.fakes.socks5 import faulty_socks5
-from tests.support.hub_server import RunningHub
+from tests.support.hub_server import RunningHub, hub_settings, running_hub
 from tests.support.peers import peer_member, wait_linked
+from tests.support.resolvers import TableResolver
 from tests.support.upstreams import free_port, microsocks, tinyproxy
 
 NOBODY = Caller.person("p" * 32)
@@ -35,6 +39,17 @@ class Seen:
 
     base: str = ""
     requests: list[tuple[str, str, str | None]] = field(default_factory=list)
+
+
+@pytest.fixture
+async def server(
+    tmp_path: Path, database: ScratchDatabase, clock: FakeClock
+) -> AsyncIterator[RunningHub]:
+    """The suite's hub, whose proxies may be at 127.0.0.1 (where tinyproxy and microsocks
+    listen) as an on-premises proxy would be allowed; nothing else on loopback."""
+    settings = hub_settings(tmp_path, database, **{"host.proxy_allowed_hosts": ["127.0.0.1"]})
+    async with running_hub(settings, database, clock=clock) as running:
+        yield running
 
 
 @pytest.fixture
@@ -287,3 +302,45 @@ async def test_web_fetch_leaves_through_the_agents_profile_proxy(
     failed = await fetch("/after")
     assert failed["status"] == 502, failed
     assert len(site.requests) == count
+
+
+async def test_a_proxy_name_that_turns_to_loopback_is_never_dialled(
+    server: RunningHub, admin: Admin, site: Seen
+) -> None:
+    """A proxy's name is judged again at every connection: public when saved, the host's
+    loopback when the browser launches, and nothing connects to it (neither Chromium nor
+    the relay); an address outside the allow-list is refused when saved."""
+    dialled: list[str] = []
+
+    async def record(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        dialled.append(writer.get_extra_info("peername")[0])
+        writer.close()
+
+    listener = await asyncio.start_server(record, "127.0.0.2", 0)
+    port = listener.sockets[0].getsockname()[1]
+    resolver = TableResolver({"proxy.test": ["93.184.216.34"]})
+    server.builtin.services.proxies.judge.resolver = resolver
+    try:
+        for address, code in (
+            (f"http://proxy.test:{port}", "proxyAddressRefused"),
+            (f"socks5://proxy.test:{port}", "proxyAddressRefused"),
+            (f"socks5://user:pass@proxy.test:{port}", "browserProxyUnreachable"),
+        ):
+            resolver.table["proxy.test"] = ["93.184.216.34"]
+            partition, proxy = await profile_behind(admin, address)
+            resolver.table["proxy.test"] = ["93.184.216.34", "127.0.0.2"]
+            assert await refusal(server, admin, partition, site.base + "/") == code, address
+            await admin.connection.call(
+                "browser-proxies-v1/delete", {"id": proxy["id"], "profiles": [partition.key]}
+            )
+        with pytest.raises(TeamApiCallError) as caught:
+            await admin.connection.call(
+                "browser-proxies-v1/create", {"address": f"http://127.0.0.2:{port}"}
+            )
+        assert caught.value.code == "proxyAddressRefused"
+        assert "127.0.0.2 is loopback" in caught.value.message
+    finally:
+        listener.close()
+        await listener.wait_closed()
+    assert dialled == []
+    assert site.requests == []

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
+from peer.connection import TeamApiCallError
 from server.db.tables import browser_proxies
 from server.host.services.proxies import MAX_PROXIES
 from tests.host.routes.conftest import Roles, refused
@@ -304,3 +305,42 @@ async def test_share_computer_records_one_row_per_member(team: Team) -> None:
     assert (
         await refused(team.admin, "browser-proxies-v1/update", edit) == "browserProxyComputerFixed"
     )
+
+
+# Proxy addresses that would let a team's browser read the host itself or its cloud's
+# metadata service, and the block each refusal names.
+NON_PUBLIC_PROXIES = (
+    ("http://127.0.0.1:8080", "loopback"),
+    ("http://[::1]:8080", "loopback"),
+    ("localhost:8080", "loopback"),
+    ("http://app.localhost:8080", "loopback"),
+    ("socks5://127.0.0.1:1080", "loopback"),
+    ("socks5://me:pw@127.0.0.1:1080", "loopback"),
+    ("http://[::ffff:127.0.0.1]:3128", "loopback"),
+    ("http://169.254.169.254:80", "cloud metadata"),
+    ("http://0.0.0.0:3128", "this network"),
+    ("http://10.1.2.3:3128", "private network"),
+    ("http://100.64.0.1:3128", "shared address space"),
+    ("https://[fd00::1]:443", "unique local"),
+)
+
+
+@pytest.mark.parametrize("database", ["sqlite"], indirect=True)
+async def test_a_proxy_at_a_non_public_address_is_refused_at_create_and_update(
+    team: Team,
+) -> None:
+    proxy = await team.admin.call("browser-proxies-v1/create", {"address": "203.0.114.9:8080"})
+    before = await team.admin.call("browser-proxies-v1/list")
+    for address, block in NON_PUBLIC_PROXIES:
+        for route, args in (
+            ("browser-proxies-v1/create", {"address": address}),
+            (
+                "browser-proxies-v1/update",
+                {"id": proxy["id"], "previousAddress": proxy["address"], "address": address},
+            ),
+        ):
+            with pytest.raises(TeamApiCallError) as caught:
+                await team.admin.call(route, args)
+            assert caught.value.code == "proxyAddressRefused", (route, address)
+            assert block in caught.value.message, (route, address, caught.value.message)
+    assert await team.admin.call("browser-proxies-v1/list") == before
