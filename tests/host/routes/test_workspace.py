@@ -120,9 +120,7 @@ async def test_uploads_refused_when_they_cannot_be_right(team: Team, server: Run
         "workspaceFileTooLarge"
     )
     past_any_file = {"path": "a.txt", "offset": 2**63}
-    assert await refused(team.member, "workspace-v1/download", past_any_file) == (
-        "invalidArgument"
-    )
+    assert await refused(team.member, "workspace-v1/download", past_any_file) == ("invalidArgument")
     bad_path = {"path": "../escape.txt", "size": 1}
     assert await refused(team.member, "workspace-v1/upload_start", bad_path) == (
         "workspacePathInvalid"
