@@ -37,6 +37,7 @@ from server.common.tokens import new_id
 from server.hub.bus import Bus, LocalBus
 from server.hub.services.hosts import HostService
 from server.hub.services.tickets import TicketService
+from server.hub.storage.hosts import Host
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +95,12 @@ class HostLinks:
 
     def is_linked_here(self, host_id: str) -> bool:
         return host_id in self._links
+
+    def require_reachable(self, host: Host) -> None:
+        """Refuse at once (``hostOffline``) a host that no hub holds a link to, as far as the
+        hub's list tells: a ticket or an offer for it would only wait out the relay's time."""
+        if host.id not in self._links and not self._hosts.is_online(host):
+            raise Unavailable("the host is not connected to the hub", code="hostOffline")
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         """``GET /v1/hosts/link``: a host's websocket."""
