@@ -91,7 +91,7 @@ class HostLinks:
                 log.exception("renewing host links failed")
 
     async def renew(self) -> None:
-        await self._hosts.renew_links(list(self._links))
+        await self._hosts.renew_links(list(self._links), self.instance_id)
 
     def is_linked_here(self, host_id: str) -> bool:
         return host_id in self._links
@@ -114,7 +114,7 @@ class HostLinks:
         self._links[link.host_id] = link
         if previous is not None:
             await previous.socket.close(message=b"replaced by a newer link")
-        await self._hosts.set_linked(link.host_id, True)
+        await self._hosts.add_link(link.host_id, self.instance_id)
         # Welcome last: once the host hears it, the hub lists it online and relays to it.
         await socket.send_str(encode(LinkWelcome(host_id=link.host_id, hub_time=self._clock.now())))
         log.info("host linked", extra={"host_id": link.host_id})
@@ -123,7 +123,7 @@ class HostLinks:
         finally:
             if self._links.get(link.host_id) is link:
                 del self._links[link.host_id]
-                await self._hosts.set_linked(link.host_id, False)
+                await self._hosts.remove_link(link.host_id, self.instance_id)
             for future in link.pending.values():
                 future.cancel()
             log.info("host link ended", extra={"host_id": link.host_id})

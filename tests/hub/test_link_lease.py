@@ -53,7 +53,7 @@ async def test_a_hub_alone_starts_with_no_host_online_from_its_last_run(
         alone = server.hub.db.is_sqlite
     async with running_hub(settings, database, clock=clock, with_host=False) as server:
         # What a hub killed while the host was linked leaves in the database.
-        await server.hub.hosts.set_linked(host_id, True)
+        await server.hub.hosts.add_link(host_id, server.hub.links.instance_id)
     async with running_hub(settings, database, clock=clock, with_host=False) as server:
         host = await server.hub.hosts.get_host_for_link(host_id)
         assert host is not None
@@ -84,10 +84,10 @@ async def test_a_host_listed_offline_is_refused_at_once(
         assert (ticket.status, ticket.code) == (503, "hostOffline"), ticket.body
 
         # A ticket issued while the host was listed online, then the host went.
-        await server.hub.hosts.set_linked(host_id, True)
+        await server.hub.hosts.add_link(host_id, "elsewhere")
         granted = await owner.post(f"{base}/tickets", {"fingerprint": fingerprint})
         assert granted.status == 201, granted.body
-        await server.hub.hosts.set_linked(host_id, False)
+        await server.hub.hosts.remove_link(host_id, "elsewhere")
         connect = await owner.post(
             f"{base}/connect", {"ticket": granted.body["ticket"], "sdp": sdp}
         )
