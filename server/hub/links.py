@@ -102,6 +102,17 @@ class HostLinks:
         if host.id not in self._links and not self._hosts.is_online(host):
             raise Unavailable("the host is not connected to the hub", code="hostOffline")
 
+    async def relay_offer_to(self, host: Host, ticket: str, sdp: str) -> LinkAnswer:
+        """``relay_offer`` for a host row just read. A link here that the row says another
+        instance holds now is a dead path whose end this hub has not heard yet (the host
+        relinked elsewhere): the offer goes out on the bus, to the holder."""
+        stale = (
+            host.id in self._links
+            and host.linked_by is not None
+            and host.linked_by != self.instance_id
+        )
+        return await self.relay_offer(host.id, ticket, sdp, via_bus=stale)
+
     async def handle(self, request: web.Request) -> web.StreamResponse:
         """``GET /v1/hosts/link``: a host's websocket."""
         socket = web.WebSocketResponse(heartbeat=20.0, max_msg_size=MAX_LINK_MESSAGE)
@@ -165,16 +176,23 @@ class HostLinks:
                     future.set_result(message)
 
     async def relay_offer(
-        self, host_id: str, ticket: str, sdp: str, request_id: str | None = None
+        self,
+        host_id: str,
+        ticket: str,
+        sdp: str,
+        request_id: str | None = None,
+        *,
+        via_bus: bool = False,
     ) -> LinkAnswer:
         """Send an offer to a host wherever it is linked; its answer, or a clear refusal.
-        ``request_id`` names it in both ends' logs: the HTTP request's id, or a new one."""
+        ``request_id`` names it in both ends' logs: the HTTP request's id, or a new one.
+        ``via_bus`` skips a link held here (one another instance holds now)."""
         request_id = request_id or current_request_id() or new_id()
         log.info("relaying an offer", extra={"host_id": host_id, "request_id": request_id})
         future: asyncio.Future[LinkAnswer | LinkRefused] = (
             asyncio.get_running_loop().create_future()
         )
-        link = self._links.get(host_id)
+        link = None if via_bus else self._links.get(host_id)
         if link is not None:
             link.pending[request_id] = future
             await link.send(LinkOffer(request_id=request_id, ticket=ticket, sdp=sdp))

@@ -148,6 +148,14 @@ async def test_a_host_that_relinks_through_another_hub_stays_online(
             assert hub_b.hub.links.is_linked_here(host_id)  # B has heard nothing yet
             # B renews what it believes it holds: the link is A's now, and stays as A wrote it.
             await hub_b.hub.links.renew()
+            # A member on B reaches the host through A, not down B's dead link.
+            member = await peer_member(hub_b, "owner@example.com", tmp_path / "member")
+            try:
+                connection = await member.connect(host_id)
+                assert (await connection.call("capabilities"))["hostId"] == host_id
+                await connection.close()
+            finally:
+                await member.hub.close()
 
             # Only now does B's side of the dead path end.
             relay.close_silent()

@@ -103,5 +103,5 @@ async def connect_to_host(call: Call[ConnectRequest]) -> ConnectAnswer:
         call.principal, call.team.team_id, call.team.role, host.id, call.body.ticket
     )
     call.hub.links.require_reachable(host)
-    answer = await call.hub.links.relay_offer(host.id, call.body.ticket, call.body.sdp)
+    answer = await call.hub.links.relay_offer_to(host, call.body.ticket, call.body.sdp)
     return ConnectAnswer(sdp=answer.sdp, signature=answer.signature, host_key=host.public_key)

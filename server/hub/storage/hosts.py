@@ -20,6 +20,7 @@ class Host:
     builtin: bool
     created_at: float
     linked_at: float | None
+    linked_by: str | None = None  # the hub instance holding the link
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +39,7 @@ _COLUMNS = (
     hosts.c.builtin,
     hosts.c.created_at,
     hosts.c.linked_at,
+    hosts.c.linked_by,
 )
 
 
