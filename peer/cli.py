@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import getpass
 import json
 import os
@@ -16,7 +17,13 @@ from typing import Any
 import aiohttp
 
 from peer.chat import AgentNotFound, StdinLines, TerminalChat, find_agent
-from peer.connection import HostConnection, HostSignatureInvalid, TeamApiCallError, connect_to_host
+from peer.connection import (
+    AccessRevoked,
+    HostConnection,
+    HostSignatureInvalid,
+    TeamApiCallError,
+    connect_to_host,
+)
 from peer.egress import share_egress
 from peer.hub_client import HubClient, HubError
 from peer.known_hosts import HostKeyChanged, KnownHosts, KnownHostsUnreadable
@@ -35,8 +42,12 @@ WATCH_DESCRIPTION = (
     "Watch a tab live for a while and print the frames received, frames per second and "
     "bytes per frame. `crewhost-peer call browser-control-v1/list_tabs` lists the tabs "
     "and their ids. A page sends a frame only when what it shows changes, so a still page "
-    "sends few or none: a low frame rate there is not a fault."
+    "sends few or none: a low frame rate there is not a fault. It ends early, with exit "
+    "status 1 and the reason, when the host ends the connection (the member was removed "
+    "or signed out, the role changed, the host went)."
 )
+# How long a view that closed without a word waits for its connection to say why.
+VIEW_GONE_SECONDS = 5.0
 STILL_PAGE_NOTE = (
     "note: a page sends frames only when it changes, so a still page sends few or none; "
     "that is not a fault"
@@ -180,6 +191,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except (HubError, TeamApiCallError) as exc:
         print(f"crewhost-peer: {exc.message} ({exc.code})", file=sys.stderr)
+        return 1
+    except AccessRevoked as exc:
+        print(
+            f"crewhost-peer: the host ended the connection: {exc.message} ({exc.code})",
+            file=sys.stderr,
+        )
         return 1
     except (AgentNotFound, TeamNotFound) as exc:
         print(f"crewhost-peer: {exc} ({exc.code})", file=sys.stderr)
@@ -376,31 +393,50 @@ async def _watch(connection: HostConnection, tab_id: str, seconds: float, out: P
         await asyncio.to_thread(out.mkdir, parents=True, exist_ok=True)
     view = await open_view(connection, tab_id)
     try:
-        sizes = await _frames(view, seconds, out)
+        sizes = await _frames(connection, view, seconds, out)
     finally:
         view.close()
     if view.close_code is not None:
         raise ViewClosed(view.close_code, view.close_reason)
+    if view.closed.is_set() and not connection.closed.is_set():
+        # A view that closed without a word goes with its connection; the host says why on
+        # the team-api channel, which may arrive a moment later.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(connection.closed.wait(), VIEW_GONE_SECONDS)
+    if connection.closed.is_set():
+        raise connection.ended()
     print(f"frames received: {len(sizes)}")
     print(f"fps: {len(sizes) / seconds:.1f}")
     print(f"bytes per frame: {round(sum(sizes) / len(sizes)) if sizes else 0}")
     print(STILL_PAGE_NOTE, file=sys.stderr)
 
 
-async def _frames(view: LiveView, seconds: float, out: Path | None) -> list[int]:
-    """The size of every frame that arrives within ``seconds``; each saved in ``out``."""
+async def _frames(
+    connection: HostConnection, view: LiveView, seconds: float, out: Path | None
+) -> list[int]:
+    """The size of every frame that arrives within ``seconds``; each saved in ``out``. Ends
+    early when the view or the whole connection closes (access revoked, host gone)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + seconds
     sizes: list[int] = []
-    while (left := deadline - loop.time()) > 0 and not view.closed.is_set():
-        try:
-            frame = await view.next_frame(left)
-        except TimeoutError:
-            break
-        sizes.append(len(frame.jpeg))
-        if out is not None:
-            path = out / f"frame-{frame.sequence}.jpg"
-            await asyncio.to_thread(path.write_bytes, frame.jpeg)
+    closed = asyncio.ensure_future(connection.closed.wait())
+    try:
+        while (left := deadline - loop.time()) > 0 and not view.closed.is_set():
+            arriving = asyncio.ensure_future(view.next_frame(left))
+            await asyncio.wait({arriving, closed}, return_when=asyncio.FIRST_COMPLETED)
+            if not arriving.done():
+                arriving.cancel()
+                break
+            try:
+                frame = arriving.result()
+            except TimeoutError:
+                break
+            sizes.append(len(frame.jpeg))
+            if out is not None:
+                path = out / f"frame-{frame.sequence}.jpg"
+                await asyncio.to_thread(path.write_bytes, frame.jpeg)
+    finally:
+        closed.cancel()
     return sizes
 
 

@@ -13,8 +13,10 @@ from pydantic import ValidationError
 
 from peer.hub_client import HubClient, HubError
 from peer.known_hosts import KnownHosts
+from server.common.error_codes import REVOCATION_CODES
 from server.common.keys import b64decode, verify_signature
 from server.common.protocol.codec import encode
+from server.common.protocol.events import Revoked
 from server.common.protocol.signaling import ConnectAnswer, TicketGrant, answer_proof
 from server.common.protocol.team_api import (
     TEAM_API_LABEL,
@@ -43,6 +45,20 @@ class NotServed(Exception):
         self.capability = capability
 
 
+class AccessRevoked(Exception):
+    """The host ended the connection because the member's access changed (removed from the
+    team, signed out, a new role, the host removed): its ``revoked`` event, kept."""
+
+    def __init__(self, code: str, reason: str) -> None:
+        super().__init__(f"{reason} ({code})")
+        self.code = code
+        self.reason = reason
+        self.message = _REVOCATION_MEANINGS.get(code, reason)
+
+
+_REVOCATION_MEANINGS = {entry.code: entry.meaning for entry in REVOCATION_CODES}
+
+
 class TeamApiCallError(Exception):
     """The host answered a Team API request with an error."""
 
@@ -60,6 +76,8 @@ class HostConnection:
         self.host_id = host_id
         self.events: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.closed = asyncio.Event()
+        # Why the host ended the connection, once it said so (just before closing it).
+        self.revoked: AccessRevoked | None = None
         self._channel = channel
         self._ids = itertools.count(1)
         self._waiting: dict[int, asyncio.Future[Any]] = {}
@@ -81,7 +99,11 @@ class HostConnection:
             return
         try:
             if "event" in message:
-                self.events.put_nowait(TeamApiEvent.model_validate(message).model_dump())
+                event = TeamApiEvent.model_validate(message).model_dump()
+                if event["event"] == Revoked.NAME and isinstance(event.get("data"), dict):
+                    data = event["data"]
+                    self.revoked = AccessRevoked(str(data.get("code")), str(data.get("reason")))
+                self.events.put_nowait(event)
                 return
             answer = (TeamApiError if "error" in message else TeamApiResult).model_validate(message)
         except ValidationError:
@@ -134,6 +156,10 @@ class HostConnection:
     def send_raw(self, data: str | bytes) -> None:
         """Send a message as-is (tests use it to send what a well-behaved client would not)."""
         self._channel.send(data)
+
+    def ended(self) -> Exception:
+        """Why the connection is over: the host's revocation, or the connection closing."""
+        return self.revoked or ConnectionError("the host closed the connection")
 
     async def close(self) -> None:
         await self.connection.close()

@@ -77,12 +77,20 @@ async def run(settings: Settings, *, with_builtin_host: bool) -> None:
     base = public_base(settings, port)
     loop_kind = type(asyncio.get_running_loop()).__module__.split(".")[0]
     log.info("hub listening", extra={"url": base, "event_loop": loop_kind})
-    code = await hub.setup.issue_code()
-    if code is not None:
+    start = await hub.setup.issue_start_code()
+    if start.code is not None:
         # The code sits after '#', so it never reaches a server log when the link is opened.
         print(
             "\nCrewhost is ready. Create the first owner at:\n\n"
-            f"    {base}/app/setup#code={code}\n",
+            f"    {base}/app/setup#code={start.code}\n",
+            flush=True,
+        )
+    elif start.issued_elsewhere:
+        print(
+            "\nCrewhost is ready. No owner exists yet, and a setup link was printed already "
+            "(by another hub on this database, or an earlier start).\n"
+            f"For a new one, run `crewhost admin setup-code` and open "
+            f"{base}/app/setup#code=<the code it prints>\n",
             flush=True,
         )
     stop = asyncio.Event()

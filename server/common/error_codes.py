@@ -36,6 +36,11 @@ HUB_ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode("methodNotAllowed", "The route does not take this HTTP method."),
     ErrorCode("payloadTooLarge", "The request body is too large."),
     ErrorCode("unsupportedMediaType", "The request body is of a type the route does not take."),
+    ErrorCode(
+        "invalidBody",
+        "The request body could not be read: not encoded as its Content-Encoding says, "
+        "or cut short.",
+    ),
     ErrorCode("httpError", "Another HTTP refusal, before any route ran."),
     ErrorCode("csrfRejected", "A write came without the CSRF header or from another site."),
     ErrorCode("badCredentials", "The email or the password is wrong."),

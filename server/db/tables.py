@@ -125,6 +125,9 @@ hosts = sa.Table(
     sa.Column("created_at", TIME, nullable=False),
     # Set while some hub instance holds the host's link; cleared when the link ends.
     sa.Column("linked_at", TIME, nullable=True),
+    # The hub instance holding that link: only it renews the link or marks it ended, so a
+    # hub whose link to the host died after the host relinked elsewhere changes nothing.
+    sa.Column("linked_by", ID, nullable=True),
     sa.Index(None, "team_id"),
 )
 

@@ -68,7 +68,8 @@ class Hub:
         instance_id = new_id()
         changes = AccessChanges(bus, instance_id, clock)
         passwords = PasswordHasher(settings.security)
-        sessions = SessionService(db, clock, settings.security, passwords, changes)
+        metrics = HubMetrics()
+        sessions = SessionService(db, clock, settings.security, passwords, changes, metrics)
         teams = TeamService(db, clock, changes)
         hosts = HostService(db, clock, changes, link_lease=settings.hub.link_lease_seconds)
         tickets = TicketService(clock, hosts.ticket_key)
@@ -86,7 +87,7 @@ class Hub:
             settings=settings,
             clock=clock,
             db=db,
-            metrics=HubMetrics(),
+            metrics=metrics,
             passwords=passwords,
             sessions=sessions,
             teams=teams,

@@ -37,6 +37,7 @@ from server.common.tokens import new_id
 from server.hub.bus import Bus, LocalBus
 from server.hub.services.hosts import HostService
 from server.hub.services.tickets import TicketService
+from server.hub.storage.hosts import Host
 
 log = logging.getLogger(__name__)
 
@@ -90,10 +91,27 @@ class HostLinks:
                 log.exception("renewing host links failed")
 
     async def renew(self) -> None:
-        await self._hosts.renew_links(list(self._links))
+        await self._hosts.renew_links(list(self._links), self.instance_id)
 
     def is_linked_here(self, host_id: str) -> bool:
         return host_id in self._links
+
+    def require_reachable(self, host: Host) -> None:
+        """Refuse at once (``hostOffline``) a host that no hub holds a link to, as far as the
+        hub's list tells: a ticket or an offer for it would only wait out the relay's time."""
+        if host.id not in self._links and not self._hosts.is_online(host):
+            raise Unavailable("the host is not connected to the hub", code="hostOffline")
+
+    async def relay_offer_to(self, host: Host, ticket: str, sdp: str) -> LinkAnswer:
+        """``relay_offer`` for a host row just read. A link here that the row says another
+        instance holds now is a dead path whose end this hub has not heard yet (the host
+        relinked elsewhere): the offer goes out on the bus, to the holder."""
+        stale = (
+            host.id in self._links
+            and host.linked_by is not None
+            and host.linked_by != self.instance_id
+        )
+        return await self.relay_offer(host.id, ticket, sdp, via_bus=stale)
 
     async def handle(self, request: web.Request) -> web.StreamResponse:
         """``GET /v1/hosts/link``: a host's websocket."""
@@ -107,7 +125,7 @@ class HostLinks:
         self._links[link.host_id] = link
         if previous is not None:
             await previous.socket.close(message=b"replaced by a newer link")
-        await self._hosts.set_linked(link.host_id, True)
+        await self._hosts.add_link(link.host_id, self.instance_id)
         # Welcome last: once the host hears it, the hub lists it online and relays to it.
         await socket.send_str(encode(LinkWelcome(host_id=link.host_id, hub_time=self._clock.now())))
         log.info("host linked", extra={"host_id": link.host_id})
@@ -116,7 +134,7 @@ class HostLinks:
         finally:
             if self._links.get(link.host_id) is link:
                 del self._links[link.host_id]
-                await self._hosts.set_linked(link.host_id, False)
+                await self._hosts.remove_link(link.host_id, self.instance_id)
             for future in link.pending.values():
                 future.cancel()
             log.info("host link ended", extra={"host_id": link.host_id})
@@ -158,16 +176,23 @@ class HostLinks:
                     future.set_result(message)
 
     async def relay_offer(
-        self, host_id: str, ticket: str, sdp: str, request_id: str | None = None
+        self,
+        host_id: str,
+        ticket: str,
+        sdp: str,
+        request_id: str | None = None,
+        *,
+        via_bus: bool = False,
     ) -> LinkAnswer:
         """Send an offer to a host wherever it is linked; its answer, or a clear refusal.
-        ``request_id`` names it in both ends' logs: the HTTP request's id, or a new one."""
+        ``request_id`` names it in both ends' logs: the HTTP request's id, or a new one.
+        ``via_bus`` skips a link held here (one another instance holds now)."""
         request_id = request_id or current_request_id() or new_id()
         log.info("relaying an offer", extra={"host_id": host_id, "request_id": request_id})
         future: asyncio.Future[LinkAnswer | LinkRefused] = (
             asyncio.get_running_loop().create_future()
         )
-        link = self._links.get(host_id)
+        link = None if via_bus else self._links.get(host_id)
         if link is not None:
             link.pending[request_id] = future
             await link.send(LinkOffer(request_id=request_id, ticket=ticket, sdp=sdp))

@@ -6,7 +6,8 @@ from __future__ import annotations
 import io
 import json
 import logging
-from collections.abc import AsyncIterator, Iterator
+import re
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import aiohttp
@@ -28,6 +29,7 @@ from tests.support.sites import Site, pages_app, serving
 from tests.support.waiting import eventually
 
 ANTHROPIC_KEY = "sk-ant-metrics-test-key"
+ROOT = Path(__file__).resolve().parents[2]
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
 
@@ -69,14 +71,153 @@ def value(samples: Samples, name: str, **labels: str) -> float:
     return samples.get((name, tuple(sorted(labels.items()))), 0.0)
 
 
-async def test_metrics_move_with_peer_traffic(
+Check = Callable[[Samples, Samples, Samples], bool]
+
+
+def moved(name: str, **labels: str) -> Check:
+    """The sample grew between the scrape before the activity and the one during it."""
+    return lambda before, during, _after: (
+        value(during, name, **labels) > value(before, name, **labels)
+    )
+
+
+def present(name: str, **labels: str) -> Check:
+    """A gauge of the process itself: it reads above zero while the host runs."""
+    return lambda _before, during, _after: value(during, name, **labels) > 0
+
+
+# Every metric docs/operations.md lists, the activity of the test below that moves it, and
+# how that shows on /metrics (scraped before, during and after the activity).
+MOVES: dict[str, tuple[str, Check]] = {
+    "crewhost_http_requests_total": (
+        "the sign-ins",
+        moved("crewhost_http_requests_total", route="/v1/sessions", method="POST", status="201"),
+    ),
+    "crewhost_http_request_seconds": (
+        "the sign-ins",
+        moved("crewhost_http_request_seconds_count", route="/v1/sessions"),
+    ),
+    "crewhost_sign_ins_total": (
+        # The account's five failures (its burst) and the unknown email's one.
+        "a sign-in, wrong passwords, an unknown email, then one attempt too many",
+        lambda before, during, after: all(
+            value(during, "crewhost_sign_ins_total", outcome=outcome)
+            - value(before, "crewhost_sign_ins_total", outcome=outcome)
+            == count
+            for outcome, count in (("ok", 1), ("badPassword", 6), ("limited", 1))
+        ),
+    ),
+    "crewhost_peers_connected": (
+        "a peer connects, then closes",
+        lambda before, during, after: (
+            (
+                value(before, "crewhost_peers_connected"),
+                value(during, "crewhost_peers_connected"),
+                value(after, "crewhost_peers_connected"),
+            )
+            == (0, 1, 0)
+        ),
+    ),
+    "crewhost_data_channel_bytes_total": (
+        "Team API calls and a live view",
+        lambda before, during, after: all(
+            moved("crewhost_data_channel_bytes_total", direction=direction, kind=kind)(
+                before, during, after
+            )
+            for direction, kind in (("in", "team-api"), ("out", "team-api"), ("out", "view"))
+        ),
+    ),
+    "crewhost_team_api_calls_total": (
+        "capabilities, and a route the host does not serve",
+        lambda before, during, after: (
+            moved("crewhost_team_api_calls_total", route="capabilities", status="ok")(
+                before, during, after
+            )
+            and value(
+                during, "crewhost_team_api_calls_total", route="unknown", status="routeUnknown"
+            )
+            == 1
+        ),
+    ),
+    "crewhost_team_api_call_seconds": (
+        "capabilities",
+        moved("crewhost_team_api_call_seconds_count", route="capabilities"),
+    ),
+    "crewhost_live_view_frames_total": (
+        "a live view's first frame",
+        moved("crewhost_live_view_frames_total", outcome="sent"),
+    ),
+    "crewhost_live_view_dropped_frames_per_view": (
+        "the live view closes",
+        lambda before, during, after: (
+            (
+                value(after, "crewhost_live_view_dropped_frames_per_view_count")
+                - value(during, "crewhost_live_view_dropped_frames_per_view_count")
+            )
+            == 1
+        ),
+    ),
+    "crewhost_tabs": ("a tab opens", moved("crewhost_tabs", state="loaded")),
+    "crewhost_chromium_processes": (
+        "the tab's browser runs",
+        present("crewhost_chromium_processes", type="browser"),
+    ),
+    "crewhost_chromium_resident_bytes": (
+        "the tab's renderer runs",
+        present("crewhost_chromium_resident_bytes", type="renderer"),
+    ),
+    "crewhost_turns_total": ("an agent's turn ends", moved("crewhost_turns_total", status="done")),
+    "crewhost_provider_request_seconds": (
+        "the turn asks the model",
+        moved("crewhost_provider_request_seconds_count", outcome="ok"),
+    ),
+    "crewhost_host_table_entries": (
+        "a peer and a view are open",
+        lambda before, during, after: (
+            value(during, "crewhost_host_table_entries", table="peers") == 1
+            and value(during, "crewhost_host_table_entries", table="views") == 1
+        ),
+    ),
+    "crewhost_asyncio_tasks": ("the host runs", present("crewhost_asyncio_tasks")),
+    "crewhost_process_threads": ("the host runs", present("crewhost_process_threads")),
+    "process_open_fds": ("the host runs", present("process_open_fds")),
+    "process_resident_memory_bytes": ("the host runs", present("process_resident_memory_bytes")),
+    "process_cpu_seconds_total": ("the host works", present("process_cpu_seconds_total")),
+}
+
+
+def documented_metrics() -> list[str]:
+    """The metric names of the table under "## Metrics" in docs/operations.md."""
+    text = (ROOT / "docs/operations.md").read_text(encoding="utf-8")
+    section = text.split("\n## Metrics\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| `")]
+    return [
+        name
+        for row in rows
+        for name in re.findall(r"`([a-z_]+)`", row.split("|")[1])
+        if name.startswith(("crewhost_", "process_"))
+    ]
+
+
+async def test_every_documented_metric_moves_under_its_activity(
     server: RunningHub, site: Site, anthropic: FakeAnthropic, tmp_path: Path
 ) -> None:
     owner = await server.sign_up_owner()
     team_id = await server.first_team_id(owner)
     host_id = await wait_linked(server)
     before = await scrape(server)
-    member = await peer_member(server, "owner@example.com", tmp_path)
+    member = await peer_member(server, "owner@example.com", tmp_path)  # signs in: ok
+    stranger = server.client()
+    for email in ("owner@example.com", "nobody@example.com"):
+        refused = await stranger.post("/v1/sessions", {"email": email, "password": "wrong-guess"})
+        assert refused.code == "badCredentials"
+    # The account's failures from one address run out after its burst: the next is limited.
+    burst = server.hub.settings.security.signin_failures_per_account_burst
+    attempts = [
+        await stranger.post("/v1/sessions", {"email": "owner@example.com", "password": "no"})
+        for _ in range(burst)
+    ]
+    assert [a.code for a in attempts] == ["badCredentials"] * (burst - 1) + ["rateLimited"]
     connection = await member.connect(host_id)
 
     await connection.call("capabilities")
@@ -102,30 +243,16 @@ async def test_metrics_move_with_peer_traffic(
     after = await scrape(server)
     await member.hub.close()
 
-    assert value(before, "crewhost_peers_connected") == 0
-    assert value(during, "crewhost_peers_connected") == 1
-    assert value(after, "crewhost_peers_connected") == 0
-    assert value(during, "crewhost_host_table_entries", table="peers") == 1
-    assert value(during, "crewhost_host_table_entries", table="views") == 1
-    for direction, kind in (("in", "team-api"), ("out", "team-api"), ("out", "view")):
-        moved = value(during, "crewhost_data_channel_bytes_total", direction=direction, kind=kind)
-        assert moved > 0, (direction, kind)
-    # The view asks for capabilities too.
-    assert value(during, "crewhost_team_api_calls_total", route="capabilities", status="ok") >= 1
-    assert (
-        value(during, "crewhost_team_api_calls_total", route="unknown", status="routeUnknown") == 1
-    )
-    assert value(during, "crewhost_team_api_call_seconds_count", route="capabilities") >= 1
-    assert value(during, "crewhost_live_view_frames_total", outcome="sent") >= 1
-    assert value(after, "crewhost_live_view_dropped_frames_per_view_count") == 1
-    assert value(during, "crewhost_tabs", state="loaded") == 1
-    assert value(during, "crewhost_chromium_processes", type="browser") >= 1
-    assert value(during, "crewhost_chromium_resident_bytes", type="renderer") > 0
-    assert value(during, "crewhost_turns_total", status="done") == 1
-    assert value(during, "crewhost_provider_request_seconds_count", outcome="ok") == 1
-    assert value(during, "crewhost_asyncio_tasks") > 0
-    assert value(during, "crewhost_process_threads") >= 1
-    assert value(during, "process_open_fds") > 0
+    documented = documented_metrics()
+    assert documented, "no metric table found in docs/operations.md"
+    unlisted = [name for name in documented if name not in MOVES]
+    assert not unlisted, f"documented metrics with no activity in MOVES: {unlisted}"
+    still = [
+        f"{name} ({MOVES[name][0]})"
+        for name in documented
+        if not MOVES[name][1](before, during, after)
+    ]
+    assert not still, f"documented metrics that did not move under their activity: {still}"
     # The hub's own families are served beside the host's.
     assert any(name == "crewhost_http_requests_total" for name, _ in during)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import sys
 from collections.abc import AsyncIterator
@@ -11,11 +12,21 @@ from pathlib import Path
 
 import pytest
 
+from server.common.crypto.box import SecretBox
+from server.common.crypto.ring import KeyRing
+from server.common.keys import SigningKey
+from server.host.start import build_host, run_link
 from tests.support.databases import ScratchDatabase, scratch_postgres_database
-from tests.support.hub_server import RunningHub, hub_settings, running_hub
+from tests.support.hub_server import ApiClient, RunningHub, hub_settings, running_hub
 from tests.support.peers import peer_member, wait_linked
+from tests.support.switching_relay import switching_relay
+from tests.support.waiting import eventually
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+def port_of(hub: RunningHub) -> int:
+    return int(hub.url.rsplit(":", 1)[1])
 
 
 @pytest.fixture
@@ -86,3 +97,74 @@ async def test_a_peer_on_hub_b_reaches_the_host_linked_to_hub_a(
         await again.close()
     finally:
         await member.hub.close()
+
+
+async def test_a_host_that_relinks_through_another_hub_stays_online(
+    tmp_path: Path, shared_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The host's path to hub B dies without a word; the host relinks through hub A; B
+    learns of its dead link only afterwards (as its heartbeat gives up), and must leave the
+    link A holds listed online."""
+    caplog.set_level(logging.INFO, logger="server.hub.links")
+    database = ScratchDatabase(shared_url, None)
+    async with (
+        running_hub(hub_settings(tmp_path / "a", database), database, with_host=False) as hub_a,
+        running_hub(hub_settings(tmp_path / "b", database), database, with_host=False) as hub_b,
+    ):
+        owner = await hub_a.sign_up_owner()
+        team_id = await hub_a.first_team_id(owner)
+        on_b = await hub_b.sign_in("owner@example.com")
+        enrolment = await owner.post(f"/v1/teams/{team_id}/hosts/enrolments", {"name": "Lab"})
+        key = SigningKey.generate()
+        enrolled = await hub_a.client().post(
+            "/v1/hosts/enrol", {"code": enrolment.body["code"], "publicKey": key.public_key}
+        )
+        host_id = enrolled.body["hostId"]
+        services = build_host(
+            hub_a.hub.settings.model_copy(update={"data_dir": tmp_path / "host"}),
+            key,
+            hub_a.hub.db,
+            secrets=SecretBox(KeyRing.generate()),
+        )
+        services.host_id = host_id
+
+        async def listed_online(client: ApiClient) -> bool:
+            hosts = (await client.get(f"/v1/teams/{team_id}/hosts")).body["hosts"]
+            return bool(next(h["online"] for h in hosts if h["id"] == host_id))
+
+        async with (
+            switching_relay(port_of(hub_b)) as relay,
+            run_link(services, f"http://127.0.0.1:{relay.port}") as host,
+        ):
+            await asyncio.wait_for(host.link.linked.wait(), 10)
+            assert hub_b.hub.links.is_linked_here(host_id)
+
+            # The path to B dies: the host hears it at once and relinks, now through A.
+            relay.target = port_of(hub_a)
+            await relay.cut_client_sides()
+            await asyncio.wait_for(host.link.unlinked.wait(), 10)
+            await asyncio.wait_for(host.link.linked.wait(), 10)
+            assert hub_a.hub.links.is_linked_here(host_id)
+            assert hub_b.hub.links.is_linked_here(host_id)  # B has heard nothing yet
+            # B renews what it believes it holds: the link is A's now, and stays as A wrote it.
+            await hub_b.hub.links.renew()
+            # A member on B reaches the host through A, not down B's dead link.
+            member = await peer_member(hub_b, "owner@example.com", tmp_path / "member")
+            try:
+                connection = await member.connect(host_id)
+                assert (await connection.call("capabilities"))["hostId"] == host_id
+                await connection.close()
+            finally:
+                await member.hub.close()
+
+            # Only now does B's side of the dead path end.
+            relay.close_silent()
+            await eventually(
+                lambda: any(r.getMessage() == "host link ended" for r in caplog.records)
+            )
+            assert not hub_b.hub.links.is_linked_here(host_id)
+            assert await listed_online(owner)
+            assert await listed_online(on_b)
+            # A's renewals keep it listed.
+            await hub_a.hub.links.renew()
+            assert await listed_online(on_b)

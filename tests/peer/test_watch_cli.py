@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import os
 import re
+import sys
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -11,10 +14,11 @@ import pytest
 from aiohttp import web
 
 from server.host.browser.partitions import Partition
-from tests.peer.test_cli import login, peer_cli
+from tests.peer.test_cli import ROOT, login, peer_cli
 from tests.support.databases import ScratchDatabase, scratch_database
-from tests.support.hub_server import RunningHub
+from tests.support.hub_server import PASSWORD, RunningHub
 from tests.support.peers import wait_linked
+from tests.support.waiting import eventually
 
 # A page that changes every 16 ms, so that the screencast keeps sending frames.
 ANIMATED = (
@@ -108,3 +112,59 @@ async def test_watch_of_an_unknown_tab_is_refused(server: RunningHub, tmp_path: 
     assert stdout == ""
     assert err.startswith("crewhost-peer: ")
     assert err.endswith("(tabNotFound)\n")
+
+
+@pytest.mark.parametrize(
+    ("how", "code"), [("removed", "removedFromTeam"), ("signed_out", "sessionEnded")]
+)
+async def test_watch_ends_at_once_when_the_member_goes(
+    server: RunningHub, animated_url: str, tmp_path: Path, how: str, code: str
+) -> None:
+    owner = await server.sign_up_owner()
+    team_id = await server.first_team_id(owner)
+    member = await server.invite(owner, team_id, "member@example.com", "member")
+    await wait_linked(server)
+    home = tmp_path / "peer"
+    status, _, err = await peer_cli(
+        home,
+        "login",
+        "--hub",
+        server.url,
+        "--email",
+        "member@example.com",
+        "--password-stdin",
+        stdin=PASSWORD.encode() + b"\n",
+    )
+    assert status == 0, err
+    engine = await server.builtin.services.browser.engine()
+    tab = await engine.open_tab(team_id, Partition.shared(), url=animated_url)
+    # Far longer than the test may take: it must end because the member went, not on time.
+    watching = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "peer.cli",
+        "watch",
+        tab.id,
+        "--seconds",
+        "3600",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "CREWHOST_PEER_HOME": str(home)},
+        cwd=ROOT,
+    )
+    try:
+        await eventually(lambda: bool(server.builtin.services.live.sessions(team_id, tab.id)))
+        if how == "removed":
+            gone = await owner.delete(f"/v1/teams/{team_id}/members/{member.account_id}")
+        else:  # the member signs every other session out, the watching one with them
+            gone = await member.post("/v1/me/sessions/revoke-others")
+        assert gone.status in (200, 204), gone.body
+        stdout, err = await asyncio.wait_for(watching.communicate(), 60)
+    finally:
+        if watching.returncode is None:
+            watching.kill()
+            await watching.wait()
+    assert watching.returncode == 1
+    assert stdout == b""
+    assert err.startswith(b"crewhost-peer: ")
+    assert err.endswith(f"({code})\n".encode()), err

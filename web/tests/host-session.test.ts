@@ -1,5 +1,6 @@
 /** The connection's life: one automatic reconnect while the hub still lists the host. */
 import { describe, expect, it } from 'vitest';
+import { ApiError } from '../src/api/client';
 import type { CloseReason } from '../src/host/connection';
 import { HostSession, type Phase } from '../src/host/host-session';
 import { HostKeyChanged } from '../src/host/known-hosts';
@@ -73,6 +74,15 @@ describe('HostSession', () => {
     expect(phases).toEqual(['connecting', 'connected', 'revoked', 'reconnecting', 'connected']);
     expect(session.state.connection).toBe(second);
     expect(opened()).toBe(2);
+  });
+
+  it('a host the hub lists offline fails at once with the table’s words, not a generic one', async () => {
+    const offline = new ApiError(503, 'hostOffline', 'the host is not connected to the hub');
+    const { session, phases, opened } = harness({ listed: [], opens: [offline] });
+    await session.connect();
+    expect(phases).toEqual(['connecting', 'failed']);
+    expect(session.state.detail).toBe(ERROR_MESSAGES.get('hostOffline'));
+    expect(opened()).toBe(1);
   });
 
   it('after a removal, shows the table’s words, passes the code on and does not retry', async () => {

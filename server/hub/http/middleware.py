@@ -18,6 +18,7 @@ from server.common.errors import (
 )
 from server.common.request_ids import REQUEST_ID_HEADER, begin_request
 from server.hub.container import HUB_KEY
+from server.hub.http.routing import BODY_UNREADABLE
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +61,8 @@ async def errors_and_metrics(request: web.Request, handler: Handler) -> web.Stre
     except Exception:
         log.exception("unhandled error", extra={"path": request.path, "method": request.method})
         response = error_response(Internal("something went wrong on the server"))
+    if request.get(BODY_UNREADABLE) and not response.prepared:
+        response.force_close()
     if request.path.startswith("/v1/"):
         response.headers.setdefault("Cache-Control", "no-store")
     response.headers.setdefault("X-Content-Type-Options", "nosniff")

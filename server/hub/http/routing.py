@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar, cast
 
 from aiohttp import hdrs, web
+from aiohttp.web_protocol import RequestPayloadError
 from pydantic import BaseModel, ValidationError
 
 from server.common.errors import (
@@ -37,6 +38,8 @@ from server.hub.http.cookies import (
 from server.hub.services.sessions import Principal
 
 CSRF_HEADER = "X-Crewhost-CSRF"
+# Set on a request whose body could not be read: its answer closes the connection.
+BODY_UNREADABLE = web.RequestKey("body_unreadable", bool)
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 _ID = re.compile(r"^[0-9a-f]{32}$")
 
@@ -221,13 +224,28 @@ def _json_media_type(request: web.Request) -> bool:
     return request.content_type == "application/json"
 
 
+async def _read_raw(request: web.Request) -> bytes:
+    """The body as sent, decoded as its ``Content-Encoding`` says; one that does not decode
+    (or ends early) is the caller's fault, answered 400 and never a traceback."""
+    try:
+        return await request.read()
+    except RequestPayloadError as exc:
+        # The rest of the body cannot be read either: aiohttp must not try to drain it, and
+        # the connection closes after the answer (where the next request starts is unknown).
+        request.content.feed_eof()
+        request[BODY_UNREADABLE] = True
+        encoding = request.headers.get(hdrs.CONTENT_ENCODING, "").strip().lower()
+        said = f"as {encoding}, as its Content-Encoding says" if encoding else "to its end"
+        raise InvalidArgument(f"the body could not be read {said}", code="invalidBody") from exc
+
+
 async def _read_body(
     request: web.Request, route: Route, hub: Hub
 ) -> tuple[BaseModel | None, bytes]:
     limit = route.raw_body_limit if route.raw_body_types else hub.settings.hub.max_json_body_bytes
     if request.content_length is not None and request.content_length > limit:
         raise PayloadTooLarge(f"the body may be at most {limit} bytes")
-    raw = await request.read()
+    raw = await _read_raw(request)
     if len(raw) > limit:
         raise PayloadTooLarge(f"the body may be at most {limit} bytes")
     if route.raw_body_types:

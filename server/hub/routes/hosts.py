@@ -83,6 +83,7 @@ async def rtc_config(call: Call[None]) -> RtcConfig:
 async def issue_ticket(call: Call[TicketRequest]) -> TicketGrant:
     """A short-lived ticket to connect to one host, bound to this peer's DTLS fingerprint."""
     host = await call.hub.hosts.get_team_host(call.team.team_id, call.path_id("host_id"))
+    call.hub.links.require_reachable(host)
     ticket, claims = await call.hub.tickets.issue(
         call.principal, call.team.team_id, call.team.role, host.id, call.body.fingerprint
     )
@@ -101,5 +102,6 @@ async def connect_to_host(call: Call[ConnectRequest]) -> ConnectAnswer:
     await call.hub.tickets.check_relay(
         call.principal, call.team.team_id, call.team.role, host.id, call.body.ticket
     )
-    answer = await call.hub.links.relay_offer(host.id, call.body.ticket, call.body.sdp)
+    call.hub.links.require_reachable(host)
+    answer = await call.hub.links.relay_offer_to(host, call.body.ticket, call.body.sdp)
     return ConnectAnswer(sdp=answer.sdp, signature=answer.signature, host_key=host.public_key)

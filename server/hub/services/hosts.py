@@ -113,11 +113,12 @@ class HostService:
         """Linked to some hub, and that hub renewed the link within the lease."""
         return host.linked_at is not None and host.linked_at > self._clock.now() - self.link_lease
 
-    async def renew_links(self, host_ids: list[str]) -> None:
-        """This hub still holds these links: they stay online for another lease."""
+    async def renew_links(self, host_ids: list[str], holder: str) -> None:
+        """The hub instance ``holder`` still holds these links: those it holds stay online
+        for another lease."""
         if host_ids:
             async with self._db.write() as conn:
-                await self._hosts.renew_links(conn, host_ids, self._clock.now())
+                await self._hosts.renew_links(conn, host_ids, holder, self._clock.now())
 
     async def forget_links(self) -> None:
         """Every host is offline until it links again: for a hub alone at its start, whose
@@ -125,9 +126,16 @@ class HostService:
         async with self._db.write() as conn:
             await self._hosts.remove_links(conn)
 
-    async def set_linked(self, host_id: str, linked: bool) -> None:
+    async def add_link(self, host_id: str, holder: str) -> None:
+        """The hub instance ``holder`` holds the host's link now."""
         async with self._db.write() as conn:
-            await self._hosts.update_linked_at(conn, host_id, self._clock.now() if linked else None)
+            await self._hosts.add_link(conn, host_id, holder, self._clock.now())
+
+    async def remove_link(self, host_id: str, holder: str) -> bool:
+        """The link ``holder`` held ended. A host that relinked through another instance
+        meanwhile stays online: that instance holds it. True if the host went offline."""
+        async with self._db.write() as conn:
+            return await self._hosts.remove_link(conn, host_id, holder)
 
     async def ticket_key(self) -> SigningKey:
         """The hub's ticket key, shared by every hub instance through the database."""

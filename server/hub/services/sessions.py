@@ -14,6 +14,7 @@ from server.common.tokens import hash_secret, new_id, new_secret
 from server.config import SecuritySettings
 from server.db.engine import Database
 from server.hub.cache import ExpiringCache
+from server.hub.metrics import HubMetrics
 from server.hub.passwords import PasswordHasher
 from server.hub.services.access_changes import AccessChanges
 from server.hub.storage.accounts import Account, AccountRepository
@@ -94,8 +95,10 @@ class SessionService:
         settings: SecuritySettings,
         passwords: PasswordHasher,
         changes: AccessChanges,
+        metrics: HubMetrics,
     ) -> None:
         self._db = db
+        self._metrics = metrics
         self._changes = changes
         self._clock = clock
         self._settings = settings
@@ -108,10 +111,17 @@ class SessionService:
     async def sign_in(
         self, email: str, password: str, *, client: str, user_agent: str, address: str
     ) -> tuple[Account, NewSession]:
-        self._limiter.check(email, address)
+        try:
+            self._limiter.check(email, address)
+        except RateLimited:
+            self._metrics.signed_in("limited")
+            raise
         account = await self._accounts.lookup_account_by_email(self._db, email)
         ok = await self._passwords.verify(account.password_hash if account else None, password)
         if account is None or not ok:
+            # An unknown email counts as a wrong password: the metric tells no more than the
+            # answer does.
+            self._metrics.signed_in("badPassword")
             self._limiter.failed(email, address)
             log.info("sign-in refused", extra={"client_address": address})
             raise Unauthenticated("the email or the password is wrong", code="badCredentials")
@@ -120,6 +130,7 @@ class SessionService:
             async with self._db.write() as conn:
                 await self._accounts.update_password_hash(conn, account.id, new_hash)
         new = await self.start_session(account.id, client=client, user_agent=user_agent)
+        self._metrics.signed_in("ok")
         log.info("signed in", extra={"account_id": account.id, "session_id": new.session.id})
         return account, new
 

@@ -20,6 +20,7 @@ class Host:
     builtin: bool
     created_at: float
     linked_at: float | None
+    linked_by: str | None = None  # the hub instance holding the link
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +39,7 @@ _COLUMNS = (
     hosts.c.builtin,
     hosts.c.created_at,
     hosts.c.linked_at,
+    hosts.c.linked_by,
 )
 
 
@@ -98,22 +100,43 @@ class HostRepository:
         )
         return bool(result.rowcount)
 
-    async def update_linked_at(
-        self, conn: AsyncConnection, host_id: str, linked_at: float | None
+    async def add_link(
+        self, conn: AsyncConnection, host_id: str, holder: str, linked_at: float
     ) -> None:
-        await conn.execute(hosts.update().where(hosts.c.id == host_id).values(linked_at=linked_at))
+        """The hub instance ``holder`` holds the host's link from ``linked_at`` on (whoever
+        held it before)."""
+        await conn.execute(
+            hosts.update()
+            .where(hosts.c.id == host_id)
+            .values(linked_at=linked_at, linked_by=holder)
+        )
+
+    async def remove_link(self, conn: AsyncConnection, host_id: str, holder: str) -> bool:
+        """The link ``holder`` held ended; a link another instance holds now stays. True if
+        the host was marked offline."""
+        result = await conn.execute(
+            hosts.update()
+            .where(hosts.c.id == host_id, hosts.c.linked_by == holder)
+            .values(linked_at=None, linked_by=None)
+        )
+        return bool(result.rowcount)
 
     async def remove_links(self, conn: AsyncConnection) -> None:
         """No host is linked any more (every row marked offline)."""
         await conn.execute(
-            hosts.update().where(hosts.c.linked_at.is_not(None)).values(linked_at=None)
+            hosts.update()
+            .where(sa.or_(hosts.c.linked_at.is_not(None), hosts.c.linked_by.is_not(None)))
+            .values(linked_at=None, linked_by=None)
         )
 
-    async def renew_links(self, conn: AsyncConnection, host_ids: list[str], now: float) -> None:
-        """The links of these hosts are alive at ``now`` (only rows still marked linked)."""
+    async def renew_links(
+        self, conn: AsyncConnection, host_ids: list[str], holder: str, now: float
+    ) -> None:
+        """The links ``holder`` holds to these hosts are alive at ``now`` (only rows it still
+        holds: a host that relinked through another instance is that one's to renew)."""
         await conn.execute(
             hosts.update()
-            .where(hosts.c.id.in_(host_ids), hosts.c.linked_at.is_not(None))
+            .where(hosts.c.id.in_(host_ids), hosts.c.linked_by == holder)
             .values(linked_at=now)
         )
 

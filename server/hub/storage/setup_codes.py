@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from server.db.tables import setup_codes
@@ -23,6 +24,16 @@ class SetupCodeRepository:
             setup_codes.delete().where(setup_codes.c.code_hash == code_hash)
         )
         return bool(result.rowcount)
+
+    async def lock_setup_codes(self, conn: AsyncConnection) -> None:
+        """Hold the table until the transaction ends, so hub instances starting together on
+        PostgreSQL issue codes one after the other (SQLite writes are one at a time anyway)."""
+        if conn.dialect.name == "postgresql":
+            await conn.execute(sa.text("LOCK TABLE setup_codes IN SHARE ROW EXCLUSIVE MODE"))
+
+    async def count_setup_codes(self, conn: AsyncConnection) -> int:
+        result = await conn.execute(sa.select(sa.func.count()).select_from(setup_codes))
+        return int(result.scalar_one())
 
     async def remove_all_setup_codes(self, conn: AsyncConnection) -> None:
         await conn.execute(setup_codes.delete())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import pytest
@@ -141,3 +142,25 @@ async def test_malformed_ids_in_paths_are_not_found(server: RunningHub) -> None:
     for member in ("not-an-id", "%00", "A" * 32):
         reply = await owner.delete(f"/v1/teams/{team_id}/members/{member}")
         assert (reply.status, reply.code) == (404, "notFound"), member
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "deflate"])
+async def test_a_body_that_is_not_compressed_as_it_claims_is_refused(
+    server: RunningHub, encoding: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Every write route, JSON or raw, reads its body in one place: each answers 400 the same.
+    world = await build_world(server)
+    before = await database_snapshot(server.hub.db)
+    for route in [r for r in all_routes() if r.method != "GET"]:
+        client, path = await caller_and_path(world, route)
+        content_type = route.raw_body_types[0] if route.raw_body_types else "application/json"
+        reply = await client.request(
+            route.method,
+            path,
+            data=b'{"name": "plain, not compressed"}',
+            headers={"Content-Type": content_type, "Content-Encoding": encoding},
+        )
+        assert (reply.status, reply.code) == (400, "invalidBody"), (route.name, reply.body)
+        assert encoding in reply.body["error"]["message"]
+    assert await database_snapshot(server.hub.db) == before
+    assert not [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR]

@@ -24,6 +24,7 @@ const TABLE: Record<string, string> = {
   methodNotAllowed: 'The hub does not offer that. Reload the page; it may have been updated.',
   payloadTooLarge: 'That file is too large. The limit is 1 MiB.',
   unsupportedMediaType: 'Use a PNG, JPEG or WebP image.',
+  invalidBody: 'The request could not be read. Try again; if it keeps failing, a proxy on the way may be changing it.',
   httpError: 'The hub refused the request. Reload the page and try again.',
   csrfRejected: 'The hub refused a request that did not come from this page. Reload and retry.',
   badCredentials: 'The email or the password is not right.',
