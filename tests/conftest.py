@@ -29,8 +29,8 @@ async def event_loop_watch(request: pytest.FixtureRequest) -> AsyncIterator[None
 async def database(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> AsyncIterator[ScratchDatabase]:
-    """A fresh database, once on SQLite and once on PostgreSQL."""
-    async with scratch_database(request.param, tmp_path) as db:
+    """A fresh database at the newest revision, once on SQLite and once on PostgreSQL."""
+    async with scratch_database(request.param, tmp_path, migrated=True) as db:
         yield db
 
 
