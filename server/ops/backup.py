@@ -308,10 +308,13 @@ def create_backup(
     if not passphrase:
         raise ArchivePassphraseMissing("a backup needs a passphrase: give it on standard input")
     is_sqlite = make_url(database_url).get_backend_name() == "sqlite"
+    database = Path(make_url(database_url).database or "")
+    if is_sqlite and not database.is_file():
+        # Refused before the staging folder would make a data folder that is not there.
+        raise BackupRefused(f"there is no database at {database}: nothing to back up")
     # Held shared: no rotation re-seals secrets between the snapshot and the ring's copy.
     with _staging(data_dir) as work, key_ring.hold(exclusive=False):
         if is_sqlite:
-            database = Path(make_url(database_url).database or "")
             snapshot = work / SQLITE_MEMBER
             _sqlite_snapshot(database, snapshot)
             revision, rows = _sqlite_facts(snapshot)

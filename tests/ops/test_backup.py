@@ -251,6 +251,7 @@ async def test_refusals_are_clear_and_leave_nothing_behind(tmp_path: Path) -> No
         "admin", "backup", "--out", str(archive), "--data-dir", str(original), stdin=PASSPHRASE
     )
     assert (code, "there is no database at" in err, archive.exists()) == (2, True, False)
+    assert not original.exists()
     await seed(original)
     code, _, err = await run("admin", "backup", "--out", str(archive), "--data-dir", str(original))
     assert (code, "needs a passphrase" in err, archive.exists()) == (2, True, False)
