@@ -14,7 +14,7 @@ import pytest
 from server import admin
 from server.config import Settings, load_settings
 from server.db.engine import Database
-from tests.support.serving import run
+from tests.support.serving import run, serving
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -104,3 +104,10 @@ async def test_a_migration_keeps_the_database_from_before_it(tmp_path: Path) -> 
     assert copies(tmp_path) == made[1:]
     assert facts(database)[0] != OLD
     assert not [name for name in os.listdir(tmp_path) if name.endswith("-journal")]
+
+
+async def test_a_start_keeps_the_database_from_before_its_migration(tmp_path: Path) -> None:
+    await old_database(tmp_path)
+    async with serving(tmp_path, expect_setup=False):
+        [copy] = copies(tmp_path)
+    assert facts(copy) == (OLD, [("t1", "Old")], "ok")
