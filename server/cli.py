@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from server.common.data_folder import secure_data_folder
+from server.common.data_folder import keep_new_files_private, secure_data_folder
 from server.common.errors import CrewhostError
 from server.config import Settings, load_settings, settings_markdown
 from server.logs import configure_logging
@@ -202,6 +202,7 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
 
     if args.command == "admin" and args.admin_command == "restore":
         # The target is checked before anything touches it; the restore makes it private.
+        keep_new_files_private()
         signal.signal(signal.SIGTERM, _stop_on_sigterm)
         print(
             admin.restore(
