@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 from pathlib import Path
+from typing import BinaryIO
 
 from pydantic import ValidationError
 
+from server.common.crypto.ring import KeyRingFile, KeyRingLocked, KeyRingMissing
 from server.common.wire import invalid_argument_from
 from server.config import Settings
 from server.db.engine import Database
@@ -15,17 +18,20 @@ from server.hub.container import Hub
 from server.hub.schemas import SignUp
 from server.ops.backup import (
     POSTGRES_MEMBER,
+    BackupBusy,
     BackupRefused,
     BackupReport,
+    check_restore_target,
     create_backup,
     restore_backup,
 )
 
 
-async def migrate(settings: Settings) -> None:
+async def migrate(settings: Settings) -> Path | None:
+    """Bring the database to the newest revision; answers the copy kept from before, if any."""
     hub = Hub.build(settings)
     try:
-        await hub.db.migrate()
+        return await hub.db.migrate()
     finally:
         await hub.db.close()
 
@@ -78,6 +84,75 @@ async def retire_key(settings: Settings, key_id: str) -> None:
         await db.close()
 
 
+def wrap_key_ring(settings: Settings, passphrase: str) -> None:
+    """Wrap the host's plain key ring with ``passphrase``; the host must be stopped.
+
+    When CREWHOST_MASTER_PASSPHRASE is set already it must be this passphrase, so the
+    next start opens the ring.
+    """
+    if not passphrase:
+        raise KeyRingLocked("wrapping the key ring needs a passphrase")
+    configured = settings.host.master_passphrase
+    if configured is not None and configured.get_secret_value() != passphrase:
+        raise KeyRingLocked(
+            "the passphrase differs from CREWHOST_MASTER_PASSPHRASE: the next start could not "
+            "open the ring; give the same one, or unset the variable first"
+        )
+    plain = KeyRingFile(key_ring_file(settings).path)
+    if not plain.exists():
+        raise KeyRingMissing(
+            f"there is no key ring at {plain.path} yet: start the server once with "
+            "CREWHOST_MASTER_PASSPHRASE set, and it makes the ring wrapped"
+        )
+    with plain.hold(exclusive=True):
+        plain.wrap(passphrase)
+
+
+def _claim_partial(partial: Path) -> BinaryIO:
+    """``partial`` created 0600 and locked for this backup, open for writing.
+
+    One left by a killed backup (nobody holds its lock) is removed first; one that a
+    running backup holds is refused. The file is locked before it takes its name (made
+    under a name of its own, then linked), so no other backup ever sees it unlocked.
+    """
+    if partial.exists() or partial.is_symlink():
+        stale = _lock_existing(partial)
+        if stale is None:
+            raise BackupBusy(f"another backup is writing {partial}: wait for it to end")
+        with os.fdopen(stale, "rb"):
+            if os.path.samestat(os.fstat(stale), partial.lstat()):
+                partial.unlink()
+    staged = partial.with_name(f"{partial.name}.{os.getpid()}.{os.urandom(4).hex()}")
+    fd = os.open(staged, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        try:
+            os.link(staged, partial)
+        except FileExistsError:
+            raise BackupBusy(f"another backup is writing {partial}: wait for it to end") from None
+    except BaseException:
+        os.close(fd)
+        raise
+    finally:
+        staged.unlink(missing_ok=True)
+    return os.fdopen(fd, "wb")
+
+
+def _lock_existing(path: Path) -> int | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError as exc:
+        raise BackupRefused(
+            f"{path} is in the way and cannot be opened: {exc.strerror}; remove it"
+        ) from exc
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
 def backup(settings: Settings, out: Path, passphrase: str) -> BackupReport:
     """A sealed backup of the data folder and database, written all or nothing to ``out``."""
     if out.resolve().is_relative_to(settings.data_dir.resolve()):
@@ -85,10 +160,17 @@ def backup(settings: Settings, out: Path, passphrase: str) -> BackupReport:
             f"{out} is inside the data folder {settings.data_dir}: write the backup elsewhere",
             code="backupInsideDataFolder",
         )
+    if not out.parent.is_dir():
+        raise BackupRefused(f"{out.parent} is not a folder: make it first, or pick another --out")
+    if out.is_dir():
+        raise BackupRefused(f"{out} is a folder: --out names the backup file to write")
     partial = out.with_name(f".{out.name}.partial")
     try:
-        with partial.open("xb") as target:
-            os.chmod(partial, 0o600)
+        target = _claim_partial(partial)
+    except PermissionError as exc:
+        raise BackupRefused(f"cannot write in {out.parent}: {exc.strerror}") from exc
+    try:
+        with target:
             report = create_backup(
                 settings.data_dir,
                 settings.database_url,
@@ -98,29 +180,45 @@ def backup(settings: Settings, out: Path, passphrase: str) -> BackupReport:
             )
             target.flush()
             os.fsync(target.fileno())
-        partial.replace(out)
+            partial.replace(out)
+    except OSError as exc:
+        partial.unlink(missing_ok=True)
+        raise BackupRefused(f"the backup failed: {exc.strerror or exc}") from exc
     except BaseException:
         partial.unlink(missing_ok=True)
         raise
     return report
 
 
-def restore(settings: Settings, file: Path, passphrase: str) -> str:
+def restore(settings: Settings, file: Path, passphrase: str, *, sign_out_everyone: bool) -> str:
     """Restore ``file`` into the (empty) data folder; answers what to do next."""
+    check_restore_target(settings.data_dir)
     try:
         source = file.open("rb")
     except OSError as exc:
         raise BackupRefused(f"cannot read {file}: {exc.strerror}") from exc
-    with source:
-        manifest = restore_backup(source, passphrase, settings.data_dir)
+    try:
+        with source:
+            manifest = restore_backup(
+                source, passphrase, settings.data_dir, sign_out_everyone=sign_out_everyone
+            )
+    except OSError as exc:
+        raise BackupRefused(f"the restore failed: {exc.strerror or exc}") from exc
+    signed_out = (
+        " with every session signed out, every open invitation revoked and every host "
+        "enrolment code dropped"
+        if sign_out_everyone
+        else ""
+    )
     if manifest.get("database") == "postgresql":
         dump = settings.data_dir / POSTGRES_MEMBER
         return (
-            f"restored the data folder into {settings.data_dir}; load the database into a new, "
-            f"empty PostgreSQL database with `psql --single-transaction -f {dump} URL`, set "
+            f"restored the data folder into {settings.data_dir}{signed_out}; load the database "
+            "into a new, empty PostgreSQL database with "
+            f"`psql -v ON_ERROR_STOP=1 --single-transaction -f {dump} URL`, set "
             "CREWHOST_DATABASE_URL to it, then delete the dump"
         )
     return (
-        f"restored into {settings.data_dir} (database revision {manifest.get('revision')}); "
-        f"start it with `crewhost serve --data-dir {settings.data_dir}`"
+        f"restored into {settings.data_dir} (database revision {manifest.get('revision')})"
+        f"{signed_out}; start it with `crewhost serve --data-dir {settings.data_dir}`"
     )

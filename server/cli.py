@@ -6,12 +6,13 @@ import argparse
 import asyncio
 import getpass
 import json
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from server.common.data_folder import secure_data_folder
+from server.common.data_folder import keep_new_files_private, secure_data_folder
 from server.common.errors import CrewhostError
 from server.config import Settings, load_settings, settings_markdown
 from server.logs import configure_logging
@@ -110,6 +111,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _common(restore)
     restore.add_argument("file", type=Path, metavar="FILE", help="a file made by admin backup")
+    restore.add_argument(
+        "--sign-out-everyone",
+        action="store_true",
+        help="in the restored copy, end every session, revoke every open invitation and drop "
+        "every host enrolment code (the backup may predate sign-outs and removals)",
+    )
+    wrap = admin_commands.add_parser(
+        "wrap-key-ring",
+        help="wrap the host's plain key ring with a master passphrase (asked twice; stop the "
+        "host first), then set CREWHOST_MASTER_PASSPHRASE to it",
+    )
+    _common(wrap)
+    wrap.add_argument(
+        "--passphrase-stdin",
+        action="store_true",
+        help="read the passphrase from standard input instead of asking twice",
+    )
     doctor = admin_commands.add_parser(
         "doctor",
         help="check Chromium, the database, the data folder's modes, the key ring, the port "
@@ -166,13 +184,39 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+    except _Terminated:
+        return 128 + signal.SIGTERM
+
+
+class _Terminated(BaseException):
+    """SIGTERM during a backup or restore: raised so that what it made is removed."""
+
+
+def _stop_on_sigterm(_signum: int, _frame: object) -> None:
+    raise _Terminated
 
 
 def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
     from server import admin, event_loop, serve
+    from server.ops.backup import remove_stale_staging
 
+    if args.command == "admin" and args.admin_command == "restore":
+        # The target is checked before anything touches it; the restore makes it private.
+        keep_new_files_private()
+        signal.signal(signal.SIGTERM, _stop_on_sigterm)
+        print(
+            admin.restore(
+                settings,
+                args.file,
+                _passphrase(),
+                sign_out_everyone=args.sign_out_everyone,
+            )
+        )
+        return 0
     # Every command from here on serves or writes the data folder: it holds keys and hashes.
     secure_data_folder(settings.data_dir)
+    # A backup killed outright (SIGKILL) leaves its staged database snapshot: remove it.
+    remove_stale_staging(settings.data_dir)
     if args.command in ("serve", "hub"):
         event_loop.run(
             serve.run(settings, with_builtin_host=args.command == "serve"), settings.event_loop
@@ -184,7 +228,9 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         event_loop.run(run_remote_host(settings, args.hub, args.enrol), settings.event_loop)
         return 0
     if args.admin_command == "migrate":
-        asyncio.run(admin.migrate(settings))
+        copy = asyncio.run(admin.migrate(settings))
+        if copy is not None:
+            print(f"kept a copy of the database from before the migration: {copy}")
         print("database is up to date")
         return 0
     if args.admin_command == "setup-code":
@@ -218,16 +264,24 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
             )
             return 1
         return 0
+    if args.admin_command == "wrap-key-ring":
+        passphrase = _new_passphrase(args.passphrase_stdin)
+        if passphrase is None:
+            return 2
+        admin.wrap_key_ring(settings, passphrase)
+        print(
+            f"wrapped the key ring {settings.data_dir / 'host' / 'key-ring.json'}: from now on "
+            "set CREWHOST_MASTER_PASSPHRASE to this passphrase wherever the host starts"
+        )
+        return 0
     if args.admin_command == "backup":
+        signal.signal(signal.SIGTERM, _stop_on_sigterm)
         made = admin.backup(settings, args.out, _passphrase())
         counted = ", ".join(f"{count} {name}" for name, count in made.rows.items() if count)
         print(
             f"backed up the {made.database} database (revision {made.revision or '?'}; "
             f"{counted or 'no rows'}) and {made.files} files to {args.out}"
         )
-        return 0
-    if args.admin_command == "restore":
-        print(admin.restore(settings, args.file, _passphrase()))
         return 0
     if args.admin_command == "retire-key":
         asyncio.run(admin.retire_key(settings, args.key_id))
@@ -244,6 +298,17 @@ def _doctor(settings: Settings) -> int:
     for finding in findings:
         print(finding.render())
     return exit_status(findings)
+
+
+def _new_passphrase(from_stdin: bool) -> str | None:
+    """A new passphrase: the first line of standard input, or asked twice on the terminal."""
+    if from_stdin:
+        return sys.stdin.readline().rstrip("\n")
+    passphrase = getpass.getpass("Master passphrase: ")
+    if getpass.getpass("Again: ") != passphrase:
+        print("crewhost: the passphrases differ", file=sys.stderr)
+        return None
+    return passphrase
 
 
 def _passphrase() -> str:

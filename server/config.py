@@ -80,6 +80,13 @@ class DatabaseSettings(SettingsSection):
         description="SQLite connections for reads other than the request path's lookups (which "
         "have one on the event loop's thread; writes have one of their own).",
     )
+    sqlite_migration_copies: int = Field(
+        3,
+        ge=0,
+        description="Before a start or `admin migrate` changes a SQLite database's schema, a "
+        "copy of it is kept beside it (crewhost.db.before-REVISION-TIME); this many of the "
+        "newest are kept. 0 keeps none.",
+    )
 
 
 class SecuritySettings(SettingsSection):

@@ -338,14 +338,78 @@ async def test_rotate_and_retire_keys(tmp_path: Path) -> None:
     assert stat.S_IMODE(ring.stat().st_mode) == 0o600
     assert "sk-cli-secret" not in out + err
 
-    # With a master passphrase the ring is stored wrapped; without it, it stays shut.
+    # Once wrapped (a command of its own), the ring needs the passphrase; without it, it stays shut.
     wrapped = {"CREWHOST_MASTER_PASSPHRASE": "a master passphrase"}
+    code, _, err = await run(
+        "admin",
+        "wrap-key-ring",
+        "--passphrase-stdin",
+        "--data-dir",
+        data,
+        stdin=b"a master passphrase\n",
+    )
+    assert code == 0, err
     code, _, err = await run("admin", "rotate-key", "--data-dir", data, env=wrapped)
     assert code == 0, err
     assert second.group(1) not in ring.read_text()
     code, _, err = await run("admin", "rotate-key", "--data-dir", data)
     assert code == 2
     assert "wrapped by a passphrase: set CREWHOST_MASTER_PASSPHRASE" in err
+
+
+async def test_a_passphrase_on_a_plain_ring_is_refused_until_wrap_key_ring_wraps_it(
+    tmp_path: Path,
+) -> None:
+    await set_provider_key(tmp_path, "sk-cli-secret")
+    ring = tmp_path / "host" / "key-ring.json"
+    plain = ring.read_bytes()
+    data = str(tmp_path)
+    passphrase = {"CREWHOST_MASTER_PASSPHRASE": "a master passphrase"}
+    # Neither the doctor nor a start wraps it: a mistyped passphrase would lock the secrets.
+    code, out, _ = await run("admin", "doctor", "--data-dir", data, env=passphrase)
+    assert (code, "FIX   key ring:" in out, "wrap-key-ring" in out) == (1, True, True)
+    code, _, err = await asyncio.wait_for(
+        run("serve", "--port", "0", "--data-dir", data, env=passphrase), 60
+    )
+    assert code == 2
+    assert "is not wrapped: stop the server and run `crewhost admin wrap-key-ring`" in err
+    assert "Traceback" not in err
+    assert ring.read_bytes() == plain
+    # A passphrase other than the one set is refused; so is an empty one.
+    code, _, err = await run(
+        "admin",
+        "wrap-key-ring",
+        "--passphrase-stdin",
+        "--data-dir",
+        data,
+        stdin=b"a master passphrasf\n",
+        env=passphrase,
+    )
+    assert (code, "differs from CREWHOST_MASTER_PASSPHRASE" in err) == (2, True)
+    code, _, err = await run(
+        "admin", "wrap-key-ring", "--passphrase-stdin", "--data-dir", data, stdin=b"\n"
+    )
+    assert (code, "needs a passphrase" in err) == (2, True)
+    assert ring.read_bytes() == plain
+    code, out, err = await run(
+        "admin",
+        "wrap-key-ring",
+        "--passphrase-stdin",
+        "--data-dir",
+        data,
+        stdin=b"a master passphrase\n",
+        env=passphrase,
+    )
+    assert code == 0, err
+    assert out.startswith(f"wrapped the key ring {ring}")
+    assert "wrapped" in json.loads(ring.read_text())
+    assert "a master passphrase" not in out + err
+    code, out, _ = await run("admin", "doctor", "--data-dir", data, env=passphrase)
+    assert "ok    key ring: 1 keys" in out
+    code, _, err = await run(
+        "admin", "wrap-key-ring", "--passphrase-stdin", "--data-dir", data, stdin=b"again\n"
+    )
+    assert (code, "is wrapped already" in err) == (2, True)
 
 
 async def test_serve_refuses_to_start_without_the_key_ring_its_secrets_need(

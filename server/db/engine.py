@@ -16,6 +16,7 @@ import logging
 import sqlite3
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -65,9 +66,12 @@ class Database:
         pool_size: int = 10,
         schema: str | None = None,
         sqlite_readers: int = 4,
+        migration_copies: int = 0,
     ) -> None:
         parsed = make_url(url)
         self.url = url
+        # How many copies of a SQLite file to keep from before its schema changes (0: none).
+        self.migration_copies = migration_copies
         self.schema = schema
         self.is_sqlite = parsed.get_backend_name() == "sqlite"
         # A steady pool: opening a connection (a thread and PRAGMAs on SQLite) per burst costs more
@@ -114,6 +118,7 @@ class Database:
             settings.database_url,
             pool_size=settings.database.pool_size,
             sqlite_readers=settings.database.sqlite_read_connections,
+            migration_copies=settings.database.sqlite_migration_copies,
         )
 
     @asynccontextmanager
@@ -193,18 +198,30 @@ class Database:
         """One round trip to the database (for health checks)."""
         await self.lookup(_PING)
 
-    async def migrate(self, to: str = "head") -> None:
+    async def migrate(self, to: str = "head") -> Path | None:
         """Bring the schema to the newest revision of the one Alembic history (or to ``to``).
 
         A database at a revision this code does not know is refused untouched
-        (``databaseTooNew``).
+        (``databaseTooNew``). Before a SQLite file's schema changes, a copy of it is kept
+        beside it (the newest ``migration_copies``); answers that copy's path, if one was made.
         """
+        copy = None
+        if self._sqlite_path is not None and self.migration_copies > 0 and to == "head":
+            copy = await asyncio.to_thread(
+                copy_before_migrating, self._sqlite_path, self.migration_copies
+            )
+            if copy is not None:
+                log.warning(
+                    "kept a copy of the database from before its migration",
+                    extra={"copy": str(copy)},
+                )
         async with self.engine.begin() as connection:
             if not self.is_sqlite:
                 await connection.execute(
                     sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK_KEY}
                 )
             await connection.run_sync(_upgrade, to)
+        return copy
 
     async def close(self) -> None:
         if self._sqlite_reader is not None:
@@ -227,6 +244,50 @@ _DROPPED = (
     ConnectionError,
 )
 _PING = Lookup(sa.select(sa.literal_column("1", sa.Integer)))
+
+
+MIGRATION_COPY_INFIX = ".before-"
+
+
+def copy_before_migrating(database: Path, keep: int) -> Path | None:
+    """A consistent copy of ``database`` beside it when a migration is due; None when not.
+
+    Named ``<name>.before-<revision>-<UTC time>``; only the newest ``keep`` are kept.
+    """
+    if not database.is_file() or database.stat().st_size == 0:
+        return None
+    from alembic.config import Config
+    from alembic.script import ScriptDirectory
+
+    source = sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=30)
+    try:
+        tables = {row[0] for row in source.execute("SELECT name FROM sqlite_master")}
+        if "alembic_version" not in tables:
+            return None  # an empty database: nothing to go back to
+        current = [row[0] for row in source.execute("SELECT version_num FROM alembic_version")]
+        config = Config()
+        config.set_main_option("script_location", str(ALEMBIC_DIR))
+        head = ScriptDirectory.from_config(config).get_current_head()
+        if not current or current == [head]:
+            return None
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+        copy = database.with_name(f"{database.name}{MIGRATION_COPY_INFIX}{current[0]}-{stamp}")
+        create_private_file(copy)
+        target = sqlite3.connect(copy)
+        try:
+            source.backup(target)
+            target.execute("PRAGMA journal_mode=DELETE")
+        finally:
+            target.close()
+    finally:
+        source.close()
+    copies = sorted(
+        database.parent.glob(f"{database.name}{MIGRATION_COPY_INFIX}*"),
+        key=lambda path: path.name.rsplit("-", 1)[-1],
+    )
+    for old in copies[:-keep]:
+        old.unlink(missing_ok=True)
+    return copy
 
 
 class DatabaseTooNew(CrewhostError):

@@ -5,14 +5,26 @@ A backup holds a consistent snapshot of the database (SQLite's online backup API
 the agents' workspaces and each team's saved tabs. Chromium's own profile folders
 (cookies, caches) are left out: Chromium rewrites them while it runs, so a copy is not
 consistent, and they are large; members sign in to sites again after a restore.
+
+No plain copy leaves the data folder: the archive is sealed as it is written, and the
+database snapshot is staged in a private folder inside the data folder (``STAGING``),
+removed when the backup ends, however it ends, or by the next ``crewhost`` command after
+a kill. A restore unpacks into a private folder beside its target and renames it into
+place once everything is proven, so a restore stopped half-way leaves the target as it
+was: missing or empty.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
+import fcntl
 import io
 import json
 import os
+import re
 import shutil
+import signal
 import sqlite3
 import subprocess
 import tarfile
@@ -28,12 +40,13 @@ from sqlalchemy.engine import make_url
 from server.common.crypto.archive import (
     ArchiveError,
     ArchivePassphraseMissing,
+    SealingWriter,
     open_stream,
-    seal_stream,
 )
 from server.common.crypto.ring import KeyRingFile
 from server.common.data_folder import FILE_MODE, FOLDER_MODE, private_folder
 from server.common.errors import CrewhostError
+from server.db.engine import MIGRATION_COPY_INFIX
 from server.db.tables import metadata
 
 MANIFEST = "manifest.json"
@@ -41,6 +54,13 @@ SQLITE_MEMBER = "crewhost.db"
 POSTGRES_MEMBER = "postgres.sql"
 FILES = "files/"
 BACKUP_FORMAT = "crewhost-backup"
+# Inside the data folder: each running backup's private folder for its database snapshot.
+STAGING = ".backup-staging"
+_LOCK = ".lock"
+# A test hook: the path of a FIFO; a backup writes a line to it once its snapshot is staged
+# and part of the archive sealed (a restore: once it is unpacked beside its target), then
+# waits for a signal (the tests stop it there).
+PAUSE_HOOK = "CREWHOST_TEST_BACKUP_PAUSE"
 # Files of a data folder that a backup never copies as they are.
 _DATABASE_FILES = ("crewhost.db", "crewhost.db-wal", "crewhost.db-shm", "crewhost.db-journal")
 
@@ -54,6 +74,17 @@ class BackupRefused(CrewhostError):
 
 class RestoreTargetNotEmpty(BackupRefused):
     code: ClassVar[str] = "restoreTargetNotEmpty"
+
+
+class RestoreTargetNotFolder(BackupRefused):
+    code: ClassVar[str] = "restoreTargetNotFolder"
+
+
+class BackupBusy(BackupRefused):
+    """Another backup writes the same file, or another restore fills the same folder."""
+
+    status: ClassVar[int] = 409
+    code: ClassVar[str] = "backupBusy"
 
 
 class PgDumpMissing(BackupRefused):
@@ -76,6 +107,8 @@ def _kept(data_dir: Path, path: Path) -> bool:
     if path.name.endswith(".lock") or str(relative) in _DATABASE_FILES:
         return False
     parts = relative.parts
+    if parts[0] == STAGING or path.name.startswith(SQLITE_MEMBER + MIGRATION_COPY_INFIX):
+        return False  # a running backup's snapshot; copies kept from before migrations
     # browser/<team>/tabs.json is kept; browser/<team>/<partition>/… is Chromium's.
     return parts[0] != "browser" or len(parts) == 3
 
@@ -158,6 +191,116 @@ def _pg_dump(url: str, target: Path) -> None:
         )
 
 
+_COPY = re.compile(rb'^COPY (?:(?P<schema>"[^"]+"|[^". ]+)\.)?(?P<table>"[^"]+"|[^". ]+) ')
+
+
+def _unquote(name: bytes) -> str:
+    return name.decode().strip('"')
+
+
+def _dump_facts(dump: Path) -> tuple[str | None, dict[str, int], str | None]:
+    """The revision, row count of each table and schema of a plain ``pg_dump``.
+
+    Read from its ``COPY`` blocks (one row a line: COPY escapes newlines), so the counts
+    are exactly the dump's, taken in pg_dump's own snapshot.
+    """
+    known = [table.name for table in metadata.sorted_tables]
+    counted: dict[str, int] = {}
+    revision: str | None = None
+    schema: str | None = None
+    table: str | None = None
+    with dump.open("rb") as lines:
+        for line in lines:
+            if table is None:
+                match = _COPY.match(line)
+                if match is not None:
+                    table = _unquote(match["table"])
+                    if table in known or table == "alembic_version":
+                        counted.setdefault(table, 0)
+                        if match["schema"] and schema is None:
+                            schema = _unquote(match["schema"])
+                continue
+            if line.rstrip(b"\n") == b"\\.":
+                table = None
+            elif table == "alembic_version":
+                revision = line.split(b"\t")[0].decode().strip()
+            elif table in counted:
+                counted[table] += 1
+    return revision, {name: counted[name] for name in known if name in counted}, schema
+
+
+def _claim_lock(path: Path) -> int | None:
+    """``path`` opened and locked alone, or None when another process holds it."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, FILE_MODE)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        os.close(fd)
+        if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+            return None
+        raise
+    return fd
+
+
+@contextlib.contextmanager
+def _staging(data_dir: Path) -> Iterator[Path]:
+    """A private folder under ``data_dir/STAGING`` for this backup, locked while it runs."""
+    root = private_folder(data_dir / STAGING)
+    os.chmod(root, FOLDER_MODE)
+    folder = Path(tempfile.mkdtemp(prefix=f"{os.getpid()}-", dir=root))  # 0700
+    fd = _claim_lock(folder / _LOCK)
+    assert fd is not None  # a folder just made is nobody else's
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            root.rmdir()  # only when no other backup stages there
+
+
+def remove_stale_staging(data_dir: Path) -> int:
+    """Remove what killed backups left staged in ``data_dir``; answers how many.
+
+    A folder whose lock another process holds belongs to a running backup and stays.
+    """
+    root = data_dir / STAGING
+    if not root.is_dir() or root.is_symlink():
+        return 0
+    removed = 0
+    for folder in root.iterdir():
+        if not folder.is_dir() or folder.is_symlink():
+            continue
+        lock = folder / _LOCK
+        if not lock.exists():
+            # Killed between making the folder and locking it: it holds nothing yet.
+            if any(entry.name != _LOCK for entry in folder.iterdir()):
+                continue
+            fd = None
+        else:
+            fd = _claim_lock(lock)
+            if fd is None:
+                continue
+        try:
+            shutil.rmtree(folder, ignore_errors=True)
+            removed += 1
+        finally:
+            if fd is not None:
+                os.close(fd)
+    with contextlib.suppress(OSError):
+        root.rmdir()
+    return removed
+
+
+def _pause_for_tests() -> None:
+    fifo = os.environ.get(PAUSE_HOOK)
+    if fifo:
+        with open(fifo, "w", encoding="ascii") as ready:
+            ready.write("paused\n")
+        while True:
+            signal.pause()
+
+
 def create_backup(
     data_dir: Path, database_url: str, key_ring: KeyRingFile, out: BinaryIO, passphrase: str
 ) -> BackupReport:
@@ -165,75 +308,163 @@ def create_backup(
     if not passphrase:
         raise ArchivePassphraseMissing("a backup needs a passphrase: give it on standard input")
     is_sqlite = make_url(database_url).get_backend_name() == "sqlite"
-    with tempfile.TemporaryDirectory(prefix="crewhost-backup-") as scratch:
-        work = Path(scratch)
-        plain = work / "backup.tar"
-        # Held shared: no rotation re-seals secrets between the snapshot and the ring's copy.
-        with key_ring.hold(exclusive=False):
-            if is_sqlite:
-                database = Path(make_url(database_url).database or "")
-                snapshot = work / SQLITE_MEMBER
-                _sqlite_snapshot(database, snapshot)
-                revision, rows = _sqlite_facts(snapshot)
-            else:
-                snapshot = work / POSTGRES_MEMBER
-                _pg_dump(database_url, snapshot)
-                revision, rows = None, {}
-            files = list(_data_files(data_dir))
-            with tarfile.open(plain, "w") as tar:
-                tar.add(snapshot, snapshot.name)
-                for path in files:
-                    tar.add(path, FILES + path.relative_to(data_dir).as_posix())
-                manifest = {
-                    "format": BACKUP_FORMAT,
-                    "createdAt": time.time(),
-                    "database": "sqlite" if is_sqlite else "postgresql",
-                    "revision": revision,
-                    "rows": rows,
-                }
-                raw = json.dumps(manifest, indent=2).encode()
-                info = tarfile.TarInfo(MANIFEST)
-                info.size, info.mode = len(raw), FILE_MODE
-                tar.addfile(info, io.BytesIO(raw))
-        with plain.open("rb") as source:
-            seal_stream(source, out, passphrase)
+    database = Path(make_url(database_url).database or "")
+    if is_sqlite and not database.is_file():
+        # Refused before the staging folder would make a data folder that is not there.
+        raise BackupRefused(f"there is no database at {database}: nothing to back up")
+    # Held shared: no rotation re-seals secrets between the snapshot and the ring's copy.
+    with _staging(data_dir) as work, key_ring.hold(exclusive=False):
+        if is_sqlite:
+            snapshot = work / SQLITE_MEMBER
+            _sqlite_snapshot(database, snapshot)
+            revision, rows = _sqlite_facts(snapshot)
+        else:
+            snapshot = work / POSTGRES_MEMBER
+            _pg_dump(database_url, snapshot)
+            revision, rows, _schema = _dump_facts(snapshot)
+        files = list(_data_files(data_dir))
+        manifest = {
+            "format": BACKUP_FORMAT,
+            "createdAt": time.time(),
+            "database": "sqlite" if is_sqlite else "postgresql",
+            "revision": revision,
+            "rows": rows,
+        }
+        sealed = SealingWriter(out, passphrase)
+        # Stream mode: the archive goes through the cipher as it is made, never to disk plain.
+        with tarfile.open(fileobj=sealed, mode="w|") as tar:  # type: ignore[call-overload]
+            tar.add(snapshot, snapshot.name)
+            _pause_for_tests()
+            for path in files:
+                tar.add(path, FILES + path.relative_to(data_dir).as_posix())
+            raw = json.dumps(manifest, indent=2).encode()
+            info = tarfile.TarInfo(MANIFEST)
+            info.size, info.mode = len(raw), FILE_MODE
+            tar.addfile(info, io.BytesIO(raw))
+        sealed.close()
     return BackupReport(str(manifest["database"]), revision, rows, len(files))
 
 
-def _is_empty(folder: Path) -> bool:
-    return not folder.exists() or (folder.is_dir() and not any(folder.iterdir()))
-
-
-def _clear(folder: Path) -> None:
-    for entry in folder.iterdir():
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry)
-        else:
-            entry.unlink()
-
-
-def restore_backup(source: BinaryIO, passphrase: str, data_dir: Path) -> dict[str, Any]:
-    """Restore a sealed backup into ``data_dir``, which must be empty; answers its manifest.
-
-    The whole archive is proven before anything is unpacked, and a failure leaves the
-    folder empty again.
-    """
-    if not _is_empty(data_dir):
+def check_restore_target(data_dir: Path) -> None:
+    """Refuse a target that is not a missing or empty folder, before anything is touched."""
+    if data_dir.is_symlink() or (data_dir.exists() and not data_dir.is_dir()):
+        raise RestoreTargetNotFolder(
+            f"{data_dir} is a file, not a folder: restore into a new, empty folder, then "
+            "point CREWHOST_DATA_DIR at it"
+        )
+    if data_dir.exists() and any(data_dir.iterdir()):
         raise RestoreTargetNotEmpty(
             f"{data_dir} is not empty: restore into a new, empty folder, then point "
             "CREWHOST_DATA_DIR at it"
         )
-    private_folder(data_dir)
-    os.chmod(data_dir, FOLDER_MODE)
+
+
+@contextlib.contextmanager
+def _restoring_beside(data_dir: Path) -> Iterator[Path]:
+    """A private folder beside ``data_dir``, locked while this restore fills it.
+
+    One that a killed restore left is removed first; one another restore holds is refused.
+    Removed on any failure; the caller renames it into place on success.
+    """
+    work = data_dir.with_name(f".{data_dir.name}.restoring")
+    lock = work / _LOCK
+    if work.is_dir() and not work.is_symlink():
+        fd = _claim_lock(lock)
+        if fd is None:
+            raise BackupBusy(f"another restore into {data_dir} is under way")
+        shutil.rmtree(work)
+        os.close(fd)
     try:
-        with tempfile.TemporaryFile(dir=data_dir) as plain:
+        work.mkdir(mode=FOLDER_MODE)
+    except PermissionError:
+        raise BackupRefused(
+            f"cannot make {work.name} in {work.parent}: a restore is made beside its target, "
+            "then renamed into place; restore into a folder whose parent this user may "
+            "write, then move it"
+        ) from None
+    os.chmod(work, FOLDER_MODE)
+    fd = _claim_lock(lock)
+    assert fd is not None
+    try:
+        yield work
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    finally:
+        os.close(fd)
+
+
+def restore_backup(
+    source: BinaryIO, passphrase: str, data_dir: Path, *, sign_out_everyone: bool = False
+) -> dict[str, Any]:
+    """Restore a sealed backup into ``data_dir``, which must be missing or empty.
+
+    The whole archive is proven and unpacked beside the target first, then renamed into
+    place: a failure or a stop leaves the target as it was. ``sign_out_everyone`` revokes
+    every session, open invitation and host enrolment code in the restored copy.
+    Answers the backup's manifest.
+    """
+    check_restore_target(data_dir)
+    data_dir = data_dir.absolute()
+    private_folder(data_dir.parent)
+    with _restoring_beside(data_dir) as work:
+        with tempfile.TemporaryFile(dir=work) as plain:
             for chunk in open_stream(source, passphrase):
                 plain.write(chunk)
             plain.seek(0)
-            return _unpack(plain, data_dir)
-    except BaseException:
-        _clear(data_dir)
-        raise
+            manifest = _unpack(plain, work)
+        _pause_for_tests()
+        if sign_out_everyone:
+            _sign_out_everyone(work, manifest)
+        (work / _LOCK).unlink()
+        try:
+            os.rename(work, data_dir)  # onto a missing folder, or over an empty one
+        except OSError as exc:
+            raise RestoreTargetNotEmpty(
+                f"{data_dir} was filled while the backup was restored: {exc.strerror}"
+            ) from exc
+    _sync_folder(data_dir.parent)
+    return manifest
+
+
+def _sync_folder(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+# What ``--sign-out-everyone`` does to a restored database: every session ends, every open
+# invitation is revoked, every host enrolment code is dropped. Names from our own schema.
+def _sign_out_statements(prefix: str, now: float) -> list[str]:
+    return [
+        f"DELETE FROM {prefix}sessions",  # noqa: S608 - our own names, a float
+        f"UPDATE {prefix}invitations SET revoked_at = {now!r} WHERE revoked_at IS NULL",  # noqa: S608
+        f"DELETE FROM {prefix}host_enrolments",  # noqa: S608
+    ]
+
+
+def _sign_out_everyone(work: Path, manifest: dict[str, Any]) -> None:
+    now = time.time()
+    if manifest.get("database") == "sqlite":
+        connection = sqlite3.connect(work / SQLITE_MEMBER)
+        try:
+            with connection:
+                for statement in _sign_out_statements("", now):
+                    connection.execute(statement)
+        finally:
+            connection.close()
+        return
+    # PostgreSQL: the dump is loaded later, in one transaction; the revocations end it.
+    dump = work / POSTGRES_MEMBER
+    _revision, _rows, schema = _dump_facts(dump)
+    prefix = f'"{schema}".' if schema else ""
+    with dump.open("a", encoding="utf-8") as out:
+        out.write("\n-- crewhost admin restore --sign-out-everyone\n")
+        out.writelines(f"{statement};\n" for statement in _sign_out_statements(prefix, now))
+        out.flush()
+        os.fsync(out.fileno())
 
 
 def _unpack(plain: BinaryIO, data_dir: Path) -> dict[str, Any]:
@@ -254,7 +485,12 @@ def _unpack(plain: BinaryIO, data_dir: Path) -> dict[str, Any]:
             target = (data_dir / relative).resolve()
             if data_dir.resolve() not in target.parents:
                 raise ArchiveError(f"the backup names a path outside the folder: {name}")
-            _write_private(target, tar.extractfile(member))
+            try:
+                _write_private(target, tar.extractfile(member))
+            except FileExistsError:
+                raise ArchiveError(
+                    f"the backup holds {relative} twice: it cannot be trusted"
+                ) from None
     if manifest.get("database") == "sqlite":
         _check_integrity(data_dir / SQLITE_MEMBER)
     return dict(manifest)

@@ -1,8 +1,8 @@
 """``crewhost admin doctor``: checks what a server needs to start and run, and says what to fix.
 
-Each check answers findings; nothing here changes the data folder or the database
-(the doctor runs before the command line makes the folder private, so it sees the
-modes as they are).
+Each check answers findings; nothing here changes the data folder, the key ring or the
+database, ever (the doctor runs before the command line makes the folder private, so it
+sees the modes as they are, and it opens every secret only to read it).
 """
 
 from __future__ import annotations
@@ -26,7 +26,8 @@ from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy.engine import Connection, make_url
 
-from server.common.crypto.ring import KeyRingError
+from server.common.crypto.box import SecretBox
+from server.common.crypto.ring import KeyRingError, KeyRingNotWrapped
 from server.config import Settings
 from server.db.engine import ALEMBIC_DIR, Database
 from server.host.chromium import find_chromium, is_headless_shell
@@ -223,6 +224,16 @@ async def check_key_ring(settings: Settings) -> list[Finding]:
         return [Finding("key ring", Status.OK, "none yet: the first start makes it")]
     try:
         ring = await asyncio.to_thread(ring_file.load)
+    except KeyRingNotWrapped as exc:
+        return [
+            Finding(
+                "key ring",
+                Status.FIX,
+                exc.message,
+                "stop the server, run `crewhost admin wrap-key-ring` with the same passphrase, "
+                "then start it (or unset CREWHOST_MASTER_PASSPHRASE)",
+            )
+        ]
     except KeyRingError as exc:
         return [
             Finding(
@@ -244,11 +255,32 @@ async def check_key_ring(settings: Settings) -> list[Finding]:
                 "secrets again",
             )
         ]
+    opened = sealed
+    if sealed:
+        db = Database(settings.database_url, pool_size=1)
+        try:
+            check = await SecretKeys(db, ring_file).check_secrets(SecretBox(ring))
+        finally:
+            await db.close()
+        if check.unreadable:
+            shown = "; ".join(str(secret) for secret in check.unreadable[:5])
+            more = len(check.unreadable) - 5
+            return [
+                Finding(
+                    "key ring",
+                    Status.FIX,
+                    f"{len(check.unreadable)} of {check.checked} secrets do not open: {shown}"
+                    + (f" and {more} more" if more > 0 else ""),
+                    "set those secrets again (or clear them), or restore the database and key "
+                    "ring from one backup",
+                )
+            ]
+        opened = check.checked
     return [
         Finding(
             "key ring",
             Status.OK,
-            f"{len(ring.key_ids)} keys (active {ring.active_id}), opens all {sealed} secrets",
+            f"{len(ring.key_ids)} keys (active {ring.active_id}), opens all {opened} secrets",
         )
     ]
 

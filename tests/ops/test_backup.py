@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import os
+import re
 import stat
 import subprocess
+import tarfile
 import time
 import uuid
 from collections.abc import Hashable
@@ -15,13 +18,24 @@ from typing import Any
 import aiohttp
 import pytest
 import sqlalchemy as sa
+from alembic.config import Config
+from alembic.script import ScriptDirectory
 from sqlalchemy.engine import make_url
 
 from server import admin
 from server.common.clock import SystemClock
+from server.common.crypto.archive import seal_stream
 from server.config import Settings, load_settings
-from server.db.engine import Database
-from server.db.tables import agents, browser_profiles, metadata, teams
+from server.db.engine import ALEMBIC_DIR, Database
+from server.db.tables import (
+    accounts,
+    agents,
+    browser_profiles,
+    invitations,
+    metadata,
+    sessions,
+    teams,
+)
 from server.host.services.keys import SecretKeys, key_ring_file
 from server.host.services.memories import MemoryService
 from server.host.services.providers import ProviderService
@@ -154,6 +168,10 @@ async def write_load(
                 warm.set()
 
 
+def names_in(folder: Path) -> list[str]:
+    return sorted(path.name for path in folder.iterdir())
+
+
 def modes(root: Path) -> set[tuple[str, int]]:
     found = {("/", stat.S_IMODE(root.stat().st_mode))}
     for folder, folders, files in os.walk(root):
@@ -233,6 +251,7 @@ async def test_refusals_are_clear_and_leave_nothing_behind(tmp_path: Path) -> No
         "admin", "backup", "--out", str(archive), "--data-dir", str(original), stdin=PASSPHRASE
     )
     assert (code, "there is no database at" in err, archive.exists()) == (2, True, False)
+    assert not original.exists()
     await seed(original)
     code, _, err = await run("admin", "backup", "--out", str(archive), "--data-dir", str(original))
     assert (code, "needs a passphrase" in err, archive.exists()) == (2, True, False)
@@ -251,7 +270,7 @@ async def test_refusals_are_clear_and_leave_nothing_behind(tmp_path: Path) -> No
         "admin", "restore", str(archive), "--data-dir", str(target), stdin=b"wrong passphrase\n"
     )
     assert (code, err) == (2, "crewhost: the passphrase does not open this backup\n")
-    assert not any(target.iterdir())
+    assert not target.exists()
 
     sealed = bytearray(archive.read_bytes())
     for offset in (len(sealed) // 2, len(sealed) - 1):
@@ -264,7 +283,7 @@ async def test_refusals_are_clear_and_leave_nothing_behind(tmp_path: Path) -> No
         )
         assert code == 2
         assert "the backup was changed" in err
-        assert not any(target.iterdir())
+        assert not target.exists()
     cut = tmp_path / "cut.crew"
     cut.write_bytes(bytes(sealed[: len(sealed) // 2]))
     code, _, err = await run(
@@ -289,6 +308,7 @@ async def test_a_postgresql_backup_dumps_through_pg_dump_and_loads_back(tmp_path
     async with scratch_postgres_database() as url, scratch_postgres_database() as fresh:
         env = {"CREWHOST_DATABASE_URL": url}
         await seed(original, url)
+        await add_session_and_invitation(original, url)
         code, out, err = await run(
             "admin",
             "backup",
@@ -300,13 +320,30 @@ async def test_a_postgresql_backup_dumps_through_pg_dump_and_loads_back(tmp_path
             env=env,
         )
         assert code == 0, err
-        assert "backed up the postgresql database" in out
+        said = re.fullmatch(
+            r"backed up the postgresql database \(revision (\w+); (.*)\) and \d+ files to .*\n",
+            out,
+        )
+        assert said is not None, out
+        counts = dict(reversed(part.split(" ")) for part in said.group(2).split(", "))
+        assert said.group(1) == head_revision()
+        assert {name: counts[name] for name in ("accounts", "sessions", "providers")} == {
+            "accounts": "1",
+            "sessions": "1",
+            "providers": "1",
+        }
         code, out, err = await run(
-            "admin", "restore", str(archive), "--data-dir", str(restored), stdin=PASSPHRASE
+            "admin",
+            "restore",
+            str(archive),
+            "--data-dir",
+            str(restored),
+            "--sign-out-everyone",
+            stdin=PASSPHRASE,
         )
         assert code == 0, err
         dump = restored / "postgres.sql"
-        assert f"psql --single-transaction -f {dump}" in out
+        assert f"psql -v ON_ERROR_STOP=1 --single-transaction -f {dump}" in out
         assert stat.S_IMODE(dump.stat().st_mode) == 0o600
         assert (restored / "host" / "key-ring.json").is_file()
         loaded = await asyncio.to_thread(
@@ -325,4 +362,182 @@ async def test_a_postgresql_backup_dumps_through_pg_dump_and_loads_back(tmp_path
             check=False,
         )
         assert loaded.returncode == 0, loaded.stderr
-        assert await all_rows(original, url) == await all_rows(restored, fresh)
+        then, now = await all_rows(original, url), await all_rows(restored, fresh)
+        assert (len(then["sessions"]), now["sessions"]) == (1, set())
+        assert signed_out(now["invitations"]) == then["invitations"]
+        for name in then.keys() - {"sessions", "invitations"}:
+            assert now[name] == then[name], name
+
+
+def head_revision() -> str:
+    config = Config()
+    config.set_main_option("script_location", str(ALEMBIC_DIR))
+    head = ScriptDirectory.from_config(config).get_current_head()
+    assert head is not None
+    return head
+
+
+async def add_session_and_invitation(folder: Path, database_url: str = "") -> None:
+    """A signed-in session of the owner and an open invitation to the team."""
+    db = Database(settings_of(folder, database_url).database_url)
+    try:
+        async with db.write() as conn:
+            account_id = (await conn.execute(sa.select(accounts.c.id))).scalar_one()
+            team_id = (await conn.execute(sa.select(teams.c.id))).scalar_one()
+            now = time.time()
+            await conn.execute(
+                sessions.insert().values(
+                    id=uuid.uuid4().hex,
+                    account_id=account_id,
+                    token_hash="a" * 64,
+                    client="browser",
+                    user_agent="test",
+                    created_at=now,
+                    last_seen_at=now,
+                    expires_at=now + 3600,
+                )
+            )
+            await conn.execute(
+                invitations.insert().values(
+                    id=uuid.uuid4().hex,
+                    team_id=team_id,
+                    code_hash="b" * 64,
+                    role="member",
+                    created_by=account_id,
+                    created_at=now,
+                    expires_at=now + 3600,
+                    max_uses=1,
+                    uses=0,
+                    revoked_at=None,
+                )
+            )
+    finally:
+        await db.close()
+
+
+def signed_out(invitation_rows: set[tuple[Any, ...]]) -> set[tuple[Any, ...]]:
+    """The invitations as they were before ``--sign-out-everyone`` revoked them."""
+    revoked_at = [column.name for column in invitations.columns].index("revoked_at")
+    assert all(row[revoked_at] is not None for row in invitation_rows)
+    return {(*row[:revoked_at], None, *row[revoked_at + 1 :]) for row in invitation_rows}
+
+
+async def test_a_restore_can_sign_everyone_out(tmp_path: Path) -> None:
+    original, archive = tmp_path / "data", tmp_path / "b.crew"
+    await seed(original)
+    await add_session_and_invitation(original)
+    code, _, err = await run(
+        "admin", "backup", "--out", str(archive), "--data-dir", str(original), stdin=PASSPHRASE
+    )
+    assert code == 0, err
+    as_backed_up, signed = tmp_path / "as-backed-up", tmp_path / "signed-out"
+    code, out, err = await run(
+        "admin", "restore", str(archive), "--data-dir", str(as_backed_up), stdin=PASSPHRASE
+    )
+    assert code == 0, err
+    code, out, err = await run(
+        "admin",
+        "restore",
+        str(archive),
+        "--data-dir",
+        str(signed),
+        "--sign-out-everyone",
+        stdin=PASSPHRASE,
+    )
+    assert code == 0, err
+    assert "with every session signed out, every open invitation revoked" in out
+    then, kept, now = (
+        await all_rows(original),
+        await all_rows(as_backed_up),
+        await all_rows(signed),
+    )
+    assert kept == then  # without the flag, sessions and invitations come back as they were
+    assert (len(then["sessions"]), now["sessions"]) == (1, set())
+    assert signed_out(now["invitations"]) == then["invitations"]
+
+
+async def test_backup_and_restore_failures_are_sentences_not_tracebacks(tmp_path: Path) -> None:
+    original, archive = tmp_path / "data", tmp_path / "b.crew"
+    await seed(original)
+    missing = tmp_path / "no-such-folder" / "b.crew"
+    code, _out, err = await run(
+        "admin", "backup", "--out", str(missing), "--data-dir", str(original), stdin=PASSPHRASE
+    )
+    assert (code, err) == (
+        2,
+        f"crewhost: {missing.parent} is not a folder: make it first, or pick another --out\n",
+    )
+    # A partial file a killed backup left is nobody's: the next backup replaces it.
+    partial = tmp_path / ".b.crew.partial"
+    partial.write_bytes(b"left by a killed backup")
+    code, _, err = await run(
+        "admin", "backup", "--out", str(archive), "--data-dir", str(original), stdin=PASSPHRASE
+    )
+    assert code == 0, err
+    assert (archive.is_file(), partial.exists()) == (True, False)
+
+    # An archive that names one file twice is refused, and leaves the target as it was.
+    plain = io.BytesIO()
+    with tarfile.open(fileobj=plain, mode="w") as tar:
+        for name, content in (
+            ("manifest.json", b'{"format": "crewhost-backup", "database": "sqlite"}'),
+            ("files/host/link.json", b"{}"),
+            ("files/host/link.json", b"{}"),
+        ):
+            info = tarfile.TarInfo(name)
+            info.size = len(content)
+            tar.addfile(info, io.BytesIO(content))
+    plain.seek(0)
+    twice = tmp_path / "twice.crew"
+    with twice.open("wb") as out_file:
+        seal_stream(plain, out_file, PASSPHRASE.decode().strip(), log2_n=10)
+    target = tmp_path / "target"
+    code, _, err = await run(
+        "admin", "restore", str(twice), "--data-dir", str(target), stdin=PASSPHRASE
+    )
+    assert (code, err) == (
+        2,
+        "crewhost: the backup holds host/link.json twice: it cannot be trusted\n",
+    )
+    assert not target.exists()
+    assert not [name for name in names_in(tmp_path) if name.startswith(".target")]
+
+
+async def test_a_refused_restore_touches_nothing(tmp_path: Path) -> None:
+    original, archive = tmp_path / "data", tmp_path / "b.crew"
+    await seed(original)
+    code, _, err = await run(
+        "admin", "backup", "--out", str(archive), "--data-dir", str(original), stdin=PASSPHRASE
+    )
+    assert code == 0, err
+    home = tmp_path / "home"
+    (home / "notes").mkdir(parents=True)
+    (home / "notes" / "todo.txt").write_text("shared")
+    for path, mode in (
+        (home, 0o755),
+        (home / "notes", 0o755),
+        (home / "notes" / "todo.txt", 0o644),
+    ):
+        path.chmod(mode)
+    before = modes(home)
+    code, _, err = await run(
+        "admin", "restore", str(archive), "--data-dir", str(home), stdin=PASSPHRASE
+    )
+    assert (code, err) == (
+        2,
+        f"crewhost: {home} is not empty: restore into a new, empty folder, then point "
+        "CREWHOST_DATA_DIR at it\n",
+    )
+    assert modes(home) == before
+    a_file = tmp_path / "a-file"
+    a_file.write_text("not a folder")
+    a_file.chmod(0o644)
+    code, _, err = await run(
+        "admin", "restore", str(archive), "--data-dir", str(a_file), stdin=PASSPHRASE
+    )
+    assert (code, err) == (
+        2,
+        f"crewhost: {a_file} is a file, not a folder: restore into a new, empty folder, then "
+        "point CREWHOST_DATA_DIR at it\n",
+    )
+    assert (a_file.read_text(), stat.S_IMODE(a_file.stat().st_mode)) == ("not a folder", 0o644)

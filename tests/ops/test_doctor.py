@@ -12,8 +12,10 @@ import pytest
 import sqlalchemy as sa
 from yarl import URL
 
+from server.common.crypto.ring import KeyRingFile
 from server.config import Settings, load_settings
 from server.db.engine import Database
+from server.db.tables import providers
 from server.ops.doctor import (
     Finding,
     Status,
@@ -122,8 +124,16 @@ async def test_key_ring(tmp_path: Path) -> None:
         f"1 keys (active {key_id}), opens all 1 secrets",
     )
     ring = tmp_path / "host" / "key-ring.json"
-    wrapped = settings_of(tmp_path, **{"host.master_passphrase": "a master passphrase"})
-    assert only(await check_key_ring(wrapped)).status is Status.OK  # wraps it on the way
+    plain = ring.read_bytes()
+    # A passphrase set on a plain ring: the doctor says how to wrap it, and changes nothing.
+    passphrase = settings_of(tmp_path, **{"host.master_passphrase": "a master passphrase"})
+    not_wrapped = only(await check_key_ring(passphrase))
+    assert (not_wrapped.status, "is not wrapped" in not_wrapped.detail) == (Status.FIX, True)
+    assert not_wrapped.fix is not None
+    assert "crewhost admin wrap-key-ring" in not_wrapped.fix
+    assert ring.read_bytes() == plain
+    KeyRingFile(ring).wrap("a master passphrase")
+    assert only(await check_key_ring(passphrase)).status is Status.OK
     locked = only(await check_key_ring(settings_of(tmp_path)))
     assert (locked.status, "passphrase" in locked.detail) == (Status.FIX, True)
     ring.unlink()
@@ -132,6 +142,37 @@ async def test_key_ring(tmp_path: Path) -> None:
         Status.FIX,
         f"{ring} is missing, but 1 secrets need it",
     )
+
+
+async def test_key_ring_opens_every_secret_and_names_one_that_does_not(tmp_path: Path) -> None:
+    await set_provider_key(tmp_path, "sk-doctor-secret")
+    settings = settings_of(tmp_path)
+    assert only(await check_key_ring(settings)).status is Status.OK
+    # Same key id, changed sealed bytes: only opening it shows it is broken.
+    db = Database(settings.database_url)
+    try:
+        async with db.write() as conn:
+            row_id, sealed = (
+                await conn.execute(sa.select(providers.c.id, providers.c.api_key))
+            ).one()
+            damaged = sealed[:-1] + bytes([sealed[-1] ^ 0x01])
+            await conn.execute(
+                providers.update().where(providers.c.id == row_id).values(api_key=damaged)
+            )
+    finally:
+        await db.close()
+    before = (tmp_path / "crewhost.db").read_bytes()
+    broken = only(await check_key_ring(settings))
+    assert broken.status is Status.FIX
+    assert broken.detail.startswith(
+        f"1 of 1 secrets do not open: providers row {row_id} column api_key ("
+    ), broken.detail
+    assert "sk-doctor-secret" not in broken.render()
+    assert (tmp_path / "crewhost.db").read_bytes() == before
+    os.chmod(tmp_path, 0o700)
+    code, out, _ = await run("admin", "doctor", "--data-dir", str(tmp_path))
+    assert code == 1
+    assert f"FIX   key ring: 1 of 1 secrets do not open: providers row {row_id}" in out
 
 
 def free_port() -> int:

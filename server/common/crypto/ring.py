@@ -57,6 +57,12 @@ class KeyRingLocked(KeyRingError):
     code: ClassVar[str] = "keyRingLocked"
 
 
+class KeyRingNotWrapped(KeyRingError):
+    """A passphrase is set, but the ring on disk is plain: wrapping it is a command of its own."""
+
+    code: ClassVar[str] = "keyRingNotWrapped"
+
+
 class KeyRingBusy(KeyRingError):
     """Another process holds the key ring (a running host, or a rotation under way)."""
 
@@ -150,7 +156,46 @@ class KeyRingFile:
         return self.path.exists()
 
     def load(self) -> KeyRing:
-        """The ring; a plain file is wrapped on the way when a passphrase is given."""
+        """The ring. Reads only: a plain file with a passphrase given is refused
+        (``keyRingNotWrapped``), never wrapped on the way, so a mistyped passphrase
+        cannot lock the secrets; ``crewhost admin wrap-key-ring`` wraps it."""
+        document = self._document()
+        try:
+            if "wrapped" in document:
+                return self._unwrap(document)
+            ring = KeyRing._from_json(document)
+        except (ValueError, TypeError, KeyError, AttributeError, binascii.Error) as exc:
+            raise KeyRingError(f"the key ring {self.path} is damaged") from exc
+        if self._passphrase is not None:
+            raise KeyRingNotWrapped(
+                f"CREWHOST_MASTER_PASSPHRASE is set, but the key ring {self.path} is not "
+                "wrapped: stop the server and run `crewhost admin wrap-key-ring` (it asks "
+                "for the passphrase twice), or unset CREWHOST_MASTER_PASSPHRASE"
+            )
+        return ring
+
+    def is_wrapped(self) -> bool:
+        """Whether the ring on disk is wrapped by a passphrase."""
+        return "wrapped" in self._document()
+
+    def wrap(self, passphrase: str) -> None:
+        """Wrap the plain ring on disk with ``passphrase`` (this file's own must be None).
+
+        The caller holds the ring alone. The new file is read back with the passphrase
+        before this returns, so a ring that does not open is never left in place.
+        """
+        if not passphrase:
+            raise KeyRingLocked("wrapping the key ring needs a passphrase")
+        if self.is_wrapped():
+            raise KeyRingError(f"the key ring {self.path} is wrapped already")
+        ring = self.load()
+        wrapped = KeyRingFile(self.path, passphrase, scrypt_n=self._scrypt_n)
+        wrapped.save(ring)
+        if wrapped.load().key_ids != ring.key_ids:  # pragma: no cover - a disk that lies
+            self.save(ring)
+            raise KeyRingError(f"the wrapped key ring {self.path} did not read back")
+
+    def _document(self) -> dict[str, Any]:
         try:
             raw = self.path.read_text(encoding="utf-8")
         except FileNotFoundError:
@@ -159,15 +204,13 @@ class KeyRingFile:
             raise KeyRingError(f"cannot read the key ring {self.path}: {exc.strerror}") from exc
         try:
             document = json.loads(raw)
+            if not isinstance(document, dict):
+                raise ValueError("not an object")
             if document.get("format") != FILE_FORMAT or document.get("version") != FILE_VERSION:
                 raise ValueError("not a key ring of this version")
-            wrapped = "wrapped" in document
-            ring = self._unwrap(document) if wrapped else KeyRing._from_json(document)
-        except (ValueError, TypeError, KeyError, AttributeError, binascii.Error) as exc:
+        except ValueError as exc:
             raise KeyRingError(f"the key ring {self.path} is damaged") from exc
-        if not wrapped and self._passphrase is not None:
-            self.save(ring)
-        return ring
+        return document
 
     def create(self) -> KeyRing:
         """A new ring with one key, written where none was."""

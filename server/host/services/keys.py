@@ -50,6 +50,27 @@ class RotationReport:
     unreadable: int
 
 
+@dataclass(frozen=True, slots=True)
+class UnreadableSecret:
+    """A ciphertext that does not open: where it is, and why."""
+
+    table: str
+    row_id: str
+    column: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.table} row {self.row_id} column {self.column} ({self.reason})"
+
+
+@dataclass(frozen=True, slots=True)
+class SecretsCheck:
+    """How many ciphertexts were tried, and those that did not open."""
+
+    checked: int
+    unreadable: tuple[UnreadableSecret, ...]
+
+
 class SecretKeys:
     """Opening, rotating and retiring the keys of the secret box."""
 
@@ -160,6 +181,34 @@ class SecretKeys:
                     break
                 after = (batch[-1].team_id, batch[-1].row_id)
         return usage
+
+    async def check_secrets(self, box: SecretBox) -> SecretsCheck:
+        """Open every ciphertext with ``box``, in batches, reading only; name each that fails."""
+        checked = 0
+        failed: list[UnreadableSecret] = []
+        for column in self._columns:
+            after: tuple[str, str] | None = None
+            while True:
+                async with self._db.read() as conn:
+                    batch = await self._ciphertexts.list_ciphertexts(
+                        conn, column, after=after, limit=self._batch_size
+                    )
+                for stored in batch:
+                    checked += 1
+                    try:
+                        box.decrypt(
+                            stored.ciphertext, column.binding(stored.team_id, stored.row_id)
+                        )
+                    except SecretUnreadable as exc:
+                        failed.append(
+                            UnreadableSecret(
+                                column.table.name, stored.row_id, column.column, exc.message
+                            )
+                        )
+                if len(batch) < self._batch_size:
+                    break
+                after = (batch[-1].team_id, batch[-1].row_id)
+        return SecretsCheck(checked, tuple(failed))
 
     async def _sealed_columns(self) -> list[str]:
         async with self._db.read() as conn:

@@ -17,6 +17,7 @@ from server.common.crypto.ring import (
     KeyRingFile,
     KeyRingLocked,
     KeyRingMissing,
+    KeyRingNotWrapped,
 )
 
 # The cheapest scrypt cost the file accepts keeps these tests fast; the host uses 2**15.
@@ -74,14 +75,25 @@ def test_a_wrong_or_missing_passphrase_is_refused(tmp_path: Path) -> None:
         KeyRingFile(path).load()
 
 
-def test_a_plain_ring_is_wrapped_once_a_passphrase_is_given(tmp_path: Path) -> None:
+def test_a_plain_ring_is_only_read_with_a_passphrase_and_wrapped_only_when_asked(
+    tmp_path: Path,
+) -> None:
     path = tmp_path / "key-ring.json"
     ring = KeyRingFile(path).create()
-    assert KeyRingFile(path, "now wrapped", scrypt_n=CHEAP).load().active_id == ring.active_id
+    plain = path.read_bytes()
+    # A passphrase given to a plain ring never wraps it on the way: a typo would lock it.
+    with pytest.raises(KeyRingNotWrapped, match="crewhost admin wrap-key-ring") as caught:
+        KeyRingFile(path, "now wrapped", scrypt_n=CHEAP).load()
+    assert caught.value.code == "keyRingNotWrapped"
+    assert path.read_bytes() == plain
+    KeyRingFile(path, scrypt_n=CHEAP).wrap("now wrapped")
     assert "wrapped" in json.loads(path.read_text())
+    assert mode(path) == 0o600
     with pytest.raises(KeyRingLocked):
         KeyRingFile(path).load()
     assert KeyRingFile(path, "now wrapped").load().key(ring.active_id) == ring.key(ring.active_id)
+    with pytest.raises(KeyRingError, match="wrapped already"):
+        KeyRingFile(path).wrap("again")
 
 
 @pytest.mark.parametrize(
