@@ -84,8 +84,9 @@ _OUTCOMES: dict[Recovery, str] = {
         "the tab loads its address again on its next call (what the page held is gone)"
     ),
     "takeoverRequested": (
-        "the script ran longer than {:g} s and the page stopped answering; it holds a secret "
-        "or a person's work, so a person was asked to take the tab over"
+        "the script ran longer than {:g} s and the page stopped answering; it was left as it "
+        "is (it holds a secret or a person's work, or it would not end), and a person was "
+        "asked to take the tab over"
     ),
 }
 
