@@ -192,6 +192,9 @@ HOST_ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode("teachRecordingNotFound", "No such recording; it was saved, discarded or ended."),
     ErrorCode("teachRecordingExpired", "The recording ran out of time."),
     ErrorCode("tabDeadline", "A tab operation took too long."),
+    ErrorCode(
+        "navigationReplaced", "Another navigation in the tab replaced this one before it loaded."
+    ),
     ErrorCode("dialogOpen", "A page dialog is open in the tab."),
     ErrorCode("dialogClosed", "The page dialog is closed already."),
     ErrorCode("dialogForPerson", "A person must answer this page dialog."),

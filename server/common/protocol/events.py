@@ -72,8 +72,8 @@ class BrowserTakeoverRequested(HostEvent):
     code: str | None = Field(
         default=None,
         description="Set when the host found the case: crossOriginFrame, passkey, "
-        "accountChoice, paymentConfirmation, captcha or entryFailed; None for an agent's own "
-        "request.",
+        "accountChoice, paymentConfirmation, captcha, entryFailed or pageNotAnswering; None "
+        "for an agent's own request.",
     )
 
 

@@ -15,6 +15,7 @@ from typing import Literal
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page, Response
 
+from server.common.errors import Conflict
 from server.host.browser.contexts import ContextPool
 from server.host.browser.page_events import PageEvents
 from server.host.browser.spare_pages import SparePages
@@ -22,6 +23,8 @@ from server.host.browser.tab_registry import TabRegistry
 from server.host.browser.tabs import BLANK, Tab
 
 _NET_ERROR = re.compile(r"net::(ERR_[A-Z_]+)")
+# How Playwright says another navigation committed in the frame before this one did.
+_REPLACED = "is interrupted by another navigation"
 # Closing a page whose renderer is gone must not hang the tab.
 _CLOSE_LIMIT = 5.0
 
@@ -79,6 +82,7 @@ class TabPages:
 
         ``wait_until="commit"`` returns once the main document's response arrived, while the
         page goes on loading. Gives the main document's response, if the load ended with one.
+        Raises ``navigationReplaced`` when another navigation came in between.
         """
         tab.any_dialog.clear()
         loading = asyncio.ensure_future(page.goto(url, wait_until=wait_until))
@@ -97,6 +101,14 @@ class TabPages:
         try:
             response = loading.result()
         except PlaywrightError as exc:
+            if _REPLACED in str(exc):
+                # Another navigation (the page's own, or one a person or an agent started
+                # meanwhile) came in between: the later one goes on, this one is over.
+                raise Conflict(
+                    "another navigation replaced this one before its page loaded; the tab "
+                    "goes on to the one that came later",
+                    code="navigationReplaced",
+                ) from None
             found = _NET_ERROR.search(str(exc))
             proxied.failed(tab.team_id, tab.partition, url, found.group(1) if found else None)
             if found is None:

@@ -145,7 +145,7 @@ class TabRegistry:
         if tab._held_by is not None and tab._held_by != account_id:
             raise Conflict("another person has control of this tab", code="tabHeld")
         if tab._held_by is None:
-            tab._held_by = account_id
+            tab._held_by, tab._person_held = account_id, True
             self._changed(tab)
         return tab
 

@@ -62,6 +62,7 @@ class Tab:
         self._icon: TabIcon | None = None
         self._opener_tab_id = opener_tab_id
         self._held_by: str | None = None
+        self._person_held = False
         self._page: Page | None = None
         self.last_used = last_used
         # A popup that closes with its opener (it was not opened ``noopener``).
@@ -112,6 +113,12 @@ class Tab:
     def held_by(self) -> str | None:
         """The account of the person who took the tab; agents are refused while set."""
         return self._held_by
+
+    @property
+    def person_held(self) -> bool:
+        """Whether a person has held the tab since it opened: their work may be on its page,
+        which the host then never reloads on its own."""
+        return self._person_held
 
     @property
     def page(self) -> Page | None:

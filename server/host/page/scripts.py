@@ -16,6 +16,7 @@ script runs standalone in one ``evaluate`` call.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from functools import cache
@@ -108,3 +109,13 @@ def page_script(name: str) -> str:
         return script.text
     body = "\n".join(helper.text for helper in helpers)
     return f"(() => {{\n{body}\nreturn (\n{script.text.rstrip()}\n);\n}})()"
+
+
+def around_agent_code(name: str, code: str, *args: object, body: bool = False) -> str:
+    """The script ``name`` called with an agent's ``code`` as an async function, then ``args``
+    (as JSON). The function gives the value of ``code`` as an expression, or, with ``body``,
+    runs it as statements and gives what they ``return``. The script decides what of that
+    value leaves the page."""
+    run = f"async () => {{\n{code}\n}}" if body else f"async () => (\n{code}\n)"
+    rest = "".join(f", {json.dumps(arg)}" for arg in args)
+    return f"({page_script(name)})({run}{rest})"

@@ -127,6 +127,10 @@ class ToolSettings:
     action_timeout: float = 5.0
     # The longest an evaluate script may run.
     evaluate_deadline: float = 10.0
+    # After a script's deadline: how long stopping it, and the page's answer after, may take;
+    # then how long a page that still does not answer is given to end.
+    script_answer_wait: float = 2.0
+    script_end_wait: float = 5.0
     # Secure entry: how long a person has to answer, and how long a submit that keeps the
     # document is given before the fields are emptied and the page is scanned.
     secret_answer_wait: float = 300.0

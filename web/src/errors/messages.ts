@@ -141,6 +141,7 @@ const TABLE: Record<string, string> = {
   teachRecordingNotFound: 'That recording has ended: it was saved, discarded, or control of the tab ended.',
   teachRecordingExpired: 'The recording ran out of time (10 minutes). Start a new one.',
   tabDeadline: 'The tab took too long to respond. Try again.',
+  navigationReplaced: 'The tab went on to another page before this one loaded. Look at the tab, then try again if needed.',
   dialogOpen: 'A dialog is open on this page. Answer it first.',
   dialogClosed: 'That dialog is closed already.',
   dialogForPerson: 'A person must answer this dialog.',

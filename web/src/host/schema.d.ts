@@ -1743,7 +1743,7 @@ export interface components {
             agentId: string | null;
             /**
              * Code
-             * @description Set when the host found the case: crossOriginFrame, passkey, accountChoice, paymentConfirmation, captcha or entryFailed; None for an agent's own request.
+             * @description Set when the host found the case: crossOriginFrame, passkey, accountChoice, paymentConfirmation, captcha, entryFailed or pageNotAnswering; None for an agent's own request.
              * @default null
              */
             code: string | null;

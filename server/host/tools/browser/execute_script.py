@@ -9,22 +9,16 @@ pure computation, no page, no helpers. A tab in secure entry is refused.
 
 from __future__ import annotations
 
-import contextlib
-import json
 from typing import Any, Literal, Self
 
-from playwright.async_api import Error as PlaywrightError
-from playwright.async_api import Page
 from pydantic import Field, model_validator
 
 from server.host.browser.access import holds_secret
+from server.host.browser.tabs import Tab
 from server.host.sandbox.runner import SandboxLimits, run_in_sandbox
 from server.host.tools.base import Tool, ToolArgs, ToolContext, ToolFailure
+from server.host.tools.page.agent_scripts import MAX_VALUE_CHARS, run_agent_script
 from server.host.tools.page.tab_access import reachable_tab
-
-# The agent's own isolated world: a fresh one per call, apart from the tools' world.
-AGENT_WORLD = "crewhost-agent-script"
-MAX_VALUE_BYTES = 1024 * 1024
 
 
 class ExecuteScriptArgs(ToolArgs):
@@ -55,64 +49,18 @@ class ExecuteScriptArgs(ToolArgs):
         return self
 
 
-def _first_line(exc: Exception) -> str:
-    text = str(exc).strip()
-    return (text.splitlines()[0] if text else "the script failed")[:300]
-
-
-async def _in_isolated_world(page: Page, code: str) -> Any:
-    session = await page.context.new_cdp_session(page)
-    try:
-        tree = await session.send("Page.getFrameTree")
-        created = await session.send(
-            "Page.createIsolatedWorld",
-            {"frameId": tree["frameTree"]["frame"]["id"], "worldName": AGENT_WORLD},
-        )
-        world = int(created["executionContextId"])
-
-        async def run(method: str, params: dict[str, Any]) -> dict[str, Any]:
-            answer = await session.send(
-                method, {**params, "awaitPromise": True, "returnByValue": True}
-            )
-            if "exceptionDetails" in answer:
-                details = answer["exceptionDetails"]
-                thrown = details.get("exception", {}).get("description") or details.get("text")
-                raise ToolFailure("scriptError", str(thrown).splitlines()[0][:300])
-            result: dict[str, Any] = answer["result"]
-            return result
-
-        result = await run("Runtime.evaluate", {"expression": code, "contextId": world})
-        if result.get("type") == "function":  # a function given as the code is called
-            result = await run(
-                "Runtime.callFunctionOn",
-                {"functionDeclaration": code, "executionContextId": world},
-            )
-        return result.get("value")
-    finally:
-        with contextlib.suppress(PlaywrightError):
-            await session.detach()
+def _refuse_secret(tab: Tab) -> None:
+    if holds_secret(tab):
+        raise ToolFailure("secretTab", "this tab holds a secret; scripts do not run in it")
 
 
 async def _in_page(context: ToolContext, args: ExecuteScriptArgs) -> dict[str, Any]:
     assert args.tab_id is not None
     tab = reachable_tab(context, args.tab_id)
-    if holds_secret(tab):
-        raise ToolFailure("secretTab", "this tab holds a secret; scripts do not run in it")
-
-    async def run(page: Page) -> Any:
-        try:
-            if args.world == "MAIN":
-                return await page.evaluate(args.code)
-            return await _in_isolated_world(page, args.code)
-        except PlaywrightError as exc:
-            raise ToolFailure("scriptError", _first_line(exc)) from None
-
-    done = await context.engine.run(
-        context.team_id, tab.id, context.caller, run, deadline=context.settings.evaluate_deadline
+    _refuse_secret(tab)
+    value = await run_agent_script(
+        context, tab, args.code, world=args.world, recheck=_refuse_secret
     )
-    value = done.value
-    if len(json.dumps(value, default=str)) > MAX_VALUE_BYTES:
-        raise ToolFailure("valueTooLarge", f"the value is larger than {MAX_VALUE_BYTES} bytes")
     return {"target": "page", "world": args.world, "value": value}
 
 
@@ -132,8 +80,13 @@ async def execute_script(context: ToolContext, args: ExecuteScriptArgs) -> dict[
         raise ToolFailure(
             "scriptError", outcome.message or "the script failed", status=outcome.status
         )
-    if len(outcome.value_json) > MAX_VALUE_BYTES:
-        raise ToolFailure("valueTooLarge", f"the value is larger than {MAX_VALUE_BYTES} bytes")
+    if len(outcome.value_json) > MAX_VALUE_CHARS:
+        raise ToolFailure(
+            "valueTooLarge",
+            f"the value is {len(outcome.value_json):,} characters of JSON; at most "
+            f"{MAX_VALUE_CHARS:,} return",
+            size=len(outcome.value_json),
+        )
     result: dict[str, Any] = {"target": "sandbox", "value": outcome.value}
     if outcome.log:
         result["log"] = outcome.log
