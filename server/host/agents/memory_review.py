@@ -296,7 +296,8 @@ def review_prompt(
     """What the reviewing model reads: memories kept, then threads and steps, redacted."""
     parts = ["<memories>"]
     parts += [
-        json.dumps({"id": m.id, "site": m.site, "text": m.text}, ensure_ascii=False) for m in kept
+        json.dumps({"id": m.id, "site": m.site, "text": redact(m.text)}, ensure_ascii=False)
+        for m in kept
     ]
     parts.append("</memories>")
     threads = "\n".join(

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from server.common.clock import Clock
 from server.common.errors import Conflict, Forbidden, NotFound
+from server.common.redaction import redact
 from server.host.agents.threads import ThreadService
 from server.host.browser.access import require_member_reach
 from server.host.browser.runtime import BrowserRuntime
@@ -110,7 +111,7 @@ class TeachingService:
             member.account_id,
             now,
             now + self._seconds,
-            " ".join(tab.title.split())[:MAX_TITLE_CHARS],
+            redact(" ".join(tab.title.split())[:MAX_TITLE_CHARS]),
             [first],
         )
         self._recordings[recording.id] = recording
@@ -150,7 +151,8 @@ class TeachingService:
             member.team_id, recording.agent_id, member.account_id, title, shared=False
         )
         path = f"{TEACH_FOLDER}/steps-{recording.id}.txt"
-        lines = [f"{n}. {line}" for n, line in enumerate(recording.steps, start=1)]
+        # Blanked again as written: the file reaches the model through ``workspace_read``.
+        lines = [f"{n}. {redact(line)}" for n, line in enumerate(recording.steps, start=1)]
         ref = WorkspaceRef(member.team_id, recording.agent_id)
         await self._workspace.write(ref, path, ("\n".join(lines) + "\n").encode())
         await self._threads.send(member, thread.id, ASK_FOR_SKILL, [path])

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 from server.common.clock import Clock
 from server.common.errors import Conflict, InvalidArgument
+from server.common.redaction import redact
 from server.db.engine import Database
 from server.host.storage.memories import AgentMemory, AgentMemoryRepository
 
@@ -34,8 +35,11 @@ class MemoryService:
     async def add_memory(
         self, team_id: str, agent_id: str, text: str, site: str | None
     ) -> AgentMemory:
-        """Keeps one memory; refuses when the agent already holds the most it may."""
-        memory = AgentMemory(uuid.uuid4().hex, team_id, agent_id, site, text, self._clock.now())
+        """Keeps one memory, secrets blanked; refuses when the agent already holds the most
+        it may."""
+        memory = AgentMemory(
+            uuid.uuid4().hex, team_id, agent_id, site, redact(text), self._clock.now()
+        )
         async with self._db.write() as conn:
             if await self._repo.count_memories(conn, team_id, agent_id) >= MAX_MEMORIES_PER_AGENT:
                 raise Conflict(
@@ -47,10 +51,10 @@ class MemoryService:
         return memory
 
     async def update_memory(self, memory: AgentMemory, text: str, site: str | None) -> bool:
-        """Rewrites one of the agent's memories; False when it is gone."""
+        """Rewrites one of the agent's memories, secrets blanked; False when it is gone."""
         async with self._db.write() as conn:
             return await self._repo.update_memory(
-                conn, memory.team_id, memory.id, text=text, site=site
+                conn, memory.team_id, memory.id, text=redact(text), site=site
             )
 
     async def remove_agent_memories(self, team_id: str, agent_id: str) -> None:

@@ -27,6 +27,7 @@ from server.host.agents.providers.transcript import (
 )
 from server.host.services.memories import MemoryService
 from server.host.storage.agents import Agent
+from server.host.storage.memories import AgentMemory, AgentMemoryRepository
 from tests.support.clock import FakeClock
 from tests.support.databases import ScratchDatabase
 from tests.support.fakes.anthropic import API_KEY, FakeAnthropic, MessageEvents, anthropic_error
@@ -65,6 +66,7 @@ THREAD: list[AnyMessage] = [
 
 class Harness:
     def __init__(self, db: Database, fake: FakeAnthropic, session: aiohttp.ClientSession) -> None:
+        self.db = db
         self.memories = MemoryService(db, FakeClock())
         self.fake = fake
         http = HttpOptions(retry=RetryPolicy(max_attempts=1))
@@ -139,6 +141,25 @@ async def test_secrets_in_the_thread_never_reach_the_provider(harness: Harness) 
     assert CARD_NUMBER.replace(" ", "") not in sent
     assert "[card number]" in sent
     assert "[redacted]" in sent
+
+
+async def test_a_kept_memory_and_a_sign_in_link_are_blanked_before_sending(
+    harness: Harness,
+) -> None:
+    # A memory kept before blanking applied to it (older data): blanked on the way out.
+    async with harness.db.write() as conn:
+        await AgentMemoryRepository().add_memory(
+            conn, AgentMemory("m-old", TEAM, "agent-1", None, "api key: sk-live-0042abc", 0.0)
+        )
+    link = "https://app.example.com/auth/magic/hWzqKcPmRtLfXvBnJgSdYaEuOiTrZwQe"
+    harness.threads["t3"] = [UserMessage(text=f"Sign in with {link} please")]
+    harness.fake.script(saves().stop("tool_use").reply())
+    await harness.review.review(agent(), ["t3"])
+    [request] = harness.fake.requests
+    sent = str(request.body)
+    assert "sk-live-0042abc" not in sent
+    assert "hWzqKcPmRtLfXvBnJgSdYaEuOiTrZwQe" not in sent
+    assert "https://app.example.com/auth/magic/:token" in sent
 
 
 async def test_a_review_rewrites_a_memory_it_names(harness: Harness) -> None:

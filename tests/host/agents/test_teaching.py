@@ -185,3 +185,27 @@ async def test_tabs_that_record_no_steps_refuse_a_recording(holding: Holding) ->
     await refused(
         holding.member.call("browser-teach-v1/start", {"tabId": unwatched.id}), "teachNotWatching"
     )
+
+
+async def test_the_teaching_file_keeps_no_secret(holding: Holding) -> None:
+    agent_id, tab = await agent_tab(holding)
+    held, recording_id = await start(holding, tab)
+    [account] = {tab.held_by}
+    assert account is not None
+    magic = "https://app.example.com/auth/magic/hWzqKcPmRtLfXvBnJgSdYaEuOiTrZwQe"
+    for line in (f'opened {magic[8:]} "password Plainsecret9"', f"pressed link {magic}"):
+        step = Step(holding.team_id, tab.id, agent_id, account, line, "press")
+        await holding.services.teaching.step(step)
+    saved = await holding.member.call("browser-teach-v1/save", {"recordingId": recording_id})
+    [message, *_] = await holding.services.threads.transcript(holding.team_id, saved["threadId"])
+    assert isinstance(message, UserMessage)
+    [attachment] = message.attachments
+    text = (
+        await holding.services.workspace.read(
+            WorkspaceRef(holding.team_id, agent_id), attachment.path
+        )
+    ).decode()
+    assert "Plainsecret9" not in text
+    assert "hWzqKcPmRtLfXvBnJgSdYaEuOiTrZwQe" not in text.split("\n", 2)[2]
+    assert "password [redacted]" in text
+    held[0].close()
