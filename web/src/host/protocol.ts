@@ -99,6 +99,7 @@ export const EVENT = {
   profilesChanged: 'browser-profiles-changed',
   providersChanged: 'providers-changed',
   vaultChanged: 'vault-changed',
+  memoriesChanged: 'agent-memories-changed',
   revoked: 'revoked',
   takeoverRequested: 'browser-takeover-requested',
   controlRequested: 'browser-control-requested',
