@@ -90,11 +90,11 @@ class PinMemory(MemoryRef):
     pinned: bool
 
 
-class AgentRef(InboundModel):
+class MemoriesOfAgent(InboundModel):
     agent_id: AgentId
 
 
-class Deleted(WireModel):
+class MemoriesDeleted(WireModel):
     deleted: int
 
 
@@ -160,12 +160,14 @@ async def pin_memory(call: HostCall, args: PinMemory) -> MemoryView:
 
 
 @routes.route("agent-memories-v1/delete", args=MemoryRef, least_role=Role.MEMBER)
-async def delete_memory(call: HostCall, args: MemoryRef) -> Deleted:
+async def delete_memory(call: HostCall, args: MemoryRef) -> MemoriesDeleted:
     await call.host.memories.delete_memory(call.member, args.agent_id, args.memory_id)
-    return Deleted(deleted=1)
+    return MemoriesDeleted(deleted=1)
 
 
-@routes.route("agent-memories-v1/delete_all", args=AgentRef, least_role=Role.ADMIN)
-async def delete_all_memories(call: HostCall, args: AgentRef) -> Deleted:
+@routes.route("agent-memories-v1/delete_all", args=MemoriesOfAgent, least_role=Role.ADMIN)
+async def delete_all_memories(call: HostCall, args: MemoriesOfAgent) -> MemoriesDeleted:
     """Forget every memory of the agent."""
-    return Deleted(deleted=await call.host.memories.delete_all_memories(call.member, args.agent_id))
+    return MemoriesDeleted(
+        deleted=await call.host.memories.delete_all_memories(call.member, args.agent_id)
+    )
