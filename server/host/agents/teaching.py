@@ -4,9 +4,10 @@ make a skill of it.
 Starting hands the tab to the member (in their live view). Steps follow the rules of
 ``live.steps``; a recording keeps at most ``MAX_TEACH_STEPS`` and lasts ``TEACH_SECONDS``.
 Only the member who started it may save or discard it; when their control ends, it ends
-with no steps. Saving starts a thread of theirs with the agent and sends a message with the
-numbered steps as an attached text file; a recording with nothing after its first page
-sends nothing. Recordings live in memory: they never outlast the host, or the holding.
+with no steps. Saving starts a thread of theirs with the agent and sends a message naming
+the workspace file (``teaching/…``) with the numbered steps; a recording with nothing
+after its first page sends nothing. Recordings live in memory: they never outlast the
+host, or the holding.
 """
 
 from __future__ import annotations
@@ -30,12 +31,19 @@ TEACH_SECONDS = 600.0
 TEACH_FOLDER = "teaching"
 MAX_TITLE_CHARS = 80
 
-ASK_FOR_SKILL = (
-    "I recorded how I do a task in your browser; the numbered steps are attached. Please "
-    "make a skill of it: say what the task is for, write the steps in general terms (what "
-    "changes each time and what stays the same), and how to check it worked. Ask me about "
-    "any step that is unclear."
-)
+
+def ask_for_skill(path: str) -> str:
+    """The message that asks the agent to make a skill of the steps in ``path`` (its own
+    workspace's file, named where it is, not attached as a copy).
+
+    This is the seam where a draft skill takes over: the same steps, handed to the skills
+    flow instead of a chat message."""
+    return (
+        f"I recorded how I do a task in your browser; the numbered steps are in `{path}` in "
+        "your workspace (read it with workspace_read). Please make a skill of it: say what "
+        "the task is for, write the steps in general terms (what changes each time and what "
+        "stays the same), and how to check it worked. Ask me about any step that is unclear."
+    )
 
 
 @dataclass(eq=False)
@@ -55,10 +63,12 @@ class Recording:
 
 @dataclass(frozen=True, slots=True)
 class Saved:
-    """What saving sent: the thread the request went to (None: nothing was sent)."""
+    """What saving sent: the thread the request went to (None: nothing was sent) and the
+    workspace file holding the steps."""
 
     thread_id: str | None
     steps: int
+    path: str | None = None
 
 
 class TeachingService:
@@ -155,8 +165,8 @@ class TeachingService:
         lines = [f"{n}. {redact(line)}" for n, line in enumerate(recording.steps, start=1)]
         ref = WorkspaceRef(member.team_id, recording.agent_id)
         await self._workspace.write(ref, path, ("\n".join(lines) + "\n").encode())
-        await self._threads.send(member, thread.id, ASK_FOR_SKILL, [path])
-        return Saved(thread.id, len(recording.steps))
+        await self._threads.send(member, thread.id, ask_for_skill(path))
+        return Saved(thread.id, len(recording.steps), path)
 
     def discard(self, member: Member, recording_id: str) -> None:
         """End the recording; nothing is sent."""

@@ -2974,6 +2974,12 @@ export interface components {
         /** SavedView */
         SavedView: {
             /**
+             * Path
+             * @description The agent's workspace file with the steps (teaching/…).
+             * @default null
+             */
+            path: string | null;
+            /**
              * Sent
              * @description False when nothing was done after the first page.
              */
