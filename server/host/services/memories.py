@@ -289,12 +289,12 @@ def memory_block(candidates: Sequence[PromptMemory], budget_tokens: int) -> Memo
     shown: list[str] = []
     spent = len(MEMORY_BLOCK_HEADER) // CHARS_PER_TOKEN
     for memory in candidates:
-        text = " ".join(redact(memory.text).split())
-        cost = len(text) // CHARS_PER_TOKEN + LINE_TOKENS
+        # Measured before blanking, which runs only on what goes (a turn reads them all).
+        cost = len(memory.text) // CHARS_PER_TOKEN + LINE_TOKENS
         if not memory.pinned and spent + cost > budget_tokens:
             continue
         spent += cost
-        lines.append(f"- {text}")
+        lines.append("- " + " ".join(redact(memory.text).split()))
         shown.append(memory.id)
     left_out = len(candidates) - len(shown)
     if not lines and not left_out:
