@@ -32,7 +32,6 @@ import json
 import os
 import platform
 import random
-import sqlite3
 import sys
 import tempfile
 import time
@@ -40,6 +39,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
+import sqlalchemy as sa
 from harness import (
     create_accounts,
     member_email,
@@ -52,13 +52,26 @@ from harness import (
 from peers import TEAM_API_OVERRIDES, builtin_host_id, sign_in
 
 from peer.connection import connect_to_host
+from server.db.tables import agent_memories
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 GOAL_BLOCK_P95_MS = 5.0
 GOAL_LIST_P95_MS = 20.0
-WORDS = "invoice train aisle refund billing report lunch fares menu order settings".split()
+WORDS = [
+    "invoice",
+    "train",
+    "aisle",
+    "refund",
+    "billing",
+    "report",
+    "lunch",
+    "fares",
+    "menu",
+    "order",
+    "settings",
+]
 
 
 def summary(values: list[float]) -> dict[str, float]:
@@ -97,7 +110,6 @@ def memory_rows(team_id: str, agent_id: str, count: int, *, sites: bool) -> list
 async def block_phase(folder: Path, memories: int, calls: int) -> dict[str, Any]:
     from server.common.clock import SystemClock
     from server.db.engine import Database
-    from server.db.tables import agent_memories
     from server.host.services.memories import MemoryService, memory_block
     from server.host.storage.memories import AgentMemoryRepository
 
@@ -151,13 +163,11 @@ async def list_phase(folder: Path, memories: int, calls: int) -> dict[str, Any]:
         try:
             agent_id = str((await connection.call("agents-v1/create", {"name": "Bench"}))["id"])
             rows = memory_rows(owner.team_id, agent_id, memories, sites=True)
-            with sqlite3.connect(data_dir / "crewhost.db", timeout=30) as db:
-                columns = list(rows[0])
-                db.executemany(
-                    f"INSERT INTO agent_memories ({', '.join(columns)}) "
-                    f"VALUES ({', '.join('?' for _ in columns)})",
-                    [tuple(row[c] for c in columns) for row in rows],
-                )
+            # No route writes memories: straight into the server's database (WAL: it runs).
+            engine = sa.create_engine(f"sqlite:///{data_dir / 'crewhost.db'}")
+            with engine.begin() as db:
+                db.execute(agent_memories.insert(), rows)
+            engine.dispose()
             pages = -(-memories // 50)
 
             async def page(args: dict[str, Any]) -> float:
