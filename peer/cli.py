@@ -148,6 +148,32 @@ def build_parser() -> argparse.ArgumentParser:
     chat.add_argument("agent", metavar="AGENT", help="the agent's name or id")
     chat.add_argument("message", metavar="MESSAGE", nargs="?", help="what to say")
     chat.add_argument("--thread", help="continue this thread (default: start a new one)")
+    memories = commands.add_parser(
+        "memories",
+        help="an agent's memories: list, correct or delete them",
+        description="What an agent keeps in memory. Owners and admins reach every memory; "
+        "a member reaches their own and the team's that came only from threads they can read.",
+    )
+    memory_actions = memories.add_subparsers(
+        dest="memories_command", required=True, metavar="ACTION"
+    )
+    memory_list = memory_actions.add_parser("list", help="the agent's memories, newest first")
+    memory_edit = memory_actions.add_parser("edit", help="rewrite a memory's text or site")
+    memory_delete = memory_actions.add_parser("delete", help="delete a memory, or all of them")
+    for sub in (memory_list, memory_edit, memory_delete):
+        sub.add_argument("agent", metavar="AGENT", help="the agent's name or id")
+    memory_list.add_argument("--site", help="only memories of this site")
+    memory_list.add_argument("--search", help="only memories containing this text")
+    memory_list.add_argument("--limit", type=int, default=50, help="how many at most (50)")
+    memory_edit.add_argument("memory", metavar="MEMORY", help="the memory's id (from list)")
+    memory_edit.add_argument("--text", help="the new text (default: keep it)")
+    where = memory_edit.add_mutually_exclusive_group()
+    where.add_argument("--site", help="tie it to this site")
+    where.add_argument("--no-site", action="store_true", help="tie it to no site")
+    memory_edit.add_argument("--pin", action=argparse.BooleanOptionalAction, help="essential")
+    target = memory_delete.add_mutually_exclusive_group(required=True)
+    target.add_argument("memory", metavar="MEMORY", nargs="?", help="the memory's id")
+    target.add_argument("--all", action="store_true", help="every memory (owners and admins)")
     share = commands.add_parser(
         "share-egress",
         help="share this computer's connection with the host's browser profiles",
@@ -159,7 +185,20 @@ def build_parser() -> argparse.ArgumentParser:
     share.add_argument(
         "--label", default=socket.gethostname()[:60], help="what the host calls this computer"
     )
-    for sub in (connect, call, watch, status, set_key, clear_key, agents, chat, share):
+    for sub in (
+        connect,
+        call,
+        watch,
+        status,
+        set_key,
+        clear_key,
+        agents,
+        chat,
+        memory_list,
+        memory_edit,
+        memory_delete,
+        share,
+    ):
         sub.add_argument("--team", help=TEAM_HELP)
         sub.add_argument("--host", help="host id (default: the team's first online host)")
     return parser
@@ -275,6 +314,9 @@ async def _use(connection: HostConnection, args: argparse.Namespace) -> int:
         return 0
     if args.command == "chat":
         return await _chat(connection, args.agent, args.message, args.thread)
+    if args.command == "memories":
+        await _memories(connection, args)
+        return 0
     if args.command == "share-egress":
         return await _share_egress(connection, args.label)
     print(json.dumps(await connection.call(args.route, args.args), indent=2))
@@ -304,6 +346,53 @@ def _read_key() -> str:
     if not key:
         raise UsageError("the key is empty")
     return key
+
+
+MEMORY_TEXT_SHOWN = 80
+
+
+async def _memories(connection: HostConnection, args: argparse.Namespace) -> None:
+    agent_id = str((await find_agent(connection, args.agent))["id"])
+    if args.memories_command == "list":
+        query: dict[str, Any] = {"agentId": agent_id, "limit": args.limit}
+        if args.site:
+            query["site"] = args.site
+        if args.search:
+            query["text"] = args.search
+        page = await connection.call("agent-memories-v1/list", query)
+        rows = [
+            [
+                m["id"],
+                m["scope"],
+                "yes" if m["pinned"] else "",
+                str(m["uses"]),
+                m["site"] or "-",
+                " ".join(m["text"].split())[:MEMORY_TEXT_SHOWN],
+            ]
+            for m in page["memories"]
+        ]
+        _print_table(["ID", "SCOPE", "ESSENTIAL", "USES", "SITE", "TEXT"], rows)
+        print(f"{len(rows)} of {page['total']} memories")
+        return
+    if args.memories_command == "delete":
+        if args.all:
+            done = await connection.call("agent-memories-v1/delete_all", {"agentId": agent_id})
+        else:
+            done = await connection.call(
+                "agent-memories-v1/delete", {"agentId": agent_id, "memoryId": args.memory}
+            )
+        print(f"deleted {done['deleted']}")
+        return
+    ref = {"agentId": agent_id, "memoryId": args.memory}
+    memory = await connection.call("agent-memories-v1/get", ref)
+    if args.text is not None or args.site is not None or args.no_site:
+        site = None if args.no_site else (args.site or memory["site"])
+        memory = await connection.call(
+            "agent-memories-v1/edit", {**ref, "text": args.text or memory["text"], "site": site}
+        )
+    if args.pin is not None:
+        memory = await connection.call("agent-memories-v1/pin", {**ref, "pinned": args.pin})
+    print(f"{memory['id']}  {memory['site'] or '-'}  {memory['text']}")
 
 
 async def _providers(connection: HostConnection, args: argparse.Namespace) -> None:

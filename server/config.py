@@ -261,6 +261,12 @@ class HostSettings(SettingsSection):
         description="How long an agent must be quiet after a turn ends before its model "
         "reviews the turn for memories to keep.",
     )
+    memory_prompt_tokens: int = Field(
+        2000,
+        ge=0,
+        description="How many tokens (about four characters each) of an agent's memories "
+        "without a site each turn's system prompt carries; essential ones always go.",
+    )
 
     @field_validator(
         "browser_allowed_hosts", "web_fetch_allowed_hosts", "proxy_allowed_hosts", mode="before"

@@ -201,6 +201,7 @@ HOST_ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode("addressRefused", "The host's address policy refuses this address."),
     ErrorCode("nameNotResolved", "A host name did not resolve to any address."),
     ErrorCode("memoryLimit", "The agent keeps as many memories as it may."),
+    ErrorCode("memoryNotFound", "No such memory of the agent, or not one the caller may reach."),
     ErrorCode("invalidSite", "A memory's site is not a host name."),
     ErrorCode("viewLabelInvalid", "A view channel's label is malformed."),
     ErrorCode("frameInvalid", "A view frame is malformed."),

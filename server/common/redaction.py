@@ -1,8 +1,14 @@
-"""Blanks what looks like a secret in text a model reads in the background.
+"""Blanks what looks like a secret in text that is kept or that a model reads.
 
-Vault values and ``submit_secret`` never reach a thread; this catches what a person
-or a page put in plain text anyway: a card number, or the value after a password-like
-label (``password: hunter2``, ``pin=1234``, ``"api_key": "..."``).
+Vault values and ``submit_secret`` never reach a thread; this catches what a person,
+an agent or a page put in plain text anyway: a card number, the value after a
+password-like label (``password: hunter2``, ``pin=1234``, ``"api_key": "..."``,
+``password Hunter2x``), a JSON web token, and the credential-like parts of a web
+address's path (a sign-in link's token, a reset code), which become ``:token``.
+
+One rule for every place: a memory is blanked when it is kept (``remember``, the
+memory review, teaching) and again before it is sent to a model; browsing steps when
+they are recorded; teaching files when they are written.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ import re
 
 CARD = "[card number]"
 HIDDEN = "[redacted]"
+BLANKED_PATH_PART = ":token"
 
 # 13 to 19 digits, optionally grouped by single spaces or dashes.
 _CARD_CANDIDATE = re.compile(r"(?<![\d-])\d(?:[ -]?\d){12,18}(?![\d-])")
@@ -22,12 +29,131 @@ _HIDDEN_LABELS = (
 _SECRET_VALUE = re.compile(
     rf"(?i)\b((?:{_HIDDEN_LABELS})[\"']?\s*(?:[:=]|\bis\b)\s*)(\"[^\"]*\"|'[^']*'|[^\s,;]+)"
 )
+# A label and a value with only a space between (``password Hunter2x``); the value must
+# look made up (see ``_looks_made_up``) so that ``password reset page`` stays as it is.
+_BARE_SECRET_VALUE = re.compile(
+    rf"(?i)\b((?:{_HIDDEN_LABELS})[ \t]+)(?![\"']?\[redacted\])([^\s,;.!?]{{6,}})"
+)
+# A JSON web token: three base64url parts, the first a JSON object's ``{"``.
+_JWT = re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*")
+_JWT_PART = re.compile(r"^eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*$")
+# An http(s) address in running text: its path is checked part by part.
+_URL = re.compile(r"(?i)\bhttps?://[^\s\"'<>]+")
+_TOKEN_CHARS = re.compile(r"^[A-Za-z0-9_\-.~=]+$")
+# Path parts after which a link's next part is its secret: reset and sign-in links.
+_LINK_WORDS = frozenset(
+    {
+        "reset",
+        "reset-password",
+        "reset_password",
+        "password-reset",
+        "password",
+        "magic",
+        "magic-link",
+        "magic_link",
+        "magiclink",
+        "login",
+        "signin",
+        "sign-in",
+        "verify",
+        "verification",
+        "confirm",
+        "activate",
+        "invite",
+        "invitation",
+        "token",
+        "auth",
+        "otp",
+        "unsubscribe",
+    }
+)
+MIN_RANDOM_TOKEN_CHARS = 20
+MIN_LINK_TOKEN_CHARS = 6
 
 
 def redact(text: str) -> str:
-    """``text`` with card numbers and the values of password-like fields blanked."""
+    """``text`` with card numbers, password-like values, tokens and secret link parts blanked."""
+    text = _URL.sub(_url, text)
+    text = _JWT.sub(HIDDEN, text)
     text = _CARD_CANDIDATE.sub(_card, text)
-    return _SECRET_VALUE.sub(lambda found: found.group(1) + HIDDEN, text)
+    text = _SECRET_VALUE.sub(lambda found: found.group(1) + HIDDEN, text)
+    return _BARE_SECRET_VALUE.sub(_bare_secret, text)
+
+
+def redact_path(path: str) -> str:
+    """A web address's path with each credential-like part (``is_credential``) as ``:token``."""
+    parts = path.split("/")
+    blanked: list[str] = []
+    for n, part in enumerate(parts):
+        after = parts[n - 1].lower() if n else ""
+        blanked.append(BLANKED_PATH_PART if is_credential(part, after=after) else part)
+    return "/".join(blanked)
+
+
+def is_credential(part: str, *, after: str = "") -> bool:
+    """Whether one path part looks like a credential: a JSON web token, a long random token
+    (``MIN_RANDOM_TOKEN_CHARS`` or more, whatever its digits), or the code of a reset or
+    sign-in link (the part ``after`` a word such as ``reset`` or ``magic-link``)."""
+    if not part or not _TOKEN_CHARS.match(part):
+        return False
+    if _JWT_PART.match(part):
+        return True
+    # Words joined by dashes (``annual-report-2024.pdf``) name a place; one unbroken run
+    # this long, or parts mixing digits, letters and case, do not.
+    words = [w for w in re.split(r"[-_.~]", part) if w]
+    if len(words) > 1 and all(_is_word(w) for w in words):
+        return False
+    if after in _LINK_WORDS and len(part) >= MIN_LINK_TOKEN_CHARS and _looks_made_up(part):
+        return True
+    return len(part) >= MIN_RANDOM_TOKEN_CHARS
+
+
+def _is_word(part: str) -> bool:
+    """A word as people write it (``report``, ``Report``, ``PDF``) or a number."""
+    return part.isdigit() or (
+        part.isalpha() and (part.islower() or part.isupper() or part[1:].islower())
+    )
+
+
+def _looks_made_up(value: str) -> bool:
+    """A value mixing kinds of characters (digits, capitals after the first, symbols) or a
+    long run of letters: what a password or a code looks like, not a word."""
+    value = value.strip("\"'")
+    kinds = sum(
+        (
+            any(c.isdigit() for c in value),
+            any(c.isupper() for c in value[1:]),
+            any(c.islower() for c in value),
+            any(not c.isalnum() for c in value),
+        )
+    )
+    return kinds >= 2 and not (value[:1].isupper() and value[1:].islower() and value.isalpha())
+
+
+def _url(found: re.Match[str]) -> str:
+    # Punctuation that ends the sentence is not the address's.
+    url = found.group(0).rstrip(".,;:!?)")
+    after = found.group(0)[len(url) :]
+    return _blank_url(url) + after
+
+
+def _blank_url(url: str) -> str:
+    scheme_end = url.index("//") + 2
+    path_start = url.find("/", scheme_end)
+    if path_start < 0:
+        return url
+    tail_start = min(
+        (i for i in (url.find("?", path_start), url.find("#", path_start)) if i >= 0),
+        default=len(url),
+    )
+    return url[:path_start] + redact_path(url[path_start:tail_start]) + url[tail_start:]
+
+
+def _bare_secret(found: re.Match[str]) -> str:
+    value = found.group(2)
+    if value == HIDDEN or value.startswith("[") or not _looks_made_up(value):
+        return found.group(0)
+    return found.group(1) + HIDDEN
 
 
 def _card(found: re.Match[str]) -> str:

@@ -249,6 +249,20 @@ agent_memories = sa.Table(
     sa.Column("site", sa.String(253), nullable=True),
     sa.Column("text", sa.Text, nullable=False),
     sa.Column("created_at", TIME, nullable=False),
+    # The one member whose memory it is (made from their private thread); NULL: the team's.
+    sa.Column("member_id", ID, nullable=True),
+    # Essential: sent in every turn, before the others.
+    sa.Column("pinned", sa.Boolean, nullable=False, server_default=sa.false()),
+    # How many turns carried it and snapshots showed it; when it was last made, changed or used.
+    sa.Column("uses", sa.Integer, nullable=False, server_default="0"),
+    sa.Column("active_at", TIME, nullable=True),
+    sa.Column("updated_at", TIME, nullable=True),
+    sa.Column("updated_by", ID, nullable=True),
+    # Where it came from: remember (in a thread's turn), review (of threads), or a person.
+    sa.Column("source", sa.String(16), nullable=False, server_default="remember"),
+    # JSON list of the thread ids it came from; the turn when ``remember`` made it.
+    sa.Column("source_threads", sa.Text, nullable=False, server_default="[]"),
+    sa.Column("source_turn_id", ID, nullable=True),
     sa.Index(None, "team_id", "agent_id", "site"),
 )
 

@@ -157,7 +157,7 @@ class HostServices:
         )
         services.profiles = BrowserProfileService(db, clock, browser, services.peers.announce)
         services.tabs = TabService(browser, services.profiles, settings.host.search_url)
-        services.memories = MemoryService(db, clock)
+        services.memories = MemoryService(db, clock, services.peers.announce)
         services.browsing_steps = BrowsingStepService(db, clock)
         services.providers = ProviderService(db, clock, secrets, services.peers.announce)
         services.workspace = WorkspaceService(
@@ -190,6 +190,9 @@ class HostServices:
             lambda team_id, thread_id: services.threads.transcript(team_id, thread_id),
             delay=settings.host.memory_review_seconds,
             steps=services.browsing_steps,
+            thread_member=lambda team_id, thread_id: services.threads.private_member(
+                team_id, thread_id
+            ),
         )
         services.agents = AgentService(
             db,
@@ -222,6 +225,8 @@ class HostServices:
             attachment_max_bytes=settings.host.attachment_max_bytes,
             turn_ended=services.memory_review.turns_ended,
             metrics=metrics,
+            memories=services.memories,
+            memory_prompt_tokens=settings.host.memory_prompt_tokens,
         )
         services.live = LiveViews(browser, settings.host, read_press, metrics)
         services.peers.register_channel(VIEW_PREFIX, services.live.open)

@@ -34,6 +34,14 @@ class VaultChanged(HostEvent):
     NAME: ClassVar[str] = "vault-changed"
 
 
+class AgentMemoriesChanged(HostEvent):
+    """An agent's memories changed (one kept, rewritten, pinned or deleted);
+    ``agent-memories-v1/list`` has them."""
+
+    NAME: ClassVar[str] = "agent-memories-changed"
+    agent_id: str
+
+
 class BrowserTabsChanged(HostEvent):
     """The team's tab list changed (a tab opened, closed, moved, had a new title, was taken
     or released); ``browser-control-v1/list_tabs`` has the new list."""
@@ -306,6 +314,7 @@ HOST_EVENTS: tuple[type[HostEvent], ...] = (
     BrowserProfilesChanged,
     ProvidersChanged,
     VaultChanged,
+    AgentMemoriesChanged,
     BrowserTakeoverRequested,
     BrowserControlRequested,
     BrowserControlRequestResolved,

@@ -1,4 +1,5 @@
-"""The system prompt of a turn: five rules, how to use the browser tools, the agent's own words."""
+"""The system prompt of a turn: five rules, how to use the browser tools, the agent's own
+words, and its memories."""
 
 from __future__ import annotations
 
@@ -20,11 +21,14 @@ one. When a page needs a person (a captcha, a sign-in, a payment), call
 `request_takeover` and stop working in that tab."""
 
 
-def system_prompt(instructions: str) -> str:
-    """The rules, the browser guidance, then the agent's own instructions, if any."""
+def system_prompt(instructions: str, memories: str = "") -> str:
+    """The rules, the browser guidance, the agent's own instructions, if any, then its
+    memories (the block ``MemoryService.prompt_block`` made), if any."""
     parts = [RULES, BROWSER_GUIDANCE]
     if instructions.strip():
         parts.append("Your instructions from the team:\n" + instructions.strip())
+    if memories:
+        parts.append(memories)
     return "\n\n".join(parts)
 
 

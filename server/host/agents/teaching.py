@@ -4,9 +4,10 @@ make a skill of it.
 Starting hands the tab to the member (in their live view). Steps follow the rules of
 ``live.steps``; a recording keeps at most ``MAX_TEACH_STEPS`` and lasts ``TEACH_SECONDS``.
 Only the member who started it may save or discard it; when their control ends, it ends
-with no steps. Saving starts a thread of theirs with the agent and sends a message with the
-numbered steps as an attached text file; a recording with nothing after its first page
-sends nothing. Recordings live in memory: they never outlast the host, or the holding.
+with no steps. Saving starts a thread of theirs with the agent and sends a message naming
+the workspace file (``teaching/…``) with the numbered steps; a recording with nothing
+after its first page sends nothing. Recordings live in memory: they never outlast the
+host, or the holding.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 
 from server.common.clock import Clock
 from server.common.errors import Conflict, Forbidden, NotFound
+from server.common.redaction import redact
 from server.host.agents.threads import ThreadService
 from server.host.browser.access import require_member_reach
 from server.host.browser.runtime import BrowserRuntime
@@ -29,12 +31,19 @@ TEACH_SECONDS = 600.0
 TEACH_FOLDER = "teaching"
 MAX_TITLE_CHARS = 80
 
-ASK_FOR_SKILL = (
-    "I recorded how I do a task in your browser; the numbered steps are attached. Please "
-    "make a skill of it: say what the task is for, write the steps in general terms (what "
-    "changes each time and what stays the same), and how to check it worked. Ask me about "
-    "any step that is unclear."
-)
+
+def ask_for_skill(path: str) -> str:
+    """The message that asks the agent to make a skill of the steps in ``path`` (its own
+    workspace's file, named where it is, not attached as a copy).
+
+    This is the seam where a draft skill takes over: the same steps, handed to the skills
+    flow instead of a chat message."""
+    return (
+        f"I recorded how I do a task in your browser; the numbered steps are in `{path}` in "
+        "your workspace (read it with workspace_read). Please make a skill of it: say what "
+        "the task is for, write the steps in general terms (what changes each time and what "
+        "stays the same), and how to check it worked. Ask me about any step that is unclear."
+    )
 
 
 @dataclass(eq=False)
@@ -54,10 +63,12 @@ class Recording:
 
 @dataclass(frozen=True, slots=True)
 class Saved:
-    """What saving sent: the thread the request went to (None: nothing was sent)."""
+    """What saving sent: the thread the request went to (None: nothing was sent) and the
+    workspace file holding the steps."""
 
     thread_id: str | None
     steps: int
+    path: str | None = None
 
 
 class TeachingService:
@@ -110,7 +121,7 @@ class TeachingService:
             member.account_id,
             now,
             now + self._seconds,
-            " ".join(tab.title.split())[:MAX_TITLE_CHARS],
+            redact(" ".join(tab.title.split())[:MAX_TITLE_CHARS]),
             [first],
         )
         self._recordings[recording.id] = recording
@@ -150,11 +161,12 @@ class TeachingService:
             member.team_id, recording.agent_id, member.account_id, title, shared=False
         )
         path = f"{TEACH_FOLDER}/steps-{recording.id}.txt"
-        lines = [f"{n}. {line}" for n, line in enumerate(recording.steps, start=1)]
+        # Blanked again as written: the file reaches the model through ``workspace_read``.
+        lines = [f"{n}. {redact(line)}" for n, line in enumerate(recording.steps, start=1)]
         ref = WorkspaceRef(member.team_id, recording.agent_id)
         await self._workspace.write(ref, path, ("\n".join(lines) + "\n").encode())
-        await self._threads.send(member, thread.id, ASK_FOR_SKILL, [path])
-        return Saved(thread.id, len(recording.steps))
+        await self._threads.send(member, thread.id, ask_for_skill(path))
+        return Saved(thread.id, len(recording.steps), path)
 
     def discard(self, member: Member, recording_id: str) -> None:
         """End the recording; nothing is sent."""

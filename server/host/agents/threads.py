@@ -49,6 +49,7 @@ from server.host.agents.turn_loop import (
 from server.host.browser.callers import Caller
 from server.host.metrics import HostMetrics
 from server.host.services.agents import AgentService
+from server.host.services.memories import MemoryService
 from server.host.services.tasks import Task, TaskService
 from server.host.services.workspace import Member, WorkspaceService
 from server.host.storage.agents import Agent
@@ -117,8 +118,13 @@ class ThreadService:
         attachment_max_bytes: int,
         turn_ended: Callable[[Agent, str], None] | None = None,
         metrics: HostMetrics,
+        memories: MemoryService | None = None,
+        memory_prompt_tokens: int = 0,
     ) -> None:
         self._db = db
+        # The agent's memories without a site, in each turn's system prompt.
+        self._memories = memories
+        self._memory_prompt_tokens = memory_prompt_tokens
         self._metrics = metrics
         self._clock = clock
         self._agents = agents
@@ -210,6 +216,12 @@ class ThreadService:
             self._task_lists.tasks_of(team_id, thread_id),
         )
 
+    async def private_member(self, team_id: str, thread_id: str) -> str | None:
+        """The member whose private thread it is; None for a shared (or deleted) thread."""
+        async with self._db.read() as conn:
+            thread = await self._repo.get_thread(conn, team_id, thread_id)
+        return None if thread is None or thread.shared else thread.created_by
+
     async def transcript(self, team_id: str, thread_id: str) -> list[Message]:
         """A thread's stored messages, for the host's own background readers."""
         async with self._db.read() as conn:
@@ -299,6 +311,16 @@ class ThreadService:
                 # Read at each question: sharing the thread, or taking it back, applies.
                 lambda account_id: running.thread.visible_to(account_id),
             )
+            # A private thread's turns see its member's memories too; a shared one's, the team's.
+            member = None if thread.shared else thread.created_by
+            context.memory_member = member
+            context.turn_id = running.turn.id
+            memories = ""
+            if self._memories is not None:
+                block = await self._memories.prompt_block(
+                    thread.team_id, agent.id, member, self._memory_prompt_tokens
+                )
+                memories = block.text
             context.summarize = summarizer(provider, model)
             context.ask_person = lambda question: self._ask_person(running, agent, question)
             context.tasks = self._task_lists.for_thread(
@@ -307,7 +329,7 @@ class ThreadService:
             setup = TurnSetup(
                 provider=provider,
                 model=model,
-                system=system_prompt(agent.instructions),
+                system=system_prompt(agent.instructions, memories),
                 transcript=[
                     await self._with_images(thread, message_from_json(m.body)) for m in stored
                 ],

@@ -1,8 +1,9 @@
 """Steps a person takes while holding an agent's tab, as one line each.
 
 Two kinds of step: a page load (its host, path and title; no query or hash; path parts
-that look like codes become ``:id``) and a press on a control (its role and accessible
-name, read in an isolated world within ``READ_SECONDS``). Nothing is recorded for a press
+that look like credentials become ``:token``, those that look like codes ``:id``) and a
+press on a control (its role and accessible name, read in an isolated world within
+``READ_SECONDS``). Nothing is recorded for a press
 outside a control, on a password field or a field whose ``autocomplete`` names a
 password, a one-time code or a card value; a field gives its label, never its value;
 key presses are never read. Tabs that record nothing: a private sign-in, a tab no agent
@@ -24,6 +25,7 @@ from urllib.parse import urlsplit
 
 from playwright.async_api import Error as PlaywrightError
 
+from server.common.redaction import redact, redact_path
 from server.common.tasks import BackgroundTasks
 from server.host.browser.access import holds_secret, is_private
 
@@ -86,9 +88,9 @@ def page_line(url: str, title: str) -> str | None:
         return None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return None
-    path = "/".join(":id" if is_code(p) else p for p in parts.path.split("/")) or "/"
+    path = "/".join(":id" if is_code(p) else p for p in redact_path(parts.path).split("/")) or "/"
     line = f"opened {parts.hostname}{path[:MAX_PATH_CHARS]}"
-    title = " ".join(title.split())[:MAX_TITLE_CHARS]
+    title = redact(" ".join(title.split())[:MAX_TITLE_CHARS])
     return f'{line} "{title}"' if title else line
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from server.host.routes import (
+    agent_memories,
     agents,
     attention,
     browser_control,
@@ -31,6 +32,7 @@ ROUTE_TABLES = (
     attention.routes,
     web_search.routes,
     browsing_memory.routes,
+    agent_memories.routes,
     teaching.routes,
     workspace.routes,
     vault.routes,

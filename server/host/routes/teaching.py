@@ -39,6 +39,9 @@ class SavedView(WireModel):
     sent: bool = Field(description="False when nothing was done after the first page.")
     thread_id: str | None = Field(description="The thread the request for a skill went to.")
     steps: int
+    path: str | None = Field(
+        default=None, description="The agent's workspace file with the steps (teaching/…)."
+    )
 
 
 class Discarded(WireModel):
@@ -66,7 +69,12 @@ async def start_teaching(call: HostCall, args: TabRef) -> RecordingView:
 async def save_teaching(call: HostCall, args: RecordingRef) -> SavedView:
     """End the recording and send the agent the numbered steps, asking for a skill."""
     saved = await call.host.teaching.save(call.member, args.recording_id)
-    return SavedView(sent=saved.thread_id is not None, thread_id=saved.thread_id, steps=saved.steps)
+    return SavedView(
+        sent=saved.thread_id is not None,
+        thread_id=saved.thread_id,
+        steps=saved.steps,
+        path=saved.path,
+    )
 
 
 @routes.route("browser-teach-v1/discard", args=RecordingRef, least_role=Role.MEMBER)

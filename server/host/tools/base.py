@@ -194,6 +194,11 @@ class ToolContext:
     caller: Caller
     turn: TurnState = field(default_factory=TurnState)
     memories: MemoryService | None = None
+    # The member whose private thread the turn is in: their memories join the team's in
+    # what the turn reads, and what it keeps is theirs. None: a shared thread, the team's.
+    memory_member: str | None = None
+    # The turn the call is in (where a memory ``remember`` keeps came from).
+    turn_id: str | None = None
     settings: ToolSettings = field(default_factory=ToolSettings)
     # Where the calling agent's new tabs open (the profile service's partition_for_agent,
     # given team and agent ids); without it they open in the team's shared partition.

@@ -14,7 +14,13 @@ import pytest
 
 from server.common.redaction import redact
 from server.db.engine import Database
-from server.host.agents.memory_review import SAVE_TOOL, MemoryReview
+from server.db.tables import agent_memories
+from server.host.agents.memory_review import (
+    MEMBER_SCOPE_NOTE,
+    SAVE_TOOL,
+    TEAM_SCOPE_NOTE,
+    MemoryReview,
+)
 from server.host.agents.providers.anthropic import AnthropicProvider
 from server.host.agents.providers.retry import RetryPolicy
 from server.host.agents.providers.stream import HttpOptions, ModelProvider
@@ -25,8 +31,9 @@ from server.host.agents.providers.transcript import (
     ToolResult,
     UserMessage,
 )
-from server.host.services.memories import MemoryService
+from server.host.services.memories import MAX_MEMORIES_PER_AGENT, MemoryService
 from server.host.storage.agents import Agent
+from server.host.storage.memories import AgentMemory, AgentMemoryRepository
 from tests.support.clock import FakeClock
 from tests.support.databases import ScratchDatabase
 from tests.support.fakes.anthropic import API_KEY, FakeAnthropic, MessageEvents, anthropic_error
@@ -65,6 +72,7 @@ THREAD: list[AnyMessage] = [
 
 class Harness:
     def __init__(self, db: Database, fake: FakeAnthropic, session: aiohttp.ClientSession) -> None:
+        self.db = db
         self.memories = MemoryService(db, FakeClock())
         self.fake = fake
         http = HttpOptions(retry=RetryPolicy(max_attempts=1))
@@ -73,8 +81,15 @@ class Harness:
         )
         self.threads: dict[str, list[AnyMessage]] = {"t1": THREAD, "t2": THREAD[:1]}
         self.reads: list[str] = []
+        # Threads private to a member: thread id -> account id.
+        self.private: dict[str, str] = {}
         self.review = MemoryReview(
-            self.memories, self.resolve, self.transcript, delay=0.0, steps=self
+            self.memories,
+            self.resolve,
+            self.transcript,
+            delay=0.0,
+            steps=self,
+            thread_member=self.member_of,
         )
         self.steps: list[tuple[str, str]] = []
         self.removed: list[str] = []
@@ -86,6 +101,9 @@ class Harness:
     async def transcript(self, team_id: str, thread_id: str) -> Sequence[AnyMessage]:
         self.reads.append(thread_id)
         return self.threads[thread_id]
+
+    async def member_of(self, team_id: str, thread_id: str) -> str | None:
+        return self.private.get(thread_id)
 
     async def steps_for_review(self, team_id: str, agent_id: str) -> list[tuple[str, str]]:
         return list(self.steps)
@@ -139,6 +157,25 @@ async def test_secrets_in_the_thread_never_reach_the_provider(harness: Harness) 
     assert CARD_NUMBER.replace(" ", "") not in sent
     assert "[card number]" in sent
     assert "[redacted]" in sent
+
+
+async def test_a_kept_memory_and_a_sign_in_link_are_blanked_before_sending(
+    harness: Harness,
+) -> None:
+    # A memory kept before blanking applied to it (older data): blanked on the way out.
+    async with harness.db.write() as conn:
+        await AgentMemoryRepository().add_memory(
+            conn, AgentMemory("m-old", TEAM, "agent-1", None, "api key: sk-live-0042abc", 0.0)
+        )
+    link = "https://app.example.com/auth/magic/hWzqKcPmRtLfXvBnJgSdYaEuOiTrZwQe"
+    harness.threads["t3"] = [UserMessage(text=f"Sign in with {link} please")]
+    harness.fake.script(saves().stop("tool_use").reply())
+    await harness.review.review(agent(), ["t3"])
+    [request] = harness.fake.requests
+    sent = str(request.body)
+    assert "sk-live-0042abc" not in sent
+    assert "hWzqKcPmRtLfXvBnJgSdYaEuOiTrZwQe" not in sent
+    assert "https://app.example.com/auth/magic/:token" in sent
 
 
 async def test_a_review_rewrites_a_memory_it_names(harness: Harness) -> None:
@@ -270,7 +307,10 @@ async def test_a_turn_that_ends_is_reviewed_with_the_agents_browsing_steps(
         agent_id = str((await connection.call("agents-v1/create", {"name": "Scout"}))["id"])
         services = server.builtin.services
         await services.browsing_steps.record(team_id, agent_id, 'pressed button "Refunds"')
-        thread = await connection.call("threads-v1/start", {"agentId": agent_id, "title": "W"})
+        # A shared thread: one review, of the team's scope, reads it and the steps.
+        thread = await connection.call(
+            "threads-v1/start", {"agentId": agent_id, "title": "W", "shared": True}
+        )
         fake.script(
             MessageEvents().text("Refunds are under Orders.").stop().reply(),
             saves({"text": "Refunds are under Orders", "site": "shop.example.com"})
@@ -292,6 +332,73 @@ async def test_a_turn_that_ends_is_reviewed_with_the_agents_browsing_steps(
         assert await services.browsing_steps.steps_for_review(team_id, agent_id) == []
         await connection.close()
         await member.hub.close()
+
+
+async def test_a_private_thread_makes_memories_for_its_member_alone(harness: Harness) -> None:
+    team_one = await harness.memories.add_memory(TEAM, "agent-1", "Invoices are monthly", None)
+    theirs = await harness.memories.add_memory(
+        TEAM, "agent-1", "Ada's cards", None, member_id="acct-ada"
+    )
+    other = await harness.memories.add_memory(
+        TEAM, "agent-1", "Bo's seat", None, member_id="acct-bo"
+    )
+    harness.private["t1"] = "acct-ada"
+    harness.steps = [("s1", 'pressed button "Refunds"')]
+    harness.fake.script(
+        # The team's scope first (the steps), then Ada's (her private thread).
+        saves({"text": "Refunds sit under Orders"}).stop("tool_use").reply(),
+        saves(
+            {"text": "Ada pays with the blue card", "replaces": theirs.id},
+            {"text": "Invoices are monthly, on the 1st", "replaces": team_one.id},
+        )
+        .stop("tool_use")
+        .reply(),
+    )
+    outcome = await harness.review.review(agent(), ["t1"])
+    assert (outcome.added, outcome.updated) == (2, 1)
+    team_request, ada_request = harness.fake.requests
+    assert team_request.messages()[0]["content"][0]["text"].startswith(TEAM_SCOPE_NOTE)
+    assert "Refunds" in str(team_request.messages())
+    assert "Invoices > Open" not in str(team_request.messages())
+    ada_prompt = ada_request.messages()[0]["content"][0]["text"]
+    assert ada_prompt.startswith(MEMBER_SCOPE_NOTE)
+    assert "Invoices > Open" in ada_prompt
+    assert 'pressed button "Refunds"' not in ada_prompt
+    assert "Bo's seat" not in ada_prompt
+    assert '"scope": "member"' in ada_prompt
+    kept = {m.text: m for m in await harness.memories.list_memories(TEAM, "agent-1")}
+    assert kept["Refunds sit under Orders"].member_id is None
+    assert kept["Ada pays with the blue card"].id == theirs.id
+    # A team memory is never rewritten from a private thread: Ada gets her own version.
+    assert kept["Invoices are monthly"].id == team_one.id
+    assert kept["Invoices are monthly, on the 1st"].member_id == "acct-ada"
+    assert kept["Invoices are monthly, on the 1st"].source_threads == ("t1",)
+    assert kept["Bo's seat"].id == other.id
+
+
+async def test_at_the_limit_a_review_still_rewrites(harness: Harness) -> None:
+    rows = [
+        {"id": f"m{n:04d}", "team_id": TEAM, "agent_id": "agent-1", "text": f"note {n}"}
+        | {"created_at": float(n), "active_at": float(n)}
+        for n in range(MAX_MEMORIES_PER_AGENT - 1)
+    ]
+    async with harness.db.write() as conn:
+        await conn.execute(agent_memories.insert(), rows)
+    harness.fake.script(
+        saves(
+            {"text": "a new one"},
+            {"text": "one too many"},
+            {"text": "note 990, corrected", "replaces": "m0990"},
+        )
+        .stop("tool_use")
+        .reply()
+    )
+    outcome = await harness.review.review(agent(), ["t1"])
+    assert (outcome.added, outcome.updated) == (1, 1)
+    kept = {m.id: m.text for m in await harness.memories.list_memories(TEAM, "agent-1")}
+    assert kept["m0990"] == "note 990, corrected"
+    assert "a new one" in kept.values()
+    assert "one too many" not in kept.values()
 
 
 async def test_deleting_the_agent_ends_its_running_review(harness: Harness) -> None:

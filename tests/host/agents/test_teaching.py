@@ -14,7 +14,7 @@ import pytest
 from peer.connection import TeamApiCallError
 from peer.live_view import Frame, LiveView, open_view
 from server.host.agents.providers.transcript import UserMessage
-from server.host.agents.teaching import ASK_FOR_SKILL, MAX_TEACH_STEPS, TEACH_SECONDS
+from server.host.agents.teaching import MAX_TEACH_STEPS, TEACH_SECONDS, ask_for_skill
 from server.host.browser.partitions import Partition
 from server.host.browser.tabs import Tab
 from server.host.live.steps import Step
@@ -77,11 +77,13 @@ async def test_saving_asks_the_agent_for_a_skill_with_the_numbered_steps(
     thread_id = saved["threadId"]
     [message, *_] = await holding.services.threads.transcript(holding.team_id, thread_id)
     assert isinstance(message, UserMessage)
-    assert message.text == ASK_FOR_SKILL
-    [attachment] = message.attachments
-    assert attachment.name.endswith(".txt")
+    # The message names the file where it is, in the agent's workspace: no copy attached.
+    assert saved["path"] == f"teaching/steps-{recording_id}.txt"
+    assert message.text == ask_for_skill(saved["path"])
+    assert f"`{saved['path']}`" in message.text
+    assert message.attachments == ()
     data = await holding.services.workspace.read(
-        WorkspaceRef(holding.team_id, agent_id), attachment.path
+        WorkspaceRef(holding.team_id, agent_id), saved["path"]
     )
     assert data.decode().splitlines() == [
         '1. opened 127.0.0.1/form "Sign in"',
@@ -153,7 +155,7 @@ async def test_only_the_first_page_sends_nothing_and_steps_stop_at_the_limit(
     held, recording_id = await start(holding, tab)
     view = held[0]
     saved = await holding.member.call("browser-teach-v1/save", {"recordingId": recording_id})
-    assert saved == {"sent": False, "threadId": None, "steps": 0}
+    assert saved == {"sent": False, "threadId": None, "steps": 0, "path": None}
     assert await holding.owner.call("threads-v1/list", {"agentId": agent_id}) == {"threads": []}
     again = await holding.member.call("browser-teach-v1/start", {"tabId": tab.id})
     await refused(
@@ -185,3 +187,26 @@ async def test_tabs_that_record_no_steps_refuse_a_recording(holding: Holding) ->
     await refused(
         holding.member.call("browser-teach-v1/start", {"tabId": unwatched.id}), "teachNotWatching"
     )
+
+
+async def test_the_teaching_file_keeps_no_secret(holding: Holding) -> None:
+    agent_id, tab = await agent_tab(holding)
+    held, recording_id = await start(holding, tab)
+    [account] = {tab.held_by}
+    assert account is not None
+    magic = "https://app.example.com/auth/magic/hWzqKcPmRtLfXvBnJgSdYaEuOiTrZwQe"
+    for line in (f'opened {magic[8:]} "password Plainsecret9"', f"pressed link {magic}"):
+        step = Step(holding.team_id, tab.id, agent_id, account, line, "press")
+        await holding.services.teaching.step(step)
+    saved = await holding.member.call("browser-teach-v1/save", {"recordingId": recording_id})
+    [message, *_] = await holding.services.threads.transcript(holding.team_id, saved["threadId"])
+    assert isinstance(message, UserMessage)
+    text = (
+        await holding.services.workspace.read(
+            WorkspaceRef(holding.team_id, agent_id), saved["path"]
+        )
+    ).decode()
+    assert "Plainsecret9" not in text
+    assert "hWzqKcPmRtLfXvBnJgSdYaEuOiTrZwQe" not in text.split("\n", 2)[2]
+    assert "password [redacted]" in text
+    held[0].close()

@@ -87,3 +87,16 @@ def tab(partition: Partition, owner: str | None = "agent", *, secret: bool = Fal
 )
 def test_which_tabs_record_steps(made: Tab, url: str, records: bool) -> None:
     assert recordable(made, url) is records
+
+
+def test_a_sign_in_link_and_a_reset_token_are_no_step_secret() -> None:
+    jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhZGEifQ.dBjftJeZ4CVPmB92K27uhbUJU1p1r_wW1gFWFOEjXk"
+    magic = page_line(f"https://app.example.com/auth/magic/{jwt}", "Signing you in")
+    assert magic == 'opened app.example.com/auth/magic/:token "Signing you in"'
+    reset = page_line("https://example.com/reset/hWzqKcPmRtLfXvBnJgSdYaEuOiTrZwQe", "Reset")
+    assert reset == 'opened example.com/reset/:token "Reset"'
+
+
+def test_a_page_title_is_blanked_in_the_step() -> None:
+    line = page_line("https://example.com/welcome", "Your password is Tr0ub4dor")
+    assert line == 'opened example.com/welcome "Your password is [redacted]"'

@@ -52,6 +52,7 @@ export interface TeamApiEvent {
 export const CAPABILITY = {
   browserControl: 'browser-control-v1',
   browserProfiles: 'browser-profiles-v1',
+  agentMemories: 'agent-memories-v1',
   profileEvents: 'browser-profiles-events-v1',
   view: 'browser-view',
   viewCursor: 'browser-view-cursor',
@@ -99,6 +100,7 @@ export const EVENT = {
   profilesChanged: 'browser-profiles-changed',
   providersChanged: 'providers-changed',
   vaultChanged: 'vault-changed',
+  memoriesChanged: 'agent-memories-changed',
   revoked: 'revoked',
   takeoverRequested: 'browser-takeover-requested',
   controlRequested: 'browser-control-requested',

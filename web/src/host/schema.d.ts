@@ -4,6 +4,108 @@
  */
 
 export interface paths {
+    "/agent-memories-v1/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** agent-memories-v1/delete */
+        post: operations["agent-memories-v1/delete"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent-memories-v1/delete_all": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Forget every memory of the agent. */
+        post: operations["agent-memories-v1/delete_all"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent-memories-v1/edit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Rewrite a memory's text and site; what looks like a secret is blanked. */
+        post: operations["agent-memories-v1/edit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent-memories-v1/get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** agent-memories-v1/get */
+        post: operations["agent-memories-v1/get"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent-memories-v1/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A page of the agent's memories the caller may see: essential first, then newest. */
+        post: operations["agent-memories-v1/list"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent-memories-v1/pin": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Mark a memory essential (always sent) or not. */
+        post: operations["agent-memories-v1/pin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/agents-v1/create": {
         parameters: {
             query?: never;
@@ -1402,6 +1504,24 @@ export interface components {
              */
             toolFamilies: string[];
         };
+        /**
+         * AgentMemoriesChanged
+         * @description An agent's memories changed (one kept, rewritten, pinned or deleted);
+         *     ``agent-memories-v1/list`` has them.
+         */
+        AgentMemoriesChanged: {
+            /** Agentid */
+            agentId: string;
+        };
+        /** AgentMemoriesChangedEvent */
+        AgentMemoriesChangedEvent: {
+            data: components["schemas"]["AgentMemoriesChanged"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "agent-memories-changed";
+        };
         /** AgentRef */
         AgentRef: {
             /** Id */
@@ -2099,6 +2219,20 @@ export interface components {
             /** Path */
             path: string;
         };
+        /** EditMemory */
+        EditMemory: {
+            /** Agentid */
+            agentId: string;
+            /** Memoryid */
+            memoryId: string;
+            /**
+             * Site
+             * @description A host or an address on it; null: no site.
+             */
+            site: string | null;
+            /** Text */
+            text: string;
+        };
         /** EntryView */
         EntryView: {
             /**
@@ -2153,7 +2287,7 @@ export interface components {
          * HostEventMessageSchema
          * @description An event the host pushes on the ``team-api`` channel.
          */
-        HostEventMessage: components["schemas"]["AgentsChangedEvent"] | components["schemas"]["ThreadsChangedEvent"] | components["schemas"]["TurnStartedEvent"] | components["schemas"]["TextDeltaEvent"] | components["schemas"]["TextResetEvent"] | components["schemas"]["ToolCallStartedEvent"] | components["schemas"]["ToolCallFinishedEvent"] | components["schemas"]["TurnFinishedEvent"] | components["schemas"]["AttentionRequestedEvent"] | components["schemas"]["AttentionResolvedEvent"] | components["schemas"]["TasksChangedEvent"] | components["schemas"]["SubAgentEventEvent"] | components["schemas"]["BrowserTabsChangedEvent"] | components["schemas"]["BrowserProfilesChangedEvent"] | components["schemas"]["ProvidersChangedEvent"] | components["schemas"]["VaultChangedEvent"] | components["schemas"]["BrowserTakeoverRequestedEvent"] | components["schemas"]["BrowserControlRequestedEvent"] | components["schemas"]["BrowserControlRequestResolvedEvent"] | components["schemas"]["RevokedEvent"];
+        HostEventMessage: components["schemas"]["AgentsChangedEvent"] | components["schemas"]["ThreadsChangedEvent"] | components["schemas"]["TurnStartedEvent"] | components["schemas"]["TextDeltaEvent"] | components["schemas"]["TextResetEvent"] | components["schemas"]["ToolCallStartedEvent"] | components["schemas"]["ToolCallFinishedEvent"] | components["schemas"]["TurnFinishedEvent"] | components["schemas"]["AttentionRequestedEvent"] | components["schemas"]["AttentionResolvedEvent"] | components["schemas"]["TasksChangedEvent"] | components["schemas"]["SubAgentEventEvent"] | components["schemas"]["BrowserTabsChangedEvent"] | components["schemas"]["BrowserProfilesChangedEvent"] | components["schemas"]["ProvidersChangedEvent"] | components["schemas"]["VaultChangedEvent"] | components["schemas"]["AgentMemoriesChangedEvent"] | components["schemas"]["BrowserTakeoverRequestedEvent"] | components["schemas"]["BrowserControlRequestedEvent"] | components["schemas"]["BrowserControlRequestResolvedEvent"] | components["schemas"]["RevokedEvent"];
         /**
          * HostViewMessageSchema
          * @description What the host sends on a ``view:`` channel besides frames.
@@ -2213,6 +2347,39 @@ export interface components {
              */
             path?: string;
         };
+        /** ListMemories */
+        ListMemories: {
+            /** Agentid */
+            agentId: string;
+            /**
+             * Limit
+             * @default 50
+             */
+            limit?: number;
+            /**
+             * Nosite
+             * @description Only memories without a site.
+             * @default false
+             */
+            noSite?: boolean;
+            /**
+             * Offset
+             * @default 0
+             */
+            offset?: number;
+            /**
+             * Site
+             * @description Only memories of this site.
+             * @default null
+             */
+            site?: string | null;
+            /**
+             * Text
+             * @description Only memories containing it.
+             * @default null
+             */
+            text?: string | null;
+        };
         /**
          * ListPage
          * @description A page of items by name: ``limit`` (50 unless given, at most 200) from ``offset``.
@@ -2267,6 +2434,84 @@ export interface components {
              * @default null
              */
             username?: string | null;
+        };
+        /** MemoriesDeleted */
+        MemoriesDeleted: {
+            /** Deleted */
+            deleted: number;
+        };
+        /** MemoriesOfAgent */
+        MemoriesOfAgent: {
+            /** Agentid */
+            agentId: string;
+        };
+        /** MemoryPage */
+        MemoryPage: {
+            /** Memories */
+            memories: components["schemas"]["MemoryView"][];
+            /** Offset */
+            offset: number;
+            /** Total */
+            total: number;
+        };
+        /** MemoryRef */
+        MemoryRef: {
+            /** Agentid */
+            agentId: string;
+            /** Memoryid */
+            memoryId: string;
+        };
+        /** MemorySourceView */
+        MemorySourceView: {
+            /**
+             * Kind
+             * @description remember: the agent's own tool in a turn; review: the memory review of threads (and browsing steps when no thread is named).
+             */
+            kind: string;
+            /** Threadids */
+            threadIds: string[];
+            /** Turnid */
+            turnId: string | null;
+        };
+        /** MemoryView */
+        MemoryView: {
+            /** Agentid */
+            agentId: string;
+            /** Createdat */
+            createdAt: number;
+            /** Id */
+            id: string;
+            /** Lastactiveat */
+            lastActiveAt: number | null;
+            /**
+             * Memberid
+             * @description The member whose memory it is (scope member).
+             */
+            memberId: string | null;
+            /**
+             * Pinned
+             * @description Essential: every turn that may see it carries it.
+             */
+            pinned: boolean;
+            /**
+             * Scope
+             * @enum {string}
+             */
+            scope: "team" | "member";
+            /** Site */
+            site: string | null;
+            source: components["schemas"]["MemorySourceView"];
+            /** Text */
+            text: string;
+            /** Updatedat */
+            updatedAt: number | null;
+            /** Updatedby */
+            updatedBy: string | null;
+            /**
+             * Uses
+             * @description Turns that carried it and snapshots that showed it.
+             */
+            uses: number;
         };
         /** MenuChoice */
         MenuChoice: {
@@ -2410,6 +2655,15 @@ export interface components {
             /** Peerid */
             peerId: string;
             role: components["schemas"]["Role"];
+        };
+        /** PinMemory */
+        PinMemory: {
+            /** Agentid */
+            agentId: string;
+            /** Memoryid */
+            memoryId: string;
+            /** Pinned */
+            pinned: boolean;
         };
         /** Pointer */
         Pointer: {
@@ -2719,6 +2973,12 @@ export interface components {
         };
         /** SavedView */
         SavedView: {
+            /**
+             * Path
+             * @description The agent's workspace file with the steps (teaching/…).
+             * @default null
+             */
+            path: string | null;
             /**
              * Sent
              * @description False when nothing was done after the first page.
@@ -3751,6 +4011,150 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    "agent-memories-v1/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MemoryRef"];
+            };
+        };
+        responses: {
+            /** @description agent-memories-v1/delete */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoriesDeleted"];
+                };
+            };
+        };
+    };
+    "agent-memories-v1/delete_all": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MemoriesOfAgent"];
+            };
+        };
+        responses: {
+            /** @description Forget every memory of the agent. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoriesDeleted"];
+                };
+            };
+        };
+    };
+    "agent-memories-v1/edit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EditMemory"];
+            };
+        };
+        responses: {
+            /** @description Rewrite a memory's text and site; what looks like a secret is blanked. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryView"];
+                };
+            };
+        };
+    };
+    "agent-memories-v1/get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MemoryRef"];
+            };
+        };
+        responses: {
+            /** @description agent-memories-v1/get */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryView"];
+                };
+            };
+        };
+    };
+    "agent-memories-v1/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ListMemories"];
+            };
+        };
+        responses: {
+            /** @description A page of the agent's memories the caller may see: essential first, then newest. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryPage"];
+                };
+            };
+        };
+    };
+    "agent-memories-v1/pin": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PinMemory"];
+            };
+        };
+        responses: {
+            /** @description Mark a memory essential (always sent) or not. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MemoryView"];
+                };
+            };
+        };
+    };
     "agents-v1/create": {
         parameters: {
             query?: never;

@@ -321,7 +321,7 @@ function Connected(props: {
           onWatch={served.has(CAPABILITY.browserControl) ? watch : null}
         />
       ) : shown === 'agents' ? (
-        <AgentsAdmin connection={connection} role={role} agents={agentList} toolFamilies={agents.data?.toolFamilies ?? []} profilesServed={served.has(CAPABILITY.browserProfiles)} tabs={tabList} />
+        <AgentsAdmin connection={connection} role={role} agents={agentList} toolFamilies={agents.data?.toolFamilies ?? []} profilesServed={served.has(CAPABILITY.browserProfiles)} memoriesServed={served.has(CAPABILITY.agentMemories)} tabs={tabList} />
       ) : shown === 'workspace' ? (
         <WorkspacePanel connection={connection} agents={agentList} />
       ) : shown === 'providers' ? (

@@ -1,6 +1,7 @@
 """The ``remember`` tool: a note for later turns, about a site or in general.
 
-A site note comes back in snapshots of that site (see ``page.site_memories``).
+A site note comes back in snapshots of that site (see ``page.site_memories``); a general
+one in the system prompt of later turns. In a private thread it is its member's alone.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from typing import Annotated, Any
 
 from pydantic import Field, StringConstraints
 
-from server.host.services.memories import MAX_MEMORY_CHARS, normalize_site
+from server.host.services.memories import MAX_MEMORY_CHARS, MemorySource, normalize_site
 from server.host.tools.base import Tool, ToolArgs, ToolContext, ToolFailure
 
 
@@ -33,7 +34,15 @@ async def remember(context: ToolContext, args: RememberArgs) -> dict[str, Any]:
     if context.memories is None:
         raise ToolFailure("memoriesUnavailable", "memories are not available here")
     site = normalize_site(args.site) if args.site is not None else None
-    memory = await context.memories.add_memory(context.team_id, agent_id, args.text, site)
+    thread_id = context.caller.thread_id
+    memory = await context.memories.add_memory(
+        context.team_id,
+        agent_id,
+        args.text,
+        site,
+        member_id=context.memory_member,
+        source=MemorySource(threads=(thread_id,) if thread_id else (), turn_id=context.turn_id),
+    )
     return {"remembered": True, "id": memory.id, "site": memory.site}
 
 
@@ -42,7 +51,8 @@ TOOL = Tool(
     description=(
         "Keep a short memory for later turns. Give `site` for something about how to "
         "work one website (where a control is, a step that worked after one failed); "
-        "it then comes back in `siteMemories` of a snapshot of that site. "
+        "it then comes back in `siteMemories` of a snapshot of that site; without `site` "
+        "it is in your instructions' memories in later turns. "
         "Never store passwords, codes or other secrets."
     ),
     args=RememberArgs,

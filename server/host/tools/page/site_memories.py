@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from server.common.redaction import redact
 from server.host.services.memories import page_site
 from server.host.tools.base import ToolContext
 
@@ -29,5 +30,8 @@ async def site_memories_for(
     if site is None or site in context.turn.memory_hosts_shown:
         return []
     context.turn.memory_hosts_shown.add(site)
-    found = await context.memories.memories_for_host(context.team_id, agent_id, site)
-    return [{"site": memory.site, "text": memory.text} for memory in found]
+    found = await context.memories.memories_for_host(
+        context.team_id, agent_id, site, member_id=context.memory_member
+    )
+    # Blanked again on the way out: memories kept before a rule was added.
+    return [{"site": memory.site, "text": redact(memory.text)} for memory in found]

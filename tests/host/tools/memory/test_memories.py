@@ -83,6 +83,17 @@ async def test_remember_keeps_a_memory_for_a_site(agent: ToolContext) -> None:
     ]
 
 
+async def test_remember_keeps_no_secret(agent: ToolContext) -> None:
+    await call_tool(agent, "remember", {"text": "api key: sk-live-0042abc for the shop"})
+    await call_tool(agent, "remember", {"text": "the admin password Plainsecret9 works"})
+    assert agent.memories is not None
+    kept = await agent.memories.list_memories(TEAM, str(agent.caller.agent_id))
+    assert sorted(m.text for m in kept) == [
+        "api key: [redacted] for the shop",
+        "the admin password [redacted] works",
+    ]
+
+
 async def test_remember_refuses_a_bad_site_and_a_person(agent: ToolContext) -> None:
     bad = await call_tool(agent, "remember", {"text": "x", "site": "nowhere"})
     assert bad["error"]["code"] == "invalidSite"
