@@ -54,6 +54,7 @@ async def run_sub_agent(
         spawn_sub_agent=None,
         tasks=parent.context.tasks if request.type == "general" else None,
     )
+    sub_agent_id = uuid.uuid4().hex[:16]
     prompt = request.prompt
     if request.tab_id is not None:
         prompt += f"\n\nWork in the tab with tabId {request.tab_id}."
@@ -67,8 +68,9 @@ async def run_sub_agent(
         max_tool_calls=left,
         max_tokens=parent.max_tokens,
         allowed_tools=sub_agent_tools(request.type),
+        call_id_prefix=f"{parent.call_id_prefix}.{sub_agent_id}",
     )
-    sink = SubAgentSink(uuid.uuid4().hex[:16], request, tell, thread_id, turn_id)
+    sink = SubAgentSink(sub_agent_id, request, tell, thread_id, turn_id)
     sink.tell("started")
     sub = TurnProgress()
     try:

@@ -314,6 +314,7 @@ class ThreadService:
                 context=context,
                 permissions=agent.permissions,
                 max_tool_calls=agent.max_tool_calls or DEFAULT_MAX_TOOL_CALLS,
+                call_id_prefix=running.turn.id,
             )
             context.spawn_sub_agent = lambda request: self._sub_agent(
                 running, agent, setup, request

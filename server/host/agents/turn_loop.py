@@ -85,6 +85,8 @@ class TurnProgress:
     provider_failure: str | None = None
     # (outcome, seconds) of every provider request, to its last event.
     provider_requests: list[tuple[str, float]] = field(default_factory=list)
+    # How many calls the model made (run or not): the number in each call's host id.
+    calls_named: int = 0
 
     @property
     def ended(self) -> bool:
@@ -113,6 +115,8 @@ class TurnSetup:
     max_tokens: int = 4096
     # The tools this turn may use (a sub-agent's subset); None: the whole catalog.
     allowed_tools: frozenset[str] | None = None
+    # What the host's id of each call of the turn starts with: the turn's id.
+    call_id_prefix: str = "turn"
 
 
 @functools.cache
@@ -135,6 +139,7 @@ async def run_turn(
         reply = await _ask(setup, specs, sink, progress)
         if reply is None:
             break
+        reply = _named_by_host(reply, setup.call_id_prefix, progress)
         if reply.text or reply.tool_calls or not progress.ended:
             # A cut reply that kept nothing leaves no empty message in the transcript.
             progress.new_messages.append(reply)
@@ -197,6 +202,21 @@ async def _ask(
         if said:
             sink.text_reset(failure.message)
     return None  # pragma: no cover - the loop returns on its last attempt
+
+
+def _named_by_host(
+    reply: AssistantMessage, prefix: str, progress: TurnProgress
+) -> AssistantMessage:
+    """``reply`` with each call under the host's id (``<prefix>.<n>``), its provider's id
+    kept for the wire: providers repeat their ids across turns, the host's never repeat."""
+    if not reply.tool_calls:
+        return reply
+    calls = []
+    for call in reply.tool_calls:
+        progress.calls_named += 1
+        host_id = f"{prefix}.{progress.calls_named}"
+        calls.append(call.model_copy(update={"id": host_id, "provider_id": call.id}))
+    return reply.model_copy(update={"tool_calls": tuple(calls)})
 
 
 def _cut_reason(reply: ModelReply, max_tokens: int) -> str | None:
