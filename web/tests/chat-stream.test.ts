@@ -108,7 +108,33 @@ describe('chat stream', () => {
 
   it('shows a call refused before it ran as a refused card', () => {
     const state = chatAfterEvent(chatFromContents(contents()), ev('tool-call-finished', { callId: 'k9', tool: 'click', outcome: 'refused', summary: 'denied by a member' }));
-    expect(state.items).toEqual([{ kind: 'tool', key: 'ck9', turnId: 't1', tool: 'click', target: '', tabId: null, outcome: 'refused', detail: 'denied by a member' }]);
+    expect(state.items).toEqual([{ kind: 'tool', key: 'ck9', turnId: 't1', tool: 'click', target: '', description: null, tabId: null, outcome: 'refused', detail: 'denied by a member' }]);
+  });
+
+  it("shows a gated call in the host's words and offers the tab an open opened at once", () => {
+    const state = play(chatFromContents(contents()), [
+      ev('turn-started', {}),
+      ev('tool-call-started', { callId: 't1.1', tool: 'open', summary: '{"url": "https://shop.test/"}', tabId: null, description: 'Open https://shop.test/ in a new tab' }),
+      ev('tool-call-finished', { callId: 't1.1', tool: 'open', outcome: 'ok', summary: 'ok', description: 'Open https://shop.test/ in a new tab', tabId: 'tab-9', tabTitle: 'Shop' }),
+    ]);
+    expect(state.items).toEqual([
+      { kind: 'tool', key: 'ct1.1', turnId: 't1', tool: 'open', target: '{"url": "https://shop.test/"}', description: 'Open https://shop.test/ in a new tab', tabId: 'tab-9', outcome: 'ok', detail: '' },
+    ]);
+    expect(state.tabId).toBe('tab-9');
+  });
+
+  it("keeps one card per call of the host's own ids, whatever the provider named them", () => {
+    const state = play(chatFromContents(contents()), [
+      ev('turn-started', {}),
+      ev('tool-call-started', { callId: 't1.1', tool: 'open', summary: '{}', tabId: null }),
+      ev('tool-call-finished', { callId: 't1.1', tool: 'open', outcome: 'ok', summary: 'ok' }),
+      ev('tool-call-started', { callId: 't1.2', tool: 'click', summary: '{}', tabId: 'x' }),
+      ev('tool-call-finished', { callId: 't1.2', tool: 'click', outcome: 'refused', summary: 'gatedAction: Place order' }),
+    ]);
+    expect(state.items.map((item) => [item.key, (item as { outcome?: string }).outcome])).toEqual([
+      ['ct1.1', 'ok'],
+      ['ct1.2', 'refused'],
+    ]);
   });
 
   it('marks MISMATCH, and a call cut off by the end of its turn', () => {

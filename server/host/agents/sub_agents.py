@@ -18,6 +18,7 @@ from server.common.protocol import events
 from server.host.agents.prompt import sub_agent_prompt
 from server.host.agents.providers.transcript import AssistantMessage, ToolCall, UserMessage
 from server.host.agents.turn_loop import (
+    CallCard,
     Consent,
     ToolOutcome,
     TurnProgress,
@@ -136,9 +137,11 @@ class SubAgentSink:
             text, self._pending = "".join(self._pending), []
             self.tell("text", text=text)
 
-    def tool_started(self, call: ToolCall, summary: str, tab_id: str | None) -> None:
+    def tool_started(self, call: ToolCall, summary: str, card: CallCard) -> None:
         self.flush()
         self.tell("tool-started", tool=call.name, text=summary)
 
-    def tool_finished(self, call: ToolCall, outcome: ToolOutcome, summary: str) -> None:
+    def tool_finished(
+        self, call: ToolCall, outcome: ToolOutcome, summary: str, card: CallCard
+    ) -> None:
         self.tell("tool-finished", tool=call.name, outcome=outcome, text=summary)

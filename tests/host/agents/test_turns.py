@@ -305,9 +305,13 @@ async def test_a_member_approves_a_click_over_webrtc_and_the_page_sees_it(
     turn_id = await send(follow, "Show me the details")
     asked = await follow.until("attention-requested")
     assert (asked["tool"], asked["agentId"], asked["kind"]) == ("click", agent_id, "consent")
+    # The person reads what will happen: the button by its name on the page, and the page.
+    described = f"Click “Show details” on Panel approve ({host.site.url('/').split('/')[2]})"
+    assert asked["description"] == described
     # The person approves the call as it will run, with the agent's short form repaired.
     listed = await follow.connection.call("attention-v1/list")
     shown = next(r for r in listed["requests"] if r["id"] == asked["id"])
+    assert shown["description"] == described
     as_run = repair_arguments("click", written)
     assert as_run != written
     assert shown["argumentsHash"] == arguments_hash(as_run)
@@ -347,6 +351,10 @@ async def test_a_member_approves_a_click_over_webrtc_and_the_page_sees_it(
     ]
     resolved = next(e["data"] for e in follow.seen if e["event"] == "attention-resolved")
     assert (resolved["id"], resolved["outcome"]) == (asked["id"], "answered")
+    # The click's card says the same; the snapshot, a free tool, needs no description.
+    cards = [e["data"] for e in follow.seen if e["event"].startswith("tool-call-")]
+    assert [c["description"] for c in cards] == [None, None, described, described]
+    assert cards[-1]["tabId"] == tab_id
     await eventually(lambda: host.effects("approve") == 1)
 
     contents = await host.member.call("threads-v1/get", {"threadId": follow.thread_id})
@@ -968,6 +976,20 @@ async def test_a_provider_that_repeats_its_call_ids_gets_one_card_per_call(
     ]
     asked = [click_asked["callId"], open_asked["callId"], denied_asked["callId"]]
     assert asked == [f"{first}.2", f"{second}.1", f"{third}.1"]
+    opened_url = host.site.url("/panel/opened")
+    assert open_asked["description"] == f"Open {opened_url} in a new tab"
+    # The open's card names the tab it opened at once, with its title: Watch live is offered.
+    opened = next(
+        e["data"]
+        for e in follow.seen
+        if e["event"] == "tool-call-finished" and e["data"]["tool"] == "open"
+    )
+    engine = await host.services.browser.engine()
+    assert engine.get_tab(host.team_id, opened["tabId"]).url == opened_url
+    assert (opened["tabTitle"], opened["description"]) == (
+        "Panel opened",
+        open_asked["description"],
+    )
     await eventually(lambda: host.effects("repeat") == 1)
 
     # Read back, each call has exactly one result and no provider id reaches a member.

@@ -45,8 +45,10 @@ export interface ToolItem {
   key: string;
   turnId: string | null;
   tool: string;
-  /** What the call is about: its target, in the host's words. */
+  /** What the call is about: its target, or its short arguments. */
   target: string;
+  /** A gated call's one line from the host: what it does, on which page. */
+  description: string | null;
   tabId: string | null;
   outcome: ToolOutcome;
   /** The reason of a refusal or an error, or what came back. */
@@ -138,7 +140,7 @@ export function chatFromContents(contents: ThreadContents): ChatState {
       for (const call of calls.map(asRecord)) {
         const args = asRecord(call.arguments);
         if (typeof args.tabId === 'string') tabId = args.tabId;
-        items.push({ kind: 'tool', key: `c${String(call.id)}`, turnId: null, tool: String(call.name ?? ''), target: targetOf(args), tabId: typeof args.tabId === 'string' ? args.tabId : null, outcome: 'running', detail: '' });
+        items.push({ kind: 'tool', key: `c${String(call.id)}`, turnId: null, tool: String(call.name ?? ''), target: targetOf(args), description: null, tabId: typeof args.tabId === 'string' ? args.tabId : null, outcome: 'running', detail: '' });
       }
     } else if (message.role === 'tool') {
       const content = String(message.content ?? '');
@@ -203,7 +205,8 @@ export function chatAfterEvent(state: ChatState, event: TeamApiEvent): ChatState
       const key = `c${String(data.callId)}`;
       if (state.items.some((item) => item.key === key)) return state;
       const tabId = typeof data.tabId === 'string' ? data.tabId : null;
-      const item: ToolItem = { kind: 'tool', key, turnId, tool: String(data.tool ?? ''), target: String(data.summary ?? ''), tabId, outcome: 'running', detail: '' };
+      const description = typeof data.description === 'string' ? data.description : null;
+      const item: ToolItem = { kind: 'tool', key, turnId, tool: String(data.tool ?? ''), target: String(data.summary ?? ''), description, tabId, outcome: 'running', detail: '' };
       return { ...state, items: [...state.items, item], tabId: tabId ?? state.tabId };
     }
     case EVENT.toolCallFinished: {
@@ -212,12 +215,16 @@ export function chatAfterEvent(state: ChatState, event: TeamApiEvent): ChatState
       const outcome = base === 'ok' ? (markOf(summary) ?? 'ok') : base;
       const detail = outcome === 'ok' ? '' : summary;
       const key = `c${String(data.callId)}`;
+      const description = typeof data.description === 'string' ? data.description : null;
+      // The tab the call worked in or opened (an `open`'s new tab): Watch live at once.
+      const tabId = typeof data.tabId === 'string' ? data.tabId : null;
       if (!state.items.some((item) => item.key === key)) {
         // A call refused before it ran (a denial, a tool not offered) never started.
-        const item: ToolItem = { kind: 'tool', key, turnId, tool: String(data.tool ?? ''), target: '', tabId: null, outcome, detail };
-        return { ...state, items: [...state.items, item] };
+        const item: ToolItem = { kind: 'tool', key, turnId, tool: String(data.tool ?? ''), target: '', description, tabId, outcome, detail };
+        return { ...state, items: [...state.items, item], tabId: tabId ?? state.tabId };
       }
-      return { ...state, items: replaceItem(state.items, key, (item) => ({ ...item, outcome, detail }) as ToolItem) };
+      const finish = (item: ToolItem): ToolItem => ({ ...item, outcome, detail, description: description ?? item.description, tabId: tabId ?? item.tabId });
+      return { ...state, items: replaceItem(state.items, key, (item) => finish(item as ToolItem)), tabId: tabId ?? state.tabId };
     }
     case EVENT.turnFinished: {
       if (!turnId) return state;

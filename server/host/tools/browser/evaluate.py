@@ -9,6 +9,7 @@ from playwright.async_api import Page
 from pydantic import Field
 
 from server.host.tools.base import TabArgs, Tool, ToolContext, ToolFailure
+from server.host.tools.page.descriptions import on_page, script_summary
 from server.host.tools.page.tab_access import reachable_tab, refuse_secret_tab
 
 
@@ -40,6 +41,10 @@ async def evaluate(context: ToolContext, args: EvaluateArgs) -> dict[str, Any]:
     return {"value": done.value}
 
 
+async def describe(context: ToolContext, args: EvaluateArgs) -> str:
+    return f"Run a script{on_page(context, args.tab_id)}: {script_summary(args.expression)}"
+
+
 TOOL = Tool(
     name="evaluate",
     description=(
@@ -49,4 +54,5 @@ TOOL = Tool(
     args=EvaluateArgs,
     gated=True,
     run=evaluate,
+    describe=describe,
 )
