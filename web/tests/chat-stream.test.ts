@@ -255,3 +255,30 @@ describe('a refused call’s detail', () => {
     expect(toolDetail('Error: a page said so')).toEqual({ code: null, text: 'Error: a page said so' });
   });
 });
+
+describe('a refusal read back from the thread', () => {
+  it('renders the same sentence as the live card did, through one renderer', () => {
+    const refusal = { error: { code: 'gatedAction', message: 'this control reads like a commit ("Place order"); a person does that' } };
+    const live = play(chatFromContents(contents()), [
+      ev('turn-started', {}),
+      ev('tool-call-started', { callId: 't1.1', tool: 'click', summary: '{}', tabId: 'x' }),
+      ev('tool-call-finished', { callId: 't1.1', tool: 'click', outcome: 'refused', summary: `gatedAction: ${refusal.error.message}` }),
+    ]);
+    const reloaded = chatFromContents(
+      contents({
+        messages: [
+          { role: 'user', text: 'Buy it', attachments: [] },
+          { role: 'assistant', text: '', toolCalls: [{ id: 't1.1', name: 'click', arguments: { tabId: 'x' } }] },
+          { role: 'tool', callId: 't1.1', content: JSON.stringify(refusal), isError: true },
+          { role: 'assistant', text: '', toolCalls: [{ id: 't1.2', name: 'snapshot', arguments: { tabId: 'x' } }] },
+          { role: 'tool', callId: 't1.2', content: JSON.stringify({ error: { code: 'toolFailed', message: 'the snapshot tool failed unexpectedly' } }), isError: true },
+        ],
+      }),
+    );
+    const [liveCard] = live.items as ToolItem[];
+    const [, firstCard, secondCard] = reloaded.items as ToolItem[];
+    expect([firstCard!.outcome, firstCard!.detail]).toEqual([liveCard!.outcome, liveCard!.detail]);
+    expect(toolDetail(firstCard!.detail)).toEqual({ code: 'gatedAction', text: 'This control reads like a commit ("Place order"); a person does that' });
+    expect([secondCard!.outcome, toolDetail(secondCard!.detail).code]).toEqual(['error', 'toolFailed']);
+  });
+});

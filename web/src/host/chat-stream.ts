@@ -121,6 +121,31 @@ function asRecord(value: unknown): Record<string, unknown> {
   return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
 }
 
+/**
+ * A stored result's outcome and detail, as the host's `tool-call-finished` would have said
+ * them: a refusal `{"error": {"code", "message"}}` becomes `<code>: <message>`, so a
+ * reloaded card reads the same sentence (through `toolDetail`) as the live one did.
+ */
+export function storedOutcome(content: string, isError: boolean): { outcome: ToolOutcome; detail: string } {
+  let error: Record<string, unknown> | null = null;
+  if (content.startsWith('{')) {
+    try {
+      const parsed = asRecord(asRecord(JSON.parse(content)).error);
+      if (typeof parsed.code === 'string') error = parsed;
+    } catch {
+      error = null;
+    }
+  }
+  if (error) {
+    const code = String(error.code);
+    const detail = `${code}: ${String(error.message ?? '').slice(0, 200)}`;
+    return { outcome: code === 'toolFailed' ? 'error' : 'refused', detail };
+  }
+  if (isError) return { outcome: 'refused', detail: content.slice(0, 200) };
+  const outcome = markOf(content) ?? 'ok';
+  return { outcome, detail: outcome === 'ok' ? '' : content.slice(0, 200) };
+}
+
 /** The conversation as the host has kept it, with the running turn's text so far. */
 export function chatFromContents(contents: ThreadContents): ChatState {
   const items: ChatItem[] = [];
@@ -147,8 +172,7 @@ export function chatFromContents(contents: ThreadContents): ChatState {
       // A tab the agent opened is named by the call's result (`open` takes no tab).
       tabId = tabOfResult(content) ?? tabId;
       const key = `c${String(message.callId)}`;
-      const outcome: ToolOutcome = message.isError ? 'refused' : (markOf(content) ?? 'ok');
-      const detail = outcome === 'ok' ? '' : content.slice(0, 200);
+      const { outcome, detail } = storedOutcome(content, message.isError === true);
       const at = items.findIndex((item) => item.key === key);
       if (at >= 0) items[at] = { ...(items[at] as ToolItem), outcome, detail };
     }
