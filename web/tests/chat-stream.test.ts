@@ -269,7 +269,7 @@ describe('a refusal read back from the thread', () => {
         messages: [
           { role: 'user', text: 'Buy it', attachments: [] },
           { role: 'assistant', text: '', toolCalls: [{ id: 't1.1', name: 'click', arguments: { tabId: 'x' } }] },
-          { role: 'tool', callId: 't1.1', content: JSON.stringify(refusal), isError: true },
+          { role: 'tool', callId: 't1.1', content: JSON.stringify(refusal), isError: true, description: 'Click “Place order” on Shop (shop.test)' },
           { role: 'assistant', text: '', toolCalls: [{ id: 't1.2', name: 'snapshot', arguments: { tabId: 'x' } }] },
           { role: 'tool', callId: 't1.2', content: JSON.stringify({ error: { code: 'toolFailed', message: 'the snapshot tool failed unexpectedly' } }), isError: true },
         ],
@@ -278,6 +278,7 @@ describe('a refusal read back from the thread', () => {
     const [liveCard] = live.items as ToolItem[];
     const [, firstCard, secondCard] = reloaded.items as ToolItem[];
     expect([firstCard!.outcome, firstCard!.detail]).toEqual([liveCard!.outcome, liveCard!.detail]);
+    expect([firstCard!.description, secondCard!.description]).toEqual(['Click “Place order” on Shop (shop.test)', null]);
     expect(toolDetail(firstCard!.detail)).toEqual({ code: 'gatedAction', text: 'This control reads like a commit ("Place order"); a person does that' });
     expect([secondCard!.outcome, toolDetail(secondCard!.detail).code]).toEqual(['error', 'toolFailed']);
   });

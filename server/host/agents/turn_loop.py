@@ -273,7 +273,8 @@ async def _run_call(
         if progress.status is not None:
             # Stopped while it waited: nobody denied it; the call is closed as not run.
             return False
-        progress.new_messages.append(ToolResult(call_id=call.id, content=DENIED, is_error=True))
+        denied = ToolResult(call_id=call.id, content=DENIED, is_error=True, description=description)
+        progress.new_messages.append(denied)
         sink.tool_finished(call, "refused", "denied by a member", card)
         progress.end("denied", f"a member denied {call.name}")
         return False
@@ -287,6 +288,7 @@ async def _run_call(
             call_id=call.id,
             content=serialize_result(result),
             is_error=outcome != "ok",
+            description=description,
         )
     )
     sink.tool_finished(call, outcome, summary, _ended_card(setup.context, card, result))

@@ -368,6 +368,9 @@ async def test_a_member_approves_a_click_over_webrtc_and_the_page_sees_it(
     ]
     assert [t["status"] for t in contents["turns"]] == ["done"]
     assert contents["runningTurnId"] is None
+    # Read back, the click's result keeps its description for the card.
+    results = [m for m in contents["messages"] if m["role"] == "tool"]
+    assert [r["description"] for r in results] == [None, described]
 
 
 async def test_a_denial_ends_the_turn_and_nothing_is_clicked(host: TurnsHost) -> None:

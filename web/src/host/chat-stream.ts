@@ -174,7 +174,8 @@ export function chatFromContents(contents: ThreadContents): ChatState {
       const key = `c${String(message.callId)}`;
       const { outcome, detail } = storedOutcome(content, message.isError === true);
       const at = items.findIndex((item) => item.key === key);
-      if (at >= 0) items[at] = { ...(items[at] as ToolItem), outcome, detail };
+      const description = typeof message.description === 'string' ? message.description : null;
+      if (at >= 0) items[at] = { ...(items[at] as ToolItem), outcome, detail, description };
     }
   });
   const turns = contents.turns.map((turn) => ({

@@ -95,6 +95,9 @@ class ToolResult(WireModel):
     call_id: str
     content: str
     is_error: bool = False
+    # A gated call's one line for a person (never sent to a provider): a reloaded card
+    # reads what the live one said.
+    description: str | None = None
 
 
 AnyMessage = UserMessage | AssistantMessage | ToolResult
