@@ -175,7 +175,7 @@ class TerminalChat:
         if not isinstance(data, dict) or data.get("threadId") != self._thread_id:
             return None
         if name == "attention-requested" and data.get("kind") == "consent":
-            self._calls[data["callId"]] = data["summary"]
+            self._calls[data["callId"]] = data.get("description") or data["summary"]
             self._questions[data["id"]] = asyncio.ensure_future(self._ask(data))
         elif name == "attention-resolved" and data["id"] in self._asking:
             self._questions.pop(data["id"]).cancel()
@@ -188,7 +188,9 @@ class TerminalChat:
         elif name == "turn-text-reset":
             self._line(f"(the reply broke off and starts again: {data['reason']})")
         elif name == "tool-call-started":
-            self._calls[data["callId"]] = f"{data['tool']} {data['summary']}"
+            self._calls[data["callId"]] = (
+                data.get("description") or f"{data['tool']} {data['summary']}"
+            )
         elif name == "tool-call-finished":
             target = self._calls.get(data["callId"], data["tool"])
             outcome = data["outcome"]
@@ -205,7 +207,14 @@ class TerminalChat:
     async def _ask(self, request: dict[str, Any]) -> None:
         """Ask the person about one gated call and send the answer."""
         self._end_line()
-        self._note(f"allow {request['summary']}? [y/N] ", end="")
+        description = request.get("description")
+        if description:
+            # What will happen, in the host's words; the raw call below it for the details.
+            self._note(description)
+            self._note(f"  details: {request['summary']}")
+            self._note("allow? [y/N] ", end="")
+        else:
+            self._note(f"allow {request['summary']}? [y/N] ", end="")
         self._asking.add(request["id"])
         try:
             line = await self._lines.next()

@@ -143,6 +143,14 @@ async def test_a_member_chats_approves_answers_denies_and_stops(
     # The gated click waits for consent, shown as a card in the conversation.
     consent = page.locator('.attention-card[data-kind="consent"]')
     await expect(consent).to_contain_text("click", timeout=TURN_MS)
+    # It names the button and the page in words; the raw call waits behind Details.
+    site_name = site.url("/").split("/")[2]
+    await expect(consent.locator(".attention-what")).to_have_text(
+        f"Click “Press” on Press ({site_name})"
+    )
+    await expect(consent.locator(".attention-details pre")).not_to_be_visible()
+    # The open just ended: its tab is offered live without a reload.
+    await expect(page.get_by_role("button", name="Watch the agent's tab live")).to_be_visible()
     await screens.save(page, "chat-consent")
     await consent.get_by_role("button", name="Approve").click()
     await expect(consent).to_have_count(0)

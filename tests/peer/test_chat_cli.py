@@ -142,8 +142,9 @@ async def test_a_gated_call_runs_when_the_person_answers_yes(
     code, out, err = await peer_cli(tmp_path, "chat", "Scout", "Open a tab", stdin=b"y\n")
 
     assert code == 0, err
-    assert out == "Opening a tab.\n· open {} -> ok\nIt is open.\nturn done\n"
-    assert err.endswith("allow open {}? [y/N] ")
+    assert out == "Opening a tab.\n· Open a blank tab -> ok\nIt is open.\nturn done\n"
+    # The host's description first; the raw call as its details.
+    assert err.endswith("Open a blank tab\n  details: open {}\nallow? [y/N] ")
     result = said_last(anthropic)
     assert isinstance(result, list)
     assert result[0]["type"] == "tool_result"
@@ -163,7 +164,7 @@ async def test_a_gated_call_denied_ends_the_turn_denied(
     assert code == 1, err
     assert out == (
         "Opening a tab.\n"
-        "· open {} -> refused (denied by a member)\n"
+        "· Open a blank tab -> refused (denied by a member)\n"
         "turn denied: a member denied open\n"
     )
     assert len(anthropic.requests) == 1

@@ -5,7 +5,7 @@ import { attentionAfterEvent, consentAnswer, questionForm, questionReply, toggle
 const ID = 'd'.repeat(32);
 
 function request(extra: Partial<AttentionRequest> = {}): AttentionRequest {
-  return { id: ID, kind: 'consent', threadId: 't', agentId: 'a', callId: 'c', tool: 'click', summary: 'click "Buy" on shop.example', argumentsHash: 'f'.repeat(64), expiresAt: 0, question: null, options: null, multiple: false, secret: null, vaultItem: null, ...extra };
+  return { id: ID, kind: 'consent', threadId: 't', agentId: 'a', callId: 'c', tool: 'click', summary: 'click "Buy" on shop.example', argumentsHash: 'f'.repeat(64), expiresAt: 0, question: null, options: null, multiple: false, secret: null, vaultItem: null, description: null, ...extra };
 }
 
 describe('attention', () => {

@@ -108,7 +108,33 @@ describe('chat stream', () => {
 
   it('shows a call refused before it ran as a refused card', () => {
     const state = chatAfterEvent(chatFromContents(contents()), ev('tool-call-finished', { callId: 'k9', tool: 'click', outcome: 'refused', summary: 'denied by a member' }));
-    expect(state.items).toEqual([{ kind: 'tool', key: 'ck9', turnId: 't1', tool: 'click', target: '', tabId: null, outcome: 'refused', detail: 'denied by a member' }]);
+    expect(state.items).toEqual([{ kind: 'tool', key: 'ck9', turnId: 't1', tool: 'click', target: '', description: null, tabId: null, outcome: 'refused', detail: 'denied by a member' }]);
+  });
+
+  it("shows a gated call in the host's words and offers the tab an open opened at once", () => {
+    const state = play(chatFromContents(contents()), [
+      ev('turn-started', {}),
+      ev('tool-call-started', { callId: 't1.1', tool: 'open', summary: '{"url": "https://shop.test/"}', tabId: null, description: 'Open https://shop.test/ in a new tab' }),
+      ev('tool-call-finished', { callId: 't1.1', tool: 'open', outcome: 'ok', summary: 'ok', description: 'Open https://shop.test/ in a new tab', tabId: 'tab-9', tabTitle: 'Shop' }),
+    ]);
+    expect(state.items).toEqual([
+      { kind: 'tool', key: 'ct1.1', turnId: 't1', tool: 'open', target: '{"url": "https://shop.test/"}', description: 'Open https://shop.test/ in a new tab', tabId: 'tab-9', outcome: 'ok', detail: '' },
+    ]);
+    expect(state.tabId).toBe('tab-9');
+  });
+
+  it("keeps one card per call of the host's own ids, whatever the provider named them", () => {
+    const state = play(chatFromContents(contents()), [
+      ev('turn-started', {}),
+      ev('tool-call-started', { callId: 't1.1', tool: 'open', summary: '{}', tabId: null }),
+      ev('tool-call-finished', { callId: 't1.1', tool: 'open', outcome: 'ok', summary: 'ok' }),
+      ev('tool-call-started', { callId: 't1.2', tool: 'click', summary: '{}', tabId: 'x' }),
+      ev('tool-call-finished', { callId: 't1.2', tool: 'click', outcome: 'refused', summary: 'gatedAction: Place order' }),
+    ]);
+    expect(state.items.map((item) => [item.key, (item as { outcome?: string }).outcome])).toEqual([
+      ['ct1.1', 'ok'],
+      ['ct1.2', 'refused'],
+    ]);
   });
 
   it('marks MISMATCH, and a call cut off by the end of its turn', () => {
@@ -227,5 +253,33 @@ describe('a refused call’s detail', () => {
     });
     expect(toolDetail('The turn ended first.')).toEqual({ code: null, text: 'The turn ended first.' });
     expect(toolDetail('Error: a page said so')).toEqual({ code: null, text: 'Error: a page said so' });
+  });
+});
+
+describe('a refusal read back from the thread', () => {
+  it('renders the same sentence as the live card did, through one renderer', () => {
+    const refusal = { error: { code: 'gatedAction', message: 'this control reads like a commit ("Place order"); a person does that' } };
+    const live = play(chatFromContents(contents()), [
+      ev('turn-started', {}),
+      ev('tool-call-started', { callId: 't1.1', tool: 'click', summary: '{}', tabId: 'x' }),
+      ev('tool-call-finished', { callId: 't1.1', tool: 'click', outcome: 'refused', summary: `gatedAction: ${refusal.error.message}` }),
+    ]);
+    const reloaded = chatFromContents(
+      contents({
+        messages: [
+          { role: 'user', text: 'Buy it', attachments: [] },
+          { role: 'assistant', text: '', toolCalls: [{ id: 't1.1', name: 'click', arguments: { tabId: 'x' } }] },
+          { role: 'tool', callId: 't1.1', content: JSON.stringify(refusal), isError: true, description: 'Click “Place order” on Shop (shop.test)' },
+          { role: 'assistant', text: '', toolCalls: [{ id: 't1.2', name: 'snapshot', arguments: { tabId: 'x' } }] },
+          { role: 'tool', callId: 't1.2', content: JSON.stringify({ error: { code: 'toolFailed', message: 'the snapshot tool failed unexpectedly' } }), isError: true },
+        ],
+      }),
+    );
+    const [liveCard] = live.items as ToolItem[];
+    const [, firstCard, secondCard] = reloaded.items as ToolItem[];
+    expect([firstCard!.outcome, firstCard!.detail]).toEqual([liveCard!.outcome, liveCard!.detail]);
+    expect([firstCard!.description, secondCard!.description]).toEqual(['Click “Place order” on Shop (shop.test)', null]);
+    expect(toolDetail(firstCard!.detail)).toEqual({ code: 'gatedAction', text: 'This control reads like a commit ("Place order"); a person does that' });
+    expect([secondCard!.outcome, toolDetail(secondCard!.detail).code]).toEqual(['error', 'toolFailed']);
   });
 });

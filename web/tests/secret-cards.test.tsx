@@ -14,6 +14,7 @@ const SECRET: AttentionRequest = {
   callId: 'c',
   tool: 'submit_secret',
   summary: 'sign in',
+  description: null,
   argumentsHash: '',
   expiresAt: 0,
   question: null,
@@ -115,5 +116,29 @@ describe('a request for a vault item', () => {
     await show(connection, ITEM, false);
     expect(container.querySelectorAll('input')).toHaveLength(0);
     expect(container.textContent).toContain('Only owners and admins add items to the vault.');
+  });
+});
+
+describe('a consent request', () => {
+  it("says what will happen in the host's words, with the raw call behind Details", async () => {
+    const { connection, calls } = fake();
+    const consent: AttentionRequest = {
+      ...SECRET,
+      id: 'c'.repeat(32),
+      kind: 'consent',
+      tool: 'click',
+      summary: 'click {"tabId": "1a1d", "target": {"kind": "ref", "ref": "1:main:1"}}',
+      description: 'Click “Empty basket” on Shop (shop.test)',
+      argumentsHash: 'f'.repeat(64),
+      secret: null,
+    };
+    await show(connection, consent, false);
+    expect(container.querySelector('.attention-what')?.textContent).toBe('Click “Empty basket” on Shop (shop.test)');
+    const details = container.querySelector<HTMLDetailsElement>('details.attention-details')!;
+    expect(details.open).toBe(false);
+    expect(details.querySelector('summary')?.textContent).toBe('Details');
+    expect(details.querySelector('pre')?.textContent).toBe(consent.summary);
+    await press('Approve');
+    expect(calls).toEqual([['attention-v1/answer', { id: consent.id, approve: true, argumentsHash: consent.argumentsHash }]]);
   });
 });

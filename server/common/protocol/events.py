@@ -169,7 +169,8 @@ class TextReset(HostEvent):
 
 
 class ToolCallStarted(HostEvent):
-    """The agent runs a tool: its name, a short summary of its arguments and the tab."""
+    """The agent runs a tool: its name, a short summary of its arguments and the tab; for a
+    gated tool, ``description`` says for a person what the call does and on which page."""
 
     NAME: ClassVar[str] = "tool-call-started"
     thread_id: str
@@ -178,10 +179,13 @@ class ToolCallStarted(HostEvent):
     tool: str
     summary: str
     tab_id: str | None
+    description: str | None = None
 
 
 class ToolCallFinished(HostEvent):
-    """A tool call ended: ``ok``, ``refused`` (with the reason) or ``error``."""
+    """A tool call ended: ``ok``, ``refused`` (with the reason) or ``error``; for a gated
+    tool with its ``description``, and the tab it worked in or opened (``tabId``, with the
+    tab's title as it ended) where a tab is involved."""
 
     NAME: ClassVar[str] = "tool-call-finished"
     thread_id: str
@@ -190,6 +194,9 @@ class ToolCallFinished(HostEvent):
     tool: str
     outcome: Literal["ok", "refused", "error"]
     summary: str
+    description: str | None = None
+    tab_id: str | None = None
+    tab_title: str | None = None
 
 
 class TurnFinished(HostEvent):
@@ -252,6 +259,9 @@ class AttentionRequested(HostEvent):
     multiple: bool = False
     secret: SecretRequestDetails | None = None
     vault_item: VaultItemRequestDetails | None = None
+    # For consent: what the call will do, in one line from the host (``Click “Empty basket”
+    # on Shop (shop.test)``); ``summary`` keeps the raw call for its details.
+    description: str | None = None
 
 
 class AttentionResolved(HostEvent):

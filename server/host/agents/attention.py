@@ -78,6 +78,8 @@ class AttentionRequest:
     vault_item: VaultItemRequestDetails | None = None
     # What the person sent with their answer (a secret for a page, a new item's id).
     payload: Any = field(default=None, repr=False)
+    # A consent's one line from the host: what the call will do, on which page.
+    description: str | None = None
 
     def event(self) -> AttentionRequested:
         return AttentionRequested(
@@ -94,6 +96,7 @@ class AttentionRequest:
             multiple=self.multiple,
             secret=self.secret,
             vault_item=self.vault_item,
+            description=self.description,
         )
 
 
@@ -127,6 +130,7 @@ class AttentionRegistry:
         arguments: dict[str, Any],
         summary: str,
         visible_to: Callable[[str], bool],
+        description: str | None = None,
     ) -> bool:
         """Ask the members who see the thread; True once one approves, False on a denial
         or when the request expires."""
@@ -144,6 +148,7 @@ class AttentionRegistry:
             created_at=now,
             expires_at=now + self._seconds,
             visible_to=visible_to,
+            description=description,
         )
         return await self._wait(request) is True
 

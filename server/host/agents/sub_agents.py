@@ -18,6 +18,7 @@ from server.common.protocol import events
 from server.host.agents.prompt import sub_agent_prompt
 from server.host.agents.providers.transcript import AssistantMessage, ToolCall, UserMessage
 from server.host.agents.turn_loop import (
+    CallCard,
     Consent,
     ToolOutcome,
     TurnProgress,
@@ -54,6 +55,7 @@ async def run_sub_agent(
         spawn_sub_agent=None,
         tasks=parent.context.tasks if request.type == "general" else None,
     )
+    sub_agent_id = uuid.uuid4().hex[:16]
     prompt = request.prompt
     if request.tab_id is not None:
         prompt += f"\n\nWork in the tab with tabId {request.tab_id}."
@@ -67,8 +69,9 @@ async def run_sub_agent(
         max_tool_calls=left,
         max_tokens=parent.max_tokens,
         allowed_tools=sub_agent_tools(request.type),
+        call_id_prefix=f"{parent.call_id_prefix}.{sub_agent_id}",
     )
-    sink = SubAgentSink(uuid.uuid4().hex[:16], request, tell, thread_id, turn_id)
+    sink = SubAgentSink(sub_agent_id, request, tell, thread_id, turn_id)
     sink.tell("started")
     sub = TurnProgress()
     try:
@@ -134,9 +137,11 @@ class SubAgentSink:
             text, self._pending = "".join(self._pending), []
             self.tell("text", text=text)
 
-    def tool_started(self, call: ToolCall, summary: str, tab_id: str | None) -> None:
+    def tool_started(self, call: ToolCall, summary: str, card: CallCard) -> None:
         self.flush()
         self.tell("tool-started", tool=call.name, text=summary)
 
-    def tool_finished(self, call: ToolCall, outcome: ToolOutcome, summary: str) -> None:
+    def tool_finished(
+        self, call: ToolCall, outcome: ToolOutcome, summary: str, card: CallCard
+    ) -> None:
         self.tell("tool-finished", tool=call.name, outcome=outcome, text=summary)

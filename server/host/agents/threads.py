@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import functools
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
@@ -39,6 +40,7 @@ from server.host.agents.sub_agents import run_sub_agent
 from server.host.agents.summaries import summarizer
 from server.host.agents.turn_loop import (
     DEFAULT_MAX_TOOL_CALLS,
+    CallCard,
     Message,
     ToolOutcome,
     TurnProgress,
@@ -336,11 +338,12 @@ class ThreadService:
                 context=context,
                 permissions=agent.permissions,
                 max_tool_calls=agent.max_tool_calls or DEFAULT_MAX_TOOL_CALLS,
+                call_id_prefix=running.turn.id,
             )
             context.spawn_sub_agent = lambda request: self._sub_agent(
                 running, agent, setup, request
             )
-            await run_turn(setup, sink, lambda call: self._consent(running, agent, call), progress)
+            await run_turn(setup, sink, functools.partial(self._consent, running, agent), progress)
         except asyncio.CancelledError:
             progress.end("stopped", "a member stopped the turn")
         except Exception as exc:
@@ -408,7 +411,9 @@ class ThreadService:
             ),
         )
 
-    async def _consent(self, running: RunningTurn, agent: Agent, call: ToolCall) -> bool:
+    async def _consent(
+        self, running: RunningTurn, agent: Agent, call: ToolCall, description: str | None
+    ) -> bool:
         thread = running.thread
         return await self._attention.ask_consent(
             team_id=thread.team_id,
@@ -418,6 +423,7 @@ class ThreadService:
             tool=call.name,
             arguments=call.arguments,
             summary=consent_summary(call),
+            description=description,
             # Read at each answer: sharing the thread, or taking it back, applies at once.
             visible_to=lambda account_id: running.thread.visible_to(account_id),
         )
@@ -491,7 +497,7 @@ class ThreadService:
             running.progress,
             request,
             instructions=agent.instructions,
-            consent=lambda call: self._consent(running, agent, call),
+            consent=functools.partial(self._consent, running, agent),
             tell=lambda event: self.emit(running.thread, event),
             thread_id=thread.id,
             turn_id=turn.id,
@@ -591,7 +597,7 @@ class _Sink:
                 thread, events.TextReset(thread_id=thread.id, turn_id=turn.id, reason=reason)
             )
 
-    def tool_started(self, call: ToolCall, summary: str, tab_id: str | None) -> None:
+    def tool_started(self, call: ToolCall, summary: str, card: CallCard) -> None:
         self.flush()
         self._reply_sent = False
         thread, turn = self._running.thread, self._running.turn
@@ -603,11 +609,14 @@ class _Sink:
                 call_id=call.id,
                 tool=call.name,
                 summary=summary,
-                tab_id=tab_id,
+                tab_id=card.tab_id,
+                description=card.description,
             ),
         )
 
-    def tool_finished(self, call: ToolCall, outcome: ToolOutcome, summary: str) -> None:
+    def tool_finished(
+        self, call: ToolCall, outcome: ToolOutcome, summary: str, card: CallCard
+    ) -> None:
         self.flush()
         self._reply_sent = False
         thread, turn = self._running.thread, self._running.turn
@@ -620,6 +629,9 @@ class _Sink:
                 tool=call.name,
                 outcome=outcome,
                 summary=summary,
+                description=card.description,
+                tab_id=card.tab_id,
+                tab_title=card.tab_title,
             ),
         )
 

@@ -22,9 +22,10 @@ import functools
 import json
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
 
+from server.common.errors import CrewhostError
 from server.common.protocol.events import TurnStatus
 from server.host.agents.permissions import auto_approved
 from server.host.agents.providers.events import Failed, TextDelta, Usage
@@ -38,7 +39,7 @@ from server.host.agents.providers.transcript import (
     close_dangling_calls,
 )
 from server.host.tools.base import ToolContext, ToolFailure, serialize_result
-from server.host.tools.catalog import CATALOG, call_tool
+from server.host.tools.catalog import CATALOG, call_tool, describe_call
 from server.host.tools.repair import repair_arguments
 
 ToolOutcome = Literal["ok", "refused", "error"]
@@ -61,13 +62,25 @@ class TurnSink(Protocol):
         said so far is not part of the turn."""
         ...
 
-    def tool_started(self, call: ToolCall, summary: str, tab_id: str | None) -> None: ...
+    def tool_started(self, call: ToolCall, summary: str, card: CallCard) -> None: ...
 
-    def tool_finished(self, call: ToolCall, outcome: ToolOutcome, summary: str) -> None: ...
+    def tool_finished(
+        self, call: ToolCall, outcome: ToolOutcome, summary: str, card: CallCard
+    ) -> None: ...
 
 
-# Asks a member to let one gated call run; True to run it.
-Consent = Callable[[ToolCall], Awaitable[bool]]
+@dataclass(frozen=True)
+class CallCard:
+    """What a member's card of a call shows beside the call: the host's description of a
+    gated call, and the tab it works in (its title once the call ended)."""
+
+    description: str | None = None
+    tab_id: str | None = None
+    tab_title: str | None = None
+
+
+# Asks a member to let one gated call run, shown with its description; True to run it.
+Consent = Callable[[ToolCall, str | None], Awaitable[bool]]
 
 
 @dataclass
@@ -85,6 +98,8 @@ class TurnProgress:
     provider_failure: str | None = None
     # (outcome, seconds) of every provider request, to its last event.
     provider_requests: list[tuple[str, float]] = field(default_factory=list)
+    # How many calls the model made (run or not): the number in each call's host id.
+    calls_named: int = 0
 
     @property
     def ended(self) -> bool:
@@ -113,6 +128,8 @@ class TurnSetup:
     max_tokens: int = 4096
     # The tools this turn may use (a sub-agent's subset); None: the whole catalog.
     allowed_tools: frozenset[str] | None = None
+    # What the host's id of each call of the turn starts with: the turn's id.
+    call_id_prefix: str = "turn"
 
 
 @functools.cache
@@ -135,6 +152,7 @@ async def run_turn(
         reply = await _ask(setup, specs, sink, progress)
         if reply is None:
             break
+        reply = _named_by_host(reply, setup.call_id_prefix, progress)
         if reply.text or reply.tool_calls or not progress.ended:
             # A cut reply that kept nothing leaves no empty message in the transcript.
             progress.new_messages.append(reply)
@@ -199,6 +217,21 @@ async def _ask(
     return None  # pragma: no cover - the loop returns on its last attempt
 
 
+def _named_by_host(
+    reply: AssistantMessage, prefix: str, progress: TurnProgress
+) -> AssistantMessage:
+    """``reply`` with each call under the host's id (``<prefix>.<n>``), its provider's id
+    kept for the wire: providers repeat their ids across turns, the host's never repeat."""
+    if not reply.tool_calls:
+        return reply
+    calls = []
+    for call in reply.tool_calls:
+        progress.calls_named += 1
+        host_id = f"{prefix}.{progress.calls_named}"
+        calls.append(call.model_copy(update={"id": host_id, "provider_id": call.id}))
+    return reply.model_copy(update={"tool_calls": tuple(calls)})
+
+
 def _cut_reason(reply: ModelReply, max_tokens: int) -> str | None:
     """Why the turn ends ``incomplete`` when the model's reply was cut at its token limit: in
     the middle of a call (whose arguments are lost, so no call of that reply may run: the
@@ -226,24 +259,26 @@ async def _run_call(
         progress.tool_calls += 1
         message = f"{call.name} is not one of the tools you were given"
         progress.new_messages.append(ToolResult(call_id=call.id, content=message, is_error=True))
-        sink.tool_finished(call, "refused", f"toolNotAvailable: {message}")
+        sink.tool_finished(call, "refused", f"toolNotAvailable: {message}", CallCard())
         return True
     tool = CATALOG.get(call.name)
     asks = tool is not None and tool.gated and not auto_approved(setup.permissions, call.name)
     if asks:
         # The person approves the call as it will run: with the agent's forms repaired.
         call = _repaired(call)
-    if asks and not await consent(call):
+    description = await describe_call(setup.context, call.name, call.arguments)
+    named_tab = call.arguments.get("tabId")
+    card = CallCard(description, named_tab if isinstance(named_tab, str) else None)
+    if asks and not await consent(call, description):
         if progress.status is not None:
             # Stopped while it waited: nobody denied it; the call is closed as not run.
             return False
-        progress.new_messages.append(ToolResult(call_id=call.id, content=DENIED, is_error=True))
-        sink.tool_finished(call, "refused", "denied by a member")
+        denied = ToolResult(call_id=call.id, content=DENIED, is_error=True, description=description)
+        progress.new_messages.append(denied)
+        sink.tool_finished(call, "refused", "denied by a member", card)
         progress.end("denied", f"a member denied {call.name}")
         return False
-    tab_id = call.arguments.get("tabId")
-    tab = tab_id if isinstance(tab_id, str) else None
-    sink.tool_started(call, argument_summary(call.arguments), tab)
+    sink.tool_started(call, argument_summary(call.arguments), card)
     setup.context.turn.call_id = call.id
     result = await call_tool(setup.context, call.name, call.arguments)
     progress.tool_calls += 1
@@ -253,10 +288,25 @@ async def _run_call(
             call_id=call.id,
             content=serialize_result(result),
             is_error=outcome != "ok",
+            description=description,
         )
     )
-    sink.tool_finished(call, outcome, summary)
+    sink.tool_finished(call, outcome, summary, _ended_card(setup.context, card, result))
     return True
+
+
+def _ended_card(context: ToolContext, card: CallCard, result: dict[str, Any]) -> CallCard:
+    """The card of a call that ended: with the tab it worked in or opened (an ``open``
+    names its new tab in its result) and that tab's title now."""
+    answered = result.get("tabId")
+    tab_id = answered if isinstance(answered, str) else card.tab_id
+    if tab_id is None:
+        return card
+    try:
+        title: str | None = context.engine.get_tab(context.team_id, tab_id).title
+    except CrewhostError:
+        title = None  # closed by the call itself
+    return replace(card, tab_id=tab_id, tab_title=title)
 
 
 def argument_summary(arguments: dict[str, Any], limit: int = 120) -> str:

@@ -36,6 +36,8 @@ class AttentionView(WireModel):
     # What a request for a secret or a vault item shows: public facts only.
     secret: SecretRequestDetails | None = None
     vault_item: VaultItemRequestDetails | None = None
+    # For consent: what the call will do, in one line from the host.
+    description: str | None = None
 
 
 class AttentionList(WireModel):
@@ -84,6 +86,7 @@ def _view(request: AttentionRequest) -> AttentionView:
         multiple=request.multiple,
         secret=request.secret,
         vault_item=request.vault_item,
+        description=request.description,
     )
 
 

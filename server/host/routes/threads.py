@@ -10,6 +10,7 @@ from server.common.protocol.capabilities import ATTACHMENT_CAPABILITIES
 from server.common.protocol.events import TaskItem
 from server.common.roles import Role
 from server.common.wire import InboundModel, WireModel, no_control_characters
+from server.host.agents.providers.transcript import PROVIDER_ONLY
 from server.host.agents.threads import MAX_ATTACHMENTS, MAX_MESSAGE_CHARS
 from server.host.container import HostCall
 from server.host.routes.agents import AgentId
@@ -169,7 +170,7 @@ async def get_thread(call: HostCall, args: ThreadRef) -> ThreadContentsView:
     contents = await call.host.threads.read(peer.team_id, args.thread_id, peer.account_id)
     return ThreadContentsView(
         thread=_thread(contents.thread),
-        messages=[m.model_dump(mode="json") for m in contents.messages],
+        messages=[m.model_dump(mode="json", exclude=PROVIDER_ONLY) for m in contents.messages],
         turns=[_turn(t) for t in contents.turns],
         running_turn_id=contents.running_turn_id,
         running_text=contents.running_text,

@@ -261,6 +261,13 @@ class Tool:
     args: type[BaseModel]
     gated: bool
     run: Callable[[ToolContext, Any], Awaitable[dict[str, Any]]]
+    # A gated tool says in one line, for the person asked, what a call will do and where
+    # (``Click “Empty basket” on Shop (shop.test)``), from the validated arguments.
+    describe: Callable[[ToolContext, Any], Awaitable[str]] | None = None
+
+    def __post_init__(self) -> None:
+        if self.gated and self.describe is None:
+            raise TypeError(f"the gated tool {self.name} must describe its calls")
 
     def input_schema(self) -> dict[str, Any]:
         """The JSON schema of the tool's input, as advertised to a model."""

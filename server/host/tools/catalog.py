@@ -53,6 +53,7 @@ from server.host.tools.browser import (
     wait_for,
 )
 from server.host.tools.memory import remember
+from server.host.tools.page.descriptions import arguments_line
 from server.host.tools.people import ask_user
 from server.host.tools.repair import repair_arguments
 from server.host.tools.web import web_fetch, web_search
@@ -194,3 +195,19 @@ async def call_tool(context: ToolContext, name: str, raw_args: dict[str, Any]) -
         log.error("tool %s failed with %s\n%s", name, type(exc).__name__, frames)
         return _error("toolFailed", f"the {name} tool failed unexpectedly")
     return cap_result(result)
+
+
+async def describe_call(context: ToolContext, name: str, raw_args: dict[str, Any]) -> str | None:
+    """What a call of a gated tool will do, in one line for the person asked (the tool's own
+    words); None for a tool that does not ask. Arguments the tool would refuse are shown as
+    written: the call then fails without acting."""
+    tool = CATALOG.get(name)
+    if tool is None or tool.describe is None:
+        return None
+    try:
+        args = tool.args.model_validate(repair_arguments(name, raw_args))
+        return await tool.describe(context, args)
+    except Exception as exc:
+        if not isinstance(exc, (CrewhostError, ValidationError)):
+            log.error("describing a %s call failed with %s", name, type(exc).__name__)
+        return f"{name} {arguments_line(raw_args)}"

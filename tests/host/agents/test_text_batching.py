@@ -7,6 +7,7 @@ import asyncio
 from server.common.protocol import events
 from server.host.agents.providers.transcript import ToolCall
 from server.host.agents.threads import RunningTurn, _Sink
+from server.host.agents.turn_loop import CallCard
 from server.host.storage.threads import Thread, Turn
 
 THREAD = Thread("t" * 32, "team", "a" * 32, "account", False, "", 0.0, 0.0)
@@ -55,8 +56,8 @@ async def test_text_said_before_a_tool_call_goes_out_before_its_card() -> None:
     text.text("Looking.")
     text.text(" Now.")
 
-    text.tool_started(call, "{}", None)
-    text.tool_finished(call, "ok", "ok")
+    text.tool_started(call, "{}", CallCard())
+    text.tool_finished(call, "ok", "ok", CallCard())
 
     assert [type(e).__name__ for e in emitted.sent] == [
         "TextDelta",

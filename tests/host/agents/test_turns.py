@@ -305,9 +305,13 @@ async def test_a_member_approves_a_click_over_webrtc_and_the_page_sees_it(
     turn_id = await send(follow, "Show me the details")
     asked = await follow.until("attention-requested")
     assert (asked["tool"], asked["agentId"], asked["kind"]) == ("click", agent_id, "consent")
+    # The person reads what will happen: the button by its name on the page, and the page.
+    described = f"Click “Show details” on Panel approve ({host.site.url('/').split('/')[2]})"
+    assert asked["description"] == described
     # The person approves the call as it will run, with the agent's short form repaired.
     listed = await follow.connection.call("attention-v1/list")
     shown = next(r for r in listed["requests"] if r["id"] == asked["id"])
+    assert shown["description"] == described
     as_run = repair_arguments("click", written)
     assert as_run != written
     assert shown["argumentsHash"] == arguments_hash(as_run)
@@ -347,6 +351,10 @@ async def test_a_member_approves_a_click_over_webrtc_and_the_page_sees_it(
     ]
     resolved = next(e["data"] for e in follow.seen if e["event"] == "attention-resolved")
     assert (resolved["id"], resolved["outcome"]) == (asked["id"], "answered")
+    # The click's card says the same; the snapshot, a free tool, needs no description.
+    cards = [e["data"] for e in follow.seen if e["event"].startswith("tool-call-")]
+    assert [c["description"] for c in cards] == [None, None, described, described]
+    assert cards[-1]["tabId"] == tab_id
     await eventually(lambda: host.effects("approve") == 1)
 
     contents = await host.member.call("threads-v1/get", {"threadId": follow.thread_id})
@@ -360,6 +368,9 @@ async def test_a_member_approves_a_click_over_webrtc_and_the_page_sees_it(
     ]
     assert [t["status"] for t in contents["turns"]] == ["done"]
     assert contents["runningTurnId"] is None
+    # Read back, the click's result keeps its description for the card.
+    results = [m for m in contents["messages"] if m["role"] == "tool"]
+    assert [r["description"] for r in results] == [None, described]
 
 
 async def test_a_denial_ends_the_turn_and_nothing_is_clicked(host: TurnsHost) -> None:
@@ -404,7 +415,7 @@ async def test_the_tool_call_cap_ends_the_turn_capped(host: TurnsHost) -> None:
     # Two calls run; the third is over the cap, and the model is not asked again.
     host.anthropic.script(*(snapshot_reply(f"toolu_{n}", tab_id) for n in range(3)))
 
-    await send(follow, "Keep looking")
+    turn_id = await send(follow, "Keep looking")
     finished = await follow.until("turn-finished")
 
     assert (finished["status"], finished["toolCalls"]) == ("capped", 2)
@@ -414,7 +425,7 @@ async def test_the_tool_call_cap_ends_the_turn_capped(host: TurnsHost) -> None:
     ] * 2
     contents = await host.member.call("threads-v1/get", {"threadId": follow.thread_id})
     unanswered = contents["messages"][-1]
-    assert (unanswered["role"], unanswered["callId"]) == ("tool", "toolu_2")
+    assert (unanswered["role"], unanswered["callId"]) == ("tool", f"{turn_id}.3")
     assert unanswered["content"].startswith("not run")
 
 
@@ -903,3 +914,110 @@ async def test_the_provider_keys_appear_nowhere(
     assert said in json.dumps(answers)
     assert said in json.dumps(events)
     assert logged
+
+
+# -- the host's own call ids ----------------------------------------------------------------
+
+
+def openai_call(call_id: str, name: str, arguments: dict[str, Any]) -> StreamReply:
+    return (
+        ChunkStream()
+        .role()
+        .tool_call(call_id, name, arguments)
+        .finish("tool_calls")
+        .usage(30, 5)
+        .done()
+        .reply()
+    )
+
+
+async def test_a_provider_that_repeats_its_call_ids_gets_one_card_per_call(
+    host: TurnsHost,
+) -> None:
+    """A gateway that names every call ``call_0``, within a turn and in later turns: each
+    call keeps its own card, consent and result, live and after a reload; the provider
+    reads its own ids back."""
+    agent_id = await make_agent(host, provider="openai")
+    follow = await start_thread(host, agent_id)
+    tab_id = await open_panel(host, "repeat", agent_id, follow.thread_id)
+    button = {"kind": "role", "role": "button", "name": "Show details"}
+    host.openai.script(
+        openai_call("call_0", "snapshot", {"tabId": tab_id}),
+        openai_call("call_0", "click", {"tabId": tab_id, "target": button}),
+        openai_text("Clicked."),
+        openai_call("call_0", "open", {"url": host.site.url("/panel/opened")}),
+        openai_text("Opened."),
+        openai_call("call_0", "click", {"tabId": tab_id, "target": button}),
+    )
+
+    first = await send(follow, "Show the details")
+    click_asked = await follow.until("attention-requested")
+    await answer(follow, click_asked["id"], approve=True)
+    assert (await follow.until("turn-finished"))["status"] == "done"
+    second = await send(follow, "Open another panel")
+    open_asked = await follow.until("attention-requested")
+    await answer(follow, open_asked["id"], approve=True)
+    assert (await follow.until("turn-finished"))["status"] == "done"
+    third = await send(follow, "Click again")
+    denied_asked = await follow.until("attention-requested")
+    await answer(follow, denied_asked["id"], approve=False)
+    assert (await follow.until("turn-finished"))["status"] == "denied"
+
+    calls = [
+        (e["event"], e["data"]["callId"], e["data"]["tool"], e["data"].get("outcome"))
+        for e in follow.seen
+        if e["event"].startswith("tool-call-")
+    ]
+    assert calls == [
+        ("tool-call-started", f"{first}.1", "snapshot", None),
+        ("tool-call-finished", f"{first}.1", "snapshot", "ok"),
+        ("tool-call-started", f"{first}.2", "click", None),
+        ("tool-call-finished", f"{first}.2", "click", "ok"),
+        ("tool-call-started", f"{second}.1", "open", None),
+        ("tool-call-finished", f"{second}.1", "open", "ok"),
+        ("tool-call-finished", f"{third}.1", "click", "refused"),
+    ]
+    asked = [click_asked["callId"], open_asked["callId"], denied_asked["callId"]]
+    assert asked == [f"{first}.2", f"{second}.1", f"{third}.1"]
+    opened_url = host.site.url("/panel/opened")
+    assert open_asked["description"] == f"Open {opened_url} in a new tab"
+    # The open's card names the tab it opened at once, with its title: Watch live is offered.
+    opened = next(
+        e["data"]
+        for e in follow.seen
+        if e["event"] == "tool-call-finished" and e["data"]["tool"] == "open"
+    )
+    engine = await host.services.browser.engine()
+    assert engine.get_tab(host.team_id, opened["tabId"]).url == opened_url
+    assert (opened["tabTitle"], opened["description"]) == (
+        "Panel opened",
+        open_asked["description"],
+    )
+    await eventually(lambda: host.effects("repeat") == 1)
+
+    # Read back, each call has exactly one result and no provider id reaches a member.
+    contents = await host.member.call("threads-v1/get", {"threadId": follow.thread_id})
+    call_ids = [
+        c["id"] for m in contents["messages"] if m["role"] == "assistant" for c in m["toolCalls"]
+    ]
+    result_ids = [m["callId"] for m in contents["messages"] if m["role"] == "tool"]
+    assert call_ids == result_ids == [f"{first}.1", f"{first}.2", f"{second}.1", f"{third}.1"]
+    assert "call_0" not in json.dumps(contents["messages"])
+    denied = contents["messages"][-1]
+    assert (denied["callId"], denied["isError"]) == (f"{third}.1", True)
+
+    # The provider reads back the ids it gave, each call followed by its own result.
+    sent = host.openai.requests[-1].messages()
+    wire = [
+        (m["role"], m.get("tool_call_id") or [c["id"] for c in m.get("tool_calls", [])])
+        for m in sent
+        if m["role"] in ("assistant", "tool") and (m.get("tool_calls") or m.get("tool_call_id"))
+    ]
+    assert wire == [
+        ("assistant", ["call_0"]),
+        ("tool", "call_0"),
+        ("assistant", ["call_0"]),
+        ("tool", "call_0"),
+        ("assistant", ["call_0"]),
+        ("tool", "call_0"),
+    ]

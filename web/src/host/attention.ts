@@ -34,6 +34,8 @@ export function attentionAfterEvent(requests: AttentionRequest[], event: TeamApi
     // A request for a secret or a vault item carries its public facts as the host sent them.
     secret: typeof data.secret === 'object' && data.secret !== null ? (data.secret as AttentionRequest['secret']) : null,
     vaultItem: typeof data.vaultItem === 'object' && data.vaultItem !== null ? (data.vaultItem as AttentionRequest['vaultItem']) : null,
+    // What the call will do, in the host's words (the raw call stays in `summary`).
+    description: typeof data.description === 'string' ? data.description : null,
   };
   return [...requests, request];
 }

@@ -45,8 +45,10 @@ export interface ToolItem {
   key: string;
   turnId: string | null;
   tool: string;
-  /** What the call is about: its target, in the host's words. */
+  /** What the call is about: its target, or its short arguments. */
   target: string;
+  /** A gated call's one line from the host: what it does, on which page. */
+  description: string | null;
   tabId: string | null;
   outcome: ToolOutcome;
   /** The reason of a refusal or an error, or what came back. */
@@ -119,6 +121,31 @@ function asRecord(value: unknown): Record<string, unknown> {
   return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
 }
 
+/**
+ * A stored result's outcome and detail, as the host's `tool-call-finished` would have said
+ * them: a refusal `{"error": {"code", "message"}}` becomes `<code>: <message>`, so a
+ * reloaded card reads the same sentence (through `toolDetail`) as the live one did.
+ */
+export function storedOutcome(content: string, isError: boolean): { outcome: ToolOutcome; detail: string } {
+  let error: Record<string, unknown> | null = null;
+  if (content.startsWith('{')) {
+    try {
+      const parsed = asRecord(asRecord(JSON.parse(content)).error);
+      if (typeof parsed.code === 'string') error = parsed;
+    } catch {
+      error = null;
+    }
+  }
+  if (error) {
+    const code = String(error.code);
+    const detail = `${code}: ${String(error.message ?? '').slice(0, 200)}`;
+    return { outcome: code === 'toolFailed' ? 'error' : 'refused', detail };
+  }
+  if (isError) return { outcome: 'refused', detail: content.slice(0, 200) };
+  const outcome = markOf(content) ?? 'ok';
+  return { outcome, detail: outcome === 'ok' ? '' : content.slice(0, 200) };
+}
+
 /** The conversation as the host has kept it, with the running turn's text so far. */
 export function chatFromContents(contents: ThreadContents): ChatState {
   const items: ChatItem[] = [];
@@ -138,17 +165,17 @@ export function chatFromContents(contents: ThreadContents): ChatState {
       for (const call of calls.map(asRecord)) {
         const args = asRecord(call.arguments);
         if (typeof args.tabId === 'string') tabId = args.tabId;
-        items.push({ kind: 'tool', key: `c${String(call.id)}`, turnId: null, tool: String(call.name ?? ''), target: targetOf(args), tabId: typeof args.tabId === 'string' ? args.tabId : null, outcome: 'running', detail: '' });
+        items.push({ kind: 'tool', key: `c${String(call.id)}`, turnId: null, tool: String(call.name ?? ''), target: targetOf(args), description: null, tabId: typeof args.tabId === 'string' ? args.tabId : null, outcome: 'running', detail: '' });
       }
     } else if (message.role === 'tool') {
       const content = String(message.content ?? '');
       // A tab the agent opened is named by the call's result (`open` takes no tab).
       tabId = tabOfResult(content) ?? tabId;
       const key = `c${String(message.callId)}`;
-      const outcome: ToolOutcome = message.isError ? 'refused' : (markOf(content) ?? 'ok');
-      const detail = outcome === 'ok' ? '' : content.slice(0, 200);
+      const { outcome, detail } = storedOutcome(content, message.isError === true);
       const at = items.findIndex((item) => item.key === key);
-      if (at >= 0) items[at] = { ...(items[at] as ToolItem), outcome, detail };
+      const description = typeof message.description === 'string' ? message.description : null;
+      if (at >= 0) items[at] = { ...(items[at] as ToolItem), outcome, detail, description };
     }
   });
   const turns = contents.turns.map((turn) => ({
@@ -203,7 +230,8 @@ export function chatAfterEvent(state: ChatState, event: TeamApiEvent): ChatState
       const key = `c${String(data.callId)}`;
       if (state.items.some((item) => item.key === key)) return state;
       const tabId = typeof data.tabId === 'string' ? data.tabId : null;
-      const item: ToolItem = { kind: 'tool', key, turnId, tool: String(data.tool ?? ''), target: String(data.summary ?? ''), tabId, outcome: 'running', detail: '' };
+      const description = typeof data.description === 'string' ? data.description : null;
+      const item: ToolItem = { kind: 'tool', key, turnId, tool: String(data.tool ?? ''), target: String(data.summary ?? ''), description, tabId, outcome: 'running', detail: '' };
       return { ...state, items: [...state.items, item], tabId: tabId ?? state.tabId };
     }
     case EVENT.toolCallFinished: {
@@ -212,12 +240,16 @@ export function chatAfterEvent(state: ChatState, event: TeamApiEvent): ChatState
       const outcome = base === 'ok' ? (markOf(summary) ?? 'ok') : base;
       const detail = outcome === 'ok' ? '' : summary;
       const key = `c${String(data.callId)}`;
+      const description = typeof data.description === 'string' ? data.description : null;
+      // The tab the call worked in or opened (an `open`'s new tab): Watch live at once.
+      const tabId = typeof data.tabId === 'string' ? data.tabId : null;
       if (!state.items.some((item) => item.key === key)) {
         // A call refused before it ran (a denial, a tool not offered) never started.
-        const item: ToolItem = { kind: 'tool', key, turnId, tool: String(data.tool ?? ''), target: '', tabId: null, outcome, detail };
-        return { ...state, items: [...state.items, item] };
+        const item: ToolItem = { kind: 'tool', key, turnId, tool: String(data.tool ?? ''), target: '', description, tabId, outcome, detail };
+        return { ...state, items: [...state.items, item], tabId: tabId ?? state.tabId };
       }
-      return { ...state, items: replaceItem(state.items, key, (item) => ({ ...item, outcome, detail }) as ToolItem) };
+      const finish = (item: ToolItem): ToolItem => ({ ...item, outcome, detail, description: description ?? item.description, tabId: tabId ?? item.tabId });
+      return { ...state, items: replaceItem(state.items, key, (item) => finish(item as ToolItem)), tabId: tabId ?? state.tabId };
     }
     case EVENT.turnFinished: {
       if (!turnId) return state;

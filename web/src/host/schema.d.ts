@@ -1664,6 +1664,11 @@ export interface components {
             agentId: string;
             /** Callid */
             callId: string;
+            /**
+             * Description
+             * @default null
+             */
+            description: string | null;
             /** Expiresat */
             expiresAt: number;
             /** Id */
@@ -1737,6 +1742,11 @@ export interface components {
             argumentsHash: string;
             /** Callid */
             callId: string;
+            /**
+             * Description
+             * @default null
+             */
+            description: string | null;
             /** Expiresat */
             expiresAt: number;
             /** Id */
@@ -3484,11 +3494,18 @@ export interface components {
         };
         /**
          * ToolCallFinished
-         * @description A tool call ended: ``ok``, ``refused`` (with the reason) or ``error``.
+         * @description A tool call ended: ``ok``, ``refused`` (with the reason) or ``error``; for a gated
+         *     tool with its ``description``, and the tab it worked in or opened (``tabId``, with the
+         *     tab's title as it ended) where a tab is involved.
          */
         ToolCallFinished: {
             /** Callid */
             callId: string;
+            /**
+             * Description
+             * @default null
+             */
+            description: string | null;
             /**
              * Outcome
              * @enum {string}
@@ -3496,6 +3513,16 @@ export interface components {
             outcome: "ok" | "refused" | "error";
             /** Summary */
             summary: string;
+            /**
+             * Tabid
+             * @default null
+             */
+            tabId: string | null;
+            /**
+             * Tabtitle
+             * @default null
+             */
+            tabTitle: string | null;
             /** Threadid */
             threadId: string;
             /** Tool */
@@ -3514,11 +3541,17 @@ export interface components {
         };
         /**
          * ToolCallStarted
-         * @description The agent runs a tool: its name, a short summary of its arguments and the tab.
+         * @description The agent runs a tool: its name, a short summary of its arguments and the tab; for a
+         *     gated tool, ``description`` says for a person what the call does and on which page.
          */
         ToolCallStarted: {
             /** Callid */
             callId: string;
+            /**
+             * Description
+             * @default null
+             */
+            description: string | null;
             /** Summary */
             summary: string;
             /** Tabid */

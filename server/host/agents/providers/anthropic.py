@@ -49,7 +49,7 @@ from server.host.agents.providers.transcript import (
     ToolResult,
     ToolSpec,
     UserMessage,
-    wire_call_id,
+    WireIds,
 )
 
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
@@ -291,6 +291,7 @@ def render_messages(
     refuses empty text blocks.
     """
     rendered: list[dict[str, Any]] = []
+    wire_ids = WireIds()
 
     def add(role: str, blocks: list[dict[str, Any]]) -> None:
         if not blocks:
@@ -318,7 +319,7 @@ def render_messages(
             blocks.extend(
                 {
                     "type": "tool_use",
-                    "id": wire_call_id(call.id),
+                    "id": wire_ids.of_call(call),
                     "name": call.name,
                     "input": call.arguments,
                 }
@@ -328,7 +329,7 @@ def render_messages(
         else:
             result: dict[str, Any] = {
                 "type": "tool_result",
-                "tool_use_id": wire_call_id(message.call_id),
+                "tool_use_id": wire_ids.of_result(message),
             }
             if message.content:
                 result["content"] = message.content

@@ -59,7 +59,7 @@ from server.host.agents.providers.transcript import (
     ToolResult,
     ToolSpec,
     UserMessage,
-    wire_call_id,
+    WireIds,
 )
 
 Flavour = Literal["openai", "openrouter", "custom"]
@@ -357,6 +357,7 @@ def render_messages(
     in its text.
     """
     rendered: list[dict[str, Any]] = []
+    wire_ids = WireIds()
     for message in messages:
         if isinstance(message, UserMessage):
             text = message.delivered_text()
@@ -375,7 +376,7 @@ def render_messages(
             if message.tool_calls:
                 entry["tool_calls"] = [
                     {
-                        "id": wire_call_id(call.id),
+                        "id": wire_ids.of_call(call),
                         "type": "function",
                         "function": {"name": call.name, "arguments": json.dumps(call.arguments)},
                     }
@@ -385,6 +386,6 @@ def render_messages(
         else:
             content = f"Error: {message.content}" if message.is_error else message.content
             rendered.append(
-                {"role": "tool", "tool_call_id": wire_call_id(message.call_id), "content": content}
+                {"role": "tool", "tool_call_id": wire_ids.of_result(message), "content": content}
             )
     return rendered

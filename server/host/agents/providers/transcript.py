@@ -62,11 +62,22 @@ class UserMessage(WireModel):
 
 
 class ToolCall(WireModel):
-    """One tool call the model made. Invalid arguments are kept as an empty object."""
+    """One tool call the model made. Invalid arguments are kept as an empty object.
+
+    ``id`` is the host's own (the turn's id and the call's number in it): cards, consent
+    and results are keyed by it, because providers repeat their ids across turns.
+    ``provider_id`` is the provider's, used only on the wire back to it; a call stored
+    before the host named its calls has none and its ``id`` is the provider's.
+    """
 
     id: str
     name: str
     arguments: dict[str, Any] = Field(default_factory=dict)
+    provider_id: str | None = None
+
+    def wire_id(self) -> str:
+        """The id this call and its result carry on the wire to the provider."""
+        return wire_call_id(self.provider_id or self.id)
 
 
 class AssistantMessage(WireModel):
@@ -84,9 +95,14 @@ class ToolResult(WireModel):
     call_id: str
     content: str
     is_error: bool = False
+    # A gated call's one line for a person (never sent to a provider): a reloaded card
+    # reads what the live one said.
+    description: str | None = None
 
 
 AnyMessage = UserMessage | AssistantMessage | ToolResult
+# What members never read of a message: the provider's own ids of its tool calls.
+PROVIDER_ONLY: dict[str, Any] = {"tool_calls": {"__all__": {"provider_id"}}}
 Message = Annotated[AnyMessage, Field(discriminator="role")]
 
 # mypy takes an annotated union for no type at all; pydantic reads it fine.
@@ -178,6 +194,20 @@ def close_dangling_calls(messages: Iterable[AnyMessage], reason: str) -> list[An
 
 
 _PORTABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,40}")
+
+
+class WireIds:
+    """The wire id of each call rendered so far, for the results that answer them."""
+
+    def __init__(self) -> None:
+        self._ids: dict[str, str] = {}
+
+    def of_call(self, call: ToolCall) -> str:
+        self._ids[call.id] = call.wire_id()
+        return self._ids[call.id]
+
+    def of_result(self, result: ToolResult) -> str:
+        return self._ids.get(result.call_id) or wire_call_id(result.call_id)
 
 
 def wire_call_id(call_id: str) -> str:

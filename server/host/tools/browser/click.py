@@ -24,6 +24,7 @@ from server.host.tools.page.acting import (
     require_found,
     run_input,
 )
+from server.host.tools.page.descriptions import element_name, on_page
 from server.host.tools.page.targets import (
     element_of,
     inspect,
@@ -62,6 +63,11 @@ async def click(context: ToolContext, args: ClickArgs) -> dict[str, Any]:
     return await run_input(context, args.tab_id, operation)
 
 
+async def describe(context: ToolContext, args: ClickArgs) -> str:
+    name = await element_name(context, args.tab_id, args.target)
+    return f"Click {name}{on_page(context, args.tab_id)}"
+
+
 TOOL = Tool(
     name="click",
     description=(
@@ -73,4 +79,5 @@ TOOL = Tool(
     args=ClickArgs,
     gated=True,
     run=click,
+    describe=describe,
 )

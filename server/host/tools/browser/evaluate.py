@@ -8,6 +8,7 @@ from pydantic import Field
 
 from server.host.tools.base import TabArgs, Tool, ToolContext
 from server.host.tools.page.agent_scripts import run_agent_script
+from server.host.tools.page.descriptions import on_page, script_summary
 from server.host.tools.page.tab_access import reachable_tab, refuse_secret_tab
 
 
@@ -31,6 +32,10 @@ async def evaluate(context: ToolContext, args: EvaluateArgs) -> dict[str, Any]:
     return {"value": value}
 
 
+async def describe(context: ToolContext, args: EvaluateArgs) -> str:
+    return f"Run a script{on_page(context, args.tab_id)}: {script_summary(args.expression)}"
+
+
 TOOL = Tool(
     name="evaluate",
     description=(
@@ -41,4 +46,5 @@ TOOL = Tool(
     args=EvaluateArgs,
     gated=True,
     run=evaluate,
+    describe=describe,
 )

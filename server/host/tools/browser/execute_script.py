@@ -18,6 +18,7 @@ from server.host.browser.tabs import Tab
 from server.host.sandbox.runner import SandboxLimits, run_in_sandbox
 from server.host.tools.base import Tool, ToolArgs, ToolContext, ToolFailure
 from server.host.tools.page.agent_scripts import MAX_VALUE_CHARS, run_agent_script
+from server.host.tools.page.descriptions import on_page, script_summary
 from server.host.tools.page.tab_access import reachable_tab
 
 
@@ -93,6 +94,12 @@ async def execute_script(context: ToolContext, args: ExecuteScriptArgs) -> dict[
     return result
 
 
+async def describe(context: ToolContext, args: ExecuteScriptArgs) -> str:
+    if args.target == "sandbox":
+        return f"Run a script apart from any page: {script_summary(args.code)}"
+    return f"Run a script{on_page(context, args.tab_id)}: {script_summary(args.code)}"
+
+
 TOOL = Tool(
     name="execute_script",
     description=(
@@ -105,4 +112,5 @@ TOOL = Tool(
     args=ExecuteScriptArgs,
     gated=True,
     run=execute_script,
+    describe=describe,
 )

@@ -22,6 +22,7 @@ from pydantic import Field
 from server.host.browser.tabs import Tab
 from server.host.tools.base import RefTarget, TabArgs, Tool, ToolArgs, ToolContext, ToolFailure
 from server.host.tools.page import safety
+from server.host.tools.page.descriptions import element_name, on_page
 from server.host.tools.page.snapshots import MAIN_FRAME, read_snapshot, snapshot_state
 from server.host.tools.page.tab_access import reachable_tab
 from server.host.tools.page.targets import (
@@ -243,6 +244,14 @@ async def fill_fields(context: ToolContext, args: FillFieldsArgs) -> dict[str, A
     return dict(done.value or {})
 
 
+async def describe(context: ToolContext, args: FillFieldsArgs) -> str:
+    names = [
+        await element_name(context, args.tab_id, RefTarget(ref=f.ref, revision=args.revision))
+        for f in args.fields
+    ]
+    return f"Fill {', '.join(names)}{on_page(context, args.tab_id)}"
+
+
 TOOL = Tool(
     name="fill_fields",
     description=(
@@ -257,4 +266,5 @@ TOOL = Tool(
     args=FillFieldsArgs,
     gated=True,
     run=fill_fields,
+    describe=describe,
 )

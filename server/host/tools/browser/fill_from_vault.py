@@ -15,6 +15,7 @@ from pydantic import Field
 from server.common.errors import CrewhostError
 from server.host.services.vault import VaultSummary
 from server.host.tools.base import TabArgs, Target, Tool, ToolArgs, ToolContext, ToolFailure
+from server.host.tools.page.descriptions import element_name, on_page
 from server.host.tools.page.secure_entry import (
     EntryOutcome,
     FieldKind,
@@ -119,6 +120,15 @@ async def fill_from_vault(context: ToolContext, args: FillFromVaultArgs) -> dict
     return (await enter(context, plan, values)).to_result(plan.tab.id)
 
 
+async def describe(context: ToolContext, args: FillFromVaultArgs) -> str:
+    names = [await element_name(context, args.tab_id, f.target) for f in args.fields]
+    where = on_page(context, args.tab_id)
+    filled = f"Fill {', '.join(names)} from the vault{where}"
+    if args.submit is None:
+        return filled
+    return f"{filled}, then press {await element_name(context, args.tab_id, args.submit)}"
+
+
 TOOL = Tool(
     name="fill_from_vault",
     description=(
@@ -129,4 +139,5 @@ TOOL = Tool(
     args=FillFromVaultArgs,
     gated=True,
     run=fill_from_vault,
+    describe=describe,
 )

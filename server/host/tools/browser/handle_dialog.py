@@ -8,6 +8,7 @@ from pydantic import Field, StringConstraints
 
 from server.host.tools.base import TabArgs, Tool, ToolContext, ToolFailure
 from server.host.tools.browser.list_tabs import title_of
+from server.host.tools.page.descriptions import on_page
 from server.host.tools.page.snapshots import shown_url
 from server.host.tools.page.tab_access import reachable_tab
 
@@ -42,6 +43,11 @@ async def handle_dialog(context: ToolContext, args: HandleDialogArgs) -> dict[st
     }
 
 
+async def describe(context: ToolContext, args: HandleDialogArgs) -> str:
+    verb = "Answer OK to" if args.accept else "Cancel"
+    return f"{verb} the dialog{on_page(context, args.tab_id)}"
+
+
 TOOL = Tool(
     name="handle_dialog",
     description=(
@@ -51,4 +57,5 @@ TOOL = Tool(
     args=HandleDialogArgs,
     gated=True,
     run=handle_dialog,
+    describe=describe,
 )

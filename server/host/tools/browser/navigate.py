@@ -8,6 +8,7 @@ from pydantic import Field
 
 from server.host.tools.base import TabArgs, Tool, ToolContext
 from server.host.tools.page.address import resolve_address
+from server.host.tools.page.descriptions import page_name, shortened, tab_of
 from server.host.tools.page.loading import Address, load, snapshot_of
 from server.host.tools.page.tab_access import reachable_tab
 
@@ -33,6 +34,12 @@ async def navigate(context: ToolContext, args: NavigateArgs) -> dict[str, Any]:
     return {"resolvedAs": address.kind, **snapshot}
 
 
+async def describe(context: ToolContext, args: NavigateArgs) -> str:
+    tab = tab_of(context, args.tab_id)
+    where = f" in the tab {page_name(tab)}" if tab is not None else ""
+    return f"Go to {shortened(args.url)}{where}"
+
+
 TOOL = Tool(
     name="navigate",
     description=(
@@ -43,4 +50,5 @@ TOOL = Tool(
     args=NavigateArgs,
     gated=True,
     run=navigate,
+    describe=describe,
 )

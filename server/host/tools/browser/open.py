@@ -9,6 +9,7 @@ from pydantic import Field
 from server.host.tools.base import Tool, ToolArgs, ToolContext, ToolFailure
 from server.host.tools.page.address import BLANK, resolve_address
 from server.host.tools.page.consent import watch_consent
+from server.host.tools.page.descriptions import shortened
 from server.host.tools.page.loading import (
     REFUSED_ADDRESSES,
     Address,
@@ -44,6 +45,12 @@ async def open_new(context: ToolContext, args: OpenArgs) -> dict[str, Any]:
     return {"tabId": tab.id, "resolvedAs": address.kind, **await snapshot_of(context, tab)}
 
 
+async def describe(_context: ToolContext, args: OpenArgs) -> str:
+    if args.url is None:
+        return "Open a blank tab"
+    return f"Open {shortened(args.url)} in a new tab"
+
+
 TOOL = Tool(
     name="open",
     description=(
@@ -53,4 +60,5 @@ TOOL = Tool(
     args=OpenArgs,
     gated=True,
     run=open_new,
+    describe=describe,
 )

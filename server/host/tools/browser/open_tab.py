@@ -14,6 +14,7 @@ from pydantic import Field
 from server.host.tools.base import Tool, ToolArgs, ToolContext, ToolFailure
 from server.host.tools.page.address import BLANK, resolve_address
 from server.host.tools.page.consent import watch_consent
+from server.host.tools.page.descriptions import page_name, shortened, tab_of
 from server.host.tools.page.loading import (
     REFUSED_ADDRESSES,
     Address,
@@ -68,6 +69,13 @@ async def open_tab(context: ToolContext, args: OpenTabArgs) -> dict[str, Any]:
     return {"tabId": tab.id, "resolvedAs": address.kind, **await snapshot_of(context, tab)}
 
 
+async def describe(context: ToolContext, args: OpenTabArgs) -> str:
+    tab = tab_of(context, args.tab_id)
+    if tab is None:
+        return f"Open {shortened(args.url)} in a new tab"
+    return f"Go to {shortened(args.url)} in the tab {page_name(tab)}"
+
+
 TOOL = Tool(
     name="open_tab",
     description=(
@@ -79,4 +87,5 @@ TOOL = Tool(
     args=OpenTabArgs,
     gated=True,
     run=open_tab,
+    describe=describe,
 )

@@ -18,6 +18,7 @@ from server.host.tools.page.acting import (
     require_found,
     run_input,
 )
+from server.host.tools.page.descriptions import element_name, on_page, shortened
 from server.host.tools.page.targets import (
     Resolved,
     element_of,
@@ -69,6 +70,14 @@ async def press(context: ToolContext, args: PressArgs) -> dict[str, Any]:
     return await run_input(context, args.tab_id, operation)
 
 
+async def describe(context: ToolContext, args: PressArgs) -> str:
+    key = shortened(args.key)
+    if args.target is None:
+        return f"Press {key}{on_page(context, args.tab_id)}"
+    name = await element_name(context, args.tab_id, args.target)
+    return f"Press {key} in {name}{on_page(context, args.tab_id)}"
+
+
 TOOL = Tool(
     name="press",
     description=(
@@ -78,4 +87,5 @@ TOOL = Tool(
     args=PressArgs,
     gated=True,
     run=press,
+    describe=describe,
 )

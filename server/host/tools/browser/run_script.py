@@ -42,6 +42,7 @@ from server.host.tools.browser import (
     type_text,
     wait_for,
 )
+from server.host.tools.page.descriptions import on_page, script_summary
 from server.host.tools.page.snapshots import take_snapshot
 from server.host.tools.page.tab_access import reachable_tab
 from server.host.tools.repair import HELPER_TOOLS, ScriptStep, repair_arguments, script_step
@@ -314,6 +315,10 @@ async def run_script(context: ToolContext, args: RunScriptArgs) -> dict[str, Any
     return result
 
 
+async def describe(context: ToolContext, args: RunScriptArgs) -> str:
+    return f"Run a script{on_page(context, args.tab_id)}: {script_summary(args.script)}"
+
+
 TOOL = Tool(
     name="run_script",
     description=(
@@ -337,4 +342,5 @@ TOOL = Tool(
     args=RunScriptArgs,
     gated=True,
     run=run_script,
+    describe=describe,
 )

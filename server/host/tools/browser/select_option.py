@@ -11,6 +11,7 @@ from server.host.browser.tabs import Tab
 from server.host.tools.base import TabArgs, Target, Tool, ToolContext, ToolFailure
 from server.host.tools.page import safety
 from server.host.tools.page.acting import TARGET_HELP, require_found, run_input
+from server.host.tools.page.descriptions import element_name, on_page, quoted
 from server.host.tools.page.targets import (
     element_of,
     inspect,
@@ -61,6 +62,11 @@ async def select_option(context: ToolContext, args: SelectOptionArgs) -> dict[st
     return await run_input(context, args.tab_id, operation)
 
 
+async def describe(context: ToolContext, args: SelectOptionArgs) -> str:
+    name = await element_name(context, args.tab_id, args.target)
+    return f"Choose {quoted(args.value)} in {name}{on_page(context, args.tab_id)}"
+
+
 TOOL = Tool(
     name="select_option",
     description=(
@@ -70,4 +76,5 @@ TOOL = Tool(
     args=SelectOptionArgs,
     gated=True,
     run=select_option,
+    describe=describe,
 )

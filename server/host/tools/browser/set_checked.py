@@ -13,6 +13,7 @@ from server.host.browser.tabs import Tab
 from server.host.tools.base import TabArgs, Target, Tool, ToolContext, ToolFailure
 from server.host.tools.page import safety
 from server.host.tools.page.acting import TARGET_HELP, not_actionable, require_found, run_input
+from server.host.tools.page.descriptions import element_name, on_page
 from server.host.tools.page.targets import (
     element_of,
     inspect,
@@ -68,6 +69,12 @@ async def set_checked(context: ToolContext, args: SetCheckedArgs) -> dict[str, A
     return await run_input(context, args.tab_id, operation)
 
 
+async def describe(context: ToolContext, args: SetCheckedArgs) -> str:
+    name = await element_name(context, args.tab_id, args.target)
+    verb = "Check" if args.checked else "Uncheck"
+    return f"{verb} {name}{on_page(context, args.tab_id)}"
+
+
 TOOL = Tool(
     name="set_checked",
     description=(
@@ -76,4 +83,5 @@ TOOL = Tool(
     args=SetCheckedArgs,
     gated=True,
     run=set_checked,
+    describe=describe,
 )

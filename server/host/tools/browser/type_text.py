@@ -17,6 +17,7 @@ from server.host.tools.page.acting import (
     require_found,
     run_input,
 )
+from server.host.tools.page.descriptions import element_name, on_page
 from server.host.tools.page.targets import (
     element_of,
     inspect,
@@ -77,6 +78,12 @@ async def type_text(context: ToolContext, args: TypeArgs) -> dict[str, Any]:
     return await run_input(context, args.tab_id, operation)
 
 
+async def describe(context: ToolContext, args: TypeArgs) -> str:
+    name = await element_name(context, args.tab_id, args.target)
+    verb = "Type into" if args.mode == "replace" else "Add text to"
+    return f"{verb} {name}{on_page(context, args.tab_id)}"
+
+
 TOOL = Tool(
     name="type",
     description=(
@@ -87,4 +94,5 @@ TOOL = Tool(
     args=TypeArgs,
     gated=True,
     run=type_text,
+    describe=describe,
 )

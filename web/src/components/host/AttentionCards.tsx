@@ -255,6 +255,11 @@ function VaultItemCard(props: { connection: HostConnection; request: AttentionRe
 type SecretRequestDetails = components['schemas']['SecretRequestDetails'];
 type VaultItemRequestDetails = components['schemas']['VaultItemRequestDetails'];
 
+/** The call as the agent made it: its tool and arguments. */
+function rawCall(request: AttentionRequest): string {
+  return request.summary.startsWith(request.tool) ? request.summary : `${request.tool} ${request.summary}`;
+}
+
 function ConsentCard({ connection, request, alwaysAllow }: { connection: HostConnection; request: AttentionRequest; alwaysAllow: AlwaysAllow | null }) {
   const [busy, setBusy] = useState(false);
   const [always, setAlways] = useState(false);
@@ -276,9 +281,20 @@ function ConsentCard({ connection, request, alwaysAllow }: { connection: HostCon
   };
   return (
     <>
-      <p class="attention-what">
-        {request.summary.startsWith(request.tool) ? null : <code>{request.tool}</code>} {request.summary}
-      </p>
+      {request.description ? (
+        <>
+          <p class="attention-what">{request.description}</p>
+          {/* The host's sentence first; the raw call (a script's code too) behind Details. */}
+          <details class="attention-details">
+            <summary>Details</summary>
+            <pre>{rawCall(request)}</pre>
+          </details>
+        </>
+      ) : (
+        <p class="attention-what">
+          {request.summary.startsWith(request.tool) ? null : <code>{request.tool}</code>} {request.summary}
+        </p>
+      )}
       {allowed ? (
         <label class="attention-option">
           <input type="checkbox" checked={always} onChange={(e) => setAlways(e.currentTarget.checked)} />

@@ -344,10 +344,23 @@ function ChatRow({ item, connection, threadId, onRetry }: { item: ChatItem; conn
   if (item.kind === 'tool') {
     return (
       <li class={`chat-row tool-card tool-${item.outcome}`} data-outcome={item.outcome}>
-        <code class="tool-name">{item.tool}</code>
-        <span class="tool-target">{item.target}</span>
+        {item.description ? (
+          <span class="tool-description">{item.description}</span>
+        ) : (
+          <>
+            <code class="tool-name">{item.tool}</code>
+            <span class="tool-target">{item.target}</span>
+          </>
+        )}
         <span class="tool-outcome">{OUTCOME_TEXT[item.outcome]}</span>
         {item.detail && item.outcome !== 'notVerified' && item.outcome !== 'mismatch' ? <ToolDetail detail={item.detail} /> : null}
+        {item.description ? (
+          // The host's sentence first; the raw call behind Details.
+          <details class="tool-raw">
+            <summary>Details</summary>
+            <code class="tool-name">{item.tool}</code> <span class="tool-target">{item.target}</span>
+          </details>
+        ) : null}
       </li>
     );
   }

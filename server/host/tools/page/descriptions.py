@@ -1,0 +1,127 @@
+"""The words a person reads before a gated call runs: what it will do, to what, on which page.
+
+Each gated tool describes its calls in its own module with these pieces: the page as
+``Title (host)``, an element by its accessible name as the page gives it now, read
+without touching the page. A piece that cannot be read (a tab gone, a stale ref) falls
+back to what the agent wrote, so a description never fails.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import urlsplit
+
+from playwright.async_api import Page
+
+from server.common.errors import CrewhostError
+from server.host.browser.tabs import Tab
+from server.host.tools.base import (
+    CssTarget,
+    PointTarget,
+    RefTarget,
+    RoleTarget,
+    Target,
+    TextTarget,
+    ToolContext,
+)
+from server.host.tools.page.tab_access import reachable_tab
+from server.host.tools.page.targets import inspect, resolve_target
+
+# The most of a name, an address or a script a description shows.
+NAME_SHOWN = 80
+SCRIPT_SHOWN = 100
+
+
+def shortened(text: str, limit: int = NAME_SHOWN) -> str:
+    """``text`` on one line, cut with an ellipsis past ``limit`` characters."""
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def quoted(name: str) -> str:
+    """A name as a description quotes it: “Empty basket”."""
+    return f"“{shortened(name)}”"
+
+
+def site_of(url: str) -> str:
+    """The host (and port) of an address, as a person recognises the site."""
+    parts = urlsplit(url)
+    return parts.netloc.rpartition("@")[2] or url
+
+
+def page_name(tab: Tab) -> str:
+    """``Title (host)``, or the host alone for a page without a title."""
+    title = shortened(tab.title)
+    site = site_of(tab.url)
+    if not title:
+        return site or "a blank page"
+    return f"{title} ({site})" if site else title
+
+
+def tab_of(context: ToolContext, tab_id: str | None) -> Tab | None:
+    """The tab the call names if the agent may use it; None otherwise."""
+    if tab_id is None:
+        return None
+    try:
+        return reachable_tab(context, tab_id)
+    except CrewhostError:
+        return None
+
+
+def on_page(context: ToolContext, tab_id: str | None) -> str:
+    """`` on Title (host)``, or nothing when the tab cannot be read."""
+    tab = tab_of(context, tab_id)
+    return f" on {page_name(tab)}" if tab is not None else ""
+
+
+def written_target(target: Target) -> str:
+    """A target as the agent wrote it, for when the page cannot name it."""
+    match target:
+        case RoleTarget(role=role, name=name):
+            return quoted(name) if name else f"the {role}"
+        case TextTarget(text=text):
+            return quoted(text)
+        case CssTarget(selector=selector):
+            return f"the element {shortened(selector)}"
+        case RefTarget(ref=ref):
+            return f"the element {ref}"
+        case PointTarget(x=x, y=y):
+            return f"the point ({x:g}, {y:g})"
+
+
+async def element_name(context: ToolContext, tab_id: str, target: Target) -> str:
+    """The target as a person names it: its accessible name on the page now, quoted; what
+    the agent wrote when the page cannot say (the read never acts on the page)."""
+    tab = tab_of(context, tab_id)
+    if tab is None:
+        return written_target(target)
+
+    async def read(page: Page) -> dict[str, Any]:
+        return await inspect(await resolve_target(tab, page, target))
+
+    try:
+        done = await context.engine.run(context.team_id, tab.id, context.caller, read)
+    except CrewhostError:
+        return written_target(target)
+    facts = done.value or {}
+    activation = facts.get("activation") or {}
+    for name in (facts.get("name"), activation.get("name"), facts.get("text")):
+        if isinstance(name, str) and name.strip():
+            return quoted(name)
+    return written_target(target)
+
+
+def script_summary(code: str) -> str:
+    """The start of a script on one line: what a person reads before its Details."""
+    return shortened(code, SCRIPT_SHOWN)
+
+
+# Arguments a description never quotes: what an agent types into a page.
+_TYPED = ("text", "value", "values", "fields")
+
+
+def arguments_line(arguments: dict[str, Any]) -> str:
+    """Arguments on one short line, typed text hidden (a call the tool cannot describe)."""
+    shown = {k: ("…" if k in _TYPED else v) for k, v in arguments.items()}
+    return shortened(json.dumps(shown, ensure_ascii=False), SCRIPT_SHOWN)

@@ -1,0 +1,64 @@
+"""Each gated call described for a person by the host: the target by its accessible name
+on the page now, the page by its title and site, read from real pages in real Chromium."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from server.host.tools.base import ToolContext
+from server.host.tools.catalog import CATALOG, describe_call
+from tests.host.tools.conftest import Site, call, open_page, ref_of
+from tests.support.waiting import eventually
+
+
+def _site(site: Site) -> str:
+    return site.url("/").split("/")[2]
+
+
+def _ref(snap: dict[str, Any], line_part: str) -> dict[str, str]:
+    return {"kind": "ref", "ref": ref_of(snap, line_part)}
+
+
+def test_every_gated_tool_describes_its_calls() -> None:
+    assert [t.name for t in CATALOG.values() if t.gated and t.describe is None] == []
+
+
+async def test_page_actions_name_their_target_and_page(context: ToolContext, site: Site) -> None:
+    tab = await open_page(context, site, "/forms.html")
+    snap = await call(context, "snapshot", tabId=tab.id)
+    on = f"on forms ({_site(site)})"
+
+    email = _ref(snap, 'textbox "Email"')
+    typed = await describe_call(
+        context, "type", {"tabId": tab.id, "target": email, "text": "a@b.c"}
+    )
+    assert typed == f"Type into “Email” {on}"
+    news = _ref(snap, 'checkbox "Newsletter"')
+    checked = await describe_call(
+        context, "set_checked", {"tabId": tab.id, "target": news, "checked": True}
+    )
+    assert checked == f"Check “Newsletter” {on}"
+    # The agent's own words stand in for what the page cannot name now.
+    stale = {"kind": "role", "role": "button", "name": "Nowhere"}
+    assert await describe_call(context, "click", {"tabId": tab.id, "target": stale}) == (
+        f"Click “Nowhere” {on}"
+    )
+    # Typed text never appears in a description, even of a call the tool cannot read.
+    broken = await describe_call(context, "type", {"tabId": tab.id, "text": "hunter2"})
+    assert broken is not None
+    assert "hunter2" not in broken
+
+
+async def test_tab_and_script_calls_say_where_and_what(context: ToolContext, site: Site) -> None:
+    tab = await open_page(context, site, "/forms.html")
+    await eventually(lambda: tab.title == "forms")  # as the tab list shows it
+    url = site.url("/article.html")
+    assert await describe_call(context, "open", {"url": url}) == f"Open {url} in a new tab"
+    assert await describe_call(context, "navigate", {"tabId": tab.id, "url": url}) == (
+        f"Go to {url} in the tab forms ({_site(site)})"
+    )
+    script = "return document.title;\n// and nothing else"
+    assert await describe_call(context, "evaluate", {"tabId": tab.id, "expression": script}) == (
+        f"Run a script on forms ({_site(site)}): return document.title; // and nothing else"
+    )
+    assert await describe_call(context, "snapshot", {"tabId": tab.id}) is None
