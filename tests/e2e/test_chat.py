@@ -338,7 +338,7 @@ async def test_an_admin_sets_a_key_and_creates_an_agent_and_a_member_only_reads(
     # Deleting the agent first says what it takes, counted by the host.
     await page.get_by_role("tab", name="Agents").click()
     helper = page.locator(".admin-row").filter(has_text="Helper")
-    await helper.locator("summary").click()
+    await helper.locator(":scope > details > summary").click()  # the row's own, not Memories
     await helper.get_by_role("button", name="Delete…").click()
     await expect(helper.locator(".agent-deletion")).to_have_text(
         "Deleting Helper closes no open tab and deletes no chat, and forgets its memories"
