@@ -9,8 +9,9 @@ Run from the repository root with the project venv::
   it) and the host's ``MemoryService``; one agent keeps ``--memories`` (1,000) memories
   without a site, 40 to 400 characters each, a tenth of them essential. Then
   ``--calls`` (200) turns' blocks one after another, after 10 for warm-up, each timed
-  from the call to its answer: the query, the block within the default budget (2,000
-  tokens) and the write that counts each carried memory's use. Beside it, the block
+  from the call to its answer: the reads, the block within the default budget (2,000
+  tokens) and starting the write that counts each carried memory's use (a turn does not
+  wait on it; it runs beside the next call). Beside it, the block
   alone from the same memories already read (``memory_block``).
 * ``list``: ``crewhost serve`` runs as a separate process on a free loopback port with
   a fresh data folder (SQLite); the owner connects as an aiortc peer from this process,

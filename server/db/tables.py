@@ -264,6 +264,10 @@ agent_memories = sa.Table(
     sa.Column("source_threads", sa.Text, nullable=False, server_default="[]"),
     sa.Column("source_turn_id", ID, nullable=True),
     sa.Index(None, "team_id", "agent_id", "site"),
+    # A turn's block (no site; essential, last active, most used first) and the Memories
+    # list (essential, newest first) read in these orders.
+    sa.Index(None, "team_id", "agent_id", "site", "pinned", "active_at", "uses"),
+    sa.Index(None, "team_id", "agent_id", "pinned", "created_at"),
 )
 
 # A team's model providers: a row for each custom one, and for a built-in one

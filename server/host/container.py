@@ -263,6 +263,7 @@ class HostServices:
         await self._resources.enter_async_context(self.models)
         self._resources.push_async_callback(self.web_search.close)
         # Turns end first: they use the browser, the peers and the providers; then reviews.
+        self._resources.push_async_callback(self.memories.uses_counted)
         self._resources.push_async_callback(self.memory_review.close)
         self._resources.push_async_callback(self.threads.close)
         return self

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -45,6 +45,16 @@ class PromptMemory:
 
     id: str
     text: str
+    pinned: bool
+
+
+@dataclass(frozen=True, slots=True)
+class PromptCandidate:
+    """A memory a turn may carry, by its size: a turn weighs them all and reads the text
+    only of those that fit."""
+
+    id: str
+    chars: int
     pinned: bool
 
 
@@ -208,6 +218,42 @@ class AgentMemoryRepository:
             .order_by(*_PROMPT_ORDER)
         )
         return [PromptMemory(row.id, row.text, bool(row.pinned)) for row in result]
+
+    async def list_prompt_candidates(
+        self, conn: AsyncConnection, team_id: str, agent_id: str, member_id: str | None
+    ) -> list[PromptCandidate]:
+        """``list_prompt_memories`` without their text: each one's id, length and whether
+        it is essential, in the order a turn takes them."""
+        result = await conn.execute(
+            sa.select(
+                agent_memories.c.id,
+                sa.func.length(agent_memories.c.text, type_=sa.Integer).label("chars"),
+                agent_memories.c.pinned,
+            )
+            .where(
+                *_of_agent(team_id, agent_id),
+                agent_memories.c.site.is_(None),
+                _seen_by(member_id),
+            )
+            .order_by(*_PROMPT_ORDER)
+        )
+        # All at once and by position: a turn reads up to 1,000 of them, and row by row
+        # by name costs more than the query.
+        rows = cast("list[tuple[str, int, bool]]", result.all())
+        return [PromptCandidate(i, int(chars), bool(pinned)) for i, chars, pinned in rows]
+
+    async def memory_texts(
+        self, conn: AsyncConnection, team_id: str, agent_id: str, memory_ids: Sequence[str]
+    ) -> dict[str, str]:
+        """The text of each of the agent's memories in ``memory_ids``, by id."""
+        if not memory_ids:
+            return {}
+        result = await conn.execute(
+            sa.select(agent_memories.c.id, agent_memories.c.text).where(
+                *_of_agent(team_id, agent_id), agent_memories.c.id.in_(list(memory_ids))
+            )
+        )
+        return {str(memory_id): str(text) for memory_id, text in result.all()}
 
     async def list_site_memories(
         self,

@@ -141,6 +141,7 @@ async def test_a_memory_kept_in_one_thread_is_in_the_next_threads_first_request(
     assert "The team books trains" not in str(first["system"])
     later = await turn(host, host.ada, agent_id, says_ok())
     assert "The team books trains" in str(later["system"])
+    await host.services.memories.uses_counted()
     [memory] = await host.services.memories.list_memories(host.team_id, agent_id)
     assert memory.member_id is None
     assert memory.uses == 1
