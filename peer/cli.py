@@ -480,7 +480,17 @@ async def _watch(connection: HostConnection, tab_id: str, seconds: float, out: P
         raise UsageError("--seconds must be positive")
     if out is not None:
         await asyncio.to_thread(out.mkdir, parents=True, exist_ok=True)
-    view = await open_view(connection, tab_id)
+    try:
+        view = await open_view(connection, tab_id)
+    except ViewClosed as refused:
+        if refused.code != "viewClosed":
+            raise
+        # A view that never opened may have gone with its connection; say why if so.
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(connection.closed.wait(), VIEW_GONE_SECONDS)
+        if connection.closed.is_set():
+            raise connection.ended() from None
+        raise
     try:
         sizes = await _frames(connection, view, seconds, out)
     finally:

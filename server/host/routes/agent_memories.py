@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, Field, StringConstraints
 
 from server.common.roles import Role
-from server.common.wire import InboundModel, WireModel, no_control_characters
+from server.common.wire import InboundModel, WireInt, WireModel, no_control_characters
 from server.host.container import HostCall
 from server.host.routes.agents import AgentId
 from server.host.rtc.team_api import HostRouteTable
@@ -72,8 +72,8 @@ class ListMemories(InboundModel):
     site: Site | None = Field(default=None, description="Only memories of this site.")
     no_site: bool = Field(default=False, description="Only memories without a site.")
     text: SearchText | None = Field(default=None, description="Only memories containing it.")
-    offset: int = Field(default=0, ge=0)
-    limit: int = Field(default=50, ge=1, le=MAX_PAGE)
+    offset: WireInt = 0
+    limit: Annotated[WireInt, Field(ge=1, le=MAX_PAGE)] = 50
 
 
 class MemoryRef(InboundModel):

@@ -6,7 +6,7 @@
 (/**
   * @param {() => Promise<unknown>} run  the agent's code: its value, or a function to call
   * @param {number} limit  the longest JSON text given back, in characters
-  * @returns {Promise<{ json: string } | { size: number } | { unserializable: true }>}
+  * @returns {Promise<{ json: string } | { fits: true, value: unknown } | { size: number } | { unserializable: true }>}
   */
 async (run, limit) => {
   let value = await run();
@@ -21,5 +21,6 @@ async (run, limit) => {
   if (typeof text !== "string") return { json: "null" };
   // A primitive's length: the page cannot replace it, so the cut holds in its main world too.
   if (text.length > limit) return { size: text.length };
-  return { json: text };
+  // The value itself, written out by the browser, not by a JSON the page may have replaced.
+  return { fits: true, value };
 })

@@ -151,6 +151,11 @@ def _value(answer: dict[str, Any]) -> Any:
         raise ToolFailure(
             "scriptError", "the value cannot be written as JSON (it holds a cycle or a BigInt)"
         )
+    if given.get("fits"):
+        value = given.get("value")
+        if len(json.dumps(value)) > MAX_VALUE_CHARS:  # a main world whose page changed JSON
+            raise _too_large(len(json.dumps(value)))
+        return value
     text = given.get("json")
     if not isinstance(text, str):
         raise ToolFailure("scriptError", "the page gave no value for the script")
