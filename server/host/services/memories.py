@@ -27,6 +27,7 @@ from server.common.protocol import events
 from server.common.redaction import redact
 from server.common.roles import Role
 from server.db.engine import Database
+from server.host.services.prompt_memories import PromptRow, PromptRows, candidates, seen_by
 from server.host.services.workspace import Member
 from server.host.storage.agents import AgentRepository
 from server.host.storage.memories import (
@@ -85,6 +86,7 @@ class MemoryService:
         self._repo = AgentMemoryRepository()
         self._threads = ThreadRepository()
         self._agents = AgentRepository()
+        self._prompt_rows = PromptRows()
         # Writes counting the uses of memories turns carried, which turns do not wait on.
         self._counting: set[asyncio.Task[None]] = set()
 
@@ -133,6 +135,7 @@ class MemoryService:
             done = await self._repo.update_memory(
                 conn, memory.team_id, memory.id, text=redact(text), site=site, now=self._clock.now()
             )
+        self._prompt_rows.forget(memory.team_id, memory.agent_id)
         if done:
             self._changed(memory.team_id, memory.agent_id)
         return done
@@ -141,6 +144,7 @@ class MemoryService:
         """Forget every memory of an agent (the agent is being deleted)."""
         async with self._db.write() as conn:
             await self._repo.remove_agent_memories(conn, team_id, agent_id)
+        self._prompt_rows.forget(team_id, agent_id)
 
     async def list_memories(
         self, team_id: str, agent_id: str, *, member_id: str | None = None
@@ -178,15 +182,22 @@ class MemoryService:
         self, team_id: str, agent_id: str, member_id: str | None, budget_tokens: int
     ) -> MemoryBlock:
         """The memories without a site a turn for ``member_id`` carries, within
-        ``budget_tokens``; each one carried counts as used."""
-        # Sizes first; then the text of only those that go.
-        async with self._db.read() as conn:
-            candidates = await self._repo.list_prompt_candidates(conn, team_id, agent_id, member_id)
-            shown = fitting_memories(candidates, budget_tokens)
-            texts = await self._repo.memory_texts(conn, team_id, agent_id, shown)
-        # A memory removed between the two reads is not carried.
-        shown = [memory_id for memory_id in shown if memory_id in texts]
-        block = _block([texts[memory_id] for memory_id in shown], shown, len(candidates))
+        ``budget_tokens``; each one carried counts as used. The agent's rows are read once
+        and kept (``PromptRows``) until one of its memories is written."""
+        rows = self._prompt_rows.get(team_id, agent_id)
+        if rows is None:
+            generation = self._prompt_rows.generation
+            async with self._db.read() as conn:
+                read = await self._repo.list_prompt_rows(conn, team_id, agent_id)
+            rows = [
+                PromptRow(i, text, bool(pinned), active_at, int(uses), member)
+                for i, text, pinned, active_at, uses, member in read
+            ]
+            self._prompt_rows.keep(team_id, agent_id, rows, generation)
+        visible = seen_by(rows, member_id)
+        shown = fitting_memories(candidates(visible), budget_tokens)
+        texts = {row.id: row.text for row in visible}
+        block = _block([texts[memory_id] for memory_id in shown], shown, len(visible))
         if block.shown:
             task = asyncio.create_task(self._count_uses(team_id, block.shown, self._clock.now()))
             self._counting.add(task)
@@ -202,6 +213,7 @@ class MemoryService:
         try:
             async with self._db.write() as conn:
                 await self._repo.add_uses(conn, team_id, memory_ids, now)
+            self._prompt_rows.used(team_id, memory_ids, now)
         except Exception:
             log.exception("could not count the uses of %d memories", len(memory_ids))
 
@@ -302,6 +314,7 @@ class MemoryService:
         return True
 
     def _changed(self, team_id: str, agent_id: str) -> None:
+        self._prompt_rows.forget(team_id, agent_id)
         if self._announce is not None:
             self._announce(team_id, events.AgentMemoriesChanged(agent_id=agent_id))
 

@@ -48,6 +48,10 @@ class PromptMemory:
     pinned: bool
 
 
+# A memory as ``list_prompt_rows`` reads it: id, text, pinned, active_at, uses, member_id.
+PromptRowValues = tuple[str, str, bool, float | None, int, str | None]
+
+
 @dataclass(frozen=True, slots=True)
 class PromptCandidate:
     """A memory a turn may carry, by its size: a turn weighs them all and reads the text
@@ -219,41 +223,25 @@ class AgentMemoryRepository:
         )
         return [PromptMemory(row.id, row.text, bool(row.pinned)) for row in result]
 
-    async def list_prompt_candidates(
-        self, conn: AsyncConnection, team_id: str, agent_id: str, member_id: str | None
-    ) -> list[PromptCandidate]:
-        """``list_prompt_memories`` without their text: each one's id, length and whether
-        it is essential, in the order a turn takes them."""
+    async def list_prompt_rows(
+        self, conn: AsyncConnection, team_id: str, agent_id: str
+    ) -> list[PromptRowValues]:
+        """Every memory without a site of the agent, the team's and each member's, in the
+        order a turn takes them: id, text, essential, last active, uses and member."""
         result = await conn.execute(
             sa.select(
                 agent_memories.c.id,
-                sa.func.length(agent_memories.c.text, type_=sa.Integer).label("chars"),
+                agent_memories.c.text,
                 agent_memories.c.pinned,
+                agent_memories.c.active_at,
+                agent_memories.c.uses,
+                agent_memories.c.member_id,
             )
-            .where(
-                *_of_agent(team_id, agent_id),
-                agent_memories.c.site.is_(None),
-                _seen_by(member_id),
-            )
+            .where(*_of_agent(team_id, agent_id), agent_memories.c.site.is_(None))
             .order_by(*_PROMPT_ORDER)
         )
-        # All at once and by position: a turn reads up to 1,000 of them, and row by row
-        # by name costs more than the query.
-        rows = cast("list[tuple[str, int, bool]]", result.all())
-        return [PromptCandidate(i, int(chars), bool(pinned)) for i, chars, pinned in rows]
-
-    async def memory_texts(
-        self, conn: AsyncConnection, team_id: str, agent_id: str, memory_ids: Sequence[str]
-    ) -> dict[str, str]:
-        """The text of each of the agent's memories in ``memory_ids``, by id."""
-        if not memory_ids:
-            return {}
-        result = await conn.execute(
-            sa.select(agent_memories.c.id, agent_memories.c.text).where(
-                *_of_agent(team_id, agent_id), agent_memories.c.id.in_(list(memory_ids))
-            )
-        )
-        return {str(memory_id): str(text) for memory_id, text in result.all()}
+        # All at once and by position: a turn's first read takes up to 1,000 of them.
+        return cast("list[PromptRowValues]", result.all())
 
     async def list_site_memories(
         self,
