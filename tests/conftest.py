@@ -13,6 +13,9 @@ from tests.support.databases import BACKENDS, ScratchDatabase, scratch_database
 from tests.support.hub_server import RunningHub, hub_settings, running_hub
 from tests.support.loop_watch import watch_event_loop
 
+# Every report can be sent from its worker, whatever text a failure quotes.
+pytest_plugins = ["tests.support.reports"]
+
 
 @pytest.fixture(autouse=True)
 async def event_loop_watch(request: pytest.FixtureRequest) -> AsyncIterator[None]:

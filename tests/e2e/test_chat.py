@@ -257,6 +257,19 @@ def _click_same_tab(anthropic: FakeAnthropic) -> Callable[[RecordedRequest], byt
     return body
 
 
+# Notes each value the connection indicator takes, from now on, in window.connectionStates.
+RECORD_CONNECTION_STATES = """() => {
+    window.connectionStates = [];
+    const note = () => {
+        const shown = document.querySelector("[data-connection]");
+        window.connectionStates.push(shown ? shown.getAttribute("data-connection") : "gone");
+    };
+    new MutationObserver(note).observe(document.body, {
+        subtree: true, childList: true, attributes: true, attributeFilter: ["data-connection"],
+    });
+}"""
+
+
 async def test_a_draft_survives_a_reconnect(
     crewhost: Crewhost,
     browser: Browser,
@@ -274,12 +287,17 @@ async def test_a_draft_survives_a_reconnect(
     draft = page.get_by_role("textbox", name="Message")
     await draft.fill("Half a thought")
 
-    # A role change makes the host end the connection; the client connects again.
+    # A role change makes the host end the connection; the client connects again. The
+    # page notes every state it passes through: a reconnection can be over between two
+    # looks at the attribute.
+    await page.evaluate(RECORD_CONNECTION_STATES)
     account = await member_id(team, "ria@example.com")
     changed = await team.owner.patch(f"/v1/teams/{team.id}/members/{account}", {"role": "member"})
     assert changed.status == 200, changed.body
+    await page.wait_for_function(
+        "window.connectionStates.some((state) => state !== 'connected')", timeout=CONNECT_MS
+    )
     connection = page.locator("[data-connection]")
-    await expect(connection).not_to_have_attribute("data-connection", "connected")
     await expect(connection).to_have_attribute("data-connection", "connected", timeout=CONNECT_MS)
     await expect(draft).to_have_value("Half a thought")
     assert anthropic.requests == [], "nothing was sent"
