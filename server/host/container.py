@@ -25,17 +25,20 @@ from server.host.agents.memory_review import MemoryReview
 from server.host.agents.model_providers import ModelProviders
 from server.host.agents.secret_handoff import SecretHandoffService
 from server.host.agents.teaching import TeachingService
-from server.host.agents.threads import ThreadService
+from server.host.agents.threads import ThreadService, TurnEnded
 from server.host.browser.callers import Caller
+from server.host.browser.pages import PageAttached
 from server.host.browser.runtime import BrowserRuntime
-from server.host.egress.channels import EGRESS_LABEL, EgressChannels
-from server.host.live.steps import ReadFailed
+from server.host.browser.tab_registry import TabsChanged
+from server.host.egress.channels import EGRESS_LABEL, EgressChannels, EgressOnline
+from server.host.live.steps import ReadFailed, StepRecorded
 from server.host.live.views import LiveViews
 from server.host.metrics import HostMetrics
 from server.host.proxies.judge import ProxyAddressJudge
+from server.host.proxies.marks import ProxyStatusChanged
 from server.host.rtc.peers import PeerManager
 from server.host.rtc.team_api import HostRouteTable, PeerIdentity, TeamApi
-from server.host.services.agents import AgentService
+from server.host.services.agents import AgentDeleted, AgentService
 from server.host.services.browsing_steps import BrowsingStepService
 from server.host.services.control_requests import ControlRequestService
 from server.host.services.memories import MemoryService
@@ -47,6 +50,7 @@ from server.host.services.tasks import TaskService
 from server.host.services.vault import VaultService
 from server.host.services.web_search import SearchEndpoints, WebSearchService
 from server.host.services.workspace import Member, WorkspaceService
+from server.host.signals import Signals
 from server.host.tools.base import SecureEntryDesk, ToolContext, ToolSettings
 from server.host.tools.page.isolated import IsolatedScriptError, evaluate_isolated
 from server.host.web.fetcher import WebFetcher
@@ -86,6 +90,8 @@ class HostServices:
     browser: BrowserRuntime
     secrets: SecretBox
     metrics: HostMetrics
+    signals: Signals
+    egress: EgressChannels
     peers: PeerManager = field(init=False)
     profiles: BrowserProfileService = field(init=False)
     tabs: TabService = field(init=False)
@@ -94,7 +100,6 @@ class HostServices:
     agents: AgentService = field(init=False)
     providers: ProviderService = field(init=False)
     proxies: ProxyService = field(init=False)
-    egress: EgressChannels = field(init=False)
     vault: VaultService = field(init=False)
     secret_handoff: SecretHandoffService = field(init=False)
     attention: AttentionRegistry = field(init=False)
@@ -129,6 +134,8 @@ class HostServices:
         clock = clock or SystemClock()
         # Read once: the host's own addresses, refused to browsers, web_fetch and proxies.
         own_addresses = interface_addresses()
+        signals = Signals()
+        egress = EgressChannels(signals)
         proxy_judge = ProxyAddressJudge(
             PublicOnlyPolicy.from_entries(
                 settings.host.proxy_allowed_hosts, own_addresses=own_addresses
@@ -141,12 +148,15 @@ class HostServices:
             db,
             own_addresses=own_addresses,
             proxy_judge=proxy_judge,
+            computer_exit=egress.exit_for,
+            signals=signals,
         )
         # The live view is a channel, not a route table: it is listed beside its registration.
         team_api = TeamApi(list(route_tables), also=LIVE_VIEW_CAPABILITIES)
-        metrics = HostMetrics()
-        metrics.tab_states = browser.tab_states
-        services = cls(settings, clock, identity, db, team_api, browser, secrets, metrics)
+        metrics = HostMetrics(tab_states=browser.tab_states)
+        services = cls(
+            settings, clock, identity, db, team_api, browser, secrets, metrics, signals, egress
+        )
         services.peers = PeerManager(
             identity,
             settings.rtc,
@@ -174,26 +184,12 @@ class HostServices:
             browser,
             browser.proxy_marks,
             services.peers.announce,
+            egress.online,
             judge=proxy_judge,
         )
         browser.use_proxies(services.proxies.plan_for)
-        services.egress = EgressChannels()
-        services.peers.register_channel(EGRESS_LABEL, services.egress.open)
-        browser.proxied.launcher.computer_exit = services.egress.exit_for
-        services.proxies.computer_online = services.egress.online
-        services.egress.changed = services.proxies.status_changed
-        browser.proxy_marks.changed = services.proxies.status_changed
+        services.peers.register_channel(EGRESS_LABEL, egress.open)
         services.vault = VaultService(db, clock, secrets, services.peers.announce)
-        services.memory_review = MemoryReview(
-            services.memories,
-            lambda team_id, provider_id: services.models.resolve(team_id, provider_id),
-            lambda team_id, thread_id: services.threads.transcript(team_id, thread_id),
-            delay=settings.host.memory_review_seconds,
-            steps=services.browsing_steps,
-            thread_member=lambda team_id, thread_id: services.threads.private_member(
-                team_id, thread_id
-            ),
-        )
         services.agents = AgentService(
             db,
             clock,
@@ -204,7 +200,7 @@ class HostServices:
             services.workspace,
             services.tasks,
             services.browsing_steps,
-            deleted=services.memory_review.forget_agent,
+            signals=signals,
         )
         services.attention = AttentionRegistry(
             clock, services.peers.announce, question_seconds=settings.host.ask_user_seconds
@@ -223,16 +219,21 @@ class HostServices:
             services.tasks,
             services.workspace,
             attachment_max_bytes=settings.host.attachment_max_bytes,
-            turn_ended=services.memory_review.turns_ended,
+            signals=signals,
             metrics=metrics,
             memories=services.memories,
             memory_prompt_tokens=settings.host.memory_prompt_tokens,
         )
-        services.live = LiveViews(browser, settings.host, read_press, metrics)
-        services.peers.register_channel(VIEW_PREFIX, services.live.open)
-        services.live.steps.listen(
-            lambda step: services.browsing_steps.record(step.team_id, step.agent_id, step.line)
+        services.memory_review = MemoryReview(
+            services.memories,
+            services.models.resolve,
+            services.threads.transcript,
+            delay=settings.host.memory_review_seconds,
+            steps=services.browsing_steps,
+            thread_member=services.threads.private_member,
         )
+        services.live = LiveViews(browser, settings.host, read_press, metrics, signals)
+        services.peers.register_channel(VIEW_PREFIX, services.live.open)
         services.teaching = TeachingService(
             clock, browser, services.live, services.threads, services.workspace
         )
@@ -247,9 +248,23 @@ class HostServices:
         services.web_search = WebSearchService(
             db, clock, secrets, search_endpoints or SearchEndpoints()
         )
-        browser.observe_tabs(services.tabs_changed)
-        browser.observe_pages(services.live.page_attached)
+        services._wire_signals()
         return services
+
+    def _wire_signals(self) -> None:
+        """Every subscription of the host: who follows which subsystem's changes."""
+        on = self.signals.subscribe
+        on(TabsChanged, self.tabs_changed)
+        on(PageAttached, self.live.page_attached)
+        on(ProxyStatusChanged, self.proxies.status_changed)
+        on(EgressOnline, self.proxies.status_changed)
+        on(AgentDeleted, lambda s: self.memory_review.forget_agent(s.team_id, s.agent_id))
+        on(TurnEnded, lambda s: self.memory_review.turns_ended(s.agent, s.thread_id))
+        on(
+            StepRecorded,
+            lambda s: self.browsing_steps.record(s.step.team_id, s.step.agent_id, s.step.line),
+        )
+        on(StepRecorded, lambda s: self.teaching.step(s.step))
 
     async def __aenter__(self) -> HostServices:
         # Last in, first out: views end before the peers that watch them, peers before
@@ -266,13 +281,15 @@ class HostServices:
         self._resources.push_async_callback(self.memories.uses_counted)
         self._resources.push_async_callback(self.memory_review.close)
         self._resources.push_async_callback(self.threads.close)
+        # First of all: what subscribers still run ends before anything they use.
+        self._resources.push_async_callback(self.signals.close)
         return self
 
-    def tabs_changed(self, team_id: str) -> None:
+    def tabs_changed(self, signal: TabsChanged) -> None:
         """The team's tab list changed: its peers hear so, and requests for control whose
         holder let go end."""
-        self.peers.announce(team_id, BrowserTabsChanged())
-        self.control_requests.lapse(team_id)
+        self.peers.announce(signal.team_id, BrowserTabsChanged())
+        self.control_requests.lapse(signal.team_id)
 
     async def tool_context(
         self, team_id: str, caller: Caller, visible_to: Callable[[str], bool] | None = None

@@ -18,7 +18,7 @@ log = logging.getLogger(__name__)
 
 S = TypeVar("S")
 
-Handler = Callable[[S], Awaitable[None] | None]
+Handler = Callable[[S], Awaitable[object] | None]
 
 
 class Signals:
@@ -44,7 +44,18 @@ class Signals:
             if inspect.isawaitable(result):
                 self._schedule(type(signal).__name__, result)
 
-    def _schedule(self, name: str, awaitable: Awaitable[None]) -> None:
+    async def deliver(self, signal: object) -> None:
+        """Tells every subscriber in order, awaiting each async one before the next: for
+        signals whose subscribers must see them in the order they happened (steps)."""
+        for handler in list(self._handlers.get(type(signal), ())):
+            try:
+                result = handler(signal)
+                if inspect.isawaitable(result):
+                    await result
+            except Exception:
+                log.exception("a subscriber to %s failed", type(signal).__name__)
+
+    def _schedule(self, name: str, awaitable: Awaitable[object]) -> None:
         async def run() -> None:
             try:
                 await awaitable

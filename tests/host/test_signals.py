@@ -82,3 +82,27 @@ async def test_async_subscribers_run_as_tasks_the_hub_drains_on_close(
     assert heard == ["t1"]
     [record] = caplog.records
     assert "Rang" in record.getMessage()
+
+
+async def test_delivery_awaits_each_subscriber_in_turn_past_a_failing_one(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    signals = Signals()
+    heard: list[str] = []
+
+    async def first(signal: Rang) -> None:
+        await asyncio.sleep(0)
+        heard.append(f"first {signal.team_id}")
+
+    async def broken(_signal: Rang) -> None:
+        raise RuntimeError("broken in order")
+
+    signals.subscribe(Rang, first)
+    signals.subscribe(Rang, broken)
+    signals.subscribe(Rang, lambda s: heard.append(f"last {s.team_id}"))
+    with caplog.at_level(logging.ERROR, logger="server.host.signals"):
+        await signals.deliver(Rang("t1"))
+        await signals.deliver(Rang("t2"))
+
+    assert heard == ["first t1", "last t1", "first t2", "last t2"]
+    assert [r.getMessage() for r in caplog.records] == ["a subscriber to Rang failed"] * 2

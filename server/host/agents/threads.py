@@ -54,6 +54,7 @@ from server.host.services.agents import AgentService
 from server.host.services.memories import MemoryService
 from server.host.services.tasks import Task, TaskService
 from server.host.services.workspace import Member, WorkspaceService
+from server.host.signals import Signals
 from server.host.storage.agents import Agent
 from server.host.storage.threads import StoredMessage, Thread, ThreadRepository, Turn
 from server.host.tools.base import PersonQuestion, SubAgentReport, SubAgentRequest, ToolContext
@@ -78,6 +79,14 @@ RecordProviderError = Callable[[str, str, str | None], Awaitable[None]]
 # The tools' context for a turn: team, caller, and who sees the thread (people it may ask).
 MakeToolContext = Callable[[str, Caller, Callable[[str], bool]], Awaitable[ToolContext]]
 Announce = Callable[[str, events.HostEvent, Callable[[str], bool]], None]
+
+
+@dataclass(frozen=True, slots=True)
+class TurnEnded:
+    """A turn of the agent's thread ``thread_id`` ended (in any status)."""
+
+    agent: Agent
+    thread_id: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,7 +127,7 @@ class ThreadService:
         workspace: WorkspaceService,
         *,
         attachment_max_bytes: int,
-        turn_ended: Callable[[Agent, str], None] | None = None,
+        signals: Signals | None = None,
         metrics: HostMetrics,
         memories: MemoryService | None = None,
         memory_prompt_tokens: int = 0,
@@ -138,8 +147,8 @@ class ThreadService:
         self._task_lists = tasks
         self._workspace = workspace
         self._attachment_max_bytes = attachment_max_bytes
-        # Told after each turn of an agent's thread ends (the memory review).
-        self._turn_ended = turn_ended
+        # Hears ``TurnEnded`` (the memory review).
+        self._signals = signals or Signals()
         self._repo = ThreadRepository()
         self._running: dict[str, RunningTurn] = {}
         self._tasks = BackgroundTasks("thread service")
@@ -355,8 +364,7 @@ class ThreadService:
             # Before the turn's end goes out: whoever sees it can read the provider's status.
             await self._note_provider(thread.team_id, agent.provider, progress)
             await self._finish(running)
-            if self._turn_ended is not None:
-                self._turn_ended(agent, thread.id)
+            self._signals.publish(TurnEnded(agent, thread.id))
 
     async def _note_provider(self, team_id: str, provider_id: str, progress: TurnProgress) -> None:
         """The provider's status shows its last failure until it answers again."""

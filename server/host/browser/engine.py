@@ -38,6 +38,7 @@ from server.host.browser.tabs import BLANK, Tab, TabResult
 from server.host.browser.team_folders import TeamFolders
 from server.host.proxies.launcher import ProxyLauncher
 from server.host.proxies.marks import ProxyMarks
+from server.host.signals import Signals
 
 T = TypeVar("T")
 
@@ -55,6 +56,11 @@ class Visit:
 
 def _any_profile(_team_id: str, _profile_id: str) -> bool:
     return True
+
+
+def _unproxied(signals: Signals) -> ProxiedPartitions:
+    marks = ProxyMarks(signals)
+    return ProxiedPartitions(ProxyLauncher(marks), marks)
 
 
 class BrowserEngine:
@@ -75,6 +81,7 @@ class BrowserEngine:
         address_policy: AddressPolicy | None = None,
         host_map: Mapping[str, str] | None = None,
         proxied: ProxiedPartitions | None = None,
+        signals: Signals | None = None,
     ) -> None:
         self._clock = clock or SystemClock()
         self.deadline = deadline
@@ -85,11 +92,9 @@ class BrowserEngine:
         # gives names addresses in Chromium's resolver, as DNS would (tests).
         self._guard = AddressGuard(address_policy or AddressPolicy(), host_map)
         self._folders = TeamFolders(data_dir)
-        # Told the team whenever its tab list changes (a tab opened, closed, moved or held).
-        self.tabs_changed: Callable[[str], None] = lambda _team_id: None
-        # Told when a tab has a new page, loaded (woken from sleep, reloaded after a crash).
-        self.page_attached: Callable[[Tab], None] = lambda _tab: None
-        self._tabs = TabRegistry(self._clock, lambda team_id: self.tabs_changed(team_id))
+        # Hears ``TabsChanged`` and ``PageAttached``.
+        self.signals = signals or Signals()
+        self._tabs = TabRegistry(self._clock, self.signals)
         self._contexts = ContextPool(
             self._folders,
             self._tabs,
@@ -97,7 +102,7 @@ class BrowserEngine:
             chromium=chromium,
             locale=locale,
             profile_exists=profile_exists,
-            proxied=proxied or ProxiedPartitions(ProxyLauncher(ProxyMarks()), ProxyMarks()),
+            proxied=proxied or _unproxied(self.signals),
         )
         self._saved = SavedTabs(self._folders, self._tabs, self._clock, profile_exists)
         self._events = PageEvents(
@@ -108,9 +113,7 @@ class BrowserEngine:
             forget=self._forget,
             save=self._saved.save,
         )
-        self._pages = TabPages(
-            self._contexts, self._events, self._tabs, lambda tab: self.page_attached(tab)
-        )
+        self._pages = TabPages(self._contexts, self._events, self._tabs, self.signals)
 
     # -- start and stop ---------------------------------------------------------------
 
