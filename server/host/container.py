@@ -28,6 +28,7 @@ from server.host.agents.teaching import TeachingService
 from server.host.agents.threads import ThreadService, TurnEnded
 from server.host.browser.callers import Caller
 from server.host.browser.pages import PageAttached
+from server.host.browser.protection import ProtectionChanged
 from server.host.browser.runtime import BrowserRuntime
 from server.host.browser.tab_registry import TabsChanged
 from server.host.egress.channels import EGRESS_LABEL, EgressChannels, EgressOnline
@@ -256,6 +257,7 @@ class HostServices:
         on = self.signals.subscribe
         on(TabsChanged, self.tabs_changed)
         on(PageAttached, self.live.page_attached)
+        on(ProtectionChanged, self.live.protection_changed)
         on(ProxyStatusChanged, self.proxies.status_changed)
         on(EgressOnline, self.proxies.status_changed)
         on(AgentDeleted, lambda s: self.memory_review.forget_agent(s.team_id, s.agent_id))
@@ -311,7 +313,6 @@ class HostServices:
             secure_entry=SecureEntryDesk(
                 ask_person=self.attention.ask_person,
                 vault=self.vault,
-                end_views=self.live.end_views,
                 visible_to=visible_to,
             ),
         )

@@ -14,6 +14,8 @@ from server.common.tasks import BackgroundTasks
 from server.config import HostSettings
 from server.host.browser.access import require_viewable
 from server.host.browser.pages import PageAttached
+from server.host.browser.protection import ProtectionChanged
+from server.host.browser.protection_state import Protection
 from server.host.browser.runtime import BrowserRuntime
 from server.host.live.screencast import BACKLOG_BYTES, TabScreencast
 from server.host.live.session import ViewSession
@@ -33,6 +35,7 @@ PAGE_CRASHED = "pageCrashed"
 _CRASHED_MESSAGE = "the page stopped working; reload the tab to bring it back"
 
 TAB_HOLDS_SECRET = "tabHoldsSecret"  # noqa: S105 - a close code, not a secret
+_HELD_REASON = "this tab is in secure entry; it can be watched again once it loads a new page"
 
 
 class LiveViews:
@@ -263,6 +266,12 @@ class LiveViews:
             engine.take_control(team_id, tab_id, to)
         if not any(s.holding for s in receiving):
             receiving[-1].set_holding(True)
+
+    async def protection_changed(self, signal: ProtectionChanged) -> None:
+        """A tab entering a secret shows it to nobody: its views end before the secret goes
+        in (``protect`` waits for this)."""
+        if signal.protection is Protection.ENTERING:
+            await self.end_views(signal.team_id, signal.tab_id, TAB_HOLDS_SECRET, _HELD_REASON)
 
     async def end_views(self, team_id: str, tab_id: str, code: str, reason: str) -> None:
         """End every view of a tab at once (it started holding a secret, or it closed)."""

@@ -13,6 +13,7 @@ import pytest
 
 from peer.live_view import ViewClosed, open_view
 from server.host.browser.partitions import Partition
+from server.host.browser.protection import protect, release
 from server.host.live.screencast import BACKLOG_BYTES
 from server.host.live.views import TAB_HOLDS_SECRET
 from tests.host.live.conftest import Site, Watching
@@ -246,12 +247,13 @@ async def test_a_secret_ends_every_view_at_once(watching: Watching) -> None:
 async def test_a_view_of_a_tab_that_holds_a_secret_is_refused_at_open(
     watching: Watching,
 ) -> None:
-    watching.tab.tool_state["secret"] = True
+    assert watching.tab.page is not None
+    await protect(watching.tab, watching.tab.page, "http://127.0.0.1", watching.engine.signals)
     try:
         with pytest.raises(ViewClosed) as refused:
             await open_view(watching.connection, watching.tab.id)
     finally:
-        watching.tab.tool_state.pop("secret")
+        await release(watching.tab)
     assert refused.value.code == TAB_HOLDS_SECRET
     assert watching.tab.viewers == 0
 
