@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
-import functools
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from types import TracebackType
@@ -26,7 +24,6 @@ from server.host.agents.model_providers import ModelProviders
 from server.host.agents.secret_handoff import SecretHandoffService
 from server.host.agents.teaching import TeachingService
 from server.host.agents.threads import ThreadService, TurnEnded
-from server.host.browser.callers import Caller
 from server.host.browser.pages import PageAttached
 from server.host.browser.protection import ProtectionChanged
 from server.host.browser.runtime import BrowserRuntime
@@ -52,7 +49,7 @@ from server.host.services.vault import VaultService
 from server.host.services.web_search import SearchEndpoints, WebSearchService
 from server.host.services.workspace import Member, WorkspaceService
 from server.host.signals import Signals
-from server.host.tools.base import SecureEntryDesk, ToolContext, ToolSettings
+from server.host.tools.context import ToolContextFactory
 from server.host.tools.page.isolated import IsolatedScriptError, evaluate_isolated
 from server.host.web.fetcher import WebFetcher
 from server.host.workspace.quotas import WorkspaceLimits
@@ -105,6 +102,7 @@ class HostServices:
     secret_handoff: SecretHandoffService = field(init=False)
     attention: AttentionRegistry = field(init=False)
     models: ModelProviders = field(init=False)
+    tool_contexts: ToolContextFactory = field(init=False)
     threads: ThreadService = field(init=False)
     memory_review: MemoryReview = field(init=False)
     teaching: TeachingService = field(init=False)
@@ -208,6 +206,27 @@ class HostServices:
         )
         services.secret_handoff = SecretHandoffService(services.attention, services.vault)
         services.models = ModelProviders(services.providers.credentials)
+        services.web = WebFetcher(
+            PublicOnlyPolicy.from_entries(
+                settings.host.web_fetch_allowed_hosts, own_addresses=own_addresses
+            )
+        )
+        services.web_search = WebSearchService(
+            db, clock, secrets, search_endpoints or SearchEndpoints()
+        )
+        services.tool_contexts = ToolContextFactory(
+            browser,
+            settings.host,
+            services.memories,
+            services.profiles,
+            services.proxies,
+            services.workspace,
+            services.web,
+            services.web_search,
+            services.vault,
+            services.peers.announce,
+            services.attention.ask_person,
+        )
         services.threads = ThreadService(
             db,
             clock,
@@ -215,7 +234,7 @@ class HostServices:
             services.attention,
             services.peers.announce,
             services.models.resolve,
-            services.tool_context,
+            services.tool_contexts,
             services.providers.record_error,
             services.tasks,
             services.workspace,
@@ -240,14 +259,6 @@ class HostServices:
         )
         services.control_requests = ControlRequestService(
             browser, services.live, clock, services.peers.announce
-        )
-        services.web = WebFetcher(
-            PublicOnlyPolicy.from_entries(
-                settings.host.web_fetch_allowed_hosts, own_addresses=own_addresses
-            )
-        )
-        services.web_search = WebSearchService(
-            db, clock, secrets, search_endpoints or SearchEndpoints()
         )
         services._wire_signals()
         return services
@@ -292,52 +303,6 @@ class HostServices:
         holder let go end."""
         self.peers.announce(signal.team_id, BrowserTabsChanged())
         self.control_requests.lapse(signal.team_id)
-
-    async def tool_context(
-        self, team_id: str, caller: Caller, visible_to: Callable[[str], bool] | None = None
-    ) -> ToolContext:
-        """The agent tools' view of this host for one turn of ``caller``; ``visible_to`` says
-        who sees the turn's thread (the people secure entry may ask)."""
-        return ToolContext(
-            engine=await self.browser.engine(),
-            team_id=team_id,
-            caller=caller,
-            memories=self.memories,
-            settings=ToolSettings.from_settings(self.settings.host),
-            partition_for_agent=self.profiles.partition_for_agent,
-            announce=self.peers.announce,
-            web=self.web,
-            fetch_proxy=functools.partial(self._fetch_proxy, team_id, caller),
-            search=functools.partial(self.web_search.search, team_id),
-            workspace=self.workspace,
-            secure_entry=SecureEntryDesk(
-                ask_person=self.attention.ask_person,
-                vault=self.vault,
-                visible_to=visible_to,
-            ),
-        )
-
-    @contextlib.asynccontextmanager
-    async def _fetch_proxy(self, team_id: str, caller: Caller) -> AsyncIterator[str | None]:
-        """The proxy of the agent's browser profile, as an http:// address for as long as
-        the block runs (a relay for SOCKS5 and a member's computer); None: Automatic."""
-        if caller.agent_id is None:
-            yield None
-            return
-        partition = await self.profiles.partition_for_agent(team_id, caller.agent_id)
-        plan = (
-            await self.proxies.plan_for(team_id, partition.key)
-            if partition.kind == "profile"
-            else None
-        )
-        if plan is None:
-            yield None
-            return
-        launched = await self.browser.proxied.launcher.start_http(plan)
-        try:
-            yield launched.setting.url()
-        finally:
-            await launched.stop()
 
     async def __aexit__(
         self,

@@ -57,7 +57,8 @@ from server.host.services.workspace import Member, WorkspaceService
 from server.host.signals import Signals
 from server.host.storage.agents import Agent
 from server.host.storage.threads import StoredMessage, Thread, ThreadRepository, Turn
-from server.host.tools.base import PersonQuestion, SubAgentReport, SubAgentRequest, ToolContext
+from server.host.tools.base import PersonQuestion, SubAgentReport, SubAgentRequest
+from server.host.tools.context import ToolContextFactory
 from server.host.workspace.attachments import ImportedFile
 from server.host.workspace.workspaces import WorkspaceRef
 
@@ -75,9 +76,6 @@ TEXT_BATCH_SECONDS = 0.03
 ResolveProvider = Callable[[str, str], Awaitable[tuple[ModelProvider, str]]]
 # (team, provider id, error or None): what the provider said last, for its status.
 RecordProviderError = Callable[[str, str, str | None], Awaitable[None]]
-# Builds the tool context of a turn: the agent's hands in the browser.
-# The tools' context for a turn: team, caller, and who sees the thread (people it may ask).
-MakeToolContext = Callable[[str, Caller, Callable[[str], bool]], Awaitable[ToolContext]]
 Announce = Callable[[str, events.HostEvent, Callable[[str], bool]], None]
 
 
@@ -121,7 +119,7 @@ class ThreadService:
         attention: AttentionRegistry,
         announce: Announce,
         resolve_provider: ResolveProvider,
-        tool_context: MakeToolContext,
+        tool_contexts: ToolContextFactory,
         record_provider_error: RecordProviderError,
         tasks: TaskService,
         workspace: WorkspaceService,
@@ -142,7 +140,7 @@ class ThreadService:
         self._attention = attention
         self._announce = announce
         self._resolve_provider = resolve_provider
-        self._tool_context = tool_context
+        self._tool_contexts = tool_contexts
         self._record_provider_error = record_provider_error
         self._task_lists = tasks
         self._workspace = workspace
@@ -316,26 +314,30 @@ class ThreadService:
             async with self._db.read() as conn:
                 stored = await self._repo.list_messages(conn, thread.team_id, thread.id)
             model = agent.model or default_model
-            context = await self._tool_context(
-                thread.team_id,
-                Caller.agent(agent.id, thread.id),
-                # Read at each question: sharing the thread, or taking it back, applies.
-                lambda account_id: running.thread.visible_to(account_id),
-            )
             # A private thread's turns see its member's memories too; a shared one's, the team's.
             member = None if thread.shared else thread.created_by
-            context.memory_member = member
-            context.turn_id = running.turn.id
             memories = ""
             if self._memories is not None:
                 block = await self._memories.prompt_block(
                     thread.team_id, agent.id, member, self._memory_prompt_tokens
                 )
                 memories = block.text
-            context.summarize = summarizer(provider, model)
-            context.ask_person = lambda question: self._ask_person(running, agent, question)
-            context.tasks = self._task_lists.for_thread(
-                thread.team_id, thread.id, lambda account_id: running.thread.visible_to(account_id)
+
+            def visible_to(account_id: str) -> bool:
+                # Read at each question: sharing the thread, or taking it back, applies.
+                return running.thread.visible_to(account_id)
+
+            context = await self._tool_contexts.for_turn(
+                thread.team_id,
+                Caller.agent(agent.id, thread.id),
+                visible_to=visible_to,
+                memory_member=member,
+                turn_id=running.turn.id,
+                summarize=summarizer(provider, model),
+                ask_person=lambda question: self._ask_person(running, agent, question),
+                tasks=self._task_lists.for_thread(thread.team_id, thread.id, visible_to),
+                # ``setup`` is made below, before the model can ask for a sub-agent.
+                spawn_sub_agent=lambda request: self._sub_agent(running, agent, setup, request),
             )
             setup = TurnSetup(
                 provider=provider,
@@ -348,9 +350,6 @@ class ThreadService:
                 permissions=agent.permissions,
                 max_tool_calls=agent.max_tool_calls or DEFAULT_MAX_TOOL_CALLS,
                 call_id_prefix=running.turn.id,
-            )
-            context.spawn_sub_agent = lambda request: self._sub_agent(
-                running, agent, setup, request
             )
             await run_turn(setup, sink, functools.partial(self._consent, running, agent), progress)
         except asyncio.CancelledError:

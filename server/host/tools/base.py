@@ -183,7 +183,7 @@ class SecureEntryDesk:
     visible_to: Callable[[str], bool] | None
 
 
-@dataclass
+@dataclass(frozen=True)
 class ToolContext:
     """Everything a tool call may use: the engine, whose call it is, and the turn it is in."""
 
