@@ -27,6 +27,7 @@ from playwright.async_api import Error as PlaywrightError
 from server.common.redaction import redact, redact_path
 from server.common.tasks import BackgroundTasks
 from server.host.browser.access import holds_secret, is_private
+from server.host.page.isolated import IsolatedScriptError, evaluate_isolated
 from server.host.signals import Signals
 
 if TYPE_CHECKING:
@@ -63,6 +64,14 @@ ReadPress = Callable[["Page", float, float], Awaitable[Any]]
 
 class ReadFailed(Exception):
     """The page could not be read (its tools world could not be made)."""
+
+
+async def read_press(page: Page, x: float, y: float) -> Any:
+    """The control under a person's press, read in the page's isolated tools world."""
+    try:
+        return await evaluate_isolated(page, "press-target", [x, y])
+    except IsolatedScriptError as exc:
+        raise ReadFailed(str(exc)) from exc
 
 
 @dataclass(frozen=True, slots=True)

@@ -40,6 +40,7 @@ from server.common.protocol.events import (
 from server.host.browser.protection import TabProtection, protect
 from server.host.browser.protection_state import Protection
 from server.host.browser.tabs import Tab
+from server.host.page.isolated import IsolatedScriptError, evaluate_isolated
 from server.host.services.vault import site_origin as origin_of
 from server.host.tools.base import (
     PersonReply,
@@ -48,7 +49,6 @@ from server.host.tools.base import (
     ToolContext,
     ToolFailure,
 )
-from server.host.tools.page.isolated import IsolatedScriptError, evaluate_isolated
 from server.host.tools.page.tab_access import announce_takeover, reachable_tab
 from server.host.tools.page.takeover_cases import CROSS_ORIGIN_FRAME, TakeoverCase, find_case
 from server.host.tools.page.targets import Resolved, element_of, resolve_target
