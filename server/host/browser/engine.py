@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
@@ -44,6 +44,10 @@ T = TypeVar("T")
 
 # How Chromium names a load that failed (ERR_CONNECTION_REFUSED, ERR_NAME_NOT_RESOLVED, …).
 _NET_ERROR = re.compile(r"net::(ERR_[A-Z_]+)")
+
+
+# What a toolbar or a context menu does to a tab's history.
+HistoryStep = Literal["back", "forward", "reload"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,6 +297,24 @@ class BrowserEngine:
             return page.url
 
         return await self.run(team_id, tab_id, caller, go)
+
+    async def step_history(
+        self, team_id: str, tab_id: str, caller: Caller, step: HistoryStep
+    ) -> str:
+        """Back, forward or reload, in the tab's queue (a member's toolbar, a live view's
+        context menu); gives the address the tab ended at."""
+
+        async def act(page: Page) -> str:
+            if step == "back":
+                await page.go_back()
+            elif step == "forward":
+                await page.go_forward()
+            else:
+                await page.reload()
+            return page.url
+
+        result = await self.run(team_id, tab_id, caller, act)
+        return str(result.value)
 
     async def visit(self, team_id: str, tab_id: str, caller: Caller, url: str) -> Visit:
         """A person's load from the address bar: like ``navigate``, but a page that does not
