@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import dataclasses
 import json
 import platform
 import sys
@@ -117,8 +118,8 @@ async def bench_size(
     sizes: list[int] = []
 
     async def tool() -> None:
-        context.turn = TurnState()
-        result = await call_tool(context, "snapshot", {"tabId": tab.id})
+        fresh = dataclasses.replace(context, turn=TurnState())
+        result = await call_tool(fresh, "snapshot", {"tabId": tab.id})
         if "error" in result:
             raise RuntimeError(result["error"]["code"])
         sizes.append(len(json.dumps(result, ensure_ascii=False)))

@@ -235,7 +235,6 @@ async def entry_phase(folder: Path, entries: int) -> dict[str, Any]:
             secure_entry=SecureEntryDesk(
                 ask_person=attention.ask_person,
                 vault=vault,
-                end_views=lambda *_args: asyncio.sleep(0),
                 visible_to=lambda _account: True,
             ),
         )

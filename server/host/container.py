@@ -1,14 +1,17 @@
-"""The host's services, built once at start."""
+"""The host's services, built once at start, in parts and in dependency order.
+
+Each builder below makes one part (the machinery, the stores, the browser's services,
+the agents, the people-facing views) from the parts before it; ``HostServices`` gets
+every service at construction, and ``_wire_signals`` lists who follows which change.
+"""
 
 from __future__ import annotations
 
-import contextlib
-import functools
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from server.common.addresses import interface_addresses
 from server.common.clock import Clock, SystemClock
@@ -25,17 +28,20 @@ from server.host.agents.memory_review import MemoryReview
 from server.host.agents.model_providers import ModelProviders
 from server.host.agents.secret_handoff import SecretHandoffService
 from server.host.agents.teaching import TeachingService
-from server.host.agents.threads import ThreadService
-from server.host.browser.callers import Caller
+from server.host.agents.threads import ThreadService, TurnEnded
+from server.host.browser.pages import PageAttached
+from server.host.browser.protection import ProtectionChanged
 from server.host.browser.runtime import BrowserRuntime
-from server.host.egress.channels import EGRESS_LABEL, EgressChannels
-from server.host.live.steps import ReadFailed
+from server.host.browser.tab_registry import TabsChanged
+from server.host.egress.channels import EGRESS_LABEL, EgressChannels, EgressOnline
+from server.host.live.steps import StepRecorded, read_press
 from server.host.live.views import LiveViews
 from server.host.metrics import HostMetrics
 from server.host.proxies.judge import ProxyAddressJudge
+from server.host.proxies.marks import ProxyStatusChanged
 from server.host.rtc.peers import PeerManager
 from server.host.rtc.team_api import HostRouteTable, PeerIdentity, TeamApi
-from server.host.services.agents import AgentService
+from server.host.services.agents import AgentDeleted, AgentService
 from server.host.services.browsing_steps import BrowsingStepService
 from server.host.services.control_requests import ControlRequestService
 from server.host.services.memories import MemoryService
@@ -47,14 +53,11 @@ from server.host.services.tasks import TaskService
 from server.host.services.vault import VaultService
 from server.host.services.web_search import SearchEndpoints, WebSearchService
 from server.host.services.workspace import Member, WorkspaceService
-from server.host.tools.base import SecureEntryDesk, ToolContext, ToolSettings
-from server.host.tools.page.isolated import IsolatedScriptError, evaluate_isolated
+from server.host.signals import Signals
+from server.host.tools.context import ToolContextFactory
 from server.host.web.fetcher import WebFetcher
 from server.host.workspace.quotas import WorkspaceLimits
 from server.host.workspace.workspaces import Workspaces
-
-if TYPE_CHECKING:
-    from playwright.async_api import Page
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +73,75 @@ class HostCall:
         return Member(self.peer.team_id, self.peer.account_id, self.peer.role)
 
 
+@dataclass(frozen=True)
+class _Base:
+    """What the host is given: its settings, clock, key, database and secret box."""
+
+    settings: Settings
+    clock: Clock
+    identity: SigningKey
+    db: Database
+    secrets: SecretBox
+
+
+@dataclass(frozen=True)
+class _Machinery:
+    """The signal hub, the browser, member egress, metrics and the peers."""
+
+    signals: Signals
+    egress: EgressChannels
+    browser: BrowserRuntime
+    metrics: HostMetrics
+    team_api: TeamApi
+    peers: PeerManager
+    proxy_judge: ProxyAddressJudge
+    web: WebFetcher
+
+
+@dataclass(frozen=True)
+class _Stores:
+    """The services over the host's own tables and folders."""
+
+    memories: MemoryService
+    browsing_steps: BrowsingStepService
+    providers: ProviderService
+    workspace: WorkspaceService
+    tasks: TaskService
+    vault: VaultService
+    web_search: WebSearchService
+
+
+@dataclass(frozen=True)
+class _Browsing:
+    """The services of the team's browser: profiles, tabs and proxies."""
+
+    profiles: BrowserProfileService
+    tabs: TabService
+    proxies: ProxyService
+
+
+@dataclass(frozen=True)
+class _Agents:
+    """The agents, their turns and what follows them (attention, memory reviews)."""
+
+    agents: AgentService
+    attention: AttentionRegistry
+    secret_handoff: SecretHandoffService
+    models: ModelProviders
+    tool_contexts: ToolContextFactory
+    threads: ThreadService
+    memory_review: MemoryReview
+
+
+@dataclass(frozen=True)
+class _People:
+    """What people watch and steer: live views, teaching and requests for control."""
+
+    live: LiveViews
+    teaching: TeachingService
+    control_requests: ControlRequestService
+
+
 @dataclass
 class HostServices:
     """Every service of one host. ``host_id`` is known once the hub has registered it.
@@ -82,32 +154,35 @@ class HostServices:
     clock: Clock
     identity: SigningKey
     db: Database
-    team_api: TeamApi
-    browser: BrowserRuntime
     secrets: SecretBox
+    signals: Signals
+    egress: EgressChannels
+    browser: BrowserRuntime
     metrics: HostMetrics
-    peers: PeerManager = field(init=False)
-    profiles: BrowserProfileService = field(init=False)
-    tabs: TabService = field(init=False)
-    memories: MemoryService = field(init=False)
-    browsing_steps: BrowsingStepService = field(init=False)
-    agents: AgentService = field(init=False)
-    providers: ProviderService = field(init=False)
-    proxies: ProxyService = field(init=False)
-    egress: EgressChannels = field(init=False)
-    vault: VaultService = field(init=False)
-    secret_handoff: SecretHandoffService = field(init=False)
-    attention: AttentionRegistry = field(init=False)
-    models: ModelProviders = field(init=False)
-    threads: ThreadService = field(init=False)
-    memory_review: MemoryReview = field(init=False)
-    teaching: TeachingService = field(init=False)
-    live: LiveViews = field(init=False)
-    control_requests: ControlRequestService = field(init=False)
-    web: WebFetcher = field(init=False)
-    web_search: WebSearchService = field(init=False)
-    workspace: WorkspaceService = field(init=False)
-    tasks: TaskService = field(init=False)
+    team_api: TeamApi
+    peers: PeerManager
+    proxy_judge: ProxyAddressJudge
+    web: WebFetcher
+    memories: MemoryService
+    browsing_steps: BrowsingStepService
+    providers: ProviderService
+    workspace: WorkspaceService
+    tasks: TaskService
+    vault: VaultService
+    web_search: WebSearchService
+    profiles: BrowserProfileService
+    tabs: TabService
+    proxies: ProxyService
+    agents: AgentService
+    attention: AttentionRegistry
+    secret_handoff: SecretHandoffService
+    models: ModelProviders
+    tool_contexts: ToolContextFactory
+    threads: ThreadService
+    memory_review: MemoryReview
+    live: LiveViews
+    teaching: TeachingService
+    control_requests: ControlRequestService
     host_id: str = ""
     _resources: AsyncExitStack = field(default_factory=AsyncExitStack, init=False)
 
@@ -126,129 +201,17 @@ class HostServices:
         """The services; ``db`` is the hub's for the built-in host, the host's own otherwise.
         ``route_tables`` are the Team API routes it serves (``routes.tables``); ``secrets``
         seals provider keys (``services.keys.SecretKeys.open_box``)."""
-        clock = clock or SystemClock()
-        # Read once: the host's own addresses, refused to browsers, web_fetch and proxies.
-        own_addresses = interface_addresses()
-        proxy_judge = ProxyAddressJudge(
-            PublicOnlyPolicy.from_entries(
-                settings.host.proxy_allowed_hosts, own_addresses=own_addresses
-            )
-        )
-        browser = BrowserRuntime(
-            settings.host,
-            settings.data_dir,
-            clock,
-            db,
-            own_addresses=own_addresses,
-            proxy_judge=proxy_judge,
-        )
-        # The live view is a channel, not a route table: it is listed beside its registration.
-        team_api = TeamApi(list(route_tables), also=LIVE_VIEW_CAPABILITIES)
-        metrics = HostMetrics()
-        metrics.tab_states = browser.tab_states
-        services = cls(settings, clock, identity, db, team_api, browser, secrets, metrics)
-        services.peers = PeerManager(
-            identity,
-            settings.rtc,
-            clock,
-            services.team_api,
-            lambda peer: HostCall(peer, services),
-            metrics,
-        )
-        services.profiles = BrowserProfileService(db, clock, browser, services.peers.announce)
-        services.tabs = TabService(browser, services.profiles, settings.host.search_url)
-        services.memories = MemoryService(db, clock, services.peers.announce)
-        services.browsing_steps = BrowsingStepService(db, clock)
-        services.providers = ProviderService(db, clock, secrets, services.peers.announce)
-        services.workspace = WorkspaceService(
-            db,
-            clock,
-            Workspaces(settings.data_dir, WorkspaceLimits.from_settings(settings.host)),
-            upload_seconds=settings.host.workspace_upload_seconds,
-        )
-        services.tasks = TaskService(services.peers.announce)
-        services.proxies = ProxyService(
-            db,
-            clock,
-            secrets,
-            browser,
-            browser.proxy_marks,
-            services.peers.announce,
-            judge=proxy_judge,
-        )
-        browser.use_proxies(services.proxies.plan_for)
-        services.egress = EgressChannels()
-        services.peers.register_channel(EGRESS_LABEL, services.egress.open)
-        browser.proxied.launcher.computer_exit = services.egress.exit_for
-        services.proxies.computer_online = services.egress.online
-        services.egress.changed = services.proxies.status_changed
-        browser.proxy_marks.changed = services.proxies.status_changed
-        services.vault = VaultService(db, clock, secrets, services.peers.announce)
-        services.memory_review = MemoryReview(
-            services.memories,
-            lambda team_id, provider_id: services.models.resolve(team_id, provider_id),
-            lambda team_id, thread_id: services.threads.transcript(team_id, thread_id),
-            delay=settings.host.memory_review_seconds,
-            steps=services.browsing_steps,
-            thread_member=lambda team_id, thread_id: services.threads.private_member(
-                team_id, thread_id
-            ),
-        )
-        services.agents = AgentService(
-            db,
-            clock,
-            services.profiles,
-            services.memories,
-            services.providers,
-            services.peers.announce,
-            services.workspace,
-            services.tasks,
-            services.browsing_steps,
-            deleted=services.memory_review.forget_agent,
-        )
-        services.attention = AttentionRegistry(
-            clock, services.peers.announce, question_seconds=settings.host.ask_user_seconds
-        )
-        services.secret_handoff = SecretHandoffService(services.attention, services.vault)
-        services.models = ModelProviders(services.providers.credentials)
-        services.threads = ThreadService(
-            db,
-            clock,
-            services.agents,
-            services.attention,
-            services.peers.announce,
-            services.models.resolve,
-            services.tool_context,
-            services.providers.record_error,
-            services.tasks,
-            services.workspace,
-            attachment_max_bytes=settings.host.attachment_max_bytes,
-            turn_ended=services.memory_review.turns_ended,
-            metrics=metrics,
-            memories=services.memories,
-            memory_prompt_tokens=settings.host.memory_prompt_tokens,
-        )
-        services.live = LiveViews(browser, settings.host, read_press, metrics)
-        services.peers.register_channel(VIEW_PREFIX, services.live.open)
-        services.live.steps.listen(
-            lambda step: services.browsing_steps.record(step.team_id, step.agent_id, step.line)
-        )
-        services.teaching = TeachingService(
-            clock, browser, services.live, services.threads, services.workspace
-        )
-        services.control_requests = ControlRequestService(
-            browser, services.live, clock, services.peers.announce
-        )
-        services.web = WebFetcher(
-            PublicOnlyPolicy.from_entries(
-                settings.host.web_fetch_allowed_hosts, own_addresses=own_addresses
-            )
-        )
-        services.web_search = WebSearchService(
-            db, clock, secrets, search_endpoints or SearchEndpoints()
-        )
-        browser.observe_tabs(services.tabs_changed)
-        browser.observe_pages(services.live.page_attached)
+        base = _Base(settings, clock or SystemClock(), identity, db, secrets)
+        # A Team API handler's call names the services, made last: the peers answer none
+        # before the host is linked.
+        services: HostServices
+        machinery = _machinery(base, route_tables, lambda peer: HostCall(peer, services))
+        stores = _stores(base, machinery, search_endpoints or SearchEndpoints())
+        browsing = _browsing(base, machinery, stores)
+        agents = _agents(base, machinery, stores, browsing)
+        people = _people(base, machinery, stores, agents)
+        services = cls(**_fields_of(base, machinery, stores, browsing, agents, people))
+        _wire_signals(services)
         return services
 
     async def __aenter__(self) -> HostServices:
@@ -266,60 +229,15 @@ class HostServices:
         self._resources.push_async_callback(self.memories.uses_counted)
         self._resources.push_async_callback(self.memory_review.close)
         self._resources.push_async_callback(self.threads.close)
+        # First of all: what subscribers still run ends before anything they use.
+        self._resources.push_async_callback(self.signals.close)
         return self
 
-    def tabs_changed(self, team_id: str) -> None:
+    def tabs_changed(self, signal: TabsChanged) -> None:
         """The team's tab list changed: its peers hear so, and requests for control whose
         holder let go end."""
-        self.peers.announce(team_id, BrowserTabsChanged())
-        self.control_requests.lapse(team_id)
-
-    async def tool_context(
-        self, team_id: str, caller: Caller, visible_to: Callable[[str], bool] | None = None
-    ) -> ToolContext:
-        """The agent tools' view of this host for one turn of ``caller``; ``visible_to`` says
-        who sees the turn's thread (the people secure entry may ask)."""
-        return ToolContext(
-            engine=await self.browser.engine(),
-            team_id=team_id,
-            caller=caller,
-            memories=self.memories,
-            settings=ToolSettings.from_settings(self.settings.host),
-            partition_for_agent=self.profiles.partition_for_agent,
-            announce=self.peers.announce,
-            web=self.web,
-            fetch_proxy=functools.partial(self._fetch_proxy, team_id, caller),
-            search=functools.partial(self.web_search.search, team_id),
-            workspace=self.workspace,
-            secure_entry=SecureEntryDesk(
-                ask_person=self.attention.ask_person,
-                vault=self.vault,
-                end_views=self.live.end_views,
-                visible_to=visible_to,
-            ),
-        )
-
-    @contextlib.asynccontextmanager
-    async def _fetch_proxy(self, team_id: str, caller: Caller) -> AsyncIterator[str | None]:
-        """The proxy of the agent's browser profile, as an http:// address for as long as
-        the block runs (a relay for SOCKS5 and a member's computer); None: Automatic."""
-        if caller.agent_id is None:
-            yield None
-            return
-        partition = await self.profiles.partition_for_agent(team_id, caller.agent_id)
-        plan = (
-            await self.proxies.plan_for(team_id, partition.key)
-            if partition.kind == "profile"
-            else None
-        )
-        if plan is None:
-            yield None
-            return
-        launched = await self.browser.proxied.launcher.start_http(plan)
-        try:
-            yield launched.setting.url()
-        finally:
-            await launched.stop()
+        self.peers.announce(signal.team_id, BrowserTabsChanged())
+        self.control_requests.lapse(signal.team_id)
 
     async def __aexit__(
         self,
@@ -330,9 +248,181 @@ class HostServices:
         await self._resources.aclose()
 
 
-async def read_press(page: Page, x: float, y: float) -> Any:
-    """The control under a person's press, read in the page's isolated tools world."""
-    try:
-        return await evaluate_isolated(page, "press-target", [x, y])
-    except IsolatedScriptError as exc:
-        raise ReadFailed(str(exc)) from exc
+def _wire_signals(host: HostServices) -> None:
+    """Every subscription of the host: who follows which subsystem's changes."""
+    on = host.signals.subscribe
+    on(TabsChanged, host.tabs_changed)
+    on(PageAttached, host.live.page_attached)
+    on(ProtectionChanged, host.live.protection_changed)
+    on(ProxyStatusChanged, host.proxies.status_changed)
+    on(EgressOnline, host.proxies.status_changed)
+    on(AgentDeleted, lambda s: host.memory_review.forget_agent(s.team_id, s.agent_id))
+    on(TurnEnded, lambda s: host.memory_review.turns_ended(s.agent, s.thread_id))
+    # In this order: the browsing memory keeps a step before a teach recording takes it.
+    record = host.browsing_steps.record
+    on(StepRecorded, lambda s: record(s.step.team_id, s.step.agent_id, s.step.line))
+    on(StepRecorded, lambda s: host.teaching.step(s.step))
+
+
+def _fields_of(*parts: Any) -> dict[str, Any]:
+    return {f.name: getattr(part, f.name) for part in parts for f in fields(part)}
+
+
+def _machinery(
+    base: _Base,
+    route_tables: Sequence[HostRouteTable],
+    make_call: Callable[[PeerIdentity], HostCall],
+) -> _Machinery:
+    settings = base.settings.host
+    # Read once: the host's own addresses, refused to browsers, web_fetch and proxies.
+    own_addresses = interface_addresses()
+    proxy_judge = ProxyAddressJudge(
+        PublicOnlyPolicy.from_entries(settings.proxy_allowed_hosts, own_addresses=own_addresses)
+    )
+    signals = Signals()
+    egress = EgressChannels(signals)
+    browser = BrowserRuntime(
+        settings,
+        base.settings.data_dir,
+        base.clock,
+        base.db,
+        own_addresses=own_addresses,
+        proxy_judge=proxy_judge,
+        computer_exit=egress.exit_for,
+        signals=signals,
+    )
+    metrics = HostMetrics(tab_states=browser.tab_states)
+    # The live view is a channel, not a route table: it is listed beside its registration.
+    team_api = TeamApi(list(route_tables), also=LIVE_VIEW_CAPABILITIES)
+    peers = PeerManager(base.identity, base.settings.rtc, base.clock, team_api, make_call, metrics)
+    peers.register_channel(EGRESS_LABEL, egress.open)
+    web = WebFetcher(
+        PublicOnlyPolicy.from_entries(settings.web_fetch_allowed_hosts, own_addresses=own_addresses)
+    )
+    return _Machinery(signals, egress, browser, metrics, team_api, peers, proxy_judge, web)
+
+
+def _stores(base: _Base, machinery: _Machinery, search_endpoints: SearchEndpoints) -> _Stores:
+    db, clock, secrets, announce = base.db, base.clock, base.secrets, machinery.peers.announce
+    settings = base.settings
+    return _Stores(
+        memories=MemoryService(db, clock, announce),
+        browsing_steps=BrowsingStepService(db, clock),
+        providers=ProviderService(db, clock, secrets, announce),
+        workspace=WorkspaceService(
+            db,
+            clock,
+            Workspaces(settings.data_dir, WorkspaceLimits.from_settings(settings.host)),
+            upload_seconds=settings.host.workspace_upload_seconds,
+        ),
+        tasks=TaskService(announce),
+        vault=VaultService(db, clock, secrets, announce),
+        web_search=WebSearchService(db, clock, secrets, search_endpoints),
+    )
+
+
+def _browsing(base: _Base, machinery: _Machinery, stores: _Stores) -> _Browsing:
+    browser, announce = machinery.browser, machinery.peers.announce
+    profiles = BrowserProfileService(base.db, base.clock, browser, announce)
+    proxies = ProxyService(
+        base.db,
+        base.clock,
+        base.secrets,
+        browser,
+        browser.proxy_marks,
+        announce,
+        machinery.egress.online,
+        judge=machinery.proxy_judge,
+    )
+    browser.use_proxies(proxies.plan_for)
+    tabs = TabService(browser, profiles, base.settings.host.search_url)
+    return _Browsing(profiles, tabs, proxies)
+
+
+def _agents(base: _Base, machinery: _Machinery, stores: _Stores, browsing: _Browsing) -> _Agents:
+    db, clock, host, announce = base.db, base.clock, base.settings.host, machinery.peers.announce
+    agents = AgentService(
+        db,
+        clock,
+        browsing.profiles,
+        stores.memories,
+        stores.providers,
+        announce,
+        stores.workspace,
+        stores.tasks,
+        stores.browsing_steps,
+        signals=machinery.signals,
+    )
+    attention = AttentionRegistry(clock, announce, question_seconds=host.ask_user_seconds)
+    models = ModelProviders(stores.providers.credentials)
+    tool_contexts = _tool_contexts(base, machinery, stores, browsing, attention)
+    threads = _threads(base, machinery, stores, agents, attention, models, tool_contexts)
+    memory_review = MemoryReview(
+        stores.memories,
+        models.resolve,
+        threads.transcript,
+        delay=host.memory_review_seconds,
+        steps=stores.browsing_steps,
+        thread_member=threads.private_member,
+    )
+    handoff = SecretHandoffService(attention, stores.vault)
+    return _Agents(agents, attention, handoff, models, tool_contexts, threads, memory_review)
+
+
+def _tool_contexts(
+    base: _Base,
+    machinery: _Machinery,
+    stores: _Stores,
+    browsing: _Browsing,
+    attention: AttentionRegistry,
+) -> ToolContextFactory:
+    return ToolContextFactory(
+        machinery.browser,
+        base.settings.host,
+        stores.memories,
+        browsing.profiles,
+        browsing.proxies,
+        stores.workspace,
+        machinery.web,
+        stores.web_search,
+        stores.vault,
+        machinery.peers.announce,
+        attention.ask_person,
+    )
+
+
+def _threads(
+    base: _Base,
+    machinery: _Machinery,
+    stores: _Stores,
+    agents: AgentService,
+    attention: AttentionRegistry,
+    models: ModelProviders,
+    tool_contexts: ToolContextFactory,
+) -> ThreadService:
+    return ThreadService(
+        base.db,
+        base.clock,
+        agents,
+        attention,
+        machinery.peers.announce,
+        models.resolve,
+        tool_contexts,
+        stores.providers.record_error,
+        stores.tasks,
+        stores.workspace,
+        attachment_max_bytes=base.settings.host.attachment_max_bytes,
+        signals=machinery.signals,
+        metrics=machinery.metrics,
+        memories=stores.memories,
+        memory_prompt_tokens=base.settings.host.memory_prompt_tokens,
+    )
+
+
+def _people(base: _Base, machinery: _Machinery, stores: _Stores, agents: _Agents) -> _People:
+    browser, clock = machinery.browser, base.clock
+    live = LiveViews(browser, base.settings.host, read_press, machinery.metrics, machinery.signals)
+    machinery.peers.register_channel(VIEW_PREFIX, live.open)
+    teaching = TeachingService(clock, browser, live, agents.threads, stores.workspace)
+    requests = ControlRequestService(browser, live, clock, machinery.peers.announce)
+    return _People(live, teaching, requests)

@@ -171,12 +171,12 @@ def _task_count() -> int:
 class HostMetrics:
     """Counters, histograms and scrape-time gauges of one host."""
 
-    def __init__(self) -> None:
+    def __init__(self, tab_states: Callable[[], Mapping[str, int]] = dict) -> None:
         self.registry = CollectorRegistry(auto_describe=True)
         ProcessCollector(registry=self.registry)
         self.table_sources: list[TableSizes] = []
         self.peer_count: Callable[[], int] = lambda: 0
-        self.tab_states: Callable[[], Mapping[str, int]] = dict
+        self.tab_states = tab_states
         self.channel_bytes = Counter(
             "crewhost_data_channel_bytes",
             "Data-channel message bytes, by direction (in, out) and channel kind.",

@@ -14,7 +14,7 @@ from peer.connection import HostConnection
 from peer.live_view import Frame, LiveView, open_view
 from server.host.browser.engine import BrowserEngine
 from server.host.container import HostServices
-from server.host.live.steps import Step
+from server.host.live.steps import Step, StepRecorded
 from tests.support.hub_server import RunningHub
 from tests.support.peers import peer_member, wait_linked
 from tests.support.sites import Site, pages_app, serving
@@ -68,7 +68,7 @@ async def holding_tabs(server: RunningHub, tmp_path: Path) -> AsyncIterator[Hold
     async def listen(step: Step) -> None:
         seen.append(step)
 
-    services.live.steps.listen(listen)
+    services.signals.subscribe(StepRecorded, lambda s: listen(s.step))
     async with serving(pages_app({"/form": FORM}, routes={"/orders/{id}": order})) as site:
         members = [
             await peer_member(server, email, tmp_path)

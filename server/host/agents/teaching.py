@@ -91,7 +91,6 @@ class TeachingService:
         self._workspace = workspace
         self._seconds = seconds
         self._recordings: dict[str, Recording] = {}
-        live.steps.listen(self.step)
         live.steps.on_let_go(self.let_go)
 
     async def start(self, member: Member, tab_id: str) -> Recording:

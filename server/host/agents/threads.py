@@ -54,9 +54,11 @@ from server.host.services.agents import AgentService
 from server.host.services.memories import MemoryService
 from server.host.services.tasks import Task, TaskService
 from server.host.services.workspace import Member, WorkspaceService
+from server.host.signals import Signals
 from server.host.storage.agents import Agent
 from server.host.storage.threads import StoredMessage, Thread, ThreadRepository, Turn
-from server.host.tools.base import PersonQuestion, SubAgentReport, SubAgentRequest, ToolContext
+from server.host.tools.base import PersonQuestion, SubAgentReport, SubAgentRequest
+from server.host.tools.context import ToolContextFactory
 from server.host.workspace.attachments import ImportedFile
 from server.host.workspace.workspaces import WorkspaceRef
 
@@ -74,10 +76,15 @@ TEXT_BATCH_SECONDS = 0.03
 ResolveProvider = Callable[[str, str], Awaitable[tuple[ModelProvider, str]]]
 # (team, provider id, error or None): what the provider said last, for its status.
 RecordProviderError = Callable[[str, str, str | None], Awaitable[None]]
-# Builds the tool context of a turn: the agent's hands in the browser.
-# The tools' context for a turn: team, caller, and who sees the thread (people it may ask).
-MakeToolContext = Callable[[str, Caller, Callable[[str], bool]], Awaitable[ToolContext]]
 Announce = Callable[[str, events.HostEvent, Callable[[str], bool]], None]
+
+
+@dataclass(frozen=True, slots=True)
+class TurnEnded:
+    """A turn of the agent's thread ``thread_id`` ended (in any status)."""
+
+    agent: Agent
+    thread_id: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,13 +119,13 @@ class ThreadService:
         attention: AttentionRegistry,
         announce: Announce,
         resolve_provider: ResolveProvider,
-        tool_context: MakeToolContext,
+        tool_contexts: ToolContextFactory,
         record_provider_error: RecordProviderError,
         tasks: TaskService,
         workspace: WorkspaceService,
         *,
         attachment_max_bytes: int,
-        turn_ended: Callable[[Agent, str], None] | None = None,
+        signals: Signals | None = None,
         metrics: HostMetrics,
         memories: MemoryService | None = None,
         memory_prompt_tokens: int = 0,
@@ -133,13 +140,13 @@ class ThreadService:
         self._attention = attention
         self._announce = announce
         self._resolve_provider = resolve_provider
-        self._tool_context = tool_context
+        self._tool_contexts = tool_contexts
         self._record_provider_error = record_provider_error
         self._task_lists = tasks
         self._workspace = workspace
         self._attachment_max_bytes = attachment_max_bytes
-        # Told after each turn of an agent's thread ends (the memory review).
-        self._turn_ended = turn_ended
+        # Hears ``TurnEnded`` (the memory review).
+        self._signals = signals or Signals()
         self._repo = ThreadRepository()
         self._running: dict[str, RunningTurn] = {}
         self._tasks = BackgroundTasks("thread service")
@@ -307,26 +314,30 @@ class ThreadService:
             async with self._db.read() as conn:
                 stored = await self._repo.list_messages(conn, thread.team_id, thread.id)
             model = agent.model or default_model
-            context = await self._tool_context(
-                thread.team_id,
-                Caller.agent(agent.id, thread.id),
-                # Read at each question: sharing the thread, or taking it back, applies.
-                lambda account_id: running.thread.visible_to(account_id),
-            )
             # A private thread's turns see its member's memories too; a shared one's, the team's.
             member = None if thread.shared else thread.created_by
-            context.memory_member = member
-            context.turn_id = running.turn.id
             memories = ""
             if self._memories is not None:
                 block = await self._memories.prompt_block(
                     thread.team_id, agent.id, member, self._memory_prompt_tokens
                 )
                 memories = block.text
-            context.summarize = summarizer(provider, model)
-            context.ask_person = lambda question: self._ask_person(running, agent, question)
-            context.tasks = self._task_lists.for_thread(
-                thread.team_id, thread.id, lambda account_id: running.thread.visible_to(account_id)
+
+            def visible_to(account_id: str) -> bool:
+                # Read at each question: sharing the thread, or taking it back, applies.
+                return running.thread.visible_to(account_id)
+
+            context = await self._tool_contexts.for_turn(
+                thread.team_id,
+                Caller.agent(agent.id, thread.id),
+                visible_to=visible_to,
+                memory_member=member,
+                turn_id=running.turn.id,
+                summarize=summarizer(provider, model),
+                ask_person=lambda question: self._ask_person(running, agent, question),
+                tasks=self._task_lists.for_thread(thread.team_id, thread.id, visible_to),
+                # ``setup`` is made below, before the model can ask for a sub-agent.
+                spawn_sub_agent=lambda request: self._sub_agent(running, agent, setup, request),
             )
             setup = TurnSetup(
                 provider=provider,
@@ -340,9 +351,6 @@ class ThreadService:
                 max_tool_calls=agent.max_tool_calls or DEFAULT_MAX_TOOL_CALLS,
                 call_id_prefix=running.turn.id,
             )
-            context.spawn_sub_agent = lambda request: self._sub_agent(
-                running, agent, setup, request
-            )
             await run_turn(setup, sink, functools.partial(self._consent, running, agent), progress)
         except asyncio.CancelledError:
             progress.end("stopped", "a member stopped the turn")
@@ -355,8 +363,7 @@ class ThreadService:
             # Before the turn's end goes out: whoever sees it can read the provider's status.
             await self._note_provider(thread.team_id, agent.provider, progress)
             await self._finish(running)
-            if self._turn_ended is not None:
-                self._turn_ended(agent, thread.id)
+            self._signals.publish(TurnEnded(agent, thread.id))
 
     async def _note_provider(self, team_id: str, provider_id: str, progress: TurnProgress) -> None:
         """The provider's status shows its last failure until it answers again."""

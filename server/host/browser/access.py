@@ -23,6 +23,7 @@ from typing import Any, Protocol
 from server.common.errors import Conflict, Forbidden, NotFound
 from server.host.browser.callers import Caller
 from server.host.browser.partitions import Partition
+from server.host.browser.protection_state import Protection
 
 
 class TabFacts(Protocol):
@@ -41,21 +42,20 @@ class TabFacts(Protocol):
     @property
     def dialog(self) -> Any: ...
     @property
-    def tool_state(self) -> dict[str, Any]: ...
+    def protection(self) -> Protection: ...
 
 
 def holds_secret(tab: TabFacts) -> bool:
     """Whether the tab is in secure entry: the question every reader of a tab asks. The state
-    (``tool_state["secret"]``) is ``browser.protection``'s alone to set and clear."""
-    return bool(tab.tool_state.get("secret"))
+    (``Tab.protection``) is ``browser.protection``'s alone to set and clear."""
+    return tab.protection.holds_secret
 
 
 def secret_view_allowed(tab: TabFacts, account_id: str, *, taking: bool = False) -> bool:
     """Whether ``account_id`` may watch and steer a tab that holds a secret: only once its
     page shows none (protection ``watchable``), and only the person who holds the tab (or
     takes it as the view opens, when nobody does)."""
-    held = tab.tool_state.get("secret")
-    if not getattr(held, "watchable", False):
+    if not tab.protection.watchable:
         return False
     return tab.held_by == account_id or (taking and tab.held_by is None)
 

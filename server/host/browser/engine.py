@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
@@ -38,11 +38,16 @@ from server.host.browser.tabs import BLANK, Tab, TabResult
 from server.host.browser.team_folders import TeamFolders
 from server.host.proxies.launcher import ProxyLauncher
 from server.host.proxies.marks import ProxyMarks
+from server.host.signals import Signals
 
 T = TypeVar("T")
 
 # How Chromium names a load that failed (ERR_CONNECTION_REFUSED, ERR_NAME_NOT_RESOLVED, …).
 _NET_ERROR = re.compile(r"net::(ERR_[A-Z_]+)")
+
+
+# What a toolbar or a context menu does to a tab's history.
+HistoryStep = Literal["back", "forward", "reload"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +60,11 @@ class Visit:
 
 def _any_profile(_team_id: str, _profile_id: str) -> bool:
     return True
+
+
+def _unproxied(signals: Signals) -> ProxiedPartitions:
+    marks = ProxyMarks(signals)
+    return ProxiedPartitions(ProxyLauncher(marks), marks)
 
 
 class BrowserEngine:
@@ -75,6 +85,7 @@ class BrowserEngine:
         address_policy: AddressPolicy | None = None,
         host_map: Mapping[str, str] | None = None,
         proxied: ProxiedPartitions | None = None,
+        signals: Signals | None = None,
     ) -> None:
         self._clock = clock or SystemClock()
         self.deadline = deadline
@@ -85,11 +96,9 @@ class BrowserEngine:
         # gives names addresses in Chromium's resolver, as DNS would (tests).
         self._guard = AddressGuard(address_policy or AddressPolicy(), host_map)
         self._folders = TeamFolders(data_dir)
-        # Told the team whenever its tab list changes (a tab opened, closed, moved or held).
-        self.tabs_changed: Callable[[str], None] = lambda _team_id: None
-        # Told when a tab has a new page, loaded (woken from sleep, reloaded after a crash).
-        self.page_attached: Callable[[Tab], None] = lambda _tab: None
-        self._tabs = TabRegistry(self._clock, lambda team_id: self.tabs_changed(team_id))
+        # Hears ``TabsChanged`` and ``PageAttached``.
+        self.signals = signals or Signals()
+        self._tabs = TabRegistry(self._clock, self.signals)
         self._contexts = ContextPool(
             self._folders,
             self._tabs,
@@ -97,7 +106,7 @@ class BrowserEngine:
             chromium=chromium,
             locale=locale,
             profile_exists=profile_exists,
-            proxied=proxied or ProxiedPartitions(ProxyLauncher(ProxyMarks()), ProxyMarks()),
+            proxied=proxied or _unproxied(self.signals),
         )
         self._saved = SavedTabs(self._folders, self._tabs, self._clock, profile_exists)
         self._events = PageEvents(
@@ -108,9 +117,7 @@ class BrowserEngine:
             forget=self._forget,
             save=self._saved.save,
         )
-        self._pages = TabPages(
-            self._contexts, self._events, self._tabs, lambda tab: self.page_attached(tab)
-        )
+        self._pages = TabPages(self._contexts, self._events, self._tabs, self.signals)
 
     # -- start and stop ---------------------------------------------------------------
 
@@ -290,6 +297,24 @@ class BrowserEngine:
             return page.url
 
         return await self.run(team_id, tab_id, caller, go)
+
+    async def step_history(
+        self, team_id: str, tab_id: str, caller: Caller, step: HistoryStep
+    ) -> str:
+        """Back, forward or reload, in the tab's queue (a member's toolbar, a live view's
+        context menu); gives the address the tab ended at."""
+
+        async def act(page: Page) -> str:
+            if step == "back":
+                await page.go_back()
+            elif step == "forward":
+                await page.go_forward()
+            else:
+                await page.reload()
+            return page.url
+
+        result = await self.run(team_id, tab_id, caller, act)
+        return str(result.value)
 
     async def visit(self, team_id: str, tab_id: str, caller: Caller, url: str) -> Visit:
         """A person's load from the address bar: like ``navigate``, but a page that does not

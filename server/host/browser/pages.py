@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
-from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Literal
 
 from playwright.async_api import Error as PlaywrightError
@@ -21,6 +21,7 @@ from server.host.browser.page_events import PageEvents
 from server.host.browser.spare_pages import SparePages
 from server.host.browser.tab_registry import TabRegistry
 from server.host.browser.tabs import BLANK, Tab
+from server.host.signals import Signals
 
 _NET_ERROR = re.compile(r"net::(ERR_[A-Z_]+)")
 # How Playwright says another navigation committed in the frame before this one did.
@@ -33,6 +34,13 @@ _CLOSE_LIMIT = 5.0
 LoadWait = Literal["load", "commit"]
 
 
+@dataclass(frozen=True, slots=True)
+class PageAttached:
+    """The tab has a new page, loaded (woken from sleep, reloaded after a crash)."""
+
+    tab: Tab
+
+
 class TabPages:
     """Gives tabs their pages and takes them away."""
 
@@ -41,12 +49,12 @@ class TabPages:
         contexts: ContextPool,
         events: PageEvents,
         tabs: TabRegistry,
-        page_attached: Callable[[Tab], None],
+        signals: Signals,
     ) -> None:
         self._contexts = contexts
         self._events = events
         self._tabs = tabs
-        self._page_attached = page_attached
+        self._signals = signals
         self._spares = SparePages(events.prepare)
 
     async def load(self, tab: Tab) -> None:
@@ -60,7 +68,7 @@ class TabPages:
             # Made after this tab's load, not during it (both would wait for the same
             # browser process); the next tab here finds its page ready.
             self._spares.refill(context)
-        self._page_attached(tab)
+        self._signals.publish(PageAttached(tab))
 
     def close(self) -> None:
         """The browser is closing: no more spare pages."""

@@ -1,16 +1,18 @@
 """The protection state of a tab in secure entry: the host's, and changed only here.
 
-While a tab holds a secret (``access.holds_secret``) its live views are closed and
-refused, remote input is refused, snapshots show no field values, and page scripts
-(``evaluate``, ``run_script``, ``get_tab_content``) are refused on it. Protection
-starts before a secret reaches the page and ends only with a new main-frame document
-(a cross-document navigation, which also clears the tab's history): not after a
-same-document navigation, not after an uncertain submit, not when a takeover ends.
+A tab's phase is ``Tab.protection`` (``protection_state.Protection``), set only here; each
+change publishes ``ProtectionChanged``, on which the live views of a tab entering a secret
+close. While a tab holds a secret (``access.holds_secret``) its live views are refused,
+remote input is refused, snapshots show no field values, and page scripts (``evaluate``,
+``run_script``, ``get_tab_content``) are refused on it. Protection starts before a secret
+reaches the page and ends only with a new main-frame document (a cross-document
+navigation, which also clears the tab's history): not after a same-document navigation,
+not after an uncertain submit, not when a takeover ends.
 
 Once the page shows no secret (the filled fields emptied and the document scanned, after a
-kept submit or a failed entry), protection is ``watchable``: the one person who holds the
-tab may watch and steer it (``access.secret_view_allowed``); everyone else's view and every
-agent script stay refused.
+kept submit or a failed entry), protection is ``KEPT`` or ``TAKEOVER`` (``watchable``): the
+one person who holds the tab may watch and steer it (``access.secret_view_allowed``);
+everyone else's view and every agent script stay refused.
 """
 
 from __future__ import annotations
@@ -19,31 +21,36 @@ import asyncio
 import contextlib
 import logging
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from playwright.async_api import CDPSession, Page
 from playwright.async_api import Error as PlaywrightError
 
+from server.host.browser.protection_state import Protection
 from server.host.browser.tabs import Tab
+from server.host.signals import Signals
 
 log = logging.getLogger(__name__)
 
-# Where ``access.holds_secret`` looks: the one key of ``tool_state`` this module owns.
-STATE_KEY = "secret"
 
-Phase = Literal["entering", "kept", "takeover"]
+@dataclass(frozen=True, slots=True)
+class ProtectionChanged:
+    """The tab's protection moved to ``protection``."""
+
+    team_id: str
+    tab_id: str
+    protection: Protection
 
 
 @dataclass(eq=False)
 class TabProtection:
-    """A tab's protection: ``entering`` while a secret goes in and is submitted, ``kept``
-    once the page stays after a submit (evaluation blocked until a new document),
-    ``takeover`` once a failed entry left the page emptied of the secret for a person."""
+    """The record of an entry under way in ``tab``: its CDP session and the event set when
+    a new document released the tab. The phase itself is ``tab.protection``."""
 
     tab: Tab
     page: Page
     origin: str
-    phase: Phase = "entering"
+    signals: Signals
     released: asyncio.Event = field(default_factory=asyncio.Event)
     _session: CDPSession | None = None
     _releasing: set[asyncio.Task[None]] = field(default_factory=set)
@@ -53,18 +60,13 @@ class TabProtection:
         """The tab's CDP session while protected (None if it could not be opened)."""
         return self._session
 
-    @property
-    def watchable(self) -> bool:
-        """Whether the person holding the tab may watch and steer it: no secret shows."""
-        return self.phase != "entering"
-
     def keep(self) -> None:
         """The submit left the document in place and no value shows: the page stays."""
-        self.phase = "kept"
+        _move(self.tab, Protection.KEPT, self.signals)
 
     def hand_to_person(self) -> None:
         """Entry failed and the page was emptied of the secret: a person takes it over."""
-        self.phase = "takeover"
+        _move(self.tab, Protection.TAKEOVER, self.signals)
 
     def _navigated(self, params: dict[str, Any]) -> None:
         if params.get("frame", {}).get("parentId") is None:
@@ -77,34 +79,46 @@ class TabProtection:
             task.add_done_callback(self._releasing.discard)
 
 
+def _move(tab: Tab, protection: Protection, signals: Signals) -> bool:
+    """Sets the tab's phase; publishes ``ProtectionChanged`` when it really changed."""
+    if tab._protection is protection:
+        return False
+    tab._protection = protection
+    signals.publish(ProtectionChanged(tab.team_id, tab.id, protection))
+    return True
+
+
 def protection_of(tab: Tab) -> TabProtection | None:
-    held = tab.tool_state.get(STATE_KEY)
+    """The record of the entry under way in ``tab``; None when it holds no secret."""
+    held = tab._protection_record
     return held if isinstance(held, TabProtection) else None
 
 
-async def protect(tab: Tab, page: Page, origin: str) -> TabProtection:
+async def protect(tab: Tab, page: Page, origin: str, signals: Signals) -> TabProtection:
     """Puts the tab under protection for an entry (or gives the protection it is under,
-    shut again to every view: a secret goes in)."""
+    shut again to every view: a secret goes in). Returns once the tab's subscribers (its
+    live views) have heard: no view shows the page when the secret goes in."""
     held = protection_of(tab)
-    if held is not None:
-        held.phase = "entering"
-        return held
-    protection = TabProtection(tab, page, origin)
-    tab.tool_state[STATE_KEY] = protection
-    # A page that closes (the tab sleeps, crashes or closes) takes its document with it: the
-    # next one is new.
-    page.once("close", lambda _page: protection._release_soon())
-    page.once("crash", lambda _page: protection._release_soon())
-    try:
-        session = await page.context.new_cdp_session(page)
-        # Page.frameNavigated comes for cross-document navigations only: a pushState or a
-        # fragment is navigatedWithinDocument, and keeps protection.
-        session.on("Page.frameNavigated", protection._navigated)
-        await session.send("Page.enable")
-        protection._session = session
-    except PlaywrightError:
-        log.info("secure entry could not watch the tab's navigations", extra={"tab_id": tab.id})
-    return protection
+    tab._protection = Protection.ENTERING  # before any await: every reader sees it at once
+    if held is None:
+        held = TabProtection(tab, page, origin, signals)
+        tab._protection_record = held
+        # A page that closes (the tab sleeps, crashes or closes) takes its document with it:
+        # the next one is new.
+        page.once("close", lambda _page: held._release_soon())
+        page.once("crash", lambda _page: held._release_soon())
+        try:
+            session = await page.context.new_cdp_session(page)
+            # Page.frameNavigated comes for cross-document navigations only: a pushState or
+            # a fragment is navigatedWithinDocument, and keeps protection.
+            session.on("Page.frameNavigated", held._navigated)
+            await session.send("Page.enable")
+            held._session = session
+        except PlaywrightError:
+            log.info("secure entry could not watch the tab's navigations", extra={"tab_id": tab.id})
+    # Told even when it was entering already: a view opened meanwhile closes too.
+    await signals.deliver(ProtectionChanged(tab.team_id, tab.id, Protection.ENTERING))
+    return held
 
 
 async def release(tab: Tab) -> None:
@@ -121,5 +135,6 @@ async def release(tab: Tab) -> None:
             await session.detach()
     protection.released.set()
     if protection_of(tab) is protection:
-        del tab.tool_state[STATE_KEY]
+        tab._protection_record = None
+        _move(tab, Protection.NONE, protection.signals)
     log.info("secure entry ended with a new document", extra={"tab_id": tab.id})

@@ -24,9 +24,11 @@ from server.host.browser.lifetime import IdlePolicy, system_memory_low
 from server.host.browser.partitions import Partition
 from server.host.browser.proxied import ProxiedPartitions, ProxyPlans
 from server.host.browser.tabs import Tab
+from server.host.proxies.exits import Exit
 from server.host.proxies.judge import ProxyAddressJudge
 from server.host.proxies.launcher import ProxyLauncher
 from server.host.proxies.marks import ProxyMarks
+from server.host.signals import Signals
 
 log = logging.getLogger(__name__)
 
@@ -43,14 +45,18 @@ class BrowserRuntime:
         *,
         own_addresses: frozenset[IPAddress] = frozenset(),
         proxy_judge: ProxyAddressJudge | None = None,
+        computer_exit: Callable[[str, str], Exit] | None = None,
+        signals: Signals | None = None,
     ) -> None:
         self._settings = settings
         self._db = db
         # Kept in step by the profile service; the engine asks while restoring tabs.
         self._profiles: set[tuple[str, str]] = set()
-        self.proxy_marks = ProxyMarks()
+        signals = signals or Signals()
+        self.proxy_marks = ProxyMarks(signals)
         self.proxied = ProxiedPartitions(
-            ProxyLauncher(self.proxy_marks, judge=proxy_judge), self.proxy_marks
+            ProxyLauncher(self.proxy_marks, computer_exit=computer_exit, judge=proxy_judge),
+            self.proxy_marks,
         )
         self._engine = BrowserEngine(
             data_dir,
@@ -72,6 +78,7 @@ class BrowserRuntime:
                 own_addresses=own_addresses,
             ),
             proxied=self.proxied,
+            signals=signals,
         )
         self._start_lock = asyncio.Lock()
         self._sweeper: asyncio.Task[None] | None = None
@@ -97,14 +104,6 @@ class BrowserRuntime:
     def tab_states(self) -> dict[str, int]:
         """Tabs by state (held, loaded, asleep), without starting the browser."""
         return self._engine.tab_states()
-
-    def observe_tabs(self, changed: Callable[[str], None]) -> None:
-        """``changed(team_id)`` runs whenever that team's tab list changes."""
-        self._engine.tabs_changed = changed
-
-    def observe_pages(self, attached: Callable[[Tab], None]) -> None:
-        """``attached(tab)`` runs whenever a tab gets a new page."""
-        self._engine.page_attached = attached
 
     def use_proxies(self, plans: ProxyPlans) -> None:
         """``plans(team_id, profile_id)`` gives the proxy a named profile launches behind."""

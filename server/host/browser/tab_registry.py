@@ -8,7 +8,8 @@ Nobody assigns those fields and then has to remember to tell the team.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
+from dataclasses import dataclass
 
 from playwright.async_api import Page
 
@@ -17,17 +18,25 @@ from server.common.errors import Conflict, NotFound
 from server.host.browser.page_facts import TabIcon
 from server.host.browser.partitions import Partition
 from server.host.browser.tabs import Tab
+from server.host.signals import Signals
+
+
+@dataclass(frozen=True, slots=True)
+class TabsChanged:
+    """The team's tab list changed: a tab opened, closed, moved, was held or let go."""
+
+    team_id: str
 
 
 class TabRegistry:
-    """Every team's tabs; ``announce(team_id)`` hears each change of a team's tab list.
+    """Every team's tabs; each change of a team's tab list publishes ``TabsChanged``.
 
     A tab that is not (or no longer) registered changes silently: no peer lists it.
     """
 
-    def __init__(self, clock: Clock, announce: Callable[[str], None]) -> None:
+    def __init__(self, clock: Clock, signals: Signals) -> None:
         self._clock = clock
-        self._announce = announce
+        self._signals = signals
         self._tabs: dict[str, Tab] = {}
         # Each team's active tab: the one its viewers see first.
         self._active: dict[str, str] = {}
@@ -75,7 +84,7 @@ class TabRegistry:
         for tab in tabs:
             self._tabs[tab.id] = tab
         for team_id in dict.fromkeys(t.team_id for t in tabs):
-            self._announce(team_id)
+            self._announce_to(team_id)
 
     def forget(self, tab: Tab) -> Page | None:
         """Takes the tab off the list with its page, which it gives back to be closed.
@@ -91,14 +100,14 @@ class TabRegistry:
         for other in self._tabs.values():
             if other._opener_tab_id == tab.id:
                 other._opener_tab_id = None
-        self._announce(tab.team_id)
+        self._announce_to(tab.team_id)
         return page
 
     def activate(self, tab: Tab) -> Tab:
         """Makes ``tab`` its team's active tab; the team hears of a change."""
         if self._active.get(tab.team_id) != tab.id:
             self._active[tab.team_id] = tab.id
-            self._announce(tab.team_id)
+            self._announce_to(tab.team_id)
         return tab
 
     def active_id(self, team_id: str) -> str | None:
@@ -172,4 +181,7 @@ class TabRegistry:
 
     def _changed(self, tab: Tab) -> None:
         if tab in self:
-            self._announce(tab.team_id)
+            self._announce_to(tab.team_id)
+
+    def _announce_to(self, team_id: str) -> None:
+        self._signals.publish(TabsChanged(team_id))

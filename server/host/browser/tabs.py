@@ -20,6 +20,7 @@ from server.host.browser.callers import Caller
 from server.host.browser.dialogs import PendingDialog
 from server.host.browser.page_facts import TabIcon
 from server.host.browser.partitions import Partition
+from server.host.browser.protection_state import Protection
 
 T = TypeVar("T")
 
@@ -64,6 +65,10 @@ class Tab:
         self._held_by: str | None = None
         self._person_held = False
         self._page: Page | None = None
+        # Secure entry's state, written by ``browser.protection`` only: the phase, and its
+        # record of the entry under way (the CDP session, the release event).
+        self._protection = Protection.NONE
+        self._protection_record: Any = None
         self.last_used = last_used
         # A popup that closes with its opener (it was not opened ``noopener``).
         self.dependent = dependent
@@ -123,6 +128,11 @@ class Tab:
     @property
     def page(self) -> Page | None:
         return self._page
+
+    @property
+    def protection(self) -> Protection:
+        """Where the tab is in secure entry (``Protection.NONE``: it holds no secret)."""
+        return self._protection
 
     @property
     def loaded(self) -> bool:

@@ -10,7 +10,7 @@ never a direct connection. No target and no byte count is logged.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from server.common.egress import (
@@ -23,6 +23,7 @@ from server.common.egress import (
 from server.common.roles import Role
 from server.host.proxies.exits import Exit, ExitRefused, TargetCause, Upstream
 from server.host.rtc.team_api import PeerIdentity
+from server.host.signals import Signals
 
 log = logging.getLogger(__name__)
 
@@ -88,13 +89,23 @@ class ComputerExit:
         return StreamUpstream(stream)
 
 
+@dataclass(frozen=True, slots=True)
+class EgressOnline:
+    """The member's computer came online (its first egress channel opened) or went
+    offline (its last one closed)."""
+
+    team_id: str
+    member_id: str
+    online: bool
+
+
 class EgressChannels:
-    """Every member's open egress channels; ``changed(team_id)`` runs when a member's
+    """Every member's open egress channels; publishes ``EgressOnline`` when a member's
     computer comes online or goes offline."""
 
-    def __init__(self) -> None:
+    def __init__(self, signals: Signals) -> None:
         self._open: dict[tuple[str, str], list[_Channel]] = {}
-        self.changed: Callable[[str], None] = lambda _team_id: None
+        self._signals = signals
 
     def open(self, identity: PeerIdentity, channel: Any) -> None:
         """The peer manager's handler for the ``egress`` label."""
@@ -113,7 +124,7 @@ class EgressChannels:
 
         log.info("member egress opened", extra={"team_id": identity.team_id})
         if not was_online:
-            self.changed(identity.team_id)
+            self._signals.publish(EgressOnline(identity.team_id, identity.account_id, True))
 
     def online(self, team_id: str, member_id: str) -> bool:
         return self.newest(team_id, member_id) is not None
@@ -143,4 +154,4 @@ class EgressChannels:
             log.info("member egress closed", extra={"team_id": key[0]})
             if not carriers:
                 del self._open[key]
-                self.changed(key[0])
+                self._signals.publish(EgressOnline(key[0], key[1], False))

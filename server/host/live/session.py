@@ -47,6 +47,7 @@ from server.common.protocol.view import (
 )
 from server.common.wire import WireModel
 from server.host.browser.access import holds_secret, secret_view_allowed
+from server.host.browser.callers import Caller
 from server.host.live.cdp_input import held_after, key_event, mouse_event
 from server.host.live.screencast import TabScreencast, Viewer
 from server.host.page.scripts import page_script
@@ -54,7 +55,7 @@ from server.host.page.scripts import page_script
 if TYPE_CHECKING:
     from playwright.async_api import Page
 
-    from server.host.browser.engine import BrowserEngine
+    from server.host.browser.engine import BrowserEngine, HistoryStep
     from server.host.live.steps import StepRecorder
     from server.host.metrics import FrameCounts
     from server.host.rtc.team_api import PeerIdentity
@@ -304,7 +305,6 @@ class ViewSession:
         menu = self._menus.pop(choice.menu_id, None)
         if menu is None:
             raise InvalidArgument("that menu is gone", code="menuGone")
-        page = self._screencast.page
         if choice.item == "open-link" and menu["link"]:
             tab = await self._engine.open_tab_beside(self.team_id, self.tab_id, menu["link"])
             self.send(Opened(tab_id=tab.id))
@@ -317,13 +317,18 @@ class ViewSession:
         elif choice.item == "select-all":
             await self._clipboard("select-all")
         elif choice.item == "back":
-            await page.go_back()
+            await self._step_history("back")
         elif choice.item == "forward":
-            await page.go_forward()
+            await self._step_history("forward")
         elif choice.item == "reload":
-            await page.reload()
+            await self._step_history("reload")
         else:
             raise InvalidArgument("that item was not on the menu", code="menuItemInvalid")
+
+    async def _step_history(self, step: HistoryStep) -> None:
+        """The same step as the member's toolbar, in the tab's queue."""
+        caller = Caller.person(self._peer.account_id)
+        await self._engine.step_history(self.team_id, self.tab_id, caller, step)
 
     async def _clipboard(self, action: str) -> None:
         page = self._screencast.page

@@ -16,7 +16,6 @@ page at once, whether or not its step is read in time.
 from __future__ import annotations
 
 import asyncio
-import logging
 import re
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
@@ -28,13 +27,14 @@ from playwright.async_api import Error as PlaywrightError
 from server.common.redaction import redact, redact_path
 from server.common.tasks import BackgroundTasks
 from server.host.browser.access import holds_secret, is_private
+from server.host.page.isolated import IsolatedScriptError, evaluate_isolated
+from server.host.signals import Signals
 
 if TYPE_CHECKING:
     from playwright.async_api import Page
 
     from server.host.browser.tabs import Tab
 
-log = logging.getLogger(__name__)
 
 READ_SECONDS = 1.0
 MAX_TITLE_CHARS = 120
@@ -66,8 +66,22 @@ class ReadFailed(Exception):
     """The page could not be read (its tools world could not be made)."""
 
 
-# Where steps go: the browsing memory and any teach recording on the tab.
-StepListener = Callable[[Step], Awaitable[object]]
+async def read_press(page: Page, x: float, y: float) -> Any:
+    """The control under a person's press, read in the page's isolated tools world."""
+    try:
+        return await evaluate_isolated(page, "press-target", [x, y])
+    except IsolatedScriptError as exc:
+        raise ReadFailed(str(exc)) from exc
+
+
+@dataclass(frozen=True, slots=True)
+class StepRecorded:
+    """A step was recorded; the browsing memory and any teach recording on the tab hear it,
+    in the order the person took the steps."""
+
+    step: Step
+
+
 # (team, tab, account): that person stopped holding that tab.
 LetGo = Callable[[str, str, str], None]
 
@@ -119,17 +133,14 @@ def recordable(tab: Tab, url: str) -> bool:
 class StepRecorder:
     """Turns what a holding person does into steps and hands them to the listeners."""
 
-    def __init__(self, read_press: ReadPress) -> None:
+    def __init__(self, read_press: ReadPress, signals: Signals) -> None:
         self._read_press = read_press
-        self._listeners: list[StepListener] = []
+        self._signals = signals
         self._let_go: list[LetGo] = []
         self._tasks = BackgroundTasks("step recorder")
         self._reading: set[asyncio.Task[Any]] = set()
         # The newest step task of each tab: the next one tells after it.
         self._last: dict[tuple[str, str], asyncio.Task[Any]] = {}
-
-    def listen(self, listener: StepListener) -> None:
-        self._listeners.append(listener)
 
     def on_let_go(self, listener: LetGo) -> None:
         self._let_go.append(listener)
@@ -199,11 +210,7 @@ class StepRecorder:
     async def _tell(self, tab: Tab, account_id: str, line: str, kind: str) -> None:
         assert tab.owner_agent_id is not None
         step = Step(tab.team_id, tab.id, tab.owner_agent_id, account_id, line, kind)
-        for listener in self._listeners:
-            try:
-                await listener(step)
-            except Exception:
-                log.exception("a step listener failed", extra={"team_id": tab.team_id})
+        await self._signals.deliver(StepRecorded(step))
 
     async def settled(self) -> None:
         """Until every step read so far has reached the listeners (tests)."""

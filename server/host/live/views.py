@@ -13,16 +13,19 @@ from server.common.protocol.view import Closed, Opened, ViewError, parse_view_la
 from server.common.tasks import BackgroundTasks
 from server.config import HostSettings
 from server.host.browser.access import require_viewable
+from server.host.browser.pages import PageAttached
+from server.host.browser.protection import ProtectionChanged
+from server.host.browser.protection_state import Protection
 from server.host.browser.runtime import BrowserRuntime
 from server.host.live.screencast import BACKLOG_BYTES, TabScreencast
 from server.host.live.session import ViewSession
 from server.host.live.steps import ReadPress, StepRecorder
 from server.host.metrics import HostMetrics
+from server.host.signals import Signals
 
 if TYPE_CHECKING:
     from playwright.async_api import Page
 
-    from server.host.browser.tabs import Tab
     from server.host.rtc.team_api import PeerIdentity
 
 log = logging.getLogger(__name__)
@@ -32,6 +35,7 @@ PAGE_CRASHED = "pageCrashed"
 _CRASHED_MESSAGE = "the page stopped working; reload the tab to bring it back"
 
 TAB_HOLDS_SECRET = "tabHoldsSecret"  # noqa: S105 - a close code, not a secret
+_HELD_REASON = "this tab is in secure entry; it can be watched again once it loads a new page"
 
 
 class LiveViews:
@@ -43,6 +47,7 @@ class LiveViews:
         settings: HostSettings,
         read_press: ReadPress,
         metrics: HostMetrics,
+        signals: Signals,
     ) -> None:
         self._browser = browser
         self._frame_counts = metrics.frame_counts
@@ -51,7 +56,7 @@ class LiveViews:
         self._sessions: dict[tuple[str, str], list[ViewSession]] = {}
         self._tasks = BackgroundTasks("live views")
         # What people holding agents' tabs do, as steps (learn from my browsing, teaching).
-        self.steps = StepRecorder(read_press)
+        self.steps = StepRecorder(read_press, signals)
         metrics.table_sources.append(self.table_sizes)
 
     def table_sizes(self) -> dict[str, int]:
@@ -70,8 +75,9 @@ class LiveViews:
         """The open views of a tab."""
         return list(self._sessions.get((team_id, tab_id), []))
 
-    def page_attached(self, tab: Tab) -> None:
+    def page_attached(self, signal: PageAttached) -> None:
         """A watched tab got a new page (reloaded after a crash): the views follow it."""
+        tab = signal.tab
         key = (tab.team_id, tab.id)
         screencast = self._screencasts.get(key)
         if screencast is not None and tab.page is not None and screencast.page is not tab.page:
@@ -260,6 +266,12 @@ class LiveViews:
             engine.take_control(team_id, tab_id, to)
         if not any(s.holding for s in receiving):
             receiving[-1].set_holding(True)
+
+    async def protection_changed(self, signal: ProtectionChanged) -> None:
+        """A tab entering a secret shows it to nobody: its views end before the secret goes
+        in (``protect`` waits for this)."""
+        if signal.protection is Protection.ENTERING:
+            await self.end_views(signal.team_id, signal.tab_id, TAB_HOLDS_SECRET, _HELD_REASON)
 
     async def end_views(self, team_id: str, tab_id: str, code: str, reason: str) -> None:
         """End every view of a tab at once (it started holding a secret, or it closed)."""

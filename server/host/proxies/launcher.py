@@ -78,15 +78,15 @@ class ProxyLauncher:
         judge: ProxyAddressJudge | None = None,
     ) -> None:
         self._marks = marks
-        self.computer_exit = computer_exit
+        self._computer_exit = computer_exit
         self.connect_timeout = connect_timeout
         self.judge = judge or ProxyAddressJudge()
 
     async def start(self, plan: ProxyPlan) -> LaunchedProxy:
         if plan.kind == "computer":
-            if self.computer_exit is None or plan.member_id is None:
+            if self._computer_exit is None or plan.member_id is None:
                 raise ValueError("this host carries no member's egress")
-            return await self._relayed(plan, self.computer_exit(plan.team_id, plan.member_id))
+            return await self._relayed(plan, self._computer_exit(plan.team_id, plan.member_id))
         address = plan.address
         assert address is not None
         if address.scheme == "socks5" and address.username is not None:

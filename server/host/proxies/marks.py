@@ -7,18 +7,30 @@ mark is the host's memory of recent loads, not a stored fact, so it starts clear
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Literal
+
+from server.host.signals import Signals
 
 Mark = Literal["unreachable", "signIn"]
 
 
-class ProxyMarks:
-    """The marks of every team's proxies; ``changed(team_id)`` runs when one really changes."""
+@dataclass(frozen=True, slots=True)
+class ProxyStatusChanged:
+    """The mark of the team's proxy ``proxy_id`` changed to ``mark`` (None: cleared)."""
 
-    def __init__(self) -> None:
+    team_id: str
+    proxy_id: str
+    mark: Mark | None
+
+
+class ProxyMarks:
+    """The marks of every team's proxies; publishes ``ProxyStatusChanged`` when one really
+    changes."""
+
+    def __init__(self, signals: Signals | None = None) -> None:
         self._marks: dict[tuple[str, str], Mark] = {}
-        self.changed: Callable[[str], None] = lambda _team_id: None
+        self._signals = signals or Signals()
 
     def get(self, team_id: str, proxy_id: str) -> Mark | None:
         return self._marks.get((team_id, proxy_id))
@@ -32,7 +44,7 @@ class ProxyMarks:
             del self._marks[key]
         else:
             self._marks[key] = mark
-        self.changed(team_id)
+        self._signals.publish(ProxyStatusChanged(team_id, proxy_id, mark))
 
     def forget(self, team_id: str, proxy_id: str) -> None:
         """The proxy changed or went: what it met before says nothing now."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -22,11 +22,20 @@ from server.host.services.profiles import BrowserProfileService, duplicate_choic
 from server.host.services.providers import ProviderService
 from server.host.services.tasks import TaskService
 from server.host.services.workspace import WorkspaceService
+from server.host.signals import Signals
 from server.host.storage.agents import Agent, AgentRepository
 from server.host.storage.threads import ThreadRepository
 
 MAX_AGENTS = 200
 BUILTIN_PROVIDERS = ("anthropic", "openai", "openrouter")
+
+
+@dataclass(frozen=True, slots=True)
+class AgentDeleted:
+    """The team's agent ``agent_id`` is being deleted."""
+
+    team_id: str
+    agent_id: str
 
 
 class AgentService:
@@ -44,12 +53,12 @@ class AgentService:
         tasks: TaskService,
         browsing_steps: BrowsingStepService,
         *,
-        deleted: Callable[[str, str], None] | None = None,
+        signals: Signals | None = None,
     ) -> None:
         self._db = db
         self._browsing_steps = browsing_steps
-        # Told of each deleted agent (team, agent): its memory review stops.
-        self._deleted = deleted
+        # Hears ``AgentDeleted`` (its memory review stops).
+        self._signals = signals or Signals()
         self._workspace = workspace
         self._task_lists = tasks
         self._clock = clock
@@ -167,8 +176,7 @@ class AgentService:
         """Close its tabs, clear its own partition, forget its memories, recorded browsing
         steps, workspace, threads and their task lists."""
         await self.get_agent(team_id, agent_id)
-        if self._deleted is not None:
-            self._deleted(team_id, agent_id)
+        self._signals.publish(AgentDeleted(team_id, agent_id))
         await self._profiles.agent_deleted(team_id, agent_id)
         await self._memories.remove_agent_memories(team_id, agent_id)
         await self._browsing_steps.remove_agent_steps(team_id, agent_id)

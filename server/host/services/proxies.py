@@ -31,6 +31,7 @@ from server.common.protocol.events import BrowserProfilesChanged, HostEvent
 from server.db.engine import Database
 from server.db.tables import PROXY_PASSWORD
 from server.host.browser.partitions import Partition
+from server.host.egress.channels import EgressOnline
 from server.host.proxies.addresses import (
     NamedAddress,
     ProxyAddress,
@@ -38,7 +39,7 @@ from server.host.proxies.addresses import (
     proxy_names,
 )
 from server.host.proxies.judge import ProxyAddressJudge
-from server.host.proxies.marks import ProxyMarks
+from server.host.proxies.marks import ProxyMarks, ProxyStatusChanged
 from server.host.proxies.plan import ProxyPlan
 from server.host.storage.profiles import BrowserProfileRepository
 from server.host.storage.proxies import ProxyRepository, ProxyRow
@@ -93,7 +94,7 @@ class ProxyService:
         self._partitions = partitions
         self._marks = marks
         self._announce = announce
-        self.computer_online = computer_online
+        self._computer_online = computer_online
         # The host's address policy for a proxy's own address; the launcher and the relay
         # judge it again at every connection.
         self.judge = judge or ProxyAddressJudge()
@@ -262,9 +263,9 @@ class ProxyService:
         self._changed(team_id)
         return await self._status_of(team_id, row.id)
 
-    def status_changed(self, team_id: str) -> None:
+    def status_changed(self, signal: ProxyStatusChanged | EgressOnline) -> None:
         """A proxy's mark changed, or a member's computer came online or went offline."""
-        self._changed(team_id)
+        self._changed(signal.team_id)
 
     async def plan_for(self, team_id: str, profile_id: str) -> ProxyPlan | None:
         """The proxy a named profile's browser launches behind, password opened; None is
@@ -321,7 +322,7 @@ class ProxyService:
         statuses = []
         for row in rows:
             status: str | None = self._marks.get(team_id, row.id)
-            if row.kind == "computer" and not self.computer_online(team_id, row.member_id or ""):
+            if row.kind == "computer" and not self._computer_online(team_id, row.member_id or ""):
                 status = "offline"
             statuses.append(
                 ProxyStatus(

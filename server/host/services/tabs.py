@@ -10,11 +10,11 @@ address.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
 
 from server.common.errors import InvalidArgument, NotFound
 from server.host.browser.access import member_sees, require_member_reach
 from server.host.browser.callers import Caller
+from server.host.browser.engine import HistoryStep as HistoryStep  # the routes name it
 from server.host.browser.engine import Visit
 from server.host.browser.page_facts import TabIcon
 from server.host.browser.partitions import Partition
@@ -22,8 +22,6 @@ from server.host.browser.runtime import BrowserRuntime
 from server.host.browser.tabs import Tab
 from server.host.browser.typed_address import BLANK, TypedAddressRefused, resolve_typed_address
 from server.host.services.profiles import BrowserProfileService
-
-HistoryStep = Literal["back", "forward", "reload"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,18 +107,7 @@ class TabService:
         """Back, forward or reload; answers the address the tab ended at."""
         engine = await self._browser.engine()
         tab = await self._member_tab(team_id, account_id, tab_id)
-
-        async def act(page: Any) -> str:
-            if step == "back":
-                await page.go_back()
-            elif step == "forward":
-                await page.go_forward()
-            else:
-                await page.reload()
-            return str(page.url)
-
-        result = await engine.run(team_id, tab.id, Caller.person(account_id), act)
-        return str(result.value)
+        return await engine.step_history(team_id, tab.id, Caller.person(account_id), step)
 
     async def close_tab(self, team_id: str, account_id: str, tab_id: str) -> None:
         """Close the tab and its dependent popups."""

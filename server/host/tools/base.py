@@ -174,18 +174,16 @@ class AskForSecret(Protocol):
 
 @dataclass(frozen=True)
 class SecureEntryDesk:
-    """What secure entry reaches besides the page: the people who see the turn's thread,
-    the team's vault and the tab's live views."""
+    """What secure entry reaches besides the page: the people who see the turn's thread and
+    the team's vault. (The tab's live views close on ``ProtectionChanged``.)"""
 
     ask_person: AskForSecret
     vault: VaultService
-    # Ends every live view of a tab (team, tab, close code, reason) as protection starts.
-    end_views: Callable[[str, str, str, str], Awaitable[None]]
     # Who sees the thread; None where the call cannot raise attention (outside a thread).
     visible_to: Callable[[str], bool] | None
 
 
-@dataclass
+@dataclass(frozen=True)
 class ToolContext:
     """Everything a tool call may use: the engine, whose call it is, and the turn it is in."""
 

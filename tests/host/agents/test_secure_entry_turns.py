@@ -118,7 +118,7 @@ async def watchable_tab(host: TurnsHost, tab_id: str) -> tuple[Tab, TabProtectio
     tab = engine.get_tab(host.team_id, tab_id)
     protection = protection_of(tab)
     assert protection is not None
-    assert protection.watchable
+    assert tab.protection.watchable
     return tab, protection
 
 
@@ -518,7 +518,7 @@ async def test_a_card_the_page_echoes_stays_closed_to_every_view(entry: EntryHos
     tab = engine.get_tab(host.team_id, tab_id)
     protection = protection_of(tab)
     assert protection is not None
-    assert not protection.watchable
+    assert not tab.protection.watchable
     for connection in (host.member, host.admin):
         with pytest.raises(ViewClosed) as closed:
             await open_view(connection, tab_id, take=True)

@@ -16,6 +16,7 @@ from server.host.browser.callers import Caller
 from server.host.browser.engine import BrowserEngine
 from server.host.browser.page_facts import MAX_ICON_BYTES, PageFacts, default_icon_url
 from server.host.browser.partitions import Partition
+from server.host.browser.tab_registry import TabsChanged
 from tests.support.sites import SITES_ALLOWED, Site, pages_app, serving
 from tests.support.waiting import eventually
 
@@ -74,7 +75,7 @@ async def test_a_title_set_after_the_load_reaches_the_tab_and_is_announced(
     engine: BrowserEngine, site: Site
 ) -> None:
     announced: list[str] = []
-    engine.tabs_changed = announced.append
+    engine.signals.subscribe(TabsChanged, lambda s: announced.append(s.team_id))
     tab = await engine.open_tab(TEAM, Partition.shared(), url=site.url("/app"))
     await eventually(lambda: tab.title == "Inbox")
     announced.clear()

@@ -5,6 +5,7 @@ the page error, and nothing ever falls back to a direct connection."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import ipaddress
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -274,8 +275,10 @@ async def test_web_fetch_leaves_through_the_agents_profile_proxy(
     )
 
     async def fetch(path: str) -> dict[str, Any]:
-        context = await services.tool_context(admin.team_id, Caller.agent(agent["id"], None))
-        context.web = WebFetcher(only_the_site)
+        context = dataclasses.replace(
+            await services.tool_contexts.for_turn(admin.team_id, Caller.agent(agent["id"], None)),
+            web=WebFetcher(only_the_site),
+        )
         return await call_tool(context, "web_fetch", {"url": site.base + path})
 
     assert (await fetch("/straight"))["status"] == 200  # Automatic: straight out

@@ -12,8 +12,9 @@ from server.common.errors import CrewhostError
 from server.host.browser.callers import Caller
 from server.host.browser.engine import BrowserEngine
 from server.host.browser.partitions import Partition
-from server.host.browser.tab_registry import TabRegistry
+from server.host.browser.tab_registry import TabRegistry, TabsChanged
 from server.host.browser.tabs import Tab
+from server.host.signals import Signals
 from tests.host.browser.conftest import Site
 from tests.support.clock import FakeClock
 from tests.support.sites import SITES_ALLOWED
@@ -62,9 +63,8 @@ class Announced:
 
     def __init__(self) -> None:
         self.teams: list[str] = []
-
-    def __call__(self, team_id: str) -> None:
-        self.teams.append(team_id)
+        self.signals = Signals()
+        self.signals.subscribe(TabsChanged, lambda s: self.teams.append(s.team_id))
 
     def take(self) -> list[str]:
         taken, self.teams = self.teams, []
@@ -78,7 +78,7 @@ def announced() -> Announced:
 
 @pytest.fixture
 def registry(clock: FakeClock, announced: Announced) -> TabRegistry:
-    tabs = TabRegistry(clock, announced)
+    tabs = TabRegistry(clock, announced.signals)
     tabs.add(new_tab(clock, "a"), new_tab(clock, "popup", opener="a"))
     tabs.add(new_tab(clock, "b", team_id=OTHER))
     announced.take()
@@ -94,7 +94,7 @@ def code_of(call: Callable[[], object]) -> str:
 
 
 def test_adding_tabs_is_one_change_per_team(clock: FakeClock, announced: Announced) -> None:
-    tabs = TabRegistry(clock, announced)
+    tabs = TabRegistry(clock, announced.signals)
     tabs.add(new_tab(clock, "a"), new_tab(clock, "b"), new_tab(clock, "c", team_id=OTHER))
     assert announced.take() == [TEAM, OTHER]
     tabs.add()
@@ -187,7 +187,9 @@ async def test_every_announcement_is_a_change_and_every_change_is_announced(
 ) -> None:
     seen: list[Listing] = []
     async with BrowserEngine(tmp_path, clock=clock, address_policy=SITES_ALLOWED) as engine:
-        engine.tabs_changed = lambda team_id: seen.append(listing(engine.list_tabs(team_id)))
+        engine.signals.subscribe(
+            TabsChanged, lambda s: seen.append(listing(engine.list_tabs(s.team_id)))
+        )
 
         def settled() -> bool:
             return bool(seen) and seen[-1] == listing(engine.list_tabs(TEAM))

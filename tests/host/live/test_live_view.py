@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 
 from peer.live_view import ViewClosed, open_view
+from server.host.browser.callers import Caller
 from server.host.browser.partitions import Partition
+from server.host.browser.protection import protect, release
 from server.host.live.screencast import BACKLOG_BYTES
 from server.host.live.views import TAB_HOLDS_SECRET
 from tests.host.live.conftest import Site, Watching
@@ -246,12 +248,13 @@ async def test_a_secret_ends_every_view_at_once(watching: Watching) -> None:
 async def test_a_view_of_a_tab_that_holds_a_secret_is_refused_at_open(
     watching: Watching,
 ) -> None:
-    watching.tab.tool_state["secret"] = True
+    assert watching.tab.page is not None
+    await protect(watching.tab, watching.tab.page, "http://127.0.0.1", watching.engine.signals)
     try:
         with pytest.raises(ViewClosed) as refused:
             await open_view(watching.connection, watching.tab.id)
     finally:
-        watching.tab.tool_state.pop("secret")
+        await release(watching.tab)
     assert refused.value.code == TAB_HOLDS_SECRET
     assert watching.tab.viewers == 0
 
@@ -351,6 +354,31 @@ async def test_select_all_cut_and_open_link_from_the_menu(watching: Watching, si
     assert new_tab.url == site.url("/big")
     view.send({"type": "menu-choice", "menuId": menu["menuId"], "item": "copy"})
     assert (await view.expect("error"))["code"] == "menuGone"  # a menu is chosen from once
+    view.close()
+
+
+async def test_back_and_forward_from_the_menu_move_the_tab_through_its_history(
+    watching: Watching, site: Site
+) -> None:
+    before = Caller.person("someone-before")
+    await watching.engine.navigate(watching.team_id, watching.tab.id, before, site.url("/big"))
+    view = await open_view(watching.connection, watching.tab.id, menu=True)
+    frame = await view.next_frame()
+    await view.take()
+
+    async def choose(item: str) -> None:
+        view.pointer("down", 500 / frame.width, 300 / frame.height, button="right")
+        menu = await view.expect("context-menu")
+        assert menu["items"][-3:] == ["back", "forward", "reload"]
+        view.send({"type": "menu-choice", "menuId": menu["menuId"], "item": item})
+
+    await choose("back")
+    await eventually(lambda: watching.tab.url == site.url("/board"))
+    await choose("forward")
+    await eventually(lambda: watching.tab.url == site.url("/big"))
+    await choose("reload")
+    await eventually(lambda: watching.tab.url == site.url("/big"))
+    assert watching.tab.held_by is not None  # the steps ran as the holder's, in the tab's queue
     view.close()
 
 

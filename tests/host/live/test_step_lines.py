@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from server.host.browser.partitions import Partition
+from server.host.browser.protection_state import Protection
 from server.host.browser.tabs import Tab
 from server.host.live.steps import is_code, page_line, press_line, recordable
 
@@ -60,7 +61,7 @@ def tab(partition: Partition, owner: str | None = "agent", *, secret: bool = Fal
         last_used=0.0,
     )
     if secret:
-        made.tool_state["secret"] = True
+        made._protection = Protection.ENTERING  # as browser.protection sets it
     return made
 
 

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 from playwright.async_api import Page
 from pydantic import Field, StringConstraints
 
+from server.host.page.isolated import evaluate_isolated
 from server.host.tools.base import (
     MAX_RESULT_CHARS,
     TabArgs,
@@ -22,7 +23,6 @@ from server.host.tools.base import (
     ToolFailure,
     serialize_result,
 )
-from server.host.tools.page.isolated import evaluate_isolated
 from server.host.tools.page.settle import settle
 from server.host.tools.page.snapshots import shown_url
 from server.host.tools.page.summary import MAX_SUMMARY_INPUT, summarized

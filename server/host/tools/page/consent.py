@@ -24,9 +24,9 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
 
 from server.host.browser.tabs import Tab
+from server.host.page.isolated import IsolatedScriptError, evaluate_isolated
 from server.host.tools.base import ToolContext, ToolSettings
 from server.host.tools.page.address import BLANK
-from server.host.tools.page.isolated import IsolatedScriptError, evaluate_isolated
 from server.host.tools.page.tab_access import holds_secret
 
 log = logging.getLogger(__name__)

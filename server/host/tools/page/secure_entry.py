@@ -37,8 +37,10 @@ from server.common.protocol.events import (
     SecretRequestDetails,
     VaultItemRequestDetails,
 )
-from server.host.browser.protection import TabProtection, protect, protection_of
+from server.host.browser.protection import TabProtection, protect
+from server.host.browser.protection_state import Protection
 from server.host.browser.tabs import Tab
+from server.host.page.isolated import IsolatedScriptError, evaluate_isolated
 from server.host.services.vault import site_origin as origin_of
 from server.host.tools.base import (
     PersonReply,
@@ -47,7 +49,6 @@ from server.host.tools.base import (
     ToolContext,
     ToolFailure,
 )
-from server.host.tools.page.isolated import IsolatedScriptError, evaluate_isolated
 from server.host.tools.page.tab_access import announce_takeover, reachable_tab
 from server.host.tools.page.takeover_cases import CROSS_ORIGIN_FRAME, TakeoverCase, find_case
 from server.host.tools.page.targets import Resolved, element_of, resolve_target
@@ -58,7 +59,6 @@ FieldKind = Literal["password", "username", "oneTimeCode", "cardNumber", "securi
 TAB_HOLDS_SECRET = "tabHoldsSecret"  # noqa: S105 - a close code, not a secret
 # Filling, the submit's wait, and a load again with GET, at most.
 ENTRY_DEADLINE = 60.0
-_HELD_REASON = "this tab is in secure entry; it can be watched again once it loads a new page"
 _NOT_ENTERED = TakeoverCase("entryFailed", "the secret could not be entered")
 
 
@@ -380,12 +380,11 @@ async def plan_on_tab(
 ) -> EntryPlan | EntryOutcome:
     """``plan_entry`` in the tab's queue; a takeover it needs is asked for and returned."""
     tab = reachable_tab(context, tab_id)
-    held = protection_of(tab)
     # A kept page (a single-page sign-in's next step) takes its next secret; an entry under
     # way takes none, and neither does a page left to a person after a failed entry.
-    if held is not None and held.phase == "entering":
+    if tab.protection is Protection.ENTERING:
         raise ToolFailure(TAB_HOLDS_SECRET, "a secret is being entered in this tab; wait for it")
-    if held is not None and held.phase == "takeover":
+    if tab.protection is Protection.TAKEOVER:
         raise ToolFailure(
             TAB_HOLDS_SECRET, "a person was asked to take this tab over; a secret is not retried"
         )
@@ -407,15 +406,15 @@ async def enter(
 ) -> EntryOutcome:
     """Fills ``values`` into the plan's fields and submits, under protection (see above).
     Without ``submit`` the fields stay filled, masked, and the tab protected (``kept``)."""
-    desk = desk_of(context)
+    desk_of(context)  # refused where secure entry has no desk
     tab = plan.tab
     protection: TabProtection | None = None
 
     async def operation(page: Page) -> EntryOutcome:
         nonlocal protection
         await _still_planned(plan, page)
-        protection = await protect(tab, page, plan.origin)
-        await desk.end_views(context.team_id, tab.id, TAB_HOLDS_SECRET, _HELD_REASON)
+        # The tab's live views close before protect returns (they hear ProtectionChanged).
+        protection = await protect(tab, page, plan.origin, context.engine.signals)
         try:
             await _fill(plan, page, protection, values, submit=submit)
             if not submit:

@@ -17,10 +17,10 @@ from playwright.async_api import Page
 
 from server.common.errors import Conflict
 from server.host.browser.tabs import Tab
+from server.host.page.isolated import evaluate_isolated
 from server.host.tools.base import ToolContext, ToolFailure
 from server.host.tools.page.challenge import detect_challenge
 from server.host.tools.page.consent import watch_consent
-from server.host.tools.page.isolated import evaluate_isolated
 from server.host.tools.page.settle import settle
 from server.host.tools.page.site_memories import site_memories_for
 from server.host.tools.page.tab_access import holds_secret

@@ -25,9 +25,9 @@ from playwright.async_api import Page
 
 from server.host.browser.passkeys import prompt_in
 from server.host.browser.tabs import Tab
+from server.host.page.isolated import IsolatedScriptError, evaluate_isolated
 from server.host.tools.base import ToolContext
 from server.host.tools.page.challenge import person_check
-from server.host.tools.page.isolated import IsolatedScriptError, evaluate_isolated
 from server.host.tools.page.tab_access import announce_takeover, holds_secret
 
 TakeoverCode = Literal[

@@ -19,6 +19,7 @@ from playwright.async_api import ElementHandle, Page
 from playwright.async_api import Error as PlaywrightError
 
 from server.host.browser.tabs import Tab
+from server.host.page.isolated import IsolatedScriptError, evaluate_isolated
 from server.host.tools.base import (
     CssTarget,
     PointTarget,
@@ -28,7 +29,6 @@ from server.host.tools.base import (
     TextTarget,
     ToolFailure,
 )
-from server.host.tools.page.isolated import IsolatedScriptError, evaluate_isolated
 from server.host.tools.page.snapshots import ref_failure, snapshot_state
 
 _REF = re.compile(r"(\d+):([A-Za-z0-9]+):(\d+)")

@@ -18,7 +18,7 @@ from playwright.async_api import Page
 
 from server.host.browser.engine import BrowserEngine
 from server.host.browser.tabs import Tab
-from server.host.tools.page.isolated import IsolatedScriptError, evaluate_isolated
+from server.host.page.isolated import IsolatedScriptError, evaluate_isolated
 
 NOT_VERIFIED = (
     "NOT VERIFIED: the page showed no change after this action (same address, title, "

@@ -36,10 +36,10 @@ ENDLESS = "while (true) {}"
 
 
 def _quick(context: ToolContext, *, answer_wait: float = 2.0) -> ToolContext:
-    context.settings = dataclasses.replace(
+    settings = dataclasses.replace(
         context.settings, evaluate_deadline=0.5, script_answer_wait=answer_wait
     )
-    return context
+    return dataclasses.replace(context, settings=settings)
 
 
 async def _run(context: ToolContext, runner: str, tab_id: str, code: str) -> dict[str, Any]:
@@ -91,7 +91,8 @@ async def stuck() -> AsyncIterator[Stuck]:
 async def test_a_script_that_never_ends_is_stopped_and_the_tab_answers_next(
     context: ToolContext, site: Site, runner: str
 ) -> None:
-    tab = await open_page(_quick(context), site, PAGE)
+    context = _quick(context)
+    tab = await open_page(context, site, PAGE)
     stopped = await _run(context, runner, tab.id, ENDLESS)
     assert stopped["error"]["code"] == "tabDeadline", stopped
     assert stopped["error"]["recovered"] == "terminated"
@@ -105,7 +106,8 @@ async def test_a_script_that_never_ends_is_stopped_and_the_tab_answers_next(
 async def test_a_promise_that_never_settles_leaves_the_next_script_alone(
     context: ToolContext, site: Site
 ) -> None:
-    tab = await open_page(_quick(context), site, PAGE)
+    context = _quick(context)
+    tab = await open_page(context, site, PAGE)
     waited = await call(context, "evaluate", tabId=tab.id, expression="new Promise(() => {})")
     assert waited["error"]["recovered"] == "terminated", waited
     after = await call(context, "evaluate", tabId=tab.id, expression="1 + 1")
@@ -117,7 +119,8 @@ async def test_a_page_that_stays_stuck_is_reloaded_at_its_address(
     context: ToolContext, stuck: Stuck, runner: str
 ) -> None:
     assert stuck.site is not None
-    tab = await open_page(_quick(context, answer_wait=0.5), stuck.site, "/")
+    context = _quick(context, answer_wait=0.5)
+    tab = await open_page(context, stuck.site, "/")
     await _run(context, runner, tab.id, "window.mark = 'before'")
     ended = await _run(context, runner, tab.id, stuck.script())
     assert ended["error"]["code"] == "tabDeadline", ended
@@ -132,8 +135,11 @@ async def test_a_stuck_page_a_person_worked_on_is_handed_to_a_person(
 ) -> None:
     assert stuck.site is not None
     announced: list[HostEvent] = []
-    context.announce = lambda _team, event: announced.append(event)
-    tab = await open_page(_quick(context, answer_wait=0.5), stuck.site, "/")
+    context = _quick(
+        dataclasses.replace(context, announce=lambda _team, event: announced.append(event)),
+        answer_wait=0.5,
+    )
+    tab = await open_page(context, stuck.site, "/")
     context.engine.take_control(TEAM, tab.id, "account-of-a-person")
     context.engine.release(TEAM, tab.id, "account-of-a-person")
     ended = await call(context, "evaluate", tabId=tab.id, expression=stuck.script())

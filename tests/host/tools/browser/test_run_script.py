@@ -18,6 +18,7 @@ import pytest_asyncio
 from aiohttp import web
 
 from server.host.browser.callers import Caller
+from server.host.browser.protection import protect, release
 from server.host.browser.tabs import Tab
 from server.host.tools.base import ToolContext
 from tests.host.tools.conftest import TEAM, Site, call, open_page
@@ -357,11 +358,12 @@ async def test_a_crashed_page_stops_the_script_at_once(
 
 async def test_a_secret_tab_is_not_touched(context: ToolContext, site: Site) -> None:
     tab = await open_page(context, site, "/script.html")
-    tab.tool_state["secret"] = True
+    assert tab.page is not None
+    await protect(tab, tab.page, site.base, context.engine.signals)
     try:
         result = await script(context, tab, "await type('#name', 'x'); return 1")
     finally:
-        tab.tool_state.pop("secret", None)
+        await release(tab)
     assert result["status"] == "secret_tab"
     assert "snapshot" not in result
 
@@ -418,7 +420,8 @@ async def test_execute_script_in_the_sandbox_computes_without_a_page(
         code="const xs = [3, 1, 2]; xs.sort(); return {xs, page: typeof document}",
     )
     assert statements["value"] == {"xs": [1, 2, 3], "page": "undefined"}
-    context.settings = dataclasses.replace(context.settings, evaluate_deadline=1.0)
+    settings = dataclasses.replace(context.settings, evaluate_deadline=1.0)
+    context = dataclasses.replace(context, settings=settings)
     failed = await call(context, "execute_script", target="sandbox", code="while (true) {}")
     assert failed["error"]["code"] == "scriptError"
     assert failed["error"]["status"] == "timeout"
@@ -428,13 +431,14 @@ async def test_execute_script_refuses_a_secret_tab_and_needs_a_tab_for_the_page(
     context: ToolContext, site: Site
 ) -> None:
     tab = await open_page(context, site, "/script.html")
-    tab.tool_state["secret"] = True
+    assert tab.page is not None
+    await protect(tab, tab.page, site.base, context.engine.signals)
     try:
         refused = await call(
             context, "execute_script", target="page", tabId=tab.id, code="document.title"
         )
     finally:
-        tab.tool_state.pop("secret", None)
+        await release(tab)
     assert refused["error"]["code"] == "secretTab"
     missing = await call(context, "execute_script", target="page", code="1")
     assert missing["error"]["code"] == "invalidArguments"

@@ -26,7 +26,8 @@ from server.host.agents.secret_handoff import SecretHandoffService
 from server.host.browser.access import holds_secret
 from server.host.browser.engine import BrowserEngine
 from server.host.browser.partitions import Partition
-from server.host.browser.protection import protection_of
+from server.host.browser.protection import ProtectionChanged, protection_of
+from server.host.browser.protection_state import Protection
 from server.host.browser.tabs import Tab
 from server.host.services.vault import VaultService
 from server.host.tools.base import SecureEntryDesk, ToolContext, TurnState
@@ -129,7 +130,8 @@ class People:
     vault: VaultService
     events: list[HostEvent] = field(default_factory=list)
     asked: asyncio.Queue[AttentionRequested] = field(default_factory=asyncio.Queue)
-    views_ended: list[tuple[str, bool]] = field(default_factory=list)
+    # Each ProtectionChanged the tab's live views heard, with whether the tab held a secret.
+    views_told: list[tuple[Protection, bool]] = field(default_factory=list)
     engine: BrowserEngine | None = None
     # The host's clock: a request expires when it says so.
     clock: FakeClock = field(default_factory=FakeClock)
@@ -139,9 +141,10 @@ class People:
         if isinstance(event, AttentionRequested):
             self.asked.put_nowait(event)
 
-    async def end_views(self, team_id: str, tab_id: str, code: str, _reason: str) -> None:
+    def protection_changed(self, signal: ProtectionChanged) -> None:
         assert self.engine is not None
-        self.views_ended.append((code, holds_secret(self.engine.get_tab(team_id, tab_id))))
+        tab = self.engine.get_tab(signal.team_id, signal.tab_id)
+        self.views_told.append((signal.protection, holds_secret(tab)))
 
 
 @pytest_asyncio.fixture(loop_scope="module")
@@ -155,6 +158,7 @@ async def people(tmp_path: Path, engine: BrowserEngine) -> AsyncIterator[People]
     holder.append(
         People(attention, SecretHandoffService(attention, vault), vault, engine=engine, clock=clock)
     )
+    engine.signals.subscribe(ProtectionChanged, holder[0].protection_changed)
     yield holder[0]
     await db.close()
 
@@ -171,7 +175,6 @@ def desk_context(engine: BrowserEngine, people: People) -> ToolContext:
         secure_entry=SecureEntryDesk(
             ask_person=people.attention.ask_person,
             vault=people.vault,
-            end_views=people.end_views,
             visible_to=lambda account: account == MEMBER,
         ),
     )
@@ -245,7 +248,7 @@ async def test_a_form_sign_in_enters_and_the_new_page_releases(
     # The page got the secret; the views were ended with the tab already protected.
     assert requests.of("/signin") == ["GET", "POST"]
     assert PASSWORD in next(body for m, p, body in requests.seen if m == "POST")
-    assert people.views_ended == [("tabHoldsSecret", True)]
+    assert people.views_told == [(Protection.ENTERING, True), (Protection.NONE, False)]
     assert not holds_secret(tab)
     assert tab.page is not None
     assert await tab.page.evaluate("history.length") == 1
@@ -440,7 +443,6 @@ async def test_outside_a_thread_nobody_is_asked(desk_context: ToolContext) -> No
             "secure_entry": SecureEntryDesk(
                 ask_person=desk_context.secure_entry.ask_person,
                 vault=desk_context.secure_entry.vault,
-                end_views=desk_context.secure_entry.end_views,
                 visible_to=None,
             ),
         }

@@ -3,6 +3,8 @@ get_tab_content's prompt, against real Chromium."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from server.host.tools.base import ToolContext
 from tests.host.tools.conftest import TEAM, Site, call, open_page
 
@@ -80,7 +82,7 @@ async def test_open_navigates_an_existing_tab_and_may_skip_the_wait(
 async def test_get_tab_content_with_a_prompt_is_distilled(context: ToolContext, site: Site) -> None:
     tab = await open_page(context, site, "/article.html")
     summaries = Summaries()
-    context.summarize = summaries
+    context = dataclasses.replace(context, summarize=summaries)
     result = await call(context, "get_tab_content", tabId=tab.id, prompt="what tea?")
     assert result["content"] == "a short summary"
     assert result["usedSelector"] is None

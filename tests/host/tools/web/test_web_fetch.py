@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import ipaddress
 import json
 from collections.abc import AsyncIterator
@@ -154,7 +155,6 @@ async def test_other_content_is_refused_and_so_is_loopback(site: Site) -> None:
 
 
 async def test_without_a_fetcher_the_tool_says_so(site: Site) -> None:
-    context = context_for(site)
-    context.web = None
+    context = dataclasses.replace(context_for(site), web=None)
     result = await fetch(context, url=site.url("/text"))
     assert result["error"]["code"] == "webFetchUnavailable"
