@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
-from server.common.addresses import interface_addresses
+from server.common.browser_address_policy import interface_addresses
 from server.common.clock import Clock, SystemClock
 from server.common.crypto.box import SecretBox
 from server.common.keys import SigningKey

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import sqlalchemy as sa
 
-from server.common.addresses import AddressPolicy, IPAddress
+from server.common.browser_address_policy import AddressPolicy, IPAddress
 from server.common.clock import Clock
 from server.config import HostSettings
 from server.db.engine import Database
