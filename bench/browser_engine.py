@@ -80,7 +80,7 @@ from typing import Any, TypeVar
 from aiohttp import web
 from harness import percentile
 
-from server.common.addresses import AddressPolicy
+from server.common.browser_address_policy import AddressPolicy
 from server.config import load_settings
 from server.host.browser.callers import Caller
 from server.host.browser.engine import BrowserEngine

@@ -35,7 +35,7 @@ from typing import Any
 from aiohttp import web
 from harness import percentile
 
-from server.common.addresses import AddressPolicy
+from server.common.browser_address_policy import AddressPolicy
 from server.host.browser.callers import Caller
 from server.host.browser.engine import BrowserEngine
 from server.host.browser.partitions import Partition

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 from pydantic.fields import FieldInfo
 
-from server.common.addresses import parse_allowed_host
+from server.common.browser_address_policy import parse_allowed_host
 from server.common.errors import InvalidArgument
 from server.common.protocol.view import MAX_VIEW_MESSAGE
 from server.common.wire import invalid_argument_from

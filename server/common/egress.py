@@ -33,6 +33,8 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
+from server.common.tasks import BackgroundTasks
+
 WINDOW = 256 * 1024
 CHUNK = 16 * 1024
 # Data bytes a sender keeps sent and not yet reported received, over all streams.
@@ -235,7 +237,7 @@ class Multiplexer:
         self._open_seconds = open_seconds
         self._streams: dict[int, EgressStream] = {}
         self._pending: dict[int, _Pending] = {}
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = BackgroundTasks("egress channel")
         self._next_id = 1
         self.closed = False
 
@@ -414,8 +416,7 @@ class Multiplexer:
         for stream in list(self._streams.values()):
             stream._ended()
         self._streams.clear()
-        for task in list(self._tasks):
-            task.cancel()
+        self._tasks.cancel()
 
     def _opened_by_peer(self, stream_id: int, payload: bytes) -> None:
         if self._accept is None or stream_id in self._streams or len(payload) < 3:
@@ -432,9 +433,7 @@ class Multiplexer:
             self.send(Kind.REFUSED, stream_id, bytes((Refusal.UNRESOLVED,)))
             return
         self._streams[stream_id] = stream
-        task = asyncio.get_running_loop().create_task(self._accept(stream, host, port))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.spawn(self._accept(stream, host, port))
 
 
 # The channel's send buffer the multiplexer keeps filled: enough to keep the link busy,

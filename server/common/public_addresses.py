@@ -5,7 +5,7 @@ It judges RESOLVED addresses, never host text: a name is resolved once, every ad
 resolved to must be public, and the caller dials the vetted address it gets back (no
 second resolution, so a name cannot answer differently between the check and the dial).
 
-Public means what ``server.common.addresses`` says (its one table of special-purpose
+Public means what ``server.common.browser_address_policy`` says (its one table of special-purpose
 blocks, which the browsers apply too), and not one of the host's own addresses when
 ``own_addresses`` lists them. A host may allow an explicit set of networks or host names;
 tests may allow exact (address, port) endpoints.
@@ -20,7 +20,7 @@ import socket
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 
-from server.common.addresses import (
+from server.common.browser_address_policy import (
     ALWAYS_REFUSED,
     HOST_BLOCK,
     AddressRefused,

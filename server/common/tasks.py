@@ -42,6 +42,17 @@ class BackgroundTasks:
     def __len__(self) -> int:
         return len(self._tasks)
 
+    def cancel(self) -> None:
+        """Cancels every task without waiting for them to end, for an owner whose close
+        cannot wait."""
+        for task in list(self._tasks):
+            task.cancel()
+
+    async def drain(self) -> None:
+        """Waits until every task has ended, those started meanwhile too; cancels none."""
+        while self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+
     async def close(self) -> None:
         tasks = list(self._tasks)
         for task in tasks:

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-ALEMBIC_DIR = Path(__file__).resolve().parents[2] / "alembic"
+ALEMBIC_DIR = Path(__file__).resolve().parent / "migrations"
 # Serialises migrations when several hubs start at once on one PostgreSQL.
 _MIGRATION_LOCK_KEY = 0x637265776873
 
@@ -298,12 +298,11 @@ class DatabaseTooNew(CrewhostError):
 
 
 def _upgrade(connection: Connection, to: str) -> None:
+    from alembic import command
     from alembic.config import Config
     from alembic.migration import MigrationContext
     from alembic.script import ScriptDirectory
     from alembic.util import CommandError
-
-    from alembic import command
 
     config = Config()
     config.set_main_option("script_location", str(ALEMBIC_DIR))

@@ -1,4 +1,4 @@
-"""The schema, as SQLAlchemy Core tables. Alembic's history in ``alembic/`` creates it.
+"""The schema, as SQLAlchemy Core tables. Alembic's history in ``server/db/migrations/`` creates it.
 
 Times are seconds since the epoch (float) so SQLite and PostgreSQL agree exactly.
 Every table that belongs to a team carries ``team_id``.

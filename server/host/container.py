@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, fields
 from types import TracebackType
 from typing import Any
 
-from server.common.addresses import interface_addresses
+from server.common.browser_address_policy import interface_addresses
 from server.common.clock import Clock, SystemClock
 from server.common.crypto.box import SecretBox
 from server.common.keys import SigningKey

@@ -19,6 +19,8 @@ from typing import Any, Protocol
 import asyncpg
 from sqlalchemy.engine import make_url
 
+from server.common.tasks import BackgroundTasks
+
 log = logging.getLogger(__name__)
 
 CHANNEL = "crewhost_bus"
@@ -77,7 +79,7 @@ class PostgresBus:
         self._channel = f"{CHANNEL}_{schema}" if schema else CHANNEL
         self._sender: asyncpg.Connection | None = None
         self._handler: BusHandler | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = BackgroundTasks("hub bus")
         self._listening: asyncio.Task[None] | None = None
         self.listening = asyncio.Event()
         # One connection runs one query at a time.
@@ -127,9 +129,7 @@ class PostgresBus:
     def _dispatch(self, message: dict[str, Any]) -> None:
         if self._handler is None:
             return
-        task = asyncio.get_running_loop().create_task(self._handler(message))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.spawn(self._handler(message))
 
     async def publish(self, message: dict[str, Any]) -> None:
         payload = json.dumps(message, separators=(",", ":"))
@@ -153,8 +153,7 @@ class PostgresBus:
 
     async def close(self) -> None:
         self._handler = None
-        for task in list(self._tasks):
-            task.cancel()
+        self._tasks.cancel()
         if self._listening is not None:
             self._listening.cancel()
             with contextlib.suppress(asyncio.CancelledError):

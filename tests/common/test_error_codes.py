@@ -46,7 +46,7 @@ WHO_RECEIVES: tuple[tuple[str, tuple[ErrorCode, ...] | None], ...] = (
     ("server/host/", HOST_ANSWERS),
     ("server/common/protocol/view.py", HOST_ANSWERS),
     ("server/common/protocol/team_api.py", HOST_ANSWERS),
-    ("server/common/addresses.py", HOST_ANSWERS),
+    ("server/common/browser_address_policy.py", HOST_ANSWERS),
     # Start-up, settings and shared helpers: declared for someone, at least.
     ("server/", HUB_ANSWERS + HOST_ANSWERS + ADMIN_ERROR_CODES),
 )

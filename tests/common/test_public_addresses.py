@@ -6,7 +6,7 @@ import ipaddress
 
 import pytest
 
-from server.common.addresses import AddressRefused
+from server.common.browser_address_policy import AddressRefused
 from server.common.public_addresses import (
     NameNotResolved,
     NonPublicAddress,

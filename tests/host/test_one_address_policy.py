@@ -12,7 +12,7 @@ import struct
 import pytest
 
 from peer.egress import TargetDialer
-from server.common.addresses import (
+from server.common.browser_address_policy import (
     BLOCKS,
     AddressPolicy,
     AddressRefused,

@@ -29,7 +29,7 @@ import dns.rdataclass
 import dns.rdatatype
 import dns.rrset
 
-from server.common.addresses import IPAddress
+from server.common.browser_address_policy import IPAddress
 from server.common.public_addresses import NameNotResolved
 
 

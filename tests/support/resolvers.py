@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 
-from server.common.addresses import IPAddress
+from server.common.browser_address_policy import IPAddress
 from server.common.public_addresses import NameNotResolved
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from aiohttp import web
 
-from server.common.addresses import AddressPolicy
+from server.common.browser_address_policy import AddressPolicy
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 

@@ -9,6 +9,7 @@ from pydantic import Field, RootModel, ValidationError
 from server.common.errors import InvalidArgument
 from server.common.protocol.codec import PROTOCOL_VERSION, ErrorInfo
 from server.common.protocol.events import RevocationCode
+from server.common.protocol.ids import AccountId, HostId, TeamId
 from server.common.protocol.signaling import SDP_MAX
 from server.common.wire import InboundModel, invalid_argument_from
 
@@ -29,14 +30,14 @@ class LinkChallenge(InboundModel):
 
 class LinkHello(InboundModel):
     type: Literal["hello"] = "hello"
-    host_id: str = Field(max_length=64)
+    host_id: HostId
     signature: str = Field(max_length=256)
     protocol: int = PROTOCOL_VERSION
 
 
 class LinkWelcome(InboundModel):
     type: Literal["welcome"] = "welcome"
-    host_id: str
+    host_id: HostId
     # The hub's clock when the link began: revocations before it may have been missed.
     hub_time: float
 
@@ -66,8 +67,8 @@ class LinkRevoke(InboundModel):
 
     type: Literal["revoke"] = "revoke"
     session_hashes: list[str] = Field(default_factory=list)
-    team_id: str | None = None
-    account_id: str | None = None
+    team_id: TeamId | None = None
+    account_id: AccountId | None = None
     all_peers: bool = False
     # Why, for the peers' ``revoked`` event; ``reason`` is the same in words, for logs. A hub
     # of an earlier release sends no code: its revocation still ends the peers, said plainly.

@@ -3,34 +3,32 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated, Any
+from typing import Any
 
 from pydantic import Field, ValidationError
 
 from server.common.errors import InvalidArgument
 from server.common.protocol.codec import ErrorInfo, utf8_size
+from server.common.protocol.ids import ApiCallId
 from server.common.wire import InboundModel, WireModel, invalid_argument_from
 
 TEAM_API_LABEL = "team-api"
 MAX_TEAM_API_MESSAGE = 256 * 1024
 
 
-RequestId = Annotated[int, Field(ge=0, le=2**53)] | Annotated[str, Field(max_length=64)]
-
-
 class TeamApiRequest(InboundModel):
-    id: RequestId
+    id: ApiCallId
     route: str = Field(max_length=128)
     args: dict[str, Any] = Field(default_factory=dict)
 
 
 class TeamApiResult(WireModel):
-    id: RequestId | None
+    id: ApiCallId | None
     result: Any
 
 
 class TeamApiError(WireModel):
-    id: RequestId | None
+    id: ApiCallId | None
     error: ErrorInfo
 
 

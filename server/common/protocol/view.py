@@ -18,6 +18,7 @@ from pydantic import Field, RootModel, ValidationError
 
 from server.common.errors import CrewhostError, InvalidArgument
 from server.common.protocol.codec import utf8_size
+from server.common.protocol.ids import TAB_ID_PATTERN
 from server.common.wire import InboundModel, WireModel, invalid_argument_from
 
 VIEW_PREFIX = "view:"
@@ -29,7 +30,7 @@ MAX_CLIPBOARD = 1024 * 1024
 MAX_TYPED_TEXT = 4096
 # The largest JSON message a viewer may send, in UTF-8 bytes: a clipboard's text and its envelope.
 MAX_VIEW_MESSAGE = MAX_CLIPBOARD + 4096
-_TAB_ID = re.compile(r"^[0-9a-f-]{36}$")
+_TAB_ID = re.compile(TAB_ID_PATTERN)
 _VIEWPORT = re.compile(r"^(\d{2,4})x(\d{2,4})$")
 
 

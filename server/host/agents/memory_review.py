@@ -22,7 +22,7 @@ from typing import Any, Protocol
 from server.common.errors import CrewhostError, InvalidArgument
 from server.common.redaction import redact
 from server.common.tasks import BackgroundTasks
-from server.host.agents.providers.events import Failed, ToolCallFinished
+from server.host.agents.providers.events import Failed, StreamToolCallFinished
 from server.host.agents.providers.stream import ModelProvider, ModelRequest
 from server.host.agents.providers.transcript import (
     AnyMessage,
@@ -346,7 +346,7 @@ async def _ask(provider: ModelProvider, request: ModelRequest) -> list[dict[str,
         async for event in stream:
             if isinstance(event, Failed):
                 raise event.error
-            if isinstance(event, ToolCallFinished) and event.name == SAVE_TOOL:
+            if isinstance(event, StreamToolCallFinished) and event.name == SAVE_TOOL:
                 memories = event.arguments.get("memories")
                 if isinstance(memories, list):
                     saved.extend(m for m in memories if isinstance(m, dict))

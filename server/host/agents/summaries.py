@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from server.host.agents.providers.events import Failed, TextDelta
+from server.host.agents.providers.events import Failed, StreamTextDelta
 from server.host.agents.providers.stream import ModelProvider, ModelRequest
 from server.host.agents.providers.transcript import UserMessage
 from server.host.tools.base import Summarize, ToolFailure
@@ -28,7 +28,7 @@ def summarizer(provider: ModelProvider, model: str) -> Summarize:
         parts: list[str] = []
         async with provider.stream(request) as stream:
             async for event in stream:
-                if isinstance(event, TextDelta):
+                if isinstance(event, StreamTextDelta):
                     parts.append(event.text)
                 elif isinstance(event, Failed):
                     raise ToolFailure(

@@ -28,7 +28,7 @@ from typing import Any, Literal, Protocol
 from server.common.errors import CrewhostError
 from server.common.protocol.events import TurnStatus
 from server.host.agents.permissions import auto_approved
-from server.host.agents.providers.events import Failed, TextDelta, Usage
+from server.host.agents.providers.events import Failed, StreamTextDelta, Usage
 from server.host.agents.providers.stream import ModelProvider, ModelReply, ModelRequest
 from server.host.agents.providers.transcript import (
     AssistantMessage,
@@ -190,7 +190,7 @@ async def _ask(
         asked = time.perf_counter()
         async with setup.provider.stream(request) as stream:
             async for event in stream:
-                if isinstance(event, TextDelta):
+                if isinstance(event, StreamTextDelta):
                     said = True
                     sink.text(event.text)
                 elif isinstance(event, Usage):

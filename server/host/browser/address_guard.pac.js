@@ -4,7 +4,7 @@
 // listener for its rule instead; everything else goes through the host's filtering proxy
 // (POLICY.connect), which judges the address it dials: this script's lookup is not the
 // connection's. POLICY is filled in from the host's settings when Chromium starts (see
-// address_guard.py): its rows are the Python policy's own (server/common/addresses.py), in
+// address_guard.py): its rows are the Python policy's own (server/common/browser_address_policy.py), in
 // order; the first that holds an address decides, and a row without a listener lets it
 // through (to the filtering proxy).
 var POLICY = /*POLICY*/ null;

@@ -48,7 +48,7 @@ from types import TracebackType
 from typing import Any
 from urllib.parse import urlsplit
 
-from server.common.addresses import (
+from server.common.browser_address_policy import (
     AddressPolicy,
     IPAddress,
     IPNetwork,

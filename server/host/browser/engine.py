@@ -20,7 +20,7 @@ from typing import Literal, TypeVar
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
 
-from server.common.addresses import AddressPolicy, AddressRefused
+from server.common.browser_address_policy import AddressPolicy, AddressRefused
 from server.common.clock import Clock, SystemClock
 from server.host.browser.address_guard import AddressGuard
 from server.host.browser.callers import Caller

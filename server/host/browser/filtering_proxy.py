@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Generic, TypeVar
 
-from server.common.addresses import IPAddress, Rule, ip_literal, normalize_host
+from server.common.browser_address_policy import IPAddress, Rule, ip_literal, normalize_host
 
 log = logging.getLogger(__name__)
 

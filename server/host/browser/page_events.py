@@ -18,6 +18,7 @@ from playwright.async_api import CDPSession, Dialog, Frame, Page, Request
 from playwright.async_api import Error as PlaywrightError
 
 from server.common.clock import Clock
+from server.common.tasks import BackgroundTasks
 from server.host.browser import page_facts, page_setup, passkeys
 from server.host.browser.dialogs import PendingDialog
 from server.host.browser.identity import BrowserIdentity
@@ -55,7 +56,7 @@ class PageEvents:
         self._deadline = deadline
         self._forget = forget
         self._save = save
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = BackgroundTasks("page events")
         self._closing = False
         self._saves_due: set[str] = set()
 
@@ -89,11 +90,7 @@ class PageEvents:
     async def close(self) -> None:
         """Stops listening (the browser is closing) and ends the background steps."""
         self._closing = True
-        for task in list(self._tasks):
-            task.cancel()
-        for task in list(self._tasks):
-            with contextlib.suppress(BaseException):
-                await task
+        await self._tasks.close()
 
     def _on_crash(self, tab: Tab, page: Page) -> None:
         if tab.page is page:
@@ -226,9 +223,7 @@ class PageEvents:
             except PlaywrightError as exc:
                 log.debug("background browser step failed: %s", exc)
 
-        task = asyncio.get_running_loop().create_task(run())
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        task = self._tasks.spawn(run())
 
         def close_unstarted(done: asyncio.Task[None]) -> None:
             # A step cancelled before it began (the browser closed) will never run.

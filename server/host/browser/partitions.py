@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from server.common.errors import InvalidArgument
+from server.common.protocol.ids import PROFILE_PREFIX
 
 PartitionKind = Literal["shared", "agent", "profile", "private"]
 KINDS: tuple[PartitionKind, ...] = ("shared", "agent", "profile", "private")
@@ -35,7 +36,7 @@ def agent_key(agent_id: str) -> str:
 
 def new_profile_id() -> str:
     """A new named profile id, ``profile-<32 hex>``."""
-    return f"profile-{uuid.uuid4().hex}"
+    return f"{PROFILE_PREFIX}{uuid.uuid4().hex}"
 
 
 @dataclass(frozen=True)

@@ -12,13 +12,10 @@ import logging
 from collections.abc import Callable
 from pathlib import Path
 
-import sqlalchemy as sa
-
-from server.common.addresses import AddressPolicy, IPAddress
+from server.common.browser_address_policy import AddressPolicy, IPAddress
 from server.common.clock import Clock
 from server.config import HostSettings
 from server.db.engine import Database
-from server.db.tables import browser_profiles
 from server.host.browser.engine import BrowserEngine
 from server.host.browser.lifetime import IdlePolicy, system_memory_low
 from server.host.browser.partitions import Partition
@@ -29,6 +26,7 @@ from server.host.proxies.judge import ProxyAddressJudge
 from server.host.proxies.launcher import ProxyLauncher
 from server.host.proxies.marks import ProxyMarks
 from server.host.signals import Signals
+from server.host.storage.profiles import BrowserProfileRepository
 
 log = logging.getLogger(__name__)
 
@@ -51,6 +49,7 @@ class BrowserRuntime:
         self._settings = settings
         self._db = db
         # Kept in step by the profile service; the engine asks while restoring tabs.
+        self._profile_repo = BrowserProfileRepository()
         self._profiles: set[tuple[str, str]] = set()
         signals = signals or Signals()
         self.proxy_marks = ProxyMarks(signals)
@@ -88,10 +87,7 @@ class BrowserRuntime:
         async with self._start_lock:
             if not self._engine.running:
                 async with self._db.read() as conn:
-                    rows = await conn.execute(
-                        sa.select(browser_profiles.c.team_id, browser_profiles.c.id)
-                    )
-                    self._profiles = {(row[0], row[1]) for row in rows}
+                    self._profiles = await self._profile_repo.list_profile_keys_of_every_team(conn)
                 await self._engine.__aenter__()
                 self._sweeper = asyncio.get_running_loop().create_task(self._sweep())
                 log.info("browser started")

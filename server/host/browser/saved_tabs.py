@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from server.common.clock import Clock
+from server.common.tasks import BackgroundTasks
 from server.host.browser.partitions import Partition
 from server.host.browser.state import STATE_FILE, SavedTab, read_state, write_state
 from server.host.browser.tab_registry import TabRegistry
@@ -42,7 +43,7 @@ class SavedTabs:
         self._profile_exists = profile_exists
         self._lock = asyncio.Lock()
         self._due: set[str] = set()
-        self._writes: set[asyncio.Task[None]] = set()
+        self._writes = BackgroundTasks("browser state writer")
 
     def save_soon(self, team_id: str) -> None:
         """The team's file is written in the background, just after the caller goes on
@@ -58,14 +59,11 @@ class SavedTabs:
             except OSError:
                 log.exception("could not write the browser state file")
 
-        task = asyncio.get_running_loop().create_task(write())
-        self._writes.add(task)
-        task.add_done_callback(self._writes.discard)
+        self._writes.spawn(write())
 
     async def flush(self) -> None:
         """Waits for the writes that are due or under way."""
-        while self._writes:
-            await asyncio.gather(*self._writes, return_exceptions=True)
+        await self._writes.drain()
 
     async def save(self, team_id: str) -> None:
         saved = [

@@ -138,21 +138,6 @@ class Tab:
     def loaded(self) -> bool:
         return self._page is not None
 
-    def to_wire(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "url": self.url,
-            "title": self.title,
-            "icon": self.icon.digest if self.icon else None,
-            "ownerAgentId": self.owner_agent_id,
-            "ownerThreadId": self.owner_thread_id,
-            "openerTabId": self.opener_tab_id,
-            "partition": {"kind": self.partition.kind, "label": self.partition.label},
-            "heldByPerson": self.held_by is not None,
-            "loaded": self.loaded,
-            "dialog": self.dialog.to_wire() if self.dialog else None,
-        }
-
 
 @dataclass(frozen=True)
 class TabResult(Generic[T]):

@@ -20,7 +20,7 @@ import ssl
 import struct
 from typing import Literal, Protocol
 
-from server.common.addresses import IPAddress
+from server.common.browser_address_policy import IPAddress
 from server.common.public_addresses import NameNotResolved
 from server.host.proxies.addresses import ProxyAddress
 from server.host.proxies.judge import ProxyAddressJudge, ProxyAddressRefused

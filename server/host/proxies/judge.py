@@ -16,7 +16,7 @@ import asyncio
 import logging
 from dataclasses import dataclass, field
 
-from server.common.addresses import IPAddress
+from server.common.browser_address_policy import IPAddress
 from server.common.errors import Forbidden
 from server.common.public_addresses import (
     NameNotResolved,

@@ -12,17 +12,16 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, StringConstraints
 
+from server.common.protocol.ids import AgentId, MemoryId
 from server.common.roles import Role
 from server.common.wire import InboundModel, WireInt, WireModel, no_control_characters
 from server.host.container import HostCall
-from server.host.routes.agents import AgentId
 from server.host.rtc.team_api import HostRouteTable
 from server.host.services.memories import MAX_MEMORY_CHARS, normalize_site
 from server.host.storage.memories import AgentMemory, MemoryQuery
 
 routes = HostRouteTable("agent-memories-v1")
 
-MemoryId = Annotated[str, StringConstraints(pattern=r"^[0-9A-Za-z_-]{1,64}$")]
 MemoryText = Annotated[
     str,
     StringConstraints(strip_whitespace=True, min_length=1, max_length=MAX_MEMORY_CHARS),

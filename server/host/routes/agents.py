@@ -6,6 +6,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field, StringConstraints
 
+from server.common.protocol.ids import AgentId, ProviderId
 from server.common.roles import Role
 from server.common.wire import InboundModel, WireInt, WireModel, no_control_characters
 from server.host.agents.permissions import FAMILIES, FAMILY_OF_TOOL, Permission
@@ -16,14 +17,12 @@ from server.host.storage.agents import Agent
 
 routes = HostRouteTable("agents-v1")
 
-AgentId = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{32}$")]
 AgentName = Annotated[
     str,
     StringConstraints(strip_whitespace=True, min_length=1, max_length=100),
     AfterValidator(no_control_characters),
 ]
 Instructions = Annotated[str, StringConstraints(max_length=20_000)]
-ProviderId = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9-]{0,39}$")]
 ModelName = Annotated[
     str,
     StringConstraints(strip_whitespace=True, min_length=1, max_length=200),

@@ -7,6 +7,7 @@ from typing import Annotated
 from pydantic import Field, StringConstraints
 
 from server.common.protocol.events import SecretRequestDetails, VaultItemRequestDetails
+from server.common.protocol.ids import RequestId
 from server.common.roles import Role
 from server.common.wire import InboundModel, WireModel
 from server.host.agents.attention import MAX_ANSWER_CHARS, AttentionRequest
@@ -16,7 +17,6 @@ from server.host.rtc.team_api import HostRouteTable
 
 routes = HostRouteTable("attention-v1")
 
-RequestId = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{32}$")]
 Hash = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
 
 

@@ -13,6 +13,7 @@ from typing import Annotated
 
 from pydantic import Field, StringConstraints
 
+from server.common.protocol.ids import ProfileId, RequestId, TabId
 from server.common.roles import Role
 from server.common.wire import InboundModel, WireModel
 from server.host.container import HostCall
@@ -26,9 +27,6 @@ routes = HostRouteTable("browser-control-v1")
 
 # What a person typed: an address with or without its scheme, or a search phrase.
 TypedAddress = Annotated[str, StringConstraints(min_length=1, max_length=8192)]
-TabId = Annotated[str, StringConstraints(pattern=r"^[0-9a-f-]{36}$")]
-ProfileId = Annotated[str, StringConstraints(pattern=r"^profile-[0-9a-f]{32}$")]
-RequestId = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{32}$")]
 
 
 class TabRef(InboundModel):

@@ -6,6 +6,7 @@ from typing import Annotated
 
 from pydantic import AfterValidator, Field, StringConstraints
 
+from server.common.protocol.ids import AgentId, ProfileId
 from server.common.roles import Role
 from server.common.wire import InboundModel, WireInt, WireModel, no_control_characters
 from server.host.container import HostCall
@@ -21,7 +22,6 @@ ProfileName = Annotated[
     StringConstraints(strip_whitespace=True, min_length=1, max_length=60),
     AfterValidator(no_control_characters),
 ]
-ProfileId = Annotated[str, StringConstraints(pattern=r"^profile-[0-9a-f]{32}$")]
 
 
 class ProfileView(WireModel):
@@ -57,7 +57,7 @@ class ProfileRef(InboundModel):
 
 
 class AssignProfile(InboundModel):
-    agent_id: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{32}$")]
+    agent_id: AgentId
     profile: str = Field(description="'shared', 'agent' (only this agent) or a profile id")
 
 

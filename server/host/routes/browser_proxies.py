@@ -6,6 +6,7 @@ from typing import Annotated
 
 from pydantic import Field, StringConstraints
 
+from server.common.protocol.ids import ProfileId, ProxyId
 from server.common.roles import Role
 from server.common.wire import InboundModel, WireModel
 from server.host.container import HostCall
@@ -16,8 +17,6 @@ from server.host.services.proxies import MAX_PROFILE_REFS, ProxyStatus
 
 routes = HostRouteTable("browser-proxies-v1")
 
-ProxyId = Annotated[str, StringConstraints(pattern=r"^proxy-[0-9a-f]{32}$")]
-ProfileId = Annotated[str, StringConstraints(pattern=r"^profile-[0-9a-f]{32}$")]
 Address = Annotated[str, StringConstraints(min_length=1, max_length=MAX_ADDRESS_LENGTH)]
 PASSWORD_MASK = "••••••••"  # noqa: S105 (a mask, never a password)
 

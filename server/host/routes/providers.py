@@ -6,6 +6,7 @@ from typing import Annotated, Any
 
 from pydantic import Field, StringConstraints
 
+from server.common.protocol.ids import ProviderId
 from server.common.roles import Role
 from server.common.wire import InboundModel, WireModel
 from server.host.container import HostCall
@@ -22,11 +23,6 @@ from server.host.services.providers import (
 
 routes = HostRouteTable("providers-v1")
 
-ProviderId = Annotated[
-    str,
-    StringConstraints(min_length=1, max_length=100),
-    Field(description="'anthropic', 'openai', 'openrouter' or a custom provider's id"),
-]
 Key = Annotated[str, StringConstraints(min_length=1, max_length=MAX_KEY_LENGTH)]
 BaseUrl = Annotated[str, StringConstraints(min_length=1, max_length=MAX_BASE_URL_LENGTH)]
 Model = Annotated[str, StringConstraints(min_length=1, max_length=MAX_MODEL_LENGTH)]

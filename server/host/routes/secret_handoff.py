@@ -10,6 +10,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
+from server.common.protocol.ids import RequestId
 from server.common.roles import Role
 from server.common.wire import InboundModel, WireModel
 from server.host.agents.secret_handoff import MAX_SECRET_LENGTH
@@ -18,7 +19,6 @@ from server.host.rtc.team_api import HostRouteTable
 
 routes = HostRouteTable("browser-secret-handoff-v1")
 
-RequestId = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{32}$")]
 SecretValue = Annotated[str, StringConstraints(max_length=MAX_SECRET_LENGTH)]
 SecretValues = Annotated[list[SecretValue], Field(min_length=1, max_length=8)]
 

@@ -11,10 +11,11 @@ from typing import Annotated
 
 from pydantic import StringConstraints
 
+from server.common.protocol.ids import RequestId
 from server.common.roles import Role
 from server.common.wire import WireModel
 from server.host.container import HostCall
-from server.host.routes.secret_handoff import RequestId, SubmitSecret
+from server.host.routes.secret_handoff import SubmitSecret
 from server.host.routes.vault import (
     VaultFieldValues,
     VaultItemWire,

@@ -6,10 +6,9 @@ ends with no steps when their control ends.
 
 from __future__ import annotations
 
-from typing import Annotated
+from pydantic import Field
 
-from pydantic import Field, StringConstraints
-
+from server.common.protocol.ids import RecordingId
 from server.common.roles import Role
 from server.common.wire import InboundModel, WireModel
 from server.host.agents.teaching import MAX_TEACH_STEPS, Recording
@@ -18,8 +17,6 @@ from server.host.routes.browser_control import TabRef
 from server.host.rtc.team_api import HostRouteTable
 
 routes = HostRouteTable("browser-teach-v1")
-
-RecordingId = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{32}$")]
 
 
 class RecordingRef(InboundModel):

@@ -8,19 +8,18 @@ from pydantic import AfterValidator, Field, StringConstraints
 
 from server.common.protocol.capabilities import ATTACHMENT_CAPABILITIES
 from server.common.protocol.events import TaskItem
+from server.common.protocol.ids import AgentId, ThreadId
 from server.common.roles import Role
 from server.common.wire import InboundModel, WireModel, no_control_characters
 from server.host.agents.providers.transcript import PROVIDER_ONLY
 from server.host.agents.threads import MAX_ATTACHMENTS, MAX_MESSAGE_CHARS
 from server.host.container import HostCall
-from server.host.routes.agents import AgentId
 from server.host.rtc.team_api import HostRouteTable
 from server.host.storage.threads import Thread, Turn
 from server.host.workspace.paths import MAX_PATH_CHARS
 
 routes = HostRouteTable("threads-v1", also=ATTACHMENT_CAPABILITIES)
 
-ThreadId = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{32}$")]
 Title = Annotated[
     str,
     StringConstraints(strip_whitespace=True, max_length=200),

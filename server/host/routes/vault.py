@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
+from server.common.protocol.ids import VaultItemId
 from server.common.roles import Role
 from server.common.wire import InboundModel, WireInt, WireModel
 from server.host.container import HostCall
@@ -20,7 +21,6 @@ DEFAULT_PAGE = 50
 
 # Bounds of what is parsed at all; the vault service checks each field's own limit.
 Text = Annotated[str, StringConstraints(max_length=4096)]
-ItemId = Annotated[str, StringConstraints(min_length=1, max_length=64)]
 Sites = Annotated[list[Text], Field(max_length=MAX_SITES)]
 
 
@@ -80,7 +80,7 @@ class VaultItemDeleted(WireModel):
 
 
 class ItemRef(InboundModel):
-    item_id: ItemId
+    item_id: VaultItemId
 
 
 class LoginFields(InboundModel):
@@ -141,7 +141,7 @@ class VaultFieldValues(InboundModel):
 class UpdateVaultItem(VaultFieldValues):
     """Only the fields given change; a secret sent as the mask keeps its value, null clears."""
 
-    item_id: ItemId
+    item_id: VaultItemId
 
 
 def summary_view(item: VaultSummary) -> VaultSummaryView:

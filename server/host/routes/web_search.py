@@ -6,13 +6,14 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
+from server.common.protocol.ids import SearchEngineId
 from server.common.roles import Role
 from server.common.wire import InboundModel, WireModel
 from server.host.container import HostCall
 from server.host.routes.system import NoArgs
 from server.host.rtc.team_api import HostRouteTable
 from server.host.services.providers import MAX_BASE_URL_LENGTH, MAX_KEY_LENGTH
-from server.host.services.web_search import MAX_ENGINE_ID_LENGTH, WebSearchStatus
+from server.host.services.web_search import WebSearchStatus
 
 routes = HostRouteTable("web-search-v1")
 
@@ -29,7 +30,7 @@ class WebSearchView(WireModel):
 class SetWebSearch(InboundModel):
     engine: Engine
     base_url: Annotated[str, StringConstraints(max_length=MAX_BASE_URL_LENGTH)] | None = None
-    engine_id: Annotated[str, StringConstraints(max_length=MAX_ENGINE_ID_LENGTH)] | None = None
+    engine_id: SearchEngineId | None = None
     key: Annotated[str, StringConstraints(min_length=1, max_length=MAX_KEY_LENGTH)] | None = None
     keep_key: bool = Field(False, description="Keep the key already set for this engine.")
 

@@ -13,6 +13,7 @@ from typing import Annotated
 
 from pydantic import BeforeValidator, Field, StringConstraints, WithJsonSchema
 
+from server.common.protocol.ids import AgentId, UploadId
 from server.common.roles import Role
 from server.common.wire import InboundModel, WireInt, WireModel
 from server.host.container import HostCall
@@ -23,9 +24,7 @@ from server.host.workspace.paths import MAX_PATH_CHARS
 
 routes = HostRouteTable("workspace-v1")
 
-AgentId = Annotated[str, StringConstraints(min_length=1, max_length=64)]
 Path = Annotated[str, StringConstraints(max_length=MAX_PATH_CHARS)]
-UploadId = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{32}$")]
 
 
 _CHUNK_CHARS = 4 * (MAX_CHUNK_BYTES // 3 + 1)

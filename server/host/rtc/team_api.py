@@ -33,6 +33,7 @@ from server.common.protocol.team_api import (
 )
 from server.common.ratelimit import TokenBuckets
 from server.common.roles import Role
+from server.common.tasks import BackgroundTasks
 from server.common.wire import InboundModel, WireModel, invalid_argument_from
 from server.config import RtcSettings
 from server.host.metrics import HostMetrics
@@ -135,7 +136,7 @@ class TeamApiSession:
             clock, burst=settings.team_api_burst, refill_seconds=1 / settings.team_api_rate
         )
         self._max_in_flight = settings.team_api_in_flight
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = BackgroundTasks("team-api channel")
 
     def on_message(self, raw: str | bytes) -> None:
         """Called for each message; never raises."""
@@ -156,9 +157,7 @@ class TeamApiSession:
             self._send(TeamApiError(id=known_id, error=error_info(exc)))
             self._answered(request, exc.code, started)
             return
-        task = asyncio.get_running_loop().create_task(self._handle(request, started))
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.spawn(self._handle(request, started))
 
     async def _handle(self, request: TeamApiRequest, started: float) -> None:
         try:
@@ -216,5 +215,4 @@ class TeamApiSession:
             self._channel.send(encode(message))
 
     def close(self) -> None:
-        for task in list(self._tasks):
-            task.cancel()
+        self._tasks.cancel()

@@ -9,7 +9,6 @@ private threads carry a member's memory.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import ipaddress
 import logging
@@ -26,6 +25,7 @@ from server.common.errors import Conflict, InvalidArgument, NotFound
 from server.common.protocol import events
 from server.common.redaction import redact
 from server.common.roles import Role
+from server.common.tasks import BackgroundTasks
 from server.db.engine import Database
 from server.host.services.prompt_memories import PromptRow, PromptRows, candidates, seen_by
 from server.host.services.workspace import Member
@@ -88,7 +88,7 @@ class MemoryService:
         self._agents = AgentRepository()
         self._prompt_rows = PromptRows()
         # Writes counting the uses of memories turns carried, which turns do not wait on.
-        self._counting: set[asyncio.Task[None]] = set()
+        self._counting = BackgroundTasks("memory use counter")
 
     # -- what agents keep and read ---------------------------------------------------------
 
@@ -199,15 +199,12 @@ class MemoryService:
         texts = {row.id: row.text for row in visible}
         block = _block([texts[memory_id] for memory_id in shown], shown, len(visible))
         if block.shown:
-            task = asyncio.create_task(self._count_uses(team_id, block.shown, self._clock.now()))
-            self._counting.add(task)
-            task.add_done_callback(self._counting.discard)
+            self._counting.spawn(self._count_uses(team_id, block.shown, self._clock.now()))
         return block
 
     async def uses_counted(self) -> None:
         """Waits until the uses of every block made so far are written (and at shutdown)."""
-        while self._counting:
-            await asyncio.gather(*self._counting, return_exceptions=True)
+        await self._counting.drain()
 
     async def _count_uses(self, team_id: str, memory_ids: Sequence[str], now: float) -> None:
         try:

@@ -25,6 +25,7 @@ from server.common.clock import Clock
 from server.common.crypto.box import SecretBox, SecretUnreadable
 from server.common.errors import Conflict, InvalidArgument, NotFound
 from server.common.protocol.events import HostEvent, ProvidersChanged
+from server.common.protocol.ids import CUSTOM_PROVIDER_PREFIX
 from server.db.engine import Database
 from server.db.tables import PROVIDER_API_KEY
 from server.host.storage.agents import AgentRepository
@@ -39,7 +40,7 @@ MAX_NAME_LENGTH = 60
 MAX_BASE_URL_LENGTH = 2048
 MAX_MODEL_LENGTH = 200
 MAX_ERROR_LENGTH = 500
-CUSTOM_PREFIX = "custom-"
+CUSTOM_PREFIX = CUSTOM_PROVIDER_PREFIX
 
 Wire = Literal["anthropic", "openai"]
 

@@ -28,6 +28,7 @@ from server.common.clock import Clock
 from server.common.crypto.box import SecretBox, SecretUnreadable
 from server.common.errors import Conflict, Internal, InvalidArgument, NotFound
 from server.common.protocol.events import BrowserProfilesChanged, HostEvent
+from server.common.protocol.ids import PROXY_PREFIX
 from server.db.engine import Database
 from server.db.tables import PROXY_PASSWORD
 from server.host.browser.partitions import Partition
@@ -49,7 +50,6 @@ log = logging.getLogger(__name__)
 MAX_PROXIES = 50
 MAX_PROFILE_REFS = 100
 MAX_LABEL_LENGTH = 60
-PROXY_PREFIX = "proxy-"
 
 
 class ProxyPartitions(Protocol):

@@ -15,6 +15,7 @@ import aiohttp
 from server.common.clock import Clock
 from server.common.crypto.box import SecretBox, SecretUnreadable
 from server.common.errors import InvalidArgument
+from server.common.protocol.ids import MAX_SEARCH_ENGINE_ID_LENGTH
 from server.db.engine import Database
 from server.db.tables import WEB_SEARCH_API_KEY
 from server.host.services.providers import check_base_url, check_key
@@ -37,7 +38,7 @@ log = logging.getLogger(__name__)
 
 ENGINES = ("duckduckgo", "searxng", "brave", "google")
 DEFAULT_ENGINE = "duckduckgo"
-MAX_ENGINE_ID_LENGTH = 200
+MAX_ENGINE_ID_LENGTH = MAX_SEARCH_ENGINE_ID_LENGTH
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,13 @@ class BrowserProfileRepository:
         )
         return [BrowserProfile(**row._mapping) for row in result]
 
+    async def list_profile_keys_of_every_team(self, conn: AsyncConnection) -> set[tuple[str, str]]:
+        """Every team's (team id, profile id) pairs: host-wide, not per team, because the
+        browser restores the saved tabs of all teams at start and must know which named
+        profiles still exist for each."""
+        result = await conn.execute(sa.select(browser_profiles.c.team_id, browser_profiles.c.id))
+        return {(row.team_id, row.id) for row in result}
+
     async def get_profile(
         self, conn: AsyncConnection, team_id: str, profile_id: str
     ) -> BrowserProfile | None:

@@ -334,20 +334,23 @@ def repair_arguments(tool_name: str, raw_args: dict[str, Any]) -> dict[str, Any]
 
 # -- run_script helpers ----------------------------------------------------------------
 
-# A helper of run_script and the tool its step runs.
-HELPER_TOOLS = {
-    "navigate": "navigate",
-    "click": "click",
-    "type": "type",
-    "press": "press",
-    "hover": "hover",
-    "scroll": "scroll",
-    "selectOption": "select_option",
-    "setChecked": "set_checked",
-    "waitFor": "wait_for",
-    "evaluate": "evaluate",
-    "snapshot": "snapshot",
-}
+# The tools a run_script step may run, by tool name: the one list (run_script's table of
+# tools and the helpers below follow it).
+SCRIPT_TOOLS = (
+    "navigate",
+    "click",
+    "type",
+    "press",
+    "hover",
+    "scroll",
+    "select_option",
+    "set_checked",
+    "wait_for",
+    "evaluate",
+    "snapshot",
+)
+# A helper of run_script (the tool's name in camelCase) and the tool its step runs.
+HELPER_TOOLS = {to_camel(tool): tool for tool in SCRIPT_TOOLS}
 # The tools a ``step({action})`` may name, by their helper name or their tool name.
 STEP_ACTIONS = {**HELPER_TOOLS, **{tool: tool for tool in HELPER_TOOLS.values()}}
 # The longest a sleep or a page-function wait of a script may take.

@@ -18,7 +18,7 @@ import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
 from yarl import URL
 
-from server.common.addresses import IPAddress, normalize_host
+from server.common.browser_address_policy import IPAddress, normalize_host
 from server.common.errors import CrewhostError, InvalidArgument
 from server.common.public_addresses import (
     PublicOnlyPolicy,

@@ -25,6 +25,7 @@ from server.common.errors import (
     Unauthenticated,
     UnsupportedMediaType,
 )
+from server.common.protocol.ids import HEX_ID_PATTERN
 from server.common.roles import Role
 from server.common.wire import InboundModel, WireModel, invalid_argument_from
 from server.hub.container import HUB_KEY, Hub
@@ -41,7 +42,7 @@ CSRF_HEADER = "X-Crewhost-CSRF"
 # Set on a request whose body could not be read: its answer closes the connection.
 BODY_UNREADABLE = web.RequestKey("body_unreadable", bool)
 _SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
-_ID = re.compile(r"^[0-9a-f]{32}$")
+_ID = re.compile(HEX_ID_PATTERN)
 
 Access = Literal["public", "account"] | Role
 B = TypeVar("B")

@@ -22,7 +22,7 @@ def test_a_revocation_from_a_hub_that_names_no_cause_still_revokes() -> None:
 def test_a_revocation_keeps_the_cause_it_names() -> None:
     raw = {
         "type": "revoke",
-        "teamId": "t" * 32,
+        "teamId": "7" * 32,
         "code": "roleChanged",
         "reason": "r",
         "revokedAt": 1,

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 
-from server.common.addresses import (
+from server.common.browser_address_policy import (
     AddressPolicy,
     AddressRefused,
     IPAddress,

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from server.common.addresses import AddressPolicy
+from server.common.browser_address_policy import AddressPolicy
 from server.host.browser import filtering_proxy
 from server.host.browser.address_guard import AddressGuard
 from server.host.browser.filtering_proxy import FilteringProxy, Verdict

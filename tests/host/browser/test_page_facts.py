@@ -91,7 +91,7 @@ async def test_the_icon_the_page_names_or_its_favicon_is_listed_by_hash(
     tab = await engine.open_tab(TEAM, Partition.shared(), url=site.url("/app"))
     await eventually(lambda: tab.icon is not None)
     assert tab.icon is not None
-    assert tab.icon.digest == digest(PNG) == tab.to_wire()["icon"]
+    assert tab.icon.digest == digest(PNG)
     assert tab.icon.data_url == "data:image/png;base64," + base64.b64encode(PNG).decode()
 
     await engine.navigate(TEAM, tab.id, AGENT, site.url("/plain"))
@@ -110,7 +110,7 @@ async def test_an_icon_too_large_or_not_an_image_is_not_listed(
     icon_path = "/big.png" if path == "/big-icon" else "/plain"
     await eventually(lambda: any(p == icon_path for p, _ in site.requests))
     await eventually(lambda: tab.icon is None)
-    assert tab.to_wire()["icon"] is None
+    assert tab.icon is None
 
 
 async def test_the_pages_scripts_neither_see_nor_forge_the_report(

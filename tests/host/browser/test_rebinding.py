@@ -19,7 +19,7 @@ import pytest
 import pytest_asyncio
 from aiohttp import web
 
-from server.common.addresses import AddressPolicy, AddressRefused
+from server.common.browser_address_policy import AddressPolicy, AddressRefused
 from server.host.browser import address_guard
 from server.host.browser.callers import Caller
 from server.host.browser.engine import BrowserEngine

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import pytest_asyncio
 
-from server.common.addresses import AddressPolicy
+from server.common.browser_address_policy import AddressPolicy
 from server.host.browser.callers import Caller
 from server.host.browser.engine import BrowserEngine
 from server.host.browser.partitions import Partition

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 import pytest
 from aiohttp import web
 
-from server.common.addresses import AddressRefused
+from server.common.browser_address_policy import AddressRefused
 from server.common.errors import InvalidArgument
 from server.common.public_addresses import NameNotResolved, PublicOnlyPolicy
 from server.host.web.fetcher import FetchFailed, FetchLimits, WebFetcher

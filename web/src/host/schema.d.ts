@@ -2104,6 +2104,7 @@ export interface components {
             };
             /**
              * Provider
+             * @description 'anthropic', 'openai', 'openrouter' or a custom provider's id
              * @default anthropic
              */
             provider?: string;

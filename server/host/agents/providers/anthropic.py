@@ -31,9 +31,9 @@ from server.host.agents.providers.events import (
     Finished,
     StopReason,
     StreamEvent,
-    TextDelta,
+    StreamTextDelta,
+    StreamToolCallStarted,
     ToolCallArgumentsDelta,
-    ToolCallStarted,
     Usage,
 )
 from server.host.agents.providers.sse import SSEEvent
@@ -220,17 +220,17 @@ class AnthropicDecoder:
             if block["type"] == "tool_use":
                 call = PendingCall(block["id"], block["name"])
                 self._calls[data["index"]] = call
-                events: list[StreamEvent] = [ToolCallStarted(call.id, call.name)]
+                events: list[StreamEvent] = [StreamToolCallStarted(call.id, call.name)]
                 if block.get("input"):
                     # A block may open with its whole input rather than stream it.
                     call.fragments.append(json.dumps(block["input"]))
                 return events
             if block["type"] == "text" and block.get("text"):
-                return [TextDelta(block["text"])]
+                return [StreamTextDelta(block["text"])]
         elif kind == "content_block_delta":
             delta = data["delta"]
             if delta["type"] == "text_delta" and delta["text"]:
-                return [TextDelta(delta["text"])]
+                return [StreamTextDelta(delta["text"])]
             if delta["type"] == "input_json_delta":
                 call = self._calls[data["index"]]
                 call.fragments.append(delta["partial_json"])

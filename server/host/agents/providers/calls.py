@@ -6,12 +6,12 @@ import json
 from dataclasses import dataclass, field
 
 from server.host.agents.providers.events import (
+    StreamToolCallFinished,
     ToolCallDropped,
-    ToolCallFinished,
     ToolCallInvalid,
 )
 
-ToolCallVerdict = ToolCallFinished | ToolCallInvalid | ToolCallDropped
+ToolCallVerdict = StreamToolCallFinished | ToolCallInvalid | ToolCallDropped
 
 CUT_OFF_REASON = (
     "the reply reached its max_tokens limit before this tool call's arguments were complete"
@@ -49,4 +49,4 @@ class PendingCall:
             if cut_off:
                 return ToolCallDropped(self.id, self.name, CUT_OFF_REASON)
             return ToolCallInvalid(self.id, self.name, raw, "the arguments are not a JSON object")
-        return ToolCallFinished(self.id, self.name, arguments)
+        return StreamToolCallFinished(self.id, self.name, arguments)

@@ -25,14 +25,14 @@ StopReason = Literal["end_turn", "tool_use", "max_tokens", "stop_sequence", "ref
 
 
 @dataclass(frozen=True, slots=True)
-class TextDelta:
+class StreamTextDelta:
     """More of the reply's text."""
 
     text: str
 
 
 @dataclass(frozen=True, slots=True)
-class ToolCallStarted:
+class StreamToolCallStarted:
     """The model began a tool call."""
 
     id: str
@@ -48,7 +48,7 @@ class ToolCallArgumentsDelta:
 
 
 @dataclass(frozen=True, slots=True)
-class ToolCallFinished:
+class StreamToolCallFinished:
     """A complete tool call, its arguments parsed into a JSON object."""
 
     id: str
@@ -106,10 +106,10 @@ class Failed:
 
 
 StreamEvent = (
-    TextDelta
-    | ToolCallStarted
+    StreamTextDelta
+    | StreamToolCallStarted
     | ToolCallArgumentsDelta
-    | ToolCallFinished
+    | StreamToolCallFinished
     | ToolCallInvalid
     | ToolCallDropped
     | Usage

@@ -39,11 +39,11 @@ from server.host.agents.providers.events import (
     Finished,
     StopReason,
     StreamEvent,
-    TextDelta,
+    StreamTextDelta,
+    StreamToolCallFinished,
+    StreamToolCallStarted,
     ToolCallArgumentsDelta,
-    ToolCallFinished,
     ToolCallInvalid,
-    ToolCallStarted,
     Usage,
 )
 from server.host.agents.providers.sse import SSEEvent
@@ -278,7 +278,7 @@ class ChatCompletionsDecoder:
             delta = choice.get("delta") or {}
             content = delta.get("content")
             if isinstance(content, str) and content:
-                events.append(TextDelta(content))
+                events.append(StreamTextDelta(content))
             for fragment in delta.get("tool_calls") or ():
                 events.extend(self._tool_call(fragment))
             finish = choice.get("finish_reason")
@@ -307,7 +307,7 @@ class ChatCompletionsDecoder:
             call = PendingCall(call_id or f"call_{uuid.uuid4().hex[:24]}", name or "")
             self._calls.append(call)
             self._by_id[call.id] = call
-            events.append(ToolCallStarted(call.id, call.name))
+            events.append(StreamToolCallStarted(call.id, call.name))
         if isinstance(index, int):
             self._by_index[index] = call
         self._last = call
@@ -327,7 +327,7 @@ class ChatCompletionsDecoder:
         verdicts = [call.verdict(cut_off=raw == "length") for call in self._calls]
         stop = _STOP_REASONS.get(raw, "other")
         if stop == "end_turn" and any(
-            isinstance(verdict, ToolCallFinished | ToolCallInvalid) for verdict in verdicts
+            isinstance(verdict, StreamToolCallFinished | ToolCallInvalid) for verdict in verdicts
         ):
             stop = "tool_use"  # Ollama and others finish a tool call with "stop"
         return [*verdicts, self._usage, Finished(stop, raw)]

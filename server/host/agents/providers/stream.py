@@ -10,7 +10,7 @@ failure into one final ``Failed`` event. Usage::
     async with provider.stream(ModelRequest(model=..., messages=transcript, tools=specs)) as s:
         async for event in s:
             match event:
-                case TextDelta(text):
+                case StreamTextDelta(text):
                     show(text)
                 case Failed(error):
                     ...  # error.kind, error.message (no key in it), error.started
@@ -49,9 +49,9 @@ from server.host.agents.providers.events import (
     Finished,
     StopReason,
     StreamEvent,
-    TextDelta,
+    StreamTextDelta,
+    StreamToolCallFinished,
     ToolCallDropped,
-    ToolCallFinished,
     ToolCallInvalid,
     Usage,
 )
@@ -179,9 +179,9 @@ class ModelReply:
 
     def add(self, event: StreamEvent) -> None:
         match event:
-            case TextDelta(text):
+            case StreamTextDelta(text):
                 self.text_parts.append(text)
-            case ToolCallFinished(call_id, name, arguments):
+            case StreamToolCallFinished(call_id, name, arguments):
                 self.tool_calls.append(ToolCall(id=call_id, name=name, arguments=arguments))
             case ToolCallInvalid(call_id, name, _, _):
                 self.invalid_calls.append(event)

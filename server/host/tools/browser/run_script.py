@@ -45,7 +45,13 @@ from server.host.tools.browser import (
 from server.host.tools.page.descriptions import on_page, script_summary
 from server.host.tools.page.snapshots import take_snapshot
 from server.host.tools.page.tab_access import reachable_tab
-from server.host.tools.repair import HELPER_TOOLS, ScriptStep, repair_arguments, script_step
+from server.host.tools.repair import (
+    HELPER_TOOLS,
+    SCRIPT_TOOLS,
+    ScriptStep,
+    repair_arguments,
+    script_step,
+)
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +81,8 @@ _TOOLS: dict[str, Tool] = {
         snapshot.TOOL,
     )
 }
+if set(_TOOLS) != set(SCRIPT_TOOLS):
+    raise RuntimeError("run_script's tools are not repair.SCRIPT_TOOLS")
 
 # Why a step may stop the whole script: the error code of a check or a step, as a status.
 _STOPPING_CODES = {

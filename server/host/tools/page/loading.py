@@ -14,7 +14,7 @@ from typing import Annotated, Any
 from playwright.async_api import Error as PlaywrightError
 from pydantic import StringConstraints
 
-from server.common.addresses import AddressRefused
+from server.common.browser_address_policy import AddressRefused
 from server.common.errors import CrewhostError
 from server.host.browser.pages import LoadWait
 from server.host.browser.partitions import Partition

@@ -11,12 +11,12 @@ from server.host.agents.providers.anthropic import AnthropicProvider
 from server.host.agents.providers.events import (
     Failed,
     Finished,
-    TextDelta,
+    StreamTextDelta,
+    StreamToolCallFinished,
+    StreamToolCallStarted,
     ToolCallArgumentsDelta,
     ToolCallDropped,
-    ToolCallFinished,
     ToolCallInvalid,
-    ToolCallStarted,
     Usage,
 )
 from server.host.agents.providers.stream import HttpOptions, ModelRequest
@@ -61,9 +61,9 @@ async def test_text_streams_in_pieces_cut_anywhere_with_pings(
     events = await read_all(stream)
 
     assert events == [
-        TextDelta("Pricing "),
-        TextDelta("starts at "),
-        TextDelta("€9 ✓"),
+        StreamTextDelta("Pricing "),
+        StreamTextDelta("starts at "),
+        StreamTextDelta("€9 ✓"),
         Usage(21, 4),
         Finished("end_turn", "end_turn"),
     ]
@@ -106,10 +106,10 @@ async def test_a_tool_input_split_across_deltas_and_crlf_chunks(
 
     fragments = [e.json_fragment for e in events if isinstance(e, ToolCallArgumentsDelta)]
     assert len(fragments) == 4
-    assert events[0] == TextDelta("Let me look.")
-    assert events[1] == ToolCallStarted("toolu_01", "read_page")
+    assert events[0] == StreamTextDelta("Let me look.")
+    assert events[1] == StreamToolCallStarted("toolu_01", "read_page")
     assert events[-3:] == [
-        ToolCallFinished("toolu_01", "read_page", arguments),
+        StreamToolCallFinished("toolu_01", "read_page", arguments),
         Usage(21, 6),
         Finished("tool_use", "tool_use"),
     ]
@@ -196,8 +196,8 @@ async def test_max_tokens_cutting_a_tool_input_drops_that_call(
     stream = provider(session, fake_anthropic, http).stream(request())
     events = await read_all(stream)
 
-    verdicts = [e for e in events if isinstance(e, ToolCallFinished | ToolCallDropped)]
-    assert verdicts[0] == ToolCallFinished("toolu_a", "read_page", {"selector": "h1"})
+    verdicts = [e for e in events if isinstance(e, StreamToolCallFinished | ToolCallDropped)]
+    assert verdicts[0] == StreamToolCallFinished("toolu_a", "read_page", {"selector": "h1"})
     assert isinstance(verdicts[1], ToolCallDropped)
     assert verdicts[1].id == "toolu_b"
     assert "max_tokens" in verdicts[1].reason
@@ -227,7 +227,7 @@ async def test_thinking_blocks_are_ignored(
 ) -> None:
     fake_anthropic.script(MessageEvents().thinking("hmm").text("Done.").stop().reply())
     events = await read_all(provider(session, fake_anthropic, http).stream(request()))
-    assert events[0] == TextDelta("Done.")
+    assert events[0] == StreamTextDelta("Done.")
     assert events[-1] == Finished("end_turn", "end_turn")
 
 
@@ -315,7 +315,7 @@ async def test_a_stream_that_ends_early_is_a_network_error(
     body = MessageEvents().text("Cut").body()
     fake_anthropic.script(StreamReply(body))  # no message_stop
     events = await read_all(provider(session, fake_anthropic, http).stream(request()))
-    assert events[0] == TextDelta("Cut")
+    assert events[0] == StreamTextDelta("Cut")
     failed = events[-1]
     assert isinstance(failed, Failed)
     assert (failed.error.kind, failed.error.started) == ("network", True)
@@ -359,10 +359,10 @@ async def test_leaving_a_stream_early_releases_it(
     adapter = provider(session, fake_anthropic, http)
     async with adapter.stream(request()) as stream:
         async for event in stream:
-            assert event == TextDelta("one")
+            assert event == StreamTextDelta("one")
             break
     events = await read_all(adapter.stream(request()))
-    assert events[0] == TextDelta("again")
+    assert events[0] == StreamTextDelta("again")
 
 
 def test_the_base_url_may_end_in_v1() -> None:

@@ -8,12 +8,12 @@ import pytest
 from server.host.agents.providers.events import (
     Failed,
     Finished,
-    TextDelta,
+    StreamTextDelta,
+    StreamToolCallFinished,
+    StreamToolCallStarted,
     ToolCallArgumentsDelta,
     ToolCallDropped,
-    ToolCallFinished,
     ToolCallInvalid,
-    ToolCallStarted,
     Usage,
 )
 from server.host.agents.providers.openai import OpenAIProvider, chat_completions_url
@@ -62,8 +62,8 @@ async def test_text_usage_and_done(
     events = await read_all(stream)
 
     assert events == [
-        TextDelta("Pricing "),
-        TextDelta("starts at €9"),
+        StreamTextDelta("Pricing "),
+        StreamTextDelta("starts at €9"),
         Usage(30, 4),
         Finished("end_turn", "stop"),
     ]
@@ -110,11 +110,11 @@ async def test_tool_calls_by_index_across_chunks(
     stream = openai(session, fake_openai, http).stream(request())
     events = await read_all(stream)
 
-    assert events[0] == ToolCallStarted("call_a", "read_page")
+    assert events[0] == StreamToolCallStarted("call_a", "read_page")
     assert sum(isinstance(e, ToolCallArgumentsDelta) for e in events) == 8
     assert events[-4:] == [
-        ToolCallFinished("call_a", "read_page", first),
-        ToolCallFinished("call_b", "read_page", second),
+        StreamToolCallFinished("call_a", "read_page", first),
+        StreamToolCallFinished("call_b", "read_page", second),
         Usage(40, 20),
         Finished("tool_use", "tool_calls"),
     ]
@@ -257,7 +257,7 @@ async def test_openrouter_comments_path_and_usage(
         .reply(chunk_size=9)
     )
     events = await read_all(openai(session, fake_openrouter, http).stream(request()))
-    assert events == [TextDelta("Hi"), Usage(12, 1), Finished("end_turn", "stop")]
+    assert events == [StreamTextDelta("Hi"), Usage(12, 1), Finished("end_turn", "stop")]
     sent = fake_openrouter.requests[0]
     assert sent.path == "/api/v1/chat/completions"
     assert sent.body["max_tokens"] == 4096
@@ -273,7 +273,7 @@ async def test_openrouter_in_stream_error_after_text_is_reported_as_started(
         ChunkStream().comment().text("Half").error("Provider disconnected unexpectedly").reply()
     )
     events = await read_all(openai(session, fake_openrouter, http).stream(request()))
-    assert events[0] == TextDelta("Half")
+    assert events[0] == StreamTextDelta("Half")
     failed = events[-1]
     assert isinstance(failed, Failed)
     assert failed.error.kind == "server_error"
@@ -294,7 +294,7 @@ async def test_openrouter_in_stream_rate_limit_before_content_is_retried(
         ChunkStream().text("Fine.").finish().done().reply(),
     )
     events = await read_all(openai(session, fake_openrouter, http).stream(request()))
-    assert events[0] == TextDelta("Fine.")
+    assert events[0] == StreamTextDelta("Fine.")
     assert len(sleeps.delays) == 1
     assert len(fake_openrouter.requests) == 2
 
@@ -330,7 +330,7 @@ async def test_ollama_whole_calls_with_reused_or_missing_indexes_and_a_bare_orig
     )
     events = await read_all(adapter.stream(request()))
 
-    finished = [e for e in events if isinstance(e, ToolCallFinished)]
+    finished = [e for e in events if isinstance(e, StreamToolCallFinished)]
     assert [(e.id, e.arguments["selector"]) for e in finished] == [
         ("call_1", "h1"),
         ("call_2", "h2"),
@@ -354,7 +354,7 @@ async def test_fragments_without_ids_follow_their_index_and_calls_without_ids_ge
     )
     stream = openai(session, fake_ollama, http).stream(request())
     events = await read_all(stream)
-    [finished] = [e for e in events if isinstance(e, ToolCallFinished)]
+    [finished] = [e for e in events if isinstance(e, StreamToolCallFinished)]
     assert finished.arguments == {"selector": "p"}
     assert finished.id.startswith("call_")
 

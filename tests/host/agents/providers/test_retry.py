@@ -11,7 +11,7 @@ import pytest
 
 from server.host.agents.providers.anthropic import AnthropicProvider
 from server.host.agents.providers.errors import ProviderError
-from server.host.agents.providers.events import Failed, Finished, TextDelta
+from server.host.agents.providers.events import Failed, Finished, StreamTextDelta
 from server.host.agents.providers.openai import OpenAIProvider
 from server.host.agents.providers.retry import RetryPolicy, retry_after_seconds
 from server.host.agents.providers.stream import HttpOptions, ModelRequest
@@ -45,7 +45,7 @@ async def test_429_waits_as_long_as_retry_after_says(
         anthropic_error(429, "rate_limit_error", "slow down", {"retry-after": "7"}), ok().reply()
     )
     events = await read_all(anthropic(session, fake_anthropic, http).stream(REQUEST))
-    assert events[0] == TextDelta("Fine.")
+    assert events[0] == StreamTextDelta("Fine.")
     assert sleeps.delays == [7.0]
     assert len(fake_anthropic.requests) == 2
 
@@ -154,7 +154,7 @@ async def test_overloaded_mid_stream_before_any_content_is_retried(
 ) -> None:
     fake_anthropic.script(MessageEvents().ping().error().reply(chunk_size=11), ok().reply())
     events = await read_all(anthropic(session, fake_anthropic, http).stream(REQUEST))
-    assert events[0] == TextDelta("Fine.")
+    assert events[0] == StreamTextDelta("Fine.")
     assert len(sleeps.delays) == 1
 
 
@@ -167,7 +167,7 @@ async def test_overloaded_after_deltas_is_retryable_but_started(
     fake_anthropic.script(MessageEvents().text("Part").error().reply(chunk_size=11), ok().reply())
     stream = anthropic(session, fake_anthropic, http).stream(REQUEST)
     events = await read_all(stream)
-    assert events[0] == TextDelta("Part")
+    assert events[0] == StreamTextDelta("Part")
     failed = events[-1]
     assert isinstance(failed, Failed)
     assert failed.error.kind == "overloaded"
@@ -196,7 +196,7 @@ async def test_openai_429_with_retry_after_ms(
     )
     adapter = OpenAIProvider(session, api_key=OPENAI_KEY, base_url=fake_openai.base_url, http=http)
     events = await read_all(adapter.stream(REQUEST))
-    assert events[0] == TextDelta("Fine.")
+    assert events[0] == StreamTextDelta("Fine.")
     assert sleeps.delays == [1.5]
 
 

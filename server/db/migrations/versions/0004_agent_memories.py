@@ -8,7 +8,6 @@ Create Date: 2026-11-30 08:10:00.000000
 from __future__ import annotations
 
 import sqlalchemy as sa
-
 from alembic import op
 
 revision = "0004"

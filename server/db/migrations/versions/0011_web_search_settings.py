@@ -8,7 +8,6 @@ Create Date: 2026-12-02 01:30:00.000000
 from __future__ import annotations
 
 import sqlalchemy as sa
-
 from alembic import op
 
 revision = "0011"

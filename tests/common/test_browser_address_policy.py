@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from server.common.addresses import AddressPolicy, AddressRefused, parse_allowed_host
+from server.common.browser_address_policy import AddressPolicy, AddressRefused, parse_allowed_host
 
 DEFAULT = AddressPolicy()
 

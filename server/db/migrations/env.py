@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import asyncio
 
+from alembic import context
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from alembic import context
 from server.db.tables import metadata
 
 

@@ -8,7 +8,6 @@ Create Date: 2026-11-29 23:26:10.793395
 from __future__ import annotations
 
 import sqlalchemy as sa
-
 from alembic import op
 
 revision = "0001"

@@ -8,7 +8,6 @@ Create Date: 2026-12-01 08:40:00.000000
 from __future__ import annotations
 
 import sqlalchemy as sa
-
 from alembic import op
 
 revision = "0006"

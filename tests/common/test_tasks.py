@@ -1,0 +1,56 @@
+"""An owner's background tasks: closed, cancelled without waiting, or drained."""
+
+from __future__ import annotations
+
+import asyncio
+
+from server.common.tasks import BackgroundTasks
+
+
+async def test_close_cancels_what_runs_and_waits_for_it() -> None:
+    tasks = BackgroundTasks("test")
+    ended = asyncio.Event()
+
+    async def forever() -> None:
+        try:
+            await asyncio.Event().wait()
+        finally:
+            ended.set()
+
+    tasks.spawn(forever())
+    await asyncio.sleep(0)
+    await tasks.close()
+    assert ended.is_set()
+    assert len(tasks) == 0
+
+
+async def test_cancel_asks_every_task_to_stop_without_waiting() -> None:
+    tasks = BackgroundTasks("test")
+    task = tasks.spawn(asyncio.Event().wait())
+    tasks.cancel()
+    assert not task.done()
+    await asyncio.gather(task, return_exceptions=True)
+    assert task.cancelled()
+    assert len(tasks) == 0
+
+
+async def test_drain_waits_for_tasks_started_while_it_waits_and_cancels_none() -> None:
+    tasks = BackgroundTasks("test")
+    done: list[str] = []
+    go = asyncio.Event()
+
+    async def second() -> None:
+        done.append("second")
+
+    async def first() -> None:
+        await go.wait()
+        tasks.spawn(second())
+        done.append("first")
+
+    tasks.spawn(first())
+    draining = asyncio.create_task(tasks.drain())
+    await asyncio.sleep(0)
+    go.set()
+    await draining
+    assert done == ["first", "second"]
+    assert len(tasks) == 0
