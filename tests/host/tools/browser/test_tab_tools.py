@@ -4,7 +4,8 @@ get_tab_content's prompt, against real Chromium."""
 from __future__ import annotations
 
 from server.host.tools.base import ToolContext
-from tests.host.tools.conftest import TEAM, Site, call, open_page
+from tests.host.tools.conftest import TEAM, call, open_page
+from tests.support.sites import Site
 
 
 class Summaries:
