@@ -66,6 +66,7 @@ from peers import Member, builtin_host_id, sign_in
 from peer.connection import HostConnection, connect_to_host
 from server.config import load_settings
 from server.host.agents import turn_loop
+from server.host.tools import catalog
 from server.hub.app import build_app
 from server.hub.container import Hub
 from server.serve import builtin_host
@@ -155,7 +156,7 @@ class ToolTimes:
 
 def time_tool_calls(times: ToolTimes) -> None:
     """Wrap the turn loop's per-call step and its tool call with timers."""
-    run_call, call_tool = turn_loop._run_call, turn_loop.call_tool
+    run_call, call_tool = turn_loop._run_call, catalog.call_tool
 
     async def timed_run_call(*args: Any, **kwargs: Any) -> bool:
         started = time.perf_counter()
@@ -171,8 +172,9 @@ def time_tool_calls(times: ToolTimes) -> None:
         finally:
             times.tool.append(time.perf_counter() - started)
 
-    turn_loop._run_call = timed_run_call  # type: ignore[assignment]
-    turn_loop.call_tool = timed_call_tool  # type: ignore[assignment]
+    turn_loop._run_call = timed_run_call
+    # The loop calls the catalog's function through its own module's name: that is the one to wrap.
+    setattr(turn_loop, "call_tool", timed_call_tool)  # noqa: B010
 
 
 class HostThread:

@@ -11,6 +11,7 @@ when it is installed.
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections import Counter
 from collections.abc import Callable, Coroutine, Sequence
@@ -136,7 +137,7 @@ async def _run_clients(
     for plan in plans:
         request = plan.encode(f"{host}:{port}")
         _, client = await loop.create_connection(
-            lambda request=request: _Client(request, latencies, statuses), host, port
+            functools.partial(_Client, request, latencies, statuses), host, port
         )
         clients.append(client)
     try:

@@ -161,8 +161,9 @@ async def list_all(
     connection: HostConnection, expected: int | None = None, *, limit: int = 50
 ) -> tuple[list[float], int]:
     """Every item, a page (``limit``) at a time: each page's time and the answers' size."""
-    times, size, offset = [], 0, 0
-    seen = 0
+    times: list[float] = []
+    size = seen = 0
+    offset: int | None = 0
     while offset is not None:
         started = time.perf_counter()
         page = await connection.call("vault-v1/list", {"offset": offset, "limit": limit})

@@ -41,7 +41,8 @@ from aiohttp import web
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.harness import percentile
+from harness import percentile
+
 from server.common.public_addresses import PublicOnlyPolicy
 from server.host.web.extract import _readability_markdown, extract
 from server.host.web.fetcher import WebFetcher

@@ -250,7 +250,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"crewhost-peer: cannot reach the hub: {type(exc).__name__}", file=sys.stderr)
         return 1
     except (ConnectionError, TimeoutError) as exc:
-        print(f"crewhost-peer: the connection failed: {exc or type(exc).__name__}", file=sys.stderr)
+        print(
+            f"crewhost-peer: the connection failed: {str(exc) or type(exc).__name__}",
+            file=sys.stderr,
+        )
         return 1
     except KeyboardInterrupt:
         return 130  # the shell's code for Ctrl+C; outside a chat's turn nothing needs stopping

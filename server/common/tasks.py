@@ -26,9 +26,16 @@ class BackgroundTasks:
     def spawn(self, coroutine: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         """Run ``coroutine`` in the background; an exception it raises is logged, not lost."""
         task = asyncio.get_running_loop().create_task(coroutine)
+        self._keep(task)
+        return task
+
+    def start(self, coroutine: Coroutine[Any, Any, Any]) -> None:
+        """``spawn`` for a caller that keeps no handle: the task is the owner's alone."""
+        self._keep(asyncio.get_running_loop().create_task(coroutine))
+
+    def _keep(self, task: asyncio.Task[Any]) -> None:
         self._tasks.add(task)
         task.add_done_callback(self._done)
-        return task
 
     def _done(self, task: asyncio.Task[Any]) -> None:
         self._tasks.discard(task)

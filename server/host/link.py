@@ -106,9 +106,9 @@ class HostLinkClient:
                 log.warning("dropped a malformed message from the hub")
                 continue
             if isinstance(message, LinkOffer):
-                self._tasks.spawn(self._answer(socket, message))
+                self._tasks.start(self._answer(socket, message))
             elif isinstance(message, LinkRevoke):
-                self._tasks.spawn(self._services.peers.revoke(message))
+                self._tasks.start(self._services.peers.revoke(message))
 
     async def _answer(self, socket: aiohttp.ClientWebSocketResponse, offer: LinkOffer) -> None:
         reply: LinkAnswer | LinkRefused

@@ -80,7 +80,7 @@ class HostLinks:
         ``hostOffline`` for up to a lease. Other instances' links stay as they are."""
         if isinstance(self._bus, LocalBus):
             await self._hosts.forget_links()
-        self._tasks.spawn(self._renew_forever())
+        self._tasks.start(self._renew_forever())
 
     async def _renew_forever(self) -> None:
         while True:
@@ -226,7 +226,7 @@ class HostLinks:
         """A message from any hub instance (this one included)."""
         kind = message.get("kind")
         if kind == "offer" and message.get("host_id") in self._links:
-            self._tasks.spawn(self._relay_for_other_instance(message))
+            self._tasks.start(self._relay_for_other_instance(message))
         elif kind == "answer" and message.get("to") == self.instance_id:
             future = self._remote.pop(str(message.get("request_id")), None)
             if future is not None and not future.done():

@@ -6,7 +6,7 @@ import ipaddress
 
 import pytest
 
-from server.common.browser_address_policy import AddressRefused
+from server.common.browser_address_policy import AddressRefused, special_block
 from server.common.public_addresses import (
     NameNotResolved,
     NonPublicAddress,
@@ -14,7 +14,6 @@ from server.common.public_addresses import (
     is_public_address,
     parse_host_address,
     resolve_pinned,
-    special_block,
 )
 from tests.support.resolvers import TableResolver
 

@@ -20,12 +20,12 @@ from tests.e2e.conftest import (
     Crewhost,
     HubApi,
     Screens,
-    Site,
     owner_peer,
     sign_in_context,
     until,
 )
 from tests.e2e.test_web_client import open_host_screen
+from tests.support.sites import Site
 from tests.support.upstreams import tinyproxy
 
 pytestmark = pytest.mark.e2e

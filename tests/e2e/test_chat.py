@@ -15,22 +15,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.async_api import Browser, Page, expect
+from playwright.async_api import Browser, FilePayload, Page, expect
 
-from tests.e2e.conftest import (
-    DESKTOP,
-    Crewhost,
-    HubApi,
-    Screens,
-    Site,
-    Team,
-    owner_peer,
-    sign_in_context,
-)
+from tests.e2e.conftest import DESKTOP, Crewhost, HubApi, Screens, Team, owner_peer, sign_in_context
 from tests.e2e.test_access_changes import member_id
 from tests.e2e.test_web_client import CONNECT_MS, open_host_screen
 from tests.support.fakes.anthropic import API_KEY, FakeAnthropic, MessageEvents
 from tests.support.fakes.server import RecordedRequest, StreamReply
+from tests.support.sites import Site
 
 pytestmark = pytest.mark.e2e
 
@@ -339,7 +331,7 @@ async def test_an_admin_sets_a_key_and_creates_an_agent_and_a_member_only_reads(
     # The agent's workspace: a file uploaded, listed, then deleted.
     await page.get_by_role("tab", name="Workspace").click()
     await page.locator('section[aria-label="Workspace"] input[type="file"]').set_input_files(
-        files=[{"name": "notes.txt", "mimeType": "text/plain", "buffer": b"remember the milk"}]
+        files=[FilePayload(name="notes.txt", mimeType="text/plain", buffer=b"remember the milk")]
     )
     files = page.get_by_role("list", name="Files").get_by_role("listitem")
     await expect(files.filter(has_text="notes.txt")).to_contain_text("17 bytes")
@@ -408,8 +400,8 @@ async def test_an_owner_always_allows_a_family_and_attaches_files(
     composer = page.locator("form.composer")
     await composer.locator('input[type="file"]').set_input_files(
         files=[
-            {"name": "dot.png", "mimeType": "image/png", "buffer": PIXEL_PNG},
-            {"name": "list.txt", "mimeType": "text/plain", "buffer": b"milk, eggs"},
+            FilePayload(name="dot.png", mimeType="image/png", buffer=PIXEL_PNG),
+            FilePayload(name="list.txt", mimeType="text/plain", buffer=b"milk, eggs"),
         ]
     )
     chips = composer.locator(".file-chip")

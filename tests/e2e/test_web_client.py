@@ -26,7 +26,6 @@ from tests.e2e.conftest import (
     Crewhost,
     HubApi,
     Screens,
-    Site,
     Team,
     owner_peer,
     server_env,
@@ -35,6 +34,7 @@ from tests.e2e.conftest import (
     until,
 )
 from tests.support.hub_server import PASSWORD
+from tests.support.sites import Site
 
 pytestmark = pytest.mark.e2e
 

@@ -74,7 +74,7 @@ async def seed(folder: Path, database_url: str = "") -> str:
     db = Database(settings.database_url)
     try:
         async with db.read() as conn:
-            team_id = (await conn.execute(sa.select(teams.c.id))).scalar_one()
+            team_id: str = (await conn.execute(sa.select(teams.c.id))).scalar_one()
         agent_id = uuid.uuid4().hex
         async with db.write() as conn:
             await conn.execute(
@@ -325,7 +325,7 @@ async def test_a_postgresql_backup_dumps_through_pg_dump_and_loads_back(tmp_path
             out,
         )
         assert said is not None, out
-        counts = dict(reversed(part.split(" ")) for part in said.group(2).split(", "))
+        counts = {name: count for count, name in (p.split(" ") for p in said.group(2).split(", "))}
         assert said.group(1) == head_revision()
         assert {name: counts[name] for name in ("accounts", "sessions", "providers")} == {
             "accounts": "1",
@@ -382,8 +382,8 @@ async def add_session_and_invitation(folder: Path, database_url: str = "") -> No
     db = Database(settings_of(folder, database_url).database_url)
     try:
         async with db.write() as conn:
-            account_id = (await conn.execute(sa.select(accounts.c.id))).scalar_one()
-            team_id = (await conn.execute(sa.select(teams.c.id))).scalar_one()
+            account_id: str = (await conn.execute(sa.select(accounts.c.id))).scalar_one()
+            team_id: str = (await conn.execute(sa.select(teams.c.id))).scalar_one()
             now = time.time()
             await conn.execute(
                 sessions.insert().values(

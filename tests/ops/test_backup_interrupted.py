@@ -9,6 +9,7 @@ import signal
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -51,7 +52,8 @@ async def paused(*args: str, env: dict[str, str]) -> AsyncIterator[asyncio.subpr
     process.stdin.close()
     ended = asyncio.ensure_future(process.wait())
     try:
-        await asyncio.wait({ready, ended}, timeout=60, return_when=asyncio.FIRST_COMPLETED)
+        either: set[asyncio.Future[Any]] = {ready, ended}
+        await asyncio.wait(either, timeout=60, return_when=asyncio.FIRST_COMPLETED)
         assert ready.done(), "the command ended (or hung) before its pause point"
         yield process
     finally:

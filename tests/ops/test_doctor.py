@@ -152,9 +152,8 @@ async def test_key_ring_opens_every_secret_and_names_one_that_does_not(tmp_path:
     db = Database(settings.database_url)
     try:
         async with db.write() as conn:
-            row_id, sealed = (
-                await conn.execute(sa.select(providers.c.id, providers.c.api_key))
-            ).one()
+            row = (await conn.execute(sa.select(providers.c.id, providers.c.api_key))).one()
+            row_id, sealed = row.id, bytes(row.api_key)
             damaged = sealed[:-1] + bytes([sealed[-1] ^ 0x01])
             await conn.execute(
                 providers.update().where(providers.c.id == row_id).values(api_key=damaged)

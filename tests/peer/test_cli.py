@@ -7,7 +7,11 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
+import pytest
+
+from peer import cli
 from tests.support.hub_server import PASSWORD, RunningHub
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -160,3 +164,14 @@ async def test_an_unreachable_hub_is_a_clear_error(tmp_path: Path) -> None:
         )
         assert code == 1
         assert "cannot reach the hub" in err
+
+
+def test_a_connection_that_fails_silently_is_named(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    async def times_out(*_: Any) -> int:
+        raise TimeoutError
+
+    monkeypatch.setattr(cli, "_run", times_out)
+    assert cli.main(["connect"]) == 1
+    assert capsys.readouterr().err == "crewhost-peer: the connection failed: TimeoutError\n"

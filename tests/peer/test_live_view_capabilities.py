@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import pytest
+from aiortc import RTCPeerConnection
 
 from peer.connection import HostConnection, NotServed
 from peer.live_view import open_view
@@ -47,7 +48,7 @@ class HostStandIn:
 
 def connection_to(capabilities: list[str]) -> tuple[HostConnection, HostStandIn]:
     host = HostStandIn(capabilities)
-    return HostConnection(host, host, "h"), host
+    return HostConnection(cast(RTCPeerConnection, host), host, "h"), host
 
 
 async def test_a_host_without_browser_view_is_refused_a_view() -> None:

@@ -66,17 +66,17 @@ async def test_share_egress_runs_until_ctrl_c(server: RunningHub, tmp_path: Path
     # Both pipes are read to the end: a child blocked on a full pipe would never exit.
     exited = asyncio.ensure_future(process.communicate())
     try:
-        _rest, err = await asyncio.wait_for(asyncio.shield(exited), 30)
+        _rest, stderr = await asyncio.wait_for(asyncio.shield(exited), 30)
     except TimeoutError:
         status = await asyncio.to_thread(Path(f"/proc/{process.pid}/status").read_text)
         signals = [line for line in status.splitlines() if line.startswith("Sig")]
         process.send_signal(signal.SIGABRT)  # with PYTHONFAULTHANDLER: every thread's stack
-        _rest, err = await exited
+        _rest, stderr = await exited
         raise AssertionError(
-            f"share-egress did not stop on Ctrl+C ({signals}):\n{err.decode()}"
+            f"share-egress did not stop on Ctrl+C ({signals}):\n{stderr.decode()}"
         ) from None
-    assert process.returncode == 130, err.decode()
-    assert b"Traceback" not in err, err.decode()
+    assert process.returncode == 130, stderr.decode()
+    assert b"Traceback" not in stderr, stderr.decode()
     await eventually(lambda: not egress.online(member.team_id, member.account_id))
     await member.hub.close()
 

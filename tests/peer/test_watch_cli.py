@@ -159,12 +159,12 @@ async def test_watch_ends_at_once_when_the_member_goes(
         else:  # the member signs every other session out, the watching one with them
             gone = await member.post("/v1/me/sessions/revoke-others")
         assert gone.status in (200, 204), gone.body
-        stdout, err = await asyncio.wait_for(watching.communicate(), 60)
+        stdout, stderr = await asyncio.wait_for(watching.communicate(), 60)
     finally:
         if watching.returncode is None:
             watching.kill()
             await watching.wait()
     assert watching.returncode == 1
     assert stdout == b""
-    assert err.startswith(b"crewhost-peer: ")
-    assert err.endswith(f"({code})\n".encode()), err
+    assert stderr.startswith(b"crewhost-peer: ")
+    assert stderr.endswith(f"({code})\n".encode()), stderr

@@ -11,7 +11,8 @@ from pathlib import Path
 from aiohttp import web
 
 from peer.connection import HostConnection
-from peer.live_view import Frame, LiveView, open_view
+from peer.live_view import LiveView, open_view
+from server.common.protocol.view import Frame
 from server.host.browser.engine import BrowserEngine
 from server.host.container import HostServices
 from server.host.live.steps import Step, StepRecorded

@@ -81,7 +81,7 @@ class LiveViews:
         key = (tab.team_id, tab.id)
         screencast = self._screencasts.get(key)
         if screencast is not None and tab.page is not None and screencast.page is not tab.page:
-            self._tasks.spawn(self._follow(key, tab.page))
+            self._tasks.start(self._follow(key, tab.page))
 
     def _screencast_of(self, key: tuple[str, str], page: Page) -> TabScreencast:
         """A new screencast of ``page`` for the tab ``key``; its viewers hear if it crashes."""
@@ -126,7 +126,7 @@ class LiveViews:
 
     def open(self, peer: PeerIdentity, channel: Any) -> None:
         """A peer opened a ``view:`` channel; it is served or refused with a close reason."""
-        self._tasks.spawn(self._open(peer, channel))
+        self._tasks.start(self._open(peer, channel))
 
     async def _open(self, peer: PeerIdentity, channel: Any) -> None:
         try:

@@ -8,7 +8,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from server.db.tables import browser_profile_proxies, browser_proxies
+from server.db.tables import browser_profile_proxies, browser_profiles, browser_proxies
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +138,8 @@ class ProxyRepository:
     async def set_profile_proxy(
         self, conn: AsyncConnection, team_id: str, profile_id: str, proxy_id: str | None
     ) -> None:
-        """The profile uses ``proxy_id`` from now on; None makes it Automatic."""
+        """The profile uses ``proxy_id`` from now on; None makes it Automatic. Only a profile
+        and a proxy of the team are joined: another team's ids record nothing."""
         await conn.execute(
             browser_profile_proxies.delete().where(
                 browser_profile_proxies.c.team_id == team_id,
@@ -146,8 +147,22 @@ class ProxyRepository:
             )
         )
         if proxy_id is not None:
+            both_of_team = (
+                sa.select(browser_profiles.c.id, browser_profiles.c.team_id, browser_proxies.c.id)
+                .select_from(
+                    browser_profiles.join(
+                        browser_proxies, browser_proxies.c.team_id == browser_profiles.c.team_id
+                    )
+                )
+                .where(
+                    browser_profiles.c.team_id == team_id,
+                    browser_profiles.c.id == profile_id,
+                    browser_proxies.c.team_id == team_id,
+                    browser_proxies.c.id == proxy_id,
+                )
+            )
             await conn.execute(
-                browser_profile_proxies.insert().values(
-                    profile_id=profile_id, team_id=team_id, proxy_id=proxy_id
+                browser_profile_proxies.insert().from_select(
+                    ["profile_id", "team_id", "proxy_id"], both_of_team
                 )
             )

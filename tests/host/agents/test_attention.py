@@ -167,7 +167,7 @@ async def test_a_question_with_options_takes_only_its_options() -> None:
     [request] = registry.list_requests(TEAM, "alice")
     for bad in ("S", [], ["S", "S"], ["S", "XL"]):
         with pytest.raises(InvalidArgument):
-            registry.reply(TEAM, "alice", request.id, bad)  # type: ignore[arg-type]
+            registry.reply(TEAM, "alice", request.id, bad)
     registry.reply(TEAM, "alice", request.id, ["L", "S"])
     assert await several == (["S", "L"], "answered")
 

@@ -234,9 +234,9 @@ async def test_a_member_hands_a_secret_to_a_single_page_sign_in(
     again = await open_view(host.member, tab_id)
     again.close()
 
-    frames = []
+    frames: list[bytes] = []
     while not view.frames.empty():
-        frames.append(view.frames.get_nowait().data)
+        frames.append(view.frames.get_nowait().jpeg)
     answers.append(await host.member.call("attention-v1/list"))
     answers.append(await host.member.call("threads-v1/get", {"threadId": follow.thread_id}))
     answers.append(await drained(host.member))

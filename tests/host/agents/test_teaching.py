@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from peer.connection import TeamApiCallError
-from peer.live_view import Frame, LiveView, open_view
+from peer.live_view import LiveView, open_view
+from server.common.protocol.view import Frame
 from server.host.agents.providers.transcript import UserMessage
 from server.host.agents.teaching import MAX_TEACH_STEPS, TEACH_SECONDS, ask_for_skill
 from server.host.browser.partitions import Partition

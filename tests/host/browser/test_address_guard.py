@@ -81,7 +81,7 @@ async def origin() -> AsyncIterator[Site]:
 @pytest.fixture(params=["chromium", "chromium-headless-shell"])
 def chromium(request: pytest.FixtureRequest) -> str:
     """The full browser and the headless shell, as the install step installs them."""
-    found = shutil.which(request.param)
+    found: str | None = shutil.which(request.param)
     assert found is not None, f"{request.param} is not installed (make chromium installs it)"
     return found
 

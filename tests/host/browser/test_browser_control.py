@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,10 +16,10 @@ from server.host.browser.callers import Caller
 from server.host.browser.partitions import Partition
 from server.host.services.profiles import duplicate_choice
 from server.host.storage.agents import AgentBrowserChoice, AgentRepository
-from tests.host.browser.conftest import Site
 from tests.support.hub_server import RunningHub
 from tests.support.peers import Member, peer_member, wait_linked
 from tests.support.ports import closed_port
+from tests.support.sites import Site
 
 
 @dataclass
@@ -48,9 +48,9 @@ async def room(server: RunningHub, tmp_path: Path) -> AsyncIterator[Room]:
         await m.hub.close()
 
 
-async def code_of(connection: HostConnection, route: str, args: dict[str, object]) -> str:
+async def code_of(connection: HostConnection, route: str, args: Mapping[str, object]) -> str:
     with pytest.raises(TeamApiCallError) as caught:
-        await connection.call(route, args)
+        await connection.call(route, dict(args))
     return caught.value.code
 
 
@@ -66,6 +66,7 @@ async def listed_when(
     connection: HostConnection, check: Callable[[list[dict[str, Any]]], bool]
 ) -> list[dict[str, Any]]:
     """The tab list once ``check`` holds, read again at each ``browser-tabs-changed``."""
+    tabs: list[dict[str, Any]]
     while not check(tabs := (await connection.call("browser-control-v1/list_tabs"))["tabs"]):
         await events_until(connection, "browser-tabs-changed")
     return tabs

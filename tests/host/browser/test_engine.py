@@ -16,9 +16,8 @@ from server.host.browser.callers import Caller
 from server.host.browser.engine import BrowserEngine
 from server.host.browser.partitions import Partition, new_profile_id
 from server.host.browser.tabs import Tab
-from tests.host.browser.conftest import Site
 from tests.support.clock import FakeClock
-from tests.support.sites import SITES_ALLOWED
+from tests.support.sites import SITES_ALLOWED, Site
 from tests.support.waiting import eventually
 
 TEAM = "team-a"
@@ -268,7 +267,7 @@ async def test_idle_tabs_unload_and_reload(tmp_path: Path, clock: FakeClock, sit
         assert not tab.loaded
         result = await engine.run(TEAM, tab.id, AGENT, lambda p: p.title())
         assert result.value == "child"
-        assert tab.loaded
+        assert engine.get_tab(TEAM, tab.id).loaded
         low = True
         clock.advance(5 * 60)
         assert await engine.tick() == [tab.id]
@@ -368,7 +367,11 @@ async def test_popups_are_adopted_with_their_opener(engine: BrowserEngine, site:
         TEAM, Partition.shared(), url=site.url("/popups"), owner_agent_id="agent-1"
     )
     for link in ("#dep", "#free"):
-        await engine.run(TEAM, opener.id, AGENT, lambda p, link=link: p.click(link))
+
+        async def click(p: Page, link: str = link) -> None:
+            await p.click(link)
+
+        await engine.run(TEAM, opener.id, AGENT, click)
     await eventually(lambda: len(engine.list_tabs(TEAM)) == 3)
     popups = [t for t in engine.list_tabs(TEAM) if t.id != opener.id]
     assert {t.opener_tab_id for t in popups} == {opener.id}

@@ -11,9 +11,9 @@ from peer.connection import HostConnection
 from server.common.errors import CrewhostError
 from server.host.browser.callers import Caller
 from server.host.browser.partitions import Partition
-from tests.host.browser.conftest import Site
 from tests.support.hub_server import RunningHub
 from tests.support.peers import peer_member, wait_linked
+from tests.support.sites import Site
 
 AGENT = Caller.agent("a" * 32, "t" * 32)
 

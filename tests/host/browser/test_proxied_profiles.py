@@ -104,7 +104,8 @@ async def profile_behind(admin: Admin, address: str) -> tuple[Partition, dict[st
 
 async def status_of(admin: Admin, proxy_id: str) -> str | None:
     listed = (await admin.connection.call("browser-proxies-v1/list"))["proxies"]
-    return next(p["status"] for p in listed if p["id"] == proxy_id)
+    found: str | None = next(p["status"] for p in listed if p["id"] == proxy_id)
+    return found
 
 
 async def refusal(server: RunningHub, admin: Admin, partition: Partition, url: str) -> str:
@@ -257,6 +258,7 @@ async def test_a_proxied_browser_keeps_webrtc_behind_the_proxy(
         tab = await engine.open_tab(admin.team_id, partition, url="chrome://version")
         shown = await engine.run(admin.team_id, tab.id, NOBODY, lambda page: page.content())
     # Chromium's own page lists the command line it was launched with.
+    assert shown.value is not None
     assert "--force-webrtc-ip-handling-policy=disable_non_proxied_udp" in shown.value
     assert "--webrtc-ip-handling-policy=disable_non_proxied_udp" in shown.value
     assert "--proxy-pac-url" not in shown.value  # the proxy, not the address guard's PAC

@@ -15,9 +15,8 @@ from server.host.browser.partitions import Partition
 from server.host.browser.tab_registry import TabRegistry, TabsChanged
 from server.host.browser.tabs import Tab
 from server.host.signals import Signals
-from tests.host.browser.conftest import Site
 from tests.support.clock import FakeClock
-from tests.support.sites import SITES_ALLOWED
+from tests.support.sites import SITES_ALLOWED, Site
 from tests.support.waiting import eventually
 
 TEAM = "team-a"

@@ -86,7 +86,8 @@ async def member_sharing(
 
 async def status(admin: HostConnection, proxy_id: str) -> str | None:
     listed = (await admin.call("browser-proxies-v1/list"))["proxies"]
-    return next(p["status"] for p in listed if p["id"] == proxy_id)
+    found: str | None = next(p["status"] for p in listed if p["id"] == proxy_id)
+    return found
 
 
 @pytest.fixture

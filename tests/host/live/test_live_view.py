@@ -17,8 +17,9 @@ from server.host.browser.partitions import Partition
 from server.host.browser.protection import protect, release
 from server.host.live.screencast import BACKLOG_BYTES
 from server.host.live.views import TAB_HOLDS_SECRET
-from tests.host.live.conftest import Site, Watching
+from tests.host.live.conftest import Watching
 from tests.support.peers import ignore_max_message_size, peer_member
+from tests.support.sites import Site
 from tests.support.waiting import eventually
 
 
@@ -227,7 +228,8 @@ async def test_the_screencast_stops_after_the_last_viewer(watching: Watching) ->
     first.close()
     await asyncio.wait_for(first.closed.wait(), 10)
     await eventually(lambda: len(screencast.viewers) == 1)
-    assert screencast.running
+    running_for_one = screencast.running
+    assert running_for_one
     second.close()
     await eventually(lambda: live.screencast(watching.team_id, watching.tab.id) is None)
     assert not screencast.running

@@ -138,7 +138,7 @@ async def answers_until_released(view: LiveView) -> list[dict[str, Any]]:
     """What the host answered before a ``release`` sent now: the view handles its messages in
     order, so everything sent before it has been handled once it is answered."""
     view.send({"type": "release"})
-    seen = []
+    seen: list[dict[str, Any]] = []
     async with asyncio.timeout(ANSWER_SECONDS):
         while True:
             message = await view.messages.get()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,9 +37,9 @@ async def team(server: RunningHub, tmp_path: Path) -> AsyncIterator[Team]:
     await member_peer.hub.close()
 
 
-async def refused(connection: HostConnection, route: str, args: dict[str, object]) -> str:
+async def refused(connection: HostConnection, route: str, args: Mapping[str, object]) -> str:
     with pytest.raises(TeamApiCallError) as caught:
-        await connection.call(route, args)
+        await connection.call(route, dict(args))
     return caught.value.code
 
 

@@ -42,7 +42,10 @@ async def upload(
             },
         )
         assert progress["received"] == min(len(data), offset + CHUNK)
-    return await connection.call("workspace-v1/upload_finish", {"uploadId": started["uploadId"]})
+    finished: dict[str, Any] = await connection.call(
+        "workspace-v1/upload_finish", {"uploadId": started["uploadId"]}
+    )
+    return finished
 
 
 async def download(connection: HostConnection, path: str, **where: Any) -> bytes:

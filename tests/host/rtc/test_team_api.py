@@ -93,6 +93,7 @@ async def test_binary_messages_are_refused(
 
 class RecordingChannel:
     readyState = "open"
+    bufferedAmount = 0
 
     def __init__(self) -> None:
         self.sent: list[dict[str, Any]] = []

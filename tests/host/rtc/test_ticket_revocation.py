@@ -204,8 +204,8 @@ async def test_a_peer_asks_once_more_when_the_hosts_link_began_after_its_ticket(
     issue = member.hub.ticket
     tickets: list[str] = []
 
-    async def ticket_then_relink(team_id: str, host: str, fingerprint: str) -> TicketGrant:
-        grant = await issue(team_id, host, fingerprint)
+    async def ticket_then_relink(team_id: str, host_id: str, fingerprint: str) -> TicketGrant:
+        grant = await issue(team_id, host_id, fingerprint)
         tickets.append(grant.ticket)
         if len(tickets) == 1:
             clock.advance(1)

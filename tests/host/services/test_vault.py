@@ -33,7 +33,7 @@ async def db(database: ScratchDatabase) -> AsyncIterator[Database]:
 
 async def column(db: Database, item_id: str, name: str) -> bytes:
     async with db.read() as conn:
-        value = (
+        value: bytes = (
             await conn.execute(sa.select(vault_items.c[name]).where(vault_items.c.id == item_id))
         ).scalar_one()
     return bytes(value)

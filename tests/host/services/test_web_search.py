@@ -63,7 +63,7 @@ async def test_keys_are_sealed_kept_and_never_shown(
     assert status.key_set
     assert BRAVE_KEY not in repr(status)
     async with db.read() as conn:
-        stored = (await conn.execute(sa.select(web_search_settings.c.api_key))).scalar_one()
+        stored: bytes = (await conn.execute(sa.select(web_search_settings.c.api_key))).scalar_one()
     assert BRAVE_KEY.encode() not in stored
     assert len(await service.search(TEAM_A, "tides", 4)) == 4
     await service.set_settings(TEAM_A, "brave", keep_key=True)

@@ -127,7 +127,7 @@ async def open_page(context: ToolContext, site: Site, path: str) -> Tab:
 
 def ref_of(snapshot: dict[str, Any], line_part: str) -> str:
     """The ref of the one snapshot line that contains ``line_part`` (such as ``button "Save"``)."""
-    lines = [line.strip() for line in snapshot["tree"].splitlines() if line_part in line]
+    lines: list[str] = [line.strip() for line in snapshot["tree"].splitlines() if line_part in line]
     assert len(lines) == 1, f"{len(lines)} lines contain {line_part!r}:\n{snapshot['tree']}"
     return lines[0].split(" ", 1)[0]
 

@@ -17,7 +17,8 @@ from server.host.tools.base import (
     cap_result,
 )
 from server.host.tools.catalog import CATALOG, call_tool
-from tests.host.tools.conftest import Site, call, open_page
+from tests.host.tools.conftest import call, open_page
+from tests.support.sites import Site
 
 MINE = (
     "snapshot",

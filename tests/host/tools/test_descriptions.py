@@ -7,7 +7,8 @@ from typing import Any
 
 from server.host.tools.base import ToolContext
 from server.host.tools.catalog import CATALOG, describe_call
-from tests.host.tools.conftest import Site, call, open_page, ref_of
+from tests.host.tools.conftest import call, open_page, ref_of
+from tests.support.sites import Site
 from tests.support.waiting import eventually
 
 

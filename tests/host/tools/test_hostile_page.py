@@ -15,7 +15,8 @@ import pytest
 
 from server.host.browser.tabs import Tab
 from server.host.tools.base import ToolContext
-from tests.host.tools.conftest import Site, call, open_page, ref_of
+from tests.host.tools.conftest import call, open_page, ref_of
+from tests.support.sites import Site
 
 
 async def _hostile(context: ToolContext, site: Site) -> tuple[Tab, dict[str, Any]]:

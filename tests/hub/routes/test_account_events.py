@@ -129,6 +129,7 @@ async def test_a_session_another_hub_instance_ended_is_refused_here_at_once(
     [current] = [s for s in sessions if s["current"]]
     # Another instance signs the session out: the row goes, and word comes on the bus.
     hub = server.hub
+    assert owner.account_id is not None
     async with hub.db.write() as conn:
         token_hash = await SessionRepository().remove_session(conn, owner.account_id, current["id"])
     assert token_hash is not None

@@ -42,7 +42,7 @@ def anthropic_error(
 
 def _refuse(status: int, error_type: str, message: str) -> web.Response:
     error = anthropic_error(status, error_type, message)
-    return web.json_response(dict(error.body), status=status)
+    return web.json_response(error.body, status=status)
 
 
 class FakeAnthropic(FakeProviderServer):

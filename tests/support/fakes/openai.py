@@ -76,7 +76,7 @@ class FakeChatCompletions(FakeProviderServer):
 
     def _refuse(self, status: int, message: str, **fields: Any) -> web.Response:
         error = openai_error(status, message, flavour=self.flavour, **fields)
-        return web.json_response(dict(error.body), status=status)
+        return web.json_response(error.body, status=status)
 
     def refusal(self, request: RecordedRequest) -> web.Response | None:
         if self.api_key is not None:

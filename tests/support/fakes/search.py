@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import quote
 
 from aiohttp import web
+from aiohttp.typedefs import Handler
 
 from tests.support.sites import Site, serving
 
@@ -53,7 +54,7 @@ class SearchFake:
         return self.site.url(path)
 
 
-def _searxng(fake: SearchFake) -> web.RequestHandler:
+def _searxng(fake: SearchFake) -> Handler:
     async def handle(request: web.Request) -> web.Response:
         if fake.searxng_page:
             return web.Response(text="<html><body>Welcome</body></html>", content_type="text/html")
@@ -87,7 +88,7 @@ _DDG_ANOMALY = (
 )
 
 
-def _duckduckgo(fake: SearchFake) -> web.RequestHandler:
+def _duckduckgo(fake: SearchFake) -> Handler:
     async def handle(request: web.Request) -> web.Response:
         form = await request.post()
         if "duckduckgo" in fake.limited:
@@ -124,7 +125,7 @@ def _brave_error(status: int, code: str, detail: str) -> web.Response:
     return web.json_response(body, status=status)
 
 
-def _brave(fake: SearchFake) -> web.RequestHandler:
+def _brave(fake: SearchFake) -> Handler:
     async def handle(request: web.Request) -> web.Response:
         if request.headers.get("X-Subscription-Token") != BRAVE_KEY:
             return _brave_error(
@@ -158,7 +159,7 @@ def _google_error(status: int, message: str, reason: str, state: str) -> web.Res
     return web.json_response({"error": error}, status=status)
 
 
-def _google(fake: SearchFake) -> web.RequestHandler:
+def _google(fake: SearchFake) -> Handler:
     async def handle(request: web.Request) -> web.Response:
         if request.query.get("key") != GOOGLE_KEY:
             message = "API key not valid. Please pass a valid API key."

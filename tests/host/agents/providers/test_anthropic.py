@@ -21,6 +21,7 @@ from server.host.agents.providers.events import (
 )
 from server.host.agents.providers.stream import HttpOptions, ModelRequest
 from server.host.agents.providers.transcript import (
+    AnyMessage,
     AssistantMessage,
     ToolCall,
     ToolResult,
@@ -31,7 +32,7 @@ from tests.host.agents.providers.helpers import READ_PAGE, read_all
 from tests.support.fakes.anthropic import API_KEY, FakeAnthropic, MessageEvents, anthropic_error
 from tests.support.fakes.server import StreamReply
 
-ASK = [UserMessage(text="What does the page say?")]
+ASK: list[AnyMessage] = [UserMessage(text="What does the page say?")]
 
 
 def provider(
@@ -40,7 +41,7 @@ def provider(
     return AnthropicProvider(session, api_key=API_KEY, base_url=fake.base_url, http=http)
 
 
-def request(messages: list[UserMessage | AssistantMessage | ToolResult] = ASK) -> ModelRequest:
+def request(messages: list[AnyMessage] = ASK) -> ModelRequest:
     return ModelRequest(
         model="claude-fake", messages=messages, system="Be careful.", tools=[READ_PAGE]
     )
@@ -128,7 +129,7 @@ async def test_the_transcript_continues_with_tool_results(
     )
     first = adapter.stream(request())
     await read_all(first)
-    transcript = [
+    transcript: list[AnyMessage] = [
         *ASK,
         first.reply.message(),
         ToolResult(call_id="toolu_01", content="hello"),
@@ -157,7 +158,7 @@ async def test_a_dangling_tool_call_is_refused_like_the_real_api_until_closed(
     session: aiohttp.ClientSession, fake_anthropic: FakeAnthropic, http: HttpOptions
 ) -> None:
     adapter = provider(session, fake_anthropic, http)
-    dangling = [
+    dangling: list[AnyMessage] = [
         *ASK,
         AssistantMessage(tool_calls=(ToolCall(id="toolu_07", name="read_page"),)),
         UserMessage(text="Never mind."),

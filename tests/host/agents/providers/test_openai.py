@@ -19,6 +19,7 @@ from server.host.agents.providers.events import (
 from server.host.agents.providers.openai import OpenAIProvider, chat_completions_url
 from server.host.agents.providers.stream import HttpOptions, ModelRequest
 from server.host.agents.providers.transcript import (
+    AnyMessage,
     AssistantMessage,
     ToolCall,
     ToolResult,
@@ -29,7 +30,7 @@ from tests.host.agents.providers.helpers import READ_PAGE, RecordedSleep, read_a
 from tests.support.fakes.openai import API_KEY, ChunkStream, FakeChatCompletions, openai_error
 from tests.support.fakes.server import ErrorReply, StreamReply
 
-ASK = [UserMessage(text="What does the page say?")]
+ASK: list[AnyMessage] = [UserMessage(text="What does the page say?")]
 
 
 def openai(
@@ -40,7 +41,7 @@ def openai(
     return OpenAIProvider(session, flavour=flavour, api_key=key, base_url=fake.base_url, http=http)
 
 
-def request(messages: list[UserMessage | AssistantMessage | ToolResult] = ASK) -> ModelRequest:
+def request(messages: list[AnyMessage] = ASK) -> ModelRequest:
     return ModelRequest(
         model="gpt-fake", messages=messages, system="Be careful.", tools=[READ_PAGE]
     )
@@ -136,7 +137,7 @@ async def test_the_transcript_continues_with_tool_messages(
     )
     first = adapter.stream(request())
     await read_all(first)
-    transcript = [
+    transcript: list[AnyMessage] = [
         *ASK,
         first.reply.message(),
         ToolResult(call_id="call_a", content="no such element", is_error=True),
@@ -164,7 +165,7 @@ async def test_a_dangling_tool_call_is_refused_until_closed(
     session: aiohttp.ClientSession, fake_openai: FakeChatCompletions, http: HttpOptions
 ) -> None:
     adapter = openai(session, fake_openai, http)
-    dangling = [
+    dangling: list[AnyMessage] = [
         *ASK,
         AssistantMessage(
             tool_calls=(

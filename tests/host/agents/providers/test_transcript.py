@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from server.host.agents.providers.transcript import (
+    AnyMessage,
     AssistantMessage,
     ToolCall,
     ToolResult,
@@ -20,7 +21,7 @@ CLICK = ToolCall(id="c2", name="click", arguments={"selector": "#buy"})
 
 
 def test_a_valid_transcript_has_no_problems() -> None:
-    transcript = [
+    transcript: list[AnyMessage] = [
         UserMessage(text="Go"),
         AssistantMessage(text="Reading.", tool_calls=(READ, CLICK)),
         ToolResult(call_id="c2", content="clicked"),
@@ -32,7 +33,7 @@ def test_a_valid_transcript_has_no_problems() -> None:
 
 
 def test_a_denial_leaves_a_call_without_a_result_and_closing_answers_it() -> None:
-    transcript = [
+    transcript: list[AnyMessage] = [
         UserMessage(text="Buy it"),
         AssistantMessage(tool_calls=(READ, CLICK)),
         ToolResult(call_id="c1", content="Title"),
@@ -54,13 +55,13 @@ def test_a_denial_leaves_a_call_without_a_result_and_closing_answers_it() -> Non
 
 
 def test_calls_at_the_very_end_are_closed() -> None:
-    transcript = [UserMessage(text="Go"), AssistantMessage(tool_calls=(READ,))]
+    transcript: list[AnyMessage] = [UserMessage(text="Go"), AssistantMessage(tool_calls=(READ,))]
     closed = close_dangling_calls(transcript, "the turn was stopped")
     assert closed[-1] == ToolResult(call_id="c1", content="the turn was stopped", is_error=True)
 
 
 def test_orphan_and_duplicate_results_are_left_out() -> None:
-    transcript = [
+    transcript: list[AnyMessage] = [
         UserMessage(text="Go"),
         ToolResult(call_id="ghost", content="?"),
         AssistantMessage(tool_calls=(READ,)),

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
+
+from playwright.async_api import Page
 
 from server.host.tools.base import MAX_RESULT_CHARS, ToolContext
-from tests.host.tools.conftest import AGENT, TEAM, Site, call, open_page
+from tests.host.tools.conftest import AGENT, TEAM, call, open_page
+from tests.support.sites import Site
 
 
 async def test_the_page_reads_as_markdown(context: ToolContext, site: Site) -> None:
@@ -49,12 +53,11 @@ async def test_each_annotation_names_one_element_that_reads_back(
     assert "#prices" in selectors
     assert "section:nth-of-type(3)" in selectors
     for selector in selectors:
-        count = await context.engine.run(
-            TEAM,
-            tab.id,
-            AGENT,
-            lambda p, s=selector: p.evaluate("s => document.querySelectorAll(s).length", s),
-        )
+
+        async def matches(p: Page, s: str = selector) -> Any:
+            return await p.evaluate("s => document.querySelectorAll(s).length", s)
+
+        count = await context.engine.run(TEAM, tab.id, AGENT, matches)
         assert count.value == 1, selector
     part = await call(context, "get_tab_content", tabId=tab.id, selector="section:nth-of-type(3)")
     assert (part["usedSelector"], part["content"]) == (

@@ -14,7 +14,8 @@ from server.common.protocol.events import HostEvent
 from server.host.browser.callers import Caller
 from server.host.browser.partitions import Partition
 from server.host.tools.base import ToolContext
-from tests.host.tools.conftest import AGENT, TEAM, Site, call, open_page
+from tests.host.tools.conftest import AGENT, TEAM, call, open_page
+from tests.support.sites import Site
 
 OTHER_AGENT = Caller.agent("b" * 32, "thread-2")
 
@@ -206,9 +207,9 @@ async def test_set_environment_changes_what_the_page_sees(context: ToolContext, 
             " Intl.DateTimeFormat().resolvedOptions().timeZone]"
         )
 
-    width, height, language, hour, zone = (
-        await context.engine.run(TEAM, tab.id, AGENT, seen)
-    ).value
+    facts = (await context.engine.run(TEAM, tab.id, AGENT, seen)).value
+    assert facts is not None
+    width, height, language, hour, zone = facts
     assert (width, height, language, zone) == (800, 600, "de-DE", "Asia/Tokyo")
     assert hour == 9  # midnight UTC is nine in the morning in Tokyo
     # The languages hold for the next document too.

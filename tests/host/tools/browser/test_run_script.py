@@ -21,8 +21,8 @@ from server.host.browser.callers import Caller
 from server.host.browser.protection import protect, release
 from server.host.browser.tabs import Tab
 from server.host.tools.base import ToolContext
-from tests.host.tools.conftest import TEAM, Site, call, open_page
-from tests.support.sites import serving
+from tests.host.tools.conftest import TEAM, call, open_page
+from tests.support.sites import Site, serving
 
 PERSON = "account-of-a-person"
 

@@ -6,7 +6,8 @@ import json
 
 from server.host.browser.partitions import Partition
 from server.host.tools.base import MAX_RESULT_CHARS, ToolContext
-from tests.host.tools.conftest import AGENT, TEAM, Site, call, open_page, ref_of
+from tests.host.tools.conftest import AGENT, TEAM, call, open_page, ref_of
+from tests.support.sites import Site
 
 
 async def test_the_tree_shows_roles_names_values_and_states(

@@ -6,7 +6,8 @@ from __future__ import annotations
 import dataclasses
 
 from server.host.tools.base import ToolContext
-from tests.host.tools.conftest import TEAM, Site, call, open_page
+from tests.host.tools.conftest import TEAM, call, open_page
+from tests.support.sites import Site
 
 
 class Summaries:

@@ -16,9 +16,10 @@ from server.host.services.memories import MemoryService, host_and_parents, norma
 from server.host.tools.base import ToolContext, TurnState
 from server.host.tools.catalog import call_tool
 from server.host.tools.page.site_memories import site_memories_for
-from tests.host.tools.conftest import AGENT, TEAM, Site, open_page
+from tests.host.tools.conftest import AGENT, TEAM, open_page
 from tests.support.clock import FakeClock
 from tests.support.databases import ScratchDatabase, scratch_database
+from tests.support.sites import Site
 
 
 @pytest_asyncio.fixture(loop_scope="module")

@@ -11,7 +11,8 @@ import pytest
 
 from server.host.browser.tabs import Tab
 from server.host.tools.base import ToolContext
-from tests.host.tools.conftest import TEAM, Site, call, open_page
+from tests.host.tools.conftest import TEAM, call, open_page
+from tests.support.sites import Site
 from tests.support.waiting import eventually
 
 PAGE = "/activation.html"

@@ -6,12 +6,13 @@ import dataclasses
 from typing import Any
 
 import pytest
-from playwright.async_api import Page
+from playwright.async_api import FloatRect, Page
 
 from server.host.browser.tabs import Tab
 from server.host.tools.base import ToolContext
 from server.host.tools.page.challenge import CHECKBOX_OFFSET, detect_challenge
-from tests.host.tools.conftest import AGENT, TEAM, Site, open_page
+from tests.host.tools.conftest import AGENT, TEAM, open_page
+from tests.support.sites import Site
 
 
 async def detect(
@@ -99,12 +100,12 @@ async def test_a_long_page_that_mentions_a_captcha_is_no_check(
     assert await detect(context, tab) is None
 
 
-async def widget_box(context: ToolContext, tab: Tab) -> dict[str, float]:
-    async def box(page: Page) -> dict[str, float]:
+async def widget_box(context: ToolContext, tab: Tab) -> FloatRect:
+    async def box(page: Page) -> FloatRect:
         frame = next(f for f in page.frames if "challenge-platform" in f.url)
         found = await (await frame.frame_element()).bounding_box()
         assert found is not None
-        return dict(found)
+        return found
 
     value = (await context.engine.run(TEAM, tab.id, AGENT, box)).value
     assert value is not None

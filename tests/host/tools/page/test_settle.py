@@ -11,7 +11,8 @@ from server.host.page.isolated import evaluate_isolated
 from server.host.tools.base import ToolSettings
 from server.host.tools.page import settle as settle_module
 from server.host.tools.page.settle import settle
-from tests.host.tools.conftest import AGENT, TEAM, Site
+from tests.host.tools.conftest import AGENT, TEAM
+from tests.support.sites import Site
 
 SETTINGS = ToolSettings()
 

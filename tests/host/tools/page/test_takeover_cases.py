@@ -11,7 +11,8 @@ import pytest
 
 from server.common.protocol.events import BrowserTakeoverRequested, HostEvent
 from server.host.tools.base import ToolContext
-from tests.host.tools.conftest import TEAM, Site, call, open_page
+from tests.host.tools.conftest import TEAM, call, open_page
+from tests.support.sites import Site
 
 
 @pytest.fixture

@@ -1,0 +1,510 @@
+"""The host's repositories never reach across teams.
+
+Both teams have rows of every kind; every read, update and delete is called as team A with
+team B's ids (and a member of both teams), and must find nothing of B's and change none of
+B's rows. Every public method of every repository is either called here or named in
+``HOST_WIDE`` with the reason it walks all teams: a new method fails this test until it is.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import pkgutil
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import replace
+from typing import Any, TypeVar
+
+import pytest
+import sqlalchemy as sa
+
+import server.host.storage
+from server.db.engine import Database
+from server.db.tables import PROVIDER_API_KEY, metadata
+from server.host.storage.agents import Agent, AgentBrowserChoice, AgentRepository
+from server.host.storage.browsing_steps import BrowsingStep, BrowsingStepRepository
+from server.host.storage.ciphertexts import CiphertextRepository, StoredCiphertext
+from server.host.storage.memories import AgentMemory, AgentMemoryRepository, MemoryQuery
+from server.host.storage.profiles import BrowserProfile, BrowserProfileRepository
+from server.host.storage.providers import ProviderRepository, ProviderRow
+from server.host.storage.proxies import ProxyRepository, ProxyRow
+from server.host.storage.threads import StoredMessage, Thread, ThreadRepository, Turn
+from server.host.storage.vault import VaultItemRow, VaultRepository
+from server.host.storage.web_search import WebSearchRepository, WebSearchRow
+from tests.support.databases import ScratchDatabase
+
+TEAM_A, TEAM_B = "a" * 32, "b" * 32
+# A person in both teams.
+MEMBER = "m" * 32
+SITE = "example.com"
+
+R = TypeVar("R")
+
+# The methods each test below calls as team A.
+COVERED: dict[type, frozenset[str]] = {
+    AgentRepository: frozenset(
+        {
+            "get_agent",
+            "add_agent",
+            "get_full_agent",
+            "list_agents",
+            "count_agents",
+            "add_full_agent",
+            "update_agent",
+            "remove_agent",
+            "list_agents_of_profile",
+            "names_of_agents_using_provider",
+            "update_agent_profile",
+            "update_agents_of_profile_to_shared",
+        }
+    ),
+    BrowsingStepRepository: frozenset(
+        {
+            "get_enabled",
+            "set_enabled",
+            "add_step",
+            "list_steps",
+            "remove_steps",
+            "remove_steps_before",
+            "remove_agent_steps",
+            "remove_team_steps",
+        }
+    ),
+    CiphertextRepository: frozenset({"update_ciphertext"}),
+    AgentMemoryRepository: frozenset(
+        {
+            "add_memory",
+            "get_memory",
+            "list_memories",
+            "list_scope_memories",
+            "find_memories",
+            "list_prompt_memories",
+            "list_prompt_candidates",
+            "memory_texts",
+            "list_site_memories",
+            "count_memories",
+            "update_memory",
+            "set_pinned",
+            "add_uses",
+            "remove_memory",
+            "remove_memories",
+            "remove_agent_memories",
+        }
+    ),
+    BrowserProfileRepository: frozenset(
+        {"list_profiles", "get_profile", "add_profile", "update_profile", "remove_profile"}
+    ),
+    ProviderRepository: frozenset(
+        {"list_providers", "get_provider", "add_provider", "update_provider", "remove_provider"}
+    ),
+    ProxyRepository: frozenset(
+        {
+            "list_proxies",
+            "get_proxy",
+            "get_computer",
+            "add_proxy",
+            "update_proxy",
+            "remove_proxy",
+            "profile_choices",
+            "get_profile_proxy",
+            "set_profile_proxy",
+        }
+    ),
+    ThreadRepository: frozenset(
+        {
+            "get_thread",
+            "list_threads",
+            "add_thread",
+            "update_thread",
+            "list_thread_ids_of_agent",
+            "remove_threads_of_agent",
+            "list_messages",
+            "next_seq",
+            "add_messages",
+            "add_turn",
+            "update_turn",
+            "list_turns",
+        }
+    ),
+    VaultRepository: frozenset(
+        {"list_marked", "count_items", "get_item", "add_item", "update_item", "remove_item"}
+    ),
+    WebSearchRepository: frozenset({"get_settings", "update_settings", "remove_settings"}),
+}
+
+# The queries that walk every team on purpose, and why.
+HOST_WIDE: dict[type, dict[str, str]] = {
+    CiphertextRepository: {
+        # Start-up refuses a missing key ring while any team's secret was sealed with one.
+        "has_ciphertexts": "whether the host's one key ring sealed anything, in any team",
+        # Rotation, key usage and the check re-seal or open every team's secrets in batches.
+        "list_ciphertexts": "the host's one key ring seals every team's secrets",
+    },
+}
+
+
+def public_methods(cls: type) -> frozenset[str]:
+    return frozenset(
+        name
+        for name, member in inspect.getmembers(cls, inspect.isfunction)
+        if not name.startswith("_")
+    )
+
+
+def host_repositories() -> set[type]:
+    found: set[type] = set()
+    for module_info in pkgutil.iter_modules(server.host.storage.__path__):
+        module = importlib.import_module(f"server.host.storage.{module_info.name}")
+        for name, cls in inspect.getmembers(module, inspect.isclass):
+            if name.endswith("Repository") and cls.__module__ == module.__name__:
+                found.add(cls)
+    return found
+
+
+class Calls:
+    """Which methods of the watched repositories a test called."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def watch(self, repo: R) -> R:
+        for name in public_methods(type(repo)):
+            setattr(repo, name, self._recording(name, getattr(repo, name)))
+        return repo
+
+    def _recording(
+        self, name: str, method: Callable[..., Awaitable[Any]]
+    ) -> Callable[..., Awaitable[Any]]:
+        async def call(*args: Any, **kwargs: Any) -> Any:
+            self.names.add(name)
+            return await method(*args, **kwargs)
+
+        return call
+
+
+async def team_rows(db: Database, team_id: str) -> dict[str, list[tuple[Any, ...]]]:
+    """Every row of ``team_id`` in every table that has a team, as plain data."""
+    rows: dict[str, list[tuple[Any, ...]]] = {}
+    async with db.read() as conn:
+        for table in metadata.sorted_tables:
+            if "team_id" in table.c:
+                result = await conn.execute(sa.select(table).where(table.c.team_id == team_id))
+                rows[table.name] = sorted((tuple(row) for row in result), key=repr)
+    return rows
+
+
+def agent(team: str, s: str) -> Agent:
+    return Agent(
+        f"agent-{s}",
+        team,
+        "Agent",
+        "",
+        f"prov-{s}",
+        None,
+        {},
+        None,
+        False,
+        f"profile-{s}",
+        1.0,
+        None,
+    )
+
+
+def provider(team: str, provider_id: str) -> ProviderRow:
+    return ProviderRow(
+        team,
+        provider_id,
+        "custom",
+        provider_id,
+        "http://x.test/v1",
+        "m",
+        ("m",),
+        b"key",
+        None,
+        1.0,
+        1.0,
+    )
+
+
+def proxy(team: str, proxy_id: str) -> ProxyRow:
+    return ProxyRow(
+        proxy_id, team, "http", "http", "proxy.test", 8080, "u", b"pw", None, None, 1.0, 1.0
+    )
+
+
+def thread(team: str, thread_id: str, agent_id: str) -> Thread:
+    return Thread(thread_id, team, agent_id, MEMBER, False, "T", 1.0, 1.0)
+
+
+def turn(team: str, turn_id: str, thread_id: str) -> Turn:
+    return Turn(turn_id, team, thread_id, "done", None, 0, 0, 0, 1.0, 2.0)
+
+
+def item(team: str, item_id: str) -> VaultItemRow:
+    unset = dict.fromkeys(
+        ("username", "notes", "cardholder", "expiry", "billing_address", "card_last4"), None
+    )
+    unset |= dict.fromkeys(("card_brand", "email", "phone", "postal_address"), None)
+    unset |= dict.fromkeys(("totp_secret", "card_number", "security_code"), None)
+    return VaultItemRow(
+        team_id=team,
+        id=item_id,
+        kind="login",
+        name="Bank",
+        sites=(SITE,),
+        created_at=1.0,
+        updated_at=1.0,
+        password=b"pw",
+        **unset,
+    )
+
+
+async def seed(db: Database) -> None:
+    async with db.write() as conn:
+        for team, s in ((TEAM_A, "a"), (TEAM_B, "b")):
+            await AgentRepository().add_full_agent(conn, agent(team, s))
+            await BrowserProfileRepository().add_profile(
+                conn, BrowserProfile(f"profile-{s}", team, "Work", 10, 1.0)
+            )
+            await ProviderRepository().add_provider(conn, provider(team, f"prov-{s}"))
+            proxies = ProxyRepository()
+            await proxies.add_proxy(conn, proxy(team, f"proxy-{s}"))
+            await proxies.add_proxy(
+                conn, replace(proxy(team, f"computer-{s}"), kind="computer", member_id=MEMBER)
+            )
+            await proxies.set_profile_proxy(conn, team, f"profile-{s}", f"proxy-{s}")
+            threads = ThreadRepository()
+            await threads.add_thread(conn, thread(team, f"thread-{s}", f"agent-{s}"))
+            await threads.add_messages(
+                conn, [StoredMessage(f"msg-{s}", team, f"thread-{s}", 0, "user", "{}", 1.0)]
+            )
+            await threads.add_turn(conn, turn(team, f"turn-{s}", f"thread-{s}"))
+            memories = AgentMemoryRepository()
+            await memories.add_memory(
+                conn, AgentMemory(f"mem-{s}", team, f"agent-{s}", None, "kept", 1.0)
+            )
+            await memories.add_memory(
+                conn,
+                AgentMemory(f"site-{s}", team, f"agent-{s}", SITE, "at the site", 1.0, MEMBER),
+            )
+            await VaultRepository().add_item(conn, item(team, f"item-{s}"))
+            await WebSearchRepository().update_settings(
+                conn, WebSearchRow(team, "brave", None, None, b"key", 1.0)
+            )
+            steps = BrowsingStepRepository()
+            await steps.set_enabled(conn, team, True, 1.0)
+            await steps.add_step(
+                conn, BrowsingStep(f"step-{s}", team, f"agent-{s}", "opened", 1.0), keep=10
+            )
+
+
+@pytest.fixture
+async def db(database: ScratchDatabase) -> AsyncIterator[Database]:
+    opened = database.open()
+    await opened.migrate()
+    await seed(opened)
+    yield opened
+    await opened.close()
+
+
+@pytest.fixture
+async def untouched(db: Database) -> AsyncIterator[None]:
+    """Fails the test if anything of team B's changed while it ran."""
+    before = await team_rows(db, TEAM_B)
+    yield
+    assert await team_rows(db, TEAM_B) == before
+
+
+@pytest.fixture
+def calls() -> Calls:
+    return Calls()
+
+
+def test_every_repository_method_is_covered_or_named_host_wide() -> None:
+    assert host_repositories() == set(COVERED)
+    for cls, covered in COVERED.items():
+        host_wide = frozenset(HOST_WIDE.get(cls, {}))
+        assert not covered & host_wide, cls.__name__
+        assert public_methods(cls) == covered | host_wide, cls.__name__
+
+
+@pytest.mark.usefixtures("untouched")
+async def test_agents(db: Database, calls: Calls) -> None:
+    repo = calls.watch(AgentRepository())
+    async with db.write() as conn:
+        assert await repo.get_agent(conn, TEAM_A, "agent-b") is None
+        assert await repo.get_full_agent(conn, TEAM_A, "agent-b") is None
+        assert [a.id for a in await repo.list_agents(conn, TEAM_A)] == ["agent-a"]
+        assert await repo.count_agents(conn, TEAM_A) == 1
+        assert await repo.list_agents_of_profile(conn, TEAM_A, "profile-b") == []
+        assert await repo.names_of_agents_using_provider(conn, TEAM_A, "prov-b") == []
+        await repo.update_agent(conn, replace(agent(TEAM_A, "b"), name="Taken"))
+        await repo.update_agent_profile(
+            conn, TEAM_A, "agent-b", own_browser_session=True, browser_profile_id=None
+        )
+        await repo.update_agents_of_profile_to_shared(conn, TEAM_A, "profile-b")
+        await repo.remove_agent(conn, TEAM_A, "agent-b")
+        await repo.add_agent(conn, AgentBrowserChoice("agent-a2", TEAM_A, "Two", False, None), 2.0)
+        await repo.add_full_agent(conn, replace(agent(TEAM_A, "a3"), browser_profile_id=None))
+        assert await repo.count_agents(conn, TEAM_A) == 3
+    assert calls.names == COVERED[AgentRepository]
+
+
+@pytest.mark.usefixtures("untouched")
+async def test_browsing_steps(db: Database, calls: Calls) -> None:
+    repo = calls.watch(BrowsingStepRepository())
+    async with db.write() as conn:
+        assert await repo.list_steps(conn, TEAM_A, "agent-b", since=0.0) == []
+        await repo.add_step(conn, BrowsingStep("step-a2", TEAM_A, "agent-b", "x", 3.0), keep=0)
+        await repo.remove_steps(conn, TEAM_A, "agent-b", ["step-b"])
+        await repo.remove_steps_before(conn, TEAM_A, "agent-b", 1e12)
+        await repo.remove_agent_steps(conn, TEAM_A, "agent-b")
+        assert await repo.get_enabled(conn, TEAM_A)
+        await repo.set_enabled(conn, TEAM_A, False, 2.0)
+        assert not await repo.get_enabled(conn, TEAM_A)
+        await repo.remove_team_steps(conn, TEAM_A)
+        assert await repo.list_steps(conn, TEAM_A, "agent-a", since=0.0) == []
+    assert calls.names == COVERED[BrowsingStepRepository]
+
+
+@pytest.mark.usefixtures("untouched")
+async def test_ciphertexts(db: Database, calls: Calls) -> None:
+    repo = calls.watch(CiphertextRepository())
+    async with db.write() as conn:
+        # Team B's row id under team A's name, with the very ciphertext B stores.
+        stored = StoredCiphertext(TEAM_A, "prov-b", b"key")
+        assert not await repo.update_ciphertext(conn, PROVIDER_API_KEY, stored, b"other")
+        mine = StoredCiphertext(TEAM_A, "prov-a", b"key")
+        assert await repo.update_ciphertext(conn, PROVIDER_API_KEY, mine, b"other")
+    assert calls.names == COVERED[CiphertextRepository]
+
+
+@pytest.mark.usefixtures("untouched")
+async def test_memories(db: Database, calls: Calls) -> None:
+    repo = calls.watch(AgentMemoryRepository())
+    async with db.write() as conn:
+        assert await repo.get_memory(conn, TEAM_A, "agent-b", "mem-b") is None
+        assert await repo.get_memory(conn, TEAM_A, "agent-a", "mem-b") is None
+        assert await repo.list_memories(conn, TEAM_A, "agent-b") == []
+        assert await repo.list_memories(conn, TEAM_A, "agent-b", member_id=MEMBER) == []
+        assert await repo.list_scope_memories(conn, TEAM_A, "agent-b", MEMBER) == []
+        query = MemoryQuery(text="kept", visible_to=MEMBER)
+        assert await repo.find_memories(conn, TEAM_A, "agent-b", query) == ([], 0)
+        assert await repo.find_memories(conn, TEAM_A, "agent-b", MemoryQuery(site=SITE)) == ([], 0)
+        assert await repo.list_prompt_memories(conn, TEAM_A, "agent-b", MEMBER) == []
+        assert await repo.list_prompt_candidates(conn, TEAM_A, "agent-b", MEMBER) == []
+        assert await repo.memory_texts(conn, TEAM_A, "agent-b", ["mem-b"]) == {}
+        assert await repo.memory_texts(conn, TEAM_A, "agent-a", ["mem-b", "mem-a"]) == {
+            "mem-a": "kept"
+        }
+        sites = await repo.list_site_memories(
+            conn, TEAM_A, "agent-b", [SITE], limit=10, member_id=MEMBER
+        )
+        assert sites == []
+        assert await repo.count_memories(conn, TEAM_A, "agent-b") == 0
+        assert not await repo.update_memory(conn, TEAM_A, "mem-b", text="x", site=None, now=2.0)
+        assert not await repo.set_pinned(conn, TEAM_A, "mem-b", True, 2.0, MEMBER)
+        await repo.add_uses(conn, TEAM_A, ["mem-b", "site-b"], 2.0)
+        assert not await repo.remove_memory(conn, TEAM_A, "mem-b")
+        assert await repo.remove_memories(conn, TEAM_A, "agent-b", ["mem-b"]) == 0
+        assert await repo.remove_memories(conn, TEAM_A, "agent-a", ["mem-b", "site-b"]) == 0
+        assert await repo.remove_agent_memories(conn, TEAM_A, "agent-b") == 0
+        await repo.add_memory(conn, AgentMemory("mem-a2", TEAM_A, "agent-b", None, "x", 2.0))
+        assert await repo.count_memories(conn, TEAM_A, "agent-a") == 2
+    assert calls.names == COVERED[AgentMemoryRepository]
+
+
+@pytest.mark.usefixtures("untouched")
+async def test_profiles(db: Database, calls: Calls) -> None:
+    repo = calls.watch(BrowserProfileRepository())
+    async with db.write() as conn:
+        assert [p.id for p in await repo.list_profiles(conn, TEAM_A)] == ["profile-a"]
+        assert await repo.get_profile(conn, TEAM_A, "profile-b") is None
+        await repo.update_profile(conn, TEAM_A, "profile-b", name="Taken", hue=1)
+        await repo.remove_profile(conn, TEAM_A, "profile-b")
+        await repo.add_profile(conn, BrowserProfile("profile-a2", TEAM_A, "Home", 1, 2.0))
+    assert calls.names == COVERED[BrowserProfileRepository]
+
+
+@pytest.mark.usefixtures("untouched")
+async def test_providers(db: Database, calls: Calls) -> None:
+    repo = calls.watch(ProviderRepository())
+    async with db.write() as conn:
+        assert [p.id for p in await repo.list_providers(conn, TEAM_A)] == ["prov-a"]
+        assert await repo.get_provider(conn, TEAM_A, "prov-b") is None
+        await repo.update_provider(conn, TEAM_A, "prov-b", api_key=None, models=["z"])
+        await repo.remove_provider(conn, TEAM_A, "prov-b")
+        await repo.add_provider(conn, provider(TEAM_A, "prov-a2"))
+    assert calls.names == COVERED[ProviderRepository]
+
+
+@pytest.mark.usefixtures("untouched")
+async def test_proxies(db: Database, calls: Calls) -> None:
+    repo = calls.watch(ProxyRepository())
+    async with db.write() as conn:
+        assert {p.id for p in await repo.list_proxies(conn, TEAM_A)} == {"proxy-a", "computer-a"}
+        assert await repo.get_proxy(conn, TEAM_A, "proxy-b") is None
+        computer = await repo.get_computer(conn, TEAM_A, MEMBER)
+        assert computer is not None
+        assert computer.id == "computer-a"
+        assert await repo.profile_choices(conn, TEAM_A) == {"profile-a": "proxy-a"}
+        assert await repo.get_profile_proxy(conn, TEAM_A, "profile-b") is None
+        await repo.update_proxy(conn, TEAM_A, "proxy-b", host="elsewhere.test")
+        await repo.set_profile_proxy(conn, TEAM_A, "profile-b", None)
+        await repo.set_profile_proxy(conn, TEAM_A, "profile-b", "proxy-a")
+        await repo.set_profile_proxy(conn, TEAM_A, "profile-a", "proxy-b")
+        assert await repo.get_profile_proxy(conn, TEAM_A, "profile-a") is None
+        await repo.remove_proxy(conn, TEAM_A, "proxy-b")
+        await repo.add_proxy(conn, proxy(TEAM_A, "proxy-a2"))
+    assert calls.names == COVERED[ProxyRepository]
+
+
+@pytest.mark.usefixtures("untouched")
+async def test_threads(db: Database, calls: Calls) -> None:
+    repo = calls.watch(ThreadRepository())
+    async with db.write() as conn:
+        assert await repo.get_thread(conn, TEAM_A, "thread-b") is None
+        assert await repo.list_threads(conn, TEAM_A, "agent-b", MEMBER) == []
+        assert await repo.list_thread_ids_of_agent(conn, TEAM_A, "agent-b") == []
+        assert await repo.list_messages(conn, TEAM_A, "thread-b") == []
+        assert await repo.next_seq(conn, TEAM_A, "thread-b") == 0
+        assert await repo.list_turns(conn, TEAM_A, "thread-b") == []
+        await repo.update_thread(
+            conn, TEAM_A, "thread-b", updated_at=9.0, shared=True, title="Taken"
+        )
+        await repo.update_turn(conn, replace(turn(TEAM_A, "turn-b", "thread-b"), status="error"))
+        await repo.remove_threads_of_agent(conn, TEAM_A, "agent-b")
+        await repo.add_thread(conn, thread(TEAM_A, "thread-a2", "agent-a"))
+        await repo.add_messages(
+            conn, [StoredMessage("msg-a2", TEAM_A, "thread-a", 1, "user", "{}", 2.0)]
+        )
+        await repo.add_turn(conn, turn(TEAM_A, "turn-a2", "thread-a"))
+        assert await repo.next_seq(conn, TEAM_A, "thread-a") == 2
+    assert calls.names == COVERED[ThreadRepository]
+
+
+@pytest.mark.usefixtures("untouched")
+async def test_vault(db: Database, calls: Calls) -> None:
+    repo = calls.watch(VaultRepository())
+    async with db.write() as conn:
+        listed, total = await repo.list_marked(conn, TEAM_A)
+        assert ([i.id for i in listed], total) == (["item-a"], 1)
+        assert await repo.count_items(conn, TEAM_A) == 1
+        assert await repo.get_item(conn, TEAM_A, "item-b") is None
+        await repo.update_item(conn, TEAM_A, "item-b", name="Taken", password=None)
+        assert not await repo.remove_item(conn, TEAM_A, "item-b")
+        await repo.add_item(conn, item(TEAM_A, "item-a2"))
+    assert calls.names == COVERED[VaultRepository]
+
+
+@pytest.mark.usefixtures("untouched")
+async def test_web_search(db: Database, calls: Calls) -> None:
+    repo = calls.watch(WebSearchRepository())
+    async with db.write() as conn:
+        mine = await repo.get_settings(conn, TEAM_A)
+        assert mine is not None
+        assert mine.team_id == TEAM_A
+        await repo.update_settings(conn, replace(mine, engine="google", api_key=None))
+        await repo.remove_settings(conn, TEAM_A)
+        assert await repo.get_settings(conn, TEAM_A) is None
+    assert calls.names == COVERED[WebSearchRepository]
