@@ -433,7 +433,7 @@ class Multiplexer:
             self.send(Kind.REFUSED, stream_id, bytes((Refusal.UNRESOLVED,)))
             return
         self._streams[stream_id] = stream
-        self._tasks.spawn(self._accept(stream, host, port))
+        self._tasks.start(self._accept(stream, host, port))
 
 
 # The channel's send buffer the multiplexer keeps filled: enough to keep the link busy,

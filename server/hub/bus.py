@@ -129,7 +129,7 @@ class PostgresBus:
     def _dispatch(self, message: dict[str, Any]) -> None:
         if self._handler is None:
             return
-        self._tasks.spawn(self._handler(message))
+        self._tasks.start(self._handler(message))
 
     async def publish(self, message: dict[str, Any]) -> None:
         payload = json.dumps(message, separators=(",", ":"))

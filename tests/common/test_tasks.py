@@ -17,7 +17,7 @@ async def test_close_cancels_what_runs_and_waits_for_it() -> None:
         finally:
             ended.set()
 
-    tasks.spawn(forever())
+    tasks.start(forever())
     await asyncio.sleep(0)
     await tasks.close()
     assert ended.is_set()
@@ -44,10 +44,10 @@ async def test_drain_waits_for_tasks_started_while_it_waits_and_cancels_none() -
 
     async def first() -> None:
         await go.wait()
-        tasks.spawn(second())
+        tasks.start(second())
         done.append("first")
 
-    tasks.spawn(first())
+    tasks.start(first())
     draining = asyncio.create_task(tasks.drain())
     await asyncio.sleep(0)
     go.set()

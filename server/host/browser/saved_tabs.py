@@ -59,7 +59,7 @@ class SavedTabs:
             except OSError:
                 log.exception("could not write the browser state file")
 
-        self._writes.spawn(write())
+        self._writes.start(write())
 
     async def flush(self) -> None:
         """Waits for the writes that are due or under way."""

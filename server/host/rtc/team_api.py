@@ -157,7 +157,7 @@ class TeamApiSession:
             self._send(TeamApiError(id=known_id, error=error_info(exc)))
             self._answered(request, exc.code, started)
             return
-        self._tasks.spawn(self._handle(request, started))
+        self._tasks.start(self._handle(request, started))
 
     async def _handle(self, request: TeamApiRequest, started: float) -> None:
         try:

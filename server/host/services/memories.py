@@ -199,7 +199,7 @@ class MemoryService:
         texts = {row.id: row.text for row in visible}
         block = _block([texts[memory_id] for memory_id in shown], shown, len(visible))
         if block.shown:
-            self._counting.spawn(self._count_uses(team_id, block.shown, self._clock.now()))
+            self._counting.start(self._count_uses(team_id, block.shown, self._clock.now()))
         return block
 
     async def uses_counted(self) -> None:

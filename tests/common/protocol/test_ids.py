@@ -125,9 +125,7 @@ def test_a_profile_id_is_what_a_new_profile_gets() -> None:
 
 
 def test_a_proxy_id_is_its_prefix_and_hex() -> None:
-    from server.host.services.proxies import PROXY_PREFIX
-
-    assert _accepts(ids.ProxyId, PROXY_PREFIX + uuid.uuid4().hex)
+    assert _accepts(ids.ProxyId, ids.PROXY_PREFIX + uuid.uuid4().hex)
     for wrong in ("proxy-", new_id(), "profile-" + new_id(), "proxy-" + "g" * 32):
         assert not _accepts(ids.ProxyId, wrong), wrong
 

@@ -16,6 +16,7 @@ from server.common.errors import Conflict, CrewhostError, Forbidden, NotFound
 from server.host.browser import access
 from server.host.browser.callers import Caller
 from server.host.browser.partitions import Partition
+from server.host.browser.protection_state import Protection
 
 ME = "acct-me"
 OTHER = "acct-other"
@@ -27,13 +28,6 @@ OTHER_THREAD = "thread-2"
 Protected = Literal["no", "entering", "watchable"]
 # None: allowed; otherwise the refusal's class and code.
 Outcome = tuple[type[CrewhostError], str] | None
-
-
-@dataclass(frozen=True)
-class Protection:
-    """What the rules read of a tab's secure entry: whether its page shows no secret."""
-
-    watchable: bool
 
 
 @dataclass(frozen=True)
@@ -53,7 +47,7 @@ class Facts:
     opened_by: str | None = None
     held_by: str | None = None
     dialog: Any = None
-    tool_state: dict[str, Any] = field(default_factory=dict)
+    protection: Protection = Protection.NONE
 
 
 def tab(
@@ -66,9 +60,7 @@ def tab(
     dialog: OpenDialog | None = None,
     protected: Protected = "no",
 ) -> Facts:
-    state: dict[str, Any] = {}
-    if protected != "no":
-        state["secret"] = Protection(watchable=protected == "watchable")
+    phases = {"no": Protection.NONE, "entering": Protection.ENTERING, "watchable": Protection.KEPT}
     return Facts(
         partition=Partition.private() if private else Partition.shared(),
         owner_agent_id=agent,
@@ -76,7 +68,7 @@ def tab(
         opened_by=opened_by,
         held_by=held_by,
         dialog=dialog,
-        tool_state=state,
+        protection=phases[protected],
     )
 
 

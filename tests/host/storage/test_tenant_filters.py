@@ -79,8 +79,7 @@ COVERED: dict[type, frozenset[str]] = {
             "list_scope_memories",
             "find_memories",
             "list_prompt_memories",
-            "list_prompt_candidates",
-            "memory_texts",
+            "list_prompt_rows",
             "list_site_memories",
             "count_memories",
             "update_memory",
@@ -392,11 +391,7 @@ async def test_memories(db: Database, calls: Calls) -> None:
         assert await repo.find_memories(conn, TEAM_A, "agent-b", query) == ([], 0)
         assert await repo.find_memories(conn, TEAM_A, "agent-b", MemoryQuery(site=SITE)) == ([], 0)
         assert await repo.list_prompt_memories(conn, TEAM_A, "agent-b", MEMBER) == []
-        assert await repo.list_prompt_candidates(conn, TEAM_A, "agent-b", MEMBER) == []
-        assert await repo.memory_texts(conn, TEAM_A, "agent-b", ["mem-b"]) == {}
-        assert await repo.memory_texts(conn, TEAM_A, "agent-a", ["mem-b", "mem-a"]) == {
-            "mem-a": "kept"
-        }
+        assert await repo.list_prompt_rows(conn, TEAM_A, "agent-b") == []
         sites = await repo.list_site_memories(
             conn, TEAM_A, "agent-b", [SITE], limit=10, member_id=MEMBER
         )
