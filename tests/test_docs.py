@@ -1,11 +1,19 @@
-"""The README's links into docs/, and the docs pages' links to each other, all resolve."""
+"""The docs keep up with the code.
+
+The README's links into docs/ and the docs pages' links to each other resolve, and every
+interface (Team API routes, capabilities, events and their values, agent tools, settings,
+commands) is named on the page it belongs to.
+"""
 
 from __future__ import annotations
 
+import argparse
 import re
 from pathlib import Path
+from typing import Any, Literal, get_args, get_origin
 
 import pytest
+from pydantic import BaseModel
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -54,3 +62,191 @@ def test_the_readme_links_every_docs_page() -> None:
 )
 def test_every_relative_link_resolves(page: Path) -> None:
     assert broken_links(page) == [], f"broken links in {page.relative_to(ROOT)}"
+
+
+# Every interface a person or a client uses is documented: each item below is its own test,
+# and its failure names what is missing and the page (and section) it belongs in.
+
+TEAM_API = DOCS / "team-api.md"
+AGENT_TOOLS = DOCS / "agent-tools.md"
+SETTINGS = DOCS / "settings.md"
+COMMANDS = DOCS / "commands.md"
+README = ROOT / "README.md"
+
+
+def mentioned(name: str, page: Path) -> bool:
+    """Whether ``page`` names ``name`` as code (in backticks), outside code blocks or in."""
+    return f"`{name}`" in page.read_text(encoding="utf-8")
+
+
+def route_names() -> list[tuple[str, str]]:
+    """(route table capability, route name) of every Team API route the host serves."""
+    from server.host.routes.tables import ROUTE_TABLES
+
+    return [(table.capability, route.name) for table in ROUTE_TABLES for route in table.routes]
+
+
+def capability_names() -> list[str]:
+    """Every name a host may list in ``capabilities``: its route tables' and the rest."""
+    from server.common.protocol import capabilities
+    from server.host.routes.tables import ROUTE_TABLES
+
+    declared = [
+        value
+        for name, value in vars(capabilities).items()
+        if name.isupper() and isinstance(value, str)
+    ]
+    names = [name for table in ROUTE_TABLES for name in table.capabilities]
+    return sorted(set(names) | set(declared))
+
+
+def literal_values(annotation: Any) -> set[str]:
+    """The string values of every ``Literal`` in a field's type, models inside included."""
+    if get_origin(annotation) is Literal:
+        return {value for value in get_args(annotation) if isinstance(value, str)}
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return {
+            value
+            for field in annotation.model_fields.values()
+            for value in literal_values(field.annotation)
+        }
+    return {value for arg in get_args(annotation) for value in literal_values(arg)}
+
+
+def event_names() -> list[str]:
+    from server.common.protocol.events import HOST_EVENTS
+
+    return [event.NAME for event in HOST_EVENTS]
+
+
+def event_literals() -> list[tuple[str, str, str]]:
+    """(event, field, value) for each literal an event's fields may carry."""
+    from server.common.protocol.events import HOST_EVENTS
+
+    found = []
+    for event in HOST_EVENTS:
+        for field_name, field in event.model_fields.items():
+            wire_name = field.alias or field_name
+            for value in sorted(literal_values(field.annotation)):
+                found.append((event.NAME, wire_name, value))
+    return found
+
+
+def tool_names() -> list[str]:
+    from server.host.tools.catalog import CATALOG
+
+    return list(CATALOG)
+
+
+def setting_names() -> list[tuple[str, str]]:
+    """(dotted path, environment variable) of every setting."""
+    from server.config import settings_docs
+
+    return [(".".join(doc.path), doc.env) for doc in settings_docs()]
+
+
+def command_paths(parser: argparse.ArgumentParser, prefix: str) -> list[str]:
+    """Every command a parser runs, as typed (``crewhost admin migrate``): the leaves of
+    its sub-command tree, which is what each level's ``--help`` lists."""
+    subparsers = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not subparsers:
+        return [prefix]
+    paths = []
+    for name, sub in subparsers[0].choices.items():
+        paths.extend(command_paths(sub, f"{prefix} {name}"))
+    return paths
+
+
+def cli_commands() -> list[str]:
+    from peer.cli import build_parser as peer_parser
+    from server.cli import build_parser as server_parser
+
+    return command_paths(server_parser(), "crewhost") + command_paths(
+        peer_parser(), "crewhost-peer"
+    )
+
+
+def readme_commands() -> list[str]:
+    """The commands of README.md's "Commands" table: each row's first cell, in backticks."""
+    text = README.read_text(encoding="utf-8")
+    section = re.search(r"^## Commands\n(.*?)(?=^## |\Z)", text, re.MULTILINE | re.DOTALL)
+    assert section, "README.md has no '## Commands' section"
+    rows = re.findall(r"^\| `(crewhost[^`]*)` \|", section.group(1), re.MULTILINE)
+    return rows
+
+
+@pytest.mark.parametrize(("table", "route"), route_names(), ids=lambda v: v)
+def test_every_route_is_documented(table: str, route: str) -> None:
+    assert mentioned(route, TEAM_API), (
+        f"route `{route}` is not in docs/team-api.md: add a row for it (least role, what it "
+        f"does, its args, its answer, its errors) under '### `{table}`'"
+    )
+
+
+@pytest.mark.parametrize("capability", capability_names())
+def test_every_capability_is_documented(capability: str) -> None:
+    assert mentioned(capability, TEAM_API), (
+        f"capability `{capability}` is not in docs/team-api.md: name it, and what the host "
+        "serves with it, under '## Capabilities'"
+    )
+
+
+@pytest.mark.parametrize("event", event_names())
+def test_every_event_is_documented(event: str) -> None:
+    assert mentioned(event, TEAM_API), (
+        f"event `{event}` is not in docs/team-api.md: add a row for it (data, when it is "
+        "sent, who receives it) to the table under '## Events'"
+    )
+
+
+@pytest.mark.parametrize(
+    ("event", "field", "value"), event_literals(), ids=lambda v: v
+)
+def test_every_event_value_is_documented(event: str, field: str, value: str) -> None:
+    assert mentioned(value, TEAM_API), (
+        f"`{value}`, a value of `{field}` in the event `{event}`, is not in "
+        f"docs/team-api.md: say what it means in the `{event}` row under '## Events'"
+    )
+
+
+@pytest.mark.parametrize("tool", tool_names())
+def test_every_agent_tool_is_documented(tool: str) -> None:
+    assert mentioned(tool, AGENT_TOOLS), (
+        f"tool `{tool}` is not in docs/agent-tools.md: add a row for it (free or gated, what "
+        "it does, its arguments) to the tool catalog"
+    )
+
+
+@pytest.mark.parametrize(("setting", "env"), setting_names(), ids=lambda v: v)
+def test_every_setting_is_documented(setting: str, env: str) -> None:
+    missing = [name for name in (setting, env) if not mentioned(name, SETTINGS)]
+    assert not missing, (
+        f"setting `{setting}` ({', '.join(missing)} missing) is not in docs/settings.md: run "
+        "`crewhost admin settings` and paste its table between the settings markers"
+    )
+
+
+@pytest.mark.parametrize("command", cli_commands())
+def test_every_command_is_documented(command: str) -> None:
+    assert command in readme_commands(), (
+        f"`{command}` is not in README.md's commands table: add a row "
+        f"'| `{command}` | <what it does, in one line> |' under '## Commands'"
+    )
+    assert mentioned(command, COMMANDS) or f"`{command} " in COMMANDS.read_text(
+        encoding="utf-8"
+    ), (
+        f"`{command}` is not in docs/commands.md: add a row for it with its options "
+        "and exit codes"
+    )
+
+
+def test_the_readme_commands_table_is_the_cli() -> None:
+    """README's commands table lists exactly what ``crewhost --help`` and
+    ``crewhost-peer --help`` (and their sub-commands' ``--help``) list."""
+    documented, actual = readme_commands(), cli_commands()
+    assert len(documented) == len(set(documented)), "README.md lists a command twice"
+    assert set(documented) == set(actual), (
+        "README.md's commands table differs from the CLI: "
+        f"not in the README {sorted(set(actual) - set(documented))}, "
+        f"not a command {sorted(set(documented) - set(actual))}"
+    )
