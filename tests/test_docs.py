@@ -75,7 +75,7 @@ README = ROOT / "README.md"
 
 
 def mentioned(name: str, page: Path) -> bool:
-    """Whether ``page`` names ``name`` as code (in backticks), outside code blocks or in."""
+    """Whether ``page`` names ``name`` as code, in backticks."""
     return f"`{name}`" in page.read_text(encoding="utf-8")
 
 
@@ -171,8 +171,7 @@ def readme_commands() -> list[str]:
     text = README.read_text(encoding="utf-8")
     section = re.search(r"^## Commands\n(.*?)(?=^## |\Z)", text, re.MULTILINE | re.DOTALL)
     assert section, "README.md has no '## Commands' section"
-    rows = re.findall(r"^\| `(crewhost[^`]*)` \|", section.group(1), re.MULTILINE)
-    return rows
+    return re.findall(r"^\| `(crewhost[^`]*)` \|", section.group(1), re.MULTILINE)
 
 
 @pytest.mark.parametrize(("table", "route"), route_names(), ids=lambda v: v)
@@ -199,9 +198,7 @@ def test_every_event_is_documented(event: str) -> None:
     )
 
 
-@pytest.mark.parametrize(
-    ("event", "field", "value"), event_literals(), ids=lambda v: v
-)
+@pytest.mark.parametrize(("event", "field", "value"), event_literals(), ids=lambda v: v)
 def test_every_event_value_is_documented(event: str, field: str, value: str) -> None:
     assert mentioned(value, TEAM_API), (
         f"`{value}`, a value of `{field}` in the event `{event}`, is not in "
@@ -232,11 +229,8 @@ def test_every_command_is_documented(command: str) -> None:
         f"`{command}` is not in README.md's commands table: add a row "
         f"'| `{command}` | <what it does, in one line> |' under '## Commands'"
     )
-    assert mentioned(command, COMMANDS) or f"`{command} " in COMMANDS.read_text(
-        encoding="utf-8"
-    ), (
-        f"`{command}` is not in docs/commands.md: add a row for it with its options "
-        "and exit codes"
+    assert mentioned(command, COMMANDS) or f"`{command} " in COMMANDS.read_text(encoding="utf-8"), (
+        f"`{command}` is not in docs/commands.md: add a row for it with its options and exit codes"
     )
 
 
