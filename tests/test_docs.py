@@ -174,7 +174,9 @@ def readme_commands() -> list[str]:
     return re.findall(r"^\| `(crewhost[^`]*)` \|", section.group(1), re.MULTILINE)
 
 
-@pytest.mark.parametrize(("table", "route"), route_names(), ids=lambda v: v)
+@pytest.mark.parametrize(
+    ("table", "route"), [pytest.param(table, route, id=route) for table, route in route_names()]
+)
 def test_every_route_is_documented(table: str, route: str) -> None:
     assert mentioned(route, TEAM_API), (
         f"route `{route}` is not in docs/team-api.md: add a row for it (least role, what it "
@@ -198,7 +200,10 @@ def test_every_event_is_documented(event: str) -> None:
     )
 
 
-@pytest.mark.parametrize(("event", "field", "value"), event_literals(), ids=lambda v: v)
+@pytest.mark.parametrize(
+    ("event", "field", "value"),
+    [pytest.param(*found, id=f"{found[0]}.{found[1]}={found[2]}") for found in event_literals()],
+)
 def test_every_event_value_is_documented(event: str, field: str, value: str) -> None:
     assert mentioned(value, TEAM_API), (
         f"`{value}`, a value of `{field}` in the event `{event}`, is not in "
@@ -214,7 +219,9 @@ def test_every_agent_tool_is_documented(tool: str) -> None:
     )
 
 
-@pytest.mark.parametrize(("setting", "env"), setting_names(), ids=lambda v: v)
+@pytest.mark.parametrize(
+    ("setting", "env"), [pytest.param(path, env, id=path) for path, env in setting_names()]
+)
 def test_every_setting_is_documented(setting: str, env: str) -> None:
     missing = [name for name in (setting, env) if not mentioned(name, SETTINGS)]
     assert not missing, (
