@@ -86,6 +86,27 @@ def route_names() -> list[tuple[str, str]]:
     return [(table.capability, route.name) for table in ROUTE_TABLES for route in table.routes]
 
 
+def route_arguments() -> list[tuple[str, str, str]]:
+    """(route table capability, route name, argument as on the wire) of every route."""
+    from server.host.routes.tables import ROUTE_TABLES
+
+    return [
+        (table.capability, route.name, field.alias or name)
+        for table in ROUTE_TABLES
+        for route in table.routes
+        for name, field in route.args.model_fields.items()
+    ]
+
+
+def route_section(capability: str) -> str:
+    """The text of docs/team-api.md under '### `<capability>`', up to the next heading."""
+    text = TEAM_API.read_text(encoding="utf-8")
+    found = re.search(
+        rf"^### `{re.escape(capability)}`\n(.*?)(?=^#)", text, re.MULTILINE | re.DOTALL
+    )
+    return found.group(1) if found else ""
+
+
 def capability_names() -> list[str]:
     """Every name a host may list in ``capabilities``: its route tables' and the rest."""
     from server.common.protocol import capabilities
@@ -181,6 +202,17 @@ def test_every_route_is_documented(table: str, route: str) -> None:
     assert mentioned(route, TEAM_API), (
         f"route `{route}` is not in docs/team-api.md: add a row for it (least role, what it "
         f"does, its args, its answer, its errors) under '### `{table}`'"
+    )
+
+
+@pytest.mark.parametrize(
+    ("table", "route", "argument"),
+    [pytest.param(*found, id=f"{found[1]}:{found[2]}") for found in route_arguments()],
+)
+def test_every_route_argument_is_documented(table: str, route: str, argument: str) -> None:
+    assert f"`{argument}`" in route_section(table), (
+        f"`{argument}`, an argument of `{route}`, is not in docs/team-api.md: say what it "
+        f"takes in the `{route}` row under '### `{table}`'"
     )
 
 
