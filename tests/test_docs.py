@@ -159,6 +159,17 @@ def tool_names() -> list[str]:
     return list(CATALOG)
 
 
+def tool_arguments() -> list[tuple[str, str]]:
+    """(tool, argument as the model writes it) of every catalog tool."""
+    from server.host.tools.catalog import CATALOG
+
+    return [
+        (tool.name, field.alias or name)
+        for tool in CATALOG.values()
+        for name, field in tool.args.model_fields.items()
+    ]
+
+
 def setting_names() -> list[tuple[str, str]]:
     """(dotted path, environment variable) of every setting."""
     from server.config import settings_docs
@@ -248,6 +259,17 @@ def test_every_agent_tool_is_documented(tool: str) -> None:
     assert mentioned(tool, AGENT_TOOLS), (
         f"tool `{tool}` is not in docs/agent-tools.md: add a row for it (free or gated, what "
         "it does, its arguments) to the tool catalog"
+    )
+
+
+@pytest.mark.parametrize(
+    ("tool", "argument"),
+    [pytest.param(tool, argument, id=f"{tool}:{argument}") for tool, argument in tool_arguments()],
+)
+def test_every_agent_tool_argument_is_documented(tool: str, argument: str) -> None:
+    assert mentioned(argument, AGENT_TOOLS), (
+        f"`{argument}`, an argument of the tool `{tool}`, is not in docs/agent-tools.md: "
+        f"say what it takes in the `{tool}` row of the tool catalog"
     )
 
 
