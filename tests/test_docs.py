@@ -86,15 +86,16 @@ def route_names() -> list[tuple[str, str]]:
     return [(table.capability, route.name) for table in ROUTE_TABLES for route in table.routes]
 
 
-def route_arguments() -> list[tuple[str, str, str]]:
-    """(route table capability, route name, argument as on the wire) of every route."""
+def route_fields(side: str) -> list[tuple[str, str, str]]:
+    """(route table capability, route name, field as on the wire) of every route's
+    arguments (``side="args"``) or answer (``side="result"``), top level only."""
     from server.host.routes.tables import ROUTE_TABLES
 
     return [
         (table.capability, route.name, field.alias or name)
         for table in ROUTE_TABLES
         for route in table.routes
-        for name, field in route.args.model_fields.items()
+        for name, field in getattr(route, side).model_fields.items()
     ]
 
 
@@ -218,12 +219,23 @@ def test_every_route_is_documented(table: str, route: str) -> None:
 
 @pytest.mark.parametrize(
     ("table", "route", "argument"),
-    [pytest.param(*found, id=f"{found[1]}:{found[2]}") for found in route_arguments()],
+    [pytest.param(*found, id=f"{found[1]}:{found[2]}") for found in route_fields("args")],
 )
 def test_every_route_argument_is_documented(table: str, route: str, argument: str) -> None:
     assert f"`{argument}`" in route_section(table), (
         f"`{argument}`, an argument of `{route}`, is not in docs/team-api.md: say what it "
         f"takes in the `{route}` row under '### `{table}`'"
+    )
+
+
+@pytest.mark.parametrize(
+    ("table", "route", "field"),
+    [pytest.param(*found, id=f"{found[1]}->{found[2]}") for found in route_fields("result")],
+)
+def test_every_route_answer_field_is_documented(table: str, route: str, field: str) -> None:
+    assert f"`{field}`" in route_section(table), (
+        f"`{field}`, a field of the answer of `{route}`, is not in docs/team-api.md: say what "
+        f"it holds in the `{route}` row under '### `{table}`'"
     )
 
 
