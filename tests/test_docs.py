@@ -8,6 +8,7 @@ commands) is named on the page it belongs to.
 from __future__ import annotations
 
 import argparse
+import functools
 import re
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
@@ -74,9 +75,14 @@ COMMANDS = DOCS / "commands.md"
 README = ROOT / "README.md"
 
 
+@functools.cache
+def text_of(page: Path) -> str:
+    return page.read_text(encoding="utf-8")
+
+
 def mentioned(name: str, page: Path) -> bool:
     """Whether ``page`` names ``name`` as code, in backticks."""
-    return f"`{name}`" in page.read_text(encoding="utf-8")
+    return f"`{name}`" in text_of(page)
 
 
 def route_names() -> list[tuple[str, str]]:
@@ -101,7 +107,7 @@ def route_fields(side: str) -> list[tuple[str, str, str]]:
 
 def route_section(capability: str) -> str:
     """The text of docs/team-api.md under '### `<capability>`', up to the next heading."""
-    text = TEAM_API.read_text(encoding="utf-8")
+    text = text_of(TEAM_API)
     found = re.search(
         rf"^### `{re.escape(capability)}`\n(.*?)(?=^#)", text, re.MULTILINE | re.DOTALL
     )
@@ -154,6 +160,25 @@ def event_literals() -> list[tuple[str, str, str]]:
     return found
 
 
+def host_error_codes() -> list[str]:
+    """Every error code a host may answer a peer with."""
+    from server.common.error_codes import HOST_ANSWERS
+
+    return [error.code for error in HOST_ANSWERS]
+
+
+def view_message_types() -> list[str]:
+    """The ``type`` of every message either end sends on a ``view:`` channel."""
+    from server.common.protocol import view
+
+    types = []
+    for union in (view.ViewMessage, view.HostViewMessage):
+        members = get_args(get_args(union)[0])  # Annotated[Union[...], discriminator]
+        for model in members:
+            types.extend(get_args(model.model_fields["type"].annotation))
+    return types
+
+
 def tool_names() -> list[str]:
     from server.host.tools.catalog import CATALOG
 
@@ -201,7 +226,7 @@ def cli_commands() -> list[str]:
 
 def readme_commands() -> list[str]:
     """The commands of README.md's "Commands" table: each row's first cell, in backticks."""
-    text = README.read_text(encoding="utf-8")
+    text = text_of(README)
     section = re.search(r"^## Commands\n(.*?)(?=^## |\Z)", text, re.MULTILINE | re.DOTALL)
     assert section, "README.md has no '## Commands' section"
     return re.findall(r"^\| `(crewhost[^`]*)` \|", section.group(1), re.MULTILINE)
@@ -266,6 +291,23 @@ def test_every_event_value_is_documented(event: str, field: str, value: str) -> 
     )
 
 
+@pytest.mark.parametrize("code", host_error_codes())
+def test_every_host_error_code_is_documented(code: str) -> None:
+    assert any(mentioned(code, page) for page in sorted(DOCS.glob("*.md"))), (
+        f"error code `{code}` is not in docs/: add it, with when a host answers it, to the "
+        "table under '## Errors' in docs/team-api.md (or the page of its subsystem)"
+    )
+
+
+@pytest.mark.parametrize("kind", view_message_types())
+def test_every_view_message_is_documented(kind: str) -> None:
+    page = text_of(DOCS / "live-view.md")
+    assert f'"type": "{kind}"' in page or f"`{kind}`" in page, (
+        f"the view message `{kind}` is not in docs/live-view.md: add it, with its fields and "
+        "when it is sent, to the section of its feature"
+    )
+
+
 @pytest.mark.parametrize("tool", tool_names())
 def test_every_agent_tool_is_documented(tool: str) -> None:
     assert mentioned(tool, AGENT_TOOLS), (
@@ -302,7 +344,7 @@ def test_every_command_is_documented(command: str) -> None:
         f"`{command}` is not in README.md's commands table: add a row "
         f"'| `{command}` | <what it does, in one line> |' under '## Commands'"
     )
-    assert mentioned(command, COMMANDS) or f"`{command} " in COMMANDS.read_text(encoding="utf-8"), (
+    assert mentioned(command, COMMANDS) or f"`{command} " in text_of(COMMANDS), (
         f"`{command}` is not in docs/commands.md: add a row for it with its options and exit codes"
     )
 
