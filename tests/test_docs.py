@@ -1,8 +1,11 @@
 """The docs keep up with the code.
 
 The README's links into docs/ and the docs pages' links to each other resolve, and every
-interface (Team API routes, capabilities, events and their values, agent tools, settings,
-commands) is named on the page it belongs to.
+interface is named on the page it belongs to: Team API routes with their arguments and
+answers, capabilities, events and the values their fields take, the error codes a host
+answers with, view-channel messages, agent tools and their arguments, settings, and the
+commands (README.md's table equals what the CLI's --help lists). Each item is a test of
+its own, whose failure names what is missing and where it goes.
 """
 
 from __future__ import annotations
@@ -15,6 +18,15 @@ from typing import Any, Literal, get_args, get_origin
 
 import pytest
 from pydantic import BaseModel
+
+from peer.cli import build_parser as peer_parser
+from server.cli import build_parser as server_parser
+from server.common.error_codes import HOST_ANSWERS
+from server.common.protocol import capabilities, view
+from server.common.protocol.events import HOST_EVENTS
+from server.config import settings_docs
+from server.host.routes.tables import ROUTE_TABLES
+from server.host.tools.catalog import CATALOG
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -77,6 +89,7 @@ README = ROOT / "README.md"
 
 @functools.cache
 def text_of(page: Path) -> str:
+    """A page's text, read once for the many tests that look into it."""
     return page.read_text(encoding="utf-8")
 
 
@@ -87,16 +100,12 @@ def mentioned(name: str, page: Path) -> bool:
 
 def route_names() -> list[tuple[str, str]]:
     """(route table capability, route name) of every Team API route the host serves."""
-    from server.host.routes.tables import ROUTE_TABLES
-
     return [(table.capability, route.name) for table in ROUTE_TABLES for route in table.routes]
 
 
 def route_fields(side: str) -> list[tuple[str, str, str]]:
     """(route table capability, route name, field as on the wire) of every route's
     arguments (``side="args"``) or answer (``side="result"``), top level only."""
-    from server.host.routes.tables import ROUTE_TABLES
-
     return [
         (table.capability, route.name, field.alias or name)
         for table in ROUTE_TABLES
@@ -116,9 +125,6 @@ def route_section(capability: str) -> str:
 
 def capability_names() -> list[str]:
     """Every name a host may list in ``capabilities``: its route tables' and the rest."""
-    from server.common.protocol import capabilities
-    from server.host.routes.tables import ROUTE_TABLES
-
     declared = [
         value
         for name, value in vars(capabilities).items()
@@ -142,15 +148,12 @@ def literal_values(annotation: Any) -> set[str]:
 
 
 def event_names() -> list[str]:
-    from server.common.protocol.events import HOST_EVENTS
-
+    """The name of every event a host pushes."""
     return [event.NAME for event in HOST_EVENTS]
 
 
 def event_literals() -> list[tuple[str, str, str]]:
     """(event, field, value) for each literal an event's fields may carry."""
-    from server.common.protocol.events import HOST_EVENTS
-
     found = []
     for event in HOST_EVENTS:
         for field_name, field in event.model_fields.items():
@@ -162,15 +165,11 @@ def event_literals() -> list[tuple[str, str, str]]:
 
 def host_error_codes() -> list[str]:
     """Every error code a host may answer a peer with."""
-    from server.common.error_codes import HOST_ANSWERS
-
     return [error.code for error in HOST_ANSWERS]
 
 
 def view_message_types() -> list[str]:
     """The ``type`` of every message either end sends on a ``view:`` channel."""
-    from server.common.protocol import view
-
     types = []
     for union in (view.ViewMessage, view.HostViewMessage):
         members = get_args(get_args(union)[0])  # Annotated[Union[...], discriminator]
@@ -180,15 +179,12 @@ def view_message_types() -> list[str]:
 
 
 def tool_names() -> list[str]:
-    from server.host.tools.catalog import CATALOG
-
+    """Every tool of the agents' catalog."""
     return list(CATALOG)
 
 
 def tool_arguments() -> list[tuple[str, str]]:
     """(tool, argument as the model writes it) of every catalog tool."""
-    from server.host.tools.catalog import CATALOG
-
     return [
         (tool.name, field.alias or name)
         for tool in CATALOG.values()
@@ -198,8 +194,6 @@ def tool_arguments() -> list[tuple[str, str]]:
 
 def setting_names() -> list[tuple[str, str]]:
     """(dotted path, environment variable) of every setting."""
-    from server.config import settings_docs
-
     return [(".".join(doc.path), doc.env) for doc in settings_docs()]
 
 
@@ -216,9 +210,7 @@ def command_paths(parser: argparse.ArgumentParser, prefix: str) -> list[str]:
 
 
 def cli_commands() -> list[str]:
-    from peer.cli import build_parser as peer_parser
-    from server.cli import build_parser as server_parser
-
+    """Every command of ``crewhost`` and ``crewhost-peer``."""
     return command_paths(server_parser(), "crewhost") + command_paths(
         peer_parser(), "crewhost-peer"
     )
