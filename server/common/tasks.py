@@ -37,6 +37,11 @@ class BackgroundTasks:
         self._tasks.add(task)
         task.add_done_callback(self._done)
 
+    def adopt(self, task: asyncio.Task[Any]) -> None:
+        """Keep a task something else started (a server's connection handler) until it ends."""
+        self._tasks.add(task)
+        task.add_done_callback(self._done)
+
     def _done(self, task: asyncio.Task[Any]) -> None:
         self._tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:

@@ -54,3 +54,18 @@ async def test_drain_waits_for_tasks_started_while_it_waits_and_cancels_none() -
     await draining
     assert done == ["first", "second"]
     assert len(tasks) == 0
+
+
+async def test_an_adopted_task_is_kept_until_it_ends_and_cancelled_with_the_rest() -> None:
+    tasks = BackgroundTasks("test")
+    finished = asyncio.create_task(asyncio.sleep(0))
+    tasks.adopt(finished)
+    await finished
+    await asyncio.sleep(0)  # the done callback runs on the next turn of the loop
+    assert len(tasks) == 0
+
+    waiting = asyncio.create_task(asyncio.Event().wait())
+    tasks.adopt(waiting)
+    assert len(tasks) == 1
+    await tasks.close()
+    assert waiting.cancelled()

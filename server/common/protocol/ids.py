@@ -21,6 +21,8 @@ TAB_ID_PATTERN: Final = r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a
 PROFILE_PREFIX: Final = "profile-"
 PROXY_PREFIX: Final = "proxy-"
 CUSTOM_PROVIDER_PREFIX: Final = "custom-"
+PROFILE_ID_PATTERN: Final = rf"^{PROFILE_PREFIX}[0-9a-f]{{32}}$"
+PROXY_ID_PATTERN: Final = rf"^{PROXY_PREFIX}[0-9a-f]{{32}}$"
 
 MAX_SEARCH_ENGINE_ID_LENGTH: Final = 200
 
@@ -47,10 +49,10 @@ SubAgentId = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{16}$")]
 
 TabId = Annotated[str, StringConstraints(pattern=TAB_ID_PATTERN)]
 
-ProfileId = Annotated[str, StringConstraints(pattern=rf"^{PROFILE_PREFIX}[0-9a-f]{{32}}$")]
+ProfileId = Annotated[str, StringConstraints(pattern=PROFILE_ID_PATTERN)]
 """A named browser profile: ``profile-`` and 32 hex."""
 
-ProxyId = Annotated[str, StringConstraints(pattern=rf"^{PROXY_PREFIX}[0-9a-f]{{32}}$")]
+ProxyId = Annotated[str, StringConstraints(pattern=PROXY_ID_PATTERN)]
 """A team's browser proxy: ``proxy-`` and 32 hex."""
 
 ProviderId = Annotated[

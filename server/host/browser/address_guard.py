@@ -60,6 +60,7 @@ from server.common.browser_address_policy import (
     refusal_message,
 )
 from server.common.public_addresses import NameNotResolved, system_resolve
+from server.common.tasks import BackgroundTasks
 from server.host.browser.filtering_proxy import FilteringProxy, Verdict
 
 log = logging.getLogger(__name__)
@@ -131,7 +132,7 @@ class AddressGuard:
         self._servers: list[asyncio.Server] = []
         self._ports: dict[Rule, int] = {}
         self._rules_by_port: dict[int, Rule] = {}
-        self._answering: set[asyncio.Task[Any]] = set()
+        self._answering = BackgroundTasks("address guard")
         self._proxy = FilteringProxy(self._judge, _response)
 
     async def __aenter__(self) -> AddressGuard:
@@ -161,8 +162,7 @@ class AddressGuard:
         await self._proxy.close()
         for server in self._servers:
             server.close()
-        for task in list(self._answering):
-            task.cancel()
+        self._answering.cancel()
         for server in self._servers:
             await server.wait_closed()
         self._servers.clear()
@@ -329,7 +329,7 @@ class AddressGuard:
     ) -> None:
         task = asyncio.current_task()
         if task is not None:
-            self._answering.add(task)
+            self._answering.adopt(task)
         try:
             async with asyncio.timeout(_READ_SECONDS):
                 first = await reader.read(1)
@@ -341,8 +341,6 @@ class AddressGuard:
         except (TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, OSError):
             return
         finally:
-            if task is not None:
-                self._answering.discard(task)
             writer.close()
             with contextlib.suppress(OSError, asyncio.CancelledError):
                 await writer.wait_closed()

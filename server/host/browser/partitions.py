@@ -13,13 +13,13 @@ from dataclasses import dataclass
 from typing import Literal
 
 from server.common.errors import InvalidArgument
-from server.common.protocol.ids import PROFILE_PREFIX
+from server.common.protocol.ids import PROFILE_ID_PATTERN, PROFILE_PREFIX
 
 PartitionKind = Literal["shared", "agent", "profile", "private"]
 KINDS: tuple[PartitionKind, ...] = ("shared", "agent", "profile", "private")
 
 _AGENT_KEY = re.compile(r"[0-9a-f]{32}")
-_PROFILE_ID = re.compile(r"profile-[0-9a-f]{32}")
+_PROFILE_ID = re.compile(PROFILE_ID_PATTERN)
 _PRIVATE_KEY = re.compile(r"[0-9a-f]{32}")
 _LABELS: dict[PartitionKind, str] = {
     "shared": "Shared",

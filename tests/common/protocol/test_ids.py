@@ -45,7 +45,7 @@ def _own_id_formats(path: Path, root: Path = SERVER.parent) -> list[str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign):
             names = [t.id for t in node.targets if isinstance(t, ast.Name)]
-            if any(_is_id_name(n) and n != "_ID" for n in names) and _declares_format(node.value):
+            if any(_is_id_name(n) for n in names) and _declares_format(node.value):
                 found.append(f"{path.relative_to(root)}:{node.lineno} {names[0]}")
         elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             name = node.target.id
