@@ -139,6 +139,10 @@ HOST_WIDE: dict[type, dict[str, str]] = {
         # Rotation, key usage and the check re-seal or open every team's secrets in batches.
         "list_ciphertexts": "the host's one key ring seals every team's secrets",
     },
+    BrowserProfileRepository: {
+        # At start the browser restores every team's saved tabs, each into its profile.
+        "list_profile_keys_of_every_team": "saved tabs of all teams are restored at start",
+    },
 }
 
 
