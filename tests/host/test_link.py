@@ -11,15 +11,12 @@ from pathlib import Path
 
 from aiohttp import web
 
-from server.common.crypto.box import SecretBox
-from server.common.crypto.ring import KeyRing
-from server.common.keys import SigningKey
 from server.config import Settings
-from server.host.start import build_host, run_link
 from server.hub.app import build_app
 from server.hub.container import Hub
 from server.serve import builtin_host
 from tests.support.databases import ScratchDatabase
+from tests.support.enrolled_hosts import linked_host
 from tests.support.hub_server import RunningHub, hub_settings
 from tests.support.peers import peer_member, wait_linked
 
@@ -82,20 +79,8 @@ async def test_the_link_returns_after_a_hub_restart_and_peers_stay(
 async def test_removing_a_host_ends_its_peers_and_link(server: RunningHub, tmp_path: Path) -> None:
     owner = await server.sign_up_owner()
     team_id = await server.first_team_id(owner)
-    enrolment = await owner.post(f"/v1/teams/{team_id}/hosts/enrolments", {"name": "Lab"})
-    key = SigningKey.generate()
-    enrolled = await server.client().post(
-        "/v1/hosts/enrol", {"code": enrolment.body["code"], "publicKey": key.public_key}
-    )
-    services = build_host(
-        server.hub.settings.model_copy(update={"data_dir": tmp_path}),
-        key,
-        server.hub.db,
-        secrets=SecretBox(KeyRing.generate()),
-    )
-    services.host_id = enrolled.body["hostId"]
-    async with run_link(services, server.url) as lab:
-        await asyncio.wait_for(lab.link.linked.wait(), 10)
+    async with linked_host(server, owner, team_id, tmp_path) as lab:
+        services = lab.services
         member = await peer_member(server, "owner@example.com", tmp_path)
         connection = await member.connect(services.host_id)
         reply = await owner.delete(f"/v1/teams/{team_id}/hosts/{services.host_id}")

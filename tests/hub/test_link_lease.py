@@ -13,6 +13,7 @@ from server.common.keys import SigningKey
 from server.common.sdp import sdp_fingerprint
 from tests.support.clock import FakeClock
 from tests.support.databases import ScratchDatabase
+from tests.support.enrolled_hosts import enrol_host
 from tests.support.hub_server import hub_settings, running_hub
 from tests.support.peers import peer_member, wait_linked
 
@@ -69,12 +70,8 @@ async def test_a_host_listed_offline_is_refused_at_once(
     async with running_hub(hub_settings(tmp_path, database), database) as server:
         owner = await server.sign_up_owner()
         team_id = await server.first_team_id(owner)
-        enrolment = await owner.post(f"/v1/teams/{team_id}/hosts/enrolments", {"name": "Lab"})
-        enrolled = await server.client().post(
-            "/v1/hosts/enrol",
-            {"code": enrolment.body["code"], "publicKey": SigningKey.generate().public_key},
-        )
-        host_id = enrolled.body["hostId"]  # enrolled, never linked: listed offline
+        # Enrolled, never linked: listed offline.
+        host_id = await enrol_host(server, owner, team_id, SigningKey.generate())
         hosts = (await owner.get(f"/v1/teams/{team_id}/hosts")).body["hosts"]
         assert not next(h["online"] for h in hosts if h["id"] == host_id)
         sdp, fingerprint = await _offer()

@@ -17,6 +17,7 @@ from server.common.crypto.ring import KeyRing
 from server.common.keys import SigningKey
 from server.host.start import build_host, run_link
 from tests.support.databases import ScratchDatabase, scratch_postgres_database
+from tests.support.enrolled_hosts import enrol_host
 from tests.support.hub_server import ApiClient, RunningHub, hub_settings, running_hub
 from tests.support.peers import peer_member, wait_linked
 from tests.support.switching_relay import switching_relay
@@ -114,12 +115,8 @@ async def test_a_host_that_relinks_through_another_hub_stays_online(
         owner = await hub_a.sign_up_owner()
         team_id = await hub_a.first_team_id(owner)
         on_b = await hub_b.sign_in("owner@example.com")
-        enrolment = await owner.post(f"/v1/teams/{team_id}/hosts/enrolments", {"name": "Lab"})
         key = SigningKey.generate()
-        enrolled = await hub_a.client().post(
-            "/v1/hosts/enrol", {"code": enrolment.body["code"], "publicKey": key.public_key}
-        )
-        host_id = enrolled.body["hostId"]
+        host_id = await enrol_host(hub_a, owner, team_id, key)
         services = build_host(
             hub_a.hub.settings.model_copy(update={"data_dir": tmp_path / "host"}),
             key,

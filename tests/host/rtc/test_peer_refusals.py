@@ -11,13 +11,11 @@ from aiortc import RTCPeerConnection
 from peer.connection import connect_to_host
 from peer.hub_client import HubClient, HubError
 from peer.known_hosts import HostKeyChanged
-from server.common.crypto.box import SecretBox
-from server.common.crypto.ring import KeyRing
 from server.common.errors import CrewhostError
 from server.common.keys import SigningKey
 from server.common.sdp import sdp_fingerprint
-from server.host.start import build_host, run_link
 from tests.support.clock import FakeClock
+from tests.support.enrolled_hosts import linked_host
 from tests.support.hub_server import RunningHub
 from tests.support.peers import Member, peer_member, wait_linked
 
@@ -100,20 +98,8 @@ async def test_a_ticket_for_another_host_is_refused(
     await owner.post(
         "/v1/sessions", {"email": "owner@example.com", "password": "correct horse battery"}
     )
-    enrolment = await owner.post(f"/v1/teams/{member.team_id}/hosts/enrolments", {"name": "Lab"})
-    key = SigningKey.generate()
-    enrolled = await server.client().post(
-        "/v1/hosts/enrol", {"code": enrolment.body["code"], "publicKey": key.public_key}
-    )
-    other = build_host(
-        server.hub.settings.model_copy(update={"data_dir": tmp_path}),
-        key,
-        server.hub.db,
-        secrets=SecretBox(KeyRing.generate()),
-    )
-    other.host_id = enrolled.body["hostId"]
-    async with run_link(other, server.url) as running:
-        await running.link.linked.wait()
+    async with linked_host(server, owner, member.team_id, tmp_path) as running:
+        other = running.services
         connection, sdp = await new_offer()
         builtin_id = server.builtin.services.host_id
         grant = await member.hub.ticket(member.team_id, builtin_id, sdp_fingerprint(sdp))

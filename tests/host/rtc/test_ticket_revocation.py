@@ -11,16 +11,13 @@ import pytest
 from aiortc import RTCPeerConnection
 
 from peer.hub_client import HubError
-from server.common.crypto.box import SecretBox
-from server.common.crypto.ring import KeyRing
 from server.common.errors import CrewhostError
-from server.common.keys import SigningKey
 from server.common.protocol.link import LinkRevoke
 from server.common.protocol.signaling import TicketGrant
 from server.common.protocol.team_api import TEAM_API_LABEL
 from server.common.sdp import sdp_fingerprint
-from server.host.start import build_host, run_link
 from tests.support.clock import FakeClock
+from tests.support.enrolled_hosts import linked_host
 from tests.support.hub_server import RunningHub
 from tests.support.peers import Member, peer_member, wait_linked
 from tests.support.waiting import eventually
@@ -167,20 +164,8 @@ async def test_a_ticket_from_before_a_host_removal_is_refused(
 ) -> None:
     owner = await server.sign_up_owner()
     team_id = await server.first_team_id(owner)
-    enrolment = await owner.post(f"/v1/teams/{team_id}/hosts/enrolments", {"name": "Lab"})
-    key = SigningKey.generate()
-    enrolled = await server.client().post(
-        "/v1/hosts/enrol", {"code": enrolment.body["code"], "publicKey": key.public_key}
-    )
-    services = build_host(
-        server.hub.settings.model_copy(update={"data_dir": tmp_path}),
-        key,
-        server.hub.db,
-        secrets=SecretBox(KeyRing.generate()),
-    )
-    services.host_id = enrolled.body["hostId"]
-    async with run_link(services, server.url) as lab:
-        await asyncio.wait_for(lab.link.linked.wait(), 10)
+    async with linked_host(server, owner, team_id, tmp_path) as lab:
+        services = lab.services
         member = await peer_member(server, "owner@example.com", tmp_path)
         async with ticket_in_hand(member, services.host_id) as (ticket, sdp):
             reply = await owner.delete(f"/v1/teams/{team_id}/hosts/{services.host_id}")

@@ -17,6 +17,7 @@ from server.common.keys import SigningKey
 from server.common.roles import Role
 from server.common.sdp import sdp_fingerprint
 from server.hub.app import all_routes
+from tests.support.enrolled_hosts import enrol_host
 from tests.support.hub_server import ApiClient, RunningHub
 from tests.support.images import tiny_png
 from tests.support.peers import wait_linked
@@ -130,11 +131,7 @@ async def build_world(server: RunningHub) -> World:
     await target.put("/v1/me/avatar", data=tiny_png(), headers={"Content-Type": "image/png"})
     other = await server.create_owner("b-owner@example.com", "Team B")
     invitation = await owner.post(f"/v1/teams/{team_id}/invitations", {})
-    enrolment = await owner.post(f"/v1/teams/{team_id}/hosts/enrolments", {"name": "Lab"})
-    enrolled = await server.client().post(
-        "/v1/hosts/enrol",
-        {"code": enrolment.body["code"], "publicKey": SigningKey.generate().public_key},
-    )
+    enrolled_host_id = await enrol_host(server, owner, team_id, SigningKey.generate())
     await wait_linked(server)
     assert target.account_id is not None
     return World(
@@ -149,7 +146,7 @@ async def build_world(server: RunningHub) -> World:
         },
         target.account_id,
         invitation.body["invitation"]["id"],
-        enrolled.body["hostId"],
+        enrolled_host_id,
     )
 
 
