@@ -1,30 +1,20 @@
-"""Shell administration: the work behind ``crewhost admin …``, through the same services."""
+"""Shell administration: the work behind ``crewhost admin …``, through the same services.
+
+Each command's work lives in a module of its own, so that a command imports only what it
+uses: the accounts and setup code here (through the hub), the key ring in
+``server.admin_keys``, backups in ``server.admin_backup``.
+"""
 
 from __future__ import annotations
 
-import fcntl
-import os
 from pathlib import Path
-from typing import BinaryIO
 
 from pydantic import ValidationError
 
-from server.common.crypto.ring import KeyRingFile, KeyRingLocked, KeyRingMissing
 from server.common.wire import invalid_argument_from
 from server.config import Settings
-from server.db.engine import Database
-from server.host.services.keys import RotationReport, SecretKeys, key_ring_file
 from server.hub.container import Hub
 from server.hub.schemas import SignUp
-from server.ops.backup import (
-    POSTGRES_MEMBER,
-    BackupBusy,
-    BackupRefused,
-    BackupReport,
-    check_restore_target,
-    create_backup,
-    restore_backup,
-)
 
 
 async def migrate(settings: Settings) -> Path | None:
@@ -62,163 +52,3 @@ async def create_owner(settings: Settings, email: str, name: str, password: str,
     finally:
         await hub.db.close()
     return account.id
-
-
-async def rotate_key(settings: Settings) -> RotationReport:
-    """A new active key for the host's secret box, every ciphertext re-sealed with it."""
-    db = Database.from_settings(settings)
-    try:
-        await db.migrate()
-        return await SecretKeys(db, key_ring_file(settings)).rotate()
-    finally:
-        await db.close()
-
-
-async def retire_key(settings: Settings, key_id: str) -> None:
-    """Remove an old key from the host's key ring once no ciphertext uses it."""
-    db = Database.from_settings(settings)
-    try:
-        await db.migrate()
-        await SecretKeys(db, key_ring_file(settings)).retire(key_id)
-    finally:
-        await db.close()
-
-
-def wrap_key_ring(settings: Settings, passphrase: str) -> None:
-    """Wrap the host's plain key ring with ``passphrase``; the host must be stopped.
-
-    When CREWHOST_MASTER_PASSPHRASE is set already it must be this passphrase, so the
-    next start opens the ring.
-    """
-    if not passphrase:
-        raise KeyRingLocked("wrapping the key ring needs a passphrase")
-    configured = settings.host.master_passphrase
-    if configured is not None and configured.get_secret_value() != passphrase:
-        raise KeyRingLocked(
-            "the passphrase differs from CREWHOST_MASTER_PASSPHRASE: the next start could not "
-            "open the ring; give the same one, or unset the variable first"
-        )
-    plain = KeyRingFile(key_ring_file(settings).path)
-    if not plain.exists():
-        raise KeyRingMissing(
-            f"there is no key ring at {plain.path} yet: start the server once with "
-            "CREWHOST_MASTER_PASSPHRASE set, and it makes the ring wrapped"
-        )
-    with plain.hold(exclusive=True):
-        plain.wrap(passphrase)
-
-
-def _claim_partial(partial: Path) -> BinaryIO:
-    """``partial`` created 0600 and locked for this backup, open for writing.
-
-    One left by a killed backup (nobody holds its lock) is removed first; one that a
-    running backup holds is refused. The file is locked before it takes its name (made
-    under a name of its own, then linked), so no other backup ever sees it unlocked.
-    """
-    if partial.exists() or partial.is_symlink():
-        stale = _lock_existing(partial)
-        if stale is None:
-            raise BackupBusy(f"another backup is writing {partial}: wait for it to end")
-        with os.fdopen(stale, "rb"):
-            if os.path.samestat(os.fstat(stale), partial.lstat()):
-                partial.unlink()
-    staged = partial.with_name(f"{partial.name}.{os.getpid()}.{os.urandom(4).hex()}")
-    fd = os.open(staged, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        try:
-            os.link(staged, partial)
-        except FileExistsError:
-            raise BackupBusy(f"another backup is writing {partial}: wait for it to end") from None
-    except BaseException:
-        os.close(fd)
-        raise
-    finally:
-        staged.unlink(missing_ok=True)
-    return os.fdopen(fd, "wb")
-
-
-def _lock_existing(path: Path) -> int | None:
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-    except OSError as exc:
-        raise BackupRefused(
-            f"{path} is in the way and cannot be opened: {exc.strerror}; remove it"
-        ) from exc
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
-        return None
-    return fd
-
-
-def backup(settings: Settings, out: Path, passphrase: str) -> BackupReport:
-    """A sealed backup of the data folder and database, written all or nothing to ``out``."""
-    if out.resolve().is_relative_to(settings.data_dir.resolve()):
-        raise BackupRefused(
-            f"{out} is inside the data folder {settings.data_dir}: write the backup elsewhere",
-            code="backupInsideDataFolder",
-        )
-    if not out.parent.is_dir():
-        raise BackupRefused(f"{out.parent} is not a folder: make it first, or pick another --out")
-    if out.is_dir():
-        raise BackupRefused(f"{out} is a folder: --out names the backup file to write")
-    partial = out.with_name(f".{out.name}.partial")
-    try:
-        target = _claim_partial(partial)
-    except PermissionError as exc:
-        raise BackupRefused(f"cannot write in {out.parent}: {exc.strerror}") from exc
-    try:
-        with target:
-            report = create_backup(
-                settings.data_dir,
-                settings.database_url,
-                key_ring_file(settings),
-                target,
-                passphrase,
-            )
-            target.flush()
-            os.fsync(target.fileno())
-            partial.replace(out)
-    except OSError as exc:
-        partial.unlink(missing_ok=True)
-        raise BackupRefused(f"the backup failed: {exc.strerror or exc}") from exc
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
-    return report
-
-
-def restore(settings: Settings, file: Path, passphrase: str, *, sign_out_everyone: bool) -> str:
-    """Restore ``file`` into the (empty) data folder; answers what to do next."""
-    check_restore_target(settings.data_dir)
-    try:
-        source = file.open("rb")
-    except OSError as exc:
-        raise BackupRefused(f"cannot read {file}: {exc.strerror}") from exc
-    try:
-        with source:
-            manifest = restore_backup(
-                source, passphrase, settings.data_dir, sign_out_everyone=sign_out_everyone
-            )
-    except OSError as exc:
-        raise BackupRefused(f"the restore failed: {exc.strerror or exc}") from exc
-    signed_out = (
-        " with every session signed out, every open invitation revoked and every host "
-        "enrolment code dropped"
-        if sign_out_everyone
-        else ""
-    )
-    if manifest.get("database") == "postgresql":
-        dump = settings.data_dir / POSTGRES_MEMBER
-        return (
-            f"restored the data folder into {settings.data_dir}{signed_out}; load the database "
-            "into a new, empty PostgreSQL database with "
-            f"`psql -v ON_ERROR_STOP=1 --single-transaction -f {dump} URL`, set "
-            "CREWHOST_DATABASE_URL to it, then delete the dump"
-        )
-    return (
-        f"restored into {settings.data_dir} (database revision {manifest.get('revision')})"
-        f"{signed_out}; start it with `crewhost serve --data-dir {settings.data_dir}`"
-    )

@@ -197,15 +197,17 @@ def _stop_on_sigterm(_signum: int, _frame: object) -> None:
 
 
 def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
-    from server import admin, event_loop, serve
+    # Each command imports what it uses only, so a short one starts quickly.
     from server.ops.backup import remove_stale_staging
 
     if args.command == "admin" and args.admin_command == "restore":
+        from server.admin_backup import restore
+
         # The target is checked before anything touches it; the restore makes it private.
         keep_new_files_private()
         signal.signal(signal.SIGTERM, _stop_on_sigterm)
         print(
-            admin.restore(
+            restore(
                 settings,
                 args.file,
                 _passphrase(),
@@ -218,15 +220,33 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
     # A backup killed outright (SIGKILL) leaves its staged database snapshot: remove it.
     remove_stale_staging(settings.data_dir)
     if args.command in ("serve", "hub"):
+        from server import event_loop, serve
+
         event_loop.run(
             serve.run(settings, with_builtin_host=args.command == "serve"), settings.event_loop
         )
         return 0
     if args.command == "host":
+        from server import event_loop
         from server.host.start import run_remote_host
 
         event_loop.run(run_remote_host(settings, args.hub, args.enrol), settings.event_loop)
         return 0
+    if args.admin_command in ("rotate-key", "retire-key", "wrap-key-ring"):
+        return _key_ring_command(args, settings)
+    if args.admin_command == "backup":
+        from server.admin_backup import backup
+
+        signal.signal(signal.SIGTERM, _stop_on_sigterm)
+        made = backup(settings, args.out, _passphrase())
+        counted = ", ".join(f"{count} {name}" for name, count in made.rows.items() if count)
+        print(
+            f"backed up the {made.database} database (revision {made.revision or '?'}; "
+            f"{counted or 'no rows'}) and {made.files} files to {args.out}"
+        )
+        return 0
+    from server import admin
+
     if args.admin_command == "migrate":
         copy = asyncio.run(admin.migrate(settings))
         if copy is not None:
@@ -253,8 +273,14 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         )
         print(f"created owner {account_id}")
         return 0
+    raise AssertionError(args)
+
+
+def _key_ring_command(args: argparse.Namespace, settings: Settings) -> int:
+    from server import admin_keys
+
     if args.admin_command == "rotate-key":
-        report = asyncio.run(admin.rotate_key(settings))
+        report = asyncio.run(admin_keys.rotate_key(settings))
         print(f"new active key {report.key_id}: re-encrypted {report.resealed} secrets")
         if report.unreadable:
             print(
@@ -268,23 +294,14 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         passphrase = _new_passphrase(args.passphrase_stdin)
         if passphrase is None:
             return 2
-        admin.wrap_key_ring(settings, passphrase)
+        admin_keys.wrap_key_ring(settings, passphrase)
         print(
             f"wrapped the key ring {settings.data_dir / 'host' / 'key-ring.json'}: from now on "
             "set CREWHOST_MASTER_PASSPHRASE to this passphrase wherever the host starts"
         )
         return 0
-    if args.admin_command == "backup":
-        signal.signal(signal.SIGTERM, _stop_on_sigterm)
-        made = admin.backup(settings, args.out, _passphrase())
-        counted = ", ".join(f"{count} {name}" for name, count in made.rows.items() if count)
-        print(
-            f"backed up the {made.database} database (revision {made.revision or '?'}; "
-            f"{counted or 'no rows'}) and {made.files} files to {args.out}"
-        )
-        return 0
     if args.admin_command == "retire-key":
-        asyncio.run(admin.retire_key(settings, args.key_id))
+        asyncio.run(admin_keys.retire_key(settings, args.key_id))
         print(f"retired key {args.key_id}")
         return 0
     raise AssertionError(args)
