@@ -12,10 +12,15 @@ from server.host.rtc.revocations import KEEP_SECONDS, Revocations
 from tests.support.clock import FakeClock
 
 
+# Ids as the hub mints them (32 hex), which a link message's ids must be.
+TEAM_1, TEAM_2 = "1" * 32, "2" * 32
+ACC_1, ACC_2 = "a" * 32, "b" * 32
+
+
 @dataclass(frozen=True)
 class Holder:
-    account_id: str = "acc-1"
-    team_id: str = "team-1"
+    account_id: str = ACC_1
+    team_id: str = TEAM_1
     session_hash: str = "session-1"
 
 
@@ -53,7 +58,7 @@ def test_a_ticket_issued_before_the_link_began_is_refused(revocations: Revocatio
 @pytest.mark.parametrize(
     "names",
     [
-        {"team_id": "team-1", "account_id": "acc-1"},
+        {"team_id": TEAM_1, "account_id": ACC_1},
         {"session_hashes": ["other", "session-1"]},
         {"all_peers": True},
     ],
@@ -69,8 +74,8 @@ def test_a_ticket_issued_before_a_revocation_naming_it_is_refused(
 
 
 def test_a_revocation_naming_someone_else_refuses_nothing(revocations: Revocations) -> None:
-    revocations.record(revoke(1010.0, team_id="team-1", account_id="acc-2"))
-    revocations.record(revoke(1010.0, team_id="team-2", account_id="acc-1"))
+    revocations.record(revoke(1010.0, team_id=TEAM_1, account_id=ACC_2))
+    revocations.record(revoke(1010.0, team_id=TEAM_2, account_id=ACC_1))
     revocations.record(revoke(1010.0, session_hashes=["session-2"]))
     assert refusal(revocations, Holder(), 1005.0) is None
 
