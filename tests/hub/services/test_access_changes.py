@@ -10,6 +10,9 @@ from server.hub.bus import LocalBus
 from server.hub.services.access_changes import AccessChanges
 from tests.support.clock import FakeClock
 
+# Ids as the hub mints them (32 hex), which a link message's ids must be.
+TEAM, ACCOUNT = "1" * 32, "a" * 32
+
 
 async def revocations_of(*changes: str) -> list[LinkRevoke]:
     """The revocations announced (on this instance and the bus) by each named change."""
@@ -27,7 +30,7 @@ async def revocations_of(*changes: str) -> list[LinkRevoke]:
         elif change == "host_removed":
             await access.host_removed("host-1")
         else:
-            await getattr(access, change)("team-1", "account-1")
+            await getattr(access, change)(TEAM, ACCOUNT)
     await bus.close()
     return [LinkRevoke.model_validate(m["revoke"]) for m in heard if m["kind"] == "revoke"]
 
@@ -56,12 +59,12 @@ async def test_a_member_change_names_the_member_and_drops_cached_memberships() -
 
     bus = LocalBus()
     await bus.start(hear)
-    await AccessChanges(bus, "instance-1", FakeClock()).member_removed("team-1", "account-1")
+    await AccessChanges(bus, "instance-1", FakeClock()).member_removed(TEAM, ACCOUNT)
     assert [m["kind"] for m in heard] == ["memberships", "revoke"]
-    assert heard[0]["account_ids"] == ["account-1"]
+    assert heard[0]["account_ids"] == [ACCOUNT]
     revoke = LinkRevoke.model_validate(heard[1]["revoke"])
     assert (revoke.team_id, revoke.account_id, revoke.code) == (
-        "team-1",
-        "account-1",
+        TEAM,
+        ACCOUNT,
         "removedFromTeam",
     )
