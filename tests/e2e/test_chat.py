@@ -139,6 +139,10 @@ async def test_a_member_chats_approves_answers_denies_and_stops(
     await say(page, "Press the button")
     conversation = page.locator(".conversation-items")
     await expect(conversation.locator(".chat-user-text")).to_contain_text("Press the button")
+    # The chat is titled from its first message, in the list and over the conversation.
+    chats = page.get_by_role("navigation", name="Agents and chats").locator(".chat-thread")
+    await expect(chats).to_have_text(["Press the button"])
+    await expect(page.locator(".conversation-title")).to_have_text("Press the button")
 
     # The gated click waits for consent, shown as a card in the conversation.
     consent = page.locator('.attention-card[data-kind="consent"]')

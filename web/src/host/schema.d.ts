@@ -1058,6 +1058,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/threads-v1/rename": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Give a thread a new title (its starter only). */
+        post: operations["threads-v1/rename"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/threads-v1/send": {
         parameters: {
             query?: never;
@@ -2913,6 +2930,13 @@ export interface components {
              * @enum {string}
              */
             type: "release";
+        };
+        /** RenameThread */
+        RenameThread: {
+            /** Threadid */
+            threadId: string;
+            /** Title */
+            title: string;
         };
         /** ReplyToQuestion */
         ReplyToQuestion: {
@@ -5528,6 +5552,30 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ThreadList"];
+                };
+            };
+        };
+    };
+    "threads-v1/rename": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RenameThread"];
+            };
+        };
+        responses: {
+            /** @description Give a thread a new title (its starter only). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ThreadView"];
                 };
             };
         };

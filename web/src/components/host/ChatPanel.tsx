@@ -196,6 +196,10 @@ function Conversation(props: {
     const early: Parameters<typeof chatAfterEvent>[1][] = [];
     let loaded = false;
     const off = connection.onEvent((event) => {
+      if (event.event === EVENT.threadsChanged && (event.data as { threadId?: string }).threadId === threadId) {
+        // Titled by its first message, renamed or shared: the header follows.
+        connection.call('threads-v1/get', { threadId }).then((contents) => setThread(contents.thread), () => undefined);
+      }
       if (!loaded) early.push(event);
       else setChat((old) => (old ? chatAfterEvent(old, event) : old));
     });
@@ -264,6 +268,10 @@ function Conversation(props: {
     setError(null);
     connection.call('threads-v1/share', { threadId, shared }).then(setThread, setError);
   };
+  const rename = (title: string) => {
+    setError(null);
+    connection.call('threads-v1/rename', { threadId, title }).then(setThread, setError);
+  };
   const stop = () => void connection.call('threads-v1/stop', { threadId }).catch((failure: unknown) => setError(failure));
 
   if (error && !chat) return <Banner tone="error">{describeError(error)}</Banner>;
@@ -279,6 +287,7 @@ function Conversation(props: {
           Back
         </button>
         <h2>{props.agent.name}</h2>
+        {thread ? <ThreadTitle title={thread.title} editable={thread.createdBy === props.meId} onRename={rename} /> : null}
         {chat.tabId && props.onWatch ? (
           <button type="button" class="btn btn-secondary btn-sm" onClick={() => props.onWatch?.(chat.tabId!)}>
             Watch the agent's tab live
@@ -330,6 +339,39 @@ function Conversation(props: {
       </p>
       <Composer threadId={threadId} memory={memory} running={running} onSend={send} onStop={stop} />
     </div>
+  );
+}
+
+/** The chat's title; its starter may rename it. */
+function ThreadTitle(props: { title: string; editable: boolean; onRename: (title: string) => void }) {
+  const [editing, setEditing] = useState<string | null>(null);
+  if (editing !== null) {
+    const save = (event: Event) => {
+      event.preventDefault();
+      if (editing.trim()) props.onRename(editing.trim());
+      setEditing(null);
+    };
+    return (
+      <form class="conversation-rename" onSubmit={save}>
+        <input type="text" aria-label="Chat title" maxLength={200} value={editing} onInput={(e) => setEditing(e.currentTarget.value)} autoFocus />
+        <button type="submit" class="btn btn-primary btn-sm" disabled={!editing.trim()}>
+          Save
+        </button>
+        <button type="button" class="btn btn-ghost btn-sm" onClick={() => setEditing(null)}>
+          Cancel
+        </button>
+      </form>
+    );
+  }
+  return (
+    <>
+      <span class="conversation-title">{props.title || 'New chat'}</span>
+      {props.editable ? (
+        <button type="button" class="btn btn-ghost btn-sm" onClick={() => setEditing(props.title)}>
+          Rename
+        </button>
+      ) : null}
+    </>
   );
 }
 
