@@ -319,6 +319,7 @@ function Connected(props: {
           alwaysAllow={alwaysAllow}
           manager={role !== 'member'}
           onWatch={served.has(CAPABILITY.browserControl) ? watch : null}
+          onProviders={sections.includes('providers') ? () => setSection('providers') : null}
         />
       ) : shown === 'agents' ? (
         <AgentsAdmin connection={connection} role={role} agents={agentList} toolFamilies={agents.data?.toolFamilies ?? []} profilesServed={served.has(CAPABILITY.browserProfiles)} memoriesServed={served.has(CAPABILITY.agentMemories)} tabs={tabList} />
