@@ -990,6 +990,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/providers-v1/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Ask the provider for its model list once: whether it answers with its key. The */
+        post: operations["providers-v1/test"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/providers-v1/update": {
         parameters: {
             query?: never;
@@ -2782,6 +2799,21 @@ export interface components {
             id: string;
             /** Name */
             name: string;
+        };
+        /** ProviderCheckView */
+        ProviderCheckView: {
+            /**
+             * Message
+             * @description What the provider answered, in words; never the key.
+             */
+            message: string;
+            /** Ok */
+            ok: boolean;
+            /**
+             * Outcome
+             * @description ok, refused, unreachable or noKey
+             */
+            outcome: string;
         };
         /** ProviderDeleted */
         ProviderDeleted: {
@@ -5456,6 +5488,30 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ProviderView"];
+                };
+            };
+        };
+    };
+    "providers-v1/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProviderRef"];
+            };
+        };
+        responses: {
+            /** @description Ask the provider for its model list once: whether it answers with its key. The */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProviderCheckView"];
                 };
             };
         };
