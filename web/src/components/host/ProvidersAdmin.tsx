@@ -117,8 +117,29 @@ function ProviderRow({ connection, provider, canManage, onChanged }: { connectio
           ) : null}
         </form>
       ) : null}
+      {canManage && provider.kind !== 'custom' ? <BaseUrlForm provider={provider} onSave={(baseUrl) => run(connection.call('providers-v1/update', { provider: provider.id, baseUrl }))} busy={busy} /> : null}
       {error ? <Banner tone="error">{describeError(error)}</Banner> : null}
     </li>
+  );
+}
+
+/** A built-in provider's own address, or another (a proxy, a gateway); empty puts its own back. */
+function BaseUrlForm({ provider, onSave, busy }: { provider: ProviderView; onSave: (baseUrl: string | null) => void; busy: boolean }) {
+  const [value, setValue] = useState(provider.baseUrl);
+  const save = (event: Event) => {
+    event.preventDefault();
+    onSave(value.trim() || null);
+  };
+  return (
+    <details class="provider-base-url">
+      <summary>Base URL (optional)</summary>
+      <form class="admin-inline" onSubmit={save}>
+        <input type="url" aria-label={`${provider.name} base URL`} value={value} onInput={(e) => setValue(e.currentTarget.value)} />
+        <button type="submit" class="btn btn-secondary btn-sm" disabled={busy || value.trim() === provider.baseUrl}>
+          Save
+        </button>
+      </form>
+    </details>
   );
 }
 
@@ -148,13 +169,13 @@ function CustomProviderForm({ connection, onCreated }: { connection: HostConnect
     <form class="admin-form" onSubmit={submit} aria-label="Add an OpenAI-compatible provider">
       <h3>Add an OpenAI-compatible provider</h3>
       <label>
-        Name <input value={name} onInput={(e) => setName(e.currentTarget.value)} required />
+        Name <input type="text" value={name} onInput={(e) => setName(e.currentTarget.value)} required />
       </label>
       <label>
         Base URL <input type="url" value={baseUrl} placeholder="https://llm.example.com/v1" onInput={(e) => setBaseUrl(e.currentTarget.value)} required />
       </label>
       <label>
-        Models (comma-separated) <input value={models} onInput={(e) => setModels(e.currentTarget.value)} />
+        Models (comma-separated) <input type="text" value={models} onInput={(e) => setModels(e.currentTarget.value)} />
       </label>
       <label>
         API key <input type="password" autocomplete="off" value={key} onInput={(e) => setKey(e.currentTarget.value)} />
