@@ -131,6 +131,10 @@ async def test_a_member_chats_approves_answers_denies_and_stops(
     await say(page, "Press the button")
     conversation = page.locator(".conversation-items")
     await expect(conversation.locator(".chat-user-text")).to_contain_text("Press the button")
+    # The chat is titled from its first message, in the list and over the conversation.
+    chats = page.get_by_role("navigation", name="Agents and chats").locator(".chat-thread")
+    await expect(chats).to_have_text(["Press the button"])
+    await expect(page.locator(".conversation-title")).to_have_text("Press the button")
 
     # The gated click waits for consent, shown as a card in the conversation.
     consent = page.locator('.attention-card[data-kind="consent"]')
@@ -303,15 +307,28 @@ async def test_an_admin_sets_a_key_and_creates_an_agent_and_a_member_only_reads(
     browser: Browser,
     hub_api: HubApi,
     screens: Screens,
+    tmp_path: Path,
 ) -> None:
     team = await hub_api.new_team("Crew Admin")
     await team.add_member(MEMBER.replace("chat-", "admin-"), "Sam")
+    async with owner_peer(team, tmp_path) as owner:
+        await owner.call("agents-v1/create", {"name": "Keyless"})
     context = await browser.new_context(viewport=DESKTOP)
     await sign_in_context(context, crewhost, team.owner_email)
     page = await context.new_page()
-    await open_host_screen(page, crewhost, team)
+    await open_host_screen(page, crewhost, team, section=None)
 
-    await page.get_by_role("tab", name="Providers").click()
+    # Without a key a chat fails as an error that leads to where the key is set.
+    chats = page.get_by_role("navigation", name="Agents and chats")
+    await chats.get_by_role("button", name="Keyless").click()
+    await page.get_by_role("button", name="New chat").click()
+    await say(page, "Hello")
+    failure = page.locator(".conversation-status .banner-error")
+    await expect(failure).to_contain_text("no API key is set for Anthropic", timeout=TURN_MS)
+    await failure.get_by_role("button", name="Set a key on the Providers tab").click()
+    await expect(page.get_by_role("tab", name="Providers")).to_have_attribute(
+        "aria-selected", "true"
+    )
     row = page.locator('[data-provider="anthropic"]')
     secret = "sk-ant-typed-in-the-web-client-0001"
     key_input = row.get_by_label("Anthropic API key")

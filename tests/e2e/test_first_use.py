@@ -39,9 +39,19 @@ async def test_sign_up_lands_on_get_started(
         "href", f"/app/teams/{team_id}/hosts/{crewhost.host_id}"
     )
     await expect(owner.get_by_role("link", name="Invite people")).to_be_visible()
-    await expect(owner.get_by_text("crewhost-peer providers set anthropic")).to_be_visible()
-    await expect(owner.get_by_text("Coming to the web client")).to_have_count(2)
+    # The key and the agent are made on the host's own tabs, linked from here.
+    host_path = f"/app/teams/{team_id}/hosts/{crewhost.host_id}"
+    await expect(owner.get_by_role("link", name="Add an agent")).to_have_attribute(
+        "href", f"{host_path}/agents"
+    )
+    await expect(owner.get_by_text("Coming to the web client")).to_have_count(0)
     await screens.save(owner, "get-started-owner")
+    await owner.get_by_role("link", name="Add a provider key").click()
+    await expect(owner).to_have_url(crewhost.at(f"{host_path}/providers"))
+    await expect(owner.get_by_role("tab", name="Providers")).to_have_attribute(
+        "aria-selected", "true", timeout=30_000
+    )
+    await owner.go_back()
 
     # Whoever joins by invitation lands there too, without the owner's steps.
     created = await owner.request.post(
@@ -58,6 +68,7 @@ async def test_sign_up_lands_on_get_started(
     await expect(member.get_by_role("link", name="Connect to the built-in host")).to_be_visible()
     await expect(member.get_by_role("link", name="Invite people")).to_have_count(0)
     await expect(member.get_by_text("An owner or admin sets it")).to_be_visible()
+    await expect(member.get_by_role("link", name="Chat with an agent")).to_be_visible()
     await screens.save(member, "get-started-member")
 
     # The owner's invitation list says who used the link, not when it would expire.

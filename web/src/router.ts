@@ -11,6 +11,10 @@ export const BASE = '/app';
 
 export type TeamSection = 'start' | 'members' | 'invitations' | 'hosts';
 
+/** A host screen's sections; an address may name the one to open on. */
+export const HOST_SECTIONS = ['chat', 'tabs', 'profiles', 'proxies', 'agents', 'providers', 'vault', 'search', 'workspace'] as const;
+export type HostSection = (typeof HOST_SECTIONS)[number];
+
 export type Route =
   | { name: 'home' }
   | { name: 'setup' }
@@ -19,7 +23,7 @@ export type Route =
   | { name: 'join'; code: string }
   | { name: 'createTeam' }
   | { name: 'team'; teamId: string; section: TeamSection }
-  | { name: 'host'; teamId: string; hostId: string }
+  | { name: 'host'; teamId: string; hostId: string; section?: HostSection }
   | { name: 'account' }
   | { name: 'notFound'; path: string };
 
@@ -49,7 +53,7 @@ export function parseRoute(pathname: string, search = ''): Route {
     .slice(BASE.length)
     .split('/')
     .filter((part) => part !== '');
-  const [first, second, third, fourth] = parts;
+  const [first, second, third, fourth, fifth] = parts;
   if (parts.length === 0) return { name: 'home' };
   if (parts.length === 1) {
     switch (first) {
@@ -78,6 +82,12 @@ export function parseRoute(pathname: string, search = ''): Route {
     const hostId = decode(fourth);
     if (teamId && hostId) return { name: 'host', teamId, hostId };
   }
+  if (parts.length === 5 && first === 'teams' && third === 'hosts' && second !== undefined && fourth !== undefined) {
+    const teamId = decode(second);
+    const hostId = decode(fourth);
+    const section = HOST_SECTIONS.find((s) => s === fifth);
+    if (teamId && hostId && section) return { name: 'host', teamId, hostId, section };
+  }
   return { name: 'notFound', path: pathname };
 }
 
@@ -100,7 +110,7 @@ export function routePath(route: Route): string {
     case 'team':
       return `${BASE}/teams/${encodeURIComponent(route.teamId)}/${route.section}`;
     case 'host':
-      return `${BASE}/teams/${encodeURIComponent(route.teamId)}/hosts/${encodeURIComponent(route.hostId)}`;
+      return `${BASE}/teams/${encodeURIComponent(route.teamId)}/hosts/${encodeURIComponent(route.hostId)}${route.section ? `/${route.section}` : ''}`;
     case 'account':
       return `${BASE}/account`;
     case 'notFound':

@@ -9,6 +9,7 @@ import {
   taskProgress,
   tokenUsage,
   toolDetail,
+  needsProviderKey,
   turnStatusText,
   type ChatState,
   type ThreadContents,
@@ -281,5 +282,20 @@ describe('a refusal read back from the thread', () => {
     expect([firstCard!.description, secondCard!.description]).toEqual(['Click “Place order” on Shop (shop.test)', null]);
     expect(toolDetail(firstCard!.detail)).toEqual({ code: 'gatedAction', text: 'This control reads like a commit ("Place order"); a person does that' });
     expect([secondCard!.outcome, toolDetail(secondCard!.detail).code]).toEqual(['error', 'toolFailed']);
+  });
+});
+
+describe('needsProviderKey', () => {
+  const turn = (status: 'error' | 'done', reason: string | null) => ({ id: 't', status, reason, toolCalls: 0, inputTokens: 0, outputTokens: 0 });
+
+  it('holds for a turn that failed for want of a provider key', () => {
+    expect(needsProviderKey(turn('error', 'no API key is set for Anthropic'))).toBe(true);
+    expect(needsProviderKey(turn('error', 'no API key is set for My gateway'))).toBe(true);
+  });
+
+  it('does not hold for other failures or a finished turn', () => {
+    expect(needsProviderKey(turn('error', 'the provider refused the key'))).toBe(false);
+    expect(needsProviderKey(turn('error', null))).toBe(false);
+    expect(needsProviderKey(turn('done', 'no API key is set for Anthropic'))).toBe(false);
   });
 });

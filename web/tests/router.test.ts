@@ -19,12 +19,14 @@ describe('parseRoute', () => {
     [`/app/teams/${TEAM}/members`, '', { name: 'team', teamId: TEAM, section: 'members' }],
     [`/app/teams/${TEAM}/invitations`, '', { name: 'team', teamId: TEAM, section: 'invitations' }],
     [`/app/teams/${TEAM}/hosts`, '', { name: 'team', teamId: TEAM, section: 'hosts' }],
+    [`/app/teams/${TEAM}/hosts/h1`, '', { name: 'host', teamId: TEAM, hostId: 'h1' }],
+    [`/app/teams/${TEAM}/hosts/h1/providers`, '', { name: 'host', teamId: TEAM, hostId: 'h1', section: 'providers' }],
     ['/app/account', '', { name: 'account' }],
   ])('%s%s', (path, search, route) => {
     expect(parseRoute(path, search)).toEqual(route);
   });
 
-  it.each(['/', '/apps', '/other/app', '/app/nope', `/app/teams/${TEAM}`, `/app/teams/${TEAM}/secrets`, '/app/join', '/app/join/%E0%A4%A'])(
+  it.each(['/', '/apps', '/other/app', '/app/nope', `/app/teams/${TEAM}`, `/app/teams/${TEAM}/secrets`, '/app/join', '/app/join/%E0%A4%A', `/app/teams/${TEAM}/hosts/h1/secrets`])(
     '%s is not found',
     (path) => {
       expect(parseRoute(path).name).toBe('notFound');
@@ -53,6 +55,8 @@ describe('routePath', () => {
     { name: 'createTeam' },
     { name: 'team', teamId: TEAM, section: 'members' },
     { name: 'team', teamId: TEAM, section: 'hosts' },
+    { name: 'host', teamId: TEAM, hostId: 'h1' },
+    { name: 'host', teamId: TEAM, hostId: 'h1', section: 'agents' },
     { name: 'account' },
   ];
 

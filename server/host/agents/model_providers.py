@@ -14,8 +14,9 @@ from typing import Protocol
 import aiohttp
 
 from server.common.errors import Conflict
-from server.host.agents.providers.anthropic import AnthropicProvider
-from server.host.agents.providers.openai import OpenAIProvider
+from server.host.agents.providers.anthropic import AnthropicProvider, AnthropicWire
+from server.host.agents.providers.check import ProviderCheck, check_provider
+from server.host.agents.providers.openai import ChatCompletionsWire, OpenAIProvider
 from server.host.agents.providers.stream import HttpOptions, ModelProvider
 
 
@@ -90,3 +91,21 @@ class ModelProviders:
                 http=self._http,
             )
         return provider, found.default_model
+
+    async def check(self, team_id: str, provider_id: str) -> ProviderCheck:
+        """Ask the provider for its model list once, with its key: whether it answers."""
+        found = await self._credentials(team_id, provider_id)
+        if self._session is None:
+            self._session = aiohttp.ClientSession()
+        wire: AnthropicWire | ChatCompletionsWire
+        if found.wire == "anthropic":
+            wire = AnthropicWire(api_key=found.api_key, base_url=found.base_url)
+        else:
+            flavour = found.kind if found.kind in ("openai", "openrouter") else "custom"
+            wire = ChatCompletionsWire(
+                flavour=flavour,  # type: ignore[arg-type]
+                api_key=found.api_key,
+                base_url=found.base_url,
+                label=found.name,
+            )
+        return await check_provider(self._session, wire)

@@ -38,6 +38,7 @@ from server.host.agents.providers.transcript import (
 )
 from server.host.agents.sub_agents import run_sub_agent
 from server.host.agents.summaries import summarizer
+from server.host.agents.thread_titles import title_from_message
 from server.host.agents.turn_loop import (
     DEFAULT_MAX_TOOL_CALLS,
     CallCard,
@@ -199,6 +200,22 @@ class ThreadService:
         self._changed(changed)
         return changed
 
+    async def rename(self, team_id: str, thread_id: str, account_id: str, title: str) -> Thread:
+        """Give a thread a new title (its starter only)."""
+        thread = await self._visible_thread(team_id, thread_id, account_id)
+        if thread.created_by != account_id:
+            raise NotFound("no such thread", code="threadNotFound")
+        async with self._db.write() as conn:
+            await self._repo.update_thread(
+                conn, team_id, thread_id, updated_at=self._clock.now(), title=title
+            )
+        changed = replace(thread, title=title)
+        running = self._running.get(thread_id)
+        if running is not None:
+            running.thread = changed
+        self._changed(changed)
+        return changed
+
     async def read(self, team_id: str, thread_id: str, account_id: str) -> ThreadContents:
         """The thread so far, for a member who sees it: with a running turn's replies and
         tool results so far, and the text of the reply it is streaming."""
@@ -266,6 +283,10 @@ class ThreadService:
         message = UserMessage(text=text, attachments=tuple(_attachment(f) for f in files))
         now = self._clock.now()
         turn = Turn(uuid.uuid4().hex, team_id, thread_id, "running", None, 0, 0, 0, now, None)
+        # An untitled thread is titled from its first message.
+        title = None if thread.title else title_from_message(text)
+        if title is not None:
+            thread = replace(thread, title=title)
         running = RunningTurn(turn, thread)
         self._running[thread_id] = running  # claimed before any wait: one turn per thread
         try:
@@ -273,10 +294,14 @@ class ThreadService:
                 seq = await self._repo.next_seq(conn, team_id, thread_id)
                 await self._repo.add_messages(conn, [self._stored(thread, seq, message, now)])
                 await self._repo.add_turn(conn, turn)
-                await self._repo.update_thread(conn, team_id, thread_id, updated_at=now)
+                await self._repo.update_thread(
+                    conn, team_id, thread_id, updated_at=now, title=title
+                )
         except BaseException:
             del self._running[thread_id]
             raise
+        if title is not None:
+            self._changed(thread)
         self.emit(thread, events.TurnStarted(thread_id=thread_id, turn_id=turn.id))
         running.task = self._tasks.spawn(self._run(running, agent))
         return turn

@@ -54,6 +54,12 @@ class ProviderRef(InboundModel):
     provider: ProviderId
 
 
+class ProviderCheckView(WireModel):
+    ok: bool
+    outcome: str = Field(description="ok, refused, unreachable or noKey")
+    message: str = Field(description="What the provider answered, in words; never the key.")
+
+
 class SetProviderKey(InboundModel):
     provider: ProviderId
     key: Key
@@ -139,3 +145,16 @@ async def delete_custom(call: HostCall, args: ProviderRef) -> ProviderDeleted:
     """Delete a custom provider and its key."""
     await call.host.providers.delete_custom(call.peer.team_id, args.provider)
     return ProviderDeleted(deleted=True)
+
+
+@routes.route("providers-v1/test", args=ProviderRef, least_role=Role.ADMIN)
+async def test_provider(call: HostCall, args: ProviderRef) -> ProviderCheckView:
+    """Ask the provider for its model list once: whether it answers with its key. The
+    answer is kept as the provider's status, as a turn's failure is."""
+    team_id = call.peer.team_id
+    await call.host.providers.require_provider(team_id, args.provider)
+    checked = await call.host.models.check(team_id, args.provider)
+    await call.host.providers.record_error(team_id, args.provider, checked.error)
+    return ProviderCheckView(
+        ok=checked.outcome == "ok", outcome=checked.outcome, message=checked.message
+    )

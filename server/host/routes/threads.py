@@ -114,6 +114,11 @@ class AttachmentPreview(WireModel):
     data_url: str = Field(description="The preview as a data: URL, the only form it is sent in.")
 
 
+class RenameThread(InboundModel):
+    thread_id: ThreadId
+    title: Annotated[Title, StringConstraints(min_length=1)]
+
+
 class ShareThread(InboundModel):
     thread_id: ThreadId
     shared: bool
@@ -214,5 +219,15 @@ async def share_thread(call: HostCall, args: ShareThread) -> ThreadView:
     peer = call.peer
     thread = await call.host.threads.share(
         peer.team_id, args.thread_id, peer.account_id, args.shared
+    )
+    return _thread(thread)
+
+
+@routes.route("threads-v1/rename", args=RenameThread, least_role=Role.MEMBER)
+async def rename_thread(call: HostCall, args: RenameThread) -> ThreadView:
+    """Give a thread a new title (its starter only)."""
+    peer = call.peer
+    thread = await call.host.threads.rename(
+        peer.team_id, args.thread_id, peer.account_id, args.title
     )
     return _thread(thread)

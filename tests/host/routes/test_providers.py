@@ -15,6 +15,9 @@ from server.common.crypto.ring import KeyRing
 from server.db.tables import providers
 from server.host.services.providers import MAX_CUSTOM_PROVIDERS, ProviderService
 from tests.host.routes.conftest import Roles, refused
+from tests.support.fakes.anthropic import API_KEY, FakeAnthropic
+from tests.support.fakes.openai import API_KEY as OPENAI_KEY
+from tests.support.fakes.openai import FakeChatCompletions
 from tests.support.hub_server import RunningHub
 from tests.support.peers import peer_member
 
@@ -295,3 +298,57 @@ async def test_a_key_the_host_cannot_decrypt_is_reported_not_fatal(
         assert again["usable"]
     finally:
         services.providers = kept
+
+
+async def test_a_test_asks_the_provider_once_and_keeps_its_answer_as_the_status(
+    team: Team,
+) -> None:
+    async with FakeAnthropic() as anthropic, FakeChatCompletions(flavour="openrouter") as router:
+        await team.admin.call(
+            "providers-v1/update", {"provider": "anthropic", "baseUrl": anthropic.base_url}
+        )
+        ref = {"provider": "anthropic"}
+        keyless = await team.admin.call("providers-v1/test", ref)
+        assert (keyless["ok"], keyless["outcome"]) == (False, "noKey")
+        assert anthropic.requests == []  # nothing is asked without a key
+
+        await team.admin.call("providers-v1/set_key", {**ref, "key": "sk-ant-wrong-0001"})
+        wrong = await team.admin.call("providers-v1/test", ref)
+        assert (wrong["ok"], wrong["outcome"]) == (False, "refused")
+        assert wrong["message"] == "Anthropic refused the API key (401): invalid x-api-key"
+        assert "sk-ant-wrong" not in repr(wrong)
+        listed = await team.member.call("providers-v1/list")
+        status = next(p for p in listed["providers"] if p["id"] == "anthropic")
+        assert status["lastError"] == wrong["message"]
+
+        await team.admin.call("providers-v1/set_key", {**ref, "key": API_KEY})
+        right = await team.admin.call("providers-v1/test", ref)
+        assert (right["ok"], right["message"]) == (True, "Anthropic answered with this key")
+        asked = anthropic.requests[-1]
+        assert (asked.path, asked.headers["anthropic-version"]) == ("/v1/models", "2023-06-01")
+        listed = await team.member.call("providers-v1/list")
+        assert next(p for p in listed["providers"] if p["id"] == "anthropic")["lastError"] is None
+
+        # An OpenAI-style provider is asked at {base}/models, with Bearer auth.
+        await team.admin.call(
+            "providers-v1/update", {"provider": "openrouter", "baseUrl": router.base_url}
+        )
+        await team.admin.call("providers-v1/set_key", {"provider": "openrouter", "key": "nope-1"})
+        refused_key = await team.admin.call("providers-v1/test", {"provider": "openrouter"})
+        assert refused_key["outcome"] == "refused"
+        assert refused_key["message"].startswith("OpenRouter")
+        assert "User not found." in refused_key["message"]
+        assert router.requests[-1].path == "/api/v1/models"
+        await team.admin.call("providers-v1/set_key", {"provider": "openrouter", "key": OPENAI_KEY})
+        assert (await team.admin.call("providers-v1/test", {"provider": "openrouter"}))["ok"]
+
+    # Gone: unreachable, in words.
+    gone = await team.admin.call("providers-v1/test", ref)
+    assert (gone["outcome"], gone["message"]) == (
+        "unreachable",
+        "Anthropic could not be reached (no connection)",
+    )
+    assert await refused(team.member, "providers-v1/test", ref) == "forbidden"
+    assert await refused(team.admin, "providers-v1/test", {"provider": "nope"}) == (
+        "providerNotFound"
+    )

@@ -99,6 +99,38 @@ async def test_start_list_read_and_share(team: Team) -> None:
     assert await refused(team.admin, "threads-v1/get", thread_ref) == "threadNotFound"
 
 
+async def test_a_thread_is_titled_from_its_first_message_and_renamed_by_its_starter(
+    team: Team,
+) -> None:
+    agent = await team.admin.call("agents-v1/create", {"name": "Scout"})
+    thread = await team.member.call("threads-v1/start", {"agentId": agent["id"]})
+    thread_ref = {"threadId": thread["id"]}
+    first = "Find the three cheapest flights from Lisbon to Oslo next weekend, please"
+    await team.member.call("threads-v1/send", {**thread_ref, "text": first})
+    await until(team.member, thread["id"], "turn-finished")
+    listed = await team.member.call("threads-v1/list", {"agentId": agent["id"]})
+    assert [t["title"] for t in listed["threads"]] == [
+        "Find the three cheapest flights from Lisbon to Oslo next…"
+    ]
+    # A later message keeps the title.
+    await team.member.call("threads-v1/send", {**thread_ref, "text": "And back?"})
+    await until(team.member, thread["id"], "turn-finished")
+    contents = await team.member.call("threads-v1/get", thread_ref)
+    assert contents["thread"]["title"].startswith("Find the three")
+
+    renamed = await team.member.call("threads-v1/rename", {**thread_ref, "title": " Oslo "})
+    assert renamed["title"] == "Oslo"
+    assert (await team.member.call("threads-v1/get", thread_ref))["thread"]["title"] == "Oslo"
+    # Shared, it is still only its starter's to rename.
+    await team.member.call("threads-v1/share", {**thread_ref, "shared": True})
+    rename = {**thread_ref, "title": "Mine now"}
+    assert await refused(team.admin, "threads-v1/rename", rename) == "threadNotFound"
+    assert await refused(team.member, "threads-v1/rename", {**thread_ref, "title": " "}) == (
+        "invalidArgument"
+    )
+    assert (await team.admin.call("threads-v1/get", thread_ref))["thread"]["title"] == "Oslo"
+
+
 BAD_INPUT: list[tuple[str, dict[str, Any], str]] = [
     ("threads-v1/start", {"agentId": "0" * 32}, "agentNotFound"),
     ("threads-v1/start", {"agentId": "not-an-id"}, "invalidArgument"),
@@ -113,6 +145,8 @@ BAD_INPUT: list[tuple[str, dict[str, Any], str]] = [
     ("threads-v1/send", {"threadId": "{thread}"}, "invalidArgument"),
     ("threads-v1/send", {"threadId": "0" * 32, "text": "hi"}, "threadNotFound"),
     ("threads-v1/stop", {"threadId": "0" * 32}, "threadNotFound"),
+    ("threads-v1/rename", {"threadId": "0" * 32, "title": "x"}, "threadNotFound"),
+    ("threads-v1/rename", {"threadId": "{thread}", "title": "x" * 201}, "invalidArgument"),
     ("attention-v1/answer", {"id": "0" * 32, "approve": True}, "attentionNotFound"),
     ("attention-v1/answer", {"id": "0" * 32, "approve": "yes"}, "invalidArgument"),
 ]

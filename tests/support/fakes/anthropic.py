@@ -49,12 +49,13 @@ class FakeAnthropic(FakeProviderServer):
     """The Messages API on loopback; ``base_url`` is the origin, as the SDKs take it."""
 
     path = "/v1/messages"
+    models_path = "/v1/models"  # type: ignore[assignment]
 
     def __init__(self, *, api_key: str = API_KEY, latency: float = 0.001) -> None:
         super().__init__(latency=latency)
         self.api_key = api_key
 
-    def refusal(self, request: RecordedRequest) -> web.Response | None:
+    def key_refusal(self, request: RecordedRequest) -> web.Response | None:
         key = request.headers.get("x-api-key")
         if key is None:
             return _refuse(401, "authentication_error", "x-api-key header is required")
@@ -62,6 +63,21 @@ class FakeAnthropic(FakeProviderServer):
             return _refuse(401, "authentication_error", "invalid x-api-key")
         if "anthropic-version" not in request.headers:
             return _refuse(400, "invalid_request_error", "anthropic-version: header is required")
+        return None
+
+    def models(self) -> dict[str, Any]:
+        model = {
+            "type": "model",
+            "id": "claude-sonnet-4-5",
+            "display_name": "Claude Sonnet 4.5",
+            "created_at": "2025-09-29T00:00:00Z",
+        }
+        return {"data": [model], "has_more": False, "first_id": model["id"], "last_id": model["id"]}
+
+    def refusal(self, request: RecordedRequest) -> web.Response | None:
+        refused = self.key_refusal(request)
+        if refused is not None:
+            return refused
         problem = _body_problem(request.body)
         if problem is not None:
             return _refuse(400, "invalid_request_error", problem)

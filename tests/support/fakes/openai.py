@@ -78,7 +78,22 @@ class FakeChatCompletions(FakeProviderServer):
         error = openai_error(status, message, flavour=self.flavour, **fields)
         return web.json_response(error.body, status=status)
 
+    def models(self) -> dict[str, Any]:
+        owner = {"openai": "openai", "openrouter": "openai", "ollama": "library"}[self.flavour]
+        model = {"id": "gpt-fake", "object": "model", "created": 1700000000, "owned_by": owner}
+        return {"object": "list", "data": [model]}
+
     def refusal(self, request: RecordedRequest) -> web.Response | None:
+        refused = self.key_refusal(request)
+        if refused is not None:
+            return refused
+        problem = _body_problem(request.body)
+        if problem is not None:
+            message, param = problem
+            return self._refuse(400, message, param=param)
+        return None
+
+    def key_refusal(self, request: RecordedRequest) -> web.Response | None:
         if self.api_key is not None:
             authorization = request.headers.get("authorization", "")
             if not authorization.startswith("Bearer "):
@@ -101,10 +116,6 @@ class FakeChatCompletions(FakeProviderServer):
                     " https://platform.openai.com/account/api-keys.",
                     code="invalid_api_key",
                 )
-        problem = _body_problem(request.body)
-        if problem is not None:
-            message, param = problem
-            return self._refuse(400, message, param=param)
         return None
 
 

@@ -125,9 +125,23 @@ class FakeProviderServer:
         """The real API's answer to a request it refuses, or None to play the script."""
         return None
 
+    @property
+    def models_path(self) -> str:
+        """Where the API lists its models (``GET``): beside Chat Completions."""
+        return self.path.removesuffix("/chat/completions") + "/models"
+
+    def key_refusal(self, request: RecordedRequest) -> web.Response | None:
+        """The real API's answer to a request without the right key, or None."""
+        return None
+
+    def models(self) -> dict[str, Any]:
+        """The model list, in the API's own shape."""
+        return {}
+
     async def __aenter__(self) -> Self:
         app = web.Application()
         app.router.add_post(self.path, self._handle)
+        app.router.add_get(self.models_path, self._list_models)
         self._runner = web.AppRunner(app, shutdown_timeout=1.0)
         await self._runner.setup()
         site = web.TCPSite(self._runner, HOST, 0)
@@ -139,6 +153,14 @@ class FakeProviderServer:
         self._closing.set()
         if self._runner is not None:
             await self._runner.cleanup()
+
+    async def _list_models(self, request: web.Request) -> web.StreamResponse:
+        recorded = RecordedRequest(
+            request.path, {name.lower(): value for name, value in request.headers.items()}, None
+        )
+        self.requests.append(recorded)
+        refusal = self.key_refusal(recorded)
+        return refusal if refusal is not None else web.json_response(self.models())
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         raw = await request.read()

@@ -334,6 +334,11 @@ export function turnStatusText(turn: TurnState): string {
   return turn.reason && turn.status !== 'done' ? `${text} — ${turn.reason}` : text;
 }
 
+/** Whether a turn failed because its provider has no API key (the host's words for it). */
+export function needsProviderKey(turn: TurnState): boolean {
+  return turn.status === 'error' && /\bno API key is set\b/i.test(turn.reason ?? '');
+}
+
 /**
  * A refused or failed call's detail in words for a person: the host writes
  * `<code>: <reason>`; the card shows the reason as a sentence and keeps the code apart.

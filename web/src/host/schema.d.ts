@@ -990,6 +990,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/providers-v1/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Ask the provider for its model list once: whether it answers with its key. The */
+        post: operations["providers-v1/test"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/providers-v1/update": {
         parameters: {
             query?: never;
@@ -1052,6 +1069,23 @@ export interface paths {
         put?: never;
         /** The agent's threads this member sees: their own and the shared ones, newest first. */
         post: operations["threads-v1/list"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/threads-v1/rename": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Give a thread a new title (its starter only). */
+        post: operations["threads-v1/rename"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2767,6 +2801,21 @@ export interface components {
             /** Name */
             name: string;
         };
+        /** ProviderCheckView */
+        ProviderCheckView: {
+            /**
+             * Message
+             * @description What the provider answered, in words; never the key.
+             */
+            message: string;
+            /** Ok */
+            ok: boolean;
+            /**
+             * Outcome
+             * @description ok, refused, unreachable or noKey
+             */
+            outcome: string;
+        };
         /** ProviderDeleted */
         ProviderDeleted: {
             /** Deleted */
@@ -2914,6 +2963,13 @@ export interface components {
              * @enum {string}
              */
             type: "release";
+        };
+        /** RenameThread */
+        RenameThread: {
+            /** Threadid */
+            threadId: string;
+            /** Title */
+            title: string;
         };
         /** ReplyToQuestion */
         ReplyToQuestion: {
@@ -5437,6 +5493,30 @@ export interface operations {
             };
         };
     };
+    "providers-v1/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProviderRef"];
+            };
+        };
+        responses: {
+            /** @description Ask the provider for its model list once: whether it answers with its key. The */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProviderCheckView"];
+                };
+            };
+        };
+    };
     "providers-v1/update": {
         parameters: {
             query?: never;
@@ -5529,6 +5609,30 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ThreadList"];
+                };
+            };
+        };
+    };
+    "threads-v1/rename": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RenameThread"];
+            };
+        };
+        responses: {
+            /** @description Give a thread a new title (its starter only). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ThreadView"];
                 };
             };
         };

@@ -7,7 +7,7 @@ import { Link } from '../components/Link';
 import { Loading } from '../components/Loading';
 import { PageHeader } from '../components/PageHeader';
 import { describeError } from '../error-messages';
-import { routePath } from '../router';
+import { routePath, type HostSection } from '../router';
 import { canManage } from '../roles';
 import { useLoad } from '../use-load';
 
@@ -33,9 +33,16 @@ function Step(props: { icon: IconName; title: string; state?: string; children: 
   );
 }
 
-function OpenHostStep({ team }: { team: TeamView }) {
+/** The team's hosts, and the one a newcomer should open first. */
+function useFirstHost(team: TeamView) {
   const hosts = useLoad(() => listHosts(team.id), [team.id]);
-  const host = hosts.data ? firstHost(hosts.data.hosts) : null;
+  return { hosts, host: hosts.data ? firstHost(hosts.data.hosts) : null };
+}
+
+type Hosts = ReturnType<typeof useFirstHost>;
+
+function OpenHostStep({ team, found }: { team: TeamView; found: Hosts }) {
+  const { hosts, host } = found;
   const hostsHref = routePath({ name: 'team', teamId: team.id, section: 'hosts' });
   return (
     <Step icon="hosts" title="Open a tab on a host">
@@ -63,15 +70,27 @@ function OpenHostStep({ team }: { team: TeamView }) {
   );
 }
 
+/** A link to one section of the first host's screen, once there is a host. */
+function HostSectionLink({ team, found, section, children }: { team: TeamView; found: Hosts; section: HostSection; children: ComponentChildren }) {
+  if (!found.host) return null;
+  return (
+    <div class="start-actions">
+      <Link class="btn btn-secondary" href={routePath({ name: 'host', teamId: team.id, hostId: found.host.id, section })}>
+        {children}
+      </Link>
+    </div>
+  );
+}
+
 /** Where a person lands after signing up or joining a team: the first things worth doing. */
 export function GetStartedScreen({ team }: { team: TeamView }) {
   const manage = canManage(team.role);
-  const origin = typeof window === 'undefined' ? 'https://your-hub' : window.location.origin;
+  const found = useFirstHost(team);
   return (
     <>
       <PageHeader title="Get started" subtitle={`A few first steps in ${team.name}.`} />
       <ol class="start-steps">
-        <OpenHostStep team={team} />
+        <OpenHostStep team={team} found={found} />
         {manage ? (
           <Step icon="invite" title="Invite people">
             <p class="muted">Make an invitation link and send it to the people you work with. You choose the role it gives.</p>
@@ -82,31 +101,23 @@ export function GetStartedScreen({ team }: { team: TeamView }) {
             </div>
           </Step>
         ) : null}
-        <Step icon="account" title="Add a provider key" state="Coming to the web client">
+        <Step icon="account" title="Add a provider key">
           <p class="muted">
-            Agents need a model provider's API key. {manage ? 'For now, set it' : 'An owner or admin sets it'} from a terminal
-            with the peer command: sign in once, then give the key when it asks (it is not shown as you type).
+            Agents need a model provider's API key. {manage ? 'Set it' : 'An owner or admin sets it'} on the host's Providers tab; the
+            key is kept on the host and never shown again.
           </p>
-          {manage ? (
-            <pre class="start-command">
-              <code>
-                crewhost-peer login --hub {origin} --email you@example.com{'\n'}crewhost-peer providers set anthropic
-              </code>
-            </pre>
-          ) : null}
+          <HostSectionLink team={team} found={found} section="providers">
+            {manage ? 'Add a provider key' : 'See the providers'}
+          </HostSectionLink>
         </Step>
-        <Step icon="plus" title="Add an agent" state="Coming to the web client">
+        <Step icon="plus" title="Add an agent">
           <p class="muted">
-            An agent is a named helper with instructions and a provider. {manage ? 'For now, create one' : 'An owner or admin creates one'}{' '}
-            with the peer command, then talk to it.
+            An agent is a named helper with instructions and a provider. {manage ? 'Create one on the host\'s Agents tab' : 'An owner or admin creates one'}, then
+            talk to it in Chat.
           </p>
-          <pre class="start-command">
-            <code>
-              {manage
-                ? `crewhost-peer call agents-v1/create '{"name": "Researcher"}'\ncrewhost-peer chat Researcher "What is on example.com?"`
-                : 'crewhost-peer agents\ncrewhost-peer chat AGENT "What is on example.com?"'}
-            </code>
-          </pre>
+          <HostSectionLink team={team} found={found} section={manage ? 'agents' : 'chat'}>
+            {manage ? 'Add an agent' : 'Chat with an agent'}
+          </HostSectionLink>
         </Step>
       </ol>
     </>

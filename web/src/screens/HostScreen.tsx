@@ -31,7 +31,7 @@ import { replaceHostKey } from '../host/known-hosts';
 import { CAPABILITY, EVENT, viewFeatures, type Capabilities, type Whoami } from '../host/protocol';
 import { useHostLoad } from '../host/use-host-call';
 import { useHostSession, type LiveStatus } from '../host/use-host-session';
-import { routePath } from '../router';
+import { routePath, type HostSection } from '../router';
 import { useSession } from '../session-context';
 import { useLoad } from '../use-load';
 
@@ -46,7 +46,7 @@ const STATUS_TEXT: Record<LiveStatus, string> = {
   failed: 'Could not connect',
 };
 
-export type Section = 'chat' | 'tabs' | 'profiles' | 'proxies' | 'agents' | 'providers' | 'vault' | 'search' | 'workspace';
+export type Section = HostSection;
 
 const SECTION_TEXT: Record<Section, string> = {
   chat: 'Chat',
@@ -76,7 +76,7 @@ export function hostSections(served: ReadonlySet<string>): Section[] {
   return sections;
 }
 
-export function HostScreen({ team, hostId }: { team: TeamView; hostId: string }) {
+export function HostScreen({ team, hostId, opening }: { team: TeamView; hostId: string; opening?: Section }) {
   const { me } = useSession();
   const hosts = useLoad(() => listHosts(team.id), [team.id]);
   const host = hosts.data?.hosts.find((h) => h.id === hostId) ?? null;
@@ -85,8 +85,9 @@ export function HostScreen({ team, hostId }: { team: TeamView; hostId: string })
   const back = routePath({ name: 'team', teamId: team.id, section: 'hosts' });
   // What the member looks at outlives a connection: after a reconnect (a role change, a
   // network blip) the same tab stays open when the new connection still lists it. The
-  // screen opens on Chat; a host without chat opens on its first section instead.
-  const [section, setSection] = useState<Section>('chat');
+  // screen opens on Chat, or on the section its address names; a host without it opens on its
+  // first section instead.
+  const [section, setSection] = useState<Section>(opening ?? 'chat');
   const [selected, setSelected] = useState<string | null>(null);
   // The chat's drafts, unsent messages and choice outlive a connection (in memory only).
   const [chatMemory] = useState(() => new ChatMemory());
@@ -319,6 +320,7 @@ function Connected(props: {
           alwaysAllow={alwaysAllow}
           manager={role !== 'member'}
           onWatch={served.has(CAPABILITY.browserControl) ? watch : null}
+          onProviders={sections.includes('providers') ? () => setSection('providers') : null}
         />
       ) : shown === 'agents' ? (
         <AgentsAdmin connection={connection} role={role} agents={agentList} toolFamilies={agents.data?.toolFamilies ?? []} profilesServed={served.has(CAPABILITY.browserProfiles)} memoriesServed={served.has(CAPABILITY.agentMemories)} tabs={tabList} />

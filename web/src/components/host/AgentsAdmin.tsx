@@ -10,6 +10,7 @@ import { describeError } from '../../error-messages';
 import type { HostConnection } from '../../host/connection';
 import { agentTabCount, deletionSummary, type AgentDeletion } from '../../host/agent-deletion';
 import { EVENT, type Role, type TabView } from '../../host/protocol';
+import { familyText } from '../../host/tool-families';
 import { useHostLoad } from '../../host/use-host-call';
 import { Banner } from '../Banner';
 import { AgentMemories } from './AgentMemories';
@@ -59,7 +60,9 @@ function AgentRow(props: { connection: HostConnection; agent: AgentView; toolFam
   const [confirming, setConfirming] = useState<AgentDeletion | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [saved, setSaved] = useState(false);
-  const providers = useHostLoad(canManage ? connection : null, 'providers-v1/list', {}, [EVENT.providersChanged]);
+  const providers = useHostLoad(connection, 'providers-v1/list', {}, [EVENT.providersChanged]);
+  // A provider is named as a person named it, never by its id.
+  const providerName = (id: string) => providers.data?.providers.find((p) => p.id === id)?.name ?? id;
   const profiles = useHostLoad(canManage && props.profilesServed ? connection : null, 'browser-profiles-v1/list', {}, [EVENT.profilesChanged]);
 
   const chosen = providers.data?.providers.find((p) => p.id === provider) ?? null;
@@ -79,7 +82,7 @@ function AgentRow(props: { connection: HostConnection; agent: AgentView; toolFam
     <li class="admin-row" data-agent={agent.id}>
       <details>
         <summary>
-          <strong>{agent.name}</strong> <span class="admin-muted">{agent.provider}{agent.model ? ` · ${agent.model}` : ''}</span>
+          <strong>{agent.name}</strong> <span class="admin-muted">{providerName(agent.provider)}{agent.model ? ` · ${agent.model}` : ''}</span>
         </summary>
         <form class="admin-form" onSubmit={save}>
           <label>
@@ -98,7 +101,7 @@ function AgentRow(props: { connection: HostConnection; agent: AgentView; toolFam
                 ))}
               </select>
             ) : (
-              <input value={provider} disabled />
+              <input type="text" value={providerName(provider)} disabled />
             )}
           </label>
           <label>
@@ -126,7 +129,7 @@ function AgentRow(props: { connection: HostConnection; agent: AgentView; toolFam
                   checked={permissions[family] === 'auto-approve'}
                   onChange={(e) => setPermissions((old) => ({ ...old, [family]: e.currentTarget.checked ? 'auto-approve' : 'ask' }))}
                 />
-                {family}: run without asking
+                {familyText(family)}: run without asking
               </label>
             ))}
           </fieldset>

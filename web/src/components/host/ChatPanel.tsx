@@ -15,6 +15,7 @@ import {
   chatRetrying,
   chatWithDelivery,
   chatWithSending,
+  needsProviderKey,
   taskProgress,
   tokenUsage,
   toolDetail,
@@ -26,7 +27,7 @@ import {
   type UserItem,
 } from '../../host/chat-stream';
 import type { HostConnection } from '../../host/connection';
-import { showsEnd } from '../../host/follow-end';
+import { EndFollower } from '../../host/follow-end';
 import { EVENT, type RouteResult } from '../../host/protocol';
 import { useHostLoad } from '../../host/use-host-call';
 import { Banner } from '../Banner';
@@ -64,6 +65,8 @@ export function ChatPanel(props: {
   /** An owner or admin: may save a secret to the vault and add a requested item. */
   manager: boolean;
   onWatch: ((tabId: string) => void) | null;
+  /** Opens the Providers tab (for an owner or admin, who can set a key there). */
+  onProviders: (() => void) | null;
 }) {
   const { connection, agents, selection } = props;
   const agent = agents.find((a) => a.id === selection.agentId) ?? null;
@@ -100,6 +103,7 @@ export function ChatPanel(props: {
             meId={props.meId}
             onBack={() => props.onSelection({ agentId: agent.id, threadId: null })}
             onWatch={props.onWatch}
+            onProviders={props.onProviders}
           />
         ) : (
           <div class="view-empty">
@@ -176,6 +180,7 @@ function Conversation(props: {
   meId: string;
   onBack: () => void;
   onWatch: ((tabId: string) => void) | null;
+  onProviders: (() => void) | null;
 }) {
   const { connection, threadId, memory } = props;
   const [chat, setChat] = useState<ChatState | null>(null);
@@ -185,17 +190,33 @@ function Conversation(props: {
   chatRef.current = chat;
   // The conversation follows its newest item unless the person scrolled up to read.
   const itemsList = useRef<HTMLOListElement>(null);
-  const atEnd = useRef(true);
-  useLayoutEffect(() => {
+  const follower = useRef(new EndFollower());
+  const follow = () => {
     const box = itemsList.current;
-    if (box && atEnd.current) box.scrollTop = box.scrollHeight;
-  }, [chat?.items, props.requests.length]);
+    if (!box) return;
+    if (follower.current.changed()) box.scrollTop = box.scrollHeight;
+    follower.current.settled(box);
+  };
+  useLayoutEffect(follow, [chat?.items, props.requests.length]);
+  // A resized window (or a rotated phone) keeps the end in view while the person follows it.
+  const hasList = chat !== null;
+  useEffect(() => {
+    const box = itemsList.current;
+    if (!box || typeof ResizeObserver === 'undefined') return undefined;
+    const observer = new ResizeObserver(follow);
+    observer.observe(box);
+    return () => observer.disconnect();
+  }, [hasList]);
 
   useEffect(() => {
     // Events that arrive while the thread loads are applied once it has.
     const early: Parameters<typeof chatAfterEvent>[1][] = [];
     let loaded = false;
     const off = connection.onEvent((event) => {
+      if (event.event === EVENT.threadsChanged && (event.data as { threadId?: string }).threadId === threadId) {
+        // Titled by its first message, renamed or shared: the header follows.
+        connection.call('threads-v1/get', { threadId }).then((contents) => setThread(contents.thread), () => undefined);
+      }
       if (!loaded) early.push(event);
       else setChat((old) => (old ? chatAfterEvent(old, event) : old));
     });
@@ -264,6 +285,10 @@ function Conversation(props: {
     setError(null);
     connection.call('threads-v1/share', { threadId, shared }).then(setThread, setError);
   };
+  const rename = (title: string) => {
+    setError(null);
+    connection.call('threads-v1/rename', { threadId, title }).then(setThread, setError);
+  };
   const stop = () => void connection.call('threads-v1/stop', { threadId }).catch((failure: unknown) => setError(failure));
 
   if (error && !chat) return <Banner tone="error">{describeError(error)}</Banner>;
@@ -279,6 +304,7 @@ function Conversation(props: {
           Back
         </button>
         <h2>{props.agent.name}</h2>
+        {thread ? <ThreadTitle title={thread.title} editable={thread.createdBy === props.meId} onRename={rename} /> : null}
         {chat.tabId && props.onWatch ? (
           <button type="button" class="btn btn-secondary btn-sm" onClick={() => props.onWatch?.(chat.tabId!)}>
             Watch the agent's tab live
@@ -319,17 +345,68 @@ function Conversation(props: {
           ))}
         </ul>
       ) : null}
-      <ol class="conversation-items" aria-live="polite" ref={itemsList} onScroll={(event) => (atEnd.current = showsEnd(event.currentTarget))}>
+      <ol class="conversation-items" aria-live="polite" ref={itemsList} onScroll={(event) => follower.current.scrolled(event.currentTarget)}>
         {chat.items.map((item) => (
           <ChatRow key={item.key} item={item} connection={connection} threadId={threadId} onRetry={retry} />
         ))}
       </ol>
       <AttentionCards connection={connection} requests={props.requests} agentNames={props.agentNames} alwaysAllow={props.alwaysAllow} manager={props.manager} />
-      <p class="conversation-status" role="status" data-turn-status={running ? 'running' : (last?.status ?? 'none')}>
-        {running ? 'Working…' : last ? turnStatusText(last) : ''}
-      </p>
+      <div class="conversation-status" role="status" data-turn-status={running ? 'running' : (last?.status ?? 'none')}>
+        {!running && last?.status === 'error' ? (
+          <Banner tone="error">
+            {turnStatusText(last)}
+            {needsProviderKey(last) && props.onProviders ? (
+              <>
+                {' '}
+                <button type="button" class="link-button" onClick={props.onProviders}>
+                  Set a key on the Providers tab
+                </button>
+              </>
+            ) : null}
+          </Banner>
+        ) : running ? (
+          'Working…'
+        ) : last ? (
+          turnStatusText(last)
+        ) : (
+          ''
+        )}
+      </div>
       <Composer threadId={threadId} memory={memory} running={running} onSend={send} onStop={stop} />
     </div>
+  );
+}
+
+/** The chat's title; its starter may rename it. */
+function ThreadTitle(props: { title: string; editable: boolean; onRename: (title: string) => void }) {
+  const [editing, setEditing] = useState<string | null>(null);
+  if (editing !== null) {
+    const save = (event: Event) => {
+      event.preventDefault();
+      if (editing.trim()) props.onRename(editing.trim());
+      setEditing(null);
+    };
+    return (
+      <form class="conversation-rename" onSubmit={save}>
+        <input type="text" aria-label="Chat title" maxLength={200} value={editing} onInput={(e) => setEditing(e.currentTarget.value)} autoFocus />
+        <button type="submit" class="btn btn-primary btn-sm" disabled={!editing.trim()}>
+          Save
+        </button>
+        <button type="button" class="btn btn-ghost btn-sm" onClick={() => setEditing(null)}>
+          Cancel
+        </button>
+      </form>
+    );
+  }
+  return (
+    <>
+      <span class="conversation-title">{props.title || 'New chat'}</span>
+      {props.editable ? (
+        <button type="button" class="btn btn-ghost btn-sm" onClick={() => setEditing(props.title)}>
+          Rename
+        </button>
+      ) : null}
+    </>
   );
 }
 

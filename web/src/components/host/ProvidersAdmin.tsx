@@ -1,5 +1,5 @@
 /**
- * Model providers: whether each is usable (a key is set, never shown), setting and
+ * Model providers: whether each is usable and answered a test (a key is set, never shown), setting and
  * clearing a key, and custom OpenAI-compatible providers. A key stays in its input only
  * until it is sent. Members see the list read-only, with the reason.
  */
@@ -8,6 +8,7 @@ import { useState } from 'preact/hooks';
 import { describeError } from '../../error-messages';
 import type { HostConnection } from '../../host/connection';
 import { EVENT, type Role, type RouteResult } from '../../host/protocol';
+import { providerState, providerStatusText, type ProviderTest } from '../../host/provider-status';
 import { useHostLoad } from '../../host/use-host-call';
 import { Banner } from '../Banner';
 import { Loading } from '../Loading';
@@ -59,27 +60,53 @@ function ProviderRow({ connection, provider, canManage, onChanged }: { connectio
     if (!value) return;
     // The key leaves the input as it is sent: it is never shown again.
     setKey('');
+    setTest(null);
     run(connection.call('providers-v1/set_key', { provider: provider.id, key: value }));
   };
-  const status = provider.usable ? 'Ready' : (provider.unusableReason ?? 'Not usable');
+  const [test, setTest] = useState<ProviderTest | null>(null);
+  const runTest = () => {
+    setBusy(true);
+    setError(null);
+    connection.call('providers-v1/test', { provider: provider.id }).then(
+      (answer) => {
+        setBusy(false);
+        setTest(answer);
+      },
+      (failure: unknown) => {
+        setBusy(false);
+        setError(failure);
+      },
+    );
+  };
+  const state = providerState(provider, test);
   return (
     <li class="admin-row" data-provider={provider.id}>
       <div class="admin-row-head">
         <strong>{provider.name}</strong>
-        <span class={`badge${provider.usable ? ' badge-ok' : ''}`} data-usable={provider.usable}>
-          {status}
+        <span class={`badge${state === 'ready' ? ' badge-ok' : ''}`} data-state={state}>
+          {providerStatusText(provider, test)}
         </span>
-        <span class="admin-muted">{provider.keySet ? 'Key set' : 'No key'}</span>
       </div>
-      {provider.lastError ? <p class="admin-muted">Last error: {provider.lastError}</p> : null}
+      {test ? (
+        <p class="admin-muted" role="status">
+          {test.message}
+        </p>
+      ) : provider.lastError ? (
+        <p class="admin-muted">Last error: {provider.lastError}</p>
+      ) : null}
       {canManage ? (
         <form class="admin-inline" onSubmit={setProviderKey}>
           <input type="password" autocomplete="off" aria-label={`${provider.name} API key`} placeholder={provider.keySet ? 'Replace the key' : 'API key'} value={key} onInput={(e) => setKey(e.currentTarget.value)} />
           <button type="submit" class="btn btn-primary btn-sm" disabled={busy || !key.trim()}>
             Save key
           </button>
+          {provider.usable ? (
+            <button type="button" class="btn btn-secondary btn-sm" disabled={busy} onClick={runTest}>
+              Test
+            </button>
+          ) : null}
           {provider.keySet ? (
-            <button type="button" class="btn btn-secondary btn-sm" disabled={busy} onClick={() => run(connection.call('providers-v1/clear_key', { provider: provider.id }))}>
+            <button type="button" class="btn btn-secondary btn-sm" disabled={busy} onClick={() => (setTest(null), run(connection.call('providers-v1/clear_key', { provider: provider.id })))}>
               Clear key
             </button>
           ) : null}
@@ -90,8 +117,29 @@ function ProviderRow({ connection, provider, canManage, onChanged }: { connectio
           ) : null}
         </form>
       ) : null}
+      {canManage && provider.kind !== 'custom' ? <BaseUrlForm provider={provider} onSave={(baseUrl) => run(connection.call('providers-v1/update', { provider: provider.id, baseUrl }))} busy={busy} /> : null}
       {error ? <Banner tone="error">{describeError(error)}</Banner> : null}
     </li>
+  );
+}
+
+/** A built-in provider's own address, or another (a proxy, a gateway); empty puts its own back. */
+function BaseUrlForm({ provider, onSave, busy }: { provider: ProviderView; onSave: (baseUrl: string | null) => void; busy: boolean }) {
+  const [value, setValue] = useState(provider.baseUrl);
+  const save = (event: Event) => {
+    event.preventDefault();
+    onSave(value.trim() || null);
+  };
+  return (
+    <details class="provider-base-url">
+      <summary>Base URL (optional)</summary>
+      <form class="admin-inline" onSubmit={save}>
+        <input type="url" aria-label={`${provider.name} base URL`} value={value} onInput={(e) => setValue(e.currentTarget.value)} />
+        <button type="submit" class="btn btn-secondary btn-sm" disabled={busy || value.trim() === provider.baseUrl}>
+          Save
+        </button>
+      </form>
+    </details>
   );
 }
 
@@ -121,13 +169,13 @@ function CustomProviderForm({ connection, onCreated }: { connection: HostConnect
     <form class="admin-form" onSubmit={submit} aria-label="Add an OpenAI-compatible provider">
       <h3>Add an OpenAI-compatible provider</h3>
       <label>
-        Name <input value={name} onInput={(e) => setName(e.currentTarget.value)} required />
+        Name <input type="text" value={name} onInput={(e) => setName(e.currentTarget.value)} required />
       </label>
       <label>
         Base URL <input type="url" value={baseUrl} placeholder="https://llm.example.com/v1" onInput={(e) => setBaseUrl(e.currentTarget.value)} required />
       </label>
       <label>
-        Models (comma-separated) <input value={models} onInput={(e) => setModels(e.currentTarget.value)} />
+        Models (comma-separated) <input type="text" value={models} onInput={(e) => setModels(e.currentTarget.value)} />
       </label>
       <label>
         API key <input type="password" autocomplete="off" value={key} onInput={(e) => setKey(e.currentTarget.value)} />

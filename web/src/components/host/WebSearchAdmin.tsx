@@ -27,7 +27,7 @@ export function WebSearchAdmin({ connection, role }: { connection: HostConnectio
   return (
     <section class="admin-panel card card-body" aria-label="Web search">
       <h2>Web search</h2>
-      <p class="muted">The engine the agents’ web_search tool asks.</p>
+      <p class="muted">The engine the agents ask when they search the web.</p>
       {role === 'member' ? (
         <>
           <Banner tone="info">{READ_ONLY_REASON}</Banner>
