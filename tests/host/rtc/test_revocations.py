@@ -11,7 +11,6 @@ from server.common.tickets import TicketRefused
 from server.host.rtc.revocations import KEEP_SECONDS, Revocations
 from tests.support.clock import FakeClock
 
-
 # Ids as the hub mints them (32 hex), which a link message's ids must be.
 TEAM_1, TEAM_2 = "1" * 32, "2" * 32
 ACC_1, ACC_2 = "a" * 32, "b" * 32

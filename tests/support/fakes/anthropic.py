@@ -49,7 +49,7 @@ class FakeAnthropic(FakeProviderServer):
     """The Messages API on loopback; ``base_url`` is the origin, as the SDKs take it."""
 
     path = "/v1/messages"
-    models_path = "/v1/models"  # type: ignore[assignment]
+    models_path = "/v1/models"
 
     def __init__(self, *, api_key: str = API_KEY, latency: float = 0.001) -> None:
         super().__init__(latency=latency)
