@@ -170,7 +170,7 @@ def host_error_codes() -> list[str]:
 
 def view_message_types() -> list[str]:
     """The ``type`` of every message either end sends on a ``view:`` channel."""
-    types = []
+    types: list[str] = []
     for union in (view.ViewMessage, view.HostViewMessage):
         members = get_args(get_args(union)[0])  # Annotated[Union[...], discriminator]
         for model in members:
