@@ -16,6 +16,7 @@ from typing import Any
 from playwright.async_api import Page
 
 from server.common.errors import Conflict
+from server.host.browser.per_tab import PerTab
 from server.host.browser.tabs import Tab
 from server.host.page.isolated import evaluate_isolated
 from server.host.tools.base import ToolContext, ToolFailure
@@ -59,13 +60,12 @@ class SnapshotState:
     frames: dict[int, list[str]] = field(default_factory=dict)
 
 
+_SNAPSHOT: PerTab[SnapshotState] = PerTab("snapshot", SnapshotState)
+
+
 def snapshot_state(tab: Tab) -> SnapshotState:
     """The tab's snapshot state, created on first use; it goes with the tab."""
-    state = tab.tool_state.get("snapshot")
-    if not isinstance(state, SnapshotState):
-        state = SnapshotState()
-        tab.tool_state["snapshot"] = state
-    return state
+    return _SNAPSHOT.get_or_create(tab)
 
 
 def shown_url(url: str) -> str:
