@@ -15,8 +15,11 @@ from server.host.browser.identity import BrowserIdentity, language_list
 from server.host.browser.per_tab import PerTab
 from server.host.browser.tabs import Tab
 from server.host.page.scripts import page_script
-from server.host.tools.base import TabArgs, Tool, ToolArgs, ToolContext, ToolFailure
+from server.host.tools.args import TabArgs, ToolArgs
+from server.host.tools.base import Tool
+from server.host.tools.context import ToolContext
 from server.host.tools.page.tab_access import reachable_tab
+from server.host.tools.results import ToolFailure
 
 _LOCALE = re.compile(r"[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*")
 

@@ -33,7 +33,7 @@ from playwright.async_api import Frame, Page
 from server.host.browser.per_tab import PerTab
 from server.host.browser.tabs import Tab
 from server.host.page.isolated import IsolatedScriptError, evaluate_isolated
-from server.host.tools.base import ToolContext, ToolSettings
+from server.host.tools.context import ToolContext, ToolSettings
 from server.host.tools.page.tab_access import holds_secret
 
 # The checkbox of the common widgets sits this far from the frame's left edge.
