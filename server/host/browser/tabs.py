@@ -64,6 +64,8 @@ class Tab:
         self._icon: TabIcon | None = None
         self._opener_tab_id = opener_tab_id
         self._held_by: str | None = None
+        # The live views the holder holds it through (none: held without a view).
+        self._holding_views: frozenset[str] = frozenset()
         self._person_held = False
         self._page: Page | None = None
         # Secure entry's state, written by ``browser.protection`` only: the phase, and its

@@ -11,6 +11,7 @@ from playwright.async_api import Error as PlaywrightError
 from server.common.errors import Conflict, CrewhostError
 from server.common.protocol.view import Closed, Opened, ViewError, parse_view_label
 from server.common.tasks import BackgroundTasks
+from server.common.tokens import new_id
 from server.config import HostSettings
 from server.host.browser.access import require_viewable
 from server.host.browser.pages import PageAttached
@@ -138,10 +139,11 @@ class LiveViews:
             _close_with(channel, exc.code, exc.message)
             return
         taken = options.take and tab.held_by is None
+        view_id = new_id()
         try:
             if options.take:
                 # Held before the first frame: a tab in secure entry shows only to its holder.
-                engine.take_control(peer.team_id, tab.id, peer.account_id)
+                engine.take_control(peer.team_id, tab.id, peer.account_id, view_id)
             page = await engine.view_page(peer.team_id, tab.id)
         except CrewhostError as exc:
             if taken:
@@ -165,6 +167,7 @@ class LiveViews:
             self._resized,
             self._frame_counts,
             self.steps,
+            view_id,
         )
         self._sessions.setdefault(key, []).append(session)
         tab.viewers += 1
@@ -177,7 +180,7 @@ class LiveViews:
         session.start()
         session.send(Opened(tab_id=tab.id))
         if options.take:
-            session.set_holding(True)
+            session.control_changed()
 
     async def _closed(self, session: ViewSession) -> None:
         key = (session.team_id, session.tab_id)
@@ -246,11 +249,9 @@ class LiveViews:
                 "the member who asked is no longer watching this tab", code="askerNotWatching"
             )
         engine = await self._browser.engine()
-        engine.hand_over(team_id, tab_id, holder, to)
-        for session in sessions:
-            if session.peer.account_id == holder:
-                session.set_holding(False)
-        receiving[-1].set_holding(True)
+        before = [s.holding for s in sessions]
+        engine.hand_over(team_id, tab_id, holder, to, receiving[-1].view_id)
+        _tell_changes(sessions, before)
 
     async def give_control(self, team_id: str, tab_id: str, to: str) -> None:
         """``to`` holds the tab from now on, in their newest view of it; refused when they do
@@ -262,10 +263,9 @@ class LiveViews:
         tab = engine.get_tab(team_id, tab_id)
         if tab.held_by not in (None, to):
             raise Conflict("another person has control of this tab", code="tabHeld")
-        if tab.held_by is None:
-            engine.take_control(team_id, tab_id, to)
         if not any(s.holding for s in receiving):
-            receiving[-1].set_holding(True)
+            engine.take_control(team_id, tab_id, to, receiving[-1].view_id)
+            receiving[-1].control_changed()
 
     async def protection_changed(self, signal: ProtectionChanged) -> None:
         """A tab entering a secret shows it to nobody: its views end before the secret goes
@@ -284,6 +284,14 @@ class LiveViews:
             await self.end_views(*key, code="hostStopping", reason="the host is shutting down")
         await self._tasks.close()
         await self.steps.close()
+
+
+def _tell_changes(sessions: list[ViewSession], before: list[bool]) -> None:
+    """Each view whose holding changed from ``before`` (the tab registry changed who holds
+    the tab) hears it."""
+    for session, held in zip(sessions, before, strict=True):
+        if session.holding != held:
+            session.control_changed()
 
 
 def _close_with(channel: Any, code: str, reason: str) -> None:
