@@ -101,6 +101,7 @@ class ViewSession:
         self.channel = channel
         self._screencast = screencast
         self.viewer = Viewer(channel, frame_counts)
+        self._told_holding = False  # what the viewer last heard in a ``held`` message
         self._held_buttons = 0  # the mouse buttons this viewer holds down on the page
         self._last_cursor: str | None = None
         self._menus: dict[int, dict[str, Any]] = {}
@@ -161,18 +162,19 @@ class ViewSession:
             # The view closes as protection starts; anything still in flight is refused.
             raise Forbidden("this tab is in secure entry", code="tabHoldsSecret")
         if isinstance(message, Take):
+            told = self._told_holding
             self._engine.take_control(
                 self.team_id, self.tab_id, self._peer.account_id, self.view_id
             )
-            self._watch_loads()
-            self.send(Held(by_you=True))
+            if self._told_holding == told:  # the registry's change did not answer it already
+                self._tell_holding()
             return
         if isinstance(message, Release):
+            told = self._told_holding
             if self.holding:
                 self._engine.release(self.team_id, self.tab_id, self._peer.account_id)
-                self._watch_loads()
-            self._held_buttons = 0
-            self.send(Held(by_you=False))
+            if self._told_holding == told:
+                self._tell_holding()
             if holds_secret(tab):
                 # Only its holder watches a tab in secure entry: letting go ends the view.
                 self.send(Closed(code="tabHoldsSecret", reason=_LET_GO))
@@ -204,12 +206,19 @@ class ViewSession:
         member holds the tab through this view (it took or was given control)."""
         return self._engine.holds(self.team_id, self.tab_id, self._peer.account_id, self.view_id)
 
-    def control_changed(self) -> None:
-        """Control passed to or from this viewer without its asking (a granted request);
-        the viewer hears it as it hears its own take or release."""
+    def holding_may_have_changed(self) -> None:
+        """Who holds the tab may have changed without this viewer's asking (a granted
+        request, a release from the member's other view, the tab closing): the viewer hears
+        it as it hears its own take or release, and only when it changed."""
+        if self.holding != self._told_holding:
+            self._tell_holding()
+
+    def _tell_holding(self) -> None:
+        holding = self.holding
+        self._told_holding = holding
         self._held_buttons = 0
         self._watch_loads()
-        self.send(Held(by_you=self.holding))
+        self.send(Held(by_you=holding))
 
     def _point(self, x: float, y: float) -> tuple[float, float]:
         if not self._screencast.width:

@@ -18,6 +18,7 @@ from server.host.browser.pages import PageAttached
 from server.host.browser.protection import ProtectionChanged
 from server.host.browser.protection_state import Protection
 from server.host.browser.runtime import BrowserRuntime
+from server.host.browser.tab_registry import TabsChanged
 from server.host.live.screencast import BACKLOG_BYTES, TabScreencast
 from server.host.live.session import ViewSession
 from server.host.live.steps import ReadPress, StepRecorder
@@ -75,6 +76,14 @@ class LiveViews:
     def sessions(self, team_id: str, tab_id: str) -> list[ViewSession]:
         """The open views of a tab."""
         return list(self._sessions.get((team_id, tab_id), []))
+
+    def tabs_changed(self, signal: TabsChanged) -> None:
+        """A team's tabs changed (one may have been taken, released or handed over): each
+        of its views whose holding changed hears it at once."""
+        for (team_id, _tab_id), sessions in list(self._sessions.items()):
+            if team_id == signal.team_id:
+                for session in list(sessions):
+                    session.holding_may_have_changed()
 
     def page_attached(self, signal: PageAttached) -> None:
         """A watched tab got a new page (reloaded after a crash): the views follow it."""
@@ -180,7 +189,7 @@ class LiveViews:
         session.start()
         session.send(Opened(tab_id=tab.id))
         if options.take:
-            session.control_changed()
+            session.holding_may_have_changed()
 
     async def _closed(self, session: ViewSession) -> None:
         key = (session.team_id, session.tab_id)
@@ -249,9 +258,8 @@ class LiveViews:
                 "the member who asked is no longer watching this tab", code="askerNotWatching"
             )
         engine = await self._browser.engine()
-        before = [s.holding for s in sessions]
+        # The registry announces the change: every view of the tab hears what it means for it.
         engine.hand_over(team_id, tab_id, holder, to, receiving[-1].view_id)
-        _tell_changes(sessions, before)
 
     async def give_control(self, team_id: str, tab_id: str, to: str) -> None:
         """``to`` holds the tab from now on, in their newest view of it; refused when they do
@@ -265,7 +273,7 @@ class LiveViews:
             raise Conflict("another person has control of this tab", code="tabHeld")
         if not any(s.holding for s in receiving):
             engine.take_control(team_id, tab_id, to, receiving[-1].view_id)
-            receiving[-1].control_changed()
+            receiving[-1].holding_may_have_changed()
 
     async def protection_changed(self, signal: ProtectionChanged) -> None:
         """A tab entering a secret shows it to nobody: its views end before the secret goes
@@ -284,14 +292,6 @@ class LiveViews:
             await self.end_views(*key, code="hostStopping", reason="the host is shutting down")
         await self._tasks.close()
         await self.steps.close()
-
-
-def _tell_changes(sessions: list[ViewSession], before: list[bool]) -> None:
-    """Each view whose holding changed from ``before`` (the tab registry changed who holds
-    the tab) hears it."""
-    for session, held in zip(sessions, before, strict=True):
-        if session.holding != held:
-            session.control_changed()
 
 
 def _close_with(channel: Any, code: str, reason: str) -> None:

@@ -218,6 +218,7 @@ async def test_two_views_of_one_member_both_hold_until_either_lets_go(
 
     await first.release()  # the member gives the tab back: no view of theirs holds it
     assert watching.tab.held_by is None
+    assert (await second.expect("held"))["byYou"] is False  # told at once
     second.type_text("b")
     assert (await second.expect("error"))["code"] == "notHolding"
     assert await page.evaluate("document.getElementById('field').value") == "a"
