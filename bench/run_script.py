@@ -45,8 +45,8 @@ from server.host.browser.callers import Caller
 from server.host.browser.engine import BrowserEngine
 from server.host.browser.partitions import Partition
 from server.host.sandbox.runner import SandboxLimits, run_in_sandbox, warm_up
-from server.host.tools.base import ToolContext, TurnState
 from server.host.tools.catalog import call_tool
+from server.host.tools.context import ToolContext, TurnState
 
 GOAL_START_P95_MS = 10.0
 RESULTS_FILE = Path(__file__).resolve().parent / "results" / "run_script.json"

@@ -39,9 +39,10 @@ from server.common.browser_address_policy import AddressPolicy
 from server.host.browser.callers import Caller
 from server.host.browser.engine import BrowserEngine
 from server.host.browser.partitions import Partition
-from server.host.tools.base import MAX_RESULT_CHARS, ToolContext, TurnState
 from server.host.tools.catalog import call_tool
+from server.host.tools.context import ToolContext, TurnState
 from server.host.tools.page.snapshots import read_tree
+from server.host.tools.results import MAX_RESULT_CHARS
 
 SIZES = (100, 1_000, 5_000)
 GOAL_P50_MS = 100.0

@@ -194,8 +194,8 @@ async def entry_phase(folder: Path, entries: int) -> dict[str, Any]:
     from server.host.browser.engine import BrowserEngine
     from server.host.browser.partitions import Partition
     from server.host.services.vault import VaultService
-    from server.host.tools.base import SecureEntryDesk, ToolContext, ToolSettings
     from server.host.tools.catalog import call_tool
+    from server.host.tools.context import SecureEntryDesk, ToolContext, ToolSettings
     from tests.support.clock import FakeClock
     from tests.support.sites import SITES_ALLOWED, serving
 

@@ -252,6 +252,7 @@ def _wire_signals(host: HostServices) -> None:
     """Every subscription of the host: who follows which subsystem's changes."""
     on = host.signals.subscribe
     on(TabsChanged, host.tabs_changed)
+    on(TabsChanged, host.live.tabs_changed)
     on(PageAttached, host.live.page_attached)
     on(ProtectionChanged, host.live.protection_changed)
     on(ProxyStatusChanged, host.proxies.status_changed)

@@ -28,7 +28,7 @@ from server.common.protocol.events import (
     SecretRequestDetails,
     VaultItemRequestDetails,
 )
-from server.host.tools.base import PersonReply
+from server.host.tools.context import PersonReply
 
 AttentionKind = Literal["consent", "question", "secret", "vaultItem"]
 # What a member answers to a question: a text, one of its options, or several of them.

@@ -25,8 +25,8 @@ from server.host.agents.turn_loop import (
     TurnSetup,
     run_turn,
 )
-from server.host.tools.base import SubAgentReport, SubAgentRequest, TurnState
 from server.host.tools.catalog import sub_agent_tools
+from server.host.tools.context import SubAgentReport, SubAgentRequest, TurnState
 
 SubAgentPhase = Literal["started", "text", "tool-started", "tool-finished", "finished"]
 

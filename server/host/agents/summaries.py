@@ -5,7 +5,8 @@ from __future__ import annotations
 from server.host.agents.providers.events import Failed, StreamTextDelta
 from server.host.agents.providers.stream import ModelProvider, ModelRequest
 from server.host.agents.providers.transcript import UserMessage
-from server.host.tools.base import Summarize, ToolFailure
+from server.host.tools.context import Summarize
+from server.host.tools.results import ToolFailure
 
 _SYSTEM = (
     "You distil web content for another assistant. Answer the request using only the "

@@ -58,8 +58,12 @@ from server.host.services.workspace import Member, WorkspaceService
 from server.host.signals import Signals
 from server.host.storage.agents import Agent
 from server.host.storage.threads import StoredMessage, Thread, ThreadRepository, Turn
-from server.host.tools.base import PersonQuestion, SubAgentReport, SubAgentRequest
-from server.host.tools.context import ToolContextFactory
+from server.host.tools.context import (
+    PersonQuestion,
+    SubAgentReport,
+    SubAgentRequest,
+    ToolContextFactory,
+)
 from server.host.workspace.attachments import ImportedFile
 from server.host.workspace.workspaces import WorkspaceRef
 

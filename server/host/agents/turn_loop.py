@@ -38,9 +38,10 @@ from server.host.agents.providers.transcript import (
     UserMessage,
     close_dangling_calls,
 )
-from server.host.tools.base import ToolContext, ToolFailure, serialize_result
 from server.host.tools.catalog import CATALOG, call_tool, describe_call
+from server.host.tools.context import ToolContext
 from server.host.tools.repair import repair_arguments
+from server.host.tools.results import ToolFailure, serialize_result
 
 ToolOutcome = Literal["ok", "refused", "error"]
 Message = UserMessage | AssistantMessage | ToolResult

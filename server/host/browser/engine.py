@@ -22,6 +22,7 @@ from playwright.async_api import Page
 
 from server.common.browser_address_policy import AddressPolicy, AddressRefused
 from server.common.clock import Clock, SystemClock
+from server.common.errors import NotFound
 from server.host.browser.address_guard import AddressGuard
 from server.host.browser.callers import Caller
 from server.host.browser.contexts import ContextPool
@@ -402,17 +403,32 @@ class BrowserEngine:
 
     # -- takeover -----------------------------------------------------------------------
 
-    def take_control(self, team_id: str, tab_id: str, account_id: str) -> Tab:
-        """A person takes the tab: agents are refused on it until ``release``."""
-        return self._tabs.take_control(team_id, tab_id, account_id)
+    def take_control(
+        self, team_id: str, tab_id: str, account_id: str, view_id: str | None = None
+    ) -> Tab:
+        """A person takes the tab (through a live view): agents are refused on it until
+        ``release``."""
+        return self._tabs.take_control(team_id, tab_id, account_id, view_id)
+
+    def holds(self, team_id: str, tab_id: str, account_id: str, view_id: str) -> bool:
+        """Whether the person holds the tab through their live view ``view_id`` (a closed
+        tab is held by nobody)."""
+        try:
+            tab = self._tabs.get(team_id, tab_id)
+        except NotFound:
+            return False
+        return self._tabs.holds(tab, account_id, view_id)
 
     def release(self, team_id: str, tab_id: str, account_id: str) -> Tab:
         """The holder gives the tab back to its agent."""
         return self._tabs.release(team_id, tab_id, account_id)
 
-    def hand_over(self, team_id: str, tab_id: str, holder: str, to: str) -> Tab:
-        """The holder passes the tab to the person ``to``; agents stay refused."""
-        return self._tabs.hand_over(team_id, tab_id, holder, to)
+    def hand_over(
+        self, team_id: str, tab_id: str, holder: str, to: str, view_id: str | None = None
+    ) -> Tab:
+        """The holder passes the tab to the person ``to`` (to their live view ``view_id``);
+        agents stay refused."""
+        return self._tabs.hand_over(team_id, tab_id, holder, to, view_id)
 
     # -- dialogs ------------------------------------------------------------------------
 

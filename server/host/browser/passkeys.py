@@ -18,11 +18,11 @@ from typing import Literal
 from playwright.async_api import CDPSession
 
 from server.host.browser.page_facts import report_object
+from server.host.browser.per_tab import PerTab
 from server.host.browser.tabs import Tab
 from server.host.page.scripts import page_script
 
 BINDING = "__crewhostPasskey"
-STATE_KEY = "passkey"
 _MAX_REPORT = 200
 
 
@@ -32,6 +32,10 @@ class PasskeyPrompt:
 
     document: float  # the asking document's performance.timeOrigin (a frame's own)
     ceremony: Literal["get", "create"]
+
+
+# The newest passkey prompt the tab's page made.
+PROMPT: PerTab[PasskeyPrompt] = PerTab("passkey")
 
 
 async def install(session: CDPSession) -> None:
@@ -54,7 +58,7 @@ def record(tab: Tab, payload: object) -> PasskeyPrompt | None:
     if ceremony not in ("get", "create") or not isinstance(document, int | float):
         return None
     prompt = PasskeyPrompt(float(document), "get" if ceremony == "get" else "create")
-    tab.tool_state[STATE_KEY] = prompt
+    PROMPT.set(tab, prompt)
     return prompt
 
 
@@ -62,7 +66,7 @@ def prompt_in(tab: Tab, document: float) -> PasskeyPrompt | None:
     """The passkey prompt made by the tab's main document ``document`` (its
     ``performance.timeOrigin``) or a frame of it: a frame's document begins after its
     parent's, a document the tab has left began before."""
-    prompt = tab.tool_state.get(STATE_KEY)
-    if isinstance(prompt, PasskeyPrompt) and prompt.document >= document:
+    prompt = PROMPT.get(tab)
+    if prompt is not None and prompt.document >= document:
         return prompt
     return None

@@ -70,6 +70,10 @@ class TabRegistry:
         """The tabs ``tab`` opened that are still open."""
         return [t for t in self._tabs.values() if t.opener_tab_id == tab.id]
 
+    def holds(self, tab: Tab, account_id: str, view_id: str) -> bool:
+        """Whether ``account_id`` holds the tab through its live view ``view_id``."""
+        return tab._held_by == account_id and view_id in tab._holding_views
+
     def uses(self, team_id: str, partition: Partition, *, loaded: bool = False) -> bool:
         """Whether a tab (a loaded one, if ``loaded``) of the team is in ``partition``."""
         return any(
@@ -148,14 +152,21 @@ class TabRegistry:
             tab._icon = icon
             self._changed(tab)
 
-    def take_control(self, team_id: str, tab_id: str, account_id: str) -> Tab:
-        """A person takes the tab: agents are refused on it until ``release``."""
+    def take_control(
+        self, team_id: str, tab_id: str, account_id: str, view_id: str | None = None
+    ) -> Tab:
+        """A person takes the tab (through their live view ``view_id``, if given): agents
+        are refused on it until ``release``. A person holding it already holds it through
+        this view too."""
         tab = self.get(team_id, tab_id)
         if tab._held_by is not None and tab._held_by != account_id:
             raise Conflict("another person has control of this tab", code="tabHeld")
+        views = frozenset({view_id} if view_id is not None else ())
         if tab._held_by is None:
-            tab._held_by, tab._person_held = account_id, True
+            tab._held_by, tab._person_held, tab._holding_views = account_id, True, views
             self._changed(tab)
+        else:
+            tab._holding_views |= views
         return tab
 
     def release(self, team_id: str, tab_id: str, account_id: str) -> Tab:
@@ -163,19 +174,23 @@ class TabRegistry:
         tab = self.get(team_id, tab_id)
         if tab._held_by != account_id:
             raise Conflict("you do not have control of this tab", code="tabNotHeld")
-        tab._held_by = None
+        tab._held_by, tab._holding_views = None, frozenset()
         tab.last_used = self._clock.now()
         self._changed(tab)
         return tab
 
-    def hand_over(self, team_id: str, tab_id: str, holder: str, to: str) -> Tab:
+    def hand_over(
+        self, team_id: str, tab_id: str, holder: str, to: str, view_id: str | None = None
+    ) -> Tab:
         """The holder gives the tab straight to another person (a request for control it
-        granted); agents stay refused throughout."""
+        granted), who holds it through their live view ``view_id``, if given; agents stay
+        refused throughout."""
         tab = self.get(team_id, tab_id)
         if tab._held_by != holder:
             raise Conflict("you do not have control of this tab", code="tabNotHeld")
         if to != holder:
             tab._held_by = to
+            tab._holding_views = frozenset({view_id} if view_id is not None else ())
             self._changed(tab)
         return tab
 

@@ -20,6 +20,7 @@ from server.host.browser.callers import Caller
 from server.host.browser.dialogs import PendingDialog
 from server.host.browser.page_facts import TabIcon
 from server.host.browser.partitions import Partition
+from server.host.browser.per_tab import PerTab
 from server.host.browser.protection_state import Protection
 
 T = TypeVar("T")
@@ -63,6 +64,8 @@ class Tab:
         self._icon: TabIcon | None = None
         self._opener_tab_id = opener_tab_id
         self._held_by: str | None = None
+        # The live views the holder holds it through (none: held without a view).
+        self._holding_views: frozenset[str] = frozenset()
         self._person_held = False
         self._page: Page | None = None
         # Secure entry's state, written by ``browser.protection`` only: the phase, and its
@@ -89,8 +92,8 @@ class Tab:
         # Set by every dialog: a load the dialog blocks stops waiting for it.
         self.any_dialog = asyncio.Event()
         # What the agent tools keep about this tab (snapshot revision and refs, per-document
-        # checks), keyed by tool module; it goes with the tab.
-        self.tool_state: dict[str, Any] = {}
+        # checks), one ``PerTab`` key per kind (read and written only through the keys).
+        self.tool_state: dict[PerTab[Any], Any] = {}
         self.queue = TabQueue(self)
 
     def __repr__(self) -> str:

@@ -2,7 +2,9 @@
 context menus in.
 
 Watching needs only that the member can see the tab. Input needs the member to
-hold the tab (take control); holding ends when the channel closes. Input goes to
+hold the tab through this view (take control); the tab registry alone knows who holds a
+tab and through which views, and the view asks it at each input. Holding ends when the
+channel closes. Input goes to
 the page through CDP, outside the tab's tool queue, so watching never delays a
 tool and a tool never delays the view.
 """
@@ -45,6 +47,7 @@ from server.common.protocol.view import (
     decode_view_message,
     error_message,
 )
+from server.common.tokens import new_id
 from server.common.wire import WireModel
 from server.host.browser.access import holds_secret, secret_view_allowed
 from server.host.browser.callers import Caller
@@ -85,8 +88,11 @@ class ViewSession:
         resized: Callable[[ViewSession], Awaitable[None]],
         frame_counts: FrameCounts,
         steps: StepRecorder | None = None,
+        view_id: str | None = None,
     ) -> None:
         self._engine = engine
+        # Names this view to the tab registry, which records the views a holder holds through.
+        self.view_id = view_id or new_id()
         self._steps = steps
         self._watched_page: Page | None = None
         self._resized = resized
@@ -95,7 +101,7 @@ class ViewSession:
         self.channel = channel
         self._screencast = screencast
         self.viewer = Viewer(channel, frame_counts)
-        self._holding = False
+        self._told_holding = False  # what the viewer last heard in a ``held`` message
         self._held_buttons = 0  # the mouse buttons this viewer holds down on the page
         self._last_cursor: str | None = None
         self._menus: dict[int, dict[str, Any]] = {}
@@ -156,18 +162,19 @@ class ViewSession:
             # The view closes as protection starts; anything still in flight is refused.
             raise Forbidden("this tab is in secure entry", code="tabHoldsSecret")
         if isinstance(message, Take):
-            self._engine.take_control(self.team_id, self.tab_id, self._peer.account_id)
-            self._holding = True
-            self._watch_loads()
-            self.send(Held(by_you=True))
+            told = self._told_holding
+            self._engine.take_control(
+                self.team_id, self.tab_id, self._peer.account_id, self.view_id
+            )
+            if self._told_holding == told:  # the registry's change did not answer it already
+                self._tell_holding()
             return
         if isinstance(message, Release):
-            if self._holding:
+            told = self._told_holding
+            if self.holding:
                 self._engine.release(self.team_id, self.tab_id, self._peer.account_id)
-                self._holding = False
-                self._watch_loads()
-            self._held_buttons = 0
-            self.send(Held(by_you=False))
+            if self._told_holding == told:
+                self._tell_holding()
             if holds_secret(tab):
                 # Only its holder watches a tab in secure entry: letting go ends the view.
                 self.send(Closed(code="tabHoldsSecret", reason=_LET_GO))
@@ -182,7 +189,7 @@ class ViewSession:
             )
             await self._resized(self)
             return
-        if not self._holding:
+        if not self.holding:
             raise Conflict("take control of the tab first", code="notHolding")
         if isinstance(message, Key):
             await self._cdp("Input.dispatchKeyEvent", key_event(message))
@@ -195,17 +202,23 @@ class ViewSession:
 
     @property
     def holding(self) -> bool:
-        """Whether input from this viewer goes to the page (it took or was given control)."""
-        return self._holding
+        """Whether input from this viewer goes to the page: the tab registry says its
+        member holds the tab through this view (it took or was given control)."""
+        return self._engine.holds(self.team_id, self.tab_id, self._peer.account_id, self.view_id)
 
-    def set_holding(self, holding: bool) -> None:
-        """Control passed to or from this viewer without its asking (a granted request);
-        the viewer hears it as it hears its own take or release."""
-        if holding != self._holding:
-            self._holding = holding
-            self._held_buttons = 0
-            self._watch_loads()
-            self.send(Held(by_you=holding))
+    def holding_may_have_changed(self) -> None:
+        """Who holds the tab may have changed without this viewer's asking (a granted
+        request, a release from the member's other view, the tab closing): the viewer hears
+        it as it hears its own take or release, and only when it changed."""
+        if self.holding != self._told_holding:
+            self._tell_holding()
+
+    def _tell_holding(self) -> None:
+        holding = self.holding
+        self._told_holding = holding
+        self._held_buttons = 0
+        self._watch_loads()
+        self.send(Held(by_you=holding))
 
     def _point(self, x: float, y: float) -> tuple[float, float]:
         if not self._screencast.width:
@@ -216,7 +229,7 @@ class ViewSession:
         x, y = self._point(message.x, message.y)
         if self.options.cursor and message.action == "move":
             await self._report_cursor(x, y)
-        if not self._holding:
+        if not self.holding:
             if message.action == "move":
                 return  # a watcher's pointer only asks for the cursor
             raise Conflict("take control of the tab first", code="notHolding")
@@ -248,7 +261,7 @@ class ViewSession:
 
     def _watch_loads(self) -> None:
         """Page loads are steps while this viewer holds the tab, and only then."""
-        page = self._screencast.page if self._holding and self._steps is not None else None
+        page = self._screencast.page if self.holding and self._steps is not None else None
         if page is self._watched_page:
             return
         if self._watched_page is not None:
@@ -260,7 +273,7 @@ class ViewSession:
             page.on("load", self._loaded)
 
     def _loaded(self, page: Page) -> None:
-        if self._steps is None or not self._holding:
+        if self._steps is None or not self.holding:
             return
         with contextlib.suppress(CrewhostError):
             tab = self._engine.get_tab(self.team_id, self.tab_id)
@@ -365,8 +378,7 @@ class ViewSession:
             self._worker.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._worker
-        if self._holding:
+        if self.holding:
             with contextlib.suppress(CrewhostError):
                 self._engine.release(self.team_id, self.tab_id, self._peer.account_id)
-            self._holding = False
         self._watch_loads()

@@ -11,12 +11,14 @@ from playwright.async_api import Error as PlaywrightError
 from server.common.errors import Conflict, CrewhostError
 from server.common.protocol.view import Closed, Opened, ViewError, parse_view_label
 from server.common.tasks import BackgroundTasks
+from server.common.tokens import new_id
 from server.config import HostSettings
 from server.host.browser.access import require_viewable
 from server.host.browser.pages import PageAttached
 from server.host.browser.protection import ProtectionChanged
 from server.host.browser.protection_state import Protection
 from server.host.browser.runtime import BrowserRuntime
+from server.host.browser.tab_registry import TabsChanged
 from server.host.live.screencast import BACKLOG_BYTES, TabScreencast
 from server.host.live.session import ViewSession
 from server.host.live.steps import ReadPress, StepRecorder
@@ -74,6 +76,14 @@ class LiveViews:
     def sessions(self, team_id: str, tab_id: str) -> list[ViewSession]:
         """The open views of a tab."""
         return list(self._sessions.get((team_id, tab_id), []))
+
+    def tabs_changed(self, signal: TabsChanged) -> None:
+        """A team's tabs changed (one may have been taken, released or handed over): each
+        of its views whose holding changed hears it at once."""
+        for (team_id, _tab_id), sessions in list(self._sessions.items()):
+            if team_id == signal.team_id:
+                for session in list(sessions):
+                    session.holding_may_have_changed()
 
     def page_attached(self, signal: PageAttached) -> None:
         """A watched tab got a new page (reloaded after a crash): the views follow it."""
@@ -138,10 +148,11 @@ class LiveViews:
             _close_with(channel, exc.code, exc.message)
             return
         taken = options.take and tab.held_by is None
+        view_id = new_id()
         try:
             if options.take:
                 # Held before the first frame: a tab in secure entry shows only to its holder.
-                engine.take_control(peer.team_id, tab.id, peer.account_id)
+                engine.take_control(peer.team_id, tab.id, peer.account_id, view_id)
             page = await engine.view_page(peer.team_id, tab.id)
         except CrewhostError as exc:
             if taken:
@@ -165,6 +176,7 @@ class LiveViews:
             self._resized,
             self._frame_counts,
             self.steps,
+            view_id,
         )
         self._sessions.setdefault(key, []).append(session)
         tab.viewers += 1
@@ -177,7 +189,7 @@ class LiveViews:
         session.start()
         session.send(Opened(tab_id=tab.id))
         if options.take:
-            session.set_holding(True)
+            session.holding_may_have_changed()
 
     async def _closed(self, session: ViewSession) -> None:
         key = (session.team_id, session.tab_id)
@@ -246,11 +258,8 @@ class LiveViews:
                 "the member who asked is no longer watching this tab", code="askerNotWatching"
             )
         engine = await self._browser.engine()
-        engine.hand_over(team_id, tab_id, holder, to)
-        for session in sessions:
-            if session.peer.account_id == holder:
-                session.set_holding(False)
-        receiving[-1].set_holding(True)
+        # The registry announces the change: every view of the tab hears what it means for it.
+        engine.hand_over(team_id, tab_id, holder, to, receiving[-1].view_id)
 
     async def give_control(self, team_id: str, tab_id: str, to: str) -> None:
         """``to`` holds the tab from now on, in their newest view of it; refused when they do
@@ -262,10 +271,9 @@ class LiveViews:
         tab = engine.get_tab(team_id, tab_id)
         if tab.held_by not in (None, to):
             raise Conflict("another person has control of this tab", code="tabHeld")
-        if tab.held_by is None:
-            engine.take_control(team_id, tab_id, to)
         if not any(s.holding for s in receiving):
-            receiving[-1].set_holding(True)
+            engine.take_control(team_id, tab_id, to, receiving[-1].view_id)
+            receiving[-1].holding_may_have_changed()
 
     async def protection_changed(self, signal: ProtectionChanged) -> None:
         """A tab entering a secret shows it to nobody: its views end before the secret goes

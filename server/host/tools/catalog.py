@@ -22,7 +22,7 @@ from server.host.tools.agents import (
     list_tasks,
     update_task,
 )
-from server.host.tools.base import SubAgentType, Tool, ToolContext, ToolFailure, cap_result
+from server.host.tools.base import Tool
 from server.host.tools.browser import (
     activate_tab,
     click,
@@ -52,10 +52,12 @@ from server.host.tools.browser import (
     type_text,
     wait_for,
 )
+from server.host.tools.context import SubAgentType, ToolContext
 from server.host.tools.memory import remember
 from server.host.tools.page.descriptions import arguments_line
 from server.host.tools.people import ask_user
 from server.host.tools.repair import repair_arguments
+from server.host.tools.results import ToolFailure, cap_result
 from server.host.tools.web import web_fetch, web_search
 from server.host.tools.workspace import (
     workspace_delete,

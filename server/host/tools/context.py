@@ -1,16 +1,21 @@
-"""Makes the agent tools' context of a turn: built once in the container from the host's
-services, asked by the thread service at the start of each turn."""
+"""What a tool call may use (``ToolContext``), and how a turn gets one: the host's
+``ToolContextFactory``, built once in the container from its services and asked by the
+thread service at the start of each turn."""
 
 from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from server.common.protocol.events import HostEvent
 from server.config import HostSettings
 from server.host.browser.callers import Caller
+from server.host.browser.engine import BrowserEngine
+from server.host.browser.partitions import Partition
 from server.host.browser.runtime import BrowserRuntime
 from server.host.services.memories import MemoryService
 from server.host.services.profiles import BrowserProfileService
@@ -19,16 +24,204 @@ from server.host.services.tasks import ThreadTasks
 from server.host.services.vault import VaultService
 from server.host.services.web_search import WebSearchService
 from server.host.services.workspace import WorkspaceService
-from server.host.tools.base import (
-    AskForSecret,
-    AskPerson,
-    SecureEntryDesk,
-    SpawnSubAgent,
-    Summarize,
-    ToolContext,
-    ToolSettings,
-)
 from server.host.web.fetcher import WebFetcher
+
+if TYPE_CHECKING:
+    from server.common.protocol.events import SecretRequestDetails, VaultItemRequestDetails
+    from server.host.web.search import SearchResult
+
+# The team's web search: (query, max_results) to results.
+SearchWeb = Callable[[str, int], Awaitable[list["SearchResult"]]]
+# Distils ``content`` as ``prompt`` asks, with the calling agent's model: (prompt, content).
+Summarize = Callable[[str, str], Awaitable[str]]
+
+
+@dataclass(frozen=True)
+class PersonQuestion:
+    """A question an agent asks the people who see its thread."""
+
+    call_id: str
+    question: str
+    options: list[str] | None
+    multiple: bool
+
+
+# Asks a question; the answer (None when none came) and why: answered, expired or cancelled.
+AskPerson = Callable[[PersonQuestion], Awaitable[tuple[str | list[str] | None, str]]]
+
+SubAgentType = Literal["researcher", "page_operator", "general"]
+
+
+@dataclass(frozen=True)
+class SubAgentRequest:
+    """A sub-task an agent hands to a sub-agent of its own."""
+
+    prompt: str
+    description: str
+    type: SubAgentType
+    tab_id: str | None
+
+
+@dataclass(frozen=True)
+class SubAgentReport:
+    """How a sub-agent ended: its status, its last words and the tool calls it used."""
+
+    sub_agent_id: str
+    status: str
+    reason: str | None
+    report: str
+    tool_calls: int
+
+
+# Runs a sub-agent to its end within the calling turn; None when the turn has no tool
+# calls left to give it.
+SpawnSubAgent = Callable[[SubAgentRequest], Awaitable[SubAgentReport | None]]
+
+
+@dataclass
+class TurnState:
+    """State of one agent turn (one model response and the tool calls it makes)."""
+
+    memory_hosts_shown: set[str] = field(default_factory=set)
+    # The id of the call that runs now (a question a tool asks is bound to it).
+    call_id: str | None = None
+
+
+@dataclass(frozen=True)
+class ToolSettings:
+    """The timings tools wait by; tests shorten them."""
+
+    # Cookie banners: how long after DOM ready a reject button is looked for.
+    consent_window: float = 15.0
+    # Bot checks: shared wait per document, and the wait after the one offered click.
+    challenge_budget: float = 15.0
+    challenge_click_wait: float = 6.0
+    # How much of that wait the snapshot that ``navigate`` returns may spend.
+    navigate_challenge_wait: float = 4.0
+    # ...how often a waiting read looks again, and how long a Turnstile widget is given to
+    # pass by itself before its checkbox is offered.
+    challenge_poll: float = 1.0
+    challenge_token_wait: float = 3.0
+    # Settle: quiet time without skeletons or busy regions, and the longest wait.
+    settle_quiet: float = 0.15
+    settle_max: float = 2.0
+    # A young document without controls waits for its first change: at most this long
+    # while it loads, and until this long after its load event once loaded.
+    young_document: float = 1.0
+    young_after_load: float = 0.5
+    # A document is young for this long after it started.
+    young_document_age: float = 2.5
+    # fill_fields: the whole set must be typed within this.
+    fill_deadline: float = 30.0
+    # wait_for: the default and the longest timeout an agent may ask for.
+    wait_default: float = 10.0
+    wait_max: float = 30.0
+    # After a click, how long the page is watched for a change before NOT VERIFIED.
+    click_observe: float = 0.5
+    # How long a click, hover or check waits for its target to be visible, still and uncovered.
+    action_timeout: float = 5.0
+    # The longest an evaluate script may run.
+    evaluate_deadline: float = 10.0
+    # After a script's deadline: how long stopping it, and the page's answer after, may take;
+    # then how long a page that still does not answer is given to end.
+    script_answer_wait: float = 2.0
+    script_end_wait: float = 5.0
+    # Secure entry: how long a person has to answer, and how long a submit that keeps the
+    # document is given before the fields are emptied and the page is scanned.
+    secret_answer_wait: float = 300.0
+    secret_submit_wait: float = 5.0
+    # Where a search phrase typed into navigate or open goes; {query} is the phrase.
+    search_url: str = HostSettings.model_fields["search_url"].default
+
+    @classmethod
+    def from_settings(cls, host: HostSettings) -> ToolSettings:
+        """The tools' settings for a host: the timings above, the host's search address."""
+        return cls(search_url=host.search_url)
+
+
+@dataclass(frozen=True)
+class PersonReply:
+    """How a request for a secret or a vault item ended; ``payload`` is what the person
+    sent (a secret, a new item's id), never shown in a repr."""
+
+    outcome: Literal["answered", "declined", "timeout", "cancelled"]
+    payload: Any = field(default=None, repr=False)
+
+
+class AskForSecret(Protocol):
+    """The attention registry's ``ask_person``: a request to the people of a thread for a
+    secret or a new vault item."""
+
+    async def __call__(
+        self,
+        *,
+        team_id: str,
+        thread_id: str,
+        agent_id: str,
+        tool: str,
+        summary: str,
+        visible_to: Callable[[str], bool],
+        secret: SecretRequestDetails | None = None,
+        vault_item: VaultItemRequestDetails | None = None,
+        seconds: float | None = None,
+    ) -> PersonReply: ...
+
+
+@dataclass(frozen=True)
+class SecureEntryDesk:
+    """What secure entry reaches besides the page: the people who see the turn's thread and
+    the team's vault. (The tab's live views close on ``ProtectionChanged``.)"""
+
+    ask_person: AskForSecret
+    vault: VaultService
+    # Who sees the thread; None where the call cannot raise attention (outside a thread).
+    visible_to: Callable[[str], bool] | None
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """Everything a tool call may use: the engine, whose call it is, and the turn it is in."""
+
+    engine: BrowserEngine
+    team_id: str
+    caller: Caller
+    turn: TurnState = field(default_factory=TurnState)
+    memories: MemoryService | None = None
+    # The member whose private thread the turn is in: their memories join the team's in
+    # what the turn reads, and what it keeps is theirs. None: a shared thread, the team's.
+    memory_member: str | None = None
+    # The turn the call is in (where a memory ``remember`` keeps came from).
+    turn_id: str | None = None
+    settings: ToolSettings = field(default_factory=ToolSettings)
+    # Where the calling agent's new tabs open (the profile service's partition_for_agent,
+    # given team and agent ids); without it they open in the team's shared partition.
+    partition_for_agent: Callable[[str, str], Awaitable[Partition]] | None = None
+    # Tells the team's members something (event name and payload), such as a request to
+    # take a tab over; without it the agent's own answer is the only word they get.
+    announce: Callable[[str, HostEvent], None] | None = None
+    # web_fetch's fetcher (public addresses only, unless the host allows more); without it
+    # the tool says the host does not fetch.
+    web: WebFetcher | None = None
+    # The calling agent's way out when its browser profile has a proxy: the proxy as an
+    # http:// address for the block's length (None: Automatic, straight out), so web_fetch
+    # leaves where the agent's browser does.
+    fetch_proxy: Callable[[], AbstractAsyncContextManager[str | None]] | None = None
+    # web_search's engine, the one the team chose; without it the tool says none is set.
+    search: SearchWeb | None = None
+    # The calling agent's model, for a tool's ``prompt`` (web_fetch, get_tab_content).
+    summarize: Summarize | None = None
+    # The agent's workspace files and the team's shared ones.
+    workspace: WorkspaceService | None = None
+    # Asks the members who see the thread a question (ask_user); without it nobody is asked.
+    ask_person: AskPerson | None = None
+    # The thread's task list (create_task and the rest).
+    tasks: ThreadTasks | None = None
+    # Starts a sub-agent (the agent tool); None in a sub-agent: no recursion.
+    spawn_sub_agent: SpawnSubAgent | None = None
+    # A sub-agent's context: it may not ask people, nor start sub-agents of its own.
+    sub_agent: bool = False
+    # Secure entry (submit_secret, fill_from_vault, request_vault_item); without it they refuse.
+    secure_entry: SecureEntryDesk | None = None
 
 
 @dataclass(frozen=True)

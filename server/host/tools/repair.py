@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic.alias_generators import to_camel
 
-from server.host.tools.base import ToolFailure
+from server.host.tools.results import ToolFailure
 
 # Tools whose arguments must reach them exactly as written.
 NEVER_REPAIRED = frozenset(

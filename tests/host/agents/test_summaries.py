@@ -9,7 +9,7 @@ from server.host.agents.providers.anthropic import AnthropicProvider
 from server.host.agents.providers.retry import RetryPolicy
 from server.host.agents.providers.stream import HttpOptions
 from server.host.agents.summaries import summarizer
-from server.host.tools.base import ToolFailure
+from server.host.tools.results import ToolFailure
 from tests.support.fakes.anthropic import API_KEY, FakeAnthropic, MessageEvents, anthropic_error
 
 

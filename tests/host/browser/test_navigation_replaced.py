@@ -21,8 +21,8 @@ from server.common.errors import CrewhostError
 from server.host.browser.callers import Caller
 from server.host.browser.engine import BrowserEngine
 from server.host.browser.partitions import Partition
-from server.host.tools.base import ToolContext
 from server.host.tools.catalog import call_tool
+from server.host.tools.context import ToolContext
 from tests.support.sites import SITES_ALLOWED, Site, serving
 
 TEAM = "team-a"

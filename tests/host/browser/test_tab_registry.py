@@ -165,6 +165,29 @@ def test_handing_a_tab_over_is_one_change_and_only_the_holder_may(
     assert registry.get(TEAM, "a").held_by == "account-2"
 
 
+def test_the_registry_knows_which_views_a_holder_holds_a_tab_through(
+    registry: TabRegistry, announced: Announced
+) -> None:
+    tab = registry.get(TEAM, "a")
+    registry.take_control(TEAM, "a", "account-1", "view-1")
+    registry.take_control(TEAM, "a", "account-1", "view-2")  # one person, a second view
+    assert announced.take() == [TEAM]  # peers list the holder, not their views
+    assert registry.holds(tab, "account-1", "view-1")
+    assert registry.holds(tab, "account-1", "view-2")
+    assert not registry.holds(tab, "account-2", "view-1")
+
+    registry.hand_over(TEAM, "a", "account-1", "account-2", "view-3")
+    assert [
+        registry.holds(tab, a, v) for a, v in [("account-1", "view-1"), ("account-2", "view-3")]
+    ] == [
+        False,
+        True,
+    ]
+    registry.release(TEAM, "a", "account-2")
+    assert not registry.holds(tab, "account-2", "view-3")
+    assert announced.take() == [TEAM, TEAM]
+
+
 def test_a_forgotten_tab_changes_silently(registry: TabRegistry, announced: Announced) -> None:
     tab = registry.get(TEAM, "a")
     registry.forget(tab)

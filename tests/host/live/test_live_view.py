@@ -202,6 +202,30 @@ async def test_holding_ends_when_the_channel_closes(watching: Watching) -> None:
     await eventually(lambda: watching.tab.held_by is None)
 
 
+async def test_two_views_of_one_member_both_hold_until_either_lets_go(
+    watching: Watching,
+) -> None:
+    first = await open_view(watching.connection, watching.tab.id)
+    second = await open_view(watching.connection, watching.tab.id)
+    frame = await second.next_frame()
+    await first.take()
+    await second.take()  # the member holds the tab already: this view holds it too
+    page = watching.tab.page
+    assert page is not None
+    second.click(150 / frame.width, 170 / frame.height)
+    second.type_text("a")
+    await page.wait_for_function("document.getElementById('field').value === 'a'")
+
+    await first.release()  # the member gives the tab back: no view of theirs holds it
+    assert watching.tab.held_by is None
+    assert (await second.expect("held"))["byYou"] is False  # told at once
+    second.type_text("b")
+    assert (await second.expect("error"))["code"] == "notHolding"
+    assert await page.evaluate("document.getElementById('field').value") == "a"
+    first.close()
+    second.close()
+
+
 async def test_another_team_cannot_open_the_view(watching: Watching, tmp_path: Path) -> None:
     server = watching.server
     await server.create_owner("b@example.com", "Team B")

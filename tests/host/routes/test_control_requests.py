@@ -118,6 +118,28 @@ async def test_the_holder_hears_who_asks_and_a_grant_passes_control_to_the_asker
     await eventually(lambda: held.engine.get_tab(team.team_id, held.tab_id).held_by is None)
 
 
+async def test_a_grant_through_the_team_api_ends_holding_in_every_view_of_the_holder(
+    team: Team, held: HeldTab
+) -> None:
+    second_holder_view = await open_view(team.admin, held.tab_id)
+    await second_holder_view.take()  # the holder holds the tab through both views
+    older_asker_view = await open_view(team.member, held.tab_id)
+    newest_asker_view = await open_view(team.member, held.tab_id)
+    asked = await team.member.call("browser-control-v1/request_control", {"tabId": held.tab_id})
+    await team.admin.call("browser-control-v1/grant_control", {"requestId": asked["id"]})
+
+    assert (await newest_asker_view.expect("held"))["byYou"] is True
+    for former in (held.holder_view, second_holder_view):
+        assert (await former.expect("held"))["byYou"] is False
+        former.key("down", "a", text="a")
+        assert (await former.expect("error"))["code"] == "notHolding"
+    # Control went to the asker's newest view only.
+    older_asker_view.key("down", "a", text="a")
+    assert (await older_asker_view.expect("error"))["code"] == "notHolding"
+    for view in (second_holder_view, older_asker_view, newest_asker_view):
+        view.close()
+
+
 async def test_requests_are_refused_with_a_code_saying_why(
     server: RunningHub, team: Team, held: HeldTab
 ) -> None:

@@ -15,8 +15,8 @@ from server.db.engine import Database
 from server.db.tables import web_search_settings
 from server.host.browser.engine import BrowserEngine
 from server.host.services.web_search import SearchEndpoints, WebSearchService
-from server.host.tools.base import ToolContext
 from server.host.tools.catalog import call_tool
+from server.host.tools.context import ToolContext
 from server.host.web.search import SearchFailed
 from tests.support.clock import FakeClock
 from tests.support.fakes.search import BRAVE_KEY, GOOGLE_CX, GOOGLE_KEY, SearchFake, search_services

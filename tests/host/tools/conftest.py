@@ -23,7 +23,7 @@ from server.host.browser.callers import Caller
 from server.host.browser.engine import BrowserEngine
 from server.host.browser.partitions import Partition
 from server.host.browser.tabs import Tab
-from server.host.tools.base import ToolContext, ToolSettings, TurnState
+from server.host.tools.context import ToolContext, ToolSettings, TurnState
 from tests.support.clock import FakeClock
 from tests.support.loop_watch import watch_event_loop
 from tests.support.sites import SITES_ALLOWED, Site, serving

@@ -8,15 +8,11 @@ from typing import Any
 
 import pytest
 
-from server.host.tools.base import (
-    MAX_RESULT_CHARS,
-    TabArgs,
-    Tool,
-    ToolContext,
-    ToolFailure,
-    cap_result,
-)
+from server.host.tools.args import TabArgs
+from server.host.tools.base import Tool
 from server.host.tools.catalog import CATALOG, call_tool
+from server.host.tools.context import ToolContext
+from server.host.tools.results import MAX_RESULT_CHARS, ToolFailure, cap_result
 from tests.host.tools.conftest import call, open_page
 from tests.support.sites import Site
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from server.host.tools.base import ToolContext
 from server.host.tools.catalog import CATALOG, describe_call
+from server.host.tools.context import ToolContext
 from tests.host.tools.conftest import call, open_page, ref_of
 from tests.support.sites import Site
 from tests.support.waiting import eventually

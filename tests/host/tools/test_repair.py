@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from server.host.tools.base import ToolFailure
 from server.host.tools.catalog import CATALOG
 from server.host.tools.repair import ScriptStep, repair_arguments, script_step
+from server.host.tools.results import ToolFailure
 
 TAB = "tab-1"
 

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from server.host.tools.base import MAX_RESULT_CHARS, ToolContext, cap_result, serialize_result
+from server.host.tools.context import ToolContext
+from server.host.tools.results import MAX_RESULT_CHARS, cap_result, serialize_result
 from tests.host.tools.conftest import call, open_page
 from tests.support.sites import Site
 

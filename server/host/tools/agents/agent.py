@@ -13,8 +13,11 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StringConstraints
 
-from server.host.tools.base import SubAgentRequest, Tool, ToolArgs, ToolContext, ToolFailure
+from server.host.tools.args import ToolArgs
+from server.host.tools.base import Tool
+from server.host.tools.context import SubAgentRequest, ToolContext
 from server.host.tools.page.tab_access import reachable_tabs
+from server.host.tools.results import ToolFailure
 
 MAX_PROMPT_CHARS = 16_000
 

@@ -7,7 +7,9 @@ from typing import Any
 from pydantic import Field
 
 from server.host.tools.agents.task_args import Description, Subject, task_view, tasks_of
-from server.host.tools.base import Tool, ToolArgs, ToolContext
+from server.host.tools.args import ToolArgs
+from server.host.tools.base import Tool
+from server.host.tools.context import ToolContext
 
 
 class CreateTaskArgs(ToolArgs):

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from server.host.tools.agents.task_args import TaskRef, task_view, tasks_of
-from server.host.tools.base import Tool, ToolContext
+from server.host.tools.base import Tool
+from server.host.tools.context import ToolContext
 
 
 async def get_task(context: ToolContext, args: TaskRef) -> dict[str, Any]:

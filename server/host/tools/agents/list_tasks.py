@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from server.host.tools.agents.task_args import tasks_of
-from server.host.tools.base import Tool, ToolArgs, ToolContext
+from server.host.tools.args import ToolArgs
+from server.host.tools.base import Tool
+from server.host.tools.context import ToolContext
 
 
 class ListTasksArgs(ToolArgs):

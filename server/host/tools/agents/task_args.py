@@ -7,7 +7,9 @@ from typing import Annotated, Any
 from pydantic import Field, StringConstraints
 
 from server.host.services.tasks import Task, ThreadTasks
-from server.host.tools.base import ToolArgs, ToolContext, ToolFailure
+from server.host.tools.args import ToolArgs
+from server.host.tools.context import ToolContext
+from server.host.tools.results import ToolFailure
 
 Subject = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=200)]
 Description = Annotated[str, StringConstraints(strip_whitespace=True, max_length=2000)]

@@ -7,7 +7,8 @@ from typing import Any, Literal
 from pydantic import Field
 
 from server.host.tools.agents.task_args import Description, Subject, TaskRef, task_view, tasks_of
-from server.host.tools.base import Tool, ToolContext
+from server.host.tools.base import Tool
+from server.host.tools.context import ToolContext
 
 
 class UpdateTaskArgs(TaskRef):

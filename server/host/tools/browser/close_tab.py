@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from server.host.tools.base import TabArgs, Tool, ToolContext
+from server.host.tools.args import TabArgs
+from server.host.tools.base import Tool
+from server.host.tools.context import ToolContext
 from server.host.tools.page.tab_access import reachable_tab
 
 

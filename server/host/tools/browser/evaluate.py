@@ -6,7 +6,9 @@ from typing import Any
 
 from pydantic import Field
 
-from server.host.tools.base import TabArgs, Tool, ToolContext
+from server.host.tools.args import TabArgs
+from server.host.tools.base import Tool
+from server.host.tools.context import ToolContext
 from server.host.tools.page.agent_scripts import run_agent_script
 from server.host.tools.page.descriptions import on_page, script_summary
 from server.host.tools.page.tab_access import reachable_tab, refuse_secret_tab

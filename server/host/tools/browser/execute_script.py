@@ -16,10 +16,13 @@ from pydantic import Field, model_validator
 from server.host.browser.access import holds_secret
 from server.host.browser.tabs import Tab
 from server.host.sandbox.runner import SandboxLimits, run_in_sandbox
-from server.host.tools.base import Tool, ToolArgs, ToolContext, ToolFailure
+from server.host.tools.args import ToolArgs
+from server.host.tools.base import Tool
+from server.host.tools.context import ToolContext
 from server.host.tools.page.agent_scripts import MAX_VALUE_CHARS, run_agent_script
 from server.host.tools.page.descriptions import on_page, script_summary
 from server.host.tools.page.tab_access import reachable_tab
+from server.host.tools.results import ToolFailure
 
 
 class ExecuteScriptArgs(ToolArgs):

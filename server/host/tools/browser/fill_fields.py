@@ -20,7 +20,9 @@ from playwright.async_api import Page
 from pydantic import Field
 
 from server.host.browser.tabs import Tab
-from server.host.tools.base import RefTarget, TabArgs, Tool, ToolArgs, ToolContext, ToolFailure
+from server.host.tools.args import RefTarget, TabArgs, ToolArgs
+from server.host.tools.base import Tool
+from server.host.tools.context import ToolContext
 from server.host.tools.page import safety
 from server.host.tools.page.descriptions import element_name, on_page
 from server.host.tools.page.snapshots import MAIN_FRAME, read_snapshot, snapshot_state
@@ -33,6 +35,7 @@ from server.host.tools.page.targets import (
     resolve_target,
     run_on_element,
 )
+from server.host.tools.results import ToolFailure
 
 MAX_FIELDS = 16
 

@@ -14,7 +14,9 @@ from pydantic import Field
 
 from server.common.errors import CrewhostError
 from server.host.services.vault import VaultSummary
-from server.host.tools.base import TabArgs, Target, Tool, ToolArgs, ToolContext, ToolFailure
+from server.host.tools.args import TabArgs, Target, ToolArgs
+from server.host.tools.base import Tool
+from server.host.tools.context import ToolContext
 from server.host.tools.page.descriptions import element_name, on_page
 from server.host.tools.page.secure_entry import (
     EntryOutcome,
@@ -25,6 +27,7 @@ from server.host.tools.page.secure_entry import (
     takeover,
 )
 from server.host.tools.page.takeover_cases import PAYMENT
+from server.host.tools.results import ToolFailure
 
 VaultField = Literal[
     "username",

@@ -15,18 +15,14 @@ from playwright.async_api import Page
 from pydantic import Field, StringConstraints
 
 from server.host.page.isolated import evaluate_isolated
-from server.host.tools.base import (
-    MAX_RESULT_CHARS,
-    TabArgs,
-    Tool,
-    ToolContext,
-    ToolFailure,
-    serialize_result,
-)
+from server.host.tools.args import TabArgs
+from server.host.tools.base import Tool
+from server.host.tools.context import ToolContext
 from server.host.tools.page.settle import settle
 from server.host.tools.page.snapshots import shown_url
 from server.host.tools.page.summary import MAX_SUMMARY_INPUT, summarized
 from server.host.tools.page.tab_access import holds_secret, reachable_tab
+from server.host.tools.results import MAX_RESULT_CHARS, ToolFailure, serialize_result
 
 # Room in a result for the fields around the content, for the most an agent may ask for.
 _ENVELOPE = 1_000

@@ -6,11 +6,14 @@ from typing import Annotated, Any
 
 from pydantic import Field, StringConstraints
 
-from server.host.tools.base import TabArgs, Tool, ToolContext, ToolFailure
+from server.host.tools.args import TabArgs
+from server.host.tools.base import Tool
 from server.host.tools.browser.list_tabs import title_of
+from server.host.tools.context import ToolContext
 from server.host.tools.page.descriptions import on_page
 from server.host.tools.page.snapshots import shown_url
 from server.host.tools.page.tab_access import reachable_tab
+from server.host.tools.results import ToolFailure
 
 
 class HandleDialogArgs(TabArgs):

@@ -10,10 +10,13 @@ from playwright.async_api import Error as PlaywrightError
 from pydantic import Field, StringConstraints
 
 from server.host.browser.tabs import Tab
-from server.host.tools.base import Tool, ToolArgs, ToolContext, ToolFailure
+from server.host.tools.args import ToolArgs
+from server.host.tools.base import Tool
+from server.host.tools.context import ToolContext
 from server.host.tools.page.consent import watch_consent
 from server.host.tools.page.snapshots import shown_url
 from server.host.tools.page.tab_access import reachable_tabs
+from server.host.tools.results import ToolFailure
 
 # A title is read only from a tab that can answer at once.
 _TITLE_LIMIT = 1.0

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from server.host.tools.base import Tool, ToolArgs, ToolContext
+from server.host.tools.args import ToolArgs
+from server.host.tools.base import Tool
+from server.host.tools.context import ToolContext
 from server.host.tools.page.secure_entry import desk_of
 
 

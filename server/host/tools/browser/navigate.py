@@ -6,7 +6,9 @@ from typing import Any
 
 from pydantic import Field
 
-from server.host.tools.base import TabArgs, Tool, ToolContext
+from server.host.tools.args import TabArgs
+from server.host.tools.base import Tool
+from server.host.tools.context import ToolContext
 from server.host.tools.page.address import resolve_address
 from server.host.tools.page.descriptions import page_name, shortened, tab_of
 from server.host.tools.page.loading import Address, load, snapshot_of

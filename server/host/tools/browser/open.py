@@ -6,7 +6,9 @@ from typing import Any
 
 from pydantic import Field
 
-from server.host.tools.base import Tool, ToolArgs, ToolContext, ToolFailure
+from server.host.tools.args import ToolArgs
+from server.host.tools.base import Tool
+from server.host.tools.context import ToolContext
 from server.host.tools.page.address import BLANK, resolve_address
 from server.host.tools.page.consent import watch_consent
 from server.host.tools.page.descriptions import shortened
@@ -17,6 +19,7 @@ from server.host.tools.page.loading import (
     new_blank_tab,
     snapshot_of,
 )
+from server.host.tools.results import ToolFailure
 
 
 class OpenArgs(ToolArgs):

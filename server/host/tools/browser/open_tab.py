@@ -11,7 +11,9 @@ from typing import Any
 
 from pydantic import Field
 
-from server.host.tools.base import Tool, ToolArgs, ToolContext, ToolFailure
+from server.host.tools.args import ToolArgs
+from server.host.tools.base import Tool
+from server.host.tools.context import ToolContext
 from server.host.tools.page.address import BLANK, resolve_address
 from server.host.tools.page.consent import watch_consent
 from server.host.tools.page.descriptions import page_name, shortened, tab_of
@@ -24,6 +26,7 @@ from server.host.tools.page.loading import (
 )
 from server.host.tools.page.snapshots import shown_url
 from server.host.tools.page.tab_access import reachable_tab
+from server.host.tools.results import ToolFailure
 
 
 class OpenTabArgs(ToolArgs):

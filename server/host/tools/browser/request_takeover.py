@@ -6,7 +6,9 @@ from typing import Annotated, Any
 
 from pydantic import Field, StringConstraints
 
-from server.host.tools.base import TabArgs, Tool, ToolContext
+from server.host.tools.args import TabArgs
+from server.host.tools.base import Tool
+from server.host.tools.context import ToolContext
 from server.host.tools.page.tab_access import announce_takeover, reachable_tab
 
 

@@ -12,8 +12,11 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, StringConstraints
 
 from server.common.protocol.events import VaultItemRequestDetails
-from server.host.tools.base import Tool, ToolArgs, ToolContext, ToolFailure
+from server.host.tools.args import ToolArgs
+from server.host.tools.base import Tool
+from server.host.tools.context import ToolContext
 from server.host.tools.page.secure_entry import ask_thread, unanswered
+from server.host.tools.results import ToolFailure
 
 Short = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=254)]
 Long = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1, max_length=500)]

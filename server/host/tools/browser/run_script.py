@@ -28,7 +28,8 @@ from server.common.errors import CrewhostError
 from server.host.browser.access import holds_secret
 from server.host.browser.tabs import Tab
 from server.host.sandbox.runner import SandboxLimits, SandboxOutcome, run_in_sandbox
-from server.host.tools.base import TabArgs, Tool, ToolContext, ToolFailure
+from server.host.tools.args import TabArgs
+from server.host.tools.base import Tool
 from server.host.tools.browser import (
     click,
     evaluate,
@@ -42,6 +43,7 @@ from server.host.tools.browser import (
     type_text,
     wait_for,
 )
+from server.host.tools.context import ToolContext
 from server.host.tools.page.descriptions import on_page, script_summary
 from server.host.tools.page.snapshots import take_snapshot
 from server.host.tools.page.tab_access import reachable_tab
@@ -52,6 +54,7 @@ from server.host.tools.repair import (
     repair_arguments,
     script_step,
 )
+from server.host.tools.results import ToolFailure
 
 log = logging.getLogger(__name__)
 

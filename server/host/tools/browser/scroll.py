@@ -10,7 +10,9 @@ from pydantic import Field
 
 from server.host.browser.tabs import Tab
 from server.host.page.scripts import page_script
-from server.host.tools.base import TabArgs, Target, Tool, ToolContext
+from server.host.tools.args import TabArgs, Target
+from server.host.tools.base import Tool
+from server.host.tools.context import ToolContext
 from server.host.tools.page import safety
 from server.host.tools.page.acting import not_actionable, run_input
 from server.host.tools.page.targets import (

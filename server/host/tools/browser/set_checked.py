@@ -10,7 +10,9 @@ from playwright.async_api import TimeoutError as PlaywrightTimeout
 from pydantic import Field
 
 from server.host.browser.tabs import Tab
-from server.host.tools.base import TabArgs, Target, Tool, ToolContext, ToolFailure
+from server.host.tools.args import TabArgs, Target
+from server.host.tools.base import Tool
+from server.host.tools.context import ToolContext
 from server.host.tools.page import safety
 from server.host.tools.page.acting import TARGET_HELP, not_actionable, require_found, run_input
 from server.host.tools.page.descriptions import element_name, on_page
@@ -19,6 +21,7 @@ from server.host.tools.page.targets import (
     inspect,
     resolve_target,
 )
+from server.host.tools.results import ToolFailure
 
 
 class SetCheckedArgs(TabArgs):

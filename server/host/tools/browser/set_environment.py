@@ -12,10 +12,14 @@ from playwright.async_api import Error as PlaywrightError
 from pydantic import Field, StringConstraints
 
 from server.host.browser.identity import BrowserIdentity, language_list
+from server.host.browser.per_tab import PerTab
 from server.host.browser.tabs import Tab
 from server.host.page.scripts import page_script
-from server.host.tools.base import TabArgs, Tool, ToolArgs, ToolContext, ToolFailure
+from server.host.tools.args import TabArgs, ToolArgs
+from server.host.tools.base import Tool
+from server.host.tools.context import ToolContext
 from server.host.tools.page.tab_access import reachable_tab
+from server.host.tools.results import ToolFailure
 
 _LOCALE = re.compile(r"[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*")
 
@@ -49,14 +53,18 @@ def _check_environment(args: SetEnvironmentArgs) -> None:
             ) from None
 
 
+# The session the tab's overrides were set on (made on first use: it is async).
+_SESSION: PerTab[CDPSession] = PerTab("environment")
+
+
 async def _emulation_session(tab: Tab, page: Page) -> CDPSession:
     """The session that holds the tab's overrides: they last only while it stays attached."""
     if tab.identity_session is not None:
         return tab.identity_session
-    session = tab.tool_state.get("environment")
-    if not isinstance(session, CDPSession):
+    session = _SESSION.get(tab)
+    if session is None:
         session = await page.context.new_cdp_session(page)
-        tab.tool_state["environment"] = session
+        _SESSION.set(tab, session)
     return session
 
 

@@ -15,7 +15,9 @@ from typing import Annotated, Any
 from pydantic import Field, StringConstraints
 
 from server.common.protocol.events import SecretRequestDetails
-from server.host.tools.base import TabArgs, Target, Tool, ToolArgs, ToolContext, ToolFailure
+from server.host.tools.args import TabArgs, Target, ToolArgs
+from server.host.tools.base import Tool
+from server.host.tools.context import ToolContext
 from server.host.tools.page.secure_entry import (
     EntryOutcome,
     FieldKind,
@@ -25,6 +27,7 @@ from server.host.tools.page.secure_entry import (
     plan_on_tab,
     unanswered,
 )
+from server.host.tools.results import ToolFailure
 
 MAX_SECRET_FIELDS = 4
 

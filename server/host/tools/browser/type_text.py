@@ -8,7 +8,9 @@ from playwright.async_api import Page
 from pydantic import Field
 
 from server.host.browser.tabs import Tab
-from server.host.tools.base import TabArgs, Target, Tool, ToolContext
+from server.host.tools.args import TabArgs, Target
+from server.host.tools.base import Tool
+from server.host.tools.context import ToolContext
 from server.host.tools.page import safety
 from server.host.tools.page.acting import (
     TARGET_HELP,

@@ -11,9 +11,12 @@ from pydantic import Field, model_validator
 
 from server.host.browser.tabs import Tab
 from server.host.page.scripts import page_script
-from server.host.tools.base import TabArgs, Target, Tool, ToolContext, ToolFailure
+from server.host.tools.args import TabArgs, Target
+from server.host.tools.base import Tool
+from server.host.tools.context import ToolContext
 from server.host.tools.page.tab_access import reachable_tab
 from server.host.tools.page.targets import inspect, resolve_target
+from server.host.tools.results import ToolFailure
 
 _POLL = 0.1
 

@@ -11,7 +11,10 @@ from typing import Annotated, Any
 from pydantic import Field, StringConstraints
 
 from server.host.services.memories import MAX_MEMORY_CHARS, MemorySource, normalize_site
-from server.host.tools.base import Tool, ToolArgs, ToolContext, ToolFailure
+from server.host.tools.args import ToolArgs
+from server.host.tools.base import Tool
+from server.host.tools.context import ToolContext
+from server.host.tools.results import ToolFailure
 
 
 class RememberArgs(ToolArgs):

@@ -16,13 +16,14 @@ from playwright.async_api import Page
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from server.host.browser.tabs import Tab
-from server.host.tools.base import ToolContext, ToolFailure
+from server.host.tools.context import ToolContext
 from server.host.tools.page.tab_access import reachable_tab
 from server.host.tools.page.targets import (
     Resolved,
     run_on_element,
 )
 from server.host.tools.page.verify import NOT_VERIFIED, observe_change, page_state
+from server.host.tools.results import ToolFailure
 
 VALUE_SHOWN = 500
 

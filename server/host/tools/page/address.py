@@ -16,7 +16,7 @@ from server.host.browser.typed_address import (
     TypedAddressRefused,
     resolve_typed_address,
 )
-from server.host.tools.base import ToolFailure
+from server.host.tools.results import ToolFailure
 
 __all__ = [
     "BLANK",

@@ -27,8 +27,9 @@ from playwright.async_api import Error as PlaywrightError
 
 from server.host.browser.tabs import Tab
 from server.host.page.scripts import around_agent_code
-from server.host.tools.base import ToolContext, ToolFailure
+from server.host.tools.context import ToolContext
 from server.host.tools.page.tab_access import announce_takeover, holds_secret
+from server.host.tools.results import ToolFailure
 
 # The longest JSON text of a value that returns, in characters.
 MAX_VALUE_CHARS = 1024 * 1024

@@ -30,9 +30,10 @@ from typing import Any
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Frame, Page
 
+from server.host.browser.per_tab import PerTab
 from server.host.browser.tabs import Tab
 from server.host.page.isolated import IsolatedScriptError, evaluate_isolated
-from server.host.tools.base import ToolContext, ToolSettings
+from server.host.tools.context import ToolContext, ToolSettings
 from server.host.tools.page.tab_access import holds_secret
 
 # The checkbox of the common widgets sits this far from the frame's left edge.
@@ -40,7 +41,6 @@ CHECKBOX_OFFSET = 28
 # A widget "of the normal size" (compact and invisible widgets are not offered).
 NORMAL_WIDTH = (250.0, 420.0)
 NORMAL_HEIGHT = (55.0, 100.0)
-_STATE_KEY = "challenge"
 _DONT = "Do not try to solve, reload or retry the check."
 
 _FRAME_KINDS = (
@@ -136,12 +136,11 @@ class _TabChecks:
         return found
 
 
+_CHECKS: PerTab[_TabChecks] = PerTab("challenge", _TabChecks)
+
+
 def _tab_checks(tab: Tab) -> _TabChecks:
-    state = tab.tool_state.get(_STATE_KEY)
-    if not isinstance(state, _TabChecks):
-        state = _TabChecks()
-        tab.tool_state[_STATE_KEY] = state
-    return state
+    return _CHECKS.get_or_create(tab)
 
 
 async def _captcha_frames(page: Page, viewport: dict[str, Any]) -> tuple[_Widget, ...]:

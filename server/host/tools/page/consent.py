@@ -23,9 +23,10 @@ from typing import Any
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
 
+from server.host.browser.per_tab import PerTab
 from server.host.browser.tabs import Tab
 from server.host.page.isolated import IsolatedScriptError, evaluate_isolated
-from server.host.tools.base import ToolContext, ToolSettings
+from server.host.tools.context import ToolContext, ToolSettings
 from server.host.tools.page.address import BLANK
 from server.host.tools.page.tab_access import holds_secret
 
@@ -33,7 +34,6 @@ log = logging.getLogger(__name__)
 
 # How often the page is searched while a banner may still appear.
 POLL_SECONDS = 0.25
-_STATE_KEY = "consent"
 
 
 @dataclass
@@ -100,12 +100,11 @@ async def _dismiss(settings: ToolSettings, tab: Tab, page: Page) -> str | None:
     return None
 
 
+_WATCH: PerTab[ConsentWatch] = PerTab("consent", ConsentWatch)
+
+
 def _watch_of(tab: Tab) -> ConsentWatch:
-    watch = tab.tool_state.get(_STATE_KEY)
-    if not isinstance(watch, ConsentWatch):
-        watch = ConsentWatch()
-        tab.tool_state[_STATE_KEY] = watch
-    return watch
+    return _WATCH.get_or_create(tab)
 
 
 def watch_consent(context: ToolContext, tab: Tab) -> None:
@@ -137,8 +136,8 @@ def watch_consent(context: ToolContext, tab: Tab) -> None:
 
 def take_refusals(tab: Tab) -> list[str]:
     """The banners refused since the last call, for a result to mention once."""
-    watch = tab.tool_state.get(_STATE_KEY)
-    if not isinstance(watch, ConsentWatch) or not watch.refused:
+    watch = _WATCH.get(tab)
+    if watch is None or not watch.refused:
         return []
     refused, watch.refused = watch.refused, []
     return refused

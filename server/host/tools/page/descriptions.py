@@ -16,15 +16,8 @@ from playwright.async_api import Page
 
 from server.common.errors import CrewhostError
 from server.host.browser.tabs import Tab
-from server.host.tools.base import (
-    CssTarget,
-    PointTarget,
-    RefTarget,
-    RoleTarget,
-    Target,
-    TextTarget,
-    ToolContext,
-)
+from server.host.tools.args import CssTarget, PointTarget, RefTarget, RoleTarget, Target, TextTarget
+from server.host.tools.context import ToolContext
 from server.host.tools.page.tab_access import reachable_tab
 from server.host.tools.page.targets import inspect, resolve_target
 

@@ -20,10 +20,11 @@ from server.host.browser.pages import LoadWait
 from server.host.browser.partitions import Partition
 from server.host.browser.proxied import ProxyPageError
 from server.host.browser.tabs import BLANK, Tab
-from server.host.tools.base import ToolContext, ToolFailure
+from server.host.tools.context import ToolContext
 from server.host.tools.page.address import ResolvedAddress
 from server.host.tools.page.consent import take_refusals, watch_consent
 from server.host.tools.page.snapshots import take_snapshot
+from server.host.tools.results import ToolFailure
 
 _NET_ERROR = re.compile(r"net::(ERR_[A-Z_]+)")
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from server.host.tools.base import ToolFailure
+from server.host.tools.results import ToolFailure
 
 COMMIT_WORDS = re.compile(
     r"\b(submit|commit|place\s+(?:the\s+|my\s+|your\s+)?order|check\s*out|pay|purchase|send|confirm)\b",

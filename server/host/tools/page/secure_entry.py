@@ -42,16 +42,12 @@ from server.host.browser.protection_state import Protection
 from server.host.browser.tabs import Tab
 from server.host.page.isolated import IsolatedScriptError, evaluate_isolated
 from server.host.services.vault import site_origin as origin_of
-from server.host.tools.base import (
-    PersonReply,
-    SecureEntryDesk,
-    Target,
-    ToolContext,
-    ToolFailure,
-)
+from server.host.tools.args import Target
+from server.host.tools.context import PersonReply, SecureEntryDesk, ToolContext
 from server.host.tools.page.tab_access import announce_takeover, reachable_tab
 from server.host.tools.page.takeover_cases import CROSS_ORIGIN_FRAME, TakeoverCase, find_case
 from server.host.tools.page.targets import Resolved, element_of, resolve_target
+from server.host.tools.results import ToolFailure
 
 log = logging.getLogger(__name__)
 

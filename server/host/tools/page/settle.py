@@ -23,7 +23,7 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
 
 from server.host.page.isolated import IsolatedScriptError, PerDocument, evaluate_isolated
-from server.host.tools.base import ToolSettings
+from server.host.tools.context import ToolSettings
 
 # The caller needs this much of its timeout left for the read itself.
 READ_MARGIN = 1.0

@@ -11,7 +11,7 @@ from typing import Any
 
 from server.common.redaction import redact
 from server.host.services.memories import page_site
-from server.host.tools.base import ToolContext
+from server.host.tools.context import ToolContext
 
 
 async def site_memories_for(

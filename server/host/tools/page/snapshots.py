@@ -16,15 +16,17 @@ from typing import Any
 from playwright.async_api import Page
 
 from server.common.errors import Conflict
+from server.host.browser.per_tab import PerTab
 from server.host.browser.tabs import Tab
 from server.host.page.isolated import evaluate_isolated
-from server.host.tools.base import ToolContext, ToolFailure
+from server.host.tools.context import ToolContext
 from server.host.tools.page.challenge import detect_challenge
 from server.host.tools.page.consent import watch_consent
 from server.host.tools.page.settle import settle
 from server.host.tools.page.site_memories import site_memories_for
 from server.host.tools.page.tab_access import holds_secret
 from server.host.tools.page.takeover_cases import takeover_for_snapshot
+from server.host.tools.results import ToolFailure
 
 MAIN_FRAME = "main"
 
@@ -59,13 +61,12 @@ class SnapshotState:
     frames: dict[int, list[str]] = field(default_factory=dict)
 
 
+_SNAPSHOT: PerTab[SnapshotState] = PerTab("snapshot", SnapshotState)
+
+
 def snapshot_state(tab: Tab) -> SnapshotState:
     """The tab's snapshot state, created on first use; it goes with the tab."""
-    state = tab.tool_state.get("snapshot")
-    if not isinstance(state, SnapshotState):
-        state = SnapshotState()
-        tab.tool_state["snapshot"] = state
-    return state
+    return _SNAPSHOT.get_or_create(tab)
 
 
 def shown_url(url: str) -> str:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from server.host.tools.base import ToolContext, ToolFailure
+from server.host.tools.context import ToolContext
+from server.host.tools.results import ToolFailure
 
 # The most of a page the model is given to distil: enough for a long article.
 MAX_SUMMARY_INPUT = 200_000

@@ -5,7 +5,8 @@ from __future__ import annotations
 from server.common.protocol.events import BrowserTakeoverRequested
 from server.host.browser.access import agent_reaches, holds_secret, require_tool_reach
 from server.host.browser.tabs import Tab
-from server.host.tools.base import ToolContext, ToolFailure
+from server.host.tools.context import ToolContext
+from server.host.tools.results import ToolFailure
 
 __all__ = [
     "announce_takeover",

@@ -24,9 +24,10 @@ from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
 
 from server.host.browser.passkeys import prompt_in
+from server.host.browser.per_tab import PerTab
 from server.host.browser.tabs import Tab
 from server.host.page.isolated import IsolatedScriptError, evaluate_isolated
-from server.host.tools.base import ToolContext
+from server.host.tools.context import ToolContext
 from server.host.tools.page.challenge import person_check
 from server.host.tools.page.tab_access import announce_takeover, holds_secret
 
@@ -89,7 +90,8 @@ async def _read_case(
     return document, None
 
 
-_ASKED_KEY = "takeoverAsked"
+# The document and case the host last asked a person to take over for.
+_ASKED: PerTab[tuple[float, str]] = PerTab("takeoverAsked")
 _NEXT = (
     "A person was asked to take this tab over. Stop working in it until they hand it back, "
     "then take a snapshot. Do not try to get around it."
@@ -112,7 +114,7 @@ async def takeover_for_snapshot(
     if case is None:
         return None
     asked = (document, case.code)
-    if tab.tool_state.get(_ASKED_KEY) != asked and tab.held_by is None:
-        tab.tool_state[_ASKED_KEY] = asked
+    if _ASKED.get(tab) != asked and tab.held_by is None:
+        _ASKED.set(tab, asked)
         announce_takeover(context, tab, case.reason, case.code)
     return {"code": case.code, "reason": case.reason, "next": _NEXT}

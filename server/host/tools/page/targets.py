@@ -20,16 +20,9 @@ from playwright.async_api import Error as PlaywrightError
 
 from server.host.browser.tabs import Tab
 from server.host.page.isolated import IsolatedScriptError, evaluate_isolated
-from server.host.tools.base import (
-    CssTarget,
-    PointTarget,
-    RefTarget,
-    RoleTarget,
-    Target,
-    TextTarget,
-    ToolFailure,
-)
+from server.host.tools.args import CssTarget, PointTarget, RefTarget, RoleTarget, Target, TextTarget
 from server.host.tools.page.snapshots import ref_failure, snapshot_state
+from server.host.tools.results import ToolFailure
 
 _REF = re.compile(r"(\d+):([A-Za-z0-9]+):(\d+)")
 # The attribute handle-mark.js puts on the target (and the frames holding it) for a moment.

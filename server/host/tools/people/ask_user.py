@@ -11,7 +11,10 @@ from typing import Annotated, Any, Self
 from pydantic import BeforeValidator, Field, StrictBool, StringConstraints, model_validator
 
 from server.common.wire import line_for_people, text_for_people
-from server.host.tools.base import PersonQuestion, Tool, ToolArgs, ToolContext, ToolFailure
+from server.host.tools.args import ToolArgs
+from server.host.tools.base import Tool
+from server.host.tools.context import PersonQuestion, ToolContext
+from server.host.tools.results import ToolFailure
 
 MAX_QUESTION_CHARS = 2000
 MAX_OPTIONS = 20

@@ -13,8 +13,11 @@ from typing import Annotated, Any
 
 from pydantic import Field, StringConstraints
 
-from server.host.tools.base import MAX_RESULT_CHARS, Tool, ToolArgs, ToolContext, ToolFailure
+from server.host.tools.args import ToolArgs
+from server.host.tools.base import Tool
+from server.host.tools.context import ToolContext
 from server.host.tools.page.summary import summarized
+from server.host.tools.results import MAX_RESULT_CHARS, ToolFailure
 from server.host.web.extract import extract
 
 # Room in a result for the fields around the content.

@@ -6,7 +6,10 @@ from typing import Annotated, Any
 
 from pydantic import Field, StringConstraints
 
-from server.host.tools.base import Tool, ToolArgs, ToolContext, ToolFailure
+from server.host.tools.args import ToolArgs
+from server.host.tools.base import Tool
+from server.host.tools.context import ToolContext
+from server.host.tools.results import ToolFailure
 from server.host.web.search import MAX_RESULTS
 
 

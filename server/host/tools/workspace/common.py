@@ -8,7 +8,9 @@ from typing import Literal
 from pydantic import Field
 
 from server.host.services.workspace import WorkspaceService
-from server.host.tools.base import ToolArgs, ToolContext, ToolFailure
+from server.host.tools.args import ToolArgs
+from server.host.tools.context import ToolContext
+from server.host.tools.results import ToolFailure
 from server.host.workspace.paths import MAX_PATH_CHARS
 from server.host.workspace.workspaces import WorkspaceRef
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from server.host.tools.base import Tool, ToolContext
+from server.host.tools.base import Tool
+from server.host.tools.context import ToolContext
 from server.host.tools.workspace.common import PathArgs, workspace_of
 
 

@@ -6,7 +6,8 @@ from typing import Any
 
 from pydantic import Field
 
-from server.host.tools.base import Tool, ToolContext
+from server.host.tools.base import Tool
+from server.host.tools.context import ToolContext
 from server.host.tools.workspace.common import WorkspaceArgs, workspace_of
 from server.host.workspace.paths import MAX_PATH_CHARS
 

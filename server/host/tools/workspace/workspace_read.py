@@ -8,7 +8,9 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from server.host.tools.base import Tool, ToolContext, ToolFailure
+from server.host.tools.base import Tool
+from server.host.tools.context import ToolContext
+from server.host.tools.results import ToolFailure
 from server.host.tools.workspace.common import PathArgs, mime_of, workspace_of
 
 MAX_LINES = 200

@@ -10,7 +10,9 @@ from urllib.parse import unquote_to_bytes
 
 from pydantic import Field
 
-from server.host.tools.base import Tool, ToolContext, ToolFailure
+from server.host.tools.base import Tool
+from server.host.tools.context import ToolContext
+from server.host.tools.results import ToolFailure
 from server.host.tools.workspace.common import PathArgs, workspace_of
 
 # data:[<type>][;param=value]*[;base64],<data>

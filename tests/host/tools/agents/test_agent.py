@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from server.host.browser.engine import BrowserEngine
-from server.host.tools.base import ToolContext
 from server.host.tools.catalog import CATALOG, call_tool, sub_agent_tools
+from server.host.tools.context import ToolContext
 from tests.host.tools.conftest import AGENT, TEAM
 
 

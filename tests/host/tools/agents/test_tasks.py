@@ -13,8 +13,8 @@ from server.common.protocol.events import HostEvent, TasksChanged
 from server.host.browser.callers import Caller
 from server.host.browser.engine import BrowserEngine
 from server.host.services.tasks import MAX_TASKS_PER_THREAD, TaskService
-from server.host.tools.base import ToolContext
 from server.host.tools.catalog import call_tool
+from server.host.tools.context import ToolContext
 from tests.host.tools.conftest import TEAM
 
 

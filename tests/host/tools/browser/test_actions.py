@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from server.host.browser.tabs import Tab
-from server.host.tools.base import ToolContext
+from server.host.tools.context import ToolContext
 from tests.host.tools.conftest import call, open_page, ref_of
 from tests.support.sites import Site
 

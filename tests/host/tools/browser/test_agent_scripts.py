@@ -20,7 +20,7 @@ from aiohttp import web
 from playwright.async_api import CDPSession
 
 from server.common.protocol.events import BrowserTakeoverRequested, HostEvent
-from server.host.tools.base import ToolContext
+from server.host.tools.context import ToolContext
 from server.host.tools.page.agent_scripts import MAX_VALUE_CHARS
 from tests.host.tools.conftest import TEAM, call, open_page
 from tests.support.sites import Site, serving

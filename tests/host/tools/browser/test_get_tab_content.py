@@ -8,7 +8,8 @@ from typing import Any
 
 from playwright.async_api import Page
 
-from server.host.tools.base import MAX_RESULT_CHARS, ToolContext
+from server.host.tools.context import ToolContext
+from server.host.tools.results import MAX_RESULT_CHARS
 from tests.host.tools.conftest import AGENT, TEAM, call, open_page
 from tests.support.sites import Site
 

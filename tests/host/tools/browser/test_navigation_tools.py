@@ -13,7 +13,7 @@ from playwright.async_api import Page
 from server.common.protocol.events import HostEvent
 from server.host.browser.callers import Caller
 from server.host.browser.partitions import Partition
-from server.host.tools.base import ToolContext
+from server.host.tools.context import ToolContext
 from tests.host.tools.conftest import AGENT, TEAM, call, open_page
 from tests.support.sites import Site
 

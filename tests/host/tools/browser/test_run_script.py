@@ -20,7 +20,7 @@ from aiohttp import web
 from server.host.browser.callers import Caller
 from server.host.browser.protection import protect, release
 from server.host.browser.tabs import Tab
-from server.host.tools.base import ToolContext
+from server.host.tools.context import ToolContext
 from tests.host.tools.conftest import TEAM, call, open_page
 from tests.support.sites import Site, serving
 

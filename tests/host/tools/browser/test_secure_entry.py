@@ -30,8 +30,8 @@ from server.host.browser.protection import ProtectionChanged, protection_of
 from server.host.browser.protection_state import Protection
 from server.host.browser.tabs import Tab
 from server.host.services.vault import VaultService
-from server.host.tools.base import SecureEntryDesk, ToolContext, TurnState
 from server.host.tools.catalog import call_tool
+from server.host.tools.context import SecureEntryDesk, ToolContext, TurnState
 from tests.host.tools.conftest import AGENT, FAST, TEAM, call, ref_of
 from tests.support.clock import FakeClock
 from tests.support.sites import Site, serving

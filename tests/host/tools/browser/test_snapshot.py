@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 from server.host.browser.partitions import Partition
-from server.host.tools.base import MAX_RESULT_CHARS, ToolContext
+from server.host.tools.context import ToolContext
+from server.host.tools.results import MAX_RESULT_CHARS
 from tests.host.tools.conftest import AGENT, TEAM, call, open_page, ref_of
 from tests.support.sites import Site
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from server.host.tools.base import ToolContext
+from server.host.tools.context import ToolContext
 from tests.host.tools.conftest import TEAM, call, open_page
 from tests.support.sites import Site
 

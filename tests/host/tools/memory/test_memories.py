@@ -13,8 +13,8 @@ from server.db.engine import Database
 from server.host.browser.callers import Caller
 from server.host.browser.engine import BrowserEngine
 from server.host.services.memories import MemoryService, host_and_parents, normalize_site
-from server.host.tools.base import ToolContext, TurnState
 from server.host.tools.catalog import call_tool
+from server.host.tools.context import ToolContext, TurnState
 from server.host.tools.page.site_memories import site_memories_for
 from tests.host.tools.conftest import AGENT, TEAM, open_page
 from tests.support.clock import FakeClock

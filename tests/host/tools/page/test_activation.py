@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from server.host.browser.tabs import Tab
-from server.host.tools.base import ToolContext
+from server.host.tools.context import ToolContext
 from tests.host.tools.conftest import TEAM, call, open_page
 from tests.support.sites import Site
 from tests.support.waiting import eventually

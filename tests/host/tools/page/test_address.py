@@ -6,8 +6,9 @@ import pytest
 
 from server.common.errors import InvalidArgument
 from server.config import load_settings
-from server.host.tools.base import ToolFailure, ToolSettings
+from server.host.tools.context import ToolSettings
 from server.host.tools.page.address import resolve_address
+from server.host.tools.results import ToolFailure
 
 SEARCH = "https://search.test/?q={query}"
 

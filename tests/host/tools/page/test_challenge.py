@@ -9,7 +9,7 @@ import pytest
 from playwright.async_api import FloatRect, Page
 
 from server.host.browser.tabs import Tab
-from server.host.tools.base import ToolContext
+from server.host.tools.context import ToolContext
 from server.host.tools.page.challenge import CHECKBOX_OFFSET, detect_challenge
 from tests.host.tools.conftest import AGENT, TEAM, open_page
 from tests.support.sites import Site

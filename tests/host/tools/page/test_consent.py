@@ -10,7 +10,7 @@ from playwright.async_api import Page
 
 from server.host.browser.partitions import Partition
 from server.host.browser.tabs import Tab
-from server.host.tools.base import ToolContext
+from server.host.tools.context import ToolContext
 from server.host.tools.page.consent import dismiss_consent, take_refusals, watch_consent
 from tests.host.tools.conftest import AGENT, TEAM, open_page
 from tests.support.sites import Site

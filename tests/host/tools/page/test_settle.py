@@ -8,7 +8,7 @@ from playwright.async_api import Page
 from server.host.browser.engine import BrowserEngine
 from server.host.browser.partitions import Partition
 from server.host.page.isolated import evaluate_isolated
-from server.host.tools.base import ToolSettings
+from server.host.tools.context import ToolSettings
 from server.host.tools.page import settle as settle_module
 from server.host.tools.page.settle import settle
 from tests.host.tools.conftest import AGENT, TEAM

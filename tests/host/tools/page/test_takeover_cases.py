@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from server.common.protocol.events import BrowserTakeoverRequested, HostEvent
-from server.host.tools.base import ToolContext
+from server.host.tools.context import ToolContext
 from tests.host.tools.conftest import TEAM, call, open_page
 from tests.support.sites import Site
 

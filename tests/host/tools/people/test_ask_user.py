@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any, cast
 
 from server.host.browser.engine import BrowserEngine
-from server.host.tools.base import PersonQuestion, ToolContext, TurnState
 from server.host.tools.catalog import call_tool
+from server.host.tools.context import PersonQuestion, ToolContext, TurnState
 
 HIDDEN = (
     "\x00\x07\x1b\r\x7f\x85"  # controls, C0 and C1

@@ -13,8 +13,8 @@ from aiohttp import web
 
 from server.common.public_addresses import PublicOnlyPolicy
 from server.host.browser.engine import BrowserEngine
-from server.host.tools.base import ToolContext
 from server.host.tools.catalog import call_tool
+from server.host.tools.context import ToolContext
 from server.host.web.fetcher import FetchLimits, WebFetcher
 from tests.support.sites import Site, serving
 

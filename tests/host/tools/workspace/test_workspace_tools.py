@@ -15,8 +15,8 @@ from server.config import HostSettings
 from server.host.browser.callers import Caller
 from server.host.browser.engine import BrowserEngine
 from server.host.services.workspace import WorkspaceService
-from server.host.tools.base import ToolContext
 from server.host.tools.catalog import call_tool
+from server.host.tools.context import ToolContext
 from server.host.workspace.quotas import WorkspaceLimits
 from server.host.workspace.workspaces import Workspaces
 from tests.host.tools.conftest import AGENT, TEAM
