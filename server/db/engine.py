@@ -15,7 +15,7 @@ import asyncio
 import logging
 import sqlite3
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -156,7 +156,9 @@ class Database:
                     # The server ended the connection (a restart, an administrator): it
                     # never goes back to the pool in a state nobody knows, and a read is
                     # safe to repeat once on another, as the engine's pre-ping would have.
-                    connection.terminate()
+                    # When asyncpg saw the close first, it has already let the proxy go.
+                    with suppress(asyncpg.InterfaceError):
+                        connection.terminate()
                     if attempt:
                         raise
                 else:
