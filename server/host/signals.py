@@ -8,11 +8,12 @@ fails is logged and skipped: it never stops the publisher or the other subscribe
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
+
+from server.common.tasks import BackgroundTasks
 
 log = logging.getLogger(__name__)
 
@@ -27,7 +28,7 @@ class Signals:
 
     def __init__(self) -> None:
         self._handlers: dict[type[Any], list[Handler[Any]]] = {}
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks = BackgroundTasks("signal hub")
 
     def subscribe(self, kind: type[S], handler: Handler[S]) -> None:
         """``handler(signal)`` runs for every published signal of class ``kind``."""
@@ -62,11 +63,8 @@ class Signals:
             except Exception:
                 log.exception("a subscriber to %s failed", name)
 
-        task = asyncio.get_running_loop().create_task(run())
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.start(run())
 
     async def close(self) -> None:
         """Waits for the async subscribers still running."""
-        while self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._tasks.drain()

@@ -26,6 +26,7 @@ from typing import Any
 from playwright.async_api import CDPSession, Page
 from playwright.async_api import Error as PlaywrightError
 
+from server.common.tasks import BackgroundTasks
 from server.host.browser.protection_state import Protection
 from server.host.browser.tabs import Tab
 from server.host.signals import Signals
@@ -53,7 +54,7 @@ class TabProtection:
     signals: Signals
     released: asyncio.Event = field(default_factory=asyncio.Event)
     _session: CDPSession | None = None
-    _releasing: set[asyncio.Task[None]] = field(default_factory=set)
+    _releasing: BackgroundTasks = field(default_factory=lambda: BackgroundTasks("secure entry"))
 
     @property
     def session(self) -> CDPSession | None:
@@ -74,9 +75,7 @@ class TabProtection:
 
     def _release_soon(self) -> None:
         if not self._releasing and not self.released.is_set():
-            task = asyncio.get_running_loop().create_task(release(self.tab))
-            self._releasing.add(task)
-            task.add_done_callback(self._releasing.discard)
+            self._releasing.start(release(self.tab))
 
 
 def _move(tab: Tab, protection: Protection, signals: Signals) -> bool:

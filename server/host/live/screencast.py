@@ -19,6 +19,7 @@ from playwright.async_api import CDPSession, Page
 from playwright.async_api import Error as PlaywrightError
 
 from server.common.protocol.view import encode_frame
+from server.common.tasks import BackgroundTasks
 from server.host.metrics import FrameCounts
 
 log = logging.getLogger(__name__)
@@ -101,7 +102,7 @@ class TabScreencast:
         self._boost_until = 0.0
         self._newest: dict[str, Any] | None = None
         self._later: asyncio.TimerHandle | None = None
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks = BackgroundTasks("screencast")
 
     @property
     def running(self) -> bool:
@@ -142,8 +143,7 @@ class TabScreencast:
         with contextlib.suppress(PlaywrightError):
             await session.send("Page.stopScreencast")
             await session.detach()
-        for task in list(self._tasks):
-            task.cancel()
+        self._tasks.cancel()
 
     def input_given(self) -> None:
         """The holder's input is on its way to the page: the frames that follow go out sooner."""
@@ -190,6 +190,4 @@ class TabScreencast:
             with contextlib.suppress(PlaywrightError):
                 await coroutine
 
-        task = asyncio.get_running_loop().create_task(run())
-        self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        self._tasks.start(run())
