@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from playwright.async_api import Browser, Page, expect
 
-from tests.e2e.conftest import DESKTOP, Crewhost, HubApi, Screens, Team, sign_in_context
 from tests.e2e.test_web_client import FRAME_MS, LIVE_CANVAS
+from tests.support.web_client import DESKTOP, Crewhost, HubApi, Screens, Team, sign_in_context
 
 pytestmark = pytest.mark.e2e
 

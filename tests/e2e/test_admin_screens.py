@@ -15,7 +15,10 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Browser, Page, expect
 
-from tests.e2e.conftest import (
+from tests.e2e.test_web_client import open_host_screen
+from tests.support.sites import Site
+from tests.support.upstreams import tinyproxy
+from tests.support.web_client import (
     DESKTOP,
     Crewhost,
     HubApi,
@@ -24,9 +27,6 @@ from tests.e2e.conftest import (
     sign_in_context,
     until,
 )
-from tests.e2e.test_web_client import open_host_screen
-from tests.support.sites import Site
-from tests.support.upstreams import tinyproxy
 
 pytestmark = pytest.mark.e2e
 

@@ -17,12 +17,20 @@ from typing import Any
 import pytest
 from playwright.async_api import Browser, FilePayload, Page, expect
 
-from tests.e2e.conftest import DESKTOP, Crewhost, HubApi, Screens, Team, owner_peer, sign_in_context
 from tests.e2e.test_access_changes import member_id
 from tests.e2e.test_web_client import CONNECT_MS, open_host_screen
 from tests.support.fakes.anthropic import API_KEY, FakeAnthropic, MessageEvents
 from tests.support.fakes.server import RecordedRequest, StreamReply
 from tests.support.sites import Site
+from tests.support.web_client import (
+    DESKTOP,
+    Crewhost,
+    HubApi,
+    Screens,
+    Team,
+    owner_peer,
+    sign_in_context,
+)
 
 pytestmark = pytest.mark.e2e
 

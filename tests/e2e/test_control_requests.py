@@ -12,17 +12,6 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Browser, Page, expect
 
-from tests.e2e.conftest import (
-    DESKTOP,
-    PRESSED_RGB,
-    Crewhost,
-    HubApi,
-    Screens,
-    owner_peer,
-    sign_in_context,
-    tab_address,
-    until,
-)
 from tests.e2e.test_web_client import (
     CLIENT_POINT,
     FRAME_MS,
@@ -34,6 +23,17 @@ from tests.e2e.test_web_client import (
     tab_held,
 )
 from tests.support.sites import Site
+from tests.support.web_client import (
+    DESKTOP,
+    PRESSED_RGB,
+    Crewhost,
+    HubApi,
+    Screens,
+    owner_peer,
+    sign_in_context,
+    tab_address,
+    until,
+)
 
 pytestmark = pytest.mark.e2e
 

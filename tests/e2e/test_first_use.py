@@ -13,9 +13,9 @@ import pytest
 from playwright.async_api import Browser, Page, expect
 
 from server.hub.http.routing import CSRF_HEADER
-from tests.e2e.conftest import DESKTOP, PHONE, Crewhost, HubApi, Screens, sign_in_context
 from tests.e2e.test_web_client import fill_sign_up, open_host_screen, team_id_in
 from tests.support.images import tiny_png
+from tests.support.web_client import DESKTOP, PHONE, Crewhost, HubApi, Screens, sign_in_context
 
 pytestmark = pytest.mark.e2e
 

@@ -24,15 +24,6 @@ from aiohttp import web
 from playwright.async_api import Page, async_playwright, expect
 
 from peer.connection import HostConnection
-from tests.e2e.conftest import (
-    DESKTOP,
-    Crewhost,
-    HubApi,
-    Screens,
-    owner_peer,
-    sign_in_context,
-    until,
-)
 from tests.e2e.test_web_client import (
     CLIENT_POINT,
     FRAME_MS,
@@ -43,6 +34,15 @@ from tests.e2e.test_web_client import (
 from tests.support.chromium import launch_chromium
 from tests.support.loop_watch import watch_event_loop
 from tests.support.sites import pages_app, serving
+from tests.support.web_client import (
+    DESKTOP,
+    Crewhost,
+    HubApi,
+    Screens,
+    owner_peer,
+    sign_in_context,
+    until,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 

@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Browser, Page, expect
 
-from tests.e2e.conftest import PHONE, Crewhost, HubApi, Team, person_peer, sign_in_context
 from tests.e2e.test_chat import fake_provider_and_agent, say
 from tests.e2e.test_web_client import open_host_screen
 from tests.support.fakes.anthropic import FakeAnthropic, MessageEvents
 from tests.support.waiting import eventually
+from tests.support.web_client import PHONE, Crewhost, HubApi, Team, person_peer, sign_in_context
 
 pytestmark = pytest.mark.e2e
 

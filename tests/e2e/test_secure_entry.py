@@ -26,7 +26,15 @@ import pytest
 import pytest_asyncio
 from playwright.async_api import Browser, BrowserContext, Locator, Page, async_playwright, expect
 
-from tests.e2e.conftest import (
+from tests.e2e.test_chat import fake_provider_and_agent, last_tool_result, say
+from tests.e2e.test_web_client import FRAME_MS, LIVE_CANVAS, open_host_screen
+from tests.support.chromium import launch_chromium
+from tests.support.fakes.anthropic import FakeAnthropic, MessageEvents
+from tests.support.fakes.server import RecordedRequest, StreamReply
+from tests.support.loop_watch import watch_event_loop
+from tests.support.sites import Posted, Site, serving, sign_in_app
+from tests.support.waiting import eventually
+from tests.support.web_client import (
     DESKTOP,
     FAILED,
     Crewhost,
@@ -38,14 +46,6 @@ from tests.e2e.conftest import (
     save_failed_pages,
     sign_in_context,
 )
-from tests.e2e.test_chat import fake_provider_and_agent, last_tool_result, say
-from tests.e2e.test_web_client import FRAME_MS, LIVE_CANVAS, open_host_screen
-from tests.support.chromium import launch_chromium
-from tests.support.fakes.anthropic import FakeAnthropic, MessageEvents
-from tests.support.fakes.server import RecordedRequest, StreamReply
-from tests.support.loop_watch import watch_event_loop
-from tests.support.sites import Posted, Site, serving, sign_in_app
-from tests.support.waiting import eventually
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Browser, Page, expect
 
-from tests.e2e.conftest import DESKTOP, Crewhost, HubApi, Screens, owner_peer, sign_in_context
 from tests.e2e.test_web_client import FRAME_MS, LIVE_CANVAS, open_host_screen
 from tests.support.ports import closed_port
 from tests.support.sites import Site
+from tests.support.web_client import DESKTOP, Crewhost, HubApi, Screens, owner_peer, sign_in_context
 
 pytestmark = pytest.mark.e2e
 

@@ -17,7 +17,9 @@ import pytest
 from playwright.async_api import Browser, Locator, Page, expect
 
 from peer.connection import HostConnection
-from tests.e2e.conftest import (
+from tests.support.hub_server import PASSWORD
+from tests.support.sites import Site
+from tests.support.web_client import (
     DESKTOP,
     PASTED_PHRASE,
     PASTED_RGB,
@@ -33,8 +35,6 @@ from tests.e2e.conftest import (
     tab_address,
     until,
 )
-from tests.support.hub_server import PASSWORD
-from tests.support.sites import Site
 
 pytestmark = pytest.mark.e2e
 
