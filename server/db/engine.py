@@ -12,6 +12,7 @@ on the event loop's thread, or an asyncpg pool of its own.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import sqlite3
 from collections.abc import AsyncIterator
@@ -31,6 +32,8 @@ from server.common.errors import CrewhostError
 from server.db.lookups import Lookup, Row, keep_as_is, open_sqlite_reader, run_on_sqlite
 
 if TYPE_CHECKING:
+    from alembic.script import ScriptDirectory
+
     from server.config import Settings
 
 log = logging.getLogger(__name__)
@@ -222,7 +225,9 @@ class Database:
                 await connection.execute(
                     sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK_KEY}
                 )
-            await connection.run_sync(_upgrade, to)
+            # The history's files are read (and compiled) once, off the event loop.
+            scripts = await asyncio.to_thread(_script_directory)
+            await connection.run_sync(_upgrade, to, scripts)
         return copy
 
     async def close(self) -> None:
@@ -258,18 +263,13 @@ def copy_before_migrating(database: Path, keep: int) -> Path | None:
     """
     if not database.is_file() or database.stat().st_size == 0:
         return None
-    from alembic.config import Config
-    from alembic.script import ScriptDirectory
-
     source = sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=30)
     try:
         tables = {row[0] for row in source.execute("SELECT name FROM sqlite_master")}
         if "alembic_version" not in tables:
             return None  # an empty database: nothing to go back to
         current = [row[0] for row in source.execute("SELECT version_num FROM alembic_version")]
-        config = Config()
-        config.set_main_option("script_location", str(ALEMBIC_DIR))
-        head = ScriptDirectory.from_config(config).get_current_head()
+        head = _script_directory().get_current_head()
         if not current or current == [head]:
             return None
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
@@ -299,19 +299,28 @@ class DatabaseTooNew(CrewhostError):
     code: ClassVar[str] = "databaseTooNew"
 
 
-def _upgrade(connection: Connection, to: str) -> None:
-    from alembic import command
+@functools.cache
+def _script_directory() -> ScriptDirectory:
+    """The one Alembic history, every revision file read: kept for the process's life."""
     from alembic.config import Config
-    from alembic.migration import MigrationContext
     from alembic.script import ScriptDirectory
-    from alembic.util import CommandError
 
     config = Config()
     config.set_main_option("script_location", str(ALEMBIC_DIR))
-    config.attributes["connection"] = connection
     scripts = ScriptDirectory.from_config(config)
+    scripts.get_current_head()  # reads the revision files now, not on the caller's loop
+    return scripts
+
+
+def _upgrade(connection: Connection, to: str, scripts: ScriptDirectory) -> None:
+    from alembic import command
+    from alembic.config import Config
+    from alembic.migration import MigrationContext
+    from alembic.util import CommandError
+
     # Checked before any step runs, so a newer database is refused untouched.
-    for revision in MigrationContext.configure(connection).get_current_heads():
+    current = MigrationContext.configure(connection).get_current_heads()
+    for revision in current:
         try:
             known = scripts.get_revision(revision)
         except CommandError:
@@ -322,4 +331,9 @@ def _upgrade(connection: Connection, to: str) -> None:
                 f"(its newest is {scripts.get_current_head()}): a newer version wrote it. "
                 "Run that version (or newer), or restore a backup made before the upgrade"
             )
+    if to == "head" and tuple(current) == (scripts.get_current_head(),):
+        return  # at the newest revision already: nothing to run
+    config = Config()
+    config.set_main_option("script_location", str(ALEMBIC_DIR))
+    config.attributes["connection"] = connection
     command.upgrade(config, to)
