@@ -189,33 +189,37 @@ class ThreadService:
 
     async def share(self, team_id: str, thread_id: str, account_id: str, shared: bool) -> Thread:
         """Share a thread with the team, or take it back (its starter only)."""
-        thread = await self._visible_thread(team_id, thread_id, account_id)
-        if thread.created_by != account_id:
-            raise NotFound("no such thread", code="threadNotFound")
-        async with self._db.write() as conn:
-            await self._repo.update_thread(
-                conn, team_id, thread_id, updated_at=self._clock.now(), shared=shared
-            )
-        changed = replace(thread, shared=shared)
-        running = self._running.get(thread_id)
-        if running is not None:
-            # Its turn streams to, and its questions are answered by, who sees it from now on.
-            running.thread = changed
-        self._changed(changed)
-        return changed
+        return await self._starter_changes(team_id, thread_id, account_id, shared=shared)
 
     async def rename(self, team_id: str, thread_id: str, account_id: str, title: str) -> Thread:
         """Give a thread a new title (its starter only)."""
+        return await self._starter_changes(team_id, thread_id, account_id, title=title)
+
+    async def _starter_changes(
+        self,
+        team_id: str,
+        thread_id: str,
+        account_id: str,
+        *,
+        shared: bool | None = None,
+        title: str | None = None,
+    ) -> Thread:
+        """Writes what is given to a thread its starter changes; anyone else finds no thread."""
         thread = await self._visible_thread(team_id, thread_id, account_id)
         if thread.created_by != account_id:
             raise NotFound("no such thread", code="threadNotFound")
         async with self._db.write() as conn:
             await self._repo.update_thread(
-                conn, team_id, thread_id, updated_at=self._clock.now(), title=title
+                conn, team_id, thread_id, updated_at=self._clock.now(), shared=shared, title=title
             )
-        changed = replace(thread, title=title)
+        changed = replace(
+            thread,
+            shared=thread.shared if shared is None else shared,
+            title=thread.title if title is None else title,
+        )
         running = self._running.get(thread_id)
         if running is not None:
+            # Its turn streams to, and its questions are answered by, who sees it from now on.
             running.thread = changed
         self._changed(changed)
         return changed
