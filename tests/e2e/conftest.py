@@ -8,6 +8,7 @@ through the web client; a test run on its own gets its owner through the API).
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Generator, Iterator
@@ -49,7 +50,10 @@ def crewhost(
     data_dir = tmp_path_factory.mktemp("crewhost")
     logs = OUTPUT / "logs"
     logs.mkdir(parents=True, exist_ok=True)
-    name = request.module.__name__.rpartition(".")[2]
+    # One server per module and worker: a module split over workers starts one in each,
+    # and each reads its own log for its setup link and host.
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    name = f"{request.module.__name__.rpartition('.')[2]}-{worker}"
     out_file, log_file = logs / f"{name}.stdout.txt", logs / f"{name}.log"
     with out_file.open("wb") as out, log_file.open("wb") as err:
         process = subprocess.Popen(  # noqa: S603 - our own command line
