@@ -101,6 +101,9 @@ class TabScreencast:
         self._last_sent = 0.0
         self._boost_until = 0.0
         self._newest: dict[str, Any] | None = None
+        # The last frame sent, for a viewer who joins a running screencast: a still page
+        # paints nothing new, and that viewer would wait for a frame that never comes.
+        self._last_frame: bytes | None = None
         self._later: asyncio.TimerHandle | None = None
         self._tasks = BackgroundTasks("screencast")
 
@@ -110,6 +113,8 @@ class TabScreencast:
 
     async def add(self, viewer: Viewer) -> None:
         self.viewers.add(viewer)
+        if self.session is not None and self._last_frame is not None:
+            viewer.offer(self._last_frame)
         if self.session is None:
             self.session = await self.page.context.new_cdp_session(self.page)
             self.session.on("Page.screencastFrame", self._on_frame)
@@ -135,6 +140,7 @@ class TabScreencast:
 
     async def stop(self) -> None:
         session, self.session = self.session, None
+        self._last_frame = None
         if self._later is not None:
             self._later.cancel()
             self._later = None
@@ -182,6 +188,7 @@ class TabScreencast:
         frame = encode_frame(
             self.sequence, self.width, self.height, captured_ms, base64.b64decode(params["data"])
         )
+        self._last_frame = frame
         for viewer in list(self.viewers):
             viewer.offer(frame)
 

@@ -119,3 +119,22 @@ async def test_the_frame_after_the_holders_key_shows_what_it_did(page: Page) -> 
     sequences = [decode_frame(frame).sequence for frame in channel.sent]
     assert sequences == list(range(1, len(sequences) + 1))
     await cast.stop()
+
+
+async def test_a_viewer_joining_a_running_screencast_gets_the_last_frame_at_once(
+    page: Page,
+) -> None:
+    clock = Clock()
+    cast, first = await capped(page, clock)
+    cast._on_frame(frame_event(1))
+    assert len(first.sent) == 1
+    # The page stands still: Chromium sends no frame after this one.
+    second = Channel()
+    await cast.add(Viewer(second, HostMetrics().frame_counts))
+    assert second.sent == first.sent
+    await cast.stop()
+    third = Channel()
+    cast.viewers.clear()
+    await cast.add(Viewer(third, HostMetrics().frame_counts))  # a new screencast
+    assert third.sent == []  # nothing stale from the one that stopped
+    await cast.stop()
