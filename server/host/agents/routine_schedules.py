@@ -18,26 +18,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Literal
+from typing import Literal, TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from croniter import croniter
+from croniter import CroniterBadDateError, croniter
 
 from server.common.errors import InvalidArgument
 
 ScheduleKind = Literal["cron", "every", "once"]
+T = TypeVar("T")
 
 MIN_INTERVAL_SECONDS = 60
 # The most candidates one search walks before it gives up (a 31 February never comes).
 _MAX_STEPS = 2_000
 _DAYS = ("Sundays", "Mondays", "Tuesdays", "Wednesdays", "Thursdays", "Fridays", "Saturdays")
 _DAY_ALIASES = {"sun": 0, "mon": 1, "tue": 2, "wed": 3, "thu": 4, "fri": 5, "sat": 6}
-
-
-class ScheduleTooFrequent(InvalidArgument):
-    """A schedule that would fire more often than once a minute."""
-
-    code = "scheduleTooFrequent"
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,29 +118,31 @@ def cron_schedule(expression: str, time_zone: str) -> Schedule:
     ``scheduleTooFrequent`` for a seconds field."""
     fields = expression.split()
     if len(fields) == 6:
-        raise ScheduleTooFrequent(
-            "a schedule may fire at most once a minute: use five cron fields", field="cron"
+        raise _refused(
+            "cron",
+            "a schedule may fire at most once a minute: use five cron fields",
+            code="scheduleTooFrequent",
         )
     if len(fields) != 5 or not croniter.is_valid(" ".join(fields)):
-        raise InvalidArgument(
+        raise _refused(
+            "cron",
             "not a cron expression of five fields (minute hour day month weekday)",
             code="invalidSchedule",
-            field="cron",
         )
     zone = _zone(time_zone)
     schedule = Schedule("cron", cron=" ".join(fields), time_zone=zone)
     # A valid expression that names no real day (30 February) never fires: refuse it.
     if schedule.next_after(datetime.now(UTC).timestamp()) is None:
-        raise InvalidArgument(
-            "this cron expression never fires", code="invalidSchedule", field="cron"
-        )
+        raise _refused("cron", "this cron expression never fires", code="invalidSchedule")
     return schedule
 
 
 def every_schedule(seconds: int, anchor_at: float) -> Schedule:
     """Every ``seconds`` from ``anchor_at``; at least a minute."""
     if seconds < MIN_INTERVAL_SECONDS:
-        raise ScheduleTooFrequent("a schedule may fire at most once a minute", field="everySeconds")
+        raise _refused(
+            "everySeconds", "a schedule may fire at most once a minute", code="scheduleTooFrequent"
+        )
     return Schedule("every", every_seconds=seconds, anchor_at=anchor_at)
 
 
@@ -157,10 +154,10 @@ def _zone(name: str) -> str:
     try:
         ZoneInfo(name)
     except (ZoneInfoNotFoundError, ValueError):
-        raise InvalidArgument(
+        raise _refused(
+            "timeZone",
             f"unknown time zone {name!r}: use an IANA name such as Europe/London",
             code="invalidSchedule",
-            field="timeZone",
         ) from None
     return name
 
@@ -175,7 +172,10 @@ def _next_cron(expression: str, zone: ZoneInfo, after: float) -> float | None:
     best: float | None = None
     horizon: datetime | None = None
     for _ in range(_MAX_STEPS):
-        wall: datetime = walk.get_next(datetime)
+        try:
+            wall: datetime = walk.get_next(datetime)
+        except CroniterBadDateError:
+            break
         # Near a change, a later wall time can be an earlier instant: look two hours on.
         if horizon is not None and wall > horizon:
             break
@@ -263,3 +263,32 @@ def _weekday_set(field: str) -> set[int] | None:
         else:
             days.add(numbers[0])
     return days
+
+
+def schedule_from(
+    kind: ScheduleKind,
+    *,
+    cron: str | None,
+    time_zone: str | None,
+    every_seconds: int | None,
+    at: float | None,
+    now: float,
+) -> Schedule:
+    """A schedule from what a person sent: each kind needs its own fields
+    (``invalidSchedule`` names the missing one); an interval counts from ``now``."""
+    if kind == "cron":
+        return cron_schedule(_needed(cron, "cron"), _needed(time_zone, "timeZone"))
+    if kind == "every":
+        return every_schedule(_needed(every_seconds, "everySeconds"), now)
+    return once_schedule(_needed(at, "at"))
+
+
+def _needed(value: T | None, field: str) -> T:
+    if value is None:
+        raise _refused(field, f"this kind of schedule needs {field}", code="invalidSchedule")
+    return value
+
+
+def _refused(field: str, message: str, *, code: str) -> InvalidArgument:
+    """A refusal that names the schedule's field, as argument checks do."""
+    return InvalidArgument(f"field '{field}': {message}", code=code, field=field)
