@@ -44,6 +44,8 @@ class TurnsByHand:
 
     started: list[StartedTurn] = field(default_factory=list)
     busy_threads: set[str] = field(default_factory=set)
+    # Set: every turn ends at once with this status.
+    auto_end: str | None = None
 
     async def start_unattended(
         self,
@@ -63,7 +65,9 @@ class TurnsByHand:
             raise Conflict("the agent is still answering", code="turnRunning")
         self.busy_threads.add(thread_id)
         turn = Turn(uuid.uuid4().hex, team_id, thread_id, "running", None, 0, 0, 0, 0.0, None)
-        ended = asyncio.get_running_loop().create_future()
+        ended: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        if self.auto_end is not None:
+            ended.set_result(self.auto_end)
         self.started.append(StartedTurn(turn, text, title, account_id, shared, ended))
         return turn
 
