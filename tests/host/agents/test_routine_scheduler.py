@@ -5,7 +5,8 @@ over several fire times, two schedulers over one database."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import functools
+from collections.abc import AsyncIterator, Sized
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from zoneinfo import ZoneInfo
@@ -57,9 +58,13 @@ async def fire_until(routines: Routines, until: float) -> list[RoutineRun]:
         assert runs, "a due routine fired nothing"
         fired += runs
         started = sum(1 for r in fired if r.status == "running")
-        await eventually(lambda started=started: len(routines.finished) >= started)
+        await eventually(functools.partial(_at_least, routines.finished, started))
     routines.clock.advance(max(0.0, until - routines.clock.now()))
     return fired
+
+
+def _at_least(items: Sized, count: int) -> bool:
+    return len(items) >= count
 
 
 def spec(schedule_name: str, schedule: object, **changes: object) -> RoutineSpec:
