@@ -247,6 +247,9 @@ HOST_ERROR_CODES: tuple[ErrorCode, ...] = (
         "workspaceChunkInvalid", "An upload chunk is too large, out of order or past the end."
     ),
     ErrorCode("workspaceUploadIncomplete", "An upload was finished before all its bytes arrived."),
+    ErrorCode("routineNotFound", "No such routine, or one the caller does not see."),
+    ErrorCode("invalidSchedule", "A routine's schedule is not valid (the field is named)."),
+    ErrorCode("scheduleTooFrequent", "A routine's schedule would fire more than once a minute."),
 )
 
 # Why a host ended a connection: the ``code`` of its ``revoked`` event (the hub names it).

@@ -26,6 +26,8 @@ from server.db.engine import Database
 from server.host.agents.attention import AttentionRegistry
 from server.host.agents.memory_review import MemoryReview
 from server.host.agents.model_providers import ModelProviders
+from server.host.agents.routine_scheduler import RoutineScheduler
+from server.host.agents.routines import RoutineService
 from server.host.agents.secret_handoff import SecretHandoffService
 from server.host.agents.teaching import TeachingService
 from server.host.agents.threads import ThreadService, TurnEnded
@@ -131,6 +133,8 @@ class _Agents:
     tool_contexts: ToolContextFactory
     threads: ThreadService
     memory_review: MemoryReview
+    routines: RoutineService
+    routine_scheduler: RoutineScheduler
 
 
 @dataclass(frozen=True)
@@ -180,6 +184,8 @@ class HostServices:
     tool_contexts: ToolContextFactory
     threads: ThreadService
     memory_review: MemoryReview
+    routines: RoutineService
+    routine_scheduler: RoutineScheduler
     live: LiveViews
     teaching: TeachingService
     control_requests: ControlRequestService
@@ -229,6 +235,10 @@ class HostServices:
         self._resources.push_async_callback(self.memories.uses_counted)
         self._resources.push_async_callback(self.memory_review.close)
         self._resources.push_async_callback(self.threads.close)
+        # Routines stop firing and following runs before turns end (those end interrupted).
+        self._resources.push_async_callback(self.routines.close)
+        self._resources.push_async_callback(self.routine_scheduler.close)
+        await self.routine_scheduler.start()
         # First of all: what subscribers still run ends before anything they use.
         self._resources.push_async_callback(self.signals.close)
         return self
@@ -258,6 +268,7 @@ def _wire_signals(host: HostServices) -> None:
     on(ProxyStatusChanged, host.proxies.status_changed)
     on(EgressOnline, host.proxies.status_changed)
     on(AgentDeleted, lambda s: host.memory_review.forget_agent(s.team_id, s.agent_id))
+    on(AgentDeleted, lambda s: host.routines.agent_deleted(s.team_id, s.agent_id))
     on(TurnEnded, lambda s: host.memory_review.turns_ended(s.agent, s.thread_id))
     # In this order: the browsing memory keeps a step before a teach recording takes it.
     record = host.browsing_steps.record
@@ -367,7 +378,18 @@ def _agents(base: _Base, machinery: _Machinery, stores: _Stores, browsing: _Brow
         thread_member=threads.private_member,
     )
     handoff = SecretHandoffService(attention, stores.vault)
-    return _Agents(agents, attention, handoff, models, tool_contexts, threads, memory_review)
+    routines = RoutineService(db, clock, agents.get_agent, threads, announce, machinery.signals)
+    return _Agents(
+        agents,
+        attention,
+        handoff,
+        models,
+        tool_contexts,
+        threads,
+        memory_review,
+        routines,
+        RoutineScheduler(routines, clock),
+    )
 
 
 def _tool_contexts(
