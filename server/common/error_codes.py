@@ -65,6 +65,9 @@ HUB_ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode("hostOffline", "The host is not connected to the hub."),
     ErrorCode("hostTimeout", "The host did not answer the hub in time."),
     ErrorCode("ticketNotYours", "The ticket was issued to another session, team or host."),
+    ErrorCode("hookSignature", "A webhook delivery's signature does not check out."),
+    ErrorCode("hookReplayed", "A webhook delivery with this webhook-id was received already."),
+    ErrorCode("hookNotFound", "No such webhook trigger, or it is disabled."),
 )
 
 # A host's refusals of a connection (its ticket or offer), which the hub passes on.
@@ -247,6 +250,9 @@ HOST_ERROR_CODES: tuple[ErrorCode, ...] = (
         "workspaceChunkInvalid", "An upload chunk is too large, out of order or past the end."
     ),
     ErrorCode("workspaceUploadIncomplete", "An upload was finished before all its bytes arrived."),
+    ErrorCode("hookNotFound", "No such webhook trigger, or it is disabled."),
+    ErrorCode("tooManyHooks", "The routine has as many webhook triggers as it may."),
+    ErrorCode("routinesUnavailable", "This host cannot start routines."),
 )
 
 # Why a host ended a connection: the ``code`` of its ``revoked`` event (the hub names it).

@@ -24,8 +24,10 @@ from server.common.public_addresses import PublicOnlyPolicy
 from server.config import Settings
 from server.db.engine import Database
 from server.host.agents.attention import AttentionRegistry
+from server.host.agents.hub_outbox import HubOutbox
 from server.host.agents.memory_review import MemoryReview
 from server.host.agents.model_providers import ModelProviders
+from server.host.agents.routine_hooks import RoutineHookService
 from server.host.agents.secret_handoff import SecretHandoffService
 from server.host.agents.teaching import TeachingService
 from server.host.agents.threads import ThreadService, TurnEnded
@@ -131,6 +133,8 @@ class _Agents:
     tool_contexts: ToolContextFactory
     threads: ThreadService
     memory_review: MemoryReview
+    hub_outbox: HubOutbox
+    routine_hooks: RoutineHookService
 
 
 @dataclass(frozen=True)
@@ -180,6 +184,8 @@ class HostServices:
     tool_contexts: ToolContextFactory
     threads: ThreadService
     memory_review: MemoryReview
+    hub_outbox: HubOutbox
+    routine_hooks: RoutineHookService
     live: LiveViews
     teaching: TeachingService
     control_requests: ControlRequestService
@@ -367,7 +373,19 @@ def _agents(base: _Base, machinery: _Machinery, stores: _Stores, browsing: _Brow
         thread_member=threads.private_member,
     )
     handoff = SecretHandoffService(attention, stores.vault)
-    return _Agents(agents, attention, handoff, models, tool_contexts, threads, memory_review)
+    outbox = HubOutbox()
+    routine_hooks = RoutineHookService(db, clock, base.secrets, outbox)
+    return _Agents(
+        agents,
+        attention,
+        handoff,
+        models,
+        tool_contexts,
+        threads,
+        memory_review,
+        outbox,
+        routine_hooks,
+    )
 
 
 def _tool_contexts(
