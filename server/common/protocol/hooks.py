@@ -14,7 +14,7 @@ from typing import Annotated, Any, Final
 
 from pydantic import Field, StringConstraints
 
-from server.common.wire import WireModel
+from server.common.wire import InboundModel
 
 HOOK_PATH: Final = "/v1/hooks/{hook_id}"
 MAX_HOOK_BODY: Final = 256 * 1024
@@ -27,14 +27,14 @@ FieldPath = Annotated[
 FilterValue = Annotated[str, StringConstraints(max_length=500)] | int | bool | None
 
 
-class FieldEquals(WireModel):
+class FieldEquals(InboundModel):
     """The body's field at ``path`` (dots between names, as ``data.action``) equals ``value``."""
 
     path: FieldPath
     value: FilterValue
 
 
-class HookFilters(WireModel):
+class HookFilters(InboundModel):
     """What a delivery's body must hold to start a run; empty filters pass everything."""
 
     equals: list[FieldEquals] = Field(default_factory=list, max_length=MAX_FILTERS)
@@ -79,7 +79,7 @@ def field_at(body: Any, path: str) -> Any:
     return body
 
 
-class HookSecret(WireModel):
+class HookSecret(InboundModel):
     """A signing secret (``whsec_`` and base64) and until when it is valid (None: no end)."""
 
     secret: Annotated[str, StringConstraints(min_length=8, max_length=128)]

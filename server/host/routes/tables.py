@@ -11,6 +11,7 @@ from server.host.routes import (
     browser_proxies,
     browsing_memory,
     providers,
+    routine_hooks,
     secret_handoff,
     secret_vault,
     system,
@@ -38,4 +39,5 @@ ROUTE_TABLES = (
     vault.routes,
     secret_handoff.routes,
     secret_vault.routes,
+    routine_hooks.routes,
 )
