@@ -132,13 +132,14 @@ class HostLinks:
             )
         )
 
-    async def _send_delivery_by_id(self, host_id: str, delivery_id: str) -> None:
-        link = self._links.get(host_id)
-        if link is None:
-            return
-        delivery = await self._hooks.get_pending(host_id, delivery_id)
-        if delivery is not None:
-            await self._send_delivery(link, delivery)
+    async def _send_deliveries_by_id(self, host_id: str, delivery_ids: list[str]) -> None:
+        for delivery_id in delivery_ids:
+            link = self._links.get(host_id)
+            if link is None:
+                return
+            delivery = await self._hooks.get_pending(host_id, delivery_id)
+            if delivery is not None:
+                await self._send_delivery(link, delivery)
 
     async def _renew_forever(self) -> None:
         while True:
@@ -310,9 +311,11 @@ class HostLinks:
         if kind == "offer" and message.get("host_id") in self._links:
             self._tasks.start(self._relay_for_other_instance(message))
         elif kind == "hook-delivery" and message.get("host_id") in self._links:
-            self._tasks.start(
-                self._send_delivery_by_id(str(message["host_id"]), str(message.get("delivery_id")))
-            )
+            ids = message.get("delivery_ids")
+            if isinstance(ids, list):
+                self._tasks.start(
+                    self._send_deliveries_by_id(str(message["host_id"]), [str(i) for i in ids])
+                )
         elif kind == "answer" and message.get("to") == self.instance_id:
             future = self._remote.pop(str(message.get("request_id")), None)
             if future is not None and not future.done():

@@ -50,6 +50,10 @@ TIMESTAMP_TOLERANCE = 5 * 60.0
 REPLAY_WINDOW = 24 * 3600.0
 PRUNE_EVERY = 3600.0
 MAX_WEBHOOK_ID = 256
+# Deliveries written in one transaction at most, and announced in one bus message (a
+# PostgreSQL NOTIFY carries 8,000 bytes).
+MAX_BATCH = 200
+ANNOUNCE_BATCH = 60
 _ID = re.compile(HEX_ID_PATTERN)
 
 
@@ -108,6 +112,11 @@ def _v1_signatures(header: str) -> list[bytes]:
     return found
 
 
+@functools.lru_cache(maxsize=4096)
+def _filters(text: str) -> HookFilters:
+    return HookFilters.model_validate_json(text)
+
+
 def _parsed(body: bytes) -> Any:
     try:
         return json.loads(body)
@@ -136,6 +145,8 @@ class HookService:
         self._buckets = TokenBuckets(clock, burst=burst, refill_seconds=refill_seconds)
         self._signatures = signatures or SignatureCheck()
         self._tasks = BackgroundTasks("webhook deliveries")
+        self._waiting: list[tuple[HubDelivery, asyncio.Future[bool]]] = []
+        self._writer: asyncio.Task[None] | None = None
         # Checked in place of an unknown or disabled hook, so both cost the same.
         self._decoy = HubHook(
             id="0" * 32,
@@ -167,7 +178,7 @@ class HookService:
             raise Unauthenticated(
                 "the delivery's signature does not check out", code="hookSignature"
             )
-        filters = HookFilters.model_validate_json(hook.filters)
+        filters = _filters(hook.filters)
         passes = filters.passes(_parsed(body)) if not filters.empty else True
         delivery = HubDelivery(
             id=new_id(),
@@ -180,16 +191,56 @@ class HookService:
             status=PENDING if passes else SKIPPED,
             received_at=now,
         )
-        async with self._db.write() as conn:
-            if not await self._repo.add_delivery(conn, delivery):
-                raise Conflict("this webhook-id was delivered already", code="hookReplayed")
-        if not passes:
-            return Accepted(delivery)
-        # The instance holding the host's link (this one or another) sends it now.
-        await self._bus.publish(
-            {"kind": "hook-delivery", "host_id": delivery.host_id, "delivery_id": delivery.id}
-        )
+        if not await self._store(delivery):
+            raise Conflict("this webhook-id was delivered already", code="hookReplayed")
         return Accepted(delivery)
+
+    async def _store(self, delivery: HubDelivery) -> bool:
+        """Whether ``delivery`` was stored (committed) rather than a replay.
+
+        Deliveries that arrive while a write is under way are written together in the next
+        one (a group commit): one transaction and one bus message for many deliveries."""
+        stored: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+        self._waiting.append((delivery, stored))
+        if self._writer is None or self._writer.done():
+            self._writer = self._tasks.spawn(self._write_waiting())
+        return await stored
+
+    async def _write_waiting(self) -> None:
+        while self._waiting:
+            batch = self._waiting[:MAX_BATCH]
+            del self._waiting[:MAX_BATCH]
+            try:
+                async with self._db.write() as conn:
+                    inserted = await self._repo.add_deliveries(conn, [d for d, _ in batch])
+            except Exception as exc:  # each waiting request fails with it
+                for _, stored in batch:
+                    if not stored.done():
+                        stored.set_exception(exc)
+                continue
+            for delivery, stored in batch:
+                if not stored.done():
+                    stored.set_result(delivery.id in inserted)
+            fresh = [d for d, _ in batch if d.id in inserted and d.status == PENDING]
+            if fresh:
+                # Beside the next write, not before it: a NOTIFY is a round trip of its own.
+                self._tasks.start(self._announce(fresh))
+
+    async def _announce(self, deliveries: Sequence[HubDelivery]) -> None:
+        """The instance holding each host's link (this one or another) sends them now; if
+        this fails, the link's resend round sends them all the same."""
+        by_host: dict[str, list[str]] = {}
+        for delivery in deliveries:
+            by_host.setdefault(delivery.host_id, []).append(delivery.id)
+        for host_id, ids in by_host.items():
+            for start in range(0, len(ids), ANNOUNCE_BATCH):
+                await self._bus.publish(
+                    {
+                        "kind": "hook-delivery",
+                        "host_id": host_id,
+                        "delivery_ids": ids[start : start + ANNOUNCE_BATCH],
+                    }
+                )
 
     async def register(self, host: Host, registration: HookRegistration) -> None:
         """Add or replace a hook of ``host``; one for a team the host does not serve is dropped."""

@@ -75,7 +75,7 @@ _DELIVERY_COLUMNS = (
 
 
 def _insert_ignoring_duplicates(conn: AsyncConnection) -> Any:
-    dialect = postgresql if conn.dialect.name == "postgresql" else sqlite
+    dialect: Any = postgresql if conn.dialect.name == "postgresql" else sqlite
     return dialect.insert(hub_hook_deliveries).on_conflict_do_nothing()
 
 
@@ -142,22 +142,30 @@ class HubHookRepository:
             hub_hooks.delete().where(hub_hooks.c.host_id == host_id, hub_hooks.c.id.not_in(keep))
         )
 
-    async def add_delivery(self, conn: AsyncConnection, delivery: HubDelivery) -> bool:
-        """Store a delivery; False when the hook already has one with its webhook id."""
-        result = await conn.execute(
-            _insert_ignoring_duplicates(conn).values(
-                id=delivery.id,
-                team_id=delivery.team_id,
-                hook_id=delivery.hook_id,
-                host_id=delivery.host_id,
-                routine_id=delivery.routine_id,
-                webhook_id=delivery.webhook_id,
-                body=delivery.body,
-                status=delivery.status,
-                received_at=delivery.received_at,
-            )
-        )
-        return bool(result.rowcount)
+    async def add_deliveries(
+        self, conn: AsyncConnection, deliveries: Sequence[HubDelivery]
+    ) -> set[str]:
+        """Store deliveries in one statement; the ids of those stored (a delivery whose hook
+        already has its webhook id, from before or earlier in the list, is not)."""
+        if not deliveries:
+            return set()
+        # One statement built the same way each time (cached), run for many rows at once.
+        statement = _insert_ignoring_duplicates(conn).returning(hub_hook_deliveries.c.id)
+        rows = [
+            {
+                "id": d.id,
+                "team_id": d.team_id,
+                "hook_id": d.hook_id,
+                "host_id": d.host_id,
+                "routine_id": d.routine_id,
+                "webhook_id": d.webhook_id,
+                "body": d.body,
+                "status": d.status,
+                "received_at": d.received_at,
+            }
+            for d in deliveries
+        ]
+        return {row[0] for row in await conn.execute(statement, rows)}
 
     async def list_pending(
         self, conn: AsyncConnection, host_id: str, limit: int

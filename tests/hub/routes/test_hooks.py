@@ -10,6 +10,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+import sqlalchemy as sa
 from standardwebhooks.webhooks import Webhook
 
 from server.common.protocol.hooks import MAX_HOOK_BODY, HookFilters, new_secret
@@ -101,6 +102,31 @@ async def test_a_replayed_webhook_id_is_refused(server: RunningHub, clock: FakeC
     clock.advance(60)
     again = signed(secret, BODY, clock, webhook_id=headers["webhook-id"])
     assert (await post(server, hook_id, BODY, again))[0] == 409
+
+
+async def test_replays_sent_at_once_store_one_delivery(
+    server: RunningHub, clock: FakeClock
+) -> None:
+    """Deliveries that arrive together are written together: a replay among them is still
+    refused, and every other one stored."""
+    hook_id, secret = await add_hook(server)
+    headers = signed(secret, BODY, clock)
+    others = [signed(secret, BODY, clock) for _ in range(5)]
+    answers = await asyncio.gather(
+        *(post(server, hook_id, BODY, h) for h in [headers] * 5 + others)
+    )
+    statuses = [status for status, _, _ in answers]
+    assert sorted(statuses[:5]) == [202, 409, 409, 409, 409]
+    assert statuses[5:] == [202] * 5
+    async with server.hub.db.read() as conn:
+        count = (
+            await conn.execute(
+                sa.select(sa.func.count())
+                .select_from(hub_hook_deliveries)
+                .where(hub_hook_deliveries.c.hook_id == hook_id)
+            )
+        ).scalar_one()
+    assert count == 6
 
 
 async def test_a_webhook_id_is_forgotten_after_the_replay_window(
