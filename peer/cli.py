@@ -174,6 +174,38 @@ def build_parser() -> argparse.ArgumentParser:
     target = memory_delete.add_mutually_exclusive_group(required=True)
     target.add_argument("memory", metavar="MEMORY", nargs="?", help="the memory's id")
     target.add_argument("--all", action="store_true", help="every memory (owners and admins)")
+    hooks = commands.add_parser(
+        "hooks",
+        help="a routine's webhook triggers: create, rotate, delete, list",
+        description="Webhook triggers start a routine's run when another system posts a "
+        "signed delivery (Standard Webhooks) to the hub. A trigger's secret is printed once, "
+        "when it is created or rotated; after a rotation the previous one stays valid a day.",
+    )
+    hook_actions = hooks.add_subparsers(dest="hooks_command", required=True, metavar="ACTION")
+    hook_create = hook_actions.add_parser("create", help="a new trigger; prints its secret once")
+    hook_create.add_argument("routine", metavar="ROUTINE", help="the routine's id")
+    hook_create.add_argument(
+        "--event-type",
+        action="append",
+        default=[],
+        help="start a run only for this event type (the body's `type`); repeatable",
+    )
+    hook_create.add_argument(
+        "--equals",
+        action="append",
+        default=[],
+        metavar="PATH=JSON",
+        help='start a run only when the body\'s field equals the value, e.g. data.action="opened"',
+    )
+    hook_create.add_argument("--disabled", action="store_true", help="create it switched off")
+    hook_rotate = hook_actions.add_parser(
+        "rotate", help="a new secret, printed once; the previous one stays valid a day"
+    )
+    hook_delete = hook_actions.add_parser("delete", help="delete a trigger (its sender gets 404)")
+    for sub in (hook_rotate, hook_delete):
+        sub.add_argument("hook", metavar="HOOK", help="the trigger's id")
+    hook_list = hook_actions.add_parser("list", help="a routine's triggers, without secrets")
+    hook_list.add_argument("routine", metavar="ROUTINE", help="the routine's id")
     share = commands.add_parser(
         "share-egress",
         help="share this computer's connection with the host's browser profiles",
@@ -197,6 +229,10 @@ def build_parser() -> argparse.ArgumentParser:
         memory_list,
         memory_edit,
         memory_delete,
+        hook_create,
+        hook_rotate,
+        hook_delete,
+        hook_list,
         share,
     ):
         sub.add_argument("--team", help=TEAM_HELP)
@@ -290,6 +326,7 @@ async def _run(args: argparse.Namespace, config: PeerConfig) -> int:
             if args.command == "providers" and args.providers_command == "set":
                 # Read before connecting, and never from the command line (shell history, ps).
                 args.key = await asyncio.to_thread(_read_key)
+            args.hub_url = stored["hub"]
             connection = await _connect(hub, config, stored["account_id"], args.team, args.host)
             try:
                 return await _use(connection, args)
@@ -322,6 +359,9 @@ async def _use(connection: HostConnection, args: argparse.Namespace) -> int:
         return 0
     if args.command == "share-egress":
         return await _share_egress(connection, args.label)
+    if args.command == "hooks":
+        await _hooks(connection, args)
+        return 0
     print(json.dumps(await connection.call(args.route, args.args), indent=2))
     return 0
 
@@ -396,6 +436,53 @@ async def _memories(connection: HostConnection, args: argparse.Namespace) -> Non
     if args.pin is not None:
         memory = await connection.call("agent-memories-v1/pin", {**ref, "pinned": args.pin})
     print(f"{memory['id']}  {memory['site'] or '-'}  {memory['text']}")
+
+
+def _filters(args: argparse.Namespace) -> dict[str, Any]:
+    equals = []
+    for rule in args.equals:
+        path, sep, raw = rule.partition("=")
+        if not sep or not path:
+            raise UsageError(f"--equals takes PATH=JSON, not {rule!r}")
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            value = raw  # a bare word is a string
+        equals.append({"path": path, "value": value})
+    return {"equals": equals, "eventTypes": args.event_type}
+
+
+async def _hooks(connection: HostConnection, args: argparse.Namespace) -> None:
+    hub_url = str(args.hub_url).rstrip("/")
+    if args.hooks_command == "list":
+        listed = await connection.call("routines-v1/hooks-list", {"routineId": args.routine})
+        rows = [
+            [
+                h["id"],
+                "on" if h["enabled"] else "off",
+                ", ".join(h["filters"]["eventTypes"]) or "-",
+                hub_url + h["path"],
+            ]
+            for h in listed["hooks"]
+        ]
+        _print_table(["ID", "STATE", "EVENT TYPES", "URL"], rows)
+        return
+    if args.hooks_command == "delete":
+        await connection.call("routines-v1/hooks-delete", {"hookId": args.hook})
+        print(f"deleted {args.hook}")
+        return
+    if args.hooks_command == "create":
+        made = await connection.call(
+            "routines-v1/hooks-create",
+            {"routineId": args.routine, "filters": _filters(args), "enabled": not args.disabled},
+        )
+    else:
+        made = await connection.call("routines-v1/hooks-rotate", {"hookId": args.hook})
+    hook = made["hook"]
+    print(f"hook    {hook['id']}")
+    print(f"url     {hub_url + hook['path']}")
+    print(f"secret  {made['secret']}")
+    print("The secret is shown this once: keep it with the sender now.")
 
 
 async def _providers(connection: HostConnection, args: argparse.Namespace) -> None:

@@ -60,6 +60,17 @@ class HubSettings(SettingsSection):
         description="A host counts as online while the hub holding its link renews it within "
         "this many seconds (the hosts of a hub that crashed go offline after it).",
     )
+    hook_burst: int = Field(
+        60,
+        ge=1,
+        description="Deliveries one webhook trigger may send at once before it is answered 429.",
+    )
+    hook_refill_seconds: float = Field(
+        1.0,
+        gt=0,
+        description="A webhook trigger earns back one delivery of its burst every this many "
+        "seconds.",
+    )
 
 
 class DatabaseSettings(SettingsSection):

@@ -65,6 +65,9 @@ HUB_ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode("hostOffline", "The host is not connected to the hub."),
     ErrorCode("hostTimeout", "The host did not answer the hub in time."),
     ErrorCode("ticketNotYours", "The ticket was issued to another session, team or host."),
+    ErrorCode("hookSignature", "A webhook delivery's signature does not check out."),
+    ErrorCode("hookReplayed", "A webhook delivery with this webhook-id was received already."),
+    ErrorCode("hookNotFound", "No such webhook trigger, or it is disabled."),
 )
 
 # A host's refusals of a connection (its ticket or offer), which the hub passes on.
@@ -250,6 +253,9 @@ HOST_ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode("routineNotFound", "No such routine, or one the caller does not see."),
     ErrorCode("invalidSchedule", "A routine's schedule is not valid (the field is named)."),
     ErrorCode("scheduleTooFrequent", "A routine's schedule would fire more than once a minute."),
+    ErrorCode("hookNotFound", "No such webhook trigger, or it is disabled."),
+    ErrorCode("tooManyHooks", "The routine has as many webhook triggers as it may."),
+    ErrorCode("routinesUnavailable", "This host cannot start routines."),
 )
 
 # Why a host ended a connection: the ``code`` of its ``revoked`` event (the hub names it).

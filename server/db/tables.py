@@ -408,6 +408,77 @@ browsing_steps = sa.Table(
     sa.Index(None, "team_id", "agent_id", "created_at"),
 )
 
+# --- webhook triggers ----------------------------------------------------------------
+# The hub's half: each hook a host registered (its signing secrets, which the hub needs
+# to check a sender's signature while the host is away), and each delivery it accepted,
+# kept until the owning host acknowledges it. ``webhook_id`` is unique per hook: a replay
+# within the retention time is refused by the database itself.
+hub_hooks = sa.Table(
+    "hub_hooks",
+    metadata,
+    sa.Column("id", ID, primary_key=True),
+    sa.Column("team_id", ID, nullable=False),
+    sa.Column("host_id", ID, nullable=False),
+    sa.Column("routine_id", ID, nullable=False),
+    sa.Column("secret", sa.String(128), nullable=False),
+    sa.Column("previous_secret", sa.String(128), nullable=True),
+    sa.Column("previous_until", TIME, nullable=True),
+    sa.Column("filters", sa.String(8192), nullable=False),
+    sa.Column("enabled", sa.Boolean, nullable=False),
+    sa.Column("updated_at", TIME, nullable=False),
+    sa.Index(None, "host_id"),
+)
+
+hub_hook_deliveries = sa.Table(
+    "hub_hook_deliveries",
+    metadata,
+    sa.Column("id", ID, primary_key=True),
+    sa.Column("team_id", ID, nullable=False),
+    sa.Column("hook_id", ID, nullable=False),
+    sa.Column("host_id", ID, nullable=False),
+    sa.Column("routine_id", ID, nullable=False),
+    sa.Column("webhook_id", sa.String(256), nullable=False),
+    sa.Column("body", sa.Text, nullable=False),
+    # pending (the host has not acknowledged it), delivered, or skipped (its filters said no)
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("received_at", TIME, nullable=False),
+    sa.Column("delivered_at", TIME, nullable=True),
+    sa.UniqueConstraint("hook_id", "webhook_id"),
+    sa.Index(None, "host_id", "status", "received_at"),
+    sa.Index(None, "received_at"),
+)
+
+# The host's half: the hook as its routine's owners manage it, its secrets sealed, and
+# each delivery id the host has taken, so a delivery sent twice starts one run.
+routine_hooks = sa.Table(
+    "routine_hooks",
+    metadata,
+    sa.Column("id", ID, primary_key=True),
+    sa.Column("team_id", ID, nullable=False),
+    sa.Column("routine_id", ID, nullable=False),
+    sa.Column("created_by", ID, nullable=False),
+    sa.Column("secret", sa.LargeBinary, nullable=False),
+    sa.Column("previous_secret", sa.LargeBinary, nullable=True),
+    sa.Column("previous_until", TIME, nullable=True),
+    sa.Column("filters", sa.JSON, nullable=False),
+    sa.Column("enabled", sa.Boolean, nullable=False),
+    sa.Column("created_at", TIME, nullable=False),
+    sa.Column("rotated_at", TIME, nullable=True),
+    sa.Index(None, "team_id", "routine_id"),
+)
+
+routine_hook_deliveries = sa.Table(
+    "routine_hook_deliveries",
+    metadata,
+    sa.Column("id", ID, primary_key=True),
+    sa.Column("team_id", ID, nullable=False),
+    sa.Column("hook_id", ID, nullable=False),
+    sa.Column("routine_id", ID, nullable=False),
+    sa.Column("received_at", TIME, nullable=False),
+    sa.Column("taken_at", TIME, nullable=False),
+    sa.Index(None, "team_id", "hook_id", "taken_at"),
+)
+
 # Every column that holds secret-box ciphertexts: the host's start-up check and key
 # rotation find them here.
 PROVIDER_API_KEY = EncryptedColumn(providers, "id", "team_id", "api_key", "provider-api-key")
@@ -425,6 +496,10 @@ VAULT_CARD_NUMBER = EncryptedColumn(
 VAULT_SECURITY_CODE = EncryptedColumn(
     vault_items, "id", "team_id", "security_code", "vault-security-code"
 )
+HOOK_SECRET = EncryptedColumn(routine_hooks, "id", "team_id", "secret", "hook-secret")
+HOOK_PREVIOUS_SECRET = EncryptedColumn(
+    routine_hooks, "id", "team_id", "previous_secret", "hook-previous-secret"
+)
 ENCRYPTED_COLUMNS: tuple[EncryptedColumn, ...] = (
     PROVIDER_API_KEY,
     WEB_SEARCH_API_KEY,
@@ -433,6 +508,8 @@ ENCRYPTED_COLUMNS: tuple[EncryptedColumn, ...] = (
     VAULT_TOTP_SECRET,
     VAULT_CARD_NUMBER,
     VAULT_SECURITY_CODE,
+    HOOK_SECRET,
+    HOOK_PREVIOUS_SECRET,
 )
 
 # A routine: the message that starts each run of an agent, and when (``schedule`` is

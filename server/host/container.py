@@ -24,10 +24,12 @@ from server.common.public_addresses import PublicOnlyPolicy
 from server.config import Settings
 from server.db.engine import Database
 from server.host.agents.attention import AttentionRegistry
+from server.host.agents.hub_outbox import HubOutbox
 from server.host.agents.memory_review import MemoryReview
 from server.host.agents.model_providers import ModelProviders
 from server.host.agents.routine_scheduler import RoutineScheduler
 from server.host.agents.routines import RoutineService
+from server.host.agents.routine_hooks import RoutineHookService
 from server.host.agents.secret_handoff import SecretHandoffService
 from server.host.agents.teaching import TeachingService
 from server.host.agents.threads import ThreadService, TurnEnded
@@ -135,6 +137,8 @@ class _Agents:
     memory_review: MemoryReview
     routines: RoutineService
     routine_scheduler: RoutineScheduler
+    hub_outbox: HubOutbox
+    routine_hooks: RoutineHookService
 
 
 @dataclass(frozen=True)
@@ -186,6 +190,8 @@ class HostServices:
     memory_review: MemoryReview
     routines: RoutineService
     routine_scheduler: RoutineScheduler
+    hub_outbox: HubOutbox
+    routine_hooks: RoutineHookService
     live: LiveViews
     teaching: TeachingService
     control_requests: ControlRequestService
@@ -379,6 +385,8 @@ def _agents(base: _Base, machinery: _Machinery, stores: _Stores, browsing: _Brow
     )
     handoff = SecretHandoffService(attention, stores.vault)
     routines = RoutineService(db, clock, agents.get_agent, threads, announce, machinery.signals)
+    outbox = HubOutbox()
+    routine_hooks = RoutineHookService(db, clock, base.secrets, outbox)
     return _Agents(
         agents,
         attention,
@@ -389,6 +397,8 @@ def _agents(base: _Base, machinery: _Machinery, stores: _Stores, browsing: _Brow
         memory_review,
         routines,
         RoutineScheduler(routines, clock),
+        outbox,
+        routine_hooks,
     )
 
 

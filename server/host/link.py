@@ -19,6 +19,10 @@ from server.common.protocol.link import (
     LinkAnswer,
     LinkChallenge,
     LinkHello,
+    LinkHookDelivery,
+    LinkHookDeliveryAck,
+    LinkHookRegister,
+    LinkHookSync,
     LinkOffer,
     LinkRefused,
     LinkRevoke,
@@ -94,9 +98,32 @@ class HostLinkClient:
             raise LinkRefusedByHub("no welcome")
         self.hub_key = challenge.hub_key
         self._services.peers.trust_hub(host_id, challenge.hub_key, welcome.hub_time)
+        await self._register_hooks(socket)
+        drain = self._tasks.spawn(self._drain_outbox(socket))
         self.unlinked.clear()
         self.linked.set()
         log.info("linked to hub", extra={"host_id": host_id})
+        try:
+            await self._take_messages(socket)
+        finally:
+            drain.cancel()
+
+    async def _register_hooks(self, socket: aiohttp.ClientWebSocketResponse) -> None:
+        """The hub learns every webhook trigger of this host, and forgets any other."""
+        outbox = self._services.hub_outbox
+        outbox.clear()  # what it held is in the full list below
+        registrations = await self._services.routine_hooks.registrations()
+        await socket.send_str(encode(LinkHookSync(hook_ids=[r.hook_id for r in registrations])))
+        for registration in registrations:
+            await socket.send_str(encode(LinkHookRegister(hook=registration)))
+
+    async def _drain_outbox(self, socket: aiohttp.ClientWebSocketResponse) -> None:
+        outbox = self._services.hub_outbox
+        while not socket.closed:
+            message = await outbox.get()
+            await socket.send_str(encode(message))
+
+    async def _take_messages(self, socket: aiohttp.ClientWebSocketResponse) -> None:
         async for raw in socket:
             if raw.type != aiohttp.WSMsgType.TEXT:
                 continue
@@ -109,6 +136,24 @@ class HostLinkClient:
                 self._tasks.start(self._answer(socket, message))
             elif isinstance(message, LinkRevoke):
                 self._tasks.start(self._services.peers.revoke(message))
+            elif isinstance(message, LinkHookDelivery):
+                self._tasks.start(self._take_delivery(socket, message))
+
+    async def _take_delivery(
+        self, socket: aiohttp.ClientWebSocketResponse, delivery: LinkHookDelivery
+    ) -> None:
+        """Start the delivery's run (once), then tell the hub it may stop sending it; a
+        failure leaves it with the hub, which sends it again."""
+        try:
+            await self._services.routine_hooks.take_delivery(delivery)
+        except CrewhostError as exc:
+            log.warning(
+                "a webhook delivery was not taken",
+                extra={"code": exc.code, "delivery_id": delivery.delivery_id},
+            )
+            return
+        if not socket.closed:
+            await socket.send_str(encode(LinkHookDeliveryAck(delivery_id=delivery.delivery_id)))
 
     async def _answer(self, socket: aiohttp.ClientWebSocketResponse, offer: LinkOffer) -> None:
         reply: LinkAnswer | LinkRefused

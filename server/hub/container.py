@@ -21,6 +21,7 @@ from server.hub.metrics import HubMetrics
 from server.hub.passwords import PasswordHasher
 from server.hub.services.access_changes import ACCESS_KINDS, AccessChanges
 from server.hub.services.accounts import AccountService
+from server.hub.services.hooks import HookService
 from server.hub.services.hosts import HostService
 from server.hub.services.invitations import InvitationService
 from server.hub.services.sessions import SessionService
@@ -51,6 +52,7 @@ class Hub:
     links: HostLinks
     changes: AccessChanges
     streams: AccountStreams
+    hooks: HookService
 
     @classmethod
     def build(
@@ -73,6 +75,13 @@ class Hub:
         teams = TeamService(db, clock, changes)
         hosts = HostService(db, clock, changes, link_lease=settings.hub.link_lease_seconds)
         tickets = TicketService(clock, hosts.ticket_key)
+        hooks = HookService(
+            db,
+            clock,
+            bus,
+            burst=settings.hub.hook_burst,
+            refill_seconds=settings.hub.hook_refill_seconds,
+        )
         invitations = InvitationService(db, clock, changes)
         accounts = AccountService(
             db,
@@ -97,9 +106,10 @@ class Hub:
             hosts=hosts,
             bus=bus,
             tickets=tickets,
-            links=HostLinks(hosts, tickets, bus, instance_id, clock),
+            links=HostLinks(hosts, tickets, bus, instance_id, clock, hooks),
             changes=changes,
             streams=AccountStreams(),
+            hooks=hooks,
         )
         changes.bind(hub.apply_access_change)
         return hub

@@ -8,6 +8,7 @@ instance holding the link relays it and sends the answer back the same way.
 from __future__ import annotations
 
 import asyncio
+import base64
 import logging
 import secrets
 from dataclasses import dataclass, field
@@ -24,6 +25,11 @@ from server.common.protocol.link import (
     LinkAnswer,
     LinkChallenge,
     LinkHello,
+    LinkHookDelivery,
+    LinkHookDeliveryAck,
+    LinkHookRegister,
+    LinkHookRemove,
+    LinkHookSync,
     LinkOffer,
     LinkRefused,
     LinkRevoke,
@@ -35,23 +41,31 @@ from server.common.request_ids import current_request_id
 from server.common.tasks import BackgroundTasks
 from server.common.tokens import new_id
 from server.hub.bus import Bus, LocalBus
+from server.hub.services.hooks import HookService
 from server.hub.services.hosts import HostService
 from server.hub.services.tickets import TicketService
+from server.hub.storage.hooks import HubDelivery
 from server.hub.storage.hosts import Host
 
 log = logging.getLogger(__name__)
 
 HELLO_SECONDS = 10.0
 OFFER_SECONDS = 15.0
+# A webhook delivery not acknowledged this long after it was sent is sent again.
+HOOK_RESEND_SECONDS = 30.0
 
 
 @dataclass(eq=False)
 class HostLink:
     """One host's live link to this hub instance."""
 
-    host_id: str
+    host: Host
     socket: web.WebSocketResponse
     pending: dict[str, asyncio.Future[LinkAnswer | LinkRefused]] = field(default_factory=dict)
+
+    @property
+    def host_id(self) -> str:
+        return self.host.id
 
     async def send(self, message: Any) -> None:
         await self.socket.send_str(encode(message))
@@ -61,9 +75,16 @@ class HostLinks:
     """The links held by this instance, the link endpoint, and the offer relay."""
 
     def __init__(
-        self, hosts: HostService, tickets: TicketService, bus: Bus, instance_id: str, clock: Clock
+        self,
+        hosts: HostService,
+        tickets: TicketService,
+        bus: Bus,
+        instance_id: str,
+        clock: Clock,
+        hooks: HookService,
     ) -> None:
         self._hosts = hosts
+        self._hooks = hooks
         self._clock = clock
         self._tickets = tickets
         self._bus = bus
@@ -81,6 +102,44 @@ class HostLinks:
         if isinstance(self._bus, LocalBus):
             await self._hosts.forget_links()
         self._tasks.start(self._renew_forever())
+        self._tasks.start(self._resend_hook_deliveries_forever())
+
+    async def _resend_hook_deliveries_forever(self) -> None:
+        while True:
+            await asyncio.sleep(HOOK_RESEND_SECONDS)
+            for link in list(self._links.values()):
+                try:
+                    await self._send_pending_deliveries(link)
+                except Exception:  # a database hiccup or a closing link: next round
+                    log.exception("resending webhook deliveries failed")
+
+    async def _send_pending_deliveries(self, link: HostLink) -> None:
+        """Every delivery the host has not acknowledged (the oldest first, a page a round)."""
+        for delivery in await self._hooks.pending_for(link.host_id):
+            await self._send_delivery(link, delivery)
+
+    async def _send_delivery(self, link: HostLink, delivery: HubDelivery) -> None:
+        if link.socket.closed:
+            return
+        await link.send(
+            LinkHookDelivery(
+                delivery_id=delivery.id,
+                hook_id=delivery.hook_id,
+                team_id=delivery.team_id,
+                routine_id=delivery.routine_id,
+                body=base64.b64encode(delivery.body.encode("utf-8")).decode("ascii"),
+                received_at=delivery.received_at,
+            )
+        )
+
+    async def _send_deliveries_by_id(self, host_id: str, delivery_ids: list[str]) -> None:
+        for delivery_id in delivery_ids:
+            link = self._links.get(host_id)
+            if link is None:
+                return
+            delivery = await self._hooks.get_pending(host_id, delivery_id)
+            if delivery is not None:
+                await self._send_delivery(link, delivery)
 
     async def _renew_forever(self) -> None:
         while True:
@@ -129,6 +188,8 @@ class HostLinks:
         # Welcome last: once the host hears it, the hub lists it online and relays to it.
         await socket.send_str(encode(LinkWelcome(host_id=link.host_id, hub_time=self._clock.now())))
         log.info("host linked", extra={"host_id": link.host_id})
+        # What arrived for it while it was away; its hook-sync may still be on its way.
+        self._tasks.start(self._send_pending_deliveries(link))
         try:
             await self._serve(link)
         finally:
@@ -159,7 +220,7 @@ class HostLinks:
         ):
             log.warning("refused a host link", extra={"host_id": hello.host_id[:64]})
             return None
-        return HostLink(host.id, socket)
+        return HostLink(host, socket)
 
     async def _serve(self, link: HostLink) -> None:
         async for raw in link.socket:
@@ -174,6 +235,28 @@ class HostLinks:
                 future = link.pending.pop(message.request_id, None)
                 if future is not None and not future.done():
                     future.set_result(message)
+            elif isinstance(
+                message, LinkHookSync | LinkHookRegister | LinkHookRemove | LinkHookDeliveryAck
+            ):
+                try:
+                    await self._take_hook_message(link, message)
+                except Exception:  # one message's failure does not end the link
+                    log.exception("a webhook message failed", extra={"host_id": link.host_id})
+
+    async def _take_hook_message(
+        self,
+        link: HostLink,
+        message: LinkHookSync | LinkHookRegister | LinkHookRemove | LinkHookDeliveryAck,
+    ) -> None:
+        # In the order sent: a sync, then the registrations that follow it.
+        if isinstance(message, LinkHookSync):
+            await self._hooks.sync(link.host_id, message.hook_ids)
+        elif isinstance(message, LinkHookRegister):
+            await self._hooks.register(link.host, message.hook)
+        elif isinstance(message, LinkHookRemove):
+            await self._hooks.remove(link.host_id, message.team_id, message.hook_id)
+        else:
+            await self._hooks.acknowledge(link.host_id, message.delivery_id)
 
     async def relay_offer(
         self,
@@ -227,6 +310,12 @@ class HostLinks:
         kind = message.get("kind")
         if kind == "offer" and message.get("host_id") in self._links:
             self._tasks.start(self._relay_for_other_instance(message))
+        elif kind == "hook-delivery" and message.get("host_id") in self._links:
+            ids = message.get("delivery_ids")
+            if isinstance(ids, list):
+                self._tasks.start(
+                    self._send_deliveries_by_id(str(message["host_id"]), [str(i) for i in ids])
+                )
         elif kind == "answer" and message.get("to") == self.instance_id:
             future = self._remote.pop(str(message.get("request_id")), None)
             if future is not None and not future.done():

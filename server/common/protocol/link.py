@@ -9,7 +9,15 @@ from pydantic import Field, RootModel, ValidationError
 from server.common.errors import InvalidArgument
 from server.common.protocol.codec import PROTOCOL_VERSION, ErrorInfo
 from server.common.protocol.events import RevocationCode
-from server.common.protocol.ids import AccountId, HostId, TeamId
+from server.common.protocol.hooks import MAX_HOOK_BODY, HookFilters, HookSecret
+from server.common.protocol.ids import (
+    AccountId,
+    HookDeliveryId,
+    HookId,
+    HostId,
+    RoutineId,
+    TeamId,
+)
 from server.common.protocol.signaling import SDP_MAX
 from server.common.wire import InboundModel, invalid_argument_from
 
@@ -78,8 +86,74 @@ class LinkRevoke(InboundModel):
     revoked_at: float
 
 
+class HookRegistration(InboundModel):
+    """A hook as the hub keeps it: whose, its secrets (the previous one while it lasts) and
+    its filters."""
+
+    hook_id: HookId
+    team_id: TeamId
+    routine_id: RoutineId
+    secrets: list[HookSecret] = Field(min_length=1, max_length=2)
+    filters: HookFilters = Field(default_factory=HookFilters)
+    enabled: bool = True
+
+
+class LinkHookSync(InboundModel):
+    """Every hook this host has, by id: the hub forgets this host's others. The host sends
+    it when it links, then a ``hook-register`` for each."""
+
+    type: Literal["hook-sync"] = "hook-sync"
+    hook_ids: list[HookId] = Field(max_length=20_000)
+
+
+class LinkHookRegister(InboundModel):
+    """Add or replace one hook (host to hub)."""
+
+    type: Literal["hook-register"] = "hook-register"
+    hook: HookRegistration
+
+
+class LinkHookRemove(InboundModel):
+    """Forget one hook (host to hub); its pending deliveries stay until acknowledged."""
+
+    type: Literal["hook-remove"] = "hook-remove"
+    hook_id: HookId
+    team_id: TeamId
+
+
+class LinkHookDelivery(InboundModel):
+    """A delivery the hub accepted (hub to host), sent until the host acknowledges it.
+    ``body`` is base64: the sender's bytes, unchanged."""
+
+    type: Literal["hook-delivery"] = "hook-delivery"
+    delivery_id: HookDeliveryId
+    hook_id: HookId
+    team_id: TeamId
+    routine_id: RoutineId
+    body: str = Field(max_length=(MAX_HOOK_BODY // 3 + 1) * 4)
+    received_at: float
+
+
+class LinkHookDeliveryAck(InboundModel):
+    """The host has taken a delivery (host to hub): the hub stops sending it."""
+
+    type: Literal["hook-delivery-ack"] = "hook-delivery-ack"
+    delivery_id: HookDeliveryId
+
+
 LinkMessage = Annotated[
-    LinkChallenge | LinkHello | LinkWelcome | LinkOffer | LinkAnswer | LinkRefused | LinkRevoke,
+    LinkChallenge
+    | LinkHello
+    | LinkWelcome
+    | LinkOffer
+    | LinkAnswer
+    | LinkRefused
+    | LinkRevoke
+    | LinkHookSync
+    | LinkHookRegister
+    | LinkHookRemove
+    | LinkHookDelivery
+    | LinkHookDeliveryAck,
     Field(discriminator="type"),
 ]
 

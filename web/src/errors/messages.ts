@@ -184,6 +184,11 @@ const TABLE: Record<string, string> = {
   workspaceUploadNotFound: 'The upload stopped before it finished. Upload the file again.',
   workspaceChunkInvalid: 'Part of the upload went wrong. Upload the file again.',
   workspaceUploadIncomplete: 'The upload is not complete yet. Upload the file again.',
+  hookSignature: 'The webhook delivery is not signed with this trigger’s secret, or its time is off by more than five minutes.',
+  hookReplayed: 'This webhook delivery was received already.',
+  hookNotFound: 'No such webhook trigger. It may have been deleted or disabled.',
+  tooManyHooks: 'This routine has as many webhook triggers as it may. Delete one first.',
+  routinesUnavailable: 'This host cannot run routines yet.',
 
   // This client's own.
   network: 'The hub could not be reached. Check your connection and try again.',

@@ -1,0 +1,244 @@
+"""Webhook triggers end to end: a real hub, a real host linked to it, a sender that signs
+with ``standardwebhooks``. The routines service is a recording stand-in (``RoutineRuns``)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+import sqlalchemy as sa
+from standardwebhooks.webhooks import Webhook
+
+from server.common.crypto.box import SecretBox
+from server.common.crypto.ring import KeyRing
+from server.common.errors import Forbidden
+from server.common.keys import SigningKey
+from server.common.protocol.hooks import HookFilters
+from server.common.roles import Role
+from server.common.tokens import new_id
+from server.db.tables import hub_hook_deliveries, routine_hooks
+from server.host.services.workspace import Member
+from server.host.start import RunningHost, build_host, run_link
+from server.hub.storage.hooks import HubDelivery
+from tests.support.clock import FakeClock
+from tests.support.enrolled_hosts import enrol_host
+from tests.support.hub_server import RunningHub
+
+ROUTINE = "8" * 32
+
+
+class RecordingRuns:
+    """Starts nothing; remembers each run it was asked to start."""
+
+    def __init__(self) -> None:
+        self.started: list[dict[str, Any]] = []
+        self.queue: asyncio.Queue[str] = asyncio.Queue()
+
+    async def check_may_manage(self, member: Member, routine_id: str) -> None:
+        if not member.role.at_least(Role.ADMIN):
+            raise Forbidden("not yours")
+
+    async def start_from_delivery(
+        self, team_id: str, routine_id: str, *, delivery_id: str, body: str, received_at: float
+    ) -> None:
+        self.started.append(
+            {"team_id": team_id, "routine_id": routine_id, "delivery_id": delivery_id, "body": body}
+        )
+        self.queue.put_nowait(delivery_id)
+
+    async def next_run(self) -> str:
+        return await asyncio.wait_for(self.queue.get(), 20)
+
+
+class TeamHost:
+    """One enrolled host of a team that can be linked, unlinked and linked again."""
+
+    def __init__(self, server: RunningHub, team_id: str, host_id: str, key: SigningKey) -> None:
+        self.server = server
+        self.team_id = team_id
+        self.host_id = host_id
+        self.key = key
+        self.box = SecretBox(KeyRing.generate())
+        self.runs = RecordingRuns()
+
+    @asynccontextmanager
+    async def linked(self, data_dir: Path) -> AsyncIterator[RunningHost]:
+        services = build_host(
+            self.server.hub.settings.model_copy(update={"data_dir": data_dir}),
+            self.key,
+            self.server.hub.db,
+            secrets=self.box,
+        )
+        services.host_id = self.host_id
+        services.routine_hooks.runs = self.runs
+        async with run_link(services, self.server.url) as running:
+            await asyncio.wait_for(running.link.linked.wait(), 10)
+            yield running
+
+
+@pytest.fixture
+async def team_host(server: RunningHub) -> TeamHost:
+    owner = await server.sign_up_owner()
+    team_id = await server.first_team_id(owner)
+    key = SigningKey.generate()
+    host_id = await enrol_host(server, owner, team_id, key)
+    return TeamHost(server, team_id, host_id, key)
+
+
+def owner_of(host: TeamHost) -> Member:
+    return Member(host.team_id, "9" * 32, Role.OWNER)
+
+
+async def deliver(
+    server: RunningHub, clock: FakeClock, hook_id: str, secret: str, body: bytes
+) -> tuple[int, Any]:
+    webhook_id = "msg_" + new_id()
+    when = datetime.fromtimestamp(int(clock.now()), tz=UTC)
+    headers = {
+        "webhook-id": webhook_id,
+        "webhook-timestamp": str(int(when.timestamp())),
+        "webhook-signature": Webhook(secret).sign(webhook_id, when, body.decode()),
+    }
+    async with (
+        aiohttp.ClientSession() as session,
+        session.post(f"{server.url}/v1/hooks/{hook_id}", data=body, headers=headers) as reply,
+    ):
+        return reply.status, await reply.json()
+
+
+async def hub_holds(server: RunningHub, hook_id: str, *, present: bool = True) -> None:
+    async with asyncio.timeout(20):
+        # The hub's database has no event to wait on.
+        while (await server.hub.hooks._repo.lookup_hook(server.hub.db, hook_id) is None) == present:  # noqa: ASYNC110
+            await asyncio.sleep(0.02)
+
+
+async def delivery_status(server: RunningHub, delivery_id: str) -> str:
+    async with server.hub.db.read() as conn:
+        return str(
+            (
+                await conn.execute(
+                    sa.select(hub_hook_deliveries.c.status).where(
+                        hub_hook_deliveries.c.id == delivery_id
+                    )
+                )
+            ).scalar_one()
+        )
+
+
+async def test_a_delivery_made_while_the_host_is_away_runs_once_after_it_links(
+    server: RunningHub, clock: FakeClock, team_host: TeamHost, tmp_path: Path
+) -> None:
+    async with team_host.linked(tmp_path / "first") as host:
+        made = await host.services.routine_hooks.create_hook(
+            owner_of(team_host), ROUTINE, HookFilters()
+        )
+        await hub_holds(server, made.hook.id)
+    body = json.dumps({"type": "build.failed", "data": {"branch": "main"}}).encode()
+    status, answer = await deliver(server, clock, made.hook.id, made.secret, body)
+    assert status == 202
+    assert team_host.runs.started == []
+    assert await delivery_status(server, answer["id"]) == "pending"
+
+    async with team_host.linked(tmp_path / "second") as host:
+        assert await team_host.runs.next_run() == answer["id"]
+        async with asyncio.timeout(20):
+            while await delivery_status(server, answer["id"]) != "delivered":  # noqa: ASYNC110
+                await asyncio.sleep(0.02)
+        # The hub sends it again (at least once on the wire): the host starts nothing more.
+        pending = await server.hub.hooks.pending_for(team_host.host_id)
+        assert pending == []
+        link = server.hub.links._links[team_host.host_id]
+        async with server.hub.db.read() as conn:
+            row = (
+                await conn.execute(
+                    hub_hook_deliveries.select().where(hub_hook_deliveries.c.id == answer["id"])
+                )
+            ).one()
+        again = HubDelivery(
+            id=row.id,
+            team_id=row.team_id,
+            hook_id=row.hook_id,
+            host_id=row.host_id,
+            routine_id=row.routine_id,
+            webhook_id=row.webhook_id,
+            body=body.decode(),
+            status="pending",
+            received_at=row.received_at,
+        )
+        await server.hub.links._send_delivery(link, again)
+        await server.hub.links._send_delivery(link, again)
+        # A delivery after them, to know the two resends were handled before it.
+        status, later = await deliver(server, clock, made.hook.id, made.secret, body)
+        assert await team_host.runs.next_run() == later["id"]
+    assert [run["delivery_id"] for run in team_host.runs.started] == [answer["id"], later["id"]]
+    first = team_host.runs.started[0]
+    assert first["team_id"] == team_host.team_id
+    assert first["routine_id"] == ROUTINE
+    assert json.loads(first["body"]) == {"type": "build.failed", "data": {"branch": "main"}}
+
+
+async def test_a_skipped_delivery_never_reaches_the_host(
+    server: RunningHub, clock: FakeClock, team_host: TeamHost, tmp_path: Path
+) -> None:
+    async with team_host.linked(tmp_path) as host:
+        made = await host.services.routine_hooks.create_hook(
+            owner_of(team_host), ROUTINE, HookFilters(event_types=["push"])
+        )
+        await hub_holds(server, made.hook.id)
+        skipped = await deliver(server, clock, made.hook.id, made.secret, b'{"type": "tag"}')
+        passed = await deliver(server, clock, made.hook.id, made.secret, b'{"type": "push"}')
+        assert (skipped[1]["status"], passed[1]["status"]) == ("skipped", "accepted")
+        assert await team_host.runs.next_run() == passed[1]["id"]
+    assert [run["delivery_id"] for run in team_host.runs.started] == [passed[1]["id"]]
+
+
+async def test_a_deleted_hook_is_404_and_a_relinked_host_keeps_the_hub_in_step(
+    server: RunningHub, clock: FakeClock, team_host: TeamHost, tmp_path: Path
+) -> None:
+    async with team_host.linked(tmp_path / "a") as host:
+        hooks = host.services.routine_hooks
+        kept = await hooks.create_hook(owner_of(team_host), ROUTINE, HookFilters())
+        gone = await hooks.create_hook(owner_of(team_host), ROUTINE, HookFilters())
+        await hub_holds(server, gone.hook.id)
+        await hooks.delete_hook(owner_of(team_host), gone.hook.id)
+        await hub_holds(server, gone.hook.id, present=False)
+        assert (await deliver(server, clock, gone.hook.id, gone.secret, b"{}"))[0] == 404
+        # While the host is away the hub forgets a hook (its database was restored, say) ...
+    async with server.hub.db.write() as conn:
+        await server.hub.hooks._repo.remove_hook(
+            conn, team_host.host_id, team_host.team_id, kept.hook.id
+        )
+    # ... and learns it again when the host links.
+    async with team_host.linked(tmp_path / "b"):
+        await hub_holds(server, kept.hook.id)
+        assert (await deliver(server, clock, kept.hook.id, kept.secret, b"{}"))[0] == 202
+
+
+async def test_secrets_are_sealed_and_members_need_the_routine(
+    server: RunningHub, team_host: TeamHost, tmp_path: Path
+) -> None:
+    async with team_host.linked(tmp_path) as host:
+        hooks = host.services.routine_hooks
+        made = await hooks.create_hook(owner_of(team_host), ROUTINE, HookFilters())
+        member = Member(team_host.team_id, "5" * 32, Role.MEMBER)
+        with pytest.raises(Forbidden):
+            await hooks.create_hook(member, ROUTINE, HookFilters())
+        with pytest.raises(Forbidden):
+            await hooks.rotate_hook(member, made.hook.id)
+    async with server.hub.db.read() as conn:
+        stored: bytes = (
+            await conn.execute(
+                sa.select(routine_hooks.c.secret).where(routine_hooks.c.id == made.hook.id)
+            )
+        ).scalar_one()
+    raw = made.secret.removeprefix("whsec_").encode()
+    assert raw not in stored
+    assert made.secret.encode() not in stored
