@@ -10,6 +10,8 @@ from server.host.routes import (
     browser_profiles,
     browser_proxies,
     browsing_memory,
+    mail_server,
+    notifications,
     providers,
     secret_handoff,
     secret_vault,
@@ -38,4 +40,6 @@ ROUTE_TABLES = (
     vault.routes,
     secret_handoff.routes,
     secret_vault.routes,
+    notifications.routes,
+    mail_server.routes,
 )
