@@ -98,7 +98,7 @@ async def test_the_password_signs_in_and_is_sealed_never_shown_or_logged(
         await mail.send(TEAM_A, "ana@example.com", "Again", "Text")
         await smtp.wait_for(2)
     async with db.read() as conn:
-        stored = (await conn.execute(sa.select(smtp_settings.c.password))).scalar_one()
+        stored: bytes = (await conn.execute(sa.select(smtp_settings.c.password))).scalar_one()
     assert PASSWORD.encode() not in bytes(stored)
     assert PASSWORD not in caplog.text
 
