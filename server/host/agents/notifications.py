@@ -114,7 +114,8 @@ class NotificationService:
         self._digest_seconds = digest_seconds
         self._items = NotificationRepository()
         self._prefs = PreferencesRepository()
-        self._tasks = BackgroundTasks("notifications")
+        self._timer = BackgroundTasks("notification digests")
+        self._sending = BackgroundTasks("notification mail")
         self._digest_lock = asyncio.Lock()
 
     # The signals it follows.
@@ -249,11 +250,16 @@ class NotificationService:
 
     def start(self) -> None:
         """Begin the timer that sends digests when they are due."""
-        self._tasks.start(self._digest_timer())
+        self._timer.start(self._digest_timer())
+
+    async def mail_sent(self) -> None:
+        """Wait until the mail being sent at once has gone (or failed)."""
+        await self._sending.drain()
 
     async def close(self) -> None:
         """End the digest timer and wait for mail being sent."""
-        await self._tasks.close()
+        await self._timer.close()
+        await self._sending.drain()
 
     async def send_due_digests(self) -> int:
         """Send every member whose digest is due (an hour after their last one, on the
@@ -356,7 +362,7 @@ class NotificationService:
             self._created(notification, unread[notification.account_id])
             chosen = prefs.get(notification.account_id)
             if _wants(chosen, kind) == "immediately" and chosen is not None and chosen.email:
-                self._tasks.start(self._mail_now(notification, chosen.email))
+                self._sending.start(self._mail_now(notification, chosen.email))
 
     def _created(self, n: Notification, unread: int) -> None:
         event = NotificationAdded(
