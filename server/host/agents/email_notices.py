@@ -34,6 +34,7 @@ MAX_ADDRESS = 254
 MAX_HOST = 253
 MAX_PASSWORD = 1024
 SEND_SECONDS = 20.0
+MAX_SUBJECT = 200
 # One address, no display name, nothing that could end a header line.
 _ADDRESS = re.compile(r"^[^@\s<>,;\"]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?$")
 _HOST = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9.:-]*[A-Za-z0-9])?$|^\[[0-9A-Fa-f:.]+\]$")
@@ -138,7 +139,8 @@ class MailServer:
         message = EmailMessage()
         message["From"] = row.from_address
         message["To"] = to
-        message["Subject"] = subject
+        # A header is one line: a routine's name or a description may hold line breaks.
+        message["Subject"] = " ".join(subject.split())[:MAX_SUBJECT]
         message["Date"] = formatdate(self.clock.now(), localtime=False)
         message["Message-ID"] = make_msgid(domain=row.from_address.rpartition("@")[2])
         message.set_content(text)

@@ -162,7 +162,8 @@ class NotificationRepository:
         return int(result.rowcount)
 
     async def list_digest_members(self, conn: AsyncConnection) -> list[tuple[str, str]]:
-        """Every (team, member) with notifications waiting for a digest."""
+        """Every (team, member) with notifications waiting for a digest: the digest timer's
+        one read across teams, which returns only ids; each read after it names the team."""
         result = await conn.execute(
             sa.select(notifications.c.team_id, notifications.c.account_id)
             .where(notifications.c.digest_pending.is_(True))

@@ -67,11 +67,12 @@ async def test_a_mail_reaches_the_server_with_its_headers(
     mail = MailServer(db, clock, box)
     async with FakeSmtpServer() as smtp:
         await mail.set_settings(TEAM_A, choice(smtp.port))
-        await mail.send(TEAM_A, "ana@example.com", "Waiting for you", "A run waits.")
+        await mail.send(TEAM_A, "ana@example.com", "Waiting\r\nBcc: x@y.z for you", "A run waits.")
         [received] = await smtp.wait_for(1)
     assert received.sender == "crewhost@example.com"
     assert received.recipients == ["ana@example.com"]
-    assert received.subject == "Waiting for you"
+    assert received.subject == "Waiting Bcc: x@y.z for you"  # one line, no header added
+    assert received.message["Bcc"] is None
     assert received.message["From"] == "crewhost@example.com"
     assert "A run waits." in received.text
 
