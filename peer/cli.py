@@ -10,6 +10,7 @@ import json
 import os
 import socket
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -206,6 +207,14 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument("hook", metavar="HOOK", help="the trigger's id")
     hook_list = hook_actions.add_parser("list", help="a routine's triggers, without secrets")
     hook_list.add_argument("routine", metavar="ROUTINE", help="the routine's id")
+    notifications = commands.add_parser(
+        "notifications",
+        help="your notifications on a host",
+        description="Your notifications on the host, newest first, under a header row "
+        "(time, kind, read or not, title and what it is about), then how many are unread.",
+    )
+    notifications.add_argument("--unread", action="store_true", help="only unread ones")
+    notifications.add_argument("--limit", type=int, default=50, help="how many at most (50)")
     share = commands.add_parser(
         "share-egress",
         help="share this computer's connection with the host's browser profiles",
@@ -233,6 +242,7 @@ def build_parser() -> argparse.ArgumentParser:
         hook_rotate,
         hook_delete,
         hook_list,
+        notifications,
         share,
     ):
         sub.add_argument("--team", help=TEAM_HELP)
@@ -356,6 +366,9 @@ async def _use(connection: HostConnection, args: argparse.Namespace) -> int:
         return await _chat(connection, args.agent, args.message, args.thread)
     if args.command == "memories":
         await _memories(connection, args)
+        return 0
+    if args.command == "notifications":
+        await _notifications(connection, args.unread, args.limit)
         return 0
     if args.command == "share-egress":
         return await _share_egress(connection, args.label)
@@ -536,6 +549,24 @@ async def _agents(connection: HostConnection) -> None:
         for agent in agents
     ]
     _print_table(["ID", "PROVIDER", "MODEL", "NAME"], rows)
+
+
+async def _notifications(connection: HostConnection, unread_only: bool, limit: int) -> None:
+    """The caller's notifications, newest first, then the unread count."""
+    page = await connection.call(
+        "notifications-v1/list", {"unreadOnly": unread_only, "limit": max(1, min(limit, 200))}
+    )
+    rows = [
+        [
+            time.strftime("%Y-%m-%d %H:%M", time.localtime(n["createdAt"])),
+            n["kind"],
+            "read" if n["readAt"] is not None else "unread",
+            f"{n['title']}: {n['body']}",
+        ]
+        for n in page["notifications"]
+    ]
+    _print_table(["TIME", "KIND", "STATE", "NOTIFICATION"], rows)
+    print(f"{page['unread']} unread")
 
 
 async def _chat(

@@ -225,6 +225,9 @@ HOST_ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode("searchFailed", "The web search engine could not answer."),
     ErrorCode("searchRateLimited", "The web search engine is limiting searches; wait or switch."),
     ErrorCode("searchKeyRefused", "The web search engine refused its key."),
+    ErrorCode("notificationNotFound", "No such notification for the caller."),
+    ErrorCode("mailNotSet", "The team has no mail server set; an owner sets one."),
+    ErrorCode("mailFailed", "The mail server could not be reached or refused the mail."),
     ErrorCode(
         "workspacePathInvalid",
         "A workspace path is absolute, escapes, meets a link or uses a refused name.",

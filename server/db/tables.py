@@ -570,3 +570,65 @@ routine_runs = sa.Table(
     sa.Index(None, "team_id", "routine_id", "created_at"),
     sa.Index(None, "status"),
 )
+
+# What a member is told: an approval or a question waiting for them, a run they see that
+# ended. Words and ids only: never a secret, page contents or tool arguments.
+notifications = sa.Table(
+    "notifications",
+    metadata,
+    sa.Column("id", ID, primary_key=True),
+    sa.Column("team_id", ID, nullable=False),
+    sa.Column("account_id", ID, nullable=False),
+    # 'approval', 'question', 'runFinished' or 'runFailed'.
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("title", sa.String(200), nullable=False),
+    sa.Column("body", sa.String(1000), nullable=False),
+    sa.Column("agent_id", ID, nullable=False),
+    sa.Column("thread_id", ID, nullable=True),
+    # The attention request, or the routine and its run, it is about.
+    sa.Column("request_id", ID, nullable=True),
+    sa.Column("routine_id", ID, nullable=True),
+    sa.Column("run_id", ID, nullable=True),
+    sa.Column("created_at", TIME, nullable=False),
+    sa.Column("read_at", TIME, nullable=True),
+    # Waiting for the member's next hourly digest by email.
+    sa.Column("digest_pending", sa.Boolean, nullable=False),
+    sa.Index(None, "team_id", "account_id", "created_at"),
+    sa.Index(None, "team_id", "account_id", "digest_pending"),
+)
+
+# How a member wants to be told by email, per kind: 'off', 'immediately' or 'digest'.
+notification_preferences = sa.Table(
+    "notification_preferences",
+    metadata,
+    sa.Column("team_id", ID, primary_key=True),
+    sa.Column("account_id", ID, primary_key=True),
+    # Where email notices go; None: no email.
+    sa.Column("email", sa.String(254), nullable=True),
+    sa.Column("approval", sa.String(16), nullable=False),
+    sa.Column("question", sa.String(16), nullable=False),
+    sa.Column("run_finished", sa.String(16), nullable=False),
+    sa.Column("run_failed", sa.String(16), nullable=False),
+    sa.Column("updated_at", TIME, nullable=False),
+    # When the member's last digest went out (or their first digest notice was kept).
+    sa.Column("digest_at", TIME, nullable=True),
+)
+
+# The team's outgoing mail server, set by an owner.
+smtp_settings = sa.Table(
+    "smtp_settings",
+    metadata,
+    sa.Column("team_id", ID, primary_key=True),
+    sa.Column("host", sa.String(253), nullable=False),
+    sa.Column("port", sa.Integer, nullable=False),
+    # 'none', 'starttls' or 'tls'.
+    sa.Column("tls_mode", sa.String(16), nullable=False),
+    sa.Column("username", sa.String(254), nullable=True),
+    # Secret-box output (see ENCRYPTED_COLUMNS), never the password itself.
+    sa.Column("password", sa.LargeBinary, nullable=True),
+    sa.Column("from_address", sa.String(254), nullable=False),
+    sa.Column("updated_at", TIME, nullable=False),
+)
+
+SMTP_PASSWORD = EncryptedColumn(smtp_settings, "team_id", "team_id", "password", "smtp-password")
+ENCRYPTED_COLUMNS = (*ENCRYPTED_COLUMNS, SMTP_PASSWORD)

@@ -24,15 +24,18 @@ from server.common.public_addresses import PublicOnlyPolicy
 from server.config import Settings
 from server.db.engine import Database
 from server.host.agents.attention import AttentionRegistry
+from server.host.agents.email_notices import MailServer
 from server.host.agents.hub_outbox import HubOutbox
 from server.host.agents.memory_review import MemoryReview
 from server.host.agents.model_providers import ModelProviders
+from server.host.agents.notifications import NotificationService
+from server.host.agents.routine_hooks import RoutineHookService
 from server.host.agents.routine_scheduler import RoutineScheduler
 from server.host.agents.routines import RoutineService
-from server.host.agents.routine_hooks import RoutineHookService
 from server.host.agents.secret_handoff import SecretHandoffService
 from server.host.agents.teaching import TeachingService
 from server.host.agents.threads import ThreadService, TurnEnded
+from server.host.agents.work_signals import AttentionWaiting, RunFinished
 from server.host.browser.pages import PageAttached
 from server.host.browser.protection import ProtectionChanged
 from server.host.browser.runtime import BrowserRuntime
@@ -143,11 +146,14 @@ class _Agents:
 
 @dataclass(frozen=True)
 class _People:
-    """What people watch and steer: live views, teaching and requests for control."""
+    """What people watch and steer: live views, teaching and requests for control; what
+    they are told: notifications, by email over the team's mail server too."""
 
     live: LiveViews
     teaching: TeachingService
     control_requests: ControlRequestService
+    mail: MailServer
+    notifications: NotificationService
 
 
 @dataclass
@@ -195,6 +201,8 @@ class HostServices:
     live: LiveViews
     teaching: TeachingService
     control_requests: ControlRequestService
+    mail: MailServer
+    notifications: NotificationService
     host_id: str = ""
     _resources: AsyncExitStack = field(default_factory=AsyncExitStack, init=False)
 
@@ -245,6 +253,8 @@ class HostServices:
         self._resources.push_async_callback(self.routines.close)
         self._resources.push_async_callback(self.routine_scheduler.close)
         await self.routine_scheduler.start()
+        self.notifications.start()
+        self._resources.push_async_callback(self.notifications.close)
         # First of all: what subscribers still run ends before anything they use.
         self._resources.push_async_callback(self.signals.close)
         return self
@@ -280,6 +290,8 @@ def _wire_signals(host: HostServices) -> None:
     record = host.browsing_steps.record
     on(StepRecorded, lambda s: record(s.step.team_id, s.step.agent_id, s.step.line))
     on(StepRecorded, lambda s: host.teaching.step(s.step))
+    on(AttentionWaiting, host.notifications.attention_waiting)
+    on(RunFinished, host.notifications.run_finished)
 
 
 def _fields_of(*parts: Any) -> dict[str, Any]:
@@ -458,4 +470,14 @@ def _people(base: _Base, machinery: _Machinery, stores: _Stores, agents: _Agents
     machinery.peers.register_channel(VIEW_PREFIX, live.open)
     teaching = TeachingService(clock, browser, live, agents.threads, stores.workspace)
     requests = ControlRequestService(browser, live, clock, machinery.peers.announce)
-    return _People(live, teaching, requests)
+    mail = MailServer(base.db, clock, base.secrets)
+    public_url = base.settings.hub.public_url
+    notifications = NotificationService(
+        base.db,
+        clock,
+        machinery.peers.announce,
+        machinery.signals,
+        mail,
+        app_url=f"{public_url.rstrip('/')}/app/" if public_url else "/app/",
+    )
+    return _People(live, teaching, requests, mail, notifications)

@@ -337,6 +337,35 @@ class RoutineRunFinished(HostEvent):
     thread_id: str | None
 
 
+NotificationKind = Literal["approval", "question", "runFinished", "runFailed"]
+"""What a notification is about: an approval (or a secret, or a vault item) waiting for the
+member, an agent's question to them, a routine's run they see that finished or failed."""
+
+
+class NotificationAdded(HostEvent):
+    """The member has a new notification; sent to that member only. ``unread`` is how many
+    of theirs are unread now (the bell's count)."""
+
+    NAME: ClassVar[str] = "notification-created"
+    id: str
+    kind: NotificationKind
+    title: str
+    body: str
+    agent_id: str
+    thread_id: str | None
+    request_id: str | None
+    created_at: float
+    unread: int
+
+
+class NotificationsRead(HostEvent):
+    """Some of the member's notifications were marked read (in another window, say); sent
+    to that member only, with how many stay unread."""
+
+    NAME: ClassVar[str] = "notifications-read"
+    unread: int
+
+
 HOST_EVENTS: tuple[type[HostEvent], ...] = (
     AgentsChanged,
     ThreadsChanged,
@@ -361,6 +390,8 @@ HOST_EVENTS: tuple[type[HostEvent], ...] = (
     RoutineRunStarted,
     RoutineRunFinished,
     Revoked,
+    NotificationAdded,
+    NotificationsRead,
 )
 
 

@@ -10,6 +10,8 @@ from server.host.routes import (
     browser_profiles,
     browser_proxies,
     browsing_memory,
+    mail_server,
+    notifications,
     providers,
     routines,
     routine_hooks,
@@ -42,4 +44,6 @@ ROUTE_TABLES = (
     secret_vault.routes,
     routines.routes,
     routine_hooks.routes,
+    notifications.routes,
+    mail_server.routes,
 )

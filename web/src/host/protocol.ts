@@ -68,6 +68,8 @@ export const CAPABILITY = {
   vault: 'vault-v1',
   browserProxies: 'browser-proxies-v1',
   webSearch: 'web-search-v1',
+  notifications: 'notifications-v1',
+  mailServer: 'mail-server-v1',
 } as const;
 
 /** What of the live view a host serves, read from its `capabilities`. */
@@ -118,6 +120,8 @@ export const EVENT = {
   subAgent: 'sub-agent',
   routineRunStarted: 'routine-run-started',
   routineRunFinished: 'routine-run-finished',
+  notificationCreated: 'notification-created',
+  notificationsRead: 'notifications-read',
 } as const satisfies Record<string, EventName>;
 
 // A host event the client has no name for fails the build here.

@@ -905,6 +905,159 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/mail-server-v1/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Forget the team's mail server: no email goes out. */
+        post: operations["mail-server-v1/delete"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/mail-server-v1/get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The team's mail server and whether a password is set, never the password. */
+        post: operations["mail-server-v1/get"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/mail-server-v1/send_test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a test mail over the team's server; a failure says what went wrong */
+        post: operations["mail-server-v1/send_test"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/mail-server-v1/set": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Set the team's mail server (the password is sealed before it is stored). */
+        post: operations["mail-server-v1/set"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/notifications-v1/get_preferences": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The caller's email choices per kind: off, immediately or an hourly digest. */
+        post: operations["notifications-v1/get_preferences"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/notifications-v1/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The caller's notifications, newest first, and how many are unread. */
+        post: operations["notifications-v1/list"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/notifications-v1/mark_all_read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Mark every notification of the caller read. */
+        post: operations["notifications-v1/mark_all_read"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/notifications-v1/mark_read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Mark one of the caller's notifications read. */
+        post: operations["notifications-v1/mark_read"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/notifications-v1/set_preferences": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Set where the caller's email notices go and, per kind, when. */
+        post: operations["notifications-v1/set_preferences"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/providers-v1/clear_key": {
         parameters: {
             query?: never;
@@ -2532,6 +2685,7 @@ export interface components {
          * @description An event the host pushes on the ``team-api`` channel.
          */
         HostEventMessage: components["schemas"]["AgentsChangedEvent"] | components["schemas"]["ThreadsChangedEvent"] | components["schemas"]["TurnStartedEvent"] | components["schemas"]["TextDeltaEvent"] | components["schemas"]["TextResetEvent"] | components["schemas"]["ToolCallStartedEvent"] | components["schemas"]["ToolCallFinishedEvent"] | components["schemas"]["TurnFinishedEvent"] | components["schemas"]["AttentionRequestedEvent"] | components["schemas"]["AttentionResolvedEvent"] | components["schemas"]["TasksChangedEvent"] | components["schemas"]["SubAgentEventEvent"] | components["schemas"]["BrowserTabsChangedEvent"] | components["schemas"]["BrowserProfilesChangedEvent"] | components["schemas"]["ProvidersChangedEvent"] | components["schemas"]["VaultChangedEvent"] | components["schemas"]["AgentMemoriesChangedEvent"] | components["schemas"]["BrowserTakeoverRequestedEvent"] | components["schemas"]["BrowserControlRequestedEvent"] | components["schemas"]["BrowserControlRequestResolvedEvent"] | components["schemas"]["RoutineRunStartedEvent"] | components["schemas"]["RoutineRunFinishedEvent"] | components["schemas"]["RevokedEvent"];
+        HostEventMessage: components["schemas"]["AgentsChangedEvent"] | components["schemas"]["ThreadsChangedEvent"] | components["schemas"]["TurnStartedEvent"] | components["schemas"]["TextDeltaEvent"] | components["schemas"]["TextResetEvent"] | components["schemas"]["ToolCallStartedEvent"] | components["schemas"]["ToolCallFinishedEvent"] | components["schemas"]["TurnFinishedEvent"] | components["schemas"]["AttentionRequestedEvent"] | components["schemas"]["AttentionResolvedEvent"] | components["schemas"]["TasksChangedEvent"] | components["schemas"]["SubAgentEventEvent"] | components["schemas"]["BrowserTabsChangedEvent"] | components["schemas"]["BrowserProfilesChangedEvent"] | components["schemas"]["ProvidersChangedEvent"] | components["schemas"]["VaultChangedEvent"] | components["schemas"]["AgentMemoriesChangedEvent"] | components["schemas"]["BrowserTakeoverRequestedEvent"] | components["schemas"]["BrowserControlRequestedEvent"] | components["schemas"]["BrowserControlRequestResolvedEvent"] | components["schemas"]["RevokedEvent"] | components["schemas"]["NotificationAddedEvent"] | components["schemas"]["NotificationsReadEvent"];
         /**
          * HostViewMessageSchema
          * @description What the host sends on a ``view:`` channel besides frames.
@@ -2624,6 +2778,26 @@ export interface components {
              */
             text?: string | null;
         };
+        /** ListNotifications */
+        ListNotifications: {
+            /**
+             * Before
+             * @description Only those made before this time.
+             * @default null
+             */
+            before?: number | null;
+            /**
+             * Limit
+             * @default 50
+             */
+            limit?: number;
+            /**
+             * Unreadonly
+             * @description Only unread ones.
+             * @default false
+             */
+            unreadOnly?: boolean;
+        };
         /**
          * ListPage
          * @description A page of items by name: ``limit`` (50 unless given, at most 200) from ``offset``.
@@ -2678,6 +2852,44 @@ export interface components {
              * @default null
              */
             username?: string | null;
+        };
+        /** MailSent */
+        MailSent: {
+            /** Sent */
+            sent: boolean;
+        };
+        /** MailServerSettings */
+        MailServerSettings: {
+            /** Fromaddress */
+            fromAddress: string;
+            /** Host */
+            host: string;
+            /** Passwordset */
+            passwordSet: boolean;
+            /** Port */
+            port: number;
+            /**
+             * Tlsmode
+             * @enum {string}
+             */
+            tlsMode: "none" | "starttls" | "tls";
+            /** Username */
+            username: string | null;
+        };
+        /** MailServerState */
+        MailServerState: {
+            /** @description Null: no mail server is set. */
+            server: components["schemas"]["MailServerSettings"] | null;
+        };
+        /** MarkRead */
+        MarkRead: {
+            /** Id */
+            id: string;
+        };
+        /** MarkedRead */
+        MarkedRead: {
+            /** Marked */
+            marked: number;
         };
         /** MemoriesDeleted */
         MemoriesDeleted: {
@@ -2809,6 +3021,105 @@ export interface components {
          * @description A route that takes no arguments.
          */
         NoArgs: Record<string, never>;
+        /**
+         * NotificationAdded
+         * @description The member has a new notification; sent to that member only. ``unread`` is how many
+         *     of theirs are unread now (the bell's count).
+         */
+        NotificationAdded: {
+            /** Agentid */
+            agentId: string;
+            /** Body */
+            body: string;
+            /** Createdat */
+            createdAt: number;
+            /** Id */
+            id: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "approval" | "question" | "runFinished" | "runFailed";
+            /** Requestid */
+            requestId: string | null;
+            /** Threadid */
+            threadId: string | null;
+            /** Title */
+            title: string;
+            /** Unread */
+            unread: number;
+        };
+        /** NotificationAddedEvent */
+        NotificationAddedEvent: {
+            data: components["schemas"]["NotificationAdded"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "notification-created";
+        };
+        /** NotificationList */
+        NotificationList: {
+            /** Notifications */
+            notifications: components["schemas"]["NotificationView"][];
+            /**
+             * Unread
+             * @description How many of the member's notifications are unread.
+             */
+            unread: number;
+        };
+        /** NotificationView */
+        NotificationView: {
+            /** Agentid */
+            agentId: string;
+            /** Body */
+            body: string;
+            /** Createdat */
+            createdAt: number;
+            /** Id */
+            id: string;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "approval" | "question" | "runFinished" | "runFailed";
+            /** Readat */
+            readAt: number | null;
+            /**
+             * Requestid
+             * @description The approval or question it is about.
+             */
+            requestId: string | null;
+            /** Routineid */
+            routineId: string | null;
+            /** Runid */
+            runId: string | null;
+            /**
+             * Threadid
+             * @description The thread to open at the card, if any.
+             */
+            threadId: string | null;
+            /** Title */
+            title: string;
+        };
+        /**
+         * NotificationsRead
+         * @description Some of the member's notifications were marked read (in another window, say); sent
+         *     to that member only, with how many stay unread.
+         */
+        NotificationsRead: {
+            /** Unread */
+            unread: number;
+        };
+        /** NotificationsReadEvent */
+        NotificationsReadEvent: {
+            data: components["schemas"]["NotificationsRead"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "notifications-read";
+        };
         /**
          * Opened
          * @description The view is open; frames follow.
@@ -2951,6 +3262,34 @@ export interface components {
             x: number;
             /** Y */
             y: number;
+        };
+        /** PreferencesView */
+        PreferencesView: {
+            /**
+             * Approval
+             * @enum {string}
+             */
+            approval: "off" | "immediately" | "digest";
+            /**
+             * Email
+             * @description Where email notices go; null: no email.
+             */
+            email: string | null;
+            /**
+             * Question
+             * @enum {string}
+             */
+            question: "off" | "immediately" | "digest";
+            /**
+             * Runfailed
+             * @enum {string}
+             */
+            runFailed: "off" | "immediately" | "digest";
+            /**
+             * Runfinished
+             * @enum {string}
+             */
+            runFinished: "off" | "immediately" | "digest";
         };
         /** PreviewRef */
         PreviewRef: {
@@ -3506,10 +3845,75 @@ export interface components {
             /** Threadid */
             threadId: string;
         };
+        /** SendTestMail */
+        SendTestMail: {
+            /** To */
+            to: string;
+        };
         /** SetBrowsingMemory */
         SetBrowsingMemory: {
             /** Enabled */
             enabled: boolean;
+        };
+        /** SetMailServer */
+        SetMailServer: {
+            /** Fromaddress */
+            fromAddress: string;
+            /** Host */
+            host: string;
+            /**
+             * Keeppassword
+             * @description Keep the password already set.
+             * @default false
+             */
+            keepPassword?: boolean;
+            /**
+             * Password
+             * @default null
+             */
+            password?: string | null;
+            /**
+             * Port
+             * @default 587
+             */
+            port?: number;
+            /**
+             * Tlsmode
+             * @description none: plain; starttls: upgraded on the submission port (587); tls: TLS from the first byte (465).
+             * @default starttls
+             * @enum {string}
+             */
+            tlsMode?: "none" | "starttls" | "tls";
+            /**
+             * Username
+             * @default null
+             */
+            username?: string | null;
+        };
+        /** SetPreferences */
+        SetPreferences: {
+            /**
+             * Approval
+             * @enum {string}
+             */
+            approval: "off" | "immediately" | "digest";
+            /** Email */
+            email: string | null;
+            /**
+             * Question
+             * @enum {string}
+             */
+            question: "off" | "immediately" | "digest";
+            /**
+             * Runfailed
+             * @enum {string}
+             */
+            runFailed: "off" | "immediately" | "digest";
+            /**
+             * Runfinished
+             * @enum {string}
+             */
+            runFinished: "off" | "immediately" | "digest";
         };
         /** SetProviderKey */
         SetProviderKey: {
@@ -4121,6 +4525,11 @@ export interface components {
             status: string;
             /** Toolcalls */
             toolCalls: number;
+        };
+        /** Unread */
+        Unread: {
+            /** Unread */
+            unread: number;
         };
         /**
          * UpdateAgent
@@ -5826,6 +6235,222 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Whoami"];
+                };
+            };
+        };
+    };
+    "mail-server-v1/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NoArgs"];
+            };
+        };
+        responses: {
+            /** @description Forget the team's mail server: no email goes out. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MailServerState"];
+                };
+            };
+        };
+    };
+    "mail-server-v1/get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NoArgs"];
+            };
+        };
+        responses: {
+            /** @description The team's mail server and whether a password is set, never the password. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MailServerState"];
+                };
+            };
+        };
+    };
+    "mail-server-v1/send_test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SendTestMail"];
+            };
+        };
+        responses: {
+            /** @description Send a test mail over the team's server; a failure says what went wrong */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MailSent"];
+                };
+            };
+        };
+    };
+    "mail-server-v1/set": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetMailServer"];
+            };
+        };
+        responses: {
+            /** @description Set the team's mail server (the password is sealed before it is stored). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MailServerState"];
+                };
+            };
+        };
+    };
+    "notifications-v1/get_preferences": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NoArgs"];
+            };
+        };
+        responses: {
+            /** @description The caller's email choices per kind: off, immediately or an hourly digest. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PreferencesView"];
+                };
+            };
+        };
+    };
+    "notifications-v1/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ListNotifications"];
+            };
+        };
+        responses: {
+            /** @description The caller's notifications, newest first, and how many are unread. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationList"];
+                };
+            };
+        };
+    };
+    "notifications-v1/mark_all_read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NoArgs"];
+            };
+        };
+        responses: {
+            /** @description Mark every notification of the caller read. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MarkedRead"];
+                };
+            };
+        };
+    };
+    "notifications-v1/mark_read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MarkRead"];
+            };
+        };
+        responses: {
+            /** @description Mark one of the caller's notifications read. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Unread"];
+                };
+            };
+        };
+    };
+    "notifications-v1/set_preferences": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetPreferences"];
+            };
+        };
+        responses: {
+            /** @description Set where the caller's email notices go and, per kind, when. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PreferencesView"];
                 };
             };
         };

@@ -16,6 +16,8 @@ import { AgentsAdmin } from '../components/host/AgentsAdmin';
 import { AttentionCards, useAttention, type AlwaysAllow } from '../components/host/AttentionCards';
 import { ChatPanel, type ChatSelection } from '../components/host/ChatPanel';
 import { LiveView } from '../components/host/LiveView';
+import { NotificationBell } from '../components/host/NotificationBell';
+import { NotificationSettings } from '../components/host/NotificationSettings';
 import { ProvidersAdmin } from '../components/host/ProvidersAdmin';
 import { ProxiesAdmin } from '../components/host/ProxiesAdmin';
 import { VaultAdmin } from '../components/host/VaultAdmin';
@@ -58,6 +60,7 @@ const SECTION_TEXT: Record<Section, string> = {
   vault: 'Vault',
   search: 'Web search',
   workspace: 'Workspace',
+  notifications: 'Notifications',
 };
 
 /** The sections a host's capabilities give, in order: Chat first, so the screen opens on it. */
@@ -73,6 +76,7 @@ export function hostSections(served: ReadonlySet<string>): Section[] {
   if (has(CAPABILITY.vault)) sections.push('vault');
   if (has(CAPABILITY.webSearch)) sections.push('search');
   if (has(CAPABILITY.workspace) && has(CAPABILITY.agents)) sections.push('workspace');
+  if (has(CAPABILITY.notifications)) sections.push('notifications');
   return sections;
 }
 
@@ -115,6 +119,16 @@ export function HostScreen({ team, hostId, opening }: { team: TeamView; hostId: 
           <span class="presence-dot" aria-hidden="true" />
           {STATUS_TEXT[live.status]}
         </span>
+        {connection ? (
+          <NotificationBell
+            key={connection.serial}
+            connection={connection}
+            onOpenThread={(item) => {
+              setSection('chat');
+              setChat({ agentId: item.agentId, threadId: item.threadId });
+            }}
+          />
+        ) : null}
       </header>
       <ConnectionNotice live={live} accountId={me.id} hostId={hostId} />
       {connection ? (
@@ -334,6 +348,8 @@ function Connected(props: {
         <ProxiesAdmin connection={connection} role={role} tabs={tabList} />
       ) : shown === 'search' ? (
         <WebSearchAdmin connection={connection} role={role} />
+      ) : shown === 'notifications' ? (
+        <NotificationSettings connection={connection} role={role} mailServed={served.has(CAPABILITY.mailServer)} />
       ) : shown === 'tabs' ? (
         <div class={`tabs-layout${current ? ' has-selection' : ''}`}>
           <TabList
