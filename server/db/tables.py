@@ -408,6 +408,50 @@ browsing_steps = sa.Table(
     sa.Index(None, "team_id", "agent_id", "created_at"),
 )
 
+# Team webhooks: endpoints that owners and admins add, told of runs and waiting approvals.
+# ``url_origin`` is shown; the rest of the address (a chat service's path token, the
+# query) is ``url_secret``, sealed by the secret box, as is the signing secret.
+team_webhooks = sa.Table(
+    "team_webhooks",
+    metadata,
+    sa.Column("id", ID, primary_key=True),
+    sa.Column("team_id", ID, nullable=False),
+    sa.Column("name", sa.String(100), nullable=False),
+    sa.Column("url_origin", sa.String(300), nullable=False),
+    sa.Column("url_secret", sa.LargeBinary, nullable=True),
+    sa.Column("body_format", sa.String(16), nullable=False),
+    sa.Column("kinds", sa.JSON, nullable=False),
+    sa.Column("signing_secret", sa.LargeBinary, nullable=False),
+    sa.Column("enabled", sa.Boolean, nullable=False),
+    sa.Column("created_by", ID, nullable=False),
+    sa.Column("created_at", TIME, nullable=False),
+    sa.Column("updated_at", TIME, nullable=False),
+    sa.Index(None, "team_id", "created_at"),
+)
+
+# Each event sent (or to send) to a team webhook: durable, so retries survive a restart.
+# ``next_attempt_at`` is set while the delivery is pending; a sender claims a delivery by
+# moving it forward (a lease), so a crash mid-attempt is retried once the lease ends.
+team_webhook_deliveries = sa.Table(
+    "team_webhook_deliveries",
+    metadata,
+    sa.Column("id", ID, primary_key=True),
+    sa.Column("team_id", ID, nullable=False),
+    sa.Column("webhook_id", ID, nullable=False),
+    sa.Column("kind", sa.String(40), nullable=False),
+    sa.Column("body", sa.Text, nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("attempts", sa.Integer, nullable=False),
+    sa.Column("max_attempts", sa.Integer, nullable=False),
+    sa.Column("next_attempt_at", TIME, nullable=True),
+    sa.Column("last_status", sa.Integer, nullable=True),
+    sa.Column("last_error", sa.String(200), nullable=True),
+    sa.Column("created_at", TIME, nullable=False),
+    sa.Column("updated_at", TIME, nullable=False),
+    sa.Index(None, "team_id", "webhook_id", "created_at"),
+    sa.Index(None, "status", "next_attempt_at"),
+)
+
 # Every column that holds secret-box ciphertexts: the host's start-up check and key
 # rotation find them here.
 PROVIDER_API_KEY = EncryptedColumn(providers, "id", "team_id", "api_key", "provider-api-key")
@@ -425,6 +469,12 @@ VAULT_CARD_NUMBER = EncryptedColumn(
 VAULT_SECURITY_CODE = EncryptedColumn(
     vault_items, "id", "team_id", "security_code", "vault-security-code"
 )
+TEAM_WEBHOOK_URL_SECRET = EncryptedColumn(
+    team_webhooks, "id", "team_id", "url_secret", "team-webhook-url-secret"
+)
+TEAM_WEBHOOK_SIGNING_SECRET = EncryptedColumn(
+    team_webhooks, "id", "team_id", "signing_secret", "team-webhook-signing-secret"
+)
 ENCRYPTED_COLUMNS: tuple[EncryptedColumn, ...] = (
     PROVIDER_API_KEY,
     WEB_SEARCH_API_KEY,
@@ -433,4 +483,6 @@ ENCRYPTED_COLUMNS: tuple[EncryptedColumn, ...] = (
     VAULT_TOTP_SECRET,
     VAULT_CARD_NUMBER,
     VAULT_SECURITY_CODE,
+    TEAM_WEBHOOK_URL_SECRET,
+    TEAM_WEBHOOK_SIGNING_SECRET,
 )

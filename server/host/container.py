@@ -28,7 +28,11 @@ from server.host.agents.memory_review import MemoryReview
 from server.host.agents.model_providers import ModelProviders
 from server.host.agents.secret_handoff import SecretHandoffService
 from server.host.agents.teaching import TeachingService
+from server.host.agents.team_webhook_events import app_link
+from server.host.agents.team_webhook_sender import WebhookSender
+from server.host.agents.team_webhooks import TeamWebhookService
 from server.host.agents.threads import ThreadService, TurnEnded
+from server.host.agents.work_signals import AttentionWaiting, RunFinished
 from server.host.browser.pages import PageAttached
 from server.host.browser.protection import ProtectionChanged
 from server.host.browser.runtime import BrowserRuntime
@@ -96,6 +100,7 @@ class _Machinery:
     peers: PeerManager
     proxy_judge: ProxyAddressJudge
     web: WebFetcher
+    webhook_sender: WebhookSender
 
 
 @dataclass(frozen=True)
@@ -131,6 +136,7 @@ class _Agents:
     tool_contexts: ToolContextFactory
     threads: ThreadService
     memory_review: MemoryReview
+    team_webhooks: TeamWebhookService
 
 
 @dataclass(frozen=True)
@@ -163,6 +169,7 @@ class HostServices:
     peers: PeerManager
     proxy_judge: ProxyAddressJudge
     web: WebFetcher
+    webhook_sender: WebhookSender
     memories: MemoryService
     browsing_steps: BrowsingStepService
     providers: ProviderService
@@ -180,6 +187,7 @@ class HostServices:
     tool_contexts: ToolContextFactory
     threads: ThreadService
     memory_review: MemoryReview
+    team_webhooks: TeamWebhookService
     live: LiveViews
     teaching: TeachingService
     control_requests: ControlRequestService
@@ -197,15 +205,19 @@ class HostServices:
         secrets: SecretBox,
         clock: Clock | None = None,
         search_endpoints: SearchEndpoints | None = None,
+        webhook_sender: WebhookSender | None = None,
     ) -> HostServices:
         """The services; ``db`` is the hub's for the built-in host, the host's own otherwise.
         ``route_tables`` are the Team API routes it serves (``routes.tables``); ``secrets``
-        seals provider keys (``services.keys.SecretKeys.open_box``)."""
+        seals provider keys (``services.keys.SecretKeys.open_box``); ``webhook_sender``
+        replaces the team webhooks' sender (a test's resolver or allowed endpoints)."""
         base = _Base(settings, clock or SystemClock(), identity, db, secrets)
         # A Team API handler's call names the services, made last: the peers answer none
         # before the host is linked.
         services: HostServices
-        machinery = _machinery(base, route_tables, lambda peer: HostCall(peer, services))
+        machinery = _machinery(
+            base, route_tables, lambda peer: HostCall(peer, services), webhook_sender
+        )
         stores = _stores(base, machinery, search_endpoints or SearchEndpoints())
         browsing = _browsing(base, machinery, stores)
         agents = _agents(base, machinery, stores, browsing)
@@ -225,6 +237,7 @@ class HostServices:
         self._resources.callback(self.workspace.close)
         await self._resources.enter_async_context(self.models)
         self._resources.push_async_callback(self.web_search.close)
+        await self._resources.enter_async_context(self.team_webhooks)
         # Turns end first: they use the browser, the peers and the providers; then reviews.
         self._resources.push_async_callback(self.memories.uses_counted)
         self._resources.push_async_callback(self.memory_review.close)
@@ -263,6 +276,8 @@ def _wire_signals(host: HostServices) -> None:
     record = host.browsing_steps.record
     on(StepRecorded, lambda s: record(s.step.team_id, s.step.agent_id, s.step.line))
     on(StepRecorded, lambda s: host.teaching.step(s.step))
+    on(RunFinished, host.team_webhooks.run_finished)
+    on(AttentionWaiting, host.team_webhooks.attention_waiting)
 
 
 def _fields_of(*parts: Any) -> dict[str, Any]:
@@ -273,6 +288,7 @@ def _machinery(
     base: _Base,
     route_tables: Sequence[HostRouteTable],
     make_call: Callable[[PeerIdentity], HostCall],
+    webhook_sender: WebhookSender | None,
 ) -> _Machinery:
     settings = base.settings.host
     # Read once: the host's own addresses, refused to browsers, web_fetch and proxies.
@@ -300,7 +316,15 @@ def _machinery(
     web = WebFetcher(
         PublicOnlyPolicy.from_entries(settings.web_fetch_allowed_hosts, own_addresses=own_addresses)
     )
-    return _Machinery(signals, egress, browser, metrics, team_api, peers, proxy_judge, web)
+    if webhook_sender is None:
+        webhook_sender = WebhookSender(
+            PublicOnlyPolicy.from_entries(
+                settings.webhook_allowed_hosts, own_addresses=own_addresses
+            )
+        )
+    return _Machinery(
+        signals, egress, browser, metrics, team_api, peers, proxy_judge, web, webhook_sender
+    )
 
 
 def _stores(base: _Base, machinery: _Machinery, search_endpoints: SearchEndpoints) -> _Stores:
@@ -367,7 +391,16 @@ def _agents(base: _Base, machinery: _Machinery, stores: _Stores, browsing: _Brow
         thread_member=threads.private_member,
     )
     handoff = SecretHandoffService(attention, stores.vault)
-    return _Agents(agents, attention, handoff, models, tool_contexts, threads, memory_review)
+    team_webhooks = TeamWebhookService(
+        db,
+        clock,
+        base.secrets,
+        machinery.webhook_sender,
+        link=app_link(base.settings.hub.public_url),
+    )
+    return _Agents(
+        agents, attention, handoff, models, tool_contexts, threads, memory_review, team_webhooks
+    )
 
 
 def _tool_contexts(

@@ -15,6 +15,7 @@ from server.host.routes import (
     secret_vault,
     system,
     teaching,
+    team_webhooks,
     threads,
     vault,
     web_search,
@@ -38,4 +39,5 @@ ROUTE_TABLES = (
     vault.routes,
     secret_handoff.routes,
     secret_vault.routes,
+    team_webhooks.routes,
 )

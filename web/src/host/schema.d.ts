@@ -1024,6 +1024,108 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/team-webhooks-v1/create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Add a webhook; its address must be public (or allowed by the host's setting). */
+        post: operations["team-webhooks-v1/create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/team-webhooks-v1/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Remove a webhook and its delivery log. */
+        post: operations["team-webhooks-v1/delete"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/team-webhooks-v1/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A webhook's latest deliveries, newest first. */
+        post: operations["team-webhooks-v1/deliveries"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/team-webhooks-v1/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The team's webhooks, addresses masked. */
+        post: operations["team-webhooks-v1/list"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/team-webhooks-v1/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a test event now (one attempt) and answer how it went. */
+        post: operations["team-webhooks-v1/test"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/team-webhooks-v1/update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Change a webhook's name, address, kinds, body format or whether it is on. */
+        post: operations["team-webhooks-v1/update"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/threads-v1/attachment_preview": {
         parameters: {
             query?: never;
@@ -2177,6 +2279,26 @@ export interface components {
             /** Item */
             item: components["schemas"]["LoginFields"] | components["schemas"]["CardFields"] | components["schemas"]["ContactFields"];
         };
+        /** CreateWebhook */
+        CreateWebhook: {
+            /**
+             * Bodyformat
+             * @default standard
+             * @enum {string}
+             */
+            bodyFormat?: "standard" | "slack";
+            /**
+             * Enabled
+             * @default true
+             */
+            enabled?: boolean;
+            /** Kinds */
+            kinds: string[];
+            /** Name */
+            name: string;
+            /** Url */
+            url: string;
+        };
         /**
          * Cursor
          * @description The CSS cursor under the pointer changed.
@@ -2217,6 +2339,44 @@ export interface components {
             deleted: boolean;
             /** Kind */
             kind: string;
+        };
+        /** DeliveryEntry */
+        DeliveryEntry: {
+            /** Attempts */
+            attempts: number;
+            /** Createdat */
+            createdAt: number;
+            /**
+             * Id
+             * @description the webhook-id header of every attempt
+             */
+            id: string;
+            /** Kind */
+            kind: string;
+            /**
+             * Lasterror
+             * @description why the last attempt failed, in words
+             */
+            lastError: string | null;
+            /**
+             * Laststatus
+             * @description the last answer's HTTP status
+             */
+            lastStatus: number | null;
+            /** Nextattemptat */
+            nextAttemptAt: number | null;
+            /**
+             * Status
+             * @description 'pending', 'delivered' or 'failed'
+             */
+            status: string;
+            /** Updatedat */
+            updatedAt: number;
+        };
+        /** DeliveryList */
+        DeliveryList: {
+            /** Deliveries */
+            deliveries: components["schemas"]["DeliveryEntry"][];
         };
         /** Discarded */
         Discarded: {
@@ -2391,6 +2551,16 @@ export interface components {
              * @default
              */
             path?: string;
+        };
+        /** ListDeliveries */
+        ListDeliveries: {
+            /** Id */
+            id: string;
+            /**
+             * Limit
+             * @default 50
+             */
+            limit?: number;
         };
         /** ListMemories */
         ListMemories: {
@@ -3890,6 +4060,37 @@ export interface components {
              */
             username?: string | null;
         };
+        /** UpdateWebhook */
+        UpdateWebhook: {
+            /**
+             * Bodyformat
+             * @default null
+             */
+            bodyFormat?: ("standard" | "slack") | null;
+            /**
+             * Enabled
+             * @default null
+             */
+            enabled?: boolean | null;
+            /** Id */
+            id: string;
+            /**
+             * Kinds
+             * @default null
+             */
+            kinds?: string[] | null;
+            /**
+             * Name
+             * @default null
+             */
+            name?: string | null;
+            /**
+             * Url
+             * @description a new address; absent keeps the sealed one
+             * @default null
+             */
+            url?: string | null;
+        };
         /** UploadChunk */
         UploadChunk: {
             /** Data */
@@ -4081,6 +4282,58 @@ export interface components {
             engineId: string | null;
             /** Keyset */
             keySet: boolean;
+        };
+        /** WebhookCreated */
+        WebhookCreated: {
+            /**
+             * Secret
+             * @description the signing secret (whsec_…), answered this once
+             */
+            secret: string;
+            webhook: components["schemas"]["WebhookView"];
+        };
+        /** WebhookDeleted */
+        WebhookDeleted: {
+            /** Deleted */
+            deleted: boolean;
+        };
+        /** WebhookList */
+        WebhookList: {
+            /** Webhooks */
+            webhooks: components["schemas"]["WebhookView"][];
+        };
+        /** WebhookRef */
+        WebhookRef: {
+            /** Id */
+            id: string;
+        };
+        /** WebhookView */
+        WebhookView: {
+            /**
+             * Bodyformat
+             * @description 'standard' (Standard Webhooks) or 'slack' ({text})
+             */
+            bodyFormat: string;
+            /** Createdat */
+            createdAt: number;
+            /** Enabled */
+            enabled: boolean;
+            /** Id */
+            id: string;
+            /**
+             * Kinds
+             * @description run.finished, run.failed, approval.waiting
+             */
+            kinds: string[];
+            /** Name */
+            name: string;
+            /** Updatedat */
+            updatedAt: number;
+            /**
+             * Url
+             * @description the address with its path and query masked
+             */
+            url: string;
         };
         /** Whoami */
         Whoami: {
@@ -5537,6 +5790,150 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ProviderView"];
+                };
+            };
+        };
+    };
+    "team-webhooks-v1/create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWebhook"];
+            };
+        };
+        responses: {
+            /** @description Add a webhook; its address must be public (or allowed by the host's setting). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookCreated"];
+                };
+            };
+        };
+    };
+    "team-webhooks-v1/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookRef"];
+            };
+        };
+        responses: {
+            /** @description Remove a webhook and its delivery log. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeleted"];
+                };
+            };
+        };
+    };
+    "team-webhooks-v1/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ListDeliveries"];
+            };
+        };
+        responses: {
+            /** @description A webhook's latest deliveries, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryList"];
+                };
+            };
+        };
+    };
+    "team-webhooks-v1/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NoArgs"];
+            };
+        };
+        responses: {
+            /** @description The team's webhooks, addresses masked. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookList"];
+                };
+            };
+        };
+    };
+    "team-webhooks-v1/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookRef"];
+            };
+        };
+        responses: {
+            /** @description Send a test event now (one attempt) and answer how it went. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryEntry"];
+                };
+            };
+        };
+    };
+    "team-webhooks-v1/update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateWebhook"];
+            };
+        };
+        responses: {
+            /** @description Change a webhook's name, address, kinds, body format or whether it is on. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookView"];
                 };
             };
         };
