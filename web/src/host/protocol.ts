@@ -68,6 +68,7 @@ export const CAPABILITY = {
   vault: 'vault-v1',
   browserProxies: 'browser-proxies-v1',
   webSearch: 'web-search-v1',
+  teamWebhooks: 'team-webhooks-v1',
 } as const;
 
 /** What of the live view a host serves, read from its `capabilities`. */

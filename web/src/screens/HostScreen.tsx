@@ -1,7 +1,7 @@
 /**
  * One host, live: the connection's state, chat with the team's agents and their requests,
  * the team's tabs on it, a live view to watch and steer one of them, the team's browser
- * profiles and proxies, and the agents, providers, vault, web search and workspaces. It
+ * profiles and proxies, and the agents, providers, vault, web search, webhooks and workspaces. It
  * opens on Chat when the host offers chat. Parts the host does not serve (per
  * `capabilities`) are not shown.
  */
@@ -19,6 +19,7 @@ import { LiveView } from '../components/host/LiveView';
 import { ProvidersAdmin } from '../components/host/ProvidersAdmin';
 import { ProxiesAdmin } from '../components/host/ProxiesAdmin';
 import { VaultAdmin } from '../components/host/VaultAdmin';
+import { TeamWebhooksAdmin } from '../components/host/TeamWebhooksAdmin';
 import { WebSearchAdmin } from '../components/host/WebSearchAdmin';
 import { WorkspacePanel } from '../components/host/WorkspacePanel';
 import { ProfilesPanel } from '../components/host/ProfilesPanel';
@@ -57,6 +58,7 @@ const SECTION_TEXT: Record<Section, string> = {
   providers: 'Providers',
   vault: 'Vault',
   search: 'Web search',
+  webhooks: 'Webhooks',
   workspace: 'Workspace',
 };
 
@@ -72,6 +74,7 @@ export function hostSections(served: ReadonlySet<string>): Section[] {
   if (has(CAPABILITY.providers)) sections.push('providers');
   if (has(CAPABILITY.vault)) sections.push('vault');
   if (has(CAPABILITY.webSearch)) sections.push('search');
+  if (has(CAPABILITY.teamWebhooks)) sections.push('webhooks');
   if (has(CAPABILITY.workspace) && has(CAPABILITY.agents)) sections.push('workspace');
   return sections;
 }
@@ -334,6 +337,8 @@ function Connected(props: {
         <ProxiesAdmin connection={connection} role={role} tabs={tabList} />
       ) : shown === 'search' ? (
         <WebSearchAdmin connection={connection} role={role} />
+      ) : shown === 'webhooks' ? (
+        <TeamWebhooksAdmin connection={connection} role={role} />
       ) : shown === 'tabs' ? (
         <div class={`tabs-layout${current ? ' has-selection' : ''}`}>
           <TabList
