@@ -63,6 +63,11 @@ MAX_LOG = 100
 LEASE_SECONDS = 120.0
 # The longest the sender sleeps between looks at the table (another host may add rows).
 POLL_SECONDS = 30.0
+# Attempts under way at once: a receiver that takes its time holds up no other.
+PARALLEL_ATTEMPTS = 8
+# How long the log keeps a delivered or failed delivery, and how often it is pruned.
+KEEP_SECONDS = 30 * 86400.0
+PRUNE_EVERY_SECONDS = 3600.0
 _BATCH = 50
 _RESOLVE_SECONDS = 5.0
 _MASK = "/••••"
@@ -357,16 +362,34 @@ class TeamWebhookService:
     # Sending.
 
     async def deliver_due(self) -> int:
-        """Attempt every delivery due now (by the clock); answers how many were attempted."""
+        """Attempt every delivery due now (by the clock), ``PARALLEL_ATTEMPTS`` at a time
+        (a slow receiver holds up no other); answers how many were attempted."""
         attempted = 0
+        gate = asyncio.Semaphore(PARALLEL_ATTEMPTS)
+
+        async def attempt(row: DeliveryRow) -> bool:
+            async with gate:
+                try:
+                    return await self._attempt(row)
+                except Exception:
+                    log.exception("a team webhook attempt failed", extra={"delivery_id": row.id})
+                    return False
+
         while True:
             async with self.db.read() as conn:
                 due = await self._repo.list_due(conn, self.clock.now(), _BATCH)
-            if not due:
+            batch = sum(await asyncio.gather(*(attempt(row) for row in due)))
+            attempted += batch
+            if batch == 0:  # none left, or none this sender could take now
                 return attempted
-            for row in due:
-                if await self._attempt(row):
-                    attempted += 1
+
+    async def prune(self) -> int:
+        """Remove delivered and failed deliveries older than ``KEEP_SECONDS``; answers how
+        many went."""
+        async with self.db.write() as conn:
+            return await self._repo.remove_finished_deliveries(
+                conn, self.clock.now() - KEEP_SECONDS
+            )
 
     async def _attempt(self, row: DeliveryRow) -> bool:
         """One attempt at ``row``, if this sender can claim it."""
@@ -418,16 +441,21 @@ class TeamWebhookService:
         return await self.sender.send(url, headers, row.body)
 
     async def _send_forever(self) -> None:
+        pruned_at = 0.0
         while True:
+            # Cleared before looking, so an event that arrives meanwhile wakes the next wait.
+            self._wake.clear()
             try:
                 await self.deliver_due()
+                if self.clock.now() - pruned_at >= PRUNE_EVERY_SECONDS:
+                    await self.prune()
+                    pruned_at = self.clock.now()
                 async with self.db.read() as conn:
                     next_at = await self._repo.next_due_at(conn)
             except Exception:
                 log.exception("team webhook deliveries failed; trying again")
                 next_at = None
             wait = POLL_SECONDS if next_at is None else next_at - self.clock.now()
-            self._wake.clear()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), max(0.01, min(wait, POLL_SECONDS)))
 

@@ -171,6 +171,16 @@ class TeamWebhookRepository:
         )
         return bool(result.rowcount == 1)
 
+    async def remove_finished_deliveries(self, conn: AsyncConnection, before: float) -> int:
+        """Remove delivered and failed deliveries of every team last changed before
+        ``before``; answers how many."""
+        result = await conn.execute(
+            deliveries.delete().where(
+                deliveries.c.status != "pending", deliveries.c.updated_at < before
+            )
+        )
+        return int(result.rowcount or 0)
+
     async def update_delivery(
         self, conn: AsyncConnection, team_id: str, delivery_id: str, **values: Any
     ) -> None:

@@ -3,6 +3,7 @@ deliveries, retried with backoff against a local receiver, under the address pol
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
 import logging
 from collections.abc import AsyncIterator
@@ -17,7 +18,7 @@ from server.common.public_addresses import PublicOnlyPolicy
 from server.db.engine import Database
 from server.db.tables import team_webhook_deliveries, team_webhooks
 from server.host.agents.team_webhook_sender import MAX_ATTEMPTS, RETRY_DELAYS, WebhookSender
-from server.host.agents.team_webhooks import LEASE_SECONDS, TeamWebhookService
+from server.host.agents.team_webhooks import KEEP_SECONDS, LEASE_SECONDS, TeamWebhookService
 from server.host.agents.work_signals import AttentionWaiting, RunFinished
 from server.host.signals import Signals
 from server.host.storage.team_webhooks import TeamWebhookRepository
@@ -350,3 +351,45 @@ async def test_a_test_event_is_one_attempt_and_deleting_drops_the_log(
         count = sa.select(sa.func.count()).select_from(team_webhook_deliveries)
         left = (await conn.execute(count)).scalar()
     assert left == 0
+
+
+async def test_finished_deliveries_leave_the_log_after_thirty_days_pending_ones_stay(
+    service: TeamWebhookService, receiver: WebhookReceiver, clock: FakeClock
+) -> None:
+    receiver.statuses = [204, 500]
+    view, _ = await service.create_webhook(
+        TEAM_A, ACCOUNT, name="Ops", url=receiver.url(), kinds=["run.finished"]
+    )
+    await hub(service).deliver(run("done"))
+    await service.deliver_due()  # delivered
+    await hub(service).deliver(run("done"))
+    await service.deliver_due()  # pending, retried in a minute
+    clock.advance(KEEP_SECONDS - 3600)
+    assert await service.prune() == 0
+    clock.advance(3600)
+    assert await service.prune() == 1
+    [left] = await service.list_deliveries(TEAM_A, view.id)
+    assert left.status == "pending"
+
+
+async def test_a_receiver_that_takes_its_time_holds_up_no_other(
+    db: Database, clock: FakeClock, box: SecretBox
+) -> None:
+    release = asyncio.Event()
+    async with (
+        webhook_receiver([204]) as slow,
+        webhook_receiver([204]) as quick,
+    ):
+        slow.hold = release
+        policy = PublicOnlyPolicy.from_entries([HOST])
+        service = TeamWebhookService(db, clock, box, WebhookSender(policy))
+        for name, receiver in (("slow", slow), ("quick", quick)):
+            await service.create_webhook(
+                TEAM_A, ACCOUNT, name=name, url=receiver.url(), kinds=["run.finished"]
+            )
+        await hub(service).deliver(run("done"))
+        sending = asyncio.ensure_future(service.deliver_due())
+        await eventually(lambda: len(quick.received) == len(slow.received) == 1)
+        assert not sending.done()
+        release.set()
+        assert await sending == 2

@@ -1,10 +1,11 @@
 """A webhook receiver on a loopback port: answers scripted statuses and checks signatures.
 
 Each POST is recorded with its headers and raw body, then answered with the next status
-of ``statuses`` (the last one repeats). ``signed_by`` checks a request's Standard Webhooks
-signature with the ``standardwebhooks`` package, as a receiver would: ``verify`` for a
-request sent at the real time, ``sign`` and compare for one sent at a test clock's time
-(``verify`` refuses a timestamp five minutes from the real now).
+of ``statuses`` (the last one repeats), once ``hold`` is set when there is one.
+``signed_by`` checks a request's Standard Webhooks signature with the ``standardwebhooks``
+package, as a receiver would: ``verify`` for a request sent at the real time, ``sign`` and
+compare for one sent at a test clock's time (``verify`` refuses a timestamp five minutes
+from the real now).
 """
 
 from __future__ import annotations
@@ -63,6 +64,8 @@ class WebhookReceiver:
     port: int = 0
     statuses: list[int] = field(default_factory=lambda: [204])
     received: list[ReceivedWebhook] = field(default_factory=list)
+    # When set, each request is recorded and then answered only once this is set.
+    hold: asyncio.Event | None = None
 
     def url(self, path: str = "/hook") -> str:
         return f"http://{HOST}:{self.port}{path}"
@@ -75,6 +78,8 @@ class WebhookReceiver:
             )
         )
         index = min(len(self.received), len(self.statuses)) - 1
+        if self.hold is not None:
+            await self.hold.wait()
         return web.Response(status=self.statuses[index], text="")
 
 
