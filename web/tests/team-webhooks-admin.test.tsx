@@ -1,7 +1,7 @@
 /** The team webhooks screen: adding one shows its secret once, the address leaves its input, a test event and the delivery log; members see why they see nothing. */
 import { act } from 'preact/test-utils';
 import { describe, expect, it } from 'vitest';
-import { TeamWebhooksAdmin, deliveryLine, kindNames } from '../src/components/host/TeamWebhooksAdmin';
+import { TeamWebhooksAdmin, deliveryLine, kindNames, updateBody } from '../src/components/host/TeamWebhooksAdmin';
 import { button, fakeConnection, mountPoint, show, submit, typeInto } from './host-fakes';
 
 const WEBHOOK = {
@@ -38,7 +38,28 @@ describe('delivery words', () => {
   });
 });
 
+describe('edit bodies', () => {
+  it('send only what changed, and an empty address keeps the sealed one', () => {
+    const same = { name: WEBHOOK.name, url: '', kinds: [...WEBHOOK.kinds], bodyFormat: 'slack' as const };
+    expect(updateBody(WEBHOOK, same)).toBeNull();
+    expect(updateBody(WEBHOOK, { ...same, kinds: ['approval.waiting', 'run.finished'] })).toEqual({ id: WEBHOOK.id, kinds: ['run.finished', 'approval.waiting'] });
+    expect(updateBody(WEBHOOK, { ...same, name: ' Ops ', url: ' https://chat.example/hooks/x ', bodyFormat: 'standard' })).toEqual({ id: WEBHOOK.id, name: 'Ops', url: 'https://chat.example/hooks/x', bodyFormat: 'standard' });
+  });
+});
+
 describe('TeamWebhooksAdmin', () => {
+  it('edits a webhook with only what changed', async () => {
+    const { connection, calls } = fakeConnection({ 'team-webhooks-v1/list': { webhooks: [WEBHOOK] }, 'team-webhooks-v1/update': WEBHOOK });
+    await show(<TeamWebhooksAdmin connection={connection} role="admin" />, mount.element);
+    await act(async () => button(mount.element, 'Edit').click());
+    const form = mount.element.querySelector<HTMLFormElement>(`form[aria-label="Edit ${WEBHOOK.name}"]`)!;
+    expect(form.querySelector<HTMLInputElement>('input[type="url"]')!.value).toBe('');
+    await typeInto(form.querySelector<HTMLInputElement>('input[type="text"]')!, 'Ops room');
+    await submit(form);
+    expect(calls).toContainEqual(['team-webhooks-v1/update', { id: WEBHOOK.id, name: 'Ops room' }]);
+    expect(mount.element.querySelector(`form[aria-label="Edit ${WEBHOOK.name}"]`)).toBeNull();
+  });
+
   it('adds a webhook, shows its secret once and empties the address it sent', async () => {
     const answers: Record<string, unknown> = { 'team-webhooks-v1/list': { webhooks: [] }, 'team-webhooks-v1/create': { webhook: WEBHOOK, secret: 'whsec_c2VjcmV0' } };
     const { connection, calls } = fakeConnection(answers);

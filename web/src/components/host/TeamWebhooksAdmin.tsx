@@ -1,7 +1,8 @@
 /**
  * The team's webhooks (`team-webhooks-v1`): owners and admins add an address with the
  * event kinds it hears and its body format, see the signing secret once (with a Copy
- * button), send a test event, turn a webhook off or delete it, and read its delivery log.
+ * button), edit one (an empty address keeps the sealed one), send a test event, turn a
+ * webhook off or delete it, and read its delivery log.
  * An address is shown masked; members are told why they see nothing.
  */
 
@@ -89,59 +90,104 @@ function WebhooksPanel({ connection }: { connection: HostConnection }) {
   );
 }
 
+/** What the add and edit forms hold. An empty address on edit keeps the sealed one. */
+export interface WebhookForm {
+  name: string;
+  url: string;
+  kinds: string[];
+  bodyFormat: BodyFormat;
+}
+
+export const NEW_WEBHOOK: WebhookForm = { name: '', url: '', kinds: ['run.failed', 'approval.waiting'], bodyFormat: 'standard' };
+
+/** The edit form's body for `team-webhooks-v1/update`: only what changed (`null` for nothing). */
+export function updateBody(webhook: Webhook, form: WebhookForm): { id: string; name?: string; url?: string; kinds?: string[]; bodyFormat?: BodyFormat } | null {
+  const body: { id: string; name?: string; url?: string; kinds?: string[]; bodyFormat?: BodyFormat } = { id: webhook.id };
+  if (form.name.trim() !== webhook.name) body.name = form.name.trim();
+  if (form.url.trim() !== '') body.url = form.url.trim();
+  const kinds = WEBHOOK_KINDS.map((k) => k.id).filter((id) => form.kinds.includes(id));
+  if (kinds.join() !== webhook.kinds.join()) body.kinds = kinds;
+  if (form.bodyFormat !== webhook.bodyFormat) body.bodyFormat = form.bodyFormat;
+  return Object.keys(body).length > 1 ? body : null;
+}
+
 function AddWebhook({ connection, onAdded }: { connection: HostConnection; onAdded: (name: string, secret: string) => void }) {
-  const [name, setName] = useState('');
-  const [url, setUrl] = useState('');
-  const [kinds, setKinds] = useState<string[]>(['run.failed', 'approval.waiting']);
-  const [bodyFormat, setBodyFormat] = useState<BodyFormat>('standard');
+  return (
+    <WebhookFields
+      label="Add a webhook"
+      submitText="Add webhook"
+      start={NEW_WEBHOOK}
+      onSubmit={async (form) => {
+        const created = await connection.call('team-webhooks-v1/create', { name: form.name.trim(), url: form.url.trim(), kinds: form.kinds, bodyFormat: form.bodyFormat });
+        onAdded(created.webhook.name, created.secret);
+      }}
+    />
+  );
+}
+
+function WebhookFields(props: { label: string; submitText: string; start: WebhookForm; editing?: boolean; onSubmit: (form: WebhookForm) => Promise<void>; onCancel?: () => void }) {
+  const { label, submitText, start, editing = false, onSubmit, onCancel } = props;
+  const [form, setForm] = useState<WebhookForm>(start);
   const [error, setError] = useState<unknown>(null);
+  const set = (change: Partial<WebhookForm>) => setForm((old) => ({ ...old, ...change }));
   const submit = async (event: Event) => {
     event.preventDefault();
     setError(null);
     try {
-      const created = await connection.call('team-webhooks-v1/create', { name: name.trim(), url: url.trim(), kinds, bodyFormat });
+      await onSubmit(form);
       // The address may carry a token: it leaves its input once the host has it.
-      setUrl('');
-      setName('');
-      onAdded(created.webhook.name, created.secret);
+      setForm({ ...start, url: '' });
     } catch (failure) {
       setError(failure);
     }
   };
-  const toggle = (kind: string, on: boolean) => setKinds((old) => (on ? [...old, kind] : old.filter((k) => k !== kind)));
+  const toggle = (kind: string, on: boolean) => set({ kinds: on ? [...form.kinds, kind] : form.kinds.filter((k) => k !== kind) });
   return (
-    <form class="admin-form" aria-label="Add a webhook" onSubmit={(event) => void submit(event)}>
-      <h3>Add a webhook</h3>
+    <form class="admin-form" aria-label={label} onSubmit={(event) => void submit(event)}>
+      {editing ? null : <h3>{label}</h3>}
       <label>
         Name
-        <input type="text" value={name} maxLength={100} onInput={(e) => setName(e.currentTarget.value)} required />
+        <input type="text" value={form.name} maxLength={100} onInput={(e) => set({ name: e.currentTarget.value })} required />
       </label>
       <label>
         Address
-        <input type="url" aria-label="Address" value={url} placeholder="https://hooks.slack.com/services/…" autoComplete="off" onInput={(e) => setUrl(e.currentTarget.value)} required />
+        <input
+          type="url"
+          aria-label="Address"
+          value={form.url}
+          placeholder={editing ? 'Leave empty to keep the saved address' : 'https://hooks.slack.com/services/…'}
+          autoComplete="off"
+          onInput={(e) => set({ url: e.currentTarget.value })}
+          required={!editing}
+        />
         <span class="admin-muted">Its path and query are sealed and shown masked.</span>
       </label>
       <fieldset>
         <legend>Events</legend>
         {WEBHOOK_KINDS.map((kind) => (
           <label key={kind.id} class="admin-inline">
-            <input type="checkbox" value={kind.id} checked={kinds.includes(kind.id)} onChange={(e) => toggle(kind.id, e.currentTarget.checked)} />
+            <input type="checkbox" value={kind.id} checked={form.kinds.includes(kind.id)} onChange={(e) => toggle(kind.id, e.currentTarget.checked)} />
             {kind.name}
           </label>
         ))}
       </fieldset>
       <label>
         Body
-        <select aria-label="Body" value={bodyFormat} onChange={(e) => setBodyFormat(e.currentTarget.value as BodyFormat)}>
+        <select aria-label="Body" value={form.bodyFormat} onChange={(e) => set({ bodyFormat: e.currentTarget.value as BodyFormat })}>
           <option value="standard">Standard Webhooks JSON</option>
           <option value="slack">Chat text (Slack, Mattermost, Discord’s /slack address)</option>
         </select>
       </label>
       {error ? <Banner tone="error">{describeError(error)}</Banner> : null}
       <div class="admin-inline">
-        <button type="submit" class="btn btn-primary btn-sm" disabled={kinds.length === 0}>
-          Add webhook
+        <button type="submit" class="btn btn-primary btn-sm" disabled={form.kinds.length === 0}>
+          {submitText}
         </button>
+        {onCancel ? (
+          <button type="button" class="btn btn-secondary btn-sm" onClick={onCancel}>
+            Cancel
+          </button>
+        ) : null}
       </div>
     </form>
   );
@@ -151,6 +197,7 @@ function WebhookRow({ connection, webhook, onChanged }: { connection: HostConnec
   const [error, setError] = useState<unknown>(null);
   const [tested, setTested] = useState<Delivery | null>(null);
   const [showLog, setShowLog] = useState(false);
+  const [editing, setEditing] = useState(false);
   const run = async (action: () => Promise<unknown>) => {
     setError(null);
     try {
@@ -187,6 +234,9 @@ function WebhookRow({ connection, webhook, onChanged }: { connection: HostConnec
         <button type="button" class="btn btn-secondary btn-sm" onClick={() => void run(() => connection.call('team-webhooks-v1/update', { id: webhook.id, enabled: !webhook.enabled }))}>
           {webhook.enabled ? 'Turn off' : 'Turn on'}
         </button>
+        <button type="button" class="btn btn-secondary btn-sm" aria-expanded={editing} onClick={() => setEditing(!editing)}>
+          Edit
+        </button>
         <button type="button" class="btn btn-secondary btn-sm" aria-expanded={showLog} onClick={() => setShowLog(!showLog)}>
           Delivery log
         </button>
@@ -199,6 +249,21 @@ function WebhookRow({ connection, webhook, onChanged }: { connection: HostConnec
           onConfirm={() => run(() => connection.call('team-webhooks-v1/delete', { id: webhook.id }))}
         />
       </div>
+      {editing ? (
+        <WebhookFields
+          label={`Edit ${webhook.name}`}
+          submitText="Save"
+          editing
+          start={{ name: webhook.name, url: '', kinds: [...webhook.kinds], bodyFormat: webhook.bodyFormat === 'slack' ? 'slack' : 'standard' }}
+          onCancel={() => setEditing(false)}
+          onSubmit={async (form) => {
+            const body = updateBody(webhook, form);
+            if (body) await connection.call('team-webhooks-v1/update', body);
+            setEditing(false);
+            onChanged();
+          }}
+        />
+      ) : null}
       {showLog ? <DeliveryLog connection={connection} webhookId={webhook.id} refresh={tested?.id ?? ''} /> : null}
     </li>
   );
