@@ -225,6 +225,14 @@ class HostSettings(SettingsSection):
         "Otherwise web_fetch reaches public addresses only: never loopback, private, "
         "link-local (cloud metadata) or any other special-purpose address.",
     )
+    webhook_allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="Host names, IP addresses and CIDR ranges a team webhook may be sent to "
+        "although they are not public, comma-separated (an on-premises chat server: "
+        "chat.corp.example,10.3.0.0/16). Otherwise a webhook at loopback, a private, "
+        "link-local (cloud metadata) or other special-purpose address, or one of the host's "
+        "own addresses, is refused (webhookAddressRefused) when saved and at every attempt.",
+    )
     workspace_agent_max_files: int = Field(
         1000,
         ge=1,
@@ -280,7 +288,11 @@ class HostSettings(SettingsSection):
     )
 
     @field_validator(
-        "browser_allowed_hosts", "web_fetch_allowed_hosts", "proxy_allowed_hosts", mode="before"
+        "browser_allowed_hosts",
+        "web_fetch_allowed_hosts",
+        "proxy_allowed_hosts",
+        "webhook_allowed_hosts",
+        mode="before",
     )
     @classmethod
     def _split_allowed_hosts(cls, value: Any) -> Any:
@@ -289,7 +301,12 @@ class HostSettings(SettingsSection):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
 
-    @field_validator("browser_allowed_hosts", "web_fetch_allowed_hosts", "proxy_allowed_hosts")
+    @field_validator(
+        "browser_allowed_hosts",
+        "web_fetch_allowed_hosts",
+        "proxy_allowed_hosts",
+        "webhook_allowed_hosts",
+    )
     @classmethod
     def _check_allowed_hosts(cls, value: list[str]) -> list[str]:
         for entry in value:

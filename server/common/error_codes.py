@@ -202,6 +202,13 @@ HOST_ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode("dialogClosed", "The page dialog is closed already."),
     ErrorCode("dialogForPerson", "A person must answer this page dialog."),
     ErrorCode("addressRefused", "The host's address policy refuses this address."),
+    ErrorCode(
+        "webhookAddressRefused",
+        "The host's address policy refuses this webhook's address (loopback, private, "
+        "link-local or another special-purpose address, or the host's own).",
+    ),
+    ErrorCode("teamWebhookNotFound", "No such webhook in this team."),
+    ErrorCode("teamWebhookLimit", "The team has as many webhooks as it may."),
     ErrorCode("nameNotResolved", "A host name did not resolve to any address."),
     ErrorCode("memoryLimit", "The agent keeps as many memories as it may."),
     ErrorCode("memoryNotFound", "No such memory of the agent, or not one the caller may reach."),

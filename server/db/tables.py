@@ -479,37 +479,48 @@ routine_hook_deliveries = sa.Table(
     sa.Index(None, "team_id", "hook_id", "taken_at"),
 )
 
-# Every column that holds secret-box ciphertexts: the host's start-up check and key
-# rotation find them here.
-PROVIDER_API_KEY = EncryptedColumn(providers, "id", "team_id", "api_key", "provider-api-key")
-WEB_SEARCH_API_KEY = EncryptedColumn(
-    web_search_settings, "team_id", "team_id", "api_key", "web-search-api-key"
+# Team webhooks: endpoints that owners and admins add, told of runs and waiting approvals.
+# ``url_origin`` is shown; the rest of the address (a chat service's path token, the
+# query) is ``url_secret``, sealed by the secret box, as is the signing secret.
+team_webhooks = sa.Table(
+    "team_webhooks",
+    metadata,
+    sa.Column("id", ID, primary_key=True),
+    sa.Column("team_id", ID, nullable=False),
+    sa.Column("name", sa.String(100), nullable=False),
+    sa.Column("url_origin", sa.String(300), nullable=False),
+    sa.Column("url_secret", sa.LargeBinary, nullable=True),
+    sa.Column("body_format", sa.String(16), nullable=False),
+    sa.Column("kinds", sa.JSON, nullable=False),
+    sa.Column("signing_secret", sa.LargeBinary, nullable=False),
+    sa.Column("enabled", sa.Boolean, nullable=False),
+    sa.Column("created_by", ID, nullable=False),
+    sa.Column("created_at", TIME, nullable=False),
+    sa.Column("updated_at", TIME, nullable=False),
+    sa.Index(None, "team_id", "created_at"),
 )
-PROXY_PASSWORD = EncryptedColumn(browser_proxies, "id", "team_id", "password", "proxy-password")
-VAULT_PASSWORD = EncryptedColumn(vault_items, "id", "team_id", "password", "vault-password")
-VAULT_TOTP_SECRET = EncryptedColumn(
-    vault_items, "id", "team_id", "totp_secret", "vault-totp-secret"
-)
-VAULT_CARD_NUMBER = EncryptedColumn(
-    vault_items, "id", "team_id", "card_number", "vault-card-number"
-)
-VAULT_SECURITY_CODE = EncryptedColumn(
-    vault_items, "id", "team_id", "security_code", "vault-security-code"
-)
-HOOK_SECRET = EncryptedColumn(routine_hooks, "id", "team_id", "secret", "hook-secret")
-HOOK_PREVIOUS_SECRET = EncryptedColumn(
-    routine_hooks, "id", "team_id", "previous_secret", "hook-previous-secret"
-)
-ENCRYPTED_COLUMNS: tuple[EncryptedColumn, ...] = (
-    PROVIDER_API_KEY,
-    WEB_SEARCH_API_KEY,
-    PROXY_PASSWORD,
-    VAULT_PASSWORD,
-    VAULT_TOTP_SECRET,
-    VAULT_CARD_NUMBER,
-    VAULT_SECURITY_CODE,
-    HOOK_SECRET,
-    HOOK_PREVIOUS_SECRET,
+
+# Each event sent (or to send) to a team webhook: durable, so retries survive a restart.
+# ``next_attempt_at`` is set while the delivery is pending; a sender claims a delivery by
+# moving it forward (a lease), so a crash mid-attempt is retried once the lease ends.
+team_webhook_deliveries = sa.Table(
+    "team_webhook_deliveries",
+    metadata,
+    sa.Column("id", ID, primary_key=True),
+    sa.Column("team_id", ID, nullable=False),
+    sa.Column("webhook_id", ID, nullable=False),
+    sa.Column("kind", sa.String(40), nullable=False),
+    sa.Column("body", sa.Text, nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("attempts", sa.Integer, nullable=False),
+    sa.Column("max_attempts", sa.Integer, nullable=False),
+    sa.Column("next_attempt_at", TIME, nullable=True),
+    sa.Column("last_status", sa.Integer, nullable=True),
+    sa.Column("last_error", sa.String(200), nullable=True),
+    sa.Column("created_at", TIME, nullable=False),
+    sa.Column("updated_at", TIME, nullable=False),
+    sa.Index(None, "team_id", "webhook_id", "created_at"),
+    sa.Index(None, "status", "next_attempt_at"),
 )
 
 # A routine: the message that starts each run of an agent, and when (``schedule`` is
@@ -630,5 +641,46 @@ smtp_settings = sa.Table(
     sa.Column("updated_at", TIME, nullable=False),
 )
 
+
+# Every column that holds secret-box ciphertexts: the host's start-up check and key
+# rotation find them here.
+PROVIDER_API_KEY = EncryptedColumn(providers, "id", "team_id", "api_key", "provider-api-key")
+WEB_SEARCH_API_KEY = EncryptedColumn(
+    web_search_settings, "team_id", "team_id", "api_key", "web-search-api-key"
+)
+PROXY_PASSWORD = EncryptedColumn(browser_proxies, "id", "team_id", "password", "proxy-password")
+VAULT_PASSWORD = EncryptedColumn(vault_items, "id", "team_id", "password", "vault-password")
+VAULT_TOTP_SECRET = EncryptedColumn(
+    vault_items, "id", "team_id", "totp_secret", "vault-totp-secret"
+)
+VAULT_CARD_NUMBER = EncryptedColumn(
+    vault_items, "id", "team_id", "card_number", "vault-card-number"
+)
+VAULT_SECURITY_CODE = EncryptedColumn(
+    vault_items, "id", "team_id", "security_code", "vault-security-code"
+)
+HOOK_SECRET = EncryptedColumn(routine_hooks, "id", "team_id", "secret", "hook-secret")
+HOOK_PREVIOUS_SECRET = EncryptedColumn(
+    routine_hooks, "id", "team_id", "previous_secret", "hook-previous-secret"
+)
+TEAM_WEBHOOK_URL_SECRET = EncryptedColumn(
+    team_webhooks, "id", "team_id", "url_secret", "team-webhook-url-secret"
+)
+TEAM_WEBHOOK_SIGNING_SECRET = EncryptedColumn(
+    team_webhooks, "id", "team_id", "signing_secret", "team-webhook-signing-secret"
+)
 SMTP_PASSWORD = EncryptedColumn(smtp_settings, "team_id", "team_id", "password", "smtp-password")
-ENCRYPTED_COLUMNS = (*ENCRYPTED_COLUMNS, SMTP_PASSWORD)
+ENCRYPTED_COLUMNS: tuple[EncryptedColumn, ...] = (
+    PROVIDER_API_KEY,
+    WEB_SEARCH_API_KEY,
+    PROXY_PASSWORD,
+    VAULT_PASSWORD,
+    VAULT_TOTP_SECRET,
+    VAULT_CARD_NUMBER,
+    VAULT_SECURITY_CODE,
+    HOOK_SECRET,
+    HOOK_PREVIOUS_SECRET,
+    TEAM_WEBHOOK_URL_SECRET,
+    TEAM_WEBHOOK_SIGNING_SECRET,
+    SMTP_PASSWORD,
+)

@@ -34,6 +34,9 @@ from server.host.agents.routine_scheduler import RoutineScheduler
 from server.host.agents.routines import RoutineService
 from server.host.agents.secret_handoff import SecretHandoffService
 from server.host.agents.teaching import TeachingService
+from server.host.agents.team_webhook_events import app_link
+from server.host.agents.team_webhook_sender import WebhookSender
+from server.host.agents.team_webhooks import TeamWebhookService
 from server.host.agents.threads import ThreadService, TurnEnded
 from server.host.agents.work_signals import AttentionWaiting, RunFinished
 from server.host.browser.pages import PageAttached
@@ -103,6 +106,7 @@ class _Machinery:
     peers: PeerManager
     proxy_judge: ProxyAddressJudge
     web: WebFetcher
+    webhook_sender: WebhookSender
 
 
 @dataclass(frozen=True)
@@ -142,6 +146,7 @@ class _Agents:
     routine_scheduler: RoutineScheduler
     hub_outbox: HubOutbox
     routine_hooks: RoutineHookService
+    team_webhooks: TeamWebhookService
 
 
 @dataclass(frozen=True)
@@ -177,6 +182,7 @@ class HostServices:
     peers: PeerManager
     proxy_judge: ProxyAddressJudge
     web: WebFetcher
+    webhook_sender: WebhookSender
     memories: MemoryService
     browsing_steps: BrowsingStepService
     providers: ProviderService
@@ -198,6 +204,7 @@ class HostServices:
     routine_scheduler: RoutineScheduler
     hub_outbox: HubOutbox
     routine_hooks: RoutineHookService
+    team_webhooks: TeamWebhookService
     live: LiveViews
     teaching: TeachingService
     control_requests: ControlRequestService
@@ -217,15 +224,19 @@ class HostServices:
         secrets: SecretBox,
         clock: Clock | None = None,
         search_endpoints: SearchEndpoints | None = None,
+        webhook_sender: WebhookSender | None = None,
     ) -> HostServices:
         """The services; ``db`` is the hub's for the built-in host, the host's own otherwise.
         ``route_tables`` are the Team API routes it serves (``routes.tables``); ``secrets``
-        seals provider keys (``services.keys.SecretKeys.open_box``)."""
+        seals provider keys (``services.keys.SecretKeys.open_box``); ``webhook_sender``
+        replaces the team webhooks' sender (a test's resolver or allowed endpoints)."""
         base = _Base(settings, clock or SystemClock(), identity, db, secrets)
         # A Team API handler's call names the services, made last: the peers answer none
         # before the host is linked.
         services: HostServices
-        machinery = _machinery(base, route_tables, lambda peer: HostCall(peer, services))
+        machinery = _machinery(
+            base, route_tables, lambda peer: HostCall(peer, services), webhook_sender
+        )
         stores = _stores(base, machinery, search_endpoints or SearchEndpoints())
         browsing = _browsing(base, machinery, stores)
         agents = _agents(base, machinery, stores, browsing)
@@ -245,6 +256,7 @@ class HostServices:
         self._resources.callback(self.workspace.close)
         await self._resources.enter_async_context(self.models)
         self._resources.push_async_callback(self.web_search.close)
+        await self._resources.enter_async_context(self.team_webhooks)
         # Turns end first: they use the browser, the peers and the providers; then reviews.
         self._resources.push_async_callback(self.memories.uses_counted)
         self._resources.push_async_callback(self.memory_review.close)
@@ -292,6 +304,8 @@ def _wire_signals(host: HostServices) -> None:
     on(StepRecorded, lambda s: host.teaching.step(s.step))
     on(AttentionWaiting, host.notifications.attention_waiting)
     on(RunFinished, host.notifications.run_finished)
+    on(RunFinished, host.team_webhooks.run_finished)
+    on(AttentionWaiting, host.team_webhooks.attention_waiting)
 
 
 def _fields_of(*parts: Any) -> dict[str, Any]:
@@ -302,6 +316,7 @@ def _machinery(
     base: _Base,
     route_tables: Sequence[HostRouteTable],
     make_call: Callable[[PeerIdentity], HostCall],
+    webhook_sender: WebhookSender | None,
 ) -> _Machinery:
     settings = base.settings.host
     # Read once: the host's own addresses, refused to browsers, web_fetch and proxies.
@@ -329,7 +344,15 @@ def _machinery(
     web = WebFetcher(
         PublicOnlyPolicy.from_entries(settings.web_fetch_allowed_hosts, own_addresses=own_addresses)
     )
-    return _Machinery(signals, egress, browser, metrics, team_api, peers, proxy_judge, web)
+    if webhook_sender is None:
+        webhook_sender = WebhookSender(
+            PublicOnlyPolicy.from_entries(
+                settings.webhook_allowed_hosts, own_addresses=own_addresses
+            )
+        )
+    return _Machinery(
+        signals, egress, browser, metrics, team_api, peers, proxy_judge, web, webhook_sender
+    )
 
 
 def _stores(base: _Base, machinery: _Machinery, search_endpoints: SearchEndpoints) -> _Stores:
@@ -399,6 +422,13 @@ def _agents(base: _Base, machinery: _Machinery, stores: _Stores, browsing: _Brow
     routines = RoutineService(db, clock, agents.get_agent, threads, announce, machinery.signals)
     outbox = HubOutbox()
     routine_hooks = RoutineHookService(db, clock, base.secrets, outbox)
+    team_webhooks = TeamWebhookService(
+        db,
+        clock,
+        base.secrets,
+        machinery.webhook_sender,
+        link=app_link(base.settings.hub.public_url),
+    )
     return _Agents(
         agents,
         attention,
@@ -411,6 +441,7 @@ def _agents(base: _Base, machinery: _Machinery, stores: _Stores, browsing: _Brow
         RoutineScheduler(routines, clock),
         outbox,
         routine_hooks,
+        team_webhooks,
     )
 
 

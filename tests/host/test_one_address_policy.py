@@ -1,6 +1,7 @@
 """One address policy for every way out of the host: the same table of forms through the
 browsers' policy, their PAC script's rows, the filtering proxy, web_fetch, a proxy's own
-address and a member's egress dialer, each refusing every form with the same rule."""
+address, a member's egress dialer and a team webhook's sender, each refusing every form
+with the same rule."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from server.common.browser_address_policy import (
 )
 from server.common.egress import Refusal, StreamRefused
 from server.common.public_addresses import PublicOnlyPolicy, resolve_pinned
+from server.host.agents.team_webhook_sender import WebhookSender
 from server.host.browser.address_guard import AddressGuard
 from server.host.proxies.addresses import ProxyAddress
 from server.host.proxies.judge import ProxyAddressJudge, ProxyAddressRefused
@@ -182,6 +184,16 @@ async def test_a_proxy_at_each_form_is_refused_and_names_its_block() -> None:
         assert f"is {named}, not a public address" in refused.value.message, text
         with pytest.raises(ProxyAddressRefused):
             await judge.pinned(proxy)
+
+
+async def test_a_team_webhook_refuses_each_form_when_sending() -> None:
+    sender = WebhookSender(DIALS, TableResolver({}))
+    for text, rule in FORMS:
+        with pytest.raises(AddressRefused) as refused:
+            await sender.judge(f"https://{_url_host(text)}/services/token")
+        assert refused.value.rule == rule, text
+        outcome = await sender.send(f"http://{_url_host(text)}/", {}, "{}")
+        assert (outcome.status, outcome.final) == (None, True), text
 
 
 async def test_a_member_egress_refuses_each_form() -> None:

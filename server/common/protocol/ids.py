@@ -48,6 +48,9 @@ RoutineId = Annotated[str, _HexId]
 RequestId = Annotated[str, _HexId]
 """A pending request a person answers: attention, a secret hand-off, a control request."""
 
+TeamWebhookId = Annotated[str, _HexId]
+"""One of a team's outbound webhooks."""
+
 SubAgentId = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{16}$")]
 """``uuid.uuid4().hex[:16]``: one sub-agent run inside a turn."""
 

@@ -62,7 +62,7 @@ class FetchedPage:
     cut: bool
 
 
-class _PinnedResolver(AbstractResolver):
+class PinnedResolver(AbstractResolver):
     """Answers only for hosts that were vetted for this fetch, with their vetted address."""
 
     def __init__(self) -> None:
@@ -115,7 +115,7 @@ class WebFetcher:
             ) from None
 
     async def _follow(self, start: URL, proxy: str | None) -> FetchedPage:
-        pinned = _PinnedResolver()
+        pinned = PinnedResolver()
         if proxy is not None:
             await self._pin_proxy(pinned, URL(proxy))
         connector = aiohttp.TCPConnector(resolver=pinned, use_dns_cache=False)
@@ -149,14 +149,14 @@ class WebFetcher:
             code="tooManyRedirects",
         )
 
-    async def _vet(self, pinned: _PinnedResolver, url: URL) -> None:
+    async def _vet(self, pinned: PinnedResolver, url: URL) -> None:
         host = normalize_host(url.raw_host or "")
         port = url.explicit_port or (443 if url.scheme == "https" else 80)
         address = await resolve_pinned(host, port, self.policy, resolver=self.resolver)
         # A host seen twice in one chain keeps its first vetted address.
         pinned.pinned.setdefault(host, address)
 
-    async def _pin_proxy(self, pinned: _PinnedResolver, proxy: URL) -> None:
+    async def _pin_proxy(self, pinned: PinnedResolver, proxy: URL) -> None:
         # The proxy is the host's own configuration (often a loopback relay): not vetted.
         host = normalize_host(proxy.raw_host or "")
         literal = parse_host_address(host)

@@ -28,6 +28,7 @@ from server.host.storage.memories import AgentMemory, AgentMemoryRepository, Mem
 from server.host.storage.profiles import BrowserProfile, BrowserProfileRepository
 from server.host.storage.providers import ProviderRepository, ProviderRow
 from server.host.storage.proxies import ProxyRepository, ProxyRow
+from server.host.storage.team_webhooks import DeliveryRow, TeamWebhookRepository, TeamWebhookRow
 from server.host.storage.threads import StoredMessage, Thread, ThreadRepository, Turn
 from server.host.storage.vault import VaultItemRow, VaultRepository
 from server.host.storage.web_search import WebSearchRepository, WebSearchRow
@@ -129,6 +130,20 @@ COVERED: dict[type, frozenset[str]] = {
         {"list_marked", "count_items", "get_item", "add_item", "update_item", "remove_item"}
     ),
     WebSearchRepository: frozenset({"get_settings", "update_settings", "remove_settings"}),
+    TeamWebhookRepository: frozenset(
+        {
+            "list_webhooks",
+            "get_webhook",
+            "add_webhook",
+            "update_webhook",
+            "remove_webhook",
+            "add_delivery",
+            "get_delivery",
+            "list_deliveries",
+            "claim_delivery",
+            "update_delivery",
+        }
+    ),
 }
 
 # The queries that walk every team on purpose, and why.
@@ -142,6 +157,13 @@ HOST_WIDE: dict[type, dict[str, str]] = {
     BrowserProfileRepository: {
         # At start the browser restores every team's saved tabs, each into its profile.
         "list_profile_keys_of_every_team": "saved tabs of all teams are restored at start",
+    },
+    TeamWebhookRepository: {
+        # The host's one sender works through every team's due deliveries; each claim and
+        # outcome then names the delivery's own team.
+        "list_due": "the one sender attempts every team's due deliveries",
+        "next_due_at": "the one sender sleeps until any team's next delivery is due",
+        "remove_finished_deliveries": "old delivered and failed deliveries leave every log",
     },
 }
 
@@ -235,6 +257,41 @@ def proxy(team: str, proxy_id: str) -> ProxyRow:
     )
 
 
+def webhook(team: str, webhook_id: str) -> TeamWebhookRow:
+    return TeamWebhookRow(
+        webhook_id,
+        team,
+        "Ops",
+        "https://hooks.test",
+        b"path",
+        "standard",
+        ("run.failed",),
+        b"secret",
+        True,
+        MEMBER,
+        1.0,
+        1.0,
+    )
+
+
+def delivery(team: str, delivery_id: str, webhook_id: str) -> DeliveryRow:
+    return DeliveryRow(
+        delivery_id,
+        team,
+        webhook_id,
+        "run.failed",
+        "{}",
+        "pending",
+        0,
+        6,
+        5.0,
+        None,
+        None,
+        1.0,
+        1.0,
+    )
+
+
 def thread(team: str, thread_id: str, agent_id: str) -> Thread:
     return Thread(thread_id, team, agent_id, MEMBER, False, "T", 1.0, 1.0)
 
@@ -294,6 +351,9 @@ async def seed(db: Database) -> None:
             await WebSearchRepository().update_settings(
                 conn, WebSearchRow(team, "brave", None, None, b"key", 1.0)
             )
+            hooks = TeamWebhookRepository()
+            await hooks.add_webhook(conn, webhook(team, f"hook-{s}"))
+            await hooks.add_delivery(conn, delivery(team, f"dlv-{s}", f"hook-{s}"))
             steps = BrowsingStepRepository()
             await steps.set_enabled(conn, team, True, 1.0)
             await steps.add_step(
@@ -507,3 +567,24 @@ async def test_web_search(db: Database, calls: Calls) -> None:
         await repo.remove_settings(conn, TEAM_A)
         assert await repo.get_settings(conn, TEAM_A) is None
     assert calls.names == COVERED[WebSearchRepository]
+
+
+@pytest.mark.usefixtures("untouched")
+async def test_team_webhooks(db: Database, calls: Calls) -> None:
+    repo = calls.watch(TeamWebhookRepository())
+    async with db.write() as conn:
+        assert [w.id for w in await repo.list_webhooks(conn, TEAM_A)] == ["hook-a"]
+        assert await repo.get_webhook(conn, TEAM_A, "hook-b") is None
+        await repo.update_webhook(conn, TEAM_A, "hook-b", name="Taken", enabled=False)
+        assert await repo.get_delivery(conn, TEAM_A, "dlv-b") is None
+        assert await repo.list_deliveries(conn, TEAM_A, "hook-b", 10) == []
+        # Team B's delivery under team A's name, as it was read.
+        theirs = delivery(TEAM_A, "dlv-b", "hook-b")
+        assert not await repo.claim_delivery(conn, theirs, 100.0)
+        await repo.update_delivery(conn, TEAM_A, "dlv-b", status="failed")
+        await repo.remove_webhook(conn, TEAM_A, "hook-b")
+        await repo.add_webhook(conn, webhook(TEAM_A, "hook-a2"))
+        await repo.add_delivery(conn, delivery(TEAM_A, "dlv-a2", "hook-a2"))
+        assert await repo.claim_delivery(conn, delivery(TEAM_A, "dlv-a2", "hook-a2"), 100.0)
+        assert [d.id for d in await repo.list_deliveries(conn, TEAM_A, "hook-a2", 10)] == ["dlv-a2"]
+    assert calls.names == COVERED[TeamWebhookRepository]

@@ -70,6 +70,7 @@ export const CAPABILITY = {
   webSearch: 'web-search-v1',
   notifications: 'notifications-v1',
   mailServer: 'mail-server-v1',
+  teamWebhooks: 'team-webhooks-v1',
 } as const;
 
 /** What of the live view a host serves, read from its `capabilities`. */

@@ -1245,6 +1245,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/routines-v1/hooks-create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A new webhook trigger for a routine, with its secret (shown this once). */
+        post: operations["routines-v1/hooks-create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/routines-v1/hooks-delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Delete a trigger; the hub answers its sender 404 from then on. */
+        post: operations["routines-v1/hooks-delete"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/routines-v1/hooks-list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A routine's webhook triggers, never their secrets. */
+        post: operations["routines-v1/hooks-list"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/routines-v1/hooks-rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A new secret for a trigger (shown this once); the one before stays valid for a day. */
+        post: operations["routines-v1/hooks-rotate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/routines-v1/list": {
         parameters: {
             query?: never;
@@ -1307,6 +1375,108 @@ export interface paths {
         put?: never;
         /** Change every setting of a routine (its creator, or an admin). */
         post: operations["routines-v1/update"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/team-webhooks-v1/create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Add a webhook; its address must be public (or allowed by the host's setting). */
+        post: operations["team-webhooks-v1/create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/team-webhooks-v1/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Remove a webhook and its delivery log. */
+        post: operations["team-webhooks-v1/delete"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/team-webhooks-v1/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A webhook's latest deliveries, newest first. */
+        post: operations["team-webhooks-v1/deliveries"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/team-webhooks-v1/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The team's webhooks, addresses masked. */
+        post: operations["team-webhooks-v1/list"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/team-webhooks-v1/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a test event now (one attempt) and answer how it went. */
+        post: operations["team-webhooks-v1/test"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/team-webhooks-v1/update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Change a webhook's name, address, kinds, body format or whether it is on. */
+        post: operations["team-webhooks-v1/update"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2456,6 +2626,17 @@ export interface components {
             /** Name */
             name: string;
         };
+        /** CreateHook */
+        CreateHook: {
+            /**
+             * Enabled
+             * @default true
+             */
+            enabled?: boolean;
+            filters?: components["schemas"]["HookFilters-Input"];
+            /** Routineid */
+            routineId: string;
+        };
         /** CreateProfile */
         CreateProfile: {
             /** Name */
@@ -2519,6 +2700,26 @@ export interface components {
             /** Item */
             item: components["schemas"]["LoginFields"] | components["schemas"]["CardFields"] | components["schemas"]["ContactFields"];
         };
+        /** CreateWebhook */
+        CreateWebhook: {
+            /**
+             * Bodyformat
+             * @default standard
+             * @enum {string}
+             */
+            bodyFormat?: "standard" | "slack";
+            /**
+             * Enabled
+             * @default true
+             */
+            enabled?: boolean;
+            /** Kinds */
+            kinds: string[];
+            /** Name */
+            name: string;
+            /** Url */
+            url: string;
+        };
         /**
          * Cursor
          * @description The CSS cursor under the pointer changed.
@@ -2559,6 +2760,44 @@ export interface components {
             deleted: boolean;
             /** Kind */
             kind: string;
+        };
+        /** DeliveryEntry */
+        DeliveryEntry: {
+            /** Attempts */
+            attempts: number;
+            /** Createdat */
+            createdAt: number;
+            /**
+             * Id
+             * @description the webhook-id header of every attempt
+             */
+            id: string;
+            /** Kind */
+            kind: string;
+            /**
+             * Lasterror
+             * @description why the last attempt failed, in words
+             */
+            lastError: string | null;
+            /**
+             * Laststatus
+             * @description the last answer's HTTP status
+             */
+            lastStatus: number | null;
+            /** Nextattemptat */
+            nextAttemptAt: number | null;
+            /**
+             * Status
+             * @description 'pending', 'delivered' or 'failed'
+             */
+            status: string;
+            /** Updatedat */
+            updatedAt: number;
+        };
+        /** DeliveryList */
+        DeliveryList: {
+            /** Deliveries */
+            deliveries: components["schemas"]["DeliveryEntry"][];
         };
         /** Discarded */
         Discarded: {
@@ -2641,6 +2880,16 @@ export interface components {
             /** Message */
             message: string;
         };
+        /**
+         * FieldEquals
+         * @description The body's field at ``path`` (dots between names, as ``data.action``) equals ``value``.
+         */
+        FieldEquals: {
+            /** Path */
+            path: string;
+            /** Value */
+            value: string | number | boolean | null;
+        };
         /** FileWritten */
         FileWritten: {
             /** Created */
@@ -2680,12 +2929,91 @@ export interface components {
             /** Routineid */
             routineId: string;
         };
+        /** HookCreated */
+        HookCreated: {
+            hook: components["schemas"]["HookView"];
+            /**
+             * Secret
+             * @description The signing secret: shown this once.
+             */
+            secret: string;
+        };
+        /** HookDeleted */
+        HookDeleted: {
+            /** Deleted */
+            deleted: boolean;
+        };
+        /**
+         * HookFilters
+         * @description What a delivery's body must hold to start a run; empty filters pass everything.
+         */
+        "HookFilters-Input": {
+            /** Equals */
+            equals?: components["schemas"]["FieldEquals"][];
+            /**
+             * Eventtypefield
+             * @default type
+             */
+            eventTypeField?: string;
+            /** Eventtypes */
+            eventTypes?: string[];
+        };
+        /**
+         * HookFilters
+         * @description What a delivery's body must hold to start a run; empty filters pass everything.
+         */
+        "HookFilters-Output": {
+            /** Equals */
+            equals: components["schemas"]["FieldEquals"][];
+            /**
+             * Eventtypefield
+             * @default type
+             */
+            eventTypeField: string;
+            /** Eventtypes */
+            eventTypes: string[];
+        };
+        /** HookList */
+        HookList: {
+            /** Hooks */
+            hooks: components["schemas"]["HookView"][];
+        };
+        /** HookRef */
+        HookRef: {
+            /** Hookid */
+            hookId: string;
+        };
+        /** HookView */
+        HookView: {
+            /** Createdat */
+            createdAt: number;
+            /** Createdby */
+            createdBy: string;
+            /** Enabled */
+            enabled: boolean;
+            filters: components["schemas"]["HookFilters-Output"];
+            /** Id */
+            id: string;
+            /**
+             * Path
+             * @description Where the sender posts, on the hub.
+             */
+            path: string;
+            /**
+             * Previoussecretuntil
+             * @description Until when the secret before the last rotation is still accepted.
+             */
+            previousSecretUntil: number | null;
+            /** Rotatedat */
+            rotatedAt: number | null;
+            /** Routineid */
+            routineId: string;
+        };
         /**
          * HostEventMessageSchema
          * @description An event the host pushes on the ``team-api`` channel.
          */
-        HostEventMessage: components["schemas"]["AgentsChangedEvent"] | components["schemas"]["ThreadsChangedEvent"] | components["schemas"]["TurnStartedEvent"] | components["schemas"]["TextDeltaEvent"] | components["schemas"]["TextResetEvent"] | components["schemas"]["ToolCallStartedEvent"] | components["schemas"]["ToolCallFinishedEvent"] | components["schemas"]["TurnFinishedEvent"] | components["schemas"]["AttentionRequestedEvent"] | components["schemas"]["AttentionResolvedEvent"] | components["schemas"]["TasksChangedEvent"] | components["schemas"]["SubAgentEventEvent"] | components["schemas"]["BrowserTabsChangedEvent"] | components["schemas"]["BrowserProfilesChangedEvent"] | components["schemas"]["ProvidersChangedEvent"] | components["schemas"]["VaultChangedEvent"] | components["schemas"]["AgentMemoriesChangedEvent"] | components["schemas"]["BrowserTakeoverRequestedEvent"] | components["schemas"]["BrowserControlRequestedEvent"] | components["schemas"]["BrowserControlRequestResolvedEvent"] | components["schemas"]["RoutineRunStartedEvent"] | components["schemas"]["RoutineRunFinishedEvent"] | components["schemas"]["RevokedEvent"];
-        HostEventMessage: components["schemas"]["AgentsChangedEvent"] | components["schemas"]["ThreadsChangedEvent"] | components["schemas"]["TurnStartedEvent"] | components["schemas"]["TextDeltaEvent"] | components["schemas"]["TextResetEvent"] | components["schemas"]["ToolCallStartedEvent"] | components["schemas"]["ToolCallFinishedEvent"] | components["schemas"]["TurnFinishedEvent"] | components["schemas"]["AttentionRequestedEvent"] | components["schemas"]["AttentionResolvedEvent"] | components["schemas"]["TasksChangedEvent"] | components["schemas"]["SubAgentEventEvent"] | components["schemas"]["BrowserTabsChangedEvent"] | components["schemas"]["BrowserProfilesChangedEvent"] | components["schemas"]["ProvidersChangedEvent"] | components["schemas"]["VaultChangedEvent"] | components["schemas"]["AgentMemoriesChangedEvent"] | components["schemas"]["BrowserTakeoverRequestedEvent"] | components["schemas"]["BrowserControlRequestedEvent"] | components["schemas"]["BrowserControlRequestResolvedEvent"] | components["schemas"]["RevokedEvent"] | components["schemas"]["NotificationAddedEvent"] | components["schemas"]["NotificationsReadEvent"];
+        HostEventMessage: components["schemas"]["AgentsChangedEvent"] | components["schemas"]["ThreadsChangedEvent"] | components["schemas"]["TurnStartedEvent"] | components["schemas"]["TextDeltaEvent"] | components["schemas"]["TextResetEvent"] | components["schemas"]["ToolCallStartedEvent"] | components["schemas"]["ToolCallFinishedEvent"] | components["schemas"]["TurnFinishedEvent"] | components["schemas"]["AttentionRequestedEvent"] | components["schemas"]["AttentionResolvedEvent"] | components["schemas"]["TasksChangedEvent"] | components["schemas"]["SubAgentEventEvent"] | components["schemas"]["BrowserTabsChangedEvent"] | components["schemas"]["BrowserProfilesChangedEvent"] | components["schemas"]["ProvidersChangedEvent"] | components["schemas"]["VaultChangedEvent"] | components["schemas"]["AgentMemoriesChangedEvent"] | components["schemas"]["BrowserTakeoverRequestedEvent"] | components["schemas"]["BrowserControlRequestedEvent"] | components["schemas"]["BrowserControlRequestResolvedEvent"] | components["schemas"]["RoutineRunStartedEvent"] | components["schemas"]["RoutineRunFinishedEvent"] | components["schemas"]["RevokedEvent"] | components["schemas"]["NotificationAddedEvent"] | components["schemas"]["NotificationsReadEvent"];
         /**
          * HostViewMessageSchema
          * @description What the host sends on a ``view:`` channel besides frames.
@@ -2744,6 +3072,16 @@ export interface components {
              * @default
              */
             path?: string;
+        };
+        /** ListDeliveries */
+        ListDeliveries: {
+            /** Id */
+            id: string;
+            /**
+             * Limit
+             * @default 50
+             */
+            limit?: number;
         };
         /** ListMemories */
         ListMemories: {
@@ -4756,6 +5094,37 @@ export interface components {
              */
             username?: string | null;
         };
+        /** UpdateWebhook */
+        UpdateWebhook: {
+            /**
+             * Bodyformat
+             * @default null
+             */
+            bodyFormat?: ("standard" | "slack") | null;
+            /**
+             * Enabled
+             * @default null
+             */
+            enabled?: boolean | null;
+            /** Id */
+            id: string;
+            /**
+             * Kinds
+             * @default null
+             */
+            kinds?: string[] | null;
+            /**
+             * Name
+             * @default null
+             */
+            name?: string | null;
+            /**
+             * Url
+             * @description a new address; absent keeps the sealed one
+             * @default null
+             */
+            url?: string | null;
+        };
         /** UploadChunk */
         UploadChunk: {
             /** Data */
@@ -4947,6 +5316,58 @@ export interface components {
             engineId: string | null;
             /** Keyset */
             keySet: boolean;
+        };
+        /** WebhookCreated */
+        WebhookCreated: {
+            /**
+             * Secret
+             * @description the signing secret (whsec_…), answered this once
+             */
+            secret: string;
+            webhook: components["schemas"]["WebhookView"];
+        };
+        /** WebhookDeleted */
+        WebhookDeleted: {
+            /** Deleted */
+            deleted: boolean;
+        };
+        /** WebhookList */
+        WebhookList: {
+            /** Webhooks */
+            webhooks: components["schemas"]["WebhookView"][];
+        };
+        /** WebhookRef */
+        WebhookRef: {
+            /** Id */
+            id: string;
+        };
+        /** WebhookView */
+        WebhookView: {
+            /**
+             * Bodyformat
+             * @description 'standard' (Standard Webhooks) or 'slack' ({text})
+             */
+            bodyFormat: string;
+            /** Createdat */
+            createdAt: number;
+            /** Enabled */
+            enabled: boolean;
+            /** Id */
+            id: string;
+            /**
+             * Kinds
+             * @description run.finished, run.failed, approval.waiting
+             */
+            kinds: string[];
+            /** Name */
+            name: string;
+            /** Updatedat */
+            updatedAt: number;
+            /**
+             * Url
+             * @description the address with its path and query masked
+             */
+            url: string;
         };
         /** Whoami */
         Whoami: {
@@ -6719,6 +7140,102 @@ export interface operations {
             };
         };
     };
+    "routines-v1/hooks-create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateHook"];
+            };
+        };
+        responses: {
+            /** @description A new webhook trigger for a routine, with its secret (shown this once). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HookCreated"];
+                };
+            };
+        };
+    };
+    "routines-v1/hooks-delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["HookRef"];
+            };
+        };
+        responses: {
+            /** @description Delete a trigger; the hub answers its sender 404 from then on. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HookDeleted"];
+                };
+            };
+        };
+    };
+    "routines-v1/hooks-list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RoutineRef"];
+            };
+        };
+        responses: {
+            /** @description A routine's webhook triggers, never their secrets. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HookList"];
+                };
+            };
+        };
+    };
+    "routines-v1/hooks-rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["HookRef"];
+            };
+        };
+        responses: {
+            /** @description A new secret for a trigger (shown this once); the one before stays valid for a day. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HookCreated"];
+                };
+            };
+        };
+    };
     "routines-v1/list": {
         parameters: {
             query?: never;
@@ -6811,6 +7328,150 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RoutineView"];
+                };
+            };
+        };
+    };
+    "team-webhooks-v1/create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWebhook"];
+            };
+        };
+        responses: {
+            /** @description Add a webhook; its address must be public (or allowed by the host's setting). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookCreated"];
+                };
+            };
+        };
+    };
+    "team-webhooks-v1/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookRef"];
+            };
+        };
+        responses: {
+            /** @description Remove a webhook and its delivery log. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeleted"];
+                };
+            };
+        };
+    };
+    "team-webhooks-v1/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ListDeliveries"];
+            };
+        };
+        responses: {
+            /** @description A webhook's latest deliveries, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryList"];
+                };
+            };
+        };
+    };
+    "team-webhooks-v1/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NoArgs"];
+            };
+        };
+        responses: {
+            /** @description The team's webhooks, addresses masked. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookList"];
+                };
+            };
+        };
+    };
+    "team-webhooks-v1/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookRef"];
+            };
+        };
+        responses: {
+            /** @description Send a test event now (one attempt) and answer how it went. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeliveryEntry"];
+                };
+            };
+        };
+    };
+    "team-webhooks-v1/update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateWebhook"];
+            };
+        };
+        responses: {
+            /** @description Change a webhook's name, address, kinds, body format or whether it is on. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookView"];
                 };
             };
         };

@@ -1,7 +1,7 @@
 /**
  * One host, live: the connection's state, chat with the team's agents and their requests,
  * the team's tabs on it, a live view to watch and steer one of them, the team's browser
- * profiles and proxies, and the agents, providers, vault, web search and workspaces. It
+ * profiles and proxies, and the agents, providers, vault, web search, webhooks and workspaces. It
  * opens on Chat when the host offers chat. Parts the host does not serve (per
  * `capabilities`) are not shown.
  */
@@ -21,6 +21,7 @@ import { NotificationSettings } from '../components/host/NotificationSettings';
 import { ProvidersAdmin } from '../components/host/ProvidersAdmin';
 import { ProxiesAdmin } from '../components/host/ProxiesAdmin';
 import { VaultAdmin } from '../components/host/VaultAdmin';
+import { TeamWebhooksAdmin } from '../components/host/TeamWebhooksAdmin';
 import { WebSearchAdmin } from '../components/host/WebSearchAdmin';
 import { WorkspacePanel } from '../components/host/WorkspacePanel';
 import { ProfilesPanel } from '../components/host/ProfilesPanel';
@@ -59,6 +60,7 @@ const SECTION_TEXT: Record<Section, string> = {
   providers: 'Providers',
   vault: 'Vault',
   search: 'Web search',
+  webhooks: 'Webhooks',
   workspace: 'Workspace',
   notifications: 'Notifications',
 };
@@ -75,6 +77,7 @@ export function hostSections(served: ReadonlySet<string>): Section[] {
   if (has(CAPABILITY.providers)) sections.push('providers');
   if (has(CAPABILITY.vault)) sections.push('vault');
   if (has(CAPABILITY.webSearch)) sections.push('search');
+  if (has(CAPABILITY.teamWebhooks)) sections.push('webhooks');
   if (has(CAPABILITY.workspace) && has(CAPABILITY.agents)) sections.push('workspace');
   if (has(CAPABILITY.notifications)) sections.push('notifications');
   return sections;
@@ -350,6 +353,8 @@ function Connected(props: {
         <WebSearchAdmin connection={connection} role={role} />
       ) : shown === 'notifications' ? (
         <NotificationSettings connection={connection} role={role} mailServed={served.has(CAPABILITY.mailServer)} />
+      ) : shown === 'webhooks' ? (
+        <TeamWebhooksAdmin connection={connection} role={role} />
       ) : shown === 'tabs' ? (
         <div class={`tabs-layout${current ? ' has-selection' : ''}`}>
           <TabList
