@@ -191,7 +191,7 @@ class ThreadService:
         running = sum(
             1
             for r in self._running.values()
-            if r.thread.team_id == team_id and r.thread.agent_id == agent_id
+            if r.thread.team_id == team_id and r.thread.agent_id == agent_id and not r.finished
         )
         return len(thread_ids), running
 
@@ -343,6 +343,12 @@ class ThreadService:
             member, agent.id, attachments, max_bytes=self._attachment_max_bytes
         )
         message = UserMessage(text=text, attachments=tuple(_attachment(f) for f in files))
+        ended = self._running.get(thread_id)
+        if ended is not None and ended.finished and ended.task is not None:
+            # Its end went out already: the message starts a turn once the queue is taken
+            # (the queue's oldest first), rather than queue behind a turn that is over.
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(ended.task)
         async with self._thread_lock(thread_id):
             running = self._running.get(thread_id)
             if running is not None:
