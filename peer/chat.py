@@ -4,6 +4,10 @@ A turn is followed through the events of the ``team-api`` channel: the agent's t
 as it streams, one line per tool call, a y/N question for each gated call, and the
 turn's status at its end. Ctrl+C stops the running turn through ``threads-v1/stop``.
 
+A message sent while the thread's turn runs (another member's, or one started elsewhere)
+is queued by the host: the chat says so, follows the turn that takes it, and Ctrl+C
+before then takes the message back (``threads-v1/queue-cancel``).
+
 A reply that broke off and is asked for again cannot be taken back from a terminal:
 its text stays, a line says the reply starts again (and why), and the new text follows.
 """
@@ -114,6 +118,8 @@ class TerminalChat:
         # The running turn: its id, what each call acts on, the questions asked and those
         # still waiting for the person's line.
         self._turn_id = ""
+        # The message waiting in the thread's queue, until a turn takes it.
+        self._queued_id: str | None = None
         self._calls: dict[str, str] = {}
         self._questions: dict[str, asyncio.Task[None]] = {}
         self._asking: set[str] = set()
@@ -153,12 +159,18 @@ class TerminalChat:
         started = await self._connection.call(
             "threads-v1/send", {"threadId": self._thread_id, "text": text}
         )
-        self._turn_id = str(started["turnId"])
+        if started["turnId"] is None:
+            self._turn_id, self._queued_id = "", str(started["queued"]["id"])
+            self._note("(queued: the agent is still answering; your message starts its next turn)")
+        else:
+            self._turn_id, self._queued_id = str(started["turnId"]), None
         try:
             while True:
                 try:
                     event = await self._until_interrupted(self._next_event())
                 except _Interrupted:
+                    if self._queued_id is not None:
+                        return await self._take_back()
                     return await self._stop()
                 finished = self._show(event)
                 if finished is not None:
@@ -181,6 +193,11 @@ class TerminalChat:
             self._questions.pop(data["id"]).cancel()
             self._asking.discard(data["id"])
             self._note(f"(the question was {data['outcome']} elsewhere)")
+        if name == "queued-message-taken" and data["id"] == self._queued_id:
+            self._turn_id, self._queued_id = data["turnId"], None
+        elif name == "queued-message-cancelled" and data["id"] == self._queued_id:
+            self._line("(the queued message was taken back)")
+            return 1
         if data.get("turnId") != self._turn_id:
             return None
         if name == "turn-text":
@@ -229,6 +246,20 @@ class TerminalChat:
             )
         except TeamApiCallError as exc:
             self._note(f"(the answer was not taken: {exc.message})")
+
+    async def _take_back(self) -> int:
+        """Ctrl+C while the message waits in the queue: take it back (unless a turn took
+        it meanwhile, which then goes on)."""
+        self._end_line()
+        try:
+            await self._connection.call(
+                "threads-v1/queue-cancel", {"threadId": self._thread_id, "id": self._queued_id}
+            )
+        except TeamApiCallError as exc:
+            self._note(f"(the message was not taken back: {exc.message})")
+            return 1
+        self._note("(the queued message was taken back)")
+        return 1
 
     async def _stop(self) -> int:
         """Stop the running turn and wait (a while) for its end; its exit code."""

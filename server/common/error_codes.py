@@ -93,6 +93,12 @@ HOST_ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode("attentionAnswered", "The request for attention was answered already."),
     ErrorCode("attentionChanged", "The call asked about changed since it was shown."),
     ErrorCode(
+        "attentionInterrupted",
+        "The request ended when its host stopped or restarted; its turn ended interrupted.",
+    ),
+    ErrorCode("queuedMessageNotFound", "No such queued message of the caller; a turn took it."),
+    ErrorCode("queueFull", "The thread's queue holds as many messages as it may."),
+    ErrorCode(
         "attentionWrongKind",
         "The answer is of the other kind: a question takes a reply, a consent an approval.",
     ),

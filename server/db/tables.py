@@ -684,3 +684,57 @@ ENCRYPTED_COLUMNS: tuple[EncryptedColumn, ...] = (
     TEAM_WEBHOOK_SIGNING_SECRET,
     SMTP_PASSWORD,
 )
+
+# A request an agent waits on a person for (consent, a question, a secret, a vault item):
+# kept while it waits and after, so a restart finds it and ends it ``interrupted``.
+# ``addressed_to`` is a JSON list of accounts (null: whoever sees the thread).
+attention_requests = sa.Table(
+    "attention_requests",
+    metadata,
+    sa.Column("id", ID, primary_key=True),
+    sa.Column("team_id", ID, nullable=False),
+    sa.Column("thread_id", ID, nullable=False),
+    sa.Column("agent_id", ID, nullable=False),
+    sa.Column("routine_id", ID, nullable=True),
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("tool", sa.String(100), nullable=False),
+    sa.Column("description", sa.Text, nullable=False),
+    sa.Column("addressed_to", sa.Text, nullable=True),
+    sa.Column("whole_team", sa.Boolean, nullable=False),
+    sa.Column("created_at", TIME, nullable=False),
+    sa.Column("expires_at", TIME, nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("reason", sa.Text, nullable=True),
+    sa.Column("answered_by", ID, nullable=True),
+    sa.Column("resolved_at", TIME, nullable=True),
+    sa.Index(None, "team_id", "status"),
+    sa.Index(None, "team_id", "thread_id"),
+)
+
+# A member's message sent while its thread's turn ran: it waits here until that turn ends
+# (or, steered, until the turn's next model request), editable and cancellable until then.
+queued_messages = sa.Table(
+    "queued_messages",
+    metadata,
+    sa.Column("id", ID, primary_key=True),
+    sa.Column("team_id", ID, nullable=False),
+    sa.Column("thread_id", ID, nullable=False),
+    sa.Column("account_id", ID, nullable=False),
+    sa.Column("text", sa.Text, nullable=False),
+    sa.Column("attachments", sa.Text, nullable=False),
+    sa.Column("steer", sa.Boolean, nullable=False),
+    sa.Column("created_at", TIME, nullable=False),
+    sa.Column("updated_at", TIME, nullable=False),
+    sa.Index(None, "team_id", "thread_id", "created_at"),
+)
+
+# Where each member last read each thread: the chat list's unread counts.
+thread_read_cursors = sa.Table(
+    "thread_read_cursors",
+    metadata,
+    sa.Column("team_id", ID, nullable=False),
+    sa.Column("thread_id", ID, primary_key=True),
+    sa.Column("account_id", ID, primary_key=True),
+    sa.Column("read_at", TIME, nullable=False),
+    sa.Index(None, "team_id", "account_id"),
+)

@@ -269,6 +269,8 @@ class HostServices:
         self._resources.push_async_callback(self.notifications.close)
         # First of all: what subscribers still run ends before anything they use.
         self._resources.push_async_callback(self.signals.close)
+        # What a former run left waiting (a crash leaves it so) ends interrupted.
+        await self.threads.recover()
         return self
 
     def tabs_changed(self, signal: TabsChanged) -> None:
@@ -406,7 +408,13 @@ def _agents(base: _Base, machinery: _Machinery, stores: _Stores, browsing: _Brow
         stores.browsing_steps,
         signals=machinery.signals,
     )
-    attention = AttentionRegistry(clock, announce, question_seconds=host.ask_user_seconds)
+    attention = AttentionRegistry(
+        clock,
+        announce,
+        question_seconds=host.ask_user_seconds,
+        db=db,
+        signals=machinery.signals,
+    )
     models = ModelProviders(stores.providers.credentials)
     tool_contexts = _tool_contexts(base, machinery, stores, browsing, attention)
     threads = _threads(base, machinery, stores, agents, attention, models, tool_contexts)

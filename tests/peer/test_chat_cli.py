@@ -9,6 +9,7 @@ import signal
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -247,3 +248,43 @@ async def test_a_reply_cut_at_its_token_limit_ends_the_chat_incomplete(
         "turn incomplete: the model's reply was cut at its token limit (4096 tokens) in the"
         " middle of its call of open; none of that reply's calls ran\n",
     ), err
+
+
+async def called_until(home: Path, route: str, args: dict[str, Any], key: str) -> Any:
+    """What ``route`` answers under ``key`` once it is not empty (a bound of 30 s)."""
+    async with asyncio.timeout(30):
+        while True:
+            found = json.loads(await cli_ok(home, "call", route, json.dumps(args)))[key]
+            if found:
+                return found
+            await asyncio.sleep(0.05)
+
+
+async def test_a_message_sent_while_a_turn_runs_is_queued_and_its_turn_followed(
+    server: RunningHub, tmp_path: Path, anthropic: FakeAnthropic
+) -> None:
+    scout = await agent_ready(server, tmp_path, anthropic)
+    anthropic.script(
+        MessageEvents()
+        .tool_use("toolu_q", "ask_user", {"question": "Which size?"})
+        .stop("tool_use")
+        .reply(),
+        MessageEvents().text("Size M.").stop().reply(),
+        MessageEvents().text("Blue, then.").stop().reply(),
+    )
+    started = await cli_ok(tmp_path, "call", "threads-v1/start", json.dumps({"agentId": scout}))
+    ref = {"threadId": json.loads(started)["id"]}
+    await cli_ok(tmp_path, "call", "threads-v1/send", json.dumps({**ref, "text": "Order a shirt"}))
+    [asked] = await called_until(tmp_path, "attention-v1/list", {}, "requests")
+
+    chat = asyncio.ensure_future(
+        peer_cli(tmp_path, "chat", "Scout", "And make it blue", "--thread", ref["threadId"])
+    )
+    await called_until(tmp_path, "threads-v1/get", ref, "queued")
+    reply = {"id": asked["id"], "answer": "M"}
+    await cli_ok(tmp_path, "call", "attention-v1/reply", json.dumps(reply))
+    code, out, err = await asyncio.wait_for(chat, 60)
+
+    assert (code, out) == (0, "Blue, then.\nturn done\n"), err
+    assert err == "(queued: the agent is still answering; your message starts its next turn)\n"
+    assert said_last(anthropic) == [{"type": "text", "text": "And make it blue"}]

@@ -5,6 +5,7 @@ import {
   chatFromContents,
   chatRetrying,
   chatWithDelivery,
+  chatWithQueued,
   chatWithSending,
   taskProgress,
   tokenUsage,
@@ -28,6 +29,7 @@ function contents(extra: Partial<ThreadContents> = {}): ThreadContents {
     runningTurnId: null,
     runningText: '',
     tasks: [],
+    queued: [],
     ...extra,
   };
 }
@@ -297,5 +299,38 @@ describe('needsProviderKey', () => {
     expect(needsProviderKey(turn('error', 'the provider refused the key'))).toBe(false);
     expect(needsProviderKey(turn('error', null))).toBe(false);
     expect(needsProviderKey(turn('done', 'no API key is set for Anthropic'))).toBe(false);
+  });
+});
+
+describe('the queue', () => {
+  const queued = (id: string, text: string, steer = false) => ({ id, threadId: THREAD, accountId: 'me', text, attachments: ['notes.txt'], steer, createdAt: 1, updatedAt: 1 });
+
+  it('shows a message sent during a turn in the queue, not in the conversation, until a turn takes it', () => {
+    let state = chatFromContents(contents({ runningTurnId: 't1' }));
+    state = chatWithSending(state, 'local1', 'And blue', []);
+    state = play(state, [ev('queued-message-added', { queued: queued('q1', 'And blue') })]);
+    state = chatWithQueued(state, 'local1');
+    expect(state.items).toEqual([]);
+    expect(state.queued.map((q) => q.text)).toEqual(['And blue']);
+
+    state = play(state, [ev('queued-message-updated', { queued: queued('q1', 'And navy', true) })]);
+    expect(state.queued.map((q) => [q.text, q.steer])).toEqual([['And navy', true]]);
+
+    state = play(state, [ev('queued-message-taken', { id: 'q1', turnId: 't1', steered: true })]);
+    expect(state.queued).toEqual([]);
+    expect(state.items).toEqual([{ kind: 'user', key: 'qq1', text: 'And navy', attachments: [{ name: 'notes.txt', sha256: null, preview: false }], delivery: 'sent' }]);
+  });
+
+  it('drops a cancelled message, and loads the queue with the thread', () => {
+    let state = chatFromContents(contents({ queued: [queued('q1', 'One'), queued('q2', 'Two')] }));
+    state = play(state, [ev('queued-message-cancelled', { id: 'q1' }), ev('queued-message-updated', { queued: queued('q9', 'Gone') })]);
+    expect(state.queued.map((q) => q.id)).toEqual(['q2']);
+    // Another thread's queue is not this one's.
+    state = play(state, [{ event: 'queued-message-cancelled', data: { threadId: OTHER, id: 'q2' } }]);
+    expect(state.queued.map((q) => q.id)).toEqual(['q2']);
+  });
+
+  it('words an interrupted turn', () => {
+    expect(turnStatusText({ id: 't', status: 'interrupted', reason: 'the host stopped while this turn ran', toolCalls: 0, inputTokens: 0, outputTokens: 0 })).toBe('Interrupted — the host stopped while this turn ran');
   });
 });

@@ -14,8 +14,9 @@ from pydantic import Field, create_model
 from server.common.protocol.team_api import TeamApiEvent
 from server.common.wire import WireModel
 
-TurnStatus = Literal["done", "denied", "capped", "incomplete", "stopped", "error"]
-"""How a turn ended; ``incomplete``: the model's reply was cut at its token limit."""
+TurnStatus = Literal["done", "denied", "capped", "incomplete", "stopped", "error", "interrupted"]
+"""How a turn ended; ``incomplete``: the model's reply was cut at its token limit;
+``interrupted``: the host stopped (or crashed) while it ran."""
 
 
 class HostEvent(WireModel):
@@ -366,6 +367,54 @@ class NotificationsRead(HostEvent):
     unread: int
 
 
+class QueuedMessageItem(WireModel):
+    """A member's message waiting behind the thread's running turn."""
+
+    id: str
+    thread_id: str
+    account_id: str = Field(description="Who sent it: only they may edit, steer or cancel it.")
+    text: str
+    attachments: list[str] = Field(description="The names of the files it carries.")
+    steer: bool = Field(description="Given to the model at the running turn's next request.")
+    created_at: float
+    updated_at: float
+
+
+class QueuedMessageAdded(HostEvent):
+    """A message was sent while a turn ran: it waits in the thread's queue."""
+
+    NAME: ClassVar[str] = "queued-message-added"
+    thread_id: str
+    queued: QueuedMessageItem
+
+
+class QueuedMessageUpdated(HostEvent):
+    """A queued message was edited, or marked to steer the running turn (or not)."""
+
+    NAME: ClassVar[str] = "queued-message-updated"
+    thread_id: str
+    queued: QueuedMessageItem
+
+
+class QueuedMessageTaken(HostEvent):
+    """A queued message left the queue into turn ``turn_id``: it started that turn, or
+    (``steered``) it joined the running turn at its next model request."""
+
+    NAME: ClassVar[str] = "queued-message-taken"
+    thread_id: str
+    id: str
+    turn_id: str
+    steered: bool
+
+
+class QueuedMessageCancelled(HostEvent):
+    """Its sender took a queued message back before a turn took it."""
+
+    NAME: ClassVar[str] = "queued-message-cancelled"
+    thread_id: str
+    id: str
+
+
 HOST_EVENTS: tuple[type[HostEvent], ...] = (
     AgentsChanged,
     ThreadsChanged,
@@ -375,6 +424,10 @@ HOST_EVENTS: tuple[type[HostEvent], ...] = (
     ToolCallStarted,
     ToolCallFinished,
     TurnFinished,
+    QueuedMessageAdded,
+    QueuedMessageUpdated,
+    QueuedMessageTaken,
+    QueuedMessageCancelled,
     AttentionRequested,
     AttentionResolved,
     TasksChanged,

@@ -5,7 +5,13 @@ request has a fresh id and is bound to one tool call (a consent also to a hash o
 repaired arguments, so an answer approves exactly the call that was shown and nothing
 else). It is answered once, by a member who can see its thread, and it expires on the
 host's clock: an unanswered consent is a denial, an unanswered question comes back as
-no answer. Requests live in memory: a host that restarts has no turn waiting for them.
+no answer.
+
+Each request is also stored (``attention_requests``) with its expiry, who may answer and
+how it ended, and ``AttentionWaiting`` is published as it is raised (notifications follow
+it). A waiting turn lives in the host's memory only: a host that stops, or starts after a
+crash, ends every request still waiting as ``interrupted`` (its turn ends ``interrupted``
+too), and an answer to one is refused with ``attentionInterrupted``.
 """
 
 from __future__ import annotations
@@ -14,13 +20,14 @@ import asyncio
 import contextlib
 import hashlib
 import json
+import logging
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from server.common.clock import Clock
-from server.common.errors import Conflict, InvalidArgument, NotFound
+from server.common.errors import Conflict, CrewhostError, InvalidArgument, NotFound
 from server.common.protocol.events import (
     AttentionRequested,
     AttentionResolved,
@@ -28,7 +35,14 @@ from server.common.protocol.events import (
     SecretRequestDetails,
     VaultItemRequestDetails,
 )
+from server.db.engine import Database
+from server.host.agents.work_signals import AttentionWaiting
+from server.host.signals import Signals
+from server.host.storage.attention import WAITING, AttentionRepository, StoredRequest
+from server.host.storage.threads import ThreadRepository
 from server.host.tools.context import PersonReply
+
+log = logging.getLogger(__name__)
 
 AttentionKind = Literal["consent", "question", "secret", "vaultItem"]
 # What a member answers to a question: a text, one of its options, or several of them.
@@ -38,6 +52,8 @@ Announce = Callable[[str, HostEvent, Callable[[str], bool]], None]
 
 CONSENT_SECONDS = 300.0
 QUESTION_SECONDS = 300.0
+# What a request still waiting when its host stops (or starts after a crash) is told.
+INTERRUPTED = "the host restarted while this waited; its turn ended interrupted"
 # How often a waiting request looks at the host's clock for its expiry (seconds).
 EXPIRY_TICK = 1.0
 MAX_ANSWER_CHARS = 4000
@@ -80,6 +96,27 @@ class AttentionRequest:
     payload: Any = field(default=None, repr=False)
     # A consent's one line from the host: what the call will do, on which page.
     description: str | None = None
+    # Who may answer when named (a routine's approvers); None: whoever sees the thread.
+    addressed_to: tuple[str, ...] | None = None
+    routine_id: str | None = None
+    answered_by: str | None = None
+
+    def may_answer(self, account_id: str) -> bool:
+        if self.addressed_to is not None:
+            return account_id in self.addressed_to
+        return self.visible_to(account_id)
+
+    def audience(self) -> Callable[[str], bool]:
+        """Who hears of the request: those who may answer it."""
+        return self.visible_to if self.addressed_to is None else self.may_answer
+
+    def human_line(self) -> str:
+        """What waits, in words for a notification: never arguments, code or secrets."""
+        if self.kind == "consent":
+            return self.description or f"approve a call of {self.tool}"
+        if self.kind == "question":
+            return f"answer a question: {self.summary}"
+        return self.summary
 
     def event(self) -> AttentionRequested:
         return AttentionRequested(
@@ -111,13 +148,21 @@ class AttentionRegistry:
         seconds: float = CONSENT_SECONDS,
         question_seconds: float = QUESTION_SECONDS,
         tick: float = EXPIRY_TICK,
+        db: Database | None = None,
+        signals: Signals | None = None,
     ):
         self._clock = clock
         self._announce = announce
+        # Where requests are kept (None: in memory only, for tests of the registry alone).
+        self._db = db
+        self._signals = signals or Signals()
+        self._repo = AttentionRepository()
+        self._threads = ThreadRepository()
         self._seconds = seconds
         self._question_seconds = question_seconds
         self._tick = tick
         self._pending: dict[str, AttentionRequest] = {}
+        self._closing = False
 
     async def ask_consent(
         self,
@@ -131,9 +176,13 @@ class AttentionRegistry:
         summary: str,
         visible_to: Callable[[str], bool],
         description: str | None = None,
+        expires_in: float | None = None,
+        addressed_to: Sequence[str] | None = None,
+        routine_id: str | None = None,
     ) -> bool:
-        """Ask the members who see the thread; True once one approves, False on a denial
-        or when the request expires."""
+        """Ask the members who see the thread (or those ``addressed_to``); True once one
+        approves, False on a denial or when the request expires (after ``expires_in``
+        seconds, the registry's default when None)."""
         now = self._clock.now()
         request = AttentionRequest(
             id=secrets.token_hex(16),
@@ -146,9 +195,11 @@ class AttentionRegistry:
             arguments_hash=arguments_hash(arguments),
             summary=summary,
             created_at=now,
-            expires_at=now + self._seconds,
+            expires_at=now + (self._seconds if expires_in is None else expires_in),
             visible_to=visible_to,
             description=description,
+            addressed_to=_addressed(addressed_to),
+            routine_id=routine_id,
         )
         return await self._wait(request) is True
 
@@ -163,6 +214,9 @@ class AttentionRegistry:
         options: list[str] | None,
         multiple: bool,
         visible_to: Callable[[str], bool],
+        expires_in: float | None = None,
+        addressed_to: Sequence[str] | None = None,
+        routine_id: str | None = None,
     ) -> tuple[Answer | None, Literal["answered", "expired", "cancelled"]]:
         """Ask the members who see the thread; the answer once one gives it, or None and
         why none came (the question expired, or its turn was stopped)."""
@@ -180,11 +234,13 @@ class AttentionRegistry:
             ),
             summary=question[:200],
             created_at=now,
-            expires_at=now + self._question_seconds,
+            expires_at=now + (self._question_seconds if expires_in is None else expires_in),
             visible_to=visible_to,
             question=question,
             options=options,
             multiple=multiple,
+            addressed_to=_addressed(addressed_to),
+            routine_id=routine_id,
         )
         answer = await self._wait(request)
         outcome = _outcome(request)
@@ -195,8 +251,11 @@ class AttentionRegistry:
     async def _wait(self, request: AttentionRequest) -> bool | Answer | None:
         """Announce ``request`` and wait for its answer until it expires on the host's
         clock, looking at the clock at least every tick; None when it expires."""
+        waiting = await self._waiting(request)
+        await self._store(request, waiting.whole_team)
         self._pending[request.id] = request
-        self._announce(request.team_id, request.event(), request.visible_to)
+        self._announce(request.team_id, request.event(), request.audience())
+        self._signals.publish(waiting)
         try:
             while not request.answer.done():
                 left = request.expires_at - self._clock.now()
@@ -206,7 +265,119 @@ class AttentionRegistry:
                     await asyncio.wait_for(asyncio.shield(request.answer), min(left, self._tick))
             return request.answer.result() if request.answer.done() else None
         finally:
-            self._forget(request, _outcome(request))
+            outcome: str = _outcome(request)
+            if self._closing and outcome != "answered":
+                outcome = "interrupted"
+            self._forget(request, outcome)
+            await self._ended(request, outcome)
+
+    async def _store(self, request: AttentionRequest, whole_team: bool) -> None:
+        if self._db is None:
+            return
+        async with self._db.write() as conn:
+            await self._repo.add_request(
+                conn,
+                StoredRequest(
+                    id=request.id,
+                    team_id=request.team_id,
+                    thread_id=request.thread_id,
+                    agent_id=request.agent_id,
+                    routine_id=request.routine_id,
+                    kind=request.kind,
+                    tool=request.tool,
+                    description=request.human_line(),
+                    addressed_to=request.addressed_to,
+                    whole_team=whole_team,
+                    created_at=request.created_at,
+                    expires_at=request.expires_at,
+                    status=WAITING,
+                ),
+            )
+
+    async def _waiting(self, request: AttentionRequest) -> AttentionWaiting:
+        """The signal of ``request``: addressed to the accounts named, or to the thread's
+        starter (and the whole team when the thread is shared)."""
+        addressed, whole_team = request.addressed_to, False
+        if addressed is None:
+            addressed = ()
+            if self._db is not None:
+                async with self._db.read() as conn:
+                    thread = await self._threads.get_thread(
+                        conn, request.team_id, request.thread_id
+                    )
+                if thread is not None:
+                    addressed, whole_team = (thread.created_by,), thread.shared
+        return AttentionWaiting(
+            team_id=request.team_id,
+            agent_id=request.agent_id,
+            thread_id=request.thread_id,
+            request_id=request.id,
+            kind=request.kind,
+            description=request.human_line(),
+            addressed_to=addressed,
+            expires_at=request.expires_at,
+            routine_id=request.routine_id,
+            whole_team=whole_team,
+        )
+
+    async def _ended(self, request: AttentionRequest, outcome: str) -> None:
+        """Keep how ``request`` ended; a request of a host that is stopping is interrupted."""
+        if self._db is None:
+            return
+        reason = INTERRUPTED if outcome == "interrupted" else None
+        try:
+            async with self._db.write() as conn:
+                await self._repo.update_ended(
+                    conn,
+                    request.team_id,
+                    request.id,
+                    status=outcome,
+                    reason=reason,
+                    answered_by=request.answered_by,
+                    resolved_at=self._clock.now(),
+                )
+        except Exception:
+            # The turn goes on with its answer; the record stays waiting until the host
+            # starts again and ends it interrupted.
+            log.exception("could not keep how a request ended", extra={"id": request.id})
+
+    async def recover(self) -> int:
+        """At start-up: every request a former run of the host left waiting has no turn
+        waiting for it any more; each ends ``interrupted``. How many did."""
+        if self._db is None:
+            return 0
+        async with self._db.write() as conn:
+            return await self._repo.update_all_waiting(
+                conn, status="interrupted", reason=INTERRUPTED, resolved_at=self._clock.now()
+            )
+
+    def closing(self) -> None:
+        """The host is stopping: requests that end from now on end ``interrupted``."""
+        self._closing = True
+
+    async def ended_error(
+        self, team_id: str, account_id: str, request_id: str
+    ) -> CrewhostError | None:
+        """Why a request that no longer waits cannot be answered, for a member who could
+        have answered it; None when it is unknown to them (as a missing one is)."""
+        if self._db is None:
+            return None
+        async with self._db.read() as conn:
+            stored = await self._repo.get_request(conn, team_id, request_id)
+            if stored is None:
+                return None
+            thread = await self._threads.get_thread(conn, team_id, stored.thread_id)
+        if stored.addressed_to is not None:
+            allowed = account_id in stored.addressed_to
+        else:
+            allowed = thread is not None and thread.visible_to(account_id)
+        if not allowed:
+            return None
+        if stored.status == "interrupted":
+            return Conflict(stored.reason or INTERRUPTED, code="attentionInterrupted")
+        if stored.status == "answered":
+            return Conflict("this request was answered already", code="attentionAnswered")
+        return None
 
     async def ask_person(
         self,
@@ -220,6 +391,8 @@ class AttentionRegistry:
         secret: SecretRequestDetails | None = None,
         vault_item: VaultItemRequestDetails | None = None,
         seconds: float | None = None,
+        addressed_to: Sequence[str] | None = None,
+        routine_id: str | None = None,
     ) -> PersonReply:
         """Ask the members who see the thread for a secret (``secret``) or a new vault item
         (``vault_item``); answered through ``deliver``, declined through ``answer``."""
@@ -240,6 +413,8 @@ class AttentionRegistry:
             visible_to=visible_to,
             secret=secret,
             vault_item=vault_item,
+            addressed_to=_addressed(addressed_to),
+            routine_id=routine_id,
         )
         delivered = await self._wait(request)
         if request.cancelled:
@@ -256,7 +431,7 @@ class AttentionRegistry:
     ) -> AttentionRequest:
         """The waiting request ``request_id`` of ``kind`` that this member may answer."""
         request = self._pending.get(request_id)
-        if request is None or request.team_id != team_id or not request.visible_to(account_id):
+        if request is None or request.team_id != team_id or not request.may_answer(account_id):
             raise NotFound("no such request; it may have expired", code="attentionNotFound")
         if request.answer.done():
             raise Conflict("this request was answered already", code="attentionAnswered")
@@ -278,7 +453,7 @@ class AttentionRegistry:
         return [
             r
             for r in self._pending.values()
-            if r.team_id == team_id and r.visible_to(account_id) and not r.answer.done()
+            if r.team_id == team_id and r.may_answer(account_id) and not r.answer.done()
         ]
 
     def answer(
@@ -307,6 +482,7 @@ class AttentionRegistry:
             raise Conflict(
                 "the call changed since it was shown; look at it again", code="attentionChanged"
             )
+        request.answered_by = account_id
         request.answer.set_result(approve)
         return request
 
@@ -320,12 +496,13 @@ class AttentionRegistry:
                 "this request asks for consent: approve or deny it", code="attentionWrongKind"
             )
         checked = _checked_answer(request, answer)
+        request.answered_by = account_id
         request.answer.set_result(checked)
         return checked
 
     def _answerable(self, team_id: str, account_id: str, request_id: str) -> AttentionRequest:
         request = self._pending.get(request_id)
-        if request is None or request.team_id != team_id or not request.visible_to(account_id):
+        if request is None or request.team_id != team_id or not request.may_answer(account_id):
             raise NotFound("no such request; it may have expired", code="attentionNotFound")
         if request.answer.done():
             raise Conflict("this request was answered already", code="attentionAnswered")
@@ -344,7 +521,7 @@ class AttentionRegistry:
             self._announce(
                 request.team_id,
                 AttentionResolved(id=request.id, thread_id=request.thread_id, outcome=outcome),
-                request.visible_to,
+                request.audience(),
             )
 
 
@@ -354,6 +531,10 @@ _ASKS_FOR: dict[str, str] = {
     "secret": "a secret (browser-secret-handoff-v1/submit)",
     "vaultItem": "a new vault item (browser-secret-vault-v1/add_item)",
 }
+
+
+def _addressed(accounts: Sequence[str] | None) -> tuple[str, ...] | None:
+    return None if accounts is None else tuple(dict.fromkeys(accounts))
 
 
 def _outcome(request: AttentionRequest) -> Literal["answered", "expired", "cancelled"]:

@@ -3,9 +3,11 @@
 A thread belongs to its agent and to the member who started it, and is theirs
 alone unless shared with the team; a member who cannot see a thread can neither
 read it, send to it, stop it nor answer its agent's questions. One turn runs per
-thread at a time. What a turn says streams to the members who see the thread;
-a member who connects mid-turn reads the thread so far (with the running turn's
-text) and then follows the events.
+thread at a time: a message sent while one runs waits in the thread's queue
+(``message_queue``) and starts the next turn when it ends. What a turn says streams to
+the members who see the thread; a member who connects mid-turn reads the thread so far
+(with the running turn's text) and then follows the events. Each member's read cursor
+gives the unread counts of the chat list.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import contextlib
 import functools
 import logging
 import uuid
+import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 
@@ -25,6 +28,7 @@ from server.common.protocol import events
 from server.common.tasks import BackgroundTasks
 from server.db.engine import Database
 from server.host.agents.attention import AttentionRegistry
+from server.host.agents.message_queue import MessageQueue
 from server.host.agents.prompt import system_prompt
 from server.host.agents.providers.stream import ModelProvider
 from server.host.agents.providers.transcript import (
@@ -57,6 +61,8 @@ from server.host.services.tasks import Task, TaskService
 from server.host.services.workspace import Member, WorkspaceService
 from server.host.signals import Signals
 from server.host.storage.agents import Agent
+from server.host.storage.queued_messages import QueuedMessage
+from server.host.storage.read_cursors import ReadCursorRepository
 from server.host.storage.threads import StoredMessage, Thread, ThreadRepository, Turn
 from server.host.tools.context import (
     PersonQuestion,
@@ -76,6 +82,8 @@ MAX_IMAGE_BLOCK_BYTES = 5 * 1024 * 1024
 # Most bytes of a preview a member is sent (as a data: URL).
 MAX_PREVIEW_BYTES = 1024 * 1024
 TEXT_BATCH_SECONDS = 0.03
+# What a turn a former run of the host left running is told (it stopped, or crashed).
+INTERRUPTED = "the host stopped while this turn ran"
 
 # (team, agent's provider id) -> the provider to stream from and its default model.
 ResolveProvider = Callable[[str, str], Awaitable[tuple[ModelProvider, str]]]
@@ -100,6 +108,7 @@ class ThreadContents:
     running_turn_id: str | None
     running_text: str
     tasks: list[Task] = field(default_factory=list)
+    queued: list[QueuedMessage] = field(default_factory=list)
 
 
 @dataclass(eq=False)
@@ -111,6 +120,13 @@ class RunningTurn:
     progress: TurnProgress = field(default_factory=TurnProgress)
     text: list[str] = field(default_factory=list)
     task: asyncio.Task[None] | None = None
+    # A routine's run: who may answer its requests, and how long each waits (None: the
+    # thread's members, and the registry's default).
+    approvers: tuple[str, ...] | None = None
+    attention_seconds: float | None = None
+    routine_id: str | None = None
+    # Its end is stored: a member who reads the thread reads it from the transcript.
+    finished: bool = False
 
 
 class ThreadService:
@@ -153,7 +169,15 @@ class ThreadService:
         # Hears ``TurnEnded`` (the memory review).
         self._signals = signals or Signals()
         self._repo = ThreadRepository()
+        self._cursors = ReadCursorRepository()
+        self._queue = MessageQueue(db, clock, self.emit)
         self._running: dict[str, RunningTurn] = {}
+        # Held while a thread's turn starts or ends: a message is queued, or starts a turn,
+        # never lost between the two.
+        self._thread_locks: weakref.WeakValueDictionary[str, asyncio.Lock] = (
+            weakref.WeakValueDictionary()
+        )
+        self._closing = False
         self._tasks = BackgroundTasks("thread service")
 
     # -- threads ------------------------------------------------------------------------
@@ -167,7 +191,7 @@ class ThreadService:
         running = sum(
             1
             for r in self._running.values()
-            if r.thread.team_id == team_id and r.thread.agent_id == agent_id
+            if r.thread.team_id == team_id and r.thread.agent_id == agent_id and not r.finished
         )
         return len(thread_ids), running
 
@@ -175,6 +199,30 @@ class ThreadService:
         await self._agents.get_agent(team_id, agent_id)
         async with self._db.read() as conn:
             return await self._repo.list_threads(conn, team_id, agent_id, account_id)
+
+    async def list_threads_unread(
+        self, team_id: str, agent_id: str, account_id: str
+    ) -> list[tuple[Thread, int]]:
+        """The agent's threads this member sees, each with how many of its turns ended
+        since the member last read it."""
+        await self._agents.get_agent(team_id, agent_id)
+        async with self._db.read() as conn:
+            threads = await self._repo.list_threads(conn, team_id, agent_id, account_id)
+            unread = await self._cursors.count_unread(
+                conn, team_id, account_id, [t.id for t in threads]
+            )
+        return [(t, unread.get(t.id, 0)) for t in threads]
+
+    async def mark_read(self, team_id: str, thread_id: str, account_id: str) -> None:
+        """The member has read the thread up to now."""
+        await self._visible_thread(team_id, thread_id, account_id)
+        await self._moved_cursor(team_id, thread_id, account_id)
+
+    async def _moved_cursor(self, team_id: str, thread_id: str, account_id: str) -> None:
+        async with self._db.write() as conn:
+            await self._cursors.update_cursor(
+                conn, team_id, thread_id, account_id, self._clock.now()
+            )
 
     async def start_thread(
         self, team_id: str, agent_id: str, account_id: str, title: str, *, shared: bool
@@ -228,6 +276,10 @@ class ThreadService:
         """The thread so far, for a member who sees it: with a running turn's replies and
         tool results so far, and the text of the reply it is streaming."""
         thread = await self._visible_thread(team_id, thread_id, account_id)
+        # Reading the thread is reading it: its unread count goes to nought. The queue is
+        # read first: a message a turn takes meanwhile is in the transcript read next.
+        await self._moved_cursor(team_id, thread_id, account_id)
+        queued = await self._queue.list_queued(team_id, thread_id)
         async with self._db.read() as conn:
             stored = await self._repo.list_messages(conn, team_id, thread_id)
             turns = await self._repo.list_turns(conn, team_id, thread_id)
@@ -241,6 +293,8 @@ class ThreadService:
             so_far = list(running.progress.new_messages)
             messages += so_far
             streaming = _still_streaming(running.text, so_far)
+        else:
+            running = None
         return ThreadContents(
             thread,
             messages,
@@ -248,6 +302,7 @@ class ThreadService:
             running.turn.id if running else None,
             streaming,
             self._task_lists.tasks_of(team_id, thread_id),
+            queued,
         )
 
     async def private_member(self, team_id: str, thread_id: str) -> str | None:
@@ -270,15 +325,14 @@ class ThreadService:
         thread_id: str,
         text: str,
         attachments: Sequence[str] = (),
-    ) -> Turn:
-        """Store the member's message and start a turn; ``turnRunning`` if one runs.
+    ) -> Turn | QueuedMessage:
+        """Store the member's message and start a turn; while one runs, queue the message
+        (it starts the next turn when this one ends).
 
         ``attachments`` are paths of files in the agent's workspace (a member uploads them
         with ``workspace-v1``): each is copied under its hash, typed by its name."""
         team_id, account_id = member.team_id, member.account_id
         thread = await self._visible_thread(team_id, thread_id, account_id)
-        if thread_id in self._running:
-            raise Conflict("the agent is still answering; stop it or wait", code="turnRunning")
         agent = await self._agents.get_agent(team_id, thread.agent_id)
         if len(attachments) > MAX_ATTACHMENTS:
             raise InvalidArgument(
@@ -289,7 +343,17 @@ class ThreadService:
             member, agent.id, attachments, max_bytes=self._attachment_max_bytes
         )
         message = UserMessage(text=text, attachments=tuple(_attachment(f) for f in files))
-        return await self._begin_turn(thread, agent, message)
+        ended = self._running.get(thread_id)
+        if ended is not None and ended.finished and ended.task is not None:
+            # Its end went out already: the message starts a turn once the queue is taken
+            # (the queue's oldest first), rather than queue behind a turn that is over.
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(ended.task)
+        async with self._thread_lock(thread_id):
+            running = self._running.get(thread_id)
+            if running is not None:
+                return await self._queue.add(running.thread, account_id, message)
+            return await self._start_turn(thread, agent, message)
 
     async def start_unattended(
         self,
@@ -312,9 +376,10 @@ class ThreadService:
                 thread = await self._repo.get_thread(conn, team_id, thread_id)
         if thread is None or thread.agent_id != agent_id:
             thread = await self.start_thread(team_id, agent_id, account_id, title, shared=shared)
-        if thread.id in self._running:
-            raise Conflict("the agent is still answering; stop it or wait", code="turnRunning")
-        return await self._begin_turn(thread, agent, UserMessage(text=text))
+        async with self._thread_lock(thread.id):
+            if thread.id in self._running:
+                raise Conflict("the agent is still answering; stop it or wait", code="turnRunning")
+            return await self._start_turn(thread, agent, UserMessage(text=text))
 
     async def ended_turn(self, team_id: str, thread_id: str, turn_id: str) -> Turn | None:
         """A turn once it has ended (None if its thread or the turn is gone)."""
@@ -323,12 +388,16 @@ class ThreadService:
             turns = await self._repo.list_turns(conn, team_id, thread_id)
         return next((t for t in turns if t.id == turn_id), None)
 
-    async def _begin_turn(self, thread: Thread, agent: Agent, message: UserMessage) -> Turn:
-        team_id, thread_id, text = thread.team_id, thread.id, message.text
+    async def _start_turn(
+        self, thread: Thread, agent: Agent, message: UserMessage, *, turn_id: str | None = None
+    ) -> Turn:
+        """Store ``message`` and start its turn (the thread's lock is held)."""
+        team_id, thread_id = thread.team_id, thread.id
         now = self._clock.now()
-        turn = Turn(uuid.uuid4().hex, team_id, thread_id, "running", None, 0, 0, 0, now, None)
+        turn_id = turn_id or uuid.uuid4().hex
+        turn = Turn(turn_id, team_id, thread_id, "running", None, 0, 0, 0, now, None)
         # An untitled thread is titled from its first message.
-        title = None if thread.title else title_from_message(text)
+        title = None if thread.title else title_from_message(message.text)
         if title is not None:
             thread = replace(thread, title=title)
         running = RunningTurn(turn, thread)
@@ -350,11 +419,74 @@ class ThreadService:
         running.task = self._tasks.spawn(self._run(running, agent))
         return turn
 
+    async def _next_turn(self, ended: RunningTurn) -> None:
+        """The turn ``ended`` is over: the thread's oldest queued message starts the next
+        one; with none queued (or the host stopping) the thread is idle."""
+        thread_id = ended.thread.id
+        async with self._thread_lock(thread_id):
+            started = False
+            try:
+                if not self._closing:
+                    started = await self._start_queued(ended)
+            except Exception:
+                log.exception("could not start a queued message", extra={"thread_id": thread_id})
+            finally:
+                if not started and self._running.get(thread_id) is ended:
+                    del self._running[thread_id]
+
+    async def _start_queued(self, ended: RunningTurn) -> bool:
+        thread = ended.thread
+        agent = await self._agents.get_agent(thread.team_id, thread.agent_id)
+        # The turn's id is known before it is taken, so the taken event names it.
+        message = await self._queue.take_next(thread, turn_id := uuid.uuid4().hex)
+        if message is None:
+            return False
+        del self._running[thread.id]
+        await self._start_turn(thread, agent, message, turn_id=turn_id)
+        return True
+
+    def _thread_lock(self, thread_id: str) -> asyncio.Lock:
+        lock = self._thread_locks.get(thread_id)
+        if lock is None:
+            lock = self._thread_locks[thread_id] = asyncio.Lock()
+        return lock
+
+    async def queued(self, team_id: str, thread_id: str, account_id: str) -> list[QueuedMessage]:
+        """The thread's queued messages, oldest first."""
+        await self._visible_thread(team_id, thread_id, account_id)
+        return await self._queue.list_queued(team_id, thread_id)
+
+    async def edit_queued(
+        self,
+        team_id: str,
+        thread_id: str,
+        account_id: str,
+        message_id: str,
+        *,
+        text: str | None = None,
+        steer: bool | None = None,
+    ) -> QueuedMessage:
+        """Change a queued message's text, or whether it steers the running turn (its
+        sender only, until a turn takes it)."""
+        thread = await self._visible_thread(team_id, thread_id, account_id)
+        return await self._queue.edit(thread, account_id, message_id, text=text, steer=steer)
+
+    async def cancel_queued(
+        self, team_id: str, thread_id: str, account_id: str, message_id: str
+    ) -> None:
+        """Take a queued message back (its sender only, until a turn takes it)."""
+        thread = await self._visible_thread(team_id, thread_id, account_id)
+        await self._queue.cancel(thread, account_id, message_id)
+
+    async def _steering(self, running: RunningTurn) -> list[UserMessage]:
+        """The queued messages marked to steer: they join the running turn now."""
+        return await self._queue.take_steering(running.thread, running.turn.id)
+
     async def stop(self, team_id: str, thread_id: str, account_id: str) -> bool:
         """Stop the thread's running turn; False when none runs."""
         await self._visible_thread(team_id, thread_id, account_id)
         running = self._running.get(thread_id)
-        if running is None or running.task is None:
+        if running is None or running.task is None or running.finished:
             return False
         running.progress.end("stopped", "a member stopped the turn")
         self._attention.cancel_thread(team_id, thread_id)
@@ -364,15 +496,28 @@ class ThreadService:
         return True
 
     async def wait_idle(self, thread_id: str) -> None:
-        """Until the thread has no running turn (tests and shutdown)."""
-        running = self._running.get(thread_id)
-        if running is not None and running.task is not None:
+        """Until the thread has no running turn, those its queue starts included (tests
+        and shutdown)."""
+        while (running := self._running.get(thread_id)) is not None and running.task:
             with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.shield(running.task)
 
+    async def recover(self) -> None:
+        """At start-up: turns and requests a former run of the host left under way (it
+        crashed) end ``interrupted``; nothing waits for them any more."""
+        async with self._db.write() as conn:
+            await self._repo.update_running_turns(
+                conn, status="interrupted", reason=INTERRUPTED, ended_at=self._clock.now()
+            )
+        await self._attention.recover()
+
     async def close(self) -> None:
+        """The host stops: running turns end ``interrupted`` (their requests too), and no
+        queued message starts a turn."""
+        self._closing = True
+        self._attention.closing()
         for running in list(self._running.values()):
-            running.progress.end("stopped", "the host is shutting down")
+            running.progress.end("interrupted", INTERRUPTED)
         await self._tasks.close()
 
     async def _run(self, running: RunningTurn, agent: Agent) -> None:
@@ -419,6 +564,7 @@ class ThreadService:
                 permissions=agent.permissions,
                 max_tool_calls=agent.max_tool_calls or DEFAULT_MAX_TOOL_CALLS,
                 call_id_prefix=running.turn.id,
+                steer=lambda: self._steering(running),
             )
             await run_turn(setup, sink, functools.partial(self._consent, running, agent), progress)
         except asyncio.CancelledError:
@@ -429,10 +575,13 @@ class ThreadService:
             progress.end("error", _readable(exc))
         finally:
             sink.flush()
-            # Before the turn's end goes out: whoever sees it can read the provider's status.
-            await self._note_provider(thread.team_id, agent.provider, progress)
-            await self._finish(running)
-            self._signals.publish(TurnEnded(agent, thread.id))
+            try:
+                # Before the turn's end goes out: whoever sees it can read the provider's status.
+                await self._note_provider(thread.team_id, agent.provider, progress)
+                await self._finish(running)
+                self._signals.publish(TurnEnded(agent, thread.id))
+            finally:
+                await self._next_turn(running)
 
     async def _note_provider(self, team_id: str, provider_id: str, progress: TurnProgress) -> None:
         """The provider's status shows its last failure until it answers again."""
@@ -470,7 +619,8 @@ class ThreadService:
                 await self._repo.update_turn(conn, turn)
                 await self._repo.update_thread(conn, thread.team_id, thread.id, updated_at=now)
         finally:
-            self._running.pop(thread.id, None)
+            # The thread stays claimed (``_running``) until ``_next_turn`` takes its queue.
+            running.finished = True
         self._metrics.turns.labels(turn.status).inc()
         for outcome, seconds in progress.provider_requests:
             self._metrics.provider_seconds.labels(outcome).observe(seconds)
@@ -502,6 +652,9 @@ class ThreadService:
             description=description,
             # Read at each answer: sharing the thread, or taking it back, applies at once.
             visible_to=lambda account_id: running.thread.visible_to(account_id),
+            expires_in=running.attention_seconds,
+            addressed_to=running.approvers,
+            routine_id=running.routine_id,
         )
 
     async def _with_images(self, thread: Thread, message: Message) -> Message:
@@ -561,6 +714,9 @@ class ThreadService:
             options=question.options,
             multiple=question.multiple,
             visible_to=lambda account_id: running.thread.visible_to(account_id),
+            expires_in=running.attention_seconds,
+            addressed_to=running.approvers,
+            routine_id=running.routine_id,
         )
 
     async def _sub_agent(

@@ -131,6 +131,8 @@ class TurnSetup:
     allowed_tools: frozenset[str] | None = None
     # What the host's id of each call of the turn starts with: the turn's id.
     call_id_prefix: str = "turn"
+    # Messages members sent meanwhile and marked to steer: read before each model request.
+    steer: Callable[[], Awaitable[list[UserMessage]]] | None = None
 
 
 @functools.cache
@@ -150,6 +152,9 @@ async def run_turn(
     """Run the turn to its end; ``progress`` holds the outcome (also when cancelled)."""
     specs = tool_specs(setup.allowed_tools)
     while progress.status is None:
+        if setup.steer is not None:
+            # After the last reply's results: the model reads them with the members' words.
+            progress.new_messages.extend(await setup.steer())
         reply = await _ask(setup, specs, sink, progress)
         if reply is None:
             break

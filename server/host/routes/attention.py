@@ -6,6 +6,7 @@ from typing import Annotated
 
 from pydantic import Field, StringConstraints
 
+from server.common.errors import NotFound
 from server.common.protocol.events import SecretRequestDetails, VaultItemRequestDetails
 from server.common.protocol.ids import RequestId
 from server.common.roles import Role
@@ -100,20 +101,30 @@ async def list_requests(call: HostCall, _args: NoArgs) -> AttentionList:
 @routes.route("attention-v1/answer", args=AnswerAttention, least_role=Role.MEMBER)
 async def answer_request(call: HostCall, args: AnswerAttention) -> AttentionAnswered:
     """Approve or deny once; with ``argumentsHash``, only the call that was shown."""
-    request = call.host.attention.answer(
-        call.peer.team_id,
-        call.peer.account_id,
-        args.id,
-        approve=args.approve,
-        arguments_hash=args.arguments_hash,
-    )
+    attention, peer = call.host.attention, call.peer
+    try:
+        request = attention.answer(
+            peer.team_id,
+            peer.account_id,
+            args.id,
+            approve=args.approve,
+            arguments_hash=args.arguments_hash,
+        )
+    except NotFound:
+        raise await attention.ended_error(peer.team_id, peer.account_id, args.id) or NotFound(
+            "no such request; it may have expired", code="attentionNotFound"
+        ) from None
     return AttentionAnswered(id=request.id, approved=args.approve)
 
 
 @routes.route("attention-v1/reply", args=ReplyToQuestion, least_role=Role.MEMBER)
 async def reply(call: HostCall, args: ReplyToQuestion) -> QuestionAnswered:
     """Answer an agent's question once (``kind: "question"``)."""
-    answer = call.host.attention.reply(
-        call.peer.team_id, call.peer.account_id, args.id, args.answer
-    )
+    attention, peer = call.host.attention, call.peer
+    try:
+        answer = attention.reply(peer.team_id, peer.account_id, args.id, args.answer)
+    except NotFound:
+        raise await attention.ended_error(peer.team_id, peer.account_id, args.id) or NotFound(
+            "no such request; it may have expired", code="attentionNotFound"
+        ) from None
     return QuestionAnswered(id=args.id, answer=answer)

@@ -7,14 +7,16 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, Field, StringConstraints
 
 from server.common.protocol.capabilities import ATTACHMENT_CAPABILITIES
-from server.common.protocol.events import TaskItem
+from server.common.protocol.events import QueuedMessageItem, TaskItem
 from server.common.protocol.ids import AgentId, ThreadId
 from server.common.roles import Role
 from server.common.wire import InboundModel, WireModel, no_control_characters
+from server.host.agents.message_queue import item
 from server.host.agents.providers.transcript import PROVIDER_ONLY
 from server.host.agents.threads import MAX_ATTACHMENTS, MAX_MESSAGE_CHARS
 from server.host.container import HostCall
 from server.host.rtc.team_api import HostRouteTable
+from server.host.storage.queued_messages import QueuedMessage
 from server.host.storage.threads import Thread, Turn
 from server.host.workspace.paths import MAX_PATH_CHARS
 
@@ -40,8 +42,12 @@ class ThreadView(WireModel):
     updated_at: float
 
 
+class ListedThread(ThreadView):
+    unread: int = Field(description="How many of its turns ended since the caller read it.")
+
+
 class ThreadList(WireModel):
-    threads: list[ThreadView]
+    threads: list[ListedThread]
 
 
 class TurnView(WireModel):
@@ -64,10 +70,24 @@ class ThreadContentsView(WireModel):
     running_turn_id: str | None
     running_text: str = Field(description="What the running turn has said so far.")
     tasks: list[TaskItem] = Field(description="The agent's task list in this thread.")
+    queued: list[QueuedMessageItem] = Field(
+        description="Messages waiting for the running turn to end, oldest first."
+    )
 
 
 class TurnStartedView(WireModel):
-    turn_id: str
+    turn_id: str | None = Field(description="The turn the message started; null when queued.")
+    queued: QueuedMessageItem | None = Field(
+        None, description="The message as queued, when a turn was running."
+    )
+
+
+class QueuedView(WireModel):
+    queued: QueuedMessageItem
+
+
+class Done(WireModel):
+    ok: bool
 
 
 class TurnStopped(WireModel):
@@ -101,6 +121,19 @@ class SendMessage(InboundModel):
     thread_id: ThreadId
     text: MessageText
     attachments: list[AttachmentRef] = Field(default_factory=list, max_length=MAX_ATTACHMENTS)
+
+
+class QueuedRef(InboundModel):
+    thread_id: ThreadId
+    id: ThreadId = Field(description="The queued message's id.")
+
+
+class EditQueued(QueuedRef):
+    text: MessageText
+
+
+class SteerQueued(QueuedRef):
+    steer: bool = True
 
 
 class PreviewRef(InboundModel):
@@ -151,10 +184,15 @@ def _turn(turn: Turn) -> TurnView:
 
 @routes.route("threads-v1/list", args=AgentThreads, least_role=Role.MEMBER)
 async def list_threads(call: HostCall, args: AgentThreads) -> ThreadList:
-    """The agent's threads this member sees: their own and the shared ones, newest first."""
+    """The agent's threads this member sees: their own and the shared ones, newest first,
+    each with its count of turns ended since the member read it."""
     peer = call.peer
-    threads = await call.host.threads.list_threads(peer.team_id, args.agent_id, peer.account_id)
-    return ThreadList(threads=[_thread(t) for t in threads])
+    threads = await call.host.threads.list_threads_unread(
+        peer.team_id, args.agent_id, peer.account_id
+    )
+    return ThreadList(
+        threads=[ListedThread(**_thread(t).model_dump(), unread=unread) for t, unread in threads]
+    )
 
 
 @routes.route("threads-v1/start", args=StartThread, least_role=Role.MEMBER)
@@ -169,7 +207,8 @@ async def start_thread(call: HostCall, args: StartThread) -> ThreadView:
 
 @routes.route("threads-v1/get", args=ThreadRef, least_role=Role.MEMBER)
 async def get_thread(call: HostCall, args: ThreadRef) -> ThreadContentsView:
-    """The thread so far: its transcript, its turns and what a running turn has said."""
+    """The thread so far: its transcript, its turns, what a running turn has said and the
+    queued messages; the caller has read it (its unread count goes to nought)."""
     peer = call.peer
     contents = await call.host.threads.read(peer.team_id, args.thread_id, peer.account_id)
     return ThreadContentsView(
@@ -182,16 +221,20 @@ async def get_thread(call: HostCall, args: ThreadRef) -> ThreadContentsView:
             TaskItem(id=t.id, subject=t.subject, description=t.description, status=t.status)
             for t in contents.tasks
         ],
+        queued=[item(q) for q in contents.queued],
     )
 
 
 @routes.route("threads-v1/send", args=SendMessage, least_role=Role.MEMBER)
 async def send_message(call: HostCall, args: SendMessage) -> TurnStartedView:
-    """Send a message: the agent's turn starts and streams as events."""
-    turn = await call.host.threads.send(
+    """Send a message: the agent's turn starts and streams as events; while a turn runs,
+    the message is queued and starts the next turn."""
+    sent = await call.host.threads.send(
         call.member, args.thread_id, args.text, [a.path for a in args.attachments]
     )
-    return TurnStartedView(turn_id=turn.id)
+    if isinstance(sent, QueuedMessage):
+        return TurnStartedView(turn_id=None, queued=item(sent))
+    return TurnStartedView(turn_id=sent.id)
 
 
 @routes.route("threads-v1/attachment_preview", args=PreviewRef, least_role=Role.MEMBER)
@@ -231,3 +274,40 @@ async def rename_thread(call: HostCall, args: RenameThread) -> ThreadView:
         peer.team_id, args.thread_id, peer.account_id, args.title
     )
     return _thread(thread)
+
+
+@routes.route("threads-v1/mark-read", args=ThreadRef, least_role=Role.MEMBER)
+async def mark_read(call: HostCall, args: ThreadRef) -> Done:
+    """The caller has read the thread up to now: its unread count goes to nought."""
+    peer = call.peer
+    await call.host.threads.mark_read(peer.team_id, args.thread_id, peer.account_id)
+    return Done(ok=True)
+
+
+@routes.route("threads-v1/queue-edit", args=EditQueued, least_role=Role.MEMBER)
+async def edit_queued(call: HostCall, args: EditQueued) -> QueuedView:
+    """Change the text of one's queued message, until a turn takes it."""
+    peer = call.peer
+    queued = await call.host.threads.edit_queued(
+        peer.team_id, args.thread_id, peer.account_id, args.id, text=args.text
+    )
+    return QueuedView(queued=item(queued))
+
+
+@routes.route("threads-v1/queue-steer", args=SteerQueued, least_role=Role.MEMBER)
+async def steer_queued(call: HostCall, args: SteerQueued) -> QueuedView:
+    """Mark one's queued message to reach the model at the running turn's next request
+    (``steer: false`` takes the mark back)."""
+    peer = call.peer
+    queued = await call.host.threads.edit_queued(
+        peer.team_id, args.thread_id, peer.account_id, args.id, steer=args.steer
+    )
+    return QueuedView(queued=item(queued))
+
+
+@routes.route("threads-v1/queue-cancel", args=QueuedRef, least_role=Role.MEMBER)
+async def cancel_queued(call: HostCall, args: QueuedRef) -> Done:
+    """Take one's queued message back, until a turn takes it."""
+    peer = call.peer
+    await call.host.threads.cancel_queued(peer.team_id, args.thread_id, peer.account_id, args.id)
+    return Done(ok=True)

@@ -8,7 +8,13 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from server.db.tables import thread_messages, threads, turns
+from server.db.tables import (
+    queued_messages,
+    thread_messages,
+    thread_read_cursors,
+    threads,
+    turns,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +155,10 @@ class ThreadRepository:
         await conn.execute(
             turns.delete().where(turns.c.team_id == team_id, turns.c.thread_id.in_(ids))
         )
+        for table in (queued_messages, thread_read_cursors):
+            await conn.execute(
+                table.delete().where(table.c.team_id == team_id, table.c.thread_id.in_(ids))
+            )
         await conn.execute(
             threads.delete().where(threads.c.team_id == team_id, threads.c.agent_id == agent_id)
         )
@@ -219,6 +229,18 @@ class ThreadRepository:
                 ended_at=turn.ended_at,
             )
         )
+
+    async def update_running_turns(
+        self, conn: AsyncConnection, *, status: str, reason: str, ended_at: float
+    ) -> int:
+        """Every turn a former run of the host left running, in every team, ends as
+        ``status`` (start-up: no task runs it any more); how many did."""
+        result = await conn.execute(
+            turns.update()
+            .where(turns.c.status == "running")
+            .values(status=status, reason=reason, ended_at=ended_at)
+        )
+        return int(result.rowcount)
 
     async def list_turns(self, conn: AsyncConnection, team_id: str, thread_id: str) -> list[Turn]:
         result = await conn.execute(

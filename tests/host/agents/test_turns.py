@@ -393,9 +393,10 @@ async def test_a_denial_ends_the_turn_and_nothing_is_clicked(host: TurnsHost) ->
         ("tool-call-finished", "click", "refused"),
     ]
     assert host.effects("deny") == 0
-    # The question went with its turn: a late approval finds nothing to approve.
+    # The question went with its turn: a late approval is told it was answered (the
+    # stored request says how it ended), and approves nothing.
     late = {"id": asked["id"], "approve": True}
-    assert await refused(host.member, "attention-v1/answer", late) == "attentionNotFound"
+    assert await refused(host.member, "attention-v1/answer", late) == "attentionAnswered"
     contents = await host.member.call("threads-v1/get", {"threadId": follow.thread_id})
     denied = contents["messages"][-1]
     assert (denied["role"], denied["isError"]) == ("tool", True)

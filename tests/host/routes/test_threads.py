@@ -188,12 +188,21 @@ async def test_who_does_not_see_a_thread_can_do_nothing_with_its_turn(
     sent = await team.admin.call("threads-v1/send", {"threadId": thread_id, "text": "Go"})
     asked = await until(team.admin, thread_id, "attention-requested")
     again = {"threadId": thread_id, "text": "And again"}
-    assert await refused(team.admin, "threads-v1/send", again) == "turnRunning"
+    queued = await team.admin.call("threads-v1/send", again)
+    assert (queued["turnId"], queued["queued"]["text"]) == (None, "And again")
+    queued_ref = {"threadId": thread_id, "id": queued["queued"]["id"]}
 
     for stranger in (team.member, outsider):
         thread_ref = {"threadId": thread_id}
         assert await refused(stranger, "threads-v1/get", thread_ref) == "threadNotFound"
         assert await refused(stranger, "threads-v1/send", again) == "threadNotFound"
+        assert await refused(stranger, "threads-v1/mark-read", thread_ref) == "threadNotFound"
+        for route, extra in (
+            ("threads-v1/queue-edit", {"text": "Mine now"}),
+            ("threads-v1/queue-steer", {}),
+            ("threads-v1/queue-cancel", {}),
+        ):
+            assert await refused(stranger, route, {**queued_ref, **extra}) == "threadNotFound"
         assert await refused(stranger, "threads-v1/stop", thread_ref) == "threadNotFound"
         assert await refused(stranger, "threads-v1/share", {**thread_ref, "shared": True}) == (
             "threadNotFound"
@@ -209,6 +218,7 @@ async def test_who_does_not_see_a_thread_can_do_nothing_with_its_turn(
     # The question still waits for the one who sees it.
     [pending] = (await team.admin.call("attention-v1/list"))["requests"]
     assert pending["id"] == asked["id"]
+    await team.admin.call("threads-v1/queue-cancel", queued_ref)
     await team.admin.call("attention-v1/answer", {"id": asked["id"], "approve": False})
     finished = await until(team.admin, thread_id, "turn-finished")
     assert (finished["turnId"], finished["status"]) == (sent["turnId"], "denied")

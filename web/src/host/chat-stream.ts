@@ -5,13 +5,17 @@
  * the conversation: the new reply's text takes its place. Everything here lives in memory only: chat content never goes to storage.
  *
  * A member's message is shown at once as `sending`; when the host refuses it, it stays
- * `failed` until the person presses Retry. Nothing here sends anything on its own.
+ * `failed` until the person presses Retry. A message sent while a turn runs waits in the
+ * thread's queue (`queued`) until a turn takes it: then it joins the conversation. Nothing
+ * here sends anything on its own.
  */
 
 import { EVENT, type EventData, type RouteResult, type TeamApiEvent } from './protocol';
 
 export type ThreadContents = RouteResult<'threads-v1/get'>;
 export type TaskItem = EventData<'tasks-changed'>['tasks'][number];
+/** A message waiting behind the running turn; its sender may edit, steer or cancel it. */
+export type QueuedItem = EventData<'queued-message-added'>['queued'];
 export type TurnStatus = 'running' | EventData<'turn-finished'>['status'];
 /** How a tool call ended, as its card says it. */
 export type ToolOutcome = 'running' | 'ok' | 'refused' | 'error' | 'notVerified' | 'mismatch';
@@ -85,6 +89,7 @@ export interface ChatState {
   tabId: string | null;
   tasks: TaskItem[];
   subAgents: SubAgentState[];
+  queued: QueuedItem[];
 }
 
 const MARKS: ReadonlyArray<[string, ToolOutcome]> = [
@@ -188,7 +193,7 @@ export function chatFromContents(contents: ThreadContents): ChatState {
   }));
   const running = contents.runningTurnId;
   if (running && contents.runningText) items.push({ kind: 'text', key: `t${running}`, turnId: running, text: contents.runningText });
-  return { threadId: contents.thread.id, items, turns, runningTurnId: running, tabId, tasks: contents.tasks, subAgents: [] };
+  return { threadId: contents.thread.id, items, turns, runningTurnId: running, tabId, tasks: contents.tasks, subAgents: [], queued: contents.queued ?? [] };
 }
 
 function withTurn(state: ChatState, turn: TurnState): TurnState[] {
@@ -265,6 +270,24 @@ export function chatAfterEvent(state: ChatState, event: TeamApiEvent): ChatState
       const items = state.items.map((item) => (item.kind === 'tool' && item.turnId === turnId && item.outcome === 'running' ? { ...item, outcome: 'error' as const, detail: 'The turn ended first.' } : item));
       return { ...state, items, turns: withTurn(state, turn), runningTurnId: state.runningTurnId === turnId ? null : state.runningTurnId };
     }
+    case EVENT.queuedMessageAdded:
+    case EVENT.queuedMessageUpdated: {
+      const queued = data.queued as QueuedItem;
+      const at = state.queued.findIndex((old) => old.id === queued.id);
+      if (at < 0) return event.event === EVENT.queuedMessageAdded ? { ...state, queued: [...state.queued, queued] } : state;
+      return { ...state, queued: state.queued.map((old) => (old.id === queued.id ? queued : old)) };
+    }
+    case EVENT.queuedMessageCancelled:
+      return { ...state, queued: state.queued.filter((old) => old.id !== data.id) };
+    case EVENT.queuedMessageTaken: {
+      // Taken into a turn: from now on it is part of the conversation.
+      const taken = state.queued.find((old) => old.id === data.id);
+      const queued = state.queued.filter((old) => old.id !== data.id);
+      if (!taken) return { ...state, queued };
+      const attachments = taken.attachments.map((name) => ({ name, sha256: null, preview: false }));
+      const item: UserItem = { kind: 'user', key: `q${taken.id}`, text: taken.text, attachments, delivery: 'sent' };
+      return { ...state, queued, items: [...state.items, item] };
+    }
     case EVENT.tasksChanged:
       return { ...state, tasks: Array.isArray(data.tasks) ? (data.tasks as TaskItem[]) : [] };
     case EVENT.subAgent: {
@@ -301,6 +324,12 @@ export function chatWithDelivery(state: ChatState, key: string, failure: string 
   };
 }
 
+/** The host queued the message behind the running turn: it shows in the queue, not yet in
+ * the conversation. */
+export function chatWithQueued(state: ChatState, key: string): ChatState {
+  return { ...state, items: state.items.filter((item) => item.key !== key) };
+}
+
 /** The failed message the person asked to send again, marked sending; null when there is none. */
 export function chatRetrying(state: ChatState, key: string): { state: ChatState; item: UserItem } | null {
   const item = state.items.find((old): old is UserItem => old.key === key && old.kind === 'user' && old.delivery === 'failed');
@@ -329,6 +358,7 @@ export function turnStatusText(turn: TurnState): string {
     incomplete: 'Incomplete',
     stopped: 'Stopped',
     error: 'Failed',
+    interrupted: 'Interrupted',
   };
   const text = words[turn.status] ?? turn.status;
   return turn.reason && turn.status !== 'done' ? `${text} — ${turn.reason}` : text;

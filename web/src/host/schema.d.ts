@@ -1509,7 +1509,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** The thread so far: its transcript, its turns and what a running turn has said. */
+        /** The thread so far: its transcript, its turns, what a running turn has said and the */
         post: operations["threads-v1/get"];
         delete?: never;
         options?: never;
@@ -1526,8 +1526,76 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** The agent's threads this member sees: their own and the shared ones, newest first. */
+        /** The agent's threads this member sees: their own and the shared ones, newest first, */
         post: operations["threads-v1/list"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/threads-v1/mark-read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The caller has read the thread up to now: its unread count goes to nought. */
+        post: operations["threads-v1/mark-read"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/threads-v1/queue-cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Take one's queued message back, until a turn takes it. */
+        post: operations["threads-v1/queue-cancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/threads-v1/queue-edit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Change the text of one's queued message, until a turn takes it. */
+        post: operations["threads-v1/queue-edit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/threads-v1/queue-steer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Mark one's queued message to reach the model at the running turn's next request */
+        post: operations["threads-v1/queue-steer"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1560,7 +1628,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Send a message: the agent's turn starts and streams as events. */
+        /** Send a message: the agent's turn starts and streams as events; while a turn runs, */
         post: operations["threads-v1/send"];
         delete?: never;
         options?: never;
@@ -2807,6 +2875,11 @@ export interface components {
              */
             discarded: boolean;
         };
+        /** Done */
+        Done: {
+            /** Ok */
+            ok: boolean;
+        };
         /** Download */
         Download: {
             /**
@@ -2858,6 +2931,18 @@ export interface components {
             site: string | null;
             /** Text */
             text: string;
+        };
+        /** EditQueued */
+        EditQueued: {
+            /**
+             * Id
+             * @description The queued message's id.
+             */
+            id: string;
+            /** Text */
+            text: string;
+            /** Threadid */
+            threadId: string;
         };
         /** EntryView */
         EntryView: {
@@ -3013,7 +3098,7 @@ export interface components {
          * HostEventMessageSchema
          * @description An event the host pushes on the ``team-api`` channel.
          */
-        HostEventMessage: components["schemas"]["AgentsChangedEvent"] | components["schemas"]["ThreadsChangedEvent"] | components["schemas"]["TurnStartedEvent"] | components["schemas"]["TextDeltaEvent"] | components["schemas"]["TextResetEvent"] | components["schemas"]["ToolCallStartedEvent"] | components["schemas"]["ToolCallFinishedEvent"] | components["schemas"]["TurnFinishedEvent"] | components["schemas"]["AttentionRequestedEvent"] | components["schemas"]["AttentionResolvedEvent"] | components["schemas"]["TasksChangedEvent"] | components["schemas"]["SubAgentEventEvent"] | components["schemas"]["BrowserTabsChangedEvent"] | components["schemas"]["BrowserProfilesChangedEvent"] | components["schemas"]["ProvidersChangedEvent"] | components["schemas"]["VaultChangedEvent"] | components["schemas"]["AgentMemoriesChangedEvent"] | components["schemas"]["BrowserTakeoverRequestedEvent"] | components["schemas"]["BrowserControlRequestedEvent"] | components["schemas"]["BrowserControlRequestResolvedEvent"] | components["schemas"]["RoutineRunStartedEvent"] | components["schemas"]["RoutineRunFinishedEvent"] | components["schemas"]["RevokedEvent"] | components["schemas"]["NotificationAddedEvent"] | components["schemas"]["NotificationsReadEvent"];
+        HostEventMessage: components["schemas"]["AgentsChangedEvent"] | components["schemas"]["ThreadsChangedEvent"] | components["schemas"]["TurnStartedEvent"] | components["schemas"]["TextDeltaEvent"] | components["schemas"]["TextResetEvent"] | components["schemas"]["ToolCallStartedEvent"] | components["schemas"]["ToolCallFinishedEvent"] | components["schemas"]["TurnFinishedEvent"] | components["schemas"]["QueuedMessageAddedEvent"] | components["schemas"]["QueuedMessageUpdatedEvent"] | components["schemas"]["QueuedMessageTakenEvent"] | components["schemas"]["QueuedMessageCancelledEvent"] | components["schemas"]["AttentionRequestedEvent"] | components["schemas"]["AttentionResolvedEvent"] | components["schemas"]["TasksChangedEvent"] | components["schemas"]["SubAgentEventEvent"] | components["schemas"]["BrowserTabsChangedEvent"] | components["schemas"]["BrowserProfilesChangedEvent"] | components["schemas"]["ProvidersChangedEvent"] | components["schemas"]["VaultChangedEvent"] | components["schemas"]["AgentMemoriesChangedEvent"] | components["schemas"]["BrowserTakeoverRequestedEvent"] | components["schemas"]["BrowserControlRequestedEvent"] | components["schemas"]["BrowserControlRequestResolvedEvent"] | components["schemas"]["RoutineRunStartedEvent"] | components["schemas"]["RoutineRunFinishedEvent"] | components["schemas"]["RevokedEvent"] | components["schemas"]["NotificationAddedEvent"] | components["schemas"]["NotificationsReadEvent"];
         /**
          * HostViewMessageSchema
          * @description What the host sends on a ``view:`` channel besides frames.
@@ -3151,6 +3236,28 @@ export interface components {
              * @default 0
              */
             offset?: number;
+        };
+        /** ListedThread */
+        ListedThread: {
+            /** Agentid */
+            agentId: string;
+            /** Createdat */
+            createdAt: number;
+            /** Createdby */
+            createdBy: string;
+            /** Id */
+            id: string;
+            /** Shared */
+            shared: boolean;
+            /** Title */
+            title: string;
+            /**
+             * Unread
+             * @description How many of its turns ended since the caller read it.
+             */
+            unread: number;
+            /** Updatedat */
+            updatedAt: number;
         };
         /** Listing */
         Listing: {
@@ -3809,6 +3916,130 @@ export interface components {
             /** Id */
             id: string;
         };
+        /**
+         * QueuedMessageAdded
+         * @description A message was sent while a turn ran: it waits in the thread's queue.
+         */
+        QueuedMessageAdded: {
+            queued: components["schemas"]["QueuedMessageItem"];
+            /** Threadid */
+            threadId: string;
+        };
+        /** QueuedMessageAddedEvent */
+        QueuedMessageAddedEvent: {
+            data: components["schemas"]["QueuedMessageAdded"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "queued-message-added";
+        };
+        /**
+         * QueuedMessageCancelled
+         * @description Its sender took a queued message back before a turn took it.
+         */
+        QueuedMessageCancelled: {
+            /** Id */
+            id: string;
+            /** Threadid */
+            threadId: string;
+        };
+        /** QueuedMessageCancelledEvent */
+        QueuedMessageCancelledEvent: {
+            data: components["schemas"]["QueuedMessageCancelled"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "queued-message-cancelled";
+        };
+        /**
+         * QueuedMessageItem
+         * @description A member's message waiting behind the thread's running turn.
+         */
+        QueuedMessageItem: {
+            /**
+             * Accountid
+             * @description Who sent it: only they may edit, steer or cancel it.
+             */
+            accountId: string;
+            /**
+             * Attachments
+             * @description The names of the files it carries.
+             */
+            attachments: string[];
+            /** Createdat */
+            createdAt: number;
+            /** Id */
+            id: string;
+            /**
+             * Steer
+             * @description Given to the model at the running turn's next request.
+             */
+            steer: boolean;
+            /** Text */
+            text: string;
+            /** Threadid */
+            threadId: string;
+            /** Updatedat */
+            updatedAt: number;
+        };
+        /**
+         * QueuedMessageTaken
+         * @description A queued message left the queue into turn ``turn_id``: it started that turn, or
+         *     (``steered``) it joined the running turn at its next model request.
+         */
+        QueuedMessageTaken: {
+            /** Id */
+            id: string;
+            /** Steered */
+            steered: boolean;
+            /** Threadid */
+            threadId: string;
+            /** Turnid */
+            turnId: string;
+        };
+        /** QueuedMessageTakenEvent */
+        QueuedMessageTakenEvent: {
+            data: components["schemas"]["QueuedMessageTaken"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "queued-message-taken";
+        };
+        /**
+         * QueuedMessageUpdated
+         * @description A queued message was edited, or marked to steer the running turn (or not).
+         */
+        QueuedMessageUpdated: {
+            queued: components["schemas"]["QueuedMessageItem"];
+            /** Threadid */
+            threadId: string;
+        };
+        /** QueuedMessageUpdatedEvent */
+        QueuedMessageUpdatedEvent: {
+            data: components["schemas"]["QueuedMessageUpdated"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "queued-message-updated";
+        };
+        /** QueuedRef */
+        QueuedRef: {
+            /**
+             * Id
+             * @description The queued message's id.
+             */
+            id: string;
+            /** Threadid */
+            threadId: string;
+        };
+        /** QueuedView */
+        QueuedView: {
+            queued: components["schemas"]["QueuedMessageItem"];
+        };
         /** RecordingRef */
         RecordingRef: {
             /** Recordingid */
@@ -4335,6 +4566,21 @@ export interface components {
             /** Size */
             size: number;
         };
+        /** SteerQueued */
+        SteerQueued: {
+            /**
+             * Id
+             * @description The queued message's id.
+             */
+            id: string;
+            /**
+             * Steer
+             * @default true
+             */
+            steer?: boolean;
+            /** Threadid */
+            threadId: string;
+        };
         /**
          * SubAgentEvent
          * @description What a sub-agent of a turn does, told in its parent's thread: it started, said
@@ -4357,7 +4603,7 @@ export interface components {
              * Status
              * @default null
              */
-            status: ("done" | "denied" | "capped" | "incomplete" | "stopped" | "error") | null;
+            status: ("done" | "denied" | "capped" | "incomplete" | "stopped" | "error" | "interrupted") | null;
             /** Subagentid */
             subAgentId: string;
             /**
@@ -4639,6 +4885,11 @@ export interface components {
                 [key: string]: unknown;
             }[];
             /**
+             * Queued
+             * @description Messages waiting for the running turn to end, oldest first.
+             */
+            queued: components["schemas"]["QueuedMessageItem"][];
+            /**
              * Runningtext
              * @description What the running turn has said so far.
              */
@@ -4657,7 +4908,7 @@ export interface components {
         /** ThreadList */
         ThreadList: {
             /** Threads */
-            threads: components["schemas"]["ThreadView"][];
+            threads: components["schemas"]["ListedThread"][];
         };
         /** ThreadRef */
         ThreadRef: {
@@ -4796,7 +5047,7 @@ export interface components {
              * Status
              * @enum {string}
              */
-            status: "done" | "denied" | "capped" | "incomplete" | "stopped" | "error";
+            status: "done" | "denied" | "capped" | "incomplete" | "stopped" | "error" | "interrupted";
             /** Threadid */
             threadId: string;
             /** Toolcalls */
@@ -4834,8 +5085,16 @@ export interface components {
         };
         /** TurnStartedView */
         TurnStartedView: {
-            /** Turnid */
-            turnId: string;
+            /**
+             * @description The message as queued, when a turn was running.
+             * @default null
+             */
+            queued: components["schemas"]["QueuedMessageItem"] | null;
+            /**
+             * Turnid
+             * @description The turn the message started; null when queued.
+             */
+            turnId: string | null;
         };
         /** TurnStopped */
         TurnStopped: {
@@ -7513,7 +7772,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The thread so far: its transcript, its turns and what a running turn has said. */
+            /** @description The thread so far: its transcript, its turns, what a running turn has said and the */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -7537,13 +7796,109 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The agent's threads this member sees: their own and the shared ones, newest first. */
+            /** @description The agent's threads this member sees: their own and the shared ones, newest first, */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ThreadList"];
+                };
+            };
+        };
+    };
+    "threads-v1/mark-read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ThreadRef"];
+            };
+        };
+        responses: {
+            /** @description The caller has read the thread up to now: its unread count goes to nought. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Done"];
+                };
+            };
+        };
+    };
+    "threads-v1/queue-cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QueuedRef"];
+            };
+        };
+        responses: {
+            /** @description Take one's queued message back, until a turn takes it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Done"];
+                };
+            };
+        };
+    };
+    "threads-v1/queue-edit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EditQueued"];
+            };
+        };
+        responses: {
+            /** @description Change the text of one's queued message, until a turn takes it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueuedView"];
+                };
+            };
+        };
+    };
+    "threads-v1/queue-steer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SteerQueued"];
+            };
+        };
+        responses: {
+            /** @description Mark one's queued message to reach the model at the running turn's next request */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["QueuedView"];
                 };
             };
         };
@@ -7585,7 +7940,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Send a message: the agent's turn starts and streams as events. */
+            /** @description Send a message: the agent's turn starts and streams as events; while a turn runs, */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -14,6 +14,7 @@ import {
   chatFromContents,
   chatRetrying,
   chatWithDelivery,
+  chatWithQueued,
   chatWithSending,
   needsProviderKey,
   taskProgress,
@@ -22,6 +23,7 @@ import {
   turnStatusText,
   type ChatItem,
   type ChatState,
+  type QueuedItem,
   type SentAttachment,
   type ToolItem,
   type UserItem,
@@ -36,7 +38,8 @@ import { AttentionCards, type AlwaysAllow } from './AttentionCards';
 import { Markdown } from './Markdown';
 
 export type AgentView = RouteResult<'agents-v1/list'>['agents'][number];
-type ThreadView = RouteResult<'threads-v1/list'>['threads'][number];
+type ListedThread = RouteResult<'threads-v1/list'>['threads'][number];
+type ThreadView = RouteResult<'threads-v1/get'>['thread'];
 
 export interface ChatSelection {
   agentId: string | null;
@@ -116,7 +119,8 @@ export function ChatPanel(props: {
 }
 
 function ThreadList(props: { connection: HostConnection; agent: AgentView; meId: string; selected: string | null; onSelect: (threadId: string) => void }) {
-  const threads = useHostLoad(props.connection, 'threads-v1/list', { agentId: props.agent.id }, [EVENT.threadsChanged]);
+  // A turn's end changes the unread counts.
+  const threads = useHostLoad(props.connection, 'threads-v1/list', { agentId: props.agent.id }, [EVENT.threadsChanged, EVENT.turnFinished]);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   const start = () => {
@@ -137,7 +141,7 @@ function ThreadList(props: { connection: HostConnection; agent: AgentView; meId:
   const list = threads.data?.threads ?? [];
   const mine = list.filter((t) => t.createdBy === props.meId);
   const shared = list.filter((t) => t.createdBy !== props.meId);
-  const group = (title: string, items: ThreadView[]) =>
+  const group = (title: string, items: ListedThread[]) =>
     items.length ? (
       <>
         <h3 class="chat-group">{title}</h3>
@@ -147,6 +151,12 @@ function ThreadList(props: { connection: HostConnection; agent: AgentView; meId:
               <button type="button" class={`chat-thread${t.id === props.selected ? ' is-selected' : ''}`} aria-current={t.id === props.selected} onClick={() => props.onSelect(t.id)}>
                 {t.title || 'New chat'}
                 {t.shared ? <span class="badge">shared</span> : null}
+                {/* The open chat is being read: its count is not news. */}
+                {t.unread > 0 && t.id !== props.selected ? (
+                  <span class="badge badge-unread" aria-label={`${t.unread} unread`}>
+                    {t.unread}
+                  </span>
+                ) : null}
               </button>
             </li>
           ))}
@@ -219,6 +229,10 @@ function Conversation(props: {
       }
       if (!loaded) early.push(event);
       else setChat((old) => (old ? chatAfterEvent(old, event) : old));
+      if (event.event === EVENT.turnFinished && (event.data as { threadId?: string }).threadId === threadId) {
+        // The person has the chat open: what the agent said is read.
+        connection.call('threads-v1/mark-read', { threadId }).catch(() => undefined);
+      }
     });
     connection.call('threads-v1/get', { threadId }).then(
       (contents) => {
@@ -241,9 +255,10 @@ function Conversation(props: {
 
   const deliver = (key: string, text: string, paths: string[]) => {
     connection.call('threads-v1/send', { threadId, text, attachments: paths.map((path) => ({ path })) }).then(
-      () => {
+      (answer) => {
         memory.sent(key);
-        setChat((old) => (old ? chatWithDelivery(old, key, null) : old));
+        // Sent while a turn ran, it waits in the queue until a turn takes it.
+        setChat((old) => (old ? (answer.turnId === null ? chatWithQueued(old, key) : chatWithDelivery(old, key, null)) : old));
       },
       (failure: unknown) => setChat((old) => (old ? chatWithDelivery(old, key, describeError(failure)) : old)),
     );
@@ -350,6 +365,7 @@ function Conversation(props: {
           <ChatRow key={item.key} item={item} connection={connection} threadId={threadId} onRetry={retry} />
         ))}
       </ol>
+      {chat.queued.length ? <QueuedMessages connection={connection} threadId={threadId} meId={props.meId} queued={chat.queued} onError={setError} /> : null}
       <AttentionCards connection={connection} requests={props.requests} agentNames={props.agentNames} alwaysAllow={props.alwaysAllow} manager={props.manager} />
       <div class="conversation-status" role="status" data-turn-status={running ? 'running' : (last?.status ?? 'none')}>
         {!running && last?.status === 'error' ? (
@@ -374,6 +390,63 @@ function Conversation(props: {
       </div>
       <Composer threadId={threadId} memory={memory} running={running} onSend={send} onStop={stop} />
     </div>
+  );
+}
+
+/** Messages waiting for the running turn to end; their sender may edit, steer or cancel
+ * each until a turn takes it. */
+function QueuedMessages(props: { connection: HostConnection; threadId: string; meId: string; queued: QueuedItem[]; onError: (failure: unknown) => void }) {
+  const { connection, threadId } = props;
+  const [editing, setEditing] = useState<{ id: string; text: string } | null>(null);
+  const call = (promise: Promise<unknown>) => void promise.catch(props.onError);
+  return (
+    <ol class="chat-queue" aria-label="Queued messages">
+      {props.queued.map((q) => {
+        const mine = q.accountId === props.meId;
+        const ref = { threadId, id: q.id };
+        if (editing?.id === q.id) {
+          const save = (event: Event) => {
+            event.preventDefault();
+            const text = editing.text.trim();
+            if (text) call(connection.call('threads-v1/queue-edit', { ...ref, text }));
+            setEditing(null);
+          };
+          return (
+            <li key={q.id} class="chat-queued is-editing">
+              <form onSubmit={save}>
+                <textarea aria-label="Queued message" rows={2} value={editing.text} onInput={(e) => setEditing({ id: q.id, text: e.currentTarget.value })} />
+                <button type="submit" class="btn btn-primary btn-sm" disabled={!editing.text.trim()}>
+                  Save
+                </button>
+                <button type="button" class="btn btn-ghost btn-sm" onClick={() => setEditing(null)}>
+                  Cancel
+                </button>
+              </form>
+            </li>
+          );
+        }
+        return (
+          <li key={q.id} class="chat-queued" data-steer={q.steer}>
+            <span class="badge">{q.steer ? 'steering: read at the agent’s next step' : 'queued: sent when the agent finishes'}</span>
+            <p class="chat-user-body">{q.text}</p>
+            {q.attachments.length ? <span class="file-chip">{q.attachments.join(', ')}</span> : null}
+            {mine ? (
+              <span class="chat-queued-actions">
+                <button type="button" class="btn btn-ghost btn-sm" onClick={() => setEditing({ id: q.id, text: q.text })}>
+                  Edit
+                </button>
+                <button type="button" class="btn btn-ghost btn-sm" aria-pressed={q.steer} onClick={() => call(connection.call('threads-v1/queue-steer', { ...ref, steer: !q.steer }))}>
+                  {q.steer ? 'Wait for the end' : 'Steer now'}
+                </button>
+                <button type="button" class="btn btn-ghost btn-sm" onClick={() => call(connection.call('threads-v1/queue-cancel', ref))}>
+                  Remove
+                </button>
+              </span>
+            ) : null}
+          </li>
+        );
+      })}
+    </ol>
   );
 }
 

@@ -1,0 +1,67 @@
+"""Where each member last read each thread, and what the agent said since."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from server.db.tables import thread_read_cursors, turns
+
+
+class ReadCursorRepository:
+    """Reads and writes of ``thread_read_cursors``; every query within one team."""
+
+    async def update_cursor(
+        self, conn: AsyncConnection, team_id: str, thread_id: str, account_id: str, read_at: float
+    ) -> None:
+        """The member read the thread at ``read_at`` (a cursor never moves back)."""
+        mine = (
+            thread_read_cursors.c.team_id == team_id,
+            thread_read_cursors.c.thread_id == thread_id,
+            thread_read_cursors.c.account_id == account_id,
+        )
+        result = await conn.execute(
+            thread_read_cursors.update()
+            .where(*mine, thread_read_cursors.c.read_at < read_at)
+            .values(read_at=read_at)
+        )
+        if int(result.rowcount) == 1:
+            return
+        found = await conn.execute(sa.select(thread_read_cursors.c.read_at).where(*mine))
+        if found.first() is None:
+            await conn.execute(
+                thread_read_cursors.insert().values(
+                    team_id=team_id, thread_id=thread_id, account_id=account_id, read_at=read_at
+                )
+            )
+
+    async def count_unread(
+        self, conn: AsyncConnection, team_id: str, account_id: str, thread_ids: Sequence[str]
+    ) -> dict[str, int]:
+        """Per thread, how many of its turns ended after the member last read it (threads
+        with none are left out)."""
+        if not thread_ids:
+            return {}
+        cursor = thread_read_cursors
+        joined = turns.outerjoin(
+            cursor,
+            sa.and_(
+                cursor.c.team_id == team_id,
+                cursor.c.thread_id == turns.c.thread_id,
+                cursor.c.account_id == account_id,
+            ),
+        )
+        result = await conn.execute(
+            sa.select(turns.c.thread_id, sa.func.count())
+            .select_from(joined)
+            .where(
+                turns.c.team_id == team_id,
+                turns.c.thread_id.in_(list(thread_ids)),
+                turns.c.ended_at.is_not(None),
+                turns.c.ended_at > sa.func.coalesce(cursor.c.read_at, 0.0),
+            )
+            .group_by(turns.c.thread_id)
+        )
+        return {row[0]: int(row[1]) for row in result}
