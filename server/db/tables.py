@@ -288,6 +288,9 @@ providers = sa.Table(
     # Secret-box output (see ENCRYPTED_COLUMNS), never the key itself.
     sa.Column("api_key", sa.LargeBinary, nullable=True),
     sa.Column("last_error", sa.String(500), nullable=True),
+    # When the provider last answered a request with its current key and address (a test
+    # or a turn); None until then, and again after a failure or a change of either.
+    sa.Column("verified_at", TIME, nullable=True),
     sa.Column("created_at", TIME, nullable=False),
     sa.Column("updated_at", TIME, nullable=False),
     sa.UniqueConstraint("team_id", "name"),

@@ -521,7 +521,7 @@ async def test_a_refused_key_ends_the_turn_with_a_readable_reason(host: TurnsHos
     # The provider's status keeps the failure until it answers again.
     listed = await host.admin.call("providers-v1/list", {})
     status = next(p for p in listed["providers"] if p["id"] == custom["id"])
-    assert status["lastError"] == finished["reason"]
+    assert (status["lastError"], status["verified"]) == (finished["reason"], False)
 
     # With the right key the next turn answers, and the failure is forgotten.
     await host.admin.call("providers-v1/set_key", {"provider": custom["id"], "key": OPENAI_KEY})
@@ -531,7 +531,7 @@ async def test_a_refused_key_ends_the_turn_with_a_readable_reason(host: TurnsHos
     assert again["status"] == "done", again
     listed = await host.admin.call("providers-v1/list", {})
     status = next(p for p in listed["providers"] if p["id"] == custom["id"])
-    assert status["lastError"] is None
+    assert (status["lastError"], status["verified"]) == (None, True)
 
 
 async def test_a_rate_limit_is_waited_out_and_the_turn_goes_on(host: TurnsHost) -> None:

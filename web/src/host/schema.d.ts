@@ -2859,6 +2859,11 @@ export interface components {
             unusableReason: string | null;
             /** Usable */
             usable: boolean;
+            /**
+             * Verified
+             * @description It answered a request (a test or a turn) with its current key and address; false after a failure, a new key or a new address.
+             */
+            verified: boolean;
         };
         /**
          * ProvidersChanged
