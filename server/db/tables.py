@@ -219,6 +219,8 @@ turns = sa.Table(
     sa.Column("thread_id", ID, nullable=False),
     sa.Column("status", sa.String(16), nullable=False),
     sa.Column("reason", sa.Text, nullable=True),
+    # An error's stable code (``providerKeyMissing``, …), for what a person can do about it.
+    sa.Column("code", sa.String(64), nullable=True),
     sa.Column("tool_calls", sa.Integer, nullable=False),
     sa.Column("input_tokens", sa.Integer, nullable=False),
     sa.Column("output_tokens", sa.Integer, nullable=False),

@@ -390,7 +390,8 @@ class ThreadService:
         except Exception as exc:
             # A turn ends in a status, never in an exception the host has to survive.
             log.exception("turn failed", extra={"thread_id": thread.id})
-            progress.end("error", _readable(exc))
+            code = exc.code if isinstance(exc, CrewhostError) else None
+            progress.end("error", _readable(exc), code)
         finally:
             sink.flush()
             # Before the turn's end goes out: whoever sees it can read the provider's status.
@@ -423,6 +424,7 @@ class ThreadService:
             progress.output_tokens,
             running.turn.started_at,
             now,
+            progress.code,
         )
         try:
             async with self._db.write() as conn:
@@ -445,6 +447,7 @@ class ThreadService:
                 turn_id=turn.id,
                 status=turn.status,  # type: ignore[arg-type]
                 reason=turn.reason,
+                code=turn.code,
                 tool_calls=turn.tool_calls,
                 input_tokens=turn.input_tokens,
                 output_tokens=turn.output_tokens,

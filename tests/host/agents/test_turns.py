@@ -494,6 +494,23 @@ async def test_a_provider_error_ends_the_turn_with_a_readable_reason(host: Turns
     contents = await host.member.call("threads-v1/get", {"threadId": follow.thread_id})
     assert [m["role"] for m in contents["messages"]] == ["user"]
     assert contents["turns"][0]["reason"] == finished["reason"]
+    # Nothing a person can do about it in the client: no code.
+    assert finished["code"] is None
+
+
+async def test_a_missing_key_ends_the_turn_with_its_code(host: TurnsHost) -> None:
+    # The module's host sets no key for OpenRouter.
+    agent_id = await make_agent(host, provider="openrouter")
+    follow = await start_thread(host, agent_id)
+
+    await send(follow, "Hello")
+    finished = await follow.until("turn-finished")
+
+    assert (finished["status"], finished["code"]) == ("error", "providerKeyMissing")
+    assert finished["reason"] == "no API key is set for OpenRouter"
+    # A reloaded chat reads the same code.
+    contents = await host.member.call("threads-v1/get", {"threadId": follow.thread_id})
+    assert contents["turns"][0]["code"] == "providerKeyMissing"
 
 
 async def test_a_refused_key_ends_the_turn_with_a_readable_reason(host: TurnsHost) -> None:
@@ -517,6 +534,7 @@ async def test_a_refused_key_ends_the_turn_with_a_readable_reason(host: TurnsHos
     # Named as the team named it, with the provider's own words (the key masked out).
     assert finished["reason"].startswith("Wrong key gateway refused the API key (401): ")
     assert "Incorrect API key provided" in finished["reason"]
+    assert finished["code"] == "providerKeyRefused"
     assert "sk-not-the-right-key-42" not in json.dumps(follow.seen)
     # The provider's status keeps the failure until it answers again.
     listed = await host.admin.call("providers-v1/list", {})

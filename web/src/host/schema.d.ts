@@ -3640,6 +3640,12 @@ export interface components {
          *     limit), stopped or error, with the reason.
          */
         TurnFinished: {
+            /**
+             * Code
+             * @description An error's stable code when a person can act on it: providerKeyMissing, providerKeyRefused, providerKeyUnusable, providerNoModel (see the error codes)
+             * @default null
+             */
+            code: string | null;
             /** Inputtokens */
             inputTokens: number;
             /** Outputtokens */
@@ -3698,6 +3704,12 @@ export interface components {
         };
         /** TurnView */
         TurnView: {
+            /**
+             * Code
+             * @description An error's stable code, as in turn-finished (providerKeyMissing, …)
+             * @default null
+             */
+            code: string | null;
             /** Endedat */
             endedAt: number | null;
             /** Id */
