@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 
 WEB_STAMP := web/node_modules/.installed-stamp
 
-.PHONY: install chromium test-tools web web-test serve test lint bench clean
+.PHONY: install chromium test-tools web web-test serve test lint bench clean screenshots
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -53,6 +53,11 @@ lint: install $(WEB_STAMP)
 
 test: lint web-test web chromium test-tools
 	$(BIN)/pytest -n 3 --dist loadfile --durations=25
+
+# The reference images of the screenshot tests, written anew from the current web client
+# (after a deliberate change of layout; review them with git diff before committing).
+screenshots: install web chromium
+	CREWHOST_UPDATE_SCREENSHOTS=1 $(BIN)/pytest tests/e2e/test_screenshots.py -q
 
 bench: install
 	$(BIN)/python bench/hub_http.py

@@ -119,6 +119,8 @@ HOST_ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode("providerLimit", "The team has as many custom model providers as it may."),
     ErrorCode("providerBuiltIn", "A built-in model provider cannot be deleted."),
     ErrorCode("providerInUse", "Agents use the model provider, so it cannot be deleted."),
+    ErrorCode("providerKeyMissing", "The model provider has no API key set; a turn ends with it."),
+    ErrorCode("providerKeyRefused", "The model provider refused its API key; a turn ends with it."),
     ErrorCode("providerKeyUnusable", "The provider's stored key cannot be opened by this host."),
     ErrorCode("providerNoModel", "The provider has no default model and the agent names none."),
     ErrorCode("vaultItemNotFound", "No such vault item in this team."),

@@ -219,6 +219,8 @@ turns = sa.Table(
     sa.Column("thread_id", ID, nullable=False),
     sa.Column("status", sa.String(16), nullable=False),
     sa.Column("reason", sa.Text, nullable=True),
+    # An error's stable code (``providerKeyMissing``, …), for what a person can do about it.
+    sa.Column("code", sa.String(64), nullable=True),
     sa.Column("tool_calls", sa.Integer, nullable=False),
     sa.Column("input_tokens", sa.Integer, nullable=False),
     sa.Column("output_tokens", sa.Integer, nullable=False),
@@ -288,6 +290,9 @@ providers = sa.Table(
     # Secret-box output (see ENCRYPTED_COLUMNS), never the key itself.
     sa.Column("api_key", sa.LargeBinary, nullable=True),
     sa.Column("last_error", sa.String(500), nullable=True),
+    # When the provider last answered a request with its current key and address (a test
+    # or a turn); None until then, and again after a failure or a change of either.
+    sa.Column("verified_at", TIME, nullable=True),
     sa.Column("created_at", TIME, nullable=False),
     sa.Column("updated_at", TIME, nullable=False),
     sa.UniqueConstraint("team_id", "name"),

@@ -50,7 +50,7 @@ describe('chat stream', () => {
           { role: 'tool', callId: 'k1', content: '{"tabId":"tab9"}' },
           { role: 'tool', callId: 'k2', content: 'NOT VERIFIED: the page showed no change' },
         ],
-        turns: [{ id: 't0', status: 'done', reason: null, toolCalls: 2, inputTokens: 10, outputTokens: 5, startedAt: 1, endedAt: 2 }],
+        turns: [{ id: 't0', status: 'done', reason: null, code: null, toolCalls: 2, inputTokens: 10, outputTokens: 5, startedAt: 1, endedAt: 2 }],
       }),
     );
     expect(state.items.map((item) => item.kind)).toEqual(['user', 'text', 'tool', 'tool']);
@@ -72,7 +72,7 @@ describe('chat stream', () => {
           { role: 'assistant', text: 'Asking you.', toolCalls: [{ id: 'k2', name: 'submit_secret', arguments: { tabId: 'tab7' } }] },
         ],
         runningTurnId: 't1',
-        turns: [{ id: 't1', status: 'running', reason: null, toolCalls: 1, inputTokens: 0, outputTokens: 0, startedAt: 1, endedAt: null }],
+        turns: [{ id: 't1', status: 'running', reason: null, code: null, toolCalls: 1, inputTokens: 0, outputTokens: 0, startedAt: 1, endedAt: null }],
       }),
     );
     expect(running.tabId).toBe('tab7');
@@ -288,17 +288,25 @@ describe('a refusal read back from the thread', () => {
 });
 
 describe('needsProviderKey', () => {
-  const turn = (status: 'error' | 'done', reason: string | null) => ({ id: 't', status, reason, toolCalls: 0, inputTokens: 0, outputTokens: 0 });
+  const turn = (status: 'error' | 'done', code: string | null) => ({ id: 't', status, reason: 'in words', code, toolCalls: 0, inputTokens: 0, outputTokens: 0 });
 
-  it('holds for a turn that failed for want of a provider key', () => {
-    expect(needsProviderKey(turn('error', 'no API key is set for Anthropic'))).toBe(true);
-    expect(needsProviderKey(turn('error', 'no API key is set for My gateway'))).toBe(true);
+  it('holds for a turn the host ended for want of a provider key, by its code', () => {
+    expect(needsProviderKey(turn('error', 'providerKeyMissing'))).toBe(true);
+    expect(needsProviderKey(turn('error', 'providerKeyRefused'))).toBe(true);
   });
 
-  it('does not hold for other failures or a finished turn', () => {
-    expect(needsProviderKey(turn('error', 'the provider refused the key'))).toBe(false);
-    expect(needsProviderKey(turn('error', null))).toBe(false);
-    expect(needsProviderKey(turn('done', 'no API key is set for Anthropic'))).toBe(false);
+  it('does not hold for other failures or a finished turn, whatever the words', () => {
+    expect(needsProviderKey({ ...turn('error', null), reason: 'no API key is set for Anthropic' })).toBe(false);
+    expect(needsProviderKey(turn('error', 'providerNoModel'))).toBe(false);
+    expect(needsProviderKey(turn('done', 'providerKeyMissing'))).toBe(false);
+  });
+
+  it('reads the code from turn-finished and from a reloaded thread', () => {
+    const finished = { status: 'error', reason: 'no API key is set for Anthropic', code: 'providerKeyMissing', toolCalls: 0, inputTokens: 0, outputTokens: 0 };
+    const live = chatAfterEvent(chatFromContents(contents()), ev('turn-finished', { ...finished, turnId: 't1' }));
+    expect(needsProviderKey(live.turns[0]!)).toBe(true);
+    const reloaded = chatFromContents(contents({ turns: [{ ...finished, id: 't1', startedAt: 1, endedAt: 2 }] }));
+    expect(needsProviderKey(reloaded.turns[0]!)).toBe(true);
   });
 });
 

@@ -1,25 +1,34 @@
-/** A provider shows Ready only after a test it answered; never keyless or failing. */
+/** A provider shows Ready only once the host saw it answer; never keyless, failing or re-keyed. */
 import { describe, expect, it } from 'vitest';
-import { providerState, providerStatusText } from '../src/host/provider-status';
+import { providerErrorText, providerState, providerStatusText } from '../src/host/provider-status';
 
-const keyed = { keySet: true, usable: true, unusableReason: null, lastError: null };
-const keyless = { keySet: false, usable: false, unusableReason: 'no key is set', lastError: null };
+const keyed = { keySet: true, usable: true, unusableReason: null, lastError: null, verified: false };
+const keyless = { keySet: false, usable: false, unusableReason: 'no key is set', lastError: null, verified: false };
 
 describe('providerStatusText', () => {
-  it('is Ready only after a test the provider answered', () => {
-    expect(providerStatusText(keyed, null)).toBe('Key set, not tested');
-    expect(providerStatusText(keyed, { ok: true, message: 'Anthropic answered with this key' })).toBe('Ready');
+  it('is Ready only once the provider answered with its key', () => {
+    expect(providerStatusText(keyed)).toBe('Key set, not tested');
+    expect(providerStatusText({ ...keyed, verified: true })).toBe('Ready');
+    // A keyless custom provider that has not answered yet.
+    expect(providerStatusText({ ...keyed, keySet: false })).toBe('Not tested');
   });
 
-  it('is never Ready without a key, even after a test', () => {
-    expect(providerStatusText(keyless, null)).toBe('No key is set');
-    expect(providerState(keyless, { ok: true, message: '' })).toBe('unusable');
+  it('is never Ready without a key', () => {
+    expect(providerStatusText(keyless)).toBe('No key is set');
+    expect(providerState({ ...keyless, verified: true })).toBe('unusable');
   });
 
   it('is Failing after a refused test or a failed request', () => {
-    expect(providerStatusText(keyed, { ok: false, message: 'Anthropic refused the API key' })).toBe('Failing');
-    expect(providerStatusText({ ...keyed, lastError: 'the provider is overloaded' }, null)).toBe('Failing');
-    // A test that answered clears an earlier failure.
-    expect(providerStatusText({ ...keyed, lastError: 'overloaded' }, { ok: true, message: '' })).toBe('Ready');
+    expect(providerStatusText({ ...keyed, lastError: 'Gateway refused the API key (401)' })).toBe('Failing');
+    expect(providerStatusText({ ...keyed, lastError: 'overloaded', verified: true })).toBe('Failing');
+  });
+});
+
+describe('providerErrorText', () => {
+  it('names the last error only while the provider is failing', () => {
+    expect(providerErrorText({ ...keyed, lastError: 'overloaded' })).toBe('Last error: overloaded');
+    // A keyless provider says "No key is set" once, in its badge.
+    expect(providerErrorText({ ...keyless, lastError: 'no API key is set for OpenAI' })).toBeNull();
+    expect(providerErrorText(keyed)).toBeNull();
   });
 });

@@ -209,6 +209,11 @@ class TurnFinished(HostEvent):
     turn_id: str
     status: TurnStatus
     reason: str | None
+    code: str | None = Field(
+        None,
+        description="An error's stable code when a person can act on it: providerKeyMissing, "
+        "providerKeyRefused, providerKeyUnusable, providerNoModel (see the error codes)",
+    )
     tool_calls: int
     input_tokens: int
     output_tokens: int

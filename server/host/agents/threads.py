@@ -572,7 +572,8 @@ class ThreadService:
         except Exception as exc:
             # A turn ends in a status, never in an exception the host has to survive.
             log.exception("turn failed", extra={"thread_id": thread.id})
-            progress.end("error", _readable(exc))
+            code = exc.code if isinstance(exc, CrewhostError) else None
+            progress.end("error", _readable(exc), code)
         finally:
             sink.flush()
             try:
@@ -608,6 +609,7 @@ class ThreadService:
             progress.output_tokens,
             running.turn.started_at,
             now,
+            progress.code,
         )
         try:
             async with self._db.write() as conn:
@@ -631,6 +633,7 @@ class ThreadService:
                 turn_id=turn.id,
                 status=turn.status,  # type: ignore[arg-type]
                 reason=turn.reason,
+                code=turn.code,
                 tool_calls=turn.tool_calls,
                 input_tokens=turn.input_tokens,
                 output_tokens=turn.output_tokens,

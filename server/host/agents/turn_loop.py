@@ -28,6 +28,7 @@ from typing import Any, Literal, Protocol
 from server.common.errors import CrewhostError
 from server.common.protocol.events import TurnStatus
 from server.host.agents.permissions import auto_approved
+from server.host.agents.providers.errors import TURN_ERROR_CODES
 from server.host.agents.providers.events import Failed, StreamTextDelta, Usage
 from server.host.agents.providers.stream import ModelProvider, ModelReply, ModelRequest
 from server.host.agents.providers.transcript import (
@@ -94,6 +95,8 @@ class TurnProgress:
     output_tokens: int = 0
     status: TurnStatus | None = None
     reason: str | None = None
+    # An error's stable code (``providerKeyMissing``, …), when a person can act on it.
+    code: str | None = None
     # Whether the provider answered (None: never asked), and why it last failed.
     provider_answered: bool | None = None
     provider_failure: str | None = None
@@ -107,9 +110,9 @@ class TurnProgress:
         """Whether the turn has its status (read after a wait: another task may end it)."""
         return self.status is not None
 
-    def end(self, status: TurnStatus, reason: str | None = None) -> None:
+    def end(self, status: TurnStatus, reason: str | None = None, code: str | None = None) -> None:
         if self.status is None:
-            self.status, self.reason = status, reason
+            self.status, self.reason, self.code = status, reason, code
 
     def closed_messages(self) -> list[Message]:
         """The new messages with every dangling call answered, so the transcript stays valid."""
@@ -216,7 +219,7 @@ async def _ask(
         retryable = failure.started and failure.kind in ("overloaded", "rate_limited", "network")
         if not (retryable and attempt < STARTED_RETRIES):
             progress.provider_answered, progress.provider_failure = False, failure.message
-            progress.end("error", failure.message)
+            progress.end("error", failure.message, TURN_ERROR_CODES.get(failure.kind))
             return None
         if said:
             sink.text_reset(failure.message)

@@ -40,6 +40,10 @@ class ProviderView(WireModel):
     usable: bool
     unusable_reason: str | None
     last_error: str | None
+    verified: bool = Field(
+        description="It answered a request (a test or a turn) with its current key and "
+        "address; false after a failure, a new key or a new address."
+    )
 
 
 class ProviderList(WireModel):
@@ -94,6 +98,7 @@ def _view(status: ProviderStatus) -> ProviderView:
         usable=status.usable,
         unusable_reason=status.unusable_reason,
         last_error=status.last_error,
+        verified=status.verified,
     )
 
 

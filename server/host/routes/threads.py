@@ -54,6 +54,9 @@ class TurnView(WireModel):
     id: str
     status: str = Field(description="running, done, denied, capped, incomplete, stopped or error")
     reason: str | None
+    code: str | None = Field(
+        None, description="An error's stable code, as in turn-finished (providerKeyMissing, …)"
+    )
     tool_calls: int
     input_tokens: int
     output_tokens: int
@@ -174,6 +177,7 @@ def _turn(turn: Turn) -> TurnView:
         id=turn.id,
         status=turn.status,
         reason=turn.reason,
+        code=turn.code,
         tool_calls=turn.tool_calls,
         input_tokens=turn.input_tokens,
         output_tokens=turn.output_tokens,

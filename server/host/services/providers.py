@@ -102,6 +102,8 @@ class ProviderStatus:
     usable: bool
     unusable_reason: str | None
     last_error: str | None
+    # Whether it answered a request (a test or a turn) with its current key and address.
+    verified: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,12 +152,12 @@ class ProviderService:
         key = check_key(key)
         binding = PROVIDER_API_KEY.binding(team_id, provider_id)
         ciphertext = self._box.encrypt(key.encode("utf-8"), binding)
-        row = await self._change(team_id, provider_id, api_key=ciphertext, last_error=None)
+        row = await self._change(team_id, provider_id, api_key=ciphertext, **_UNCHECKED)
         log.info("provider key set", extra={"team_id": team_id, "provider_id": provider_id})
         return self._status(row)
 
     async def clear_key(self, team_id: str, provider_id: str) -> ProviderStatus:
-        row = await self._change(team_id, provider_id, api_key=None, last_error=None)
+        row = await self._change(team_id, provider_id, api_key=None, **_UNCHECKED)
         log.info("provider key cleared", extra={"team_id": team_id, "provider_id": provider_id})
         return self._status(row)
 
@@ -234,6 +236,8 @@ class ProviderService:
             if base_url is None and not builtin:
                 raise InvalidArgument("a custom provider needs a base URL", field="baseUrl")
             values["base_url"] = None if base_url is None else check_base_url(base_url)
+            # Another address has answered nothing yet.
+            values.update(_UNCHECKED)
         if not isinstance(default_model, Keep):
             values["default_model"] = (
                 None if default_model is None else check_model(default_model, "defaultModel")
@@ -268,14 +272,19 @@ class ProviderService:
         self._changed(team_id)
 
     async def record_error(self, team_id: str, provider_id: str, error: str | None) -> None:
-        """Remember (or, with None, forget) the last error calling the provider."""
+        """Remember how the provider last answered a request (a test or a turn): ``error``,
+        or with None that it answered, which makes it verified until a failure or a change."""
         if error is not None:
             error = error[:MAX_ERROR_LENGTH]
         async with self._db.write() as conn:
             row = await self._repo.get_provider(conn, team_id, provider_id)
-            if row is None or row.last_error == error:
+            unchanged = row is not None and row.last_error == error
+            if row is None or (unchanged and (row.verified_at is None) == (error is not None)):
                 return
-            await self._repo.update_provider(conn, team_id, provider_id, last_error=error)
+            verified_at = None if error is not None else self._clock.now()
+            await self._repo.update_provider(
+                conn, team_id, provider_id, last_error=error, verified_at=verified_at
+            )
         self._changed(team_id)
 
     async def require_provider(self, team_id: str, provider_id: str) -> None:
@@ -367,10 +376,15 @@ class ProviderService:
             usable=reason is None,
             unusable_reason=reason,
             last_error=row.last_error,
+            verified=reason is None and row.last_error is None and row.verified_at is not None,
         )
 
     def _changed(self, team_id: str) -> None:
         self._announce(team_id, ProvidersChanged())
+
+
+# What a new key or address resets: nothing has answered with it yet.
+_UNCHECKED: dict[str, object] = {"last_error": None, "verified_at": None}
 
 
 def _effective_base_url(row: ProviderRow) -> str:

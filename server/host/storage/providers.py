@@ -26,6 +26,8 @@ class ProviderRow:
     last_error: str | None
     created_at: float
     updated_at: float
+    # When it last answered with its current key and address; None: not since a change.
+    verified_at: float | None = None
 
 
 def _row(mapping: Any) -> ProviderRow:
@@ -68,6 +70,7 @@ class ProviderRepository:
                 models=list(row.models),
                 api_key=row.api_key,
                 last_error=row.last_error,
+                verified_at=row.verified_at,
                 created_at=row.created_at,
                 updated_at=row.updated_at,
             )
@@ -77,7 +80,7 @@ class ProviderRepository:
         self, conn: AsyncConnection, team_id: str, provider_id: str, **values: Any
     ) -> None:
         """Set the named columns (``base_url``, ``default_model``, ``models``, ``api_key``,
-        ``last_error``, ``updated_at``) of one provider."""
+        ``last_error``, ``verified_at``, ``updated_at``) of one provider."""
         if "models" in values:
             values["models"] = list(values["models"])
         await conn.execute(

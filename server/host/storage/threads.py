@@ -58,6 +58,8 @@ class Turn:
     output_tokens: int
     started_at: float
     ended_at: float | None
+    # The stable error code of a turn that ended in error, when it has one.
+    code: str | None = None
 
 
 _THREAD = tuple(threads.c)
@@ -208,6 +210,7 @@ class ThreadRepository:
                 thread_id=turn.thread_id,
                 status=turn.status,
                 reason=turn.reason,
+                code=turn.code,
                 tool_calls=turn.tool_calls,
                 input_tokens=turn.input_tokens,
                 output_tokens=turn.output_tokens,
@@ -223,6 +226,7 @@ class ThreadRepository:
             .values(
                 status=turn.status,
                 reason=turn.reason,
+                code=turn.code,
                 tool_calls=turn.tool_calls,
                 input_tokens=turn.input_tokens,
                 output_tokens=turn.output_tokens,

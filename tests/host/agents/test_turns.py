@@ -495,6 +495,23 @@ async def test_a_provider_error_ends_the_turn_with_a_readable_reason(host: Turns
     contents = await host.member.call("threads-v1/get", {"threadId": follow.thread_id})
     assert [m["role"] for m in contents["messages"]] == ["user"]
     assert contents["turns"][0]["reason"] == finished["reason"]
+    # Nothing a person can do about it in the client: no code.
+    assert finished["code"] is None
+
+
+async def test_a_missing_key_ends_the_turn_with_its_code(host: TurnsHost) -> None:
+    # The module's host sets no key for OpenRouter.
+    agent_id = await make_agent(host, provider="openrouter")
+    follow = await start_thread(host, agent_id)
+
+    await send(follow, "Hello")
+    finished = await follow.until("turn-finished")
+
+    assert (finished["status"], finished["code"]) == ("error", "providerKeyMissing")
+    assert finished["reason"] == "no API key is set for OpenRouter"
+    # A reloaded chat reads the same code.
+    contents = await host.member.call("threads-v1/get", {"threadId": follow.thread_id})
+    assert contents["turns"][0]["code"] == "providerKeyMissing"
 
 
 async def test_a_refused_key_ends_the_turn_with_a_readable_reason(host: TurnsHost) -> None:
@@ -518,11 +535,12 @@ async def test_a_refused_key_ends_the_turn_with_a_readable_reason(host: TurnsHos
     # Named as the team named it, with the provider's own words (the key masked out).
     assert finished["reason"].startswith("Wrong key gateway refused the API key (401): ")
     assert "Incorrect API key provided" in finished["reason"]
+    assert finished["code"] == "providerKeyRefused"
     assert "sk-not-the-right-key-42" not in json.dumps(follow.seen)
     # The provider's status keeps the failure until it answers again.
     listed = await host.admin.call("providers-v1/list", {})
     status = next(p for p in listed["providers"] if p["id"] == custom["id"])
-    assert status["lastError"] == finished["reason"]
+    assert (status["lastError"], status["verified"]) == (finished["reason"], False)
 
     # With the right key the next turn answers, and the failure is forgotten.
     await host.admin.call("providers-v1/set_key", {"provider": custom["id"], "key": OPENAI_KEY})
@@ -532,7 +550,7 @@ async def test_a_refused_key_ends_the_turn_with_a_readable_reason(host: TurnsHos
     assert again["status"] == "done", again
     listed = await host.admin.call("providers-v1/list", {})
     status = next(p for p in listed["providers"] if p["id"] == custom["id"])
-    assert status["lastError"] is None
+    assert (status["lastError"], status["verified"]) == (None, True)
 
 
 async def test_a_rate_limit_is_waited_out_and_the_turn_goes_on(host: TurnsHost) -> None:

@@ -39,6 +39,7 @@ VIEW_FIELDS = {
     "usable",
     "unusableReason",
     "lastError",
+    "verified",
 }
 
 
@@ -319,7 +320,7 @@ async def test_a_test_asks_the_provider_once_and_keeps_its_answer_as_the_status(
         assert "sk-ant-wrong" not in repr(wrong)
         listed = await team.member.call("providers-v1/list")
         status = next(p for p in listed["providers"] if p["id"] == "anthropic")
-        assert status["lastError"] == wrong["message"]
+        assert (status["lastError"], status["verified"]) == (wrong["message"], False)
 
         await team.admin.call("providers-v1/set_key", {**ref, "key": API_KEY})
         right = await team.admin.call("providers-v1/test", ref)
@@ -327,7 +328,8 @@ async def test_a_test_asks_the_provider_once_and_keeps_its_answer_as_the_status(
         asked = anthropic.requests[-1]
         assert (asked.path, asked.headers["anthropic-version"]) == ("/v1/models", "2023-06-01")
         listed = await team.member.call("providers-v1/list")
-        assert next(p for p in listed["providers"] if p["id"] == "anthropic")["lastError"] is None
+        status = next(p for p in listed["providers"] if p["id"] == "anthropic")
+        assert (status["lastError"], status["verified"]) == (None, True)
 
         # An OpenAI-style provider is asked at {base}/models, with Bearer auth.
         await team.admin.call(

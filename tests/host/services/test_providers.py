@@ -190,16 +190,37 @@ async def test_updates_override_and_reset_the_built_in_values(service: ProviderS
 
 
 async def test_delete_and_errors(service: ProviderService, announced: Announced) -> None:
-    custom = await service.create_custom(TEAM_A, "Gateway", "http://gw.test", key="gw-key")
+    custom = await service.create_custom(
+        TEAM_A, "Gateway", "http://gw.test", models=["m"], key="gw-key"
+    )
     await refused("providerBuiltIn", service.delete_custom(TEAM_A, "openai"))
     await refused("providerNotFound", service.delete_custom(TEAM_B, custom.id))
-    await service.record_error(TEAM_A, custom.id, "401 Unauthorized")
-    assert by_id(await service.list_providers(TEAM_A))[custom.id].last_error == "401 Unauthorized"
-    await service.record_error(TEAM_A, custom.id, "401 Unauthorized")  # no change, no event
+    assert not by_id(await service.list_providers(TEAM_A))[custom.id].verified
+    await service.record_error(TEAM_A, custom.id, None)
+    assert by_id(await service.list_providers(TEAM_A))[custom.id].verified
     events_before = len(announced)
+    await service.record_error(TEAM_A, custom.id, None)  # no change, no event
+    assert len(announced) == events_before
+    await service.record_error(TEAM_A, custom.id, "401 Unauthorized")
+    failing = by_id(await service.list_providers(TEAM_A))[custom.id]
+    assert (failing.last_error, failing.verified) == ("401 Unauthorized", False)
+    events_before = len(announced)
+    await service.record_error(TEAM_A, custom.id, "401 Unauthorized")  # no change, no event
+    assert len(announced) == events_before
+    await service.record_error(TEAM_A, custom.id, None)
+    # A new key has answered nothing yet: neither failing nor verified.
     await service.set_key(TEAM_A, custom.id, "gw-key-2")
-    assert by_id(await service.list_providers(TEAM_A))[custom.id].last_error is None
-    assert len(announced) == events_before + 1
+    rekeyed = by_id(await service.list_providers(TEAM_A))[custom.id]
+    assert (rekeyed.last_error, rekeyed.verified) == (None, False)
+    assert len(announced) == events_before + 2
+    await service.record_error(TEAM_A, custom.id, None)
+    # Nor has a new address.
+    await service.update_provider(TEAM_A, custom.id, base_url="http://gw2.test")
+    assert not by_id(await service.list_providers(TEAM_A))[custom.id].verified
+    # A model changes nothing of it.
+    await service.record_error(TEAM_A, custom.id, None)
+    await service.update_provider(TEAM_A, custom.id, models=["m2"])
+    assert by_id(await service.list_providers(TEAM_A))[custom.id].verified
     await service.delete_custom(TEAM_A, custom.id)
     await refused("providerNotFound", service.credentials(TEAM_A, custom.id))
     assert {team for team, _ in announced} == {TEAM_A}

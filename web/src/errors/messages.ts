@@ -96,6 +96,8 @@ const TABLE: Record<string, string> = {
   providerLimit: 'This team has as many custom model providers as it may have. Delete one first.',
   providerBuiltIn: 'A built-in model provider cannot be deleted. Clear its key instead.',
   providerInUse: 'Agents still use this model provider. Give them another provider first, then delete it.',
+  providerKeyMissing: 'This model provider has no API key yet. An owner or admin sets one on the Providers tab.',
+  providerKeyRefused: 'The model provider refused its API key. An owner or admin sets the right one on the Providers tab.',
   providerKeyUnusable: 'The key saved for this model provider cannot be used on this host. Enter the key again.',
   providerNoModel: 'This model provider has no default model. Choose a model for the agent or the provider.',
   vaultItemNotFound: 'That vault item no longer exists. Reload the vault.',

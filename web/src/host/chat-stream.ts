@@ -65,6 +65,8 @@ export interface TurnState {
   id: string;
   status: TurnStatus;
   reason: string | null;
+  /** An error's stable code from the host (`providerKeyMissing`, …), when it has one. */
+  code: string | null;
   toolCalls: number;
   inputTokens: number;
   outputTokens: number;
@@ -187,6 +189,7 @@ export function chatFromContents(contents: ThreadContents): ChatState {
     id: turn.id,
     status: turn.status as TurnStatus,
     reason: turn.reason,
+    code: turn.code ?? null,
     toolCalls: turn.toolCalls,
     inputTokens: turn.inputTokens,
     outputTokens: turn.outputTokens,
@@ -212,7 +215,7 @@ export function chatAfterEvent(state: ChatState, event: TeamApiEvent): ChatState
   switch (event.event) {
     case EVENT.turnStarted: {
       if (!turnId) return state;
-      const turn: TurnState = { id: turnId, status: 'running', reason: null, toolCalls: 0, inputTokens: 0, outputTokens: 0 };
+      const turn: TurnState = { id: turnId, status: 'running', reason: null, code: null, toolCalls: 0, inputTokens: 0, outputTokens: 0 };
       return { ...state, runningTurnId: turnId, turns: withTurn(state, turn) };
     }
     case EVENT.turnText: {
@@ -262,6 +265,7 @@ export function chatAfterEvent(state: ChatState, event: TeamApiEvent): ChatState
         id: turnId,
         status: String(data.status) as TurnStatus,
         reason: typeof data.reason === 'string' ? data.reason : null,
+        code: typeof data.code === 'string' ? data.code : null,
         toolCalls: Number(data.toolCalls ?? 0),
         inputTokens: Number(data.inputTokens ?? 0),
         outputTokens: Number(data.outputTokens ?? 0),
@@ -366,8 +370,11 @@ export function turnStatusText(turn: TurnState): string {
 
 /** Whether a turn failed because its provider has no API key (the host's words for it). */
 export function needsProviderKey(turn: TurnState): boolean {
-  return turn.status === 'error' && /\bno API key is set\b/i.test(turn.reason ?? '');
+  return turn.status === 'error' && turn.code !== null && PROVIDER_KEY_CODES.has(turn.code);
 }
+
+/** The host's codes of a turn that ended for want of a key the Providers tab sets. */
+const PROVIDER_KEY_CODES: ReadonlySet<string> = new Set(['providerKeyMissing', 'providerKeyRefused', 'providerKeyUnusable']);
 
 /**
  * A refused or failed call's detail in words for a person: the host writes

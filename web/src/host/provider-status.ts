@@ -1,6 +1,7 @@
 /**
- * A provider's status in words. "Ready" only once a test in this view got an answer from
- * the provider with its key: a keyless provider, or one whose last request failed, never is.
+ * A provider's status in words, as the host keeps it (so a reload says the same): "Ready"
+ * only once the provider answered a test or a turn with its current key and address; a
+ * keyless provider, one whose last request failed, or one with a new key never is.
  */
 
 export interface ProviderFacts {
@@ -8,32 +9,32 @@ export interface ProviderFacts {
   usable: boolean;
   unusableReason: string | null;
   lastError: string | null;
-}
-
-/** What a test said: `ok` when the provider answered with its key. */
-export interface ProviderTest {
-  ok: boolean;
-  message: string;
+  verified: boolean;
 }
 
 export type ProviderState = 'ready' | 'failing' | 'untested' | 'unusable';
 
-export function providerState(provider: ProviderFacts, test: ProviderTest | null): ProviderState {
+export function providerState(provider: ProviderFacts): ProviderState {
   if (!provider.usable) return 'unusable';
-  if (test ? !test.ok : provider.lastError !== null) return 'failing';
-  return test?.ok ? 'ready' : 'untested';
+  if (provider.lastError !== null) return 'failing';
+  return provider.verified ? 'ready' : 'untested';
 }
 
-/** The badge's words; the reason a provider is unusable is said once, here. */
-export function providerStatusText(provider: ProviderFacts, test: ProviderTest | null): string {
-  switch (providerState(provider, test)) {
+/** The badge's words; why a provider cannot be used is said here, once. */
+export function providerStatusText(provider: ProviderFacts): string {
+  switch (providerState(provider)) {
     case 'ready':
       return 'Ready';
     case 'failing':
       return 'Failing';
     case 'untested':
-      return 'Key set, not tested';
+      return provider.keySet ? 'Key set, not tested' : 'Not tested';
     case 'unusable':
       return provider.unusableReason ? provider.unusableReason.charAt(0).toUpperCase() + provider.unusableReason.slice(1) : 'Not usable';
   }
+}
+
+/** The line under the badge: the last failure, only while it is what the badge says. */
+export function providerErrorText(provider: ProviderFacts): string | null {
+  return providerState(provider) === 'failing' ? `Last error: ${provider.lastError}` : null;
 }

@@ -3842,6 +3842,11 @@ export interface components {
             unusableReason: string | null;
             /** Usable */
             usable: boolean;
+            /**
+             * Verified
+             * @description It answered a request (a test or a turn) with its current key and address; false after a failure, a new key or a new address.
+             */
+            verified: boolean;
         };
         /**
          * ProvidersChanged
@@ -5037,6 +5042,12 @@ export interface components {
          *     limit), stopped or error, with the reason.
          */
         TurnFinished: {
+            /**
+             * Code
+             * @description An error's stable code when a person can act on it: providerKeyMissing, providerKeyRefused, providerKeyUnusable, providerNoModel (see the error codes)
+             * @default null
+             */
+            code: string | null;
             /** Inputtokens */
             inputTokens: number;
             /** Outputtokens */
@@ -5103,6 +5114,12 @@ export interface components {
         };
         /** TurnView */
         TurnView: {
+            /**
+             * Code
+             * @description An error's stable code, as in turn-finished (providerKeyMissing, …)
+             * @default null
+             */
+            code: string | null;
             /** Endedat */
             endedAt: number | null;
             /** Id */

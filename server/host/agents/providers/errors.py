@@ -28,6 +28,12 @@ ProviderErrorKind = Literal[
     "malformed_stream",  # the answer is not the wire format it should be
 ]
 
+# The stable error code a turn ends with for a failure a person can act on (set the key).
+TURN_ERROR_CODES: dict[str, str] = {
+    "no_key": "providerKeyMissing",
+    "authentication": "providerKeyRefused",
+}
+
 # Kinds worth trying again as they are; whether the adapter does so itself is the
 # retry policy's business (see RetryPolicy.retry_kinds).
 RETRYABLE_KINDS: frozenset[str] = frozenset(

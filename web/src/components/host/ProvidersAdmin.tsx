@@ -8,7 +8,7 @@ import { useState } from 'preact/hooks';
 import { describeError } from '../../error-messages';
 import type { HostConnection } from '../../host/connection';
 import { EVENT, type Role, type RouteResult } from '../../host/protocol';
-import { providerState, providerStatusText, type ProviderTest } from '../../host/provider-status';
+import { providerErrorText, providerState, providerStatusText } from '../../host/provider-status';
 import { useHostLoad } from '../../host/use-host-call';
 import { Banner } from '../Banner';
 import { Loading } from '../Loading';
@@ -60,17 +60,18 @@ function ProviderRow({ connection, provider, canManage, onChanged }: { connectio
     if (!value) return;
     // The key leaves the input as it is sent: it is never shown again.
     setKey('');
-    setTest(null);
+    setTested(null);
     run(connection.call('providers-v1/set_key', { provider: provider.id, key: value }));
   };
-  const [test, setTest] = useState<ProviderTest | null>(null);
+  // What the last test here answered, in words; the status itself is the host's.
+  const [tested, setTested] = useState<string | null>(null);
   const runTest = () => {
     setBusy(true);
     setError(null);
     connection.call('providers-v1/test', { provider: provider.id }).then(
       (answer) => {
         setBusy(false);
-        setTest(answer);
+        setTested(answer.message);
       },
       (failure: unknown) => {
         setBusy(false);
@@ -78,21 +79,22 @@ function ProviderRow({ connection, provider, canManage, onChanged }: { connectio
       },
     );
   };
-  const state = providerState(provider, test);
+  const state = providerState(provider);
+  const lastError = providerErrorText(provider);
   return (
     <li class="admin-row" data-provider={provider.id}>
       <div class="admin-row-head">
         <strong>{provider.name}</strong>
         <span class={`badge${state === 'ready' ? ' badge-ok' : ''}`} data-state={state}>
-          {providerStatusText(provider, test)}
+          {providerStatusText(provider)}
         </span>
       </div>
-      {test ? (
+      {tested ? (
         <p class="admin-muted" role="status">
-          {test.message}
+          {tested}
         </p>
-      ) : provider.lastError ? (
-        <p class="admin-muted">Last error: {provider.lastError}</p>
+      ) : lastError ? (
+        <p class="admin-muted">{lastError}</p>
       ) : null}
       {canManage ? (
         <form class="admin-inline" onSubmit={setProviderKey}>
@@ -106,7 +108,7 @@ function ProviderRow({ connection, provider, canManage, onChanged }: { connectio
             </button>
           ) : null}
           {provider.keySet ? (
-            <button type="button" class="btn btn-secondary btn-sm" disabled={busy} onClick={() => (setTest(null), run(connection.call('providers-v1/clear_key', { provider: provider.id })))}>
+            <button type="button" class="btn btn-secondary btn-sm" disabled={busy} onClick={() => (setTested(null), run(connection.call('providers-v1/clear_key', { provider: provider.id })))}>
               Clear key
             </button>
           ) : null}
