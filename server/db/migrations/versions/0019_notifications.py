@@ -1,7 +1,7 @@
 """people notifications: the list per member, email preferences, the team's mail server
 
 Revision ID: 0019
-Revises: 0016
+Revises: 0018
 Create Date: 2026-12-03 20:30:00.000000
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0019"
-down_revision = "0016"
+down_revision = "0018"
 branch_labels = None
 depends_on = None
 

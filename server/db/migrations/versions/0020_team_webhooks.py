@@ -1,7 +1,7 @@
 """team webhooks: endpoints (address token and signing secret sealed) and their deliveries
 
 Revision ID: 0020
-Revises: 0016
+Revises: 0019
 Create Date: 2026-12-03 20:30:00.000000
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0020"
-down_revision = "0016"
+down_revision = "0019"
 branch_labels = None
 depends_on = None
 

@@ -1,7 +1,7 @@
 """durable attention requests, the message queue and read cursors
 
 Revision ID: 0021
-Revises: 0016
+Revises: 0020
 Create Date: 2026-12-03 20:20:00.000000
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0021"
-down_revision = "0016"
+down_revision = "0020"
 branch_labels = None
 depends_on = None
 

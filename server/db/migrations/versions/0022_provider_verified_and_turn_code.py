@@ -1,7 +1,7 @@
 """providers: when each last answered with its key and address; turns: an error's stable code
 
 Revision ID: 0022
-Revises: 0016
+Revises: 0021
 Create Date: 2026-12-03 20:40:00.000000
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0022"
-down_revision = "0016"
+down_revision = "0021"
 branch_labels = None
 depends_on = None
 
