@@ -44,7 +44,6 @@ HookDeliveryId = Annotated[str, _HexId]
 VaultItemId = Annotated[str, _HexId]
 RecordingId = Annotated[str, _HexId]
 UploadId = Annotated[str, _HexId]
-RoutineId = Annotated[str, _HexId]
 RequestId = Annotated[str, _HexId]
 """A pending request a person answers: attention, a secret hand-off, a control request."""
 
