@@ -339,6 +339,6 @@ describe('the queue', () => {
   });
 
   it('words an interrupted turn', () => {
-    expect(turnStatusText({ id: 't', status: 'interrupted', reason: 'the host stopped while this turn ran', toolCalls: 0, inputTokens: 0, outputTokens: 0 })).toBe('Interrupted — the host stopped while this turn ran');
+    expect(turnStatusText({ id: 't', status: 'interrupted', reason: 'the host stopped while this turn ran', code: null, toolCalls: 0, inputTokens: 0, outputTokens: 0 })).toBe('Interrupted — the host stopped while this turn ran');
   });
 });
