@@ -422,6 +422,9 @@ team_webhooks = sa.Table(
     sa.Column("body_format", sa.String(16), nullable=False),
     sa.Column("kinds", sa.JSON, nullable=False),
     sa.Column("signing_secret", sa.LargeBinary, nullable=False),
+    # After a rotation, the secret before it also signs until ``previous_secret_until``.
+    sa.Column("previous_signing_secret", sa.LargeBinary, nullable=True),
+    sa.Column("previous_secret_until", TIME, nullable=True),
     sa.Column("enabled", sa.Boolean, nullable=False),
     sa.Column("created_by", ID, nullable=False),
     sa.Column("created_at", TIME, nullable=False),
@@ -475,6 +478,13 @@ TEAM_WEBHOOK_URL_SECRET = EncryptedColumn(
 TEAM_WEBHOOK_SIGNING_SECRET = EncryptedColumn(
     team_webhooks, "id", "team_id", "signing_secret", "team-webhook-signing-secret"
 )
+TEAM_WEBHOOK_PREVIOUS_SECRET = EncryptedColumn(
+    team_webhooks,
+    "id",
+    "team_id",
+    "previous_signing_secret",
+    "team-webhook-previous-signing-secret",
+)
 ENCRYPTED_COLUMNS: tuple[EncryptedColumn, ...] = (
     PROVIDER_API_KEY,
     WEB_SEARCH_API_KEY,
@@ -485,4 +495,5 @@ ENCRYPTED_COLUMNS: tuple[EncryptedColumn, ...] = (
     VAULT_SECURITY_CODE,
     TEAM_WEBHOOK_URL_SECRET,
     TEAM_WEBHOOK_SIGNING_SECRET,
+    TEAM_WEBHOOK_PREVIOUS_SECRET,
 )

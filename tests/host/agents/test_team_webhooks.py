@@ -18,7 +18,12 @@ from server.common.public_addresses import PublicOnlyPolicy
 from server.db.engine import Database
 from server.db.tables import team_webhook_deliveries, team_webhooks
 from server.host.agents.team_webhook_sender import MAX_ATTEMPTS, RETRY_DELAYS, WebhookSender
-from server.host.agents.team_webhooks import KEEP_SECONDS, LEASE_SECONDS, TeamWebhookService
+from server.host.agents.team_webhooks import (
+    KEEP_SECONDS,
+    LEASE_SECONDS,
+    ROTATION_OVERLAP_SECONDS,
+    TeamWebhookService,
+)
 from server.host.agents.work_signals import AttentionWaiting, RunFinished
 from server.host.signals import Signals
 from server.host.storage.team_webhooks import TeamWebhookRepository
@@ -393,3 +398,29 @@ async def test_a_receiver_that_takes_its_time_holds_up_no_other(
         assert not sending.done()
         release.set()
         assert await sending == 2
+
+
+async def test_a_rotated_secret_signs_at_once_and_the_one_before_for_a_day(
+    service: TeamWebhookService, receiver: WebhookReceiver, clock: FakeClock
+) -> None:
+    receiver.statuses = [204]
+    view, first = await service.create_webhook(
+        TEAM_A, ACCOUNT, name="Ops", url=receiver.url(), kinds=["run.finished"]
+    )
+    second, until = await service.rotate_secret(TEAM_A, view.id)
+    assert second != first
+    assert until == pytest.approx(clock.now() + ROTATION_OVERLAP_SECONDS, abs=1)
+    await service.send_test(TEAM_A, view.id)
+    received = receiver.received[-1]
+    assert received.signed_by(second)
+    assert received.signed_by(first)
+    assert len(received.headers["webhook-signature"].split(" ")) == 2
+
+    clock.advance(ROTATION_OVERLAP_SECONDS + 1)
+    await service.send_test(TEAM_A, view.id)
+    received = receiver.received[-1]
+    assert received.signed_by(second)
+    assert not received.signed_by(first)
+    with pytest.raises(CrewhostError) as missing:
+        await service.rotate_secret(TEAM_B, view.id)
+    assert missing.value.code == "teamWebhookNotFound"
