@@ -17,6 +17,7 @@ from server.common.errors import CrewhostError, InvalidArgument
 from server.common.public_addresses import PublicOnlyPolicy
 from server.db.engine import Database
 from server.db.tables import team_webhook_deliveries, team_webhooks
+from server.host.agents.team_webhook_events import app_link
 from server.host.agents.team_webhook_sender import MAX_ATTEMPTS, RETRY_DELAYS, WebhookSender
 from server.host.agents.team_webhooks import (
     KEEP_SECONDS,
@@ -189,6 +190,7 @@ async def test_slack_bodies_are_text_and_kinds_choose_the_events(
     text = received.json()
     assert list(text) == ["text"]
     assert "Morning report" in text["text"]
+    assert "/app/" not in text["text"]  # no address of the hub to link to
     assert "budget" in text["text"]
     assert "sk-live-123" not in received.body.decode()  # a run's reason is not sent
 
@@ -424,3 +426,30 @@ async def test_a_rotated_secret_signs_at_once_and_the_one_before_for_a_day(
     with pytest.raises(CrewhostError) as missing:
         await service.rotate_secret(TEAM_B, view.id)
     assert missing.value.code == "teamWebhookNotFound"
+
+
+async def test_chat_text_links_the_web_client_when_the_hubs_address_is_known(
+    db: Database, clock: FakeClock, box: SecretBox, receiver: WebhookReceiver
+) -> None:
+    receiver.statuses = [204]
+    link = app_link("https://crew.example.com/")
+    assert link == "https://crew.example.com/app/"
+    assert app_link(None) == "/app/"
+    service = TeamWebhookService(db, clock, box, sender_for(receiver), link=link)
+    for body_format in ("slack", "standard"):
+        await service.create_webhook(
+            TEAM_A,
+            ACCOUNT,
+            name=body_format,
+            url=receiver.url(f"/{body_format}"),
+            kinds=["approval.waiting"],
+            body_format=body_format,
+        )
+    await hub(service).deliver(waiting(routine_id="e" * 32))
+    await service.deliver_due()
+    bodies = {r.path_qs: r.json() for r in receiver.received}
+    assert bodies["/slack"]["text"] == (
+        "An agent waits for an approval: Submit the order form on shop.example "
+        "Open Crewhost: https://crew.example.com/app/"
+    )
+    assert bodies["/standard"]["data"]["link"] == link
