@@ -498,6 +498,9 @@ team_webhooks = sa.Table(
     sa.Column("body_format", sa.String(16), nullable=False),
     sa.Column("kinds", sa.JSON, nullable=False),
     sa.Column("signing_secret", sa.LargeBinary, nullable=False),
+    # After a rotation, the secret before it also signs until ``previous_secret_until``.
+    sa.Column("previous_signing_secret", sa.LargeBinary, nullable=True),
+    sa.Column("previous_secret_until", TIME, nullable=True),
     sa.Column("enabled", sa.Boolean, nullable=False),
     sa.Column("created_by", ID, nullable=False),
     sa.Column("created_at", TIME, nullable=False),
@@ -647,49 +650,6 @@ smtp_settings = sa.Table(
 )
 
 
-# Every column that holds secret-box ciphertexts: the host's start-up check and key
-# rotation find them here.
-PROVIDER_API_KEY = EncryptedColumn(providers, "id", "team_id", "api_key", "provider-api-key")
-WEB_SEARCH_API_KEY = EncryptedColumn(
-    web_search_settings, "team_id", "team_id", "api_key", "web-search-api-key"
-)
-PROXY_PASSWORD = EncryptedColumn(browser_proxies, "id", "team_id", "password", "proxy-password")
-VAULT_PASSWORD = EncryptedColumn(vault_items, "id", "team_id", "password", "vault-password")
-VAULT_TOTP_SECRET = EncryptedColumn(
-    vault_items, "id", "team_id", "totp_secret", "vault-totp-secret"
-)
-VAULT_CARD_NUMBER = EncryptedColumn(
-    vault_items, "id", "team_id", "card_number", "vault-card-number"
-)
-VAULT_SECURITY_CODE = EncryptedColumn(
-    vault_items, "id", "team_id", "security_code", "vault-security-code"
-)
-HOOK_SECRET = EncryptedColumn(routine_hooks, "id", "team_id", "secret", "hook-secret")
-HOOK_PREVIOUS_SECRET = EncryptedColumn(
-    routine_hooks, "id", "team_id", "previous_secret", "hook-previous-secret"
-)
-TEAM_WEBHOOK_URL_SECRET = EncryptedColumn(
-    team_webhooks, "id", "team_id", "url_secret", "team-webhook-url-secret"
-)
-TEAM_WEBHOOK_SIGNING_SECRET = EncryptedColumn(
-    team_webhooks, "id", "team_id", "signing_secret", "team-webhook-signing-secret"
-)
-SMTP_PASSWORD = EncryptedColumn(smtp_settings, "team_id", "team_id", "password", "smtp-password")
-ENCRYPTED_COLUMNS: tuple[EncryptedColumn, ...] = (
-    PROVIDER_API_KEY,
-    WEB_SEARCH_API_KEY,
-    PROXY_PASSWORD,
-    VAULT_PASSWORD,
-    VAULT_TOTP_SECRET,
-    VAULT_CARD_NUMBER,
-    VAULT_SECURITY_CODE,
-    HOOK_SECRET,
-    HOOK_PREVIOUS_SECRET,
-    TEAM_WEBHOOK_URL_SECRET,
-    TEAM_WEBHOOK_SIGNING_SECRET,
-    SMTP_PASSWORD,
-)
-
 # A request an agent waits on a person for (consent, a question, a secret, a vault item):
 # kept while it waits and after, so a restart finds it and ends it ``interrupted``.
 # ``addressed_to`` is a JSON list of accounts (null: whoever sees the thread).
@@ -742,4 +702,56 @@ thread_read_cursors = sa.Table(
     sa.Column("account_id", ID, primary_key=True),
     sa.Column("read_at", TIME, nullable=False),
     sa.Index(None, "team_id", "account_id"),
+)
+
+
+# Every column that holds secret-box ciphertexts: the host's start-up check and key
+# rotation find them here.
+PROVIDER_API_KEY = EncryptedColumn(providers, "id", "team_id", "api_key", "provider-api-key")
+WEB_SEARCH_API_KEY = EncryptedColumn(
+    web_search_settings, "team_id", "team_id", "api_key", "web-search-api-key"
+)
+PROXY_PASSWORD = EncryptedColumn(browser_proxies, "id", "team_id", "password", "proxy-password")
+VAULT_PASSWORD = EncryptedColumn(vault_items, "id", "team_id", "password", "vault-password")
+VAULT_TOTP_SECRET = EncryptedColumn(
+    vault_items, "id", "team_id", "totp_secret", "vault-totp-secret"
+)
+VAULT_CARD_NUMBER = EncryptedColumn(
+    vault_items, "id", "team_id", "card_number", "vault-card-number"
+)
+VAULT_SECURITY_CODE = EncryptedColumn(
+    vault_items, "id", "team_id", "security_code", "vault-security-code"
+)
+HOOK_SECRET = EncryptedColumn(routine_hooks, "id", "team_id", "secret", "hook-secret")
+HOOK_PREVIOUS_SECRET = EncryptedColumn(
+    routine_hooks, "id", "team_id", "previous_secret", "hook-previous-secret"
+)
+TEAM_WEBHOOK_URL_SECRET = EncryptedColumn(
+    team_webhooks, "id", "team_id", "url_secret", "team-webhook-url-secret"
+)
+TEAM_WEBHOOK_SIGNING_SECRET = EncryptedColumn(
+    team_webhooks, "id", "team_id", "signing_secret", "team-webhook-signing-secret"
+)
+SMTP_PASSWORD = EncryptedColumn(smtp_settings, "team_id", "team_id", "password", "smtp-password")
+TEAM_WEBHOOK_PREVIOUS_SECRET = EncryptedColumn(
+    team_webhooks,
+    "id",
+    "team_id",
+    "previous_signing_secret",
+    "team-webhook-previous-signing-secret",
+)
+ENCRYPTED_COLUMNS: tuple[EncryptedColumn, ...] = (
+    PROVIDER_API_KEY,
+    WEB_SEARCH_API_KEY,
+    PROXY_PASSWORD,
+    VAULT_PASSWORD,
+    VAULT_TOTP_SECRET,
+    VAULT_CARD_NUMBER,
+    VAULT_SECURITY_CODE,
+    HOOK_SECRET,
+    HOOK_PREVIOUS_SECRET,
+    TEAM_WEBHOOK_URL_SECRET,
+    TEAM_WEBHOOK_SIGNING_SECRET,
+    SMTP_PASSWORD,
+    TEAM_WEBHOOK_PREVIOUS_SECRET,
 )

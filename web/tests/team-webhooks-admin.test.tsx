@@ -97,6 +97,22 @@ describe('TeamWebhooksAdmin', () => {
     expect(rows[0]!.textContent).toContain('last answer HTTP 500');
   });
 
+  it('makes a new secret after a question and shows it once', async () => {
+    const { connection, calls } = fakeConnection({
+      'team-webhooks-v1/list': { webhooks: [WEBHOOK] },
+      'team-webhooks-v1/rotate_secret': { secret: 'whsec_bmV3', previousValidUntil: 1_800_086_400 },
+    });
+    await show(<TeamWebhooksAdmin connection={connection} role="admin" />, mount.element);
+    await act(async () => button(mount.element, 'New secret').click());
+    expect(mount.element.textContent).toContain('The current one keeps signing for a day');
+    expect(calls.map(([route]) => route)).not.toContain('team-webhooks-v1/rotate_secret');
+    const confirm = mount.element.querySelector<HTMLButtonElement>('.confirm .btn-danger-solid')!;
+    await act(async () => confirm.click());
+    expect(calls).toContainEqual(['team-webhooks-v1/rotate_secret', { id: WEBHOOK.id }]);
+    expect(mount.element.querySelector<HTMLInputElement>('#webhook-secret')!.value).toBe('whsec_bmV3');
+    expect(mount.element.textContent).toContain('the one before it also signs for a day');
+  });
+
   it('tells members why they see no webhooks, and asks the host nothing', async () => {
     const { connection, calls } = fakeConnection({});
     await show(<TeamWebhooksAdmin connection={connection} role="member" />, mount.element);

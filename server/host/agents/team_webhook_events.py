@@ -71,9 +71,9 @@ def run_event(signal: RunFinished, link: str) -> WebhookEvent:
         "link": link,
     }
     if signal.status == "done":
-        text = f"Routine “{signal.routine_name}” finished. {link}"
+        text = f"Routine “{signal.routine_name}” finished.{_open(link)}"
     else:
-        text = f"Routine “{signal.routine_name}” did not finish ({signal.status}). {link}"
+        text = f"Routine “{signal.routine_name}” did not finish ({signal.status}).{_open(link)}"
     return WebhookEvent(kind, data, text)
 
 
@@ -94,11 +94,18 @@ def waiting_event(signal: AttentionWaiting, agent_name: str, link: str) -> Webho
         "link": link,
     }
     wants = _WAITING_WORDS.get(signal.kind, "a person")
-    text = f"{agent_name} waits for {wants}: {signal.description} {link}"
+    text = f"{agent_name} waits for {wants}: {signal.description}{_open(link)}"
     return WebhookEvent(APPROVAL_WAITING, data, text)
 
 
 def test_event(team_id: str, webhook_id: str, link: str) -> WebhookEvent:
     """The event of ``team-webhooks-v1/test``."""
     data = {"teamId": team_id, "webhookId": webhook_id, "link": link}
-    return WebhookEvent(TEST, data, f"A test event from Crewhost: this webhook works. {link}")
+    text = f"A test event from Crewhost: this webhook works.{_open(link)}"
+    return WebhookEvent(TEST, data, text)
+
+
+def _open(link: str) -> str:
+    """The link as a chat message ends with it: only a full address is worth a click (the
+    hub's public address is not set on every host)."""
+    return f" Open Crewhost: {link}" if link.startswith(("https://", "http://")) else ""

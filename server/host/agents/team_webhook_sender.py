@@ -10,6 +10,7 @@ token) nor the receiver's answer.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -55,14 +56,17 @@ class Outcome:
         return self.status is not None and 200 <= self.status < 300
 
 
-def signed_headers(secret: str, message_id: str, sent_at: float, body: str) -> dict[str, str]:
-    """The Standard Webhooks headers for ``body`` sent at ``sent_at`` (seconds)."""
+def signed_headers(
+    secrets: Sequence[str], message_id: str, sent_at: float, body: str
+) -> dict[str, str]:
+    """The Standard Webhooks headers for ``body`` sent at ``sent_at`` (seconds), signed
+    with each of ``secrets`` (after a rotation, the new one and the one before it)."""
     moment = datetime.fromtimestamp(int(sent_at), UTC)
-    signature = Webhook(secret).sign(message_id, moment, body)
+    signatures = [Webhook(secret).sign(message_id, moment, body) for secret in secrets]
     return {
         "webhook-id": message_id,
         "webhook-timestamp": str(int(sent_at)),
-        "webhook-signature": signature,
+        "webhook-signature": " ".join(signatures),
     }
 
 

@@ -29,11 +29,16 @@ from yarl import URL
 
 from server.common.clock import Clock
 from server.common.crypto.box import SecretBox, SecretUnreadable
+from server.common.crypto.columns import EncryptedColumn
 from server.common.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from server.common.public_addresses import NameNotResolved, NonPublicAddress
 from server.common.tasks import BackgroundTasks
 from server.db.engine import Database
-from server.db.tables import TEAM_WEBHOOK_SIGNING_SECRET, TEAM_WEBHOOK_URL_SECRET
+from server.db.tables import (
+    TEAM_WEBHOOK_PREVIOUS_SECRET,
+    TEAM_WEBHOOK_SIGNING_SECRET,
+    TEAM_WEBHOOK_URL_SECRET,
+)
 from server.host.agents.team_webhook_events import (
     BODY_FORMATS,
     KINDS,
@@ -68,6 +73,8 @@ PARALLEL_ATTEMPTS = 8
 # How long the log keeps a delivered or failed delivery, and how often it is pruned.
 KEEP_SECONDS = 30 * 86400.0
 PRUNE_EVERY_SECONDS = 3600.0
+# After a rotation, how long the secret before it still signs.
+ROTATION_OVERLAP_SECONDS = 86400.0
 _BATCH = 50
 _RESOLVE_SECONDS = 5.0
 _MASK = "/••••"
@@ -236,6 +243,8 @@ class TeamWebhookService:
                 secret.encode("ascii"),
                 TEAM_WEBHOOK_SIGNING_SECRET.binding(team_id, webhook_id),
             ),
+            previous_signing_secret=None,
+            previous_secret_until=None,
             enabled=enabled,
             created_by=account_id,
             created_at=now,
@@ -282,6 +291,38 @@ class TeamWebhookService:
             await self._repo.update_webhook(conn, team_id, webhook_id, **values)
             row = await self._get(conn, team_id, webhook_id)
         return self._view(row)
+
+    async def rotate_secret(self, team_id: str, webhook_id: str) -> tuple[str, float | None]:
+        """A new signing secret, answered this once, and until when the one before it also
+        signs each attempt (``ROTATION_OVERLAP_SECONDS``), so receivers can switch
+        meanwhile; None when the one before cannot be opened on this host."""
+        secret = new_signing_secret()
+        now = self.clock.now()
+        async with self.db.write() as conn:
+            hook = await self._get(conn, team_id, webhook_id)
+            binding = TEAM_WEBHOOK_SIGNING_SECRET.binding(team_id, webhook_id)
+            try:
+                old = self._open_secret(hook, TEAM_WEBHOOK_SIGNING_SECRET, hook.signing_secret)
+            except SecretUnreadable:
+                sealed_old, until = None, None  # nothing to keep signing with
+            else:
+                previous = TEAM_WEBHOOK_PREVIOUS_SECRET.binding(team_id, webhook_id)
+                sealed_old = self.box.encrypt(old.encode("ascii"), previous)
+                until = now + ROTATION_OVERLAP_SECONDS
+            await self._repo.update_webhook(
+                conn,
+                team_id,
+                webhook_id,
+                signing_secret=self.box.encrypt(secret.encode("ascii"), binding),
+                previous_signing_secret=sealed_old,
+                previous_secret_until=until,
+                updated_at=now,
+            )
+        log.info(
+            "team webhook secret rotated",
+            extra={"team_id": team_id, "webhook_id": webhook_id},
+        )
+        return secret, until
 
     async def delete_webhook(self, team_id: str, webhook_id: str) -> None:
         """Remove an endpoint and its delivery log; pending deliveries go with it."""
@@ -430,14 +471,16 @@ class TeamWebhookService:
         return True
 
     async def _send(self, hook: TeamWebhookRow, row: DeliveryRow) -> Outcome:
+        now = self.clock.now()
         try:
             url = self._open_url(hook)
-            secret = self.box.decrypt(
-                hook.signing_secret, TEAM_WEBHOOK_SIGNING_SECRET.binding(hook.team_id, hook.id)
-            ).decode("ascii")
+            keys = [self._open_secret(hook, TEAM_WEBHOOK_SIGNING_SECRET, hook.signing_secret)]
+            previous = hook.previous_signing_secret
+            if previous is not None and (hook.previous_secret_until or 0.0) > now:
+                keys.append(self._open_secret(hook, TEAM_WEBHOOK_PREVIOUS_SECRET, previous))
         except SecretUnreadable:
             return Outcome(None, "its secrets cannot be opened on this host", final=True)
-        headers = signed_headers(secret, row.id, self.clock.now(), row.body)
+        headers = signed_headers(keys, row.id, now, row.body)
         return await self.sender.send(url, headers, row.body)
 
     async def _send_forever(self) -> None:
@@ -475,6 +518,9 @@ class TeamWebhookService:
         if row is None:
             raise NotFound("No such webhook in this team", code="teamWebhookNotFound")
         return row
+
+    def _open_secret(self, hook: TeamWebhookRow, column: EncryptedColumn, sealed: bytes) -> str:
+        return self.box.decrypt(sealed, column.binding(hook.team_id, hook.id)).decode("ascii")
 
     def _seal_url(self, team_id: str, webhook_id: str, split: SplitUrl) -> bytes | None:
         if split.secret is None:

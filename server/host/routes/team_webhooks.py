@@ -69,6 +69,13 @@ class DeliveryList(WireModel):
     deliveries: list[DeliveryEntry]
 
 
+class SecretRotated(WireModel):
+    secret: str = Field(description="the new signing secret (whsec_…), answered this once")
+    previous_valid_until: float | None = Field(
+        description="until when the one before it also signs (null: it could not be opened)"
+    )
+
+
 class WebhookDeleted(WireModel):
     deleted: bool
 
@@ -161,6 +168,13 @@ async def update_webhook(call: HostCall, args: UpdateWebhook) -> WebhookView:
         enabled=args.enabled,
     )
     return _view(view)
+
+
+@routes.route("team-webhooks-v1/rotate_secret", args=WebhookRef, least_role=Role.ADMIN)
+async def rotate_secret(call: HostCall, args: WebhookRef) -> SecretRotated:
+    """A new signing secret; the one before it also signs for a day."""
+    secret, until = await call.host.team_webhooks.rotate_secret(call.peer.team_id, args.id)
+    return SecretRotated(secret=secret, previous_valid_until=until)
 
 
 @routes.route("team-webhooks-v1/delete", args=WebhookRef, least_role=Role.ADMIN)

@@ -27,6 +27,8 @@ class TeamWebhookRow:
     body_format: str
     kinds: tuple[str, ...]
     signing_secret: bytes = field(repr=False)
+    previous_signing_secret: bytes | None = field(repr=False)
+    previous_secret_until: float | None
     enabled: bool
     created_by: str
     created_at: float

@@ -17,8 +17,14 @@ from server.common.errors import CrewhostError, InvalidArgument
 from server.common.public_addresses import PublicOnlyPolicy
 from server.db.engine import Database
 from server.db.tables import team_webhook_deliveries, team_webhooks
+from server.host.agents.team_webhook_events import app_link
 from server.host.agents.team_webhook_sender import MAX_ATTEMPTS, RETRY_DELAYS, WebhookSender
-from server.host.agents.team_webhooks import KEEP_SECONDS, LEASE_SECONDS, TeamWebhookService
+from server.host.agents.team_webhooks import (
+    KEEP_SECONDS,
+    LEASE_SECONDS,
+    ROTATION_OVERLAP_SECONDS,
+    TeamWebhookService,
+)
 from server.host.agents.work_signals import AttentionWaiting, RunFinished
 from server.host.signals import Signals
 from server.host.storage.team_webhooks import TeamWebhookRepository
@@ -184,6 +190,7 @@ async def test_slack_bodies_are_text_and_kinds_choose_the_events(
     text = received.json()
     assert list(text) == ["text"]
     assert "Morning report" in text["text"]
+    assert "/app/" not in text["text"]  # no address of the hub to link to
     assert "budget" in text["text"]
     assert "sk-live-123" not in received.body.decode()  # a run's reason is not sent
 
@@ -393,3 +400,56 @@ async def test_a_receiver_that_takes_its_time_holds_up_no_other(
         assert not sending.done()
         release.set()
         assert await sending == 2
+
+
+async def test_a_rotated_secret_signs_at_once_and_the_one_before_for_a_day(
+    service: TeamWebhookService, receiver: WebhookReceiver, clock: FakeClock
+) -> None:
+    receiver.statuses = [204]
+    view, first = await service.create_webhook(
+        TEAM_A, ACCOUNT, name="Ops", url=receiver.url(), kinds=["run.finished"]
+    )
+    second, until = await service.rotate_secret(TEAM_A, view.id)
+    assert second != first
+    assert until == pytest.approx(clock.now() + ROTATION_OVERLAP_SECONDS, abs=1)
+    await service.send_test(TEAM_A, view.id)
+    received = receiver.received[-1]
+    assert received.signed_by(second)
+    assert received.signed_by(first)
+    assert len(received.headers["webhook-signature"].split(" ")) == 2
+
+    clock.advance(ROTATION_OVERLAP_SECONDS + 1)
+    await service.send_test(TEAM_A, view.id)
+    received = receiver.received[-1]
+    assert received.signed_by(second)
+    assert not received.signed_by(first)
+    with pytest.raises(CrewhostError) as missing:
+        await service.rotate_secret(TEAM_B, view.id)
+    assert missing.value.code == "teamWebhookNotFound"
+
+
+async def test_chat_text_links_the_web_client_when_the_hubs_address_is_known(
+    db: Database, clock: FakeClock, box: SecretBox, receiver: WebhookReceiver
+) -> None:
+    receiver.statuses = [204]
+    link = app_link("https://crew.example.com/")
+    assert link == "https://crew.example.com/app/"
+    assert app_link(None) == "/app/"
+    service = TeamWebhookService(db, clock, box, sender_for(receiver), link=link)
+    for body_format in ("slack", "standard"):
+        await service.create_webhook(
+            TEAM_A,
+            ACCOUNT,
+            name=body_format,
+            url=receiver.url(f"/{body_format}"),
+            kinds=["approval.waiting"],
+            body_format=body_format,
+        )
+    await hub(service).deliver(waiting(routine_id="e" * 32))
+    await service.deliver_due()
+    bodies = {r.path_qs: r.json() for r in receiver.received}
+    assert bodies["/slack"]["text"] == (
+        "An agent waits for an approval: Submit the order form on shop.example "
+        "Open Crewhost: https://crew.example.com/app/"
+    )
+    assert bodies["/standard"]["data"]["link"] == link

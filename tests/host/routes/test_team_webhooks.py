@@ -62,6 +62,15 @@ async def test_owners_and_admins_manage_webhooks_and_members_may_not(
     log = await roles.admin.call("team-webhooks-v1/deliveries", {"id": webhook["id"]})
     assert log["deliveries"] == [tested]
 
+    ref = {"id": webhook["id"]}
+    assert await refused(roles.member, "team-webhooks-v1/rotate_secret", ref) == "forbidden"
+    rotated = await roles.admin.call("team-webhooks-v1/rotate_secret", ref)
+    assert rotated["secret"] != created["secret"]
+    assert rotated["previousValidUntil"] is not None
+    await roles.owner.call("team-webhooks-v1/test", ref)
+    assert receiver.received[-1].signed_by(rotated["secret"])
+    assert receiver.received[-1].signed_by(created["secret"])
+
     assert await roles.admin.call("team-webhooks-v1/delete", {"id": webhook["id"]}) == {
         "deleted": True
     }

@@ -267,6 +267,8 @@ def webhook(team: str, webhook_id: str) -> TeamWebhookRow:
         "standard",
         ("run.failed",),
         b"secret",
+        None,
+        None,
         True,
         MEMBER,
         1.0,

@@ -1449,6 +1449,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/team-webhooks-v1/rotate_secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A new signing secret; the one before it also signs for a day. */
+        post: operations["team-webhooks-v1/rotate_secret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/team-webhooks-v1/test": {
         parameters: {
             query?: never;
@@ -4409,6 +4426,19 @@ export interface components {
             tabId: string;
             /** Vaultoffered */
             vaultOffered: boolean;
+        };
+        /** SecretRotated */
+        SecretRotated: {
+            /**
+             * Previousvaliduntil
+             * @description until when the one before it also signs (null: it could not be opened)
+             */
+            previousValidUntil: number | null;
+            /**
+             * Secret
+             * @description the new signing secret (whsec_…), answered this once
+             */
+            secret: string;
         };
         /** SendMessage */
         SendMessage: {
@@ -7700,6 +7730,30 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WebhookList"];
+                };
+            };
+        };
+    };
+    "team-webhooks-v1/rotate_secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookRef"];
+            };
+        };
+        responses: {
+            /** @description A new signing secret; the one before it also signs for a day. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SecretRotated"];
                 };
             };
         };

@@ -27,6 +27,8 @@ def upgrade() -> None:
         sa.Column("body_format", sa.String(length=16), nullable=False),
         sa.Column("kinds", sa.JSON(), nullable=False),
         sa.Column("signing_secret", sa.LargeBinary(), nullable=False),
+        sa.Column("previous_signing_secret", sa.LargeBinary(), nullable=True),
+        sa.Column("previous_secret_until", sa.Float(precision=53), nullable=True),
         sa.Column("enabled", sa.Boolean(), nullable=False),
         sa.Column("created_by", sa.String(length=32), nullable=False),
         sa.Column("created_at", sa.Float(precision=53), nullable=False),

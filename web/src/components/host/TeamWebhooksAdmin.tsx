@@ -57,7 +57,7 @@ export function TeamWebhooksAdmin({ connection, role }: { connection: HostConnec
 
 function WebhooksPanel({ connection }: { connection: HostConnection }) {
   const list = useHostLoad(connection, 'team-webhooks-v1/list', {}, []);
-  const [secret, setSecret] = useState<{ name: string; value: string } | null>(null);
+  const [secret, setSecret] = useState<{ name: string; value: string; rotated: boolean } | null>(null);
   if (list.error) return <Banner tone="error">{describeError(list.error)}</Banner>;
   if (!list.data) return <Loading />;
   return (
@@ -66,7 +66,9 @@ function WebhooksPanel({ connection }: { connection: HostConnection }) {
       <p class="muted">Addresses told when a routine’s run ends and when an agent waits for a person. Each delivery is signed (Standard Webhooks) and retried for about a day.</p>
       {secret ? (
         <div class="webhook-secret" data-secret-shown="true">
-          <Banner tone="success">“{secret.name}” is added. Copy its signing secret now: it is not shown again.</Banner>
+          <Banner tone="success">
+            {secret.rotated ? `“${secret.name}” has a new signing secret; the one before it also signs for a day.` : `“${secret.name}” is added.`} Copy its signing secret now: it is not shown again.
+          </Banner>
           <CopyField id="webhook-secret" label="Signing secret" value={secret.value} />
           <button type="button" class="btn btn-secondary btn-sm" onClick={() => setSecret(null)}>
             Done
@@ -76,13 +78,13 @@ function WebhooksPanel({ connection }: { connection: HostConnection }) {
       {list.data.webhooks.length === 0 ? <p class="empty">No webhooks yet.</p> : null}
       <ul class="admin-list" aria-label="Webhooks">
         {list.data.webhooks.map((webhook) => (
-          <WebhookRow key={webhook.id} connection={connection} webhook={webhook} onChanged={list.reload} />
+          <WebhookRow key={webhook.id} connection={connection} webhook={webhook} onChanged={list.reload} onSecret={(value) => setSecret({ name: webhook.name, value, rotated: true })} />
         ))}
       </ul>
       <AddWebhook
         connection={connection}
         onAdded={(name, value) => {
-          setSecret({ name, value });
+          setSecret({ name, value, rotated: false });
           list.reload();
         }}
       />
@@ -193,7 +195,8 @@ function WebhookFields(props: { label: string; submitText: string; start: Webhoo
   );
 }
 
-function WebhookRow({ connection, webhook, onChanged }: { connection: HostConnection; webhook: Webhook; onChanged: () => void }) {
+function WebhookRow(props: { connection: HostConnection; webhook: Webhook; onChanged: () => void; onSecret: (secret: string) => void }) {
+  const { connection, webhook, onChanged, onSecret } = props;
   const [error, setError] = useState<unknown>(null);
   const [tested, setTested] = useState<Delivery | null>(null);
   const [showLog, setShowLog] = useState(false);
@@ -240,6 +243,14 @@ function WebhookRow({ connection, webhook, onChanged }: { connection: HostConnec
         <button type="button" class="btn btn-secondary btn-sm" aria-expanded={showLog} onClick={() => setShowLog(!showLog)}>
           Delivery log
         </button>
+        <ConfirmButton
+          label="New secret"
+          question={`Make a new signing secret for “${webhook.name}”? The current one keeps signing for a day, then stops.`}
+          confirmLabel="New secret"
+          tone="secondary"
+          size="sm"
+          onConfirm={() => run(async () => onSecret((await connection.call('team-webhooks-v1/rotate_secret', { id: webhook.id })).secret))}
+        />
         <ConfirmButton
           label="Delete"
           question={`Delete “${webhook.name}” and its delivery log?`}
