@@ -297,7 +297,10 @@ class NotificationService:
                     "a digest could not be mailed",
                     extra={"team_id": team_id, "code": exc.code},
                 )
-                return 0  # kept for the next try
+                # Kept for the member's next digest, an hour on: no retry every minute.
+                async with self._db.write() as conn:
+                    await self._prefs.update_digest_at(conn, team_id, account_id, now)
+                return 0
         async with self._db.write() as conn:
             await self._items.update_digest_sent(conn, team_id, account_id, [n.id for n in pending])
             if row is not None:

@@ -273,6 +273,8 @@ async def test_a_digest_that_cannot_be_mailed_waits_for_the_next_try(
     assert await host.service.send_due_digests() == 0  # no mail server yet
     async with FakeSmtpServer() as smtp:
         await mail_server(host, smtp)
+        assert await host.service.send_due_digests() == 0  # tried again an hour on
+        clock.advance(3600)
         assert await host.service.send_due_digests() == 1
         [mail] = await smtp.wait_for(1)
     assert mail.subject == "Crewhost: 1 notification"
