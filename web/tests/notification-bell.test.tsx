@@ -53,9 +53,11 @@ class FakeNotification {
     return 'granted' as NotificationPermission;
   });
   static shown: Array<{ title: string; body: string | undefined }> = [];
+  static made: FakeNotification[] = [];
   onclick: (() => void) | null = null;
   constructor(title: string, options: NotificationOptions) {
     FakeNotification.shown.push({ title, body: options.body });
+    FakeNotification.made.push(this);
   }
   close() {}
 }
@@ -68,6 +70,7 @@ beforeEach(() => {
   document.body.append(container);
   FakeNotification.permission = 'default';
   FakeNotification.shown = [];
+  FakeNotification.made = [];
   FakeNotification.requestPermission.mockClear();
   vi.stubGlobal('Notification', FakeNotification);
   hidden = false;
@@ -119,8 +122,8 @@ describe('the notification bell', () => {
   });
 
   it('counts a new one, and tells the browser only when hidden and allowed on a click', async () => {
-    const fake = fakeConnection({ 'notifications-v1/list': { notifications: [], unread: 0 } });
-    await show(fake);
+    const fake = fakeConnection({ 'notifications-v1/list': { notifications: [], unread: 0 }, 'notifications-v1/mark_read': { unread: 1 } });
+    const opened = await show(fake);
     const created = (id: string, unread: number): TeamApiEvent => ({
       event: 'notification-created',
       data: { ...ITEM, id, unread },
@@ -135,6 +138,10 @@ describe('the notification bell', () => {
     expect(button('Allow browser notifications')).toBeUndefined();
     fake.emit(created('f'.repeat(32), 2));
     expect(FakeNotification.shown).toEqual([{ title: ITEM.title, body: ITEM.body }]);
+    // Its click brings the page back at the thread, and marks it read.
+    await act(async () => FakeNotification.made[0]!.onclick!());
+    expect(opened).toHaveBeenCalledWith(expect.objectContaining({ id: 'f'.repeat(32), threadId: THREAD }));
+    expect(fake.calls).toContainEqual(['notifications-v1/mark_read', { id: 'f'.repeat(32) }]);
     hidden = false;
     fake.emit(created('9'.repeat(32), 3));
     expect(FakeNotification.shown).toHaveLength(1); // a visible page shows the bell only

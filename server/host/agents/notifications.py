@@ -104,6 +104,7 @@ class NotificationService:
         *,
         app_url: str = "/app/",
         digest_seconds: float = DIGEST_SECONDS,
+        check_seconds: float = DIGEST_CHECK_SECONDS,
     ) -> None:
         self._db = db
         self._clock = clock
@@ -112,11 +113,13 @@ class NotificationService:
         self._mail = mail
         self._app_url = app_url
         self._digest_seconds = digest_seconds
+        self._check_seconds = check_seconds
         self._items = NotificationRepository()
         self._prefs = PreferencesRepository()
         self._timer = BackgroundTasks("notification digests")
         self._sending = BackgroundTasks("notification mail")
         self._digest_lock = asyncio.Lock()
+        self._stopping = asyncio.Event()
 
     # The signals it follows.
 
@@ -257,8 +260,9 @@ class NotificationService:
         await self._sending.drain()
 
     async def close(self) -> None:
-        """End the digest timer and wait for mail being sent."""
-        await self._timer.close()
+        """End the digest timer after its round in progress and wait for mail being sent."""
+        self._stopping.set()
+        await self._timer.drain()
         await self._sending.drain()
 
     async def send_due_digests(self) -> int:
@@ -293,7 +297,10 @@ class NotificationService:
                     "a digest could not be mailed",
                     extra={"team_id": team_id, "code": exc.code},
                 )
-                return 0  # kept for the next try
+                # Kept for the member's next digest, an hour on: no retry every minute.
+                async with self._db.write() as conn:
+                    await self._prefs.update_digest_at(conn, team_id, account_id, now)
+                return 0
         async with self._db.write() as conn:
             await self._items.update_digest_sent(conn, team_id, account_id, [n.id for n in pending])
             if row is not None:
@@ -301,8 +308,13 @@ class NotificationService:
         return sent
 
     async def _digest_timer(self) -> None:
-        while True:
-            await asyncio.sleep(DIGEST_CHECK_SECONDS)
+        # Ends at ``close`` between rounds: a round in progress (a database write, a mail
+        # being sent) finishes rather than being cut off.
+        while not self._stopping.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), self._check_seconds)
+            if self._stopping.is_set():
+                return
             try:
                 await self.send_due_digests()
             except Exception:

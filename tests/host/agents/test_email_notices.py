@@ -168,3 +168,22 @@ async def test_bad_settings_are_refused_and_change_nothing(
     kept = await mail.get_settings(TEAM_A)
     assert kept is not None
     assert kept.port == 2525
+
+
+async def test_a_key_rotation_reseals_the_password_and_it_still_signs_in(
+    db: Database, clock: FakeClock, tmp_path: Path
+) -> None:
+    keys = SecretKeys(db, KeyRingFile(tmp_path / "rotating-ring.json"))
+    async with FakeSmtpServer(login=("mailer", PASSWORD)) as smtp:
+        async with keys.open_box() as box:
+            first = box.ring.active_id
+            await MailServer(db, clock, box).set_settings(
+                TEAM_A, choice(smtp.port, username="mailer", password=PASSWORD)
+            )
+        report = await keys.rotate()
+        assert report.resealed == 1
+        await keys.retire(first)
+        async with keys.open_box() as box:
+            await MailServer(db, clock, box).send(TEAM_A, "ana@example.com", "After", "Text")
+        await smtp.wait_for(1)
+    assert smtp.logins == ["mailer"]

@@ -273,6 +273,8 @@ async def test_a_digest_that_cannot_be_mailed_waits_for_the_next_try(
     assert await host.service.send_due_digests() == 0  # no mail server yet
     async with FakeSmtpServer() as smtp:
         await mail_server(host, smtp)
+        assert await host.service.send_due_digests() == 0  # tried again an hour on
+        clock.advance(3600)
         assert await host.service.send_due_digests() == 1
         [mail] = await smtp.wait_for(1)
     assert mail.subject == "Crewhost: 1 notification"
@@ -296,3 +298,27 @@ async def test_bad_preferences_are_refused_and_change_nothing(
     assert (caught.value.code, caught.value.field) == ("invalidArgument", field)
     assert await host.service.get_preferences(member(ANA)) == kept
     assert await host.service.get_preferences(member(BEN)) == EmailPreferences(None)
+
+
+async def test_the_timer_sends_a_digest_once_the_clock_says_it_is_due(
+    db: Database, clock: FakeClock, box: SecretBox
+) -> None:
+    told = Told()
+    mail = MailServer(db, clock, box)
+    service = NotificationService(db, clock, told, Signals(), mail, check_seconds=0.01)
+    await service.set_preferences(
+        member(ANA), EmailPreferences("ana@example.com", approval="digest")
+    )
+    await service.attention_waiting(waiting())
+    async with FakeSmtpServer() as smtp:
+        await mail.set_settings(
+            TEAM,
+            MailServerChoice("127.0.0.1", smtp.port, "none", None, None, False, "crew@example.com"),
+        )
+        service.start()
+        try:
+            clock.advance(3600)
+            [mail_sent] = await smtp.wait_for(1)
+        finally:
+            await service.close()
+    assert mail_sent.subject == "Crewhost: 1 notification"

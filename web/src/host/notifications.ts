@@ -41,20 +41,7 @@ export function notificationsAfterEvent(state: NotificationState, event: TeamApi
   if (event.event === 'notification-created') {
     const data = event.data as NotificationAdded;
     if (state.items.some((item) => item.id === data.id)) return { ...state, unread: data.unread };
-    const item: NotificationItem = {
-      id: data.id,
-      kind: data.kind,
-      title: data.title,
-      body: data.body,
-      agentId: data.agentId,
-      threadId: data.threadId,
-      requestId: data.requestId,
-      routineId: null,
-      runId: null,
-      createdAt: data.createdAt,
-      readAt: null,
-    };
-    return { items: [item, ...state.items].slice(0, LIST_LIMIT), unread: data.unread };
+    return { items: [itemOf(data), ...state.items].slice(0, LIST_LIMIT), unread: data.unread };
   }
   if (event.event === 'notifications-read') {
     const { unread } = event.data as EventData<'notifications-read'>;
@@ -63,6 +50,23 @@ export function notificationsAfterEvent(state: NotificationState, event: TeamApi
     return { items, unread };
   }
   return state;
+}
+
+/** A new notification as the list shows it. */
+export function itemOf(data: NotificationAdded): NotificationItem {
+  return {
+    id: data.id,
+    kind: data.kind,
+    title: data.title,
+    body: data.body,
+    agentId: data.agentId,
+    threadId: data.threadId,
+    requestId: data.requestId,
+    routineId: null,
+    runId: null,
+    createdAt: data.createdAt,
+    readAt: null,
+  };
 }
 
 /** The state after this member marked one read here. */

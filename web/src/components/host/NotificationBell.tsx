@@ -5,10 +5,10 @@
  * allowed them: the permission is asked only when they click "Allow browser notifications".
  */
 
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { describeError } from '../../error-messages';
 import type { HostConnection } from '../../host/connection';
-import { badgeText, EMPTY, LIST_LIMIT, markedRead, notificationsAfterEvent, offersBrowserPermission, showsInBrowser, type NotificationAdded, type NotificationItem, type NotificationState } from '../../host/notifications';
+import { badgeText, EMPTY, itemOf, LIST_LIMIT, markedRead, notificationsAfterEvent, offersBrowserPermission, showsInBrowser, type NotificationAdded, type NotificationItem, type NotificationState } from '../../host/notifications';
 import { EVENT } from '../../host/protocol';
 import { Banner } from '../Banner';
 import { Icon } from '../Icon';
@@ -23,6 +23,8 @@ export function NotificationBell({ connection, onOpenThread }: { connection: Hos
   const [open, setOpen] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [permission, setPermission] = useState(permissionNow);
+  // A browser notification's click opens what the bell would, with the screen's latest handler.
+  const opening = useRef<(item: NotificationItem) => void>(() => {});
 
   useEffect(() => {
     let current = true;
@@ -39,6 +41,7 @@ export function NotificationBell({ connection, onOpenThread }: { connection: Hos
         shown.onclick = () => {
           window.focus();
           shown.close();
+          void opening.current(itemOf(data));
         };
       }
     });
@@ -62,6 +65,7 @@ export function NotificationBell({ connection, onOpenThread }: { connection: Hos
       setError(failure);
     }
   };
+  opening.current = (item) => void openItem(item);
   const markAll = async () => {
     try {
       await connection.call('notifications-v1/mark_all_read', {});
