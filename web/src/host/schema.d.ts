@@ -1024,6 +1024,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/routines-v1/hooks-create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A new webhook trigger for a routine, with its secret (shown this once). */
+        post: operations["routines-v1/hooks-create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/routines-v1/hooks-delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Delete a trigger; the hub answers its sender 404 from then on. */
+        post: operations["routines-v1/hooks-delete"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/routines-v1/hooks-list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A routine's webhook triggers, never their secrets. */
+        post: operations["routines-v1/hooks-list"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/routines-v1/hooks-rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A new secret for a trigger (shown this once); the one before stays valid for a day. */
+        post: operations["routines-v1/hooks-rotate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/threads-v1/attachment_preview": {
         parameters: {
             query?: never;
@@ -2162,6 +2230,17 @@ export interface components {
             /** Name */
             name: string;
         };
+        /** CreateHook */
+        CreateHook: {
+            /**
+             * Enabled
+             * @default true
+             */
+            enabled?: boolean;
+            filters?: components["schemas"]["HookFilters-Input"];
+            /** Routineid */
+            routineId: string;
+        };
         /** CreateProfile */
         CreateProfile: {
             /** Name */
@@ -2299,6 +2378,16 @@ export interface components {
             /** Message */
             message: string;
         };
+        /**
+         * FieldEquals
+         * @description The body's field at ``path`` (dots between names, as ``data.action``) equals ``value``.
+         */
+        FieldEquals: {
+            /** Path */
+            path: string;
+            /** Value */
+            value: string | number | boolean | null;
+        };
         /** FileWritten */
         FileWritten: {
             /** Created */
@@ -2327,6 +2416,86 @@ export interface components {
              * @enum {string}
              */
             type: "held";
+        };
+        /** HookCreated */
+        HookCreated: {
+            hook: components["schemas"]["HookView"];
+            /**
+             * Secret
+             * @description The signing secret: shown this once.
+             */
+            secret: string;
+        };
+        /** HookDeleted */
+        HookDeleted: {
+            /** Deleted */
+            deleted: boolean;
+        };
+        /**
+         * HookFilters
+         * @description What a delivery's body must hold to start a run; empty filters pass everything.
+         */
+        "HookFilters-Input": {
+            /** Equals */
+            equals?: components["schemas"]["FieldEquals"][];
+            /**
+             * Eventtypefield
+             * @default type
+             */
+            eventTypeField?: string;
+            /** Eventtypes */
+            eventTypes?: string[];
+        };
+        /**
+         * HookFilters
+         * @description What a delivery's body must hold to start a run; empty filters pass everything.
+         */
+        "HookFilters-Output": {
+            /** Equals */
+            equals: components["schemas"]["FieldEquals"][];
+            /**
+             * Eventtypefield
+             * @default type
+             */
+            eventTypeField: string;
+            /** Eventtypes */
+            eventTypes: string[];
+        };
+        /** HookList */
+        HookList: {
+            /** Hooks */
+            hooks: components["schemas"]["HookView"][];
+        };
+        /** HookRef */
+        HookRef: {
+            /** Hookid */
+            hookId: string;
+        };
+        /** HookView */
+        HookView: {
+            /** Createdat */
+            createdAt: number;
+            /** Createdby */
+            createdBy: string;
+            /** Enabled */
+            enabled: boolean;
+            filters: components["schemas"]["HookFilters-Output"];
+            /** Id */
+            id: string;
+            /**
+             * Path
+             * @description Where the sender posts, on the hub.
+             */
+            path: string;
+            /**
+             * Previoussecretuntil
+             * @description Until when the secret before the last rotation is still accepted.
+             */
+            previousSecretUntil: number | null;
+            /** Rotatedat */
+            rotatedAt: number | null;
+            /** Routineid */
+            routineId: string;
         };
         /**
          * HostEventMessageSchema
@@ -3032,6 +3201,11 @@ export interface components {
          * @enum {string}
          */
         Role: "member" | "admin" | "owner";
+        /** RoutineRef */
+        RoutineRef: {
+            /** Routineid */
+            routineId: string;
+        };
         /** SavedAndHandedOver */
         SavedAndHandedOver: {
             /** Id */
@@ -5537,6 +5711,102 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ProviderView"];
+                };
+            };
+        };
+    };
+    "routines-v1/hooks-create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateHook"];
+            };
+        };
+        responses: {
+            /** @description A new webhook trigger for a routine, with its secret (shown this once). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HookCreated"];
+                };
+            };
+        };
+    };
+    "routines-v1/hooks-delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["HookRef"];
+            };
+        };
+        responses: {
+            /** @description Delete a trigger; the hub answers its sender 404 from then on. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HookDeleted"];
+                };
+            };
+        };
+    };
+    "routines-v1/hooks-list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RoutineRef"];
+            };
+        };
+        responses: {
+            /** @description A routine's webhook triggers, never their secrets. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HookList"];
+                };
+            };
+        };
+    };
+    "routines-v1/hooks-rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["HookRef"];
+            };
+        };
+        responses: {
+            /** @description A new secret for a trigger (shown this once); the one before stays valid for a day. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["HookCreated"];
                 };
             };
         };
