@@ -253,6 +253,9 @@ HOST_ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode("hookNotFound", "No such webhook trigger, or it is disabled."),
     ErrorCode("tooManyHooks", "The routine has as many webhook triggers as it may."),
     ErrorCode("routinesUnavailable", "This host cannot start routines."),
+    ErrorCode("routineNotFound", "No such routine, or one the caller does not see."),
+    ErrorCode("invalidSchedule", "A routine's schedule is not valid (the field is named)."),
+    ErrorCode("scheduleTooFrequent", "A routine's schedule would fire more than once a minute."),
 )
 
 # Why a host ended a connection: the ``code`` of its ``revoked`` event (the hub names it).

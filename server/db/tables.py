@@ -511,3 +511,62 @@ ENCRYPTED_COLUMNS: tuple[EncryptedColumn, ...] = (
     HOOK_SECRET,
     HOOK_PREVIOUS_SECRET,
 )
+
+# A routine: the message that starts each run of an agent, and when (``schedule`` is
+# JSON, see host/agents/routine_schedules). ``next_fire_at`` None: nothing left to fire.
+routines = sa.Table(
+    "routines",
+    metadata,
+    sa.Column("id", ID, primary_key=True),
+    sa.Column("team_id", ID, nullable=False),
+    sa.Column("agent_id", ID, nullable=False),
+    sa.Column("created_by", ID, nullable=False),
+    sa.Column("name", sa.String(100), nullable=False),
+    sa.Column("message", sa.Text, nullable=False),
+    sa.Column("schedule", sa.Text, nullable=False),
+    # "new": a thread per run; "continue": one thread, ``thread_id`` once made.
+    sa.Column("thread_policy", sa.String(16), nullable=False),
+    sa.Column("thread_id", ID, nullable=True),
+    # "creator", "members" (``audience_members`` JSON) or "team".
+    sa.Column("audience", sa.String(16), nullable=False),
+    sa.Column("audience_members", sa.Text, nullable=False, server_default="[]"),
+    # JSON list of accounts who answer its runs' approvals; empty: its creator.
+    sa.Column("approvers", sa.Text, nullable=False, server_default="[]"),
+    sa.Column("approval_seconds", sa.Integer, nullable=False, server_default="86400"),
+    # "skip" or "queue" (at most one waiting run); missed after downtime: "once" or "skip".
+    sa.Column("overlap", sa.String(16), nullable=False),
+    sa.Column("missed", sa.String(16), nullable=False),
+    sa.Column("enabled", sa.Boolean, nullable=False),
+    sa.Column("next_fire_at", TIME, nullable=True),
+    sa.Column("created_at", TIME, nullable=False),
+    sa.Column("updated_at", TIME, nullable=False),
+    sa.Index(None, "team_id", "agent_id"),
+    sa.Index(None, "enabled", "next_fire_at"),
+)
+
+# A routine's runs: "queued", "running", then how it ended (work_signals.RunStatus).
+routine_runs = sa.Table(
+    "routine_runs",
+    metadata,
+    sa.Column("id", ID, primary_key=True),
+    sa.Column("team_id", ID, nullable=False),
+    sa.Column("routine_id", ID, nullable=False),
+    sa.Column("agent_id", ID, nullable=False),
+    # "schedule", "manual" or "webhook".
+    sa.Column("trigger", sa.String(16), nullable=False),
+    sa.Column("status", sa.String(16), nullable=False),
+    sa.Column("reason", sa.Text, nullable=True),
+    # The schedule's fire time for a scheduled run.
+    sa.Column("due_at", TIME, nullable=True),
+    sa.Column("created_at", TIME, nullable=False),
+    sa.Column("started_at", TIME, nullable=True),
+    sa.Column("ended_at", TIME, nullable=True),
+    sa.Column("started_by", ID, nullable=True),
+    sa.Column("thread_id", ID, nullable=True),
+    sa.Column("turn_id", ID, nullable=True),
+    # A webhook delivery's id (one run per delivery) and its body, quoted as data.
+    sa.Column("delivery_id", sa.String(100), nullable=True, unique=True),
+    sa.Column("body", sa.Text, nullable=True),
+    sa.Index(None, "team_id", "routine_id", "created_at"),
+    sa.Index(None, "status"),
+)

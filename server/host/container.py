@@ -27,7 +27,9 @@ from server.host.agents.attention import AttentionRegistry
 from server.host.agents.hub_outbox import HubOutbox
 from server.host.agents.memory_review import MemoryReview
 from server.host.agents.model_providers import ModelProviders
-from server.host.agents.routine_hooks import RoutineHookService
+from server.host.agents.routine_hooks import RoutineHookService, RoutinesForHooks
+from server.host.agents.routine_scheduler import RoutineScheduler
+from server.host.agents.routines import RoutineService
 from server.host.agents.secret_handoff import SecretHandoffService
 from server.host.agents.teaching import TeachingService
 from server.host.agents.threads import ThreadService, TurnEnded
@@ -135,6 +137,8 @@ class _Agents:
     memory_review: MemoryReview
     hub_outbox: HubOutbox
     routine_hooks: RoutineHookService
+    routines: RoutineService
+    routine_scheduler: RoutineScheduler
 
 
 @dataclass(frozen=True)
@@ -186,6 +190,8 @@ class HostServices:
     memory_review: MemoryReview
     hub_outbox: HubOutbox
     routine_hooks: RoutineHookService
+    routines: RoutineService
+    routine_scheduler: RoutineScheduler
     live: LiveViews
     teaching: TeachingService
     control_requests: ControlRequestService
@@ -235,6 +241,10 @@ class HostServices:
         self._resources.push_async_callback(self.memories.uses_counted)
         self._resources.push_async_callback(self.memory_review.close)
         self._resources.push_async_callback(self.threads.close)
+        # Routines stop firing and following runs before turns end (those end interrupted).
+        self._resources.push_async_callback(self.routines.close)
+        self._resources.push_async_callback(self.routine_scheduler.close)
+        await self.routine_scheduler.start()
         # First of all: what subscribers still run ends before anything they use.
         self._resources.push_async_callback(self.signals.close)
         return self
@@ -264,6 +274,7 @@ def _wire_signals(host: HostServices) -> None:
     on(ProxyStatusChanged, host.proxies.status_changed)
     on(EgressOnline, host.proxies.status_changed)
     on(AgentDeleted, lambda s: host.memory_review.forget_agent(s.team_id, s.agent_id))
+    on(AgentDeleted, lambda s: host.routines.agent_deleted(s.team_id, s.agent_id))
     on(TurnEnded, lambda s: host.memory_review.turns_ended(s.agent, s.thread_id))
     # In this order: the browsing memory keeps a step before a teach recording takes it.
     record = host.browsing_steps.record
@@ -373,8 +384,11 @@ def _agents(base: _Base, machinery: _Machinery, stores: _Stores, browsing: _Brow
         thread_member=threads.private_member,
     )
     handoff = SecretHandoffService(attention, stores.vault)
+    routines = RoutineService(db, clock, agents.get_agent, threads, announce, machinery.signals)
     outbox = HubOutbox()
-    routine_hooks = RoutineHookService(db, clock, base.secrets, outbox)
+    routine_hooks = RoutineHookService(
+        db, clock, base.secrets, outbox, runs=RoutinesForHooks(routines)
+    )
     return _Agents(
         agents,
         attention,
@@ -385,6 +399,8 @@ def _agents(base: _Base, machinery: _Machinery, stores: _Stores, browsing: _Brow
         memory_review,
         outbox,
         routine_hooks,
+        routines,
+        RoutineScheduler(routines, clock),
     )
 
 

@@ -307,6 +307,36 @@ class SubAgentEvent(HostEvent):
     status: TurnStatus | None = None
 
 
+RoutineRunStatus = Literal[
+    "done", "error", "capped", "denied", "stopped", "budget", "skipped", "interrupted"
+]
+"""How a routine's run ended."""
+
+
+class RoutineRunStarted(HostEvent):
+    """A routine's run started a turn (``thread_id``): on its schedule, by hand or by a
+    webhook delivery. Sent to the members who see the routine's runs."""
+
+    NAME: ClassVar[str] = "routine-run-started"
+    agent_id: str
+    routine_id: str
+    run_id: str
+    trigger: Literal["schedule", "manual", "webhook"]
+    thread_id: str | None
+
+
+class RoutineRunFinished(HostEvent):
+    """A routine's run ended, with its status and the reason for one that is not done."""
+
+    NAME: ClassVar[str] = "routine-run-finished"
+    agent_id: str
+    routine_id: str
+    run_id: str
+    status: RoutineRunStatus
+    reason: str | None
+    thread_id: str | None
+
+
 HOST_EVENTS: tuple[type[HostEvent], ...] = (
     AgentsChanged,
     ThreadsChanged,
@@ -328,6 +358,8 @@ HOST_EVENTS: tuple[type[HostEvent], ...] = (
     BrowserTakeoverRequested,
     BrowserControlRequested,
     BrowserControlRequestResolved,
+    RoutineRunStarted,
+    RoutineRunFinished,
     Revoked,
 )
 

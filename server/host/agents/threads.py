@@ -289,6 +289,42 @@ class ThreadService:
             member, agent.id, attachments, max_bytes=self._attachment_max_bytes
         )
         message = UserMessage(text=text, attachments=tuple(_attachment(f) for f in files))
+        return await self._begin_turn(thread, agent, message)
+
+    async def start_unattended(
+        self,
+        team_id: str,
+        agent_id: str,
+        *,
+        account_id: str,
+        text: str,
+        title: str,
+        shared: bool,
+        thread_id: str | None = None,
+    ) -> Turn:
+        """Start a turn with nobody in the chat (a routine's run) in ``thread_id``, or in a
+        new thread of ``account_id``'s when that is None or gone; ``turnRunning`` if one
+        runs there. Its consents go to whoever sees the thread, as a member's turn's do."""
+        agent = await self._agents.get_agent(team_id, agent_id)
+        thread = None
+        if thread_id is not None:
+            async with self._db.read() as conn:
+                thread = await self._repo.get_thread(conn, team_id, thread_id)
+        if thread is None or thread.agent_id != agent_id:
+            thread = await self.start_thread(team_id, agent_id, account_id, title, shared=shared)
+        if thread.id in self._running:
+            raise Conflict("the agent is still answering; stop it or wait", code="turnRunning")
+        return await self._begin_turn(thread, agent, UserMessage(text=text))
+
+    async def ended_turn(self, team_id: str, thread_id: str, turn_id: str) -> Turn | None:
+        """A turn once it has ended (None if its thread or the turn is gone)."""
+        await self.wait_idle(thread_id)
+        async with self._db.read() as conn:
+            turns = await self._repo.list_turns(conn, team_id, thread_id)
+        return next((t for t in turns if t.id == turn_id), None)
+
+    async def _begin_turn(self, thread: Thread, agent: Agent, message: UserMessage) -> Turn:
+        team_id, thread_id, text = thread.team_id, thread.id, message.text
         now = self._clock.now()
         turn = Turn(uuid.uuid4().hex, team_id, thread_id, "running", None, 0, 0, 0, now, None)
         # An untitled thread is titled from its first message.

@@ -41,6 +41,8 @@ class RunFinished:
     audience: tuple[str, ...]
     # A person's sentence for a run that did not end ``done``.
     reason: str | None = None
+    # The whole team sees the routine's runs (``audience`` then names only its creator).
+    whole_team: bool = False
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from server.host.routes import (
     browsing_memory,
     providers,
     routine_hooks,
+    routines,
     secret_handoff,
     secret_vault,
     system,
@@ -40,4 +41,5 @@ ROUTE_TABLES = (
     secret_handoff.routes,
     secret_vault.routes,
     routine_hooks.routes,
+    routines.routes,
 )

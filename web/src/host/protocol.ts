@@ -116,6 +116,8 @@ export const EVENT = {
   attentionResolved: 'attention-resolved',
   tasksChanged: 'tasks-changed',
   subAgent: 'sub-agent',
+  routineRunStarted: 'routine-run-started',
+  routineRunFinished: 'routine-run-finished',
 } as const satisfies Record<string, EventName>;
 
 // A host event the client has no name for fails the build here.

@@ -1024,6 +1024,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/routines-v1/create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create a routine for an agent; its creator is the caller. */
+        post: operations["routines-v1/create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/routines-v1/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Delete a routine and its run history (its creator, or an admin). */
+        post: operations["routines-v1/delete"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/routines-v1/get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** One routine, with its schedule in words and its next three times. */
+        post: operations["routines-v1/get"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/routines-v1/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The routine's runs, newest first. */
+        post: operations["routines-v1/history"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/routines-v1/hooks-create": {
         parameters: {
             query?: never;
@@ -1086,6 +1154,74 @@ export interface paths {
         put?: never;
         /** A new secret for a trigger (shown this once); the one before stays valid for a day. */
         post: operations["routines-v1/hooks-rotate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/routines-v1/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The agent's routines this member sees, oldest first. */
+        post: operations["routines-v1/list"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/routines-v1/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A schedule not yet saved, checked, in words and with its next three times. */
+        post: operations["routines-v1/preview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/routines-v1/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Run a routine now; its overlap policy applies (the run may wait or be skipped). */
+        post: operations["routines-v1/run"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/routines-v1/update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Change every setting of a routine (its creator, or an admin). */
+        post: operations["routines-v1/update"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1628,6 +1764,11 @@ export interface components {
         AgentRef: {
             /** Id */
             id: string;
+        };
+        /** AgentRoutines */
+        AgentRoutines: {
+            /** Agentid */
+            agentId: string;
         };
         /** AgentThreads */
         AgentThreads: {
@@ -2251,6 +2392,54 @@ export interface components {
             /** Address */
             address: string;
         };
+        /** CreateRoutine */
+        CreateRoutine: {
+            /** Agentid */
+            agentId: string;
+            /**
+             * Approvalseconds
+             * @default 86400
+             */
+            approvalSeconds?: number;
+            /** Approvers */
+            approvers?: string[];
+            /**
+             * Audience
+             * @default creator
+             * @enum {string}
+             */
+            audience?: "creator" | "members" | "team";
+            /** Audiencemembers */
+            audienceMembers?: string[];
+            /**
+             * Enabled
+             * @default true
+             */
+            enabled?: boolean;
+            /** Message */
+            message: string;
+            /**
+             * Missed
+             * @default once
+             * @enum {string}
+             */
+            missed?: "once" | "skip";
+            /** Name */
+            name: string;
+            /**
+             * Overlap
+             * @default skip
+             * @enum {string}
+             */
+            overlap?: "skip" | "queue";
+            schedule: components["schemas"]["ScheduleArgs"];
+            /**
+             * Threadpolicy
+             * @default new
+             * @enum {string}
+             */
+            threadPolicy?: "new" | "continue";
+        };
         /** CreateVaultItem */
         CreateVaultItem: {
             /** Item */
@@ -2417,6 +2606,16 @@ export interface components {
              */
             type: "held";
         };
+        /** HistoryArgs */
+        HistoryArgs: {
+            /**
+             * Limit
+             * @default 50
+             */
+            limit?: number;
+            /** Routineid */
+            routineId: string;
+        };
         /** HookCreated */
         HookCreated: {
             hook: components["schemas"]["HookView"];
@@ -2501,7 +2700,7 @@ export interface components {
          * HostEventMessageSchema
          * @description An event the host pushes on the ``team-api`` channel.
          */
-        HostEventMessage: components["schemas"]["AgentsChangedEvent"] | components["schemas"]["ThreadsChangedEvent"] | components["schemas"]["TurnStartedEvent"] | components["schemas"]["TextDeltaEvent"] | components["schemas"]["TextResetEvent"] | components["schemas"]["ToolCallStartedEvent"] | components["schemas"]["ToolCallFinishedEvent"] | components["schemas"]["TurnFinishedEvent"] | components["schemas"]["AttentionRequestedEvent"] | components["schemas"]["AttentionResolvedEvent"] | components["schemas"]["TasksChangedEvent"] | components["schemas"]["SubAgentEventEvent"] | components["schemas"]["BrowserTabsChangedEvent"] | components["schemas"]["BrowserProfilesChangedEvent"] | components["schemas"]["ProvidersChangedEvent"] | components["schemas"]["VaultChangedEvent"] | components["schemas"]["AgentMemoriesChangedEvent"] | components["schemas"]["BrowserTakeoverRequestedEvent"] | components["schemas"]["BrowserControlRequestedEvent"] | components["schemas"]["BrowserControlRequestResolvedEvent"] | components["schemas"]["RevokedEvent"];
+        HostEventMessage: components["schemas"]["AgentsChangedEvent"] | components["schemas"]["ThreadsChangedEvent"] | components["schemas"]["TurnStartedEvent"] | components["schemas"]["TextDeltaEvent"] | components["schemas"]["TextResetEvent"] | components["schemas"]["ToolCallStartedEvent"] | components["schemas"]["ToolCallFinishedEvent"] | components["schemas"]["TurnFinishedEvent"] | components["schemas"]["AttentionRequestedEvent"] | components["schemas"]["AttentionResolvedEvent"] | components["schemas"]["TasksChangedEvent"] | components["schemas"]["SubAgentEventEvent"] | components["schemas"]["BrowserTabsChangedEvent"] | components["schemas"]["BrowserProfilesChangedEvent"] | components["schemas"]["ProvidersChangedEvent"] | components["schemas"]["VaultChangedEvent"] | components["schemas"]["AgentMemoriesChangedEvent"] | components["schemas"]["BrowserTakeoverRequestedEvent"] | components["schemas"]["BrowserControlRequestedEvent"] | components["schemas"]["BrowserControlRequestResolvedEvent"] | components["schemas"]["RoutineRunStartedEvent"] | components["schemas"]["RoutineRunFinishedEvent"] | components["schemas"]["RevokedEvent"];
         /**
          * HostViewMessageSchema
          * @description What the host sends on a ``view:`` channel besides frames.
@@ -3201,10 +3400,156 @@ export interface components {
          * @enum {string}
          */
         Role: "member" | "admin" | "owner";
+        /** RoutineDeleted */
+        RoutineDeleted: {
+            /** Deleted */
+            deleted: boolean;
+        };
+        /** RoutineList */
+        RoutineList: {
+            /** Routines */
+            routines: components["schemas"]["RoutineView"][];
+        };
         /** RoutineRef */
         RoutineRef: {
             /** Routineid */
             routineId: string;
+        };
+        /**
+         * RoutineRunFinished
+         * @description A routine's run ended, with its status and the reason for one that is not done.
+         */
+        RoutineRunFinished: {
+            /** Agentid */
+            agentId: string;
+            /** Reason */
+            reason: string | null;
+            /** Routineid */
+            routineId: string;
+            /** Runid */
+            runId: string;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "done" | "error" | "capped" | "denied" | "stopped" | "budget" | "skipped" | "interrupted";
+            /** Threadid */
+            threadId: string | null;
+        };
+        /** RoutineRunFinishedEvent */
+        RoutineRunFinishedEvent: {
+            data: components["schemas"]["RoutineRunFinished"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "routine-run-finished";
+        };
+        /**
+         * RoutineRunStarted
+         * @description A routine's run started a turn (``thread_id``): on its schedule, by hand or by a
+         *     webhook delivery. Sent to the members who see the routine's runs.
+         */
+        RoutineRunStarted: {
+            /** Agentid */
+            agentId: string;
+            /** Routineid */
+            routineId: string;
+            /** Runid */
+            runId: string;
+            /** Threadid */
+            threadId: string | null;
+            /**
+             * Trigger
+             * @enum {string}
+             */
+            trigger: "schedule" | "manual" | "webhook";
+        };
+        /** RoutineRunStartedEvent */
+        RoutineRunStartedEvent: {
+            data: components["schemas"]["RoutineRunStarted"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "routine-run-started";
+        };
+        /** RoutineView */
+        RoutineView: {
+            /** Agentid */
+            agentId: string;
+            /** Approvalseconds */
+            approvalSeconds: number;
+            /** Approvers */
+            approvers: string[];
+            /** Audience */
+            audience: string;
+            /** Audiencemembers */
+            audienceMembers: string[];
+            /** Createdat */
+            createdAt: number;
+            /** Createdby */
+            createdBy: string;
+            /** Enabled */
+            enabled: boolean;
+            /** Id */
+            id: string;
+            /** Message */
+            message: string;
+            /** Missed */
+            missed: string;
+            /** Name */
+            name: string;
+            /** Nextfireat */
+            nextFireAt: number | null;
+            /** Overlap */
+            overlap: string;
+            schedule: components["schemas"]["ScheduleView"];
+            /**
+             * Threadid
+             * @description The continuing thread, once a run made it.
+             */
+            threadId: string | null;
+            /** Threadpolicy */
+            threadPolicy: string;
+            /** Updatedat */
+            updatedAt: number;
+        };
+        /** RunList */
+        RunList: {
+            /** Runs */
+            runs: components["schemas"]["RunView"][];
+        };
+        /** RunView */
+        RunView: {
+            /** Createdat */
+            createdAt: number;
+            /** Dueat */
+            dueAt: number | null;
+            /** Endedat */
+            endedAt: number | null;
+            /** Id */
+            id: string;
+            /** Reason */
+            reason: string | null;
+            /** Routineid */
+            routineId: string;
+            /** Startedat */
+            startedAt: number | null;
+            /** Startedby */
+            startedBy: string | null;
+            /**
+             * Status
+             * @description queued, running, done, error, capped, denied, stopped, budget, skipped or interrupted
+             */
+            status: string;
+            /** Threadid */
+            threadId: string | null;
+            /**
+             * Trigger
+             * @description schedule, manual or webhook
+             */
+            trigger: string;
         };
         /** SavedAndHandedOver */
         SavedAndHandedOver: {
@@ -3232,6 +3577,65 @@ export interface components {
              * @description The thread the request for a skill went to.
              */
             threadId: string | null;
+        };
+        /**
+         * ScheduleArgs
+         * @description ``cron`` with ``timeZone``; ``everySeconds`` (60 or more); or ``at``.
+         */
+        ScheduleArgs: {
+            /**
+             * At
+             * @default null
+             */
+            at?: number | null;
+            /**
+             * Cron
+             * @default null
+             */
+            cron?: string | null;
+            /**
+             * Everyseconds
+             * @default null
+             */
+            everySeconds?: number | null;
+            /**
+             * Kind
+             * @enum {string}
+             */
+            kind: "cron" | "every" | "once";
+            /**
+             * Timezone
+             * @default null
+             */
+            timeZone?: string | null;
+        };
+        /** ScheduleView */
+        ScheduleView: {
+            /** At */
+            at: number | null;
+            /** Cron */
+            cron: string | null;
+            /** Everyseconds */
+            everySeconds: number | null;
+            /** Kind */
+            kind: string;
+            /**
+             * Nexttimes
+             * @description The next three fire times (host clock).
+             */
+            nextTimes: number[];
+            /**
+             * Nexttimeslocal
+             * @description The same in the schedule's zone, for a person: "Mon 7 Dec 09:00".
+             */
+            nextTimesLocal: string[];
+            /** Timezone */
+            timeZone: string | null;
+            /**
+             * Words
+             * @description The schedule for a person: "Weekdays at 09:00, Europe/London".
+             */
+            words: string;
         };
         /**
          * SecretFieldLabel
@@ -3985,6 +4389,54 @@ export interface components {
              * @description the address the edit form opened with
              */
             previousAddress: string;
+        };
+        /** UpdateRoutine */
+        UpdateRoutine: {
+            /**
+             * Approvalseconds
+             * @default 86400
+             */
+            approvalSeconds?: number;
+            /** Approvers */
+            approvers?: string[];
+            /**
+             * Audience
+             * @default creator
+             * @enum {string}
+             */
+            audience?: "creator" | "members" | "team";
+            /** Audiencemembers */
+            audienceMembers?: string[];
+            /**
+             * Enabled
+             * @default true
+             */
+            enabled?: boolean;
+            /** Message */
+            message: string;
+            /**
+             * Missed
+             * @default once
+             * @enum {string}
+             */
+            missed?: "once" | "skip";
+            /** Name */
+            name: string;
+            /**
+             * Overlap
+             * @default skip
+             * @enum {string}
+             */
+            overlap?: "skip" | "queue";
+            /** Routineid */
+            routineId: string;
+            schedule: components["schemas"]["ScheduleArgs"];
+            /**
+             * Threadpolicy
+             * @default new
+             * @enum {string}
+             */
+            threadPolicy?: "new" | "continue";
         };
         /**
          * UpdateVaultItem
@@ -5715,6 +6167,102 @@ export interface operations {
             };
         };
     };
+    "routines-v1/create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateRoutine"];
+            };
+        };
+        responses: {
+            /** @description Create a routine for an agent; its creator is the caller. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RoutineView"];
+                };
+            };
+        };
+    };
+    "routines-v1/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RoutineRef"];
+            };
+        };
+        responses: {
+            /** @description Delete a routine and its run history (its creator, or an admin). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RoutineDeleted"];
+                };
+            };
+        };
+    };
+    "routines-v1/get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RoutineRef"];
+            };
+        };
+        responses: {
+            /** @description One routine, with its schedule in words and its next three times. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RoutineView"];
+                };
+            };
+        };
+    };
+    "routines-v1/history": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["HistoryArgs"];
+            };
+        };
+        responses: {
+            /** @description The routine's runs, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunList"];
+                };
+            };
+        };
+    };
     "routines-v1/hooks-create": {
         parameters: {
             query?: never;
@@ -5807,6 +6355,102 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["HookCreated"];
+                };
+            };
+        };
+    };
+    "routines-v1/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AgentRoutines"];
+            };
+        };
+        responses: {
+            /** @description The agent's routines this member sees, oldest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RoutineList"];
+                };
+            };
+        };
+    };
+    "routines-v1/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ScheduleArgs"];
+            };
+        };
+        responses: {
+            /** @description A schedule not yet saved, checked, in words and with its next three times. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScheduleView"];
+                };
+            };
+        };
+    };
+    "routines-v1/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RoutineRef"];
+            };
+        };
+        responses: {
+            /** @description Run a routine now; its overlap policy applies (the run may wait or be skipped). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunView"];
+                };
+            };
+        };
+    };
+    "routines-v1/update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateRoutine"];
+            };
+        };
+        responses: {
+            /** @description Change every setting of a routine (its creator, or an admin). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RoutineView"];
                 };
             };
         };

@@ -1,7 +1,7 @@
 """webhook triggers: the hub's hooks and deliveries, the host's hooks and taken deliveries
 
 Revision ID: 0018
-Revises: 0016
+Revises: 0017
 Create Date: 2026-12-03 20:30:00.000000
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0018"
-down_revision = "0016"
+down_revision = "0017"
 branch_labels = None
 depends_on = None
 

@@ -1,0 +1,311 @@
+"""Routines and their runs; every query within one team but the scheduler's due list."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from server.db.tables import routine_runs, routines
+
+# A run's status before it ends.
+UNFINISHED = ("queued", "running")
+
+
+@dataclass(frozen=True, slots=True)
+class Routine:
+    """A routine of an agent; ``schedule`` is the JSON ``routine_schedules.Schedule`` reads."""
+
+    id: str
+    team_id: str
+    agent_id: str
+    created_by: str
+    name: str
+    message: str
+    schedule: dict[str, Any]
+    thread_policy: str
+    thread_id: str | None
+    audience: str
+    audience_members: tuple[str, ...]
+    approvers: tuple[str, ...]
+    approval_seconds: int
+    overlap: str
+    missed: str
+    enabled: bool
+    next_fire_at: float | None
+    created_at: float
+    updated_at: float
+
+    def sees_runs(self, account_id: str) -> bool:
+        """Whether a member is in the audience of its runs."""
+        if self.audience == "team" or account_id == self.created_by:
+            return True
+        return self.audience == "members" and account_id in self.audience_members
+
+    def audience_of(self) -> tuple[str, ...]:
+        """The accounts its runs' audience names (for the team: its creator, the rest of
+        the team being every member)."""
+        if self.audience == "members":
+            return tuple(dict.fromkeys((self.created_by, *self.audience_members)))
+        return (self.created_by,)
+
+    def approvers_or_creator(self) -> tuple[str, ...]:
+        return self.approvers or (self.created_by,)
+
+
+@dataclass(frozen=True, slots=True)
+class RoutineRun:
+    id: str
+    team_id: str
+    routine_id: str
+    agent_id: str
+    trigger: str
+    status: str
+    reason: str | None
+    due_at: float | None
+    created_at: float
+    started_at: float | None
+    ended_at: float | None
+    started_by: str | None
+    thread_id: str | None
+    turn_id: str | None
+    delivery_id: str | None
+    body: str | None
+
+
+_ROUTINE = tuple(routines.c)
+_RUN = tuple(routine_runs.c)
+
+
+def _routine(row: Any) -> Routine:
+    values = dict(row._mapping)
+    values["schedule"] = json.loads(values["schedule"])
+    values["audience_members"] = tuple(json.loads(values["audience_members"]))
+    values["approvers"] = tuple(json.loads(values["approvers"]))
+    return Routine(**values)
+
+
+def _routine_row(routine: Routine) -> dict[str, Any]:
+    return {
+        "id": routine.id,
+        "team_id": routine.team_id,
+        "agent_id": routine.agent_id,
+        "created_by": routine.created_by,
+        "name": routine.name,
+        "message": routine.message,
+        "schedule": json.dumps(routine.schedule),
+        "thread_policy": routine.thread_policy,
+        "thread_id": routine.thread_id,
+        "audience": routine.audience,
+        "audience_members": json.dumps(list(routine.audience_members)),
+        "approvers": json.dumps(list(routine.approvers)),
+        "approval_seconds": routine.approval_seconds,
+        "overlap": routine.overlap,
+        "missed": routine.missed,
+        "enabled": routine.enabled,
+        "next_fire_at": routine.next_fire_at,
+        "created_at": routine.created_at,
+        "updated_at": routine.updated_at,
+    }
+
+
+def _run(row: Any) -> RoutineRun:
+    return RoutineRun(**row._mapping)
+
+
+def _run_row(run: RoutineRun) -> dict[str, Any]:
+    return {c.name: getattr(run, c.name) for c in routine_runs.c}
+
+
+class RoutineRepository:
+    """Reads and writes of ``routines`` and ``routine_runs``."""
+
+    # -- routines -----------------------------------------------------------------------
+
+    async def add_routine(self, conn: AsyncConnection, routine: Routine) -> None:
+        await conn.execute(routines.insert().values(**_routine_row(routine)))
+
+    async def get_routine(
+        self, conn: AsyncConnection, team_id: str, routine_id: str
+    ) -> Routine | None:
+        result = await conn.execute(
+            sa.select(*_ROUTINE).where(routines.c.team_id == team_id, routines.c.id == routine_id)
+        )
+        row = result.first()
+        return None if row is None else _routine(row)
+
+    async def list_routines(
+        self, conn: AsyncConnection, team_id: str, agent_id: str
+    ) -> list[Routine]:
+        result = await conn.execute(
+            sa.select(*_ROUTINE)
+            .where(routines.c.team_id == team_id, routines.c.agent_id == agent_id)
+            .order_by(routines.c.created_at, routines.c.id)
+        )
+        return [_routine(row) for row in result]
+
+    async def update_routine(self, conn: AsyncConnection, routine: Routine) -> None:
+        values = _routine_row(routine)
+        for key in ("id", "team_id", "agent_id", "created_by", "created_at"):
+            del values[key]
+        await conn.execute(
+            routines.update()
+            .where(routines.c.team_id == routine.team_id, routines.c.id == routine.id)
+            .values(**values)
+        )
+
+    async def update_thread_id(
+        self, conn: AsyncConnection, team_id: str, routine_id: str, thread_id: str
+    ) -> None:
+        await conn.execute(
+            routines.update()
+            .where(routines.c.team_id == team_id, routines.c.id == routine_id)
+            .values(thread_id=thread_id)
+        )
+
+    async def remove_routine(self, conn: AsyncConnection, team_id: str, routine_id: str) -> bool:
+        await conn.execute(
+            routine_runs.delete().where(
+                routine_runs.c.team_id == team_id, routine_runs.c.routine_id == routine_id
+            )
+        )
+        result = await conn.execute(
+            routines.delete().where(routines.c.team_id == team_id, routines.c.id == routine_id)
+        )
+        return result.rowcount > 0
+
+    async def remove_routines_of_agent(
+        self, conn: AsyncConnection, team_id: str, agent_id: str
+    ) -> None:
+        for table in (routine_runs, routines):
+            await conn.execute(
+                table.delete().where(table.c.team_id == team_id, table.c.agent_id == agent_id)
+            )
+
+    # -- the scheduler -----------------------------------------------------------------
+
+    async def list_due(self, conn: AsyncConnection, now: float, limit: int) -> list[Routine]:
+        """The enabled routines due by ``now``, across the host's teams (the scheduler's one
+        read that is not within a team: each claim after it is)."""
+        result = await conn.execute(
+            sa.select(*_ROUTINE)
+            .where(routines.c.enabled.is_(True), routines.c.next_fire_at <= now)
+            .order_by(routines.c.next_fire_at)
+            .limit(limit)
+        )
+        return [_routine(row) for row in result]
+
+    async def get_earliest_fire(self, conn: AsyncConnection) -> float | None:
+        result = await conn.execute(
+            sa.select(sa.func.min(routines.c.next_fire_at)).where(routines.c.enabled.is_(True))
+        )
+        value = result.scalar()
+        return None if value is None else float(value)
+
+    async def claim_fire(
+        self,
+        conn: AsyncConnection,
+        team_id: str,
+        routine_id: str,
+        *,
+        expected: float,
+        next_fire_at: float | None,
+    ) -> bool:
+        """Moves the routine's next fire time on, only if it still is ``expected``: of two
+        schedulers that read the same due routine, one claims it."""
+        result = await conn.execute(
+            routines.update()
+            .where(
+                routines.c.team_id == team_id,
+                routines.c.id == routine_id,
+                routines.c.next_fire_at == expected,
+            )
+            .values(next_fire_at=next_fire_at)
+        )
+        return result.rowcount == 1
+
+    # -- runs ---------------------------------------------------------------------------
+
+    async def add_run(self, conn: AsyncConnection, run: RoutineRun) -> None:
+        await conn.execute(routine_runs.insert().values(**_run_row(run)))
+
+    async def get_run(self, conn: AsyncConnection, team_id: str, run_id: str) -> RoutineRun | None:
+        result = await conn.execute(
+            sa.select(*_RUN).where(routine_runs.c.team_id == team_id, routine_runs.c.id == run_id)
+        )
+        row = result.first()
+        return None if row is None else _run(row)
+
+    async def get_run_by_delivery(
+        self, conn: AsyncConnection, team_id: str, delivery_id: str
+    ) -> RoutineRun | None:
+        result = await conn.execute(
+            sa.select(*_RUN).where(
+                routine_runs.c.team_id == team_id, routine_runs.c.delivery_id == delivery_id
+            )
+        )
+        row = result.first()
+        return None if row is None else _run(row)
+
+    async def list_runs(
+        self, conn: AsyncConnection, team_id: str, routine_id: str, limit: int
+    ) -> list[RoutineRun]:
+        """The routine's runs, newest first."""
+        result = await conn.execute(
+            sa.select(*_RUN)
+            .where(routine_runs.c.team_id == team_id, routine_runs.c.routine_id == routine_id)
+            .order_by(routine_runs.c.created_at.desc(), routine_runs.c.id.desc())
+            .limit(limit)
+        )
+        return [_run(row) for row in result]
+
+    async def list_unfinished_runs(
+        self, conn: AsyncConnection, team_id: str, routine_id: str
+    ) -> list[RoutineRun]:
+        """The routine's queued and running runs, oldest first."""
+        result = await conn.execute(
+            sa.select(*_RUN)
+            .where(
+                routine_runs.c.team_id == team_id,
+                routine_runs.c.routine_id == routine_id,
+                routine_runs.c.status.in_(UNFINISHED),
+            )
+            .order_by(routine_runs.c.created_at, routine_runs.c.id)
+        )
+        return [_run(row) for row in result]
+
+    async def list_all_unfinished_runs(self, conn: AsyncConnection) -> list[RoutineRun]:
+        """Every team's queued and running runs (read once at start, to settle them)."""
+        result = await conn.execute(
+            sa.select(*_RUN)
+            .where(routine_runs.c.status.in_(UNFINISHED))
+            .order_by(routine_runs.c.created_at, routine_runs.c.id)
+        )
+        return [_run(row) for row in result]
+
+    async def update_run(
+        self, conn: AsyncConnection, team_id: str, run_id: str, **values: Any
+    ) -> None:
+        await conn.execute(
+            routine_runs.update()
+            .where(routine_runs.c.team_id == team_id, routine_runs.c.id == run_id)
+            .values(**values)
+        )
+
+    async def take_queued_run(
+        self, conn: AsyncConnection, team_id: str, run_id: str, started_at: float
+    ) -> bool:
+        """Marks a queued run running, only if it still is queued."""
+        result = await conn.execute(
+            routine_runs.update()
+            .where(
+                routine_runs.c.team_id == team_id,
+                routine_runs.c.id == run_id,
+                routine_runs.c.status == "queued",
+            )
+            .values(status="running", started_at=started_at)
+        )
+        return result.rowcount == 1
