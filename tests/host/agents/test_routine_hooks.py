@@ -40,31 +40,9 @@ from tests.support.clock import FakeClock
 from tests.support.databases import ScratchDatabase
 from tests.support.enrolled_hosts import enrol_host
 from tests.support.hub_server import RunningHub
+from tests.support.routine_runs import RecordingRuns
 
 ROUTINE = "8" * 32
-
-
-class RecordingRuns:
-    """Starts nothing; remembers each run it was asked to start."""
-
-    def __init__(self) -> None:
-        self.started: list[dict[str, Any]] = []
-        self.queue: asyncio.Queue[str] = asyncio.Queue()
-
-    async def check_may_manage(self, member: Member, routine_id: str) -> None:
-        if not member.role.at_least(Role.ADMIN):
-            raise Forbidden("not yours")
-
-    async def start_from_delivery(
-        self, team_id: str, routine_id: str, *, delivery_id: str, body: str, received_at: float
-    ) -> None:
-        self.started.append(
-            {"team_id": team_id, "routine_id": routine_id, "delivery_id": delivery_id, "body": body}
-        )
-        self.queue.put_nowait(delivery_id)
-
-    async def next_run(self) -> str:
-        return await asyncio.wait_for(self.queue.get(), 20)
 
 
 class TeamHost:
