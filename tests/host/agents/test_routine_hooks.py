@@ -39,7 +39,7 @@ from tests.host.agents.routine_fixtures import AGENT, TurnsByHand
 from tests.support.clock import FakeClock
 from tests.support.databases import ScratchDatabase
 from tests.support.enrolled_hosts import enrol_host
-from tests.support.hub_server import RunningHub
+from tests.support.hub_server import ApiClient, RunningHub
 from tests.support.routine_runs import RecordingRuns
 
 ROUTINE = "8" * 32
@@ -48,8 +48,11 @@ ROUTINE = "8" * 32
 class TeamHost:
     """One enrolled host of a team that can be linked, unlinked and linked again."""
 
-    def __init__(self, server: RunningHub, team_id: str, host_id: str, key: SigningKey) -> None:
+    def __init__(
+        self, server: RunningHub, owner: ApiClient, team_id: str, host_id: str, key: SigningKey
+    ) -> None:
         self.server = server
+        self.owner = owner
         self.team_id = team_id
         self.host_id = host_id
         self.key = key
@@ -77,7 +80,7 @@ async def team_host(server: RunningHub) -> TeamHost:
     team_id = await server.first_team_id(owner)
     key = SigningKey.generate()
     host_id = await enrol_host(server, owner, team_id, key)
-    return TeamHost(server, team_id, host_id, key)
+    return TeamHost(server, owner, team_id, host_id, key)
 
 
 def owner_of(host: TeamHost) -> Member:
@@ -208,6 +211,23 @@ async def test_a_deleted_hook_is_404_and_a_relinked_host_keeps_the_hub_in_step(
     async with team_host.linked(tmp_path / "b"):
         await hub_holds(server, kept.hook.id)
         assert (await deliver(server, clock, kept.hook.id, kept.secret, b"{}"))[0] == 202
+
+
+async def test_a_removed_host_takes_its_triggers_with_it(
+    server: RunningHub, clock: FakeClock, team_host: TeamHost, tmp_path: Path
+) -> None:
+    async with team_host.linked(tmp_path) as host:
+        made = await host.services.routine_hooks.create_hook(
+            owner_of(team_host), ROUTINE, HookFilters()
+        )
+        await hub_holds(server, made.hook.id)
+    assert (await deliver(server, clock, made.hook.id, made.secret, b"{}"))[0] == 202
+    removed = await team_host.owner.delete(
+        f"/v1/teams/{team_host.team_id}/hosts/{team_host.host_id}"
+    )
+    assert removed.status == 204
+    assert await server.hub.hooks.pending_for(team_host.host_id) == []
+    assert (await deliver(server, clock, made.hook.id, made.secret, b"{}"))[0] == 404
 
 
 async def test_secrets_are_sealed_and_members_need_the_routine(
