@@ -242,7 +242,11 @@ class RoutineHookService:
                     received_at=delivery.received_at,
                 )
             except NotFound:
+                # The routine was deleted: its triggers go too, and the hub forgets them.
                 log.info("a delivery for a removed routine", extra={"hook_id": hook.id})
+                async with self.db.write() as conn:
+                    await self._repo.remove_hook(conn, hook.team_id, hook.id)
+                self.outbox.put(LinkHookRemove(hook_id=hook.id, team_id=hook.team_id))
         else:
             log.info("a delivery for a removed trigger", extra={"hook_id": delivery.hook_id})
         async with self.db.write() as conn:

@@ -308,6 +308,12 @@ async def test_with_the_routines_service_a_delivery_starts_one_run_with_its_body
         (run,) = await routines.history(ROUTINE_OWNER, routine.id)
         assert run.trigger == "webhook"
         turns.end(0)
+        # A delivery for a routine deleted since: nothing starts, and the trigger goes.
+        await routines.delete_routine(ROUTINE_OWNER, routine.id)
+        late = delivery.model_copy(update={"delivery_id": new_id()})
+        await hooks.take_delivery(late)
+        assert len(turns.started) == 1
+        assert await hooks.registrations() == []
     finally:
         await routines.close()
         await signals.close()
