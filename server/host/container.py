@@ -29,7 +29,7 @@ from server.host.agents.hub_outbox import HubOutbox
 from server.host.agents.memory_review import MemoryReview
 from server.host.agents.model_providers import ModelProviders
 from server.host.agents.notifications import NotificationService
-from server.host.agents.routine_hooks import RoutineHookService
+from server.host.agents.routine_hooks import RoutineHookService, RoutinesForHooks
 from server.host.agents.routine_scheduler import RoutineScheduler
 from server.host.agents.routines import RoutineService
 from server.host.agents.secret_handoff import SecretHandoffService
@@ -429,7 +429,9 @@ def _agents(base: _Base, machinery: _Machinery, stores: _Stores, browsing: _Brow
     handoff = SecretHandoffService(attention, stores.vault)
     routines = RoutineService(db, clock, agents.get_agent, threads, announce, machinery.signals)
     outbox = HubOutbox()
-    routine_hooks = RoutineHookService(db, clock, base.secrets, outbox)
+    routine_hooks = RoutineHookService(
+        db, clock, base.secrets, outbox, runs=RoutinesForHooks(routines)
+    )
     team_webhooks = TeamWebhookService(
         db,
         clock,

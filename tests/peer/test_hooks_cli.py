@@ -4,17 +4,48 @@ rotate and delete, each checked by a signed delivery to the URL it printed."""
 from __future__ import annotations
 
 import asyncio
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
 import aiohttp
 from standardwebhooks.webhooks import Webhook
 
+from server.common.roles import Role
 from server.common.tokens import new_id
+from server.host.agents.routine_schedules import every_schedule
+from server.host.agents.routines import RoutineSpec
+from server.host.services.workspace import Member
 from tests.peer.test_cli import login, peer_cli
 from tests.support.hub_server import RunningHub
 
-ROUTINE = "8" * 32
+
+async def a_routine(server: RunningHub) -> str:
+    """A routine of a new agent of the owner's team, made on the built-in host."""
+    owner = await server.sign_in("owner@example.com")
+    team_id = await server.first_team_id(owner)
+    assert owner.account_id is not None
+    services = server.builtin.services
+    agent = await services.agents.create_agent(
+        team_id,
+        name="Builder",
+        instructions="",
+        provider="anthropic",
+        model=None,
+        permissions={},
+        max_tool_calls=None,
+    )
+    routine = await services.routines.create_routine(
+        Member(team_id, owner.account_id, Role.OWNER),
+        agent.id,
+        RoutineSpec(
+            name="Triage",
+            message="Triage the failed build.",
+            schedule=every_schedule(3600, time.time()),
+            enabled=False,
+        ),
+    )
+    return routine.id
 
 
 def printed(out: str) -> dict[str, str]:
@@ -50,8 +81,9 @@ async def until_status(url: str, secret: str, wanted: int) -> None:
 async def test_create_rotate_list_and_delete(server: RunningHub, tmp_path: Path) -> None:
     await server.sign_up_owner()
     await login(tmp_path, server)
+    routine = await a_routine(server)
     code, out, err = await peer_cli(
-        tmp_path, "hooks", "create", ROUTINE, "--event-type", "push", "--equals", "ref=main"
+        tmp_path, "hooks", "create", routine, "--event-type", "push", "--equals", "ref=main"
     )
     assert code == 0, err
     made = printed(out)
@@ -60,7 +92,7 @@ async def test_create_rotate_list_and_delete(server: RunningHub, tmp_path: Path)
     assert "shown this once" in out
     await until_status(made["url"], made["secret"], 202)
 
-    code, out, err = await peer_cli(tmp_path, "hooks", "list", ROUTINE)
+    code, out, err = await peer_cli(tmp_path, "hooks", "list", routine)
     assert code == 0, err
     assert made["hook"] in out
     assert "push" in out
@@ -83,5 +115,7 @@ async def test_refusals(server: RunningHub, tmp_path: Path) -> None:
     await login(tmp_path, server)
     code, _, err = await peer_cli(tmp_path, "hooks", "rotate", new_id())
     assert (code, err) == (1, "crewhost-peer: no such webhook trigger (hookNotFound)\n")
-    code, _, err = await peer_cli(tmp_path, "hooks", "create", ROUTINE, "--equals", "novalue")
+    code, _, err = await peer_cli(tmp_path, "hooks", "create", "8" * 32, "--equals", "novalue")
     assert (code, err) == (2, "crewhost-peer: --equals takes PATH=JSON, not 'novalue'\n")
+    code, _, err = await peer_cli(tmp_path, "hooks", "create", "8" * 32)
+    assert (code, err) == (1, "crewhost-peer: no such routine (routineNotFound)\n")

@@ -34,6 +34,7 @@ from server.common.tokens import new_id
 from server.db.engine import Database
 from server.db.tables import HOOK_PREVIOUS_SECRET, HOOK_SECRET
 from server.host.agents.hub_outbox import HubOutbox
+from server.host.agents.routines import RoutineService
 from server.host.services.workspace import Member
 from server.host.storage.routine_hooks import HookRow, RoutineHookRepository
 
@@ -59,8 +60,36 @@ class RoutineRuns(Protocol):
         delivery_id: str,
         body: str,
         received_at: float,
-    ) -> None:
-        """Start the routine's run for one delivery; ``body`` is data from outside."""
+    ) -> object:
+        """Start the routine's run for one delivery (none for a delivery id it has started
+        one for already); ``body`` is data from outside. ``NotFound`` for a routine that
+        is gone."""
+
+
+class RoutinesForHooks:
+    """``RoutineRuns`` by the routines service: its creator, owners and admins manage a
+    routine's triggers, as they change the routine itself."""
+
+    def __init__(self, routines: RoutineService) -> None:
+        self._routines = routines
+
+    async def check_may_manage(self, member: Member, routine_id: str) -> None:
+        routine = await self._routines.get_routine(member, routine_id)
+        if not (member.role.at_least(Role.ADMIN) or routine.created_by == member.account_id):
+            raise Forbidden("only the routine's creator or an admin may manage its triggers")
+
+    async def start_from_delivery(
+        self,
+        team_id: str,
+        routine_id: str,
+        *,
+        delivery_id: str,
+        body: str,
+        received_at: float,
+    ) -> object:
+        return await self._routines.start_from_delivery(
+            team_id, routine_id, delivery_id=delivery_id, body=body, received_at=received_at
+        )
 
 
 class NoRoutines:
@@ -79,7 +108,7 @@ class NoRoutines:
         delivery_id: str,
         body: str,
         received_at: float,
-    ) -> None:
+    ) -> object:
         raise Unavailable("this host cannot start routines", code="routinesUnavailable")
 
 
@@ -204,13 +233,20 @@ class RoutineHookService:
         if hook is not None and hook.enabled and hook.routine_id == delivery.routine_id:
             # Started before it is recorded: a crash between the two sends it again, and the
             # routines service knows the delivery id of each run it started.
-            await self.runs.start_from_delivery(
-                delivery.team_id,
-                delivery.routine_id,
-                delivery_id=delivery.delivery_id,
-                body=body,
-                received_at=delivery.received_at,
-            )
+            try:
+                await self.runs.start_from_delivery(
+                    delivery.team_id,
+                    delivery.routine_id,
+                    delivery_id=delivery.delivery_id,
+                    body=body,
+                    received_at=delivery.received_at,
+                )
+            except NotFound:
+                # The routine was deleted: its triggers go too, and the hub forgets them.
+                log.info("a delivery for a removed routine", extra={"hook_id": hook.id})
+                async with self.db.write() as conn:
+                    await self._repo.remove_hook(conn, hook.team_id, hook.id)
+                self.outbox.put(LinkHookRemove(hook_id=hook.id, team_id=hook.team_id))
         else:
             log.info("a delivery for a removed trigger", extra={"hook_id": delivery.hook_id})
         async with self.db.write() as conn:

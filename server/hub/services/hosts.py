@@ -12,6 +12,7 @@ from server.common.keys import SigningKey, b64decode, b64encode
 from server.common.tokens import hash_secret, new_id, new_secret
 from server.db.engine import Database
 from server.hub.services.access_changes import AccessChanges
+from server.hub.storage.hooks import HubHookRepository
 from server.hub.storage.hosts import Enrolment, Host, HostRepository
 
 ENROLMENT_SECONDS = 3600
@@ -107,6 +108,8 @@ class HostService:
                 raise NotFound(
                     "no such host (the built-in host cannot be removed)", code="hostNotFound"
                 )
+            # Its webhook triggers go with it: their senders are answered 404 from now on.
+            await HubHookRepository().remove_host_hooks(conn, team_id, host_id)
         await self._changes.host_removed(host_id)
 
     def is_online(self, host: Host) -> bool:

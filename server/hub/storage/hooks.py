@@ -142,6 +142,19 @@ class HubHookRepository:
             hub_hooks.delete().where(hub_hooks.c.host_id == host_id, hub_hooks.c.id.not_in(keep))
         )
 
+    async def remove_host_hooks(self, conn: AsyncConnection, team_id: str, host_id: str) -> None:
+        """Forget a removed host's hooks and the deliveries still waiting for it."""
+        await conn.execute(
+            hub_hooks.delete().where(hub_hooks.c.team_id == team_id, hub_hooks.c.host_id == host_id)
+        )
+        await conn.execute(
+            hub_hook_deliveries.delete().where(
+                hub_hook_deliveries.c.team_id == team_id,
+                hub_hook_deliveries.c.host_id == host_id,
+                hub_hook_deliveries.c.status == PENDING,
+            )
+        )
+
     async def add_deliveries(
         self, conn: AsyncConnection, deliveries: Sequence[HubDelivery]
     ) -> set[str]:

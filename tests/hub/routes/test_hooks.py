@@ -22,10 +22,17 @@ from server.hub.services.hooks import REPLAY_WINDOW, SignatureCheck
 from server.hub.storage.hooks import PENDING, SKIPPED
 from tests.support.clock import FakeClock
 from tests.support.hub_server import RunningHub
+from tests.support.routine_runs import RecordingRuns
 
 TEAM = "7" * 32
 ROUTINE = "8" * 32
 OWNER = Member(TEAM, "9" * 32, Role.OWNER)
+
+
+@pytest.fixture(autouse=True)
+def owners_manage_triggers(server: RunningHub, monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are the hub's: any routine id will do, and owners manage its triggers."""
+    monkeypatch.setattr(server.builtin.services.routine_hooks, "runs", RecordingRuns())
 
 
 async def add_hook(
