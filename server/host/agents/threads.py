@@ -418,11 +418,6 @@ class ThreadService:
             lock = self._thread_locks[thread_id] = asyncio.Lock()
         return lock
 
-    async def queued(self, team_id: str, thread_id: str, account_id: str) -> list[QueuedMessage]:
-        """The thread's queued messages, oldest first."""
-        await self._visible_thread(team_id, thread_id, account_id)
-        return await self._queue.list_queued(team_id, thread_id)
-
     async def edit_queued(
         self,
         team_id: str,
