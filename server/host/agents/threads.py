@@ -353,7 +353,14 @@ class ThreadService:
             running = self._running.get(thread_id)
             if running is not None:
                 return await self._queue.add(running.thread, account_id, message)
-            return await self._start_turn(thread, agent, message)
+            if not await self._queue.list_queued(team_id, thread_id):
+                return await self._start_turn(thread, agent, message)
+            # Messages a restart left queued go first: this one joins them, the oldest starts.
+            queued = await self._queue.add(thread, account_id, message)
+            oldest = await self._queue.take_next(thread, turn_id := uuid.uuid4().hex)
+            if oldest is not None:
+                await self._start_turn(thread, agent, oldest, turn_id=turn_id)
+            return queued
 
     async def _start_turn(
         self, thread: Thread, agent: Agent, message: UserMessage, *, turn_id: str | None = None
