@@ -136,6 +136,7 @@ COVERED: dict[type, frozenset[str]] = {
             "count_messages",
             "get_message",
             "update_message",
+            "take_message",
             "remove_message",
         }
     ),
@@ -563,6 +564,7 @@ async def test_queued_messages(db: Database, calls: Calls) -> None:
         assert not await repo.update_message(
             conn, TEAM_A, "queued-b", updated_at=2.0, text="Taken", steer=True
         )
+        assert await repo.take_message(conn, TEAM_A, "queued-b", steered_only=False) is None
         assert not await repo.remove_message(conn, TEAM_A, "queued-b")
         await repo.add_message(conn, queued(TEAM_A, "queued-a2", "thread-a"))
         assert await repo.count_messages(conn, TEAM_A, "thread-a") == 2
