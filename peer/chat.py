@@ -174,6 +174,11 @@ class TerminalChat:
                     return await self._stop()
                 finished = self._show(event)
                 if finished is not None:
+                    # Shown here in full: the thread holds nothing unread for this member.
+                    with contextlib.suppress(TeamApiCallError):
+                        await self._connection.call(
+                            "threads-v1/mark-read", {"threadId": self._thread_id}
+                        )
                     return finished
         finally:
             for question in self._questions.values():

@@ -246,6 +246,9 @@ class HostServices:
         return services
 
     async def __aenter__(self) -> HostServices:
+        # Before anything is held: what a former run left waiting (a crash leaves it so)
+        # ends interrupted.
+        await self.threads.recover()
         # Last in, first out: views end before the peers that watch them, peers before
         # the browser whose pages they show.
         self._resources.push_async_callback(self.browser.close)
@@ -269,8 +272,6 @@ class HostServices:
         self._resources.push_async_callback(self.notifications.close)
         # First of all: what subscribers still run ends before anything they use.
         self._resources.push_async_callback(self.signals.close)
-        # What a former run left waiting (a crash leaves it so) ends interrupted.
-        await self.threads.recover()
         return self
 
     def tabs_changed(self, signal: TabsChanged) -> None:

@@ -204,23 +204,22 @@ async def test_a_member_chats_approves_answers_denies_and_stops(
     await say(page, "Ask me something")
     await expect(question).to_contain_text("Shall I go on?", timeout=TURN_MS)
 
-    # A message sent while the agent is still at work is refused: it stays, marked failed.
+    # A message sent while the agent is still at work waits in the queue; its sender
+    # takes it back.
     await say(page, "One more thing")
-    failed = conversation.locator('[data-delivery="failed"]')
-    await expect(failed).to_contain_text("One more thing")
-    await expect(failed).to_contain_text("The agent is still answering.")  # in plain words
-    await expect(failed.get_by_role("button", name="Retry")).to_be_visible()
+    queue = page.get_by_role("list", name="Queued messages")
+    await expect(queue).to_contain_text("One more thing")
+    await queue.get_by_role("button", name="Remove").click()
+    await expect(queue).to_have_count(0)
 
     await page.get_by_role("button", name="Stop").click()
     await expect(status).to_have_attribute("data-turn-status", "stopped", timeout=TURN_MS)
     await expect(question).to_have_count(0)
     await screens.save(page, "chat-stopped")
-    # Nothing sent it again on its own; Retry does, once the agent is free.
-    await expect(failed).to_have_count(1)
+    # Nothing was left to start a turn on its own; the next message does, once sent.
     asked = len(anthropic.requests)
     anthropic.script(MessageEvents().text("Noted.").stop().reply())
-    await failed.get_by_role("button", name="Retry").click()
-    await expect(conversation.locator('[data-delivery="failed"]')).to_have_count(0)
+    await say(page, "One more thing")
     await expect(status).to_have_attribute("data-turn-status", "done", timeout=TURN_MS)
     assert len(anthropic.requests) == asked + 1
 

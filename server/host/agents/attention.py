@@ -355,29 +355,27 @@ class AttentionRegistry:
         """The host is stopping: requests that end from now on end ``interrupted``."""
         self._closing = True
 
-    async def ended_error(
-        self, team_id: str, account_id: str, request_id: str
-    ) -> CrewhostError | None:
-        """Why a request that no longer waits cannot be answered, for a member who could
-        have answered it; None when it is unknown to them (as a missing one is)."""
+    async def gone(self, team_id: str, account_id: str, request_id: str) -> CrewhostError:
+        """Why a request that no longer waits cannot be answered: for a member who could
+        have answered it, how it ended (answered, or interrupted by a restart); for anyone
+        else, and for a request never stored, as unknown as a missing one."""
+        missing = NotFound("no such request; it may have expired", code="attentionNotFound")
         if self._db is None:
-            return None
+            return missing
         async with self._db.read() as conn:
             stored = await self._repo.get_request(conn, team_id, request_id)
             if stored is None:
-                return None
+                return missing
             thread = await self._threads.get_thread(conn, team_id, stored.thread_id)
         if stored.addressed_to is not None:
             allowed = account_id in stored.addressed_to
         else:
             allowed = thread is not None and thread.visible_to(account_id)
-        if not allowed:
-            return None
-        if stored.status == "interrupted":
+        if allowed and stored.status == "interrupted":
             return Conflict(stored.reason or INTERRUPTED, code="attentionInterrupted")
-        if stored.status == "answered":
+        if allowed and stored.status == "answered":
             return Conflict("this request was answered already", code="attentionAnswered")
-        return None
+        return missing
 
     async def ask_person(
         self,

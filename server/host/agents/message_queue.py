@@ -109,15 +109,24 @@ class MessageQueue:
     async def _take(
         self, thread: Thread, turn_id: str, *, steered_only: bool, first: bool
     ) -> list[UserMessage]:
+        # Read first: at most model requests nothing steers, and a read takes no write lock.
+        async with self._db.read() as conn:
+            listed = await self._repo.list_messages(conn, thread.team_id, thread.id)
+        wanted = [q for q in listed if q.steer or not steered_only][: 1 if first else None]
         taken: list[QueuedMessage] = []
+        if not wanted:
+            return []
         async with self._db.write() as conn:
-            for queued in await self._repo.list_messages(conn, thread.team_id, thread.id):
-                if steered_only and not queued.steer:
-                    continue
-                if await self._repo.remove_message(conn, thread.team_id, queued.id):
+            for listed_one in wanted:
+                # As it is now: its sender may have edited, unsteered or cancelled it.
+                queued = await self._repo.take_message(
+                    conn, thread.team_id, listed_one.id, steered_only=steered_only
+                )
+                if queued is not None:
                     taken.append(queued)
-                if first and taken:
-                    break
+        if first and not taken:
+            # The oldest went meanwhile: the next oldest, if any.
+            return await self._take(thread, turn_id, steered_only=steered_only, first=first)
         for queued in taken:
             self._emit(
                 thread,

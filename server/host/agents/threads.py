@@ -353,7 +353,14 @@ class ThreadService:
             running = self._running.get(thread_id)
             if running is not None:
                 return await self._queue.add(running.thread, account_id, message)
-            return await self._start_turn(thread, agent, message)
+            if not await self._queue.list_queued(team_id, thread_id):
+                return await self._start_turn(thread, agent, message)
+            # Messages a restart left queued go first: this one joins them, the oldest starts.
+            queued = await self._queue.add(thread, account_id, message)
+            oldest = await self._queue.take_next(thread, turn_id := uuid.uuid4().hex)
+            if oldest is not None:
+                await self._start_turn(thread, agent, oldest, turn_id=turn_id)
+            return queued
 
     async def start_unattended(
         self,
@@ -450,11 +457,6 @@ class ThreadService:
         if lock is None:
             lock = self._thread_locks[thread_id] = asyncio.Lock()
         return lock
-
-    async def queued(self, team_id: str, thread_id: str, account_id: str) -> list[QueuedMessage]:
-        """The thread's queued messages, oldest first."""
-        await self._visible_thread(team_id, thread_id, account_id)
-        return await self._queue.list_queued(team_id, thread_id)
 
     async def edit_queued(
         self,

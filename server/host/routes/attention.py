@@ -111,9 +111,8 @@ async def answer_request(call: HostCall, args: AnswerAttention) -> AttentionAnsw
             arguments_hash=args.arguments_hash,
         )
     except NotFound:
-        raise await attention.ended_error(peer.team_id, peer.account_id, args.id) or NotFound(
-            "no such request; it may have expired", code="attentionNotFound"
-        ) from None
+        # Not waiting here: the stored request says how it ended, to who could answer it.
+        raise await attention.gone(peer.team_id, peer.account_id, args.id) from None
     return AttentionAnswered(id=request.id, approved=args.approve)
 
 
@@ -124,7 +123,6 @@ async def reply(call: HostCall, args: ReplyToQuestion) -> QuestionAnswered:
     try:
         answer = attention.reply(peer.team_id, peer.account_id, args.id, args.answer)
     except NotFound:
-        raise await attention.ended_error(peer.team_id, peer.account_id, args.id) or NotFound(
-            "no such request; it may have expired", code="attentionNotFound"
-        ) from None
+        # Not waiting here: the stored request says how it ended, to who could answer it.
+        raise await attention.gone(peer.team_id, peer.account_id, args.id) from None
     return QuestionAnswered(id=args.id, answer=answer)

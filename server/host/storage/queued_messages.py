@@ -88,6 +88,20 @@ class QueuedMessageRepository:
         )
         return int(result.rowcount) == 1
 
+    async def take_message(
+        self, conn: AsyncConnection, team_id: str, message_id: str, *, steered_only: bool
+    ) -> QueuedMessage | None:
+        """Remove the message and answer it as it was removed (one statement: an edit or a
+        cancel lands before it or finds it gone); None when it is gone, or not steered."""
+        statement = queued_messages.delete().where(
+            queued_messages.c.team_id == team_id, queued_messages.c.id == message_id
+        )
+        if steered_only:
+            statement = statement.where(queued_messages.c.steer.is_(True))
+        result = await conn.execute(statement.returning(*_COLUMNS))
+        row = result.first()
+        return None if row is None else QueuedMessage(**row._mapping)
+
     async def remove_message(self, conn: AsyncConnection, team_id: str, message_id: str) -> bool:
         """Whether the message was still queued (and is gone now): taken or cancelled once."""
         result = await conn.execute(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from server.db.tables import thread_read_cursors, turns
@@ -16,26 +17,21 @@ class ReadCursorRepository:
     async def update_cursor(
         self, conn: AsyncConnection, team_id: str, thread_id: str, account_id: str, read_at: float
     ) -> None:
-        """The member read the thread at ``read_at`` (a cursor never moves back)."""
-        mine = (
-            thread_read_cursors.c.team_id == team_id,
-            thread_read_cursors.c.thread_id == thread_id,
-            thread_read_cursors.c.account_id == account_id,
+        """The member read the thread at ``read_at``: one upsert, so two reads at once
+        cannot both insert; a cursor never moves back."""
+        insert = postgresql.insert if conn.dialect.name == "postgresql" else sqlite.insert
+        statement = insert(thread_read_cursors).values(
+            team_id=team_id, thread_id=thread_id, account_id=account_id, read_at=read_at
         )
-        result = await conn.execute(
-            thread_read_cursors.update()
-            .where(*mine, thread_read_cursors.c.read_at < read_at)
-            .values(read_at=read_at)
-        )
-        if int(result.rowcount) == 1:
-            return
-        found = await conn.execute(sa.select(thread_read_cursors.c.read_at).where(*mine))
-        if found.first() is None:
-            await conn.execute(
-                thread_read_cursors.insert().values(
-                    team_id=team_id, thread_id=thread_id, account_id=account_id, read_at=read_at
-                )
+        now, kept = statement.excluded.read_at, thread_read_cursors.c.read_at
+        later = sa.case((kept < now, now), else_=kept)
+        await conn.execute(
+            statement.on_conflict_do_update(
+                index_elements=[thread_read_cursors.c.thread_id, thread_read_cursors.c.account_id],
+                set_={"read_at": later},
+                where=thread_read_cursors.c.team_id == team_id,
             )
+        )
 
     async def count_unread(
         self, conn: AsyncConnection, team_id: str, account_id: str, thread_ids: Sequence[str]

@@ -9,6 +9,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from server.db.tables import (
+    attention_requests,
     queued_messages,
     thread_messages,
     thread_read_cursors,
@@ -157,7 +158,7 @@ class ThreadRepository:
         await conn.execute(
             turns.delete().where(turns.c.team_id == team_id, turns.c.thread_id.in_(ids))
         )
-        for table in (queued_messages, thread_read_cursors):
+        for table in (queued_messages, thread_read_cursors, attention_requests):
             await conn.execute(
                 table.delete().where(table.c.team_id == team_id, table.c.thread_id.in_(ids))
             )

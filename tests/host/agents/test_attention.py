@@ -12,6 +12,8 @@ import pytest
 from server.common.errors import Conflict, InvalidArgument, NotFound
 from server.common.protocol.events import AttentionRequested, AttentionResolved, HostEvent
 from server.host.agents.attention import AttentionRegistry, arguments_hash
+from server.host.agents.work_signals import AttentionWaiting
+from server.host.signals import Signals
 from tests.support.clock import FakeClock
 
 TEAM = "t" * 32
@@ -190,3 +192,56 @@ async def test_stopping_the_thread_ends_its_question() -> None:
     waiting = await question(registry)
     registry.cancel_thread(TEAM, "thread-1")
     assert await waiting == (None, "cancelled")
+
+
+async def test_a_request_addressed_to_approvers_waits_for_them_only_until_its_expiry() -> None:
+    """A routine's request: its approvers answer it (whoever else sees the thread does not),
+    it waits as long as the routine says, and its signal names them and the card's line."""
+    clock, told, signals = FakeClock(), Told(), Signals()
+    heard: list[AttentionWaiting] = []
+    signals.subscribe(AttentionWaiting, heard.append)
+    registry = AttentionRegistry(clock, told, signals=signals, tick=0.01)
+    day = 24 * 3600.0
+    waiting = await ask(
+        registry,
+        visible_to=lambda account_id: True,
+        addressed_to=["bob", "carol", "bob"],
+        expires_in=day,
+        routine_id="routine-1",
+        description="Click “Pay” on Shop (shop.test)",
+    )
+    [signal] = heard
+    assert (signal.addressed_to, signal.whole_team, signal.routine_id) == (
+        ("bob", "carol"),
+        False,
+        "routine-1",
+    )
+    assert (signal.description, signal.kind) == ("Click “Pay” on Shop (shop.test)", "consent")
+    assert signal.expires_at == pytest.approx(clock.now() + day)
+    assert registry.list_requests(TEAM, "alice") == []
+    [request] = registry.list_requests(TEAM, "carol")
+    assert request.routine_id == "routine-1"
+    # Only the approvers hear of it.
+    only = told.events[0][2]
+    assert [who for who in ("alice", "bob", "carol") if only(who)] == ["bob", "carol"]
+    with pytest.raises(NotFound):
+        registry.answer(TEAM, "alice", request.id, approve=True)
+    clock.advance(300 + 1)  # a chat's request would have expired by now
+    await asyncio.sleep(0.03)
+    assert not waiting.done()
+    registry.answer(TEAM, "bob", request.id, approve=True)
+    assert await waiting is True
+    assert request.answered_by == "bob"
+
+
+async def test_a_consent_without_a_description_is_described_without_its_arguments() -> None:
+    signals = Signals()
+    heard: list[AttentionWaiting] = []
+    signals.subscribe(AttentionWaiting, heard.append)
+    registry = AttentionRegistry(FakeClock(), Told(), signals=signals)
+    waiting = await ask(registry, arguments={"text": "hunter2"}, summary="type …")
+    [signal] = heard
+    assert signal.description == "approve a call of click"
+    [request] = registry.list_requests(TEAM, "alice")
+    registry.answer(TEAM, "alice", request.id, approve=False)
+    assert await waiting is False

@@ -57,6 +57,8 @@ async def test_a_restart_ends_a_waiting_turn_and_its_request_interrupted(
             thread_id = thread["id"]
             sent = await admin.call("threads-v1/send", {"threadId": thread_id, "text": "Buy"})
             asked = await until(admin, thread_id, "attention-requested")
+            queued = await admin.call("threads-v1/send", {"threadId": thread_id, "text": "Then"})
+            assert queued["turnId"] is None
             owner_id = (await admin.call("host-v1/whoami"))["accountId"]
             await admin.close()
             await member.hub.close()
@@ -88,11 +90,22 @@ async def test_a_restart_ends_a_waiting_turn_and_its_request_interrupted(
             assert await refused(bo_connection, "attention-v1/answer", answer) == (
                 "attentionNotFound"
             )
-            # The thread goes on with a new message.
-            fake.script(MessageEvents().text("Starting over.").stop().reply())
-            await admin.call("threads-v1/send", {"threadId": thread_id, "text": "Try again"})
-            finished = await until(admin, thread_id, "turn-finished")
-            assert finished["status"] == "done"
+            # The message queued before the restart is kept; the next message joins it, and
+            # the oldest starts the thread's next turn.
+            assert [q["text"] for q in contents["queued"]] == ["Then"]
+            fake.script(
+                MessageEvents().text("Then, as asked.").stop().reply(),
+                MessageEvents().text("Starting over.").stop().reply(),
+            )
+            again = await admin.call("threads-v1/send", {"threadId": thread_id, "text": "Again"})
+            assert again["turnId"] is None
+            taken = await until(admin, thread_id, "queued-message-taken")
+            assert taken["id"] == queued["queued"]["id"]
+            for _ in range(2):
+                finished = await until(admin, thread_id, "turn-finished")
+                assert finished["status"] == "done"
+            texts = [m["text"] for m in fake.requests[-1].messages()[-1]["content"]]
+            assert texts == ["Again"]
             for connection, peer in ((admin, member), (bo_connection, bo)):
                 await connection.close()
                 await peer.hub.close()

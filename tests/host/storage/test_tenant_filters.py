@@ -22,12 +22,15 @@ import server.host.storage
 from server.db.engine import Database
 from server.db.tables import PROVIDER_API_KEY, metadata
 from server.host.storage.agents import Agent, AgentBrowserChoice, AgentRepository
+from server.host.storage.attention import AttentionRepository, StoredRequest
 from server.host.storage.browsing_steps import BrowsingStep, BrowsingStepRepository
 from server.host.storage.ciphertexts import CiphertextRepository, StoredCiphertext
 from server.host.storage.memories import AgentMemory, AgentMemoryRepository, MemoryQuery
 from server.host.storage.profiles import BrowserProfile, BrowserProfileRepository
 from server.host.storage.providers import ProviderRepository, ProviderRow
 from server.host.storage.proxies import ProxyRepository, ProxyRow
+from server.host.storage.queued_messages import QueuedMessage, QueuedMessageRepository
+from server.host.storage.read_cursors import ReadCursorRepository
 from server.host.storage.team_webhooks import DeliveryRow, TeamWebhookRepository, TeamWebhookRow
 from server.host.storage.threads import StoredMessage, Thread, ThreadRepository, Turn
 from server.host.storage.vault import VaultItemRow, VaultRepository
@@ -126,6 +129,19 @@ COVERED: dict[type, frozenset[str]] = {
             "list_turns",
         }
     ),
+    AttentionRepository: frozenset({"add_request", "get_request", "update_ended"}),
+    QueuedMessageRepository: frozenset(
+        {
+            "add_message",
+            "list_messages",
+            "count_messages",
+            "get_message",
+            "update_message",
+            "take_message",
+            "remove_message",
+        }
+    ),
+    ReadCursorRepository: frozenset({"update_cursor", "count_unread"}),
     VaultRepository: frozenset(
         {"list_marked", "count_items", "get_item", "add_item", "update_item", "remove_item"}
     ),
@@ -164,6 +180,14 @@ HOST_WIDE: dict[type, dict[str, str]] = {
         "list_due": "the one sender attempts every team's due deliveries",
         "next_due_at": "the one sender sleeps until any team's next delivery is due",
         "remove_finished_deliveries": "old delivered and failed deliveries leave every log",
+    },
+    ThreadRepository: {
+        # At start no turn of any team runs on this host: those left running end interrupted.
+        "update_running_turns": "turns of every team a former run of the host left running",
+    },
+    AttentionRepository: {
+        # At start no turn waits for any team's request: those left waiting end interrupted.
+        "update_all_waiting": "requests of every team a former run of the host left waiting",
     },
 }
 
@@ -321,6 +345,28 @@ def item(team: str, item_id: str) -> VaultItemRow:
     )
 
 
+def request(team: str, request_id: str, s: str) -> StoredRequest:
+    return StoredRequest(
+        request_id,
+        team,
+        f"thread-{s}",
+        f"agent-{s}",
+        None,
+        "consent",
+        "click",
+        "Click “Pay”",
+        (MEMBER,),
+        False,
+        1.0,
+        301.0,
+        "waiting",
+    )
+
+
+def queued(team: str, message_id: str, thread_id: str) -> QueuedMessage:
+    return QueuedMessage(message_id, team, thread_id, MEMBER, "next", "[]", False, 1.0, 1.0)
+
+
 async def seed(db: Database) -> None:
     async with db.write() as conn:
         for team, s in ((TEAM_A, "a"), (TEAM_B, "b")):
@@ -356,6 +402,11 @@ async def seed(db: Database) -> None:
             hooks = TeamWebhookRepository()
             await hooks.add_webhook(conn, webhook(team, f"hook-{s}"))
             await hooks.add_delivery(conn, delivery(team, f"dlv-{s}", f"hook-{s}"))
+            await AttentionRepository().add_request(conn, request(team, f"request-{s}", s))
+            await QueuedMessageRepository().add_message(
+                conn, queued(team, f"queued-{s}", f"thread-{s}")
+            )
+            await ReadCursorRepository().update_cursor(conn, team, f"thread-{s}", MEMBER, 1.0)
             steps = BrowsingStepRepository()
             await steps.set_enabled(conn, team, True, 1.0)
             await steps.add_step(
@@ -542,6 +593,58 @@ async def test_threads(db: Database, calls: Calls) -> None:
         await repo.add_turn(conn, turn(TEAM_A, "turn-a2", "thread-a"))
         assert await repo.next_seq(conn, TEAM_A, "thread-a") == 2
     assert calls.names == COVERED[ThreadRepository]
+
+
+@pytest.mark.usefixtures("untouched")
+async def test_attention(db: Database, calls: Calls) -> None:
+    repo = calls.watch(AttentionRepository())
+    async with db.write() as conn:
+        assert await repo.get_request(conn, TEAM_A, "request-b") is None
+        await repo.update_ended(
+            conn,
+            TEAM_A,
+            "request-b",
+            status="answered",
+            reason=None,
+            answered_by=MEMBER,
+            resolved_at=2.0,
+        )
+        await repo.add_request(conn, request(TEAM_A, "request-a2", "a"))
+        stored = await repo.get_request(conn, TEAM_A, "request-a2")
+        assert stored is not None
+        assert stored.addressed_to == (MEMBER,)
+    assert calls.names == COVERED[AttentionRepository]
+
+
+@pytest.mark.usefixtures("untouched")
+async def test_queued_messages(db: Database, calls: Calls) -> None:
+    repo = calls.watch(QueuedMessageRepository())
+    async with db.write() as conn:
+        assert await repo.list_messages(conn, TEAM_A, "thread-b") == []
+        assert await repo.count_messages(conn, TEAM_A, "thread-b") == 0
+        assert await repo.get_message(conn, TEAM_A, "queued-b") is None
+        assert not await repo.update_message(
+            conn, TEAM_A, "queued-b", updated_at=2.0, text="Taken", steer=True
+        )
+        assert await repo.take_message(conn, TEAM_A, "queued-b", steered_only=False) is None
+        assert not await repo.remove_message(conn, TEAM_A, "queued-b")
+        await repo.add_message(conn, queued(TEAM_A, "queued-a2", "thread-a"))
+        assert await repo.count_messages(conn, TEAM_A, "thread-a") == 2
+    assert calls.names == COVERED[QueuedMessageRepository]
+
+
+@pytest.mark.usefixtures("untouched")
+async def test_read_cursors(db: Database, calls: Calls) -> None:
+    repo = calls.watch(ReadCursorRepository())
+    async with db.write() as conn:
+        # The same thread id and member as team B's cursor: B's is not moved.
+        await repo.update_cursor(conn, TEAM_A, "thread-b", MEMBER, 5.0)
+        assert await repo.count_unread(conn, TEAM_A, MEMBER, ["thread-b"]) == {}
+        assert await repo.count_unread(conn, TEAM_A, MEMBER, ["thread-a"]) == {"thread-a": 1}
+        await repo.update_cursor(conn, TEAM_A, "thread-a", MEMBER, 3.0)
+        await repo.update_cursor(conn, TEAM_A, "thread-a", MEMBER, 0.5)  # never back
+        assert await repo.count_unread(conn, TEAM_A, MEMBER, ["thread-a"]) == {}
+    assert calls.names == COVERED[ReadCursorRepository]
 
 
 @pytest.mark.usefixtures("untouched")
