@@ -26,11 +26,21 @@ from server.host.storage.attention import AttentionRepository, StoredRequest
 from server.host.storage.browsing_steps import BrowsingStep, BrowsingStepRepository
 from server.host.storage.ciphertexts import CiphertextRepository, StoredCiphertext
 from server.host.storage.memories import AgentMemory, AgentMemoryRepository, MemoryQuery
+from server.host.storage.notifications import (
+    Notification,
+    NotificationRepository,
+    PreferencesRepository,
+    PreferencesRow,
+    SmtpRepository,
+    SmtpRow,
+)
 from server.host.storage.profiles import BrowserProfile, BrowserProfileRepository
 from server.host.storage.providers import ProviderRepository, ProviderRow
 from server.host.storage.proxies import ProxyRepository, ProxyRow
 from server.host.storage.queued_messages import QueuedMessage, QueuedMessageRepository
 from server.host.storage.read_cursors import ReadCursorRepository
+from server.host.storage.routine_hooks import HookRow, RoutineHookRepository
+from server.host.storage.routines import Routine, RoutineRepository, RoutineRun
 from server.host.storage.team_webhooks import DeliveryRow, TeamWebhookRepository, TeamWebhookRow
 from server.host.storage.threads import StoredMessage, Thread, ThreadRepository, Turn
 from server.host.storage.vault import VaultItemRow, VaultRepository
@@ -129,19 +139,6 @@ COVERED: dict[type, frozenset[str]] = {
             "list_turns",
         }
     ),
-    AttentionRepository: frozenset({"add_request", "get_request", "update_ended"}),
-    QueuedMessageRepository: frozenset(
-        {
-            "add_message",
-            "list_messages",
-            "count_messages",
-            "get_message",
-            "update_message",
-            "take_message",
-            "remove_message",
-        }
-    ),
-    ReadCursorRepository: frozenset({"update_cursor", "count_unread"}),
     VaultRepository: frozenset(
         {"list_marked", "count_items", "get_item", "add_item", "update_item", "remove_item"}
     ),
@@ -160,6 +157,63 @@ COVERED: dict[type, frozenset[str]] = {
             "update_delivery",
         }
     ),
+    RoutineRepository: frozenset(
+        {
+            "add_routine",
+            "get_routine",
+            "list_routines",
+            "update_routine",
+            "update_thread_id",
+            "remove_routine",
+            "remove_routines_of_agent",
+            "claim_fire",
+            "add_run",
+            "get_run",
+            "get_run_by_delivery",
+            "list_runs",
+            "list_unfinished_runs",
+            "update_run",
+            "take_queued_run",
+        }
+    ),
+    RoutineHookRepository: frozenset(
+        {
+            "add_hook",
+            "get_hook",
+            "list_hooks",
+            "update_hook",
+            "remove_hook",
+            "get_taken",
+            "add_taken",
+        }
+    ),
+    NotificationRepository: frozenset(
+        {
+            "add_notifications",
+            "list_notifications",
+            "get_notification",
+            "count_unread",
+            "update_read",
+            "list_digest_pending",
+            "update_digest_sent",
+        }
+    ),
+    PreferencesRepository: frozenset(
+        {"get_preferences", "list_preferences", "update_preferences", "update_digest_at"}
+    ),
+    SmtpRepository: frozenset({"get_smtp", "update_smtp", "remove_smtp"}),
+    AttentionRepository: frozenset({"add_request", "get_request", "update_ended"}),
+    QueuedMessageRepository: frozenset(
+        {
+            "add_message",
+            "list_messages",
+            "count_messages",
+            "get_message",
+            "update_message",
+            "remove_message",
+        }
+    ),
+    ReadCursorRepository: frozenset({"update_cursor", "count_unread"}),
 }
 
 # The queries that walk every team on purpose, and why.
@@ -182,12 +236,29 @@ HOST_WIDE: dict[type, dict[str, str]] = {
         "remove_finished_deliveries": "old delivered and failed deliveries leave every log",
     },
     ThreadRepository: {
-        # At start no turn of any team runs on this host: those left running end interrupted.
-        "update_running_turns": "turns of every team a former run of the host left running",
+        # A host starting over has no task running any turn a former run left, in any team.
+        "update_running_turns": "at start, every team's turns left running end interrupted",
+    },
+    RoutineRepository: {
+        # The host's one scheduler finds every team's due routines; each claim after it
+        # names the routine's own team.
+        "list_due": "the one scheduler fires every team's due routines",
+        "get_earliest_fire": "the one scheduler sleeps until any team's next routine is due",
+        # A host starting over settles the runs every team had under way when it stopped.
+        "list_all_unfinished_runs": "at start, every team's unfinished runs are settled",
+    },
+    RoutineHookRepository: {
+        # The host's link tells its hub of every team's hooks, so deliveries reach it.
+        "list_every_hook": "the host registers every team's hooks with its hub on link",
+    },
+    NotificationRepository: {
+        # The hourly digest timer finds who has a digest waiting (ids only); each read
+        # and write after it names the team and the member.
+        "list_digest_members": "the one digest timer finds every team's waiting digests",
     },
     AttentionRepository: {
-        # At start no turn waits for any team's request: those left waiting end interrupted.
-        "update_all_waiting": "requests of every team a former run of the host left waiting",
+        # A host starting over has no turn waiting on any request, in any team.
+        "update_all_waiting": "at start, every team's waiting requests end interrupted",
     },
 }
 
@@ -318,6 +389,105 @@ def delivery(team: str, delivery_id: str, webhook_id: str) -> DeliveryRow:
     )
 
 
+def routine(team: str, routine_id: str, agent_id: str) -> Routine:
+    return Routine(
+        routine_id,
+        team,
+        agent_id,
+        MEMBER,
+        "Daily",
+        "Report",
+        {"kind": "interval", "seconds": 3600},
+        "new",
+        None,
+        "team",
+        (),
+        (),
+        86400,
+        "skip",
+        "once",
+        True,
+        5.0,
+        1.0,
+        1.0,
+    )
+
+
+def run(team: str, run_id: str, routine_id: str, agent_id: str) -> RoutineRun:
+    return RoutineRun(
+        run_id,
+        team,
+        routine_id,
+        agent_id,
+        "webhook",
+        "queued",
+        None,
+        5.0,
+        1.0,
+        None,
+        None,
+        None,
+        None,
+        None,
+        f"delivery-{run_id}",
+        "{}",
+    )
+
+
+def routine_hook(team: str, hook_id: str, routine_id: str) -> HookRow:
+    return HookRow(hook_id, team, routine_id, MEMBER, b"secret", None, None, {}, True, 1.0, None)
+
+
+def notification(team: str, notification_id: str, agent_id: str) -> Notification:
+    return Notification(
+        notification_id,
+        team,
+        MEMBER,
+        "runFinished",
+        "Done",
+        "The run ended",
+        agent_id,
+        None,
+        None,
+        None,
+        None,
+        1.0,
+        digest_pending=True,
+    )
+
+
+def preferences(team: str) -> PreferencesRow:
+    return PreferencesRow(
+        team, MEMBER, "m@example.com", "immediately", "immediately", "digest", "digest", 1.0
+    )
+
+
+def smtp(team: str) -> SmtpRow:
+    return SmtpRow(team, "smtp.test", 587, "starttls", "u", b"pw", "crew@example.com", 1.0)
+
+
+def attention(team: str, request_id: str, thread_id: str, agent_id: str) -> StoredRequest:
+    return StoredRequest(
+        request_id,
+        team,
+        thread_id,
+        agent_id,
+        None,
+        "consent",
+        "click",
+        "Click Buy",
+        (MEMBER,),
+        False,
+        1.0,
+        100.0,
+        "waiting",
+    )
+
+
+def queued(team: str, message_id: str, thread_id: str) -> QueuedMessage:
+    return QueuedMessage(message_id, team, thread_id, MEMBER, "next", "[]", False, 1.0, 1.0)
+
+
 def thread(team: str, thread_id: str, agent_id: str) -> Thread:
     return Thread(thread_id, team, agent_id, MEMBER, False, "T", 1.0, 1.0)
 
@@ -343,28 +513,6 @@ def item(team: str, item_id: str) -> VaultItemRow:
         password=b"pw",
         **unset,
     )
-
-
-def request(team: str, request_id: str, s: str) -> StoredRequest:
-    return StoredRequest(
-        request_id,
-        team,
-        f"thread-{s}",
-        f"agent-{s}",
-        None,
-        "consent",
-        "click",
-        "Click “Pay”",
-        (MEMBER,),
-        False,
-        1.0,
-        301.0,
-        "waiting",
-    )
-
-
-def queued(team: str, message_id: str, thread_id: str) -> QueuedMessage:
-    return QueuedMessage(message_id, team, thread_id, MEMBER, "next", "[]", False, 1.0, 1.0)
 
 
 async def seed(db: Database) -> None:
@@ -402,11 +550,26 @@ async def seed(db: Database) -> None:
             hooks = TeamWebhookRepository()
             await hooks.add_webhook(conn, webhook(team, f"hook-{s}"))
             await hooks.add_delivery(conn, delivery(team, f"dlv-{s}", f"hook-{s}"))
-            await AttentionRepository().add_request(conn, request(team, f"request-{s}", s))
+            routines = RoutineRepository()
+            await routines.add_routine(conn, routine(team, f"routine-{s}", f"agent-{s}"))
+            await routines.add_run(conn, run(team, f"run-{s}", f"routine-{s}", f"agent-{s}"))
+            routine_hooks = RoutineHookRepository()
+            await routine_hooks.add_hook(conn, routine_hook(team, f"rhook-{s}", f"routine-{s}"))
+            await routine_hooks.add_taken(
+                conn, team, f"taken-{s}", f"rhook-{s}", f"routine-{s}", 1.0, 1.0
+            )
+            await NotificationRepository().add_notifications(
+                conn, [notification(team, f"note-{s}", f"agent-{s}")]
+            )
+            await PreferencesRepository().update_preferences(conn, preferences(team))
+            await SmtpRepository().update_smtp(conn, smtp(team))
+            await AttentionRepository().add_request(
+                conn, attention(team, f"ask-{s}", f"thread-{s}", f"agent-{s}")
+            )
             await QueuedMessageRepository().add_message(
                 conn, queued(team, f"queued-{s}", f"thread-{s}")
             )
-            await ReadCursorRepository().update_cursor(conn, team, f"thread-{s}", MEMBER, 1.0)
+            await ReadCursorRepository().update_cursor(conn, team, f"thread-{s}", MEMBER, 1.5)
             steps = BrowsingStepRepository()
             await steps.set_enabled(conn, team, True, 1.0)
             await steps.add_step(
@@ -596,58 +759,6 @@ async def test_threads(db: Database, calls: Calls) -> None:
 
 
 @pytest.mark.usefixtures("untouched")
-async def test_attention(db: Database, calls: Calls) -> None:
-    repo = calls.watch(AttentionRepository())
-    async with db.write() as conn:
-        assert await repo.get_request(conn, TEAM_A, "request-b") is None
-        await repo.update_ended(
-            conn,
-            TEAM_A,
-            "request-b",
-            status="answered",
-            reason=None,
-            answered_by=MEMBER,
-            resolved_at=2.0,
-        )
-        await repo.add_request(conn, request(TEAM_A, "request-a2", "a"))
-        stored = await repo.get_request(conn, TEAM_A, "request-a2")
-        assert stored is not None
-        assert stored.addressed_to == (MEMBER,)
-    assert calls.names == COVERED[AttentionRepository]
-
-
-@pytest.mark.usefixtures("untouched")
-async def test_queued_messages(db: Database, calls: Calls) -> None:
-    repo = calls.watch(QueuedMessageRepository())
-    async with db.write() as conn:
-        assert await repo.list_messages(conn, TEAM_A, "thread-b") == []
-        assert await repo.count_messages(conn, TEAM_A, "thread-b") == 0
-        assert await repo.get_message(conn, TEAM_A, "queued-b") is None
-        assert not await repo.update_message(
-            conn, TEAM_A, "queued-b", updated_at=2.0, text="Taken", steer=True
-        )
-        assert await repo.take_message(conn, TEAM_A, "queued-b", steered_only=False) is None
-        assert not await repo.remove_message(conn, TEAM_A, "queued-b")
-        await repo.add_message(conn, queued(TEAM_A, "queued-a2", "thread-a"))
-        assert await repo.count_messages(conn, TEAM_A, "thread-a") == 2
-    assert calls.names == COVERED[QueuedMessageRepository]
-
-
-@pytest.mark.usefixtures("untouched")
-async def test_read_cursors(db: Database, calls: Calls) -> None:
-    repo = calls.watch(ReadCursorRepository())
-    async with db.write() as conn:
-        # The same thread id and member as team B's cursor: B's is not moved.
-        await repo.update_cursor(conn, TEAM_A, "thread-b", MEMBER, 5.0)
-        assert await repo.count_unread(conn, TEAM_A, MEMBER, ["thread-b"]) == {}
-        assert await repo.count_unread(conn, TEAM_A, MEMBER, ["thread-a"]) == {"thread-a": 1}
-        await repo.update_cursor(conn, TEAM_A, "thread-a", MEMBER, 3.0)
-        await repo.update_cursor(conn, TEAM_A, "thread-a", MEMBER, 0.5)  # never back
-        assert await repo.count_unread(conn, TEAM_A, MEMBER, ["thread-a"]) == {}
-    assert calls.names == COVERED[ReadCursorRepository]
-
-
-@pytest.mark.usefixtures("untouched")
 async def test_vault(db: Database, calls: Calls) -> None:
     repo = calls.watch(VaultRepository())
     async with db.write() as conn:
@@ -693,3 +804,149 @@ async def test_team_webhooks(db: Database, calls: Calls) -> None:
         assert await repo.claim_delivery(conn, delivery(TEAM_A, "dlv-a2", "hook-a2"), 100.0)
         assert [d.id for d in await repo.list_deliveries(conn, TEAM_A, "hook-a2", 10)] == ["dlv-a2"]
     assert calls.names == COVERED[TeamWebhookRepository]
+
+
+@pytest.mark.usefixtures("untouched")
+async def test_routines(db: Database, calls: Calls) -> None:
+    repo = calls.watch(RoutineRepository())
+    async with db.write() as conn:
+        assert await repo.get_routine(conn, TEAM_A, "routine-b") is None
+        assert await repo.list_routines(conn, TEAM_A, "agent-b") == []
+        assert await repo.get_run(conn, TEAM_A, "run-b") is None
+        assert await repo.get_run_by_delivery(conn, TEAM_A, "delivery-run-b") is None
+        assert await repo.list_runs(conn, TEAM_A, "routine-b", 10) == []
+        assert await repo.list_unfinished_runs(conn, TEAM_A, "routine-b") == []
+        theirs = routine(TEAM_A, "routine-b", "agent-b")
+        await repo.update_routine(conn, replace(theirs, name="Taken", enabled=False))
+        await repo.update_thread_id(conn, TEAM_A, "routine-b", "thread-a")
+        claimed = await repo.claim_fire(conn, TEAM_A, "routine-b", expected=5.0, next_fire_at=9.0)
+        assert not claimed
+        await repo.update_run(conn, TEAM_A, "run-b", status="failed", ended_at=2.0)
+        assert not await repo.take_queued_run(conn, TEAM_A, "run-b", 2.0)
+        assert not await repo.remove_routine(conn, TEAM_A, "routine-b")
+        await repo.remove_routines_of_agent(conn, TEAM_A, "agent-b")
+        await repo.add_routine(conn, routine(TEAM_A, "routine-a2", "agent-a"))
+        await repo.add_run(conn, run(TEAM_A, "run-a2", "routine-b", "agent-b"))
+        assert [r.id for r in await repo.list_routines(conn, TEAM_A, "agent-a")] == [
+            "routine-a",
+            "routine-a2",
+        ]
+        assert [r.id for r in await repo.list_unfinished_runs(conn, TEAM_A, "routine-b")] == [
+            "run-a2"
+        ]
+    assert calls.names == COVERED[RoutineRepository]
+
+
+@pytest.mark.usefixtures("untouched")
+async def test_routine_hooks(db: Database, calls: Calls) -> None:
+    repo = calls.watch(RoutineHookRepository())
+    async with db.write() as conn:
+        assert await repo.get_hook(conn, TEAM_A, "rhook-b") is None
+        assert await repo.list_hooks(conn, TEAM_A, "routine-b") == []
+        assert [h.id for h in await repo.list_hooks(conn, TEAM_A, None)] == ["rhook-a"]
+        assert not await repo.get_taken(conn, TEAM_A, "taken-b")
+        theirs = routine_hook(TEAM_A, "rhook-b", "routine-b")
+        await repo.update_hook(conn, replace(theirs, secret=b"other", enabled=False))
+        await repo.remove_hook(conn, TEAM_A, "rhook-b")
+        await repo.add_hook(conn, routine_hook(TEAM_A, "rhook-a2", "routine-b"))
+        await repo.add_taken(conn, TEAM_A, "taken-a2", "rhook-a2", "routine-b", 2.0, 2.0)
+        assert await repo.get_taken(conn, TEAM_A, "taken-a2")
+    assert calls.names == COVERED[RoutineHookRepository]
+
+
+@pytest.mark.usefixtures("untouched")
+async def test_notifications(db: Database, calls: Calls) -> None:
+    repo = calls.watch(NotificationRepository())
+    async with db.write() as conn:
+        # The member is in both teams: as team A they see only team A's.
+        listed = await repo.list_notifications(conn, TEAM_A, MEMBER, unread_only=True, limit=10)
+        assert [n.id for n in listed] == ["note-a"]
+        assert await repo.get_notification(conn, TEAM_A, MEMBER, "note-b") is None
+        assert await repo.count_unread(conn, TEAM_A, MEMBER) == 1
+        assert await repo.update_read(conn, TEAM_A, MEMBER, 2.0, "note-b") == 0
+        assert [n.id for n in await repo.list_digest_pending(conn, TEAM_A, MEMBER)] == ["note-a"]
+        await repo.update_digest_sent(conn, TEAM_A, MEMBER, ["note-a", "note-b"])
+        assert await repo.list_digest_pending(conn, TEAM_A, MEMBER) == []
+        assert await repo.update_read(conn, TEAM_A, MEMBER, 2.0) == 1
+        await repo.add_notifications(conn, [notification(TEAM_A, "note-a2", "agent-b")])
+        assert await repo.count_unread(conn, TEAM_A, MEMBER) == 1
+    assert calls.names == COVERED[NotificationRepository]
+
+
+@pytest.mark.usefixtures("untouched")
+async def test_preferences(db: Database, calls: Calls) -> None:
+    repo = calls.watch(PreferencesRepository())
+    async with db.write() as conn:
+        mine = await repo.get_preferences(conn, TEAM_A, MEMBER)
+        assert mine == preferences(TEAM_A)
+        assert await repo.list_preferences(conn, TEAM_A, [MEMBER]) == [mine]
+        await repo.update_digest_at(conn, TEAM_A, MEMBER, 9.0)
+        await repo.update_preferences(conn, replace(mine, email=None, approval="off"))
+        assert await repo.get_preferences(conn, TEAM_A, MEMBER) == replace(
+            mine, email=None, approval="off"
+        )
+    assert calls.names == COVERED[PreferencesRepository]
+
+
+@pytest.mark.usefixtures("untouched")
+async def test_smtp(db: Database, calls: Calls) -> None:
+    repo = calls.watch(SmtpRepository())
+    async with db.write() as conn:
+        assert await repo.get_smtp(conn, TEAM_A) == smtp(TEAM_A)
+        await repo.update_smtp(conn, replace(smtp(TEAM_A), host="elsewhere.test", password=None))
+        await repo.remove_smtp(conn, TEAM_A)
+        assert await repo.get_smtp(conn, TEAM_A) is None
+    assert calls.names == COVERED[SmtpRepository]
+
+
+@pytest.mark.usefixtures("untouched")
+async def test_attention(db: Database, calls: Calls) -> None:
+    repo = calls.watch(AttentionRepository())
+    async with db.write() as conn:
+        assert await repo.get_request(conn, TEAM_A, "ask-b") is None
+        await repo.update_ended(
+            conn,
+            TEAM_A,
+            "ask-b",
+            status="denied",
+            reason="no",
+            answered_by=MEMBER,
+            resolved_at=2.0,
+        )
+        await repo.add_request(conn, attention(TEAM_A, "ask-a2", "thread-b", "agent-b"))
+        asked = await repo.get_request(conn, TEAM_A, "ask-a2")
+        assert asked is not None
+        assert asked.team_id == TEAM_A
+    assert calls.names == COVERED[AttentionRepository]
+
+
+@pytest.mark.usefixtures("untouched")
+async def test_queued_messages(db: Database, calls: Calls) -> None:
+    repo = calls.watch(QueuedMessageRepository())
+    async with db.write() as conn:
+        assert await repo.list_messages(conn, TEAM_A, "thread-b") == []
+        assert await repo.count_messages(conn, TEAM_A, "thread-b") == 0
+        assert await repo.get_message(conn, TEAM_A, "queued-b") is None
+        changed = await repo.update_message(
+            conn, TEAM_A, "queued-b", updated_at=2.0, text="Taken", steer=True
+        )
+        assert not changed
+        assert not await repo.remove_message(conn, TEAM_A, "queued-b")
+        await repo.add_message(conn, queued(TEAM_A, "queued-a2", "thread-a"))
+        assert await repo.count_messages(conn, TEAM_A, "thread-a") == 2
+    assert calls.names == COVERED[QueuedMessageRepository]
+
+
+@pytest.mark.usefixtures("untouched")
+async def test_read_cursors(db: Database, calls: Calls) -> None:
+    repo = calls.watch(ReadCursorRepository())
+    async with db.write() as conn:
+        # Each team's turn ended after the member's cursor: one unread in each.
+        unread = await repo.count_unread(conn, TEAM_A, MEMBER, ["thread-a", "thread-b"])
+        assert unread == {"thread-a": 1}
+        # Another member's cursor on team B's thread id is a row of team A's.
+        await repo.update_cursor(conn, TEAM_A, "thread-b", "o" * 32, 9.0)
+        assert await repo.count_unread(conn, TEAM_A, "o" * 32, ["thread-b"]) == {}
+        await repo.update_cursor(conn, TEAM_A, "thread-a", MEMBER, 9.0)
+        assert await repo.count_unread(conn, TEAM_A, MEMBER, ["thread-a"]) == {}
+    assert calls.names == COVERED[ReadCursorRepository]
