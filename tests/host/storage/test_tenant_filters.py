@@ -206,6 +206,7 @@ COVERED: dict[type, frozenset[str]] = {
     QueuedMessageRepository: frozenset(
         {
             "add_message",
+            "take_message",
             "list_messages",
             "count_messages",
             "get_message",
@@ -932,6 +933,7 @@ async def test_queued_messages(db: Database, calls: Calls) -> None:
         )
         assert not changed
         assert not await repo.remove_message(conn, TEAM_A, "queued-b")
+        assert await repo.take_message(conn, TEAM_A, "queued-b", steered_only=False) is None
         await repo.add_message(conn, queued(TEAM_A, "queued-a2", "thread-a"))
         assert await repo.count_messages(conn, TEAM_A, "thread-a") == 2
     assert calls.names == COVERED[QueuedMessageRepository]
