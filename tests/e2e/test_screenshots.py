@@ -172,8 +172,30 @@ async def test_host_screens(walk: Walk, check: ScreenshotCheck) -> None:
         await page.get_by_role("tab", name=tab, exact=True).click()
         await expect(page.get_by_text(ready, exact=True).last).to_be_visible()
         await expect(page.locator(".loading")).to_have_count(0)
+        if screen == "agents":
+            # The agent's form, open.
+            await page.locator("[data-agent] summary").first.click()
+        if screen == "providers":
+            await ready_after_a_test(walk, page)
         await check.matches(page, f"host-{screen}")
     check.assert_matched()
+
+
+async def ready_after_a_test(walk: Walk, page: Page) -> None:
+    """Anthropic (the fake) is Ready only once a test it answered, and still after a reload:
+    the host keeps the status."""
+    row = page.locator('[data-provider="anthropic"]')
+    badge = row.locator(".badge")
+    await expect(badge).to_have_text("Key set, not tested")
+    await row.get_by_role("button", name="Test").click()
+    await expect(row.get_by_role("status")).to_have_text("Anthropic answered with this key")
+    await expect(badge).to_have_text("Ready")
+    await open_host_screen(page, walk.crewhost, walk.team, section="Providers")
+    await expect(badge).to_have_text("Ready")
+    # A keyless provider says so once, in its badge.
+    openai = page.locator('[data-provider="openai"]')
+    await expect(openai.locator(".badge")).to_have_text("No key is set")
+    await expect(openai.get_by_text("key is set")).to_have_count(1)
 
 
 async def new_chat(page: Page) -> None:
