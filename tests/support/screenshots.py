@@ -27,7 +27,7 @@ UPDATE = os.environ.get("CREWHOST_UPDATE_SCREENSHOTS") == "1"
 CHANNEL_TOLERANCE = 24
 
 # The share of a shot's pixels that may differ beyond the tolerance.
-DIFFERING_SHARE = 0.002
+DIFFERING_SHARE = 0.0005
 
 # What differs from run to run whatever the data: times, and avatars tinted from ids.
 ALWAYS_MASKED = ("time", ".avatar", "[data-screenshot-mask]")

@@ -1,6 +1,6 @@
 /** Gated tools are listed by what they do, never by their family ids. */
 import { describe, expect, it } from 'vitest';
-import { familyText } from '../src/host/tool-families';
+import { alwaysAllowText, familyText } from '../src/host/tool-families';
 
 describe('familyText', () => {
   it('says what each known family does', () => {
@@ -12,5 +12,11 @@ describe('familyText', () => {
 
   it('spaces an unknown family id rather than showing it raw', () => {
     expect(familyText('desktop-files')).toBe('desktop files');
+  });
+});
+
+describe('alwaysAllowText', () => {
+  it('offers an approval card\'s family in words', () => {
+    expect(alwaysAllowText('browser-input')).toBe('Let this agent click, type and choose on pages without asking');
   });
 });

@@ -12,3 +12,9 @@ const FAMILY_WORDS: Record<string, string> = {
 export function familyText(family: string): string {
   return FAMILY_WORDS[family] ?? family.replace(/[-_]/g, ' ');
 }
+
+/** An approval card's offer to stop asking for the family, in words. */
+export function alwaysAllowText(family: string): string {
+  const words = familyText(family);
+  return `Let this agent ${words.charAt(0).toLowerCase()}${words.slice(1)} without asking`;
+}

@@ -21,6 +21,7 @@ import { useSession } from '../session-context';
 import { formatDateTime, formatRelative } from '../time-format';
 import { useLoad } from '../use-load';
 import { describeUserAgent } from '../user-agent';
+import { TimeText } from '../components/TimeText';
 
 type Notice = { tone: 'error' | 'success'; text: string } | null;
 
@@ -250,7 +251,7 @@ function SessionsSection() {
                   {s.current ? <span class="tag tag-accent">This session</span> : null}
                 </div>
                 <div class="row-sub">
-                  Signed in {formatDateTime(s.createdAt)} · active {formatRelative(s.lastSeenAt)}
+                  Signed in <TimeText at={s.createdAt} text={formatDateTime(s.createdAt)} /> · active <TimeText at={s.lastSeenAt} text={formatRelative(s.lastSeenAt)} />
                 </div>
               </div>
               <div class="row-side">

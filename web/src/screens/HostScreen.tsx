@@ -288,15 +288,7 @@ function Connected(props: {
 
   return (
     <>
-      {sections.length > 1 ? (
-        <div class="segmented" role="tablist" aria-label="Host sections">
-          {sections.map((name) => (
-            <button type="button" role="tab" key={name} aria-selected={shown === name} class="segment" onClick={() => setSection(name)}>
-              {SECTION_TEXT[name]}
-            </button>
-          ))}
-        </div>
-      ) : null}
+      {sections.length > 1 ? <SectionTabs sections={sections} shown={shown} onSection={setSection} /> : null}
       <TakeoverRequests
         requests={requests}
         tabs={tabList}
@@ -392,5 +384,39 @@ function Connected(props: {
         <ProfilesPanel connection={connection} canManage={role !== 'member'} proxiesServed={served.has(CAPABILITY.browserProxies)} tabs={tabList} />
       )}
     </>
+  );
+}
+
+/**
+ * The host's sections as tabs; on a phone they are one row that scrolls sideways, kept so
+ * the chosen one is in sight (after a choice, and when the screen changes size).
+ */
+function SectionTabs(props: { sections: Section[]; shown: Section; onSection: (section: Section) => void }) {
+  const list = useRef<HTMLDivElement>(null);
+  useEffect(() => {
+    const row = list.current;
+    if (!row) return;
+    const reveal = () => {
+      const chosen = row.querySelector<HTMLElement>('[aria-selected="true"]');
+      if (!chosen) return;
+      const outer = row.getBoundingClientRect();
+      const inner = chosen.getBoundingClientRect();
+      if (inner.left < outer.left) row.scrollLeft -= outer.left - inner.left + 8;
+      else if (inner.right > outer.right) row.scrollLeft += inner.right - outer.right + 8;
+    };
+    reveal();
+    if (typeof ResizeObserver === 'undefined') return;
+    const watch = new ResizeObserver(reveal);
+    watch.observe(row);
+    return () => watch.disconnect();
+  }, [props.shown]);
+  return (
+    <div class="segmented" role="tablist" aria-label="Host sections" ref={list}>
+      {props.sections.map((name) => (
+        <button type="button" role="tab" key={name} aria-selected={props.shown === name} class="segment" onClick={() => props.onSection(name)}>
+          {SECTION_TEXT[name]}
+        </button>
+      ))}
+    </div>
   );
 }

@@ -12,6 +12,7 @@ import { assignableRoles, canManage, ROLE_LABELS } from '../roles';
 import { describeInvitation, invitationStatus, STATUS_LABELS } from '../invitation-state';
 import { formatDate } from '../time-format';
 import { useLoad } from '../use-load';
+import { TimeText } from '../components/TimeText';
 
 const DAY = 86400;
 export const EXPIRY_CHOICES = [
@@ -199,7 +200,7 @@ function InvitationsManager({ team }: { team: TeamView }) {
                       <span class={`status status-${status}`}>{STATUS_LABELS[status]}</span>
                     </div>
                     <div class="row-sub">
-                      Created {formatDate(invitation.createdAt)}
+                      Created <TimeText at={invitation.createdAt} text={formatDate(invitation.createdAt)} />
                       {by ? ` by ${by}` : ''} ·{' '}
                       {describeInvitation(invitation, now * 1000)}
                     </div>

@@ -13,6 +13,7 @@ import { routePath } from '../router';
 import { ROLE_LABELS } from '../roles';
 import { formatRelative } from '../time-format';
 import { useLoad } from '../use-load';
+import { TimeText } from '../components/TimeText';
 
 interface JoinScreenProps {
   code: string;
@@ -37,7 +38,7 @@ function Offer({ preview }: { preview: InvitationPreview }) {
       <strong class="invite-offer-team">{preview.teamName}</strong>
       <span class="invite-offer-meta">
         as <span class={`badge badge-role-${preview.role}`}>{ROLE_LABELS[preview.role]}</span> · link
-        expires {formatRelative(preview.expiresAt)}
+        expires <TimeText at={preview.expiresAt} text={formatRelative(preview.expiresAt)} />
       </span>
     </div>
   );

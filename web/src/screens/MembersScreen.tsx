@@ -14,6 +14,7 @@ import { assignableRoles, canChangeRole, canManage, canRemove, ROLE_LABELS, role
 import { useSession } from '../session-context';
 import { formatDate } from '../time-format';
 import { useLoad } from '../use-load';
+import { TimeText } from '../components/TimeText';
 
 const ORDER: Record<Role, number> = { owner: 0, admin: 1, member: 2 };
 
@@ -132,7 +133,7 @@ export function MembersScreen({ team }: { team: TeamView }) {
                       {isSelf ? <span class="tag">You</span> : null}
                     </div>
                     <div class="row-sub">
-                      {member.email} · joined {formatDate(member.joinedAt)}
+                      {member.email} · joined <TimeText at={member.joinedAt} text={formatDate(member.joinedAt)} />
                     </div>
                   </div>
                   <div class="row-side">

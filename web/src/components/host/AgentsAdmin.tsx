@@ -33,11 +33,14 @@ export function AgentsAdmin(props: { connection: HostConnection; role: Role; age
       <h2>Agents</h2>
       {canManage ? null : <Banner tone="info">{READ_ONLY_REASON}</Banner>}
       {canManage ? (
-        <form class="admin-inline" onSubmit={create}>
-          <input aria-label="New agent's name" placeholder="New agent's name" value={name} onInput={(e) => setName(e.currentTarget.value)} />
-          <button type="submit" class="btn btn-primary btn-sm" disabled={!name.trim()}>
-            Create agent
-          </button>
+        <form class="admin-create" onSubmit={create}>
+          <label for="new-agent-name">New agent's name</label>
+          <div class="admin-create-row">
+            <input id="new-agent-name" type="text" placeholder="Shopper, Researcher…" value={name} onInput={(e) => setName(e.currentTarget.value)} />
+            <button type="submit" class="btn btn-primary" disabled={!name.trim()}>
+              Create agent
+            </button>
+          </div>
         </form>
       ) : null}
       {error ? <Banner tone="error">{describeError(error)}</Banner> : null}
@@ -120,7 +123,7 @@ function AgentRow(props: { connection: HostConnection; agent: AgentView; toolFam
             </datalist>
           </label>
           <fieldset class="admin-permissions">
-            <legend>Gated tools</legend>
+            <legend>Run without asking</legend>
             {props.toolFamilies.map((family) => (
               <label key={family}>
                 <input
@@ -129,7 +132,7 @@ function AgentRow(props: { connection: HostConnection; agent: AgentView; toolFam
                   checked={permissions[family] === 'auto-approve'}
                   onChange={(e) => setPermissions((old) => ({ ...old, [family]: e.currentTarget.checked ? 'auto-approve' : 'ask' }))}
                 />
-                {familyText(family)}: run without asking
+                {familyText(family)}
               </label>
             ))}
           </fieldset>
@@ -168,7 +171,7 @@ function AgentRow(props: { connection: HostConnection; agent: AgentView; toolFam
           ) : null}
         </form>
         {canManage && profiles.data ? (
-          <label class="admin-inline">
+          <label class="admin-field">
             Browser profile
             <select
               value={agent.ownBrowserSession ? 'agent' : (agent.browserProfileId ?? 'shared')}

@@ -18,6 +18,7 @@ import {
 import type { HostConnection } from '../../host/connection';
 import type { components } from '../../host/schema';
 import { EVENT, type RouteArgs } from '../../host/protocol';
+import { alwaysAllowText } from '../../host/tool-families';
 import { Banner } from '../Banner';
 
 /** The requests this member may answer, kept current by the host's events. */
@@ -295,10 +296,10 @@ function ConsentCard({ connection, request, alwaysAllow }: { connection: HostCon
           {request.summary.startsWith(request.tool) ? null : <code>{request.tool}</code>} {request.summary}
         </p>
       )}
-      {allowed ? (
+      {allowed && family ? (
         <label class="attention-option">
           <input type="checkbox" checked={always} onChange={(e) => setAlways(e.currentTarget.checked)} />
-          Always allow {family} for this agent
+          {alwaysAllowText(family)}
         </label>
       ) : null}
       {error ? <Banner tone="error">{describeError(error)}</Banner> : null}

@@ -320,21 +320,23 @@ function Conversation(props: {
         </button>
         <h2>{props.agent.name}</h2>
         {thread ? <ThreadTitle title={thread.title} editable={thread.createdBy === props.meId} onRename={rename} /> : null}
-        {chat.tabId && props.onWatch ? (
-          <button type="button" class="btn btn-secondary btn-sm" onClick={() => props.onWatch?.(chat.tabId!)}>
-            Watch the agent's tab live
-          </button>
-        ) : null}
-        {thread && thread.createdBy === props.meId ? (
-          <button type="button" class="btn btn-ghost btn-sm" aria-pressed={thread.shared} onClick={() => share(!thread.shared)}>
-            {thread.shared ? 'Make private' : 'Share with the team'}
-          </button>
-        ) : thread?.shared ? (
-          <span class="badge">shared</span>
-        ) : null}
-        <span class="conversation-usage" title="Tokens used in this chat">
-          {usage.input + usage.output > 0 ? `${usage.input.toLocaleString()} in · ${usage.output.toLocaleString()} out` : null}
-        </span>
+        <div class="conversation-actions">
+          {chat.tabId && props.onWatch ? (
+            <button type="button" class="btn btn-secondary btn-sm" aria-label="Watch the agent's tab live" onClick={() => props.onWatch?.(chat.tabId!)}>
+              Watch live
+            </button>
+          ) : null}
+          {thread && thread.createdBy === props.meId ? (
+            <button type="button" class="btn btn-ghost btn-sm" aria-pressed={thread.shared} onClick={() => share(!thread.shared)}>
+              {thread.shared ? 'Make private' : 'Share with the team'}
+            </button>
+          ) : thread?.shared ? (
+            <span class="badge">shared</span>
+          ) : null}
+          <span class="conversation-usage" title="Tokens used in this chat">
+            {usage.input + usage.output > 0 ? `${usage.input.toLocaleString()} in · ${usage.output.toLocaleString()} out` : null}
+          </span>
+        </div>
       </header>
       {error ? <Banner tone="error">{describeError(error)}</Banner> : null}
       {chat.tasks.length ? (

@@ -60,7 +60,7 @@ export function WorkspacePanel({ connection, agents }: { connection: HostConnect
   return (
     <section class="admin-panel card card-body" aria-label="Workspace">
       <h2>Workspace</h2>
-      <label class="admin-inline">
+      <label class="admin-field">
         Agent
         <select
           value={agentId ?? ''}
@@ -78,7 +78,7 @@ export function WorkspacePanel({ connection, agents }: { connection: HostConnect
       </label>
       {agentId ? (
         <>
-          <div class="admin-inline">
+          <div class="admin-inline workspace-folder">
             <span class="admin-muted">/{folder}</span>
             {folder ? (
               <button type="button" class="btn btn-ghost btn-sm" onClick={() => setFolder(parentPath(folder))}>
@@ -102,17 +102,19 @@ export function WorkspacePanel({ connection, agents }: { connection: HostConnect
           {error || listing.error ? <Banner tone="error">{describeError(error ?? listing.error)}</Banner> : null}
           <ul class="admin-list" aria-label="Files">
             {(listing.data?.entries ?? []).map((entry) => (
-              <li key={entry.name} class="admin-row admin-row-head">
-                {entry.kind === 'folder' ? (
-                  <button type="button" class="btn btn-ghost btn-sm" onClick={() => setFolder(childPath(folder, entry.name))}>
-                    {entry.name}/
-                  </button>
-                ) : (
-                  <span>{entry.name}</span>
-                )}
-                <span class="admin-muted">{entry.kind === 'file' ? `${entry.size.toLocaleString()} bytes` : ''}</span>
+              <li key={entry.name} class="admin-row workspace-entry">
+                <span class="workspace-name">
+                  {entry.kind === 'folder' ? (
+                    <button type="button" class="btn btn-ghost btn-sm" onClick={() => setFolder(childPath(folder, entry.name))}>
+                      {entry.name}/
+                    </button>
+                  ) : (
+                    <span>{entry.name}</span>
+                  )}
+                  {entry.kind === 'file' ? <span class="admin-muted">{entry.size.toLocaleString()} bytes</span> : null}
+                </span>
                 {entry.kind === 'file' ? (
-                  <button type="button" class="btn btn-ghost btn-sm" onClick={() => save(entry.name)}>
+                  <button type="button" class="btn btn-ghost btn-sm workspace-download" onClick={() => save(entry.name)}>
                     Download
                   </button>
                 ) : null}
