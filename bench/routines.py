@@ -84,6 +84,7 @@ class TurnStarts:
         title: str,
         shared: bool,
         thread_id: str | None = None,
+        approvers: tuple[str, ...] = (),
     ) -> Turn:
         now = time.time()
         # The routine's name is its id here, and the title starts with it.

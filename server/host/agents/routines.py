@@ -77,6 +77,7 @@ class RunStarter(Protocol):
         title: str,
         shared: bool,
         thread_id: str | None = None,
+        approvers: tuple[str, ...] = (),
     ) -> Turn: ...
 
     async def ended_turn(self, team_id: str, thread_id: str, turn_id: str) -> Turn | None: ...
@@ -350,6 +351,7 @@ class RoutineService:
                 title=_title(routine, run, self._clock.now()),
                 shared=routine.audience == "team",
                 thread_id=routine.thread_id if routine.thread_policy == "continue" else None,
+                approvers=routine.approvers,
             )
         except CrewhostError as exc:
             status: RunStatus = "skipped" if exc.code == "turnRunning" else "error"

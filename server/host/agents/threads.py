@@ -111,6 +111,12 @@ class RunningTurn:
     progress: TurnProgress = field(default_factory=TurnProgress)
     text: list[str] = field(default_factory=list)
     task: asyncio.Task[None] | None = None
+    # An unattended turn's approvers: they answer its requests besides who sees the thread.
+    approvers: tuple[str, ...] = ()
+
+    def answerable_by(self, account_id: str) -> bool:
+        """Read at each answer: sharing the thread, or taking it back, applies at once."""
+        return self.thread.visible_to(account_id) or account_id in self.approvers
 
 
 class ThreadService:
@@ -301,10 +307,12 @@ class ThreadService:
         title: str,
         shared: bool,
         thread_id: str | None = None,
+        approvers: tuple[str, ...] = (),
     ) -> Turn:
         """Start a turn with nobody in the chat (a routine's run) in ``thread_id``, or in a
         new thread of ``account_id``'s when that is None or gone; ``turnRunning`` if one
-        runs there. Its consents go to whoever sees the thread, as a member's turn's do."""
+        runs there. Its consents and questions go to whoever sees the thread and to
+        ``approvers``; none is approved unless the agent's permissions already say so."""
         agent = await self._agents.get_agent(team_id, agent_id)
         thread = None
         if thread_id is not None:
@@ -314,7 +322,7 @@ class ThreadService:
             thread = await self.start_thread(team_id, agent_id, account_id, title, shared=shared)
         if thread.id in self._running:
             raise Conflict("the agent is still answering; stop it or wait", code="turnRunning")
-        return await self._begin_turn(thread, agent, UserMessage(text=text))
+        return await self._begin_turn(thread, agent, UserMessage(text=text), approvers)
 
     async def ended_turn(self, team_id: str, thread_id: str, turn_id: str) -> Turn | None:
         """A turn once it has ended (None if its thread or the turn is gone)."""
@@ -323,7 +331,9 @@ class ThreadService:
             turns = await self._repo.list_turns(conn, team_id, thread_id)
         return next((t for t in turns if t.id == turn_id), None)
 
-    async def _begin_turn(self, thread: Thread, agent: Agent, message: UserMessage) -> Turn:
+    async def _begin_turn(
+        self, thread: Thread, agent: Agent, message: UserMessage, approvers: tuple[str, ...] = ()
+    ) -> Turn:
         team_id, thread_id, text = thread.team_id, thread.id, message.text
         now = self._clock.now()
         turn = Turn(uuid.uuid4().hex, team_id, thread_id, "running", None, 0, 0, 0, now, None)
@@ -331,7 +341,7 @@ class ThreadService:
         title = None if thread.title else title_from_message(text)
         if title is not None:
             thread = replace(thread, title=title)
-        running = RunningTurn(turn, thread)
+        running = RunningTurn(turn, thread, approvers=approvers)
         self._running[thread_id] = running  # claimed before any wait: one turn per thread
         try:
             async with self._db.write() as conn:
@@ -500,8 +510,7 @@ class ThreadService:
             arguments=call.arguments,
             summary=consent_summary(call),
             description=description,
-            # Read at each answer: sharing the thread, or taking it back, applies at once.
-            visible_to=lambda account_id: running.thread.visible_to(account_id),
+            visible_to=running.answerable_by,
         )
 
     async def _with_images(self, thread: Thread, message: Message) -> Message:
@@ -560,7 +569,7 @@ class ThreadService:
             question=question.question,
             options=question.options,
             multiple=question.multiple,
-            visible_to=lambda account_id: running.thread.visible_to(account_id),
+            visible_to=running.answerable_by,
         )
 
     async def _sub_agent(

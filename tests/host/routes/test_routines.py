@@ -168,3 +168,52 @@ async def test_a_run_now_ends_done_with_its_thread(team: Team, anthropic: FakeAn
     # The admin, not in its audience, heard nothing of it but may read its history.
     history = await team.admin.call("routines-v1/history", {"routineId": routine["id"]})
     assert [r["id"] for r in history["runs"]] == [run["id"]]
+
+
+async def test_an_unattended_gated_call_waits_for_an_approver_and_is_not_approved(
+    team: Team, anthropic: FakeAnthropic
+) -> None:
+    """The member's routine names the admin as approver: the admin, who does not see the
+    member's private thread, gets the request; denied, the run ends denied."""
+    agent = await team.admin.call("agents-v1/create", {"name": "Clicker"})
+    admin_id = (await team.admin.call("host-v1/whoami"))["accountId"]
+    routine = await team.member.call(
+        "routines-v1/create",
+        {
+            "agentId": agent["id"],
+            "name": "Click",
+            "message": "Press the button.",
+            "schedule": WEEKDAYS,
+            "approvers": [admin_id],
+        },
+    )
+    anthropic.script(
+        MessageEvents()
+        .tool_use(
+            "toolu_1", "click", {"tabId": "tab-1", "target": {"kind": "css", "selector": "b"}}
+        )
+        .stop("tool_use")
+        .reply()
+    )
+    run = await team.member.call("routines-v1/run", {"routineId": routine["id"]})
+    started = await until(team.member, "routine-run-started", run["id"])
+    async with asyncio.timeout(EVENT_SECONDS):
+        while True:
+            event = await team.admin.events.get()
+            if event["event"] == "attention-requested":
+                asked = event["data"]
+                break
+    assert (asked["kind"], asked["threadId"], asked["tool"]) == (
+        "consent",
+        started["threadId"],
+        "click",
+    )
+    [waiting] = (await team.admin.call("attention-v1/list"))["requests"]
+    assert waiting["id"] == asked["id"]
+    [history] = (await team.member.call("routines-v1/history", {"routineId": routine["id"]}))[
+        "runs"
+    ]
+    assert history["status"] == "running"
+    await team.admin.call("attention-v1/answer", {"id": asked["id"], "approve": False})
+    finished = await until(team.member, "routine-run-finished", run["id"])
+    assert finished["status"] == "denied"
