@@ -11,7 +11,9 @@ import pytest
 
 from peer.connection import HostConnection, TeamApiCallError
 from tests.host.routes.conftest import Team, refused
+from tests.support.clock import FakeClock
 from tests.support.fakes.anthropic import API_KEY, FakeAnthropic, MessageEvents
+from tests.support.hub_server import RunningHub
 
 EVENT_SECONDS = 30.0
 WEEKDAYS = {"kind": "cron", "cron": "0 9 * * 1-5", "timeZone": "Europe/London"}
@@ -217,3 +219,36 @@ async def test_an_unattended_gated_call_waits_for_an_approver_and_is_not_approve
     await team.admin.call("attention-v1/answer", {"id": asked["id"], "approve": False})
     finished = await until(team.member, "routine-run-finished", run["id"])
     assert finished["status"] == "denied"
+
+
+async def test_the_host_fires_a_due_routine_on_its_schedule(
+    team: Team, server: RunningHub, clock: FakeClock
+) -> None:
+    """The built-in host's scheduler, started with the host, fires a routine once its time
+    comes on the host's clock (no provider key: the turn, and so the run, ends error)."""
+    agent = await team.admin.call("agents-v1/create", {"name": "Hourly"})
+    routine = await team.member.call(
+        "routines-v1/create",
+        {
+            "agentId": agent["id"],
+            "name": "Hourly",
+            "message": "Check.",
+            "schedule": {"kind": "every", "everySeconds": 3600},
+        },
+    )
+    clock.advance(routine["nextFireAt"] - clock.now() + 1)
+    # The loop sleeps on the real clock; a moved fake clock wakes it as a change would.
+    server.builtin.services.routines.schedule_changed.set()
+    async with asyncio.timeout(EVENT_SECONDS):
+        while True:
+            event = await team.member.events.get()
+            if event["event"] == "routine-run-started":
+                started = event["data"]
+                break
+    assert (started["routineId"], started["trigger"]) == (routine["id"], "schedule")
+    finished = await until(team.member, "routine-run-finished", started["runId"])
+    assert finished["status"] == "error"
+    [run] = (await team.member.call("routines-v1/history", {"routineId": routine["id"]}))["runs"]
+    assert (run["trigger"], run["dueAt"]) == ("schedule", routine["nextFireAt"])
+    after = await team.member.call("routines-v1/get", {"routineId": routine["id"]})
+    assert after["nextFireAt"] == routine["nextFireAt"] + 3600
