@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol, cast
 
+import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from server.common.clock import Clock
@@ -218,9 +219,13 @@ class RoutineService:
             raise NotFound("no such routine", code="routineNotFound")
         if taken is not None:
             return None
-        return await self._admit(
-            routine, "webhook", delivery_id=delivery_id, body=body, due_at=received_at
-        )
+        try:
+            return await self._admit(
+                routine, "webhook", delivery_id=delivery_id, body=body, due_at=received_at
+            )
+        except sa.exc.IntegrityError:
+            # The same delivery, handed over twice at once: the other call took it.
+            return None
 
     # -- the scheduler's side ---------------------------------------------------------
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections.abc import Sized
 
@@ -232,3 +233,18 @@ async def test_another_team_finds_no_routine(routines: Routines) -> None:
         await routines.service.start_from_delivery(
             stranger.team_id, routine.id, delivery_id="d", body="{}", received_at=0.0
         )
+
+
+async def test_one_delivery_handed_over_twice_at_once_starts_one_run(routines: Routines) -> None:
+    routine = await routines.service.create_routine(OWNER, AGENT, spec(routines.clock))
+    both = await asyncio.gather(
+        *(
+            routines.service.start_from_delivery(
+                TEAM, routine.id, delivery_id="msg_twice", body="{}", received_at=0.0
+            )
+            for _ in range(2)
+        )
+    )
+    assert sorted(run is None for run in both) == [False, True]
+    await eventually(lambda: len(routines.turns.started) == 1)
+    assert len(await routines.service.history(OWNER, routine.id)) == 1
