@@ -353,7 +353,7 @@ class RoutineService:
                 routine.agent_id,
                 account_id=routine.created_by,
                 text=first_message(routine.message, run.body),
-                title=_title(routine, run, self._clock.now()),
+                title=_title(routine, self._clock.now()),
                 shared=routine.audience == "team",
                 thread_id=routine.thread_id if routine.thread_policy == "continue" else None,
                 approvers=routine.approvers,
@@ -557,7 +557,7 @@ def _spec_fields(spec: RoutineSpec) -> dict[str, Any]:
     }
 
 
-def _title(routine: Routine, run: RoutineRun, now: float) -> str:
+def _title(routine: Routine, now: float) -> str:
     if routine.thread_policy == "continue":
         return routine.name
     return f"{routine.name} · {datetime.fromtimestamp(now, UTC):%Y-%m-%d %H:%M} UTC"
