@@ -192,7 +192,12 @@ class RoutineRepository:
     ) -> list[Routine]:
         """The enabled routines due by ``now``, across the host's teams (the scheduler's one
         read that is not within a team), held for this write transaction: PostgreSQL locks
-        the rows (another scheduler skips them), SQLite's one writer holds the file."""
+        the rows (another scheduler skips them); on SQLite a first write that changes nothing
+        takes the file's write lock before the read, so no other writer can move a time
+        between the read and this transaction's updates."""
+        await conn.execute(
+            routines.update().where(sa.false()).values(next_fire_at=routines.c.next_fire_at)
+        )
         result = await conn.execute(
             sa.select(*_ROUTINE)
             .where(routines.c.enabled.is_(True), routines.c.next_fire_at <= now)
