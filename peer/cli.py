@@ -12,6 +12,7 @@ import socket
 import sys
 import time
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,11 @@ CALL_DESCRIPTION = (
     "Exit status: 0 on success; 1 when the hub or the host refuses (its error code is "
     "printed); 2 when JSON is not a JSON object (a usage error, nothing is sent); 3 when "
     "the host's key differs from the pinned one."
+)
+ROUTINE_CREATE_DESCRIPTION = (
+    "Create a routine: the agent runs MESSAGE with nobody in the chat on its schedule, "
+    "one of --cron with --tz, --every or --at. Nothing runs more often than once a minute. "
+    "Prints the schedule in words and its next three times."
 )
 WATCH_DESCRIPTION = (
     "Watch a tab live for a while and print the frames received, frames per second and "
@@ -215,6 +221,48 @@ def build_parser() -> argparse.ArgumentParser:
     )
     notifications.add_argument("--unread", action="store_true", help="only unread ones")
     notifications.add_argument("--limit", type=int, default=50, help="how many at most (50)")
+    routines = commands.add_parser(
+        "routines",
+        help="an agent's routines: list, create, run now, history, delete",
+        description="Work an agent does with nobody in the chat, on a schedule. Owners and "
+        "admins reach every routine; a member changes, runs and deletes their own, and reads "
+        "the runs of those shown to them.",
+    )
+    routine_actions = routines.add_subparsers(
+        dest="routines_command", required=True, metavar="ACTION"
+    )
+    routine_list = routine_actions.add_parser("list", help="the agent's routines")
+    routine_create = routine_actions.add_parser(
+        "create", help="create a routine for an agent", description=ROUTINE_CREATE_DESCRIPTION
+    )
+    routine_run = routine_actions.add_parser("run", help="run a routine now")
+    routine_history = routine_actions.add_parser("history", help="a routine's runs, newest first")
+    routine_delete = routine_actions.add_parser("delete", help="delete a routine and its runs")
+    for sub in (routine_list, routine_create):
+        sub.add_argument("agent", metavar="AGENT", help="the agent's name or id")
+    for sub in (routine_run, routine_history, routine_delete):
+        sub.add_argument("routine", metavar="ROUTINE", help="the routine's id (from list)")
+    routine_history.add_argument("--limit", type=int, default=20, help="how many at most (20)")
+    routine_create.add_argument("name", metavar="NAME", help="the routine's name")
+    routine_create.add_argument("--message", required=True, help="what starts each run")
+    when = routine_create.add_mutually_exclusive_group(required=True)
+    when.add_argument("--cron", help="five cron fields, e.g. '0 9 * * 1-5' (with --tz)")
+    when.add_argument("--every", type=_interval, help="an interval: 15m, 2h (at least 1m)")
+    when.add_argument("--at", type=_instant, help="once, at an ISO time (no offset: UTC)")
+    routine_create.add_argument("--tz", default="UTC", help="the cron's IANA time zone (UTC)")
+    routine_create.add_argument(
+        "--thread", choices=["new", "continue"], default="new", help="a thread per run (new)"
+    )
+    routine_create.add_argument(
+        "--audience", choices=["creator", "team"], default="creator", help="who sees its runs"
+    )
+    routine_create.add_argument(
+        "--overlap", choices=["skip", "queue"], default="skip", help="while a run is under way"
+    )
+    routine_create.add_argument(
+        "--missed", choices=["once", "skip"], default="once", help="after downtime"
+    )
+    routine_create.add_argument("--disabled", action="store_true", help="create it turned off")
     share = commands.add_parser(
         "share-egress",
         help="share this computer's connection with the host's browser profiles",
@@ -243,6 +291,11 @@ def build_parser() -> argparse.ArgumentParser:
         hook_delete,
         hook_list,
         notifications,
+        routine_list,
+        routine_create,
+        routine_run,
+        routine_history,
+        routine_delete,
         share,
     ):
         sub.add_argument("--team", help=TEAM_HELP)
@@ -264,6 +317,24 @@ def _json_object(text: str) -> dict[str, Any]:
             f"must be one JSON object, like '{{}}' or '{{\"tabId\": \"...\"}}', not {text}"
         )
     return value
+
+
+def _interval(text: str) -> int:
+    """``15m`` or ``2h`` (a bare number is minutes) as seconds."""
+    unit = {"m": 60, "h": 3600}.get(text[-1:].lower())
+    number = text[:-1] if unit else text
+    if not number.isdigit():
+        raise argparse.ArgumentTypeError(f"not an interval like 15m or 2h: {text}")
+    return int(number) * (unit or 60)
+
+
+def _instant(text: str) -> float:
+    """An ISO 8601 time as seconds since the epoch; without an offset it is UTC."""
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"not an ISO time like 2027-01-04T09:00: {text}") from exc
+    return (moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -369,6 +440,8 @@ async def _use(connection: HostConnection, args: argparse.Namespace) -> int:
         return 0
     if args.command == "notifications":
         await _notifications(connection, args.unread, args.limit)
+    if args.command == "routines":
+        await _routines(connection, args)
         return 0
     if args.command == "share-egress":
         return await _share_egress(connection, args.label)
@@ -496,6 +569,76 @@ async def _hooks(connection: HostConnection, args: argparse.Namespace) -> None:
     print(f"url     {hub_url + hook['path']}")
     print(f"secret  {made['secret']}")
     print("The secret is shown this once: keep it with the sender now.")
+
+
+async def _routines(connection: HostConnection, args: argparse.Namespace) -> None:
+    command = args.routines_command
+    if command in ("run", "history", "delete"):
+        ref = {"routineId": args.routine}
+        if command == "run":
+            run = await connection.call("routines-v1/run", ref)
+            reason = f" ({run['reason']})" if run["reason"] else ""
+            print(f"run {run['id']}: {run['status']}{reason}")
+        elif command == "delete":
+            await connection.call("routines-v1/delete", ref)
+            print("deleted")
+        else:
+            runs = await connection.call("routines-v1/history", {**ref, "limit": args.limit})
+            rows = [
+                [
+                    r["id"],
+                    r["trigger"],
+                    r["status"],
+                    _when(r["startedAt"] or r["createdAt"]),
+                    r["threadId"] or "-",
+                    r["reason"] or "",
+                ]
+                for r in runs["runs"]
+            ]
+            _print_table(["RUN", "TRIGGER", "STATUS", "STARTED", "THREAD", "REASON"], rows)
+        return
+    agent_id = str((await find_agent(connection, args.agent))["id"])
+    if command == "list":
+        listed = await connection.call("routines-v1/list", {"agentId": agent_id})
+        rows = [
+            [
+                r["id"],
+                "on" if r["enabled"] else "off",
+                (r["schedule"]["nextTimesLocal"] or ["-"])[0] if r["enabled"] else "-",
+                r["schedule"]["words"],
+                r["name"],
+            ]
+            for r in listed["routines"]
+        ]
+        _print_table(["ID", "STATE", "NEXT", "SCHEDULE", "NAME"], rows)
+        return
+    if args.cron is not None:
+        schedule: dict[str, Any] = {"kind": "cron", "cron": args.cron, "timeZone": args.tz}
+    elif args.every is not None:
+        schedule = {"kind": "every", "everySeconds": args.every}
+    else:
+        schedule = {"kind": "once", "at": args.at}
+    made = await connection.call(
+        "routines-v1/create",
+        {
+            "agentId": agent_id,
+            "name": args.name,
+            "message": args.message,
+            "schedule": schedule,
+            "threadPolicy": args.thread,
+            "audience": args.audience,
+            "overlap": args.overlap,
+            "missed": args.missed,
+            "enabled": not args.disabled,
+        },
+    )
+    print(f"created {made['id']}: {made['schedule']['words']}")
+    for moment in made["schedule"]["nextTimesLocal"]:
+        print(f"  next: {moment}")
+
+
+def _when(at: float) -> str:
+    return datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 async def _providers(connection: HostConnection, args: argparse.Namespace) -> None:

@@ -267,11 +267,12 @@ class HostServices:
         # Routines stop firing and following runs before turns end (those end interrupted).
         self._resources.push_async_callback(self.routines.close)
         self._resources.push_async_callback(self.routine_scheduler.close)
-        await self.routine_scheduler.start()
         self.notifications.start()
         self._resources.push_async_callback(self.notifications.close)
         # First of all: what subscribers still run ends before anything they use.
         self._resources.push_async_callback(self.signals.close)
+        # Runs the last life left under way end interrupted; due routines fire from now on.
+        await self.routine_scheduler.start()
         return self
 
     def tabs_changed(self, signal: TabsChanged) -> None:

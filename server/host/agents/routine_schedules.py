@@ -16,6 +16,7 @@ Cron times are wall-clock times of the zone. Across daylight-saving changes:
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Literal, TypeVar
@@ -68,7 +69,7 @@ class Schedule:
             return self.anchor_at + steps * self.every_seconds
         assert self.cron is not None
         assert self.time_zone is not None
-        return _next_cron(self.cron, ZoneInfo(self.time_zone), after)
+        return _next_cron(self.cron, self.time_zone, after)
 
     def next_times(self, after: float, count: int) -> list[float]:
         """Up to ``count`` fire times after ``after``, in order."""
@@ -162,9 +163,12 @@ def _zone(name: str) -> str:
     return name
 
 
-def _next_cron(expression: str, zone: ZoneInfo, after: float) -> float | None:
-    """Walks the expression's wall-clock times in ``zone`` from the wall time of ``after``
-    and returns the first instant strictly after it (see the module's DST rules)."""
+@functools.lru_cache(maxsize=4096)
+def _next_cron(expression: str, zone_name: str, after: float) -> float | None:
+    """Walks the expression's wall-clock times in the zone from the wall time of ``after``
+    and returns the first instant strictly after it (see the module's DST rules). Kept
+    for a while: one pass of the scheduler asks it for many routines with one ``after``."""
+    zone = ZoneInfo(zone_name)
     both_folds = expression.split()[1].startswith("*")
     # Start an hour early: the repeated hour's second pass reads earlier on the wall.
     start = datetime.fromtimestamp(after, zone).replace(tzinfo=None) - timedelta(hours=1)

@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol, cast
 
+import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from server.common.clock import Clock
@@ -32,6 +33,7 @@ from server.common.roles import Role
 from server.common.tasks import BackgroundTasks
 from server.db.engine import Database
 from server.host.agents.routine_schedules import Schedule
+from server.host.agents.threads import Unattended
 from server.host.agents.work_signals import RoutineDue, RunFinished, RunStatus
 from server.host.services.workspace import Member
 from server.host.signals import Signals
@@ -77,6 +79,7 @@ class RunStarter(Protocol):
         title: str,
         shared: bool,
         thread_id: str | None = None,
+        unattended: Unattended | None = None,
     ) -> Turn: ...
 
     async def ended_turn(self, team_id: str, thread_id: str, turn_id: str) -> Turn | None: ...
@@ -217,9 +220,13 @@ class RoutineService:
             raise NotFound("no such routine", code="routineNotFound")
         if taken is not None:
             return None
-        return await self._admit(
-            routine, "webhook", delivery_id=delivery_id, body=body, due_at=received_at
-        )
+        try:
+            return await self._admit(
+                routine, "webhook", delivery_id=delivery_id, body=body, due_at=received_at
+            )
+        except sa.exc.IntegrityError:
+            # The same delivery, handed over twice at once: the other call took it.
+            return None
 
     # -- the scheduler's side ---------------------------------------------------------
 
@@ -229,27 +236,32 @@ class RoutineService:
 
     async def fire_due(self) -> list[RoutineRun]:
         """Claims every routine due by now and admits one run for each that should run
-        (late by more than ``MISSED_AFTER_SECONDS``: its missed-run policy decides)."""
+        (late by more than ``MISSED_AFTER_SECONDS``: its missed-run policy decides). One
+        write transaction and a few statements for the whole batch."""
         now = self._clock.now()
-        async with self._db.read() as conn:
-            due = await self._repo.list_due(conn, now, DUE_BATCH)
         admitted: list[tuple[Routine, RoutineRun]] = []
         async with self._admission, self._db.write() as conn:
+            due = await self._repo.list_due_for_update(conn, now, DUE_BATCH)
+            if not due:
+                return []
+            unfinished = await self._repo.list_unfinished_runs_of(
+                conn, [(r.team_id, r.id) for r in due]
+            )
+            moves: list[tuple[str, str, float, float | None]] = []
             for routine in due:
                 assert routine.next_fire_at is not None
                 schedule = Schedule.from_json(routine.schedule)
                 fire_at = _fire_time(schedule, routine.next_fire_at, now, routine.missed)
-                claimed = await self._repo.claim_fire(
-                    conn,
-                    routine.team_id,
-                    routine.id,
-                    expected=routine.next_fire_at,
-                    next_fire_at=schedule.next_after(now),
+                moves.append(
+                    (routine.team_id, routine.id, routine.next_fire_at, schedule.next_after(now))
                 )
-                if not claimed or fire_at is None:
-                    continue
-                run = await self._admit_in(conn, routine, "schedule", due_at=fire_at, now=now)
-                admitted.append((routine, run))
+                if fire_at is not None:
+                    run = _new_run(
+                        routine, "schedule", unfinished.get(routine.id, []), due_at=fire_at, now=now
+                    )
+                    admitted.append((routine, run))
+            await self._repo.update_fire_times(conn, moves)
+            await self._repo.add_runs(conn, [run for _, run in admitted])
         for routine, run in admitted:
             assert run.due_at is not None
             self._signals.publish(
@@ -314,30 +326,14 @@ class RoutineService:
         delivery_id: str | None = None,
         body: str | None = None,
     ) -> RoutineRun:
-        """Records a run: ``running``, or ``queued`` behind a running one (overlap
-        ``queue``, one waiting at most), or ``skipped``."""
         unfinished = await self._repo.list_unfinished_runs(conn, routine.team_id, routine.id)
-        status, reason = "running", None
-        if unfinished:
-            if routine.overlap == "queue" and all(r.status == "running" for r in unfinished):
-                status = "queued"
-            else:
-                status, reason = "skipped", "the previous run was still under way"
-        run = RoutineRun(
-            id=uuid.uuid4().hex,
-            team_id=routine.team_id,
-            routine_id=routine.id,
-            agent_id=routine.agent_id,
-            trigger=trigger,
-            status=status,
-            reason=reason,
+        run = _new_run(
+            routine,
+            trigger,
+            unfinished,
             due_at=due_at,
-            created_at=now,
-            started_at=now if status == "running" else None,
-            ended_at=now if status == "skipped" else None,
+            now=now,
             started_by=started_by,
-            thread_id=None,
-            turn_id=None,
             delivery_id=delivery_id,
             body=body,
         )
@@ -358,9 +354,12 @@ class RoutineService:
                 routine.agent_id,
                 account_id=routine.created_by,
                 text=first_message(routine.message, run.body),
-                title=_title(routine, run, self._clock.now()),
+                title=_title(routine, self._clock.now()),
                 shared=routine.audience == "team",
                 thread_id=routine.thread_id if routine.thread_policy == "continue" else None,
+                unattended=Unattended(
+                    routine.approvers, float(routine.approval_seconds), routine.id
+                ),
             )
         except CrewhostError as exc:
             status: RunStatus = "skipped" if exc.code == "turnRunning" else "error"
@@ -471,6 +470,46 @@ class RoutineService:
         return routine
 
 
+def _new_run(
+    routine: Routine,
+    trigger: Trigger,
+    unfinished: list[RoutineRun],
+    *,
+    due_at: float | None,
+    now: float,
+    started_by: str | None = None,
+    delivery_id: str | None = None,
+    body: str | None = None,
+) -> RoutineRun:
+    """A run as admitted beside the routine's ``unfinished`` ones: ``running``, or
+    ``queued`` behind a running one (overlap ``queue``, one waiting at most), or
+    ``skipped``."""
+    status, reason = "running", None
+    if unfinished:
+        if routine.overlap == "queue" and all(r.status == "running" for r in unfinished):
+            status = "queued"
+        else:
+            status, reason = "skipped", "the previous run was still under way"
+    return RoutineRun(
+        id=uuid.uuid4().hex,
+        team_id=routine.team_id,
+        routine_id=routine.id,
+        agent_id=routine.agent_id,
+        trigger=trigger,
+        status=status,
+        reason=reason,
+        due_at=due_at,
+        created_at=now,
+        started_at=now if status == "running" else None,
+        ended_at=now if status == "skipped" else None,
+        started_by=started_by,
+        thread_id=None,
+        turn_id=None,
+        delivery_id=delivery_id,
+        body=body,
+    )
+
+
 def first_message(message: str, body: str | None) -> str:
     """A run's first message: the routine's message, then a webhook body fenced and
     labelled as data from outside (a fence the body cannot close)."""
@@ -521,7 +560,7 @@ def _spec_fields(spec: RoutineSpec) -> dict[str, Any]:
     }
 
 
-def _title(routine: Routine, run: RoutineRun, now: float) -> str:
+def _title(routine: Routine, now: float) -> str:
     if routine.thread_policy == "continue":
         return routine.name
     return f"{routine.name} · {datetime.fromtimestamp(now, UTC):%Y-%m-%d %H:%M} UTC"

@@ -111,6 +111,16 @@ class ThreadContents:
     queued: list[QueuedMessage] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Unattended:
+    """A turn nobody in the chat started (a routine's run): who answers its requests (none
+    named: whoever sees the thread), how long each waits, and the routine's id."""
+
+    approvers: tuple[str, ...]
+    attention_seconds: float
+    routine_id: str
+
+
 @dataclass(eq=False)
 class RunningTurn:
     """A turn in progress: its task, its progress and the text streamed so far."""
@@ -372,10 +382,13 @@ class ThreadService:
         title: str,
         shared: bool,
         thread_id: str | None = None,
+        unattended: Unattended | None = None,
     ) -> Turn:
         """Start a turn with nobody in the chat (a routine's run) in ``thread_id``, or in a
         new thread of ``account_id``'s when that is None or gone; ``turnRunning`` if one
-        runs there. Its consents go to whoever sees the thread, as a member's turn's do."""
+        runs there. Its consents and questions go to ``unattended.approvers`` when it names
+        any (else to whoever sees the thread) and wait ``unattended.attention_seconds``;
+        none is approved unless the agent's permissions already say so."""
         agent = await self._agents.get_agent(team_id, agent_id)
         thread = None
         if thread_id is not None:
@@ -386,7 +399,9 @@ class ThreadService:
         async with self._thread_lock(thread.id):
             if thread.id in self._running:
                 raise Conflict("the agent is still answering; stop it or wait", code="turnRunning")
-            return await self._start_turn(thread, agent, UserMessage(text=text))
+            return await self._start_turn(
+                thread, agent, UserMessage(text=text), unattended=unattended
+            )
 
     async def ended_turn(self, team_id: str, thread_id: str, turn_id: str) -> Turn | None:
         """A turn once it has ended (None if its thread or the turn is gone)."""
@@ -396,7 +411,13 @@ class ThreadService:
         return next((t for t in turns if t.id == turn_id), None)
 
     async def _start_turn(
-        self, thread: Thread, agent: Agent, message: UserMessage, *, turn_id: str | None = None
+        self,
+        thread: Thread,
+        agent: Agent,
+        message: UserMessage,
+        *,
+        turn_id: str | None = None,
+        unattended: Unattended | None = None,
     ) -> Turn:
         """Store ``message`` and start its turn (the thread's lock is held)."""
         team_id, thread_id = thread.team_id, thread.id
@@ -408,6 +429,10 @@ class ThreadService:
         if title is not None:
             thread = replace(thread, title=title)
         running = RunningTurn(turn, thread)
+        if unattended is not None:
+            running.approvers = unattended.approvers or None
+            running.attention_seconds = unattended.attention_seconds
+            running.routine_id = unattended.routine_id
         self._running[thread_id] = running  # claimed before any wait: one turn per thread
         try:
             async with self._db.write() as conn:

@@ -187,16 +187,46 @@ class RoutineRepository:
 
     # -- the scheduler -----------------------------------------------------------------
 
-    async def list_due(self, conn: AsyncConnection, now: float, limit: int) -> list[Routine]:
+    async def list_due_for_update(
+        self, conn: AsyncConnection, now: float, limit: int
+    ) -> list[Routine]:
         """The enabled routines due by ``now``, across the host's teams (the scheduler's one
-        read that is not within a team: each claim after it is)."""
+        read that is not within a team), held for this write transaction: PostgreSQL locks
+        the rows (another scheduler skips them); on SQLite a first write that changes nothing
+        takes the file's write lock before the read, so no other writer can move a time
+        between the read and this transaction's updates."""
+        await conn.execute(
+            routines.update().where(sa.false()).values(next_fire_at=routines.c.next_fire_at)
+        )
         result = await conn.execute(
             sa.select(*_ROUTINE)
             .where(routines.c.enabled.is_(True), routines.c.next_fire_at <= now)
             .order_by(routines.c.next_fire_at)
             .limit(limit)
+            .with_for_update(skip_locked=True)
         )
         return [_routine(row) for row in result]
+
+    async def update_fire_times(
+        self, conn: AsyncConnection, moves: list[tuple[str, str, float, float | None]]
+    ) -> None:
+        """Moves each routine's next fire time on, in one statement: ``(team_id, routine_id,
+        expected, next)``, only where it still is ``expected``."""
+        if not moves:
+            return
+        await conn.execute(
+            routines.update()
+            .where(
+                routines.c.team_id == sa.bindparam("b_team"),
+                routines.c.id == sa.bindparam("b_id"),
+                routines.c.next_fire_at == sa.bindparam("b_expected"),
+            )
+            .values(next_fire_at=sa.bindparam("b_next")),
+            [
+                {"b_team": team, "b_id": rid, "b_expected": expected, "b_next": nxt}
+                for team, rid, expected, nxt in moves
+            ],
+        )
 
     async def get_earliest_fire(self, conn: AsyncConnection) -> float | None:
         result = await conn.execute(
@@ -205,32 +235,14 @@ class RoutineRepository:
         value = result.scalar()
         return None if value is None else float(value)
 
-    async def claim_fire(
-        self,
-        conn: AsyncConnection,
-        team_id: str,
-        routine_id: str,
-        *,
-        expected: float,
-        next_fire_at: float | None,
-    ) -> bool:
-        """Moves the routine's next fire time on, only if it still is ``expected``: of two
-        schedulers that read the same due routine, one claims it."""
-        result = await conn.execute(
-            routines.update()
-            .where(
-                routines.c.team_id == team_id,
-                routines.c.id == routine_id,
-                routines.c.next_fire_at == expected,
-            )
-            .values(next_fire_at=next_fire_at)
-        )
-        return result.rowcount == 1
-
     # -- runs ---------------------------------------------------------------------------
 
     async def add_run(self, conn: AsyncConnection, run: RoutineRun) -> None:
         await conn.execute(routine_runs.insert().values(**_run_row(run)))
+
+    async def add_runs(self, conn: AsyncConnection, runs: list[RoutineRun]) -> None:
+        if runs:
+            await conn.execute(routine_runs.insert(), [_run_row(run) for run in runs])
 
     async def get_run(self, conn: AsyncConnection, team_id: str, run_id: str) -> RoutineRun | None:
         result = await conn.execute(
@@ -276,6 +288,27 @@ class RoutineRepository:
             .order_by(routine_runs.c.created_at, routine_runs.c.id)
         )
         return [_run(row) for row in result]
+
+    async def list_unfinished_runs_of(
+        self, conn: AsyncConnection, routines_by_team: list[tuple[str, str]]
+    ) -> dict[str, list[RoutineRun]]:
+        """The queued and running runs of each ``(team_id, routine_id)``, oldest first."""
+        found: dict[str, list[RoutineRun]] = {}
+        for team_id in {team for team, _ in routines_by_team}:
+            ids = [rid for team, rid in routines_by_team if team == team_id]
+            result = await conn.execute(
+                sa.select(*_RUN)
+                .where(
+                    routine_runs.c.team_id == team_id,
+                    routine_runs.c.routine_id.in_(ids),
+                    routine_runs.c.status.in_(UNFINISHED),
+                )
+                .order_by(routine_runs.c.created_at, routine_runs.c.id)
+            )
+            for row in result:
+                run = _run(row)
+                found.setdefault(run.routine_id, []).append(run)
+        return found
 
     async def list_all_unfinished_runs(self, conn: AsyncConnection) -> list[RoutineRun]:
         """Every team's queued and running runs (read once at start, to settle them)."""

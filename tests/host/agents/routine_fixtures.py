@@ -57,6 +57,7 @@ class TurnsByHand:
         title: str,
         shared: bool,
         thread_id: str | None = None,
+        approvers: tuple[str, ...] = (),
     ) -> Turn:
         if agent_id != AGENT:
             raise NotFound("no such agent", code="agentNotFound")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections.abc import Sized
 
@@ -11,6 +12,7 @@ from server.common.errors import Forbidden, NotFound
 from server.common.protocol.events import RoutineRunFinished, RoutineRunStarted
 from server.host.agents.routine_schedules import every_schedule
 from server.host.agents.routines import RoutineSpec, first_message
+from server.host.services.workspace import Member
 from tests.host.agents.routine_fixtures import (
     AGENT,
     ALICE,
@@ -207,3 +209,42 @@ def test_a_body_cannot_close_its_own_fence() -> None:
     last = quoted.splitlines()[-1]
     assert last.startswith("----- END WEBHOOK BODY ")
     assert last.split()[4] not in hostile
+
+
+async def test_deleting_an_agent_deletes_its_routines_and_their_runs(routines: Routines) -> None:
+    routine = await routines.service.create_routine(OWNER, AGENT, spec(routines.clock))
+    await routines.service.run_now(OWNER, routine.id)
+    await eventually(lambda: len(routines.turns.started) == 1)
+    routines.turns.end(0)
+    await eventually(lambda: len(routines.finished) == 1)
+    await routines.service.agent_deleted(TEAM, AGENT)
+    assert await routines.service.list_routines(OWNER, AGENT) == []
+    with pytest.raises(NotFound):
+        await routines.service.history(OWNER, routine.id)
+
+
+async def test_another_team_finds_no_routine(routines: Routines) -> None:
+    routine = await routines.service.create_routine(OWNER, AGENT, spec(routines.clock))
+    stranger = Member("x" * 32, OWNER.account_id, OWNER.role)
+    for call in (routines.service.get_routine, routines.service.run_now, routines.service.history):
+        with pytest.raises(NotFound):
+            await call(stranger, routine.id)
+    with pytest.raises(NotFound):
+        await routines.service.start_from_delivery(
+            stranger.team_id, routine.id, delivery_id="d", body="{}", received_at=0.0
+        )
+
+
+async def test_one_delivery_handed_over_twice_at_once_starts_one_run(routines: Routines) -> None:
+    routine = await routines.service.create_routine(OWNER, AGENT, spec(routines.clock))
+    both = await asyncio.gather(
+        *(
+            routines.service.start_from_delivery(
+                TEAM, routine.id, delivery_id="msg_twice", body="{}", received_at=0.0
+            )
+            for _ in range(2)
+        )
+    )
+    assert sorted(run is None for run in both) == [False, True]
+    await eventually(lambda: len(routines.turns.started) == 1)
+    assert len(await routines.service.history(OWNER, routine.id)) == 1

@@ -11,7 +11,9 @@ import pytest
 
 from peer.connection import HostConnection, TeamApiCallError
 from tests.host.routes.conftest import Team, refused
+from tests.support.clock import FakeClock
 from tests.support.fakes.anthropic import API_KEY, FakeAnthropic, MessageEvents
+from tests.support.hub_server import RunningHub
 
 EVENT_SECONDS = 30.0
 WEEKDAYS = {"kind": "cron", "cron": "0 9 * * 1-5", "timeZone": "Europe/London"}
@@ -168,3 +170,85 @@ async def test_a_run_now_ends_done_with_its_thread(team: Team, anthropic: FakeAn
     # The admin, not in its audience, heard nothing of it but may read its history.
     history = await team.admin.call("routines-v1/history", {"routineId": routine["id"]})
     assert [r["id"] for r in history["runs"]] == [run["id"]]
+
+
+async def test_an_unattended_gated_call_waits_for_an_approver_and_is_not_approved(
+    team: Team, anthropic: FakeAnthropic
+) -> None:
+    """The member's routine names the admin as approver: the admin, who does not see the
+    member's private thread, gets the request; denied, the run ends denied."""
+    agent = await team.admin.call("agents-v1/create", {"name": "Clicker"})
+    admin_id = (await team.admin.call("host-v1/whoami"))["accountId"]
+    routine = await team.member.call(
+        "routines-v1/create",
+        {
+            "agentId": agent["id"],
+            "name": "Click",
+            "message": "Press the button.",
+            "schedule": WEEKDAYS,
+            "approvers": [admin_id],
+        },
+    )
+    anthropic.script(
+        MessageEvents()
+        .tool_use(
+            "toolu_1", "click", {"tabId": "tab-1", "target": {"kind": "css", "selector": "b"}}
+        )
+        .stop("tool_use")
+        .reply()
+    )
+    run = await team.member.call("routines-v1/run", {"routineId": routine["id"]})
+    started = await until(team.member, "routine-run-started", run["id"])
+    async with asyncio.timeout(EVENT_SECONDS):
+        while True:
+            event = await team.admin.events.get()
+            if event["event"] == "attention-requested":
+                asked = event["data"]
+                break
+    assert (asked["kind"], asked["threadId"], asked["tool"]) == (
+        "consent",
+        started["threadId"],
+        "click",
+    )
+    [waiting] = (await team.admin.call("attention-v1/list"))["requests"]
+    assert waiting["id"] == asked["id"]
+    [history] = (await team.member.call("routines-v1/history", {"routineId": routine["id"]}))[
+        "runs"
+    ]
+    assert history["status"] == "running"
+    await team.admin.call("attention-v1/answer", {"id": asked["id"], "approve": False})
+    finished = await until(team.member, "routine-run-finished", run["id"])
+    assert finished["status"] == "denied"
+
+
+async def test_the_host_fires_a_due_routine_on_its_schedule(
+    team: Team, server: RunningHub, clock: FakeClock
+) -> None:
+    """The built-in host's scheduler, started with the host, fires a routine once its time
+    comes on the host's clock (no provider key: the turn, and so the run, ends error)."""
+    agent = await team.admin.call("agents-v1/create", {"name": "Hourly"})
+    routine = await team.member.call(
+        "routines-v1/create",
+        {
+            "agentId": agent["id"],
+            "name": "Hourly",
+            "message": "Check.",
+            "schedule": {"kind": "every", "everySeconds": 3600},
+        },
+    )
+    clock.advance(routine["nextFireAt"] - clock.now() + 1)
+    # The loop sleeps on the real clock; a moved fake clock wakes it as a change would.
+    server.builtin.services.routines.schedule_changed.set()
+    async with asyncio.timeout(EVENT_SECONDS):
+        while True:
+            event = await team.member.events.get()
+            if event["event"] == "routine-run-started":
+                started = event["data"]
+                break
+    assert (started["routineId"], started["trigger"]) == (routine["id"], "schedule")
+    finished = await until(team.member, "routine-run-finished", started["runId"])
+    assert finished["status"] == "error"
+    [run] = (await team.member.call("routines-v1/history", {"routineId": routine["id"]}))["runs"]
+    assert (run["trigger"], run["dueAt"]) == ("schedule", routine["nextFireAt"])
+    after = await team.member.call("routines-v1/get", {"routineId": routine["id"]})
+    assert after["nextFireAt"] == routine["nextFireAt"] + 3600

@@ -53,6 +53,7 @@ export const CAPABILITY = {
   browserControl: 'browser-control-v1',
   browserProfiles: 'browser-profiles-v1',
   agentMemories: 'agent-memories-v1',
+  routines: 'routines-v1',
   profileEvents: 'browser-profiles-events-v1',
   view: 'browser-view',
   viewCursor: 'browser-view-cursor',

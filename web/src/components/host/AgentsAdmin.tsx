@@ -1,7 +1,7 @@
 /**
  * The team's agents for admins and owners: create, change instructions, provider and
  * model, the browser profile, whether each gated tool family asks first, duplicate and
- * delete (saying what deleting closes), and each agent's memories. Members see the agents
+ * delete (saying what deleting closes), and each agent's memories and routines. Members see the agents
  * read-only, with the reason, and the memories they may reach.
  */
 
@@ -14,12 +14,13 @@ import { familyText } from '../../host/tool-families';
 import { useHostLoad } from '../../host/use-host-call';
 import { Banner } from '../Banner';
 import { AgentMemories } from './AgentMemories';
+import { AgentRoutines } from './AgentRoutines';
 import type { AgentView } from './ChatPanel';
 import { READ_ONLY_REASON } from './ProvidersAdmin';
 
 type Permission = 'ask' | 'auto-approve';
 
-export function AgentsAdmin(props: { connection: HostConnection; role: Role; agents: AgentView[]; toolFamilies: string[]; profilesServed: boolean; memoriesServed?: boolean; tabs: readonly TabView[] }) {
+export function AgentsAdmin(props: { connection: HostConnection; role: Role; agents: AgentView[]; toolFamilies: string[]; profilesServed: boolean; memoriesServed?: boolean; routinesServed?: boolean; accountId?: string | null; tabs: readonly TabView[] }) {
   const canManage = props.role !== 'member';
   const [error, setError] = useState<unknown>(null);
   const [name, setName] = useState('');
@@ -53,7 +54,7 @@ export function AgentsAdmin(props: { connection: HostConnection; role: Role; age
   );
 }
 
-function AgentRow(props: { connection: HostConnection; agent: AgentView; toolFamilies: string[]; canManage: boolean; profilesServed: boolean; memoriesServed?: boolean; tabs: readonly TabView[] }) {
+function AgentRow(props: { connection: HostConnection; agent: AgentView; toolFamilies: string[]; canManage: boolean; profilesServed: boolean; memoriesServed?: boolean; routinesServed?: boolean; accountId?: string | null; tabs: readonly TabView[] }) {
   const { connection, agent, canManage } = props;
   const [instructions, setInstructions] = useState(agent.instructions);
   const [provider, setProvider] = useState(agent.provider);
@@ -190,6 +191,7 @@ function AgentRow(props: { connection: HostConnection; agent: AgentView; toolFam
         {saved ? <Banner tone="success">Saved.</Banner> : null}
         {error ? <Banner tone="error">{describeError(error)}</Banner> : null}
         {props.memoriesServed ? <AgentMemories connection={connection} agentId={agent.id} canDeleteAll={canManage} /> : null}
+        {props.routinesServed ? <AgentRoutines connection={connection} agentId={agent.id} accountId={props.accountId ?? null} canManageAll={canManage} /> : null}
       </details>
     </li>
   );
