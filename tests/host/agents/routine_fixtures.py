@@ -14,6 +14,7 @@ from server.common.roles import Role
 from server.db.engine import Database
 from server.host.agents.routine_scheduler import RoutineScheduler
 from server.host.agents.routines import RoutineService
+from server.host.agents.threads import Unattended
 from server.host.agents.work_signals import RoutineDue, RunFinished
 from server.host.services.workspace import Member
 from server.host.signals import Signals
@@ -57,7 +58,7 @@ class TurnsByHand:
         title: str,
         shared: bool,
         thread_id: str | None = None,
-        approvers: tuple[str, ...] = (),
+        unattended: Unattended | None = None,
     ) -> Turn:
         if agent_id != AGENT:
             raise NotFound("no such agent", code="agentNotFound")
