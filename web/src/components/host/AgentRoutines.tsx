@@ -1,7 +1,7 @@
 /**
  * An agent's routines, inside its row in Agents: each routine's schedule in words with its
  * next three times, run now, turn on or off, delete, and its run history with status
- * chips; and a form whose schedule builder shows the schedule in words and its next times
+ * chips, its webhook triggers; and a form whose schedule builder shows the schedule in words and its next times
  * as they are picked. The host decides who reaches what: owners and admins every routine;
  * a member their own, and the runs of routines shown to them.
  */
@@ -13,6 +13,7 @@ import { EVENT, type RouteResult } from '../../host/protocol';
 import { WEEKDAYS, emptyDraft, scheduleArgs, statusTone, statusWords, triggerWords, type Repeat, type ScheduleDraft } from '../../host/routine-form';
 import { useHostLoad } from '../../host/use-host-call';
 import { Banner } from '../Banner';
+import { WebhookTriggers } from './WebhookTriggers';
 
 type RoutineView = RouteResult<'routines-v1/list'>['routines'][number];
 type ScheduleView = RouteResult<'routines-v1/preview'>;
@@ -62,6 +63,7 @@ function RoutineList(props: { connection: HostConnection; agentId: string; accou
 function RoutineRow(props: { routine: RoutineView; connection: HostConnection; manages: boolean; run: (call: Promise<unknown>) => void }) {
   const { routine, connection, manages, run } = props;
   const [history, setHistory] = useState(false);
+  const [triggers, setTriggers] = useState(false);
   const ref = { routineId: routine.id };
   const toggle = () =>
     run(
@@ -103,8 +105,14 @@ function RoutineRow(props: { routine: RoutineView; connection: HostConnection; m
         <button type="button" class="btn btn-ghost btn-sm" aria-expanded={history} onClick={() => setHistory(!history)}>
           {history ? 'Hide runs' : 'Runs'}
         </button>
+        {manages ? (
+          <button type="button" class="btn btn-ghost btn-sm" aria-expanded={triggers} onClick={() => setTriggers(!triggers)}>
+            {triggers ? 'Hide webhook triggers' : 'Webhook triggers'}
+          </button>
+        ) : null}
       </div>
       {history ? <RunHistory connection={connection} routineId={routine.id} /> : null}
+      {triggers ? <WebhookTriggers connection={connection} routineId={routine.id} /> : null}
     </li>
   );
 }
