@@ -167,7 +167,9 @@ async def test_host_screens(walk: Walk, check: ScreenshotCheck) -> None:
         ("Providers", "providers", "OpenRouter"),
         ("Vault", "vault", "Shop"),
         ("Web search", "search", "Web search"),
+        ("Webhooks", "webhooks", "Webhooks"),
         ("Workspace", "workspace", "notes.txt"),
+        ("Notifications", "notifications", "Email server"),
     ):
         await page.get_by_role("tab", name=tab, exact=True).click()
         await expect(page.get_by_text(ready, exact=True).last).to_be_visible()

@@ -389,7 +389,8 @@ function Connected(props: {
 
 /**
  * The host's sections as tabs; on a phone they are one row that scrolls sideways, kept so
- * the chosen one is in sight (after a choice, and when the screen changes size).
+ * the chosen one is in the middle of the row (after a choice, and when the screen changes
+ * size).
  */
 function SectionTabs(props: { sections: Section[]; shown: Section; onSection: (section: Section) => void }) {
   const list = useRef<HTMLDivElement>(null);
@@ -399,10 +400,10 @@ function SectionTabs(props: { sections: Section[]; shown: Section; onSection: (s
     const reveal = () => {
       const chosen = row.querySelector<HTMLElement>('[aria-selected="true"]');
       if (!chosen) return;
+      // Centred, whatever was in sight before: the row looks the same however one got here.
       const outer = row.getBoundingClientRect();
       const inner = chosen.getBoundingClientRect();
-      if (inner.left < outer.left) row.scrollLeft -= outer.left - inner.left + 8;
-      else if (inner.right > outer.right) row.scrollLeft += inner.right - outer.right + 8;
+      row.scrollLeft += inner.left + inner.width / 2 - (outer.left + outer.width / 2);
     };
     reveal();
     if (typeof ResizeObserver === 'undefined') return;
