@@ -50,6 +50,7 @@ from server.db.engine import Database
 from server.host.agents.routine_scheduler import RoutineScheduler
 from server.host.agents.routine_schedules import cron_schedule
 from server.host.agents.routines import RoutineService
+from server.host.agents.threads import Unattended
 from server.host.signals import Signals
 from server.host.storage.agents import Agent
 from server.host.storage.routines import Routine, RoutineRepository
@@ -84,7 +85,7 @@ class TurnStarts:
         title: str,
         shared: bool,
         thread_id: str | None = None,
-        approvers: tuple[str, ...] = (),
+        unattended: Unattended | None = None,
     ) -> Turn:
         now = time.time()
         # The routine's name is its id here, and the title starts with it.

@@ -166,12 +166,14 @@ COVERED: dict[type, frozenset[str]] = {
             "update_thread_id",
             "remove_routine",
             "remove_routines_of_agent",
-            "claim_fire",
+            "update_fire_times",
             "add_run",
+            "add_runs",
             "get_run",
             "get_run_by_delivery",
             "list_runs",
             "list_unfinished_runs",
+            "list_unfinished_runs_of",
             "update_run",
             "take_queued_run",
         }
@@ -241,9 +243,9 @@ HOST_WIDE: dict[type, dict[str, str]] = {
         "update_running_turns": "at start, every team's turns left running end interrupted",
     },
     RoutineRepository: {
-        # The host's one scheduler finds every team's due routines; each claim after it
-        # names the routine's own team.
-        "list_due": "the one scheduler fires every team's due routines",
+        # The host's one scheduler finds every team's due routines; each fire time it moves
+        # after names the routine's own team.
+        "list_due_for_update": "the one scheduler fires every team's due routines",
         "get_earliest_fire": "the one scheduler sleeps until any team's next routine is due",
         # A host starting over settles the runs every team had under way when it stopped.
         "list_all_unfinished_runs": "at start, every team's unfinished runs are settled",
@@ -817,17 +819,18 @@ async def test_routines(db: Database, calls: Calls) -> None:
         assert await repo.get_run_by_delivery(conn, TEAM_A, "delivery-run-b") is None
         assert await repo.list_runs(conn, TEAM_A, "routine-b", 10) == []
         assert await repo.list_unfinished_runs(conn, TEAM_A, "routine-b") == []
+        assert await repo.list_unfinished_runs_of(conn, [(TEAM_A, "routine-b")]) == {}
         theirs = routine(TEAM_A, "routine-b", "agent-b")
         await repo.update_routine(conn, replace(theirs, name="Taken", enabled=False))
         await repo.update_thread_id(conn, TEAM_A, "routine-b", "thread-a")
-        claimed = await repo.claim_fire(conn, TEAM_A, "routine-b", expected=5.0, next_fire_at=9.0)
-        assert not claimed
+        await repo.update_fire_times(conn, [(TEAM_A, "routine-b", 5.0, 9.0)])
         await repo.update_run(conn, TEAM_A, "run-b", status="failed", ended_at=2.0)
         assert not await repo.take_queued_run(conn, TEAM_A, "run-b", 2.0)
         assert not await repo.remove_routine(conn, TEAM_A, "routine-b")
         await repo.remove_routines_of_agent(conn, TEAM_A, "agent-b")
         await repo.add_routine(conn, routine(TEAM_A, "routine-a2", "agent-a"))
         await repo.add_run(conn, run(TEAM_A, "run-a2", "routine-b", "agent-b"))
+        await repo.add_runs(conn, [run(TEAM_A, "run-a3", "routine-a2", "agent-a")])
         assert [r.id for r in await repo.list_routines(conn, TEAM_A, "agent-a")] == [
             "routine-a",
             "routine-a2",
