@@ -38,7 +38,7 @@ from server.host.agents.team_webhook_events import app_link
 from server.host.agents.team_webhook_sender import WebhookSender
 from server.host.agents.team_webhooks import TeamWebhookService
 from server.host.agents.threads import ThreadService, TurnEnded
-from server.host.agents.work_signals import AttentionWaiting, RunFinished
+from server.host.agents.work_signals import AttentionWaiting, RoutineDeleted, RunFinished
 from server.host.browser.pages import PageAttached
 from server.host.browser.protection import ProtectionChanged
 from server.host.browser.runtime import BrowserRuntime
@@ -301,6 +301,7 @@ def _wire_signals(host: HostServices) -> None:
     on(EgressOnline, host.proxies.status_changed)
     on(AgentDeleted, lambda s: host.memory_review.forget_agent(s.team_id, s.agent_id))
     on(AgentDeleted, lambda s: host.routines.agent_deleted(s.team_id, s.agent_id))
+    on(RoutineDeleted, host.routine_hooks.routine_deleted)
     on(TurnEnded, lambda s: host.memory_review.turns_ended(s.agent, s.thread_id))
     # In this order: the browsing memory keeps a step before a teach recording takes it.
     record = host.browsing_steps.record

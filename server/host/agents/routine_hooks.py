@@ -35,6 +35,7 @@ from server.db.engine import Database
 from server.db.tables import HOOK_PREVIOUS_SECRET, HOOK_SECRET
 from server.host.agents.hub_outbox import HubOutbox
 from server.host.agents.routines import RoutineService
+from server.host.agents.work_signals import RoutineDeleted
 from server.host.services.workspace import Member
 from server.host.storage.routine_hooks import HookRow, RoutineHookRepository
 
@@ -195,6 +196,15 @@ class RoutineHookService:
             await self._repo.remove_hook(conn, hook.team_id, hook.id)
         self.outbox.put(LinkHookRemove(hook_id=hook_id, team_id=member.team_id))
         log.info("webhook trigger deleted", extra={"team_id": member.team_id, "hook_id": hook_id})
+
+    async def routine_deleted(self, signal: RoutineDeleted) -> None:
+        """The routine is gone: its triggers go now, and the hub forgets them."""
+        async with self.db.write() as conn:
+            hooks = await self._repo.list_hooks(conn, signal.team_id, signal.routine_id)
+            for hook in hooks:
+                await self._repo.remove_hook(conn, hook.team_id, hook.id)
+        for hook in hooks:
+            self.outbox.put(LinkHookRemove(hook_id=hook.id, team_id=hook.team_id))
 
     async def list_hooks(self, member: Member, routine_id: str) -> list[HookRow]:
         await self.runs.check_may_manage(member, routine_id)

@@ -34,7 +34,7 @@ from server.common.tasks import BackgroundTasks
 from server.db.engine import Database
 from server.host.agents.routine_schedules import Schedule
 from server.host.agents.threads import Unattended
-from server.host.agents.work_signals import RoutineDue, RunFinished, RunStatus
+from server.host.agents.work_signals import RoutineDeleted, RoutineDue, RunFinished, RunStatus
 from server.host.services.workspace import Member
 from server.host.signals import Signals
 from server.host.storage.agents import Agent
@@ -182,10 +182,14 @@ class RoutineService:
         await self._managed(member, routine_id)
         async with self._db.write() as conn:
             await self._repo.remove_routine(conn, member.team_id, routine_id)
+        self._signals.publish(RoutineDeleted(member.team_id, routine_id))
 
     async def agent_deleted(self, team_id: str, agent_id: str) -> None:
         async with self._db.write() as conn:
+            gone = await self._repo.list_routines(conn, team_id, agent_id)
             await self._repo.remove_routines_of_agent(conn, team_id, agent_id)
+        for routine in gone:
+            self._signals.publish(RoutineDeleted(team_id, routine.id))
 
     # -- runs ---------------------------------------------------------------------------
 

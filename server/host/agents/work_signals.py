@@ -1,9 +1,10 @@
 """The signals of work that runs without a person in the chat.
 
-Routines publish ``RoutineDue`` when a schedule fires and ``RunFinished`` when a run
-ends; the attention registry publishes ``AttentionWaiting`` when a request needs a
-person; the notification service publishes ``NotificationCreated`` for each member it
-tells. Notifications, team webhooks and email subscribe to them in the container.
+Routines publish ``RoutineDue`` when a schedule fires, ``RunFinished`` when a run ends
+and ``RoutineDeleted`` when one is gone; the attention registry publishes
+``AttentionWaiting`` when a request needs a person; the notification service publishes
+``NotificationCreated`` for each member it tells. Notifications, team webhooks, email
+and webhook triggers subscribe to them in the container.
 """
 
 from __future__ import annotations
@@ -25,6 +26,14 @@ class RoutineDue:
     agent_id: str
     routine_id: str
     due_at: float
+
+
+@dataclass(frozen=True)
+class RoutineDeleted:
+    """A routine is gone (deleted, or with its agent): its webhook triggers go with it."""
+
+    team_id: str
+    routine_id: str
 
 
 @dataclass(frozen=True)

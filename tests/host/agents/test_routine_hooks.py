@@ -22,7 +22,7 @@ from server.common.crypto.ring import KeyRing
 from server.common.errors import Forbidden, NotFound
 from server.common.keys import SigningKey
 from server.common.protocol.hooks import HookFilters
-from server.common.protocol.link import LinkHookDelivery
+from server.common.protocol.link import LinkHookDelivery, LinkHookRemove
 from server.common.roles import Role
 from server.common.tokens import new_id
 from server.db.tables import hub_hook_deliveries, routine_hooks
@@ -30,6 +30,7 @@ from server.host.agents.hub_outbox import HubOutbox
 from server.host.agents.routine_hooks import RoutineHookService, RoutinesForHooks
 from server.host.agents.routine_schedules import every_schedule
 from server.host.agents.routines import RoutineService, RoutineSpec
+from server.host.agents.work_signals import RoutineDeleted
 from server.host.services.workspace import Member
 from server.host.signals import Signals
 from server.host.start import RunningHost, build_host, run_link
@@ -308,12 +309,19 @@ async def test_with_the_routines_service_a_delivery_starts_one_run_with_its_body
         (run,) = await routines.history(ROUTINE_OWNER, routine.id)
         assert run.trigger == "webhook"
         turns.end(0)
-        # A delivery for a routine deleted since: nothing starts, and the trigger goes.
+        # Deleting the routine takes its triggers at once, and tells the hub.
+        signals.subscribe(RoutineDeleted, hooks.routine_deleted)
         await routines.delete_routine(ROUTINE_OWNER, routine.id)
+        await signals.close()  # the subscriber has run
+        assert await hooks.registrations() == []
+        async with asyncio.timeout(5):  # the queue holds the create's registration first
+            while not isinstance(message := await hooks.outbox.get(), LinkHookRemove):
+                pass
+        assert (message.hook_id, message.team_id) == (made.hook.id, HEX_TEAM)
+        # A delivery the hub sent before it heard: nothing starts.
         late = delivery.model_copy(update={"delivery_id": new_id()})
         await hooks.take_delivery(late)
         assert len(turns.started) == 1
-        assert await hooks.registrations() == []
     finally:
         await routines.close()
         await signals.close()
