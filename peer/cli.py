@@ -440,6 +440,7 @@ async def _use(connection: HostConnection, args: argparse.Namespace) -> int:
         return 0
     if args.command == "notifications":
         await _notifications(connection, args.unread, args.limit)
+        return 0
     if args.command == "routines":
         await _routines(connection, args)
         return 0

@@ -77,8 +77,9 @@ ERROR_CLASSES = _error_classes()
 
 def _literal_codes(path: Path) -> Iterator[tuple[int, str]]:
     """Codes written as ``code="..."`` (or a module constant) in a call, assigned to an
-    error's ``.code``, a message field ``code``'s default, or the class's own when an error
-    class is called without one."""
+    error's ``.code``, a message field ``code``'s default, the values of a ``*ERROR_CODES``
+    table (the codes a turn ends with), or the class's own when an error class is called
+    without one."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     constants = {
         target.id: node.value.value
@@ -100,6 +101,13 @@ def _literal_codes(path: Path) -> Iterator[tuple[int, str]]:
             isinstance(t, ast.Attribute) and t.attr == "code" for t in node.targets
         ):
             values = [node.value]
+        elif (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and node.target.id.endswith("ERROR_CODES")
+            and isinstance(node.value, ast.Dict)
+        ):
+            values = list(node.value.values)  # a table of the codes a state ends with
         elif (
             isinstance(node, ast.AnnAssign)
             and isinstance(node.target, ast.Name)

@@ -24,7 +24,9 @@ MAX_FILTERS: Final = 20
 FieldPath = Annotated[
     str, StringConstraints(min_length=1, max_length=200, pattern=r"^[^.]+(\.[^.]+)*$")
 ]
-FilterValue = Annotated[str, StringConstraints(max_length=500)] | int | bool | None
+# A number in a filter is a whole number JSON carries exactly (0 to 2^53 - 1).
+FilterNumber = Annotated[int, Field(ge=0, le=2**53 - 1)]
+FilterValue = Annotated[str, StringConstraints(max_length=500)] | FilterNumber | bool | None
 
 
 class FieldEquals(InboundModel):
