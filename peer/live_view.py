@@ -54,6 +54,7 @@ class LiveView:
         elif message.get("type") == "closed":
             self.close_code, self.close_reason = message.get("code"), message.get("reason", "")
             self.closed.set()
+            self.channel.close()  # the host said why; this side ends the channel
         self.messages.put_nowait(message)
 
     async def wait_open(self, wait_seconds: float = 15) -> None:

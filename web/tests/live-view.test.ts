@@ -70,7 +70,8 @@ describe('LiveViewChannel', () => {
     channel.dispatchEvent(new MessageEvent('message', { data: new ArrayBuffer(3) })); // unreadable: skipped
     channel.dispatchEvent(new MessageEvent('message', { data: '{"type":"cursor","cursor":"pointer"}' }));
     channel.dispatchEvent(new MessageEvent('message', { data: '{"type":"closed","code":"tabHoldsSecret","reason":"the tab holds a secret"}' }));
-    channel.close();
+    // The host's reason read, the client ends the channel itself.
+    expect(channel.readyState).toBe('closed');
     expect(seen.frames.map((f) => f.width)).toEqual([640]);
     expect(seen.messages.map((m) => m.type)).toEqual(['cursor', 'closed']);
     expect(seen.closed).toEqual([['tabHoldsSecret', 'the tab holds a secret']]);

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 from typing import TYPE_CHECKING, Any
@@ -37,6 +38,8 @@ PAGE_CRASHED = "pageCrashed"
 _CRASHED_MESSAGE = "the page stopped working; reload the tab to bring it back"
 
 TAB_HOLDS_SECRET = "tabHoldsSecret"  # noqa: S105 - a close code, not a secret
+# How long a view refused at open stays open for its peer to read why and close it.
+REFUSED_CLOSE_SECONDS = 2.0
 _HELD_REASON = "this tab is in secure entry; it can be watched again once it loads a new page"
 
 
@@ -145,7 +148,7 @@ class LiveViews:
             tab = engine.get_tab(peer.team_id, options.tab_id)
             require_viewable(tab, peer.account_id, taking=options.take)
         except CrewhostError as exc:
-            _close_with(channel, exc.code, exc.message)
+            _refuse(channel, exc.code, exc.message)
             return
         taken = options.take and tab.held_by is None
         view_id = new_id()
@@ -158,7 +161,7 @@ class LiveViews:
             if taken:
                 with contextlib.suppress(CrewhostError):
                     engine.release(peer.team_id, tab.id, peer.account_id)
-            _close_with(channel, exc.code, exc.message)
+            _refuse(channel, exc.code, exc.message)
             return
         key = (peer.team_id, tab.id)
         screencast = self._screencasts.get(key)
@@ -292,6 +295,15 @@ class LiveViews:
             await self.end_views(*key, code="hostStopping", reason="the host is shutting down")
         await self._tasks.close()
         await self.steps.close()
+
+
+def _refuse(channel: Any, code: str, reason: str) -> None:
+    """A view refused as it opens: the peer reads why and closes the channel itself. The
+    host closes it only after ``REFUSED_CLOSE_SECONDS``: a browser told to close a channel
+    it has not yet seen open may end it without handing on the reason sent before."""
+    if channel.readyState == "open":
+        channel.send(Closed(code=code, reason=reason).model_dump_json())
+    asyncio.get_running_loop().call_later(REFUSED_CLOSE_SECONDS, channel.close)
 
 
 def _close_with(channel: Any, code: str, reason: str) -> None:

@@ -7,6 +7,7 @@ import io
 import json
 import signal
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from peer.live_view import ViewClosed, open_view
 from server.host.browser.callers import Caller
 from server.host.browser.partitions import Partition
 from server.host.browser.protection import protect, release
+from server.host.live import views
 from server.host.live.screencast import BACKLOG_BYTES
 from server.host.live.views import TAB_HOLDS_SECRET
 from tests.host.live.conftest import Watching
@@ -239,6 +241,21 @@ async def test_another_team_cannot_open_the_view(watching: Watching, tmp_path: P
     assert malformed.value.code == "viewLabelInvalid"
     await connection.close()
     await outsider.hub.close()
+
+
+async def test_a_refused_view_says_why_before_the_host_closes_it(
+    watching: Watching, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A peer that reads the reason and stays is closed by the host after a grace; the
+    reason always comes first (a browser may drop it when the close comes with it)."""
+    monkeypatch.setattr(views, "REFUSED_CLOSE_SECONDS", 0.2)
+    channel = watching.connection.connection.createDataChannel(f"view:{uuid.uuid4()}")
+    said: list[str | bytes] = []
+    closed = asyncio.Event()
+    channel.on("message", said.append)
+    channel.on("close", closed.set)
+    await asyncio.wait_for(closed.wait(), 10)
+    assert [json.loads(m)["code"] for m in said] == ["tabNotFound"]
 
 
 async def test_the_screencast_stops_after_the_last_viewer(watching: Watching) -> None:

@@ -122,13 +122,18 @@ export class LiveViewChannel {
     if (typeof data !== 'string') return;
     const message = parseHostViewMessage(data);
     if (!message) return;
-    if (message.type === 'closed') {
-      const late = this.closeSeen && !this.closedWith;
-      this.closedWith = { code: message.code, reason: message.reason };
-      // The close came first: the reason still wins, whether or not the wait is over.
-      if (late) this.reportClosed();
+    if (message.type !== 'closed') {
+      this.listeners.message(message);
+      return;
     }
+    const late = this.closeSeen && !this.closedWith;
+    this.closedWith = { code: message.code, reason: message.reason };
     this.listeners.message(message);
+    // The close came first: the reason still wins, whether or not the wait is over.
+    if (late) this.reportClosed();
+    // The host said why, and this side ends the channel: a view refused as it opens
+    // waits for that, so that the reason is read before the close.
+    else this.channel.close();
   }
 }
 
