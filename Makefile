@@ -52,7 +52,7 @@ lint: install $(WEB_STAMP)
 	cd web && npx tsc -p ../server/host/page/js/tsconfig.json
 
 test: lint web-test web chromium test-tools
-	$(BIN)/pytest -n 3 --dist loadfile --durations=25
+	$(BIN)/pytest -n 4 --dist loadfile --durations=25
 
 # The reference images of the screenshot tests, written anew from the current web client
 # (after a deliberate change of layout; review them with git diff before committing).

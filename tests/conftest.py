@@ -17,6 +17,25 @@ from tests.support.loop_watch import watch_event_loop
 pytest_plugins = ["tests.support.reports"]
 
 
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A test marked ``sqlite_only`` runs on SQLite alone: what it checks lives above the
+    storage, whose every query runs on both backends in the tests written for it."""
+    dropped = [item for item in items if _sqlite_only(item) and _backend(item) == "postgresql"]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        gone = set(dropped)
+        items[:] = [item for item in items if item not in gone]
+
+
+def _sqlite_only(item: pytest.Item) -> bool:
+    return item.get_closest_marker("sqlite_only") is not None
+
+
+def _backend(item: pytest.Item) -> object:
+    callspec = getattr(item, "callspec", None)
+    return None if callspec is None else callspec.params.get("database")
+
+
 @pytest.fixture(autouse=True)
 async def event_loop_watch(request: pytest.FixtureRequest) -> AsyncIterator[None]:
     """Every async test fails if something blocks its event loop."""

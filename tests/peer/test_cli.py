@@ -14,6 +14,8 @@ import pytest
 from peer import cli
 from tests.support.hub_server import PASSWORD, RunningHub
 
+pytestmark = pytest.mark.sqlite_only
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import aiohttp
+import pytest
 from standardwebhooks.webhooks import Webhook
 
 from server.common.roles import Role
@@ -18,6 +19,8 @@ from server.host.agents.routines import RoutineSpec
 from server.host.services.workspace import Member
 from tests.peer.test_cli import login, peer_cli
 from tests.support.hub_server import RunningHub
+
+pytestmark = pytest.mark.sqlite_only
 
 
 async def a_routine(server: RunningHub) -> str:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from server.common.roles import Role
 from server.host.agents.work_signals import AttentionWaiting, RunFinished
 from server.host.services.workspace import Member
@@ -12,6 +14,8 @@ from tests.peer.test_cli import login, peer_cli
 from tests.support.clock import FakeClock
 from tests.support.hub_server import RunningHub
 from tests.support.peers import wait_linked
+
+pytestmark = pytest.mark.sqlite_only
 
 
 async def test_lists_the_callers_notifications(

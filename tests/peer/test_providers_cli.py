@@ -4,8 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.peer.test_cli import login, peer_cli
 from tests.support.hub_server import RunningHub
+
+pytestmark = pytest.mark.sqlite_only
 
 KEY = "sk-ant-cli-0123456789"
 

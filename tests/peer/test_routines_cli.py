@@ -5,8 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tests.peer.test_cli import login, peer_cli
 from tests.support.hub_server import RunningHub
+
+pytestmark = pytest.mark.sqlite_only
 
 
 async def test_create_list_run_history_and_delete(server: RunningHub, tmp_path: Path) -> None:

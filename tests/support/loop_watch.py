@@ -7,7 +7,8 @@ the loop thread spent waiting for a CPU (the kernel's run-queue delay, from
 /proc), and the interpreter's garbage-collection pauses (a full collection of a
 long test run's heap can take most of a second), and time the loop thread sat in its
 selector waiting for I/O or its next timer (when it was late to wake, another thread held
-the interpreter or the machine was starved): none of it is the test's doing. A callback
+the interpreter or the machine was starved), and time it waited for a thread it started
+to get a CPU: none of it is the test's doing. A callback
 that blocks is seen as it runs, in its own frame.
 """
 
@@ -67,6 +68,17 @@ def _excused(thread_id: int) -> float:
     return _run_queue_wait(thread_id) + _gc_clock.total
 
 
+def _starting_a_thread(frame: FrameType | None) -> bool:
+    """Whether the loop thread waits for a thread it started to run (an executor growing):
+    an instant on a machine with a free CPU, the whole wait of the new thread for one when
+    the machine is starved, and that wait is the kernel's, not the test's."""
+    while frame is not None:
+        if frame.f_code.co_name == "start" and frame.f_code.co_filename.endswith("threading.py"):
+            return True
+        frame = frame.f_back
+    return False
+
+
 def _waiting_in_selector(frame: FrameType | None) -> bool:
     """Whether the loop thread is inside its selector's wait (no callback of the loop runs)."""
     return (
@@ -104,7 +116,7 @@ async def watch_event_loop() -> AsyncIterator[None]:
             if blocked > worst:
                 # Where the loop thread is right now: the blocking call, for the report.
                 frame = sys._current_frames().get(loop_ident)
-                if _waiting_in_selector(frame):
+                if _waiting_in_selector(frame) or _starting_a_thread(frame):
                     continue
                 worst = blocked
                 if blocked >= BLOCK_LIMIT_SECONDS:

@@ -50,3 +50,24 @@ async def test_a_loop_waiting_in_its_selector_is_not_counted_as_blocked() -> Non
     await sampled.wait()  # nothing runs on the loop meanwhile: it waits in its selector
     assert seen == [True]
     assert not _waiting_in_selector(sys._current_frames().get(loop_thread))  # running now
+
+
+class _LateThread(threading.Thread):
+    """A thread that gets its CPU late, as on a starved machine: ``start`` waits for it."""
+
+    def _bootstrap_inner(self) -> None:
+        time.sleep(BLOCK_LIMIT_SECONDS + 0.5)
+        super()._bootstrap_inner()  # type: ignore[misc]
+
+
+async def test_waiting_for_a_started_thread_to_run_is_not_counted_as_blocked() -> None:
+    """An executor that grows on a starved machine waits for its new thread to get a CPU:
+    the kernel's delay, not a blocking call of the test's."""
+    watch = watch_event_loop()
+    await anext(watch)
+    late = _LateThread(target=lambda: None)
+    late.start()
+    await asyncio.sleep(0.1)  # the watchdog samples the loop after it moves again
+    late.join()
+    with pytest.raises(StopAsyncIteration):
+        await anext(watch)

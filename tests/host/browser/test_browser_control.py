@@ -21,6 +21,8 @@ from tests.support.peers import Member, peer_member, wait_linked
 from tests.support.ports import closed_port
 from tests.support.sites import Site
 
+pytestmark = pytest.mark.sqlite_only
+
 
 @dataclass
 class Room:

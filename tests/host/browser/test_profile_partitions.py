@@ -15,6 +15,8 @@ from tests.support.hub_server import RunningHub
 from tests.support.peers import peer_member, wait_linked
 from tests.support.sites import Site
 
+pytestmark = pytest.mark.sqlite_only
+
 AGENT = Caller.agent("a" * 32, "t" * 32)
 
 

@@ -30,6 +30,8 @@ from tests.support.peers import peer_member, wait_linked
 from tests.support.resolvers import TableResolver
 from tests.support.upstreams import free_port, microsocks, tinyproxy
 
+pytestmark = pytest.mark.sqlite_only
+
 NOBODY = Caller.person("p" * 32)
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 

@@ -22,6 +22,8 @@ from tests.support.hub_server import PASSWORD, RunningHub
 from tests.support.peers import peer_member, wait_linked
 from tests.support.waiting import eventually
 
+pytestmark = pytest.mark.sqlite_only
+
 NOBODY = Caller.person("p" * 32)
 ROOT = Path(__file__).resolve().parents[3]
 

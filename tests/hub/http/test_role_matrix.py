@@ -23,6 +23,8 @@ from tests.support.images import tiny_png
 from tests.support.peers import wait_linked
 from tests.support.snapshots import database_snapshot
 
+pytestmark = pytest.mark.sqlite_only
+
 ACTORS = ("owner", "admin", "member", "other_team", "signed_out")
 
 
