@@ -249,25 +249,7 @@ class McpEndpoint:
     # --- the tools ------------------------------------------------------------------
 
     async def _list_tools(self, _ctx: Any, _params: Any) -> types.ListToolsResult:
-        tools = [
-            types.Tool(
-                name=name,
-                description=CATALOG[name].description,
-                input_schema=CATALOG[name].input_schema(),
-            )
-            for name in BROWSER_TOOLS
-        ]
-        tools.append(
-            types.Tool(
-                name=LIVE_VIEW_LINK,
-                description=(
-                    "The web client's address where a person of the team can watch (and "
-                    "take over) one of this session's tabs."
-                ),
-                input_schema=LIVE_VIEW_SCHEMA,
-            )
-        )
-        return types.ListToolsResult(tools=tools)
+        return types.ListToolsResult(tools=list(_TOOL_LIST))
 
     async def _call_tool(
         self, ctx: Any, params: types.CallToolRequestParams
@@ -354,6 +336,32 @@ class McpEndpoint:
             "note": "Open the address, signed in as a member of the team, and pick this tab "
             "in the list to watch it live.",
         }
+
+
+def _tool_list() -> tuple[types.Tool, ...]:
+    """What ``tools/list`` answers: fixed, so built once (a schema costs milliseconds)."""
+    tools = [
+        types.Tool(
+            name=name,
+            description=CATALOG[name].description,
+            input_schema=CATALOG[name].input_schema(),
+        )
+        for name in BROWSER_TOOLS
+    ]
+    tools.append(
+        types.Tool(
+            name=LIVE_VIEW_LINK,
+            description=(
+                "The web client's address where a person of the team can watch (and take "
+                "over) one of this session's tabs."
+            ),
+            input_schema=LIVE_VIEW_SCHEMA,
+        )
+    )
+    return tuple(tools)
+
+
+_TOOL_LIST = _tool_list()
 
 
 def _text_result(result: dict[str, Any], *, error: bool) -> types.CallToolResult:
