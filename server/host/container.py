@@ -460,7 +460,14 @@ def _agents(base: _Base, machinery: _Machinery, stores: _Stores, browsing: _Brow
         outbox,
         routine_hooks,
         team_webhooks,
-        McpEndpoint(tool_contexts, attention, outbox, public_url=base.settings.hub.public_url),
+        McpEndpoint(
+            tool_contexts,
+            attention,
+            outbox,
+            agents,
+            threads,
+            public_url=base.settings.hub.public_url,
+        ),
     )
 
 

@@ -101,6 +101,7 @@ class McpRelay:
                 token_id=token.id,
                 team_id=token.team_id,
                 account_id=token.account_id,
+                role=holder.role,
                 scope="browser+agents" if token.scope == "browser+agents" else "browser",
             ),
             method="POST" if request.method == "POST" else request.method,  # type: ignore[arg-type]

@@ -27,6 +27,7 @@ from peer.connection import HostConnection
 from server.host.agents.mcp_endpoint import BROWSER_TOOLS, LIVE_VIEW_LINK
 from tests.support.clock import FakeClock
 from tests.support.databases import scratch_database
+from tests.support.fakes.anthropic import API_KEY, FakeAnthropic, MessageEvents
 from tests.support.hub_server import ApiClient, RunningHub, hub_settings, running_hub
 from tests.support.loop_watch import watch_event_loop
 from tests.support.peers import peer_member, wait_linked
@@ -53,6 +54,7 @@ class Endpoint:
     # The owner's peer connection: where the approvals of their tokens' calls arrive.
     approver: HostConnection
     site: Site
+    provider: FakeAnthropic
 
     @property
     def url(self) -> str:
@@ -79,6 +81,7 @@ async def endpoint(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[En
     async with (
         scratch_database("sqlite", folder) as database,
         serving(pages_app({"/basket": PAGE})) as site,
+        FakeAnthropic() as provider,
         running_hub(hub_settings(folder, database), database, clock=clock) as server,
     ):
         owner = await server.sign_up_owner()
@@ -86,7 +89,12 @@ async def endpoint(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[En
         host_id = await wait_linked(server)
         member = await peer_member(server, "owner@example.com", folder)
         approver = await member.connect(host_id)
-        yield Endpoint(server, clock, team_id, host_id, owner, approver, site)
+        await approver.call("providers-v1/set_key", {"provider": "anthropic", "key": API_KEY})
+        await approver.call(
+            "providers-v1/update", {"provider": "anthropic", "baseUrl": provider.base_url}
+        )
+        await approver.call("agents-v1/create", {"name": "Scout"})
+        yield Endpoint(server, clock, team_id, host_id, owner, approver, site, provider)
         await approver.close()
         await member.hub.close()
 
@@ -223,6 +231,44 @@ async def test_a_session_sees_no_other_sessions_tabs(endpoint: Endpoint) -> None
         assert [t["tabId"] for t in payload(await first.call_tool("list_tabs", {}))["tabs"]] == [
             tab_id
         ]
+
+
+async def test_ask_agent_streams_the_agents_words_as_progress(endpoint: Endpoint) -> None:
+    _, browser_only = await endpoint.token()
+    async with mcp_session(endpoint.url, browser_only) as session:
+        names = [tool.name for tool in (await session.list_tools()).tools]
+        assert "ask_agent" not in names
+        refused = payload(await session.call_tool("ask_agent", {"agent": "Scout", "message": "Hi"}))
+        assert refused["error"]["code"] == "unknownTool"
+    _, secret = await endpoint.token(scope="browser+agents")
+    endpoint.provider.script(
+        MessageEvents().text("The basket ", "holds three items.").stop().reply()
+    )
+    streamed: list[str] = []
+
+    async def heard(progress: float, total: float | None, message: str | None) -> None:
+        assert total is None
+        assert progress > 0
+        streamed.append(message or "")
+
+    async with mcp_session(endpoint.url, secret) as session:
+        names = [tool.name for tool in (await session.list_tools()).tools]
+        assert names[-1] == "ask_agent"
+        asked = await session.call_tool(
+            "ask_agent",
+            {"agent": "scout", "message": "What is in the basket?"},
+            progress_callback=heard,
+        )
+        answer = payload(asked)
+        assert not asked.is_error, answer
+        assert (answer["status"], answer["answer"]) == ("done", "The basket holds three items.")
+        assert "".join(streamed) == "The basket holds three items."
+        nobody = payload(await session.call_tool("ask_agent", {"agent": "Nobody", "message": "x"}))
+        assert nobody["error"]["code"] == "agentNotFound"
+    [request] = endpoint.provider.requests
+    assert "What is in the basket?" in json.dumps(request.messages())
+    thread = await endpoint.approver.call("threads-v1/get", {"threadId": answer["threadId"]})
+    assert thread["thread"]["shared"] is False
 
 
 async def test_a_forged_token_is_refused_with_a_clear_code(endpoint: Endpoint) -> None:

@@ -19,6 +19,7 @@ from server.common.protocol.ids import (
     TeamId,
 )
 from server.common.protocol.signaling import SDP_MAX
+from server.common.roles import Role
 from server.common.wire import InboundModel, invalid_argument_from
 
 LINK_PATH = "/v1/hosts/link"
@@ -155,6 +156,8 @@ class McpCaller(InboundModel):
     token_id: str = Field(max_length=32)
     team_id: TeamId
     account_id: AccountId
+    # The member's role in the team when the hub checked the token.
+    role: Role
     scope: McpScope
 
 

@@ -36,8 +36,13 @@ from server.common.protocol.link import (
 )
 from server.host.agents.attention import AttentionRegistry
 from server.host.agents.hub_outbox import HubOutbox
+from server.host.agents.providers.transcript import AssistantMessage
+from server.host.agents.threads import ThreadService
 from server.host.browser.access import agent_reaches
 from server.host.browser.callers import Caller
+from server.host.services.agents import AgentService
+from server.host.services.workspace import Member
+from server.host.storage.threads import Turn
 from server.host.tools.catalog import CATALOG, call_tool, describe_call
 from server.host.tools.context import ToolContextFactory
 from server.host.tools.repair import repair_arguments
@@ -61,6 +66,18 @@ BROWSER_TOOLS = (
     "close_tab",
 )
 LIVE_VIEW_LINK = "live_view_link"
+ASK_AGENT = "ask_agent"
+ASK_AGENT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "agent": {"type": "string", "maxLength": 200, "description": "The agent's name or id."},
+        "message": {"type": "string", "minLength": 1, "maxLength": 20_000},
+    },
+    "required": ["agent", "message"],
+    "additionalProperties": False,
+}
+# How often a running turn's text is read for the progress notifications.
+ANSWER_TICK = 0.25
 LIVE_VIEW_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {"tabId": {"type": "string", "description": "A tab of this session's."}},
@@ -89,10 +106,14 @@ class McpEndpoint:
         tool_contexts: ToolContextFactory,
         attention: AttentionRegistry,
         outbox: HubOutbox,
+        agents: AgentService,
+        threads: ThreadService,
         *,
         public_url: str | None,
     ) -> None:
         self._tool_contexts = tool_contexts
+        self._agents = agents
+        self._threads = threads
         self._attention = attention
         self._outbox = outbox
         self._public_url = (public_url or "").rstrip("/")
@@ -248,8 +269,10 @@ class McpEndpoint:
 
     # --- the tools ------------------------------------------------------------------
 
-    async def _list_tools(self, _ctx: Any, _params: Any) -> types.ListToolsResult:
-        return types.ListToolsResult(tools=list(_TOOL_LIST))
+    async def _list_tools(self, ctx: Any, _params: Any) -> types.ListToolsResult:
+        caller: McpCaller = ctx.request.scope["state"][_CALLER_KEY]
+        agents = [_ASK_AGENT_TOOL] if caller.scope == "browser+agents" else []
+        return types.ListToolsResult(tools=[*_TOOL_LIST, *agents])
 
     async def _call_tool(
         self, ctx: Any, params: types.CallToolRequestParams
@@ -266,6 +289,8 @@ class McpEndpoint:
         if name == LIVE_VIEW_LINK:
             host_id = request.scope["state"][_HOST_KEY]
             result = await self._live_view_link(caller, host_id, session_id, arguments)
+        elif name == ASK_AGENT and caller.scope == "browser+agents":
+            result = await self._ask_agent(ctx, caller, arguments)
         elif name not in BROWSER_TOOLS:
             result = {
                 "error": {"code": "unknownTool", "message": f"there is no tool named {name!r}"}
@@ -316,6 +341,57 @@ class McpEndpoint:
                 }
         return await call_tool(context, name, arguments)
 
+    async def _ask_agent(
+        self, ctx: Any, caller: McpCaller, arguments: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Send a message to a team agent in a new private thread of the token's member;
+        its text is sent as progress while it runs, and its answer is the result."""
+        wanted, message = arguments.get("agent"), arguments.get("message")
+        if not isinstance(wanted, str) or not isinstance(message, str) or not message.strip():
+            return _failure("invalidArguments", "agent and message are both needed, as text")
+        agents = await self._agents.list_agents(caller.team_id)
+        found = [a for a in agents if a.id == wanted] or [
+            a for a in agents if a.name.casefold() == wanted.strip().casefold()
+        ]
+        if len(found) != 1:
+            return _failure("agentNotFound", f"no one agent is named {wanted!r} or has that id")
+        member = Member(caller.team_id, caller.account_id, caller.role)
+        thread = await self._threads.start_thread(
+            caller.team_id,
+            found[0].id,
+            caller.account_id,
+            f"From an outside agent: {message.strip()[:60]}",
+            shared=False,
+        )
+        turn = await self._threads.send(member, thread.id, message[:20_000])
+        if not isinstance(turn, Turn):  # a new thread has no turn to queue behind
+            return _failure("agentBusy", "the agent's thread was busy; ask again")
+        ended = asyncio.ensure_future(self._threads.ended_turn(caller.team_id, thread.id, turn.id))
+        said = ""
+        try:
+            while not ended.done():
+                await asyncio.wait({ended}, timeout=ANSWER_TICK)
+                so_far = await self._answer_so_far(caller, thread.id)
+                if len(so_far) > len(said) and so_far.startswith(said):
+                    await ctx.session.report_progress(len(so_far), None, so_far[len(said) :])
+                    said = so_far
+        finally:
+            ended.cancel()
+        finished = ended.result()
+        answer = await self._answer_so_far(caller, thread.id)
+        status = finished.status if finished is not None else "error"
+        result: dict[str, Any] = {"threadId": thread.id, "status": status, "answer": answer}
+        if status != "done":
+            reason = finished.reason if finished is not None else "the turn is gone"
+            result["error"] = {"code": "agentTurnEnded", "message": f"{status}: {reason}"}
+        return result
+
+    async def _answer_so_far(self, caller: McpCaller, thread_id: str) -> str:
+        """The agent's words in the thread so far: its replies, then what it streams."""
+        contents = await self._threads.read(caller.team_id, thread_id, caller.account_id)
+        replies = [m.text for m in contents.messages if isinstance(m, AssistantMessage) and m.text]
+        return "\n\n".join([*replies, contents.running_text] if contents.running_text else replies)
+
     async def _live_view_link(
         self, caller: McpCaller, host_id: str, session_id: str, arguments: dict[str, Any]
     ) -> dict[str, Any]:
@@ -362,6 +438,21 @@ def _tool_list() -> tuple[types.Tool, ...]:
 
 
 _TOOL_LIST = _tool_list()
+
+
+def _failure(code: str, message: str) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message}}
+
+
+_ASK_AGENT_TOOL = types.Tool(
+    name=ASK_AGENT,
+    description=(
+        "Send a message to one of the team's agents (by name or id) in a new thread of "
+        "yours; its words stream as progress and its answer is the result. Its gated "
+        "actions wait for your approval in the web client."
+    ),
+    input_schema=ASK_AGENT_SCHEMA,
+)
 
 
 def _text_result(result: dict[str, Any], *, error: bool) -> types.CallToolResult:
