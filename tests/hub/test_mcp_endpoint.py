@@ -271,6 +271,33 @@ async def test_ask_agent_streams_the_agents_words_as_progress(endpoint: Endpoint
     assert thread["thread"]["shared"] is False
 
 
+async def test_a_session_answers_only_the_token_that_opened_it(endpoint: Endpoint) -> None:
+    _, mine = await endpoint.token()
+    _, theirs = await endpoint.token()
+    headers = {"Accept": "application/json, text/event-stream"}
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "probe", "version": "1"},
+        },
+    }
+    opened = await endpoint.server.client(bearer=mine).post("/v1/mcp", initialize, headers=headers)
+    assert opened.status == 200, opened.raw
+    session_id = opened.headers["Mcp-Session-Id"]
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    borrowed = await endpoint.server.client(bearer=theirs).post(
+        "/v1/mcp",
+        call,
+        headers={**headers, "Mcp-Session-Id": session_id, "Mcp-Protocol-Version": "2025-11-25"},
+    )
+    assert borrowed.status == 404
+    assert b"Session not found" in borrowed.raw
+
+
 async def test_a_forged_token_is_refused_with_a_clear_code(endpoint: Endpoint) -> None:
     client = endpoint.server.client()
     for bearer, code in (

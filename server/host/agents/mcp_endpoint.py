@@ -222,7 +222,8 @@ class McpEndpoint:
             opened = writer.session_id
             if opened is not None and session_id is None and writer.status < 300:
                 self._sessions[opened] = _Session(request.caller)
-            if request.method == "DELETE" and session_id is not None:
+            if session_id is not None and (request.method == "DELETE" or writer.status == 404):
+                # Ended by its client, or by the session manager (idle too long).
                 self._sessions.pop(session_id, None)
             await writer.finish()
 
