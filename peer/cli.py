@@ -18,6 +18,7 @@ from typing import Any
 
 import aiohttp
 
+from peer.access_tokens import NoHost, tokens_command
 from peer.chat import AgentNotFound, StdinLines, TerminalChat, find_agent
 from peer.connection import (
     AccessRevoked,
@@ -263,6 +264,31 @@ def build_parser() -> argparse.ArgumentParser:
         "--missed", choices=["once", "skip"], default="once", help="after downtime"
     )
     routine_create.add_argument("--disabled", action="store_true", help="create it turned off")
+    tokens = commands.add_parser(
+        "tokens",
+        help="personal access tokens for the hub's MCP endpoint",
+        description="Tokens with which an outside agent (an MCP client) uses the team's "
+        "browsers through the hub's /v1/mcp, as you. Each reaches one host of one team.",
+    )
+    token_actions = tokens.add_subparsers(dest="tokens_command", required=True, metavar="ACTION")
+    token_create = token_actions.add_parser("create", help="a new token; prints its secret once")
+    token_create.add_argument("name", metavar="NAME", help="what the token is for")
+    token_create.add_argument("--host", help="host id (default: the team's first online host)")
+    token_create.add_argument(
+        "--scope",
+        choices=["browser", "browser+agents"],
+        default="browser",
+        help="browser tools only (browser), or also the team's agents (browser+agents)",
+    )
+    token_create.add_argument("--days", type=int, default=30, help="days until it expires (30)")
+    token_list = token_actions.add_parser("list", help="your tokens, without their secrets")
+    token_list.add_argument(
+        "--all", action="store_true", help="every member's tokens (owners and admins)"
+    )
+    token_revoke = token_actions.add_parser("revoke", help="revoke a token; its sessions end")
+    token_revoke.add_argument("token", metavar="TOKEN", help="the token's id (from list)")
+    for sub in (token_create, token_list, token_revoke):
+        sub.add_argument("--team", help=TEAM_HELP)
     share = commands.add_parser(
         "share-egress",
         help="share this computer's connection with the host's browser profiles",
@@ -354,6 +380,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 1
+    except NoHost as exc:
+        print(f"crewhost-peer: {exc}", file=sys.stderr)
+        return 1
     except (AgentNotFound, TeamNotFound) as exc:
         print(f"crewhost-peer: {exc} ({exc.code})", file=sys.stderr)
         return 1
@@ -394,6 +423,10 @@ async def _run(args: argparse.Namespace, config: PeerConfig) -> int:
         elif args.command == "teams":
             teams = await hub.teams()
             _print_table(["ID", "ROLE", "NAME"], [[t["id"], t["role"], t["name"]] for t in teams])
+        elif args.command == "tokens":
+            rows = await tokens_command(hub, args)
+            if rows is not None:
+                _print_table(["ID", "STATE", "SCOPE", "EXPIRES", "LAST USED", "NAME"], rows)
         elif args.command == "hosts":
             team_id = (await find_team(hub, args.team))["id"]
             _print_table(

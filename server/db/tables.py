@@ -755,3 +755,40 @@ ENCRYPTED_COLUMNS: tuple[EncryptedColumn, ...] = (
     SMTP_PASSWORD,
     TEAM_WEBHOOK_PREVIOUS_SECRET,
 )
+
+
+# --- personal access tokens --------------------------------------------------------------
+# A member's bearer token for the MCP endpoint: one team and one host, a scope and an
+# expiry; only the SHA-256 of the secret is kept. Each tool call made with one is in
+# ``access_token_uses`` (the audit list the member and the team's admins read).
+access_tokens = sa.Table(
+    "access_tokens",
+    metadata,
+    sa.Column("id", ID, primary_key=True),
+    sa.Column("team_id", ID, nullable=False),
+    sa.Column("host_id", ID, nullable=False),
+    sa.Column("account_id", ID, nullable=False),
+    sa.Column("name", sa.String(100), nullable=False),
+    sa.Column("token_hash", sa.String(64), nullable=False, unique=True),
+    # browser, or browser+agents
+    sa.Column("scope", sa.String(32), nullable=False),
+    sa.Column("created_at", TIME, nullable=False),
+    sa.Column("expires_at", TIME, nullable=False),
+    sa.Column("last_used_at", TIME, nullable=True),
+    sa.Column("revoked_at", TIME, nullable=True),
+    sa.Index(None, "team_id", "account_id"),
+)
+
+access_token_uses = sa.Table(
+    "access_token_uses",
+    metadata,
+    sa.Column("id", ID, primary_key=True),
+    sa.Column("team_id", ID, nullable=False),
+    sa.Column("token_id", ID, nullable=False),
+    sa.Column("account_id", ID, nullable=False),
+    sa.Column("at", TIME, nullable=False),
+    sa.Column("tool", sa.String(100), nullable=False),
+    # ok, error (the tool answered with an error), refused (the token or a person said no)
+    sa.Column("outcome", sa.String(16), nullable=False),
+    sa.Index(None, "team_id", "token_id", "at"),
+)

@@ -26,6 +26,7 @@ from server.db.engine import Database
 from server.host.agents.attention import AttentionRegistry
 from server.host.agents.email_notices import MailServer
 from server.host.agents.hub_outbox import HubOutbox
+from server.host.agents.mcp_endpoint import McpEndpoint
 from server.host.agents.memory_review import MemoryReview
 from server.host.agents.model_providers import ModelProviders
 from server.host.agents.notifications import NotificationService
@@ -147,6 +148,7 @@ class _Agents:
     hub_outbox: HubOutbox
     routine_hooks: RoutineHookService
     team_webhooks: TeamWebhookService
+    mcp: McpEndpoint
 
 
 @dataclass(frozen=True)
@@ -205,6 +207,7 @@ class HostServices:
     hub_outbox: HubOutbox
     routine_hooks: RoutineHookService
     team_webhooks: TeamWebhookService
+    mcp: McpEndpoint
     live: LiveViews
     teaching: TeachingService
     control_requests: ControlRequestService
@@ -260,6 +263,8 @@ class HostServices:
         await self._resources.enter_async_context(self.models)
         self._resources.push_async_callback(self.web_search.close)
         await self._resources.enter_async_context(self.team_webhooks)
+        # Outside agents' MCP sessions end before the browser and the turns they wait on.
+        await self._resources.enter_async_context(self.mcp.running())
         # Turns end first: they use the browser, the peers and the providers; then reviews.
         self._resources.push_async_callback(self.memories.uses_counted)
         self._resources.push_async_callback(self.memory_review.close)
@@ -455,6 +460,14 @@ def _agents(base: _Base, machinery: _Machinery, stores: _Stores, browsing: _Brow
         outbox,
         routine_hooks,
         team_webhooks,
+        McpEndpoint(
+            tool_contexts,
+            attention,
+            outbox,
+            agents,
+            threads,
+            public_url=base.settings.hub.public_url,
+        ),
     )
 
 

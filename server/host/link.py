@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+from typing import Any
 
 import aiohttp
 
@@ -23,6 +24,9 @@ from server.common.protocol.link import (
     LinkHookDeliveryAck,
     LinkHookRegister,
     LinkHookSync,
+    LinkMcpCancel,
+    LinkMcpEnd,
+    LinkMcpRequest,
     LinkOffer,
     LinkRefused,
     LinkRevoke,
@@ -138,6 +142,23 @@ class HostLinkClient:
                 self._tasks.start(self._services.peers.revoke(message))
             elif isinstance(message, LinkHookDelivery):
                 self._tasks.start(self._take_delivery(socket, message))
+            elif isinstance(message, LinkMcpRequest):
+                self._tasks.start(self._serve_mcp(socket, message))
+            elif isinstance(message, LinkMcpCancel):
+                self._services.mcp.cancel(message.request_id)
+            elif isinstance(message, LinkMcpEnd):
+                self._tasks.start(self._services.mcp.end_tokens(message.token_ids))
+
+    async def _serve_mcp(
+        self, socket: aiohttp.ClientWebSocketResponse, request: LinkMcpRequest
+    ) -> None:
+        """An outside agent's MCP request, answered piece by piece down this link."""
+
+        async def send(message: Any) -> None:
+            if not socket.closed:
+                await socket.send_str(encode(message))
+
+        await self._services.mcp.serve(request, send, self._services.host_id)
 
     async def _take_delivery(
         self, socket: aiohttp.ClientWebSocketResponse, delivery: LinkHookDelivery

@@ -10,16 +10,32 @@ from aiohttp import web
 
 from server import __version__
 from server.common.protocol.hooks import HOOK_PATH
-from server.common.protocol.link import LINK_PATH
+from server.common.protocol.link import LINK_PATH, MCP_PATH
 from server.hub.container import HUB_KEY, Hub
 from server.hub.http.middleware import errors_and_metrics
 from server.hub.http.openapi import build_openapi
 from server.hub.http.routing import Route, wrap
 from server.hub.http.web_client import add_web_client
-from server.hub.routes import accounts, hooks, hosts, invitations, system, teams
+from server.hub.routes import (
+    access_tokens,
+    accounts,
+    hooks,
+    hosts,
+    invitations,
+    mcp,
+    system,
+    teams,
+)
 from server.hub.services.accounts import MAX_AVATAR_BYTES
 
-ROUTE_TABLES = (system.routes, accounts.routes, teams.routes, invitations.routes, hosts.routes)
+ROUTE_TABLES = (
+    system.routes,
+    accounts.routes,
+    teams.routes,
+    invitations.routes,
+    hosts.routes,
+    access_tokens.routes,
+)
 
 
 def all_routes() -> list[Route]:
@@ -51,9 +67,12 @@ def build_app(hub: Hub) -> web.Application:
     app.router.add_get("/v1/openapi.json", serve_openapi, name="openapi")
     app.router.add_get(LINK_PATH, hub.links.handle, name="host_link")
     app.router.add_post(HOOK_PATH, hooks.receive_delivery, name="receive_hook_delivery")
+    for method in ("GET", "POST", "DELETE"):
+        app.router.add_route(method, MCP_PATH, mcp.serve_mcp, name=f"mcp_{method.lower()}")
     add_web_client(app)
     app.cleanup_ctx.append(_lifecycle(hub))
     # Long-lived websockets and event streams end first, so shutdown does not wait for them.
+    app.on_shutdown.append(lambda _app: hub.mcp.close())
     app.on_shutdown.append(lambda _app: hub.links.close())
     app.on_shutdown.append(_end_streams(hub))
     return app
@@ -72,7 +91,9 @@ def _lifecycle(hub: Hub) -> Any:
         await hub.bus.start(hub.on_bus)
         await hub.links.start()
         hub.hooks.start()
+        hub.mcp.start()
         yield
+        await hub.mcp.close()
         await hub.hooks.close()
         await hub.bus.close()
         hub.passwords.close()

@@ -17,9 +17,12 @@ from server.db.engine import Database
 from server.hub.account_streams import AccountStreams
 from server.hub.bus import Bus, LocalBus, PostgresBus
 from server.hub.links import HostLinks
+from server.hub.mcp_relay import McpRelay
 from server.hub.metrics import HubMetrics
 from server.hub.passwords import PasswordHasher
 from server.hub.services.access_changes import ACCESS_KINDS, AccessChanges
+from server.hub.services.access_tokens import ENDED_KIND as ACCESS_TOKENS_ENDED
+from server.hub.services.access_tokens import AccessTokenService
 from server.hub.services.accounts import AccountService
 from server.hub.services.hooks import HookService
 from server.hub.services.hosts import HostService
@@ -53,6 +56,8 @@ class Hub:
     changes: AccessChanges
     streams: AccountStreams
     hooks: HookService
+    access_tokens: AccessTokenService
+    mcp: McpRelay
 
     @classmethod
     def build(
@@ -83,6 +88,8 @@ class Hub:
             refill_seconds=settings.hub.hook_refill_seconds,
         )
         invitations = InvitationService(db, clock, changes)
+        access_tokens = AccessTokenService(db, clock, teams, hosts, bus)
+        links = HostLinks(hosts, tickets, bus, instance_id, clock, hooks, access_tokens)
         accounts = AccountService(
             db,
             clock,
@@ -106,10 +113,12 @@ class Hub:
             hosts=hosts,
             bus=bus,
             tickets=tickets,
-            links=HostLinks(hosts, tickets, bus, instance_id, clock, hooks),
+            links=links,
             changes=changes,
             streams=AccountStreams(),
             hooks=hooks,
+            access_tokens=access_tokens,
+            mcp=McpRelay(links, hosts, access_tokens, clock),
         )
         changes.bind(hub.apply_access_change)
         return hub
@@ -120,6 +129,11 @@ class Hub:
             # Announcements may have been missed: trust nothing cached.
             self.teams.forget_cached(None)
             self.sessions.forget_all_cached()
+            return
+        if message.get("kind") == ACCESS_TOKENS_ENDED:
+            ids = message.get("token_ids")
+            if isinstance(ids, list):
+                await self.mcp.end_tokens([str(i) for i in ids])
             return
         if message.get("kind") in ACCESS_KINDS:
             if message.get("origin") != self.changes.origin:

@@ -30,6 +30,9 @@ from server.common.protocol.link import (
     LinkHookRegister,
     LinkHookRemove,
     LinkHookSync,
+    LinkMcpResponseBody,
+    LinkMcpResponseStart,
+    LinkMcpToolUsed,
     LinkOffer,
     LinkRefused,
     LinkRevoke,
@@ -41,6 +44,7 @@ from server.common.request_ids import current_request_id
 from server.common.tasks import BackgroundTasks
 from server.common.tokens import new_id
 from server.hub.bus import Bus, LocalBus
+from server.hub.services.access_tokens import AccessTokenService
 from server.hub.services.hooks import HookService
 from server.hub.services.hosts import HostService
 from server.hub.services.tickets import TicketService
@@ -53,6 +57,9 @@ HELLO_SECONDS = 10.0
 OFFER_SECONDS = 15.0
 # A webhook delivery not acknowledged this long after it was sent is sent again.
 HOOK_RESEND_SECONDS = 30.0
+
+# A piece of a relayed MCP answer, or None when its link ended.
+McpReply = LinkMcpResponseStart | LinkMcpResponseBody
 
 
 @dataclass(eq=False)
@@ -82,8 +89,12 @@ class HostLinks:
         instance_id: str,
         clock: Clock,
         hooks: HookService,
+        access_tokens: AccessTokenService,
     ) -> None:
         self._hosts = hosts
+        self._access_tokens = access_tokens
+        # The relayed MCP requests waiting for their answers: request id to (host, queue).
+        self._mcp_replies: dict[str, tuple[str, asyncio.Queue[McpReply | None]]] = {}
         self._hooks = hooks
         self._clock = clock
         self._tickets = tickets
@@ -198,6 +209,9 @@ class HostLinks:
                 await self._hosts.remove_link(link.host_id, self.instance_id)
             for future in link.pending.values():
                 future.cancel()
+            for host_id, replies in list(self._mcp_replies.values()):
+                if host_id == link.host_id:
+                    replies.put_nowait(None)
             log.info("host link ended", extra={"host_id": link.host_id})
         return socket
 
@@ -235,6 +249,12 @@ class HostLinks:
                 future = link.pending.pop(message.request_id, None)
                 if future is not None and not future.done():
                     future.set_result(message)
+            elif isinstance(message, LinkMcpResponseStart | LinkMcpResponseBody):
+                waiting = self._mcp_replies.get(message.request_id)
+                if waiting is not None and waiting[0] == link.host_id:
+                    waiting[1].put_nowait(message)
+            elif isinstance(message, LinkMcpToolUsed):
+                self._tasks.start(self._keep_tool_use(link, message))
             elif isinstance(
                 message, LinkHookSync | LinkHookRegister | LinkHookRemove | LinkHookDeliveryAck
             ):
@@ -257,6 +277,31 @@ class HostLinks:
             await self._hooks.remove(link.host_id, message.team_id, message.hook_id)
         else:
             await self._hooks.acknowledge(link.host_id, message.delivery_id)
+
+    def expect_mcp_replies(
+        self, request_id: str, host_id: str, replies: asyncio.Queue[McpReply | None]
+    ) -> None:
+        """Put the answer of a relayed MCP request, piece by piece, on ``replies``."""
+        self._mcp_replies[request_id] = (host_id, replies)
+
+    def forget_mcp_replies(self, request_id: str) -> None:
+        self._mcp_replies.pop(request_id, None)
+
+    async def send_to_host(self, host_id: str, message: Any) -> None:
+        """Send a message down a link this instance holds (``hostOffline`` if it holds none)."""
+        link = self._links.get(host_id)
+        if link is None or link.socket.closed:
+            raise Unavailable("the host is not connected", code="hostOffline")
+        await link.send(message)
+
+    async def _keep_tool_use(self, link: HostLink, used: LinkMcpToolUsed) -> None:
+        """Keep a tool call in its token's audit list: a token of that host's alone."""
+        try:
+            await self._access_tokens.record_use_from_host(
+                link.host_id, used.team_id, used.token_id, used.tool, used.outcome
+            )
+        except Exception:  # the call is done; its audit line is lost, said in the log
+            log.exception("keeping an MCP tool use failed", extra={"host_id": link.host_id})
 
     async def relay_offer(
         self,

@@ -238,6 +238,59 @@ class HostList(WireModel):
     hosts: list[HostView]
 
 
+# --- personal access tokens ---------------------------------------------------------
+
+TokenName = Annotated[
+    str,
+    StringConstraints(strip_whitespace=True, min_length=1, max_length=100),
+    AfterValidator(_no_control_characters),
+]
+
+
+class CreateAccessToken(InboundModel):
+    name: TokenName = Field(description="What the token is for, in the member's words.")
+    host_id: str = Field(max_length=32, description="The one host of the team it reaches.")
+    scope: Literal["browser", "browser+agents"] = Field(
+        "browser", description="browser: the browser tools; browser+agents: also ask_agent."
+    )
+    expires_in_days: int = Field(30, ge=1, le=365)
+
+
+class AccessTokenView(WireModel):
+    id: str
+    name: str
+    host_id: str
+    account_id: str
+    scope: str
+    created_at: float
+    expires_at: float
+    last_used_at: float | None
+    revoked: bool
+    live: bool = Field(description="Neither revoked nor expired.")
+
+
+class AccessTokenCreated(WireModel):
+    token: AccessTokenView
+    secret: str = Field(description="Shown once: the bearer for the MCP endpoint (crh_pat_...).")
+
+
+class AccessTokenList(WireModel):
+    tokens: list[AccessTokenView]
+
+
+class AccessTokenUseView(WireModel):
+    id: str
+    token_id: str
+    account_id: str
+    at: float
+    tool: str
+    outcome: str = Field(description="ok, error (the tool answered an error) or refused.")
+
+
+class AccessTokenUseList(WireModel):
+    uses: list[AccessTokenUseView]
+
+
 class Health(WireModel):
     status: Literal["ok"]
     version: str

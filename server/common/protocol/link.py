@@ -19,6 +19,7 @@ from server.common.protocol.ids import (
     TeamId,
 )
 from server.common.protocol.signaling import SDP_MAX
+from server.common.roles import Role
 from server.common.wire import InboundModel, invalid_argument_from
 
 LINK_PATH = "/v1/hosts/link"
@@ -141,6 +142,79 @@ class LinkHookDeliveryAck(InboundModel):
     delivery_id: HookDeliveryId
 
 
+MCP_PATH = "/v1/mcp"
+# The largest request body the MCP endpoint takes, and the largest piece of an answer a
+# link message carries (an answer is sent in as many pieces as it needs).
+MAX_MCP_BODY = 128 * 1024
+MAX_MCP_PIECE = 128 * 1024
+McpScope = Literal["browser", "browser+agents"]
+
+
+class McpCaller(InboundModel):
+    """Whose MCP request it is: the personal access token the hub checked, and its member."""
+
+    token_id: str = Field(max_length=32)
+    team_id: TeamId
+    account_id: AccountId
+    # The member's role in the team when the hub checked the token.
+    role: Role
+    scope: McpScope
+
+
+class LinkMcpRequest(InboundModel):
+    """One HTTP request to the MCP endpoint (hub to host), its bearer already checked and
+    taken out; the host serves it and answers with ``mcp-response-*`` of the same id."""
+
+    type: Literal["mcp-request"] = "mcp-request"
+    request_id: str = Field(max_length=64)
+    caller: McpCaller
+    method: Literal["GET", "POST", "DELETE"]
+    headers: dict[str, str] = Field(max_length=32)
+    body: str = Field(max_length=MAX_MCP_BODY)
+
+
+class LinkMcpResponseStart(InboundModel):
+    """The status and headers of an MCP answer (host to hub)."""
+
+    type: Literal["mcp-response-start"] = "mcp-response-start"
+    request_id: str = Field(max_length=64)
+    status: int = Field(ge=100, le=599)
+    headers: dict[str, str] = Field(max_length=32)
+
+
+class LinkMcpResponseBody(InboundModel):
+    """A piece of an MCP answer's body (host to hub), in order; ``more`` is False on the last."""
+
+    type: Literal["mcp-response-body"] = "mcp-response-body"
+    request_id: str = Field(max_length=64)
+    data: str = Field(max_length=MAX_MCP_PIECE)
+    more: bool
+
+
+class LinkMcpCancel(InboundModel):
+    """The client of an MCP request went away, or its token ended (hub to host): stop it."""
+
+    type: Literal["mcp-cancel"] = "mcp-cancel"
+    request_id: str = Field(max_length=64)
+
+
+class LinkMcpEnd(InboundModel):
+    """End every MCP session opened with these tokens (hub to host): revoked or expired."""
+
+    type: Literal["mcp-end"] = "mcp-end"
+    token_ids: list[str] = Field(max_length=1000)
+
+
+class LinkMcpToolUsed(InboundModel):
+    """A tool call made with a token ended (host to hub), for the token's audit list."""
+
+    type: Literal["mcp-tool-used"] = "mcp-tool-used"
+    token_id: str = Field(max_length=32)
+    team_id: TeamId
+    tool: str = Field(max_length=100)
+    outcome: Literal["ok", "error", "refused"]
+
+
 LinkMessage = Annotated[
     LinkChallenge
     | LinkHello
@@ -153,7 +227,13 @@ LinkMessage = Annotated[
     | LinkHookRegister
     | LinkHookRemove
     | LinkHookDelivery
-    | LinkHookDeliveryAck,
+    | LinkHookDeliveryAck
+    | LinkMcpRequest
+    | LinkMcpResponseStart
+    | LinkMcpResponseBody
+    | LinkMcpCancel
+    | LinkMcpEnd
+    | LinkMcpToolUsed,
     Field(discriminator="type"),
 ]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
-from server.common.protocol.link import LinkHookRegister, LinkHookRemove
+from server.common.protocol.link import LinkHookRegister, LinkHookRemove, LinkMcpToolUsed
 
-OutboxMessage = LinkHookRegister | LinkHookRemove
+OutboxMessage = LinkHookRegister | LinkHookRemove | LinkMcpToolUsed
 
 
 class HubOutbox:

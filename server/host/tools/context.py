@@ -281,6 +281,17 @@ class ToolContextFactory:
             ),
         )
 
+    async def for_outside_session(self, team_id: str, caller: Caller) -> ToolContext:
+        """The tools' view of this host for an outside agent's MCP session: the browser
+        alone, new tabs in the team's shared profile; no memories, model, people or files."""
+        return ToolContext(
+            engine=await self.browser.engine(),
+            team_id=team_id,
+            caller=caller,
+            settings=ToolSettings.from_settings(self.settings),
+            announce=self.announce,
+        )
+
     @contextlib.asynccontextmanager
     async def _fetch_proxy(self, team_id: str, caller: Caller) -> AsyncIterator[str | None]:
         """The proxy of the agent's browser profile, as an http:// address for as long as

@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from aiohttp import web
 
 from server.hub.schemas import (
+    AccessTokenUseView,
+    AccessTokenView,
     AccountView,
     HostView,
     InvitationUseView,
@@ -16,6 +18,7 @@ from server.hub.schemas import (
     TeamView,
 )
 from server.hub.services.invitations import invitation_usable
+from server.hub.storage.access_tokens import AccessToken, AccessTokenUse
 from server.hub.storage.accounts import Account, Avatar
 from server.hub.storage.hosts import Host
 from server.hub.storage.invitations import Invitation, InvitationUse
@@ -104,4 +107,31 @@ def host_view(host: Host, *, online: bool) -> HostView:
         builtin=host.builtin,
         online=online,
         public_key=host.public_key,
+    )
+
+
+def access_token_view(token: AccessToken, now: float) -> AccessTokenView:
+    """A token as its member and the team's admins see it: never its secret nor its hash."""
+    return AccessTokenView(
+        id=token.id,
+        name=token.name,
+        host_id=token.host_id,
+        account_id=token.account_id,
+        scope=token.scope,
+        created_at=token.created_at,
+        expires_at=token.expires_at,
+        last_used_at=token.last_used_at,
+        revoked=token.revoked_at is not None,
+        live=token.revoked_at is None and now < token.expires_at,
+    )
+
+
+def access_token_use_view(use: AccessTokenUse) -> AccessTokenUseView:
+    return AccessTokenUseView(
+        id=use.id,
+        token_id=use.token_id,
+        account_id=use.account_id,
+        at=use.at,
+        tool=use.tool,
+        outcome=use.outcome,
     )

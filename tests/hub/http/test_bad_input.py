@@ -29,6 +29,7 @@ VALID_BODIES: dict[str, dict[str, Any]] = {
     "EnrolHost": {"code": "not-a-real-code", "publicKey": "A" * 43},
     "TicketRequest": {"fingerprint": ":".join(["AB"] * 32)},
     "ConnectRequest": {"ticket": "x.y", "sdp": "v=0"},
+    "CreateAccessToken": {"name": "laptop", "hostId": "0" * 32, "expiresInDays": 7},
 }
 WRITE_ROUTES = [r for r in all_routes() if r.method != "GET" and not r.raw_body_types]
 BODY_ROUTES = [r for r in WRITE_ROUTES if r.body is not None]

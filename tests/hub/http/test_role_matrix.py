@@ -38,6 +38,8 @@ class World:
     enrolled_host_id: str
     # Who makes the request: a connect sample carries a ticket of that actor's own.
     actor: str = "owner"
+    # The owner's personal access token (a member may revoke only their own).
+    access_token_id: str = ""
 
     @property
     def builtin_host_id(self) -> str:
@@ -107,9 +109,26 @@ SAMPLES: dict[str, tuple[Sample, int]] = {
     "remove_host": (lambda w: _plain(w, f"/v1/teams/{{team_id}}/hosts/{w.enrolled_host_id}"), 204),
     "issue_ticket": (_ticket, 201),
     "connect_to_host": (_connect, 200),
+    "create_access_token": (
+        lambda w: _plain(
+            w, "/v1/teams/{team_id}/access-tokens", {"name": "ci", "hostId": w.builtin_host_id}
+        ),
+        201,
+    ),
+    "list_access_tokens": (lambda w: _plain(w, "/v1/teams/{team_id}/access-tokens"), 200),
+    "list_team_access_tokens": (lambda w: _plain(w, "/v1/teams/{team_id}/access-tokens/all"), 200),
+    "revoke_access_token": (
+        lambda w: _plain(w, f"/v1/teams/{{team_id}}/access-tokens/{w.access_token_id}"),
+        204,
+    ),
+    "list_access_token_uses": (lambda w: _plain(w, "/v1/teams/{team_id}/access-token-uses"), 200),
+    "list_team_access_token_uses": (
+        lambda w: _plain(w, "/v1/teams/{team_id}/access-token-uses/all"),
+        200,
+    ),
 }
-# The one owner of a team cannot leave it.
-EXCEPTIONS = {("leave_team", "owner"): 409}
+# The one owner of a team cannot leave it; a member revokes no token but their own.
+EXCEPTIONS = {("leave_team", "owner"): 409, ("revoke_access_token", "member"): 404}
 
 TEAM_ROUTES = [route for route in all_routes() if isinstance(route.access, Role)]
 
@@ -134,7 +153,10 @@ async def build_world(server: RunningHub) -> World:
     other = await server.create_owner("b-owner@example.com", "Team B")
     invitation = await owner.post(f"/v1/teams/{team_id}/invitations", {})
     enrolled_host_id = await enrol_host(server, owner, team_id, SigningKey.generate())
-    await wait_linked(server)
+    builtin_host_id = await wait_linked(server)
+    token = await owner.post(
+        f"/v1/teams/{team_id}/access-tokens", {"name": "laptop", "hostId": builtin_host_id}
+    )
     assert target.account_id is not None
     return World(
         server,
@@ -149,6 +171,7 @@ async def build_world(server: RunningHub) -> World:
         target.account_id,
         invitation.body["invitation"]["id"],
         enrolled_host_id,
+        access_token_id=token.body["token"]["id"],
     )
 
 

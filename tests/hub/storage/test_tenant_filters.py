@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import replace
 
 import pytest
 
 from server.common.roles import Role
 from server.db.engine import Database
+from server.hub.storage.access_tokens import AccessToken, AccessTokenRepository, AccessTokenUse
 from server.hub.storage.accounts import Account, AccountRepository
 from server.hub.storage.invitations import Invitation, InvitationRepository
 from server.hub.storage.teams import Team, TeamRepository
@@ -16,6 +18,7 @@ from tests.support.snapshots import database_snapshot
 
 teams = TeamRepository()
 invitations = InvitationRepository()
+access_tokens = AccessTokenRepository()
 
 
 @pytest.fixture
@@ -33,12 +36,20 @@ async def db(database: ScratchDatabase) -> AsyncIterator[Database]:
             conn,
             Invitation("c" * 32, TEAM_A, "h" * 64, Role.MEMBER, "a" * 32, 1.0, 9e12, 5, 0, None),
         )
+        await access_tokens.add_token(conn, A_TOKEN)
+        await access_tokens.add_use(
+            conn, AccessTokenUse("u" * 32, TEAM_A, A_TOKEN.id, "a" * 32, 2.0, "open", "ok")
+        )
     yield opened
     await opened.close()
 
 
 TEAM_A, TEAM_B = "a1" + "0" * 30, "b1" + "0" * 30
 ACCOUNT_A = "a" * 32
+# Team A's member's access token (the bearer's hash names no team: the row says which).
+A_TOKEN = AccessToken(
+    "d" * 32, TEAM_A, "e" * 32, ACCOUNT_A, "laptop", "f" * 64, "browser", 1.0, 9e12, None, None
+)
 
 
 async def test_reads_filter_by_team(db: Database) -> None:
@@ -48,6 +59,11 @@ async def test_reads_filter_by_team(db: Database) -> None:
         assert [m.account_id for m in await teams.list_members(conn, TEAM_B)] == ["b" * 32]
         assert await invitations.list_invitations(conn, TEAM_B) == []
         assert not await invitations.invitation_exists(conn, TEAM_B, "c" * 32)
+        assert await access_tokens.get_token(conn, TEAM_B, A_TOKEN.id) is None
+        assert await access_tokens.list_tokens(conn, TEAM_B, ACCOUNT_A) == []
+        assert await access_tokens.list_tokens(conn, TEAM_B, None) == []
+        assert await access_tokens.list_uses(conn, TEAM_B, account_id=None) == []
+        assert await access_tokens.list_uses(conn, TEAM_B, account_id=ACCOUNT_A) == []
 
 
 async def test_writes_with_another_team_change_nothing(db: Database) -> None:
@@ -61,7 +77,21 @@ async def test_writes_with_another_team_change_nothing(db: Database) -> None:
         assert revoked == 0
         await teams.update_role(conn, TEAM_B, ACCOUNT_A, Role.MEMBER)
         await teams.remove_membership(conn, TEAM_B, ACCOUNT_A)
+        assert not await access_tokens.update_revoked(conn, TEAM_B, A_TOKEN.id, 2.0)
     assert await database_snapshot(db) == before
+
+
+async def test_a_use_under_another_team_marks_no_token_used(db: Database) -> None:
+    """A use kept under team B (a host's report names the team) leaves team A's token as
+    it was: only the audit row is B's."""
+    async with db.write() as conn:
+        await access_tokens.add_use(
+            conn, AccessTokenUse("v" * 32, TEAM_B, A_TOKEN.id, ACCOUNT_A, 3.0, "click", "ok")
+        )
+    async with db.read() as conn:
+        kept = await access_tokens.get_token(conn, TEAM_A, A_TOKEN.id)
+    # Its own use (at 2.0, in the fixture) is the last it has.
+    assert kept == replace(A_TOKEN, last_used_at=2.0)
 
 
 async def test_invitation_use_stops_at_the_limit(db: Database) -> None:

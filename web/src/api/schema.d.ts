@@ -331,6 +331,92 @@ export interface paths {
         patch: operations["renameTeam"];
         trace?: never;
     };
+    "/v1/teams/{team_id}/access-token-uses": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The audit list of the caller's own tokens: each tool call, when, and how it ended. */
+        get: operations["listAccessTokenUses"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/teams/{team_id}/access-token-uses/all": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The audit list of every member's tokens (owners and admins). */
+        get: operations["listTeamAccessTokenUses"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/teams/{team_id}/access-tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's own tokens in the team, newest first. */
+        get: operations["listAccessTokens"];
+        put?: never;
+        /** A new token of the caller's for the MCP endpoint; its secret is shown this once. */
+        post: operations["createAccessToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/teams/{team_id}/access-tokens/all": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every member's tokens in the team (owners and admins). */
+        get: operations["listTeamAccessTokens"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/teams/{team_id}/access-tokens/{token_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke a token (one's own; owners and admins any); its MCP sessions end at once. */
+        delete: operations["revokeAccessToken"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/teams/{team_id}/hosts": {
         parameters: {
             query?: never;
@@ -529,6 +615,69 @@ export interface components {
             /** Code */
             code: string;
         };
+        /** AccessTokenCreated */
+        AccessTokenCreated: {
+            /**
+             * Secret
+             * @description Shown once: the bearer for the MCP endpoint (crh_pat_...).
+             */
+            secret: string;
+            token: components["schemas"]["AccessTokenView"];
+        };
+        /** AccessTokenList */
+        AccessTokenList: {
+            /** Tokens */
+            tokens: components["schemas"]["AccessTokenView"][];
+        };
+        /** AccessTokenUseList */
+        AccessTokenUseList: {
+            /** Uses */
+            uses: components["schemas"]["AccessTokenUseView"][];
+        };
+        /** AccessTokenUseView */
+        AccessTokenUseView: {
+            /** Accountid */
+            accountId: string;
+            /** At */
+            at: number;
+            /** Id */
+            id: string;
+            /**
+             * Outcome
+             * @description ok, error (the tool answered an error) or refused.
+             */
+            outcome: string;
+            /** Tokenid */
+            tokenId: string;
+            /** Tool */
+            tool: string;
+        };
+        /** AccessTokenView */
+        AccessTokenView: {
+            /** Accountid */
+            accountId: string;
+            /** Createdat */
+            createdAt: number;
+            /** Expiresat */
+            expiresAt: number;
+            /** Hostid */
+            hostId: string;
+            /** Id */
+            id: string;
+            /** Lastusedat */
+            lastUsedAt: number | null;
+            /**
+             * Live
+             * @description Neither revoked nor expired.
+             */
+            live: boolean;
+            /** Name */
+            name: string;
+            /** Revoked */
+            revoked: boolean;
+            /** Scope */
+            scope: string;
+        };
         /** AccountView */
         AccountView: {
             /** Createdat */
@@ -561,6 +710,31 @@ export interface components {
             sdp: string;
             /** Ticket */
             ticket: string;
+        };
+        /** CreateAccessToken */
+        CreateAccessToken: {
+            /**
+             * Expiresindays
+             * @default 30
+             */
+            expiresInDays?: number;
+            /**
+             * Hostid
+             * @description The one host of the team it reaches.
+             */
+            hostId: string;
+            /**
+             * Name
+             * @description What the token is for, in the member's words.
+             */
+            name: string;
+            /**
+             * Scope
+             * @description browser: the browser tools; browser+agents: also ask_agent.
+             * @default browser
+             * @enum {string}
+             */
+            scope?: "browser" | "browser+agents";
         };
         /** CreateEnrolment */
         CreateEnrolment: {
@@ -1608,6 +1782,195 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["TeamView"];
                 };
+            };
+            /** @description An error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+        };
+    };
+    listAccessTokenUses: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                team_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The audit list of the caller's own tokens: each tool call, when, and how it ended. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccessTokenUseList"];
+                };
+            };
+            /** @description An error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+        };
+    };
+    listTeamAccessTokenUses: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                team_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The audit list of every member's tokens (owners and admins). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccessTokenUseList"];
+                };
+            };
+            /** @description An error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+        };
+    };
+    listAccessTokens: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                team_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller's own tokens in the team, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccessTokenList"];
+                };
+            };
+            /** @description An error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+        };
+    };
+    createAccessToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                team_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateAccessToken"];
+            };
+        };
+        responses: {
+            /** @description A new token of the caller's for the MCP endpoint; its secret is shown this once. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccessTokenCreated"];
+                };
+            };
+            /** @description An error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+        };
+    };
+    listTeamAccessTokens: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                team_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every member's tokens in the team (owners and admins). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccessTokenList"];
+                };
+            };
+            /** @description An error */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorReply"];
+                };
+            };
+        };
+    };
+    revokeAccessToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                team_id: string;
+                token_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoke a token (one's own; owners and admins any); its MCP sessions end at once. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description An error */
             default: {

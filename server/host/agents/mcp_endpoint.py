@@ -1,0 +1,524 @@
+"""The MCP endpoint's host half: the sessions of outside agents that use the team's
+browsers with a member's personal access token.
+
+The hub relays each HTTP request to ``/v1/mcp`` over the link (``mcp-request``), its
+token checked; here the MCP SDK's own Streamable HTTP session manager serves it, as an
+ASGI request, and its answer goes back in pieces (``mcp-response-start``, then
+``mcp-response-body`` until ``more`` is false). The tools are the catalog's browser
+tools, run through ``call_tool`` with the same safety contract; each session is a caller
+of its own (its id stands where an agent's would), so it reaches only the tabs it opened.
+A gated call asks the token's member through the attention registry and waits.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import json
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from mcp import types
+from mcp.server.lowlevel import Server
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+
+from server import __version__
+from server.common.protocol.link import (
+    MAX_MCP_PIECE,
+    LinkMcpRequest,
+    LinkMcpResponseBody,
+    LinkMcpResponseStart,
+    LinkMcpToolUsed,
+    McpCaller,
+)
+from server.host.agents.attention import AttentionRegistry
+from server.host.agents.hub_outbox import HubOutbox
+from server.host.agents.providers.transcript import AssistantMessage
+from server.host.agents.threads import ThreadService
+from server.host.browser.access import agent_reaches
+from server.host.browser.callers import Caller
+from server.host.services.agents import AgentService
+from server.host.services.workspace import Member
+from server.host.storage.threads import Turn
+from server.host.tools.catalog import CATALOG, call_tool, describe_call
+from server.host.tools.context import ToolContextFactory
+from server.host.tools.repair import repair_arguments
+
+log = logging.getLogger(__name__)
+
+# The catalog's tools an outside agent may call, in the order it reads them.
+BROWSER_TOOLS = (
+    "list_tabs",
+    "open",
+    "navigate",
+    "snapshot",
+    "click",
+    "type",
+    "fill_fields",
+    "select_option",
+    "press",
+    "scroll",
+    "wait_for",
+    "get_tab_content",
+    "close_tab",
+)
+LIVE_VIEW_LINK = "live_view_link"
+ASK_AGENT = "ask_agent"
+ASK_AGENT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "agent": {"type": "string", "maxLength": 200, "description": "The agent's name or id."},
+        "message": {"type": "string", "minLength": 1, "maxLength": 20_000},
+    },
+    "required": ["agent", "message"],
+    "additionalProperties": False,
+}
+# How often a running turn's text is read for the progress notifications.
+ANSWER_TICK = 0.25
+LIVE_VIEW_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"tabId": {"type": "string", "description": "A tab of this session's."}},
+    "required": ["tabId"],
+    "additionalProperties": False,
+}
+_CALLER_KEY = "crewhost_caller"
+_HOST_KEY = "crewhost_host_id"
+SESSION_HEADER = "mcp-session-id"
+
+Send = Callable[[Any], Awaitable[None]]
+
+
+@dataclass(frozen=True)
+class _Session:
+    """An open MCP session: the token it was opened with."""
+
+    caller: McpCaller
+
+
+class McpEndpoint:
+    """Serves the relayed MCP requests of this host's teams."""
+
+    def __init__(
+        self,
+        tool_contexts: ToolContextFactory,
+        attention: AttentionRegistry,
+        outbox: HubOutbox,
+        agents: AgentService,
+        threads: ThreadService,
+        *,
+        public_url: str | None,
+    ) -> None:
+        self._tool_contexts = tool_contexts
+        self._agents = agents
+        self._threads = threads
+        self._attention = attention
+        self._outbox = outbox
+        self._public_url = (public_url or "").rstrip("/")
+        self._server: Server[Any] = Server(
+            "crewhost",
+            version=__version__,
+            instructions=(
+                "The browser tools of a Crewhost team. Inspect (snapshot) before acting; "
+                "an action that commits something may wait for a person's approval."
+            ),
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+        )
+        # The SDK checks Host and Origin against DNS rebinding when asked to; here the hub
+        # is the only client and checks the bearer itself.
+        self._manager = StreamableHTTPSessionManager(app=self._server, json_response=False)
+        self._sessions: dict[str, _Session] = {}
+        self._requests: dict[str, asyncio.Task[None]] = {}
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[McpEndpoint]:
+        """The session manager's life, in a task of its own (its task group must end in the
+        task that began it, whoever closes the host): sessions end with it."""
+        started, stop = asyncio.Event(), asyncio.Event()
+
+        async def run() -> None:
+            async with self._manager.run():
+                started.set()
+                await stop.wait()
+
+        runner = asyncio.create_task(run(), name="mcp sessions")
+        starting = asyncio.create_task(started.wait())
+        await asyncio.wait({runner, starting}, return_when=asyncio.FIRST_COMPLETED)
+        starting.cancel()
+        if runner.done():
+            runner.result()  # it failed to start: say why
+        try:
+            yield self
+        finally:
+            for task in list(self._requests.values()):
+                task.cancel()
+            stop.set()
+            await runner
+
+    # --- the relay ------------------------------------------------------------------
+
+    async def serve(self, request: LinkMcpRequest, send: Send, host_id: str) -> None:
+        """Serve one relayed request to this host (``host_id``) to its end, its answer sent
+        piece by piece."""
+        task = asyncio.current_task()
+        assert task is not None
+        self._requests[request.request_id] = task
+        try:
+            await self._serve(request, send, host_id)
+        except asyncio.CancelledError:
+            pass
+        finally:
+            self._requests.pop(request.request_id, None)
+
+    def session_count(self, token_id: str) -> int:
+        """How many sessions opened with a token are open."""
+        return sum(1 for s in self._sessions.values() if s.caller.token_id == token_id)
+
+    def cancel(self, request_id: str) -> None:
+        """The hub's client went away: stop answering it."""
+        task = self._requests.get(request_id)
+        if task is not None:
+            task.cancel()
+
+    async def end_tokens(self, token_ids: list[str]) -> None:
+        """End every session opened with these tokens (revoked or expired), and the tool
+        calls and approvals they wait for."""
+        ended = set(token_ids)
+        for session_id, session in list(self._sessions.items()):
+            if session.caller.token_id in ended:
+                self._sessions.pop(session_id, None)
+                await self._terminate(session_id, session.caller)
+        log.info("ended MCP sessions of ended tokens", extra={"tokens": len(ended)})
+
+    async def _terminate(self, session_id: str, caller: McpCaller) -> None:
+        """End a session as its client's DELETE would, through the session manager."""
+
+        async def drop(_message: Any) -> None:
+            return None
+
+        scope = self._scope("DELETE", {SESSION_HEADER: session_id}, caller, "")
+        await self._manager.handle_request(scope, _receiver(b"", asyncio.Event()), drop)
+
+    async def _serve(self, request: LinkMcpRequest, send: Send, host_id: str) -> None:
+        session_id = request.headers.get(SESSION_HEADER)
+        if session_id is not None:
+            known = self._sessions.get(session_id)
+            if known is None or known.caller.token_id != request.caller.token_id:
+                # Another token's session is as unknown as an ended one.
+                await self._answer_not_found(request, send)
+                return
+        gone = asyncio.Event()
+        writer = _AnswerWriter(request.request_id, send)
+        scope = self._scope(request.method, request.headers, request.caller, host_id)
+        try:
+            await self._manager.handle_request(
+                scope, _receiver(request.body.encode("utf-8"), gone), writer.asgi_send
+            )
+        finally:
+            gone.set()
+            opened = writer.session_id
+            if opened is not None and session_id is None and writer.status < 300:
+                self._sessions[opened] = _Session(request.caller)
+            if session_id is not None and (request.method == "DELETE" or writer.status == 404):
+                # Ended by its client, or by the session manager (idle too long).
+                self._sessions.pop(session_id, None)
+            await writer.finish()
+
+    async def _answer_not_found(self, request: LinkMcpRequest, send: Send) -> None:
+        body = json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": None,
+                "error": {"code": -32600, "message": "Session not found"},
+            }
+        )
+        await send(
+            LinkMcpResponseStart(
+                request_id=request.request_id,
+                status=404,
+                headers={"content-type": "application/json"},
+            )
+        )
+        await send(LinkMcpResponseBody(request_id=request.request_id, data=body, more=False))
+
+    def _scope(
+        self, method: str, headers: dict[str, str], caller: McpCaller, host_id: str
+    ) -> dict[str, Any]:
+        raw = [
+            (name.lower().encode("latin-1"), value.encode("latin-1", "replace"))
+            for name, value in headers.items()
+        ]
+        raw.append((b"host", b"crewhost-host"))
+        return {
+            "type": "http",
+            "asgi": {"version": "3.0"},
+            "http_version": "1.1",
+            "method": method,
+            "scheme": "http",
+            "path": "/v1/mcp",
+            "raw_path": b"/v1/mcp",
+            "query_string": b"",
+            "root_path": "",
+            "headers": raw,
+            "client": None,
+            "server": None,
+            "state": {_CALLER_KEY: caller, _HOST_KEY: host_id},
+        }
+
+    # --- the tools ------------------------------------------------------------------
+
+    async def _list_tools(self, ctx: Any, _params: Any) -> types.ListToolsResult:
+        caller: McpCaller = ctx.request.scope["state"][_CALLER_KEY]
+        agents = [_ASK_AGENT_TOOL] if caller.scope == "browser+agents" else []
+        return types.ListToolsResult(tools=[*_TOOL_LIST, *agents])
+
+    async def _call_tool(
+        self, ctx: Any, params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        request = ctx.request
+        caller: McpCaller = request.scope["state"][_CALLER_KEY]
+        session_id = request.headers.get(SESSION_HEADER)
+        name, arguments = params.name, dict(params.arguments or {})
+        if session_id is None:
+            return _text_result(
+                {"error": {"code": "mcpSessionNeeded", "message": "initialize a session first"}},
+                error=True,
+            )
+        if name == LIVE_VIEW_LINK:
+            host_id = request.scope["state"][_HOST_KEY]
+            result = await self._live_view_link(caller, host_id, session_id, arguments)
+        elif name == ASK_AGENT and caller.scope == "browser+agents":
+            result = await self._ask_agent(ctx, caller, arguments)
+        elif name not in BROWSER_TOOLS:
+            result = {
+                "error": {"code": "unknownTool", "message": f"there is no tool named {name!r}"}
+            }
+        else:
+            result = await self._run_browser_tool(
+                caller, session_id, str(ctx.request_id), name, arguments
+            )
+        error = "error" in result
+        outcome: Literal["ok", "error", "refused"] = "error" if error else "ok"
+        if error and result["error"].get("code") == "callRefused":
+            outcome = "refused"
+        self._outbox.put(
+            LinkMcpToolUsed(
+                token_id=caller.token_id, team_id=caller.team_id, tool=name[:100], outcome=outcome
+            )
+        )
+        return _text_result(result, error=error)
+
+    async def _run_browser_tool(
+        self, caller: McpCaller, session_id: str, call_id: str, name: str, arguments: dict[str, Any]
+    ) -> dict[str, Any]:
+        context = await self._tool_contexts.for_outside_session(
+            caller.team_id, Caller.agent(session_id)
+        )
+        if CATALOG[name].gated:
+            description = await describe_call(context, name, arguments)
+            member = caller.account_id
+            approved = await self._attention.ask_consent(
+                team_id=caller.team_id,
+                thread_id=session_id,
+                agent_id=session_id,
+                call_id=call_id,
+                tool=name,
+                arguments=repair_arguments(name, arguments),
+                summary=description or name,
+                visible_to=lambda account_id: account_id == member,
+                description=f"An outside agent (access token): {description or name}",
+                addressed_to=[member],
+            )
+            if not approved:
+                return {
+                    "error": {
+                        "code": "callRefused",
+                        "message": "the member did not approve this call (denied, or no "
+                        "answer in time); it was not made",
+                    }
+                }
+        return await call_tool(context, name, arguments)
+
+    async def _ask_agent(
+        self, ctx: Any, caller: McpCaller, arguments: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Send a message to a team agent in a new private thread of the token's member;
+        its text is sent as progress while it runs, and its answer is the result."""
+        wanted, message = arguments.get("agent"), arguments.get("message")
+        if not isinstance(wanted, str) or not isinstance(message, str) or not message.strip():
+            return _failure("invalidArguments", "agent and message are both needed, as text")
+        agents = await self._agents.list_agents(caller.team_id)
+        found = [a for a in agents if a.id == wanted] or [
+            a for a in agents if a.name.casefold() == wanted.strip().casefold()
+        ]
+        if len(found) != 1:
+            return _failure("agentNotFound", f"no one agent is named {wanted!r} or has that id")
+        member = Member(caller.team_id, caller.account_id, caller.role)
+        thread = await self._threads.start_thread(
+            caller.team_id,
+            found[0].id,
+            caller.account_id,
+            f"From an outside agent: {message.strip()[:60]}",
+            shared=False,
+        )
+        turn = await self._threads.send(member, thread.id, message[:20_000])
+        if not isinstance(turn, Turn):  # a new thread has no turn to queue behind
+            return _failure("agentBusy", "the agent's thread was busy; ask again")
+        ended = asyncio.ensure_future(self._threads.ended_turn(caller.team_id, thread.id, turn.id))
+        said = ""
+        try:
+            while not ended.done():
+                await asyncio.wait({ended}, timeout=ANSWER_TICK)
+                so_far = await self._answer_so_far(caller, thread.id)
+                if len(so_far) > len(said) and so_far.startswith(said):
+                    await ctx.session.report_progress(len(so_far), None, so_far[len(said) :])
+                    said = so_far
+        finally:
+            ended.cancel()
+        finished = ended.result()
+        answer = await self._answer_so_far(caller, thread.id)
+        status = finished.status if finished is not None else "error"
+        result: dict[str, Any] = {"threadId": thread.id, "status": status, "answer": answer}
+        if status != "done":
+            reason = finished.reason if finished is not None else "the turn is gone"
+            result["error"] = {"code": "agentTurnEnded", "message": f"{status}: {reason}"}
+        return result
+
+    async def _answer_so_far(self, caller: McpCaller, thread_id: str) -> str:
+        """The agent's words in the thread so far: its replies, then what it streams."""
+        contents = await self._threads.read(caller.team_id, thread_id, caller.account_id)
+        replies = [m.text for m in contents.messages if isinstance(m, AssistantMessage) and m.text]
+        return "\n\n".join([*replies, contents.running_text] if contents.running_text else replies)
+
+    async def _live_view_link(
+        self, caller: McpCaller, host_id: str, session_id: str, arguments: dict[str, Any]
+    ) -> dict[str, Any]:
+        tab_id = arguments.get("tabId")
+        context = await self._tool_contexts.for_outside_session(
+            caller.team_id, Caller.agent(session_id)
+        )
+        tabs = {t.id: t for t in context.engine.list_tabs(caller.team_id)}
+        tab = tabs.get(tab_id) if isinstance(tab_id, str) else None
+        if tab is None or not agent_reaches(context.caller, tab):
+            return {
+                "error": {"code": "tabNotFound", "message": "no such tab; list_tabs shows yours"}
+            }
+        url = f"{self._public_url}/app/teams/{caller.team_id}/hosts/{host_id}/tabs"
+        return {
+            "url": url,
+            "tabId": tab.id,
+            "note": "Open the address, signed in as a member of the team, and pick this tab "
+            "in the list to watch it live.",
+        }
+
+
+def _tool_list() -> tuple[types.Tool, ...]:
+    """What ``tools/list`` answers: fixed, so built once (a schema costs milliseconds)."""
+    tools = [
+        types.Tool(
+            name=name,
+            description=CATALOG[name].description,
+            input_schema=CATALOG[name].input_schema(),
+        )
+        for name in BROWSER_TOOLS
+    ]
+    tools.append(
+        types.Tool(
+            name=LIVE_VIEW_LINK,
+            description=(
+                "The web client's address where a person of the team can watch (and take "
+                "over) one of this session's tabs."
+            ),
+            input_schema=LIVE_VIEW_SCHEMA,
+        )
+    )
+    return tuple(tools)
+
+
+_TOOL_LIST = _tool_list()
+
+
+def _failure(code: str, message: str) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message}}
+
+
+_ASK_AGENT_TOOL = types.Tool(
+    name=ASK_AGENT,
+    description=(
+        "Send a message to one of the team's agents (by name or id) in a new thread of "
+        "yours; its words stream as progress and its answer is the result. Its gated "
+        "actions wait for your approval in the web client."
+    ),
+    input_schema=ASK_AGENT_SCHEMA,
+)
+
+
+def _text_result(result: dict[str, Any], *, error: bool) -> types.CallToolResult:
+    text = json.dumps(result, ensure_ascii=False)
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=error)
+
+
+def _receiver(body: bytes, gone: asyncio.Event) -> Callable[[], Awaitable[dict[str, Any]]]:
+    """An ASGI ``receive``: the body once, then a disconnect when the request is over."""
+    sent = False
+
+    async def receive() -> dict[str, Any]:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": body, "more_body": False}
+        await gone.wait()
+        return {"type": "http.disconnect"}
+
+    return receive
+
+
+class _AnswerWriter:
+    """An ASGI ``send`` that turns an answer into link messages."""
+
+    def __init__(self, request_id: str, send: Send) -> None:
+        self._request_id = request_id
+        self._send = send
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self.status = 0
+        self.session_id: str | None = None
+        self._started = False
+        self._finished = False
+
+    async def asgi_send(self, message: MutableMapping[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            headers = {
+                k.decode("latin-1").lower(): v.decode("latin-1")
+                for k, v in message.get("headers", [])
+            }
+            self.status = int(message["status"])
+            self.session_id = headers.get(SESSION_HEADER)
+            self._started = True
+            await self._send(
+                LinkMcpResponseStart(
+                    request_id=self._request_id, status=self.status, headers=headers
+                )
+            )
+        elif message["type"] == "http.response.body" and not self._finished:
+            text = self._decoder.decode(message.get("body", b""), final=False)
+            for start in range(0, len(text), MAX_MCP_PIECE):
+                await self._piece(text[start : start + MAX_MCP_PIECE], more=True)
+            if not message.get("more_body", False):
+                await self.finish()
+
+    async def _piece(self, data: str, *, more: bool) -> None:
+        await self._send(LinkMcpResponseBody(request_id=self._request_id, data=data, more=more))
+
+    async def finish(self) -> None:
+        """The answer's end (once), even when the request ended without one."""
+        if self._finished:
+            return
+        self._finished = True
+        if not self._started:
+            await self._send(
+                LinkMcpResponseStart(request_id=self._request_id, status=500, headers={})
+            )
+        await self._piece(self._decoder.decode(b"", final=True), more=False)

@@ -1,0 +1,178 @@
+"""Personal access tokens: a member's bearer for the MCP endpoint, bound to one team and
+one host, with a scope and an expiry; each is shown once and only its hash is kept.
+
+Revoking one (or its member leaving the team) is announced on the bus as
+``access-tokens-ended``, so every hub instance ends the MCP sessions it relays for it.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Literal
+
+from server.common.clock import Clock
+from server.common.errors import Forbidden, NotFound, Unauthenticated
+from server.common.roles import Role
+from server.common.tokens import hash_secret, new_id, new_secret
+from server.db.engine import Database
+from server.hub.bus import Bus
+from server.hub.services.hosts import HostService
+from server.hub.services.teams import TeamService
+from server.hub.storage.access_tokens import AccessToken, AccessTokenRepository, AccessTokenUse
+
+log = logging.getLogger(__name__)
+
+TOKEN_PREFIX = "crh_pat_"  # noqa: S105 - the prefix every token starts with, no secret
+TokenScope = Literal["browser", "browser+agents"]
+UseOutcome = Literal["ok", "error", "refused"]
+ENDED_KIND = "access-tokens-ended"
+MAX_TOKENS_PER_MEMBER = 50
+
+
+@dataclass(frozen=True, slots=True)
+class NewAccessToken:
+    token: AccessToken
+    secret: str
+
+
+@dataclass(frozen=True, slots=True)
+class TokenHolder:
+    """Who calls with a token, checked: the token, and the holder's role in its team."""
+
+    token: AccessToken
+    role: Role
+
+
+class AccessTokenService:
+    """Create, list, revoke and check personal access tokens; keep and list their use."""
+
+    def __init__(
+        self, db: Database, clock: Clock, teams: TeamService, hosts: HostService, bus: Bus
+    ) -> None:
+        self._db = db
+        self._clock = clock
+        self._teams = teams
+        self._hosts = hosts
+        self._bus = bus
+        self._tokens = AccessTokenRepository()
+
+    async def create(
+        self,
+        team_id: str,
+        account_id: str,
+        *,
+        name: str,
+        host_id: str,
+        scope: TokenScope,
+        expires_in_days: int,
+    ) -> NewAccessToken:
+        """A new token of the member's for one host of the team; its secret is in the
+        answer and nowhere else."""
+        host = await self._hosts.get_team_host(team_id, host_id)
+        now = self._clock.now()
+        secret = TOKEN_PREFIX + new_secret()
+        token = AccessToken(
+            id=new_id(),
+            team_id=team_id,
+            host_id=host.id,
+            account_id=account_id,
+            name=name,
+            token_hash=hash_secret(secret),
+            scope=scope,
+            created_at=now,
+            expires_at=now + expires_in_days * 86400.0,
+            last_used_at=None,
+            revoked_at=None,
+        )
+        async with self._db.write() as conn:
+            live = [
+                t
+                for t in await self._tokens.list_tokens(conn, team_id, account_id)
+                if t.revoked_at is None and t.expires_at > now
+            ]
+            if len(live) >= MAX_TOKENS_PER_MEMBER:
+                raise Forbidden(
+                    f"a member may hold {MAX_TOKENS_PER_MEMBER} live tokens in a team; "
+                    "revoke one first",
+                    code="tooManyAccessTokens",
+                )
+            await self._tokens.add_token(conn, token)
+        log.info("access token created", extra={"token_id": token.id, "team_id": team_id})
+        return NewAccessToken(token, secret)
+
+    async def list_tokens(self, team_id: str, account_id: str | None) -> list[AccessToken]:
+        """A member's tokens (every member's when ``account_id`` is None)."""
+        async with self._db.read() as conn:
+            return await self._tokens.list_tokens(conn, team_id, account_id)
+
+    async def revoke(self, team_id: str, account_id: str, role: Role, token_id: str) -> None:
+        """End a token: the member's own, or anyone's in the team for an owner or admin."""
+        async with self._db.write() as conn:
+            token = await self._tokens.get_token(conn, team_id, token_id)
+            if token is None or (token.account_id != account_id and not role.at_least(Role.ADMIN)):
+                raise NotFound("no such access token", code="accessTokenNotFound")
+            await self._tokens.update_revoked(conn, team_id, token_id, self._clock.now())
+        log.info("access token revoked", extra={"token_id": token_id, "team_id": team_id})
+        await self._bus.publish({"kind": ENDED_KIND, "token_ids": [token_id]})
+
+    async def authenticate(self, secret: str) -> TokenHolder:
+        """The token a bearer secret names, still live and its member still in the team;
+        else ``unauthenticated`` with a code that says which."""
+        if not secret.startswith(TOKEN_PREFIX) or len(secret) > 200:
+            raise Unauthenticated("not a Crewhost access token", code="accessTokenInvalid")
+        token = await self._tokens.get_token_by_hash(self._db, hash_secret(secret))
+        if token is None:
+            raise Unauthenticated("the access token is not known", code="accessTokenInvalid")
+        if token.revoked_at is not None:
+            raise Unauthenticated("the access token was revoked", code="accessTokenRevoked")
+        if self._clock.now() >= token.expires_at:
+            raise Unauthenticated("the access token has expired", code="accessTokenExpired")
+        role = await self._teams.role_of(token.team_id, token.account_id)
+        if role is None:
+            raise Unauthenticated(
+                "the token's member is no longer in its team", code="accessTokenRevoked"
+            )
+        return TokenHolder(token, role)
+
+    async def still_live(self, token: AccessToken) -> bool:
+        """Whether a token a session was opened with may still be used now."""
+        if self._clock.now() >= token.expires_at:
+            return False
+        async with self._db.read() as conn:
+            current = await self._tokens.get_token(conn, token.team_id, token.id)
+        return current is not None and current.revoked_at is None
+
+    async def record_use_from_host(
+        self, host_id: str, team_id: str, token_id: str, tool: str, outcome: UseOutcome
+    ) -> None:
+        """Keep a tool call a host reports, for a token of that host's in that team only."""
+        async with self._db.read() as conn:
+            token = await self._tokens.get_token(conn, team_id, token_id)
+        if token is None or token.host_id != host_id:
+            log.warning("a host reported a use of a token not its own", extra={"host_id": host_id})
+            return
+        await self.record_use(token, tool, outcome)
+
+    async def record_use(self, token: AccessToken, tool: str, outcome: UseOutcome) -> None:
+        """Keep one tool call made with ``token`` in the audit list."""
+        use = AccessTokenUse(
+            id=new_id(),
+            team_id=token.team_id,
+            token_id=token.id,
+            account_id=token.account_id,
+            at=self._clock.now(),
+            tool=tool[:100],
+            outcome=outcome,
+        )
+        async with self._db.write() as conn:
+            await self._tokens.add_use(conn, use)
+
+    async def list_uses(
+        self, team_id: str, account_id: str | None, token_id: str | None = None
+    ) -> list[AccessTokenUse]:
+        """The audit list: a member's own uses (every member's when ``account_id`` is None)."""
+        async with self._db.read() as conn:
+            return await self._tokens.list_uses(
+                conn, team_id, account_id=account_id, token_id=token_id
+            )

@@ -1,0 +1,346 @@
+"""Outside agents use the team's browsers through ``/v1/mcp``: the MCP SDK's own client
+against a real hub, its built-in host and Chromium, with a member's access token.
+
+A gated call waits for the token's member, who answers through the attention route over
+a real peer connection; a session sees no other session's tabs; a revoked token ends
+its sessions; a forged or expired one is refused with a clear code.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Awaitable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import httpx2
+import pytest
+import pytest_asyncio
+from mcp import types
+from mcp.client.session import ClientSession
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
+
+from peer.connection import HostConnection
+from server.host.agents.mcp_endpoint import BROWSER_TOOLS, LIVE_VIEW_LINK
+from tests.support.clock import FakeClock
+from tests.support.databases import scratch_database
+from tests.support.fakes.anthropic import API_KEY, FakeAnthropic, MessageEvents
+from tests.support.hub_server import ApiClient, RunningHub, hub_settings, running_hub
+from tests.support.loop_watch import watch_event_loop
+from tests.support.peers import peer_member, wait_linked
+from tests.support.sites import Site, pages_app, serving
+from tests.support.waiting import eventually
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+T = TypeVar("T")
+EVENT_SECONDS = 20.0
+PAGE = """<!doctype html><title>Basket</title>
+<h1>Basket</h1>
+<button onclick="document.getElementById('state').textContent='Emptied'">Empty basket</button>
+<p id="state">Full</p>"""
+
+
+@dataclass
+class Endpoint:
+    server: RunningHub
+    clock: FakeClock
+    team_id: str
+    host_id: str
+    owner: ApiClient
+    # The owner's peer connection: where the approvals of their tokens' calls arrive.
+    approver: HostConnection
+    site: Site
+    provider: FakeAnthropic
+
+    @property
+    def url(self) -> str:
+        return self.server.url + "/v1/mcp"
+
+    async def token(self, **fields: Any) -> tuple[str, str]:
+        """A new access token of the owner's: its id and its secret."""
+        body = {"name": "laptop agent", "hostId": self.host_id, **fields}
+        reply = await self.owner.post(f"/v1/teams/{self.team_id}/access-tokens", body)
+        assert reply.status == 201, reply.body
+        return reply.body["token"]["id"], reply.body["secret"]
+
+
+@pytest_asyncio.fixture(autouse=True, loop_scope="module")
+async def event_loop_watch() -> AsyncIterator[None]:
+    async for _ in watch_event_loop():
+        yield
+
+
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def endpoint(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Endpoint]:
+    folder = tmp_path_factory.mktemp("mcp")
+    clock = FakeClock()
+    async with (
+        scratch_database("sqlite", folder) as database,
+        serving(pages_app({"/basket": PAGE})) as site,
+        FakeAnthropic() as provider,
+        running_hub(hub_settings(folder, database), database, clock=clock) as server,
+    ):
+        owner = await server.sign_up_owner()
+        team_id = await server.first_team_id(owner)
+        host_id = await wait_linked(server)
+        member = await peer_member(server, "owner@example.com", folder)
+        approver = await member.connect(host_id)
+        await approver.call("providers-v1/set_key", {"provider": "anthropic", "key": API_KEY})
+        await approver.call(
+            "providers-v1/update", {"provider": "anthropic", "baseUrl": provider.base_url}
+        )
+        await approver.call("agents-v1/create", {"name": "Scout"})
+        yield Endpoint(server, clock, team_id, host_id, owner, approver, site, provider)
+        await approver.close()
+        await member.hub.close()
+
+
+@asynccontextmanager
+async def mcp_session(url: str, secret: str) -> AsyncIterator[ClientSession]:
+    """An MCP session as an outside agent opens one: Streamable HTTP and a bearer header."""
+    headers = {"Authorization": f"Bearer {secret}"}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=60) as http,
+        streamable_http_client(url, http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        yield session
+
+
+def payload(result: types.CallToolResult) -> dict[str, Any]:
+    [block] = result.content
+    assert isinstance(block, types.TextContent)
+    answer = json.loads(block.text)
+    assert isinstance(answer, dict)
+    return answer
+
+
+async def answered(
+    endpoint: Endpoint, call: Awaitable[T], *, approve: bool, tool: str
+) -> tuple[T, dict[str, Any]]:
+    """Run ``call`` while the owner answers the approval it raises; its result and the
+    request the owner saw."""
+    task = asyncio.ensure_future(call)
+    async with asyncio.timeout(EVENT_SECONDS):
+        while True:
+            event = await endpoint.approver.events.get()
+            if event["event"] == "attention-requested" and event["data"]["tool"] == tool:
+                asked = dict(event["data"])
+                break
+    assert not task.done(), "the call did not wait for its approval"
+    [listed] = [
+        r
+        for r in (await endpoint.approver.call("attention-v1/list", {}))["requests"]
+        if r["id"] == asked["id"]
+    ]
+    assert listed["kind"] == "consent"
+    await endpoint.approver.call("attention-v1/answer", {"id": asked["id"], "approve": approve})
+    return await asyncio.wait_for(task, EVENT_SECONDS), asked
+
+
+async def open_basket(endpoint: Endpoint, session: ClientSession) -> str:
+    """Open the fixture page in the session (approved); the new tab's id."""
+    opened, _ = await answered(
+        endpoint,
+        session.call_tool("open", {"url": endpoint.site.url("/basket")}),
+        approve=True,
+        tool="open",
+    )
+    assert not opened.is_error, opened.content
+    tab_id = payload(opened)["tabId"]
+    assert isinstance(tab_id, str)
+    return tab_id
+
+
+async def test_an_outside_agent_lists_tools_opens_a_page_and_reads_it(endpoint: Endpoint) -> None:
+    _, secret = await endpoint.token()
+    async with mcp_session(endpoint.url, secret) as session:
+        names = [tool.name for tool in (await session.list_tools()).tools]
+        assert names == [*BROWSER_TOOLS, LIVE_VIEW_LINK]
+        assert payload(await session.call_tool("list_tabs", {}))["tabs"] == []
+        tab_id = await open_basket(endpoint, session)
+        snapshot = payload(await session.call_tool("snapshot", {"tabId": tab_id}))
+        assert "Empty basket" in json.dumps(snapshot)
+        [tab] = payload(await session.call_tool("list_tabs", {}))["tabs"]
+        assert tab["tabId"] == tab_id
+        link = payload(await session.call_tool(LIVE_VIEW_LINK, {"tabId": tab_id}))
+        assert link["url"].endswith(f"/app/teams/{endpoint.team_id}/hosts/{endpoint.host_id}/tabs")
+    uses = await endpoint.owner.get(f"/v1/teams/{endpoint.team_id}/access-token-uses")
+    tools = [(u["tool"], u["outcome"]) for u in uses.body["uses"]]
+    assert ("open", "ok") in tools
+    assert ("snapshot", "ok") in tools
+
+
+async def test_a_gated_click_waits_for_the_member_and_runs_once_approved(
+    endpoint: Endpoint,
+) -> None:
+    _, secret = await endpoint.token()
+    async with mcp_session(endpoint.url, secret) as session:
+        tab_id = await open_basket(endpoint, session)
+        snapshot = payload(await session.call_tool("snapshot", {"tabId": tab_id}))
+        [ref] = [
+            line.split()[0]
+            for line in snapshot["tree"].splitlines()
+            if 'button "Empty basket"' in line
+        ]
+        clicked, asked = await answered(
+            endpoint,
+            session.call_tool("click", {"tabId": tab_id, "target": ref}),
+            approve=True,
+            tool="click",
+        )
+        assert "Empty basket" in asked["description"]
+        assert not clicked.is_error, clicked.content
+        after = payload(await session.call_tool("snapshot", {"tabId": tab_id}))
+        assert "Emptied" in json.dumps(after)
+
+
+async def test_a_denied_call_is_refused_and_not_made(endpoint: Endpoint) -> None:
+    _, secret = await endpoint.token()
+    async with mcp_session(endpoint.url, secret) as session:
+        refused, _ = await answered(
+            endpoint,
+            session.call_tool("open", {"url": endpoint.site.url("/basket")}),
+            approve=False,
+            tool="open",
+        )
+        assert refused.is_error
+        assert payload(refused)["error"]["code"] == "callRefused"
+        assert payload(await session.call_tool("list_tabs", {}))["tabs"] == []
+    uses = await endpoint.owner.get(f"/v1/teams/{endpoint.team_id}/access-token-uses")
+    assert ("open", "refused") in [(u["tool"], u["outcome"]) for u in uses.body["uses"]]
+
+
+async def test_a_session_sees_no_other_sessions_tabs(endpoint: Endpoint) -> None:
+    _, secret = await endpoint.token()
+    async with (
+        mcp_session(endpoint.url, secret) as first,
+        mcp_session(endpoint.url, secret) as second,
+    ):
+        tab_id = await open_basket(endpoint, first)
+        assert payload(await second.call_tool("list_tabs", {}))["tabs"] == []
+        other = payload(await second.call_tool("snapshot", {"tabId": tab_id}))
+        assert other["error"]["code"] == "tabNotFound"
+        closing = payload(await second.call_tool("close_tab", {"tabId": tab_id}))
+        assert closing["error"]["code"] == "tabNotFound"
+        assert [t["tabId"] for t in payload(await first.call_tool("list_tabs", {}))["tabs"]] == [
+            tab_id
+        ]
+
+
+async def test_ask_agent_streams_the_agents_words_as_progress(endpoint: Endpoint) -> None:
+    _, browser_only = await endpoint.token()
+    async with mcp_session(endpoint.url, browser_only) as session:
+        names = [tool.name for tool in (await session.list_tools()).tools]
+        assert "ask_agent" not in names
+        refused = payload(await session.call_tool("ask_agent", {"agent": "Scout", "message": "Hi"}))
+        assert refused["error"]["code"] == "unknownTool"
+    _, secret = await endpoint.token(scope="browser+agents")
+    endpoint.provider.script(
+        MessageEvents().text("The basket ", "holds three items.").stop().reply()
+    )
+    streamed: list[str] = []
+
+    async def heard(progress: float, total: float | None, message: str | None) -> None:
+        assert total is None
+        assert progress > 0
+        streamed.append(message or "")
+
+    async with mcp_session(endpoint.url, secret) as session:
+        names = [tool.name for tool in (await session.list_tools()).tools]
+        assert names[-1] == "ask_agent"
+        asked = await session.call_tool(
+            "ask_agent",
+            {"agent": "scout", "message": "What is in the basket?"},
+            progress_callback=heard,
+        )
+        answer = payload(asked)
+        assert not asked.is_error, answer
+        assert (answer["status"], answer["answer"]) == ("done", "The basket holds three items.")
+        assert "".join(streamed) == "The basket holds three items."
+        nobody = payload(await session.call_tool("ask_agent", {"agent": "Nobody", "message": "x"}))
+        assert nobody["error"]["code"] == "agentNotFound"
+    [request] = endpoint.provider.requests
+    assert "What is in the basket?" in json.dumps(request.messages())
+    thread = await endpoint.approver.call("threads-v1/get", {"threadId": answer["threadId"]})
+    assert thread["thread"]["shared"] is False
+
+
+async def test_a_session_answers_only_the_token_that_opened_it(endpoint: Endpoint) -> None:
+    _, mine = await endpoint.token()
+    _, theirs = await endpoint.token()
+    headers = {"Accept": "application/json, text/event-stream"}
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "probe", "version": "1"},
+        },
+    }
+    opened = await endpoint.server.client(bearer=mine).post("/v1/mcp", initialize, headers=headers)
+    assert opened.status == 200, opened.raw
+    session_id = opened.headers["Mcp-Session-Id"]
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    borrowed = await endpoint.server.client(bearer=theirs).post(
+        "/v1/mcp",
+        call,
+        headers={**headers, "Mcp-Session-Id": session_id, "Mcp-Protocol-Version": "2025-11-25"},
+    )
+    assert borrowed.status == 404
+    assert b"Session not found" in borrowed.raw
+
+
+async def test_a_forged_token_is_refused_with_a_clear_code(endpoint: Endpoint) -> None:
+    client = endpoint.server.client()
+    for bearer, code in (
+        ("crh_pat_" + "x" * 43, "accessTokenInvalid"),
+        ("not-a-token", "accessTokenInvalid"),
+    ):
+        client.bearer = bearer
+        reply = await client.post("/v1/mcp", {"jsonrpc": "2.0", "id": 1, "method": "ping"})
+        assert (reply.status, reply.code) == (401, code)
+        assert reply.headers["WWW-Authenticate"].startswith("Bearer")
+    client.bearer = None
+    reply = await client.request(
+        "POST", "/v1/mcp", data="{}", headers={"Content-Type": "application/json"}
+    )
+    assert (reply.status, reply.code) == (401, "accessTokenInvalid")
+
+
+async def test_a_revoked_token_ends_its_session(endpoint: Endpoint) -> None:
+    token_id, secret = await endpoint.token()
+    services = endpoint.server.builtin.services
+    async with mcp_session(endpoint.url, secret) as session:
+        assert payload(await session.call_tool("list_tabs", {}))["tabs"] == []
+        assert services.mcp.session_count(token_id) == 1
+        revoked = await endpoint.owner.delete(
+            f"/v1/teams/{endpoint.team_id}/access-tokens/{token_id}"
+        )
+        assert revoked.status == 204, revoked.body
+        with pytest.raises(MCPError):
+            await session.call_tool("list_tabs", {}, read_timeout_seconds=10)
+        await eventually(lambda: services.mcp.session_count(token_id) == 0)
+    client = endpoint.server.client(bearer=secret)
+    reply = await client.post("/v1/mcp", {"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    assert (reply.status, reply.code) == (401, "accessTokenRevoked")
+
+
+async def test_an_expired_token_ends_its_session_and_is_refused(endpoint: Endpoint) -> None:
+    token_id, secret = await endpoint.token(expiresInDays=1)
+    async with mcp_session(endpoint.url, secret) as session:
+        assert payload(await session.call_tool("list_tabs", {}))["tabs"] == []
+        services = endpoint.server.builtin.services
+        assert services.mcp.session_count(token_id) == 1
+        endpoint.clock.advance(86400 + 1)
+        await eventually(lambda: services.mcp.session_count(token_id) == 0)
+    client = endpoint.server.client(bearer=secret)
+    reply = await client.post("/v1/mcp", {"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    assert (reply.status, reply.code) == (401, "accessTokenExpired")
