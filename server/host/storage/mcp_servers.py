@@ -148,9 +148,7 @@ class McpServerRepository:
             values = dict(row._mapping)
             unasked = values.pop("unasked_tools")
             server = _server(values)
-            pairs.append(
-                (server, McpAgentLink(team_id, server.id, agent_id, tuple(unasked or ())))
-            )
+            pairs.append((server, McpAgentLink(team_id, server.id, agent_id, tuple(unasked or ()))))
         return pairs
 
     async def set_link(self, conn: AsyncConnection, link: McpAgentLink) -> None:

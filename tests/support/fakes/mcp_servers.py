@@ -27,7 +27,7 @@ from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.utilities.types import Image
-from mcp.types import ToolAnnotations
+from mcp.types import Tool, ToolAnnotations
 
 # The smallest PNG: one transparent pixel.
 PIXEL_PNG = base64.b64decode(
@@ -40,13 +40,13 @@ def notes_server() -> MCPServer:
     server = MCPServer("notes")
     notes: list[str] = []
 
-    @server.tool(annotations=ToolAnnotations(readOnlyHint=False, destructiveHint=False))
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False))
     def add_note(text: str) -> str:
         """Keep a note."""
         notes.append(text)
         return f"kept note {len(notes)}: {text}"
 
-    @server.tool(annotations=ToolAnnotations(readOnlyHint=True))
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
     def list_notes() -> str:
         """Every note kept so far, one a line."""
         return "\n".join(notes) or "(no notes)"
@@ -101,13 +101,16 @@ def crash_server() -> MCPServer:
 
 
 def many_server() -> MCPServer:
-    server = MCPServer("many", warn_on_duplicate_tools=False)
+    server = MCPServer("many")
+    tools = [
+        Tool(name=f"tool_{n}", description="one of many", input_schema={"type": "object"})
+        for n in range(MANY_TOOLS)
+    ]
 
-    def nothing() -> str:
-        return ""
+    async def list_tools() -> list[Tool]:
+        return tools
 
-    for n in range(MANY_TOOLS):
-        server.add_tool(nothing, name=f"tool_{n}", description="one of many")
+    server.list_tools = list_tools  # type: ignore[method-assign]
     return server
 
 
