@@ -36,7 +36,6 @@ from server.host.agents.mcp.connections import (
 )
 from server.host.agents.mcp.http_transport import judge_url
 from server.host.agents.mcp.stdio_transport import StdioCommand
-from server.host.agents.mcp.tool_schemas import McpTool
 from server.host.agents.mcp.turn_tools import McpTurnTools, OfferedTool
 from server.host.storage.agents import AgentRepository
 from server.host.storage.mcp_servers import McpAgentLink, McpServerRepository, McpServerRow
@@ -124,6 +123,11 @@ class McpServerService:
         self._data_dir = data_dir
         self._repo = McpServerRepository()
         self._agents = AgentRepository()
+
+    @property
+    def connections(self) -> McpConnections:
+        """The live sessions: entered into the host's exit stack, which ends them."""
+        return self._connections
 
     # -- servers --------------------------------------------------------------------------
 
@@ -286,10 +290,6 @@ class McpServerService:
             for tool in state.tools:
                 offered[tool.full_name] = OfferedTool(target, tool, tool.name not in unasked)
         return McpTurnTools(self._connections, offered) if offered else None
-
-    async def server_tools(self, team_id: str, server_id: str) -> tuple[McpTool, ...]:
-        state = await self.test_server(team_id, server_id)
-        return state.tools
 
     # -- helpers --------------------------------------------------------------------------
 
