@@ -10,6 +10,7 @@ Sessions are kept by ``McpConnections``; a change to a server ends its session.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import re
@@ -282,10 +283,11 @@ class McpServerService:
         server that cannot start offers none, and says why in its status."""
         async with self._db.read() as conn:
             pairs = await self._repo.list_servers_of_agent(conn, team_id, agent_id)
+        targets = [self._target(row) for row, _link in pairs]
+        # At once: a server that is slow to start holds up no other.
+        states = await asyncio.gather(*(self._connections.ready(t) for t in targets))
         offered: dict[str, OfferedTool] = {}
-        for row, link in pairs:
-            target = self._target(row)
-            state = await self._connections.ready(target)
+        for (_row, link), target, state in zip(pairs, targets, states, strict=True):
             unasked = frozenset(link.unasked_tools)
             for tool in state.tools:
                 offered[tool.full_name] = OfferedTool(target, tool, tool.name not in unasked)

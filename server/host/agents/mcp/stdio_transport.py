@@ -14,7 +14,7 @@ import logging
 import os
 import signal
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
@@ -46,7 +46,7 @@ class Ended:
 class StdioCommand:
     command: str
     args: tuple[str, ...]
-    env: dict[str, str]
+    env: dict[str, str] = field(repr=False)
     cwd: Path
 
 
