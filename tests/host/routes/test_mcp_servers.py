@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -43,8 +44,9 @@ async def until(connection: HostConnection, name: str, **fields: Any) -> dict[st
 
 
 async def test_admins_manage_servers_and_members_only_list_them(
-    roles: Roles, tmp_path: Path
+    roles: Roles, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
+    caplog.set_level(logging.DEBUG)
     args = notes_server()
     assert await refused(roles.member, "mcp-servers-v1/add", args) == "forbidden"
     added = await roles.admin.call("mcp-servers-v1/add", args)
@@ -66,6 +68,8 @@ async def test_admins_manage_servers_and_members_only_list_them(
     assert list_notes["hints"] == ["read-only"]
     status = await until(roles.member, "mcp-server-status", serverId=added["id"])
     assert status["status"] in ("starting", "connected")
+    # The value went to the server's process only: never to a log line.
+    assert SECRET not in caplog.text
 
     assert await refused(roles.admin, "mcp-servers-v1/add", notes_server()) == (
         "mcpServerNameTaken"

@@ -5,7 +5,8 @@ Streamable HTTP on a loopback port.
 
 - ``notes``: ``add_note`` (keeps a note, answers how many), ``list_notes``, ``echo`` (answers
   its text and the environment variable ``NOTES_LABEL``), ``where`` (its working folder and
-  environment), ``slow`` (sleeps its seconds), ``grow`` (adds a tool and says so with
+  environment), ``limits`` (its resource limits), ``shout`` (300 lines to stderr), ``slow``
+  (sleeps its seconds), ``grow`` (adds a tool and says so with
   ``notifications/tools/list_changed``);
 - ``crash``: ``echo``, and ``crash`` that ends the process while answering;
 - ``hang``: reads and never answers (a server stuck in ``initialize``);
@@ -60,6 +61,29 @@ def notes_server() -> MCPServer:
     def where() -> str:
         """The working folder and the environment's names."""
         return f"cwd={os.getcwd()} env={','.join(sorted(os.environ))}"
+
+    @server.tool()
+    def limits() -> str:
+        """The process's limits: CPU seconds, address space, open files, no new privileges."""
+        import resource
+
+        with open("/proc/self/status", encoding="ascii") as status:
+            privs = next(line for line in status if line.startswith("NoNewPrivs:")).split()[1]
+        return " ".join(
+            [
+                f"cpu={resource.getrlimit(resource.RLIMIT_CPU)[0]}",
+                f"as={resource.getrlimit(resource.RLIMIT_AS)[0]}",
+                f"files={resource.getrlimit(resource.RLIMIT_NOFILE)[0]}",
+                f"nonewprivs={privs}",
+            ]
+        )
+
+    @server.tool()
+    def shout(text: str) -> str:
+        """Write the text to stderr 300 times, then answer."""
+        for n in range(300):
+            print(f"{text} {n}", file=sys.stderr, flush=True)
+        return "shouted"
 
     @server.tool()
     async def slow(seconds: float) -> str:
@@ -140,7 +164,7 @@ def cycle_server() -> MCPServer:
 def image_server() -> MCPServer:
     server = MCPServer("image")
 
-    @server.tool()
+    @server.tool(structured_output=False)
     def picture() -> list[Any]:
         """A picture and a caption."""
         return [Image(data=PIXEL_PNG, format="png"), "a one-pixel picture"]

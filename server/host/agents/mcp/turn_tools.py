@@ -98,10 +98,10 @@ def _content(block: Any) -> dict[str, Any]:
     if isinstance(block, types.TextContent):
         return {"type": "text", "text": block.text}
     if isinstance(block, types.ImageContent):
-        size = len(block.data) * 3 // 4
+        size = len(block.data) * 3 // 4 - block.data.count("=", -2)
         return {
             "type": "image",
-            "description": f"an image ({block.mime_type}, about {size} bytes), not shown",
+            "description": f"an image ({block.mime_type}, {size} bytes), not shown",
         }
     if isinstance(block, types.AudioContent):
         return {"type": "audio", "description": f"audio ({block.mime_type}), not played"}
