@@ -246,7 +246,7 @@ class McpServerService:
         """Connect (or use the running session), initialize and list the tools; its state."""
         async with self._db.read() as conn:
             row = await self._get(conn, team_id, server_id)
-        return await self._connections.ready(self._target(row))
+        return await self._connections.ready(self._target(row), after_crash="now")
 
     async def set_agent(
         self,

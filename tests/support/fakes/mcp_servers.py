@@ -5,7 +5,8 @@ Streamable HTTP on a loopback port.
 
 - ``notes``: ``add_note`` (keeps a note, answers how many), ``list_notes``, ``echo`` (answers
   its text and the environment variable ``NOTES_LABEL``), ``where`` (its working folder and
-  environment), ``limits`` (its resource limits), ``shout`` (300 lines to stderr), ``slow``
+  environment), ``limits`` (its resource limits), ``token`` (over HTTP, the
+  ``X-Notes-Token`` header), ``shout`` (300 lines to stderr), ``slow``
   (sleeps its seconds), ``grow`` (adds a tool and says so with
   ``notifications/tools/list_changed``);
 - ``crash``: ``echo``, and ``crash`` that ends the process while answering;
@@ -61,6 +62,12 @@ def notes_server() -> MCPServer:
     def where() -> str:
         """The working folder and the environment's names."""
         return f"cwd={os.getcwd()} env={','.join(sorted(os.environ))}"
+
+    @server.tool()
+    def token(ctx: Context) -> str:
+        """Over HTTP: the X-Notes-Token header of the call's request."""
+        request: Any = ctx.request_context.request
+        return "-" if request is None else str(request.headers.get("x-notes-token", "-"))
 
     @server.tool()
     def limits() -> str:

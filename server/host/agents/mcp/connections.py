@@ -44,6 +44,8 @@ from server.host.agents.mcp.tool_schemas import MAX_TOOLS, McpTool, adapt_tools
 log = logging.getLogger(__name__)
 
 McpStatus = Literal["idle", "starting", "connected", "error", "signIn"]
+# What a start within the backoff after a crash does: wait it out, skip, or start now.
+Backoff = Literal["wait", "skip", "now"]
 # Backoff after a crash: doubled with each crash in a row, up to the last.
 BACKOFF_SECONDS = (1.0, 2.0, 4.0, 8.0, 16.0, 30.0, 60.0)
 # A session that lived this long before it ended starts the next without waiting.
@@ -143,11 +145,13 @@ class McpConnections:
         record = self._records.get((team_id, server_id))
         return ServerState("idle") if record is None else record.state
 
-    async def ready(self, target: ServerTarget) -> ServerState:
+    async def ready(self, target: ServerTarget, *, after_crash: Backoff = "skip") -> ServerState:
         """Start the server's session if it is not running; its state once it is up (or
-        failed to come up). Never raises for the server's faults."""
+        failed to come up). Never raises for the server's faults. Within the backoff after
+        a crash, ``skip`` answers the error as it is (a turn starts without that server's
+        tools), ``now`` starts it at once (an admin's test)."""
         with contextlib.suppress(McpUnavailable):
-            await self._session(target)
+            await self._session(target, after_crash)
         return self.state(target.team_id, target.server_id)
 
     async def call(
@@ -180,7 +184,7 @@ class McpConnections:
 
     # -- sessions -------------------------------------------------------------------------
 
-    async def _session(self, target: ServerTarget) -> _Session:
+    async def _session(self, target: ServerTarget, after_crash: Backoff = "wait") -> _Session:
         if self._closing:
             raise McpUnavailable("the host is stopping")
         key = (target.team_id, target.server_id)
@@ -193,7 +197,7 @@ class McpConnections:
                 or session.task.done()
                 or not session.accepting
             ):
-                await self._backoff(record, target)
+                await self._backoff(record, target, after_crash)
                 session = _Session(target)
                 record.session = session
                 self._set(key, record, ServerState("starting"))
@@ -203,14 +207,17 @@ class McpConnections:
             raise McpUnavailable(record.state.reason or "the server is not connected")
         return session
 
-    async def _backoff(self, record: _Record, target: ServerTarget) -> None:
-        """After a crash, wait before starting again (at most the call's timeout)."""
-        if record.crashes == 0:
+    async def _backoff(self, record: _Record, target: ServerTarget, after_crash: Backoff) -> None:
+        """After a crash, wait before starting again (a call waits at most its timeout)."""
+        if record.crashes == 0 or after_crash == "now":
             return
         delay = BACKOFF_SECONDS[min(record.crashes, len(BACKOFF_SECONDS)) - 1]
         wait = record.ended_at + delay - time.monotonic()
-        if wait > 0:
-            await asyncio.sleep(min(wait, target.call_timeout))
+        if wait <= 0:
+            return
+        if after_crash == "skip":
+            raise McpUnavailable(record.state.reason or "the server crashed")
+        await asyncio.sleep(min(wait, target.call_timeout))
 
     async def _end(self, key: tuple[str, str]) -> None:
         record = self._records.get(key)

@@ -93,6 +93,9 @@ async def test_a_crashed_server_says_so_and_starts_again(
     assert ended.reason is not None
     assert "the server stopped (exit status 3)" in ended.reason
     assert "starts again at the next use" in ended.reason
+    # A turn starting within the backoff goes on without it; a call waits the backoff out.
+    skipped = await connections.ready(target)
+    assert (skipped.status, skipped.reason) == ("error", ended.reason)
     result = await connections.call(target, "echo", {"text": "back"})
     assert result.content[0].text == "back"  # type: ignore[union-attr]
     assert connections.state(TEAM, target.server_id).status == "connected"
@@ -137,11 +140,15 @@ async def test_a_call_that_takes_too_long_ends_at_its_timeout(
 async def test_an_http_server_is_reached_when_its_address_is_allowed(
     connections: McpConnections, http_notes: str
 ) -> None:
-    target = ServerTarget(TEAM, "srv-http", "remote", "http", 20.0, url=http_notes)
+    target = ServerTarget(
+        TEAM, "srv-http", "remote", "http", 20.0, url=http_notes, headers={"X-Notes-Token": "t0k"}
+    )
     state = await connections.ready(target)
     assert state.status == "connected", state.reason
     result = await connections.call(target, "add_note", {"text": "over http"})
-    assert result.content[0].text == "kept note 1: over http"  # type: ignore[union-attr]
+    assert result.content[0].text.endswith(": over http")  # type: ignore[union-attr]
+    result = await connections.call(target, "token", {})
+    assert result.content[0].text == "t0k"  # type: ignore[union-attr]
 
 
 async def test_an_http_server_at_a_private_address_is_refused(
