@@ -421,8 +421,9 @@ class QueuedMessageCancelled(HostEvent):
 
 
 class McpServersChanged(HostEvent):
-    """The team's MCP servers changed (one added, changed or deleted, or an agent given or
-    denied one); ``mcp-servers-v1/list`` has the new state, never a secret."""
+    """The team's MCP servers changed (one added, changed or deleted, an agent given or
+    denied one, or an agent deleted); ``mcp-servers-v1/list`` has the new state, never a
+    secret."""
 
     NAME: ClassVar[str] = "mcp-servers-changed"
 

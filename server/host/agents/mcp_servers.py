@@ -273,8 +273,10 @@ class McpServerService:
         return self._view(row, links)
 
     async def agent_deleted(self, team_id: str, agent_id: str) -> None:
+        """An agent went: it has no server any more."""
         async with self._db.write() as conn:
             await self._repo.remove_links_of_agent(conn, team_id, agent_id)
+        self._changed(team_id)
 
     # -- turns ----------------------------------------------------------------------------
 

@@ -190,3 +190,7 @@ async def test_a_tool_marked_to_run_without_asking_runs_at_once(
     assert (await team.admin.call("attention-v1/list"))["requests"] == []
     # The admin's environment value reached the server, and its answer the model.
     assert f"hi [{SECRET}]" in json.dumps(anthropic.requests[-1].messages())
+    # An agent that goes has no server any more.
+    await team.admin.call("agents-v1/delete", {"id": agent["id"]})
+    await until(team.admin, "mcp-servers-changed")
+    assert (await team.admin.call("mcp-servers-v1/list"))["servers"][0]["agents"] == []

@@ -3553,8 +3553,9 @@ export interface components {
         };
         /**
          * McpServersChanged
-         * @description The team's MCP servers changed (one added, changed or deleted, or an agent given or
-         *     denied one); ``mcp-servers-v1/list`` has the new state, never a secret.
+         * @description The team's MCP servers changed (one added, changed or deleted, an agent given or
+         *     denied one, or an agent deleted); ``mcp-servers-v1/list`` has the new state, never a
+         *     secret.
          */
         McpServersChanged: Record<string, never>;
         /** McpServersChangedEvent */

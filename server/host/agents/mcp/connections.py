@@ -225,7 +225,9 @@ class McpConnections:
         if session is None or session.task is None:
             return
         session.stop.set()
-        with contextlib.suppress(Exception):
+        if not session.ready.is_set():
+            session.task.cancel()  # still starting: nothing to wind down in order
+        with contextlib.suppress(Exception, asyncio.CancelledError):
             await session.task
 
     async def _run(self, key: tuple[str, str], record: _Record, session: _Session) -> None:
