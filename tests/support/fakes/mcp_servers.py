@@ -16,7 +16,8 @@ Streamable HTTP on a loopback port.
 - ``cycle``: a tool whose input schema has a ``$ref`` cycle;
 - ``image``: ``picture`` answers a PNG image and a line of text.
 
-With a port it serves Streamable HTTP at ``http://127.0.0.1:<port>/mcp`` (``notes`` only).
+With a port it serves Streamable HTTP at ``http://127.0.0.1:<port>/mcp``; with a port and
+``sse``, the older HTTP+SSE transport at ``http://127.0.0.1:<port>/sse``.
 """
 
 from __future__ import annotations
@@ -214,7 +215,9 @@ def main(argv: list[str]) -> None:
         garbage()
         return
     server = SERVERS[kind]()
-    if len(argv) > 1:
+    if len(argv) > 2 and argv[2] == "sse":
+        server.run("sse", host="127.0.0.1", port=int(argv[1]))
+    elif len(argv) > 1:
         server.run("streamable-http", host="127.0.0.1", port=int(argv[1]))
     else:
         server.run("stdio")

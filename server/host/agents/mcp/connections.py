@@ -37,7 +37,12 @@ from server.common.public_addresses import (
     Resolver,
     system_resolve,
 )
-from server.host.agents.mcp.http_transport import http_transport
+from server.host.agents.mcp.http_transport import (
+    HttpDial,
+    HttpReplies,
+    http_transport,
+    sse_transport,
+)
 from server.host.agents.mcp.stdio_transport import Ended, StdioCommand, stdio_transport
 from server.host.agents.mcp.tool_schemas import MAX_TOOLS, McpTool, adapt_tools
 
@@ -94,6 +99,7 @@ class _Session:
     gone: asyncio.Event = field(default_factory=asyncio.Event)
     changed: asyncio.Event = field(default_factory=asyncio.Event)
     ended: Ended = field(default_factory=Ended)
+    http: HttpReplies = field(default_factory=HttpReplies)
     client: Client | None = None
     task: asyncio.Task[None] | None = None
     last_used: float = field(default_factory=time.monotonic)
@@ -237,15 +243,13 @@ class McpConnections:
             async with AsyncExitStack() as stack:
                 try:
                     async with asyncio.timeout(self._start_seconds):
-                        client = await stack.enter_async_context(
-                            Client(
-                                self._transport(session),
-                                mode="legacy",
-                                message_handler=self._listener(session),
-                                read_timeout_seconds=self._start_seconds,
-                                cache=None,
-                            )
-                        )
+                        try:
+                            client = await self._connect(stack, session, sse=False)
+                        except Exception:
+                            # A server of the older HTTP+SSE transport refuses the POST.
+                            if not session.http.refused_post:
+                                raise
+                            client = await self._connect(stack, session, sse=True)
                         tools, problems = await self._list(target, client)
                 except TimeoutError:
                     failure = session.ended.reason or (
@@ -320,13 +324,27 @@ class McpConnections:
             ServerState("error", f"{failure}; it starts again at the next use (after {delay:g} s)"),
         )
 
-    def _transport(self, session: _Session) -> AbstractAsyncContextManager[TransportStreams]:
+    async def _connect(self, stack: AsyncExitStack, session: _Session, *, sse: bool) -> Client:
+        """The SDK's client, initialized, over the server's transport."""
+        client = Client(
+            self._transport(session, sse=sse),
+            mode="legacy",
+            message_handler=self._listener(session),
+            read_timeout_seconds=self._start_seconds,
+            cache=None,
+        )
+        return await stack.enter_async_context(client)
+
+    def _transport(
+        self, session: _Session, *, sse: bool
+    ) -> AbstractAsyncContextManager[TransportStreams]:
         target = session.target
         if target.transport == "stdio":
             assert target.command is not None
             return stdio_transport(target.command, target.name, session.ended, session.gone)
         assert target.url is not None
-        return http_transport(target.url, target.headers, self.policy, self.resolver)
+        dial = HttpDial(target.url, target.headers, self.policy, self.resolver)
+        return sse_transport(dial) if sse else http_transport(dial, session.http)
 
     def _listener(self, session: _Session) -> MessageHandlerFnT:
         async def heard(message: IncomingMessage) -> None:

@@ -1,16 +1,22 @@
-"""The Streamable HTTP transport of an MCP session, dialed under the public-only address
-policy: the server's host name is resolved once, every address judged, and each
-connection goes to the judged address (TLS still names the host)."""
+"""The HTTP transports of an MCP session, dialed under the public-only address policy: the
+server's host name is resolved once, every address judged, and each connection goes to the
+judged address (TLS still names the host).
+
+Streamable HTTP first; a server that refuses its first POST with 400, 404 or 405 speaks
+the older HTTP+SSE transport, which is tried next (the specification's compatibility rule).
+"""
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 import httpcore2
 import httpx2
 from mcp.client._transport import TransportStreams
+from mcp.client.sse import sse_client
 from mcp.client.streamable_http import streamable_http_client
 from yarl import URL
 
@@ -69,23 +75,72 @@ async def judge_url(url: str, policy: PublicOnlyPolicy, resolver: Resolver) -> I
     return await resolve_pinned(host, port, policy, resolver=resolver)
 
 
-@contextlib.asynccontextmanager
-async def http_transport(
-    url: str, headers: dict[str, str], policy: PublicOnlyPolicy, resolver: Resolver
-) -> AsyncIterator[TransportStreams]:
-    """The SDK's Streamable HTTP client over a connection pinned to the judged address."""
-    address = await judge_url(url, policy, resolver)
+# What a first POST answered that marks a server of the older HTTP+SSE transport.
+_OLDER_TRANSPORT = frozenset({400, 404, 405})
+
+
+@dataclass(frozen=True)
+class HttpDial:
+    """Where an HTTP session goes, with what, under which policy."""
+
+    url: str
+    headers: dict[str, str] = field(repr=False)
+    policy: PublicOnlyPolicy
+    resolver: Resolver
+
+
+@dataclass
+class HttpReplies:
+    """What the server answered: whether it refused the first POST as an older server."""
+
+    answered: bool = False
+    refused_post: bool = False
+
+    async def heard(self, response: httpx2.Response) -> None:
+        if not self.answered:
+            self.answered = True
+            self.refused_post = (
+                response.request.method == "POST" and response.status_code in _OLDER_TRANSPORT
+            )
+
+
+async def _pinned_client(dial: HttpDial, replies: HttpReplies | None) -> httpx2.AsyncClient:
+    address = await judge_url(dial.url, dial.policy, dial.resolver)
     transport = httpx2.AsyncHTTPTransport(trust_env=False)
-    pool = httpcore2.AsyncConnectionPool(
+    # The one pool of the transport, given the pinned backend.
+    transport._pool = httpcore2.AsyncConnectionPool(
         ssl_context=httpx2.create_ssl_context(trust_env=False),
-        network_backend=PinnedBackend(normalize_host(URL(url).raw_host or ""), address),
+        network_backend=PinnedBackend(normalize_host(URL(dial.url).raw_host or ""), address),
     )
-    transport._pool = pool  # the one pool of the transport, given the pinned backend
-    client = httpx2.AsyncClient(
-        headers=headers,
+    hooks = {"response": [replies.heard]} if replies is not None else {}
+    return httpx2.AsyncClient(
+        headers=dial.headers,
         timeout=httpx2.Timeout(CONNECT_SECONDS, read=READ_SECONDS),
         transport=transport,
         trust_env=False,
+        event_hooks=hooks,
     )
-    async with client, streamable_http_client(url, http_client=client) as streams:
+
+
+@contextlib.asynccontextmanager
+async def http_transport(dial: HttpDial, replies: HttpReplies) -> AsyncIterator[TransportStreams]:
+    """The SDK's Streamable HTTP client over a connection pinned to the judged address."""
+    client = await _pinned_client(dial, replies)
+    async with client, streamable_http_client(dial.url, http_client=client) as streams:
+        yield streams
+
+
+@contextlib.asynccontextmanager
+async def sse_transport(dial: HttpDial) -> AsyncIterator[TransportStreams]:
+    """The SDK's HTTP+SSE client over a connection pinned to the judged address."""
+    client = await _pinned_client(dial, None)
+
+    def made(
+        headers: dict[str, str] | None = None,
+        timeout: httpx2.Timeout | None = None,
+        auth: httpx2.Auth | None = None,
+    ) -> httpx2.AsyncClient:
+        return client  # the SDK enters and closes it
+
+    async with sse_client(dial.url, httpx_client_factory=made) as streams:
         yield streams

@@ -69,22 +69,32 @@ async def connections(heard: Heard) -> AsyncIterator[McpConnections]:
         yield opened
 
 
-@pytest.fixture(scope="module")
-def http_notes() -> Iterator[str]:
-    """The notes server over Streamable HTTP on loopback; its address."""
+def _serve_notes(*extra: str) -> Iterator[str]:
     port = closed_port()
     process = subprocess.Popen(  # noqa: S603 - our own interpreter
-        [sys.executable, "-m", "tests.support.fakes.mcp_servers", "notes", str(port)],
+        [sys.executable, "-m", "tests.support.fakes.mcp_servers", "notes", str(port), *extra],
         cwd=ROOT,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
     try:
         asyncio.run(_listening(port))
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield f"http://127.0.0.1:{port}/{'sse' if extra else 'mcp'}"
     finally:
         process.terminate()
         process.wait(10)
+
+
+@pytest.fixture(scope="module")
+def http_notes() -> Iterator[str]:
+    """The notes server over Streamable HTTP on loopback; its address."""
+    yield from _serve_notes()
+
+
+@pytest.fixture(scope="module")
+def sse_notes() -> Iterator[str]:
+    """The notes server over the older HTTP+SSE transport on loopback; its address."""
+    yield from _serve_notes("sse")
 
 
 async def _listening(port: int) -> None:

@@ -151,6 +151,18 @@ async def test_an_http_server_is_reached_when_its_address_is_allowed(
     assert result.content[0].text == "t0k"  # type: ignore[union-attr]
 
 
+async def test_a_server_of_the_older_sse_transport_is_reached(
+    connections: McpConnections, sse_notes: str
+) -> None:
+    target = ServerTarget(
+        TEAM, "srv-sse", "older", "http", 20.0, url=sse_notes, headers={"X-Notes-Token": "s5e"}
+    )
+    state = await connections.ready(target)
+    assert state.status == "connected", state.reason
+    result = await connections.call(target, "echo", {"text": "over sse"})
+    assert result.content[0].text == "over sse [-]"  # type: ignore[union-attr]
+
+
 async def test_an_http_server_at_a_private_address_is_refused(
     heard: Heard, http_notes: str
 ) -> None:
