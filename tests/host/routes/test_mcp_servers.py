@@ -17,6 +17,7 @@ from peer.connection import HostConnection
 from tests.host.routes.conftest import Roles, Team, database_bytes, refused
 from tests.support.fakes.anthropic import API_KEY, FakeAnthropic, MessageEvents
 from tests.support.fakes.mcp_servers import stdio_command
+from tests.support.hub_server import RunningHub
 
 ROOT = Path(__file__).resolve().parents[3]
 EVENT_SECONDS = 60.0
@@ -194,3 +195,27 @@ async def test_a_tool_marked_to_run_without_asking_runs_at_once(
     await team.admin.call("agents-v1/delete", {"id": agent["id"]})
     await until(team.admin, "mcp-servers-changed")
     assert (await team.admin.call("mcp-servers-v1/list"))["servers"][0]["agents"] == []
+
+
+async def test_only_enabled_servers_given_to_the_agent_are_offered(
+    team: Team, server: RunningHub
+) -> None:
+    mcp = server.builtin.services.mcp_servers
+    added = await team.admin.call("mcp-servers-v1/add", notes_server())
+    agent = await team.admin.call("agents-v1/create", {"name": "Scribe"})
+    other = await team.admin.call("agents-v1/create", {"name": "Other"})
+    give = {"id": added["id"], "agentId": agent["id"], "enabled": True, "unaskedTools": ["echo"]}
+    await team.admin.call("mcp-servers-v1/set_agent", give)
+
+    offered = await mcp.turn_tools(team.team_id, agent["id"])
+    assert offered is not None
+    assert offered.owns("mcp__notes__add_note")
+    assert offered.asks("mcp__notes__add_note")
+    assert not offered.asks("mcp__notes__echo")
+    assert await mcp.turn_tools(team.team_id, other["id"]) is None
+
+    await team.admin.call("mcp-servers-v1/update", {"id": added["id"], "enabled": False})
+    assert await mcp.turn_tools(team.team_id, agent["id"]) is None
+    await team.admin.call("mcp-servers-v1/update", {"id": added["id"], "enabled": True})
+    await team.admin.call("mcp-servers-v1/set_agent", {**give, "enabled": False})
+    assert await mcp.turn_tools(team.team_id, agent["id"]) is None
