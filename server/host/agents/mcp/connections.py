@@ -56,6 +56,8 @@ BACKOFF_SECONDS = (1.0, 2.0, 4.0, 8.0, 16.0, 30.0, 60.0)
 # A session that lived this long before it ended starts the next without waiting.
 STEADY_SECONDS = 60.0
 _LIST_PAGES = MAX_TOOLS // 10 + 2
+# How long a server has to answer a ping after a call failed.
+PING_SECONDS = 5.0
 
 Announce = Callable[[str, HostEvent], None]
 
@@ -177,11 +179,27 @@ class McpConnections:
         except TimeoutError as exc:
             raise McpCallFailed(f"the server did not answer within {timeout:g} s") from exc
         except MCPError as exc:
+            if session.ended.reason is None and not await self._answers(session):
+                # An HTTP server that went away: the session ends, the next use reconnects.
+                session.ended.reason = "the server stopped answering"
+                session.gone.set()
             reason = session.ended.reason or str(exc)[:300]
             raise McpCallFailed(f"the call failed: {reason}") from exc
         finally:
             session.active -= 1
             session.last_used = time.monotonic()
+
+    async def _answers(self, session: _Session) -> bool:
+        """Whether the server still answers a ping (a refused call is not a dead server)."""
+        client = session.client
+        if client is None:
+            return False
+        try:
+            async with asyncio.timeout(PING_SECONDS):
+                await client.send_ping()
+        except Exception:
+            return False
+        return True
 
     async def forget(self, team_id: str, server_id: str) -> None:
         """The server changed or went: its session ends (the next use starts a new one)."""

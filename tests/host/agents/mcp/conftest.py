@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -95,6 +96,27 @@ def http_notes() -> Iterator[str]:
 def sse_notes() -> Iterator[str]:
     """The notes server over the older HTTP+SSE transport on loopback; its address."""
     yield from _serve_notes("sse")
+
+
+@contextlib.asynccontextmanager
+async def notes_over_http(port: int) -> AsyncIterator[None]:
+    """The notes server over Streamable HTTP on ``port`` while the block runs."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "tests.support.fakes.mcp_servers",
+        "notes",
+        str(port),
+        cwd=ROOT,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    try:
+        await _listening(port)
+        yield
+    finally:
+        process.kill()
+        await process.wait()
 
 
 async def _listening(port: int) -> None:

@@ -14,7 +14,8 @@ from server.host.agents.mcp.connections import (
     McpConnections,
     ServerTarget,
 )
-from tests.host.agents.mcp.conftest import TEAM, Heard, stdio_target
+from tests.host.agents.mcp.conftest import TEAM, Heard, notes_over_http, stdio_target
+from tests.support.ports import closed_port
 
 
 async def test_a_stdio_server_starts_when_needed_and_answers_calls(
@@ -161,6 +162,25 @@ async def test_a_server_of_the_older_sse_transport_is_reached(
     assert state.status == "connected", state.reason
     result = await connections.call(target, "echo", {"text": "over sse"})
     assert result.content[0].text == "over sse [-]"  # type: ignore[union-attr]
+
+
+async def test_an_http_server_that_goes_away_shows_an_error_and_is_reached_again(
+    connections: McpConnections, heard: Heard
+) -> None:
+    port = closed_port()
+    target = ServerTarget(
+        TEAM, "srv-gone", "gone", "http", 20.0, url=f"http://127.0.0.1:{port}/mcp"
+    )
+    async with notes_over_http(port):
+        assert (await connections.ready(target)).status == "connected"
+    with pytest.raises(McpCallFailed, match="the server stopped answering"):
+        await connections.call(target, "list_notes", {})
+    ended = await heard.status(target.server_id, "error")
+    assert ended.reason is not None
+    assert ended.reason.startswith("the server stopped answering")
+    async with notes_over_http(port):
+        result = await connections.call(target, "list_notes", {})
+    assert result.content[0].text == "(no notes)"  # type: ignore[union-attr]
 
 
 async def test_an_http_server_at_a_private_address_is_refused(
