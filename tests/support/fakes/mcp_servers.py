@@ -5,7 +5,7 @@ Streamable HTTP on a loopback port.
 
 - ``notes``: ``add_note`` (keeps a note, answers how many), ``list_notes``, ``echo`` (answers
   its text and the environment variable ``NOTES_LABEL``), ``where`` (its working folder and
-  environment), ``limits`` (its resource limits), ``token`` (over HTTP, the
+  environment), ``pid``, ``limits`` (its resource limits), ``token`` (over HTTP, the
   ``X-Notes-Token`` header), ``shout`` (300 lines to stderr), ``slow``
   (sleeps its seconds), ``grow`` (adds a tool and says so with
   ``notifications/tools/list_changed``);
@@ -63,6 +63,11 @@ def notes_server() -> MCPServer:
     def where() -> str:
         """The working folder and the environment's names."""
         return f"cwd={os.getcwd()} env={','.join(sorted(os.environ))}"
+
+    @server.tool()
+    def pid() -> str:
+        """The server's process id."""
+        return str(os.getpid())
 
     @server.tool()
     def token(ctx: Context) -> str:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -127,6 +128,15 @@ async def test_an_idle_session_ends(heard: Heard, tmp_path: Path) -> None:
         # The next use starts it again.
         result = await connections.call(target, "list_notes", {})
         assert result.content[0].text == "(no notes)"  # type: ignore[union-attr]
+
+
+async def test_leaving_ends_every_server_process(heard: Heard, tmp_path: Path) -> None:
+    async with McpConnections(heard, policy=PublicOnlyPolicy()) as connections:
+        result = await connections.call(stdio_target("notes", tmp_path), "pid", {})
+        pid = int(result.content[0].text)  # type: ignore[union-attr]
+        os.kill(pid, 0)  # running
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
 
 
 async def test_a_call_that_takes_too_long_ends_at_its_timeout(
