@@ -13,6 +13,8 @@ CPU_SECONDS = 3600
 ADDRESS_SPACE_BYTES = 8 * 1024**3
 OPEN_FILES = 256
 _PR_SET_NO_NEW_PRIVS = 38
+# Looked up once in the host: between fork and exec nothing may take the loader's lock.
+_PRCTL = ctypes.CDLL(None, use_errno=True).prctl
 
 
 def child_environment(values: dict[str, str]) -> dict[str, str]:
@@ -24,11 +26,15 @@ def child_environment(values: dict[str, str]) -> dict[str, str]:
 def limit_child() -> None:
     """Run in the child between fork and exec: resource limits, and no new privileges (a
     set-user-id program it runs gains nothing)."""
-    resource.setrlimit(resource.RLIMIT_CPU, (CPU_SECONDS, CPU_SECONDS))
-    resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE_BYTES, ADDRESS_SPACE_BYTES))
-    _soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    files = OPEN_FILES if hard == resource.RLIM_INFINITY else min(OPEN_FILES, hard)
-    resource.setrlimit(resource.RLIMIT_NOFILE, (files, files))
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+    _lower(resource.RLIMIT_CPU, CPU_SECONDS)
+    _lower(resource.RLIMIT_AS, ADDRESS_SPACE_BYTES)
+    _lower(resource.RLIMIT_NOFILE, OPEN_FILES)
+    if _PRCTL(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
+
+
+def _lower(which: int, value: int) -> None:
+    """Limit ``which`` to ``value``, or to the host's own limit when that is lower."""
+    _soft, hard = resource.getrlimit(which)
+    limit = value if hard == resource.RLIM_INFINITY else min(value, hard)
+    resource.setrlimit(which, (limit, limit))
