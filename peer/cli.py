@@ -31,6 +31,7 @@ from peer.egress import share_egress
 from peer.hub_client import HubClient, HubError
 from peer.known_hosts import HostKeyChanged, KnownHosts, KnownHostsUnreadable
 from peer.live_view import LiveView, ViewClosed, open_view
+from peer.mcp_servers import McpServerNotFound, add_mcp_parser, mcp_command
 from peer.teams import TeamNotFound, find_team
 
 TEAM_HELP = "team name (any case) or id (default: your first team)"
@@ -300,7 +301,9 @@ def build_parser() -> argparse.ArgumentParser:
     share.add_argument(
         "--label", default=socket.gethostname()[:60], help="what the host calls this computer"
     )
+    mcp_actions = add_mcp_parser(commands)
     for sub in (
+        *mcp_actions,
         connect,
         call,
         watch,
@@ -383,7 +386,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except NoHost as exc:
         print(f"crewhost-peer: {exc}", file=sys.stderr)
         return 1
-    except (AgentNotFound, TeamNotFound) as exc:
+    except (AgentNotFound, TeamNotFound, McpServerNotFound) as exc:
         print(f"crewhost-peer: {exc} ({exc.code})", file=sys.stderr)
         return 1
     except ViewClosed as exc:
@@ -482,6 +485,8 @@ async def _use(connection: HostConnection, args: argparse.Namespace) -> int:
     if args.command == "hooks":
         await _hooks(connection, args)
         return 0
+    if args.command == "mcp":
+        return await mcp_command(connection, args, _print_table)
     print(json.dumps(await connection.call(args.route, args.args), indent=2))
     return 0
 

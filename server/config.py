@@ -233,6 +233,26 @@ class HostSettings(SettingsSection):
         "link-local (cloud metadata) or other special-purpose address, or one of the host's "
         "own addresses, is refused (webhookAddressRefused) when saved and at every attempt.",
     )
+    mcp_allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="Host names, IP addresses and CIDR ranges an HTTP MCP server may be at "
+        "although they are not public, comma-separated (an on-premises tracker: "
+        "mcp.corp.example,10.3.0.0/16). Otherwise an MCP server at loopback, a private, "
+        "link-local (cloud metadata) or other special-purpose address, or one of the host's "
+        "own addresses, is refused (mcpAddressRefused) when saved and at every connection.",
+    )
+    mcp_idle_seconds: float = Field(
+        600.0,
+        gt=0,
+        description="How long an MCP server's session stays open with no call; then it is "
+        "closed (a stdio server's process ends) until an agent needs it again.",
+    )
+    mcp_start_seconds: float = Field(
+        30.0,
+        gt=0,
+        description="How long an MCP server has to start and answer initialize and its tool "
+        "list; a server that takes longer shows the status error.",
+    )
     workspace_agent_max_files: int = Field(
         1000,
         ge=1,
@@ -292,6 +312,7 @@ class HostSettings(SettingsSection):
         "web_fetch_allowed_hosts",
         "proxy_allowed_hosts",
         "webhook_allowed_hosts",
+        "mcp_allowed_hosts",
         mode="before",
     )
     @classmethod
@@ -306,6 +327,7 @@ class HostSettings(SettingsSection):
         "web_fetch_allowed_hosts",
         "proxy_allowed_hosts",
         "webhook_allowed_hosts",
+        "mcp_allowed_hosts",
     )
     @classmethod
     def _check_allowed_hosts(cls, value: list[str]) -> list[str]:

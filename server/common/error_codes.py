@@ -222,6 +222,14 @@ HOST_ERROR_CODES: tuple[ErrorCode, ...] = (
     ),
     ErrorCode("teamWebhookNotFound", "No such webhook in this team."),
     ErrorCode("teamWebhookLimit", "The team has as many webhooks as it may."),
+    ErrorCode(
+        "mcpAddressRefused",
+        "The host's address policy refuses this MCP server's address (loopback, private, "
+        "link-local or another special-purpose address, or the host's own).",
+    ),
+    ErrorCode("mcpServerNotFound", "No such MCP server in this team."),
+    ErrorCode("mcpServerNameTaken", "The team has an MCP server of that name already."),
+    ErrorCode("mcpServerLimit", "The team has as many MCP servers as it may."),
     ErrorCode("nameNotResolved", "A host name did not resolve to any address."),
     ErrorCode("memoryLimit", "The agent keeps as many memories as it may."),
     ErrorCode("memoryNotFound", "No such memory of the agent, or not one the caller may reach."),

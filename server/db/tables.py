@@ -484,6 +484,39 @@ routine_hook_deliveries = sa.Table(
     sa.Index(None, "team_id", "hook_id", "taken_at"),
 )
 
+# MCP servers a team's agents may use. Environment values (stdio) and headers (http) are
+# one JSON object sealed by the secret box (``secrets``); only their names are plain.
+mcp_servers = sa.Table(
+    "mcp_servers",
+    metadata,
+    sa.Column("id", ID, primary_key=True),
+    sa.Column("team_id", ID, nullable=False),
+    sa.Column("name", sa.String(40), nullable=False),
+    sa.Column("transport", sa.String(8), nullable=False),
+    sa.Column("command", sa.String(1000), nullable=True),
+    sa.Column("args", sa.JSON, nullable=False),
+    sa.Column("url", sa.String(2048), nullable=True),
+    sa.Column("secret_names", sa.JSON, nullable=False),
+    sa.Column("secrets", sa.LargeBinary, nullable=True),
+    sa.Column("call_timeout", sa.Float, nullable=False),
+    sa.Column("enabled", sa.Boolean, nullable=False),
+    sa.Column("created_by", ID, nullable=False),
+    sa.Column("created_at", TIME, nullable=False),
+    sa.Column("updated_at", TIME, nullable=False),
+    sa.UniqueConstraint("team_id", "name"),
+)
+
+# Which agents have which MCP server, and the tools each may call without asking.
+mcp_server_agents = sa.Table(
+    "mcp_server_agents",
+    metadata,
+    sa.Column("team_id", ID, nullable=False),
+    sa.Column("server_id", ID, primary_key=True),
+    sa.Column("agent_id", ID, primary_key=True),
+    sa.Column("unasked_tools", sa.JSON, nullable=False),
+    sa.Index(None, "team_id", "agent_id"),
+)
+
 # Team webhooks: endpoints that owners and admins add, told of runs and waiting approvals.
 # ``url_origin`` is shown; the rest of the address (a chat service's path token, the
 # query) is ``url_secret``, sealed by the secret box, as is the signing secret.
@@ -740,6 +773,7 @@ TEAM_WEBHOOK_PREVIOUS_SECRET = EncryptedColumn(
     "previous_signing_secret",
     "team-webhook-previous-signing-secret",
 )
+MCP_SERVER_SECRETS = EncryptedColumn(mcp_servers, "id", "team_id", "secrets", "mcp-server-secrets")
 ENCRYPTED_COLUMNS: tuple[EncryptedColumn, ...] = (
     PROVIDER_API_KEY,
     WEB_SEARCH_API_KEY,
@@ -754,6 +788,7 @@ ENCRYPTED_COLUMNS: tuple[EncryptedColumn, ...] = (
     TEAM_WEBHOOK_SIGNING_SECRET,
     SMTP_PASSWORD,
     TEAM_WEBHOOK_PREVIOUS_SECRET,
+    MCP_SERVER_SECRETS,
 )
 
 

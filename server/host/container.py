@@ -26,7 +26,9 @@ from server.db.engine import Database
 from server.host.agents.attention import AttentionRegistry
 from server.host.agents.email_notices import MailServer
 from server.host.agents.hub_outbox import HubOutbox
+from server.host.agents.mcp.connections import McpConnections
 from server.host.agents.mcp_endpoint import McpEndpoint
+from server.host.agents.mcp_servers import McpServerService
 from server.host.agents.memory_review import MemoryReview
 from server.host.agents.model_providers import ModelProviders
 from server.host.agents.notifications import NotificationService
@@ -148,7 +150,8 @@ class _Agents:
     hub_outbox: HubOutbox
     routine_hooks: RoutineHookService
     team_webhooks: TeamWebhookService
-    mcp: McpEndpoint
+    mcp_endpoint: McpEndpoint
+    mcp_servers: McpServerService
 
 
 @dataclass(frozen=True)
@@ -207,7 +210,8 @@ class HostServices:
     hub_outbox: HubOutbox
     routine_hooks: RoutineHookService
     team_webhooks: TeamWebhookService
-    mcp: McpEndpoint
+    mcp_endpoint: McpEndpoint
+    mcp_servers: McpServerService
     live: LiveViews
     teaching: TeachingService
     control_requests: ControlRequestService
@@ -264,7 +268,9 @@ class HostServices:
         self._resources.push_async_callback(self.web_search.close)
         await self._resources.enter_async_context(self.team_webhooks)
         # Outside agents' MCP sessions end before the browser and the turns they wait on.
-        await self._resources.enter_async_context(self.mcp.running())
+        await self._resources.enter_async_context(self.mcp_endpoint.running())
+        # After the turns end (they call its servers): leaving it ends every MCP session.
+        await self._resources.enter_async_context(self.mcp_servers.connections)
         # Turns end first: they use the browser, the peers and the providers; then reviews.
         self._resources.push_async_callback(self.memories.uses_counted)
         self._resources.push_async_callback(self.memory_review.close)
@@ -306,6 +312,7 @@ def _wire_signals(host: HostServices) -> None:
     on(EgressOnline, host.proxies.status_changed)
     on(AgentDeleted, lambda s: host.memory_review.forget_agent(s.team_id, s.agent_id))
     on(AgentDeleted, lambda s: host.routines.agent_deleted(s.team_id, s.agent_id))
+    on(AgentDeleted, lambda s: host.mcp_servers.agent_deleted(s.team_id, s.agent_id))
     on(RoutineDeleted, host.routine_hooks.routine_deleted)
     on(TurnEnded, lambda s: host.memory_review.turns_ended(s.agent, s.thread_id))
     # In this order: the browsing memory keeps a step before a teach recording takes it.
@@ -425,7 +432,24 @@ def _agents(base: _Base, machinery: _Machinery, stores: _Stores, browsing: _Brow
     )
     models = ModelProviders(stores.providers.credentials)
     tool_contexts = _tool_contexts(base, machinery, stores, browsing, attention)
-    threads = _threads(base, machinery, stores, agents, attention, models, tool_contexts)
+    mcp_servers = McpServerService(
+        db,
+        clock,
+        base.secrets,
+        McpConnections(
+            announce,
+            policy=PublicOnlyPolicy.from_entries(
+                host.mcp_allowed_hosts, own_addresses=interface_addresses()
+            ),
+            idle_seconds=host.mcp_idle_seconds,
+            start_seconds=host.mcp_start_seconds,
+        ),
+        announce,
+        base.settings.data_dir,
+    )
+    threads = _threads(
+        base, machinery, stores, agents, attention, models, tool_contexts, mcp_servers
+    )
     memory_review = MemoryReview(
         stores.memories,
         models.resolve,
@@ -468,6 +492,7 @@ def _agents(base: _Base, machinery: _Machinery, stores: _Stores, browsing: _Brow
             threads,
             public_url=base.settings.hub.public_url,
         ),
+        mcp_servers,
     )
 
 
@@ -501,6 +526,7 @@ def _threads(
     attention: AttentionRegistry,
     models: ModelProviders,
     tool_contexts: ToolContextFactory,
+    mcp_servers: McpServerService,
 ) -> ThreadService:
     return ThreadService(
         base.db,
@@ -518,6 +544,7 @@ def _threads(
         metrics=machinery.metrics,
         memories=stores.memories,
         memory_prompt_tokens=base.settings.host.memory_prompt_tokens,
+        mcp_tools=mcp_servers.turn_tools,
     )
 
 

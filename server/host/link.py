@@ -145,9 +145,9 @@ class HostLinkClient:
             elif isinstance(message, LinkMcpRequest):
                 self._tasks.start(self._serve_mcp(socket, message))
             elif isinstance(message, LinkMcpCancel):
-                self._services.mcp.cancel(message.request_id)
+                self._services.mcp_endpoint.cancel(message.request_id)
             elif isinstance(message, LinkMcpEnd):
-                self._tasks.start(self._services.mcp.end_tokens(message.token_ids))
+                self._tasks.start(self._services.mcp_endpoint.end_tokens(message.token_ids))
 
     async def _serve_mcp(
         self, socket: aiohttp.ClientWebSocketResponse, request: LinkMcpRequest
@@ -158,7 +158,7 @@ class HostLinkClient:
             if not socket.closed:
                 await socket.send_str(encode(message))
 
-        await self._services.mcp.serve(request, send, self._services.host_id)
+        await self._services.mcp_endpoint.serve(request, send, self._services.host_id)
 
     async def _take_delivery(
         self, socket: aiohttp.ClientWebSocketResponse, delivery: LinkHookDelivery

@@ -320,14 +320,14 @@ async def test_a_revoked_token_ends_its_session(endpoint: Endpoint) -> None:
     services = endpoint.server.builtin.services
     async with mcp_session(endpoint.url, secret) as session:
         assert payload(await session.call_tool("list_tabs", {}))["tabs"] == []
-        assert services.mcp.session_count(token_id) == 1
+        assert services.mcp_endpoint.session_count(token_id) == 1
         revoked = await endpoint.owner.delete(
             f"/v1/teams/{endpoint.team_id}/access-tokens/{token_id}"
         )
         assert revoked.status == 204, revoked.body
         with pytest.raises(MCPError):
             await session.call_tool("list_tabs", {}, read_timeout_seconds=10)
-        await eventually(lambda: services.mcp.session_count(token_id) == 0)
+        await eventually(lambda: services.mcp_endpoint.session_count(token_id) == 0)
     client = endpoint.server.client(bearer=secret)
     reply = await client.post("/v1/mcp", {"jsonrpc": "2.0", "id": 1, "method": "ping"})
     assert (reply.status, reply.code) == (401, "accessTokenRevoked")
@@ -338,9 +338,9 @@ async def test_an_expired_token_ends_its_session_and_is_refused(endpoint: Endpoi
     async with mcp_session(endpoint.url, secret) as session:
         assert payload(await session.call_tool("list_tabs", {}))["tabs"] == []
         services = endpoint.server.builtin.services
-        assert services.mcp.session_count(token_id) == 1
+        assert services.mcp_endpoint.session_count(token_id) == 1
         endpoint.clock.advance(86400 + 1)
-        await eventually(lambda: services.mcp.session_count(token_id) == 0)
+        await eventually(lambda: services.mcp_endpoint.session_count(token_id) == 0)
     client = endpoint.server.client(bearer=secret)
     reply = await client.post("/v1/mcp", {"jsonrpc": "2.0", "id": 1, "method": "ping"})
     assert (reply.status, reply.code) == (401, "accessTokenExpired")

@@ -420,6 +420,29 @@ class QueuedMessageCancelled(HostEvent):
     id: str
 
 
+class McpServersChanged(HostEvent):
+    """The team's MCP servers changed (one added, changed or deleted, an agent given or
+    denied one, or an agent deleted); ``mcp-servers-v1/list`` has the new state, never a
+    secret."""
+
+    NAME: ClassVar[str] = "mcp-servers-changed"
+
+
+class McpServerStatusChanged(HostEvent):
+    """An MCP server's session changed status: ``idle`` (not running; it starts when an
+    agent needs it), ``starting``, ``connected``, ``error`` (``reason`` says why in words)
+    or ``signIn`` (it needs a sign-in)."""
+
+    NAME: ClassVar[str] = "mcp-server-status"
+    server_id: str
+    status: Literal["idle", "starting", "connected", "error", "signIn"]
+    reason: str | None = None
+    tools: int = Field(0, description="how many of its tools agents are offered")
+    problems: list[str] = Field(
+        default_factory=list, description="tools not offered, each with the reason"
+    )
+
+
 HOST_EVENTS: tuple[type[HostEvent], ...] = (
     AgentsChanged,
     ThreadsChanged,
@@ -450,6 +473,8 @@ HOST_EVENTS: tuple[type[HostEvent], ...] = (
     Revoked,
     NotificationAdded,
     NotificationsRead,
+    McpServersChanged,
+    McpServerStatusChanged,
 )
 
 

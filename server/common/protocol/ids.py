@@ -50,6 +50,9 @@ RequestId = Annotated[str, _HexId]
 TeamWebhookId = Annotated[str, _HexId]
 """One of a team's outbound webhooks."""
 
+McpServerId = Annotated[str, _HexId]
+"""One of a team's MCP servers."""
+
 SubAgentId = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{16}$")]
 """``uuid.uuid4().hex[:16]``: one sub-agent run inside a turn."""
 

@@ -50,6 +50,7 @@ from server.host.agents.turn_loop import (
     ToolOutcome,
     TurnProgress,
     TurnSetup,
+    TurnTools,
     consent_summary,
     run_turn,
 )
@@ -90,6 +91,8 @@ ResolveProvider = Callable[[str, str], Awaitable[tuple[ModelProvider, str]]]
 # (team, provider id, error or None): what the provider said last, for its status.
 RecordProviderError = Callable[[str, str, str | None], Awaitable[None]]
 Announce = Callable[[str, events.HostEvent, Callable[[str], bool]], None]
+# (team, agent): the agent's MCP tools for a turn, or None when it has none.
+McpToolsFor = Callable[[str, str], Awaitable[TurnTools | None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,8 +163,10 @@ class ThreadService:
         metrics: HostMetrics,
         memories: MemoryService | None = None,
         memory_prompt_tokens: int = 0,
+        mcp_tools: McpToolsFor | None = None,
     ) -> None:
         self._db = db
+        self._mcp_tools = mcp_tools
         # The agent's memories without a site, in each turn's system prompt.
         self._memories = memories
         self._memory_prompt_tokens = memory_prompt_tokens
@@ -592,6 +597,11 @@ class ThreadService:
                 max_tool_calls=agent.max_tool_calls or DEFAULT_MAX_TOOL_CALLS,
                 call_id_prefix=running.turn.id,
                 steer=lambda: self._steering(running),
+                extra_tools=(
+                    None
+                    if self._mcp_tools is None
+                    else await self._mcp_tools(thread.team_id, agent.id)
+                ),
             )
             await run_turn(setup, sink, functools.partial(self._consent, running, agent), progress)
         except asyncio.CancelledError:

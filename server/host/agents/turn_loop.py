@@ -85,6 +85,22 @@ class CallCard:
 Consent = Callable[[ToolCall, str | None], Awaitable[bool]]
 
 
+class TurnTools(Protocol):
+    """Tools of one turn beside the catalog (an agent's MCP servers' tools)."""
+
+    def specs(self) -> tuple[ToolSpec, ...]: ...
+
+    def owns(self, name: str) -> bool: ...
+
+    def asks(self, name: str) -> bool:
+        """Whether a person must let the call run."""
+        ...
+
+    def describe(self, name: str, arguments: dict[str, Any]) -> str: ...
+
+    async def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]: ...
+
+
 @dataclass
 class TurnProgress:
     """What a turn did so far; whoever stops it reads the transcript from here."""
@@ -136,6 +152,8 @@ class TurnSetup:
     call_id_prefix: str = "turn"
     # Messages members sent meanwhile and marked to steer: read before each model request.
     steer: Callable[[], Awaitable[list[UserMessage]]] | None = None
+    # The agent's MCP tools (offered only when the turn has the whole catalog).
+    extra_tools: TurnTools | None = None
 
 
 @functools.cache
@@ -154,6 +172,8 @@ async def run_turn(
 ) -> TurnProgress:
     """Run the turn to its end; ``progress`` holds the outcome (also when cancelled)."""
     specs = tool_specs(setup.allowed_tools)
+    if setup.extra_tools is not None and setup.allowed_tools is None:
+        specs = (*specs, *setup.extra_tools.specs())
     while progress.status is None:
         if setup.steer is not None:
             # After the last reply's results: the model reads them with the members' words.
@@ -270,6 +290,9 @@ async def _run_call(
         progress.new_messages.append(ToolResult(call_id=call.id, content=message, is_error=True))
         sink.tool_finished(call, "refused", f"toolNotAvailable: {message}", CallCard())
         return True
+    extra = setup.extra_tools
+    if extra is not None and setup.allowed_tools is None and extra.owns(call.name):
+        return await _run_extra_call(extra, sink, consent, progress, call)
     tool = CATALOG.get(call.name)
     asks = tool is not None and tool.gated and not auto_approved(setup.permissions, call.name)
     if asks:
@@ -279,14 +302,7 @@ async def _run_call(
     named_tab = call.arguments.get("tabId")
     card = CallCard(description, named_tab if isinstance(named_tab, str) else None)
     if asks and not await consent(call, description):
-        if progress.status is not None:
-            # Stopped while it waited: nobody denied it; the call is closed as not run.
-            return False
-        denied = ToolResult(call_id=call.id, content=DENIED, is_error=True, description=description)
-        progress.new_messages.append(denied)
-        sink.tool_finished(call, "refused", "denied by a member", card)
-        progress.end("denied", f"a member denied {call.name}")
-        return False
+        return _denied(sink, progress, call, card)
     sink.tool_started(call, argument_summary(call.arguments), card)
     setup.context.turn.call_id = call.id
     result = await call_tool(setup.context, call.name, call.arguments)
@@ -301,6 +317,48 @@ async def _run_call(
         )
     )
     sink.tool_finished(call, outcome, summary, _ended_card(setup.context, card, result))
+    return True
+
+
+def _denied(sink: TurnSink, progress: TurnProgress, call: ToolCall, card: CallCard) -> bool:
+    """A member denied ``call`` (or the turn stopped while it waited): the turn ends here."""
+    if progress.status is not None:
+        # Stopped while it waited: nobody denied it; the call is closed as not run.
+        return False
+    denied = ToolResult(
+        call_id=call.id, content=DENIED, is_error=True, description=card.description
+    )
+    progress.new_messages.append(denied)
+    sink.tool_finished(call, "refused", "denied by a member", card)
+    progress.end("denied", f"a member denied {call.name}")
+    return False
+
+
+async def _run_extra_call(
+    extra: TurnTools,
+    sink: TurnSink,
+    consent: Consent,
+    progress: TurnProgress,
+    call: ToolCall,
+) -> bool:
+    """One call of a turn's own tools (an MCP server's): gated unless let run unasked."""
+    description = extra.describe(call.name, call.arguments)
+    card = CallCard(description)
+    if extra.asks(call.name) and not await consent(call, description):
+        return _denied(sink, progress, call, card)
+    sink.tool_started(call, argument_summary(call.arguments), card)
+    result = await extra.call(call.name, call.arguments)
+    progress.tool_calls += 1
+    outcome, summary = result_summary(result)
+    progress.new_messages.append(
+        ToolResult(
+            call_id=call.id,
+            content=serialize_result(result),
+            is_error=outcome != "ok",
+            description=description,
+        )
+    )
+    sink.tool_finished(call, outcome, summary, card)
     return True
 
 

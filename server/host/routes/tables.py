@@ -11,6 +11,7 @@ from server.host.routes import (
     browser_proxies,
     browsing_memory,
     mail_server,
+    mcp_servers,
     notifications,
     providers,
     routine_hooks,
@@ -48,4 +49,5 @@ ROUTE_TABLES = (
     notifications.routes,
     mail_server.routes,
     team_webhooks.routes,
+    mcp_servers.routes,
 )

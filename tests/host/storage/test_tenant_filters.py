@@ -25,6 +25,7 @@ from server.host.storage.agents import Agent, AgentBrowserChoice, AgentRepositor
 from server.host.storage.attention import AttentionRepository, StoredRequest
 from server.host.storage.browsing_steps import BrowsingStep, BrowsingStepRepository
 from server.host.storage.ciphertexts import CiphertextRepository, StoredCiphertext
+from server.host.storage.mcp_servers import McpAgentLink, McpServerRepository, McpServerRow
 from server.host.storage.memories import AgentMemory, AgentMemoryRepository, MemoryQuery
 from server.host.storage.notifications import (
     Notification,
@@ -143,6 +144,21 @@ COVERED: dict[type, frozenset[str]] = {
         {"list_marked", "count_items", "get_item", "add_item", "update_item", "remove_item"}
     ),
     WebSearchRepository: frozenset({"get_settings", "update_settings", "remove_settings"}),
+    McpServerRepository: frozenset(
+        {
+            "list_servers",
+            "get_server",
+            "get_server_named",
+            "add_server",
+            "update_server",
+            "remove_server",
+            "list_links",
+            "list_servers_of_agent",
+            "set_link",
+            "remove_link",
+            "remove_links_of_agent",
+        }
+    ),
     TeamWebhookRepository: frozenset(
         {
             "list_webhooks",
@@ -355,6 +371,25 @@ def proxy(team: str, proxy_id: str) -> ProxyRow:
     )
 
 
+def mcp_server(team: str, server_id: str) -> McpServerRow:
+    return McpServerRow(
+        server_id,
+        team,
+        f"tracker-{server_id}",
+        "stdio",
+        "tracker",
+        ("--quiet",),
+        None,
+        ("TOKEN",),
+        b"sealed",
+        60.0,
+        True,
+        MEMBER,
+        1.0,
+        1.0,
+    )
+
+
 def webhook(team: str, webhook_id: str) -> TeamWebhookRow:
     return TeamWebhookRow(
         webhook_id,
@@ -550,6 +585,9 @@ async def seed(db: Database) -> None:
             await WebSearchRepository().update_settings(
                 conn, WebSearchRow(team, "brave", None, None, b"key", 1.0)
             )
+            mcp = McpServerRepository()
+            await mcp.add_server(conn, mcp_server(team, f"mcp-{s}"))
+            await mcp.set_link(conn, McpAgentLink(team, f"mcp-{s}", f"agent-{s}", ("echo",)))
             hooks = TeamWebhookRepository()
             await hooks.add_webhook(conn, webhook(team, f"hook-{s}"))
             await hooks.add_delivery(conn, delivery(team, f"dlv-{s}", f"hook-{s}"))
@@ -786,6 +824,29 @@ async def test_web_search(db: Database, calls: Calls) -> None:
         await repo.remove_settings(conn, TEAM_A)
         assert await repo.get_settings(conn, TEAM_A) is None
     assert calls.names == COVERED[WebSearchRepository]
+
+
+@pytest.mark.usefixtures("untouched")
+async def test_mcp_servers(db: Database, calls: Calls) -> None:
+    repo = calls.watch(McpServerRepository())
+    async with db.write() as conn:
+        assert [m.id for m in await repo.list_servers(conn, TEAM_A)] == ["mcp-a"]
+        assert await repo.get_server(conn, TEAM_A, "mcp-b") is None
+        assert await repo.get_server_named(conn, TEAM_A, "tracker-mcp-b") is None
+        assert await repo.list_links(conn, TEAM_A, "mcp-b") == []
+        assert await repo.list_servers_of_agent(conn, TEAM_A, "agent-b") == []
+        await repo.update_server(conn, TEAM_A, "mcp-b", name="taken", enabled=False)
+        await repo.remove_link(conn, TEAM_A, "mcp-b", "agent-b")
+        await repo.remove_links_of_agent(conn, TEAM_A, "agent-b")
+        await repo.remove_server(conn, TEAM_A, "mcp-b")
+        await repo.add_server(conn, mcp_server(TEAM_A, "mcp-a2"))
+        await repo.set_link(conn, McpAgentLink(TEAM_A, "mcp-a2", "agent-a", ()))
+        mine = await repo.list_servers_of_agent(conn, TEAM_A, "agent-a")
+        assert [(server.id, link.unasked_tools) for server, link in mine] == [
+            ("mcp-a", ("echo",)),
+            ("mcp-a2", ()),
+        ]
+    assert calls.names == COVERED[McpServerRepository]
 
 
 @pytest.mark.usefixtures("untouched")

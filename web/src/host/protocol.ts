@@ -128,6 +128,8 @@ export const EVENT = {
   routineRunFinished: 'routine-run-finished',
   notificationCreated: 'notification-created',
   notificationsRead: 'notifications-read',
+  mcpServersChanged: 'mcp-servers-changed',
+  mcpServerStatus: 'mcp-server-status',
 } as const satisfies Record<string, EventName>;
 
 // A host event the client has no name for fails the build here.

@@ -973,6 +973,108 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/mcp-servers-v1/add": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Add a server (stdio: command, args, env; http: url, headers). */
+        post: operations["mcp-servers-v1/add"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/mcp-servers-v1/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Remove a server; its session ends and no agent has it any more. */
+        post: operations["mcp-servers-v1/delete"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/mcp-servers-v1/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The team's MCP servers with their status; secrets by name only. */
+        post: operations["mcp-servers-v1/list"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/mcp-servers-v1/set_agent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Give an agent the server (and the tools it may call without asking), or take it. */
+        post: operations["mcp-servers-v1/set_agent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/mcp-servers-v1/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Connect, initialize and list the tools; answers them and the server's status. */
+        post: operations["mcp-servers-v1/test"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/mcp-servers-v1/update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Change a server; its session ends and the next use starts a new one. */
+        post: operations["mcp-servers-v1/update"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/notifications-v1/get_preferences": {
         parameters: {
             query?: never;
@@ -2037,6 +2139,62 @@ export interface components {
              * @default null
              */
             username?: string | null;
+        };
+        /** AddServer */
+        AddServer: {
+            /** Args */
+            args?: string[];
+            /**
+             * Calltimeout
+             * @default 60
+             */
+            callTimeout?: number;
+            /**
+             * Command
+             * @default null
+             */
+            command?: string | null;
+            /**
+             * Enabled
+             * @default true
+             */
+            enabled?: boolean;
+            /**
+             * Env
+             * @description stdio: environment values
+             */
+            env?: {
+                [key: string]: string;
+            };
+            /**
+             * Headers
+             * @description http: headers
+             */
+            headers?: {
+                [key: string]: string;
+            };
+            /** Name */
+            name: string;
+            /**
+             * Transport
+             * @enum {string}
+             */
+            transport: "stdio" | "http";
+            /**
+             * Url
+             * @default null
+             */
+            url?: string | null;
+        };
+        /** AgentAccessView */
+        AgentAccessView: {
+            /** Agentid */
+            agentId: string;
+            /**
+             * Unaskedtools
+             * @description tools this agent calls without asking
+             */
+            unaskedTools: string[];
         };
         /** AgentChoice */
         AgentChoice: {
@@ -3115,7 +3273,7 @@ export interface components {
          * HostEventMessageSchema
          * @description An event the host pushes on the ``team-api`` channel.
          */
-        HostEventMessage: components["schemas"]["AgentsChangedEvent"] | components["schemas"]["ThreadsChangedEvent"] | components["schemas"]["TurnStartedEvent"] | components["schemas"]["TextDeltaEvent"] | components["schemas"]["TextResetEvent"] | components["schemas"]["ToolCallStartedEvent"] | components["schemas"]["ToolCallFinishedEvent"] | components["schemas"]["TurnFinishedEvent"] | components["schemas"]["QueuedMessageAddedEvent"] | components["schemas"]["QueuedMessageUpdatedEvent"] | components["schemas"]["QueuedMessageTakenEvent"] | components["schemas"]["QueuedMessageCancelledEvent"] | components["schemas"]["AttentionRequestedEvent"] | components["schemas"]["AttentionResolvedEvent"] | components["schemas"]["TasksChangedEvent"] | components["schemas"]["SubAgentEventEvent"] | components["schemas"]["BrowserTabsChangedEvent"] | components["schemas"]["BrowserProfilesChangedEvent"] | components["schemas"]["ProvidersChangedEvent"] | components["schemas"]["VaultChangedEvent"] | components["schemas"]["AgentMemoriesChangedEvent"] | components["schemas"]["BrowserTakeoverRequestedEvent"] | components["schemas"]["BrowserControlRequestedEvent"] | components["schemas"]["BrowserControlRequestResolvedEvent"] | components["schemas"]["RoutineRunStartedEvent"] | components["schemas"]["RoutineRunFinishedEvent"] | components["schemas"]["RevokedEvent"] | components["schemas"]["NotificationAddedEvent"] | components["schemas"]["NotificationsReadEvent"];
+        HostEventMessage: components["schemas"]["AgentsChangedEvent"] | components["schemas"]["ThreadsChangedEvent"] | components["schemas"]["TurnStartedEvent"] | components["schemas"]["TextDeltaEvent"] | components["schemas"]["TextResetEvent"] | components["schemas"]["ToolCallStartedEvent"] | components["schemas"]["ToolCallFinishedEvent"] | components["schemas"]["TurnFinishedEvent"] | components["schemas"]["QueuedMessageAddedEvent"] | components["schemas"]["QueuedMessageUpdatedEvent"] | components["schemas"]["QueuedMessageTakenEvent"] | components["schemas"]["QueuedMessageCancelledEvent"] | components["schemas"]["AttentionRequestedEvent"] | components["schemas"]["AttentionResolvedEvent"] | components["schemas"]["TasksChangedEvent"] | components["schemas"]["SubAgentEventEvent"] | components["schemas"]["BrowserTabsChangedEvent"] | components["schemas"]["BrowserProfilesChangedEvent"] | components["schemas"]["ProvidersChangedEvent"] | components["schemas"]["VaultChangedEvent"] | components["schemas"]["AgentMemoriesChangedEvent"] | components["schemas"]["BrowserTakeoverRequestedEvent"] | components["schemas"]["BrowserControlRequestedEvent"] | components["schemas"]["BrowserControlRequestResolvedEvent"] | components["schemas"]["RoutineRunStartedEvent"] | components["schemas"]["RoutineRunFinishedEvent"] | components["schemas"]["RevokedEvent"] | components["schemas"]["NotificationAddedEvent"] | components["schemas"]["NotificationsReadEvent"] | components["schemas"]["McpServersChangedEvent"] | components["schemas"]["McpServerStatusChangedEvent"];
         /**
          * HostViewMessageSchema
          * @description What the host sends on a ``view:`` channel besides frames.
@@ -3352,6 +3510,62 @@ export interface components {
         MarkedRead: {
             /** Marked */
             marked: number;
+        };
+        /**
+         * McpServerStatusChanged
+         * @description An MCP server's session changed status: ``idle`` (not running; it starts when an
+         *     agent needs it), ``starting``, ``connected``, ``error`` (``reason`` says why in words)
+         *     or ``signIn`` (it needs a sign-in).
+         */
+        McpServerStatusChanged: {
+            /**
+             * Problems
+             * @description tools not offered, each with the reason
+             */
+            problems: string[];
+            /**
+             * Reason
+             * @default null
+             */
+            reason: string | null;
+            /** Serverid */
+            serverId: string;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "idle" | "starting" | "connected" | "error" | "signIn";
+            /**
+             * Tools
+             * @description how many of its tools agents are offered
+             * @default 0
+             */
+            tools: number;
+        };
+        /** McpServerStatusChangedEvent */
+        McpServerStatusChangedEvent: {
+            data: components["schemas"]["McpServerStatusChanged"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "mcp-server-status";
+        };
+        /**
+         * McpServersChanged
+         * @description The team's MCP servers changed (one added, changed or deleted, an agent given or
+         *     denied one, or an agent deleted); ``mcp-servers-v1/list`` has the new state, never a
+         *     secret.
+         */
+        McpServersChanged: Record<string, never>;
+        /** McpServersChangedEvent */
+        McpServersChangedEvent: {
+            data: components["schemas"]["McpServersChanged"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "mcp-servers-changed";
         };
         /** MemoriesDeleted */
         MemoriesDeleted: {
@@ -4454,6 +4668,104 @@ export interface components {
             /** To */
             to: string;
         };
+        /** ServerDeleted */
+        ServerDeleted: {
+            /** Deleted */
+            deleted: boolean;
+        };
+        /** ServerList */
+        ServerList: {
+            /** Servers */
+            servers: components["schemas"]["ServerView"][];
+        };
+        /** ServerRef */
+        ServerRef: {
+            /** Id */
+            id: string;
+        };
+        /** ServerStatusView */
+        ServerStatusView: {
+            /**
+             * Problems
+             * @description tools not offered, each with the reason
+             */
+            problems: string[];
+            /**
+             * Reason
+             * @description why, in words, when the status is error
+             */
+            reason: string | null;
+            /**
+             * Status
+             * @enum {string}
+             */
+            status: "idle" | "starting" | "connected" | "error" | "signIn";
+            /**
+             * Tools
+             * @description how many of its tools agents are offered
+             */
+            tools: number;
+        };
+        /** ServerView */
+        ServerView: {
+            /** Agents */
+            agents: components["schemas"]["AgentAccessView"][];
+            /** Args */
+            args: string[];
+            /** Calltimeout */
+            callTimeout: number;
+            /** Command */
+            command: string | null;
+            /** Createdat */
+            createdAt: number;
+            /** Enabled */
+            enabled: boolean;
+            /**
+             * Env
+             * @description its environment variables' names, each 'set'
+             */
+            env: {
+                [key: string]: string;
+            };
+            /**
+             * Headers
+             * @description its headers' names, each 'set'
+             */
+            headers: {
+                [key: string]: string;
+            };
+            /** Id */
+            id: string;
+            /**
+             * Name
+             * @description part of its tools' names: mcp__<name>__<tool>
+             */
+            name: string;
+            status: components["schemas"]["ServerStatusView"];
+            /**
+             * Transport
+             * @enum {string}
+             */
+            transport: "stdio" | "http";
+            /** Updatedat */
+            updatedAt: number;
+            /** Url */
+            url: string | null;
+        };
+        /** SetAgent */
+        SetAgent: {
+            /** Agentid */
+            agentId: string;
+            /** Enabled */
+            enabled: boolean;
+            /** Id */
+            id: string;
+            /**
+             * Unaskedtools
+             * @description tools (names on the server) run without asking
+             */
+            unaskedTools?: string[];
+        };
         /** SetBrowsingMemory */
         SetBrowsingMemory: {
             /** Enabled */
@@ -5066,6 +5378,32 @@ export interface components {
              */
             event: "tool-call-started";
         };
+        /** ToolList */
+        ToolList: {
+            status: components["schemas"]["ServerStatusView"];
+            /** Tools */
+            tools: components["schemas"]["ToolView"][];
+        };
+        /** ToolView */
+        ToolView: {
+            /** Description */
+            description: string;
+            /**
+             * Fullname
+             * @description as agents see it: mcp__<server>__<tool>
+             */
+            fullName: string;
+            /**
+             * Hints
+             * @description what the server says of it (read-only, …)
+             */
+            hints: string[];
+            /**
+             * Name
+             * @description the tool's name on its server
+             */
+            name: string;
+        };
         /**
          * TurnFinished
          * @description A turn ended: done, denied, capped, incomplete (the model's reply was cut at its token
@@ -5321,6 +5659,63 @@ export interface components {
              * @enum {string}
              */
             threadPolicy?: "new" | "continue";
+        };
+        /** UpdateServer */
+        UpdateServer: {
+            /**
+             * Args
+             * @default null
+             */
+            args?: string[] | null;
+            /**
+             * Calltimeout
+             * @default null
+             */
+            callTimeout?: number | null;
+            /**
+             * Command
+             * @default null
+             */
+            command?: string | null;
+            /**
+             * Enabled
+             * @default null
+             */
+            enabled?: boolean | null;
+            /**
+             * Env
+             * @description absent keeps the sealed ones
+             * @default null
+             */
+            env?: {
+                [key: string]: string;
+            } | null;
+            /**
+             * Headers
+             * @description absent keeps the sealed ones
+             * @default null
+             */
+            headers?: {
+                [key: string]: string;
+            } | null;
+            /** Id */
+            id: string;
+            /**
+             * Name
+             * @default null
+             */
+            name?: string | null;
+            /**
+             * Transport
+             * @description with command and args, or url: replaces how it is reached
+             * @default null
+             */
+            transport?: ("stdio" | "http") | null;
+            /**
+             * Url
+             * @default null
+             */
+            url?: string | null;
         };
         /**
          * UpdateVaultItem
@@ -7058,6 +7453,150 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MailServerState"];
+                };
+            };
+        };
+    };
+    "mcp-servers-v1/add": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AddServer"];
+            };
+        };
+        responses: {
+            /** @description Add a server (stdio: command, args, env; http: url, headers). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerView"];
+                };
+            };
+        };
+    };
+    "mcp-servers-v1/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ServerRef"];
+            };
+        };
+        responses: {
+            /** @description Remove a server; its session ends and no agent has it any more. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerDeleted"];
+                };
+            };
+        };
+    };
+    "mcp-servers-v1/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NoArgs"];
+            };
+        };
+        responses: {
+            /** @description The team's MCP servers with their status; secrets by name only. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerList"];
+                };
+            };
+        };
+    };
+    "mcp-servers-v1/set_agent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetAgent"];
+            };
+        };
+        responses: {
+            /** @description Give an agent the server (and the tools it may call without asking), or take it. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerView"];
+                };
+            };
+        };
+    };
+    "mcp-servers-v1/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ServerRef"];
+            };
+        };
+        responses: {
+            /** @description Connect, initialize and list the tools; answers them and the server's status. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ToolList"];
+                };
+            };
+        };
+    };
+    "mcp-servers-v1/update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateServer"];
+            };
+        };
+        responses: {
+            /** @description Change a server; its session ends and the next use starts a new one. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServerView"];
                 };
             };
         };

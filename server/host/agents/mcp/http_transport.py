@@ -1,0 +1,146 @@
+"""The HTTP transports of an MCP session, dialed under the public-only address policy: the
+server's host name is resolved once, every address judged, and each connection goes to the
+judged address (TLS still names the host).
+
+Streamable HTTP first; a server that refuses its first POST with 400, 404 or 405 speaks
+the older HTTP+SSE transport, which is tried next (the specification's compatibility rule).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import httpcore2
+import httpx2
+from mcp.client._transport import TransportStreams
+from mcp.client.sse import sse_client
+from mcp.client.streamable_http import streamable_http_client
+from yarl import URL
+
+from server.common.browser_address_policy import IPAddress, normalize_host
+from server.common.public_addresses import PublicOnlyPolicy, Resolver, resolve_pinned
+
+CONNECT_SECONDS = 30.0
+# A server may hold a response stream open while a tool runs: the call's own timeout ends it.
+READ_SECONDS = 3600.0
+
+
+class PinnedBackend(httpcore2.AsyncNetworkBackend):
+    """Connects to ``address`` for ``host`` only; any other host is refused."""
+
+    def __init__(self, host: str, address: IPAddress) -> None:
+        self._host = host
+        self._address = address
+        self._inner = httpcore2.AnyIOBackend()
+
+    async def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,  # noqa: ASYNC109 - httpcore's interface
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore2.AsyncNetworkStream:
+        if normalize_host(host) != self._host:
+            raise httpcore2.ConnectError(f"{host} is not the MCP server's host")
+        return await self._inner.connect_tcp(
+            str(self._address),
+            port,
+            timeout=timeout,
+            local_address=local_address,
+            socket_options=socket_options,
+        )
+
+    async def connect_unix_socket(
+        self,
+        path: str,
+        timeout: float | None = None,  # noqa: ASYNC109 - httpcore's interface
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore2.AsyncNetworkStream:
+        raise httpcore2.ConnectError("an MCP server is reached over TCP only")
+
+    async def sleep(self, seconds: float) -> None:
+        await self._inner.sleep(seconds)
+
+
+async def judge_url(url: str, policy: PublicOnlyPolicy, resolver: Resolver) -> IPAddress:
+    """The address ``url``'s host resolves to, judged by ``policy``; raises
+    ``NonPublicAddress`` or ``NameNotResolved``."""
+    parsed = URL(url)
+    host = normalize_host(parsed.raw_host or "")
+    port = parsed.explicit_port or (443 if parsed.scheme == "https" else 80)
+    return await resolve_pinned(host, port, policy, resolver=resolver)
+
+
+# What a first POST answered that marks a server of the older HTTP+SSE transport.
+_OLDER_TRANSPORT = frozenset({400, 404, 405})
+
+
+@dataclass(frozen=True)
+class HttpDial:
+    """Where an HTTP session goes, with what, under which policy."""
+
+    url: str
+    headers: dict[str, str] = field(repr=False)
+    policy: PublicOnlyPolicy
+    resolver: Resolver
+
+
+@dataclass
+class HttpReplies:
+    """What the server answered: whether it refused the first POST as an older server."""
+
+    answered: bool = False
+    refused_post: bool = False
+
+    async def heard(self, response: httpx2.Response) -> None:
+        if not self.answered:
+            self.answered = True
+            self.refused_post = (
+                response.request.method == "POST" and response.status_code in _OLDER_TRANSPORT
+            )
+
+
+async def _pinned_client(dial: HttpDial, replies: HttpReplies | None) -> httpx2.AsyncClient:
+    address = await judge_url(dial.url, dial.policy, dial.resolver)
+    transport = httpx2.AsyncHTTPTransport(trust_env=False)
+    # The one pool of the transport, given the pinned backend.
+    transport._pool = httpcore2.AsyncConnectionPool(
+        ssl_context=httpx2.create_ssl_context(trust_env=False),
+        network_backend=PinnedBackend(normalize_host(URL(dial.url).raw_host or ""), address),
+    )
+    hooks = {"response": [replies.heard]} if replies is not None else {}
+    return httpx2.AsyncClient(
+        headers=dial.headers,
+        timeout=httpx2.Timeout(CONNECT_SECONDS, read=READ_SECONDS),
+        transport=transport,
+        trust_env=False,
+        event_hooks=hooks,
+    )
+
+
+@contextlib.asynccontextmanager
+async def http_transport(dial: HttpDial, replies: HttpReplies) -> AsyncIterator[TransportStreams]:
+    """The SDK's Streamable HTTP client over a connection pinned to the judged address."""
+    client = await _pinned_client(dial, replies)
+    async with client, streamable_http_client(dial.url, http_client=client) as streams:
+        yield streams
+
+
+@contextlib.asynccontextmanager
+async def sse_transport(dial: HttpDial) -> AsyncIterator[TransportStreams]:
+    """The SDK's HTTP+SSE client over a connection pinned to the judged address."""
+    client = await _pinned_client(dial, None)
+
+    def made(
+        headers: dict[str, str] | None = None,
+        timeout: httpx2.Timeout | None = None,
+        auth: httpx2.Auth | None = None,
+    ) -> httpx2.AsyncClient:
+        return client  # the SDK enters and closes it
+
+    async with sse_client(dial.url, httpx_client_factory=made) as streams:
+        yield streams

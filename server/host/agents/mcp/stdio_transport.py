@@ -1,0 +1,172 @@
+"""The stdio transport of an MCP session: the server's process, its stdin and stdout as
+the SDK's message streams, its stderr to the host log.
+
+The SDK's own stdio client passes part of the host's environment and takes no limits, so
+the process is started here (``child_process``). A line on stdout that is not JSON-RPC
+ends the session: the server is broken, and says so in its status (``Ended.reason``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+from mcp import types
+from mcp.client._transport import TransportStreams
+from mcp.shared.message import SessionMessage
+
+from server.host.agents.mcp.child_process import child_environment, limit_child
+
+log = logging.getLogger(__name__)
+
+# The longest line (one message) a server may write to stdout.
+MAX_LINE_BYTES = 16 * 1024 * 1024
+# What of a server's stderr reaches the host log: this many lines of a session, each cut.
+STDERR_LINES = 200
+STDERR_LINE_CHARS = 500
+# After stdin closes, how long the server has to end before it is terminated, then killed.
+EXIT_SECONDS = 2.0
+
+
+@dataclass
+class Ended:
+    """Why the session's transport ended, when the server (not the host) ended it."""
+
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class StdioCommand:
+    command: str
+    args: tuple[str, ...]
+    env: dict[str, str] = field(repr=False)
+    cwd: Path
+
+
+@contextlib.asynccontextmanager
+async def stdio_transport(
+    spec: StdioCommand, server_name: str, ended: Ended, gone: asyncio.Event
+) -> AsyncIterator[TransportStreams]:
+    """Start the server's process and yield the SDK's streams; ``ended`` and ``gone`` say
+    when and why the server ended on its own."""
+    spec.cwd.mkdir(parents=True, exist_ok=True, mode=0o700)
+    process = await asyncio.create_subprocess_exec(
+        spec.command,
+        *spec.args,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=child_environment(spec.env),
+        cwd=spec.cwd,
+        preexec_fn=limit_child,
+        start_new_session=True,
+        limit=MAX_LINE_BYTES,
+    )
+    assert process.stdin is not None
+    assert process.stdout is not None
+    assert process.stderr is not None
+    read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
+
+    closing = False
+
+    def end(reason: str) -> None:
+        if closing:
+            return  # the host ends the session: not the server's fault
+        if ended.reason is None:
+            ended.reason = reason
+        gone.set()
+
+    async def read_stdout() -> None:
+        assert process.stdout
+        async with read_writer:
+            while True:
+                try:
+                    line = await process.stdout.readline()
+                except ValueError:
+                    end(f"the server wrote a line longer than {MAX_LINE_BYTES} bytes to stdout")
+                    return
+                if not line:
+                    code = await process.wait()
+                    end(f"the server stopped (exit status {code})")
+                    return
+                if not line.strip():
+                    continue
+                try:
+                    message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+                except ValueError:
+                    end("the server wrote something that is not JSON-RPC to stdout")
+                    return
+                try:
+                    await read_writer.send(SessionMessage(message))
+                except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                    return
+
+    async def write_stdin() -> None:
+        assert process.stdin
+        async with write_reader:
+            async for message in write_reader:
+                data = message.message.model_dump_json(by_alias=True, exclude_unset=True)
+                try:
+                    process.stdin.write(data.encode("utf-8") + b"\n")
+                    await process.stdin.drain()
+                except (ConnectionError, OSError):
+                    return
+
+    async def read_stderr() -> None:
+        assert process.stderr
+        logged = 0
+        while True:
+            try:
+                line = await process.stderr.readline()
+            except ValueError:
+                continue  # a line too long to read whole: its rest is read as lines
+            if not line:
+                return
+            if logged < STDERR_LINES:
+                text = line.decode("utf-8", "replace").rstrip()[:STDERR_LINE_CHARS]
+                log.info("mcp server %s: %s", server_name, text)
+            elif logged == STDERR_LINES:
+                log.info("mcp server %s: further stderr not logged", server_name)
+            logged += 1
+
+    tasks = [
+        asyncio.create_task(read_stdout()),
+        asyncio.create_task(write_stdin()),
+        asyncio.create_task(read_stderr()),
+    ]
+    try:
+        yield read_stream, write_stream
+    finally:
+        closing = True
+        await _stop(process)
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for stream in (read_stream, write_stream):
+            await stream.aclose()
+
+
+async def _stop(process: asyncio.subprocess.Process) -> None:
+    """Close stdin, give the server ``EXIT_SECONDS`` to end, then end its whole group."""
+    if process.returncode is not None:
+        return
+    assert process.stdin
+    with contextlib.suppress(OSError):
+        process.stdin.close()
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            async with asyncio.timeout(EXIT_SECONDS):
+                await process.wait()
+                return
+        except TimeoutError:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, sig)
+    await process.wait()

@@ -1,0 +1,435 @@
+"""The team's MCP servers: owners and admins add them, give them to agents, and test them.
+
+A server runs over stdio (a command the host starts, in a folder under the team's
+workspace, ``<data_dir>/workspace/<team>/mcp/<server>``) or Streamable HTTP (an address
+judged by the public-only address policy when saved and at every connection, with
+``host.mcp_allowed_hosts`` for on-premises servers). Its environment values or headers
+are one JSON object sealed by the secret box; only their names are shown, as ``set``.
+Sessions are kept by ``McpConnections``; a change to a server ends its session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from sqlalchemy.ext.asyncio import AsyncConnection
+from yarl import URL
+
+from server.common.clock import Clock
+from server.common.crypto.box import SecretBox, SecretUnreadable
+from server.common.errors import Conflict, Forbidden, InvalidArgument, NotFound
+from server.common.protocol.events import McpServersChanged
+from server.common.public_addresses import NameNotResolved, NonPublicAddress
+from server.db.engine import Database
+from server.db.tables import MCP_SERVER_SECRETS
+from server.host.agents.mcp.connections import (
+    Announce,
+    McpConnections,
+    ServerState,
+    ServerTarget,
+)
+from server.host.agents.mcp.http_transport import judge_url
+from server.host.agents.mcp.stdio_transport import StdioCommand
+from server.host.agents.mcp.turn_tools import McpTurnTools, OfferedTool
+from server.host.storage.agents import AgentRepository
+from server.host.storage.mcp_servers import McpAgentLink, McpServerRepository, McpServerRow
+
+log = logging.getLogger(__name__)
+
+Transport = Literal["stdio", "http"]
+MAX_SERVERS = 20
+MAX_SECRETS = 50
+MAX_SECRET_CHARS = 8192
+MAX_ARGS = 100
+DEFAULT_CALL_TIMEOUT = 60.0
+NAME_PATTERN = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,30}[a-z0-9])?$")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+_HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$")
+_REFUSED_HEADERS = frozenset({"host", "content-length", "transfer-encoding", "connection"})
+
+
+class McpAddressRefused(Forbidden):
+    """The server's address is not public, nor allowed by the host's setting."""
+
+    code = "mcpAddressRefused"
+
+    def __init__(self, refused: NonPublicAddress) -> None:
+        super().__init__(
+            f"Crewhost refused this MCP server: {refused.address} is {refused.block}, not a "
+            "public address. An on-premises server needs the host setting mcp_allowed_hosts "
+            "(CREWHOST_HOST_MCP_ALLOWED_HOSTS).",
+            field="url",
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class AgentAccess:
+    agent_id: str
+    unasked_tools: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class McpServerView:
+    """A server as the team sees it: names of its secrets, never their values."""
+
+    id: str
+    name: str
+    transport: str
+    command: str | None
+    args: tuple[str, ...]
+    url: str | None
+    secret_names: tuple[str, ...]
+    call_timeout: float
+    enabled: bool
+    state: ServerState
+    agents: tuple[AgentAccess, ...]
+    created_at: float
+    updated_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class ServerSpec:
+    """What an admin gives for a server (checked by ``McpServerService``)."""
+
+    transport: Transport
+    command: str | None
+    args: tuple[str, ...]
+    url: str | None
+
+
+class McpServerService:
+    """The team's MCP servers, the agents that have them, and each turn's MCP tools."""
+
+    def __init__(
+        self,
+        db: Database,
+        clock: Clock,
+        box: SecretBox,
+        connections: McpConnections,
+        announce: Announce,
+        data_dir: Path,
+    ) -> None:
+        self._db = db
+        self._clock = clock
+        self._box = box
+        self._connections = connections
+        self._announce = announce
+        self._data_dir = data_dir
+        self._repo = McpServerRepository()
+        self._agents = AgentRepository()
+
+    @property
+    def connections(self) -> McpConnections:
+        """The live sessions: entered into the host's exit stack, which ends them."""
+        return self._connections
+
+    # -- servers --------------------------------------------------------------------------
+
+    async def list_servers(self, team_id: str) -> list[McpServerView]:
+        async with self._db.read() as conn:
+            rows = await self._repo.list_servers(conn, team_id)
+            links = {row.id: await self._repo.list_links(conn, team_id, row.id) for row in rows}
+        return [self._view(row, links[row.id]) for row in rows]
+
+    async def get_server(self, team_id: str, server_id: str) -> McpServerView:
+        async with self._db.read() as conn:
+            row = await self._get(conn, team_id, server_id)
+            links = await self._repo.list_links(conn, team_id, server_id)
+        return self._view(row, links)
+
+    async def add_server(
+        self,
+        team_id: str,
+        account_id: str,
+        *,
+        name: str,
+        spec: ServerSpec,
+        secrets: dict[str, str],
+        call_timeout: float = DEFAULT_CALL_TIMEOUT,
+        enabled: bool = True,
+    ) -> McpServerView:
+        name = _check_name(name)
+        spec = await self._check_spec(spec)
+        _check_secrets(spec.transport, secrets)
+        server_id = uuid.uuid4().hex
+        now = self._clock.now()
+        row = McpServerRow(
+            id=server_id,
+            team_id=team_id,
+            name=name,
+            transport=spec.transport,
+            command=spec.command,
+            args=spec.args,
+            url=spec.url,
+            secret_names=tuple(sorted(secrets)),
+            secrets=self._seal(team_id, server_id, secrets),
+            call_timeout=call_timeout,
+            enabled=enabled,
+            created_by=account_id,
+            created_at=now,
+            updated_at=now,
+        )
+        async with self._db.write() as conn:
+            if len(await self._repo.list_servers(conn, team_id)) >= MAX_SERVERS:
+                raise Conflict(
+                    f"A team has at most {MAX_SERVERS} MCP servers", code="mcpServerLimit"
+                )
+            await self._name_free(conn, team_id, name, None)
+            await self._repo.add_server(conn, row)
+        log.info("mcp server added", extra={"team_id": team_id, "server_id": server_id})
+        self._changed(team_id)
+        return self._view(row, [])
+
+    async def update_server(
+        self,
+        team_id: str,
+        server_id: str,
+        *,
+        name: str | None = None,
+        spec: ServerSpec | None = None,
+        secrets: dict[str, str] | None = None,
+        call_timeout: float | None = None,
+        enabled: bool | None = None,
+    ) -> McpServerView:
+        """Change what is given; the rest stays (``secrets`` absent keeps the sealed ones,
+        an empty object clears them). The server's session ends."""
+        values: dict[str, object] = {}
+        async with self._db.read() as conn:
+            row = await self._get(conn, team_id, server_id)
+        if name is not None:
+            values["name"] = _check_name(name)
+        if spec is not None:
+            spec = await self._check_spec(spec)
+            values.update(
+                transport=spec.transport, command=spec.command, args=spec.args, url=spec.url
+            )
+        transport = spec.transport if spec is not None else row.transport
+        if secrets is not None:
+            _check_secrets(transport, secrets)
+            values["secret_names"] = tuple(sorted(secrets))
+            values["secrets"] = self._seal(team_id, server_id, secrets)
+        elif spec is not None and spec.transport != row.transport:
+            # Environment values are not headers: a change of transport clears them.
+            values["secret_names"], values["secrets"] = (), None
+        if call_timeout is not None:
+            values["call_timeout"] = call_timeout
+        if enabled is not None:
+            values["enabled"] = enabled
+        async with self._db.write() as conn:
+            await self._get(conn, team_id, server_id)
+            if name is not None:
+                await self._name_free(conn, team_id, str(values["name"]), server_id)
+            values["updated_at"] = self._clock.now()
+            await self._repo.update_server(conn, team_id, server_id, **values)
+            row = await self._get(conn, team_id, server_id)
+            links = await self._repo.list_links(conn, team_id, server_id)
+        await self._connections.forget(team_id, server_id)
+        self._changed(team_id)
+        return self._view(row, links)
+
+    async def delete_server(self, team_id: str, server_id: str) -> None:
+        async with self._db.write() as conn:
+            await self._get(conn, team_id, server_id)
+            await self._repo.remove_server(conn, team_id, server_id)
+        await self._connections.forget(team_id, server_id)
+        log.info("mcp server deleted", extra={"team_id": team_id, "server_id": server_id})
+        self._changed(team_id)
+
+    async def test_server(self, team_id: str, server_id: str) -> ServerState:
+        """Connect (or use the running session), initialize and list the tools; its state."""
+        async with self._db.read() as conn:
+            row = await self._get(conn, team_id, server_id)
+        return await self._connections.ready(self._target(row), after_crash="now")
+
+    async def set_agent(
+        self,
+        team_id: str,
+        server_id: str,
+        agent_id: str,
+        *,
+        enabled: bool,
+        unasked_tools: list[str],
+    ) -> McpServerView:
+        """Give an agent the server (with the tools it may call without asking), or not."""
+        async with self._db.write() as conn:
+            await self._get(conn, team_id, server_id)
+            if await self._agents.get_agent(conn, team_id, agent_id) is None:
+                raise NotFound("No such agent in this team", code="agentNotFound")
+            if enabled:
+                link = McpAgentLink(team_id, server_id, agent_id, tuple(sorted(set(unasked_tools))))
+                await self._repo.set_link(conn, link)
+            else:
+                await self._repo.remove_link(conn, team_id, server_id, agent_id)
+            row = await self._get(conn, team_id, server_id)
+            links = await self._repo.list_links(conn, team_id, server_id)
+        self._changed(team_id)
+        return self._view(row, links)
+
+    async def agent_deleted(self, team_id: str, agent_id: str) -> None:
+        """An agent went: it has no server any more."""
+        async with self._db.write() as conn:
+            await self._repo.remove_links_of_agent(conn, team_id, agent_id)
+        self._changed(team_id)
+
+    # -- turns ----------------------------------------------------------------------------
+
+    async def turn_tools(self, team_id: str, agent_id: str) -> McpTurnTools | None:
+        """The agent's MCP tools for a turn (its enabled servers are started as needed); a
+        server that cannot start offers none, and says why in its status."""
+        async with self._db.read() as conn:
+            pairs = await self._repo.list_servers_of_agent(conn, team_id, agent_id)
+        targets = [self._target(row) for row, _link in pairs]
+        # At once: a server that is slow to start holds up no other.
+        states = await asyncio.gather(*(self._connections.ready(t) for t in targets))
+        offered: dict[str, OfferedTool] = {}
+        for (_row, link), target, state in zip(pairs, targets, states, strict=True):
+            unasked = frozenset(link.unasked_tools)
+            for tool in state.tools:
+                offered[tool.full_name] = OfferedTool(target, tool, tool.name not in unasked)
+        return McpTurnTools(self._connections, offered) if offered else None
+
+    # -- helpers --------------------------------------------------------------------------
+
+    def _target(self, row: McpServerRow) -> ServerTarget:
+        secrets = self._open(row)
+        if row.transport == "stdio":
+            assert row.command is not None
+            folder = self._data_dir / "workspace" / row.team_id / "mcp" / row.id
+            command = StdioCommand(row.command, row.args, secrets, folder)
+            return ServerTarget(
+                row.team_id, row.id, row.name, "stdio", row.call_timeout, command=command
+            )
+        return ServerTarget(
+            row.team_id, row.id, row.name, "http", row.call_timeout, url=row.url, headers=secrets
+        )
+
+    def _seal(self, team_id: str, server_id: str, secrets: dict[str, str]) -> bytes | None:
+        if not secrets:
+            return None
+        data = json.dumps(secrets, sort_keys=True).encode("utf-8")
+        return self._box.encrypt(data, MCP_SERVER_SECRETS.binding(team_id, server_id))
+
+    def _open(self, row: McpServerRow) -> dict[str, str]:
+        if row.secrets is None:
+            return {}
+        try:
+            data = self._box.decrypt(row.secrets, MCP_SERVER_SECRETS.binding(row.team_id, row.id))
+        except SecretUnreadable:
+            log.warning("mcp server secrets unreadable", extra={"server_id": row.id})
+            return {}
+        values = json.loads(data)
+        return {str(k): str(v) for k, v in values.items()}
+
+    async def _check_spec(self, spec: ServerSpec) -> ServerSpec:
+        if spec.transport == "stdio":
+            command = (spec.command or "").strip()
+            if not command or "\x00" in command or len(command) > 1000:
+                raise InvalidArgument(
+                    "A stdio MCP server needs its command", code="invalidArgument", field="command"
+                )
+            if len(spec.args) > MAX_ARGS or any("\x00" in arg for arg in spec.args):
+                raise InvalidArgument(
+                    f"At most {MAX_ARGS} arguments, without NUL characters", field="args"
+                )
+            return ServerSpec("stdio", command, spec.args, None)
+        url = _check_url(spec.url or "")
+        try:
+            await judge_url(url, self._connections.policy, self._connections.resolver)
+        except NonPublicAddress as refused:
+            raise McpAddressRefused(refused) from None
+        except NameNotResolved as exc:
+            raise InvalidArgument(str(exc), code="nameNotResolved", field="url") from None
+        return ServerSpec("http", None, (), url)
+
+    async def _name_free(
+        self, conn: AsyncConnection, team_id: str, name: str, server_id: str | None
+    ) -> None:
+        found = await self._repo.get_server_named(conn, team_id, name)
+        if found is not None and found.id != server_id:
+            raise Conflict(
+                f"The team has an MCP server named {name} already",
+                code="mcpServerNameTaken",
+                field="name",
+            )
+
+    async def _get(self, conn: AsyncConnection, team_id: str, server_id: str) -> McpServerRow:
+        row = await self._repo.get_server(conn, team_id, server_id)
+        if row is None:
+            raise NotFound("No such MCP server in this team", code="mcpServerNotFound")
+        return row
+
+    def _view(self, row: McpServerRow, links: list[McpAgentLink]) -> McpServerView:
+        return McpServerView(
+            id=row.id,
+            name=row.name,
+            transport=row.transport,
+            command=row.command,
+            args=row.args,
+            url=row.url,
+            secret_names=row.secret_names,
+            call_timeout=row.call_timeout,
+            enabled=row.enabled,
+            state=self._connections.state(row.team_id, row.id),
+            agents=tuple(AgentAccess(link.agent_id, link.unasked_tools) for link in links),
+            created_at=row.created_at,
+            updated_at=row.updated_at,
+        )
+
+    def _changed(self, team_id: str) -> None:
+        self._announce(team_id, McpServersChanged())
+
+
+def _check_name(name: str) -> str:
+    name = name.strip()
+    if not NAME_PATTERN.match(name) or "--" in name:
+        raise InvalidArgument(
+            "An MCP server's name is 1 to 32 lowercase letters, digits and single hyphens "
+            "(it is part of its tools' names)",
+            field="name",
+        )
+    return name
+
+
+def _check_url(url: str) -> str:
+    text = url.strip()
+    try:
+        parsed = URL(text)
+    except ValueError:
+        parsed = None
+    if (
+        parsed is None
+        or parsed.scheme not in ("http", "https")
+        or not parsed.raw_host
+        or not parsed.is_absolute()
+        or parsed.raw_user is not None
+        or parsed.raw_password is not None
+        or len(text) > 2048
+    ):
+        raise InvalidArgument(
+            "An HTTP MCP server's address is an http or https address with a host and no "
+            "user name (put a token in a header)",
+            code="invalidUrl",
+            field="url",
+        )
+    return text
+
+
+def _check_secrets(transport: str, secrets: dict[str, str]) -> None:
+    field = "env" if transport == "stdio" else "headers"
+    pattern = _ENV_NAME if transport == "stdio" else _HEADER_NAME
+    if len(secrets) > MAX_SECRETS:
+        raise InvalidArgument(f"At most {MAX_SECRETS} {field} values", field=field)
+    for key, value in secrets.items():
+        if not pattern.match(key) or key.lower() in _REFUSED_HEADERS:
+            raise InvalidArgument(f"{key[:40]!r} is not a name {field} may use", field=field)
+        if len(value) > MAX_SECRET_CHARS or "\x00" in value or "\n" in value or "\r" in value:
+            raise InvalidArgument(
+                f"The value of {key} is too long or has a NUL or line break", field=field
+            )

@@ -1,0 +1,133 @@
+"""MCP sessions against the SDK servers of ``tests.support.fakes.mcp_servers``."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from server.common.protocol.events import HostEvent, McpServerStatusChanged
+from server.common.public_addresses import PublicOnlyPolicy
+from server.host.agents.mcp.connections import McpConnections, ServerTarget
+from server.host.agents.mcp.stdio_transport import StdioCommand
+from tests.support.fakes.mcp_servers import stdio_command
+from tests.support.ports import closed_port
+from tests.support.waiting import eventually
+
+TEAM = "t" * 32
+ROOT = Path(__file__).resolve().parents[4]
+
+
+@dataclass
+class Heard:
+    """The status events the connections announced, per team."""
+
+    events: list[tuple[str, McpServerStatusChanged]] = field(default_factory=list)
+
+    def __call__(self, team_id: str, event: HostEvent) -> None:
+        if isinstance(event, McpServerStatusChanged):
+            self.events.append((team_id, event))
+
+    def statuses(self, server_id: str) -> list[str]:
+        return [e.status for _, e in self.events if e.server_id == server_id]
+
+    async def status(self, server_id: str, status: str) -> McpServerStatusChanged:
+        def seen() -> bool:
+            return any(e.server_id == server_id and e.status == status for _, e in self.events)
+
+        await eventually(seen)
+        return [e for _, e in self.events if e.server_id == server_id and e.status == status][-1]
+
+
+def stdio_target(
+    kind: str, tmp_path: Path, *, env: dict[str, str] | None = None, timeout: float = 20.0
+) -> ServerTarget:
+    command, args = stdio_command(kind)
+    env = {"PYTHONPATH": str(ROOT), **(env or {})}
+    spec = StdioCommand(command, tuple(args), env, tmp_path / "mcp" / kind)
+    return ServerTarget(TEAM, f"srv-{kind}", kind, "stdio", timeout, command=spec)
+
+
+@pytest.fixture
+def heard() -> Heard:
+    return Heard()
+
+
+@pytest.fixture
+async def connections(heard: Heard) -> AsyncIterator[McpConnections]:
+    async with McpConnections(
+        heard,
+        policy=PublicOnlyPolicy.from_entries(["127.0.0.1"]),
+        idle_seconds=600.0,
+        start_seconds=20.0,
+    ) as opened:
+        yield opened
+
+
+def _serve_notes(*extra: str) -> Iterator[str]:
+    port = closed_port()
+    process = subprocess.Popen(  # noqa: S603 - our own interpreter
+        [sys.executable, "-m", "tests.support.fakes.mcp_servers", "notes", str(port), *extra],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        asyncio.run(_listening(port))
+        yield f"http://127.0.0.1:{port}/{'sse' if extra else 'mcp'}"
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+@pytest.fixture(scope="module")
+def http_notes() -> Iterator[str]:
+    """The notes server over Streamable HTTP on loopback; its address."""
+    yield from _serve_notes()
+
+
+@pytest.fixture(scope="module")
+def sse_notes() -> Iterator[str]:
+    """The notes server over the older HTTP+SSE transport on loopback; its address."""
+    yield from _serve_notes("sse")
+
+
+@contextlib.asynccontextmanager
+async def notes_over_http(port: int) -> AsyncIterator[None]:
+    """The notes server over Streamable HTTP on ``port`` while the block runs."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "tests.support.fakes.mcp_servers",
+        "notes",
+        str(port),
+        cwd=ROOT,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    try:
+        await _listening(port)
+        yield
+    finally:
+        process.kill()
+        await process.wait()
+
+
+async def _listening(port: int) -> None:
+    async def opens() -> bool:
+        try:
+            _reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        except OSError:
+            return False
+        writer.close()
+        return True
+
+    async with asyncio.timeout(30):
+        while not await opens():  # noqa: ASYNC110 - no event for a port that opens
+            await asyncio.sleep(0.05)

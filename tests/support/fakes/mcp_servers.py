@@ -1,0 +1,232 @@
+"""Local MCP servers written with the SDK, run as child processes: over stdio, or over
+Streamable HTTP on a loopback port.
+
+``python -m tests.support.fakes.mcp_servers <kind> [port]`` runs one kind:
+
+- ``notes``: ``add_note`` (keeps a note, answers how many), ``list_notes``, ``echo`` (answers
+  its text and the environment variable ``NOTES_LABEL``), ``where`` (its working folder and
+  environment), ``pid``, ``limits`` (its resource limits), ``token`` (over HTTP, the
+  ``X-Notes-Token`` header), ``shout`` (300 lines to stderr), ``slow``
+  (sleeps its seconds), ``grow`` (adds a tool and says so with
+  ``notifications/tools/list_changed``);
+- ``crash``: ``echo``, and ``crash`` that ends the process while answering;
+- ``hang``: reads and never answers (a server stuck in ``initialize``);
+- ``garbage``: writes lines that are not JSON-RPC to stdout;
+- ``many``: 10,000 tools;
+- ``cycle``: a tool whose input schema has a ``$ref`` cycle;
+- ``image``: ``picture`` answers a PNG image and a line of text.
+
+With a port it serves Streamable HTTP at ``http://127.0.0.1:<port>/mcp``; with a port and
+``sse``, the older HTTP+SSE transport at ``http://127.0.0.1:<port>/sse``.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import sys
+import time
+from typing import Any
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.utilities.types import Image
+from mcp.types import Tool, ToolAnnotations
+
+# The smallest PNG: one transparent pixel.
+PIXEL_PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+)
+MANY_TOOLS = 10_000
+
+
+def notes_server() -> MCPServer:
+    server = MCPServer("notes")
+    notes: list[str] = []
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False))
+    def add_note(text: str) -> str:
+        """Keep a note."""
+        notes.append(text)
+        return f"kept note {len(notes)}: {text}"
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def list_notes() -> str:
+        """Every note kept so far, one a line."""
+        return "\n".join(notes) or "(no notes)"
+
+    @server.tool()
+    def echo(text: str) -> str:
+        """Answer the text, and the NOTES_LABEL variable."""
+        return f"{text} [{os.environ.get('NOTES_LABEL', '-')}]"
+
+    @server.tool()
+    def where() -> str:
+        """The working folder and the environment's names."""
+        return f"cwd={os.getcwd()} env={','.join(sorted(os.environ))}"
+
+    @server.tool()
+    def pid() -> str:
+        """The server's process id."""
+        return str(os.getpid())
+
+    @server.tool()
+    def token(ctx: Context) -> str:
+        """Over HTTP: the X-Notes-Token header of the call's request."""
+        request: Any = ctx.request_context.request
+        return "-" if request is None else str(request.headers.get("x-notes-token", "-"))
+
+    @server.tool()
+    def limits() -> str:
+        """The process's limits: CPU seconds, address space, open files, no new privileges."""
+        import resource
+
+        with open("/proc/self/status", encoding="ascii") as status:
+            privs = next(line for line in status if line.startswith("NoNewPrivs:")).split()[1]
+        return " ".join(
+            [
+                f"cpu={resource.getrlimit(resource.RLIMIT_CPU)[0]}",
+                f"as={resource.getrlimit(resource.RLIMIT_AS)[0]}",
+                f"files={resource.getrlimit(resource.RLIMIT_NOFILE)[0]}",
+                f"nonewprivs={privs}",
+            ]
+        )
+
+    @server.tool()
+    def shout(text: str) -> str:
+        """Write the text to stderr 300 times, then answer."""
+        for n in range(300):
+            print(f"{text} {n}", file=sys.stderr, flush=True)
+        return "shouted"
+
+    @server.tool()
+    async def slow(seconds: float) -> str:
+        """Sleep, then answer."""
+        import anyio
+
+        await anyio.sleep(seconds)
+        return "woke"
+
+    @server.tool()
+    async def grow(ctx: Context) -> str:
+        """Add a tool named ``grown`` and tell the client the list changed."""
+
+        def grown() -> str:
+            """A tool added while the server ran."""
+            return "grown"
+
+        server.add_tool(grown)
+        await ctx.session.send_tool_list_changed()
+        return "grew"
+
+    return server
+
+
+def crash_server() -> MCPServer:
+    server = MCPServer("crash")
+
+    @server.tool()
+    def echo(text: str) -> str:
+        """Answer the text."""
+        return text
+
+    @server.tool()
+    def crash() -> str:
+        """End the process while answering."""
+        os._exit(3)
+
+    return server
+
+
+def many_server() -> MCPServer:
+    server = MCPServer("many")
+    tools = [
+        Tool(name=f"tool_{n}", description="one of many", input_schema={"type": "object"})
+        for n in range(MANY_TOOLS)
+    ]
+
+    async def list_tools() -> list[Tool]:
+        return tools
+
+    server.list_tools = list_tools  # type: ignore[method-assign]
+    return server
+
+
+def cycle_server() -> MCPServer:
+    server = MCPServer("cycle")
+
+    @server.tool()
+    def tree(node: dict[str, Any]) -> str:
+        """Walk a tree."""
+        return "walked"
+
+    schema = {
+        "type": "object",
+        "properties": {"node": {"$ref": "#/$defs/Node"}},
+        "required": ["node"],
+        "$defs": {
+            "Node": {
+                "type": "object",
+                "properties": {"children": {"type": "array", "items": {"$ref": "#/$defs/Node"}}},
+            }
+        },
+    }
+    server._tool_manager._tools["tree"].parameters = schema
+    return server
+
+
+def image_server() -> MCPServer:
+    server = MCPServer("image")
+
+    @server.tool(structured_output=False)
+    def picture() -> list[Any]:
+        """A picture and a caption."""
+        return [Image(data=PIXEL_PNG, format="png"), "a one-pixel picture"]
+
+    return server
+
+
+def hang() -> None:
+    for _line in sys.stdin:
+        time.sleep(0)
+    time.sleep(3600)
+
+
+def garbage() -> None:
+    for _line in sys.stdin:
+        sys.stdout.write("this is not JSON-RPC\n")
+        sys.stdout.flush()
+
+
+SERVERS = {
+    "notes": notes_server,
+    "crash": crash_server,
+    "many": many_server,
+    "cycle": cycle_server,
+    "image": image_server,
+}
+
+
+def stdio_command(kind: str) -> tuple[str, list[str]]:
+    """The command and arguments that run ``kind`` over stdio."""
+    return sys.executable, ["-m", "tests.support.fakes.mcp_servers", kind]
+
+
+def main(argv: list[str]) -> None:
+    kind = argv[0]
+    if kind == "hang":
+        hang()
+        return
+    if kind == "garbage":
+        garbage()
+        return
+    server = SERVERS[kind]()
+    if len(argv) > 2 and argv[2] == "sse":
+        server.run("sse", host="127.0.0.1", port=int(argv[1]))
+    elif len(argv) > 1:
+        server.run("streamable-http", host="127.0.0.1", port=int(argv[1]))
+    else:
+        server.run("stdio")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
