@@ -110,47 +110,63 @@ class FrameCounts:
         self._per_view.observe(dropped)
 
 
+# What ``_ScrapeTime`` yields, by name (``describe`` names them before any scrape).
+_SCRAPE_TIME_FAMILIES = {
+    "crewhost_host_table_entries": (
+        "Entries in the host's tables of live state (peers, channels, views, ...)."
+    ),
+    "crewhost_peers_connected": "Peer connections open now.",
+    "crewhost_tabs": "Tabs by state.",
+    "crewhost_chromium_processes": "Chromium processes by type.",
+    "crewhost_chromium_resident_bytes": (
+        "Resident memory of the Chromium processes (from /proc), by type."
+    ),
+    "crewhost_process_threads": "Threads of this process.",
+    "crewhost_asyncio_tasks": "Tasks of the host's event loop.",
+}
+
+
+def _family(name: str, labels: list[str] | None = None) -> GaugeMetricFamily:
+    return GaugeMetricFamily(name, _SCRAPE_TIME_FAMILIES[name], labels=labels)
+
+
 class _ScrapeTime(Collector):
     """Gauges read at scrape time from the host's state."""
 
     def __init__(self, metrics: HostMetrics) -> None:
         self._metrics = metrics
 
+    def describe(self) -> Iterable[Metric]:
+        """The families without their values: registering reads this, not ``collect``,
+        which walks every process of the machine (long on a busy one, and on the loop)."""
+        for name in _SCRAPE_TIME_FAMILIES:
+            yield _family(name)
+
     def collect(self) -> Iterable[Metric]:
         metrics = self._metrics
-        tables = GaugeMetricFamily(
-            "crewhost_host_table_entries",
-            "Entries in the host's tables of live state (peers, channels, views, ...).",
-            labels=["table"],
-        )
+        tables = _family("crewhost_host_table_entries", labels=["table"])
         for source in metrics.table_sources:
             for table, size in source().items():
                 tables.add_metric([table], size)
         yield tables
-        peers = GaugeMetricFamily("crewhost_peers_connected", "Peer connections open now.")
+        peers = _family("crewhost_peers_connected")
         peers.add_metric([], metrics.peer_count())
         yield peers
-        tabs = GaugeMetricFamily("crewhost_tabs", "Tabs by state.", labels=["state"])
+        tabs = _family("crewhost_tabs", labels=["state"])
         for state, count in metrics.tab_states().items():
             tabs.add_metric([state], count)
         yield tabs
         yield from self._chromium()
-        threads = GaugeMetricFamily("crewhost_process_threads", "Threads of this process.")
+        threads = _family("crewhost_process_threads")
         threads.add_metric([], threading.active_count())
         yield threads
-        tasks = GaugeMetricFamily("crewhost_asyncio_tasks", "Tasks of the host's event loop.")
+        tasks = _family("crewhost_asyncio_tasks")
         tasks.add_metric([], _task_count())
         yield tasks
 
     def _chromium(self) -> Iterator[Metric]:
-        count = GaugeMetricFamily(
-            "crewhost_chromium_processes", "Chromium processes by type.", labels=["type"]
-        )
-        memory = GaugeMetricFamily(
-            "crewhost_chromium_resident_bytes",
-            "Resident memory of the Chromium processes (from /proc), by type.",
-            labels=["type"],
-        )
+        count = _family("crewhost_chromium_processes", labels=["type"])
+        memory = _family("crewhost_chromium_resident_bytes", labels=["type"])
         by_kind: dict[str, list[int]] = {}
         for process in chromium_processes():
             by_kind.setdefault(process.kind, []).append(process.rss_bytes)

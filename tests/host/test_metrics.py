@@ -17,6 +17,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from peer.connection import TeamApiCallError
 from peer.live_view import open_view
 from server.common.request_ids import REQUEST_ID_HEADER
+from server.host import metrics as host_metrics
 from server.host.browser.partitions import Partition
 from server.host.metrics import HostMetrics
 from server.host.metrics_endpoint import metrics_endpoint
@@ -311,3 +312,22 @@ async def test_a_separate_host_serves_its_metrics_at_the_listen_address() -> Non
     ):
         samples = parse(await reply.text())
     assert value(samples, "crewhost_team_api_calls_total", route="capabilities", status="ok") == 1
+
+
+def test_making_the_metrics_walks_no_process_and_a_scrape_still_counts_chromium(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Registering the scrape-time gauges reads their names only: walking every process of
+    a busy machine on the loop at start-up stalled it for most of a second."""
+    walks: list[int] = []
+
+    def walk() -> dict[int, list[int]]:
+        walks.append(1)
+        return {}
+
+    monkeypatch.setattr(host_metrics, "_process_tree", walk)
+    metrics = HostMetrics()
+    assert walks == []
+    names = {f.name for f in text_string_to_metric_families(metrics.registry_text().decode())}
+    assert {"crewhost_chromium_processes", "crewhost_asyncio_tasks"} <= names
+    assert walks == [1]
