@@ -6,8 +6,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.peer.test_cli import login, peer_cli
 from tests.support.hub_server import RunningHub
+
+pytestmark = pytest.mark.sqlite_only
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "cli-s3cr3t-label"

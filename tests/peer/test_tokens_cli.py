@@ -6,9 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.peer.test_cli import login, peer_cli
 from tests.support.hub_server import RunningHub
 from tests.support.peers import wait_linked
+
+pytestmark = pytest.mark.sqlite_only
 
 INITIALIZE = {
     "jsonrpc": "2.0",
