@@ -19,6 +19,7 @@ import re
 import socket
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from server.common.browser_address_policy import (
     ALWAYS_REFUSED,
@@ -111,6 +112,23 @@ class NonPublicAddress(AddressRefused):
         self.address = address
         self.rule: Rule = _rule_of(address, block)
         self.block = block
+
+
+class SavedAddressRefused(Forbidden):
+    """What a team saves for the host to dial (a proxy, a webhook receiver, an MCP server)
+    is refused: its address is not public, nor allowed by the host setting ``setting``,
+    where an on-premises one is allowed. Each kind has its own code."""
+
+    setting: ClassVar[str]
+
+    def __init__(self, what: str, refused: NonPublicAddress, *, field: str) -> None:
+        super().__init__(
+            f"Crewhost refused {what}: {refused.address} is {refused.block}, not a public "
+            f"address (an on-premises one is allowed by the host setting {self.setting}, "
+            f"CREWHOST_HOST_{self.setting.upper()})",
+            field=field,
+        )
+        self.block = refused.block
 
 
 @dataclass(frozen=True)

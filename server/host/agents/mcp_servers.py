@@ -24,9 +24,9 @@ from yarl import URL
 
 from server.common.clock import Clock
 from server.common.crypto.box import SecretBox, SecretUnreadable
-from server.common.errors import Conflict, Forbidden, InvalidArgument, NotFound
+from server.common.errors import Conflict, InvalidArgument, NotFound
 from server.common.protocol.events import McpServersChanged
-from server.common.public_addresses import NameNotResolved, NonPublicAddress
+from server.common.public_addresses import NameNotResolved, NonPublicAddress, SavedAddressRefused
 from server.db.engine import Database
 from server.db.tables import MCP_SERVER_SECRETS
 from server.host.agents.mcp.connections import (
@@ -55,18 +55,14 @@ _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,128}$")
 _REFUSED_HEADERS = frozenset({"host", "content-length", "transfer-encoding", "connection"})
 
 
-class McpAddressRefused(Forbidden):
+class McpAddressRefused(SavedAddressRefused):
     """The server's address is not public, nor allowed by the host's setting."""
 
     code = "mcpAddressRefused"
+    setting = "mcp_allowed_hosts"
 
     def __init__(self, refused: NonPublicAddress) -> None:
-        super().__init__(
-            f"Crewhost refused this MCP server: {refused.address} is {refused.block}, not a "
-            "public address. An on-premises server needs the host setting mcp_allowed_hosts "
-            "(CREWHOST_HOST_MCP_ALLOWED_HOSTS).",
-            field="url",
-        )
+        super().__init__("this MCP server", refused, field="url")
 
 
 @dataclass(frozen=True, slots=True)

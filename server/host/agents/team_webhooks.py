@@ -30,8 +30,8 @@ from yarl import URL
 from server.common.clock import Clock
 from server.common.crypto.box import SecretBox, SecretUnreadable
 from server.common.crypto.columns import EncryptedColumn
-from server.common.errors import Conflict, Forbidden, InvalidArgument, NotFound
-from server.common.public_addresses import NameNotResolved, NonPublicAddress
+from server.common.errors import Conflict, InvalidArgument, NotFound
+from server.common.public_addresses import NameNotResolved, NonPublicAddress, SavedAddressRefused
 from server.common.tasks import BackgroundTasks
 from server.db.engine import Database
 from server.db.tables import (
@@ -125,18 +125,14 @@ class SplitUrl:
         return self.origin + (self.secret or "")
 
 
-class WebhookAddressRefused(Forbidden):
+class WebhookAddressRefused(SavedAddressRefused):
     """The endpoint's address is not public, nor allowed by the host's setting."""
 
     code = "webhookAddressRefused"
+    setting = "webhook_allowed_hosts"
 
     def __init__(self, refused: NonPublicAddress) -> None:
-        super().__init__(
-            f"Crewhost refused this webhook: {refused.address} is {refused.block}, not a "
-            "public address. An on-premises receiver needs the host setting "
-            "webhook_allowed_hosts (CREWHOST_HOST_WEBHOOK_ALLOWED_HOSTS).",
-            field="url",
-        )
+        super().__init__("this webhook", refused, field="url")
 
 
 def split_url(url: str) -> SplitUrl:

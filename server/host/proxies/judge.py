@@ -17,12 +17,12 @@ import logging
 from dataclasses import dataclass, field
 
 from server.common.browser_address_policy import IPAddress
-from server.common.errors import Forbidden
 from server.common.public_addresses import (
     NameNotResolved,
     NonPublicAddress,
     PublicOnlyPolicy,
     Resolver,
+    SavedAddressRefused,
     resolve_pinned,
     system_resolve,
 )
@@ -34,20 +34,15 @@ log = logging.getLogger(__name__)
 _RESOLVE_SECONDS = 10.0
 
 
-class ProxyAddressRefused(Forbidden):
+class ProxyAddressRefused(SavedAddressRefused):
     """A proxy's address is refused by the host's address policy; the message names the
     block (loopback, link-local / cloud metadata, this host's own address, …)."""
 
     code = "proxyAddressRefused"
+    setting = "proxy_allowed_hosts"
 
     def __init__(self, proxy: ProxyAddress, refused: NonPublicAddress) -> None:
-        super().__init__(
-            f"Crewhost refused the proxy {proxy.host_text}:{proxy.port}: {refused.address} "
-            f"is {refused.block}, not a public address (an on-premises proxy is allowed by "
-            "the host setting proxy_allowed_hosts)",
-            field="address",
-        )
-        self.block = refused.block
+        super().__init__(f"the proxy {proxy.host_text}:{proxy.port}", refused, field="address")
 
 
 @dataclass
