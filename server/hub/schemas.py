@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, StringConstraints
 
+from server.common.protocol.ids import HostId
 from server.common.roles import Role
 from server.common.wire import InboundModel, WireModel
 
@@ -249,7 +250,7 @@ TokenName = Annotated[
 
 class CreateAccessToken(InboundModel):
     name: TokenName = Field(description="What the token is for, in the member's words.")
-    host_id: str = Field(max_length=32, description="The one host of the team it reaches.")
+    host_id: HostId = Field(description="The one host of the team it reaches.")
     scope: Literal["browser", "browser+agents"] = Field(
         "browser", description="browser: the browser tools; browser+agents: also ask_agent."
     )

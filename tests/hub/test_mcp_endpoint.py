@@ -157,6 +157,17 @@ async def open_basket(endpoint: Endpoint, session: ClientSession) -> str:
     return tab_id
 
 
+async def audited(endpoint: Endpoint, *entries: tuple[str, str]) -> None:
+    """The team's audit list comes to show ``entries`` (tool, outcome): the host reports
+    each call through its outbox as it ends, a moment after the MCP answer."""
+    async with asyncio.timeout(20):
+        while True:
+            uses = await endpoint.owner.get(f"/v1/teams/{endpoint.team_id}/access-token-uses")
+            if set(entries) <= {(u["tool"], u["outcome"]) for u in uses.body["uses"]}:
+                return
+            await asyncio.sleep(0.05)
+
+
 async def test_an_outside_agent_lists_tools_opens_a_page_and_reads_it(endpoint: Endpoint) -> None:
     _, secret = await endpoint.token()
     async with mcp_session(endpoint.url, secret) as session:
@@ -170,10 +181,7 @@ async def test_an_outside_agent_lists_tools_opens_a_page_and_reads_it(endpoint: 
         assert tab["tabId"] == tab_id
         link = payload(await session.call_tool(LIVE_VIEW_LINK, {"tabId": tab_id}))
         assert link["url"].endswith(f"/app/teams/{endpoint.team_id}/hosts/{endpoint.host_id}/tabs")
-    uses = await endpoint.owner.get(f"/v1/teams/{endpoint.team_id}/access-token-uses")
-    tools = [(u["tool"], u["outcome"]) for u in uses.body["uses"]]
-    assert ("open", "ok") in tools
-    assert ("snapshot", "ok") in tools
+    await audited(endpoint, ("open", "ok"), ("snapshot", "ok"))
 
 
 async def test_a_gated_click_waits_for_the_member_and_runs_once_approved(
@@ -212,8 +220,7 @@ async def test_a_denied_call_is_refused_and_not_made(endpoint: Endpoint) -> None
         assert refused.is_error
         assert payload(refused)["error"]["code"] == "callRefused"
         assert payload(await session.call_tool("list_tabs", {}))["tabs"] == []
-    uses = await endpoint.owner.get(f"/v1/teams/{endpoint.team_id}/access-token-uses")
-    assert ("open", "refused") in [(u["tool"], u["outcome"]) for u in uses.body["uses"]]
+    await audited(endpoint, ("open", "refused"))
 
 
 async def test_a_session_sees_no_other_sessions_tabs(endpoint: Endpoint) -> None:

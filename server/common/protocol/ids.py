@@ -51,6 +51,9 @@ TeamWebhookId = Annotated[str, _HexId]
 """One of a team's outbound webhooks."""
 
 McpServerId = Annotated[str, _HexId]
+# A member's personal access token, and one request relayed to the host on its MCP session.
+AccessTokenId = Annotated[str, _HexId]
+McpRequestId = Annotated[str, _HexId]
 """One of a team's MCP servers."""
 
 SubAgentId = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{16}$")]

@@ -11,10 +11,12 @@ from server.common.protocol.codec import PROTOCOL_VERSION, ErrorInfo
 from server.common.protocol.events import RevocationCode
 from server.common.protocol.hooks import MAX_HOOK_BODY, HookFilters, HookSecret
 from server.common.protocol.ids import (
+    AccessTokenId,
     AccountId,
     HookDeliveryId,
     HookId,
     HostId,
+    McpRequestId,
     RoutineId,
     TeamId,
 )
@@ -153,7 +155,7 @@ McpScope = Literal["browser", "browser+agents"]
 class McpCaller(InboundModel):
     """Whose MCP request it is: the personal access token the hub checked, and its member."""
 
-    token_id: str = Field(max_length=32)
+    token_id: AccessTokenId
     team_id: TeamId
     account_id: AccountId
     # The member's role in the team when the hub checked the token.
@@ -166,7 +168,7 @@ class LinkMcpRequest(InboundModel):
     taken out; the host serves it and answers with ``mcp-response-*`` of the same id."""
 
     type: Literal["mcp-request"] = "mcp-request"
-    request_id: str = Field(max_length=64)
+    request_id: McpRequestId
     caller: McpCaller
     method: Literal["GET", "POST", "DELETE"]
     headers: dict[str, str] = Field(max_length=32)
@@ -177,7 +179,7 @@ class LinkMcpResponseStart(InboundModel):
     """The status and headers of an MCP answer (host to hub)."""
 
     type: Literal["mcp-response-start"] = "mcp-response-start"
-    request_id: str = Field(max_length=64)
+    request_id: McpRequestId
     status: int = Field(ge=100, le=599)
     headers: dict[str, str] = Field(max_length=32)
 
@@ -186,7 +188,7 @@ class LinkMcpResponseBody(InboundModel):
     """A piece of an MCP answer's body (host to hub), in order; ``more`` is False on the last."""
 
     type: Literal["mcp-response-body"] = "mcp-response-body"
-    request_id: str = Field(max_length=64)
+    request_id: McpRequestId
     data: str = Field(max_length=MAX_MCP_PIECE)
     more: bool
 
@@ -195,21 +197,21 @@ class LinkMcpCancel(InboundModel):
     """The client of an MCP request went away, or its token ended (hub to host): stop it."""
 
     type: Literal["mcp-cancel"] = "mcp-cancel"
-    request_id: str = Field(max_length=64)
+    request_id: McpRequestId
 
 
 class LinkMcpEnd(InboundModel):
     """End every MCP session opened with these tokens (hub to host): revoked or expired."""
 
     type: Literal["mcp-end"] = "mcp-end"
-    token_ids: list[str] = Field(max_length=1000)
+    token_ids: list[AccessTokenId] = Field(max_length=1000)
 
 
 class LinkMcpToolUsed(InboundModel):
     """A tool call made with a token ended (host to hub), for the token's audit list."""
 
     type: Literal["mcp-tool-used"] = "mcp-tool-used"
-    token_id: str = Field(max_length=32)
+    token_id: AccessTokenId
     team_id: TeamId
     tool: str = Field(max_length=100)
     outcome: Literal["ok", "error", "refused"]

@@ -269,10 +269,11 @@ class McpServerService:
         return self._view(row, links)
 
     async def agent_deleted(self, team_id: str, agent_id: str) -> None:
-        """An agent went: it has no server any more."""
+        """An agent went: it has no server any more (said only when it had one)."""
         async with self._db.write() as conn:
-            await self._repo.remove_links_of_agent(conn, team_id, agent_id)
-        self._changed(team_id)
+            removed = await self._repo.remove_links_of_agent(conn, team_id, agent_id)
+        if removed:
+            self._changed(team_id)
 
     # -- turns ----------------------------------------------------------------------------
 

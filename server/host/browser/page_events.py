@@ -35,6 +35,8 @@ ERROR_PAGE_PREFIX = "chrome-error://"
 _TITLE_LIMIT = 1.0
 # A title a page changes is written to the team's state file at most this often.
 _SAVE_TITLES_EVERY = 2.0
+# A popup whose document is replaced while it is asked about its opener is asked again.
+_OPENER_ASKS = 3
 
 
 class PageEvents:
@@ -208,13 +210,26 @@ class PageEvents:
         # The popup's document may be loading already: it is listened to first.
         self._listen(popup, page)
         popup.identity_session = await self._identity().apply(page)
-        # Playwright names an opener even for noopener pages; the page itself knows better,
-        # asked at once, while its first document still stands.
-        with contextlib.suppress(PlaywrightError, TimeoutError):
-            async with asyncio.timeout(self._deadline):
-                popup.dependent = not await page.evaluate(page_script("opener"))
+        # Playwright names an opener even for noopener pages; the page itself knows better.
+        popup.dependent = await self._has_opener(page)
         self._watch_facts(popup, page, await page_setup.scripts_session(page))
         await self._save(popup.team_id)
+
+    async def _has_opener(self, page: Page) -> bool:
+        """Whether the popup keeps its link to the tab that opened it; asked again when its
+        document was replaced while asking (the popup loading its address), and assumed
+        when the page never answers."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(self._deadline):
+                for _ in range(_OPENER_ASKS):
+                    try:
+                        return not await page.evaluate(page_script("opener"))
+                    except PlaywrightError:
+                        if page.is_closed():
+                            break
+                        with contextlib.suppress(PlaywrightError):
+                            await page.wait_for_load_state("domcontentloaded")
+        return True
 
     def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
         async def run() -> None:

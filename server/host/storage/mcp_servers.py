@@ -176,8 +176,9 @@ class McpServerRepository:
 
     async def remove_links_of_agent(
         self, conn: AsyncConnection, team_id: str, agent_id: str
-    ) -> None:
-        """An agent is deleted: it has no server any more."""
-        await conn.execute(
+    ) -> int:
+        """An agent is deleted: it has no server any more. How many it had."""
+        result = await conn.execute(
             links.delete().where(links.c.team_id == team_id, links.c.agent_id == agent_id)
         )
+        return result.rowcount
