@@ -1,4 +1,4 @@
-"""``crewhost-peer mcp``: the team's MCP servers (list, add, test, tools, remove).
+"""``crewhost-peer mcp``: the team's MCP servers (list, add, test, tools, remove, sign-in).
 
 Environment values and headers are never taken from the command line (shell history, the
 process list): ``--env NAME`` and ``--header NAME`` name them, and their values are read
@@ -26,7 +26,7 @@ def add_mcp_parser(commands: Any) -> list[argparse.ArgumentParser]:
     """The ``mcp`` command and its actions; answers the actions (which take --team, --host)."""
     mcp = commands.add_parser(
         "mcp",
-        help="the team's MCP servers: list, add, test, tools, remove",
+        help="the team's MCP servers: list, add, test, tools, remove, sign-in",
         description="MCP servers whose tools the team's agents call (owners and admins add, "
         "test and remove them; members list them). Environment values and headers are read "
         "from standard input, one line each in the order of --env and --header, never from "
@@ -63,9 +63,13 @@ def add_mcp_parser(commands: Any) -> list[argparse.ArgumentParser]:
     )
     tools = actions.add_parser("tools", help="its tools, and those not offered with why")
     remove = actions.add_parser("remove", help="delete a server")
-    for sub in (test, tools, remove):
+    sign_in = actions.add_parser(
+        "sign-in",
+        help="start an OAuth sign-in; finish it in the web client's live view of its tab",
+    )
+    for sub in (test, tools, remove, sign_in):
         sub.add_argument("server", metavar="SERVER", help="the server's name or id")
-    return [listed, add, test, tools, remove]
+    return [listed, add, test, tools, remove, sign_in]
 
 
 async def mcp_command(
@@ -96,6 +100,13 @@ async def mcp_command(
     if command == "remove":
         await connection.call("mcp-servers-v1/delete", {"id": server["id"]})
         print(f"removed {server['name']}")
+        return 0
+    if command == "sign-in":
+        started = await connection.call("mcp-sign-in-v1/start", {"serverId": server["id"]})
+        print(
+            f"sign-in to {server['name']} started in the private tab {started['tabId']}: "
+            "finish it in the web client (its live view) within 10 minutes"
+        )
         return 0
     tested = await connection.call("mcp-servers-v1/test", {"id": server["id"]})
     status = tested["status"]

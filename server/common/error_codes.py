@@ -230,6 +230,12 @@ HOST_ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode("mcpServerNotFound", "No such MCP server in this team."),
     ErrorCode("mcpServerNameTaken", "The team has an MCP server of that name already."),
     ErrorCode("mcpServerLimit", "The team has as many MCP servers as it may."),
+    ErrorCode("mcpSignInNotNeeded", "This MCP server does not ask for an OAuth sign-in."),
+    ErrorCode("mcpSignInFailed", "An MCP server's OAuth sign-in could not be started."),
+    ErrorCode(
+        "mcpSignInExpired", "No such MCP sign-in running: it ended, expired or was cancelled."
+    ),
+    ErrorCode("mcpSignInRunning", "Another person's sign-in to this MCP server is running."),
     ErrorCode("nameNotResolved", "A host name did not resolve to any address."),
     ErrorCode("memoryLimit", "The agent keeps as many memories as it may."),
     ErrorCode("memoryNotFound", "No such memory of the agent, or not one the caller may reach."),

@@ -503,6 +503,8 @@ mcp_servers = sa.Table(
     sa.Column("created_by", ID, nullable=False),
     sa.Column("created_at", TIME, nullable=False),
     sa.Column("updated_at", TIME, nullable=False),
+    # An OAuth sign-in's client registration and tokens (secret-box output, JSON).
+    sa.Column("oauth", sa.LargeBinary, nullable=True),
     sa.UniqueConstraint("team_id", "name"),
 )
 
@@ -774,6 +776,7 @@ TEAM_WEBHOOK_PREVIOUS_SECRET = EncryptedColumn(
     "team-webhook-previous-signing-secret",
 )
 MCP_SERVER_SECRETS = EncryptedColumn(mcp_servers, "id", "team_id", "secrets", "mcp-server-secrets")
+MCP_SERVER_OAUTH = EncryptedColumn(mcp_servers, "id", "team_id", "oauth", "mcp-server-oauth")
 ENCRYPTED_COLUMNS: tuple[EncryptedColumn, ...] = (
     PROVIDER_API_KEY,
     WEB_SEARCH_API_KEY,
@@ -789,6 +792,7 @@ ENCRYPTED_COLUMNS: tuple[EncryptedColumn, ...] = (
     SMTP_PASSWORD,
     TEAM_WEBHOOK_PREVIOUS_SECRET,
     MCP_SERVER_SECRETS,
+    MCP_SERVER_OAUTH,
 )
 
 

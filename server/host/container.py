@@ -29,6 +29,7 @@ from server.host.agents.hub_outbox import HubOutbox
 from server.host.agents.mcp.connections import McpConnections
 from server.host.agents.mcp_endpoint import McpEndpoint
 from server.host.agents.mcp_servers import McpServerService
+from server.host.agents.mcp_sign_in import McpSignIns
 from server.host.agents.memory_review import MemoryReview
 from server.host.agents.model_providers import ModelProviders
 from server.host.agents.notifications import NotificationService
@@ -152,6 +153,7 @@ class _Agents:
     team_webhooks: TeamWebhookService
     mcp_endpoint: McpEndpoint
     mcp_servers: McpServerService
+    mcp_sign_ins: McpSignIns
 
 
 @dataclass(frozen=True)
@@ -212,6 +214,7 @@ class HostServices:
     team_webhooks: TeamWebhookService
     mcp_endpoint: McpEndpoint
     mcp_servers: McpServerService
+    mcp_sign_ins: McpSignIns
     live: LiveViews
     teaching: TeachingService
     control_requests: ControlRequestService
@@ -271,6 +274,8 @@ class HostServices:
         await self._resources.enter_async_context(self.mcp_endpoint.running())
         # After the turns end (they call its servers): leaving it ends every MCP session.
         await self._resources.enter_async_context(self.mcp_servers.connections)
+        # Before the browser: a running sign-in's private tab closes.
+        self._resources.push_async_callback(self.mcp_sign_ins.close)
         # Turns end first: they use the browser, the peers and the providers; then reviews.
         self._resources.push_async_callback(self.memories.uses_counted)
         self._resources.push_async_callback(self.memory_review.close)
@@ -493,6 +498,7 @@ def _agents(base: _Base, machinery: _Machinery, stores: _Stores, browsing: _Brow
             public_url=base.settings.hub.public_url,
         ),
         mcp_servers,
+        McpSignIns(mcp_servers, machinery.browser),
     )
 
 

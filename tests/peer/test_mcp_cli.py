@@ -78,3 +78,7 @@ async def test_a_server_that_fails_exits_1_with_the_reason(
     code, out, _ = await peer_cli(tmp_path, "mcp", "test", "gone")
     assert code == 1
     assert out.startswith("gone: error: its command was not found")
+    # A stdio server has nothing to sign in to.
+    code, _, err = await peer_cli(tmp_path, "mcp", "sign-in", "gone")
+    assert code == 1
+    assert "(mcpSignInNotNeeded)" in err

@@ -56,6 +56,9 @@ AccessTokenId = Annotated[str, _HexId]
 McpRequestId = Annotated[str, _HexId]
 """One of a team's MCP servers."""
 
+McpSignInId = Annotated[str, _HexId]
+"""A running OAuth sign-in to one of a team's MCP servers."""
+
 SubAgentId = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{16}$")]
 """``uuid.uuid4().hex[:16]``: one sub-agent run inside a turn."""
 

@@ -5,7 +5,11 @@ workspace, ``<data_dir>/workspace/<team>/mcp/<server>``) or Streamable HTTP (an 
 judged by the public-only address policy when saved and at every connection, with
 ``host.mcp_allowed_hosts`` for on-premises servers). Its environment values or headers
 are one JSON object sealed by the secret box; only their names are shown, as ``set``.
-Sessions are kept by ``McpConnections``; a change to a server ends its session.
+An HTTP server signed in with OAuth (``McpSignIns``) has its client registration and
+tokens sealed the same way, in their own column; they go out as ``Authorization: Bearer``
+and are refreshed when about to expire (or once after a 401); a refused refresh turns the
+server to ``signIn``. Sessions are kept by ``McpConnections``; a change to a server ends
+its session.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import json
 import logging
 import re
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
@@ -28,14 +32,17 @@ from server.common.errors import Conflict, InvalidArgument, NotFound
 from server.common.protocol.events import McpServersChanged
 from server.common.public_addresses import NameNotResolved, NonPublicAddress, SavedAddressRefused
 from server.db.engine import Database
-from server.db.tables import MCP_SERVER_SECRETS
+from server.db.tables import MCP_SERVER_OAUTH, MCP_SERVER_SECRETS
 from server.host.agents.mcp.connections import (
+    SIGN_IN_REASON,
     Announce,
     McpConnections,
     ServerState,
     ServerTarget,
+    SignInNeeded,
 )
 from server.host.agents.mcp.http_transport import judge_url
+from server.host.agents.mcp.oauth import BearerSource, Grant, OAuthClient, OAuthFailed
 from server.host.agents.mcp.stdio_transport import StdioCommand
 from server.host.agents.mcp.turn_tools import McpTurnTools, OfferedTool
 from server.host.storage.agents import AgentRepository
@@ -120,6 +127,8 @@ class McpServerService:
         self._data_dir = data_dir
         self._repo = McpServerRepository()
         self._agents = AgentRepository()
+        self.oauth = OAuthClient(connections.policy, connections.resolver, clock)
+        self._refreshing: dict[str, asyncio.Lock] = {}
 
     @property
     def connections(self) -> McpConnections:
@@ -206,6 +215,8 @@ class McpServerService:
             values.update(
                 transport=spec.transport, command=spec.command, args=spec.args, url=spec.url
             )
+            if spec.url != row.url:
+                values["oauth"] = None  # a sign-in belongs to the address it was made for
         transport = spec.transport if spec is not None else row.transport
         if secrets is not None:
             _check_secrets(transport, secrets)
@@ -292,6 +303,73 @@ class McpServerService:
                 offered[tool.full_name] = OfferedTool(target, tool, tool.name not in unasked)
         return McpTurnTools(self._connections, offered) if offered else None
 
+    # -- OAuth ----------------------------------------------------------------------------
+
+    async def http_server(self, team_id: str, server_id: str) -> McpServerRow:
+        """The team's server, which must be reached over HTTP (a sign-in's subject)."""
+        async with self._db.read() as conn:
+            row = await self._get(conn, team_id, server_id)
+        if row.transport != "http" or row.url is None:
+            raise InvalidArgument(
+                "Only an HTTP MCP server signs in", code="mcpSignInNotNeeded", field="serverId"
+            )
+        return row
+
+    def grant_of(self, row: McpServerRow) -> Grant | None:
+        """The server's sealed sign-in (its client and tokens), if it has one."""
+        if row.oauth is None:
+            return None
+        try:
+            data = self._box.decrypt(row.oauth, MCP_SERVER_OAUTH.binding(row.team_id, row.id))
+        except SecretUnreadable:
+            log.warning("mcp server sign-in unreadable", extra={"server_id": row.id})
+            return None
+        return Grant.from_json(data)
+
+    async def save_grant(self, team_id: str, server_id: str, grant: Grant | None) -> None:
+        """Seal the server's sign-in, bound to its row and team (None clears it)."""
+        sealed = None
+        if grant is not None:
+            binding = MCP_SERVER_OAUTH.binding(team_id, server_id)
+            sealed = self._box.encrypt(grant.to_json(), binding)
+        async with self._db.write() as conn:
+            await self._get(conn, team_id, server_id)
+            await self._repo.update_server(conn, team_id, server_id, oauth=sealed)
+
+    async def signed_in(self, team_id: str, server_id: str) -> ServerState:
+        """A sign-in ended with tokens: the server's session starts again with them."""
+        await self._connections.forget(team_id, server_id)
+        async with self._db.read() as conn:
+            row = await self._get(conn, team_id, server_id)
+        return await self._connections.ready(self._target(row), after_crash="now")
+
+    def _bearer(self, team_id: str, server_id: str) -> BearerSource:
+        async def token(force: bool) -> str:
+            lock = self._refreshing.setdefault(server_id, asyncio.Lock())
+            async with lock:
+                async with self._db.read() as conn:
+                    row = await self._get(conn, team_id, server_id)
+                grant = self.grant_of(row)
+                if grant is None or grant.access_token is None:
+                    raise SignInNeeded(
+                        (grant and grant.ended) or SIGN_IN_REASON,
+                    )
+                if not force and not grant.expiring(self._clock.now()):
+                    return grant.access_token
+                try:
+                    grant = await self.oauth.refresh(grant)
+                except OAuthFailed as exc:
+                    ended = f"its sign-in ended ({exc}): an owner or admin signs in to it again"
+                    dropped = replace(grant, access_token=None, ended=ended)
+                    await self.save_grant(team_id, server_id, dropped)
+                    raise SignInNeeded(ended) from None
+                await self.save_grant(team_id, server_id, grant)
+                log.info("mcp server token refreshed", extra={"server_id": server_id})
+                assert grant.access_token is not None
+                return grant.access_token
+
+        return token
+
     # -- helpers --------------------------------------------------------------------------
 
     def _target(self, row: McpServerRow) -> ServerTarget:
@@ -303,8 +381,17 @@ class McpServerService:
             return ServerTarget(
                 row.team_id, row.id, row.name, "stdio", row.call_timeout, command=command
             )
+        # A server signed in once keeps asking its sign-in (which says why it ended).
+        bearer = None if row.oauth is None else self._bearer(row.team_id, row.id)
         return ServerTarget(
-            row.team_id, row.id, row.name, "http", row.call_timeout, url=row.url, headers=secrets
+            row.team_id,
+            row.id,
+            row.name,
+            "http",
+            row.call_timeout,
+            url=row.url,
+            headers=secrets,
+            bearer=bearer,
         )
 
     def _seal(self, team_id: str, server_id: str, secrets: dict[str, str]) -> bytes | None:

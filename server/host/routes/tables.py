@@ -12,6 +12,7 @@ from server.host.routes import (
     browsing_memory,
     mail_server,
     mcp_servers,
+    mcp_sign_in,
     notifications,
     providers,
     routine_hooks,
@@ -50,4 +51,5 @@ ROUTE_TABLES = (
     mail_server.routes,
     team_webhooks.routes,
     mcp_servers.routes,
+    mcp_sign_in.routes,
 )

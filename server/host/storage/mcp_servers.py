@@ -17,7 +17,8 @@ links = mcp_server_agents
 
 @dataclass(frozen=True, slots=True)
 class McpServerRow:
-    """One server. ``secrets`` is secret-box output (environment values or headers)."""
+    """One server. ``secrets`` is secret-box output (environment values or headers),
+    ``oauth`` too (a sign-in's client and tokens)."""
 
     id: str
     team_id: str
@@ -33,6 +34,8 @@ class McpServerRow:
     created_by: str
     created_at: float
     updated_at: float
+    # An OAuth sign-in's registration and tokens, secret-box output.
+    oauth: bytes | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,11 @@ Streamable HTTP on a loopback port.
 - ``cycle``: a tool whose input schema has a ``$ref`` cycle;
 - ``image``: ``picture`` answers a PNG image and a line of text.
 
+``notes-oauth <port> <issuer>`` serves the notes over Streamable HTTP to a bearer token
+only: it answers 401 with ``WWW-Authenticate`` naming its protected-resource metadata
+(RFC 9728, served by the SDK), whose authorization server is ``issuer``
+(``tests.support.fakes.oauth_server``), and checks each token there (RFC 7662).
+
 With a port it serves Streamable HTTP at ``http://127.0.0.1:<port>/mcp``; with a port and
 ``sse``, the older HTTP+SSE transport at ``http://127.0.0.1:<port>/sse``.
 """
@@ -28,6 +33,9 @@ import sys
 import time
 from typing import Any
 
+import httpx2
+from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.utilities.types import Image
 from mcp.types import Tool, ToolAnnotations
@@ -39,8 +47,27 @@ PIXEL_PNG = base64.b64decode(
 MANY_TOOLS = 10_000
 
 
-def notes_server() -> MCPServer:
-    server = MCPServer("notes")
+class IntrospectedTokens:
+    """Asks the authorization server whether a bearer token is active (RFC 7662)."""
+
+    def __init__(self, issuer: str) -> None:
+        self._url = f"{issuer}/introspect"
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        async with httpx2.AsyncClient(trust_env=False) as client:
+            answer = (await client.post(self._url, data={"token": token})).json()
+        if not answer.get("active"):
+            return None
+        return AccessToken(
+            token=token,
+            client_id=answer["client_id"],
+            scopes=str(answer.get("scope", "")).split(),
+            expires_at=answer.get("exp"),
+        )
+
+
+def notes_server(**options: Any) -> MCPServer:
+    server = MCPServer("notes", **options)
     notes: list[str] = []
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False))
@@ -218,6 +245,16 @@ def main(argv: list[str]) -> None:
         return
     if kind == "garbage":
         garbage()
+        return
+    if kind == "notes-oauth":
+        port, issuer = int(argv[1]), argv[2]
+        auth = AuthSettings(
+            issuer_url=issuer,  # type: ignore[arg-type]
+            resource_server_url=f"http://127.0.0.1:{port}/mcp",  # type: ignore[arg-type]
+            validate_token_resource=False,
+        )
+        notes = notes_server(auth=auth, token_verifier=IntrospectedTokens(issuer))
+        notes.run("streamable-http", host="127.0.0.1", port=port)
         return
     server = SERVERS[kind]()
     if len(argv) > 2 and argv[2] == "sse":

@@ -1075,6 +1075,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/mcp-sign-in-v1/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** End a running sign-in: its tab closes and the server still asks for one. */
+        post: operations["mcp-sign-in-v1/cancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/mcp-sign-in-v1/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start a sign-in to the server: its authorization page opens in a private tab. */
+        post: operations["mcp-sign-in-v1/start"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/notifications-v1/get_preferences": {
         parameters: {
             query?: never;
@@ -4885,6 +4919,31 @@ export interface components {
             /** Threadid */
             threadId: string;
         };
+        /** SignInCancelled */
+        SignInCancelled: {
+            /** Cancelled */
+            cancelled: boolean;
+        };
+        /** SignInRef */
+        SignInRef: {
+            /** Signinid */
+            signInId: string;
+        };
+        /** SignInStartedView */
+        SignInStartedView: {
+            /** Signinid */
+            signInId: string;
+            /**
+             * Tabid
+             * @description the private tab to finish it in, through live view
+             */
+            tabId: string;
+        };
+        /** StartSignIn */
+        StartSignIn: {
+            /** Serverid */
+            serverId: string;
+        };
         /** StartThread */
         StartThread: {
             /** Agentid */
@@ -7597,6 +7656,54 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ServerView"];
+                };
+            };
+        };
+    };
+    "mcp-sign-in-v1/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SignInRef"];
+            };
+        };
+        responses: {
+            /** @description End a running sign-in: its tab closes and the server still asks for one. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignInCancelled"];
+                };
+            };
+        };
+    };
+    "mcp-sign-in-v1/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StartSignIn"];
+            };
+        };
+        responses: {
+            /** @description Start a sign-in to the server: its authorization page opens in a private tab. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SignInStartedView"];
                 };
             };
         };

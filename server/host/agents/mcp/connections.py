@@ -3,8 +3,9 @@ after ``idle_seconds`` without a call, and with the host.
 
 Each session runs in its own task (the SDK's client is entered and left in one task). Its
 status is ``starting``, ``connected``, ``error`` (the reason in words) or ``idle`` (not
-running; it starts at the next use); ``signIn`` is reserved for servers that need a
-sign-in. Every change of status is announced to the team (``mcp-server-status``).
+running; it starts at the next use) or ``signIn`` (an HTTP server that answers 401: it
+needs an OAuth sign-in, or its tokens could not be refreshed). Every change of status is
+announced to the team (``mcp-server-status``).
 
 A server that ends on its own (a crash, garbage on stdout) shows ``error`` and starts again
 at the next use, after a backoff that doubles with each crash in a row. ``initialize`` and
@@ -43,6 +44,7 @@ from server.host.agents.mcp.http_transport import (
     http_transport,
     sse_transport,
 )
+from server.host.agents.mcp.oauth import BearerAuth, BearerSource
 from server.host.agents.mcp.stdio_transport import Ended, StdioCommand, stdio_transport
 from server.host.agents.mcp.tool_schemas import MAX_TOOLS, McpTool, adapt_tools
 
@@ -60,6 +62,11 @@ _LIST_PAGES = MAX_TOOLS // 10 + 2
 PING_SECONDS = 5.0
 
 Announce = Callable[[str, HostEvent], None]
+SIGN_IN_REASON = "it asks for a sign-in (OAuth): an owner or admin signs in to it"
+
+
+class SignInNeeded(Exception):
+    """The server's tokens are gone or could not be refreshed; the message says why."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +82,8 @@ class ServerTarget:
     command: StdioCommand | None = None
     url: str | None = None
     headers: dict[str, str] = field(default_factory=dict, repr=False)
+    # A signed-in server's access token (refreshed when it is about to expire, or forced).
+    bearer: BearerSource | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -109,6 +118,8 @@ class _Session:
     # False once the session is ending: a new call starts a new session.
     accepting: bool = True
     started_at: float = field(default_factory=time.monotonic)
+    # Why the server needs a sign-in, when it does (a 401, a refused refresh).
+    sign_in: str | None = None
 
 
 @dataclass
@@ -177,8 +188,17 @@ class McpConnections:
                     tool, dict(arguments), read_timeout_seconds=timeout
                 )
         except TimeoutError as exc:
+            if session.sign_in is not None:
+                raise McpCallFailed(session.sign_in) from exc
             raise McpCallFailed(f"the server did not answer within {timeout:g} s") from exc
-        except MCPError as exc:
+        except Exception as exc:
+            if session.sign_in is None and session.http.unauthorized is not None:
+                session.sign_in = SIGN_IN_REASON
+            if session.sign_in is not None:
+                session.gone.set()
+                raise McpCallFailed(session.sign_in) from exc
+            if not isinstance(exc, MCPError):
+                raise
             if session.ended.reason is None and not await self._answers(session):
                 # An HTTP server that went away: the session ends, the next use reconnects.
                 session.ended.reason = "the server stopped answering"
@@ -200,6 +220,13 @@ class McpConnections:
         except Exception:
             return False
         return True
+
+    def sign_in_needed(self, team_id: str, server_id: str, reason: str) -> None:
+        """Say the server needs a sign-in (a sign-in that failed, expired or was cancelled,
+        a refresh that was refused)."""
+        key = (team_id, server_id)
+        record = self._records.setdefault(key, _Record())
+        self._set(key, record, ServerState("signIn", reason))
 
     async def forget(self, team_id: str, server_id: str) -> None:
         """The server changed or went: its session ends (the next use starts a new one)."""
@@ -282,7 +309,9 @@ class McpConnections:
                 failure = await self._serve(key, record, session, client)
                 session.accepting = False
         except Exception as exc:
-            failure = session.ended.reason or _reason(exc)
+            if session.sign_in is None and session.http.unauthorized is not None:
+                session.sign_in = SIGN_IN_REASON
+            failure = session.sign_in or session.ended.reason or _reason(exc)
             log.info("mcp session ended", extra={"team_id": target.team_id, "reason": failure})
         finally:
             session.accepting = False
@@ -328,6 +357,11 @@ class McpConnections:
         if record.session is not session:
             return
         now = time.monotonic()
+        if session.sign_in is not None:
+            # Not a crash: it starts again once someone signs in (or at the next use).
+            record.crashes = 0
+            self._set(key, record, ServerState("signIn", session.sign_in))
+            return
         if failure is None:
             record.crashes = 0
             self._set(key, record, ServerState("idle"))
@@ -361,8 +395,24 @@ class McpConnections:
             assert target.command is not None
             return stdio_transport(target.command, target.name, session.ended, session.gone)
         assert target.url is not None
-        dial = HttpDial(target.url, target.headers, self.policy, self.resolver)
+        auth = None
+        if target.bearer is not None:
+            auth = BearerAuth(self._bearer(session, target.bearer))
+        dial = HttpDial(target.url, target.headers, self.policy, self.resolver, auth)
         return sse_transport(dial) if sse else http_transport(dial, session.http)
+
+    @staticmethod
+    def _bearer(session: _Session, source: BearerSource) -> BearerSource:
+        async def token(force: bool) -> str:
+            try:
+                return await source(force)
+            except SignInNeeded as exc:
+                if session.sign_in is None:  # the first reason is the one that says why
+                    session.sign_in = str(exc)
+                session.gone.set()
+                raise
+
+        return token
 
     def _listener(self, session: _Session) -> MessageHandlerFnT:
         async def heard(message: IncomingMessage) -> None:

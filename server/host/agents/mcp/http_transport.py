@@ -81,12 +81,14 @@ _OLDER_TRANSPORT = frozenset({400, 404, 405})
 
 @dataclass(frozen=True)
 class HttpDial:
-    """Where an HTTP session goes, with what, under which policy."""
+    """Where an HTTP session goes, with what, under which policy; ``auth`` adds a signed-in
+    server's bearer token to each request (and refreshes it)."""
 
     url: str
     headers: dict[str, str] = field(repr=False)
     policy: PublicOnlyPolicy
     resolver: Resolver
+    auth: httpx2.Auth | None = field(default=None, repr=False)
 
 
 @dataclass
@@ -95,8 +97,14 @@ class HttpReplies:
 
     answered: bool = False
     refused_post: bool = False
+    # The server's WWW-Authenticate when it answered 401: it needs a sign-in.
+    unauthorized: str | None = None
 
     async def heard(self, response: httpx2.Response) -> None:
+        if response.status_code == 401:
+            self.unauthorized = response.headers.get("WWW-Authenticate", "")
+        elif response.status_code < 400:
+            self.unauthorized = None
         if not self.answered:
             self.answered = True
             self.refused_post = (
@@ -104,7 +112,9 @@ class HttpReplies:
             )
 
 
-async def _pinned_client(dial: HttpDial, replies: HttpReplies | None) -> httpx2.AsyncClient:
+async def pinned_client(dial: HttpDial, replies: HttpReplies | None) -> httpx2.AsyncClient:
+    """A client for ``dial.url``'s host only, connecting to the address judged by the
+    policy."""
     address = await judge_url(dial.url, dial.policy, dial.resolver)
     transport = httpx2.AsyncHTTPTransport(trust_env=False)
     # The one pool of the transport, given the pinned backend.
@@ -119,13 +129,14 @@ async def _pinned_client(dial: HttpDial, replies: HttpReplies | None) -> httpx2.
         transport=transport,
         trust_env=False,
         event_hooks=hooks,
+        auth=dial.auth,
     )
 
 
 @contextlib.asynccontextmanager
 async def http_transport(dial: HttpDial, replies: HttpReplies) -> AsyncIterator[TransportStreams]:
     """The SDK's Streamable HTTP client over a connection pinned to the judged address."""
-    client = await _pinned_client(dial, replies)
+    client = await pinned_client(dial, replies)
     async with client, streamable_http_client(dial.url, http_client=client) as streams:
         yield streams
 
@@ -133,7 +144,7 @@ async def http_transport(dial: HttpDial, replies: HttpReplies) -> AsyncIterator[
 @contextlib.asynccontextmanager
 async def sse_transport(dial: HttpDial) -> AsyncIterator[TransportStreams]:
     """The SDK's HTTP+SSE client over a connection pinned to the judged address."""
-    client = await _pinned_client(dial, None)
+    client = await pinned_client(dial, None)
 
     def made(
         headers: dict[str, str] | None = None,

@@ -1,0 +1,262 @@
+"""mcp-sign-in-v1 over real peers, a real Chromium tab and the SDK's MCP server guarded by a
+local OAuth authorization server: an admin signs in through a private tab, the tokens are
+sealed and refreshed, and an agent's call carries the bearer; what goes wrong ends with the
+server asking for a sign-in again, with the reason."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.async_api import Page
+
+from peer.connection import HostConnection
+from server.host.browser.callers import Caller
+from tests.host.routes.conftest import Team, database_bytes, refused
+from tests.host.routes.test_mcp_servers import until
+from tests.support.clock import FakeClock
+from tests.support.databases import ScratchDatabase
+from tests.support.fakes.anthropic import API_KEY, FakeAnthropic, MessageEvents
+from tests.support.fakes.oauth_server import (
+    PASSWORD,
+    USER,
+    FakeAuthorizationServer,
+    authorization_server,
+    guarded_notes,
+)
+from tests.support.hub_server import RunningHub, hub_settings, running_hub
+from tests.support.peers import peer_member
+
+
+@pytest.fixture
+async def server(
+    tmp_path: Path, database: ScratchDatabase, clock: FakeClock
+) -> AsyncIterator[RunningHub]:
+    """The hub and its host, which may dial MCP servers on loopback (the fakes)."""
+    settings = hub_settings(tmp_path, database, **{"host.mcp_allowed_hosts": ["127.0.0.1"]})
+    async with running_hub(settings, database, clock=clock) as running:
+        yield running
+
+
+@pytest.fixture
+async def oauth() -> AsyncIterator[FakeAuthorizationServer]:
+    async with authorization_server() as fake:
+        yield fake
+
+
+@pytest.fixture
+async def notes_url(oauth: FakeAuthorizationServer) -> AsyncIterator[str]:
+    async with guarded_notes(oauth) as url:
+        yield url
+
+
+async def add_guarded(team: Team, url: str) -> dict[str, Any]:
+    added: dict[str, Any] = await team.admin.call(
+        "mcp-servers-v1/add", {"name": "notes", "transport": "http", "url": url}
+    )
+    return added
+
+
+async def finish_in_tab(server: RunningHub, team: Team, tab_id: str) -> None:
+    """Type the user and password into the authorization page and allow, in the tab."""
+    engine = await server.builtin.services.browser.engine()
+    tab = engine.get_tab(team.team_id, tab_id)
+    assert tab.partition.kind == "private"
+    assert tab.opened_by is not None
+
+    async def sign_in(page: Page) -> None:
+        await page.wait_for_selector("#allow")
+        await page.fill("#user", USER)
+        await page.fill("#password", PASSWORD)
+        await page.click("#allow")
+
+    await engine.run(team.team_id, tab_id, Caller.person(tab.opened_by), sign_in)
+
+
+async def signed_in(
+    server: RunningHub, team: Team, url: str
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Add the guarded server, sign in to it; the server and its connected status."""
+    added = await add_guarded(team, url)
+    started = await team.admin.call("mcp-sign-in-v1/start", {"serverId": added["id"]})
+    await finish_in_tab(server, team, started["tabId"])
+    status = await until(team.admin, "mcp-server-status", serverId=added["id"], status="connected")
+    return added, status
+
+
+async def test_an_admin_signs_in_through_a_private_tab_and_an_agent_calls_with_the_bearer(
+    server: RunningHub,
+    team: Team,
+    oauth: FakeAuthorizationServer,
+    notes_url: str,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    added = await add_guarded(team, notes_url)
+    tested = await team.admin.call("mcp-servers-v1/test", {"id": added["id"]})
+    assert tested["status"]["status"] == "signIn"
+    assert "sign-in" in tested["status"]["reason"]
+    assert await refused(team.member, "mcp-sign-in-v1/start", {"serverId": added["id"]}) == (
+        "forbidden"
+    )
+
+    started = await team.admin.call("mcp-sign-in-v1/start", {"serverId": added["id"]})
+    # The authorization request: a registered client, PKCE, a state, the loopback redirect.
+    [query] = oauth.authorize_queries
+    assert query["client_id"] in oauth.clients
+    assert query["code_challenge_method"] == "S256"
+    assert query["redirect_uri"] == "http://127.0.0.1:33418/callback"
+    assert query["resource"] == notes_url
+    # Only the admin who started it sees the private tab.
+    member_tabs = await team.member.call("browser-control-v1/list_tabs")
+    assert started["tabId"] not in json.dumps(member_tabs)
+
+    await finish_in_tab(server, team, started["tabId"])
+    status = await until(team.admin, "mcp-server-status", serverId=added["id"], status="connected")
+    assert status["tools"] > 0
+    assert oauth.grants == ["authorization_code"]
+    engine = await server.builtin.services.browser.engine()
+    assert started["tabId"] not in {tab.id for tab in engine.list_tabs(team.team_id)}
+
+    async with FakeAnthropic() as anthropic:
+        await team.admin.call("providers-v1/set_key", {"provider": "anthropic", "key": API_KEY})
+        await team.admin.call(
+            "providers-v1/update", {"provider": "anthropic", "baseUrl": anthropic.base_url}
+        )
+        agent = await team.admin.call("agents-v1/create", {"name": "Scribe"})
+        await team.admin.call(
+            "mcp-servers-v1/set_agent",
+            {"id": added["id"], "agentId": agent["id"], "enabled": True, "unaskedTools": ["echo"]},
+        )
+        thread = await team.admin.call("threads-v1/start", {"agentId": agent["id"]})
+        anthropic.script(
+            MessageEvents()
+            .tool_use("toolu_1", "mcp__notes__echo", {"text": "signed"})
+            .stop("tool_use")
+            .reply(),
+            MessageEvents().text("Done.").stop().reply(),
+        )
+        oauth.introspected.clear()
+        await team.admin.call("threads-v1/send", {"threadId": thread["id"], "text": "Echo"})
+        finished = await until(team.admin, "turn-finished", threadId=thread["id"])
+        assert finished["status"] == "done", finished
+        assert "signed [-]" in json.dumps(anthropic.requests[-1].messages())
+    # The call went with the access token the sign-in got.
+    assert oauth.introspected
+    assert set(oauth.introspected) <= set(oauth.access)
+
+    # The tokens are nowhere a person or a log reads, nor stored in the clear.
+    listed = json.dumps(await team.admin.call("mcp-servers-v1/list"))
+    stored = database_bytes(tmp_path)
+    for token in oauth.issued_tokens():
+        assert token not in listed
+        assert token not in caplog.text
+        assert token.encode() not in stored
+
+
+async def test_a_refresh_before_expiry_and_a_refused_one_asks_for_a_sign_in_again(
+    server: RunningHub, team: Team, oauth: FakeAuthorizationServer, notes_url: str
+) -> None:
+    # Tokens that live 30 s are within the refresh margin: every use refreshes first.
+    oauth.lifetime = 30
+    added, _status = await signed_in(server, team, notes_url)
+    mcp = server.builtin.services.mcp_servers
+    await mcp.connections.forget(team.team_id, added["id"])
+    tested = await team.admin.call("mcp-servers-v1/test", {"id": added["id"]})
+    assert tested["status"]["status"] == "connected"
+    assert "refresh_token" in oauth.grants
+
+    oauth.refuse_refresh = True
+    await mcp.connections.forget(team.team_id, added["id"])
+    tested = await team.admin.call("mcp-servers-v1/test", {"id": added["id"]})
+    assert tested["status"]["status"] == "signIn"
+    assert "invalid_grant" in tested["status"]["reason"]
+    offered = await mcp.turn_tools(team.team_id, "0" * 32)
+    assert offered is None
+
+
+@pytest.mark.sqlite_only
+async def test_an_answer_with_another_state_is_refused(
+    server: RunningHub, team: Team, oauth: FakeAuthorizationServer, notes_url: str
+) -> None:
+    oauth.answer_state = "forged"
+    added = await add_guarded(team, notes_url)
+    started = await team.admin.call("mcp-sign-in-v1/start", {"serverId": added["id"]})
+    await finish_in_tab(server, team, started["tabId"])
+    status = await until(team.admin, "mcp-server-status", serverId=added["id"], status="signIn")
+    assert "state" in status["reason"]
+    # The code was never exchanged.
+    assert oauth.grants == []
+    assert await refused(
+        team.admin, "mcp-sign-in-v1/cancel", {"signInId": started["signInId"]}
+    ) == ("mcpSignInExpired")
+
+
+@pytest.mark.sqlite_only
+async def test_a_sign_in_expires_or_is_cancelled_and_its_tab_closes(
+    server: RunningHub, team: Team, notes_url: str
+) -> None:
+    added = await add_guarded(team, notes_url)
+    sign_ins = server.builtin.services.mcp_sign_ins
+    engine = await server.builtin.services.browser.engine()
+    started = await team.admin.call("mcp-sign-in-v1/start", {"serverId": added["id"]})
+    cancelled = await team.admin.call("mcp-sign-in-v1/cancel", {"signInId": started["signInId"]})
+    assert cancelled == {"cancelled": True}
+    status = await until(team.admin, "mcp-server-status", serverId=added["id"], status="signIn")
+    assert "cancelled" in status["reason"]
+    assert started["tabId"] not in {tab.id for tab in engine.list_tabs(team.team_id)}
+
+    sign_ins.expire_seconds = 0.5
+    started = await team.admin.call("mcp-sign-in-v1/start", {"serverId": added["id"]})
+    status = await until(team.admin, "mcp-server-status", serverId=added["id"], status="signIn")
+    while "expired" not in str(status["reason"]):
+        status = await until(team.admin, "mcp-server-status", serverId=added["id"])
+    assert started["tabId"] not in {tab.id for tab in engine.list_tabs(team.team_id)}
+    assert await refused(
+        team.admin, "mcp-sign-in-v1/cancel", {"signInId": started["signInId"]}
+    ) == ("mcpSignInExpired")
+
+
+@pytest.mark.sqlite_only
+async def test_a_server_without_oauth_and_another_team_are_refused(
+    server: RunningHub, team: Team, notes_url: str, tmp_path: Path
+) -> None:
+    added = await add_guarded(team, notes_url)
+    stdio = await team.admin.call(
+        "mcp-servers-v1/add",
+        {"name": "local", "transport": "stdio", "command": "true"},
+    )
+    assert await refused(team.admin, "mcp-sign-in-v1/start", {"serverId": stdio["id"]}) == (
+        "mcpSignInNotNeeded"
+    )
+    started = await team.admin.call("mcp-sign-in-v1/start", {"serverId": added["id"]})
+
+    # Another team's owner cannot start, cancel or see this sign-in.
+    async with other_team(server, tmp_path) as other:
+        assert await refused(other, "mcp-sign-in-v1/start", {"serverId": added["id"]}) == (
+            "mcpServerNotFound"
+        )
+        assert await refused(other, "mcp-sign-in-v1/cancel", {"signInId": started["signInId"]}) == (
+            "mcpSignInExpired"
+        )
+        assert started["tabId"] not in json.dumps(await other.call("browser-control-v1/list_tabs"))
+    await team.admin.call("mcp-sign-in-v1/cancel", {"signInId": started["signInId"]})
+
+
+@contextlib.asynccontextmanager
+async def other_team(server: RunningHub, tmp_path: Path) -> AsyncIterator[HostConnection]:
+    """The owner of another team, on the same host."""
+    await server.create_owner("other@example.com", "Team B")
+    member = await peer_member(server, "other@example.com", tmp_path)
+    connection = await member.connect(server.builtin.services.host_id)
+    try:
+        yield connection
+    finally:
+        await connection.close()
+        await member.hub.close()

@@ -1,0 +1,271 @@
+"""A local OAuth authorization server speaking the real wire format, for MCP sign-ins.
+
+- ``/.well-known/oauth-authorization-server`` (RFC 8414);
+- ``/register``: dynamic client registration (RFC 7591), public clients (``none``);
+- ``/authorize``: the authorization code request; GET answers an HTML login form a person
+  fills (user ``ada``, password ``lovelace``), its POST redirects (302) to the client's
+  registered ``redirect_uri`` with ``code`` and ``state``;
+- ``/token``: ``authorization_code`` (with the PKCE S256 check) and ``refresh_token``
+  grants; refusals as JSON per RFC 6749 5.2 (``invalid_grant``, ``invalid_client``, …);
+- ``/introspect`` (RFC 7662): what the MCP server asks of each bearer token.
+
+The MCP server it guards is ``tests.support.fakes.mcp_servers notes-oauth``. A test sets
+``lifetime`` (seconds a token lives), ``refuse_refresh``, or ``answer_state`` (a state the
+redirect carries instead of the client's), and reads what happened.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import hashlib
+import html
+import secrets
+import sys
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+from aiohttp import web
+
+from tests.support.ports import closed_port
+from tests.support.sites import serving
+
+ROOT = Path(__file__).resolve().parents[3]
+USER, PASSWORD = "ada", "lovelace"
+SCOPE = "notes"
+
+
+@dataclass
+class _Code:
+    client_id: str
+    redirect_uri: str
+    challenge: str
+    resource: str | None
+
+
+@dataclass
+class _Token:
+    client_id: str
+    expires_at: float
+
+
+@dataclass
+class FakeAuthorizationServer:
+    """The server's state; ``issuer`` is known once it serves."""
+
+    issuer: str = ""
+    lifetime: int = 3600
+    refuse_refresh: bool = False
+    answer_state: str | None = None
+    clients: dict[str, list[str]] = field(default_factory=dict)
+    codes: dict[str, _Code] = field(default_factory=dict)
+    access: dict[str, _Token] = field(default_factory=dict)
+    refresh: dict[str, str] = field(default_factory=dict)
+    # What was asked: every grant_type at /token, every token introspected.
+    grants: list[str] = field(default_factory=list)
+    introspected: list[str] = field(default_factory=list)
+    authorize_queries: list[dict[str, str]] = field(default_factory=list)
+
+    def app(self) -> web.Application:
+        app = web.Application()
+        app.router.add_get("/.well-known/oauth-authorization-server", self._metadata)
+        app.router.add_post("/register", self._register)
+        app.router.add_get("/authorize", self._authorize_page)
+        app.router.add_post("/authorize", self._authorize)
+        app.router.add_post("/token", self._token)
+        app.router.add_post("/introspect", self._introspect)
+        return app
+
+    def issued_tokens(self) -> list[str]:
+        """Every access and refresh token it gave out."""
+        return [*self.access, *self.refresh]
+
+    # -- metadata and registration ---------------------------------------------------------
+
+    async def _metadata(self, _request: web.Request) -> web.Response:
+        return web.json_response(
+            {
+                "issuer": self.issuer,
+                "authorization_endpoint": f"{self.issuer}/authorize",
+                "token_endpoint": f"{self.issuer}/token",
+                "registration_endpoint": f"{self.issuer}/register",
+                "introspection_endpoint": f"{self.issuer}/introspect",
+                "scopes_supported": [SCOPE],
+                "response_types_supported": ["code"],
+                "grant_types_supported": ["authorization_code", "refresh_token"],
+                "token_endpoint_auth_methods_supported": ["none"],
+                "code_challenge_methods_supported": ["S256"],
+            }
+        )
+
+    async def _register(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        uris = body.get("redirect_uris")
+        if not isinstance(uris, list) or not uris:
+            return _error("invalid_redirect_uri", 400)
+        client_id = secrets.token_hex(8)
+        self.clients[client_id] = [str(u) for u in uris]
+        answer = {
+            **body,
+            "client_id": client_id,
+            "client_id_issued_at": int(time.time()),
+            "token_endpoint_auth_method": "none",
+        }
+        return web.json_response(answer, status=201)
+
+    # -- authorization -------------------------------------------------------------------
+
+    def _check_request(self, query: dict[str, str]) -> str | None:
+        if query.get("client_id") not in self.clients:
+            return "unknown client"
+        if query.get("redirect_uri") not in self.clients[query["client_id"]]:
+            return "redirect_uri not registered"
+        if query.get("response_type") != "code":
+            return "response_type must be code"
+        if query.get("code_challenge_method") != "S256" or not query.get("code_challenge"):
+            return "PKCE (S256) is required"
+        return None
+
+    async def _authorize_page(self, request: web.Request) -> web.Response:
+        query = dict(request.query)
+        self.authorize_queries.append(query)
+        problem = self._check_request(query)
+        if problem is not None:
+            return web.Response(status=400, text=problem)
+        hidden = "".join(
+            f'<input type="hidden" name="{html.escape(k)}" value="{html.escape(v)}">'
+            for k, v in query.items()
+        )
+        page = f"""<!doctype html><title>Sign in to notes</title><h1>Sign in to notes</h1>
+<form method="post" action="/authorize">{hidden}
+<label>User <input id="user" name="user" autocomplete="username"></label>
+<label>Password <input id="password" name="password" type="password"></label>
+<button id="allow" type="submit">Allow</button></form>"""
+        return web.Response(text=page, content_type="text/html")
+
+    async def _authorize(self, request: web.Request) -> web.Response:
+        form = {k: str(v) for k, v in (await request.post()).items()}
+        problem = self._check_request(form)
+        if problem is not None:
+            return web.Response(status=400, text=problem)
+        if form.get("user") != USER or form.get("password") != PASSWORD:
+            return web.Response(status=401, text="wrong user or password")
+        code = secrets.token_urlsafe(24)
+        self.codes[code] = _Code(
+            form["client_id"], form["redirect_uri"], form["code_challenge"], form.get("resource")
+        )
+        state = self.answer_state if self.answer_state is not None else form.get("state", "")
+        target = f"{form['redirect_uri']}?{urlencode({'code': code, 'state': state})}"
+        raise web.HTTPFound(target)
+
+    # -- tokens --------------------------------------------------------------------------
+
+    async def _token(self, request: web.Request) -> web.Response:
+        form = {k: str(v) for k, v in (await request.post()).items()}
+        grant = form.get("grant_type", "")
+        self.grants.append(grant)
+        if form.get("client_id") not in self.clients:
+            return _error("invalid_client", 401)
+        if grant == "authorization_code":
+            code = self.codes.pop(form.get("code", ""), None)
+            if code is None or code.client_id != form["client_id"]:
+                return _error("invalid_grant")
+            if code.redirect_uri != form.get("redirect_uri"):
+                return _error("invalid_grant")
+            if _challenge(form.get("code_verifier", "")) != code.challenge:
+                return _error("invalid_grant")
+            return self._issue(form["client_id"])
+        if grant == "refresh_token":
+            owner = self.refresh.pop(form.get("refresh_token", ""), None)
+            if owner is None or owner != form["client_id"] or self.refuse_refresh:
+                return _error("invalid_grant")
+            return self._issue(owner)
+        return _error("unsupported_grant_type")
+
+    def _issue(self, client_id: str) -> web.Response:
+        access, refresh = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
+        self.access[access] = _Token(client_id, time.time() + self.lifetime)
+        self.refresh[refresh] = client_id
+        return web.json_response(
+            {
+                "access_token": access,
+                "token_type": "Bearer",
+                "expires_in": self.lifetime,
+                "refresh_token": refresh,
+                "scope": SCOPE,
+            },
+            headers={"Cache-Control": "no-store"},
+        )
+
+    async def _introspect(self, request: web.Request) -> web.Response:
+        token = str((await request.post()).get("token", ""))
+        self.introspected.append(token)
+        found = self.access.get(token)
+        if found is None or found.expires_at < time.time():
+            return web.json_response({"active": False})
+        answer: dict[str, Any] = {
+            "active": True,
+            "client_id": found.client_id,
+            "scope": SCOPE,
+            "exp": int(found.expires_at),
+            "token_type": "Bearer",
+        }
+        return web.json_response(answer)
+
+
+def _challenge(verifier: str) -> str:
+    digest = hashlib.sha256(verifier.encode()).digest()
+    return base64.urlsafe_b64encode(digest).decode().rstrip("=")
+
+
+def _error(code: str, status: int = 400) -> web.Response:
+    return web.json_response({"error": code}, status=status, headers={"Cache-Control": "no-store"})
+
+
+@asynccontextmanager
+async def authorization_server() -> AsyncIterator[FakeAuthorizationServer]:
+    """The fake on a free loopback port while the block runs."""
+    fake = FakeAuthorizationServer()
+    async with serving(fake.app()) as site:
+        fake.issuer = site.base
+        yield fake
+
+
+@asynccontextmanager
+async def guarded_notes(fake: FakeAuthorizationServer) -> AsyncIterator[str]:
+    """The notes MCP server that wants ``fake``'s bearer tokens, while the block runs; its
+    address."""
+    port = closed_port()
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "tests.support.fakes.mcp_servers",
+        "notes-oauth",
+        str(port),
+        fake.issuer,
+        cwd=ROOT,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    try:
+        async with asyncio.timeout(30):
+            while not await _opens(port):  # noqa: ASYNC110 - no event for a port that opens
+                await asyncio.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.kill()
+        await process.wait()
+
+
+async def _opens(port: int) -> bool:
+    try:
+        _reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    except OSError:
+        return False
+    writer.close()
+    return True
