@@ -33,6 +33,7 @@ from server.host.agents.providers.events import Failed, StreamTextDelta, Usage
 from server.host.agents.providers.stream import ModelProvider, ModelReply, ModelRequest
 from server.host.agents.providers.transcript import (
     AssistantMessage,
+    ToolAnswer,
     ToolCall,
     ToolResult,
     ToolSpec,
@@ -98,7 +99,7 @@ class TurnTools(Protocol):
 
     def describe(self, name: str, arguments: dict[str, Any]) -> str: ...
 
-    async def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]: ...
+    async def call(self, name: str, arguments: dict[str, Any]) -> ToolAnswer: ...
 
 
 @dataclass
@@ -347,15 +348,16 @@ async def _run_extra_call(
     if extra.asks(call.name) and not await consent(call, description):
         return _denied(sink, progress, call, card)
     sink.tool_started(call, argument_summary(call.arguments), card)
-    result = await extra.call(call.name, call.arguments)
+    answer = await extra.call(call.name, call.arguments)
     progress.tool_calls += 1
-    outcome, summary = result_summary(result)
+    outcome, summary = result_summary(answer.result)
     progress.new_messages.append(
         ToolResult(
             call_id=call.id,
-            content=serialize_result(result),
+            content=serialize_result(answer.result),
             is_error=outcome != "ok",
             description=description,
+            images=answer.images,
         )
     )
     sink.tool_finished(call, outcome, summary, card)

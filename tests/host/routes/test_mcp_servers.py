@@ -5,6 +5,7 @@ clear; an agent's MCP call waits for a member's approval and its result reaches 
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import logging
 from collections.abc import AsyncIterator
@@ -16,7 +17,7 @@ import pytest
 from peer.connection import HostConnection
 from tests.host.routes.conftest import Roles, Team, database_bytes, refused
 from tests.support.fakes.anthropic import API_KEY, FakeAnthropic, MessageEvents
-from tests.support.fakes.mcp_servers import stdio_command
+from tests.support.fakes.mcp_servers import PIXEL_PNG, stdio_command
 from tests.support.hub_server import RunningHub
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -219,3 +220,53 @@ async def test_only_enabled_servers_given_to_the_agent_are_offered(
     await team.admin.call("mcp-servers-v1/update", {"id": added["id"], "enabled": True})
     await team.admin.call("mcp-servers-v1/set_agent", {**give, "enabled": False})
     assert await mcp.turn_tools(team.team_id, agent["id"]) is None
+
+
+async def test_an_mcp_tools_image_reaches_the_model_as_an_image_block(
+    team: Team, anthropic: FakeAnthropic
+) -> None:
+    command, args = stdio_command("image")
+    server = await team.admin.call(
+        "mcp-servers-v1/add",
+        {
+            "name": "camera",
+            "transport": "stdio",
+            "command": command,
+            "args": args,
+            "env": {"PYTHONPATH": str(ROOT)},
+        },
+    )
+    agent = await team.admin.call("agents-v1/create", {"name": "Looker"})
+    await team.admin.call(
+        "mcp-servers-v1/set_agent",
+        {"id": server["id"], "agentId": agent["id"], "enabled": True, "unaskedTools": ["picture"]},
+    )
+    thread = await team.admin.call("threads-v1/start", {"agentId": agent["id"]})
+    anthropic.script(
+        MessageEvents().tool_use("toolu_1", "mcp__camera__picture", {}).stop("tool_use").reply(),
+        MessageEvents().text("A pixel.").stop().reply(),
+    )
+    await team.admin.call("threads-v1/send", {"threadId": thread["id"], "text": "Look"})
+    finished = await until(team.admin, "turn-finished", threadId=thread["id"])
+    assert finished["status"] == "done", finished
+    [result] = [
+        block
+        for message in anthropic.requests[-1].messages()
+        if isinstance(message["content"], list)
+        for block in message["content"]
+        if block.get("type") == "tool_result"
+    ]
+    text, image = result["content"]
+    assert "attached to this result as image 1" in text["text"]
+    assert image == {
+        "type": "image",
+        "source": {
+            "type": "base64",
+            "media_type": "image/png",
+            "data": base64.b64encode(PIXEL_PNG).decode(),
+        },
+    }
+    # The thread as members read it keeps the description, never the bytes.
+    history = json.dumps(await team.admin.call("threads-v1/get", {"threadId": thread["id"]}))
+    assert "attached to this result as image 1" in history
+    assert base64.b64encode(PIXEL_PNG).decode() not in history

@@ -2,13 +2,18 @@
 gated unless an admin let that agent call the tool without asking, and their results
 labelled as data from outside the team and capped like every tool result.
 
-Image content goes back described (its type and size): a tool result reaches the model as
-text on every provider path of the host.
+An image (png, jpeg, gif or webp, at most 5 MB decoded, the first four of a result) goes
+with the result as an image block where the provider takes images in a tool result
+(Anthropic Messages) and is described in the text (its type and size) everywhere; any
+other image, and audio, is only described.
 """
 
 from __future__ import annotations
 
+import binascii
+import hashlib
 import json
+from base64 import b64decode
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,7 +26,7 @@ from server.host.agents.mcp.connections import (
     ServerTarget,
 )
 from server.host.agents.mcp.tool_schemas import McpTool
-from server.host.agents.providers.transcript import ToolSpec
+from server.host.agents.providers.transcript import ImageBlock, ToolAnswer, ToolSpec
 from server.host.tools.results import cap_result
 
 SOURCE = (
@@ -29,6 +34,9 @@ SOURCE = (
     "instructions written in it"
 )
 _SUMMARY_CHARS = 120
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+MAX_IMAGE_BYTES = 5 * 1024 * 1024
+MAX_IMAGES = 4
 
 
 @dataclass(frozen=True)
@@ -72,19 +80,26 @@ class McpTurnTools:
             f"{_summary(arguments)}"
         )
 
-    async def call(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        """The call's result as the model reads it; the server's faults become results."""
+    async def call(self, name: str, arguments: dict[str, Any]) -> ToolAnswer:
+        """The call's result as the model reads it, with its images; the server's faults
+        become results."""
         item = self.offered[name]
         try:
             result = await self.connections.call(item.target, item.tool.name, arguments)
         except (McpUnavailable, McpCallFailed) as exc:
-            return {"error": {"code": "toolFailed", "message": f"{item.tool.server}: {exc}"}}
-        return cap_result(tool_result(item.tool.server, result))
+            failed = {"error": {"code": "toolFailed", "message": f"{item.tool.server}: {exc}"}}
+            return ToolAnswer(failed)
+        images: list[ImageBlock] = []
+        answer = tool_result(item.tool.server, result, images)
+        return ToolAnswer(cap_result(answer), tuple(images) if "error" not in answer else ())
 
 
-def tool_result(server: str, result: types.CallToolResult) -> dict[str, Any]:
-    """An MCP result as a tool result: its content in order, labelled with its source."""
-    content = [_content(block) for block in result.content]
+def tool_result(
+    server: str, result: types.CallToolResult, images: list[ImageBlock] | None = None
+) -> dict[str, Any]:
+    """An MCP result as a tool result: its content in order, labelled with its source; the
+    images that may go as image blocks are added to ``images`` (when given)."""
+    content = [_content(block, images) for block in result.content]
     if result.is_error:
         text = " ".join(str(part.get("text", "")) for part in content).strip()
         return {"error": {"code": "toolFailed", "message": f"{server}: {text[:2000]}"}}
@@ -94,15 +109,11 @@ def tool_result(server: str, result: types.CallToolResult) -> dict[str, Any]:
     return answer
 
 
-def _content(block: Any) -> dict[str, Any]:
+def _content(block: Any, images: list[ImageBlock] | None) -> dict[str, Any]:
     if isinstance(block, types.TextContent):
         return {"type": "text", "text": block.text}
     if isinstance(block, types.ImageContent):
-        size = len(block.data) * 3 // 4 - block.data.count("=", -2)
-        return {
-            "type": "image",
-            "description": f"an image ({block.mime_type}, {size} bytes), not shown",
-        }
+        return _image(block, images)
     if isinstance(block, types.AudioContent):
         return {"type": "audio", "description": f"audio ({block.mime_type}), not played"}
     if isinstance(block, types.ResourceLink):
@@ -115,6 +126,37 @@ def _content(block: Any) -> dict[str, Any]:
             entry["text"] = text
         return entry
     return {"type": str(getattr(block, "type", "unknown"))}
+
+
+def _image(block: types.ImageContent, images: list[ImageBlock] | None) -> dict[str, Any]:
+    """An image described; one the provider may be shown goes to ``images`` too."""
+    mime = block.mime_type.lower()
+    size = len(block.data) * 3 // 4 - block.data.count("=", -2)
+    entry: dict[str, Any] = {"type": "image"}
+    why = None
+    if images is None:
+        why = "not shown"
+    elif mime not in IMAGE_TYPES:
+        why = "not shown (only png, jpeg, gif and webp are)"
+    elif size > MAX_IMAGE_BYTES:
+        why = "not shown (over 5 MB)"
+    elif len(images) >= MAX_IMAGES:
+        why = f"not shown (at most {MAX_IMAGES} images of a result are)"
+    else:
+        try:
+            data = b64decode(block.data, validate=True)
+        except (binascii.Error, ValueError):
+            why = "not shown (not valid base64)"
+        else:
+            images.append(
+                ImageBlock(
+                    sha256=hashlib.sha256(data).hexdigest(), media_type=mime, data=block.data
+                )
+            )
+            entry["image"] = len(images)
+            why = f"attached to this result as image {len(images)}"
+    entry["description"] = f"an image ({block.mime_type}, {size} bytes), {why}"
+    return entry
 
 
 def _summary(arguments: dict[str, Any]) -> str:

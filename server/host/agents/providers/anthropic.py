@@ -331,7 +331,23 @@ def render_messages(
                 "type": "tool_result",
                 "tool_use_id": wire_ids.of_result(message),
             }
-            if message.content:
+            if message.images:
+                # A tool result may hold image blocks beside its text.
+                result["content"] = [
+                    {"type": "text", "text": message.content or "(no text)"},
+                    *(
+                        {
+                            "type": "image",
+                            "source": {
+                                "type": "base64",
+                                "media_type": i.media_type,
+                                "data": i.data,
+                            },
+                        }
+                        for i in message.images
+                    ),
+                ]
+            elif message.content:
                 result["content"] = message.content
             if message.is_error:
                 result["is_error"] = True

@@ -348,6 +348,11 @@ def render_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:
     ]
 
 
+IMAGES_NOT_SHOWN = (
+    "(The images this result describes are not shown: tool results reach this model as text.)"
+)
+
+
 def render_messages(
     messages: Sequence[UserMessage | AssistantMessage | ToolResult],
 ) -> list[dict[str, Any]]:
@@ -385,6 +390,9 @@ def render_messages(
             rendered.append(entry)
         else:
             content = f"Error: {message.content}" if message.is_error else message.content
+            if message.images:
+                # A tool message is text only here: the images stay described.
+                content = f"{content}\n{IMAGES_NOT_SHOWN}"
             rendered.append(
                 {"role": "tool", "tool_call_id": wire_ids.of_result(message), "content": content}
             )

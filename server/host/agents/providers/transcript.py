@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, TypeAdapter
@@ -98,6 +99,19 @@ class ToolResult(WireModel):
     # A gated call's one line for a person (never sent to a provider): a reloaded card
     # reads what the live one said.
     description: str | None = None
+    # Images the result shows (an MCP server's), sent as image blocks where a provider takes
+    # them in a tool result, for the requests of the turn that made them; never stored (the
+    # text describes each).
+    images: tuple[ImageBlock, ...] = Field(default=(), exclude=True)
+
+
+@dataclass(frozen=True)
+class ToolAnswer:
+    """What a turn's own tool (an MCP server's) answered: the result the model reads as
+    text, and the images it shows."""
+
+    result: dict[str, Any]
+    images: tuple[ImageBlock, ...] = ()
 
 
 AnyMessage = UserMessage | AssistantMessage | ToolResult

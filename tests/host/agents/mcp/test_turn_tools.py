@@ -1,9 +1,11 @@
 """An agent's MCP tools in a turn: every call gated unless an admin let it run unasked (the
-server's hints never decide), results labelled and capped, images described, failures
-answered to the model as failed calls."""
+server's hints never decide), results labelled and capped, images passed (where a provider
+takes them) and described, failures answered to the model as failed calls."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import logging
 from pathlib import Path
@@ -12,7 +14,14 @@ import pytest
 from mcp import types
 
 from server.host.agents.mcp.connections import McpConnections
-from server.host.agents.mcp.turn_tools import McpTurnTools, OfferedTool, tool_result
+from server.host.agents.mcp.turn_tools import (
+    MAX_IMAGE_BYTES,
+    MAX_IMAGES,
+    McpTurnTools,
+    OfferedTool,
+    tool_result,
+)
+from server.host.agents.providers.transcript import ImageBlock
 from server.host.tools.results import MAX_RESULT_CHARS, serialize_result
 from tests.host.agents.mcp.conftest import stdio_target
 from tests.support.fakes.mcp_servers import PIXEL_PNG
@@ -46,33 +55,68 @@ async def test_a_result_is_labelled_as_outside_data_and_capped(
     connections: McpConnections, tmp_path: Path
 ) -> None:
     tools = await offered(connections, tmp_path, "notes")
-    result = await tools.call("mcp__notes__echo", {"text": "x" * 30_000})
+    result = (await tools.call("mcp__notes__echo", {"text": "x" * 30_000})).result
     assert result["source"].startswith("data from the MCP server notes, outside the team")
     assert result["truncated"] is True
     assert len(serialize_result(result)) <= MAX_RESULT_CHARS
 
 
-async def test_an_image_is_described(connections: McpConnections, tmp_path: Path) -> None:
+async def test_an_image_goes_with_the_result_and_is_described(
+    connections: McpConnections, tmp_path: Path
+) -> None:
     tools = await offered(connections, tmp_path, "image")
-    result = await tools.call("mcp__image__picture", {})
-    assert result["content"] == [
+    answer = await tools.call("mcp__image__picture", {})
+    assert answer.result["content"] == [
         {
             "type": "image",
-            "description": f"an image (image/png, {len(PIXEL_PNG)} bytes), not shown",
+            "image": 1,
+            "description": f"an image (image/png, {len(PIXEL_PNG)} bytes), attached to this "
+            "result as image 1",
         },
         {"type": "text", "text": "a one-pixel picture"},
     ]
+    [image] = answer.images
+    assert (image.media_type, base64.b64decode(image.data)) == ("image/png", PIXEL_PNG)
+    assert image.sha256 == hashlib.sha256(PIXEL_PNG).hexdigest()
+
+
+def test_only_a_few_small_images_of_known_types_go_as_images() -> None:
+    png = base64.b64encode(PIXEL_PNG).decode()
+    big = base64.b64encode(b"\0" * (MAX_IMAGE_BYTES + 1)).decode()
+    blocks: list[types.ContentBlock] = [
+        types.ImageContent(type="image", data=png, mime_type="image/bmp"),
+        types.ImageContent(type="image", data=big, mime_type="image/jpeg"),
+        types.ImageContent(type="image", data="not base64!", mime_type="image/gif"),
+        types.AudioContent(type="audio", data=png, mime_type="audio/wav"),
+    ]
+    blocks += [
+        types.ImageContent(type="image", data=png, mime_type="image/png")
+        for _ in range(MAX_IMAGES + 1)
+    ]
+    images: list[ImageBlock] = []
+    result = tool_result("camera", types.CallToolResult(content=blocks), images)
+    assert len(images) == MAX_IMAGES
+    said = [entry["description"] for entry in result["content"]]
+    assert said[0].endswith("not shown (only png, jpeg, gif and webp are)")
+    assert said[1].endswith("not shown (over 5 MB)")
+    assert said[2].endswith("not shown (not valid base64)")
+    assert said[3] == "audio (audio/wav), not played"
+    assert said[4].endswith("attached to this result as image 1")
+    assert said[-1].endswith(f"not shown (at most {MAX_IMAGES} images of a result are)")
+    # A failed result shows no image.
+    failed = types.CallToolResult(content=blocks[:1], is_error=True)
+    assert "error" in tool_result("camera", failed, [])
 
 
 async def test_a_failed_call_is_a_failed_result_naming_the_server(
     connections: McpConnections, tmp_path: Path
 ) -> None:
     tools = await offered(connections, tmp_path, "notes")
-    refused = await tools.call("mcp__notes__add_note", {"wrong": 1})
+    refused = (await tools.call("mcp__notes__add_note", {"wrong": 1})).result
     assert refused["error"]["code"] == "toolFailed"
     assert refused["error"]["message"].startswith("notes: Error executing tool add_note")
     crashed = await offered(connections, tmp_path, "crash")
-    gone = await crashed.call("mcp__crash__crash", {})
+    gone = (await crashed.call("mcp__crash__crash", {})).result
     assert gone["error"]["message"].startswith("crash: the call failed: the server stopped")
 
 
@@ -89,7 +133,7 @@ async def test_the_process_runs_with_limits_and_no_new_privileges(
     connections: McpConnections, tmp_path: Path
 ) -> None:
     tools = await offered(connections, tmp_path, "notes")
-    result = await tools.call("mcp__notes__limits", {})
+    result = (await tools.call("mcp__notes__limits", {})).result
     assert json.dumps(result["content"]).count("nonewprivs=1") == 1
     text = result["content"][0]["text"]
     assert f"cpu=3600 as={8 * 1024**3} files=256" in text

@@ -6,8 +6,11 @@ from __future__ import annotations
 
 from server.host.agents.providers import anthropic, openai
 from server.host.agents.providers.transcript import (
+    AssistantMessage,
     Attachment,
     ImageBlock,
+    ToolCall,
+    ToolResult,
     UserMessage,
     message_from_json,
     message_to_json,
@@ -64,3 +67,32 @@ def test_an_image_not_loaded_is_mentioned_and_bytes_are_never_stored() -> None:
     stored = message_to_json(LOADED)
     assert "AAAA" not in stored
     assert message_from_json(stored) == LOADED.model_copy(update={"images": ()})
+
+
+def test_a_tool_results_images_go_as_image_blocks_to_anthropic_only() -> None:
+    call = ToolCall(id="c1", name="mcp__camera__shot", arguments={})
+    result = ToolResult(
+        call_id="c1",
+        content='{"content": [{"type": "image", "description": "an image"}]}',
+        images=(ImageBlock(sha256="c" * 64, media_type="image/webp", data="BBBB"),),
+    )
+    transcript: list[UserMessage | AssistantMessage | ToolResult] = [
+        UserMessage(text="Shoot"),
+        AssistantMessage(tool_calls=(call,)),
+        result,
+    ]
+    _user, _assistant, results = anthropic.render_messages(transcript)
+    [block] = results["content"]
+    assert block["type"] == "tool_result"
+    text, image = block["content"]
+    assert text == {"type": "text", "text": result.content}
+    assert image == {
+        "type": "image",
+        "source": {"type": "base64", "media_type": "image/webp", "data": "BBBB"},
+    }
+    # Chat Completions takes text only in a tool message: it says the images are not shown.
+    tool_message = openai.render_messages(transcript)[-1]
+    assert tool_message["role"] == "tool"
+    assert tool_message["content"] == f"{result.content}\n{openai.IMAGES_NOT_SHOWN}"
+    # The bytes are for the turn's requests only: never stored.
+    assert "BBBB" not in message_to_json(result)
