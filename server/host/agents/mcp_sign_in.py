@@ -49,6 +49,8 @@ class _Pending:
     grant: Grant
     authorization: Authorization
     tab_id: str = ""
+    # The private partition of its tab: closed with it, held or not.
+    partition: Partition | None = None
     answered: bool = False
     task: asyncio.Task[None] | None = None
     answer: asyncio.Future[str] = field(
@@ -136,8 +138,9 @@ class McpSignIns:
 
     async def _open_tab(self, pending: _Pending) -> str:
         engine = await self._browser.engine()
+        pending.partition = Partition.private()
         tab = await engine.open_tab(
-            pending.team_id, Partition.private(), opened_by=pending.account_id
+            pending.team_id, pending.partition, opened_by=pending.account_id
         )
         caller = Caller.person(pending.account_id)
 
@@ -150,10 +153,10 @@ class McpSignIns:
             visit = await engine.visit(pending.team_id, tab.id, caller, pending.authorization.url)
         except BaseException:
             with contextlib.suppress(Exception):
-                await engine.close_tab(pending.team_id, tab.id, caller)
+                await engine.close_partition(pending.team_id, pending.partition)
             raise
         if visit.load_error is not None and not pending.answered:
-            await engine.close_tab(pending.team_id, tab.id, caller)
+            await engine.close_partition(pending.team_id, pending.partition)
             raise Unavailable(
                 f"The authorization page did not load ({visit.load_error})",
                 code="mcpSignInFailed",
@@ -189,7 +192,10 @@ class McpSignIns:
             await self._end(pending, f"the sign-in failed: {exc}")
             return
         await self._end(pending, None)
-        await self._servers.save_grant(pending.team_id, pending.server_id, grant)
+        try:
+            await self._servers.save_grant(pending.team_id, pending.server_id, grant)
+        except NotFound:
+            return  # the server was deleted meanwhile
         log.info(
             "mcp sign-in finished",
             extra={"team_id": pending.team_id, "server_id": pending.server_id},
@@ -217,12 +223,10 @@ class McpSignIns:
         task = pending.task
         if task is not None and task is not asyncio.current_task() and not task.done():
             task.cancel()
-        if pending.tab_id:
+        if pending.partition is not None:
+            # Closed even while the person holds it: the sign-in is over.
             engine = await self._browser.engine()
-            with contextlib.suppress(NotFound):
-                await engine.close_tab(
-                    pending.team_id, pending.tab_id, Caller.person(pending.account_id)
-                )
+            await engine.close_partition(pending.team_id, pending.partition)
         if reason is not None:
             log.info(
                 "mcp sign-in ended",

@@ -45,6 +45,30 @@ async def until(connection: HostConnection, name: str, **fields: Any) -> dict[st
                 return data
 
 
+async def unasked_call(
+    team: Team, anthropic: FakeAnthropic, server_id: str, tool: str, arguments: dict[str, Any]
+) -> dict[str, Any]:
+    """A new agent that has the server and may call ``tool`` without asking calls it in a
+    turn that then ends; the agent's id and the thread's."""
+    agent = await team.admin.call("agents-v1/create", {"name": "Scribe"})
+    server = await team.admin.call(
+        "mcp-servers-v1/set_agent",
+        {"id": server_id, "agentId": agent["id"], "enabled": True, "unaskedTools": [tool]},
+    )
+    thread = await team.admin.call("threads-v1/start", {"agentId": agent["id"]})
+    anthropic.script(
+        MessageEvents()
+        .tool_use("toolu_1", f"mcp__{server['name']}__{tool}", arguments)
+        .stop("tool_use")
+        .reply(),
+        MessageEvents().text("Done.").stop().reply(),
+    )
+    await team.admin.call("threads-v1/send", {"threadId": thread["id"], "text": "Go"})
+    finished = await until(team.admin, "turn-finished", threadId=thread["id"])
+    assert finished["status"] == "done", finished
+    return {"agentId": agent["id"], "threadId": thread["id"]}
+
+
 async def test_admins_manage_servers_and_members_only_list_them(
     roles: Roles, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -173,27 +197,12 @@ async def test_a_tool_marked_to_run_without_asking_runs_at_once(
     team: Team, anthropic: FakeAnthropic
 ) -> None:
     server = await team.admin.call("mcp-servers-v1/add", notes_server())
-    agent = await team.admin.call("agents-v1/create", {"name": "Scribe"})
-    await team.admin.call(
-        "mcp-servers-v1/set_agent",
-        {"id": server["id"], "agentId": agent["id"], "enabled": True, "unaskedTools": ["echo"]},
-    )
-    thread = await team.admin.call("threads-v1/start", {"agentId": agent["id"]})
-    anthropic.script(
-        MessageEvents()
-        .tool_use("toolu_1", "mcp__notes__echo", {"text": "hi"})
-        .stop("tool_use")
-        .reply(),
-        MessageEvents().text("Done.").stop().reply(),
-    )
-    await team.admin.call("threads-v1/send", {"threadId": thread["id"], "text": "Echo"})
-    finished = await until(team.admin, "turn-finished", threadId=thread["id"])
-    assert finished["status"] == "done", finished
+    called = await unasked_call(team, anthropic, server["id"], "echo", {"text": "hi"})
     assert (await team.admin.call("attention-v1/list"))["requests"] == []
     # The admin's environment value reached the server, and its answer the model.
     assert f"hi [{SECRET}]" in json.dumps(anthropic.requests[-1].messages())
     # An agent that goes has no server any more.
-    await team.admin.call("agents-v1/delete", {"id": agent["id"]})
+    await team.admin.call("agents-v1/delete", {"id": called["agentId"]})
     await until(team.admin, "mcp-servers-changed")
     assert (await team.admin.call("mcp-servers-v1/list"))["servers"][0]["agents"] == []
 
@@ -236,19 +245,7 @@ async def test_an_mcp_tools_image_reaches_the_model_as_an_image_block(
             "env": {"PYTHONPATH": str(ROOT)},
         },
     )
-    agent = await team.admin.call("agents-v1/create", {"name": "Looker"})
-    await team.admin.call(
-        "mcp-servers-v1/set_agent",
-        {"id": server["id"], "agentId": agent["id"], "enabled": True, "unaskedTools": ["picture"]},
-    )
-    thread = await team.admin.call("threads-v1/start", {"agentId": agent["id"]})
-    anthropic.script(
-        MessageEvents().tool_use("toolu_1", "mcp__camera__picture", {}).stop("tool_use").reply(),
-        MessageEvents().text("A pixel.").stop().reply(),
-    )
-    await team.admin.call("threads-v1/send", {"threadId": thread["id"], "text": "Look"})
-    finished = await until(team.admin, "turn-finished", threadId=thread["id"])
-    assert finished["status"] == "done", finished
+    called = await unasked_call(team, anthropic, server["id"], "picture", {})
     [result] = [
         block
         for message in anthropic.requests[-1].messages()
@@ -267,6 +264,6 @@ async def test_an_mcp_tools_image_reaches_the_model_as_an_image_block(
         },
     }
     # The thread as members read it keeps the description, never the bytes.
-    history = json.dumps(await team.admin.call("threads-v1/get", {"threadId": thread["id"]}))
+    history = json.dumps(await team.admin.call("threads-v1/get", {"threadId": called["threadId"]}))
     assert "attached to this result as image 1" in history
     assert base64.b64encode(PIXEL_PNG).decode() not in history

@@ -18,10 +18,10 @@ from playwright.async_api import Page
 from peer.connection import HostConnection
 from server.host.browser.callers import Caller
 from tests.host.routes.conftest import Team, database_bytes, refused
-from tests.host.routes.test_mcp_servers import until
+from tests.host.routes.test_mcp_servers import unasked_call, until
 from tests.support.clock import FakeClock
 from tests.support.databases import ScratchDatabase
-from tests.support.fakes.anthropic import API_KEY, FakeAnthropic, MessageEvents
+from tests.support.fakes.anthropic import API_KEY, FakeAnthropic
 from tests.support.fakes.oauth_server import (
     PASSWORD,
     USER,
@@ -129,23 +129,8 @@ async def test_an_admin_signs_in_through_a_private_tab_and_an_agent_calls_with_t
         await team.admin.call(
             "providers-v1/update", {"provider": "anthropic", "baseUrl": anthropic.base_url}
         )
-        agent = await team.admin.call("agents-v1/create", {"name": "Scribe"})
-        await team.admin.call(
-            "mcp-servers-v1/set_agent",
-            {"id": added["id"], "agentId": agent["id"], "enabled": True, "unaskedTools": ["echo"]},
-        )
-        thread = await team.admin.call("threads-v1/start", {"agentId": agent["id"]})
-        anthropic.script(
-            MessageEvents()
-            .tool_use("toolu_1", "mcp__notes__echo", {"text": "signed"})
-            .stop("tool_use")
-            .reply(),
-            MessageEvents().text("Done.").stop().reply(),
-        )
         oauth.introspected.clear()
-        await team.admin.call("threads-v1/send", {"threadId": thread["id"], "text": "Echo"})
-        finished = await until(team.admin, "turn-finished", threadId=thread["id"])
-        assert finished["status"] == "done", finished
+        await unasked_call(team, anthropic, added["id"], "echo", {"text": "signed"})
         assert "signed [-]" in json.dumps(anthropic.requests[-1].messages())
     # The call went with the access token the sign-in got.
     assert oauth.introspected
@@ -166,19 +151,31 @@ async def test_a_refresh_before_expiry_and_a_refused_one_asks_for_a_sign_in_agai
     # Tokens that live 30 s are within the refresh margin: every use refreshes first.
     oauth.lifetime = 30
     added, _status = await signed_in(server, team, notes_url)
+    agent = await team.admin.call("agents-v1/create", {"name": "Scribe"})
+    give = {"id": added["id"], "agentId": agent["id"], "enabled": True}
+    await team.admin.call("mcp-servers-v1/set_agent", give)
     mcp = server.builtin.services.mcp_servers
     await mcp.connections.forget(team.team_id, added["id"])
     tested = await team.admin.call("mcp-servers-v1/test", {"id": added["id"]})
     assert tested["status"]["status"] == "connected"
     assert "refresh_token" in oauth.grants
 
+    # A turn's call meets a refused refresh: a failed call naming the server, and why.
+    offered = await mcp.turn_tools(team.team_id, agent["id"])
+    assert offered is not None
     oauth.refuse_refresh = True
-    await mcp.connections.forget(team.team_id, added["id"])
+    answer = await offered.call("mcp__notes__echo", {"text": "x"})
+    error = answer.result["error"]
+    assert error["code"] == "toolFailed"
+    assert error["message"].startswith("notes: its sign-in ended")
+    assert "invalid_grant" in error["message"]
+    status = await until(team.admin, "mcp-server-status", serverId=added["id"], status="signIn")
+    assert "invalid_grant" in status["reason"]
+    # It stays so (the next turn is offered none of its tools) until someone signs in.
     tested = await team.admin.call("mcp-servers-v1/test", {"id": added["id"]})
     assert tested["status"]["status"] == "signIn"
     assert "invalid_grant" in tested["status"]["reason"]
-    offered = await mcp.turn_tools(team.team_id, "0" * 32)
-    assert offered is None
+    assert await mcp.turn_tools(team.team_id, agent["id"]) is None
 
 
 @pytest.mark.sqlite_only
@@ -193,9 +190,8 @@ async def test_an_answer_with_another_state_is_refused(
     assert "state" in status["reason"]
     # The code was never exchanged.
     assert oauth.grants == []
-    assert await refused(
-        team.admin, "mcp-sign-in-v1/cancel", {"signInId": started["signInId"]}
-    ) == ("mcpSignInExpired")
+    cancel = {"signInId": started["signInId"]}
+    assert await refused(team.admin, "mcp-sign-in-v1/cancel", cancel) == "mcpSignInExpired"
 
 
 @pytest.mark.sqlite_only
@@ -218,9 +214,8 @@ async def test_a_sign_in_expires_or_is_cancelled_and_its_tab_closes(
     while "expired" not in str(status["reason"]):
         status = await until(team.admin, "mcp-server-status", serverId=added["id"])
     assert started["tabId"] not in {tab.id for tab in engine.list_tabs(team.team_id)}
-    assert await refused(
-        team.admin, "mcp-sign-in-v1/cancel", {"signInId": started["signInId"]}
-    ) == ("mcpSignInExpired")
+    cancel = {"signInId": started["signInId"]}
+    assert await refused(team.admin, "mcp-sign-in-v1/cancel", cancel) == "mcpSignInExpired"
 
 
 @pytest.mark.sqlite_only

@@ -32,7 +32,7 @@ from urllib.parse import urlencode
 
 from aiohttp import web
 
-from tests.support.ports import closed_port
+from tests.support.ports import closed_port, listening
 from tests.support.sites import serving
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -253,19 +253,8 @@ async def guarded_notes(fake: FakeAuthorizationServer) -> AsyncIterator[str]:
         stderr=asyncio.subprocess.DEVNULL,
     )
     try:
-        async with asyncio.timeout(30):
-            while not await _opens(port):  # noqa: ASYNC110 - no event for a port that opens
-                await asyncio.sleep(0.05)
+        await listening(port)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         process.kill()
         await process.wait()
-
-
-async def _opens(port: int) -> bool:
-    try:
-        _reader, writer = await asyncio.open_connection("127.0.0.1", port)
-    except OSError:
-        return False
-    writer.close()
-    return True

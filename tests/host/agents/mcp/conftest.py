@@ -17,7 +17,7 @@ from server.common.public_addresses import PublicOnlyPolicy
 from server.host.agents.mcp.connections import McpConnections, ServerTarget
 from server.host.agents.mcp.stdio_transport import StdioCommand
 from tests.support.fakes.mcp_servers import stdio_command
-from tests.support.ports import closed_port
+from tests.support.ports import closed_port, listening
 from tests.support.waiting import eventually
 
 TEAM = "t" * 32
@@ -79,7 +79,7 @@ def _serve_notes(*extra: str) -> Iterator[str]:
         stderr=subprocess.DEVNULL,
     )
     try:
-        asyncio.run(_listening(port))
+        asyncio.run(listening(port))
         yield f"http://127.0.0.1:{port}/{'sse' if extra else 'mcp'}"
     finally:
         process.terminate()
@@ -112,22 +112,8 @@ async def notes_over_http(port: int) -> AsyncIterator[None]:
         stderr=asyncio.subprocess.DEVNULL,
     )
     try:
-        await _listening(port)
+        await listening(port)
         yield
     finally:
         process.kill()
         await process.wait()
-
-
-async def _listening(port: int) -> None:
-    async def opens() -> bool:
-        try:
-            _reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        except OSError:
-            return False
-        writer.close()
-        return True
-
-    async with asyncio.timeout(30):
-        while not await opens():  # noqa: ASYNC110 - no event for a port that opens
-            await asyncio.sleep(0.05)
