@@ -8,7 +8,10 @@ the older HTTP+SSE transport, which is tried next (the specification's compatibi
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import functools
+import ssl
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -112,14 +115,22 @@ class HttpReplies:
             )
 
 
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    """The host's one TLS client context for MCP servers (and their sign-ins)."""
+    return httpx2.create_ssl_context(trust_env=False)
+
+
 async def pinned_client(dial: HttpDial, replies: HttpReplies | None) -> httpx2.AsyncClient:
     """A client for ``dial.url``'s host only, connecting to the address judged by the
     policy."""
     address = await judge_url(dial.url, dial.policy, dial.resolver)
-    transport = httpx2.AsyncHTTPTransport(trust_env=False)
+    # Reading the system's certificates takes a while: once, off the event loop.
+    ssl_context = await asyncio.to_thread(_ssl_context)
+    transport = httpx2.AsyncHTTPTransport(verify=ssl_context, trust_env=False)
     # The one pool of the transport, given the pinned backend.
     transport._pool = httpcore2.AsyncConnectionPool(
-        ssl_context=httpx2.create_ssl_context(trust_env=False),
+        ssl_context=ssl_context,
         network_backend=PinnedBackend(normalize_host(URL(dial.url).raw_host or ""), address),
     )
     hooks = {"response": [replies.heard]} if replies is not None else {}
