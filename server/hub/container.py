@@ -129,9 +129,11 @@ class Hub:
             # Announcements may have been missed: trust nothing cached.
             self.teams.forget_cached(None)
             self.sessions.forget_all_cached()
+            self.access_tokens.forget_cached()
             return
         if message.get("kind") == ACCESS_TOKENS_ENDED:
             ids = message.get("token_ids")
+            self.access_tokens.forget_cached()
             if isinstance(ids, list):
                 await self.mcp.end_tokens([str(i) for i in ids])
             return

@@ -90,10 +90,13 @@ class McpRelay:
     ) -> web.StreamResponse:
         """Send one request to the token's host and stream its answer back."""
         token = holder.token
-        host = await self._hosts.get_team_host(token.team_id, token.host_id)
-        self._links.require_reachable(host)
-        if not self._links.is_linked_here(host.id):
+        # A host linked here is live and the team's (a removed host's link is closed): no
+        # read of its row on the way.
+        if not self._links.is_linked_here(token.host_id):
+            host = await self._hosts.get_team_host(token.team_id, token.host_id)
+            self._links.require_reachable(host)
             raise Unavailable("the host is linked to another hub instance", code="hostOffline")
+        host_id = token.host_id
         request_id = new_id()
         message = LinkMcpRequest(
             request_id=request_id,
@@ -112,13 +115,13 @@ class McpRelay:
             },
             body=body.decode("utf-8", errors="replace"),
         )
-        open_request = _OpenRequest(token, host.id)
+        open_request = _OpenRequest(token, host_id)
         self._open[request_id] = open_request
-        self._sessions[token.id] = (token, host.id)
-        self._links.expect_mcp_replies(request_id, host.id, open_request.replies)
+        self._sessions[token.id] = (token, host_id)
+        self._links.expect_mcp_replies(request_id, host_id, open_request.replies)
         finished = False
         try:
-            await self._links.send_to_host(host.id, message)
+            await self._links.send_to_host(host_id, message)
             start = await self._first_reply(open_request)
             response = web.StreamResponse(
                 status=start.status,
@@ -146,7 +149,7 @@ class McpRelay:
             self._links.forget_mcp_replies(request_id)
             if not finished:
                 with contextlib.suppress(ConnectionError, Unavailable):
-                    await self._links.send_to_host(host.id, LinkMcpCancel(request_id=request_id))
+                    await self._links.send_to_host(host_id, LinkMcpCancel(request_id=request_id))
 
     async def _first_reply(self, open_request: _OpenRequest) -> LinkMcpResponseStart:
         try:
