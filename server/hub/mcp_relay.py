@@ -61,10 +61,9 @@ FORWARDED_RESPONSE_HEADERS = (
     "allow",
 )
 START_SECONDS = 30.0
-# How often a request waiting for its host's next piece checks that its client is there
-# (aiohttp tells a handler of a client gone only by its transport).
-CLIENT_CHECK_SECONDS = 0.5
-# How often open requests are checked against their tokens' expiry.
+# How often open requests are checked against their tokens' expiry, and for a client gone
+# (aiohttp tells a handler of that only by its transport): the host then ends the answer,
+# and a client that reconnects resumes the stream it left.
 EXPIRY_TICK = 0.25
 # The bus messages of a request relayed between instances.
 REQUEST_KIND, REPLY_KIND, CANCEL_KIND = "mcp-request", "mcp-reply", "mcp-cancel"
@@ -89,6 +88,7 @@ class _Relayed:
 
 @dataclass(eq=False)
 class _OpenRequest:
+    client: web.Request
     token_id: str
     host_id: str
     # Through another instance, whose replies come on the bus.
@@ -182,7 +182,7 @@ class McpRelay:
             },
             body=body.decode("utf-8", errors="replace"),
         )
-        open_request = _OpenRequest(token.id, host_id, remote)
+        open_request = _OpenRequest(request, token.id, host_id, remote)
         self._open[request_id] = open_request
         self._remember(message.caller, host_id, token.expires_at)
         finished = False
@@ -212,7 +212,7 @@ class McpRelay:
             )
             await response.prepare(request)
             while True:
-                piece = await self._next_reply(request, open_request)
+                piece = await open_request.replies.get()
                 if not isinstance(piece, LinkMcpResponseBody):
                     break  # the token, the link or the client ended: the answer ends here
                 if piece.data:
@@ -230,20 +230,6 @@ class McpRelay:
             if not finished:
                 with contextlib.suppress(ConnectionError, Unavailable, OSError):
                     await self._cancel(open_request, request_id)
-
-    async def _next_reply(
-        self, request: web.Request, open_request: _OpenRequest
-    ) -> McpReply | None:
-        """The answer's next piece; None once it ends, or its client went away (then the
-        host ends it: a client that reconnects resumes the stream it left)."""
-        replies = open_request.replies
-        while replies.empty():
-            try:
-                return await asyncio.wait_for(replies.get(), CLIENT_CHECK_SECONDS)
-            except TimeoutError:
-                if request.transport is None or request.transport.is_closing():
-                    return None
-        return replies.get_nowait()
 
     async def _cancel(self, open_request: _OpenRequest, request_id: str) -> None:
         if open_request.remote:
@@ -306,6 +292,10 @@ class McpRelay:
     async def _expire_forever(self) -> None:
         while True:
             await asyncio.sleep(EXPIRY_TICK)
+            for request in self._open.values():
+                transport = request.client.transport
+                if transport is None or transport.is_closing():
+                    request.replies.put_nowait(None)
             now = self._clock.now()
             expired = [t.token_id for t in self._relayed.values() if now >= t.expires_at]
             if expired:
