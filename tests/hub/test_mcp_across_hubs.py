@@ -118,3 +118,26 @@ async def test_an_outside_agent_on_hub_b_uses_the_host_linked_to_hub_a(
             if {("open", "ok"), ("snapshot", "ok")} <= {(u["tool"], u["outcome"]) for u in uses}:
                 break
             await asyncio.sleep(0.05)
+
+
+async def test_a_member_removed_on_hub_a_loses_the_session_opened_through_hub_b(
+    hubs: tuple[RunningHub, RunningHub],
+) -> None:
+    hub_a, hub_b = hubs
+    owner = await hub_a.sign_up_owner()
+    team_id = await hub_a.first_team_id(owner)
+    host_id = await wait_linked(hub_a)
+    member = await hub_a.invite(owner, team_id, "leaver@example.com", "member")
+    made = await member.post(
+        f"/v1/teams/{team_id}/access-tokens", {"name": "far", "hostId": host_id}
+    )
+    token_id, secret = made.body["token"]["id"], made.body["secret"]
+    services = hub_a.builtin.services
+    async with mcp_session(hub_b.url + "/v1/mcp", secret) as session:
+        assert payload(await session.call_tool("list_tabs", {}))["tabs"] == []
+        assert services.mcp_endpoint.session_count(token_id) == 1
+        removed = await owner.delete(f"/v1/teams/{team_id}/members/{member.account_id}")
+        assert removed.status == 204
+        await eventually(lambda: services.mcp_endpoint.session_count(token_id) == 0)
+        with pytest.raises(MCPError):
+            await session.call_tool("list_tabs", {}, read_timeout_seconds=10)

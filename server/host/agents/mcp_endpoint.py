@@ -158,8 +158,7 @@ class McpEndpoint:
         self._server.middleware = []
         # The SDK checks Host and Origin against DNS rebinding when asked to; here the hub
         # is the only client and checks the bearer itself.
-        self.events = McpEventStore()
-        self._manager = _SessionManager(self._server, self.events)
+        self._manager = _SessionManager(self._server, McpEventStore())
         self._sessions: dict[str, _Session] = {}
         self._requests: dict[str, asyncio.Task[None]] = {}
 
