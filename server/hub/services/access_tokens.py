@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from server.common.clock import Clock
@@ -52,6 +52,8 @@ class HostReportedUse:
     token_id: str
     tool: str
     outcome: UseOutcome
+    # When the report arrived (None: when it is kept), so the audit list keeps their order.
+    at: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,6 +194,8 @@ class AccessTokenService:
     def keep_use_from_host(self, use: HostReportedUse) -> None:
         """Keep a tool call a host reports, for a token of that host's in that team only:
         written with the others that arrive meanwhile, in one transaction."""
+        if use.at is None:
+            use = replace(use, at=self._clock.now())
         self._reported.append(use)
         if self._writer is None or self._writer.done():
             self._writer = self._tasks.spawn(self._write_reported())
@@ -227,7 +231,7 @@ class AccessTokenService:
                         team_id=token.team_id,
                         token_id=token.id,
                         account_id=token.account_id,
-                        at=now,
+                        at=reported.at if reported.at is not None else now,
                         tool=reported.tool[:100],
                         outcome=reported.outcome,
                     )
