@@ -94,6 +94,7 @@ def _lifecycle(hub: Hub) -> Any:
         hub.mcp.start()
         yield
         await hub.mcp.close()
+        await hub.access_tokens.close()
         await hub.hooks.close()
         await hub.bus.close()
         hub.passwords.close()

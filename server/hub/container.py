@@ -17,6 +17,7 @@ from server.db.engine import Database
 from server.hub.account_streams import AccountStreams
 from server.hub.bus import Bus, LocalBus, PostgresBus
 from server.hub.links import HostLinks
+from server.hub.mcp_relay import BUS_KINDS as MCP_BUS_KINDS
 from server.hub.mcp_relay import McpRelay
 from server.hub.metrics import HubMetrics
 from server.hub.passwords import PasswordHasher
@@ -118,7 +119,7 @@ class Hub:
             streams=AccountStreams(),
             hooks=hooks,
             access_tokens=access_tokens,
-            mcp=McpRelay(links, hosts, access_tokens, clock),
+            mcp=McpRelay(links, hosts, access_tokens, clock, bus),
         )
         changes.bind(hub.apply_access_change)
         return hub
@@ -129,9 +130,15 @@ class Hub:
             # Announcements may have been missed: trust nothing cached.
             self.teams.forget_cached(None)
             self.sessions.forget_all_cached()
+            self.access_tokens.forget_cached()
+            self.mcp.resync()
+            return
+        if message.get("kind") in MCP_BUS_KINDS:
+            await self.mcp.on_bus(message)
             return
         if message.get("kind") == ACCESS_TOKENS_ENDED:
             ids = message.get("token_ids")
+            self.access_tokens.forget_cached()
             if isinstance(ids, list):
                 await self.mcp.end_tokens([str(i) for i in ids])
             return
@@ -157,6 +164,9 @@ class Hub:
         self.sessions.forget_cached(revoke.session_hashes)
         self.streams.revoked(revoke)
         await self.links.deliver_revoke(message)
+        if revoke.team_id is not None and revoke.account_id is not None:
+            # A member removed or of another role: their MCP sessions end as well.
+            await self.mcp.end_member(revoke.team_id, revoke.account_id)
 
 
 HUB_KEY = web.AppKey("hub", Hub)

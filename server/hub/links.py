@@ -44,7 +44,7 @@ from server.common.request_ids import current_request_id
 from server.common.tasks import BackgroundTasks
 from server.common.tokens import new_id
 from server.hub.bus import Bus, LocalBus
-from server.hub.services.access_tokens import AccessTokenService
+from server.hub.services.access_tokens import AccessTokenService, HostReportedUse
 from server.hub.services.hooks import HookService
 from server.hub.services.hosts import HostService
 from server.hub.services.tickets import TicketService
@@ -254,7 +254,15 @@ class HostLinks:
                 if waiting is not None and waiting[0] == link.host_id:
                     waiting[1].put_nowait(message)
             elif isinstance(message, LinkMcpToolUsed):
-                self._tasks.start(self._keep_tool_use(link, message))
+                self._access_tokens.keep_use_from_host(
+                    HostReportedUse(
+                        link.host_id,
+                        message.team_id,
+                        message.token_id,
+                        message.tool,
+                        message.outcome,
+                    )
+                )
             elif isinstance(
                 message, LinkHookSync | LinkHookRegister | LinkHookRemove | LinkHookDeliveryAck
             ):
@@ -293,15 +301,6 @@ class HostLinks:
         if link is None or link.socket.closed:
             raise Unavailable("the host is not connected", code="hostOffline")
         await link.send(message)
-
-    async def _keep_tool_use(self, link: HostLink, used: LinkMcpToolUsed) -> None:
-        """Keep a tool call in its token's audit list: a token of that host's alone."""
-        try:
-            await self._access_tokens.record_use_from_host(
-                link.host_id, used.team_id, used.token_id, used.tool, used.outcome
-            )
-        except Exception:  # the call is done; its audit line is lost, said in the log
-            log.exception("keeping an MCP tool use failed", extra={"host_id": link.host_id})
 
     async def relay_offer(
         self,

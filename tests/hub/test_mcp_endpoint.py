@@ -15,6 +15,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+import aiohttp
 import httpx2
 import pytest
 import pytest_asyncio
@@ -351,3 +352,201 @@ async def test_an_expired_token_ends_its_session_and_is_refused(endpoint: Endpoi
     client = endpoint.server.client(bearer=secret)
     reply = await client.post("/v1/mcp", {"jsonrpc": "2.0", "id": 1, "method": "ping"})
     assert (reply.status, reply.code) == (401, "accessTokenExpired")
+
+
+PROTOCOL = "2025-11-25"
+
+
+class RawClient:
+    """An MCP client over plain HTTP, for what a test does that a client does not choose
+    to: drop a stream halfway, hold a stream open."""
+
+    def __init__(self, url: str, secret: str) -> None:
+        self.url = url
+        self.http = aiohttp.ClientSession()
+        self.headers = {
+            "Authorization": f"Bearer {secret}",
+            "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json",
+            "Mcp-Protocol-Version": PROTOCOL,
+        }
+
+    async def initialize(self) -> None:
+        opening = {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": PROTOCOL,
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "1"},
+            },
+        }
+        async with self.http.post(self.url, json=opening, headers=self.headers) as opened:
+            assert opened.status == 200, await opened.text()
+            self.headers["Mcp-Session-Id"] = opened.headers["Mcp-Session-Id"]
+            async for _, data in sse_events(opened):
+                if data:
+                    break
+        ready = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        async with self.http.post(self.url, json=ready, headers=self.headers) as told:
+            assert told.status == 202
+
+    def call(self, call_id: int, tool: str, arguments: dict[str, Any]) -> Any:
+        body = {
+            "jsonrpc": "2.0",
+            "id": call_id,
+            "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments},
+        }
+        return self.http.post(self.url, json=body, headers=self.headers)
+
+    def resume(self, last_event_id: str) -> Any:
+        return self.http.get(self.url, headers={**self.headers, "Last-Event-ID": last_event_id})
+
+    def listen(self) -> Any:
+        return self.http.get(self.url, headers=self.headers)
+
+    async def close(self) -> None:
+        await self.http.close()
+
+
+async def sse_events(response: aiohttp.ClientResponse) -> AsyncIterator[tuple[str | None, str]]:
+    """The server-sent events of a response as (id, data), until it ends."""
+    event_id: str | None = None
+    data: list[str] = []
+    async for raw in response.content:
+        line = raw.decode("utf-8").rstrip("\r\n")
+        if line.startswith("id:"):
+            event_id = line[3:].strip()
+        elif line.startswith("data:"):
+            data.append(line[5:].lstrip())
+        elif not line and (event_id is not None or data):
+            yield event_id, "\n".join(data)
+            event_id, data = None, []
+
+
+async def test_a_dropped_stream_resumes_and_the_result_arrives_once(endpoint: Endpoint) -> None:
+    """The client's stream drops while its call waits for approval; it reconnects with
+    Last-Event-ID and gets the call's result, once."""
+    _, secret = await endpoint.token()
+    client = RawClient(endpoint.url, secret)
+    try:
+        await client.initialize()
+        call = client.call(7, "open", {"url": endpoint.site.url("/basket")})
+        async with call as waiting:
+            assert waiting.headers["Content-Type"].startswith("text/event-stream")
+            # The first event primes the stream: its id is where a reconnect resumes.
+            primed, _ = await anext(sse_events(waiting))
+            assert primed is not None
+        # The stream is gone; the call still waits for its member.
+        async with asyncio.timeout(EVENT_SECONDS):
+            while True:
+                event = await endpoint.approver.events.get()
+                if event["event"] == "attention-requested" and event["data"]["tool"] == "open":
+                    break
+        await endpoint.approver.call(
+            "attention-v1/answer", {"id": event["data"]["id"], "approve": True}
+        )
+        results: list[dict[str, Any]] = []
+        async with asyncio.timeout(EVENT_SECONDS):
+            while not results:
+                async with client.resume(primed) as resumed:
+                    assert resumed.status == 200
+                    async for message in _messages(sse_events(resumed)):
+                        if message.get("id") == 7:
+                            results.append(message)
+                            break
+        [result] = results
+        answer = json.loads(result["result"]["content"][0]["text"])
+        assert isinstance(answer["tabId"], str), answer
+        # A reconnect from the result on finds nothing more of that call.
+        async with client.resume(primed) as again:
+            replayed = [m async for m in _until_result(sse_events(again), 7)]
+        assert [m.get("id") for m in replayed if "result" in m] == [7]
+    finally:
+        await client.close()
+
+
+async def _messages(events: AsyncIterator[tuple[str | None, str]]) -> AsyncIterator[Any]:
+    """The JSON-RPC messages of a stream (a priming event has none)."""
+    async for _, data in events:
+        if data:
+            yield json.loads(data)
+
+
+async def _until_result(
+    events: AsyncIterator[tuple[str | None, str]], call_id: int
+) -> AsyncIterator[Any]:
+    async for message in _messages(events):
+        yield message
+        if message.get("id") == call_id:
+            return
+
+
+async def test_another_sessions_event_id_resumes_nothing(endpoint: Endpoint) -> None:
+    _, secret = await endpoint.token()
+    first, second = RawClient(endpoint.url, secret), RawClient(endpoint.url, secret)
+    try:
+        await first.initialize()
+        await second.initialize()
+        async with first.call(1, "list_tabs", {}) as answered:
+            ids = [i async for i, d in sse_events(answered) if i is not None and d]
+        async with second.resume(ids[-1]) as borrowed:
+            assert borrowed.status == 200
+            assert [e async for e in sse_events(borrowed)] == []
+    finally:
+        await first.close()
+        await second.close()
+
+
+async def test_a_removed_members_open_stream_and_sessions_end_at_once(
+    endpoint: Endpoint,
+) -> None:
+    server, team_id = endpoint.server, endpoint.team_id
+    member = await server.invite(endpoint.owner, team_id, "leaver@example.com", "member")
+    made = await member.post(
+        f"/v1/teams/{team_id}/access-tokens", {"name": "leaver", "hostId": endpoint.host_id}
+    )
+    token_id, secret = made.body["token"]["id"], made.body["secret"]
+    services = server.builtin.services
+    client = RawClient(endpoint.url, secret)
+    try:
+        await client.initialize()
+        async with client.listen() as stream:
+            assert stream.status == 200
+            assert services.mcp_endpoint.session_count(token_id) == 1
+            removed = await endpoint.owner.delete(
+                f"/v1/teams/{team_id}/members/{member.account_id}"
+            )
+            assert removed.status == 204, removed.body
+            async with asyncio.timeout(1.0):
+                assert [e async for e in sse_events(stream)] == []
+        await eventually(lambda: services.mcp_endpoint.session_count(token_id) == 0)
+    finally:
+        await client.close()
+    refused = await server.client(bearer=secret).post(
+        "/v1/mcp", {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+    )
+    assert (refused.status, refused.code) == (401, "accessTokenRevoked")
+
+
+async def test_a_role_change_ends_the_members_sessions(endpoint: Endpoint) -> None:
+    """A session carries the role it was opened with: it ends, the token opens another."""
+    server, team_id = endpoint.server, endpoint.team_id
+    member = await server.invite(endpoint.owner, team_id, "promoted@example.com", "member")
+    made = await member.post(
+        f"/v1/teams/{team_id}/access-tokens", {"name": "promoted", "hostId": endpoint.host_id}
+    )
+    token_id, secret = made.body["token"]["id"], made.body["secret"]
+    services = server.builtin.services
+    async with mcp_session(endpoint.url, secret) as session:
+        assert payload(await session.call_tool("list_tabs", {}))["tabs"] == []
+        assert services.mcp_endpoint.session_count(token_id) == 1
+        changed = await endpoint.owner.patch(
+            f"/v1/teams/{team_id}/members/{member.account_id}", {"role": "admin"}
+        )
+        assert changed.status == 200, changed.body
+        await eventually(lambda: services.mcp_endpoint.session_count(token_id) == 0)
+    async with mcp_session(endpoint.url, secret) as again:
+        assert payload(await again.call_tool("list_tabs", {}))["tabs"] == []

@@ -8,6 +8,9 @@ ASGI request, and its answer goes back in pieces (``mcp-response-start``, then
 tools, run through ``call_tool`` with the same safety contract; each session is a caller
 of its own (its id stands where an agent's would), so it reaches only the tabs it opened.
 A gated call asks the token's member through the attention registry and waits.
+
+Each session's stream events are kept a while (``McpEventStore``): a client whose stream
+dropped reconnects with ``Last-Event-ID`` and gets what it missed, a call's result once.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from typing import Any, Literal
 
 from mcp import types
 from mcp.server.lowlevel import Server
+from mcp.server.streamable_http import EventStore
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 from server import __version__
@@ -36,6 +40,7 @@ from server.common.protocol.link import (
 )
 from server.host.agents.attention import AttentionRegistry
 from server.host.agents.hub_outbox import HubOutbox
+from server.host.agents.mcp_events import McpEventStore
 from server.host.agents.providers.transcript import AssistantMessage
 from server.host.agents.threads import ThreadService
 from server.host.browser.access import agent_reaches
@@ -91,6 +96,27 @@ SESSION_HEADER = "mcp-session-id"
 Send = Callable[[Any], Awaitable[None]]
 
 
+class _SessionManager(StreamableHTTPSessionManager):
+    """The SDK's session manager, each session's events kept apart.
+
+    The SDK hands its one ``event_store`` to every session it opens, and a stream's id is
+    the client's JSON-RPC request id, which two sessions may share: each session must get
+    a store of its own. The manager reads ``event_store`` as it opens each session, so
+    here that read answers a new session's view of the host's store."""
+
+    def __init__(self, server: Server[Any], events: McpEventStore) -> None:
+        self._events = events
+        super().__init__(app=server, json_response=False)
+
+    @property
+    def event_store(self) -> EventStore:
+        return self._events.for_session()
+
+    @event_store.setter
+    def event_store(self, _value: EventStore | None) -> None:
+        """The SDK's constructor sets it (to None here): the views come from ``_events``."""
+
+
 @dataclass(frozen=True)
 class _Session:
     """An open MCP session: the token it was opened with."""
@@ -127,9 +153,12 @@ class McpEndpoint:
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
         )
+        # The SDK wraps each message in a tracing span by default; the host exports no
+        # traces, and on a call as small as list_tabs the span was a tenth of its time.
+        self._server.middleware = []
         # The SDK checks Host and Origin against DNS rebinding when asked to; here the hub
         # is the only client and checks the bearer itself.
-        self._manager = StreamableHTTPSessionManager(app=self._server, json_response=False)
+        self._manager = _SessionManager(self._server, McpEventStore())
         self._sessions: dict[str, _Session] = {}
         self._requests: dict[str, asyncio.Task[None]] = {}
 

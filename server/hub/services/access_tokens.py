@@ -3,20 +3,28 @@ one host, with a scope and an expiry; each is shown once and only its hash is ke
 
 Revoking one (or its member leaving the team) is announced on the bus as
 ``access-tokens-ended``, so every hub instance ends the MCP sessions it relays for it.
+
+Every MCP request checks its bearer: the token found by a secret's hash is kept a few
+seconds (``CHECK_CACHE_SECONDS``), dropped at once when any token ends, so a request
+costs no database read. A host's reports of tool calls are written in groups, one
+transaction for those that arrived while the last was written.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from server.common.clock import Clock
 from server.common.errors import Forbidden, NotFound, Unauthenticated
 from server.common.roles import Role
+from server.common.tasks import BackgroundTasks
 from server.common.tokens import hash_secret, new_id, new_secret
 from server.db.engine import Database
 from server.hub.bus import Bus
+from server.hub.cache import ExpiringCache
 from server.hub.services.hosts import HostService
 from server.hub.services.teams import TeamService
 from server.hub.storage.access_tokens import AccessToken, AccessTokenRepository, AccessTokenUse
@@ -28,6 +36,24 @@ TokenScope = Literal["browser", "browser+agents"]
 UseOutcome = Literal["ok", "error", "refused"]
 ENDED_KIND = "access-tokens-ended"
 MAX_TOKENS_PER_MEMBER = 50
+# How long a checked token is trusted without reading it again; an ended token is
+# forgotten at once (the bus), so this bounds staleness only if an announcement is lost.
+CHECK_CACHE_SECONDS = 5.0
+# The most tool uses written in one transaction.
+MAX_USE_BATCH = 500
+
+
+@dataclass(frozen=True, slots=True)
+class HostReportedUse:
+    """A tool call a host reported, before it is checked and kept."""
+
+    host_id: str
+    team_id: str
+    token_id: str
+    tool: str
+    outcome: UseOutcome
+    # When the report arrived (None: when it is kept), so the audit list keeps their order.
+    at: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +82,22 @@ class AccessTokenService:
         self._hosts = hosts
         self._bus = bus
         self._tokens = AccessTokenRepository()
+        self._checked: ExpiringCache[str, AccessToken] = ExpiringCache(
+            clock, seconds=CHECK_CACHE_SECONDS
+        )
+        self._reported: list[HostReportedUse] = []
+        self._writer: asyncio.Task[None] | None = None
+        self._tasks = BackgroundTasks("access token uses")
+
+    def forget_cached(self) -> None:
+        """Read every token again at its next use (one ended, or the bus missed news)."""
+        self._checked.clear()
+
+    async def close(self) -> None:
+        """Write the uses still waiting, then stop."""
+        if self._writer is not None and not self._writer.done():
+            await asyncio.shield(self._writer)
+        await self._tasks.close()
 
     async def create(
         self,
@@ -113,6 +155,7 @@ class AccessTokenService:
             if token is None or (token.account_id != account_id and not role.at_least(Role.ADMIN)):
                 raise NotFound("no such access token", code="accessTokenNotFound")
             await self._tokens.update_revoked(conn, team_id, token_id, self._clock.now())
+        self.forget_cached()
         log.info("access token revoked", extra={"token_id": token_id, "team_id": team_id})
         await self._bus.publish({"kind": ENDED_KIND, "token_ids": [token_id]})
 
@@ -121,7 +164,12 @@ class AccessTokenService:
         else ``unauthenticated`` with a code that says which."""
         if not secret.startswith(TOKEN_PREFIX) or len(secret) > 200:
             raise Unauthenticated("not a Crewhost access token", code="accessTokenInvalid")
-        token = await self._tokens.get_token_by_hash(self._db, hash_secret(secret))
+        token_hash = hash_secret(secret)
+        token = self._checked.get(token_hash)
+        if token is None:
+            token = await self._tokens.get_token_by_hash(self._db, token_hash)
+            if token is not None:
+                self._checked.put(token_hash, token)
         if token is None:
             raise Unauthenticated("the access token is not known", code="accessTokenInvalid")
         if token.revoked_at is not None:
@@ -143,30 +191,52 @@ class AccessTokenService:
             current = await self._tokens.get_token(conn, token.team_id, token.id)
         return current is not None and current.revoked_at is None
 
-    async def record_use_from_host(
-        self, host_id: str, team_id: str, token_id: str, tool: str, outcome: UseOutcome
-    ) -> None:
-        """Keep a tool call a host reports, for a token of that host's in that team only."""
-        async with self._db.read() as conn:
-            token = await self._tokens.get_token(conn, team_id, token_id)
-        if token is None or token.host_id != host_id:
-            log.warning("a host reported a use of a token not its own", extra={"host_id": host_id})
-            return
-        await self.record_use(token, tool, outcome)
+    def keep_use_from_host(self, use: HostReportedUse) -> None:
+        """Keep a tool call a host reports, for a token of that host's in that team only:
+        written with the others that arrive meanwhile, in one transaction."""
+        if use.at is None:
+            use = replace(use, at=self._clock.now())
+        self._reported.append(use)
+        if self._writer is None or self._writer.done():
+            self._writer = self._tasks.spawn(self._write_reported())
 
-    async def record_use(self, token: AccessToken, tool: str, outcome: UseOutcome) -> None:
-        """Keep one tool call made with ``token`` in the audit list."""
-        use = AccessTokenUse(
-            id=new_id(),
-            team_id=token.team_id,
-            token_id=token.id,
-            account_id=token.account_id,
-            at=self._clock.now(),
-            tool=tool[:100],
-            outcome=outcome,
-        )
+    async def _write_reported(self) -> None:
+        while self._reported:
+            batch = self._reported[:MAX_USE_BATCH]
+            del self._reported[:MAX_USE_BATCH]
+            try:
+                await self._write_uses(batch)
+            except Exception:  # the calls are done; their audit lines are lost, said here
+                log.exception("keeping MCP tool uses failed", extra={"uses": len(batch)})
+
+    async def _write_uses(self, batch: list[HostReportedUse]) -> None:
+        now = self._clock.now()
         async with self._db.write() as conn:
-            await self._tokens.add_use(conn, use)
+            tokens: dict[tuple[str, str], AccessToken | None] = {}
+            uses: list[AccessTokenUse] = []
+            for reported in batch:
+                key = (reported.team_id, reported.token_id)
+                if key not in tokens:
+                    tokens[key] = await self._tokens.get_token(conn, *key)
+                token = tokens[key]
+                if token is None or token.host_id != reported.host_id:
+                    log.warning(
+                        "a host reported a use of a token not its own",
+                        extra={"host_id": reported.host_id},
+                    )
+                    continue
+                uses.append(
+                    AccessTokenUse(
+                        id=new_id(),
+                        team_id=token.team_id,
+                        token_id=token.id,
+                        account_id=token.account_id,
+                        at=reported.at if reported.at is not None else now,
+                        tool=reported.tool[:100],
+                        outcome=reported.outcome,
+                    )
+                )
+            await self._tokens.add_uses(conn, uses)
 
     async def list_uses(
         self, team_id: str, account_id: str | None, token_id: str | None = None

@@ -129,24 +129,35 @@ class AccessTokenRepository:
         )
         return bool(result.rowcount)
 
-    async def add_use(self, conn: AsyncConnection, use: AccessTokenUse) -> None:
-        """Keep one tool call made with a token, and when the token was last used."""
+    async def add_uses(self, conn: AsyncConnection, uses: list[AccessTokenUse]) -> None:
+        """Keep tool calls made with tokens, and when each token was last used."""
+        if not uses:
+            return
         await conn.execute(
-            access_token_uses.insert().values(
-                id=use.id,
-                team_id=use.team_id,
-                token_id=use.token_id,
-                account_id=use.account_id,
-                at=use.at,
-                tool=use.tool,
-                outcome=use.outcome,
+            access_token_uses.insert(),
+            [
+                {
+                    "id": use.id,
+                    "team_id": use.team_id,
+                    "token_id": use.token_id,
+                    "account_id": use.account_id,
+                    "at": use.at,
+                    "tool": use.tool,
+                    "outcome": use.outcome,
+                }
+                for use in uses
+            ],
+        )
+        last: dict[tuple[str, str], float] = {}
+        for use in uses:
+            key = (use.team_id, use.token_id)
+            last[key] = max(use.at, last.get(key, use.at))
+        for (team_id, token_id), at in last.items():
+            await conn.execute(
+                access_tokens.update()
+                .where(access_tokens.c.team_id == team_id, access_tokens.c.id == token_id)
+                .values(last_used_at=at)
             )
-        )
-        await conn.execute(
-            access_tokens.update()
-            .where(access_tokens.c.team_id == use.team_id, access_tokens.c.id == use.token_id)
-            .values(last_used_at=use.at)
-        )
 
     async def list_uses(
         self,

@@ -69,11 +69,20 @@ async def test_a_use_is_kept_and_marks_the_token_used(db: Database) -> None:
     async with db.write() as conn:
         await tokens.add_token(conn, token("1" * 32, ALICE))
         await tokens.add_token(conn, token("2" * 32, BOB))
-        for at, (token_id, account_id, tool) in enumerate(
-            [("1" * 32, ALICE, "open"), ("1" * 32, ALICE, "click"), ("2" * 32, BOB, "snapshot")]
-        ):
-            use = AccessTokenUse(f"{at}" * 32, TEAM, token_id, account_id, 10.0 + at, tool, "ok")
-            await tokens.add_use(conn, use)
+        # Written together, as the hub writes a group of a host's reports.
+        await tokens.add_uses(
+            conn,
+            [
+                AccessTokenUse(f"{at}" * 32, TEAM, token_id, account_id, 10.0 + at, tool, "ok")
+                for at, (token_id, account_id, tool) in enumerate(
+                    [
+                        ("1" * 32, ALICE, "open"),
+                        ("1" * 32, ALICE, "click"),
+                        ("2" * 32, BOB, "snapshot"),
+                    ]
+                )
+            ],
+        )
     async with db.read() as conn:
         alices = await tokens.list_uses(conn, TEAM, account_id=ALICE)
         assert [u.tool for u in alices] == ["click", "open"]

@@ -37,8 +37,8 @@ async def db(database: ScratchDatabase) -> AsyncIterator[Database]:
             Invitation("c" * 32, TEAM_A, "h" * 64, Role.MEMBER, "a" * 32, 1.0, 9e12, 5, 0, None),
         )
         await access_tokens.add_token(conn, A_TOKEN)
-        await access_tokens.add_use(
-            conn, AccessTokenUse("u" * 32, TEAM_A, A_TOKEN.id, "a" * 32, 2.0, "open", "ok")
+        await access_tokens.add_uses(
+            conn, [AccessTokenUse("u" * 32, TEAM_A, A_TOKEN.id, "a" * 32, 2.0, "open", "ok")]
         )
     yield opened
     await opened.close()
@@ -85,8 +85,8 @@ async def test_a_use_under_another_team_marks_no_token_used(db: Database) -> Non
     """A use kept under team B (a host's report names the team) leaves team A's token as
     it was: only the audit row is B's."""
     async with db.write() as conn:
-        await access_tokens.add_use(
-            conn, AccessTokenUse("v" * 32, TEAM_B, A_TOKEN.id, ACCOUNT_A, 3.0, "click", "ok")
+        await access_tokens.add_uses(
+            conn, [AccessTokenUse("v" * 32, TEAM_B, A_TOKEN.id, ACCOUNT_A, 3.0, "click", "ok")]
         )
     async with db.read() as conn:
         kept = await access_tokens.get_token(conn, TEAM_A, A_TOKEN.id)
