@@ -158,12 +158,12 @@ function ServerFields(props: { label: string; submitText: string; start: McpServ
       {editing ? null : <h3>{label}</h3>}
       <label>
         Name
-        <input type="text" value={form.name} maxLength={32} autoComplete="off" placeholder="tracker" onInput={(e) => set({ name: e.currentTarget.value })} required />
+        <input type="text" aria-label="Name" value={form.name} maxLength={32} autoComplete="off" placeholder="tracker" onInput={(e) => set({ name: e.currentTarget.value })} required />
         <span class="admin-muted">Lower-case letters, digits and dashes; agents see its tools as mcp__{form.name.trim() || 'name'}__tool.</span>
       </label>
       <label>
         Transport
-        <select value={form.transport} onChange={(e) => setTransport(e.currentTarget.value as McpServerForm['transport'])}>
+        <select aria-label="Transport" value={form.transport} onChange={(e) => setTransport(e.currentTarget.value as McpServerForm['transport'])}>
           <option value="stdio">A command the host runs (stdio)</option>
           <option value="http">An address (Streamable HTTP or SSE)</option>
         </select>
@@ -176,14 +176,14 @@ function ServerFields(props: { label: string; submitText: string; start: McpServ
           </label>
           <label>
             Arguments
-            <textarea class="mono" rows={3} value={form.args} placeholder={'-y\n@example/mcp-server'} onInput={(e) => set({ args: e.currentTarget.value })} />
+            <textarea class="mono" aria-label="Arguments" rows={3} value={form.args} placeholder={'-y\n@example/mcp-server'} onInput={(e) => set({ args: e.currentTarget.value })} />
             <span class="admin-muted">One a line. The host runs it with only the environment below, in a folder of the team’s workspace.</span>
           </label>
         </>
       ) : (
         <label>
           Address
-          <input type="url" class="mono" value={form.url} autoComplete="off" placeholder="https://mcp.example.com/mcp" onInput={(e) => set({ url: e.currentTarget.value })} required />
+          <input type="url" class="mono" aria-label="Address" value={form.url} autoComplete="off" placeholder="https://mcp.example.com/mcp" onInput={(e) => set({ url: e.currentTarget.value })} required />
           <span class="admin-muted">An address ending in /sse is dialled with the older HTTP+SSE transport.</span>
         </label>
       )}
@@ -255,7 +255,7 @@ function ServerFields(props: { label: string; submitText: string; start: McpServ
       </fieldset>
       <label>
         Time limit of a call (seconds)
-        <input type="number" min={1} max={3600} value={form.callTimeout} onInput={(e) => set({ callTimeout: e.currentTarget.value })} required />
+        <input type="number" aria-label="Time limit of a call (seconds)" min={1} max={3600} value={form.callTimeout} onInput={(e) => set({ callTimeout: e.currentTarget.value })} required />
       </label>
       {error ? <Banner tone="error">{error}</Banner> : null}
       <div class="admin-inline">
@@ -436,7 +436,7 @@ function AgentSwitches(props: { connection: HostConnection; server: McpServerVie
           const names = [...new Set([...(tools ?? []).map((t) => t.name), ...access.unaskedTools])].sort();
           return (
             <li key={agent.id} class="admin-row" data-agent={agent.name}>
-              <label class="admin-inline">
+              <label class="mcp-check">
                 <input type="checkbox" checked={access.enabled} onChange={(e) => send(agentSwitch(server, agent.id, e.currentTarget.checked))} />
                 {agent.name} has this server
               </label>
@@ -444,7 +444,7 @@ function AgentSwitches(props: { connection: HostConnection; server: McpServerVie
                 <fieldset class="mcp-unasked">
                   <legend>Runs without asking</legend>
                   {names.map((tool) => (
-                    <label key={tool} class="admin-inline">
+                    <label key={tool} class="mcp-check">
                       <input type="checkbox" aria-label={`${agent.name} runs ${tool} without asking`} checked={access.unaskedTools.includes(tool)} onChange={(e) => send(toolSwitch(server, agent.id, tool, e.currentTarget.checked))} />
                       <span class="mono">{tool}</span>
                     </label>
