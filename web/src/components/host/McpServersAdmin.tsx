@@ -184,7 +184,7 @@ function ServerFields(props: { label: string; submitText: string; start: McpServ
         <label>
           Address
           <input type="url" class="mono" aria-label="Address" value={form.url} autoComplete="off" placeholder="https://mcp.example.com/mcp" onInput={(e) => set({ url: e.currentTarget.value })} required />
-          <span class="admin-muted">An address ending in /sse is dialled with the older HTTP+SSE transport.</span>
+          <span class="admin-muted">A server that speaks only the older HTTP+SSE transport is reached at its SSE address (often …/sse).</span>
         </label>
       )}
       <fieldset class="mcp-secrets">
