@@ -23,6 +23,7 @@ import { NoTeamScreen, RemovedFromTeamScreen, TeamMissingScreen } from './screen
 import { GetStartedScreen } from './screens/GetStartedScreen';
 import { HostScreen } from './screens/HostScreen';
 import { HostsScreen } from './screens/HostsScreen';
+import { AccessTokensScreen } from './screens/AccessTokensScreen';
 import { InvitationsScreen } from './screens/InvitationsScreen';
 import { JoinScreen } from './screens/JoinScreen';
 import { MembersScreen } from './screens/MembersScreen';
@@ -55,6 +56,7 @@ const SECTION_TITLES: Record<TeamSection, string> = {
   members: 'Members',
   invitations: 'Invitations',
   hosts: 'Hosts',
+  tokens: 'Access tokens',
 };
 
 const TITLES: Record<Route['name'], string> = {
@@ -266,6 +268,7 @@ export function App() {
     if (route.section === 'start') page = <GetStartedScreen key={team.id} team={team} />;
     else if (route.section === 'members') page = <MembersScreen key={team.id} team={team} />;
     else if (route.section === 'invitations') page = <InvitationsScreen key={team.id} team={team} />;
+    else if (route.section === 'tokens') page = <AccessTokensScreen key={team.id} team={team} />;
     else page = <HostsScreen key={team.id} team={team} />;
   }
 

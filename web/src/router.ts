@@ -9,10 +9,10 @@ import { useEffect, useState } from 'preact/hooks';
 
 export const BASE = '/app';
 
-export type TeamSection = 'start' | 'members' | 'invitations' | 'hosts';
+export type TeamSection = 'start' | 'members' | 'invitations' | 'hosts' | 'tokens';
 
 /** A host screen's sections; an address may name the one to open on. */
-export const HOST_SECTIONS = ['chat', 'tabs', 'profiles', 'proxies', 'agents', 'providers', 'vault', 'search', 'webhooks', 'workspace', 'notifications'] as const;
+export const HOST_SECTIONS = ['chat', 'tabs', 'profiles', 'proxies', 'agents', 'providers', 'vault', 'search', 'webhooks', 'mcp', 'workspace', 'notifications'] as const;
 export type HostSection = (typeof HOST_SECTIONS)[number];
 
 export type Route =
@@ -27,7 +27,7 @@ export type Route =
   | { name: 'account' }
   | { name: 'notFound'; path: string };
 
-const TEAM_SECTIONS: readonly TeamSection[] = ['start', 'members', 'invitations', 'hosts'];
+const TEAM_SECTIONS: readonly TeamSection[] = ['start', 'members', 'invitations', 'hosts', 'tokens'];
 
 function decode(part: string): string | null {
   try {

@@ -1,7 +1,7 @@
 /** Every hub call the web client makes, one function each. */
 
 import { call } from './typed-call';
-import type { CreateInvitation, Role, SignIn, SignUp } from './types';
+import type { CreateAccessToken, CreateInvitation, Role, SignIn, SignUp } from './types';
 
 const PUBLIC = { signInOn401: false } as const;
 
@@ -81,3 +81,20 @@ export const createEnrolment = (teamId: string, name: string) =>
   call('post', '/v1/teams/{team_id}/hosts/enrolments', { params: { team_id: teamId }, json: { name } });
 export const removeHost = (teamId: string, hostId: string) =>
   call('delete', '/v1/teams/{team_id}/hosts/{host_id}', { params: { team_id: teamId, host_id: hostId } });
+
+// --- personal access tokens (the MCP endpoint) ---------------------------------------
+
+export const createAccessToken = (teamId: string, body: CreateAccessToken) =>
+  call('post', '/v1/teams/{team_id}/access-tokens', { params: { team_id: teamId }, json: body });
+/** The caller's own tokens; `all` (owners and admins) every member's. */
+export const listAccessTokens = (teamId: string, all: boolean) =>
+  all
+    ? call('get', '/v1/teams/{team_id}/access-tokens/all', { params: { team_id: teamId } })
+    : call('get', '/v1/teams/{team_id}/access-tokens', { params: { team_id: teamId } });
+export const revokeAccessToken = (teamId: string, tokenId: string) =>
+  call('delete', '/v1/teams/{team_id}/access-tokens/{token_id}', { params: { team_id: teamId, token_id: tokenId } });
+/** The audit list of the caller's tokens; `all` (owners and admins) every member's. */
+export const listAccessTokenUses = (teamId: string, all: boolean) =>
+  all
+    ? call('get', '/v1/teams/{team_id}/access-token-uses/all', { params: { team_id: teamId } })
+    : call('get', '/v1/teams/{team_id}/access-token-uses', { params: { team_id: teamId } });

@@ -18,3 +18,7 @@ export type InvitationCreated = Schemas['InvitationCreated'];
 export type CreateInvitation = Schemas['CreateInvitation'];
 export type InvitationPreview = Schemas['InvitationPreview'];
 export type HostView = Schemas['HostView'];
+export type AccessTokenView = Schemas['AccessTokenView'];
+export type AccessTokenCreated = Schemas['AccessTokenCreated'];
+export type AccessTokenUseView = Schemas['AccessTokenUseView'];
+export type CreateAccessToken = Schemas['CreateAccessToken'];

@@ -27,6 +27,7 @@ function navItems(team: TeamView | null): NavItem[] {
     items.push({ route: { name: 'team', teamId: team.id, section: 'invitations' }, label: 'Invitations', icon: 'invite' });
   }
   items.push({ route: { name: 'team', teamId: team.id, section: 'hosts' }, label: 'Hosts', icon: 'hosts' });
+  items.push({ route: { name: 'team', teamId: team.id, section: 'tokens' }, label: 'Access tokens', icon: 'key' });
   return items;
 }
 

@@ -72,6 +72,7 @@ export const CAPABILITY = {
   notifications: 'notifications-v1',
   mailServer: 'mail-server-v1',
   teamWebhooks: 'team-webhooks-v1',
+  mcpServers: 'mcp-servers-v1',
 } as const;
 
 /** What of the live view a host serves, read from its `capabilities`. */

@@ -16,6 +16,7 @@ import { AgentsAdmin } from '../components/host/AgentsAdmin';
 import { AttentionCards, useAttention, type AlwaysAllow } from '../components/host/AttentionCards';
 import { ChatPanel, type ChatSelection } from '../components/host/ChatPanel';
 import { LiveView } from '../components/host/LiveView';
+import { McpServersAdmin } from '../components/host/McpServersAdmin';
 import { NotificationBell } from '../components/host/NotificationBell';
 import { NotificationSettings } from '../components/host/NotificationSettings';
 import { ProvidersAdmin } from '../components/host/ProvidersAdmin';
@@ -31,6 +32,7 @@ import { describeError } from '../error-messages';
 import { ChatMemory } from '../host/chat-memory';
 import type { HostConnection } from '../host/connection';
 import { replaceHostKey } from '../host/known-hosts';
+import { MCP_SIGN_IN_CAPABILITY } from '../host/mcp-sign-in';
 import { CAPABILITY, EVENT, viewFeatures, type Capabilities, type Whoami } from '../host/protocol';
 import { useHostLoad } from '../host/use-host-call';
 import { useHostSession, type LiveStatus } from '../host/use-host-session';
@@ -61,6 +63,7 @@ const SECTION_TEXT: Record<Section, string> = {
   vault: 'Vault',
   search: 'Web search',
   webhooks: 'Webhooks',
+  mcp: 'MCP servers',
   workspace: 'Workspace',
   notifications: 'Notifications',
 };
@@ -78,6 +81,7 @@ export function hostSections(served: ReadonlySet<string>): Section[] {
   if (has(CAPABILITY.vault)) sections.push('vault');
   if (has(CAPABILITY.webSearch)) sections.push('search');
   if (has(CAPABILITY.teamWebhooks)) sections.push('webhooks');
+  if (has(CAPABILITY.mcpServers) && has(CAPABILITY.agents)) sections.push('mcp');
   if (has(CAPABILITY.workspace) && has(CAPABILITY.agents)) sections.push('workspace');
   if (has(CAPABILITY.notifications)) sections.push('notifications');
   return sections;
@@ -347,6 +351,21 @@ function Connected(props: {
         <NotificationSettings connection={connection} role={role} mailServed={served.has(CAPABILITY.mailServer)} />
       ) : shown === 'webhooks' ? (
         <TeamWebhooksAdmin connection={connection} role={role} />
+      ) : shown === 'mcp' ? (
+        <McpServersAdmin
+          connection={connection}
+          role={role}
+          agents={agentList}
+          signInServed={served.has(MCP_SIGN_IN_CAPABILITY)}
+          showTab={(tabId, onClose) => {
+            const tab = tabList.find((t) => t.id === tabId);
+            return tab ? (
+              <LiveView key={tab.id} connection={connection} tab={tab} features={viewFeatures(served)} meId={meId} names={names} onBack={onClose} onOpened={() => undefined} />
+            ) : (
+              <p class="admin-muted">Opening the sign-in page…</p>
+            );
+          }}
+        />
       ) : shown === 'tabs' ? (
         <div class={`tabs-layout${current ? ' has-selection' : ''}`}>
           <TabList
