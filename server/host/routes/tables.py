@@ -10,6 +10,7 @@ from server.host.routes import (
     browser_profiles,
     browser_proxies,
     browsing_memory,
+    budgets,
     mail_server,
     mcp_servers,
     notifications,
@@ -22,6 +23,7 @@ from server.host.routes import (
     teaching,
     team_webhooks,
     threads,
+    usage,
     vault,
     web_search,
     workspace,
@@ -50,4 +52,6 @@ ROUTE_TABLES = (
     mail_server.routes,
     team_webhooks.routes,
     mcp_servers.routes,
+    usage.routes,
+    budgets.routes,
 )
