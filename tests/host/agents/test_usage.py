@@ -14,14 +14,17 @@ import pytest
 import sqlalchemy as sa
 from prometheus_client import generate_latest
 
-from server.common.errors import InvalidArgument
+from server.common.errors import Conflict, InvalidArgument, NotFound
 from server.common.roles import Role
 from server.db.engine import Database
 from server.db.tables import model_requests, usage_rollups
+from server.host.agents.budgets import BudgetService, BudgetSpec, Spender
 from server.host.agents.usage import RequestFor, UsageService, report_csv, safe_cell
 from server.host.agents.usage_prices import Tokens, listed_cost, to_micros
+from server.host.agents.work_signals import BudgetReached
 from server.host.metrics import HostMetrics
 from server.host.services.workspace import Member
+from server.host.signals import Signals
 from tests.support.clock import FakeClock
 from tests.support.databases import ScratchDatabase
 
@@ -217,3 +220,106 @@ async def test_costs_show_in_the_teams_currency_and_count_in_metrics(world: Worl
     with pytest.raises(InvalidArgument) as bad:
         await world.usage.set_settings(TEAM, "Mars/Olympus", "USD", "1")
     assert bad.value.code == "invalidTimeZone"
+
+
+@dataclass
+class Budgets:
+    world: World
+    service: BudgetService
+    reached: list[BudgetReached]
+
+
+@pytest.fixture
+async def budgets(world: World) -> Budgets:
+    signals = Signals()
+    reached: list[BudgetReached] = []
+    signals.subscribe(BudgetReached, reached.append)
+    service = BudgetService(
+        world.db, world.clock, world.usage, signals, admins=lambda team: ["9" * 32]
+    )
+    return Budgets(world, service, reached)
+
+
+def spender(member: Member, routine: str = "") -> Spender:
+    who = request_for(member, routine=routine)
+    return Spender(who.team_id, AGENT, who.account_id, routine, who.provider_id, who.model)
+
+
+def budget_spec(**changes: str | None) -> BudgetSpec:
+    values: dict[str, str | None] = {
+        "name": "Alice's month",
+        "scope": "member",
+        "target_id": ALICE.account_id,
+        "period": "month",
+        "first_day": None,
+        "last_day": None,
+        "unit": "tokens",
+        "amount": "1000",
+    }
+    values.update(changes)
+    return BudgetSpec(**values)  # type: ignore[arg-type]
+
+
+async def test_a_budget_tells_once_at_80_percent_and_refuses_at_100(budgets: Budgets) -> None:
+    world, service = budgets.world, budgets.service
+    made = await service.create_budget(OWNER, budget_spec())
+    now = at("2026-05-10 12:00")
+    await world.record_at(now, request_for(ALICE), Tokens(input=700, output=50))
+    await service.check(spender(ALICE))
+    assert budgets.reached == []
+    await world.record_at(now + 60, request_for(ALICE), Tokens(input=40, output=20))
+    # 810 of 1000: told once, however many requests check it.
+    for _ in range(3):
+        await service.check(spender(ALICE), estimated_input=100)
+    [told] = budgets.reached
+    assert told.budget_id == made.budget.id
+    assert set(told.accounts) == {"9" * 32, OWNER.account_id, ALICE.account_id}
+    assert "81 %" in told.title
+    # Bob's requests are not Alice's: her budget leaves him alone.
+    await service.check(spender(BOB), estimated_input=10_000)
+    # The estimated input would pass the budget: refused, naming it and who can raise it.
+    with pytest.raises(Conflict) as refused:
+        await service.check(spender(ALICE), estimated_input=200)
+    assert refused.value.code == "budgetExceeded"
+    assert "“Alice's month”" in refused.value.message
+    assert "owner or admin" in refused.value.message
+    # Raised, it lets her go on; a new month starts from nothing and may warn again.
+    await service.update_budget(OWNER, made.budget.id, budget_spec(amount="5000"))
+    await service.check(spender(ALICE), estimated_input=200)
+    [state] = await service.list_budgets(TEAM)
+    assert (state.used, state.first_day, state.last_day) == (810, "2026-05-01", "2026-05-31")
+
+
+async def test_a_cost_budget_of_a_routine_counts_its_runs_only(budgets: Budgets) -> None:
+    world, service = budgets.world, budgets.service
+    routine = "r" * 32
+    await service.create_budget(
+        OWNER,
+        budget_spec(name="Nightly", scope="routine", target_id=routine, unit="cost", amount="10"),
+    )
+    priced = request_for(OWNER, provider="openai", model="o3", routine=routine)
+    # o3 at $2/$8 per million: $10 of output is 1.25 million tokens.
+    await world.record_at(at("2026-05-10 12:00"), priced, Tokens(output=1_250_000))
+    await service.check(spender(ALICE), estimated_input=0)
+    with pytest.raises(Conflict) as refused:
+        await service.check(spender(OWNER, routine=routine))
+    assert "$10.000000 of $10.000000" in refused.value.message
+
+
+async def test_bad_budgets_are_refused_naming_the_field(budgets: Budgets) -> None:
+    service = budgets.service
+    for changes, field in (
+        ({"amount": "1.5"}, "amount"),
+        ({"amount": "-3", "unit": "cost"}, "amount"),
+        ({"scope": "team"}, "targetId"),
+        ({"period": "custom", "first_day": "2026-06-02", "last_day": "2026-06-01"}, "firstDay"),
+        ({"name": " "}, "name"),
+    ):
+        with pytest.raises(InvalidArgument) as bad:
+            await service.create_budget(OWNER, budget_spec(**changes))
+        assert (bad.value.code, bad.value.field) == ("invalidBudget", field)
+    assert await service.list_budgets(TEAM) == []
+    # Another team's budgets are not this team's to change.
+    made = await service.create_budget(OWNER, budget_spec())
+    with pytest.raises(NotFound):
+        await service.delete_budget(OTHER_TEAM, made.budget.id)
