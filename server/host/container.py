@@ -287,6 +287,8 @@ class HostServices:
         # Turns end first: they use the browser, the peers and the providers; then reviews.
         self._resources.push_async_callback(self.memories.uses_counted)
         self._resources.push_async_callback(self.memory_review.close)
+        # After the turns end: what they recorded is written.
+        self._resources.push_async_callback(self.usage.close)
         self._resources.push_async_callback(self.threads.close)
         # Routines stop firing and following runs before turns end (those end interrupted).
         self._resources.push_async_callback(self.routines.close)

@@ -210,6 +210,8 @@ class BudgetService:
 
     async def _state(self, budget: BudgetRow) -> BudgetState:
         first, last = await self._period(budget)
+        # Every request recorded so far counts.
+        await self._usage.flush()
         async with self._db.read() as conn:
             tokens, cost = await self._repo.get_spent(
                 conn, budget.team_id, first, last, _COLUMNS[budget.scope], budget.target_id

@@ -8,12 +8,19 @@ exact sum of whole rollup rows, across DST changes too. Setting another zone rec
 team's days once.
 
 Owners and admins read the whole team's use; a member reads their own, whatever they ask.
+
+Recording costs the turn almost nothing: a request's row is priced and kept in memory, and
+a writer adds the rows gathered meanwhile (``FLUSH_SECONDS``) with their rollups in one
+transaction. Every report and budget check writes what is pending first, so it reads every
+request recorded before it; the host writes them at shutdown too.
 """
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import io
+import logging
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -24,6 +31,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from server.common.clock import Clock
 from server.common.errors import InvalidArgument, NotFound
 from server.common.roles import Role
+from server.common.tasks import BackgroundTasks
 from server.db.engine import Database
 from server.host.agents.usage_prices import (
     MICROS,
@@ -44,6 +52,10 @@ from server.host.storage.usage import (
     UsageTotals,
 )
 
+log = logging.getLogger(__name__)
+
+# How long recorded requests wait to be written together.
+FLUSH_SECONDS = 0.2
 # The longest range one report covers.
 MAX_RANGE_DAYS = 400
 MAX_RATE = Decimal(1_000_000)
@@ -99,6 +111,11 @@ class UsageService:
         self._metrics = metrics
         self._repo = UsageRepository()
         self._settings: dict[str, UsageSettings] = {}
+        # Recorded requests not yet written, and the writer that takes them.
+        self._pending: list[ModelRequestRow] = []
+        self._writing = asyncio.Lock()
+        self._writer = BackgroundTasks("usage writer")
+        self._flush_due = False
         # (team, provider, model) -> the team's prices of the model, oldest first.
         self._prices: dict[str, dict[tuple[str, str], list[TeamPrice]]] = {}
 
@@ -107,7 +124,8 @@ class UsageService:
     async def record(
         self, who: RequestFor, tokens: Tokens, seconds: float, *, ok: bool
     ) -> ModelRequestRow:
-        """One model request, its cost, and its share of its day's rollup."""
+        """One model request with its cost, written with its share of its day's rollup
+        within ``FLUSH_SECONDS`` (or at the next report, budget check or shutdown)."""
         now = self._clock.now()
         settings = await self.settings_of(who.team_id)
         cost = await self.cost(who.team_id, who.provider_id, who.model, tokens, now)
@@ -132,10 +150,40 @@ class UsageService:
             at=now,
             day=day_of(now, settings.zone),
         )
-        async with self._db.write() as conn:
-            await self._repo.add_request(conn, row)
+        self._pending.append(row)
         self._count(row)
+        if not self._flush_due:
+            self._flush_due = True
+            self._writer.start(self._flush_soon())
         return row
+
+    async def _flush_soon(self) -> None:
+        await asyncio.sleep(FLUSH_SECONDS)
+        try:
+            await self.flush()
+        except Exception:
+            # Kept for the next attempt: a report or the next request's writer.
+            log.exception("recorded model requests could not be written")
+
+    async def flush(self) -> None:
+        """Write the recorded requests not yet written, with their rollups, in one
+        transaction."""
+        async with self._writing:
+            self._flush_due = False
+            rows, self._pending = self._pending, []
+            if not rows:
+                return
+            try:
+                async with self._db.write() as conn:
+                    await self._repo.add_requests(conn, rows)
+            except BaseException:
+                self._pending[:0] = rows
+                raise
+
+    async def close(self) -> None:
+        """The host stops: what is recorded is written."""
+        await self._writer.drain()
+        await self.flush()
 
     def _count(self, row: ModelRequestRow) -> None:
         provider = metric_provider(row.provider_id)
@@ -179,6 +227,7 @@ class UsageService:
         first, last = self._range(first_day, last_day, settings)
         if not member.role.at_least(Role.ADMIN):
             account_id = member.account_id
+        await self.flush()
         async with self._db.read() as conn:
             totals = await self._repo.list_totals(
                 conn, member.team_id, first, last, groups, account_id=account_id
@@ -261,6 +310,7 @@ class UsageService:
                 field="rate",
             )
         before = await self.settings_of(team_id)
+        await self.flush()
         settings = UsageSettings(time_zone, code, value)
         zone = settings.zone
         async with self._db.write() as conn:

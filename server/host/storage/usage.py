@@ -138,24 +138,43 @@ def _upsert(conn: AsyncConnection, table: sa.Table) -> Any:
     return (postgresql if conn.dialect.name == "postgresql" else sqlite).insert(table)
 
 
+def _rollup_upsert(dialect: str) -> Any:
+    """The statement that adds a request's share to its rollup row, built once per dialect
+    (recording runs it at every model request)."""
+    insert = (postgresql if dialect == "postgresql" else sqlite).insert(usage_rollups)
+    return insert.on_conflict_do_update(
+        index_elements=list(_KEY),
+        set_={name: usage_rollups.c[name] + insert.excluded[name] for name in _SUMMED},
+    )
+
+
+_ROLLUP_UPSERTS = {name: _rollup_upsert(name) for name in ("sqlite", "postgresql")}
+_ADD_REQUEST = model_requests.insert()
+
+
 class UsageRepository:
     """Reads and writes of the usage tables; every query names the team."""
 
     # -- requests and rollups ------------------------------------------------------------
 
-    async def add_request(self, conn: AsyncConnection, row: ModelRequestRow) -> None:
-        """The request's row, and its share added to its rollup row (made when new)."""
-        await conn.execute(model_requests.insert().values(**asdict(row)))
-        await self.add_rollups(conn, [row.rollup()])
+    async def add_requests(self, conn: AsyncConnection, rows: Sequence[ModelRequestRow]) -> None:
+        """The requests' rows, and their sums added to their rollup rows (made when new)."""
+        await conn.execute(_ADD_REQUEST, [asdict(row) for row in rows])
+        summed: dict[tuple[str, ...], dict[str, Any]] = {}
+        for row in rows:
+            share = row.rollup()
+            key = tuple(share[name] for name in _KEY)
+            total = summed.get(key)
+            if total is None:
+                summed[key] = share
+            else:
+                for name in _SUMMED:
+                    total[name] += share[name]
+        await self.add_rollups(conn, list(summed.values()))
 
     async def add_rollups(self, conn: AsyncConnection, rows: Sequence[dict[str, Any]]) -> None:
         """Add each row's sums to its rollup row (made when new)."""
-        insert = _upsert(conn, usage_rollups)
-        statement = insert.on_conflict_do_update(
-            index_elements=list(_KEY),
-            set_={name: usage_rollups.c[name] + insert.excluded[name] for name in _SUMMED},
-        )
-        await conn.execute(statement, list(rows))
+        await conn.execute(_ROLLUP_UPSERTS[conn.dialect.name], list(rows))
 
     async def list_totals(
         self,

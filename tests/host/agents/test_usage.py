@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
 
+import genai_prices
 import pytest
 import sqlalchemy as sa
 from prometheus_client import generate_latest
@@ -323,3 +324,40 @@ async def test_bad_budgets_are_refused_naming_the_field(budgets: Budgets) -> Non
     made = await service.create_budget(OWNER, budget_spec())
     with pytest.raises(NotFound):
         await service.delete_budget(OTHER_TEAM, made.budget.id)
+
+
+@pytest.mark.parametrize(
+    ("provider", "model", "when"),
+    [
+        ("anthropic", "claude-sonnet-4-5", "2026-05-10 12:00"),  # tiered above 200,000 input
+        ("openai", "o3", "2025-06-09 12:00"),
+        ("openai", "o3", "2025-06-11 12:00"),
+        ("openai", "gpt-4.1", "2026-05-10 12:00"),
+    ],
+)
+def test_listed_costs_are_genai_prices_own_to_the_last_digit(
+    provider: str, model: str, when: str
+) -> None:
+    moment = at(when)
+    for tokens in (
+        Tokens(input=10, output=3),
+        Tokens(input=1500, output=700, cache_read=400, cache_write=300),
+        Tokens(input=200_000, output=1, cache_read=100_000),
+        Tokens(input=200_001, output=5000, cache_write=1),
+        Tokens(input=1_000_000, output=20_000, cache_read=250_000, cache_write=125_000),
+    ):
+        usage = genai_prices.Usage(
+            input_tokens=tokens.input,
+            output_tokens=tokens.output,
+            cache_read_tokens=tokens.cache_read,
+            cache_write_tokens=tokens.cache_write,
+        )
+        listed = genai_prices.calc_price(
+            usage,
+            model,
+            provider_id=provider,
+            genai_request_timestamp=datetime.fromtimestamp(moment, UTC),
+        )
+        assert listed_cost(provider, model, tokens, moment) == listed.total_price
+    assert listed_cost(provider, "no-such-model-anywhere", Tokens(input=1), moment) is None
+    assert listed_cost("custom-x", model, Tokens(input=1), moment) is None
