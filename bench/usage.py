@@ -10,9 +10,10 @@ For each database (SQLite by default; PostgreSQL in a fresh database of its own 
 server URL is given), in this process:
 
 * setup: ``--requests`` (1,000,000) requests of one team spread over ``--days`` (90)
-  days, across 12 agents, 10 members, 4 routines and 3 provider/model pairs, written
-  straight into ``model_requests`` (bulk inserts; COPY on PostgreSQL) with the rollups
-  they sum to, as recording would have left them;
+  days, across 12 agents, 10 members, 4 routines and 3 provider/model pairs (one
+  without a price), made by the database itself in one ``INSERT … SELECT`` into
+  ``model_requests``, and the rollups they sum to rebuilt from them (as a new time zone
+  rebuilds them), as recording would have left them;
 * ``summary``: ``--calls`` (200) ``UsageService.summary`` calls after 10 for warm-up,
   cycling through the groupings a Usage screen asks for (by agent, member, model,
   routine, agent and model) over the last 30 days, each from the call to its answer;
@@ -33,12 +34,11 @@ import argparse
 import asyncio
 import json
 import platform
-import random
 import sys
 import tempfile
 import time
 import uuid
-from collections import defaultdict
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -52,17 +52,16 @@ sys.path.insert(0, str(ROOT))
 from server.common.clock import SystemClock  # noqa: E402
 from server.common.roles import Role  # noqa: E402
 from server.db.engine import Database  # noqa: E402
-from server.db.tables import model_requests, usage_rollups  # noqa: E402
 from server.host.agents.usage import RequestFor, UsageService, day_of  # noqa: E402
-from server.host.agents.usage_prices import Tokens, listed_cost, to_micros  # noqa: E402
+from server.host.agents.usage_prices import Tokens, listed_cost  # noqa: E402
 from server.host.metrics import HostMetrics  # noqa: E402
 from server.host.services.workspace import Member  # noqa: E402
+from server.host.storage.usage import UsageRepository  # noqa: E402
 
 GOAL_REPORT_P95_MS = 200.0
 GOAL_RECORD_P95_MS = 1.0
 MODELS = (("anthropic", "claude-sonnet-4-5"), ("openai", "gpt-4.1"), ("custom-g", "house"))
 GROUPINGS = (["agent"], ["member"], ["model"], ["routine"], ["agent", "model"])
-BATCH = 20_000
 UTC_ZONE = ZoneInfo("UTC")
 BURST = 20
 
@@ -76,101 +75,87 @@ def stats(values: list[float]) -> dict[str, float]:
     }
 
 
-def generated(team_id: str, count: int, days: int, end: float) -> list[dict[str, Any]]:
-    """``count`` requests over the ``days`` before ``end``, with their costs."""
-    rng = random.Random(36)
-    agents = [uuid.uuid4().hex for _ in range(12)]
-    members = [uuid.uuid4().hex for _ in range(10)]
-    routines = [uuid.uuid4().hex for _ in range(4)]
-    costs: dict[tuple[str, str, int, int, int, str], int | None] = {}
-    rows = []
-    for _ in range(count):
-        at = end - rng.random() * days * 86400
-        provider, model = rng.choice(MODELS)
-        by_routine = rng.random() < 0.2
-        tokens = Tokens(
-            input=rng.choice((800, 1500, 4000, 12000)),
-            output=rng.choice((50, 200, 600)),
-            cache_read=rng.choice((0, 0, 500)),
-        )
-        day = day_of(at, UTC_ZONE)
-        key = (provider, model, tokens.input, tokens.output, tokens.cache_read, day)
-        if key not in costs:
-            cost = listed_cost(provider, model, tokens, at)
-            costs[key] = None if cost is None else to_micros(cost)
-        rows.append(
-            {
-                "id": uuid.uuid4().hex,
-                "team_id": team_id,
-                "agent_id": rng.choice(agents),
-                "thread_id": None,
-                "turn_id": None,
-                "account_id": "" if by_routine else rng.choice(members),
-                "routine_id": rng.choice(routines) if by_routine else "",
-                "provider_id": provider,
-                "model": model,
-                "input_tokens": tokens.input,
-                "output_tokens": tokens.output,
-                "cache_read_tokens": tokens.cache_read,
-                "cache_write_tokens": 0,
-                "reasoning_tokens": 0,
-                "latency_ms": rng.randint(300, 9000),
-                "status": "ok",
-                "cost_micros": costs[key],
-                "at": at,
-                "day": day,
-            }
-        )
-    return rows
-
-
-def rollups(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The rollup rows the requests sum to."""
-    keys = ("team_id", "day", "agent_id", "account_id", "provider_id", "model", "routine_id")
-    summed: dict[tuple[str, ...], dict[str, Any]] = defaultdict(
-        lambda: {
-            "requests": 0,
-            "input_tokens": 0,
-            "output_tokens": 0,
-            "cache_read_tokens": 0,
-            "cache_write_tokens": 0,
-            "reasoning_tokens": 0,
-            "cost_micros": 0,
-            "unpriced_requests": 0,
-        }
-    )
-    for row in rows:
-        key = tuple(row[k] for k in keys)
-        total = summed[key]
-        total["requests"] += 1
-        for name in ("input_tokens", "output_tokens", "cache_read_tokens"):
-            total[name] += row[name]
-        if row["cost_micros"] is None:
-            total["unpriced_requests"] += 1
-        else:
-            total["cost_micros"] += row["cost_micros"]
-    return [dict(zip(keys, key, strict=True)) | total for key, total in summed.items()]
-
-
-async def load(db: Database, rows: list[dict[str, Any]]) -> None:
-    if db.is_sqlite:
-        for start in range(0, len(rows), BATCH):
-            async with db.write() as conn:
-                await conn.execute(model_requests.insert(), rows[start : start + BATCH])
-    else:
-        columns = [c.name for c in model_requests.columns]
-        async with db.write() as conn:
-            raw = (await conn.get_raw_connection()).driver_connection
-            assert raw is not None
-            await raw.copy_records_to_table(
-                "model_requests",
-                records=[tuple(r[c] for c in columns) for r in rows],
-                columns=columns,
+def _rates() -> list[tuple[Decimal, Decimal, Decimal]]:
+    """USD per token (uncached input, cache read, output) of the two priced benchmark
+    models today; the third (a custom provider's) has no price."""
+    now = time.time()
+    rates = []
+    for provider, model in MODELS[:2]:
+        per = [
+            listed_cost(provider, model, tokens, now)
+            for tokens in (
+                Tokens(input=1000),
+                Tokens(input=1000, cache_read=1000),
+                Tokens(output=1000),
             )
-    summed = rollups(rows)
-    for start in range(0, len(summed), BATCH):
-        async with db.write() as conn:
-            await conn.execute(usage_rollups.insert(), summed[start : start + BATCH])
+        ]
+        rates.append(tuple(p / 1000 for p in per if p is not None))
+    return rates  # type: ignore[return-value]
+
+
+def generating_sql(db: Database, team_id: str, count: int, days: int, end: float) -> str:
+    """One statement that writes ``count`` requests over the ``days`` before ``end``,
+    spread over 12 agents, 10 members, 4 routines (a fifth of the requests) and 3 models,
+    with their costs: the database makes the rows, so a million take seconds, not the
+    minutes of rows sent from here."""
+    if db.is_sqlite:
+        numbers = (
+            "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n "  # noqa: S608
+            f"WHERE i < {count - 1})"
+        )
+
+        def pad(expression: str) -> str:
+            return f"printf('%032d', {expression})"
+
+        hex_id = "printf('%032x', i)"
+        day = "strftime('%Y-%m-%d', at, 'unixepoch')"
+    else:
+        numbers = f"WITH n(i) AS (SELECT generate_series(0, {count - 1})::bigint)"
+
+        def pad(expression: str) -> str:
+            return f"lpad(({expression})::text, 32, '0')"
+
+        hex_id = "lpad(to_hex(i), 32, '0')"
+        day = "to_char(to_timestamp(at) AT TIME ZONE 'UTC', 'YYYY-MM-DD')"
+    span_ms = days * 86_400_000
+    cost = " ".join(
+        f"WHEN {n} THEN CAST(ROUND((input_tokens - cache_read_tokens) * {r[0] * 1000000}"
+        f" + cache_read_tokens * {r[1] * 1000000} + output_tokens * {r[2] * 1000000}) AS BIGINT)"
+        for n, r in enumerate(_rates())
+    )
+    providers = " ".join(f"WHEN {n} THEN '{p}'" for n, (p, _) in enumerate(MODELS))
+    models = " ".join(f"WHEN {n} THEN '{m}'" for n, (_, m) in enumerate(MODELS))
+    # Built from the benchmark's own numbers and names only.
+    return f"""
+INSERT INTO model_requests (id, team_id, agent_id, thread_id, turn_id, account_id,
+  routine_id, provider_id, model, input_tokens, output_tokens, cache_read_tokens,
+  cache_write_tokens, reasoning_tokens, latency_ms, status, cost_micros, at, day)
+{numbers},
+picked AS (
+  SELECT i, {end} - ((i * 2654435761) % {span_ms}) / 1000.0 AS at,
+    (i * 7) % 12 AS agent, (i * 13) % 10 AS member, (i % 5 = 0) AS by_routine,
+    (i * 11) % 4 AS routine, (i * 17) % 3 AS model_n,
+    CASE (i * 19) % 4 WHEN 0 THEN 800 WHEN 1 THEN 1500 WHEN 2 THEN 4000 ELSE 12000 END
+      AS input_tokens,
+    CASE (i * 23) % 3 WHEN 0 THEN 50 WHEN 1 THEN 200 ELSE 600 END AS output_tokens,
+    CASE (i * 29) % 3 WHEN 0 THEN 500 ELSE 0 END AS cache_read_tokens
+  FROM n
+)
+SELECT {hex_id}, '{team_id}', {pad("agent")}, NULL, NULL,
+  CASE WHEN by_routine THEN '' ELSE {pad("1000 + member")} END,
+  CASE WHEN by_routine THEN {pad("2000 + routine")} ELSE '' END,
+  CASE model_n {providers} END, CASE model_n {models} END,
+  input_tokens, output_tokens, cache_read_tokens, 0, 0, 300 + (i * 31) % 8000, 'ok',
+  CASE model_n {cost} ELSE NULL END, at, {day}
+FROM picked
+"""  # noqa: S608
+
+
+async def load(db: Database, team_id: str, count: int, days: int, end: float) -> None:
+    """The requests, then their rollups summed from them as recording leaves them."""
+    async with db.write() as conn:
+        await conn.exec_driver_sql(generating_sql(db, team_id, count, days, end))
+        await UsageRepository().update_days(conn, team_id, [])
     if not db.is_sqlite:
         async with db.write() as conn:
             await conn.exec_driver_sql("ANALYZE model_requests")
@@ -184,10 +169,8 @@ async def run(url: str, label: str, args: argparse.Namespace) -> dict[str, Any]:
         team_id = uuid.uuid4().hex
         end = time.time()
         started = time.perf_counter()
-        rows = generated(team_id, args.requests, args.days, end)
-        await load(db, rows)
+        await load(db, team_id, args.requests, args.days, end)
         setup_seconds = time.perf_counter() - started
-        del rows
         clock = SystemClock()
         usage = UsageService(db, clock, HostMetrics())
         owner = Member(team_id, uuid.uuid4().hex, Role.OWNER)
