@@ -1094,6 +1094,23 @@ async def test_each_model_request_is_recorded_as_the_provider_reported_it(
     exported = await host.member.call("usage-v1/csv", {"by": ["agent"]})
     assert exported["csv"].splitlines()[0].startswith('"agent","requests"')
 
+    # The owner's own turn with the agent is the owner's: the member, naming the owner,
+    # still reads only their own use.
+    owner_follow = await start_thread(host, agent_id, host.admin)
+    host.openai.script(openai_text("Hello."))
+    await send(owner_follow, "Hi")
+    assert (await owner_follow.until("turn-finished"))["status"] == "done"
+    owner_id = (await host.admin.call("host-v1/whoami"))["accountId"]
+    asked = await host.member.call(
+        "usage-v1/summary", {"by": ["agent", "member"], "accountId": owner_id}
+    )
+    assert [r["key"]["member"] for r in asked["rows"] if r["key"]["agent"] == agent_id] == [
+        seen["key"]["member"]
+    ]
+    both = await host.admin.call("usage-v1/summary", {"by": ["agent", "member"]})
+    members = {r["key"]["member"] for r in both["rows"] if r["key"]["agent"] == agent_id}
+    assert members == {seen["key"]["member"], owner_id}
+
 
 async def test_a_budget_spent_mid_turn_ends_it_after_the_current_request(host: TurnsHost) -> None:
     agent_id = await make_agent(host)
