@@ -293,6 +293,20 @@ HOST_ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode("hookNotFound", "No such webhook trigger, or it is disabled."),
     ErrorCode("tooManyHooks", "The routine has as many webhook triggers as it may."),
     ErrorCode("routinesUnavailable", "This host cannot start routines."),
+    ErrorCode(
+        "budgetExceeded",
+        "A budget of the team is spent: new turns and routine runs wait until an owner or "
+        "admin raises it (the message names the budget).",
+    ),
+    ErrorCode("budgetNotFound", "No such budget in the team."),
+    ErrorCode("invalidBudget", "A budget's field is not valid (the field is named)."),
+    ErrorCode("tooManyBudgets", "The team has as many budgets as it may."),
+    ErrorCode("invalidPrice", "A price is not a number of US dollars per million tokens."),
+    ErrorCode("priceNotFound", "No such price in the team."),
+    ErrorCode("invalidTimeZone", "A time zone is not an IANA time zone name."),
+    ErrorCode(
+        "invalidCurrency", "A currency is not a three-letter code, or its rate is not valid."
+    ),
 )
 
 # Why a host ended a connection: the ``code`` of its ``revoked`` event (the hub names it).

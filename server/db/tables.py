@@ -831,3 +831,111 @@ access_token_uses = sa.Table(
     sa.Column("outcome", sa.String(16), nullable=False),
     sa.Index(None, "team_id", "token_id", "at"),
 )
+
+# One row per model request: who it was for, what it cost (see docs/usage.md).
+model_requests = sa.Table(
+    "model_requests",
+    metadata,
+    sa.Column("id", ID, primary_key=True),
+    sa.Column("team_id", ID, nullable=False),
+    sa.Column("agent_id", ID, nullable=False),
+    sa.Column("thread_id", ID, nullable=True),
+    sa.Column("turn_id", ID, nullable=True),
+    # The member who started the turn ('' for none), and the routine whose run it was ('').
+    sa.Column("account_id", ID, nullable=False),
+    sa.Column("routine_id", ID, nullable=False),
+    sa.Column("provider_id", sa.String(64), nullable=False),
+    sa.Column("model", sa.String(200), nullable=False),
+    sa.Column("input_tokens", sa.BigInteger, nullable=False),
+    sa.Column("output_tokens", sa.BigInteger, nullable=False),
+    sa.Column("cache_read_tokens", sa.BigInteger, nullable=False),
+    sa.Column("cache_write_tokens", sa.BigInteger, nullable=False),
+    sa.Column("reasoning_tokens", sa.BigInteger, nullable=False),
+    sa.Column("latency_ms", sa.Integer, nullable=False),
+    # ok, or failed (the provider answered with an error or the stream broke)
+    sa.Column("status", sa.String(16), nullable=False),
+    # USD micro-dollars; null: the model has no price
+    sa.Column("cost_micros", sa.BigInteger, nullable=True),
+    sa.Column("at", TIME, nullable=False),
+    # The day in the team's time zone (YYYY-MM-DD): the rollup row it is summed in.
+    sa.Column("day", sa.String(10), nullable=False),
+    sa.Index(None, "team_id", "at"),
+)
+
+# Sums of model_requests per team, day, agent, member, provider, model and routine,
+# kept in the transaction that adds each request: reports read these, never the rows.
+usage_rollups = sa.Table(
+    "usage_rollups",
+    metadata,
+    sa.Column("team_id", ID, primary_key=True),
+    sa.Column("day", sa.String(10), primary_key=True),
+    sa.Column("agent_id", ID, primary_key=True),
+    sa.Column("account_id", ID, primary_key=True),
+    sa.Column("provider_id", sa.String(64), primary_key=True),
+    sa.Column("model", sa.String(200), primary_key=True),
+    sa.Column("routine_id", ID, primary_key=True),
+    sa.Column("requests", sa.BigInteger, nullable=False),
+    sa.Column("input_tokens", sa.BigInteger, nullable=False),
+    sa.Column("output_tokens", sa.BigInteger, nullable=False),
+    sa.Column("cache_read_tokens", sa.BigInteger, nullable=False),
+    sa.Column("cache_write_tokens", sa.BigInteger, nullable=False),
+    sa.Column("reasoning_tokens", sa.BigInteger, nullable=False),
+    # The priced requests' cost (USD micro-dollars) and how many had no price.
+    sa.Column("cost_micros", sa.BigInteger, nullable=False),
+    sa.Column("unpriced_requests", sa.BigInteger, nullable=False),
+)
+
+# A team's own prices (USD per million tokens, decimal strings), each from ``valid_from`` on.
+usage_prices = sa.Table(
+    "usage_prices",
+    metadata,
+    sa.Column("id", ID, primary_key=True),
+    sa.Column("team_id", ID, nullable=False),
+    sa.Column("provider_id", sa.String(64), nullable=False),
+    sa.Column("model", sa.String(200), nullable=False),
+    sa.Column("valid_from", TIME, nullable=False),
+    sa.Column("input", sa.String(32), nullable=False),
+    sa.Column("output", sa.String(32), nullable=False),
+    sa.Column("cache_read", sa.String(32), nullable=False),
+    sa.Column("cache_write", sa.String(32), nullable=False),
+    sa.Column("created_by", ID, nullable=False),
+    sa.Column("created_at", TIME, nullable=False),
+    sa.UniqueConstraint("team_id", "provider_id", "model", "valid_from"),
+)
+
+# A team's usage settings: the time zone its days and months are counted in, and the
+# currency it shows costs in at a rate it sets (units of it per US dollar).
+usage_settings = sa.Table(
+    "usage_settings",
+    metadata,
+    sa.Column("team_id", ID, primary_key=True),
+    sa.Column("time_zone", sa.String(64), nullable=False),
+    sa.Column("currency", sa.String(3), nullable=False),
+    sa.Column("rate", sa.String(32), nullable=False),
+    sa.Column("updated_at", TIME, nullable=False),
+)
+
+budgets = sa.Table(
+    "budgets",
+    metadata,
+    sa.Column("id", ID, primary_key=True),
+    sa.Column("team_id", ID, nullable=False),
+    sa.Column("name", sa.String(100), nullable=False),
+    # team, agent, member or routine; target_id names the agent, member or routine ('')
+    sa.Column("scope", sa.String(16), nullable=False),
+    sa.Column("target_id", ID, nullable=False),
+    # month (calendar month in the team's zone), or custom (first_day..last_day)
+    sa.Column("period", sa.String(16), nullable=False),
+    sa.Column("first_day", sa.String(10), nullable=True),
+    sa.Column("last_day", sa.String(10), nullable=True),
+    # cost (USD micro-dollars) or tokens
+    sa.Column("unit", sa.String(16), nullable=False),
+    sa.Column("amount", sa.BigInteger, nullable=False),
+    # The period whose 80 % notice went out (its first day), so it goes once.
+    sa.Column("warned_period", sa.String(10), nullable=True),
+    sa.Column("created_by", ID, nullable=False),
+    sa.Column("updated_by", ID, nullable=False),
+    sa.Column("created_at", TIME, nullable=False),
+    sa.Column("updated_at", TIME, nullable=False),
+    sa.Index(None, "team_id"),
+)

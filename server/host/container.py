@@ -21,9 +21,11 @@ from server.common.protocol.capabilities import LIVE_VIEW_CAPABILITIES
 from server.common.protocol.events import BrowserTabsChanged
 from server.common.protocol.view import VIEW_PREFIX
 from server.common.public_addresses import PublicOnlyPolicy
+from server.common.roles import Role
 from server.config import Settings
 from server.db.engine import Database
 from server.host.agents.attention import AttentionRegistry
+from server.host.agents.budgets import BudgetService
 from server.host.agents.email_notices import MailServer
 from server.host.agents.hub_outbox import HubOutbox
 from server.host.agents.mcp.connections import McpConnections
@@ -42,7 +44,14 @@ from server.host.agents.team_webhook_events import app_link
 from server.host.agents.team_webhook_sender import WebhookSender
 from server.host.agents.team_webhooks import TeamWebhookService
 from server.host.agents.threads import ThreadService, TurnEnded
-from server.host.agents.work_signals import AttentionWaiting, RoutineDeleted, RunFinished
+from server.host.agents.usage import UsageService
+from server.host.agents.usage_meter import UsageMeters
+from server.host.agents.work_signals import (
+    AttentionWaiting,
+    BudgetReached,
+    RoutineDeleted,
+    RunFinished,
+)
 from server.host.browser.pages import PageAttached
 from server.host.browser.protection import ProtectionChanged
 from server.host.browser.runtime import BrowserRuntime
@@ -154,6 +163,8 @@ class _Agents:
     mcp_endpoint: McpEndpoint
     mcp_servers: McpServerService
     mcp_sign_ins: McpSignIns
+    usage: UsageService
+    budgets: BudgetService
 
 
 @dataclass(frozen=True)
@@ -215,6 +226,8 @@ class HostServices:
     mcp_endpoint: McpEndpoint
     mcp_servers: McpServerService
     mcp_sign_ins: McpSignIns
+    usage: UsageService
+    budgets: BudgetService
     live: LiveViews
     teaching: TeachingService
     control_requests: ControlRequestService
@@ -279,6 +292,8 @@ class HostServices:
         # Turns end first: they use the browser, the peers and the providers; then reviews.
         self._resources.push_async_callback(self.memories.uses_counted)
         self._resources.push_async_callback(self.memory_review.close)
+        # After the turns end: what they recorded is written.
+        self._resources.push_async_callback(self.usage.close)
         self._resources.push_async_callback(self.threads.close)
         # Routines stop firing and following runs before turns end (those end interrupted).
         self._resources.push_async_callback(self.routines.close)
@@ -326,6 +341,7 @@ def _wire_signals(host: HostServices) -> None:
     on(StepRecorded, lambda s: host.teaching.step(s.step))
     on(AttentionWaiting, host.notifications.attention_waiting)
     on(RunFinished, host.notifications.run_finished)
+    on(BudgetReached, host.notifications.budget_reached)
     on(RunFinished, host.team_webhooks.run_finished)
     on(AttentionWaiting, host.team_webhooks.attention_waiting)
 
@@ -452,8 +468,28 @@ def _agents(base: _Base, machinery: _Machinery, stores: _Stores, browsing: _Brow
         announce,
         base.settings.data_dir,
     )
+    usage = UsageService(db, clock, machinery.metrics)
+    peers = machinery.peers
+    budgets = BudgetService(
+        db,
+        clock,
+        usage,
+        machinery.signals,
+        # The owners and admins connected now, besides whoever set the budget.
+        admins=lambda team_id: [
+            p.account_id for p in peers.team_peers(team_id) if p.role.at_least(Role.ADMIN)
+        ],
+    )
     threads = _threads(
-        base, machinery, stores, agents, attention, models, tool_contexts, mcp_servers
+        base,
+        machinery,
+        stores,
+        agents,
+        attention,
+        models,
+        tool_contexts,
+        mcp_servers,
+        UsageMeters(usage, budgets),
     )
     memory_review = MemoryReview(
         stores.memories,
@@ -499,6 +535,8 @@ def _agents(base: _Base, machinery: _Machinery, stores: _Stores, browsing: _Brow
         ),
         mcp_servers,
         McpSignIns(mcp_servers, machinery.browser),
+        usage,
+        budgets,
     )
 
 
@@ -533,6 +571,7 @@ def _threads(
     models: ModelProviders,
     tool_contexts: ToolContextFactory,
     mcp_servers: McpServerService,
+    meters: UsageMeters,
 ) -> ThreadService:
     return ThreadService(
         base.db,
@@ -551,6 +590,7 @@ def _threads(
         memories=stores.memories,
         memory_prompt_tokens=base.settings.host.memory_prompt_tokens,
         mcp_tools=mcp_servers.turn_tools,
+        usage=meters,
     )
 
 

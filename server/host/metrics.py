@@ -227,6 +227,20 @@ class HostMetrics:
         self.turns = Counter(
             "crewhost_turns", "Agent turns ended, by status.", ["status"], registry=self.registry
         )
+        # By provider and model only: a team or member label would grow without bound.
+        self.model_tokens = Counter(
+            "crewhost_model_tokens",
+            "Tokens of model requests, by provider, model and kind (input, output, "
+            "cache_read, cache_write, reasoning).",
+            ["provider", "model", "kind"],
+            registry=self.registry,
+        )
+        self.model_cost = Counter(
+            "crewhost_model_cost_usd",
+            "Cost of priced model requests in US dollars, by provider and model.",
+            ["provider", "model"],
+            registry=self.registry,
+        )
         self.provider_seconds = Histogram(
             "crewhost_provider_request_seconds",
             "Time of one model-provider request, to its last event, by outcome (ok, failed).",

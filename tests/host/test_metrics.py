@@ -89,6 +89,8 @@ def present(name: str, **labels: str) -> Check:
 
 # Every metric docs/operations.md lists, the activity of the test below that moves it, and
 # how that shows on /metrics (scraped before, during and after the activity).
+# The model of the turn below: the built-in Anthropic provider's default, which has a price.
+TURN_MODEL = "claude-sonnet-4-5"
 MOVES: dict[str, tuple[str, Check]] = {
     "crewhost_http_requests_total": (
         "the sign-ins",
@@ -171,6 +173,14 @@ MOVES: dict[str, tuple[str, Check]] = {
     "crewhost_provider_request_seconds": (
         "the turn asks the model",
         moved("crewhost_provider_request_seconds_count", outcome="ok"),
+    ),
+    "crewhost_model_tokens_total": (
+        "the turn's model request is recorded",
+        moved("crewhost_model_tokens_total", provider="anthropic", model=TURN_MODEL, kind="input"),
+    ),
+    "crewhost_model_cost_usd_total": (
+        "the turn's model request is priced",
+        moved("crewhost_model_cost_usd_total", provider="anthropic", model=TURN_MODEL),
     ),
     "crewhost_host_table_entries": (
         "a peer and a view are open",

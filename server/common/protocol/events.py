@@ -14,7 +14,9 @@ from pydantic import Field, create_model
 from server.common.protocol.team_api import TeamApiEvent
 from server.common.wire import WireModel
 
-TurnStatus = Literal["done", "denied", "capped", "incomplete", "stopped", "error", "interrupted"]
+TurnStatus = Literal[
+    "done", "denied", "capped", "incomplete", "stopped", "error", "interrupted", "budget"
+]
 """How a turn ended; ``incomplete``: the model's reply was cut at its token limit;
 ``interrupted``: the host stopped (or crashed) while it ran."""
 
@@ -343,9 +345,10 @@ class RoutineRunFinished(HostEvent):
     thread_id: str | None
 
 
-NotificationKind = Literal["approval", "question", "runFinished", "runFailed"]
+NotificationKind = Literal["approval", "question", "runFinished", "runFailed", "budget"]
 """What a notification is about: an approval (or a secret, or a vault item) waiting for the
-member, an agent's question to them, a routine's run they see that finished or failed."""
+member, an agent's question to them, a routine's run they see that finished or failed, a
+budget that passed 80 %."""
 
 
 class NotificationAdded(HostEvent):

@@ -1,8 +1,9 @@
 """People notifications: what each member is told, and how.
 
-The service follows two signals: ``AttentionWaiting`` (an approval or a question for the
-members it is addressed to) and ``RunFinished`` (a routine's run, for the members who see
-its runs). For each member it keeps a notification in the database, sends the member's
+The service follows three signals: ``AttentionWaiting`` (an approval or a question for the
+members it is addressed to), ``RunFinished`` (a routine's run, for the members who see
+its runs) and ``BudgetReached`` (a budget past 80 %, for owners, admins and the member
+concerned). For each member it keeps a notification in the database, sends the member's
 open windows a ``notification-created`` event, publishes ``NotificationCreated`` and, as
 the member chose per kind, sends an email at once or keeps the notice for the member's
 hourly digest. A notification holds words and ids only: the run's name and status, the
@@ -30,7 +31,12 @@ from server.common.protocol.events import (
 from server.common.tasks import BackgroundTasks
 from server.db.engine import Database
 from server.host.agents.email_notices import MailServer, check_address
-from server.host.agents.work_signals import AttentionWaiting, NotificationCreated, RunFinished
+from server.host.agents.work_signals import (
+    AttentionWaiting,
+    BudgetReached,
+    NotificationCreated,
+    RunFinished,
+)
 from server.host.services.workspace import Member
 from server.host.signals import Signals
 from server.host.storage.notifications import (
@@ -78,6 +84,8 @@ class EmailPreferences:
             "question": self.question,
             "runFinished": self.run_finished,
             "runFailed": self.run_failed,
+            # A budget nearly spent is mailed as a failed run is: both stop work.
+            "budget": self.run_failed,
         }[kind]
 
 
@@ -160,6 +168,18 @@ class NotificationService:
             thread_id=signal.thread_id,
             routine_id=signal.routine_id,
             run_id=signal.run_id,
+        )
+
+    async def budget_reached(self, signal: BudgetReached) -> None:
+        """Tell the owners and admins (and the member concerned) that a budget passed 80 %."""
+        await self._tell(
+            signal.team_id,
+            signal.accounts,
+            kind="budget",
+            title=signal.title,
+            body=signal.body,
+            agent_id=signal.agent_id,
+            thread_id=None,
         )
 
     # What members ask for.

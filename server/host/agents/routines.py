@@ -61,6 +61,7 @@ _TURN_STATUS: dict[str, RunStatus] = {
     "stopped": "stopped",
     "error": "error",
     "incomplete": "error",
+    "budget": "budget",
 }
 
 Announce = Callable[[str, events.HostEvent, Callable[[str], bool]], None]
@@ -366,7 +367,8 @@ class RoutineService:
                 ),
             )
         except CrewhostError as exc:
-            status: RunStatus = "skipped" if exc.code == "turnRunning" else "error"
+            refusals: dict[str, RunStatus] = {"turnRunning": "skipped", "budgetExceeded": "budget"}
+            status = refusals.get(exc.code, "error")
             await self._finish(run, status, exc.message)
             return
         except Exception as exc:

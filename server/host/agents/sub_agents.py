@@ -70,6 +70,8 @@ async def run_sub_agent(
         max_tokens=parent.max_tokens,
         allowed_tools=sub_agent_tools(request.type),
         call_id_prefix=f"{parent.call_id_prefix}.{sub_agent_id}",
+        # Its requests count as the parent turn's, against the same budgets.
+        meter=parent.meter,
     )
     sink = SubAgentSink(sub_agent_id, request, tell, thread_id, turn_id)
     sink.tell("started")

@@ -54,6 +54,8 @@ from server.host.agents.turn_loop import (
     consent_summary,
     run_turn,
 )
+from server.host.agents.usage import RequestFor
+from server.host.agents.usage_meter import UsageMeters
 from server.host.browser.callers import Caller
 from server.host.metrics import HostMetrics
 from server.host.services.agents import AgentService
@@ -138,6 +140,8 @@ class RunningTurn:
     approvers: tuple[str, ...] | None = None
     attention_seconds: float | None = None
     routine_id: str | None = None
+    # The member who started it ('' for a routine's run): whose use its requests are.
+    started_by: str = ""
     # Its end is stored: a member who reads the thread reads it from the transcript.
     finished: bool = False
 
@@ -164,8 +168,11 @@ class ThreadService:
         memories: MemoryService | None = None,
         memory_prompt_tokens: int = 0,
         mcp_tools: McpToolsFor | None = None,
+        usage: UsageMeters | None = None,
     ) -> None:
         self._db = db
+        # Budgets checked and model requests recorded (None: not counted).
+        self._usage = usage
         self._mcp_tools = mcp_tools
         # The agent's memories without a site, in each turn's system prompt.
         self._memories = memories
@@ -369,12 +376,15 @@ class ThreadService:
             if running is not None:
                 return await self._queue.add(running.thread, account_id, message)
             if not await self._queue.list_queued(team_id, thread_id):
-                return await self._start_turn(thread, agent, message)
+                await self._check_budgets(thread, agent, account_id, None)
+                return await self._start_turn(thread, agent, message, started_by=account_id)
             # Messages a restart left queued go first: this one joins them, the oldest starts.
             queued = await self._queue.add(thread, account_id, message)
             oldest = await self._queue.take_next(thread, turn_id := uuid.uuid4().hex)
             if oldest is not None:
-                await self._start_turn(thread, agent, oldest, turn_id=turn_id)
+                await self._start_turn(
+                    thread, agent, oldest, turn_id=turn_id, started_by=thread.created_by
+                )
             return queued
 
     async def start_unattended(
@@ -404,6 +414,8 @@ class ThreadService:
         async with self._thread_lock(thread.id):
             if thread.id in self._running:
                 raise Conflict("the agent is still answering; stop it or wait", code="turnRunning")
+            routine_id = unattended.routine_id if unattended is not None else None
+            await self._check_budgets(thread, agent, "" if routine_id else account_id, routine_id)
             return await self._start_turn(
                 thread, agent, UserMessage(text=text), unattended=unattended
             )
@@ -423,6 +435,7 @@ class ThreadService:
         *,
         turn_id: str | None = None,
         unattended: Unattended | None = None,
+        started_by: str = "",
     ) -> Turn:
         """Store ``message`` and start its turn (the thread's lock is held)."""
         team_id, thread_id = thread.team_id, thread.id
@@ -433,7 +446,7 @@ class ThreadService:
         title = None if thread.title else title_from_message(message.text)
         if title is not None:
             thread = replace(thread, title=title)
-        running = RunningTurn(turn, thread)
+        running = RunningTurn(turn, thread, started_by=started_by)
         if unattended is not None:
             running.approvers = unattended.approvers or None
             running.attention_seconds = unattended.attention_seconds
@@ -479,8 +492,40 @@ class ThreadService:
         if message is None:
             return False
         del self._running[thread.id]
-        await self._start_turn(thread, agent, message, turn_id=turn_id)
+        # The queue keeps no sender: the thread's starter (a private thread's only member).
+        await self._start_turn(
+            thread, agent, message, turn_id=turn_id, started_by=thread.created_by
+        )
         return True
+
+    async def _check_budgets(
+        self, thread: Thread, agent: Agent, account_id: str, routine_id: str | None
+    ) -> None:
+        """``budgetExceeded`` when a budget that concerns the new turn is spent."""
+        if self._usage is not None:
+            await self._usage.check_start(
+                self._request_for(thread, agent, None, account_id, routine_id, agent.model or "")
+            )
+
+    @staticmethod
+    def _request_for(
+        thread: Thread,
+        agent: Agent,
+        turn_id: str | None,
+        account_id: str,
+        routine_id: str | None,
+        model: str,
+    ) -> RequestFor:
+        return RequestFor(
+            team_id=thread.team_id,
+            agent_id=agent.id,
+            thread_id=thread.id,
+            turn_id=turn_id,
+            account_id=account_id,
+            routine_id=routine_id or "",
+            provider_id=agent.provider,
+            model=model,
+        )
 
     def _thread_lock(self, thread_id: str) -> asyncio.Lock:
         lock = self._thread_locks.get(thread_id)
@@ -601,6 +646,20 @@ class ThreadService:
                     None
                     if self._mcp_tools is None
                     else await self._mcp_tools(thread.team_id, agent.id)
+                ),
+                meter=(
+                    None
+                    if self._usage is None
+                    else self._usage.for_turn(
+                        self._request_for(
+                            thread,
+                            agent,
+                            running.turn.id,
+                            running.started_by,
+                            running.routine_id,
+                            model,
+                        )
+                    )
                 ),
             )
             await run_turn(setup, sink, functools.partial(self._consent, running, agent), progress)

@@ -6,10 +6,13 @@
    agent's permissions auto-approve its family. A denial ends the turn ``denied`` and
    nothing of that call runs.
 3. Results go back to the model, and the loop goes on until a reply has no tool call.
-4. After the cap on tool calls the turn ends ``capped``; a provider failure ends it
+4. Before each model request the turn's meter checks its budgets (the last request's input
+   as the estimate): a spent one ends the turn ``budget`` (after the request before it
+   finished); each request is recorded with its tokens, latency and outcome.
+5. After the cap on tool calls the turn ends ``capped``; a provider failure ends it
    ``error`` with a readable reason, never an exception. A reply cut at its token limit
    (inside a tool call, or in its text) ends it ``incomplete``, and none of its calls runs.
-5. A reply that breaks off after it started streaming is asked for once more; the sink is
+6. A reply that breaks off after it started streaming is asked for once more; the sink is
    told to drop what the broken one said (``text_reset``).
 
 Whatever ends it, the transcript it leaves is valid for the next turn on either wire
@@ -86,6 +89,16 @@ class CallCard:
 Consent = Callable[[ToolCall, str | None], Awaitable[bool]]
 
 
+class RequestMeter(Protocol):
+    """What counts a turn's model requests: the budgets before each, the record after."""
+
+    async def before_request(self, estimated_input: int) -> None:
+        """Raise a ``CrewhostError`` (``budgetExceeded``) when a budget is spent."""
+        ...
+
+    async def requested(self, usage: Usage, seconds: float, *, ok: bool) -> None: ...
+
+
 class TurnTools(Protocol):
     """Tools of one turn beside the catalog (an agent's MCP servers' tools)."""
 
@@ -121,6 +134,8 @@ class TurnProgress:
     provider_requests: list[tuple[str, float]] = field(default_factory=list)
     # How many calls the model made (run or not): the number in each call's host id.
     calls_named: int = 0
+    # The input tokens of the last model request: the estimate of the next one's.
+    last_input_tokens: int = 0
 
     @property
     def ended(self) -> bool:
@@ -155,6 +170,8 @@ class TurnSetup:
     steer: Callable[[], Awaitable[list[UserMessage]]] | None = None
     # The agent's MCP tools (offered only when the turn has the whole catalog).
     extra_tools: TurnTools | None = None
+    # Checks budgets before each model request and records each one (None: not counted).
+    meter: RequestMeter | None = None
 
 
 @functools.cache
@@ -179,6 +196,8 @@ async def run_turn(
         if setup.steer is not None:
             # After the last reply's results: the model reads them with the members' words.
             progress.new_messages.extend(await setup.steer())
+        if not await _within_budget(setup, progress):
+            break
         reply = await _ask(setup, specs, sink, progress)
         if reply is None:
             break
@@ -203,6 +222,18 @@ async def run_turn(
     return progress
 
 
+async def _within_budget(setup: TurnSetup, progress: TurnProgress) -> bool:
+    """Whether the next model request may go; a spent budget ends the turn ``budget``."""
+    if setup.meter is None:
+        return True
+    try:
+        await setup.meter.before_request(progress.last_input_tokens)
+    except CrewhostError as exc:
+        progress.end("budget", exc.message, exc.code)
+        return False
+    return True
+
+
 async def _ask(
     setup: TurnSetup, specs: tuple[ToolSpec, ...], sink: TurnSink, progress: TurnProgress
 ) -> AssistantMessage | None:
@@ -217,6 +248,7 @@ async def _ask(
         )
         failure = None
         said = False
+        used = Usage(0, 0)
         asked = time.perf_counter()
         async with setup.provider.stream(request) as stream:
             async for event in stream:
@@ -224,13 +256,19 @@ async def _ask(
                     said = True
                     sink.text(event.text)
                 elif isinstance(event, Usage):
+                    used = event
                     progress.input_tokens += event.input_tokens
                     progress.output_tokens += event.output_tokens
                 elif isinstance(event, Failed):
                     failure = event.error
             reply = stream.reply
         outcome = "ok" if failure is None else "failed"
-        progress.provider_requests.append((outcome, time.perf_counter() - asked))
+        seconds = time.perf_counter() - asked
+        progress.provider_requests.append((outcome, seconds))
+        if used.input_tokens:
+            progress.last_input_tokens = used.input_tokens
+        if setup.meter is not None:
+            await setup.meter.requested(used, seconds, ok=failure is None)
         if failure is None:
             progress.provider_answered = True
             cut = _cut_reason(reply, setup.max_tokens)

@@ -3,7 +3,8 @@
 Routines publish ``RoutineDue`` when a schedule fires, ``RunFinished`` when a run ends
 and ``RoutineDeleted`` when one is gone; the attention registry publishes
 ``AttentionWaiting`` when a request needs a person; the notification service publishes
-``NotificationCreated`` for each member it tells. Notifications, team webhooks, email
+``NotificationCreated`` for each member it tells; budgets publish ``BudgetReached``
+when one passes 80 %. Notifications, team webhooks, email
 and webhook triggers subscribe to them in the container.
 """
 
@@ -80,3 +81,17 @@ class NotificationCreated:
     account_id: str
     notification_id: str
     kind: str
+
+
+@dataclass(frozen=True)
+class BudgetReached:
+    """A budget passed 80 % of its period (once per period): ``accounts`` are the owners
+    and admins the host knows and the member concerned; ``title`` and ``body`` say which
+    budget and how much is used, in words."""
+
+    team_id: str
+    budget_id: str
+    agent_id: str
+    title: str
+    body: str
+    accounts: tuple[str, ...]

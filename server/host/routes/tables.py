@@ -10,6 +10,7 @@ from server.host.routes import (
     browser_profiles,
     browser_proxies,
     browsing_memory,
+    budgets,
     mail_server,
     mcp_servers,
     mcp_sign_in,
@@ -23,6 +24,7 @@ from server.host.routes import (
     teaching,
     team_webhooks,
     threads,
+    usage,
     vault,
     web_search,
     workspace,
@@ -52,4 +54,6 @@ ROUTE_TABLES = (
     team_webhooks.routes,
     mcp_servers.routes,
     mcp_sign_in.routes,
+    usage.routes,
+    budgets.routes,
 )

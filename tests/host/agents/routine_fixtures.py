@@ -47,6 +47,8 @@ class TurnsByHand:
     busy_threads: set[str] = field(default_factory=set)
     # Set: every turn ends at once with this status.
     auto_end: str | None = None
+    # Set: every start is refused so (a spent budget's ``budgetExceeded``).
+    refusal: Conflict | None = None
 
     async def start_unattended(
         self,
@@ -62,6 +64,8 @@ class TurnsByHand:
     ) -> Turn:
         if agent_id != AGENT:
             raise NotFound("no such agent", code="agentNotFound")
+        if self.refusal is not None:
+            raise self.refusal
         thread_id = thread_id or uuid.uuid4().hex
         if thread_id in self.busy_threads:
             raise Conflict("the agent is still answering", code="turnRunning")

@@ -8,7 +8,7 @@ from collections.abc import Sized
 
 import pytest
 
-from server.common.errors import Forbidden, NotFound
+from server.common.errors import Conflict, Forbidden, NotFound
 from server.common.protocol.events import RoutineRunFinished, RoutineRunStarted
 from server.host.agents.routine_schedules import every_schedule
 from server.host.agents.routines import RoutineSpec, first_message
@@ -86,6 +86,26 @@ async def test_a_turn_that_is_cut_short_ends_the_run_as_an_error(routines: Routi
     [run] = await routines.service.history(OWNER, routine.id)
     assert run.status == "error"
     assert run.reason == "the model's reply was cut at its token limit"
+
+
+async def test_a_run_a_spent_budget_refuses_ends_budget_with_its_sentence(
+    routines: Routines,
+) -> None:
+    sentence = "The budget “Nightly” is spent. An owner or admin of the team can raise it."
+    routines.turns.refusal = Conflict(sentence, code="budgetExceeded")
+    routine = await routines.service.create_routine(ALICE, AGENT, spec(routines.clock))
+    await routines.service.run_now(ALICE, routine.id)
+    await eventually(lambda: len(routines.finished) == 1)
+    [run] = await routines.service.history(ALICE, routine.id)
+    assert (run.status, run.reason) == ("budget", sentence)
+    assert routines.finished[0].status == "budget"
+    # A turn that a budget stopped midway ends its run the same way.
+    routines.turns.refusal = None
+    await routines.service.run_now(ALICE, routine.id)
+    await eventually(lambda: len(routines.turns.started) == 1)
+    routines.turns.end(0, "budget")
+    await eventually(lambda: len(routines.finished) == 2)
+    assert routines.finished[1].status == "budget"
 
 
 async def test_members_manage_their_own_routines_and_admins_all(routines: Routines) -> None:

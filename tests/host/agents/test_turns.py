@@ -1042,3 +1042,132 @@ async def test_a_provider_that_repeats_its_call_ids_gets_one_card_per_call(
         ("assistant", ["call_0"]),
         ("tool", "call_0"),
     ]
+
+
+# -- usage and budgets --------------------------------------------------------------------
+
+
+async def test_each_model_request_is_recorded_as_the_provider_reported_it(
+    host: TurnsHost,
+) -> None:
+    agent_id = await make_agent(host, provider="openai")
+    follow = await start_thread(host, agent_id)
+    tab_id = await open_panel(host, "usage", agent_id, follow.thread_id)
+    host.openai.script(
+        ChunkStream()
+        .role()
+        .tool_call("call_look", "snapshot", {"tabId": tab_id})
+        .finish("tool_calls")
+        .usage(1200, 40, cached=1000, reasoning=30)
+        .done()
+        .reply(),
+        ChunkStream()
+        .role()
+        .text("It shows a button.")
+        .finish()
+        .usage(1500, 9, cached=1100)
+        .done()
+        .reply(),
+    )
+    await send(follow, "What is on the page?")
+    assert (await follow.until("turn-finished"))["status"] == "done"
+
+    # What the provider reported is what the member's summary shows: one row per request.
+    summary = await host.member.call("usage-v1/summary", {"by": ["agent", "model"]})
+    [row] = [r for r in summary["rows"] if r["key"]["agent"] == agent_id]
+    assert row["key"]["model"] == "gpt-4.1"
+    assert {k: row[k] for k in row if k.endswith("Tokens") or k == "requests"} == {
+        "requests": 2,
+        "inputTokens": 2700,
+        "outputTokens": 49,
+        "cacheReadTokens": 2100,
+        "cacheWriteTokens": 0,
+        "reasoningTokens": 30,
+    }
+    # A model genai-prices lists has a price; the admin sees the member's use too.
+    assert row["costUsd"] is not None
+    assert row["unpricedRequests"] == 0
+    team = await host.admin.call("usage-v1/summary", {"by": ["agent", "member"]})
+    [seen] = [r for r in team["rows"] if r["key"]["agent"] == agent_id]
+    assert seen["requests"] == 2
+    assert seen["key"]["member"] != ""
+    exported = await host.member.call("usage-v1/csv", {"by": ["agent"]})
+    assert exported["csv"].splitlines()[0].startswith('"agent","requests"')
+
+    # The owner's own turn with the agent is the owner's: the member, naming the owner,
+    # still reads only their own use.
+    owner_follow = await start_thread(host, agent_id, host.admin)
+    host.openai.script(openai_text("Hello."))
+    await send(owner_follow, "Hi")
+    assert (await owner_follow.until("turn-finished"))["status"] == "done"
+    owner_id = (await host.admin.call("host-v1/whoami"))["accountId"]
+    asked = await host.member.call(
+        "usage-v1/summary", {"by": ["agent", "member"], "accountId": owner_id}
+    )
+    assert [r["key"]["member"] for r in asked["rows"] if r["key"]["agent"] == agent_id] == [
+        seen["key"]["member"]
+    ]
+    both = await host.admin.call("usage-v1/summary", {"by": ["agent", "member"]})
+    members = {r["key"]["member"] for r in both["rows"] if r["key"]["agent"] == agent_id}
+    assert members == {seen["key"]["member"], owner_id}
+
+
+async def test_a_budget_spent_mid_turn_ends_it_after_the_current_request(host: TurnsHost) -> None:
+    agent_id = await make_agent(host)
+    assert await refused(host.member, "budgets-v1/list", {}) == "forbidden"
+    budget = await host.admin.call(
+        "budgets-v1/create",
+        {
+            "name": "Scout's tokens",
+            "scope": "agent",
+            "targetId": agent_id,
+            "unit": "tokens",
+            "amount": "1000",
+        },
+    )
+    follow = await start_thread(host, agent_id)
+    tab_id = await open_panel(host, "budget", agent_id, follow.thread_id)
+    # One request of 1,100 input tokens (900 read from the cache) spends the budget: its
+    # call still runs, and the turn stops before it would ask the model again.
+    host.anthropic.script(
+        MessageEvents(input_tokens=200, cache_read=900)
+        .tool_use("toolu_budget", "snapshot", {"tabId": tab_id})
+        .stop("tool_use")
+        .reply()
+    )
+    await send(follow, "Look around")
+    finished = await follow.until("turn-finished")
+    assert (finished["status"], finished["code"]) == ("budget", "budgetExceeded")
+    assert "“Scout's tokens”" in finished["reason"]
+    assert ("tool-call-finished", "snapshot", "ok") in follow.tools()
+    assert len(host.anthropic.requests) >= 1
+
+    # A new turn is refused before it starts, with the sentence that names the budget.
+    assert (
+        await refused(
+            host.member, "threads-v1/send", {"threadId": follow.thread_id, "text": "Again"}
+        )
+        == "budgetExceeded"
+    )
+    [listed] = [
+        b for b in (await host.admin.call("budgets-v1/list"))["budgets"] if b["id"] == budget["id"]
+    ]
+    assert int(listed["used"]) >= 1100
+    assert listed["percent"] >= 100
+
+    # Raised, the agent works again.
+    await host.admin.call(
+        "budgets-v1/update",
+        {
+            "id": budget["id"],
+            "name": "Scout's tokens",
+            "scope": "agent",
+            "targetId": agent_id,
+            "unit": "tokens",
+            "amount": "100000",
+        },
+    )
+    host.anthropic.script(MessageEvents().text("Carrying on.").stop().reply())
+    await send(follow, "Go on")
+    assert (await follow.until("turn-finished"))["status"] == "done"
+    await host.admin.call("budgets-v1/delete", {"id": budget["id"]})

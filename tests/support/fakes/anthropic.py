@@ -158,8 +158,20 @@ class MessageEvents:
     """
 
     def __init__(
-        self, *, model: str = "claude-fake", input_tokens: int = 21, message_id: str = "msg_fake"
+        self,
+        *,
+        model: str = "claude-fake",
+        input_tokens: int = 21,
+        message_id: str = "msg_fake",
+        cache_read: int | None = None,
+        cache_write: int | None = None,
     ) -> None:
+        usage: dict[str, int] = {"input_tokens": input_tokens, "output_tokens": 1}
+        # The API names its cache counts apart from input_tokens (which excludes them).
+        if cache_read is not None:
+            usage["cache_read_input_tokens"] = cache_read
+        if cache_write is not None:
+            usage["cache_creation_input_tokens"] = cache_write
         self._events: list[tuple[str, dict[str, Any]]] = [
             (
                 "message_start",
@@ -173,7 +185,7 @@ class MessageEvents:
                         "content": [],
                         "stop_reason": None,
                         "stop_sequence": None,
-                        "usage": {"input_tokens": input_tokens, "output_tokens": 1},
+                        "usage": usage,
                     },
                 },
             )

@@ -251,8 +251,11 @@ class ChunkStream:
     def finish(self, reason: str = "stop") -> Self:
         return self._chunk({}, reason)
 
-    def usage(self, prompt_tokens: int, completion_tokens: int) -> Self:
-        self._items.append(("usage", (prompt_tokens, completion_tokens)))
+    def usage(
+        self, prompt_tokens: int, completion_tokens: int, *, cached: int = 0, reasoning: int = 0
+    ) -> Self:
+        """The usage chunk; ``cached`` and ``reasoning`` go in its details, as OpenAI sends."""
+        self._items.append(("usage", (prompt_tokens, completion_tokens, cached, reasoning)))
         return self
 
     def error(self, message: str, code: int | str = "server_error") -> Self:
@@ -288,12 +291,14 @@ class ChunkStream:
                 }
                 out.append(sse(None, self._envelope([choice], include_usage)))
             elif kind == "usage" and include_usage:
-                prompt, completion = value
+                prompt, completion, cached, reasoning = value
                 chunk = self._envelope([], include_usage)
                 chunk["usage"] = {
                     "prompt_tokens": prompt,
                     "completion_tokens": completion,
                     "total_tokens": prompt + completion,
+                    "prompt_tokens_details": {"cached_tokens": cached},
+                    "completion_tokens_details": {"reasoning_tokens": reasoning},
                 }
                 out.append(sse(None, chunk))
             elif kind == "error":

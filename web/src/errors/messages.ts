@@ -209,6 +209,14 @@ const TABLE: Record<string, string> = {
   hookNotFound: 'No such webhook trigger. It may have been deleted or disabled.',
   tooManyHooks: 'This routine has as many webhook triggers as it may. Delete one first.',
   routinesUnavailable: 'This host cannot run routines yet.',
+  budgetExceeded: 'A budget of the team is spent. An owner or admin can raise it in Usage.',
+  budgetNotFound: 'This budget is gone.',
+  invalidBudget: 'Check the budget: a field is not valid.',
+  tooManyBudgets: 'The team has as many budgets as it may.',
+  invalidPrice: 'A price is US dollars per million tokens, from 0 up.',
+  priceNotFound: 'This price is gone.',
+  invalidTimeZone: 'That is not a time zone name (such as Europe/Paris).',
+  invalidCurrency: 'Give a three-letter currency code and a rate above 0.',
 
   // This client's own.
   network: 'The hub could not be reached. Check your connection and try again.',

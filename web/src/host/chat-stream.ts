@@ -363,6 +363,7 @@ export function turnStatusText(turn: TurnState): string {
     stopped: 'Stopped',
     error: 'Failed',
     interrupted: 'Interrupted',
+    budget: 'Stopped: a budget is spent',
   };
   const text = words[turn.status] ?? turn.status;
   return turn.reason && turn.status !== 'done' ? `${text} — ${turn.reason}` : text;

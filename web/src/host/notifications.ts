@@ -28,6 +28,7 @@ export const KIND_TEXT: Record<NotificationItem['kind'], string> = {
   question: 'Questions for you',
   runFinished: 'Runs that finished',
   runFailed: 'Runs that failed or stopped',
+  budget: 'Budgets nearly spent',
 };
 
 export const CHOICE_TEXT: Record<EmailChoice, string> = {

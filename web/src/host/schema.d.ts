@@ -854,6 +854,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/budgets-v1/create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A new budget. */
+        post: operations["budgets-v1/create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/budgets-v1/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Remove a budget. */
+        post: operations["budgets-v1/delete"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/budgets-v1/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The team's budgets with what their current period has used. */
+        post: operations["budgets-v1/list"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/budgets-v1/update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Change a budget (raising it lets refused turns start again). */
+        post: operations["budgets-v1/update"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/capabilities": {
         parameters: {
             query?: never;
@@ -1840,6 +1908,142 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/usage-v1/csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The summary as CSV; a cell that starts like a formula is prefixed with a quote. */
+        post: operations["usage-v1/csv"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/usage-v1/prices-delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Remove one of the team's prices; recorded costs stay as they were. */
+        post: operations["usage-v1/prices-delete"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/usage-v1/prices-list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The team's own prices, each with the moment it applies from. */
+        post: operations["usage-v1/prices-list"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/usage-v1/prices-set": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The team's price of a model (US dollars per million tokens of each kind). */
+        post: operations["usage-v1/prices-set"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/usage-v1/series": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Tokens and cost per day of the range (every day listed), stacked by one key. */
+        post: operations["usage-v1/series"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/usage-v1/settings-get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The team's time zone and the currency its costs are shown in. */
+        post: operations["usage-v1/settings-get"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/usage-v1/settings-set": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Set the team's time zone, currency and rate (units per US dollar). */
+        post: operations["usage-v1/settings-set"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/usage-v1/summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Tokens and cost over a range of days, grouped by any of the keys. */
+        post: operations["usage-v1/summary"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/vault-v1/create": {
         parameters: {
             query?: never;
@@ -2673,6 +2877,97 @@ export interface components {
             /** Enabled */
             enabled: boolean;
         };
+        /** BudgetDeleted */
+        BudgetDeleted: {
+            /** Deleted */
+            deleted: boolean;
+        };
+        /** BudgetFields */
+        BudgetFields: {
+            /**
+             * Amount
+             * @description US dollars (a decimal) for cost; a whole number for tokens.
+             */
+            amount: string;
+            /**
+             * Firstday
+             * @default null
+             */
+            firstDay?: string | null;
+            /**
+             * Lastday
+             * @default null
+             */
+            lastDay?: string | null;
+            /** Name */
+            name: string;
+            /**
+             * Period
+             * @default month
+             * @enum {string}
+             */
+            period?: "month" | "custom";
+            /**
+             * Scope
+             * @enum {string}
+             */
+            scope: "team" | "agent" | "member" | "routine";
+            /**
+             * Targetid
+             * @description The agent, member or routine; none for the team.
+             * @default null
+             */
+            targetId?: string | null;
+            /**
+             * Unit
+             * @enum {string}
+             */
+            unit: "cost" | "tokens";
+        };
+        /** BudgetList */
+        BudgetList: {
+            /** Budgets */
+            budgets: components["schemas"]["BudgetView"][];
+        };
+        /** BudgetRef */
+        BudgetRef: {
+            /** Id */
+            id: string;
+        };
+        /** BudgetView */
+        BudgetView: {
+            /**
+             * Amount
+             * @description US dollars, or tokens.
+             */
+            amount: string;
+            /**
+             * Firstday
+             * @description The current period's first day.
+             */
+            firstDay: string;
+            /** Id */
+            id: string;
+            /** Lastday */
+            lastDay: string;
+            /** Name */
+            name: string;
+            /** Percent */
+            percent: number;
+            /** Period */
+            period: string;
+            /** Scope */
+            scope: string;
+            /** Targetid */
+            targetId: string | null;
+            /** Unit */
+            unit: string;
+            /**
+             * Used
+             * @description Used in the current period, in the same unit.
+             */
+            used: string;
+        };
         /** Cancelled */
         Cancelled: {
             /** Cancelled */
@@ -2997,6 +3292,13 @@ export interface components {
             /** Url */
             url: string;
         };
+        /** CsvAnswer */
+        CsvAnswer: {
+            /** Csv */
+            csv: string;
+            /** Filename */
+            filename: string;
+        };
         /**
          * Cursor
          * @description The CSS cursor under the pointer changed.
@@ -3020,6 +3322,11 @@ export interface components {
              * @enum {string}
              */
             kind?: "secret" | "vaultItem";
+        };
+        /** DeletePrice */
+        DeletePrice: {
+            /** Id */
+            id: string;
         };
         /** DeleteProxy */
         DeleteProxy: {
@@ -3749,7 +4056,7 @@ export interface components {
              * Kind
              * @enum {string}
              */
-            kind: "approval" | "question" | "runFinished" | "runFailed";
+            kind: "approval" | "question" | "runFinished" | "runFailed" | "budget";
             /** Requestid */
             requestId: string | null;
             /** Threadid */
@@ -3792,7 +4099,7 @@ export interface components {
              * Kind
              * @enum {string}
              */
-            kind: "approval" | "question" | "runFinished" | "runFailed";
+            kind: "approval" | "question" | "runFinished" | "runFailed" | "budget";
             /** Readat */
             readAt: number | null;
             /**
@@ -4007,6 +4314,35 @@ export interface components {
             sha256: string;
             /** Threadid */
             threadId: string;
+        };
+        /** PriceDeleted */
+        PriceDeleted: {
+            /** Deleted */
+            deleted: boolean;
+        };
+        /** PriceList */
+        PriceList: {
+            /** Prices */
+            prices: components["schemas"]["PriceView"][];
+        };
+        /** PriceView */
+        PriceView: {
+            /** Cacheread */
+            cacheRead: string;
+            /** Cachewrite */
+            cacheWrite: string;
+            /** Id */
+            id: string;
+            /** Input */
+            input: string;
+            /** Model */
+            model: string;
+            /** Output */
+            output: string;
+            /** Providerid */
+            providerId: string;
+            /** Validfrom */
+            validFrom: number;
         };
         /** ProfileCleared */
         ProfileCleared: {
@@ -4702,6 +5038,30 @@ export interface components {
             /** To */
             to: string;
         };
+        /** SeriesQuery */
+        SeriesQuery: {
+            /**
+             * Accountid
+             * @default null
+             */
+            accountId?: string | null;
+            /**
+             * From
+             * @default null
+             */
+            from?: string | null;
+            /**
+             * Stackby
+             * @description A second key within each day.
+             * @default null
+             */
+            stackBy?: ("agent" | "member" | "provider" | "model" | "routine" | "day") | null;
+            /**
+             * To
+             * @default null
+             */
+            to?: string | null;
+        };
         /** ServerDeleted */
         ServerDeleted: {
             /** Deleted */
@@ -4865,6 +5225,30 @@ export interface components {
              */
             runFinished: "off" | "immediately" | "digest";
         };
+        /** SetPrice */
+        SetPrice: {
+            /** Cacheread */
+            cacheRead: string;
+            /** Cachewrite */
+            cacheWrite: string;
+            /**
+             * Input
+             * @description US dollars per million input tokens.
+             */
+            input: string;
+            /** Model */
+            model: string;
+            /** Output */
+            output: string;
+            /** Providerid */
+            providerId: string;
+            /**
+             * Validfrom
+             * @description From when; now by default.
+             * @default null
+             */
+            validFrom?: number | null;
+        };
         /** SetProviderKey */
         SetProviderKey: {
             /** Key */
@@ -4874,6 +5258,15 @@ export interface components {
              * @description 'anthropic', 'openai', 'openrouter' or a custom provider's id
              */
             provider: string;
+        };
+        /** SetSettings */
+        SetSettings: {
+            /** Currency */
+            currency: string;
+            /** Rate */
+            rate: string;
+            /** Timezone */
+            timeZone: string;
         };
         /** SetWebSearch */
         SetWebSearch: {
@@ -4903,6 +5296,18 @@ export interface components {
              * @default null
              */
             key?: string | null;
+        };
+        /** SettingsView */
+        SettingsView: {
+            /** Currency */
+            currency: string;
+            /**
+             * Rate
+             * @description Units of the currency per US dollar.
+             */
+            rate: string;
+            /** Timezone */
+            timeZone: string;
         };
         /** ShareComputer */
         ShareComputer: {
@@ -5009,7 +5414,7 @@ export interface components {
              * Status
              * @default null
              */
-            status: ("done" | "denied" | "capped" | "incomplete" | "stopped" | "error" | "interrupted") | null;
+            status: ("done" | "denied" | "capped" | "incomplete" | "stopped" | "error" | "interrupted" | "budget") | null;
             /** Subagentid */
             subAgentId: string;
             /**
@@ -5485,7 +5890,7 @@ export interface components {
              * Status
              * @enum {string}
              */
-            status: "done" | "denied" | "capped" | "incomplete" | "stopped" | "error" | "interrupted";
+            status: "done" | "denied" | "capped" | "incomplete" | "stopped" | "error" | "interrupted" | "budget";
             /** Threadid */
             threadId: string;
             /** Toolcalls */
@@ -5611,6 +6016,50 @@ export interface components {
              * @default null
              */
             provider?: string | null;
+        };
+        /** UpdateBudget */
+        UpdateBudget: {
+            /**
+             * Amount
+             * @description US dollars (a decimal) for cost; a whole number for tokens.
+             */
+            amount: string;
+            /**
+             * Firstday
+             * @default null
+             */
+            firstDay?: string | null;
+            /** Id */
+            id: string;
+            /**
+             * Lastday
+             * @default null
+             */
+            lastDay?: string | null;
+            /** Name */
+            name: string;
+            /**
+             * Period
+             * @default month
+             * @enum {string}
+             */
+            period?: "month" | "custom";
+            /**
+             * Scope
+             * @enum {string}
+             */
+            scope: "team" | "agent" | "member" | "routine";
+            /**
+             * Targetid
+             * @description The agent, member or routine; none for the team.
+             * @default null
+             */
+            targetId?: string | null;
+            /**
+             * Unit
+             * @enum {string}
+             */
+            unit: "cost" | "tokens";
         };
         /** UpdateProfile */
         UpdateProfile: {
@@ -5912,6 +6361,81 @@ export interface components {
             expiresAt: number;
             /** Uploadid */
             uploadId: string;
+        };
+        /** UsageAnswer */
+        UsageAnswer: {
+            /** By */
+            by: string[];
+            /** Currency */
+            currency: string;
+            /** From */
+            from: string;
+            /** Rows */
+            rows: components["schemas"]["UsageRow"][];
+            /** Timezone */
+            timeZone: string;
+            /** To */
+            to: string;
+        };
+        /** UsageQuery */
+        UsageQuery: {
+            /**
+             * Accountid
+             * @description One member's use (owners and admins; a member gets their own).
+             * @default null
+             */
+            accountId?: string | null;
+            /** By */
+            by?: ("agent" | "member" | "provider" | "model" | "routine" | "day")[];
+            /**
+             * From
+             * @description First day; the month's first by default.
+             * @default null
+             */
+            from?: string | null;
+            /**
+             * To
+             * @description Last day; today by default.
+             * @default null
+             */
+            to?: string | null;
+        };
+        /** UsageRow */
+        UsageRow: {
+            /** Cachereadtokens */
+            cacheReadTokens: number;
+            /** Cachewritetokens */
+            cacheWriteTokens: number;
+            /**
+             * Cost
+             * @description The same in the team's currency, at its rate.
+             */
+            cost: string | null;
+            /**
+             * Costusd
+             * @description Exact US dollars of the priced requests; null: none.
+             */
+            costUsd: string | null;
+            /** Inputtokens */
+            inputTokens: number;
+            /**
+             * Key
+             * @description The group's values by group name ('' for none).
+             */
+            key: {
+                [key: string]: string;
+            };
+            /** Outputtokens */
+            outputTokens: number;
+            /** Reasoningtokens */
+            reasoningTokens: number;
+            /** Requests */
+            requests: number;
+            /**
+             * Unpricedrequests
+             * @description Requests whose model has no price.
+             */
+            unpricedRequests: number;
         };
         /**
          * VaultChanged
@@ -7348,6 +7872,102 @@ export interface operations {
             };
         };
     };
+    "budgets-v1/create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BudgetFields"];
+            };
+        };
+        responses: {
+            /** @description A new budget. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BudgetView"];
+                };
+            };
+        };
+    };
+    "budgets-v1/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BudgetRef"];
+            };
+        };
+        responses: {
+            /** @description Remove a budget. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BudgetDeleted"];
+                };
+            };
+        };
+    };
+    "budgets-v1/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NoArgs"];
+            };
+        };
+        responses: {
+            /** @description The team's budgets with what their current period has used. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BudgetList"];
+                };
+            };
+        };
+    };
+    "budgets-v1/update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateBudget"];
+            };
+        };
+        responses: {
+            /** @description Change a budget (raising it lets refused turns start again). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BudgetView"];
+                };
+            };
+        };
+    };
     capabilities: {
         parameters: {
             query?: never;
@@ -8736,6 +9356,198 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TurnStopped"];
+                };
+            };
+        };
+    };
+    "usage-v1/csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UsageQuery"];
+            };
+        };
+        responses: {
+            /** @description The summary as CSV; a cell that starts like a formula is prefixed with a quote. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CsvAnswer"];
+                };
+            };
+        };
+    };
+    "usage-v1/prices-delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DeletePrice"];
+            };
+        };
+        responses: {
+            /** @description Remove one of the team's prices; recorded costs stay as they were. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PriceDeleted"];
+                };
+            };
+        };
+    };
+    "usage-v1/prices-list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NoArgs"];
+            };
+        };
+        responses: {
+            /** @description The team's own prices, each with the moment it applies from. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PriceList"];
+                };
+            };
+        };
+    };
+    "usage-v1/prices-set": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetPrice"];
+            };
+        };
+        responses: {
+            /** @description The team's price of a model (US dollars per million tokens of each kind). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PriceView"];
+                };
+            };
+        };
+    };
+    "usage-v1/series": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SeriesQuery"];
+            };
+        };
+        responses: {
+            /** @description Tokens and cost per day of the range (every day listed), stacked by one key. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageAnswer"];
+                };
+            };
+        };
+    };
+    "usage-v1/settings-get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NoArgs"];
+            };
+        };
+        responses: {
+            /** @description The team's time zone and the currency its costs are shown in. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SettingsView"];
+                };
+            };
+        };
+    };
+    "usage-v1/settings-set": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SetSettings"];
+            };
+        };
+        responses: {
+            /** @description Set the team's time zone, currency and rate (units per US dollar). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SettingsView"];
+                };
+            };
+        };
+    };
+    "usage-v1/summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UsageQuery"];
+            };
+        };
+        responses: {
+            /** @description Tokens and cost over a range of days, grouped by any of the keys. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageAnswer"];
                 };
             };
         };

@@ -181,8 +181,8 @@ class AnthropicDecoder:
     def __init__(self, wire: AnthropicWire) -> None:
         self._wire = wire
         self._calls: dict[int, PendingCall] = {}  # by content block index
-        self._input_tokens = 0
-        self._output_tokens = 0
+        # The latest count of each usage field (message_delta repeats them cumulatively).
+        self._counts: dict[str, int] = {}
         self._stop_reason: str | None = None
         self._done = False
 
@@ -249,11 +249,19 @@ class AnthropicDecoder:
 
     def _count(self, usage: dict[str, Any]) -> None:
         # Counts in message_delta are cumulative; input counts there are optional.
-        inputs = [usage.get(name) for name in _INPUT_TOKEN_FIELDS]
-        if any(isinstance(count, int) for count in inputs):
-            self._input_tokens = sum(count for count in inputs if isinstance(count, int))
-        if isinstance(usage.get("output_tokens"), int):
-            self._output_tokens = usage["output_tokens"]
+        for name in (*_INPUT_TOKEN_FIELDS, "output_tokens"):
+            count = usage.get(name)
+            if isinstance(count, int) and not isinstance(count, bool):
+                self._counts[name] = count
+
+    def _usage(self) -> Usage:
+        counts = self._counts
+        return Usage(
+            input_tokens=sum(counts.get(name, 0) for name in _INPUT_TOKEN_FIELDS),
+            output_tokens=counts.get("output_tokens", 0),
+            cache_read_tokens=counts.get("cache_read_input_tokens", 0),
+            cache_write_tokens=counts.get("cache_creation_input_tokens", 0),
+        )
 
     def end(self) -> Iterable[StreamEvent]:
         if not self._done:
@@ -265,7 +273,7 @@ class AnthropicDecoder:
         events: list[StreamEvent] = [
             call.verdict(cut_off=cut_off or not call.closed) for call in self._calls.values()
         ]
-        events.append(Usage(self._input_tokens, self._output_tokens))
+        events.append(self._usage())
         events.append(Finished(_STOP_REASONS.get(raw, "other"), raw))
         return events
 

@@ -84,10 +84,15 @@ class ToolCallDropped:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """Tokens the reply cost: input (cached reads and writes included) and output."""
+    """Tokens the reply cost: input (cached reads and writes included) and output
+    (reasoning included), and of those the kinds the provider names apart: input read from
+    its cache, input written to it, and output spent on reasoning (0 when not given)."""
 
     input_tokens: int
     output_tokens: int
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    reasoning_tokens: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -268,9 +268,7 @@ class ChatCompletionsDecoder:
     def _chunk(self, chunk: dict[str, Any]) -> list[StreamEvent]:
         usage = chunk.get("usage")
         if isinstance(usage, dict):
-            self._usage = Usage(
-                int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
-            )
+            self._usage = _usage(usage)
         events: list[StreamEvent] = []
         for choice in chunk.get("choices") or ():
             if choice.get("index", 0) != 0:
@@ -397,3 +395,18 @@ def render_messages(
                 {"role": "tool", "tool_call_id": wire_ids.of_result(message), "content": content}
             )
     return rendered
+
+
+def _usage(usage: dict[str, Any]) -> Usage:
+    """A usage object's counts: cached input under ``prompt_tokens_details`` and reasoning
+    under ``completion_tokens_details``, where the server gives them."""
+    prompt = usage.get("prompt_tokens_details")
+    completion = usage.get("completion_tokens_details")
+    prompt = prompt if isinstance(prompt, dict) else {}
+    completion = completion if isinstance(completion, dict) else {}
+    return Usage(
+        input_tokens=int(usage.get("prompt_tokens") or 0),
+        output_tokens=int(usage.get("completion_tokens") or 0),
+        cache_read_tokens=int(prompt.get("cached_tokens") or 0),
+        reasoning_tokens=int(completion.get("reasoning_tokens") or 0),
+    )

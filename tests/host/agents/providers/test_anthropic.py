@@ -390,3 +390,19 @@ async def test_a_zero_latency_fake_gives_the_same_events(
         paced_events = await read_all(provider(session, paced, http).stream(request()))
     assert fast_events == paced_events
     assert fast_events[-1] == Finished("tool_use", "tool_use")
+
+
+async def test_cache_reads_and_writes_are_counted_apart_and_in_the_input(
+    session: aiohttp.ClientSession, fake_anthropic: FakeAnthropic, http: HttpOptions
+) -> None:
+    fake_anthropic.script(
+        MessageEvents(input_tokens=12, cache_read=3000, cache_write=500)
+        .text("Cached.")
+        .stop()
+        .reply()
+    )
+    events = await read_all(provider(session, fake_anthropic, http).stream(request()))
+    usage = next(e for e in events if isinstance(e, Usage))
+    assert usage == Usage(
+        input_tokens=3512, output_tokens=2, cache_read_tokens=3000, cache_write_tokens=500
+    )

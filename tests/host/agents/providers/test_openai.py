@@ -449,3 +449,22 @@ async def test_usage_of_the_wrong_type_is_a_malformed_stream(
     [failed] = await read_all(openai(session, fake_openai, http).stream(request()))
     assert isinstance(failed, Failed)
     assert failed.error.kind == "malformed_stream"
+
+
+async def test_cached_and_reasoning_tokens_are_read_from_the_usage_details(
+    session: aiohttp.ClientSession, fake_openai: FakeChatCompletions, http: HttpOptions
+) -> None:
+    fake_openai.script(
+        ChunkStream()
+        .role()
+        .text("Thought it through.")
+        .finish("stop")
+        .usage(2000, 300, cached=1500, reasoning=250)
+        .done()
+        .reply()
+    )
+    events = await read_all(openai(session, fake_openai, http).stream(request()))
+    usage = next(e for e in events if isinstance(e, Usage))
+    assert usage == Usage(
+        input_tokens=2000, output_tokens=300, cache_read_tokens=1500, reasoning_tokens=250
+    )
