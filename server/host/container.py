@@ -61,6 +61,7 @@ from server.host.services.memories import MemoryService
 from server.host.services.profiles import BrowserProfileService
 from server.host.services.providers import ProviderService
 from server.host.services.proxies import ProxyService
+from server.host.services.skills import SkillService
 from server.host.services.tabs import TabService
 from server.host.services.tasks import TaskService
 from server.host.services.vault import VaultService
@@ -139,6 +140,7 @@ class _Agents:
     """The agents, their turns and what follows them (attention, memory reviews)."""
 
     agents: AgentService
+    skills: SkillService
     attention: AttentionRegistry
     secret_handoff: SecretHandoffService
     models: ModelProviders
@@ -199,6 +201,7 @@ class HostServices:
     tabs: TabService
     proxies: ProxyService
     agents: AgentService
+    skills: SkillService
     attention: AttentionRegistry
     secret_handoff: SecretHandoffService
     models: ModelProviders
@@ -313,6 +316,7 @@ def _wire_signals(host: HostServices) -> None:
     on(AgentDeleted, lambda s: host.memory_review.forget_agent(s.team_id, s.agent_id))
     on(AgentDeleted, lambda s: host.routines.agent_deleted(s.team_id, s.agent_id))
     on(AgentDeleted, lambda s: host.mcp_servers.agent_deleted(s.team_id, s.agent_id))
+    on(AgentDeleted, lambda s: host.skills.agent_deleted(s.team_id, s.agent_id))
     on(RoutineDeleted, host.routine_hooks.routine_deleted)
     on(TurnEnded, lambda s: host.memory_review.turns_ended(s.agent, s.thread_id))
     # In this order: the browsing memory keeps a step before a teach recording takes it.
@@ -431,7 +435,8 @@ def _agents(base: _Base, machinery: _Machinery, stores: _Stores, browsing: _Brow
         signals=machinery.signals,
     )
     models = ModelProviders(stores.providers.credentials)
-    tool_contexts = _tool_contexts(base, machinery, stores, browsing, attention)
+    skills = SkillService(db, clock, announce, agents.get_agent)
+    tool_contexts = _tool_contexts(base, machinery, stores, browsing, attention, skills)
     mcp_servers = McpServerService(
         db,
         clock,
@@ -448,7 +453,7 @@ def _agents(base: _Base, machinery: _Machinery, stores: _Stores, browsing: _Brow
         base.settings.data_dir,
     )
     threads = _threads(
-        base, machinery, stores, agents, attention, models, tool_contexts, mcp_servers
+        base, machinery, stores, agents, attention, models, tool_contexts, mcp_servers, skills
     )
     memory_review = MemoryReview(
         stores.memories,
@@ -473,6 +478,7 @@ def _agents(base: _Base, machinery: _Machinery, stores: _Stores, browsing: _Brow
     )
     return _Agents(
         agents,
+        skills,
         attention,
         handoff,
         models,
@@ -502,6 +508,7 @@ def _tool_contexts(
     stores: _Stores,
     browsing: _Browsing,
     attention: AttentionRegistry,
+    skills: SkillService,
 ) -> ToolContextFactory:
     return ToolContextFactory(
         machinery.browser,
@@ -515,6 +522,7 @@ def _tool_contexts(
         stores.vault,
         machinery.peers.announce,
         attention.ask_person,
+        skills,
     )
 
 
@@ -527,6 +535,7 @@ def _threads(
     models: ModelProviders,
     tool_contexts: ToolContextFactory,
     mcp_servers: McpServerService,
+    skills: SkillService,
 ) -> ThreadService:
     return ThreadService(
         base.db,
@@ -545,6 +554,7 @@ def _threads(
         memories=stores.memories,
         memory_prompt_tokens=base.settings.host.memory_prompt_tokens,
         mcp_tools=mcp_servers.turn_tools,
+        skills=skills,
     )
 
 

@@ -58,6 +58,7 @@ from server.host.browser.callers import Caller
 from server.host.metrics import HostMetrics
 from server.host.services.agents import AgentService
 from server.host.services.memories import MemoryService
+from server.host.services.skills import SkillService
 from server.host.services.tasks import Task, TaskService
 from server.host.services.workspace import Member, WorkspaceService
 from server.host.signals import Signals
@@ -164,8 +165,11 @@ class ThreadService:
         memories: MemoryService | None = None,
         memory_prompt_tokens: int = 0,
         mcp_tools: McpToolsFor | None = None,
+        skills: SkillService | None = None,
     ) -> None:
         self._db = db
+        # The agent's enabled skills, by name and description, in each turn's system prompt.
+        self._skills = skills
         self._mcp_tools = mcp_tools
         # The agent's memories without a site, in each turn's system prompt.
         self._memories = memories
@@ -568,6 +572,11 @@ class ThreadService:
                     thread.team_id, agent.id, member, self._memory_prompt_tokens
                 )
                 memories = block.text
+            skills = (
+                await self._skills.prompt_block(thread.team_id, agent.id)
+                if self._skills is not None
+                else ""
+            )
 
             def visible_to(account_id: str) -> bool:
                 # Read at each question: sharing the thread, or taking it back, applies.
@@ -588,7 +597,7 @@ class ThreadService:
             setup = TurnSetup(
                 provider=provider,
                 model=model,
-                system=system_prompt(agent.instructions, memories),
+                system=system_prompt(agent.instructions, memories, skills),
                 transcript=[
                     await self._with_images(thread, message_from_json(m.body)) for m in stored
                 ],

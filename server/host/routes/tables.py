@@ -18,6 +18,7 @@ from server.host.routes import (
     routines,
     secret_handoff,
     secret_vault,
+    skills,
     system,
     teaching,
     team_webhooks,
@@ -50,4 +51,5 @@ ROUTE_TABLES = (
     mail_server.routes,
     team_webhooks.routes,
     mcp_servers.routes,
+    skills.routes,
 )
