@@ -63,15 +63,15 @@ class SkillArchiveRefused(InvalidArgument):
 
 
 def _entry_kind(info: zipfile.ZipInfo) -> str:
-    """``file``, ``folder``, ``link`` or ``special``, from the name and the Unix mode bits
-    (an archive made elsewhere has none: a plain file or folder then)."""
-    mode = info.external_attr >> 16
-    if stat.S_ISLNK(mode):
+    """``file``, ``folder``, ``link`` or ``specialEntry``, from the name and the Unix file
+    type bits (an archive made elsewhere has none: a plain file or folder then)."""
+    kind = stat.S_IFMT(info.external_attr >> 16)
+    if kind == stat.S_IFLNK:
         return "link"
-    if info.is_dir() or stat.S_ISDIR(mode):
+    if info.is_dir() or kind == stat.S_IFDIR:
         return "folder"
-    if mode and not stat.S_ISREG(mode):
-        return "special"
+    if kind not in (0, stat.S_IFREG):
+        return "specialEntry"
     return "file"
 
 
@@ -118,7 +118,7 @@ def _entries(archive: zipfile.ZipFile) -> list[tuple[zipfile.ZipInfo, str]]:
         name = info.filename
         _check_name(name)
         kind = _entry_kind(info)
-        if kind in ("link", "special"):
+        if kind in ("link", "specialEntry"):
             raise SkillArchiveRefused(kind, f"{name!r} is not a plain file")
         if name.casefold() in seen:
             raise SkillArchiveRefused("duplicateName", f"{name!r} is listed twice")
