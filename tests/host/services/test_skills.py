@@ -79,7 +79,7 @@ async def test_every_save_is_a_version_with_a_diff_and_a_revert(
     )
     reverted = await skills.revert(ADMIN, "expenses", 1)
     assert (reverted.version, reverted.description) == (3, "File expenses.")
-    skill, versions = await skills.versions(TEAM_A, "expenses")
+    _skill, versions = await skills.versions(TEAM_A, "expenses")
     assert [(v.version, v.change, v.reverted_from, v.files) for v in versions] == [
         (3, "reverted", 1, 1),
         (2, "edited", None, 2),
@@ -148,7 +148,9 @@ async def test_an_agent_reads_only_its_saved_skills_and_only_on_demand(
     await skills.enable(ADMIN, AGENT, "expenses", enabled=True)
     assert [s.name for s in await skills.agent_skills(TEAM_A, AGENT)] == ["expenses"]
     text, files, cut = await skills.load(TEAM_A, AGENT, "expenses")
-    assert text.startswith("1. Open the form.") and cut and len(text) == MAX_READ_CHARS
+    assert text.startswith("1. Open the form.")
+    assert cut
+    assert len(text) == MAX_READ_CHARS
     assert files == ["logo.png", "scripts/total.js"]
     assert await skills.read_file(TEAM_A, AGENT, "expenses", "scripts/total.js") == (
         "return 2 + 2;",
@@ -164,7 +166,8 @@ async def test_an_agent_reads_only_its_saved_skills_and_only_on_demand(
     assert await code_of(skills.load(TEAM_A, OTHER_AGENT, "expenses")) == "skillNotFound"
     block = await skills.prompt_block(TEAM_A, AGENT)
     assert "- expenses: File expenses." in block
-    assert "Open the form" not in block and "travel" not in block
+    assert "Open the form" not in block
+    assert "travel" not in block
     assert await skills.enable(ADMIN, AGENT, "expenses", enabled=False) is True
     assert await skills.prompt_block(TEAM_A, AGENT) == ""
     assert await code_of(skills.enable(ADMIN, NO_AGENT, "expenses", enabled=True)) == (
@@ -211,7 +214,7 @@ async def test_deleting_a_skill_or_an_agent_takes_it_from_agents(skills: SkillSe
     for agent in (AGENT, OTHER_AGENT):
         await skills.enable(ADMIN, agent, "expenses", enabled=True)
         await skills.enable(ADMIN, agent, "travel", enabled=True)
-    assert dict((s.name, a) for s, a in await skills.list_skills(TEAM_A))["travel"] == sorted(
+    assert {s.name: a for s, a in await skills.list_skills(TEAM_A)}["travel"] == sorted(
         [AGENT, OTHER_AGENT]
     )
     await skills.delete(ADMIN, "expenses")
