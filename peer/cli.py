@@ -32,6 +32,7 @@ from peer.hub_client import HubClient, HubError
 from peer.known_hosts import HostKeyChanged, KnownHosts, KnownHostsUnreadable
 from peer.live_view import LiveView, ViewClosed, open_view
 from peer.mcp_servers import McpServerNotFound, add_mcp_parser, mcp_command
+from peer.skills import add_skills_parser, skills_command
 from peer.teams import TeamNotFound, find_team
 
 TEAM_HELP = "team name (any case) or id (default: your first team)"
@@ -302,8 +303,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--label", default=socket.gethostname()[:60], help="what the host calls this computer"
     )
     mcp_actions = add_mcp_parser(commands)
+    skills_actions = add_skills_parser(commands)
     for sub in (
         *mcp_actions,
+        *skills_actions,
         connect,
         call,
         watch,
@@ -487,6 +490,8 @@ async def _use(connection: HostConnection, args: argparse.Namespace) -> int:
         return 0
     if args.command == "mcp":
         return await mcp_command(connection, args, _print_table)
+    if args.command == "skills":
+        return await skills_command(connection, args, _print_table)
     print(json.dumps(await connection.call(args.route, args.args), indent=2))
     return 0
 
