@@ -848,6 +848,10 @@ skills = sa.Table(
     sa.Column("updated_by", ID, nullable=True),
     sa.Column("source_agent_id", ID, nullable=True),
     sa.Column("source_thread_id", ID, nullable=True),
+    # The newest version's SKILL.md and the paths of its other files (a JSON list), so
+    # that load_skill is one small read.
+    sa.Column("skill_md", sa.Text, nullable=False),
+    sa.Column("paths", sa.Text, nullable=False),
     sa.UniqueConstraint("team_id", "name"),
 )
 

@@ -10,6 +10,7 @@ lists the names and descriptions of their enabled, saved skills (``prompt_block`
 from __future__ import annotations
 
 import difflib
+import json
 import secrets
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
@@ -38,6 +39,7 @@ from server.host.services.workspace import Member
 from server.host.storage.skills import (
     STATE_DRAFT,
     STATE_SAVED,
+    AgentSkillText,
     EnabledSkill,
     Skill,
     SkillRepository,
@@ -52,6 +54,8 @@ CheckAgent = Callable[[str, str], Awaitable[object]]
 MAX_READ_CHARS = 16_000
 # The skills block of a system prompt, in characters: descriptions are cut to fit.
 SKILLS_PROMPT_CHARS = 4_500
+# The most of one description the block shows (the whole is up to 1,024 characters).
+PROMPT_DESCRIPTION_CHARS = 200
 MAX_DIFF_LINES = 2_000
 MAX_UPLOADS_PER_MEMBER = 2
 UPLOAD_SECONDS = 600.0
@@ -385,24 +389,19 @@ class SkillService:
     async def load(self, team_id: str, agent_id: str, name: str) -> tuple[str, list[str], bool]:
         """What ``load_skill`` gives the agent: the body of ``SKILL.md`` (capped), the other
         files' paths, and whether the body was cut."""
-        skill = await self._agent_skill(team_id, agent_id, name)
-        async with self._db.read() as conn:
-            raw = await self._repo.get_file(conn, team_id, skill.id, skill.version, SKILL_FILE)
-            paths = await self._repo.list_paths(conn, team_id, skill.id, skill.version)
-        body = parse_skill_md((raw or b"").decode()).body
-        text, cut = _cut(body, MAX_READ_CHARS)
-        return text, [p for p, _ in paths if p != SKILL_FILE], cut
+        found = await self._agent_skill(team_id, agent_id, name)
+        text, cut = _cut(parse_skill_md(found.skill_md).body, MAX_READ_CHARS)
+        return text, found.paths, cut
 
     async def read_file(
         self, team_id: str, agent_id: str, name: str, path: str
     ) -> tuple[str, int, bool]:
         """What ``read_skill_file`` gives the agent: one text file of the skill (capped),
         its size in bytes, and whether it was cut; a binary file is refused."""
-        skill = await self._agent_skill(team_id, agent_id, name)
+        path = check_path(path)
+        found = await self._agent_skill(team_id, agent_id, name)
         async with self._db.read() as conn:
-            data = await self._repo.get_file(
-                conn, team_id, skill.id, skill.version, check_path(path)
-            )
+            data = await self._repo.get_file(conn, team_id, found.skill_id, found.version, path)
         if data is None:
             raise NotFound(f"{name!r} has no file {path!r}", code="skillFileNotFound")
         text = _text(data)
@@ -420,12 +419,12 @@ class SkillService:
             raise _not_found(name)
         return skill
 
-    async def _agent_skill(self, team_id: str, agent_id: str, name: str) -> Skill:
+    async def _agent_skill(self, team_id: str, agent_id: str, name: str) -> AgentSkillText:
         """A saved skill the agent has; any other is unknown to it."""
-        for enabled in await self.agent_skills(team_id, agent_id):
-            if enabled.name == name:
-                return await self._skill(team_id, name)
-        raise NotFound(f"you have no skill named {name!r}", code="skillNotFound")
+        found = await self._repo.get_enabled_skill(self._db, team_id, agent_id, name)
+        if found is None:
+            raise NotFound(f"you have no skill named {name!r}", code="skillNotFound")
+        return found
 
     async def _add(
         self,
@@ -459,7 +458,7 @@ class SkillService:
                 raise Conflict(
                     f"the team has a skill named {front.name!r} already", code="skillNameTaken"
                 )
-            await self._repo.add_skill(conn, skill)
+            await self._repo.add_skill(conn, skill, files[SKILL_FILE].decode(), _paths(files))
             await self._repo.add_version(
                 conn,
                 _version(skill, 1, change, files, by, now, description=front.description),
@@ -504,6 +503,8 @@ class SkillService:
                 description=document.front.description,
                 updated_at=now,
                 updated_by=by,
+                skill_md=files[SKILL_FILE].decode(),
+                paths=json.dumps(_paths(files)),
             )
         updated = Skill(
             **{
@@ -530,6 +531,11 @@ class SkillService:
                 agent_id=agent_id,
             ),
         )
+
+
+def _paths(files: Mapping[str, bytes]) -> list[str]:
+    """The paths of a skill's files other than SKILL.md, in order."""
+    return sorted(path for path in files if path != SKILL_FILE)
 
 
 def _version(
@@ -579,7 +585,8 @@ def _unified(path: str, a: bytes | None, b: bytes | None, old: int, new: int) ->
 
 def skills_prompt(skills: list[EnabledSkill]) -> str:
     """The skills block: a header and one line per skill, ``- name: description``, each
-    description cut at a word to share ``SKILLS_PROMPT_CHARS`` evenly; empty for none."""
+    description cut at a word to at most ``PROMPT_DESCRIPTION_CHARS`` and to share
+    ``SKILLS_PROMPT_CHARS`` evenly; empty for none."""
     if not skills:
         return ""
     room = SKILLS_PROMPT_CHARS - len(SKILLS_PROMPT_HEADER) - 1
@@ -588,7 +595,7 @@ def skills_prompt(skills: list[EnabledSkill]) -> str:
     for skill in skills:
         share = room // left
         line = f"- {skill.name}"
-        space = share - len(line) - 2
+        space = min(share - len(line) - 2, PROMPT_DESCRIPTION_CHARS)
         if space >= 12:
             line += ": " + _shorten(skill.description, space)
         if len(line) + 1 > room:

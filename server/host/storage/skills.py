@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -10,6 +11,8 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from server.db.engine import Database
+from server.db.lookups import Lookup
 from server.db.tables import agent_skills, skill_files, skill_versions, skills
 
 STATE_DRAFT = "draft"
@@ -59,12 +62,40 @@ class EnabledSkill:
     description: str
 
 
+_SKILL = tuple(skills.c[name] for name in Skill.__slots__)
+
+# The saved skill of a name an agent has: its id, newest version, SKILL.md and other paths.
+_ENABLED_SKILL = Lookup(
+    sa.select(skills.c.id, skills.c.version, skills.c.skill_md, skills.c.paths)
+    .join(
+        agent_skills,
+        sa.and_(agent_skills.c.skill_id == skills.c.id, agent_skills.c.team_id == skills.c.team_id),
+    )
+    .where(
+        skills.c.team_id == sa.bindparam("team_id", type_=sa.String),
+        skills.c.name == sa.bindparam("name", type_=sa.String),
+        skills.c.state == sa.bindparam("state", type_=sa.String),
+        agent_skills.c.agent_id == sa.bindparam("agent_id", type_=sa.String),
+    )
+)
+
+
+@dataclass(frozen=True, slots=True)
+class AgentSkillText:
+    """What ``load_skill`` reads of a skill the agent has, in one lookup."""
+
+    skill_id: str
+    version: int
+    skill_md: str
+    paths: list[str]
+
+
 class SkillRepository:
     """Reads and writes of skills; every one names the team."""
 
     async def list_skills(self, conn: AsyncConnection, team_id: str) -> list[Skill]:
         result = await conn.execute(
-            sa.select(skills).where(skills.c.team_id == team_id).order_by(skills.c.name)
+            sa.select(*_SKILL).where(skills.c.team_id == team_id).order_by(skills.c.name)
         )
         return [Skill(**row._mapping) for row in result]
 
@@ -72,13 +103,17 @@ class SkillRepository:
         self, conn: AsyncConnection, team_id: str, name: str
     ) -> Skill | None:
         result = await conn.execute(
-            sa.select(skills).where(skills.c.team_id == team_id, skills.c.name == name)
+            sa.select(*_SKILL).where(skills.c.team_id == team_id, skills.c.name == name)
         )
         row = result.first()
         return None if row is None else Skill(**row._mapping)
 
-    async def add_skill(self, conn: AsyncConnection, skill: Skill) -> None:
-        await conn.execute(sa.insert(skills).values(**_values(skill)))
+    async def add_skill(
+        self, conn: AsyncConnection, skill: Skill, skill_md: str, paths: list[str]
+    ) -> None:
+        await conn.execute(
+            sa.insert(skills).values(**_values(skill), skill_md=skill_md, paths=json.dumps(paths))
+        )
 
     async def update_skill(
         self, conn: AsyncConnection, team_id: str, skill_id: str, **changes: Any
@@ -165,21 +200,6 @@ class SkillRepository:
         row = result.first()
         return None if row is None else bytes(row.data)
 
-    async def list_paths(
-        self, conn: AsyncConnection, team_id: str, skill_id: str, version: int
-    ) -> list[tuple[str, int]]:
-        """(path, size) of each file of one version."""
-        result = await conn.execute(
-            sa.select(skill_files.c.path, sa.func.length(skill_files.c.data))
-            .where(
-                skill_files.c.team_id == team_id,
-                skill_files.c.skill_id == skill_id,
-                skill_files.c.version == version,
-            )
-            .order_by(skill_files.c.path)
-        )
-        return [(row[0], int(row[1])) for row in result]
-
     async def add_agent_skill(
         self,
         conn: AsyncConnection,
@@ -246,6 +266,17 @@ class SkillRepository:
             .order_by(skills.c.name)
         )
         return [EnabledSkill(row.id, row.name, row.description) for row in result]
+
+    async def get_enabled_skill(
+        self, db: Database, team_id: str, agent_id: str, name: str
+    ) -> AgentSkillText | None:
+        """The saved skill ``name`` the agent has (a lookup); None when it has no such skill
+        (or it is a draft)."""
+        for row in await db.lookup(
+            _ENABLED_SKILL, team_id=team_id, agent_id=agent_id, name=name, state=STATE_SAVED
+        ):
+            return AgentSkillText(row[0], row[1], row[2], json.loads(row[3]))
+        return None
 
     async def list_agents_of_skill(
         self, conn: AsyncConnection, team_id: str, skill_id: str

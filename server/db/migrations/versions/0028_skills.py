@@ -34,6 +34,8 @@ def upgrade() -> None:
         sa.Column("updated_by", ID, nullable=True),
         sa.Column("source_agent_id", ID, nullable=True),
         sa.Column("source_thread_id", ID, nullable=True),
+        sa.Column("skill_md", sa.Text(), nullable=False),
+        sa.Column("paths", sa.Text(), nullable=False),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_skills")),
         sa.UniqueConstraint("team_id", "name", name=op.f("uq_skills_team_id_name")),
     )
