@@ -109,7 +109,7 @@ class SkillDiff(WireModel):
     truncated: bool
 
 
-class Download(WireModel):
+class SkillDownload(WireModel):
     file_name: str
     data: str = Field(description="base64 of the .zip's bytes from offset")
     offset: int
@@ -117,16 +117,16 @@ class Download(WireModel):
     eof: bool
 
 
-class UploadStarted(WireModel):
+class SkillUploadStarted(WireModel):
     upload_id: str
     chunk_bytes: int
 
 
-class UploadProgress(WireModel):
+class SkillUploadProgress(WireModel):
     received: int
 
 
-class Done(WireModel):
+class SkillDone(WireModel):
     done: bool
 
 
@@ -176,15 +176,15 @@ class RevertArgs(SkillRef):
     version: Version
 
 
-class DownloadArgs(GetSkill):
+class SkillDownloadArgs(GetSkill):
     offset: WireInt = 0
 
 
-class StartUpload(InboundModel):
+class SkillUploadStart(InboundModel):
     size: WireInt
 
 
-class UploadChunk(InboundModel):
+class SkillUploadChunk(InboundModel):
     upload_id: UploadId
     offset: WireInt
     data: Chunk
@@ -202,7 +202,7 @@ class EnableArgs(SkillRef):
     enabled: bool
 
 
-class AgentRef(InboundModel):
+class SkillsOfAgent(InboundModel):
     agent_id: AgentId
 
 
@@ -298,10 +298,10 @@ async def update_skill(call: HostCall, args: UpdateSkill) -> SkillView:
 
 
 @routes.route("skills-v1/delete", args=SkillRef, least_role=Role.ADMIN)
-async def delete_skill(call: HostCall, args: SkillRef) -> Done:
+async def delete_skill(call: HostCall, args: SkillRef) -> SkillDone:
     """The skill and every version of it; agents that had it no longer do."""
     await call.host.skills.delete(call.member, args.name)
-    return Done(done=True)
+    return SkillDone(done=True)
 
 
 @routes.route("skills-v1/versions", args=SkillRef, least_role=Role.MEMBER)
@@ -331,13 +331,13 @@ async def revert(call: HostCall, args: RevertArgs) -> SkillView:
     return skill_view(await call.host.skills.revert(call.member, args.name, args.version))
 
 
-@routes.route("skills-v1/download", args=DownloadArgs, least_role=Role.MEMBER)
-async def download(call: HostCall, args: DownloadArgs) -> Download:
+@routes.route("skills-v1/download", args=SkillDownloadArgs, least_role=Role.MEMBER)
+async def download(call: HostCall, args: SkillDownloadArgs) -> SkillDownload:
     """A chunk of the skill's ``.zip`` (one folder named after it); ask again from
     ``offset + len`` until ``eof``. A version's archive is the same bytes each time."""
     data = await call.host.skills.export_archive(call.member.team_id, args.name, args.version)
     chunk = data[args.offset : args.offset + UPLOAD_CHUNK_BYTES]
-    return Download(
+    return SkillDownload(
         file_name=f"{args.name}.zip",
         data=base64.b64encode(chunk).decode(),
         offset=args.offset,
@@ -346,17 +346,17 @@ async def download(call: HostCall, args: DownloadArgs) -> Download:
     )
 
 
-@routes.route("skills-v1/upload_start", args=StartUpload, least_role=Role.ADMIN)
-async def upload_start(call: HostCall, args: StartUpload) -> UploadStarted:
+@routes.route("skills-v1/upload_start", args=SkillUploadStart, least_role=Role.ADMIN)
+async def upload_start(call: HostCall, args: SkillUploadStart) -> SkillUploadStarted:
     """Begin sending a ``.zip`` of ``size`` bytes."""
     upload = call.host.skills.start_upload(call.member, args.size)
-    return UploadStarted(upload_id=upload.id, chunk_bytes=UPLOAD_CHUNK_BYTES)
+    return SkillUploadStarted(upload_id=upload.id, chunk_bytes=UPLOAD_CHUNK_BYTES)
 
 
-@routes.route("skills-v1/upload_chunk", args=UploadChunk, least_role=Role.ADMIN)
-async def upload_chunk(call: HostCall, args: UploadChunk) -> UploadProgress:
+@routes.route("skills-v1/upload_chunk", args=SkillUploadChunk, least_role=Role.ADMIN)
+async def upload_chunk(call: HostCall, args: SkillUploadChunk) -> SkillUploadProgress:
     received = call.host.skills.upload_chunk(call.member, args.upload_id, args.offset, args.data)
-    return UploadProgress(received=received)
+    return SkillUploadProgress(received=received)
 
 
 @routes.route("skills-v1/upload_finish", args=FinishUpload, least_role=Role.ADMIN)
@@ -374,20 +374,20 @@ async def save_draft(call: HostCall, args: SkillRef) -> SkillView:
 
 
 @routes.route("skills-v1/discard_draft", args=SkillRef, least_role=Role.ADMIN)
-async def discard_draft(call: HostCall, args: SkillRef) -> Done:
+async def discard_draft(call: HostCall, args: SkillRef) -> SkillDone:
     await call.host.skills.discard_draft(call.member, args.name)
-    return Done(done=True)
+    return SkillDone(done=True)
 
 
 @routes.route("skills-v1/enable", args=EnableArgs, least_role=Role.ADMIN)
-async def enable(call: HostCall, args: EnableArgs) -> Done:
+async def enable(call: HostCall, args: EnableArgs) -> SkillDone:
     """Give an agent a skill, or take it away."""
     await call.host.skills.enable(call.member, args.agent_id, args.name, enabled=args.enabled)
-    return Done(done=True)
+    return SkillDone(done=True)
 
 
-@routes.route("skills-v1/agent_skills", args=AgentRef, least_role=Role.MEMBER)
-async def agent_skills(call: HostCall, args: AgentRef) -> AgentSkills:
+@routes.route("skills-v1/agent_skills", args=SkillsOfAgent, least_role=Role.MEMBER)
+async def agent_skills(call: HostCall, args: SkillsOfAgent) -> AgentSkills:
     """The saved skills an agent has: what its system prompt lists."""
     found = await call.host.skills.skills_of_agent(call.member.team_id, args.agent_id)
     return AgentSkills(

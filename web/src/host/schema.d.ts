@@ -1483,6 +1483,295 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/skills-v1/agent_skills": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The saved skills an agent has: what its system prompt lists. */
+        post: operations["skills-v1/agent_skills"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/skills-v1/create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A new skill from its text files; its name is the one SKILL.md gives. */
+        post: operations["skills-v1/create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/skills-v1/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The skill and every version of it; agents that had it no longer do. */
+        post: operations["skills-v1/delete"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/skills-v1/diff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** What changed between two versions, file by file, as unified diffs. */
+        post: operations["skills-v1/diff"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/skills-v1/discard_draft": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** skills-v1/discard_draft */
+        post: operations["skills-v1/discard_draft"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/skills-v1/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A chunk of the skill's ``.zip`` (one folder named after it); ask again from */
+        post: operations["skills-v1/download"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/skills-v1/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Give an agent a skill, or take it away. */
+        post: operations["skills-v1/enable"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/skills-v1/get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** One version of a skill: its SKILL.md and the list of its files. */
+        post: operations["skills-v1/get"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/skills-v1/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Every skill of the team, drafts included, by name. */
+        post: operations["skills-v1/list"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/skills-v1/read_file": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** One file of a version, as text (null for a binary file). */
+        post: operations["skills-v1/read_file"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/skills-v1/revert": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A new version equal to ``version``. */
+        post: operations["skills-v1/revert"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/skills-v1/save_draft": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The reviewed draft is saved: agents that have it list it from the next turn. */
+        post: operations["skills-v1/save_draft"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/skills-v1/update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A new version: the files given written, those in ``remove`` gone, the rest kept. */
+        post: operations["skills-v1/update"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/skills-v1/upload_chunk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** skills-v1/upload_chunk */
+        post: operations["skills-v1/upload_chunk"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/skills-v1/upload_finish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The archive, checked whole before anything is written, becomes a skill (or, with */
+        post: operations["skills-v1/upload_finish"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/skills-v1/upload_start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Begin sending a ``.zip`` of ``size`` bytes. */
+        post: operations["skills-v1/upload_start"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/skills-v1/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Every version of the skill, newest first. */
+        post: operations["skills-v1/versions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/team-webhooks-v1/create": {
         parameters: {
             query?: never;
@@ -2268,6 +2557,13 @@ export interface components {
             /** Agentid */
             agentId: string;
         };
+        /** AgentSkills */
+        AgentSkills: {
+            /** Agentid */
+            agentId: string;
+            /** Skills */
+            skills: components["schemas"]["EnabledView"][];
+        };
         /** AgentThreads */
         AgentThreads: {
             /** Agentid */
@@ -2938,6 +3234,16 @@ export interface components {
              */
             threadPolicy?: "new" | "continue";
         };
+        /** CreateSkill */
+        CreateSkill: {
+            /**
+             * Files
+             * @description text files by path; SKILL.md among them
+             */
+            files: {
+                [key: string]: string;
+            };
+        };
         /** CreateVaultItem */
         CreateVaultItem: {
             /** Item */
@@ -3042,6 +3348,21 @@ export interface components {
             /** Deliveries */
             deliveries: components["schemas"]["DeliveryEntry"][];
         };
+        /** DiffArgs */
+        DiffArgs: {
+            /** Name */
+            name: string;
+            /**
+             * New
+             * @description the version to compare to
+             */
+            new: number;
+            /**
+             * Old
+             * @description the version to compare from
+             */
+            old: number;
+        };
         /** Discarded */
         Discarded: {
             /**
@@ -3119,6 +3440,22 @@ export interface components {
             /** Threadid */
             threadId: string;
         };
+        /** EnableArgs */
+        EnableArgs: {
+            /** Agentid */
+            agentId: string;
+            /** Enabled */
+            enabled: boolean;
+            /** Name */
+            name: string;
+        };
+        /** EnabledView */
+        EnabledView: {
+            /** Description */
+            description: string;
+            /** Name */
+            name: string;
+        };
         /** EntryView */
         EntryView: {
             /**
@@ -3150,6 +3487,47 @@ export interface components {
             /** Value */
             value: string | number | boolean | null;
         };
+        /** FileChangeView */
+        FileChangeView: {
+            /**
+             * Diff
+             * @description a unified diff of the file's text
+             */
+            diff: string;
+            /** Path */
+            path: string;
+            /**
+             * Status
+             * @description added, removed or changed
+             */
+            status: string;
+        };
+        /** FileContents */
+        FileContents: {
+            /** Path */
+            path: string;
+            /** Size */
+            size: number;
+            /**
+             * Text
+             * @description the file's text; null for a binary file
+             */
+            text: string | null;
+            /** Truncated */
+            truncated: boolean;
+        };
+        /** FileView */
+        FileView: {
+            /** Path */
+            path: string;
+            /** Size */
+            size: number;
+            /**
+             * Text
+             * @description UTF-8 text (false: binary)
+             */
+            text: boolean;
+        };
         /** FileWritten */
         FileWritten: {
             /** Created */
@@ -3158,6 +3536,28 @@ export interface components {
             path: string;
             /** Size */
             size: number;
+        };
+        /** FinishUpload */
+        FinishUpload: {
+            /**
+             * Replace
+             * @description a new version of the skill of that name, if the team has one
+             * @default false
+             */
+            replace?: boolean;
+            /** Uploadid */
+            uploadId: string;
+        };
+        /** GetSkill */
+        GetSkill: {
+            /** Name */
+            name: string;
+            /**
+             * Version
+             * @description none: the newest
+             * @default null
+             */
+            version?: number | null;
         };
         /** HandedOver */
         HandedOver: {
@@ -3273,7 +3673,7 @@ export interface components {
          * HostEventMessageSchema
          * @description An event the host pushes on the ``team-api`` channel.
          */
-        HostEventMessage: components["schemas"]["AgentsChangedEvent"] | components["schemas"]["ThreadsChangedEvent"] | components["schemas"]["TurnStartedEvent"] | components["schemas"]["TextDeltaEvent"] | components["schemas"]["TextResetEvent"] | components["schemas"]["ToolCallStartedEvent"] | components["schemas"]["ToolCallFinishedEvent"] | components["schemas"]["TurnFinishedEvent"] | components["schemas"]["QueuedMessageAddedEvent"] | components["schemas"]["QueuedMessageUpdatedEvent"] | components["schemas"]["QueuedMessageTakenEvent"] | components["schemas"]["QueuedMessageCancelledEvent"] | components["schemas"]["AttentionRequestedEvent"] | components["schemas"]["AttentionResolvedEvent"] | components["schemas"]["TasksChangedEvent"] | components["schemas"]["SubAgentEventEvent"] | components["schemas"]["BrowserTabsChangedEvent"] | components["schemas"]["BrowserProfilesChangedEvent"] | components["schemas"]["ProvidersChangedEvent"] | components["schemas"]["VaultChangedEvent"] | components["schemas"]["AgentMemoriesChangedEvent"] | components["schemas"]["BrowserTakeoverRequestedEvent"] | components["schemas"]["BrowserControlRequestedEvent"] | components["schemas"]["BrowserControlRequestResolvedEvent"] | components["schemas"]["RoutineRunStartedEvent"] | components["schemas"]["RoutineRunFinishedEvent"] | components["schemas"]["RevokedEvent"] | components["schemas"]["NotificationAddedEvent"] | components["schemas"]["NotificationsReadEvent"] | components["schemas"]["McpServersChangedEvent"] | components["schemas"]["McpServerStatusChangedEvent"];
+        HostEventMessage: components["schemas"]["AgentsChangedEvent"] | components["schemas"]["ThreadsChangedEvent"] | components["schemas"]["TurnStartedEvent"] | components["schemas"]["TextDeltaEvent"] | components["schemas"]["TextResetEvent"] | components["schemas"]["ToolCallStartedEvent"] | components["schemas"]["ToolCallFinishedEvent"] | components["schemas"]["TurnFinishedEvent"] | components["schemas"]["QueuedMessageAddedEvent"] | components["schemas"]["QueuedMessageUpdatedEvent"] | components["schemas"]["QueuedMessageTakenEvent"] | components["schemas"]["QueuedMessageCancelledEvent"] | components["schemas"]["AttentionRequestedEvent"] | components["schemas"]["AttentionResolvedEvent"] | components["schemas"]["TasksChangedEvent"] | components["schemas"]["SubAgentEventEvent"] | components["schemas"]["BrowserTabsChangedEvent"] | components["schemas"]["BrowserProfilesChangedEvent"] | components["schemas"]["ProvidersChangedEvent"] | components["schemas"]["VaultChangedEvent"] | components["schemas"]["AgentMemoriesChangedEvent"] | components["schemas"]["BrowserTakeoverRequestedEvent"] | components["schemas"]["BrowserControlRequestedEvent"] | components["schemas"]["BrowserControlRequestResolvedEvent"] | components["schemas"]["RoutineRunStartedEvent"] | components["schemas"]["RoutineRunFinishedEvent"] | components["schemas"]["RevokedEvent"] | components["schemas"]["NotificationAddedEvent"] | components["schemas"]["NotificationsReadEvent"] | components["schemas"]["McpServersChangedEvent"] | components["schemas"]["McpServerStatusChangedEvent"] | components["schemas"]["SkillsChangedEvent"];
         /**
          * HostViewMessageSchema
          * @description What the host sends on a ``view:`` channel besides frames.
@@ -4276,6 +4676,19 @@ export interface components {
         QueuedView: {
             queued: components["schemas"]["QueuedMessageItem"];
         };
+        /** ReadFile */
+        ReadFile: {
+            /** Name */
+            name: string;
+            /** Path */
+            path: string;
+            /**
+             * Version
+             * @description none: the newest
+             * @default null
+             */
+            version?: number | null;
+        };
         /** RecordingRef */
         RecordingRef: {
             /** Recordingid */
@@ -4344,6 +4757,13 @@ export interface components {
             type: "viewport";
             /** Width */
             width: number;
+        };
+        /** RevertArgs */
+        RevertArgs: {
+            /** Name */
+            name: string;
+            /** Version */
+            version: number;
         };
         /**
          * Revoked
@@ -4884,6 +5304,188 @@ export interface components {
             shared: boolean;
             /** Threadid */
             threadId: string;
+        };
+        /** SkillDetail */
+        SkillDetail: {
+            /** Allowedtools */
+            allowedTools: string | null;
+            /** Compatibility */
+            compatibility: string | null;
+            /** Files */
+            files: components["schemas"]["FileView"][];
+            /** License */
+            license: string | null;
+            /** Metadata */
+            metadata: {
+                [key: string]: string;
+            };
+            skill: components["schemas"]["SkillView"];
+            /**
+             * Skillmd
+             * @description the whole SKILL.md, front matter included
+             */
+            skillMd: string;
+            /** Version */
+            version: number;
+        };
+        /** SkillDiff */
+        SkillDiff: {
+            /** Changes */
+            changes: components["schemas"]["FileChangeView"][];
+            /** Truncated */
+            truncated: boolean;
+        };
+        /** SkillDone */
+        SkillDone: {
+            /** Done */
+            done: boolean;
+        };
+        /** SkillDownload */
+        SkillDownload: {
+            /**
+             * Data
+             * @description base64 of the .zip's bytes from offset
+             */
+            data: string;
+            /** Eof */
+            eof: boolean;
+            /** Filename */
+            fileName: string;
+            /** Offset */
+            offset: number;
+            /** Size */
+            size: number;
+        };
+        /** SkillDownloadArgs */
+        SkillDownloadArgs: {
+            /** Name */
+            name: string;
+            /**
+             * Offset
+             * @default 0
+             */
+            offset?: number;
+            /**
+             * Version
+             * @description none: the newest
+             * @default null
+             */
+            version?: number | null;
+        };
+        /** SkillList */
+        SkillList: {
+            /** Skills */
+            skills: components["schemas"]["SkillView"][];
+        };
+        /** SkillRef */
+        SkillRef: {
+            /** Name */
+            name: string;
+        };
+        /** SkillUploadChunk */
+        SkillUploadChunk: {
+            /** Data */
+            data: string;
+            /** Offset */
+            offset: number;
+            /** Uploadid */
+            uploadId: string;
+        };
+        /** SkillUploadProgress */
+        SkillUploadProgress: {
+            /** Received */
+            received: number;
+        };
+        /** SkillUploadStart */
+        SkillUploadStart: {
+            /** Size */
+            size: number;
+        };
+        /** SkillUploadStarted */
+        SkillUploadStarted: {
+            /** Chunkbytes */
+            chunkBytes: number;
+            /** Uploadid */
+            uploadId: string;
+        };
+        /** SkillView */
+        SkillView: {
+            /**
+             * Agents
+             * @description agents that have it
+             */
+            agents: string[];
+            /** Createdat */
+            createdAt: number;
+            /** Createdby */
+            createdBy: string | null;
+            /** Description */
+            description: string;
+            /** Name */
+            name: string;
+            /**
+             * Proposedbyagent
+             * @description the agent that proposed the draft
+             */
+            proposedByAgent: string | null;
+            /** Proposedinthread */
+            proposedInThread: string | null;
+            /**
+             * State
+             * @description draft (proposed by an agent, not listed to agents) or saved
+             */
+            state: string;
+            /** Updatedat */
+            updatedAt: number;
+            /** Updatedby */
+            updatedBy: string | null;
+            /**
+             * Version
+             * @description the newest version, the one agents read
+             */
+            version: number;
+        };
+        /**
+         * SkillsChanged
+         * @description A skill of the team changed: ``change`` is ``created``, ``edited``, ``uploaded``,
+         *     ``reverted``, ``proposed`` (an agent proposed a draft for people to review),
+         *     ``saved`` (a draft was saved), ``discarded``, ``deleted``, ``enabled`` or ``disabled``
+         *     (for the agent ``agentId``); ``skills-v1/list`` has the new state.
+         */
+        SkillsChanged: {
+            /**
+             * Agentid
+             * @default null
+             */
+            agentId: string | null;
+            /** Change */
+            change: string;
+            /** Name */
+            name: string;
+            /**
+             * State
+             * @description draft or saved; empty once the skill is gone
+             */
+            state: string;
+            /**
+             * Version
+             * @default 0
+             */
+            version: number;
+        };
+        /** SkillsChangedEvent */
+        SkillsChangedEvent: {
+            data: components["schemas"]["SkillsChanged"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "skills-changed";
+        };
+        /** SkillsOfAgent */
+        SkillsOfAgent: {
+            /** Agentid */
+            agentId: string;
         };
         /** StartThread */
         StartThread: {
@@ -5717,6 +6319,20 @@ export interface components {
              */
             url?: string | null;
         };
+        /** UpdateSkill */
+        UpdateSkill: {
+            /**
+             * Files
+             * @description files to write, by path; the others stay as they are
+             */
+            files?: {
+                [key: string]: string;
+            };
+            /** Name */
+            name: string;
+            /** Remove */
+            remove?: string[];
+        };
         /**
          * UpdateVaultItem
          * @description Only the fields given change; a secret sent as the mask keeps its value, null clears.
@@ -5977,6 +6593,35 @@ export interface components {
             name: string;
             /** Sites */
             sites: string[];
+        };
+        /** VersionList */
+        VersionList: {
+            /** Name */
+            name: string;
+            /** Versions */
+            versions: components["schemas"]["VersionView"][];
+        };
+        /** VersionView */
+        VersionView: {
+            /**
+             * Change
+             * @description created, edited, uploaded, proposed or reverted
+             */
+            change: string;
+            /** Createdat */
+            createdAt: number;
+            /** Createdby */
+            createdBy: string | null;
+            /** Description */
+            description: string;
+            /** Files */
+            files: number;
+            /** Revertedfrom */
+            revertedFrom: number | null;
+            /** Size */
+            size: number;
+            /** Version */
+            version: number;
         };
         /**
          * ViewError
@@ -8173,6 +8818,414 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RoutineView"];
+                };
+            };
+        };
+    };
+    "skills-v1/agent_skills": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SkillsOfAgent"];
+            };
+        };
+        responses: {
+            /** @description The saved skills an agent has: what its system prompt lists. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentSkills"];
+                };
+            };
+        };
+    };
+    "skills-v1/create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateSkill"];
+            };
+        };
+        responses: {
+            /** @description A new skill from its text files; its name is the one SKILL.md gives. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SkillView"];
+                };
+            };
+        };
+    };
+    "skills-v1/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SkillRef"];
+            };
+        };
+        responses: {
+            /** @description The skill and every version of it; agents that had it no longer do. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SkillDone"];
+                };
+            };
+        };
+    };
+    "skills-v1/diff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DiffArgs"];
+            };
+        };
+        responses: {
+            /** @description What changed between two versions, file by file, as unified diffs. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SkillDiff"];
+                };
+            };
+        };
+    };
+    "skills-v1/discard_draft": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SkillRef"];
+            };
+        };
+        responses: {
+            /** @description skills-v1/discard_draft */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SkillDone"];
+                };
+            };
+        };
+    };
+    "skills-v1/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SkillDownloadArgs"];
+            };
+        };
+        responses: {
+            /** @description A chunk of the skill's ``.zip`` (one folder named after it); ask again from */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SkillDownload"];
+                };
+            };
+        };
+    };
+    "skills-v1/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EnableArgs"];
+            };
+        };
+        responses: {
+            /** @description Give an agent a skill, or take it away. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SkillDone"];
+                };
+            };
+        };
+    };
+    "skills-v1/get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GetSkill"];
+            };
+        };
+        responses: {
+            /** @description One version of a skill: its SKILL.md and the list of its files. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SkillDetail"];
+                };
+            };
+        };
+    };
+    "skills-v1/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NoArgs"];
+            };
+        };
+        responses: {
+            /** @description Every skill of the team, drafts included, by name. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SkillList"];
+                };
+            };
+        };
+    };
+    "skills-v1/read_file": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReadFile"];
+            };
+        };
+        responses: {
+            /** @description One file of a version, as text (null for a binary file). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileContents"];
+                };
+            };
+        };
+    };
+    "skills-v1/revert": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RevertArgs"];
+            };
+        };
+        responses: {
+            /** @description A new version equal to ``version``. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SkillView"];
+                };
+            };
+        };
+    };
+    "skills-v1/save_draft": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SkillRef"];
+            };
+        };
+        responses: {
+            /** @description The reviewed draft is saved: agents that have it list it from the next turn. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SkillView"];
+                };
+            };
+        };
+    };
+    "skills-v1/update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateSkill"];
+            };
+        };
+        responses: {
+            /** @description A new version: the files given written, those in ``remove`` gone, the rest kept. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SkillView"];
+                };
+            };
+        };
+    };
+    "skills-v1/upload_chunk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SkillUploadChunk"];
+            };
+        };
+        responses: {
+            /** @description skills-v1/upload_chunk */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SkillUploadProgress"];
+                };
+            };
+        };
+    };
+    "skills-v1/upload_finish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FinishUpload"];
+            };
+        };
+        responses: {
+            /** @description The archive, checked whole before anything is written, becomes a skill (or, with */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SkillView"];
+                };
+            };
+        };
+    };
+    "skills-v1/upload_start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SkillUploadStart"];
+            };
+        };
+        responses: {
+            /** @description Begin sending a ``.zip`` of ``size`` bytes. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SkillUploadStarted"];
+                };
+            };
+        };
+    };
+    "skills-v1/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SkillRef"];
+            };
+        };
+        responses: {
+            /** @description Every version of the skill, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VersionList"];
                 };
             };
         };
