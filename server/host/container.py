@@ -462,6 +462,7 @@ def _agents(base: _Base, machinery: _Machinery, stores: _Stores, browsing: _Brow
         delay=host.memory_review_seconds,
         steps=stores.browsing_steps,
         thread_member=threads.private_member,
+        propose_skill=skills.propose,
     )
     handoff = SecretHandoffService(attention, stores.vault)
     routines = RoutineService(db, clock, agents.get_agent, threads, announce, machinery.signals)
