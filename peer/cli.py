@@ -32,6 +32,7 @@ from peer.hub_client import HubClient, HubError
 from peer.known_hosts import HostKeyChanged, KnownHosts, KnownHostsUnreadable
 from peer.live_view import LiveView, ViewClosed, open_view
 from peer.mcp_servers import McpServerNotFound, add_mcp_parser, mcp_command
+from peer.skills import add_skills_parser, skills_command
 from peer.teams import TeamNotFound, find_team
 from peer.usage import add_usage_parser, usage_command
 
@@ -304,9 +305,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     mcp_actions = add_mcp_parser(commands)
     usage = add_usage_parser(commands)
+    skills_actions = add_skills_parser(commands)
     for sub in (
         *mcp_actions,
         usage,
+        *skills_actions,
         connect,
         call,
         watch,
@@ -492,6 +495,8 @@ async def _use(connection: HostConnection, args: argparse.Namespace) -> int:
         return await mcp_command(connection, args, _print_table)
     if args.command == "usage":
         return await usage_command(connection, args, _print_table)
+    if args.command == "skills":
+        return await skills_command(connection, args, _print_table)
     print(json.dumps(await connection.call(args.route, args.args), indent=2))
     return 0
 

@@ -236,6 +236,21 @@ HOST_ERROR_CODES: tuple[ErrorCode, ...] = (
         "mcpSignInExpired", "No such MCP sign-in running: it ended, expired or was cancelled."
     ),
     ErrorCode("mcpSignInRunning", "Another person's sign-in to this MCP server is running."),
+    ErrorCode("skillInvalid", "A skill's files or SKILL.md front matter break the format."),
+    ErrorCode(
+        "skillArchiveRefused",
+        "A skill's .zip was refused before anything was written; the message names the "
+        "reason (a link, a path, a size, a count, a bomb, the layout).",
+    ),
+    ErrorCode("skillNotFound", "No such skill in this team (or not one the agent has)."),
+    ErrorCode("skillNameTaken", "The team has a skill of that name already."),
+    ErrorCode("skillVersionNotFound", "The skill has no such version."),
+    ErrorCode("skillFileNotFound", "The skill has no file at that path."),
+    ErrorCode("skillFileNotText", "The skill's file is not text."),
+    ErrorCode("skillNotDraft", "The skill is not a draft: it was saved already."),
+    ErrorCode("skillUploadLimit", "The member has as many skill uploads under way as they may."),
+    ErrorCode("skillUploadInvalid", "A chunk of a skill upload does not fit, or some is missing."),
+    ErrorCode("skillUploadNotFound", "No such skill upload; it may have expired."),
     ErrorCode("nameNotResolved", "A host name did not resolve to any address."),
     ErrorCode("memoryLimit", "The agent keeps as many memories as it may."),
     ErrorCode("memoryNotFound", "No such memory of the agent, or not one the caller may reach."),

@@ -938,4 +938,70 @@ budgets = sa.Table(
     sa.Column("created_at", TIME, nullable=False),
     sa.Column("updated_at", TIME, nullable=False),
     sa.Index(None, "team_id"),
+# A team's skills (folders in the open Agent Skills format). A draft (an agent proposed it)
+# is listed to people only, never to agents, until someone saves it.
+skills = sa.Table(
+    "skills",
+    metadata,
+    sa.Column("id", ID, primary_key=True),
+    sa.Column("team_id", ID, nullable=False),
+    sa.Column("name", sa.String(64), nullable=False),
+    sa.Column("description", sa.Text, nullable=False),
+    # draft or saved
+    sa.Column("state", sa.String(8), nullable=False),
+    # The newest version, the one agents read.
+    sa.Column("version", sa.Integer, nullable=False),
+    sa.Column("created_at", TIME, nullable=False),
+    # The member who made it; NULL when an agent proposed it (``source_agent_id``).
+    sa.Column("created_by", ID, nullable=True),
+    sa.Column("updated_at", TIME, nullable=False),
+    sa.Column("updated_by", ID, nullable=True),
+    sa.Column("source_agent_id", ID, nullable=True),
+    sa.Column("source_thread_id", ID, nullable=True),
+    # The newest version's SKILL.md and the paths of its other files (a JSON list), so
+    # that load_skill is one small read.
+    sa.Column("skill_md", sa.Text, nullable=False),
+    sa.Column("paths", sa.Text, nullable=False),
+    sa.UniqueConstraint("team_id", "name"),
+)
+
+# Every save of a skill; its files are in ``skill_files`` under the same number.
+skill_versions = sa.Table(
+    "skill_versions",
+    metadata,
+    sa.Column("skill_id", ID, primary_key=True),
+    sa.Column("version", sa.Integer, primary_key=True),
+    sa.Column("team_id", ID, nullable=False),
+    sa.Column("description", sa.Text, nullable=False),
+    # created, edited, uploaded, proposed, reverted
+    sa.Column("change", sa.String(16), nullable=False),
+    sa.Column("reverted_from", sa.Integer, nullable=True),
+    sa.Column("files", sa.Integer, nullable=False),
+    sa.Column("size", sa.Integer, nullable=False),
+    sa.Column("created_at", TIME, nullable=False),
+    sa.Column("created_by", ID, nullable=True),
+    sa.Index(None, "team_id", "skill_id"),
+)
+
+skill_files = sa.Table(
+    "skill_files",
+    metadata,
+    sa.Column("skill_id", ID, primary_key=True),
+    sa.Column("version", sa.Integer, primary_key=True),
+    sa.Column("path", sa.String(255), primary_key=True),
+    sa.Column("team_id", ID, nullable=False),
+    sa.Column("data", sa.LargeBinary, nullable=False),
+    sa.Index(None, "team_id", "skill_id", "version"),
+)
+
+# The skills an admin enabled for an agent.
+agent_skills = sa.Table(
+    "agent_skills",
+    metadata,
+    sa.Column("team_id", ID, primary_key=True),
+    sa.Column("agent_id", ID, primary_key=True),
+    sa.Column("skill_id", ID, primary_key=True),
+    sa.Column("enabled_at", TIME, nullable=False),
+    sa.Column("enabled_by", ID, nullable=True),
+    sa.Index(None, "team_id", "skill_id"),
 )

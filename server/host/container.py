@@ -71,6 +71,7 @@ from server.host.services.memories import MemoryService
 from server.host.services.profiles import BrowserProfileService
 from server.host.services.providers import ProviderService
 from server.host.services.proxies import ProxyService
+from server.host.services.skills import SkillService
 from server.host.services.tabs import TabService
 from server.host.services.tasks import TaskService
 from server.host.services.vault import VaultService
@@ -149,6 +150,7 @@ class _Agents:
     """The agents, their turns and what follows them (attention, memory reviews)."""
 
     agents: AgentService
+    skills: SkillService
     attention: AttentionRegistry
     secret_handoff: SecretHandoffService
     models: ModelProviders
@@ -212,6 +214,7 @@ class HostServices:
     tabs: TabService
     proxies: ProxyService
     agents: AgentService
+    skills: SkillService
     attention: AttentionRegistry
     secret_handoff: SecretHandoffService
     models: ModelProviders
@@ -333,6 +336,7 @@ def _wire_signals(host: HostServices) -> None:
     on(AgentDeleted, lambda s: host.memory_review.forget_agent(s.team_id, s.agent_id))
     on(AgentDeleted, lambda s: host.routines.agent_deleted(s.team_id, s.agent_id))
     on(AgentDeleted, lambda s: host.mcp_servers.agent_deleted(s.team_id, s.agent_id))
+    on(AgentDeleted, lambda s: host.skills.agent_deleted(s.team_id, s.agent_id))
     on(RoutineDeleted, host.routine_hooks.routine_deleted)
     on(TurnEnded, lambda s: host.memory_review.turns_ended(s.agent, s.thread_id))
     # In this order: the browsing memory keeps a step before a teach recording takes it.
@@ -452,7 +456,8 @@ def _agents(base: _Base, machinery: _Machinery, stores: _Stores, browsing: _Brow
         signals=machinery.signals,
     )
     models = ModelProviders(stores.providers.credentials)
-    tool_contexts = _tool_contexts(base, machinery, stores, browsing, attention)
+    skills = SkillService(db, clock, announce, agents.get_agent)
+    tool_contexts = _tool_contexts(base, machinery, stores, browsing, attention, skills)
     mcp_servers = McpServerService(
         db,
         clock,
@@ -490,6 +495,7 @@ def _agents(base: _Base, machinery: _Machinery, stores: _Stores, browsing: _Brow
         tool_contexts,
         mcp_servers,
         UsageMeters(usage, budgets),
+        skills,
     )
     memory_review = MemoryReview(
         stores.memories,
@@ -498,6 +504,7 @@ def _agents(base: _Base, machinery: _Machinery, stores: _Stores, browsing: _Brow
         delay=host.memory_review_seconds,
         steps=stores.browsing_steps,
         thread_member=threads.private_member,
+        propose_skill=skills.propose,
     )
     handoff = SecretHandoffService(attention, stores.vault)
     routines = RoutineService(db, clock, agents.get_agent, threads, announce, machinery.signals)
@@ -514,6 +521,7 @@ def _agents(base: _Base, machinery: _Machinery, stores: _Stores, browsing: _Brow
     )
     return _Agents(
         agents,
+        skills,
         attention,
         handoff,
         models,
@@ -546,6 +554,7 @@ def _tool_contexts(
     stores: _Stores,
     browsing: _Browsing,
     attention: AttentionRegistry,
+    skills: SkillService,
 ) -> ToolContextFactory:
     return ToolContextFactory(
         machinery.browser,
@@ -559,6 +568,7 @@ def _tool_contexts(
         stores.vault,
         machinery.peers.announce,
         attention.ask_person,
+        skills,
     )
 
 
@@ -572,6 +582,7 @@ def _threads(
     tool_contexts: ToolContextFactory,
     mcp_servers: McpServerService,
     meters: UsageMeters,
+    skills: SkillService,
 ) -> ThreadService:
     return ThreadService(
         base.db,
@@ -591,6 +602,7 @@ def _threads(
         memory_prompt_tokens=base.settings.host.memory_prompt_tokens,
         mcp_tools=mcp_servers.turn_tools,
         usage=meters,
+        skills=skills,
     )
 
 

@@ -446,6 +446,20 @@ class McpServerStatusChanged(HostEvent):
     )
 
 
+class SkillsChanged(HostEvent):
+    """A skill of the team changed: ``change`` is ``created``, ``edited``, ``uploaded``,
+    ``reverted``, ``proposed`` (an agent proposed a draft for people to review),
+    ``saved`` (a draft was saved), ``discarded``, ``deleted``, ``enabled`` or ``disabled``
+    (for the agent ``agentId``); ``skills-v1/list`` has the new state."""
+
+    NAME: ClassVar[str] = "skills-changed"
+    name: str
+    change: str
+    state: str = Field(description="draft or saved; empty once the skill is gone")
+    version: int = 0
+    agent_id: str | None = None
+
+
 HOST_EVENTS: tuple[type[HostEvent], ...] = (
     AgentsChanged,
     ThreadsChanged,
@@ -478,6 +492,7 @@ HOST_EVENTS: tuple[type[HostEvent], ...] = (
     NotificationsRead,
     McpServersChanged,
     McpServerStatusChanged,
+    SkillsChanged,
 )
 
 

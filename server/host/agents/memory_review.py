@@ -39,6 +39,7 @@ from server.host.services.memories import (
 )
 from server.host.storage.agents import Agent
 from server.host.storage.memories import SOURCE_REVIEW, AgentMemory
+from server.host.tools.skills import propose_skill
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +88,24 @@ SAVE_SPEC = ToolSpec(
         "required": ["memories"],
     },
 )
+
+# What a review of browsing steps may also do: propose one draft skill of a whole task a
+# person did (the skill service's ``propose``), for people to review and save.
+PROPOSE_TOOL = propose_skill.TOOL.name
+PROPOSE_SPEC = ToolSpec(
+    name=PROPOSE_TOOL,
+    description=propose_skill.TOOL.description,
+    input_schema=propose_skill.TOOL.input_schema(),
+)
+PROPOSE_NOTE = (
+    "The browsing steps are what a person did in the assistant's browser. When they show a "
+    "whole task from start to end that the assistant will be asked to do again, you may "
+    "also propose it as one skill with propose_skill (a draft that people review): a short "
+    "name, what it is for and when to use it, and the steps in general terms. Propose "
+    "nothing for a fragment, a one-off or anything that needs a secret."
+)
+# (team, agent, thread or None, name, description, body) -> the draft made.
+ProposeSkill = Callable[[str, str, str | None, str, str, str], Awaitable[object]]
 
 # (team, agent's provider id) -> the provider to stream from and its default model.
 ResolveProvider = Callable[[str, str], Awaitable[tuple[ModelProvider, str]]]
@@ -147,8 +166,11 @@ class MemoryReview:
         delay: float,
         steps: StepSource | None = None,
         thread_member: ThreadMember | None = None,
+        propose_skill: ProposeSkill | None = None,
     ) -> None:
         self._memories = memories
+        # Without it a review of browsing steps keeps memories only.
+        self._propose_skill = propose_skill
         # Without it every thread counts as shared (the team's).
         self._thread_member = thread_member
         self._resolve_provider = resolve_provider
@@ -268,20 +290,41 @@ class MemoryReview:
             :MAX_MEMORIES_SHOWN
         ]
         provider, default_model = await self._resolve_provider(team_id, agent.provider)
+        proposing = bool(steps) and self._propose_skill is not None
         request = ModelRequest(
             model=agent.model or default_model,
-            system=_SYSTEM,
+            system=f"{_SYSTEM} {PROPOSE_NOTE}" if proposing else _SYSTEM,
             messages=[
                 UserMessage(text=review_prompt(kept, transcripts, steps, member=member is not None))
             ],
-            tools=[SAVE_SPEC],
+            tools=[SAVE_SPEC, PROPOSE_SPEC] if proposing else [SAVE_SPEC],
             max_tokens=MAX_REVIEW_TOKENS,
         )
-        saved = await _ask(provider, request)
+        saved, proposed = await _ask(provider, request)
         source = MemorySource(
             kind=SOURCE_REVIEW, threads=tuple(t for t, messages in transcripts if messages)
         )
-        return await self._save(agent, kept, saved, member, source)
+        outcome = await self._save(agent, kept, saved, member, source)
+        if proposing and proposed:
+            await self._propose(agent, proposed[0])
+        return outcome
+
+    async def _propose(self, agent: Agent, arguments: dict[str, Any]) -> None:
+        """One draft skill from the review's ``propose_skill`` call (what looks like a
+        secret blanked); a proposal the store refuses (a name taken, a bad name) is dropped."""
+        assert self._propose_skill is not None
+        texts = [arguments.get(key) for key in ("name", "description", "body")]
+        if not all(isinstance(text, str) and text.strip() for text in texts):
+            return
+        name, description, body = (redact(str(text).strip()) for text in texts)
+        try:
+            await self._propose_skill(agent.team_id, agent.id, None, name, description, body)
+        except CrewhostError as exc:
+            log.info(
+                "a review's proposed skill was not kept (%s)",
+                exc.code,
+                extra={"team_id": agent.team_id, "agent_id": agent.id},
+            )
 
     async def _save(
         self,
@@ -339,9 +382,13 @@ def _memory_of(item: dict[str, Any]) -> tuple[str, str | None] | None:
         return text, None
 
 
-async def _ask(provider: ModelProvider, request: ModelRequest) -> list[dict[str, Any]]:
-    """The memories of the model's ``save_memories`` call; none when it made no call."""
+async def _ask(
+    provider: ModelProvider, request: ModelRequest
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The memories of the model's ``save_memories`` call (none when it made no call), and
+    the arguments of each ``propose_skill`` call it made."""
     saved: list[dict[str, Any]] = []
+    proposed: list[dict[str, Any]] = []
     async with provider.stream(request) as stream:
         async for event in stream:
             if isinstance(event, Failed):
@@ -350,7 +397,9 @@ async def _ask(provider: ModelProvider, request: ModelRequest) -> list[dict[str,
                 memories = event.arguments.get("memories")
                 if isinstance(memories, list):
                     saved.extend(m for m in memories if isinstance(m, dict))
-    return saved
+            elif isinstance(event, StreamToolCallFinished) and event.name == PROPOSE_TOOL:
+                proposed.append(dict(event.arguments))
+    return saved, proposed
 
 
 def review_prompt(

@@ -1,5 +1,5 @@
 """The system prompt of a turn: five rules, how to use the browser tools, the agent's own
-words, and its memories."""
+words, its memories, and the names and descriptions of its skills."""
 
 from __future__ import annotations
 
@@ -21,14 +21,17 @@ one. When a page needs a person (a captcha, a sign-in, a payment), call
 `request_takeover` and stop working in that tab."""
 
 
-def system_prompt(instructions: str, memories: str = "") -> str:
+def system_prompt(instructions: str, memories: str = "", skills: str = "") -> str:
     """The rules, the browser guidance, the agent's own instructions, if any, then its
-    memories (the block ``MemoryService.prompt_block`` made), if any."""
+    memories (the block ``MemoryService.prompt_block`` made) and its skills (names and
+    descriptions only, ``SkillService.prompt_block``), if any."""
     parts = [RULES, BROWSER_GUIDANCE]
     if instructions.strip():
         parts.append("Your instructions from the team:\n" + instructions.strip())
     if memories:
         parts.append(memories)
+    if skills:
+        parts.append(skills)
     return "\n\n".join(parts)
 
 

@@ -1,5 +1,5 @@
 """Teach a task: a member records what they do in an agent's tab, and the agent is asked to
-make a skill of it.
+make a draft skill of it (``propose_skill``), which a person then reviews and saves.
 
 Starting hands the tab to the member (in their live view). Steps follow the rules of
 ``live.steps``; a recording keeps at most ``MAX_TEACH_STEPS`` and lasts ``TEACH_SECONDS``.
@@ -33,16 +33,16 @@ MAX_TITLE_CHARS = 80
 
 
 def ask_for_skill(path: str) -> str:
-    """The message that asks the agent to make a skill of the steps in ``path`` (its own
-    workspace's file, named where it is, not attached as a copy).
-
-    This is the seam where a draft skill takes over: the same steps, handed to the skills
-    flow instead of a chat message."""
+    """The message that asks the agent to propose a draft skill (``propose_skill``) of the
+    steps in ``path`` (its own workspace's file, named where it is, not attached as a copy).
+    The draft waits for a person to review, edit and save it (``skills-v1``)."""
     return (
         f"I recorded how I do a task in your browser; the numbered steps are in `{path}` in "
-        "your workspace (read it with workspace_read). Please make a skill of it: say what "
-        "the task is for, write the steps in general terms (what changes each time and what "
-        "stays the same), and how to check it worked. Ask me about any step that is unclear."
+        "your workspace (read it with workspace_read). Please make a skill of it and propose "
+        "it with propose_skill: a short name, a description saying what the task is for and "
+        "when to use it, and instructions with the steps in general terms (what changes each "
+        "time and what stays the same) and how to check it worked. Ask me about any step that "
+        "is unclear first. The skill is a draft until a person of the team saves it."
     )
 
 

@@ -60,6 +60,7 @@ from server.host.browser.callers import Caller
 from server.host.metrics import HostMetrics
 from server.host.services.agents import AgentService
 from server.host.services.memories import MemoryService
+from server.host.services.skills import SkillService
 from server.host.services.tasks import Task, TaskService
 from server.host.services.workspace import Member, WorkspaceService
 from server.host.signals import Signals
@@ -173,6 +174,11 @@ class ThreadService:
         self._db = db
         # Budgets checked and model requests recorded (None: not counted).
         self._usage = usage
+        skills: SkillService | None = None,
+    ) -> None:
+        self._db = db
+        # The agent's enabled skills, by name and description, in each turn's system prompt.
+        self._skills = skills
         self._mcp_tools = mcp_tools
         # The agent's memories without a site, in each turn's system prompt.
         self._memories = memories
@@ -613,6 +619,11 @@ class ThreadService:
                     thread.team_id, agent.id, member, self._memory_prompt_tokens
                 )
                 memories = block.text
+            skills = (
+                await self._skills.prompt_block(thread.team_id, agent.id)
+                if self._skills is not None
+                else ""
+            )
 
             def visible_to(account_id: str) -> bool:
                 # Read at each question: sharing the thread, or taking it back, applies.
@@ -633,7 +644,7 @@ class ThreadService:
             setup = TurnSetup(
                 provider=provider,
                 model=model,
-                system=system_prompt(agent.instructions, memories),
+                system=system_prompt(agent.instructions, memories, skills),
                 transcript=[
                     await self._with_images(thread, message_from_json(m.body)) for m in stored
                 ],

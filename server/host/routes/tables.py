@@ -20,6 +20,7 @@ from server.host.routes import (
     routines,
     secret_handoff,
     secret_vault,
+    skills,
     system,
     teaching,
     team_webhooks,
@@ -56,4 +57,5 @@ ROUTE_TABLES = (
     mcp_sign_in.routes,
     usage.routes,
     budgets.routes,
+    skills.routes,
 )

@@ -58,6 +58,7 @@ from server.host.tools.page.descriptions import arguments_line
 from server.host.tools.people import ask_user
 from server.host.tools.repair import repair_arguments
 from server.host.tools.results import ToolFailure, cap_result
+from server.host.tools.skills import load_skill, propose_skill, read_skill_file
 from server.host.tools.web import web_fetch, web_search
 from server.host.tools.workspace import (
     workspace_delete,
@@ -70,7 +71,7 @@ log = logging.getLogger(__name__)
 
 # Each tool module defines one ``TOOL``; a tool joins the catalog here, in the order
 # the model reads them: the snapshot, acting on a page, tabs, reading, the web, memory,
-# people, tasks, then files.
+# skills, people, tasks, then files.
 _TOOLS = (
     snapshot.TOOL,
     click.TOOL,
@@ -102,6 +103,9 @@ _TOOLS = (
     web_fetch.TOOL,
     web_search.TOOL,
     remember.TOOL,
+    load_skill.TOOL,
+    read_skill_file.TOOL,
+    propose_skill.TOOL,
     ask_user.TOOL,
     create_task.TOOL,
     get_task.TOOL,

@@ -20,6 +20,7 @@ from server.host.browser.runtime import BrowserRuntime
 from server.host.services.memories import MemoryService
 from server.host.services.profiles import BrowserProfileService
 from server.host.services.proxies import ProxyService
+from server.host.services.skills import SkillService
 from server.host.services.tasks import ThreadTasks
 from server.host.services.vault import VaultService
 from server.host.services.web_search import WebSearchService
@@ -222,6 +223,8 @@ class ToolContext:
     sub_agent: bool = False
     # Secure entry (submit_secret, fill_from_vault, request_vault_item); without it they refuse.
     secure_entry: SecureEntryDesk | None = None
+    # The team's skills (load_skill, read_skill_file, propose_skill); without it they refuse.
+    skills: SkillService | None = None
 
 
 @dataclass(frozen=True)
@@ -240,6 +243,7 @@ class ToolContextFactory:
     vault: VaultService
     announce: Callable[[str, HostEvent], None]
     ask_for_secret: AskForSecret
+    skills: SkillService | None = None
 
     async def for_turn(
         self,
@@ -279,6 +283,7 @@ class ToolContextFactory:
             secure_entry=SecureEntryDesk(
                 ask_person=self.ask_for_secret, vault=self.vault, visible_to=visible_to
             ),
+            skills=self.skills,
         )
 
     async def for_outside_session(self, team_id: str, caller: Caller) -> ToolContext:

@@ -32,6 +32,7 @@ from server.host.agents.providers.transcript import (
     UserMessage,
 )
 from server.host.services.memories import MAX_MEMORIES_PER_AGENT, MemoryService
+from server.host.services.skills import SkillService
 from server.host.storage.agents import Agent
 from server.host.storage.memories import AgentMemory, AgentMemoryRepository
 from tests.support.clock import FakeClock
@@ -83,6 +84,7 @@ class Harness:
         self.reads: list[str] = []
         # Threads private to a member: thread id -> account id.
         self.private: dict[str, str] = {}
+        self.skills = SkillService(db, FakeClock(), lambda _team, _event: None, self.any_agent)
         self.review = MemoryReview(
             self.memories,
             self.resolve,
@@ -90,9 +92,13 @@ class Harness:
             delay=0.0,
             steps=self,
             thread_member=self.member_of,
+            propose_skill=self.skills.propose,
         )
         self.steps: list[tuple[str, str]] = []
         self.removed: list[str] = []
+
+    async def any_agent(self, team_id: str, agent_id: str) -> object:
+        return agent_id
 
     async def resolve(self, team_id: str, provider_id: str) -> tuple[ModelProvider, str]:
         assert (team_id, provider_id) == (TEAM, "anthropic")
@@ -219,6 +225,38 @@ async def test_recorded_steps_are_read_once_and_deleted(harness: Harness) -> Non
     assert harness.steps == []
 
 
+async def test_learning_from_browsing_may_propose_a_draft_skill(harness: Harness) -> None:
+    harness.steps = [
+        ("s1", "opened shop.example.com/orders/:id (Order)"),
+        ("s2", 'pressed button "Refund"'),
+        ("s3", 'pressed button "Confirm refund"'),
+    ]
+    proposal = {
+        "name": "refund-an-order",
+        "description": "Refund a shop order. Use when a customer asks for a refund.",
+        "body": f"1. Open the order.\n2. Press Refund, card {CARD_NUMBER}.",
+    }
+    harness.fake.script(
+        saves().tool_use("toolu_2", "propose_skill", proposal).stop("tool_use").reply()
+    )
+    await harness.review.review(agent(), [])
+    [request] = harness.fake.requests
+    assert [t["name"] for t in request.body["tools"]] == [SAVE_TOOL, "propose_skill"]
+    [(draft, _)] = await harness.skills.list_skills(TEAM)
+    assert (draft.name, draft.state, draft.source_agent_id) == (
+        "refund-an-order",
+        "draft",
+        "agent-1",
+    )
+    body = (await harness.skills.get_skill(TEAM, "refund-an-order")).document.body
+    assert body.startswith("1. Open the order.")
+    assert CARD_NUMBER not in body
+    # A review with no browsing steps proposes nothing: it is not offered the tool.
+    harness.fake.script(saves().stop("tool_use").reply())
+    await harness.review.review(agent(), ["t1"])
+    assert [t["name"] for t in harness.fake.requests[1].body["tools"]] == [SAVE_TOOL]
+
+
 async def test_a_failed_review_is_logged_without_content_and_not_retried(
     harness: Harness, caplog: pytest.LogCaptureFixture
 ) -> None:
@@ -326,7 +364,8 @@ async def test_a_turn_that_ends_is_reviewed_with_the_agents_browsing_steps(
         [memory] = await services.memories.list_memories(team_id, agent_id)
         assert (memory.text, memory.site) == ("Refunds are under Orders", "shop.example.com")
         _turn, review = fake.requests
-        assert [tool["name"] for tool in review.body["tools"]] == [SAVE_TOOL]
+        # With browsing steps to read, the review may also propose a draft skill.
+        assert [tool["name"] for tool in review.body["tools"]] == [SAVE_TOOL, "propose_skill"]
         assert '1. pressed button "Refunds"' in str(review.messages())
         assert PASSWORD not in str(review.body)
         assert await services.browsing_steps.steps_for_review(team_id, agent_id) == []

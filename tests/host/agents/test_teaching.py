@@ -6,6 +6,7 @@ nothing; and tabs that record no steps refuse to start one."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -20,8 +21,11 @@ from server.host.browser.partitions import Partition
 from server.host.browser.tabs import Tab
 from server.host.live.steps import Step
 from server.host.workspace.workspaces import WorkspaceRef
+from tests.host.routes.test_sub_agents import calls, result_of, says
+from tests.host.routes.test_threads import until
 from tests.support.clock import FakeClock
 from tests.support.databases import ScratchDatabase, scratch_database
+from tests.support.fakes.anthropic import API_KEY, FakeAnthropic
 from tests.support.held_tabs import TYPED, Holding, holding_tabs, press_every_field_then_done
 from tests.support.hub_server import RunningHub
 
@@ -211,3 +215,74 @@ async def test_the_teaching_file_keeps_no_secret(holding: Holding) -> None:
     assert "hWzqKcPmRtLfXvBnJgSdYaEuOiTrZwQe" not in text.split("\n", 2)[2]
     assert "password [redacted]" in text
     held[0].close()
+
+
+async def test_a_taught_task_becomes_a_draft_skill_that_a_new_thread_uses(
+    holding: Holding,
+) -> None:
+    """Teach a task → the agent proposes a draft → a person edits and saves it → a new
+    thread lists it and loads it."""
+    async with FakeAnthropic() as fake:
+        await holding.owner.call("providers-v1/set_key", {"provider": "anthropic", "key": API_KEY})
+        await holding.owner.call(
+            "providers-v1/update", {"provider": "anthropic", "baseUrl": fake.base_url}
+        )
+        agent_id, tab = await agent_tab(holding)
+        held, recording_id = await start(holding, tab)
+        await press_every_field_then_done(holding, tab.id, held)
+        path = f"teaching/steps-{recording_id}.txt"
+        proposal = {
+            "name": "sign-in-form",
+            "description": "Fill the sign-in form and finish it. Use when asked to sign in.",
+            "body": "1. Open the sign-in form.\n2. Press Save, then Done.",
+        }
+        fake.script(
+            calls(("toolu_r", "workspace_read", {"path": path})),
+            calls(("toolu_p", "propose_skill", proposal)),
+            says("I proposed the skill sign-in-form for your review."),
+        )
+        saved = await holding.member.call("browser-teach-v1/save", {"recordingId": recording_id})
+        await until(holding.member, saved["threadId"], "turn-finished")
+        held[0].close()
+        assert "propose_skill" in json.dumps(fake.requests[0].messages())
+        assert 'pressed button "Done"' in str(result_of(fake, 1, "toolu_r"))
+        assert result_of(fake, 2, "toolu_p")["state"] == "draft"
+
+        [draft] = (await holding.owner.call("skills-v1/list", {}))["skills"]
+        assert (draft["name"], draft["state"], draft["proposedByAgent"]) == (
+            "sign-in-form",
+            "draft",
+            agent_id,
+        )
+        assert draft["proposedInThread"] == saved["threadId"]
+        await holding.owner.call(
+            "skills-v1/enable", {"name": "sign-in-form", "agentId": agent_id, "enabled": True}
+        )
+        got = await holding.owner.call("skills-v1/get", {"name": "sign-in-form"})
+        edited = got["skillMd"] + "3. Check the page says Saved.\n"
+        await holding.owner.call(
+            "skills-v1/update", {"name": "sign-in-form", "files": {"SKILL.md": edited}}
+        )
+        # Still a draft: a thread started now would not list it.
+        assert await holding.owner.call("skills-v1/agent_skills", {"agentId": agent_id}) == {
+            "agentId": agent_id,
+            "skills": [],
+        }
+        await holding.owner.call("skills-v1/save_draft", {"name": "sign-in-form"})
+
+        thread = await holding.owner.call(
+            "threads-v1/start", {"agentId": agent_id, "title": "Sign in", "shared": False}
+        )
+        fake.script(
+            calls(("toolu_l", "load_skill", {"name": "sign-in-form"})),
+            says("Signed in, as the skill says."),
+        )
+        await holding.owner.call("threads-v1/send", {"threadId": thread["id"], "text": "Sign in"})
+        await until(holding.owner, thread["id"], "turn-finished")
+        listing = fake.requests[3].body
+        assert f"- sign-in-form: {proposal['description']}" in json.dumps(listing["system"])
+        assert "Press Save" not in json.dumps(listing)
+        loaded = result_of(fake, 4, "toolu_l")
+        assert loaded["instructions"] == (
+            "1. Open the sign-in form.\n2. Press Save, then Done.\n3. Check the page says Saved.\n"
+        )

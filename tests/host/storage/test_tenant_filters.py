@@ -42,6 +42,7 @@ from server.host.storage.queued_messages import QueuedMessage, QueuedMessageRepo
 from server.host.storage.read_cursors import ReadCursorRepository
 from server.host.storage.routine_hooks import HookRow, RoutineHookRepository
 from server.host.storage.routines import Routine, RoutineRepository, RoutineRun
+from server.host.storage.skills import Skill, SkillRepository, SkillVersion
 from server.host.storage.team_webhooks import DeliveryRow, TeamWebhookRepository, TeamWebhookRow
 from server.host.storage.threads import StoredMessage, Thread, ThreadRepository, Turn
 from server.host.storage.vault import VaultItemRow, VaultRepository
@@ -157,6 +158,25 @@ COVERED: dict[type, frozenset[str]] = {
             "set_link",
             "remove_link",
             "remove_links_of_agent",
+        }
+    ),
+    SkillRepository: frozenset(
+        {
+            "list_skills",
+            "get_skill_by_name",
+            "add_skill",
+            "update_skill",
+            "remove_skill",
+            "add_version",
+            "list_versions",
+            "get_files",
+            "get_file",
+            "add_agent_skill",
+            "remove_agent_skill",
+            "remove_agent_skills",
+            "list_enabled",
+            "get_enabled_skill",
+            "list_agents_of_skill",
         }
     ),
     TeamWebhookRepository: frozenset(
@@ -585,6 +605,10 @@ async def seed(db: Database) -> None:
             await WebSearchRepository().update_settings(
                 conn, WebSearchRow(team, "brave", None, None, b"key", 1.0)
             )
+            skills = SkillRepository()
+            await skills.add_skill(conn, skill(team, f"skill-{s}"), "---", [])
+            await skills.add_version(conn, skill_version(team, f"skill-{s}"), {"SKILL.md": b"---"})
+            await skills.add_agent_skill(conn, team, f"agent-{s}", f"skill-{s}", 1.0, MEMBER)
             mcp = McpServerRepository()
             await mcp.add_server(conn, mcp_server(team, f"mcp-{s}"))
             await mcp.set_link(conn, McpAgentLink(team, f"mcp-{s}", f"agent-{s}", ("echo",)))
@@ -847,6 +871,46 @@ async def test_mcp_servers(db: Database, calls: Calls) -> None:
             ("mcp-a2", ()),
         ]
     assert calls.names == COVERED[McpServerRepository]
+
+
+def skill(team: str, skill_id: str) -> Skill:
+    return Skill(
+        skill_id, team, skill_id, "A skill.", "saved", 1, 1.0, MEMBER, 1.0, MEMBER, None, None
+    )
+
+
+def skill_version(team: str, skill_id: str, version: int = 1) -> SkillVersion:
+    return SkillVersion(skill_id, version, team, "A skill.", "created", None, 1, 3, 1.0, MEMBER)
+
+
+@pytest.mark.usefixtures("untouched")
+async def test_skills(db: Database, calls: Calls) -> None:
+    repo = calls.watch(SkillRepository())
+    async with db.write() as conn:
+        assert [s.id for s in await repo.list_skills(conn, TEAM_A)] == ["skill-a"]
+        assert await repo.get_skill_by_name(conn, TEAM_A, "skill-b") is None
+        assert await repo.list_versions(conn, TEAM_A, "skill-b") == []
+        assert await repo.get_files(conn, TEAM_A, "skill-b", 1) is None
+        assert await repo.get_file(conn, TEAM_A, "skill-b", 1, "SKILL.md") is None
+        assert await repo.list_enabled(conn, TEAM_A, "agent-b") == []
+        assert await repo.list_agents_of_skill(conn, TEAM_A, "skill-b") == []
+        await repo.update_skill(conn, TEAM_A, "skill-b", name="taken", version=9)
+        assert await repo.remove_agent_skill(conn, TEAM_A, "agent-b", "skill-b") is False
+        await repo.remove_agent_skills(conn, TEAM_A, "agent-b")
+        await repo.remove_skill(conn, TEAM_A, "skill-b")
+        await repo.add_skill(conn, skill(TEAM_A, "skill-a2"), "---", [])
+        await repo.add_version(conn, skill_version(TEAM_A, "skill-a2"), {"SKILL.md": b"+"})
+        assert await repo.add_agent_skill(conn, TEAM_A, "agent-a", "skill-a2", 2.0, None)
+        assert [s.name for s in await repo.list_enabled(conn, TEAM_A, "agent-a")] == [
+            "skill-a",
+            "skill-a2",
+        ]
+    assert await repo.get_enabled_skill(db, TEAM_A, "agent-b", "skill-b") is None
+    assert await repo.get_enabled_skill(db, TEAM_A, "agent-a", "skill-b") is None
+    found = await repo.get_enabled_skill(db, TEAM_A, "agent-a", "skill-a")
+    assert found is not None
+    assert found.skill_id == "skill-a"
+    assert calls.names == COVERED[SkillRepository]
 
 
 @pytest.mark.usefixtures("untouched")

@@ -131,6 +131,7 @@ export const EVENT = {
   notificationsRead: 'notifications-read',
   mcpServersChanged: 'mcp-servers-changed',
   mcpServerStatus: 'mcp-server-status',
+  skillsChanged: 'skills-changed',
 } as const satisfies Record<string, EventName>;
 
 // A host event the client has no name for fails the build here.
