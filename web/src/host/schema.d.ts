@@ -217,7 +217,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Change an agent's name, instructions, provider, model, permissions or cap. */
+        /** Change an agent's name, instructions, provider, model, permissions, cap or the */
         post: operations["agents-v1/update"];
         delete?: never;
         options?: never;
@@ -2289,6 +2289,11 @@ export interface components {
              */
             maxToolCalls: number | null;
             /**
+             * Mayask
+             * @description The ids of the team's agents this one may ask (ask_agent); none by default.
+             */
+            mayAsk: string[];
+            /**
              * Model
              * @description None: the provider's default model.
              */
@@ -2833,6 +2838,11 @@ export interface components {
              */
             maxToolCalls?: number | null;
             /**
+             * Mayask
+             * @description The ids of the team's other agents this one may ask (ask_agent).
+             */
+            mayAsk?: string[];
+            /**
              * Model
              * @default null
              */
@@ -2986,6 +2996,49 @@ export interface components {
              * @enum {string}
              */
             kind?: "secret" | "vaultItem";
+        };
+        /** DelegationItem */
+        DelegationItem: {
+            /**
+             * Agentid
+             * @description The agent asked.
+             */
+            agentId: string;
+            /** Createdat */
+            createdAt: number;
+            /**
+             * Threadid
+             * @description The thread the asked agent works in.
+             */
+            threadId: string;
+            /** Title */
+            title: string;
+        };
+        /**
+         * DelegationStarted
+         * @description An agent's ``ask_agent`` call (``call_id``) of the thread's turn handed a task to the
+         *     agent ``agent_id``, which works on it in the new thread ``child_thread_id``.
+         */
+        DelegationStarted: {
+            /** Agentid */
+            agentId: string;
+            /** Callid */
+            callId: string | null;
+            /** Childthreadid */
+            childThreadId: string;
+            /** Threadid */
+            threadId: string;
+            /** Turnid */
+            turnId: string;
+        };
+        /** DelegationStartedEvent */
+        DelegationStartedEvent: {
+            data: components["schemas"]["DelegationStarted"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "delegation-started";
         };
         /** DeleteProxy */
         DeleteProxy: {
@@ -3273,7 +3326,7 @@ export interface components {
          * HostEventMessageSchema
          * @description An event the host pushes on the ``team-api`` channel.
          */
-        HostEventMessage: components["schemas"]["AgentsChangedEvent"] | components["schemas"]["ThreadsChangedEvent"] | components["schemas"]["TurnStartedEvent"] | components["schemas"]["TextDeltaEvent"] | components["schemas"]["TextResetEvent"] | components["schemas"]["ToolCallStartedEvent"] | components["schemas"]["ToolCallFinishedEvent"] | components["schemas"]["TurnFinishedEvent"] | components["schemas"]["QueuedMessageAddedEvent"] | components["schemas"]["QueuedMessageUpdatedEvent"] | components["schemas"]["QueuedMessageTakenEvent"] | components["schemas"]["QueuedMessageCancelledEvent"] | components["schemas"]["AttentionRequestedEvent"] | components["schemas"]["AttentionResolvedEvent"] | components["schemas"]["TasksChangedEvent"] | components["schemas"]["SubAgentEventEvent"] | components["schemas"]["BrowserTabsChangedEvent"] | components["schemas"]["BrowserProfilesChangedEvent"] | components["schemas"]["ProvidersChangedEvent"] | components["schemas"]["VaultChangedEvent"] | components["schemas"]["AgentMemoriesChangedEvent"] | components["schemas"]["BrowserTakeoverRequestedEvent"] | components["schemas"]["BrowserControlRequestedEvent"] | components["schemas"]["BrowserControlRequestResolvedEvent"] | components["schemas"]["RoutineRunStartedEvent"] | components["schemas"]["RoutineRunFinishedEvent"] | components["schemas"]["RevokedEvent"] | components["schemas"]["NotificationAddedEvent"] | components["schemas"]["NotificationsReadEvent"] | components["schemas"]["McpServersChangedEvent"] | components["schemas"]["McpServerStatusChangedEvent"];
+        HostEventMessage: components["schemas"]["AgentsChangedEvent"] | components["schemas"]["ThreadsChangedEvent"] | components["schemas"]["TurnStartedEvent"] | components["schemas"]["TextDeltaEvent"] | components["schemas"]["TextResetEvent"] | components["schemas"]["ToolCallStartedEvent"] | components["schemas"]["ToolCallFinishedEvent"] | components["schemas"]["TurnFinishedEvent"] | components["schemas"]["QueuedMessageAddedEvent"] | components["schemas"]["QueuedMessageUpdatedEvent"] | components["schemas"]["QueuedMessageTakenEvent"] | components["schemas"]["QueuedMessageCancelledEvent"] | components["schemas"]["AttentionRequestedEvent"] | components["schemas"]["AttentionResolvedEvent"] | components["schemas"]["TasksChangedEvent"] | components["schemas"]["SubAgentEventEvent"] | components["schemas"]["DelegationStartedEvent"] | components["schemas"]["BrowserTabsChangedEvent"] | components["schemas"]["BrowserProfilesChangedEvent"] | components["schemas"]["ProvidersChangedEvent"] | components["schemas"]["VaultChangedEvent"] | components["schemas"]["AgentMemoriesChangedEvent"] | components["schemas"]["BrowserTakeoverRequestedEvent"] | components["schemas"]["BrowserControlRequestedEvent"] | components["schemas"]["BrowserControlRequestResolvedEvent"] | components["schemas"]["RoutineRunStartedEvent"] | components["schemas"]["RoutineRunFinishedEvent"] | components["schemas"]["RevokedEvent"] | components["schemas"]["NotificationAddedEvent"] | components["schemas"]["NotificationsReadEvent"] | components["schemas"]["McpServersChangedEvent"] | components["schemas"]["McpServerStatusChangedEvent"];
         /**
          * HostViewMessageSchema
          * @description What the host sends on a ``view:`` channel besides frames.
@@ -3422,6 +3475,18 @@ export interface components {
             createdBy: string;
             /** Id */
             id: string;
+            /**
+             * Parentagentid
+             * @description The agent that asked; null: none.
+             * @default null
+             */
+            parentAgentId: string | null;
+            /**
+             * Parentthreadid
+             * @description The thread whose agent asked this one (ask_agent); null: none.
+             * @default null
+             */
+            parentThreadId: string | null;
             /** Shared */
             shared: boolean;
             /** Title */
@@ -5225,6 +5290,11 @@ export interface components {
         /** ThreadContentsView */
         ThreadContentsView: {
             /**
+             * Delegations
+             * @description The threads this thread's ask_agent calls started, oldest first.
+             */
+            delegations: components["schemas"]["DelegationItem"][];
+            /**
              * Messages
              * @description The transcript: user, assistant (text and tool calls) and tool messages.
              */
@@ -5272,6 +5342,18 @@ export interface components {
             createdBy: string;
             /** Id */
             id: string;
+            /**
+             * Parentagentid
+             * @description The agent that asked; null: none.
+             * @default null
+             */
+            parentAgentId: string | null;
+            /**
+             * Parentthreadid
+             * @description The thread whose agent asked this one (ask_agent); null: none.
+             * @default null
+             */
+            parentThreadId: string | null;
             /** Shared */
             shared: boolean;
             /** Title */
@@ -5530,6 +5612,11 @@ export interface components {
              * @default null
              */
             maxToolCalls?: number | null;
+            /**
+             * Mayask
+             * @default null
+             */
+            mayAsk?: string[] | null;
             /**
              * Model
              * @default null
@@ -6390,7 +6477,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Change an agent's name, instructions, provider, model, permissions or cap. */
+            /** @description Change an agent's name, instructions, provider, model, permissions, cap or the */
             200: {
                 headers: {
                     [name: string]: unknown;
