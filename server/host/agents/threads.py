@@ -636,8 +636,12 @@ class ThreadService:
         """Until the thread has no running turn, those its queue starts included (tests
         and shutdown)."""
         while (running := self._running.get(thread_id)) is not None and running.task:
-            with contextlib.suppress(asyncio.CancelledError):
+            try:
                 await asyncio.shield(running.task)
+            except asyncio.CancelledError:
+                waiter = asyncio.current_task()
+                if waiter is not None and waiter.cancelling():
+                    raise  # the waiter was cancelled (stopped, or out of time), not the turn
 
     async def recover(self) -> None:
         """At start-up: turns and requests a former run of the host left under way (it
