@@ -6,14 +6,16 @@ that ends both turns."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 from typing import Any
 
 from peer.connection import HostConnection
 from tests.host.routes.conftest import Team, refused
+from tests.host.routes.test_routines import WEEKDAYS
 from tests.host.routes.test_sub_agents import calls, result_of, says
-from tests.host.routes.test_threads import until
+from tests.host.routes.test_threads import EVENT_SECONDS, until
 from tests.support.fakes.anthropic import API_KEY, FakeAnthropic, MessageEvents
 from tests.support.fakes.server import StreamReply
 from tests.support.hub_server import RunningHub
@@ -328,3 +330,51 @@ async def test_stopping_the_asking_turn_stops_the_asked_one(team: Team) -> None:
     assert [(t["status"], t["reason"]) for t in child["turns"]] == [
         ("stopped", "the agent that asked stopped")
     ]
+
+
+async def test_a_routines_approvers_answer_the_asked_agents_requests(team: Team) -> None:
+    """The member's routine names the admin as approver: the asked agent's gated call, in a
+    thread private to the member like the run's, goes to the admin, who lets it run."""
+    async with FakeAnthropic() as fake:
+        lead, clicker = await agents(team, fake, {"name": "Lead"}, {"name": "Clicker"})
+        await may_ask(team, lead, clicker)
+        admin_id = (await team.admin.call("host-v1/whoami"))["accountId"]
+        routine = await team.member.call(
+            "routines-v1/create",
+            {
+                "agentId": lead,
+                "name": "Daily click",
+                "message": "Get the button clicked.",
+                "schedule": WEEKDAYS,
+                "approvers": [admin_id],
+            },
+        )
+        click = {"tabId": "no-such-tab", "target": {"kind": "css", "selector": "button"}}
+        fake.script(
+            asking("toolu_a", "Clicker", "Click the button"),
+            calls(("toolu_c", "click", click)),
+            says("Clicked as far as I could."),
+            says("Clicker is done."),
+        )
+        run = await team.member.call("routines-v1/run", {"routineId": routine["id"]})
+        async with asyncio.timeout(EVENT_SECONDS):
+            while True:
+                event = await team.admin.events.get()
+                if event["event"] == "attention-requested":
+                    asked = event["data"]
+                    break
+        assert (asked["kind"], asked["tool"], asked["agentId"]) == ("consent", "click", clicker)
+        child = await team.member.call("threads-v1/get", {"threadId": asked["threadId"]})
+        assert child["thread"]["parentAgentId"] == lead
+        # The member sees the thread but is not the routine's approver.
+        answer = {"id": asked["id"], "approve": True}
+        assert await refused(team.member, "attention-v1/answer", answer) == "attentionNotFound"
+        await team.admin.call("attention-v1/answer", answer)
+        async with asyncio.timeout(EVENT_SECONDS):
+            while True:
+                event = await team.member.events.get()
+                if event["event"] == "routine-run-finished" and event["data"]["runId"] == run["id"]:
+                    finished = event["data"]
+                    break
+        assert finished["status"] == "done"
+        assert result_of(fake, 3, "toolu_a")["answer"] == "Clicked as far as I could."
