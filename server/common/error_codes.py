@@ -92,6 +92,10 @@ HOST_ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode("routeUnknown", "This host has no such Team API route."),
     ErrorCode("agentNotFound", "No such agent in this team."),
     ErrorCode("agentLimit", "The team has as many agents as it may."),
+    ErrorCode(
+        "agentMayAskInvalid",
+        "An agent may ask only other agents of its team; one named is itself or not one.",
+    ),
     ErrorCode("threadNotFound", "No such thread, or it is not shared with the caller."),
     ErrorCode("turnRunning", "The agent is still answering in this thread."),
     ErrorCode("attentionNotFound", "No such request for attention; it may have expired."),

@@ -177,6 +177,8 @@ agents = sa.Table(
     # None: the host's default cap on tool calls per turn.
     sa.Column("max_tool_calls", sa.Integer, nullable=True),
     sa.Column("updated_at", TIME, nullable=True),
+    # JSON list of the team's agent ids this agent may ask (``ask_agent``); None: none.
+    sa.Column("may_ask", sa.JSON, nullable=True),
     sa.Index(None, "team_id"),
 )
 
@@ -192,7 +194,11 @@ threads = sa.Table(
     sa.Column("title", sa.String(200), nullable=False),
     sa.Column("created_at", TIME, nullable=False),
     sa.Column("updated_at", TIME, nullable=False),
+    # A thread another agent's ``ask_agent`` started: the asking thread and its agent.
+    sa.Column("parent_thread_id", ID, nullable=True),
+    sa.Column("parent_agent_id", ID, nullable=True),
     sa.Index(None, "team_id", "agent_id"),
+    sa.Index(None, "team_id", "parent_thread_id"),
 )
 
 # A thread's transcript, in order; ``body`` is one provider-neutral message as JSON.
@@ -938,6 +944,8 @@ budgets = sa.Table(
     sa.Column("created_at", TIME, nullable=False),
     sa.Column("updated_at", TIME, nullable=False),
     sa.Index(None, "team_id"),
+)
+
 # A team's skills (folders in the open Agent Skills format). A draft (an agent proposed it)
 # is listed to people only, never to agents, until someone saves it.
 skills = sa.Table(

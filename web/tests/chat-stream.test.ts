@@ -23,13 +23,14 @@ const OTHER = 'b'.repeat(32);
 
 function contents(extra: Partial<ThreadContents> = {}): ThreadContents {
   return {
-    thread: { id: THREAD, agentId: 'c'.repeat(32), createdBy: 'me', shared: false, title: 'Shop', createdAt: 1, updatedAt: 1 },
+    thread: { id: THREAD, agentId: 'c'.repeat(32), createdBy: 'me', shared: false, title: 'Shop', createdAt: 1, updatedAt: 1, parentThreadId: null, parentAgentId: null },
     messages: [],
     turns: [],
     runningTurnId: null,
     runningText: '',
     tasks: [],
     queued: [],
+    delegations: [],
     ...extra,
   };
 }

@@ -315,6 +315,18 @@ class SubAgentEvent(HostEvent):
     status: TurnStatus | None = None
 
 
+class DelegationStarted(HostEvent):
+    """An agent's ``ask_agent`` call (``call_id``) of the thread's turn handed a task to the
+    agent ``agent_id``, which works on it in the new thread ``child_thread_id``."""
+
+    NAME: ClassVar[str] = "delegation-started"
+    thread_id: str
+    turn_id: str
+    call_id: str | None
+    child_thread_id: str
+    agent_id: str
+
+
 RoutineRunStatus = Literal[
     "done", "error", "capped", "denied", "stopped", "budget", "skipped", "interrupted"
 ]
@@ -477,6 +489,7 @@ HOST_EVENTS: tuple[type[HostEvent], ...] = (
     AttentionResolved,
     TasksChanged,
     SubAgentEvent,
+    DelegationStarted,
     BrowserTabsChanged,
     BrowserProfilesChanged,
     ProvidersChanged,

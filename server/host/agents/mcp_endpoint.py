@@ -41,13 +41,10 @@ from server.common.protocol.link import (
 from server.host.agents.attention import AttentionRegistry
 from server.host.agents.hub_outbox import HubOutbox
 from server.host.agents.mcp_events import McpEventStore
-from server.host.agents.providers.transcript import AssistantMessage
 from server.host.agents.threads import ThreadService
 from server.host.browser.access import agent_reaches
 from server.host.browser.callers import Caller
 from server.host.services.agents import AgentService
-from server.host.services.workspace import Member
-from server.host.storage.threads import Turn
 from server.host.tools.catalog import CATALOG, call_tool, describe_call
 from server.host.tools.context import ToolContextFactory
 from server.host.tools.repair import repair_arguments
@@ -385,42 +382,33 @@ class McpEndpoint:
         ]
         if len(found) != 1:
             return _failure("agentNotFound", f"no one agent is named {wanted!r} or has that id")
-        member = Member(caller.team_id, caller.account_id, caller.role)
-        thread = await self._threads.start_thread(
+        turn = await self._threads.start_asked(
             caller.team_id,
             found[0].id,
-            caller.account_id,
-            f"From an outside agent: {message.strip()[:60]}",
-            shared=False,
+            account_id=caller.account_id,
+            text=message[:20_000],
+            title=f"From an outside agent: {message.strip()[:60]}",
         )
-        turn = await self._threads.send(member, thread.id, message[:20_000])
-        if not isinstance(turn, Turn):  # a new thread has no turn to queue behind
-            return _failure("agentBusy", "the agent's thread was busy; ask again")
-        ended = asyncio.ensure_future(self._threads.ended_turn(caller.team_id, thread.id, turn.id))
+        thread_id = turn.thread_id
+        ended = asyncio.ensure_future(self._threads.ended_turn(caller.team_id, thread_id, turn.id))
         said = ""
         try:
             while not ended.done():
                 await asyncio.wait({ended}, timeout=ANSWER_TICK)
-                so_far = await self._answer_so_far(caller, thread.id)
+                so_far = "\n\n".join(await self._threads.words(caller.team_id, thread_id))
                 if len(so_far) > len(said) and so_far.startswith(said):
                     await ctx.session.report_progress(len(so_far), None, so_far[len(said) :])
                     said = so_far
         finally:
             ended.cancel()
         finished = ended.result()
-        answer = await self._answer_so_far(caller, thread.id)
+        answer = "\n\n".join(await self._threads.words(caller.team_id, thread_id))
         status = finished.status if finished is not None else "error"
-        result: dict[str, Any] = {"threadId": thread.id, "status": status, "answer": answer}
+        result: dict[str, Any] = {"threadId": thread_id, "status": status, "answer": answer}
         if status != "done":
             reason = finished.reason if finished is not None else "the turn is gone"
             result["error"] = {"code": "agentTurnEnded", "message": f"{status}: {reason}"}
         return result
-
-    async def _answer_so_far(self, caller: McpCaller, thread_id: str) -> str:
-        """The agent's words in the thread so far: its replies, then what it streams."""
-        contents = await self._threads.read(caller.team_id, thread_id, caller.account_id)
-        replies = [m.text for m in contents.messages if isinstance(m, AssistantMessage) and m.text]
-        return "\n\n".join([*replies, contents.running_text] if contents.running_text else replies)
 
     async def _live_view_link(
         self, caller: McpCaller, host_id: str, session_id: str, arguments: dict[str, Any]

@@ -53,6 +53,7 @@ async def run_sub_agent(
         sub_agent=True,
         ask_person=None,
         spawn_sub_agent=None,
+        delegation=None,
         tasks=parent.context.tasks if request.type == "general" else None,
     )
     sub_agent_id = uuid.uuid4().hex[:16]

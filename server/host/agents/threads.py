@@ -28,6 +28,7 @@ from server.common.protocol import events
 from server.common.tasks import BackgroundTasks
 from server.db.engine import Database
 from server.host.agents.attention import AttentionRegistry
+from server.host.agents.delegation import TurnDelegation
 from server.host.agents.message_queue import MessageQueue
 from server.host.agents.prompt import system_prompt
 from server.host.agents.providers.stream import ModelProvider
@@ -80,6 +81,9 @@ from server.host.workspace.workspaces import WorkspaceRef
 log = logging.getLogger(__name__)
 
 MAX_MESSAGE_CHARS = 32_000
+MAX_TITLE_CHARS = 200
+# How far up a chain of asks is read (further than any chain the tools let grow).
+MAX_ASKING_CHAIN_READ = 10
 MAX_ATTACHMENTS = 10
 # Larger images reach the model as a path mention: providers refuse bigger image blocks.
 MAX_IMAGE_BLOCK_BYTES = 5 * 1024 * 1024
@@ -115,16 +119,19 @@ class ThreadContents:
     running_text: str
     tasks: list[Task] = field(default_factory=list)
     queued: list[QueuedMessage] = field(default_factory=list)
+    # The threads its agent's ``ask_agent`` calls started, oldest first.
+    delegations: list[Thread] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
 class Unattended:
-    """A turn nobody in the chat started (a routine's run): who answers its requests (none
-    named: whoever sees the thread), how long each waits, and the routine's id."""
+    """A turn nobody in the chat started (a routine's run, an asked agent's): who answers
+    its requests (none named: whoever sees the thread), how long each waits (None: the
+    registry's default), and the routine's id (None: no routine's)."""
 
     approvers: tuple[str, ...]
-    attention_seconds: float
-    routine_id: str
+    attention_seconds: float | None
+    routine_id: str | None
 
 
 @dataclass(eq=False)
@@ -170,13 +177,11 @@ class ThreadService:
         memory_prompt_tokens: int = 0,
         mcp_tools: McpToolsFor | None = None,
         usage: UsageMeters | None = None,
+        skills: SkillService | None = None,
     ) -> None:
         self._db = db
         # Budgets checked and model requests recorded (None: not counted).
         self._usage = usage
-        skills: SkillService | None = None,
-    ) -> None:
-        self._db = db
         # The agent's enabled skills, by name and description, in each turn's system prompt.
         self._skills = skills
         self._mcp_tools = mcp_tools
@@ -253,11 +258,31 @@ class ThreadService:
             )
 
     async def start_thread(
-        self, team_id: str, agent_id: str, account_id: str, title: str, *, shared: bool
+        self,
+        team_id: str,
+        agent_id: str,
+        account_id: str,
+        title: str,
+        *,
+        shared: bool,
+        asked_by: Thread | None = None,
     ) -> Thread:
+        """A new thread of ``account_id``'s with the agent; ``asked_by``: the thread whose
+        agent asked this one (``ask_agent``), which the new thread names."""
         await self._agents.get_agent(team_id, agent_id)
         now = self._clock.now()
-        thread = Thread(uuid.uuid4().hex, team_id, agent_id, account_id, shared, title, now, now)
+        thread = Thread(
+            uuid.uuid4().hex,
+            team_id,
+            agent_id,
+            account_id,
+            shared,
+            title,
+            now,
+            now,
+            parent_thread_id=None if asked_by is None else asked_by.id,
+            parent_agent_id=None if asked_by is None else asked_by.agent_id,
+        )
         async with self._db.write() as conn:
             await self._repo.add_thread(conn, thread)
         self._changed(thread)
@@ -311,6 +336,7 @@ class ThreadService:
         async with self._db.read() as conn:
             stored = await self._repo.list_messages(conn, team_id, thread_id)
             turns = await self._repo.list_turns(conn, team_id, thread_id)
+            delegations = await self._repo.list_child_threads(conn, team_id, thread_id)
         messages: list[Message] = [message_from_json(m.body) for m in stored]
         running = self._running.get(thread_id)
         streaming = ""
@@ -331,6 +357,7 @@ class ThreadService:
             streaming,
             self._task_lists.tasks_of(team_id, thread_id),
             queued,
+            delegations,
         )
 
     async def private_member(self, team_id: str, thread_id: str) -> str | None:
@@ -338,6 +365,37 @@ class ThreadService:
         async with self._db.read() as conn:
             thread = await self._repo.get_thread(conn, team_id, thread_id)
         return None if thread is None or thread.shared else thread.created_by
+
+    async def words(self, team_id: str, thread_id: str) -> list[str]:
+        """The agent's words in the thread so far: its replies, then what it streams now."""
+        async with self._db.read() as conn:
+            stored = await self._repo.list_messages(conn, team_id, thread_id)
+        replies = [
+            m.text
+            for m in (message_from_json(row.body) for row in stored)
+            if isinstance(m, AssistantMessage) and m.text
+        ]
+        running = self._running.get(thread_id)
+        if running is None or running.finished or running.thread.team_id != team_id:
+            return replies
+        so_far = list(running.progress.new_messages)
+        replies += [m.text for m in so_far if isinstance(m, AssistantMessage) and m.text]
+        streaming = _still_streaming(running.text, so_far)
+        return [*replies, streaming] if streaming else replies
+
+    async def asking_chain(self, thread: Thread) -> list[str]:
+        """The agents of a chain of asks that reached ``thread``: its own, then the one that
+        asked it, and so on up to the first."""
+        chain = [thread.agent_id]
+        parent_id = thread.parent_thread_id
+        async with self._db.read() as conn:
+            while parent_id is not None and len(chain) <= MAX_ASKING_CHAIN_READ:
+                parent = await self._repo.get_thread(conn, thread.team_id, parent_id)
+                if parent is None:
+                    break
+                chain.append(parent.agent_id)
+                parent_id = parent.parent_thread_id
+        return chain
 
     async def transcript(self, team_id: str, thread_id: str) -> list[Message]:
         """A thread's stored messages, for the host's own background readers."""
@@ -425,6 +483,41 @@ class ThreadService:
             return await self._start_turn(
                 thread, agent, UserMessage(text=text), unattended=unattended
             )
+
+    async def start_asked(
+        self,
+        team_id: str,
+        agent_id: str,
+        *,
+        account_id: str,
+        text: str,
+        title: str,
+        shared: bool = False,
+        asked_by: Thread | None = None,
+    ) -> Turn:
+        """A new thread of ``account_id``'s with the agent and a turn for ``text`` in it: an
+        outside agent's question (MCP), or another agent's task (``asked_by``: the asking
+        thread, whose turn's approvers, if it names any, answer this one's requests)."""
+        asking = None if asked_by is None else self._running.get(asked_by.id)
+        unattended = None
+        if asking is not None:
+            unattended = Unattended(
+                asking.approvers or (), asking.attention_seconds, asking.routine_id
+            )
+        title = title[:MAX_TITLE_CHARS]
+        thread = await self.start_thread(
+            team_id, agent_id, account_id, title, shared=shared, asked_by=asked_by
+        )
+        return await self.start_unattended(
+            team_id,
+            agent_id,
+            account_id=account_id,
+            text=text,
+            title=title,
+            shared=shared,
+            thread_id=thread.id,
+            unattended=unattended,
+        )
 
     async def ended_turn(self, team_id: str, thread_id: str, turn_id: str) -> Turn | None:
         """A turn once it has ended (None if its thread or the turn is gone)."""
@@ -568,10 +661,20 @@ class ThreadService:
     async def stop(self, team_id: str, thread_id: str, account_id: str) -> bool:
         """Stop the thread's running turn; False when none runs."""
         await self._visible_thread(team_id, thread_id, account_id)
+        return await self.stop_turn(team_id, thread_id, "a member stopped the turn")
+
+    async def stop_turn(self, team_id: str, thread_id: str, reason: str) -> bool:
+        """Stop the thread's running turn, saying why (the host's own stops: an asking
+        agent's); False when none runs."""
         running = self._running.get(thread_id)
-        if running is None or running.task is None or running.finished:
+        if (
+            running is None
+            or running.task is None
+            or running.finished
+            or running.thread.team_id != team_id
+        ):
             return False
-        running.progress.end("stopped", "a member stopped the turn")
+        running.progress.end("stopped", reason)
         self._attention.cancel_thread(team_id, thread_id)
         running.task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
@@ -582,8 +685,12 @@ class ThreadService:
         """Until the thread has no running turn, those its queue starts included (tests
         and shutdown)."""
         while (running := self._running.get(thread_id)) is not None and running.task:
-            with contextlib.suppress(asyncio.CancelledError):
+            try:
                 await asyncio.shield(running.task)
+            except asyncio.CancelledError:
+                waiter = asyncio.current_task()
+                if waiter is not None and waiter.cancelling():
+                    raise  # the waiter was cancelled (stopped, or out of time), not the turn
 
     async def recover(self) -> None:
         """At start-up: turns and requests a former run of the host left under way (it
@@ -640,6 +747,14 @@ class ThreadService:
                 tasks=self._task_lists.for_thread(thread.team_id, thread.id, visible_to),
                 # ``setup`` is made below, before the model can ask for a sub-agent.
                 spawn_sub_agent=lambda request: self._sub_agent(running, agent, setup, request),
+                delegation=TurnDelegation(
+                    self,
+                    self._agents,
+                    self._workspace,
+                    agent=agent,
+                    thread=lambda: running.thread,
+                    turn_id=running.turn.id,
+                ),
             )
             setup = TurnSetup(
                 provider=provider,

@@ -13,6 +13,7 @@ from server.host.agents.permissions import FAMILIES, FAMILY_OF_TOOL, Permission
 from server.host.container import HostCall
 from server.host.routes.system import NoArgs
 from server.host.rtc.team_api import HostRouteTable
+from server.host.services.agents import MAX_AGENTS
 from server.host.storage.agents import Agent
 
 routes = HostRouteTable("agents-v1")
@@ -29,6 +30,13 @@ ModelName = Annotated[
     AfterValidator(no_control_characters),
 ]
 ToolCallCap = Annotated[WireInt, Field(ge=1, le=100)]
+MayAsk = Annotated[
+    list[AgentId],
+    Field(
+        max_length=MAX_AGENTS,
+        description="The ids of the team's other agents this one may ask (ask_agent).",
+    ),
+]
 
 
 def _known_families(value: dict[str, Permission]) -> dict[str, Permission]:
@@ -53,6 +61,9 @@ class AgentView(WireModel):
     browser_profile_id: str | None
     created_at: float
     updated_at: float | None
+    may_ask: list[str] = Field(
+        description="The ids of the team's agents this one may ask (ask_agent); none by default."
+    )
 
 
 class AgentList(WireModel):
@@ -83,6 +94,7 @@ class CreateAgent(InboundModel):
     model: ModelName | None = None
     permissions: Permissions = Field(default_factory=dict)
     max_tool_calls: ToolCallCap | None = None
+    may_ask: MayAsk = Field(default_factory=list)
 
 
 class UpdateAgent(InboundModel):
@@ -95,6 +107,7 @@ class UpdateAgent(InboundModel):
     model: ModelName | None = None
     permissions: Permissions | None = None
     max_tool_calls: ToolCallCap | None = None
+    may_ask: MayAsk | None = None
 
 
 def _view(agent: Agent) -> AgentView:
@@ -110,6 +123,7 @@ def _view(agent: Agent) -> AgentView:
         browser_profile_id=agent.browser_profile_id,
         created_at=agent.created_at,
         updated_at=agent.updated_at,
+        may_ask=list(agent.may_ask),
     )
 
 
@@ -141,13 +155,15 @@ async def create_agent(call: HostCall, args: CreateAgent) -> AgentView:
         model=args.model,
         permissions=dict(args.permissions),
         max_tool_calls=args.max_tool_calls,
+        may_ask=args.may_ask,
     )
     return _view(agent)
 
 
 @routes.route("agents-v1/update", args=UpdateAgent, least_role=Role.ADMIN)
 async def update_agent(call: HostCall, args: UpdateAgent) -> AgentView:
-    """Change an agent's name, instructions, provider, model, permissions or cap."""
+    """Change an agent's name, instructions, provider, model, permissions, cap or the
+    agents it may ask."""
     given = args.model_fields_set
     agent = await call.host.agents.update_agent(
         call.peer.team_id,
@@ -160,6 +176,7 @@ async def update_agent(call: HostCall, args: UpdateAgent) -> AgentView:
         permissions=None if args.permissions is None else dict(args.permissions),
         max_tool_calls=args.max_tool_calls,
         clear_max_tool_calls="max_tool_calls" in given and args.max_tool_calls is None,
+        may_ask=args.may_ask,
     )
     return _view(agent)
 

@@ -40,6 +40,10 @@ class ThreadView(WireModel):
     title: str
     created_at: float
     updated_at: float
+    parent_thread_id: str | None = Field(
+        None, description="The thread whose agent asked this one (ask_agent); null: none."
+    )
+    parent_agent_id: str | None = Field(None, description="The agent that asked; null: none.")
 
 
 class ListedThread(ThreadView):
@@ -64,6 +68,13 @@ class TurnView(WireModel):
     ended_at: float | None
 
 
+class DelegationItem(WireModel):
+    thread_id: str = Field(description="The thread the asked agent works in.")
+    agent_id: str = Field(description="The agent asked.")
+    title: str
+    created_at: float
+
+
 class ThreadContentsView(WireModel):
     thread: ThreadView
     messages: list[dict[str, Any]] = Field(
@@ -75,6 +86,9 @@ class ThreadContentsView(WireModel):
     tasks: list[TaskItem] = Field(description="The agent's task list in this thread.")
     queued: list[QueuedMessageItem] = Field(
         description="Messages waiting for the running turn to end, oldest first."
+    )
+    delegations: list[DelegationItem] = Field(
+        description="The threads this thread's ask_agent calls started, oldest first."
     )
 
 
@@ -169,6 +183,8 @@ def _thread(thread: Thread) -> ThreadView:
         title=thread.title,
         created_at=thread.created_at,
         updated_at=thread.updated_at,
+        parent_thread_id=thread.parent_thread_id,
+        parent_agent_id=thread.parent_agent_id,
     )
 
 
@@ -226,6 +242,12 @@ async def get_thread(call: HostCall, args: ThreadRef) -> ThreadContentsView:
             for t in contents.tasks
         ],
         queued=[item(q) for q in contents.queued],
+        delegations=[
+            DelegationItem(
+                thread_id=t.id, agent_id=t.agent_id, title=t.title, created_at=t.created_at
+            )
+            for t in contents.delegations
+        ],
     )
 
 

@@ -7,13 +7,13 @@ and its memories and threads go.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from server.common.clock import Clock
-from server.common.errors import Conflict, NotFound
+from server.common.errors import Conflict, InvalidArgument, NotFound
 from server.common.protocol.events import AgentsChanged, HostEvent
 from server.db.engine import Database
 from server.host.services.browsing_steps import BrowsingStepService
@@ -90,12 +90,14 @@ class AgentService:
         model: str | None,
         permissions: dict[str, str],
         max_tool_calls: int | None,
+        may_ask: Sequence[str] = (),
     ) -> Agent:
         """A new agent; ``providerNotFound`` unless the team has ``provider``."""
         await self._providers.require_provider(team_id, provider)
         now = self._clock.now()
+        agent_id = uuid.uuid4().hex
         agent = Agent(
-            id=uuid.uuid4().hex,
+            id=agent_id,
             team_id=team_id,
             name=name,
             instructions=instructions,
@@ -110,6 +112,7 @@ class AgentService:
         )
         async with self._db.write() as conn:
             await self._check_room(conn, team_id)
+            agent = replace(agent, may_ask=await self._askable(conn, team_id, agent_id, may_ask))
             await self._agents.add_full_agent(conn, agent)
         self._announce(team_id, AgentsChanged())
         return agent
@@ -127,6 +130,7 @@ class AgentService:
         permissions: dict[str, str] | None = None,
         max_tool_calls: int | None = None,
         clear_max_tool_calls: bool = False,
+        may_ask: Sequence[str] | None = None,
     ) -> Agent:
         if provider is not None:
             await self._providers.require_provider(team_id, provider)
@@ -134,6 +138,9 @@ class AgentService:
             agent = await self._agents.get_full_agent(conn, team_id, agent_id)
             if agent is None:
                 raise NotFound("no such agent", code="agentNotFound")
+            if may_ask is not None:
+                chosen = await self._askable(conn, team_id, agent_id, may_ask)
+                agent = replace(agent, may_ask=chosen)
             updated = replace(
                 agent,
                 name=agent.name if name is None else name,
@@ -185,8 +192,32 @@ class AgentService:
             thread_ids = await self._threads.list_thread_ids_of_agent(conn, team_id, agent_id)
             await self._threads.remove_threads_of_agent(conn, team_id, agent_id)
             await self._agents.remove_agent(conn, team_id, agent_id)
+            # Nobody may ask it any more.
+            for other in await self._agents.list_agents(conn, team_id):
+                if agent_id in other.may_ask:
+                    kept = tuple(a for a in other.may_ask if a != agent_id)
+                    await self._agents.update_agent(conn, replace(other, may_ask=kept))
         self._task_lists.forget_threads(team_id, thread_ids)
         self._announce(team_id, AgentsChanged())
+
+    async def _askable(
+        self, conn: AsyncConnection, team_id: str, agent_id: str, may_ask: Sequence[str]
+    ) -> tuple[str, ...]:
+        """``may_ask`` once checked: other agents of the same team, each once, in order."""
+        chosen = tuple(dict.fromkeys(may_ask))
+        if agent_id in chosen:
+            raise InvalidArgument(
+                "an agent may not ask itself", code="agentMayAskInvalid", field="mayAsk"
+            )
+        team = {a.id for a in await self._agents.list_agents(conn, team_id)}
+        unknown = [a for a in chosen if a not in team]
+        if unknown:
+            raise InvalidArgument(
+                f"no agent of this team has the id {unknown[0]!r}",
+                code="agentMayAskInvalid",
+                field="mayAsk",
+            )
+        return chosen
 
     async def _check_room(self, conn: AsyncConnection, team_id: str) -> None:
         if await self._agents.count_agents(conn, team_id) >= MAX_AGENTS:

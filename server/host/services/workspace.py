@@ -83,6 +83,13 @@ class WorkspaceService:
     async def list_folder(self, ref: WorkspaceRef, path: str = "") -> list[Entry]:
         return await self._workspaces.list_folder(ref, path)
 
+    async def size_of(self, ref: WorkspaceRef, path: str) -> int | None:
+        """The size of the file at ``path``; None when there is none (or no such path may be)."""
+        try:
+            return await self._workspaces.read_size(ref, path)
+        except InvalidArgument:
+            return None
+
     async def delete(self, ref: WorkspaceRef, path: str) -> EntryKind:
         return await self._workspaces.delete(ref, path)
 

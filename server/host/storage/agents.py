@@ -26,7 +26,8 @@ class AgentBrowserChoice:
 @dataclass(frozen=True, slots=True)
 class Agent:
     """An agent of a team. ``permissions`` maps a gated tool family to ``ask`` or
-    ``auto-approve``; ``model`` and ``max_tool_calls`` None mean the defaults."""
+    ``auto-approve``; ``model`` and ``max_tool_calls`` None mean the defaults; ``may_ask``
+    holds the ids of the team's agents it may hand a task to (``ask_agent``)."""
 
     id: str
     team_id: str
@@ -40,6 +41,7 @@ class Agent:
     browser_profile_id: str | None
     created_at: float
     updated_at: float | None
+    may_ask: tuple[str, ...] = ()
 
     @property
     def browser_choice(self) -> AgentBrowserChoice:
@@ -61,12 +63,14 @@ _FULL = (
     agents.c.browser_profile_id,
     agents.c.created_at,
     agents.c.updated_at,
+    agents.c.may_ask,
 )
 
 
 def _agent(row: Any) -> Agent:
     values = dict(row._mapping)
     values["permissions"] = json.loads(values["permissions"] or "{}")
+    values["may_ask"] = tuple(values["may_ask"] or ())
     return Agent(**values)
 
 
@@ -204,4 +208,5 @@ def _row(agent: Agent) -> dict[str, Any]:
         "browser_profile_id": agent.browser_profile_id,
         "created_at": agent.created_at,
         "updated_at": agent.updated_at,
+        "may_ask": list(agent.may_ask) or None,
     }

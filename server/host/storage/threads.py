@@ -28,6 +28,9 @@ class Thread:
     title: str
     created_at: float
     updated_at: float
+    # A thread another agent's ``ask_agent`` started: the thread that asked, and its agent.
+    parent_thread_id: str | None = None
+    parent_agent_id: str | None = None
 
     def visible_to(self, account_id: str) -> bool:
         """A thread is its starter's alone unless shared with the team."""
@@ -110,8 +113,21 @@ class ThreadRepository:
                 title=thread.title,
                 created_at=thread.created_at,
                 updated_at=thread.updated_at,
+                parent_thread_id=thread.parent_thread_id,
+                parent_agent_id=thread.parent_agent_id,
             )
         )
+
+    async def list_child_threads(
+        self, conn: AsyncConnection, team_id: str, parent_thread_id: str
+    ) -> list[Thread]:
+        """The threads that ``ask_agent`` calls of a thread started, oldest first."""
+        result = await conn.execute(
+            sa.select(*_THREAD)
+            .where(threads.c.team_id == team_id, threads.c.parent_thread_id == parent_thread_id)
+            .order_by(threads.c.created_at, threads.c.id)
+        )
+        return [_thread(row) for row in result]
 
     async def update_thread(
         self,

@@ -16,9 +16,11 @@ from pydantic import ValidationError
 from server.common.errors import CrewhostError
 from server.host.tools.agents import (
     agent,
+    ask_agent,
     create_task,
     delete_task,
     get_task,
+    list_agents,
     list_tasks,
     update_task,
 )
@@ -113,6 +115,8 @@ _TOOLS = (
     list_tasks.TOOL,
     delete_task.TOOL,
     agent.TOOL,
+    list_agents.TOOL,
+    ask_agent.TOOL,
     workspace_list.TOOL,
     workspace_read.TOOL,
     workspace_write.TOOL,
@@ -135,12 +139,13 @@ _RESEARCHER_TOOLS = frozenset(
         "workspace_list",
     }
 )
-_NEVER_IN_SUB_AGENTS = frozenset({"ask_user", "agent"})
+_NEVER_IN_SUB_AGENTS = frozenset({"ask_user", "agent", "list_agents", "ask_agent"})
 
 
 def sub_agent_tools(kind: SubAgentType) -> frozenset[str]:
     """The names of the tools a sub-agent of ``kind`` may use: ``researcher`` the read-only
-    ones, ``page_operator`` the tab and page tools, ``general`` all but asking and spawning."""
+    ones, ``page_operator`` the tab and page tools, ``general`` all but asking (people or
+    agents) and spawning."""
     if kind == "researcher":
         names = _RESEARCHER_TOOLS
     elif kind == "page_operator":

@@ -79,6 +79,55 @@ class SubAgentReport:
 SpawnSubAgent = Callable[[SubAgentRequest], Awaitable[SubAgentReport | None]]
 
 
+@dataclass(frozen=True)
+class AskableAgent:
+    """An agent of the team the calling agent may ask: its name and what it is for."""
+
+    id: str
+    name: str
+    purpose: str
+
+
+@dataclass(frozen=True)
+class DelegationRequest:
+    """A task for another agent: whom (``agent_id``), what, and how long to wait for it."""
+
+    agent_id: str
+    task: str
+    seconds: float
+    # The ``ask_agent`` call that asks (the asking thread's card names the new thread).
+    call_id: str | None
+
+
+@dataclass(frozen=True)
+class DelegationReport:
+    """How an asked agent's turn ended (``timeout``: not in time, and stopped), its last
+    words, and the files of the team's workspace they name."""
+
+    thread_id: str
+    status: str
+    reason: str | None
+    answer: str
+    files: list[str]
+
+
+class Delegation(Protocol):
+    """A turn's way to other agents of its team (``list_agents``, ``ask_agent``)."""
+
+    async def askable(self) -> list[AskableAgent]:
+        """The agents this one may ask (those its admins chose that still exist)."""
+        ...
+
+    async def chain(self) -> list[str]:
+        """The agents of the asking chain, this one first, then the one that asked it…"""
+        ...
+
+    async def ask(self, request: DelegationRequest) -> DelegationReport:
+        """Start the asked agent's turn in a new thread linked to this one; wait for its end
+        (stopped with this turn, or when the time runs out)."""
+        ...
+
+
 @dataclass
 class TurnState:
     """State of one agent turn (one model response and the tool calls it makes)."""
@@ -225,6 +274,8 @@ class ToolContext:
     secure_entry: SecureEntryDesk | None = None
     # The team's skills (load_skill, read_skill_file, propose_skill); without it they refuse.
     skills: SkillService | None = None
+    # The team's other agents this agent may ask; None outside an agent's own turn.
+    delegation: Delegation | None = None
 
 
 @dataclass(frozen=True)
@@ -257,11 +308,12 @@ class ToolContextFactory:
         ask_person: AskPerson | None = None,
         tasks: ThreadTasks | None = None,
         spawn_sub_agent: SpawnSubAgent | None = None,
+        delegation: Delegation | None = None,
     ) -> ToolContext:
         """The tools' view of this host for one turn of ``caller``: ``visible_to`` says who
         sees the turn's thread (the people secure entry may ask), ``memory_member`` whose
         private thread it is; the rest is the turn's own (its model, its people, its task
-        list, its sub-agents)."""
+        list, its sub-agents, the agents it may ask)."""
         return ToolContext(
             engine=await self.browser.engine(),
             team_id=team_id,
@@ -280,6 +332,7 @@ class ToolContextFactory:
             ask_person=ask_person,
             tasks=tasks,
             spawn_sub_agent=spawn_sub_agent,
+            delegation=delegation,
             secure_entry=SecureEntryDesk(
                 ask_person=self.ask_for_secret, vault=self.vault, visible_to=visible_to
             ),

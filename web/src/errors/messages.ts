@@ -77,6 +77,7 @@ const TABLE: Record<string, string> = {
   routeUnknown: 'This host does not offer that. It may need an update.',
   agentNotFound: 'That agent no longer exists. Reload to see the team’s agents.',
   agentLimit: 'This team has as many agents as it may have. Delete one first.',
+  agentMayAskInvalid: 'An agent may ask only the team’s other agents. Reload to see them, and choose again.',
   threadNotFound: 'That conversation no longer exists, or it is not shared with you.',
   turnRunning: 'The agent is still answering. Stop it or wait until it finishes.',
   routineNotFound: 'That routine no longer exists, or its runs are not shown to you.',

@@ -125,6 +125,7 @@ export const EVENT = {
   attentionResolved: 'attention-resolved',
   tasksChanged: 'tasks-changed',
   subAgent: 'sub-agent',
+  delegationStarted: 'delegation-started',
   routineRunStarted: 'routine-run-started',
   routineRunFinished: 'routine-run-finished',
   notificationCreated: 'notification-created',

@@ -217,7 +217,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Change an agent's name, instructions, provider, model, permissions or cap. */
+        /** Change an agent's name, instructions, provider, model, permissions, cap or the */
         post: operations["agents-v1/update"];
         delete?: never;
         options?: never;
@@ -1585,6 +1585,295 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/skills-v1/agent_skills": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The saved skills an agent has: what its system prompt lists. */
+        post: operations["skills-v1/agent_skills"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/skills-v1/create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A new skill from its text files; its name is the one SKILL.md gives. */
+        post: operations["skills-v1/create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/skills-v1/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The skill and every version of it; agents that had it no longer do. */
+        post: operations["skills-v1/delete"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/skills-v1/diff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** What changed between two versions, file by file, as unified diffs. */
+        post: operations["skills-v1/diff"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/skills-v1/discard_draft": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** skills-v1/discard_draft */
+        post: operations["skills-v1/discard_draft"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/skills-v1/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A chunk of the skill's ``.zip`` (one folder named after it); ask again from */
+        post: operations["skills-v1/download"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/skills-v1/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Give an agent a skill, or take it away. */
+        post: operations["skills-v1/enable"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/skills-v1/get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** One version of a skill: its SKILL.md and the list of its files. */
+        post: operations["skills-v1/get"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/skills-v1/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Every skill of the team, drafts included, by name. */
+        post: operations["skills-v1/list"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/skills-v1/read_file": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** One file of a version, as text (null for a binary file). */
+        post: operations["skills-v1/read_file"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/skills-v1/revert": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A new version equal to ``version``. */
+        post: operations["skills-v1/revert"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/skills-v1/save_draft": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The reviewed draft is saved: agents that have it list it from the next turn. */
+        post: operations["skills-v1/save_draft"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/skills-v1/update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A new version: the files given written, those in ``remove`` gone, the rest kept. */
+        post: operations["skills-v1/update"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/skills-v1/upload_chunk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** skills-v1/upload_chunk */
+        post: operations["skills-v1/upload_chunk"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/skills-v1/upload_finish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The archive, checked whole before anything is written, becomes a skill (or, with */
+        post: operations["skills-v1/upload_finish"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/skills-v1/upload_start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Begin sending a ``.zip`` of ``size`` bytes. */
+        post: operations["skills-v1/upload_start"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/skills-v1/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Every version of the skill, newest first. */
+        post: operations["skills-v1/versions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/team-webhooks-v1/create": {
         parameters: {
             query?: never;
@@ -2506,6 +2795,13 @@ export interface components {
             /** Agentid */
             agentId: string;
         };
+        /** AgentSkills */
+        AgentSkills: {
+            /** Agentid */
+            agentId: string;
+            /** Skills */
+            skills: components["schemas"]["EnabledView"][];
+        };
         /** AgentThreads */
         AgentThreads: {
             /** Agentid */
@@ -2526,6 +2822,11 @@ export interface components {
              * @description None: the host's default cap.
              */
             maxToolCalls: number | null;
+            /**
+             * Mayask
+             * @description The ids of the team's agents this one may ask (ask_agent); none by default.
+             */
+            mayAsk: string[];
             /**
              * Model
              * @description None: the provider's default model.
@@ -3162,6 +3463,11 @@ export interface components {
              */
             maxToolCalls?: number | null;
             /**
+             * Mayask
+             * @description The ids of the team's other agents this one may ask (ask_agent).
+             */
+            mayAsk?: string[];
+            /**
              * Model
              * @default null
              */
@@ -3267,6 +3573,16 @@ export interface components {
              */
             threadPolicy?: "new" | "continue";
         };
+        /** CreateSkill */
+        CreateSkill: {
+            /**
+             * Files
+             * @description text files by path; SKILL.md among them
+             */
+            files: {
+                [key: string]: string;
+            };
+        };
         /** CreateVaultItem */
         CreateVaultItem: {
             /** Item */
@@ -3322,6 +3638,49 @@ export interface components {
              * @enum {string}
              */
             kind?: "secret" | "vaultItem";
+        };
+        /** DelegationItem */
+        DelegationItem: {
+            /**
+             * Agentid
+             * @description The agent asked.
+             */
+            agentId: string;
+            /** Createdat */
+            createdAt: number;
+            /**
+             * Threadid
+             * @description The thread the asked agent works in.
+             */
+            threadId: string;
+            /** Title */
+            title: string;
+        };
+        /**
+         * DelegationStarted
+         * @description An agent's ``ask_agent`` call (``call_id``) of the thread's turn handed a task to the
+         *     agent ``agent_id``, which works on it in the new thread ``child_thread_id``.
+         */
+        DelegationStarted: {
+            /** Agentid */
+            agentId: string;
+            /** Callid */
+            callId: string | null;
+            /** Childthreadid */
+            childThreadId: string;
+            /** Threadid */
+            threadId: string;
+            /** Turnid */
+            turnId: string;
+        };
+        /** DelegationStartedEvent */
+        DelegationStartedEvent: {
+            data: components["schemas"]["DelegationStarted"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "delegation-started";
         };
         /** DeletePrice */
         DeletePrice: {
@@ -3382,6 +3741,21 @@ export interface components {
         DeliveryList: {
             /** Deliveries */
             deliveries: components["schemas"]["DeliveryEntry"][];
+        };
+        /** DiffArgs */
+        DiffArgs: {
+            /** Name */
+            name: string;
+            /**
+             * New
+             * @description the version to compare to
+             */
+            new: number;
+            /**
+             * Old
+             * @description the version to compare from
+             */
+            old: number;
         };
         /** Discarded */
         Discarded: {
@@ -3460,6 +3834,22 @@ export interface components {
             /** Threadid */
             threadId: string;
         };
+        /** EnableArgs */
+        EnableArgs: {
+            /** Agentid */
+            agentId: string;
+            /** Enabled */
+            enabled: boolean;
+            /** Name */
+            name: string;
+        };
+        /** EnabledView */
+        EnabledView: {
+            /** Description */
+            description: string;
+            /** Name */
+            name: string;
+        };
         /** EntryView */
         EntryView: {
             /**
@@ -3491,6 +3881,47 @@ export interface components {
             /** Value */
             value: string | number | boolean | null;
         };
+        /** FileChangeView */
+        FileChangeView: {
+            /**
+             * Diff
+             * @description a unified diff of the file's text
+             */
+            diff: string;
+            /** Path */
+            path: string;
+            /**
+             * Status
+             * @description added, removed or changed
+             */
+            status: string;
+        };
+        /** FileContents */
+        FileContents: {
+            /** Path */
+            path: string;
+            /** Size */
+            size: number;
+            /**
+             * Text
+             * @description the file's text; null for a binary file
+             */
+            text: string | null;
+            /** Truncated */
+            truncated: boolean;
+        };
+        /** FileView */
+        FileView: {
+            /** Path */
+            path: string;
+            /** Size */
+            size: number;
+            /**
+             * Text
+             * @description UTF-8 text (false: binary)
+             */
+            text: boolean;
+        };
         /** FileWritten */
         FileWritten: {
             /** Created */
@@ -3499,6 +3930,28 @@ export interface components {
             path: string;
             /** Size */
             size: number;
+        };
+        /** FinishUpload */
+        FinishUpload: {
+            /**
+             * Replace
+             * @description a new version of the skill of that name, if the team has one
+             * @default false
+             */
+            replace?: boolean;
+            /** Uploadid */
+            uploadId: string;
+        };
+        /** GetSkill */
+        GetSkill: {
+            /** Name */
+            name: string;
+            /**
+             * Version
+             * @description none: the newest
+             * @default null
+             */
+            version?: number | null;
         };
         /** HandedOver */
         HandedOver: {
@@ -3614,7 +4067,7 @@ export interface components {
          * HostEventMessageSchema
          * @description An event the host pushes on the ``team-api`` channel.
          */
-        HostEventMessage: components["schemas"]["AgentsChangedEvent"] | components["schemas"]["ThreadsChangedEvent"] | components["schemas"]["TurnStartedEvent"] | components["schemas"]["TextDeltaEvent"] | components["schemas"]["TextResetEvent"] | components["schemas"]["ToolCallStartedEvent"] | components["schemas"]["ToolCallFinishedEvent"] | components["schemas"]["TurnFinishedEvent"] | components["schemas"]["QueuedMessageAddedEvent"] | components["schemas"]["QueuedMessageUpdatedEvent"] | components["schemas"]["QueuedMessageTakenEvent"] | components["schemas"]["QueuedMessageCancelledEvent"] | components["schemas"]["AttentionRequestedEvent"] | components["schemas"]["AttentionResolvedEvent"] | components["schemas"]["TasksChangedEvent"] | components["schemas"]["SubAgentEventEvent"] | components["schemas"]["BrowserTabsChangedEvent"] | components["schemas"]["BrowserProfilesChangedEvent"] | components["schemas"]["ProvidersChangedEvent"] | components["schemas"]["VaultChangedEvent"] | components["schemas"]["AgentMemoriesChangedEvent"] | components["schemas"]["BrowserTakeoverRequestedEvent"] | components["schemas"]["BrowserControlRequestedEvent"] | components["schemas"]["BrowserControlRequestResolvedEvent"] | components["schemas"]["RoutineRunStartedEvent"] | components["schemas"]["RoutineRunFinishedEvent"] | components["schemas"]["RevokedEvent"] | components["schemas"]["NotificationAddedEvent"] | components["schemas"]["NotificationsReadEvent"] | components["schemas"]["McpServersChangedEvent"] | components["schemas"]["McpServerStatusChangedEvent"];
+        HostEventMessage: components["schemas"]["AgentsChangedEvent"] | components["schemas"]["ThreadsChangedEvent"] | components["schemas"]["TurnStartedEvent"] | components["schemas"]["TextDeltaEvent"] | components["schemas"]["TextResetEvent"] | components["schemas"]["ToolCallStartedEvent"] | components["schemas"]["ToolCallFinishedEvent"] | components["schemas"]["TurnFinishedEvent"] | components["schemas"]["QueuedMessageAddedEvent"] | components["schemas"]["QueuedMessageUpdatedEvent"] | components["schemas"]["QueuedMessageTakenEvent"] | components["schemas"]["QueuedMessageCancelledEvent"] | components["schemas"]["AttentionRequestedEvent"] | components["schemas"]["AttentionResolvedEvent"] | components["schemas"]["TasksChangedEvent"] | components["schemas"]["SubAgentEventEvent"] | components["schemas"]["DelegationStartedEvent"] | components["schemas"]["BrowserTabsChangedEvent"] | components["schemas"]["BrowserProfilesChangedEvent"] | components["schemas"]["ProvidersChangedEvent"] | components["schemas"]["VaultChangedEvent"] | components["schemas"]["AgentMemoriesChangedEvent"] | components["schemas"]["BrowserTakeoverRequestedEvent"] | components["schemas"]["BrowserControlRequestedEvent"] | components["schemas"]["BrowserControlRequestResolvedEvent"] | components["schemas"]["RoutineRunStartedEvent"] | components["schemas"]["RoutineRunFinishedEvent"] | components["schemas"]["RevokedEvent"] | components["schemas"]["NotificationAddedEvent"] | components["schemas"]["NotificationsReadEvent"] | components["schemas"]["McpServersChangedEvent"] | components["schemas"]["McpServerStatusChangedEvent"] | components["schemas"]["SkillsChangedEvent"];
         /**
          * HostViewMessageSchema
          * @description What the host sends on a ``view:`` channel besides frames.
@@ -3763,6 +4216,18 @@ export interface components {
             createdBy: string;
             /** Id */
             id: string;
+            /**
+             * Parentagentid
+             * @description The agent that asked; null: none.
+             * @default null
+             */
+            parentAgentId: string | null;
+            /**
+             * Parentthreadid
+             * @description The thread whose agent asked this one (ask_agent); null: none.
+             * @default null
+             */
+            parentThreadId: string | null;
             /** Shared */
             shared: boolean;
             /** Title */
@@ -4646,6 +5111,19 @@ export interface components {
         QueuedView: {
             queued: components["schemas"]["QueuedMessageItem"];
         };
+        /** ReadFile */
+        ReadFile: {
+            /** Name */
+            name: string;
+            /** Path */
+            path: string;
+            /**
+             * Version
+             * @description none: the newest
+             * @default null
+             */
+            version?: number | null;
+        };
         /** RecordingRef */
         RecordingRef: {
             /** Recordingid */
@@ -4714,6 +5192,13 @@ export interface components {
             type: "viewport";
             /** Width */
             width: number;
+        };
+        /** RevertArgs */
+        RevertArgs: {
+            /** Name */
+            name: string;
+            /** Version */
+            version: number;
         };
         /**
          * Revoked
@@ -5344,6 +5829,188 @@ export interface components {
              */
             tabId: string;
         };
+        /** SkillDetail */
+        SkillDetail: {
+            /** Allowedtools */
+            allowedTools: string | null;
+            /** Compatibility */
+            compatibility: string | null;
+            /** Files */
+            files: components["schemas"]["FileView"][];
+            /** License */
+            license: string | null;
+            /** Metadata */
+            metadata: {
+                [key: string]: string;
+            };
+            skill: components["schemas"]["SkillView"];
+            /**
+             * Skillmd
+             * @description the whole SKILL.md, front matter included
+             */
+            skillMd: string;
+            /** Version */
+            version: number;
+        };
+        /** SkillDiff */
+        SkillDiff: {
+            /** Changes */
+            changes: components["schemas"]["FileChangeView"][];
+            /** Truncated */
+            truncated: boolean;
+        };
+        /** SkillDone */
+        SkillDone: {
+            /** Done */
+            done: boolean;
+        };
+        /** SkillDownload */
+        SkillDownload: {
+            /**
+             * Data
+             * @description base64 of the .zip's bytes from offset
+             */
+            data: string;
+            /** Eof */
+            eof: boolean;
+            /** Filename */
+            fileName: string;
+            /** Offset */
+            offset: number;
+            /** Size */
+            size: number;
+        };
+        /** SkillDownloadArgs */
+        SkillDownloadArgs: {
+            /** Name */
+            name: string;
+            /**
+             * Offset
+             * @default 0
+             */
+            offset?: number;
+            /**
+             * Version
+             * @description none: the newest
+             * @default null
+             */
+            version?: number | null;
+        };
+        /** SkillList */
+        SkillList: {
+            /** Skills */
+            skills: components["schemas"]["SkillView"][];
+        };
+        /** SkillRef */
+        SkillRef: {
+            /** Name */
+            name: string;
+        };
+        /** SkillUploadChunk */
+        SkillUploadChunk: {
+            /** Data */
+            data: string;
+            /** Offset */
+            offset: number;
+            /** Uploadid */
+            uploadId: string;
+        };
+        /** SkillUploadProgress */
+        SkillUploadProgress: {
+            /** Received */
+            received: number;
+        };
+        /** SkillUploadStart */
+        SkillUploadStart: {
+            /** Size */
+            size: number;
+        };
+        /** SkillUploadStarted */
+        SkillUploadStarted: {
+            /** Chunkbytes */
+            chunkBytes: number;
+            /** Uploadid */
+            uploadId: string;
+        };
+        /** SkillView */
+        SkillView: {
+            /**
+             * Agents
+             * @description agents that have it
+             */
+            agents: string[];
+            /** Createdat */
+            createdAt: number;
+            /** Createdby */
+            createdBy: string | null;
+            /** Description */
+            description: string;
+            /** Name */
+            name: string;
+            /**
+             * Proposedbyagent
+             * @description the agent that proposed the draft
+             */
+            proposedByAgent: string | null;
+            /** Proposedinthread */
+            proposedInThread: string | null;
+            /**
+             * State
+             * @description draft (proposed by an agent, not listed to agents) or saved
+             */
+            state: string;
+            /** Updatedat */
+            updatedAt: number;
+            /** Updatedby */
+            updatedBy: string | null;
+            /**
+             * Version
+             * @description the newest version, the one agents read
+             */
+            version: number;
+        };
+        /**
+         * SkillsChanged
+         * @description A skill of the team changed: ``change`` is ``created``, ``edited``, ``uploaded``,
+         *     ``reverted``, ``proposed`` (an agent proposed a draft for people to review),
+         *     ``saved`` (a draft was saved), ``discarded``, ``deleted``, ``enabled`` or ``disabled``
+         *     (for the agent ``agentId``); ``skills-v1/list`` has the new state.
+         */
+        SkillsChanged: {
+            /**
+             * Agentid
+             * @default null
+             */
+            agentId: string | null;
+            /** Change */
+            change: string;
+            /** Name */
+            name: string;
+            /**
+             * State
+             * @description draft or saved; empty once the skill is gone
+             */
+            state: string;
+            /**
+             * Version
+             * @default 0
+             */
+            version: number;
+        };
+        /** SkillsChangedEvent */
+        SkillsChangedEvent: {
+            data: components["schemas"]["SkillsChanged"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "skills-changed";
+        };
+        /** SkillsOfAgent */
+        SkillsOfAgent: {
+            /** Agentid */
+            agentId: string;
+        };
         /** StartSignIn */
         StartSignIn: {
             /** Serverid */
@@ -5689,6 +6356,11 @@ export interface components {
         /** ThreadContentsView */
         ThreadContentsView: {
             /**
+             * Delegations
+             * @description The threads this thread's ask_agent calls started, oldest first.
+             */
+            delegations: components["schemas"]["DelegationItem"][];
+            /**
              * Messages
              * @description The transcript: user, assistant (text and tool calls) and tool messages.
              */
@@ -5736,6 +6408,18 @@ export interface components {
             createdBy: string;
             /** Id */
             id: string;
+            /**
+             * Parentagentid
+             * @description The agent that asked; null: none.
+             * @default null
+             */
+            parentAgentId: string | null;
+            /**
+             * Parentthreadid
+             * @description The thread whose agent asked this one (ask_agent); null: none.
+             * @default null
+             */
+            parentThreadId: string | null;
             /** Shared */
             shared: boolean;
             /** Title */
@@ -5995,6 +6679,11 @@ export interface components {
              */
             maxToolCalls?: number | null;
             /**
+             * Mayask
+             * @default null
+             */
+            mayAsk?: string[] | null;
+            /**
              * Model
              * @default null
              */
@@ -6224,6 +6913,20 @@ export interface components {
              * @default null
              */
             url?: string | null;
+        };
+        /** UpdateSkill */
+        UpdateSkill: {
+            /**
+             * Files
+             * @description files to write, by path; the others stay as they are
+             */
+            files?: {
+                [key: string]: string;
+            };
+            /** Name */
+            name: string;
+            /** Remove */
+            remove?: string[];
         };
         /**
          * UpdateVaultItem
@@ -6560,6 +7263,35 @@ export interface components {
             name: string;
             /** Sites */
             sites: string[];
+        };
+        /** VersionList */
+        VersionList: {
+            /** Name */
+            name: string;
+            /** Versions */
+            versions: components["schemas"]["VersionView"][];
+        };
+        /** VersionView */
+        VersionView: {
+            /**
+             * Change
+             * @description created, edited, uploaded, proposed or reverted
+             */
+            change: string;
+            /** Createdat */
+            createdAt: number;
+            /** Createdby */
+            createdBy: string | null;
+            /** Description */
+            description: string;
+            /** Files */
+            files: number;
+            /** Revertedfrom */
+            revertedFrom: number | null;
+            /** Size */
+            size: number;
+            /** Version */
+            version: number;
         };
         /**
          * ViewError
@@ -6973,7 +7705,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Change an agent's name, instructions, provider, model, permissions or cap. */
+            /** @description Change an agent's name, instructions, provider, model, permissions, cap or the */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -8900,6 +9632,414 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RoutineView"];
+                };
+            };
+        };
+    };
+    "skills-v1/agent_skills": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SkillsOfAgent"];
+            };
+        };
+        responses: {
+            /** @description The saved skills an agent has: what its system prompt lists. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AgentSkills"];
+                };
+            };
+        };
+    };
+    "skills-v1/create": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateSkill"];
+            };
+        };
+        responses: {
+            /** @description A new skill from its text files; its name is the one SKILL.md gives. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SkillView"];
+                };
+            };
+        };
+    };
+    "skills-v1/delete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SkillRef"];
+            };
+        };
+        responses: {
+            /** @description The skill and every version of it; agents that had it no longer do. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SkillDone"];
+                };
+            };
+        };
+    };
+    "skills-v1/diff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["DiffArgs"];
+            };
+        };
+        responses: {
+            /** @description What changed between two versions, file by file, as unified diffs. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SkillDiff"];
+                };
+            };
+        };
+    };
+    "skills-v1/discard_draft": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SkillRef"];
+            };
+        };
+        responses: {
+            /** @description skills-v1/discard_draft */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SkillDone"];
+                };
+            };
+        };
+    };
+    "skills-v1/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SkillDownloadArgs"];
+            };
+        };
+        responses: {
+            /** @description A chunk of the skill's ``.zip`` (one folder named after it); ask again from */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SkillDownload"];
+                };
+            };
+        };
+    };
+    "skills-v1/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EnableArgs"];
+            };
+        };
+        responses: {
+            /** @description Give an agent a skill, or take it away. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SkillDone"];
+                };
+            };
+        };
+    };
+    "skills-v1/get": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GetSkill"];
+            };
+        };
+        responses: {
+            /** @description One version of a skill: its SKILL.md and the list of its files. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SkillDetail"];
+                };
+            };
+        };
+    };
+    "skills-v1/list": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NoArgs"];
+            };
+        };
+        responses: {
+            /** @description Every skill of the team, drafts included, by name. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SkillList"];
+                };
+            };
+        };
+    };
+    "skills-v1/read_file": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReadFile"];
+            };
+        };
+        responses: {
+            /** @description One file of a version, as text (null for a binary file). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileContents"];
+                };
+            };
+        };
+    };
+    "skills-v1/revert": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RevertArgs"];
+            };
+        };
+        responses: {
+            /** @description A new version equal to ``version``. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SkillView"];
+                };
+            };
+        };
+    };
+    "skills-v1/save_draft": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SkillRef"];
+            };
+        };
+        responses: {
+            /** @description The reviewed draft is saved: agents that have it list it from the next turn. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SkillView"];
+                };
+            };
+        };
+    };
+    "skills-v1/update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateSkill"];
+            };
+        };
+        responses: {
+            /** @description A new version: the files given written, those in ``remove`` gone, the rest kept. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SkillView"];
+                };
+            };
+        };
+    };
+    "skills-v1/upload_chunk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SkillUploadChunk"];
+            };
+        };
+        responses: {
+            /** @description skills-v1/upload_chunk */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SkillUploadProgress"];
+                };
+            };
+        };
+    };
+    "skills-v1/upload_finish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FinishUpload"];
+            };
+        };
+        responses: {
+            /** @description The archive, checked whole before anything is written, becomes a skill (or, with */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SkillView"];
+                };
+            };
+        };
+    };
+    "skills-v1/upload_start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SkillUploadStart"];
+            };
+        };
+        responses: {
+            /** @description Begin sending a ``.zip`` of ``size`` bytes. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SkillUploadStarted"];
+                };
+            };
+        };
+    };
+    "skills-v1/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SkillRef"];
+            };
+        };
+        responses: {
+            /** @description Every version of the skill, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["VersionList"];
                 };
             };
         };

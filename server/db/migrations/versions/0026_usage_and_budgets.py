@@ -1,7 +1,7 @@
 """model requests, their daily rollups, team prices, usage settings and budgets
 
 Revision ID: 0026
-Revises: 0024
+Revises: 0025
 Create Date: 2026-12-04 03:30:00.000000
 """
 
@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0026"
-down_revision = "0024"
+down_revision = "0025"
 branch_labels = None
 depends_on = None
 

@@ -1,6 +1,7 @@
 /**
  * The team's agents for admins and owners: create, change instructions, provider and
- * model, the browser profile, whether each gated tool family asks first, duplicate and
+ * model, the browser profile, whether each gated tool family asks first, which of the
+ * team's other agents it may ask (`ask_agent`), duplicate and
  * delete (saying what deleting closes), and each agent's memories and routines. Members see the agents
  * read-only, with the reason, and the memories they may reach.
  */
@@ -54,12 +55,14 @@ export function AgentsAdmin(props: { connection: HostConnection; role: Role; age
   );
 }
 
-function AgentRow(props: { connection: HostConnection; agent: AgentView; toolFamilies: string[]; canManage: boolean; profilesServed: boolean; memoriesServed?: boolean; routinesServed?: boolean; accountId?: string | null; tabs: readonly TabView[] }) {
+function AgentRow(props: { connection: HostConnection; agent: AgentView; agents: AgentView[]; toolFamilies: string[]; canManage: boolean; profilesServed: boolean; memoriesServed?: boolean; routinesServed?: boolean; accountId?: string | null; tabs: readonly TabView[] }) {
   const { connection, agent, canManage } = props;
   const [instructions, setInstructions] = useState(agent.instructions);
   const [provider, setProvider] = useState(agent.provider);
   const [model, setModel] = useState(agent.model ?? '');
   const [permissions, setPermissions] = useState<Record<string, Permission>>(agent.permissions as Record<string, Permission>);
+  const [mayAsk, setMayAsk] = useState<string[]>(agent.mayAsk ?? []);
+  const others = props.agents.filter((a) => a.id !== agent.id);
   // The host's count of what deleting takes, asked when Delete… is pressed.
   const [confirming, setConfirming] = useState<AgentDeletion | null>(null);
   const [error, setError] = useState<unknown>(null);
@@ -80,7 +83,9 @@ function AgentRow(props: { connection: HostConnection; agent: AgentView; toolFam
   };
   const save = (event: Event) => {
     event.preventDefault();
-    run(connection.call('agents-v1/update', { id: agent.id, instructions, provider, model: model.trim() || null, permissions }));
+    // Only agents the team still has: one deleted meanwhile is no longer offered.
+    const asked = mayAsk.filter((id) => others.some((a) => a.id === id));
+    run(connection.call('agents-v1/update', { id: agent.id, instructions, provider, model: model.trim() || null, permissions, mayAsk: asked }));
   };
   return (
     <li class="admin-row" data-agent={agent.id}>
@@ -137,6 +142,25 @@ function AgentRow(props: { connection: HostConnection; agent: AgentView; toolFam
               </label>
             ))}
           </fieldset>
+          {others.length ? (
+            <fieldset class="admin-permissions">
+              <legend>May ask</legend>
+              {others.map((other) => (
+                <label key={other.id}>
+                  <input
+                    type="checkbox"
+                    disabled={!canManage}
+                    checked={mayAsk.includes(other.id)}
+                    onChange={(e) => {
+                      const on = e.currentTarget.checked;
+                      setMayAsk((old) => (on ? [...old.filter((id) => id !== other.id), other.id] : old.filter((id) => id !== other.id)));
+                    }}
+                  />
+                  {other.name}
+                </label>
+              ))}
+            </fieldset>
+          ) : null}
           {canManage ? (
             <div class="admin-inline">
               <button type="submit" class="btn btn-primary btn-sm">

@@ -35,6 +35,7 @@ import { useHostLoad } from '../../host/use-host-call';
 import { Banner } from '../Banner';
 import { Loading } from '../Loading';
 import { AttentionCards, type AlwaysAllow } from './AttentionCards';
+import { DelegationLinks, linksAfterEvent, type ChatLink } from './DelegationLinks';
 import { Markdown } from './Markdown';
 
 export type AgentView = RouteResult<'agents-v1/list'>['agents'][number];
@@ -105,6 +106,7 @@ export function ChatPanel(props: {
             manager={props.manager}
             meId={props.meId}
             onBack={() => props.onSelection({ agentId: agent.id, threadId: null })}
+            onOpenChat={(link) => props.onSelection(link)}
             onWatch={props.onWatch}
             onProviders={props.onProviders}
           />
@@ -189,11 +191,14 @@ function Conversation(props: {
   manager: boolean;
   meId: string;
   onBack: () => void;
+  /** Opens a chat an agent of this one asked, or the one that asked it. */
+  onOpenChat: (link: ChatLink) => void;
   onWatch: ((tabId: string) => void) | null;
   onProviders: (() => void) | null;
 }) {
   const { connection, threadId, memory } = props;
   const [chat, setChat] = useState<ChatState | null>(null);
+  const [asked, setAsked] = useState<ChatLink[]>([]);
   const [error, setError] = useState<unknown>(null);
   const [thread, setThread] = useState<ThreadView | null>(null);
   const chatRef = useRef<ChatState | null>(null);
@@ -227,6 +232,7 @@ function Conversation(props: {
         // Titled by its first message, renamed or shared: the header follows.
         connection.call('threads-v1/get', { threadId }).then((contents) => setThread(contents.thread), () => undefined);
       }
+      setAsked((old) => linksAfterEvent(old, event, threadId));
       if (!loaded) early.push(event);
       else setChat((old) => (old ? chatAfterEvent(old, event) : old));
       if (event.event === EVENT.turnFinished && (event.data as { threadId?: string }).threadId === threadId) {
@@ -241,6 +247,7 @@ function Conversation(props: {
         state = early.reduce(chatAfterEvent, state);
         loaded = true;
         setThread(contents.thread);
+        setAsked((old) => contents.delegations.reduce<ChatLink[]>((links, d) => (links.some((l) => l.threadId === d.threadId) ? links : [...links, d]), old));
         setChat(state);
       },
       (failure: unknown) => setError(failure),
@@ -339,6 +346,12 @@ function Conversation(props: {
         </div>
       </header>
       {error ? <Banner tone="error">{describeError(error)}</Banner> : null}
+      <DelegationLinks
+        askedBy={thread?.parentThreadId && thread.parentAgentId ? { threadId: thread.parentThreadId, agentId: thread.parentAgentId } : null}
+        asked={asked}
+        agentNames={props.agentNames}
+        onOpen={props.onOpenChat}
+      />
       {chat.tasks.length ? (
         <details class="conversation-tasks">
           <summary>

@@ -1,7 +1,7 @@
 """skills: a team's skill folders, their versions and files, and the skills of each agent
 
-Revision ID: 0028
-Revises: 0024
+Revision ID: 0027
+Revises: 0026
 Create Date: 2026-12-04 03:30:00.000000
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0028"
-down_revision = "0024"
+revision = "0027"
+down_revision = "0026"
 branch_labels = None
 depends_on = None
 
