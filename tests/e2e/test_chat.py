@@ -349,7 +349,11 @@ async def test_an_admin_sets_a_key_and_creates_an_agent_and_a_member_only_reads(
     await page.get_by_role("tab", name="Agents").click()
     await page.get_by_role("textbox", name="New agent's name").fill("Helper")
     await page.get_by_role("button", name="Create agent").click()
-    await expect(page.locator(".admin-row").filter(has_text="Helper")).to_have_count(1)
+    # The row whose own heading names it: the other agents' rows offer Helper under "May ask".
+    helper = page.locator(".admin-row[data-agent]").filter(
+        has=page.locator(":scope > details > summary > strong", has_text="Helper")
+    )
+    await expect(helper).to_have_count(1)
     await screens.save(page, "admin-agents")
 
     # The agent's workspace: a file uploaded, listed, then deleted.
@@ -371,7 +375,6 @@ async def test_an_admin_sets_a_key_and_creates_an_agent_and_a_member_only_reads(
 
     # Deleting the agent first says what it takes, counted by the host.
     await page.get_by_role("tab", name="Agents").click()
-    helper = page.locator(".admin-row").filter(has_text="Helper")
     await helper.locator(":scope > details > summary").click()  # the row's own, not Memories
     await helper.get_by_role("button", name="Delete…").click()
     await expect(helper.locator(".agent-deletion")).to_have_text(

@@ -51,13 +51,17 @@ TeamWebhookId = Annotated[str, _HexId]
 """One of a team's outbound webhooks."""
 
 McpServerId = Annotated[str, _HexId]
+"""One of a team's MCP servers."""
+
 # A member's personal access token, and one request relayed to the host on its MCP session.
 AccessTokenId = Annotated[str, _HexId]
 McpRequestId = Annotated[str, _HexId]
-"""One of a team's MCP servers."""
 
 McpSignInId = Annotated[str, _HexId]
 """A running OAuth sign-in to one of a team's MCP servers."""
+
+BudgetTargetId = Annotated[str, _HexId]
+"""What a budget limits besides the whole team: an agent, a member or a routine."""
 
 SubAgentId = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{16}$")]
 """``uuid.uuid4().hex[:16]``: one sub-agent run inside a turn."""

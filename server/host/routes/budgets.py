@@ -8,6 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from server.common.protocol.ids import BudgetTargetId
 from server.common.roles import Role
 from server.common.wire import InboundModel, WireModel
 from server.host.agents.budgets import BudgetSpec, BudgetState
@@ -25,7 +26,7 @@ Day = Annotated[str, Field(pattern=r"^\d{4}-\d{2}-\d{2}$")]
 class BudgetFields(InboundModel):
     name: Annotated[str, Field(min_length=1, max_length=100)]
     scope: Literal["team", "agent", "member", "routine"]
-    target_id: Annotated[str, Field(max_length=32)] | None = Field(
+    target_id: BudgetTargetId | None = Field(
         default=None, description="The agent, member or routine; none for the team."
     )
     period: Literal["month", "custom"] = "month"

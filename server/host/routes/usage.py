@@ -11,6 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from server.common.protocol.ids import ProviderId
 from server.common.roles import Role
 from server.common.wire import InboundModel, WireModel
 from server.host.agents.usage import UsageReport, UsageSettings, report_csv, shown, usd
@@ -88,7 +89,7 @@ class PriceList(WireModel):
 
 
 class SetPrice(InboundModel):
-    provider_id: Annotated[str, Field(min_length=1, max_length=64)]
+    provider_id: ProviderId
     model: Annotated[str, Field(min_length=1, max_length=200)]
     input: PriceText = Field(description="US dollars per million input tokens.")
     output: PriceText

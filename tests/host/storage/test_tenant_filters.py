@@ -45,6 +45,13 @@ from server.host.storage.routines import Routine, RoutineRepository, RoutineRun
 from server.host.storage.skills import Skill, SkillRepository, SkillVersion
 from server.host.storage.team_webhooks import DeliveryRow, TeamWebhookRepository, TeamWebhookRow
 from server.host.storage.threads import StoredMessage, Thread, ThreadRepository, Turn
+from server.host.storage.usage import (
+    BudgetRow,
+    ModelRequestRow,
+    PriceRow,
+    UsageRepository,
+    UsageSettingsRow,
+)
 from server.host.storage.vault import VaultItemRow, VaultRepository
 from server.host.storage.web_search import WebSearchRepository, WebSearchRow
 from tests.support.databases import ScratchDatabase
@@ -132,6 +139,7 @@ COVERED: dict[type, frozenset[str]] = {
             "add_thread",
             "update_thread",
             "list_thread_ids_of_agent",
+            "list_child_threads",
             "remove_threads_of_agent",
             "list_messages",
             "next_seq",
@@ -177,6 +185,27 @@ COVERED: dict[type, frozenset[str]] = {
             "list_enabled",
             "get_enabled_skill",
             "list_agents_of_skill",
+        }
+    ),
+    UsageRepository: frozenset(
+        {
+            "add_requests",
+            "add_rollups",
+            "list_totals",
+            "get_spent",
+            "list_request_times",
+            "update_days",
+            "get_settings",
+            "update_settings",
+            "list_prices",
+            "add_price",
+            "remove_price",
+            "list_budgets",
+            "get_budget",
+            "add_budget",
+            "update_budget",
+            "remove_budget",
+            "update_warned",
         }
     ),
     TeamWebhookRepository: frozenset(
@@ -514,6 +543,54 @@ def notification(team: str, notification_id: str, agent_id: str) -> Notification
     )
 
 
+def model_request(team: str, request_id: str, agent_id: str) -> ModelRequestRow:
+    return ModelRequestRow(
+        request_id,
+        team,
+        agent_id,
+        None,
+        None,
+        MEMBER,
+        "",
+        "anthropic",
+        "claude-x",
+        100,
+        10,
+        0,
+        0,
+        0,
+        5,
+        "ok",
+        2_000,
+        1.0,
+        "2026-01-01",
+    )
+
+
+def price(team: str, price_id: str) -> PriceRow:
+    return PriceRow(price_id, team, "anthropic", "claude-x", 0.0, "1", "2", "0", "0", MEMBER, 1.0)
+
+
+def budget(team: str, budget_id: str) -> BudgetRow:
+    return BudgetRow(
+        budget_id,
+        team,
+        "Monthly",
+        "team",
+        "",
+        "month",
+        None,
+        None,
+        "cost",
+        1_000_000,
+        None,
+        MEMBER,
+        MEMBER,
+        1.0,
+        1.0,
+    )
+
+
 def preferences(team: str) -> PreferencesRow:
     return PreferencesRow(
         team, MEMBER, "m@example.com", "immediately", "immediately", "digest", "digest", 1.0
@@ -589,6 +666,15 @@ async def seed(db: Database) -> None:
             await proxies.set_profile_proxy(conn, team, f"profile-{s}", f"proxy-{s}")
             threads = ThreadRepository()
             await threads.add_thread(conn, thread(team, f"thread-{s}", f"agent-{s}"))
+            # A thread an ask_agent call of thread-b started (its parent named loosely).
+            await threads.add_thread(
+                conn,
+                replace(
+                    thread(team, f"asked-{s}", f"agent-{s}"),
+                    parent_thread_id="thread-b",
+                    parent_agent_id=f"agent-{s}",
+                ),
+            )
             await threads.add_messages(
                 conn, [StoredMessage(f"msg-{s}", team, f"thread-{s}", 0, "user", "{}", 1.0)]
             )
@@ -635,6 +721,11 @@ async def seed(db: Database) -> None:
                 conn, queued(team, f"queued-{s}", f"thread-{s}")
             )
             await ReadCursorRepository().update_cursor(conn, team, f"thread-{s}", MEMBER, 1.5)
+            usage = UsageRepository()
+            await usage.add_requests(conn, [model_request(team, f"req-{s}", f"agent-{s}")])
+            await usage.update_settings(conn, UsageSettingsRow(team, "UTC", "USD", "1", 1.0))
+            await usage.add_price(conn, price(team, f"price-{s}"))
+            await usage.add_budget(conn, budget(team, f"budget-{s}"))
             steps = BrowsingStepRepository()
             await steps.set_enabled(conn, team, True, 1.0)
             await steps.add_step(
@@ -806,6 +897,9 @@ async def test_threads(db: Database, calls: Calls) -> None:
         assert await repo.get_thread(conn, TEAM_A, "thread-b") is None
         assert await repo.list_threads(conn, TEAM_A, "agent-b", MEMBER) == []
         assert await repo.list_thread_ids_of_agent(conn, TEAM_A, "agent-b") == []
+        assert [t.id for t in await repo.list_child_threads(conn, TEAM_A, "thread-b")] == [
+            "asked-a"
+        ]
         assert await repo.list_messages(conn, TEAM_A, "thread-b") == []
         assert await repo.next_seq(conn, TEAM_A, "thread-b") == 0
         assert await repo.list_turns(conn, TEAM_A, "thread-b") == []
@@ -911,6 +1005,37 @@ async def test_skills(db: Database, calls: Calls) -> None:
     assert found is not None
     assert found.skill_id == "skill-a"
     assert calls.names == COVERED[SkillRepository]
+
+
+@pytest.mark.usefixtures("untouched")
+async def test_usage(db: Database, calls: Calls) -> None:
+    repo = calls.watch(UsageRepository())
+    day = "2026-01-01"
+    async with db.write() as conn:
+        totals = await repo.list_totals(conn, TEAM_A, day, day, ["agent"])
+        assert [(t.key, t.requests) for t in totals] == [({"agent": "agent-a"}, 1)]
+        assert await repo.get_spent(conn, TEAM_A, day, day, None, "") == (110, 2_000)
+        assert await repo.get_spent(conn, TEAM_A, day, day, "agent_id", "agent-b") == (0, 0)
+        assert await repo.list_request_times(conn, TEAM_A) == [("req-a", 1.0)]
+        # Team B's request under team A's name: its day stays, and B's rollups are B's.
+        await repo.update_days(conn, TEAM_A, [("req-b", "2026-02-02"), ("req-a", day)])
+        await repo.add_requests(conn, [model_request(TEAM_A, "req-a2", "agent-a")])
+        await repo.add_rollups(conn, [model_request(TEAM_A, "req-a3", "agent-a").rollup()])
+        assert await repo.get_spent(conn, TEAM_A, day, day, "agent_id", "agent-a") == (330, 6_000)
+        settings = await repo.get_settings(conn, TEAM_A)
+        assert settings is not None
+        await repo.update_settings(conn, replace(settings, currency="EUR", rate="0.9"))
+        assert [p.id for p in await repo.list_prices(conn, TEAM_A)] == ["price-a"]
+        assert not await repo.remove_price(conn, TEAM_A, "price-b")
+        await repo.add_price(conn, replace(price(TEAM_A, "price-a2"), valid_from=5.0))
+        assert [b.id for b in await repo.list_budgets(conn, TEAM_A)] == ["budget-a"]
+        assert await repo.get_budget(conn, TEAM_A, "budget-b") is None
+        await repo.update_budget(conn, replace(budget(TEAM_A, "budget-b"), amount=1))
+        assert not await repo.update_warned(conn, TEAM_A, "budget-b", "2026-01")
+        assert not await repo.remove_budget(conn, TEAM_A, "budget-b")
+        await repo.add_budget(conn, budget(TEAM_A, "budget-a2"))
+        assert await repo.update_warned(conn, TEAM_A, "budget-a2", "2026-01")
+    assert calls.names == COVERED[UsageRepository]
 
 
 @pytest.mark.usefixtures("untouched")
