@@ -5725,7 +5725,10 @@ export interface components {
             model: string;
             /** Output */
             output: string;
-            /** Providerid */
+            /**
+             * Providerid
+             * @description 'anthropic', 'openai', 'openrouter' or a custom provider's id
+             */
             providerId: string;
             /**
              * Validfrom
