@@ -207,6 +207,12 @@ class TerminalChat:
             return None
         if name == "turn-text":
             self._write(data["text"])
+        elif name == "turn-waiting":
+            ahead = data["ahead"]
+            before = f"; {ahead} of the team's turns before it" if ahead else ""
+            self._line(f"(waiting: the team runs as many turns as the host allows{before})")
+        elif name == "turn-running":
+            self._line("(running)")
         elif name == "turn-text-reset":
             self._line(f"(the reply broke off and starts again: {data['reason']})")
         elif name == "tool-call-started":

@@ -300,6 +300,13 @@ class HostSettings(SettingsSection):
         description="How long an agent must be quiet after a turn ends before its model "
         "reviews the turn for memories to keep.",
     )
+    team_running_turns: int = Field(
+        10,
+        ge=0,
+        le=10_000,
+        description="How many agent turns one team runs at once on this host; further turns "
+        "wait, shown as waiting, until one ends (0: no limit).",
+    )
     memory_prompt_tokens: int = Field(
         2000,
         ge=0,

@@ -44,6 +44,7 @@ from server.host.agents.team_webhook_events import app_link
 from server.host.agents.team_webhook_sender import WebhookSender
 from server.host.agents.team_webhooks import TeamWebhookService
 from server.host.agents.threads import ThreadService, TurnEnded
+from server.host.agents.turn_slots import TurnSlots
 from server.host.agents.usage import UsageService
 from server.host.agents.usage_meter import UsageMeters
 from server.host.agents.work_signals import (
@@ -584,6 +585,8 @@ def _threads(
     meters: UsageMeters,
     skills: SkillService,
 ) -> ThreadService:
+    slots = TurnSlots(base.settings.host.team_running_turns)
+    machinery.metrics.turns_waiting = slots.waiting
     return ThreadService(
         base.db,
         base.clock,
@@ -603,6 +606,7 @@ def _threads(
         mcp_tools=mcp_servers.turn_tools,
         usage=meters,
         skills=skills,
+        slots=slots,
     )
 
 

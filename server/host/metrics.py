@@ -121,6 +121,7 @@ _SCRAPE_TIME_FAMILIES = {
     "crewhost_chromium_resident_bytes": (
         "Resident memory of the Chromium processes (from /proc), by type."
     ),
+    "crewhost_turns_waiting": "Turns waiting for one of their team's places.",
     "crewhost_process_threads": "Threads of this process.",
     "crewhost_asyncio_tasks": "Tasks of the host's event loop.",
 }
@@ -157,6 +158,9 @@ class _ScrapeTime(Collector):
             tabs.add_metric([state], count)
         yield tabs
         yield from self._chromium()
+        waiting = _family("crewhost_turns_waiting")
+        waiting.add_metric([], metrics.turns_waiting())
+        yield waiting
         threads = _family("crewhost_process_threads")
         threads.add_metric([], threading.active_count())
         yield threads
@@ -192,6 +196,7 @@ class HostMetrics:
         ProcessCollector(registry=self.registry)
         self.table_sources: list[TableSizes] = []
         self.peer_count: Callable[[], int] = lambda: 0
+        self.turns_waiting: Callable[[], int] = lambda: 0
         self.tab_states = tab_states
         self.channel_bytes = Counter(
             "crewhost_data_channel_bytes",
@@ -226,6 +231,11 @@ class HostMetrics:
         )
         self.turns = Counter(
             "crewhost_turns", "Agent turns ended, by status.", ["status"], registry=self.registry
+        )
+        self.turns_waited = Counter(
+            "crewhost_turns_waited",
+            "Agent turns that waited for one of their team's places (host.team_running_turns).",
+            registry=self.registry,
         )
         # By provider and model only: a team or member label would grow without bound.
         self.model_tokens = Counter(

@@ -87,6 +87,11 @@ def present(name: str, **labels: str) -> Check:
     return lambda _before, during, _after: value(during, name, **labels) > 0
 
 
+def listed(name: str) -> Check:
+    """The sample is on /metrics (at any value)."""
+    return lambda _before, during, _after: (name, ()) in during
+
+
 # Every metric docs/operations.md lists, the activity of the test below that moves it, and
 # how that shows on /metrics (scraped before, during and after the activity).
 # The model of the turn below: the built-in Anthropic provider's default, which has a price.
@@ -189,6 +194,10 @@ MOVES: dict[str, tuple[str, Check]] = {
             and value(during, "crewhost_host_table_entries", table="views") == 1
         ),
     ),
+    # Moved by turns past their team's places: tests/host/routes/test_turn_slots.py (this
+    # host's teams have ten places each).
+    "crewhost_turns_waiting": ("the host runs", listed("crewhost_turns_waiting")),
+    "crewhost_turns_waited_total": ("the host runs", listed("crewhost_turns_waited_total")),
     "crewhost_asyncio_tasks": ("the host runs", present("crewhost_asyncio_tasks")),
     "crewhost_process_threads": ("the host runs", present("crewhost_process_threads")),
     "process_open_fds": ("the host runs", present("process_open_fds")),

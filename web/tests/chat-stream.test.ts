@@ -12,6 +12,7 @@ import {
   toolDetail,
   needsProviderKey,
   turnStatusText,
+  waitingText,
   type ChatState,
   type ThreadContents,
   type ToolItem,
@@ -28,6 +29,7 @@ function contents(extra: Partial<ThreadContents> = {}): ThreadContents {
     turns: [],
     runningTurnId: null,
     runningText: '',
+    runningTurnWaiting: false,
     tasks: [],
     queued: [],
     delegations: [],
@@ -108,6 +110,20 @@ describe('chat stream', () => {
     expect(state.runningTurnId).toBeNull();
     expect(turnStatusText(state.turns[0])).toBe('Stopped: a request was denied — a member said no');
     expect(tokenUsage(state)).toEqual({ input: 7, output: 3 });
+  });
+
+  it("says a turn waits for one of the team's places, until it runs or ends", () => {
+    let state = play(chatFromContents(contents()), [ev('turn-started', {}), ev('turn-waiting', { ahead: 2 })]);
+    expect(state.waiting).toBe(2);
+    state = play(state, [{ event: 'turn-running', data: { threadId: THREAD, turnId: 'other' } }]);
+    expect(state.waiting).toBe(2);
+    state = play(state, [ev('turn-running', {})]);
+    expect(state.waiting).toBeNull();
+    state = play(state, [ev('turn-waiting', { ahead: 0 }), ev('turn-finished', { status: 'stopped', reason: 'a member stopped the turn' })]);
+    expect(state.waiting).toBeNull();
+    expect(waitingText(1)).toContain('One of its turns waits before this one.');
+    const loaded = chatFromContents(contents({ runningTurnId: 't1', runningTurnWaiting: true }));
+    expect(loaded.waiting).toBe(0);
   });
 
   it('shows a call refused before it ran as a refused card', () => {

@@ -151,6 +151,25 @@ class TurnStarted(HostEvent):
     turn_id: str
 
 
+class TurnWaiting(HostEvent):
+    """The team runs as many turns at once as the host allows (``host.team_running_turns``):
+    this turn waits for one of them to end; ``ahead`` of the team's turns wait before it.
+    ``turn-running`` follows when it runs (or ``turn-finished``, stopped while it waited)."""
+
+    NAME: ClassVar[str] = "turn-waiting"
+    thread_id: str
+    turn_id: str
+    ahead: int
+
+
+class TurnRunning(HostEvent):
+    """A turn that waited for one of the team's places runs now."""
+
+    NAME: ClassVar[str] = "turn-running"
+    thread_id: str
+    turn_id: str
+
+
 class TextDelta(HostEvent):
     """More of the agent's reply; deltas of a turn are batched about every 30 ms."""
 
@@ -476,6 +495,8 @@ HOST_EVENTS: tuple[type[HostEvent], ...] = (
     AgentsChanged,
     ThreadsChanged,
     TurnStarted,
+    TurnWaiting,
+    TurnRunning,
     TextDelta,
     TextReset,
     ToolCallStarted,

@@ -19,7 +19,7 @@ import functools
 import logging
 import uuid
 import weakref
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from server.common.clock import Clock
@@ -55,6 +55,7 @@ from server.host.agents.turn_loop import (
     consent_summary,
     run_turn,
 )
+from server.host.agents.turn_slots import TurnSlots
 from server.host.agents.usage import RequestFor
 from server.host.agents.usage_meter import UsageMeters
 from server.host.browser.callers import Caller
@@ -117,6 +118,8 @@ class ThreadContents:
     turns: list[Turn]
     running_turn_id: str | None
     running_text: str
+    # The running turn waits for one of the team's places (``TurnSlots``).
+    running_turn_waiting: bool = False
     tasks: list[Task] = field(default_factory=list)
     queued: list[QueuedMessage] = field(default_factory=list)
     # The threads its agent's ``ask_agent`` calls started, oldest first.
@@ -132,6 +135,8 @@ class Unattended:
     approvers: tuple[str, ...]
     attention_seconds: float | None
     routine_id: str | None
+    # Another turn of the team asked for it and waits for it: it runs on that turn's place.
+    on_callers_place: bool = False
 
 
 @dataclass(eq=False)
@@ -152,6 +157,10 @@ class RunningTurn:
     started_by: str = ""
     # Its end is stored: a member who reads the thread reads it from the transcript.
     finished: bool = False
+    # It runs on the place of the turn that asked for it (``ask_agent``).
+    on_callers_place: bool = False
+    # It waits for one of the team's places.
+    waiting: bool = False
 
 
 class ThreadService:
@@ -178,8 +187,11 @@ class ThreadService:
         mcp_tools: McpToolsFor | None = None,
         usage: UsageMeters | None = None,
         skills: SkillService | None = None,
+        slots: TurnSlots | None = None,
     ) -> None:
         self._db = db
+        # How many turns each team runs at once (None: no limit).
+        self._slots = slots or TurnSlots(0)
         # Budgets checked and model requests recorded (None: not counted).
         self._usage = usage
         # The agent's enabled skills, by name and description, in each turn's system prompt.
@@ -355,6 +367,7 @@ class ThreadService:
             turns,
             running.turn.id if running else None,
             streaming,
+            running is not None and running.waiting,
             self._task_lists.tasks_of(team_id, thread_id),
             queued,
             delegations,
@@ -502,7 +515,10 @@ class ThreadService:
         unattended = None
         if asking is not None:
             unattended = Unattended(
-                asking.approvers or (), asking.attention_seconds, asking.routine_id
+                asking.approvers or (),
+                asking.attention_seconds,
+                asking.routine_id,
+                on_callers_place=True,
             )
         title = title[:MAX_TITLE_CHARS]
         thread = await self.start_thread(
@@ -550,6 +566,7 @@ class ThreadService:
             running.approvers = unattended.approvers or None
             running.attention_seconds = unattended.attention_seconds
             running.routine_id = unattended.routine_id
+            running.on_callers_place = unattended.on_callers_place
         self._running[thread_id] = running  # claimed before any wait: one turn per thread
         try:
             async with self._db.write() as conn:
@@ -714,81 +731,8 @@ class ThreadService:
         thread, progress = running.thread, running.progress
         sink = _Sink(self, running)
         try:
-            provider, default_model = await self._resolve_provider(thread.team_id, agent.provider)
-            async with self._db.read() as conn:
-                stored = await self._repo.list_messages(conn, thread.team_id, thread.id)
-            model = agent.model or default_model
-            # A private thread's turns see its member's memories too; a shared one's, the team's.
-            member = None if thread.shared else thread.created_by
-            memories = ""
-            if self._memories is not None:
-                block = await self._memories.prompt_block(
-                    thread.team_id, agent.id, member, self._memory_prompt_tokens
-                )
-                memories = block.text
-            skills = (
-                await self._skills.prompt_block(thread.team_id, agent.id)
-                if self._skills is not None
-                else ""
-            )
-
-            def visible_to(account_id: str) -> bool:
-                # Read at each question: sharing the thread, or taking it back, applies.
-                return running.thread.visible_to(account_id)
-
-            context = await self._tool_contexts.for_turn(
-                thread.team_id,
-                Caller.agent(agent.id, thread.id),
-                visible_to=visible_to,
-                memory_member=member,
-                turn_id=running.turn.id,
-                summarize=summarizer(provider, model),
-                ask_person=lambda question: self._ask_person(running, agent, question),
-                tasks=self._task_lists.for_thread(thread.team_id, thread.id, visible_to),
-                # ``setup`` is made below, before the model can ask for a sub-agent.
-                spawn_sub_agent=lambda request: self._sub_agent(running, agent, setup, request),
-                delegation=TurnDelegation(
-                    self,
-                    self._agents,
-                    self._workspace,
-                    agent=agent,
-                    thread=lambda: running.thread,
-                    turn_id=running.turn.id,
-                ),
-            )
-            setup = TurnSetup(
-                provider=provider,
-                model=model,
-                system=system_prompt(agent.instructions, memories, skills),
-                transcript=[
-                    await self._with_images(thread, message_from_json(m.body)) for m in stored
-                ],
-                context=context,
-                permissions=agent.permissions,
-                max_tool_calls=agent.max_tool_calls or DEFAULT_MAX_TOOL_CALLS,
-                call_id_prefix=running.turn.id,
-                steer=lambda: self._steering(running),
-                extra_tools=(
-                    None
-                    if self._mcp_tools is None
-                    else await self._mcp_tools(thread.team_id, agent.id)
-                ),
-                meter=(
-                    None
-                    if self._usage is None
-                    else self._usage.for_turn(
-                        self._request_for(
-                            thread,
-                            agent,
-                            running.turn.id,
-                            running.started_by,
-                            running.routine_id,
-                            model,
-                        )
-                    )
-                ),
-            )
-            await run_turn(setup, sink, functools.partial(self._consent, running, agent), progress)
+            async with self._place(running):
+                await self._turn(running, agent, sink)
         except asyncio.CancelledError:
             progress.end("stopped", "a member stopped the turn")
         except Exception as exc:
@@ -805,6 +749,101 @@ class ThreadService:
                 self._signals.publish(TurnEnded(agent, thread.id))
             finally:
                 await self._next_turn(running)
+
+    @contextlib.asynccontextmanager
+    async def _place(self, running: RunningTurn) -> AsyncIterator[None]:
+        """One of the team's places for the turn, said to the thread while it waits; a turn
+        another turn asked for runs on its caller's."""
+        if running.on_callers_place:
+            yield
+            return
+        thread, turn_id = running.thread, running.turn.id
+
+        def waits(ahead: int) -> None:
+            running.waiting = True
+            self._metrics.turns_waited.inc()
+            self.emit(thread, events.TurnWaiting(thread_id=thread.id, turn_id=turn_id, ahead=ahead))
+
+        async with self._slots.place(thread.team_id, waits):
+            if running.waiting:
+                running.waiting = False
+                self.emit(thread, events.TurnRunning(thread_id=thread.id, turn_id=turn_id))
+            yield
+
+    async def _turn(self, running: RunningTurn, agent: Agent, sink: _Sink) -> None:
+        """The turn's work, once it holds one of the team's places."""
+        thread, progress = running.thread, running.progress
+        provider, default_model = await self._resolve_provider(thread.team_id, agent.provider)
+        async with self._db.read() as conn:
+            stored = await self._repo.list_messages(conn, thread.team_id, thread.id)
+        model = agent.model or default_model
+        # A private thread's turns see its member's memories too; a shared one's, the team's.
+        member = None if thread.shared else thread.created_by
+        memories = ""
+        if self._memories is not None:
+            block = await self._memories.prompt_block(
+                thread.team_id, agent.id, member, self._memory_prompt_tokens
+            )
+            memories = block.text
+        skills = (
+            await self._skills.prompt_block(thread.team_id, agent.id)
+            if self._skills is not None
+            else ""
+        )
+
+        def visible_to(account_id: str) -> bool:
+            # Read at each question: sharing the thread, or taking it back, applies.
+            return running.thread.visible_to(account_id)
+
+        context = await self._tool_contexts.for_turn(
+            thread.team_id,
+            Caller.agent(agent.id, thread.id),
+            visible_to=visible_to,
+            memory_member=member,
+            turn_id=running.turn.id,
+            summarize=summarizer(provider, model),
+            ask_person=lambda question: self._ask_person(running, agent, question),
+            tasks=self._task_lists.for_thread(thread.team_id, thread.id, visible_to),
+            # ``setup`` is made below, before the model can ask for a sub-agent.
+            spawn_sub_agent=lambda request: self._sub_agent(running, agent, setup, request),
+            delegation=TurnDelegation(
+                self,
+                self._agents,
+                self._workspace,
+                agent=agent,
+                thread=lambda: running.thread,
+                turn_id=running.turn.id,
+            ),
+        )
+        setup = TurnSetup(
+            provider=provider,
+            model=model,
+            system=system_prompt(agent.instructions, memories, skills),
+            transcript=[await self._with_images(thread, message_from_json(m.body)) for m in stored],
+            context=context,
+            permissions=agent.permissions,
+            max_tool_calls=agent.max_tool_calls or DEFAULT_MAX_TOOL_CALLS,
+            call_id_prefix=running.turn.id,
+            steer=lambda: self._steering(running),
+            extra_tools=(
+                None if self._mcp_tools is None else await self._mcp_tools(thread.team_id, agent.id)
+            ),
+            meter=(
+                None
+                if self._usage is None
+                else self._usage.for_turn(
+                    self._request_for(
+                        thread,
+                        agent,
+                        running.turn.id,
+                        running.started_by,
+                        running.routine_id,
+                        model,
+                    )
+                )
+            ),
+        )
+        await run_turn(setup, sink, functools.partial(self._consent, running, agent), progress)
 
     async def _note_provider(self, team_id: str, provider_id: str, progress: TurnProgress) -> None:
         """The provider's status shows its last failure until it answers again."""

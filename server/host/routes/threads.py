@@ -83,6 +83,11 @@ class ThreadContentsView(WireModel):
     turns: list[TurnView]
     running_turn_id: str | None
     running_text: str = Field(description="What the running turn has said so far.")
+    running_turn_waiting: bool = Field(
+        False,
+        description="The running turn waits for one of the team's places "
+        "(host.team_running_turns); turn-running follows when it runs.",
+    )
     tasks: list[TaskItem] = Field(description="The agent's task list in this thread.")
     queued: list[QueuedMessageItem] = Field(
         description="Messages waiting for the running turn to end, oldest first."
@@ -237,6 +242,7 @@ async def get_thread(call: HostCall, args: ThreadRef) -> ThreadContentsView:
         turns=[_turn(t) for t in contents.turns],
         running_turn_id=contents.running_turn_id,
         running_text=contents.running_text,
+        running_turn_waiting=contents.running_turn_waiting,
         tasks=[
             TaskItem(id=t.id, subject=t.subject, description=t.description, status=t.status)
             for t in contents.tasks

@@ -87,6 +87,9 @@ export interface ChatState {
   items: ChatItem[];
   turns: TurnState[];
   runningTurnId: string | null;
+  /** The running turn waits for one of the team's places (how many of the team's turns
+   * wait before it); null when it runs. */
+  waiting: number | null;
   /** The tab the agent last worked in (its most recent tool call that named one). */
   tabId: string | null;
   tasks: TaskItem[];
@@ -196,7 +199,7 @@ export function chatFromContents(contents: ThreadContents): ChatState {
   }));
   const running = contents.runningTurnId;
   if (running && contents.runningText) items.push({ kind: 'text', key: `t${running}`, turnId: running, text: contents.runningText });
-  return { threadId: contents.thread.id, items, turns, runningTurnId: running, tabId, tasks: contents.tasks, subAgents: [], queued: contents.queued ?? [] };
+  return { threadId: contents.thread.id, items, turns, runningTurnId: running, waiting: running && contents.runningTurnWaiting ? 0 : null, tabId, tasks: contents.tasks, subAgents: [], queued: contents.queued ?? [] };
 }
 
 function withTurn(state: ChatState, turn: TurnState): TurnState[] {
@@ -216,8 +219,12 @@ export function chatAfterEvent(state: ChatState, event: TeamApiEvent): ChatState
     case EVENT.turnStarted: {
       if (!turnId) return state;
       const turn: TurnState = { id: turnId, status: 'running', reason: null, code: null, toolCalls: 0, inputTokens: 0, outputTokens: 0 };
-      return { ...state, runningTurnId: turnId, turns: withTurn(state, turn) };
+      return { ...state, runningTurnId: turnId, waiting: null, turns: withTurn(state, turn) };
     }
+    case EVENT.turnWaiting:
+      return turnId === state.runningTurnId ? { ...state, waiting: Number(data.ahead ?? 0) } : state;
+    case EVENT.turnRunning:
+      return turnId === state.runningTurnId ? { ...state, waiting: null } : state;
     case EVENT.turnText: {
       const text = typeof data.text === 'string' ? data.text : '';
       const last = state.items[state.items.length - 1];
@@ -272,7 +279,7 @@ export function chatAfterEvent(state: ChatState, event: TeamApiEvent): ChatState
       };
       // A call still running when the turn ended never finished.
       const items = state.items.map((item) => (item.kind === 'tool' && item.turnId === turnId && item.outcome === 'running' ? { ...item, outcome: 'error' as const, detail: 'The turn ended first.' } : item));
-      return { ...state, items, turns: withTurn(state, turn), runningTurnId: state.runningTurnId === turnId ? null : state.runningTurnId };
+      return { ...state, items, turns: withTurn(state, turn), runningTurnId: state.runningTurnId === turnId ? null : state.runningTurnId, waiting: state.runningTurnId === turnId ? null : state.waiting };
     }
     case EVENT.queuedMessageAdded:
     case EVENT.queuedMessageUpdated: {
@@ -386,4 +393,10 @@ export function toolDetail(detail: string): { code: string | null; text: string 
   if (!match) return { code: null, text: detail };
   const reason = match[2]!.trim();
   return { code: match[1]!, text: reason.charAt(0).toUpperCase() + reason.slice(1) };
+}
+
+/** Why a turn has not begun: the team runs as many turns at once as the host allows. */
+export function waitingText(ahead: number): string {
+  const before = ahead === 1 ? ' One of its turns waits before this one.' : ahead > 1 ? ` ${ahead} of its turns wait before this one.` : '';
+  return `Waiting: your team already runs as many turns at once as this host allows. This one starts when one of them ends.${before}`;
 }

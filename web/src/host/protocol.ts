@@ -112,6 +112,8 @@ export const EVENT = {
   controlRequestResolved: 'browser-control-request-resolved',
   threadsChanged: 'threads-changed',
   turnStarted: 'turn-started',
+  turnWaiting: 'turn-waiting',
+  turnRunning: 'turn-running',
   turnText: 'turn-text',
   turnTextReset: 'turn-text-reset',
   toolCallStarted: 'tool-call-started',

@@ -4067,7 +4067,7 @@ export interface components {
          * HostEventMessageSchema
          * @description An event the host pushes on the ``team-api`` channel.
          */
-        HostEventMessage: components["schemas"]["AgentsChangedEvent"] | components["schemas"]["ThreadsChangedEvent"] | components["schemas"]["TurnStartedEvent"] | components["schemas"]["TextDeltaEvent"] | components["schemas"]["TextResetEvent"] | components["schemas"]["ToolCallStartedEvent"] | components["schemas"]["ToolCallFinishedEvent"] | components["schemas"]["TurnFinishedEvent"] | components["schemas"]["QueuedMessageAddedEvent"] | components["schemas"]["QueuedMessageUpdatedEvent"] | components["schemas"]["QueuedMessageTakenEvent"] | components["schemas"]["QueuedMessageCancelledEvent"] | components["schemas"]["AttentionRequestedEvent"] | components["schemas"]["AttentionResolvedEvent"] | components["schemas"]["TasksChangedEvent"] | components["schemas"]["SubAgentEventEvent"] | components["schemas"]["DelegationStartedEvent"] | components["schemas"]["BrowserTabsChangedEvent"] | components["schemas"]["BrowserProfilesChangedEvent"] | components["schemas"]["ProvidersChangedEvent"] | components["schemas"]["VaultChangedEvent"] | components["schemas"]["AgentMemoriesChangedEvent"] | components["schemas"]["BrowserTakeoverRequestedEvent"] | components["schemas"]["BrowserControlRequestedEvent"] | components["schemas"]["BrowserControlRequestResolvedEvent"] | components["schemas"]["RoutineRunStartedEvent"] | components["schemas"]["RoutineRunFinishedEvent"] | components["schemas"]["RevokedEvent"] | components["schemas"]["NotificationAddedEvent"] | components["schemas"]["NotificationsReadEvent"] | components["schemas"]["McpServersChangedEvent"] | components["schemas"]["McpServerStatusChangedEvent"] | components["schemas"]["SkillsChangedEvent"];
+        HostEventMessage: components["schemas"]["AgentsChangedEvent"] | components["schemas"]["ThreadsChangedEvent"] | components["schemas"]["TurnStartedEvent"] | components["schemas"]["TurnWaitingEvent"] | components["schemas"]["TurnRunningEvent"] | components["schemas"]["TextDeltaEvent"] | components["schemas"]["TextResetEvent"] | components["schemas"]["ToolCallStartedEvent"] | components["schemas"]["ToolCallFinishedEvent"] | components["schemas"]["TurnFinishedEvent"] | components["schemas"]["QueuedMessageAddedEvent"] | components["schemas"]["QueuedMessageUpdatedEvent"] | components["schemas"]["QueuedMessageTakenEvent"] | components["schemas"]["QueuedMessageCancelledEvent"] | components["schemas"]["AttentionRequestedEvent"] | components["schemas"]["AttentionResolvedEvent"] | components["schemas"]["TasksChangedEvent"] | components["schemas"]["SubAgentEventEvent"] | components["schemas"]["DelegationStartedEvent"] | components["schemas"]["BrowserTabsChangedEvent"] | components["schemas"]["BrowserProfilesChangedEvent"] | components["schemas"]["ProvidersChangedEvent"] | components["schemas"]["VaultChangedEvent"] | components["schemas"]["AgentMemoriesChangedEvent"] | components["schemas"]["BrowserTakeoverRequestedEvent"] | components["schemas"]["BrowserControlRequestedEvent"] | components["schemas"]["BrowserControlRequestResolvedEvent"] | components["schemas"]["RoutineRunStartedEvent"] | components["schemas"]["RoutineRunFinishedEvent"] | components["schemas"]["RevokedEvent"] | components["schemas"]["NotificationAddedEvent"] | components["schemas"]["NotificationsReadEvent"] | components["schemas"]["McpServersChangedEvent"] | components["schemas"]["McpServerStatusChangedEvent"] | components["schemas"]["SkillsChangedEvent"];
         /**
          * HostViewMessageSchema
          * @description What the host sends on a ``view:`` channel besides frames.
@@ -6383,6 +6383,12 @@ export interface components {
             /** Runningturnid */
             runningTurnId: string | null;
             /**
+             * Runningturnwaiting
+             * @description The running turn waits for one of the team's places (host.team_running_turns); turn-running follows when it runs.
+             * @default false
+             */
+            runningTurnWaiting: boolean;
+            /**
              * Tasks
              * @description The agent's task list in this thread.
              */
@@ -6595,6 +6601,25 @@ export interface components {
             event: "turn-finished";
         };
         /**
+         * TurnRunning
+         * @description A turn that waited for one of the team's places runs now.
+         */
+        TurnRunning: {
+            /** Threadid */
+            threadId: string;
+            /** Turnid */
+            turnId: string;
+        };
+        /** TurnRunningEvent */
+        TurnRunningEvent: {
+            data: components["schemas"]["TurnRunning"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "turn-running";
+        };
+        /**
          * TurnStarted
          * @description A member's message started a turn of the thread.
          */
@@ -6658,6 +6683,29 @@ export interface components {
             status: string;
             /** Toolcalls */
             toolCalls: number;
+        };
+        /**
+         * TurnWaiting
+         * @description The team runs as many turns at once as the host allows (``host.team_running_turns``):
+         *     this turn waits for one of them to end; ``ahead`` of the team's turns wait before it.
+         *     ``turn-running`` follows when it runs (or ``turn-finished``, stopped while it waited).
+         */
+        TurnWaiting: {
+            /** Ahead */
+            ahead: number;
+            /** Threadid */
+            threadId: string;
+            /** Turnid */
+            turnId: string;
+        };
+        /** TurnWaitingEvent */
+        TurnWaitingEvent: {
+            data: components["schemas"]["TurnWaiting"];
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            event: "turn-waiting";
         };
         /** Unread */
         Unread: {

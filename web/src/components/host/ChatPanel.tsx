@@ -21,6 +21,7 @@ import {
   tokenUsage,
   toolDetail,
   turnStatusText,
+  waitingText,
   type ChatItem,
   type ChatState,
   type QueuedItem,
@@ -395,6 +396,8 @@ function Conversation(props: {
               </>
             ) : null}
           </Banner>
+        ) : running && chat.waiting !== null ? (
+          <span data-waiting>{waitingText(chat.waiting)}</span>
         ) : running ? (
           'Working…'
         ) : last ? (
