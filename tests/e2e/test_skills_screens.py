@@ -1,8 +1,10 @@
 """The Skills screen of the web client, against ``crewhost serve`` and a local model provider.
 
-The issue's walk: an agent proposes a draft skill (``propose_skill``, scripted on the fake
-provider), an owner reviews it in Skills, edits it and saves it, sees the versions and what
-changed, downloads its ``.zip``, gives it to the agent in Agents, and a new chat uses it:
+The issue's walk: an owner teaches an agent a task in the live view of its tab (Teach,
+a press, Done); the agent, scripted on the fake provider, proposes a draft skill of the
+steps (``propose_skill``); the owner reviews it in Skills, edits it and saves it, sees
+the versions and what changed, downloads its ``.zip``, gives it to the agent in Agents,
+and a new chat uses it:
 the system prompt lists the enabled skills' names and descriptions only, and after
 ``load_skill`` only the chosen skill's body reached the model.
 """
@@ -19,9 +21,19 @@ import pytest
 from playwright.async_api import Browser, Page, expect
 
 from tests.e2e.test_chat import open_chat, say
+from tests.e2e.test_web_client import (
+    CLIENT_POINT,
+    FRAME_MS,
+    LIVE_CANVAS,
+    OFF_BUTTON,
+    ON_BUTTON,
+    shows_colour,
+)
 from tests.support.fakes.anthropic import API_KEY, FakeAnthropic, MessageEvents
+from tests.support.sites import Site
 from tests.support.web_client import (
     DESKTOP,
+    PRESSED_RGB,
     Crewhost,
     HubApi,
     Screens,
@@ -60,6 +72,7 @@ async def test_a_draft_skill_is_reviewed_saved_enabled_and_used_in_a_new_chat(
     crewhost: Crewhost,
     browser: Browser,
     hub_api: HubApi,
+    site: Site,
     anthropic: FakeAnthropic,
     screens: Screens,
     tmp_path: Path,
@@ -70,7 +83,10 @@ async def test_a_draft_skill_is_reviewed_saved_enabled_and_used_in_a_new_chat(
         await owner.call(
             "providers-v1/update", {"provider": "anthropic", "baseUrl": anthropic.base_url}
         )
-        agent = await owner.call("agents-v1/create", {"name": "Scout"})
+        agent = await owner.call(
+            "agents-v1/create",
+            {"name": "Scout", "permissions": {"browser-navigation": "auto-approve"}},
+        )
         # A second skill the agent has but never loads: its body must never reach the model.
         await owner.call("skills-v1/create", {"files": {"SKILL.md": OTHER_MD}})
         await owner.call(
@@ -82,7 +98,30 @@ async def test_a_draft_skill_is_reviewed_saved_enabled_and_used_in_a_new_chat(
     page = await context.new_page()
     await open_chat(page, crewhost, team)
 
-    # The agent proposes a draft skill of what it learned.
+    # The agent opens the page it will be taught on; the owner watches its tab live.
+    anthropic.script(
+        MessageEvents()
+        .tool_use("toolu_open", "open", {"url": site.url("/press")})
+        .stop("tool_use")
+        .reply(),
+        MessageEvents().text("The page is open.").stop().reply(),
+    )
+    await say(page, "Open the expenses site")
+    status = page.locator(".conversation-status")
+    await expect(status).to_have_attribute("data-turn-status", "done", timeout=TURN_MS)
+    await page.get_by_role("button", name="Watch the agent's tab live").click()
+    await expect(page.locator(LIVE_CANVAS)).to_be_visible(timeout=FRAME_MS)
+
+    # Teach: the tab is handed to the owner, who does the task while it is recorded.
+    await page.get_by_role("button", name="Teach", exact=True).click()
+    await expect(page.get_by_role("group", name="Recording a task")).to_be_visible()
+    await expect(page.get_by_role("button", name="Release")).to_be_visible()
+    point = await page.evaluate(CLIENT_POINT, [LIVE_CANVAS, *ON_BUTTON])
+    await page.mouse.click(point["x"], point["y"])
+    await shows_colour(page, OFF_BUTTON, PRESSED_RGB)
+
+    # Done: the steps go to the agent, which proposes a draft skill of them.
+    asked = len(anthropic.requests)
     anthropic.script(
         MessageEvents()
         .tool_use(
@@ -94,14 +133,21 @@ async def test_a_draft_skill_is_reviewed_saved_enabled_and_used_in_a_new_chat(
         .reply(),
         MessageEvents().text("I wrote a draft skill for you to review.").stop().reply(),
     )
-    await say(page, "Remember how to file expenses")
-    status = page.locator(".conversation-status")
-    await expect(status).to_have_attribute("data-turn-status", "done", timeout=TURN_MS)
+    await page.get_by_role("button", name="Done, teach it").click()
+    outcome = page.locator(".teach-outcome")
+    await expect(outcome).to_contain_text("Scout got the 2 steps")
+    await screens.save(page, "skills-teach-sent")
+    await outcome.get_by_role("button", name="Open Skills").click()
+    await expect(page.get_by_role("tab", name="Skills", exact=True)).to_have_attribute(
+        "aria-selected", "true"
+    )
 
     # The draft waits in Skills, marked as a draft and naming the agent that proposed it.
-    await open_skills(page)
     row = page.locator(f'[data-skill="{SKILL}"]')
-    await expect(row.locator(".badge")).to_have_text("Draft")
+    await expect(row.locator(".badge")).to_have_text("Draft", timeout=TURN_MS)
+    taught = json.dumps(anthropic.requests[asked].messages()[-1])
+    assert "teaching/steps-" in taught
+    assert "propose_skill" in taught
     await expect(row).to_contain_text("proposed by Scout")
     await row.locator("summary").first.click()
     editor = row.get_by_role("textbox", name="SKILL.md")
