@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { AgentSkills } from '../src/components/host/AgentSkills';
 import { SkillsAdmin } from '../src/components/host/SkillsAdmin';
 import { TeachButtons, TeachOutcome, savedText, useTeaching } from '../src/components/host/TeachTask';
+import { parseRoute } from '../src/router';
 import { hostSections } from '../src/screens/HostScreen';
 import { CAPABILITY, type TabView } from '../src/host/protocol';
 import { isSkillName, newSkillMd, skillBody, sortSkills, uploadSkillZip, versionText, type SkillView } from '../src/host/skills';
@@ -107,6 +108,7 @@ describe('the Skills section', () => {
     const served = new Set([CAPABILITY.agents, CAPABILITY.providers, CAPABILITY.skills]);
     expect(hostSections(served)).toEqual(['agents', 'skills', 'providers']);
     expect(hostSections(new Set([CAPABILITY.agents]))).toEqual(['agents']);
+    expect(parseRoute('/app/teams/t1/hosts/h1/skills')).toEqual({ name: 'host', teamId: 't1', hostId: 'h1', section: 'skills' });
   });
 
   it('lists the skills, a draft first with who proposed it, and how many agents have each', async () => {
