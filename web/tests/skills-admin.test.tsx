@@ -289,7 +289,7 @@ describe('teaching a task', () => {
   });
 
   it('says when nothing was sent, and the reason a start was refused', async () => {
-    expect(savedText({ sent: false, threadId: null, steps: 0 }, 'Scout').review).toBe(false);
+    expect(savedText({ sent: false, threadId: null, steps: 0, path: null }, 'Scout').review).toBe(false);
     const { connection } = fakeConnection({}, { 'browser-teach-v1/start': 'teachNotWatching' });
     await show(<Teach connection={connection} holding={false} onReview={() => {}} />, mount.element);
     await act(async () => button(mount.element, 'Teach').click());
