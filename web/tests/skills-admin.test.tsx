@@ -11,7 +11,7 @@ import { hostSections } from '../src/screens/HostScreen';
 import { CAPABILITY, type TabView } from '../src/host/protocol';
 import { isSkillName, newSkillMd, skillBody, sortSkills, uploadSkillZip, versionText, type SkillView } from '../src/host/skills';
 import type { HostConnection } from '../src/host/connection';
-import { button, fakeConnection, mountPoint, show, typeInto } from './host-fakes';
+import { button, fakeConnection, mountPoint, show, submit, typeInto } from './host-fakes';
 
 const AGENT = 'a'.repeat(32);
 const MD = '---\nname: file-expenses\ndescription: File an expense report.\n---\n\n# File it\n\n1. Open the site.\n';
@@ -136,7 +136,7 @@ describe('the Skills section', () => {
     expect(button(row, 'Save').disabled).toBe(true);
     await typeInto(editor, `${MD}2. Attach the receipt.\n`);
     expect(row.querySelector('.skill-preview')?.textContent).toContain('Attach the receipt.');
-    await act(async () => button(row, 'Save').closest('form')!.dispatchEvent(new Event('submit', { bubbles: true, cancelable: true })));
+    await submit(button(row, 'Save').closest('form')!);
     await act(async () => {});
     expect(calls.find(([route]) => route === 'skills-v1/update')?.[1]).toEqual({ name: 'file-expenses', files: { 'SKILL.md': `${MD}2. Attach the receipt.\n` } });
     expect(row.textContent).toContain('Saved as version 2.');
@@ -223,7 +223,7 @@ describe('the Skills section', () => {
     expect(create.disabled).toBe(true);
     await typeInto(mount.element.querySelector<HTMLInputElement>('#new-skill-name')!, 'expenses');
     expect(create.disabled).toBe(false);
-    await act(async () => create.closest('form')!.dispatchEvent(new Event('submit', { bubbles: true, cancelable: true })));
+    await submit(create.closest('form')!);
     await act(async () => {});
     const files = (calls.find(([route]) => route === 'skills-v1/create')?.[1] as { files: Record<string, string> }).files;
     expect(skillBody(files['SKILL.md']!)).toContain('# expenses');
