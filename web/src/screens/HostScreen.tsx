@@ -1,7 +1,7 @@
 /**
  * One host, live: the connection's state, chat with the team's agents and their requests,
  * the team's tabs on it, a live view to watch and steer one of them, the team's browser
- * profiles and proxies, and the agents, providers, vault, web search, webhooks and workspaces. It
+ * profiles and proxies, and the agents, skills, providers, vault, web search, webhooks and workspaces. It
  * opens on Chat when the host offers chat. Parts the host does not serve (per
  * `capabilities`) are not shown.
  */
