@@ -73,6 +73,8 @@ export const CAPABILITY = {
   mailServer: 'mail-server-v1',
   teamWebhooks: 'team-webhooks-v1',
   mcpServers: 'mcp-servers-v1',
+  skills: 'skills-v1',
+  teach: 'browser-teach-v1',
 } as const;
 
 /** What of the live view a host serves, read from its `capabilities`. */

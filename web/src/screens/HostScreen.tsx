@@ -1,7 +1,7 @@
 /**
  * One host, live: the connection's state, chat with the team's agents and their requests,
  * the team's tabs on it, a live view to watch and steer one of them, the team's browser
- * profiles and proxies, and the agents, providers, vault, web search, webhooks and workspaces. It
+ * profiles and proxies, and the agents, skills, providers, vault, web search, webhooks and workspaces. It
  * opens on Chat when the host offers chat. Parts the host does not serve (per
  * `capabilities`) are not shown.
  */
@@ -25,6 +25,7 @@ import { VaultAdmin } from '../components/host/VaultAdmin';
 import { TeamWebhooksAdmin } from '../components/host/TeamWebhooksAdmin';
 import { WebSearchAdmin } from '../components/host/WebSearchAdmin';
 import { WorkspacePanel } from '../components/host/WorkspacePanel';
+import { SkillsAdmin } from '../components/host/SkillsAdmin';
 import { ProfilesPanel } from '../components/host/ProfilesPanel';
 import { TabList } from '../components/host/TabList';
 import { TakeoverRequests, takeoverRequestFrom, type TakeoverRequest } from '../components/host/TakeoverRequests';
@@ -59,6 +60,7 @@ const SECTION_TEXT: Record<Section, string> = {
   profiles: 'Browser profiles',
   proxies: 'Proxies',
   agents: 'Agents',
+  skills: 'Skills',
   providers: 'Providers',
   vault: 'Vault',
   search: 'Web search',
@@ -77,6 +79,7 @@ export function hostSections(served: ReadonlySet<string>): Section[] {
   if (has(CAPABILITY.browserProfiles)) sections.push('profiles');
   if (has(CAPABILITY.browserProxies) && has(CAPABILITY.browserProfiles)) sections.push('proxies');
   if (has(CAPABILITY.agents)) sections.push('agents');
+  if (has(CAPABILITY.skills)) sections.push('skills');
   if (has(CAPABILITY.providers)) sections.push('providers');
   if (has(CAPABILITY.vault)) sections.push('vault');
   if (has(CAPABILITY.webSearch)) sections.push('search');
@@ -336,7 +339,9 @@ function Connected(props: {
           onProviders={sections.includes('providers') ? () => setSection('providers') : null}
         />
       ) : shown === 'agents' ? (
-        <AgentsAdmin connection={connection} role={role} agents={agentList} toolFamilies={agents.data?.toolFamilies ?? []} profilesServed={served.has(CAPABILITY.browserProfiles)} memoriesServed={served.has(CAPABILITY.agentMemories)} routinesServed={served.has(CAPABILITY.routines)} accountId={about.whoami.accountId} tabs={tabList} />
+        <AgentsAdmin connection={connection} role={role} agents={agentList} toolFamilies={agents.data?.toolFamilies ?? []} profilesServed={served.has(CAPABILITY.browserProfiles)} memoriesServed={served.has(CAPABILITY.agentMemories)} routinesServed={served.has(CAPABILITY.routines)} skillsServed={served.has(CAPABILITY.skills)} accountId={about.whoami.accountId} tabs={tabList} />
+      ) : shown === 'skills' ? (
+        <SkillsAdmin connection={connection} role={role} agentNames={agentNames} />
       ) : shown === 'workspace' ? (
         <WorkspacePanel connection={connection} agents={agentList} />
       ) : shown === 'providers' ? (
@@ -389,6 +394,7 @@ function Connected(props: {
                 meId={meId}
                 names={names}
                 takeOnOpen={takingOver === current.id}
+                teach={served.has(CAPABILITY.teach) && current.ownerAgentId ? { agentName: agentNames.get(current.ownerAgentId) ?? 'The agent', onReview: () => setSection('skills') } : null}
                 onBack={() => setSelected(null)}
                 onOpened={setSelected}
               />

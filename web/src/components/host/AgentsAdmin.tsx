@@ -1,7 +1,7 @@
 /**
  * The team's agents for admins and owners: create, change instructions, provider and
  * model, the browser profile, whether each gated tool family asks first, which of the
- * team's other agents it may ask (`ask_agent`), duplicate and
+ * team's other agents it may ask (`ask_agent`), its skills, duplicate and
  * delete (saying what deleting closes), and each agent's memories and routines. Members see the agents
  * read-only, with the reason, and the memories they may reach.
  */
@@ -16,12 +16,13 @@ import { useHostLoad } from '../../host/use-host-call';
 import { Banner } from '../Banner';
 import { AgentMemories } from './AgentMemories';
 import { AgentRoutines } from './AgentRoutines';
+import { AgentSkills } from './AgentSkills';
 import type { AgentView } from './ChatPanel';
 import { READ_ONLY_REASON } from './ProvidersAdmin';
 
 type Permission = 'ask' | 'auto-approve';
 
-export function AgentsAdmin(props: { connection: HostConnection; role: Role; agents: AgentView[]; toolFamilies: string[]; profilesServed: boolean; memoriesServed?: boolean; routinesServed?: boolean; accountId?: string | null; tabs: readonly TabView[] }) {
+export function AgentsAdmin(props: { connection: HostConnection; role: Role; agents: AgentView[]; toolFamilies: string[]; profilesServed: boolean; memoriesServed?: boolean; routinesServed?: boolean; skillsServed?: boolean; accountId?: string | null; tabs: readonly TabView[] }) {
   const canManage = props.role !== 'member';
   const [error, setError] = useState<unknown>(null);
   const [name, setName] = useState('');
@@ -55,7 +56,7 @@ export function AgentsAdmin(props: { connection: HostConnection; role: Role; age
   );
 }
 
-function AgentRow(props: { connection: HostConnection; agent: AgentView; agents: AgentView[]; toolFamilies: string[]; canManage: boolean; profilesServed: boolean; memoriesServed?: boolean; routinesServed?: boolean; accountId?: string | null; tabs: readonly TabView[] }) {
+function AgentRow(props: { connection: HostConnection; agent: AgentView; agents: AgentView[]; toolFamilies: string[]; canManage: boolean; profilesServed: boolean; memoriesServed?: boolean; routinesServed?: boolean; skillsServed?: boolean; accountId?: string | null; tabs: readonly TabView[] }) {
   const { connection, agent, canManage } = props;
   const [instructions, setInstructions] = useState(agent.instructions);
   const [provider, setProvider] = useState(agent.provider);
@@ -214,6 +215,7 @@ function AgentRow(props: { connection: HostConnection; agent: AgentView; agents:
         ) : null}
         {saved ? <Banner tone="success">Saved.</Banner> : null}
         {error ? <Banner tone="error">{describeError(error)}</Banner> : null}
+        {props.skillsServed ? <AgentSkills connection={connection} agentId={agent.id} canManage={canManage} /> : null}
         {props.memoriesServed ? <AgentMemories connection={connection} agentId={agent.id} canDeleteAll={canManage} /> : null}
         {props.routinesServed ? <AgentRoutines connection={connection} agentId={agent.id} accountId={props.accountId ?? null} canManageAll={canManage} /> : null}
       </details>

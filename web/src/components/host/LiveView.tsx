@@ -21,6 +21,7 @@ import { EVENT, MAX_CLIPBOARD, modifierBits, type ContextMenu, type Frame, type 
 import { Icon } from '../Icon';
 import { HolderBadge, IncomingRequests, WatchingHint } from './ControlOverlay';
 import { ProfileChip, tabTitle } from './TabList';
+import { TeachButtons, TeachOutcome, useTeaching } from './TeachTask';
 
 type ViewState = 'opening' | 'live' | 'closed';
 
@@ -57,6 +58,8 @@ export function LiveView(props: {
   onOpened: (tabId: string) => void;
   /** Open the view already holding the tab (the person answering an agent's takeover request). */
   takeOnOpen?: boolean;
+  /** "Teach" on an agent's tab (`browser-teach-v1`): whose tab it is, and where its draft skill is reviewed. */
+  teach?: { agentName: string; onReview: () => void } | null;
 }) {
   const { connection, tab, features, meId, names } = props;
   const panel = useRef<HTMLDivElement>(null);
@@ -81,6 +84,7 @@ export function LiveView(props: {
   const [menu, setMenu] = useState<ContextMenu | null>(null);
   const [cursor, setCursor] = useState('default');
   const control = useControlRequests(connection, tab, meId, names, holding, setNotice);
+  const teaching = useTeaching(connection, tab, holding, props.teach?.agentName ?? 'The agent');
 
   const focusView = () => keys.current?.focus({ preventScroll: true });
 
@@ -349,6 +353,7 @@ export function LiveView(props: {
             </button>
           </>
         ) : null}
+        {props.teach && tab.ownerAgentId && features.view && !holder ? <TeachButtons teaching={teaching} disabled={viewState !== 'live' || heldByOther} /> : null}
         {features.view && holder ? (
           <button
             type="button"
@@ -381,6 +386,7 @@ export function LiveView(props: {
           <Icon name="close" />
         </button>
       </div>
+      {props.teach ? <TeachOutcome teaching={teaching} onReview={props.teach.onReview} /> : null}
       <div class="view-panel" ref={panel}>
         <canvas
           ref={canvas}
