@@ -4,10 +4,9 @@ The issue's walk: an owner teaches an agent a task in the live view of its tab (
 a press, Done); the agent, scripted on the fake provider, proposes a draft skill of the
 steps (``propose_skill``); the owner reviews it in Skills, edits it and saves it, sees
 the versions and what changed, downloads its ``.zip`` and uploads it again with a file
-added, gives it to the agent in Agents,
-and a new chat uses it:
-the system prompt lists the enabled skills' names and descriptions only, and after
-``load_skill`` only the chosen skill's body reached the model.
+added, gives it to the agent in Agents, and a new chat uses it: the system prompt lists
+the enabled skills' names and descriptions only, and after ``load_skill`` only the chosen
+skill's body reached the model.
 """
 
 from __future__ import annotations
