@@ -3,10 +3,10 @@
 The issue's walk: an owner teaches an agent a task in the live view of its tab (Teach,
 a press, Done); the agent, scripted on the fake provider, proposes a draft skill of the
 steps (``propose_skill``); the owner reviews it in Skills, edits it and saves it, sees
-the versions and what changed, downloads its ``.zip``, gives it to the agent in Agents,
-and a new chat uses it:
-the system prompt lists the enabled skills' names and descriptions only, and after
-``load_skill`` only the chosen skill's body reached the model.
+the versions and what changed, downloads its ``.zip`` and uploads it again with a file
+added, gives it to the agent in Agents, and a new chat uses it: the system prompt lists
+the enabled skills' names and descriptions only, and after ``load_skill`` only the chosen
+skill's body reached the model.
 """
 
 from __future__ import annotations
@@ -48,6 +48,7 @@ SKILL = "file-expenses"
 DESCRIPTION = "File an expense report on the team's expenses site."
 PROPOSED_BODY = "# File an expense\n\n1. Open the expenses site.\n2. Fill in the amount."
 ADDED_LINE = "3. Attach the receipt before you submit."
+RECEIPTS = "Receipts over 50 EUR need the manager's initials."
 OTHER_BODY = "Book the cheapest refundable fare."
 OTHER_MD = "---\nname: book-travel\ndescription: Book business travel.\n---\n\n" + OTHER_BODY + "\n"
 
@@ -178,7 +179,21 @@ async def test_a_draft_skill_is_reviewed_saved_enabled_and_used_in_a_new_chat(
     saved_zip = tmp_path / download.suggested_filename
     await download.save_as(saved_zip)
     with zipfile.ZipFile(saved_zip) as archive:
-        assert ADDED_LINE in archive.read(f"{SKILL}/SKILL.md").decode()
+        skill_md = archive.read(f"{SKILL}/SKILL.md")
+    assert ADDED_LINE in skill_md.decode()
+
+    # The same folder with a reference file added, uploaded over it: a new version.
+    upload = tmp_path / "upload.zip"
+    with zipfile.ZipFile(upload, "w") as archive:
+        archive.writestr(f"{SKILL}/SKILL.md", skill_md)
+        archive.writestr(f"{SKILL}/reference/receipts.md", RECEIPTS)
+    skills = page.get_by_role("region", name="Skills")
+    await skills.get_by_label("Replace a skill of the same name").check()
+    await skills.get_by_label("Skill .zip to upload").set_input_files(upload)
+    await expect(skills).to_contain_text(f"{SKILL} is saved (version 3).")
+    await row.get_by_role("button", name="reference/receipts.md").click()
+    await expect(row.locator(".skill-file-view pre")).to_have_text(RECEIPTS)
+    await expect(versions.locator('[data-version="3"]')).to_contain_text("Uploaded")
 
     # In Agents, the owner gives the saved skill to Scout; the skill says so.
     await page.get_by_role("tab", name="Agents", exact=True).click()

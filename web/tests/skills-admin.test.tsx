@@ -197,6 +197,24 @@ describe('the Skills section', () => {
     expect(calls.find(([route]) => route === 'skills-v1/revert')?.[1]).toEqual({ name: 'expenses', version: 1 });
   });
 
+  it('deletes a skill only after a question, and reads nothing of it again', async () => {
+    const { connection, calls } = fakeConnection({
+      'skills-v1/list': { skills: [skill('expenses')] },
+      'skills-v1/get': detail('expenses'),
+      'skills-v1/delete': { done: true },
+    });
+    await show(<SkillsAdmin connection={connection} role="admin" agentNames={NAMES} />, mount.element);
+    const row = await openRow('expenses');
+    await act(async () => button(row, 'Delete…').click());
+    expect(row.textContent).toContain('Delete expenses and all its versions? Agents that have it lose it.');
+    expect(calls.some(([route]) => route === 'skills-v1/delete')).toBe(false);
+    const reads = calls.filter(([route]) => route === 'skills-v1/get').length;
+    await act(async () => button(row, 'Delete for good').click());
+    await act(async () => {});
+    expect(calls.find(([route]) => route === 'skills-v1/delete')?.[1]).toEqual({ name: 'expenses' });
+    expect(calls.filter(([route]) => route === 'skills-v1/get').length).toBe(reads);
+  });
+
   it('lets a member read a skill without a control to change it', async () => {
     const { connection } = fakeConnection({
       'skills-v1/list': { skills: [skill('expenses'), skill('draft-one', 'draft')] },

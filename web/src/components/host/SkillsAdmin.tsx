@@ -166,12 +166,13 @@ function SkillEditor(props: { connection: HostConnection; skill: SkillView; canM
   const [error, setError] = useState<unknown>(null);
   const [done, setDone] = useState<string | null>(null);
   const text = edited ?? got.data?.skillMd ?? '';
-  const run = <T,>(work: Promise<T>, message: (value: T) => string | null) => {
+  // A skill deleted or discarded leaves the list: nothing of it is read again.
+  const run = <T,>(work: Promise<T>, message: (value: T) => string | null, reload = true) => {
     setError(null);
     setDone(null);
     work.then((value) => {
       setDone(message(value));
-      got.reload();
+      if (reload) got.reload();
     }, setError);
   };
   const writeEdits = (): Promise<unknown> =>
@@ -220,7 +221,7 @@ function SkillEditor(props: { connection: HostConnection; skill: SkillView; canM
                 <button type="button" class="btn btn-primary btn-sm" onClick={saveDraft}>
                   Save
                 </button>
-                <ConfirmButton label="Discard" question={`Discard the draft ${name}?`} confirmLabel="Discard it" size="sm" onConfirm={() => run(connection.call('skills-v1/discard_draft', { name }), () => null)} />
+                <ConfirmButton label="Discard" question={`Discard the draft ${name}?`} confirmLabel="Discard it" size="sm" onConfirm={() => run(connection.call('skills-v1/discard_draft', { name }), () => null, false)} />
               </>
             ) : (
               <>
@@ -238,7 +239,7 @@ function SkillEditor(props: { connection: HostConnection; skill: SkillView; canM
               Download .zip
             </button>
             {draftSkill ? null : (
-              <ConfirmButton label="Delete…" question={`Delete ${name} and all its versions? Agents that have it lose it.`} confirmLabel="Delete for good" size="sm" onConfirm={() => run(connection.call('skills-v1/delete', { name }), () => null)} />
+              <ConfirmButton label="Delete…" question={`Delete ${name} and all its versions? Agents that have it lose it.`} confirmLabel="Delete for good" size="sm" onConfirm={() => run(connection.call('skills-v1/delete', { name }), () => null, false)} />
             )}
           </div>
         ) : (
