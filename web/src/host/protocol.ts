@@ -73,6 +73,8 @@ export const CAPABILITY = {
   mailServer: 'mail-server-v1',
   teamWebhooks: 'team-webhooks-v1',
   mcpServers: 'mcp-servers-v1',
+  usage: 'usage-v1',
+  budgets: 'budgets-v1',
 } as const;
 
 /** What of the live view a host serves, read from its `capabilities`. */
