@@ -151,7 +151,7 @@ function Report(props: { connection: HostConnection; asked: { from?: string; to?
       ) : (
         <UsageTable rows={rows} grouping={grouping} label={label} currency={currency} />
       )}
-      <p class="admin-muted">{metric === 'cost' ? `Total: ${shownValue(stacks.values.flat().reduce((sum, v) => sum + v, 0))}. Requests of a model with no price count no cost.` : null}</p>
+      {metric === 'cost' ? <p class="admin-muted">Total: {shownValue(stacks.values.flat().reduce((sum, v) => sum + v, 0))}. Requests of a model with no price count no cost.</p> : null}
       <CsvExport connection={connection} asked={asked} grouping={grouping} />
     </div>
   );
