@@ -11,13 +11,12 @@ with "Open Budgets" (for the admin only) leading to the editor. Every screen is 
 from __future__ import annotations
 
 import re
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from playwright.async_api import Browser, Page, expect
 
-from tests.e2e.test_chat import TURN_MS, fake_provider_and_agent, open_chat, say
+from tests.e2e.test_chat import TURN_MS, anthropic, fake_provider_and_agent, open_chat, say
 from tests.e2e.test_web_client import open_host_screen
 from tests.support.fakes.anthropic import FakeAnthropic, MessageEvents
 from tests.support.web_client import (
@@ -35,11 +34,7 @@ ADMIN = "usage-admin@example.com"
 MEMBER = "usage-member@example.com"
 BUDGET = "Scout monthly"
 
-
-@pytest.fixture
-async def anthropic() -> AsyncIterator[FakeAnthropic]:
-    async with FakeAnthropic() as fake:
-        yield fake
+__all__ = ["anthropic"]  # the fixture, shared with the chat tests
 
 
 async def page_width(page: Page) -> int:

@@ -120,7 +120,7 @@ function Toggle<T extends string>(props: { label: string; value: T; choices: Rea
       <span>{props.label}</span>
       <div class="segmented" role="radiogroup" aria-label={props.label}>
         {props.choices.map(([id, name]) => (
-          <button type="button" role="radio" key={id} class="segment" aria-checked={props.value === id} aria-selected={props.value === id} onClick={() => props.onChange(id)}>
+          <button type="button" role="radio" key={id} class="segment" aria-checked={props.value === id} onClick={() => props.onChange(id)}>
             {name}
           </button>
         ))}
