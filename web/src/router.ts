@@ -12,7 +12,7 @@ export const BASE = '/app';
 export type TeamSection = 'start' | 'members' | 'invitations' | 'hosts' | 'tokens';
 
 /** A host screen's sections; an address may name the one to open on. */
-export const HOST_SECTIONS = ['chat', 'tabs', 'profiles', 'proxies', 'agents', 'skills', 'providers', 'vault', 'search', 'webhooks', 'mcp', 'workspace', 'notifications'] as const;
+export const HOST_SECTIONS = ['chat', 'tabs', 'profiles', 'proxies', 'agents', 'skills', 'providers', 'usage', 'vault', 'search', 'webhooks', 'mcp', 'workspace', 'notifications'] as const;
 export type HostSection = (typeof HOST_SECTIONS)[number];
 
 export type Route =

@@ -11,6 +11,8 @@ import {
   tokenUsage,
   toolDetail,
   needsProviderKey,
+  budgetRefusal,
+  stoppedByBudget,
   turnStatusText,
   waitingText,
   type ChatState,
@@ -357,5 +359,25 @@ describe('the queue', () => {
 
   it('words an interrupted turn', () => {
     expect(turnStatusText({ id: 't', status: 'interrupted', reason: 'the host stopped while this turn ran', code: null, toolCalls: 0, inputTokens: 0, outputTokens: 0 })).toBe('Interrupted — the host stopped while this turn ran');
+  });
+});
+
+describe('a spent budget', () => {
+  const turn = { id: 't1', status: 'budget' as const, reason: 'The budget “Month” is spent.', code: 'budgetExceeded', toolCalls: 0, inputTokens: 0, outputTokens: 0 };
+
+  it('is a turn that ended budget, whose words name the budget', () => {
+    expect(stoppedByBudget(turn)).toBe(true);
+    expect(stoppedByBudget({ ...turn, status: 'done', code: null })).toBe(false);
+    expect(turnStatusText(turn)).toBe('Stopped: a budget is spent — The budget “Month” is spent.');
+  });
+
+  it('is a refused send whose sentence is the host’s, or the client’s own without one', () => {
+    expect(budgetRefusal({ code: 'budgetExceeded', message: 'The budget “Month” is spent.' }, 'fallback')).toBe('The budget “Month” is spent.');
+    expect(budgetRefusal({ code: 'budgetExceeded', message: '' }, 'fallback')).toBe('fallback');
+    expect(budgetRefusal({ code: 'turnRunning', message: 'x' }, 'fallback')).toBeNull();
+    expect(budgetRefusal(new Error('boom'), 'fallback')).toBeNull();
+    const state = chatWithDelivery(chatWithSending(chatFromContents(contents()), 'k1', 'Go', []), 'k1', 'The budget “Month” is spent.', true);
+    expect(state.items[0]).toMatchObject({ delivery: 'failed', budget: true });
+    expect(chatRetrying(state, 'k1')!.item.budget).toBeUndefined();
   });
 });

@@ -68,7 +68,7 @@ describe('WebSearchAdmin', () => {
 describe('the host screen’s sections', () => {
   const every = new Set<string>(Object.values(CAPABILITY));
   it('opens on Chat when the host offers chat, on Tabs otherwise', () => {
-    expect(hostSections(every)).toEqual(['chat', 'tabs', 'profiles', 'proxies', 'agents', 'skills', 'providers', 'vault', 'search', 'webhooks', 'mcp', 'workspace', 'notifications']);
+    expect(hostSections(every)).toEqual(['chat', 'tabs', 'profiles', 'proxies', 'agents', 'skills', 'providers', 'usage', 'vault', 'search', 'webhooks', 'mcp', 'workspace', 'notifications']);
     const noChat = new Set([...every].filter((c) => c !== CAPABILITY.threads));
     expect(hostSections(noChat)[0]).toBe('tabs');
   });

@@ -35,6 +35,8 @@ export interface UserItem {
   delivery: 'sent' | 'sending' | 'failed';
   /** Why the host refused a failed send, in words for the person. */
   failure?: string;
+  /** The send was refused because a budget is spent (owners and admins may open Budgets). */
+  budget?: boolean;
 }
 
 export interface TextItem {
@@ -325,12 +327,17 @@ export function chatWithSending(state: ChatState, key: string, text: string, att
   return { ...state, items: [...state.items, { kind: 'user', key, text, attachments, delivery: 'sending' }] };
 }
 
-/** The host took the message (`sent`) or refused it (`failed`, with the reason). */
-export function chatWithDelivery(state: ChatState, key: string, failure: string | null): ChatState {
+/** The host took the message (`sent`) or refused it (`failed`, with the reason; `budget`
+ * when a spent budget refused it). */
+export function chatWithDelivery(state: ChatState, key: string, failure: string | null, budget = false): ChatState {
   return {
     ...state,
     items: replaceItem(state.items, key, (item) =>
-      item.kind === 'user' ? (failure === null ? { ...item, delivery: 'sent', failure: undefined } : { ...item, delivery: 'failed', failure }) : item,
+      item.kind === 'user'
+        ? failure === null
+          ? { ...item, delivery: 'sent', failure: undefined, budget: undefined }
+          : { ...item, delivery: 'failed', failure, budget: budget || undefined }
+        : item,
     ),
   };
 }
@@ -345,7 +352,7 @@ export function chatWithQueued(state: ChatState, key: string): ChatState {
 export function chatRetrying(state: ChatState, key: string): { state: ChatState; item: UserItem } | null {
   const item = state.items.find((old): old is UserItem => old.key === key && old.kind === 'user' && old.delivery === 'failed');
   if (!item) return null;
-  const sending: UserItem = { ...item, delivery: 'sending', failure: undefined };
+  const sending: UserItem = { ...item, delivery: 'sending', failure: undefined, budget: undefined };
   return { state: { ...state, items: replaceItem(state.items, key, () => sending) }, item: sending };
 }
 
@@ -379,6 +386,24 @@ export function turnStatusText(turn: TurnState): string {
 /** Whether a turn failed because its provider has no API key (the host's words for it). */
 export function needsProviderKey(turn: TurnState): boolean {
   return turn.status === 'error' && turn.code !== null && PROVIDER_KEY_CODES.has(turn.code);
+}
+
+/** Whether a turn ended because a budget of the team is spent. */
+export function stoppedByBudget(turn: TurnState): boolean {
+  return turn.status === 'budget' || turn.code === 'budgetExceeded';
+}
+
+/**
+ * The host's sentence for a send refused because a budget is spent (it names the budget
+ * and who can raise it), or null for any other failure. Without the host's sentence, the
+ * client's own words for `budgetExceeded` stand in.
+ */
+export function budgetRefusal(failure: unknown, fallback: string): string | null {
+  if (typeof failure !== 'object' || failure === null) return null;
+  const { code, message } = failure as { code?: unknown; message?: unknown };
+  if (code !== 'budgetExceeded') return null;
+  const said = typeof message === 'string' ? message.trim() : '';
+  return said.includes('“') ? said : fallback;
 }
 
 /** The host's codes of a turn that ended for want of a key the Providers tab sets. */

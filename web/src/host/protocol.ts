@@ -75,6 +75,8 @@ export const CAPABILITY = {
   mcpServers: 'mcp-servers-v1',
   skills: 'skills-v1',
   teach: 'browser-teach-v1',
+  usage: 'usage-v1',
+  budgets: 'budgets-v1',
 } as const;
 
 /** What of the live view a host serves, read from its `capabilities`. */

@@ -28,6 +28,7 @@ import { WorkspacePanel } from '../components/host/WorkspacePanel';
 import { SkillsAdmin } from '../components/host/SkillsAdmin';
 import { ProfilesPanel } from '../components/host/ProfilesPanel';
 import { TabList } from '../components/host/TabList';
+import { UsagePanel, type UsageView } from '../components/host/UsagePanel';
 import { TakeoverRequests, takeoverRequestFrom, type TakeoverRequest } from '../components/host/TakeoverRequests';
 import { describeError } from '../error-messages';
 import { ChatMemory } from '../host/chat-memory';
@@ -62,6 +63,7 @@ const SECTION_TEXT: Record<Section, string> = {
   agents: 'Agents',
   skills: 'Skills',
   providers: 'Providers',
+  usage: 'Usage',
   vault: 'Vault',
   search: 'Web search',
   webhooks: 'Webhooks',
@@ -81,6 +83,7 @@ export function hostSections(served: ReadonlySet<string>): Section[] {
   if (has(CAPABILITY.agents)) sections.push('agents');
   if (has(CAPABILITY.skills)) sections.push('skills');
   if (has(CAPABILITY.providers)) sections.push('providers');
+  if (has(CAPABILITY.usage)) sections.push('usage');
   if (has(CAPABILITY.vault)) sections.push('vault');
   if (has(CAPABILITY.webSearch)) sections.push('search');
   if (has(CAPABILITY.teamWebhooks)) sections.push('webhooks');
@@ -227,6 +230,8 @@ function Connected(props: {
   const [requests, setRequests] = useState<TakeoverRequest[]>([]);
   // The tab whose takeover request this person opened: its view opens holding it.
   const [takingOver, setTakingOver] = useState<string | null>(null);
+  // Usage opens on spending; a budget's refusal in the chat opens its Budgets.
+  const [usageView, setUsageView] = useState<UsageView>('spending');
   // Who holds a tab is named as the hub names members; without the list, a stand-in says it.
   const members = useLoad(() => listMembers(teamId), [teamId]);
   const names = useMemo(() => new Map((members.data?.members ?? []).map((m) => [m.accountId, m.name] as const)), [members.data]);
@@ -337,6 +342,14 @@ function Connected(props: {
           manager={role !== 'member'}
           onWatch={served.has(CAPABILITY.browserControl) ? watch : null}
           onProviders={sections.includes('providers') ? () => setSection('providers') : null}
+          onBudgets={
+            role !== 'member' && sections.includes('usage') && served.has(CAPABILITY.budgets)
+              ? () => {
+                  setUsageView('budgets');
+                  setSection('usage');
+                }
+              : null
+          }
         />
       ) : shown === 'agents' ? (
         <AgentsAdmin connection={connection} role={role} agents={agentList} toolFamilies={agents.data?.toolFamilies ?? []} profilesServed={served.has(CAPABILITY.browserProfiles)} memoriesServed={served.has(CAPABILITY.agentMemories)} routinesServed={served.has(CAPABILITY.routines)} skillsServed={served.has(CAPABILITY.skills)} accountId={about.whoami.accountId} tabs={tabList} />
@@ -346,6 +359,8 @@ function Connected(props: {
         <WorkspacePanel connection={connection} agents={agentList} />
       ) : shown === 'providers' ? (
         <ProvidersAdmin connection={connection} role={role} />
+      ) : shown === 'usage' ? (
+        <UsagePanel connection={connection} role={role} budgetsServed={served.has(CAPABILITY.budgets)} agents={agentList} members={names} view={usageView} onView={setUsageView} />
       ) : shown === 'vault' ? (
         <VaultAdmin connection={connection} role={role} />
       ) : shown === 'proxies' ? (

@@ -5,11 +5,12 @@
  */
 
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { describeError } from '../../error-messages';
+import { describeCode, describeError } from '../../error-messages';
 import { addFiles, readPreview, safePreviewUrl, uploadToWorkspace, type PendingFile } from '../../host/attachments';
 import type { AttentionRequest } from '../../host/attention';
 import type { ChatMemory } from '../../host/chat-memory';
 import {
+  budgetRefusal,
   chatAfterEvent,
   chatFromContents,
   chatRetrying,
@@ -17,6 +18,7 @@ import {
   chatWithQueued,
   chatWithSending,
   needsProviderKey,
+  stoppedByBudget,
   taskProgress,
   tokenUsage,
   toolDetail,
@@ -72,6 +74,8 @@ export function ChatPanel(props: {
   onWatch: ((tabId: string) => void) | null;
   /** Opens the Providers tab (for an owner or admin, who can set a key there). */
   onProviders: (() => void) | null;
+  /** Opens Usage → Budgets (for an owner or admin, who can raise a spent budget there). */
+  onBudgets: (() => void) | null;
 }) {
   const { connection, agents, selection } = props;
   const agent = agents.find((a) => a.id === selection.agentId) ?? null;
@@ -110,6 +114,7 @@ export function ChatPanel(props: {
             onOpenChat={(link) => props.onSelection(link)}
             onWatch={props.onWatch}
             onProviders={props.onProviders}
+            onBudgets={props.onBudgets}
           />
         ) : (
           <div class="view-empty">
@@ -196,6 +201,7 @@ function Conversation(props: {
   onOpenChat: (link: ChatLink) => void;
   onWatch: ((tabId: string) => void) | null;
   onProviders: (() => void) | null;
+  onBudgets: (() => void) | null;
 }) {
   const { connection, threadId, memory } = props;
   const [chat, setChat] = useState<ChatState | null>(null);
@@ -268,7 +274,11 @@ function Conversation(props: {
         // Sent while a turn ran, it waits in the queue until a turn takes it.
         setChat((old) => (old ? (answer.turnId === null ? chatWithQueued(old, key) : chatWithDelivery(old, key, null)) : old));
       },
-      (failure: unknown) => setChat((old) => (old ? chatWithDelivery(old, key, describeError(failure)) : old)),
+      (failure: unknown) => {
+        // A spent budget's refusal names the budget and who can raise it: the host's sentence.
+        const budget = budgetRefusal(failure, describeCode('budgetExceeded', 'host'));
+        setChat((old) => (old ? chatWithDelivery(old, key, budget ?? describeError(failure), budget !== null) : old));
+      },
     );
   };
   // The files are uploaded once; a retry uploads only what did not go up yet, then sends.
@@ -378,7 +388,7 @@ function Conversation(props: {
       ) : null}
       <ol class="conversation-items" aria-live="polite" ref={itemsList} onScroll={(event) => follower.current.scrolled(event.currentTarget)}>
         {chat.items.map((item) => (
-          <ChatRow key={item.key} item={item} connection={connection} threadId={threadId} onRetry={retry} />
+          <ChatRow key={item.key} item={item} connection={connection} threadId={threadId} onRetry={retry} onBudgets={props.onBudgets} />
         ))}
       </ol>
       {chat.queued.length ? <QueuedMessages connection={connection} threadId={threadId} meId={props.meId} queued={chat.queued} onError={setError} /> : null}
@@ -395,6 +405,11 @@ function Conversation(props: {
                 </button>
               </>
             ) : null}
+          </Banner>
+        ) : !running && last && stoppedByBudget(last) ? (
+          <Banner tone="error">
+            <span class="budget-sentence">{last.reason ? turnStatusText(last) : `${turnStatusText(last)}. ${describeCode('budgetExceeded', 'host')}`}</span>
+            {props.onBudgets ? <OpenBudgets onBudgets={props.onBudgets} /> : null}
           </Banner>
         ) : running && chat.waiting !== null ? (
           <span data-waiting>{waitingText(chat.waiting)}</span>
@@ -501,7 +516,20 @@ function ThreadTitle(props: { title: string; editable: boolean; onRename: (title
   );
 }
 
-function ChatRow({ item, connection, threadId, onRetry }: { item: ChatItem; connection: HostConnection; threadId: string; onRetry: (key: string) => void }) {
+/** The link from a budget's refusal to the Budgets editor, for owners and admins. */
+function OpenBudgets({ onBudgets }: { onBudgets: () => void }) {
+  return (
+    <>
+      {' '}
+      <button type="button" class="link-button" onClick={onBudgets}>
+        Open Budgets
+      </button>
+    </>
+  );
+}
+
+function ChatRow(props: { item: ChatItem; connection: HostConnection; threadId: string; onRetry: (key: string) => void; onBudgets: (() => void) | null }) {
+  const { item, connection, threadId, onRetry } = props;
   if (item.kind === 'text') {
     return (
       <li class="chat-row chat-agent-text">
@@ -545,6 +573,7 @@ function ChatRow({ item, connection, threadId, onRetry }: { item: ChatItem; conn
       {item.delivery === 'failed' ? (
         <p class="chat-failed" role="alert">
           Not sent. {item.failure}{' '}
+          {item.budget && props.onBudgets ? <OpenBudgets onBudgets={props.onBudgets} /> : null}{' '}
           <button type="button" class="btn btn-secondary btn-sm" onClick={() => onRetry(item.key)}>
             Retry
           </button>
