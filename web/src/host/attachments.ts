@@ -63,7 +63,8 @@ export function readPreview(pending: PendingFile): Promise<string | null> {
   });
 }
 
-function base64(bytes: Uint8Array): string {
+/** Bytes as base64, for a Team API chunk. */
+export function base64(bytes: Uint8Array): string {
   let text = '';
   for (let i = 0; i < bytes.length; i += 0x8000) text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
   return btoa(text);

@@ -336,7 +336,7 @@ function Connected(props: {
           onProviders={sections.includes('providers') ? () => setSection('providers') : null}
         />
       ) : shown === 'agents' ? (
-        <AgentsAdmin connection={connection} role={role} agents={agentList} toolFamilies={agents.data?.toolFamilies ?? []} profilesServed={served.has(CAPABILITY.browserProfiles)} memoriesServed={served.has(CAPABILITY.agentMemories)} routinesServed={served.has(CAPABILITY.routines)} accountId={about.whoami.accountId} tabs={tabList} />
+        <AgentsAdmin connection={connection} role={role} agents={agentList} toolFamilies={agents.data?.toolFamilies ?? []} profilesServed={served.has(CAPABILITY.browserProfiles)} memoriesServed={served.has(CAPABILITY.agentMemories)} routinesServed={served.has(CAPABILITY.routines)} templatesServed={served.has(CAPABILITY.agentTemplates)} accountId={about.whoami.accountId} tabs={tabList} />
       ) : shown === 'workspace' ? (
         <WorkspacePanel connection={connection} agents={agentList} />
       ) : shown === 'providers' ? (
