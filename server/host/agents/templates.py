@@ -25,12 +25,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
 from server.common.clock import Clock
 from server.common.errors import InvalidArgument, NotFound
+from server.common.wire import no_control_characters
 from server.host.agents.mcp_servers import McpServerService, McpServerView
+from server.host.agents.permissions import FAMILIES
 from server.host.agents.routine_schedules import Schedule, ScheduleKind, schedule_from
 from server.host.agents.routines import RoutineService, RoutineSpec
 from server.host.agents.secret_scan import refuse_secrets
@@ -43,6 +45,7 @@ from server.host.services.workspace import Member, WorkspaceService
 from server.host.services.zip_archive import ArchiveRefused, ZipLimits, read_zip, write_zip
 from server.host.storage.agents import Agent
 from server.host.storage.routines import Routine
+from server.host.workspace.paths import workspace_parts
 from server.host.workspace.workspaces import WorkspaceRef
 
 FORMAT: Literal["crewhost-agent"] = "crewhost-agent"
@@ -67,6 +70,8 @@ MAX_TRANSFERS_PER_MEMBER = 4
 TRANSFER_SECONDS = 600.0
 TRANSFER_CHUNK_BYTES = 128 * 1024
 MAX_DIFF_LINES = 400
+# As an agent's instructions may be (``agents-v1``).
+MAX_INSTRUCTIONS_CHARS = 20_000
 
 SkillPolicy = Literal["keep", "replace"]
 
@@ -96,7 +101,7 @@ class TemplateSchedule(_Model):
 
 
 class TemplateRoutine(_Model):
-    name: Annotated[str, Field(min_length=1, max_length=100)]
+    name: Name
     message: Annotated[str, Field(max_length=20_000)]
     schedule: TemplateSchedule
     thread_policy: Literal["new", "continue"] = "new"
@@ -107,7 +112,7 @@ class TemplateRoutine(_Model):
 
 
 class TemplateMcpServer(_Model):
-    name: Annotated[str, Field(min_length=1, max_length=100)]
+    name: Name
     transport: str
     unasked_tools: list[str] = Field(default_factory=list, max_length=500)
 
@@ -118,13 +123,28 @@ class TemplateProvider(_Model):
     name: str
 
 
+def _known_families(value: dict[str, str]) -> dict[str, str]:
+    unknown = sorted(set(value) - set(FAMILIES))
+    if unknown:
+        raise ValueError(f"unknown tool families {unknown}; known: {list(FAMILIES)}")
+    return value
+
+
+Name = Annotated[str, Field(min_length=1, max_length=100), AfterValidator(no_control_characters)]
+
+
 class AgentDocument(_Model):
     """``agent.json``: everything of the agent but its instructions and files."""
 
-    name: Annotated[str, Field(min_length=1, max_length=100)]
+    name: Name
     provider: TemplateProvider
-    model: str | None
-    permissions: dict[str, Literal["ask", "auto-approve"]]
+    model: (
+        Annotated[str, Field(min_length=1, max_length=200), AfterValidator(no_control_characters)]
+        | None
+    )
+    permissions: Annotated[
+        dict[str, Literal["ask", "auto-approve"]], AfterValidator(_known_families)
+    ]
     max_tool_calls: Annotated[int, Field(ge=1, le=100)] | None
     skills: list[str] = Field(default_factory=list, max_length=200)
     mcp_servers: list[TemplateMcpServer] = Field(default_factory=list, max_length=100)
@@ -329,6 +349,8 @@ def read_template(data: bytes) -> Template:
         instructions = files[INSTRUCTIONS_FILE].decode("utf-8")
     except UnicodeDecodeError as exc:
         raise _invalid(f"{INSTRUCTIONS_FILE} is not UTF-8 text") from exc
+    if len(instructions) > MAX_INSTRUCTIONS_CHARS:
+        raise _invalid(f"{INSTRUCTIONS_FILE} is longer than {MAX_INSTRUCTIONS_CHARS} characters")
     skills: dict[str, dict[str, bytes]] = {}
     workspace: dict[str, bytes] = {}
     memories: list[TemplateMemory] = []
@@ -337,7 +359,10 @@ def read_template(data: bytes) -> Template:
             name, _, rest = path[len(SKILLS_FOLDER) :].partition("/")
             skills.setdefault(name, {})[rest] = content
         elif path.startswith(WORKSPACE_FOLDER):
-            workspace[path[len(WORKSPACE_FOLDER) :]] = content
+            inside = path[len(WORKSPACE_FOLDER) :]
+            # Checked before anything is written, as the workspace will check it.
+            workspace_parts(inside)
+            workspace[inside] = content
         elif path == MEMORIES_FILE:
             memories = _memories(content)
         elif path not in (AGENT_FILE, INSTRUCTIONS_FILE):
@@ -708,6 +733,7 @@ class AgentTemplateService:
     async def _workspace_of(self, team_id: str, agent_id: str) -> dict[str, bytes]:
         ref = WorkspaceRef(team_id, agent_id)
         files: dict[str, bytes] = {}
+        total = 0
         folders = [""]
         while folders:
             folder = folders.pop()
@@ -722,6 +748,12 @@ class AgentTemplateService:
                         code="agentTemplateTooLarge",
                     )
                 files[path] = await self._workspace.read(ref, path)
+                total += len(files[path])
+                if total > LIMITS.total_bytes:
+                    raise InvalidArgument(
+                        f"the workspace holds more than {LIMITS.total_bytes} bytes",
+                        code="agentTemplateTooLarge",
+                    )
         return files
 
     def _new_transfer(self, member: Member, size: int) -> _Transfer:

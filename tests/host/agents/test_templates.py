@@ -5,6 +5,7 @@ is named."""
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import stat
@@ -18,6 +19,7 @@ from server.host.agents.templates import (
     AgentDocument,
     TemplateMemory,
     TemplateRefused,
+    content_hash,
     read_template,
     write_template,
 )
@@ -122,3 +124,40 @@ def test_a_zip_without_a_manifest_is_not_a_template() -> None:
     with pytest.raises(InvalidArgument) as caught:
         read_template(archive(("SKILL.md", SKILL)))
     assert caught.value.code == "agentTemplateInvalid"
+
+
+def resigned(data: bytes, path: str, content: bytes) -> bytes:
+    """The template with one file changed and its manifest's hashes made to match, as a
+    hand-edited file would be."""
+    with zipfile.ZipFile(io.BytesIO(data)) as source:
+        files = {i.filename: source.read(i) for i in source.infolist()}
+    files[path] = content
+    manifest = json.loads(files.pop("manifest.json"))
+    manifest["files"][path] = hashlib.sha256(content).hexdigest()
+    manifest["contentHash"] = content_hash(manifest["files"])
+    files["manifest.json"] = json.dumps(manifest).encode()
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as made:
+        for name, body in files.items():
+            made.writestr(name, body)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("path", "content", "said"),
+    [
+        (
+            "agent.json",
+            json.dumps(AGENT.model_dump(by_alias=True) | {"permissions": {"shell": "ask"}}),
+            "unknown tool families ['shell']",
+        ),
+        ("instructions.md", "x" * 20_001, "longer than 20000 characters"),
+        ("workspace/notes/nul.txt", "x", "a device name"),
+    ],
+)
+def test_settings_a_host_would_refuse_are_refused_before_writing(
+    path: str, content: str, said: str
+) -> None:
+    with pytest.raises(InvalidArgument) as caught:
+        read_template(resigned(template(), path, content.encode()))
+    assert said in caught.value.message
