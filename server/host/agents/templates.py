@@ -17,6 +17,7 @@ hashes, the same scan) before anything is written.
 
 from __future__ import annotations
 
+import asyncio
 import difflib
 import hashlib
 import json
@@ -231,13 +232,17 @@ class ImportChoices:
 
 
 @dataclass(eq=False)
-class _Transfer:
+class Transfer:
+    """An upload or an export of one member, held in memory until used or expired."""
+
     id: str
     member: Member
     size: int
     expires_at: float
     data: bytearray = field(default_factory=bytearray)
     file_name: str = ""
+    # An upload once read and checked (preview, then import or update, read it once).
+    template: Template | None = None
 
 
 def _sha(data: bytes) -> str:
@@ -407,13 +412,13 @@ class AgentTemplateService:
         self._mcp = mcp_servers
         self._memories = memories
         self._workspace = workspace
-        self._transfers: dict[str, _Transfer] = {}
+        self._transfers: dict[str, Transfer] = {}
 
     # -- export ---------------------------------------------------------------------------
 
     async def export(
         self, member: Member, agent_id: str, *, memories: bool, workspace: bool
-    ) -> _Transfer:
+    ) -> Transfer:
         """The agent as a template, kept for the member to download in chunks."""
         data = await self.export_bytes(member, agent_id, memories=memories, workspace=workspace)
         agent = await self._agents.get_agent(member.team_id, agent_id)
@@ -443,7 +448,9 @@ class AgentTemplateService:
                 _template_routine(r) for r in await self._routines.list_routines(member, agent_id)
             ],
         )
-        return write_template(
+        # Scanning and compressing take a while for a large workspace: off the event loop.
+        return await asyncio.to_thread(
+            write_template,
             document,
             agent.instructions,
             skills,
@@ -452,13 +459,13 @@ class AgentTemplateService:
             exported_at=self._clock.now(),
         )
 
-    def download(self, member: Member, transfer_id: str, offset: int) -> tuple[_Transfer, bytes]:
+    def download(self, member: Member, transfer_id: str, offset: int) -> tuple[Transfer, bytes]:
         transfer = self._transfer(member, transfer_id)
         return transfer, bytes(transfer.data[offset : offset + TRANSFER_CHUNK_BYTES])
 
     # -- upload ---------------------------------------------------------------------------
 
-    def start_upload(self, member: Member, size: int) -> _Transfer:
+    def start_upload(self, member: Member, size: int) -> Transfer:
         if size <= 0 or size > MAX_TEMPLATE_BYTES:
             raise TemplateRefused("tooLarge", f"a template is 1 to {MAX_TEMPLATE_BYTES} bytes")
         return self._new_transfer(member, size)
@@ -474,15 +481,18 @@ class AgentTemplateService:
         transfer.expires_at = self._clock.now() + TRANSFER_SECONDS
         return len(transfer.data)
 
-    def uploaded(self, member: Member, upload_id: str) -> Template:
-        """The uploaded template, read and checked (it stays for import or update)."""
+    async def uploaded(self, member: Member, upload_id: str) -> Template:
+        """The uploaded template, read and checked off the event loop (it stays for import
+        or update)."""
         transfer = self._transfer(member, upload_id)
         if len(transfer.data) != transfer.size:
             raise InvalidArgument(
                 f"{len(transfer.data)} of {transfer.size} bytes arrived",
                 code="agentTemplateUploadInvalid",
             )
-        return read_template(bytes(transfer.data))
+        if transfer.template is None:
+            transfer.template = await asyncio.to_thread(read_template, bytes(transfer.data))
+        return transfer.template
 
     def finish(self, member: Member, upload_id: str) -> None:
         self._transfers.pop(upload_id, None)
@@ -756,20 +766,20 @@ class AgentTemplateService:
                     )
         return files
 
-    def _new_transfer(self, member: Member, size: int) -> _Transfer:
+    def _new_transfer(self, member: Member, size: int) -> Transfer:
         """A new upload or download; past ``MAX_TRANSFERS_PER_MEMBER`` the member's oldest
         is dropped (an export never fetched, a preview never imported)."""
         self._drop_expired()
         mine = [t for t in self._transfers.values() if t.member == member]
         for old in mine[: max(0, len(mine) - MAX_TRANSFERS_PER_MEMBER + 1)]:
             del self._transfers[old.id]
-        transfer = _Transfer(
+        transfer = Transfer(
             secrets.token_hex(16), member, size, self._clock.now() + TRANSFER_SECONDS
         )
         self._transfers[transfer.id] = transfer
         return transfer
 
-    def _transfer(self, member: Member, transfer_id: str) -> _Transfer:
+    def _transfer(self, member: Member, transfer_id: str) -> Transfer:
         self._drop_expired()
         transfer = self._transfers.get(transfer_id)
         if transfer is None or transfer.member != member:

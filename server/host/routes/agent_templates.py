@@ -286,7 +286,7 @@ async def preview(call: HostCall, args: TemplatePreviewArgs) -> TemplatePreview:
     """The uploaded template checked whole: what it brings, what it needs of the team, what
     clashes; with ``agentId``, what updating that agent would change."""
     templates = call.host.agent_templates
-    template = templates.uploaded(call.member, args.upload_id)
+    template = await templates.uploaded(call.member, args.upload_id)
     view = _preview(await templates.preview(call.member, template))
     if args.agent_id is None:
         return view
@@ -305,7 +305,7 @@ async def preview(call: HostCall, args: TemplatePreviewArgs) -> TemplatePreview:
 async def import_agent(call: HostCall, args: ImportTemplate) -> TemplateImported:
     """A new agent of the team from the uploaded template, with the chosen mapping."""
     templates = call.host.agent_templates
-    template = templates.uploaded(call.member, args.upload_id)
+    template = await templates.uploaded(call.member, args.upload_id)
     agent = await templates.import_agent(call.member, template, _choices(args, args.name))
     templates.finish(call.member, args.upload_id)
     return _imported(agent)
@@ -316,7 +316,7 @@ async def update_agent(call: HostCall, args: UpdateFromTemplate) -> TemplateImpo
     """The agent updated from the uploaded (newer) template; its memories, threads and
     name stay."""
     templates = call.host.agent_templates
-    template = templates.uploaded(call.member, args.upload_id)
+    template = await templates.uploaded(call.member, args.upload_id)
     agent = await templates.update_agent(call.member, args.agent_id, template, _choices(args))
     templates.finish(call.member, args.upload_id)
     return _imported(agent)
