@@ -33,8 +33,8 @@ from server.common.clock import Clock
 from server.common.errors import InvalidArgument, NotFound
 from server.common.wire import no_control_characters
 from server.host.agents.mcp_servers import McpServerService, McpServerView
-from server.host.agents.permissions import FAMILIES
-from server.host.agents.routine_schedules import Schedule, ScheduleKind, schedule_from
+from server.host.agents.permissions import known_families
+from server.host.agents.routine_schedules import Schedule, ScheduleKind, schedule_of
 from server.host.agents.routines import RoutineService, RoutineSpec
 from server.host.agents.secret_scan import refuse_secrets
 from server.host.services.agents import AgentService
@@ -124,13 +124,6 @@ class TemplateProvider(_Model):
     name: str
 
 
-def _known_families(value: dict[str, str]) -> dict[str, str]:
-    unknown = sorted(set(value) - set(FAMILIES))
-    if unknown:
-        raise ValueError(f"unknown tool families {unknown}; known: {list(FAMILIES)}")
-    return value
-
-
 Name = Annotated[str, Field(min_length=1, max_length=100), AfterValidator(no_control_characters)]
 
 
@@ -144,7 +137,7 @@ class AgentDocument(_Model):
         | None
     )
     permissions: Annotated[
-        dict[str, Literal["ask", "auto-approve"]], AfterValidator(_known_families)
+        dict[str, Literal["ask", "auto-approve"]], AfterValidator(known_families)
     ]
     max_tool_calls: Annotated[int, Field(ge=1, le=100)] | None
     skills: list[str] = Field(default_factory=list, max_length=200)
@@ -639,7 +632,7 @@ class AgentTemplateService:
             if server_id is not None and server_id not in servers:
                 raise NotFound("No such MCP server in this team", code="mcpServerNotFound")
         for routine in template.agent.routines:
-            _schedule(routine, self._clock.now())
+            schedule_of(routine.schedule, self._clock.now())
 
     async def _bring_skills(self, member: Member, template: Template, policy: SkillPolicy) -> None:
         for name, folder in sorted(template.skills.items()):
@@ -847,25 +840,13 @@ def _template_routine(routine: Routine) -> TemplateRoutine:
     )
 
 
-def _schedule(routine: TemplateRoutine, now: float) -> Schedule:
-    s = routine.schedule
-    return schedule_from(
-        s.kind,
-        cron=s.cron,
-        time_zone=s.time_zone,
-        every_seconds=s.every_seconds,
-        at=s.at,
-        now=now,
-    )
-
-
 def _spec(routine: TemplateRoutine, now: float) -> RoutineSpec:
     """The routine for the importing team: its creator the importer, runs seen and approved
     by the importer until someone chooses others (accounts do not travel)."""
     return RoutineSpec(
         name=routine.name,
         message=routine.message,
-        schedule=_schedule(routine, now),
+        schedule=schedule_of(routine.schedule, now),
         thread_policy=routine.thread_policy,
         approval_seconds=routine.approval_seconds,
         overlap=routine.overlap,
