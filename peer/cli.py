@@ -19,6 +19,7 @@ from typing import Any
 import aiohttp
 
 from peer.access_tokens import NoHost, tokens_command
+from peer.agent_templates import add_agents_parser, agents_command
 from peer.chat import AgentNotFound, StdinLines, TerminalChat, find_agent
 from peer.connection import (
     AccessRevoked,
@@ -147,7 +148,6 @@ def build_parser() -> argparse.ArgumentParser:
         sub.add_argument(
             "provider", help="anthropic, openai, openrouter, or a custom provider's name or id"
         )
-    agents = commands.add_parser("agents", help="list the team's agents")
     chat = commands.add_parser(
         "chat",
         help="talk to an agent",
@@ -306,6 +306,7 @@ def build_parser() -> argparse.ArgumentParser:
     mcp_actions = add_mcp_parser(commands)
     usage = add_usage_parser(commands)
     skills_actions = add_skills_parser(commands)
+    agents, agents_actions = add_agents_parser(commands)
     for sub in (
         *mcp_actions,
         usage,
@@ -317,6 +318,7 @@ def build_parser() -> argparse.ArgumentParser:
         set_key,
         clear_key,
         agents,
+        *agents_actions,
         chat,
         memory_list,
         memory_edit,
@@ -473,8 +475,10 @@ async def _use(connection: HostConnection, args: argparse.Namespace) -> int:
         await _providers(connection, args)
         return 0
     if args.command == "agents":
-        await _agents(connection)
-        return 0
+        if args.agents_command in (None, "list"):
+            await _agents(connection)
+            return 0
+        return await agents_command(connection, args, _print_table)
     if args.command == "chat":
         return await _chat(connection, args.agent, args.message, args.thread)
     if args.command == "memories":

@@ -255,6 +255,30 @@ HOST_ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode("skillUploadLimit", "The member has as many skill uploads under way as they may."),
     ErrorCode("skillUploadInvalid", "A chunk of a skill upload does not fit, or some is missing."),
     ErrorCode("skillUploadNotFound", "No such skill upload; it may have expired."),
+    ErrorCode(
+        "agentTemplateRefused",
+        "An agent template's .zip was refused before anything was written; the message names "
+        "the reason (a link, a path, a size, a count, a bomb).",
+    ),
+    ErrorCode(
+        "agentTemplateInvalid",
+        "The file is not an agent template this host reads: its manifest, content hash, "
+        "format version or settings are wrong.",
+    ),
+    ErrorCode(
+        "agentTemplateSecretFound",
+        "Text in the agent template looks like a key or token; the message names the file "
+        "and line. Nothing was exported or imported.",
+    ),
+    ErrorCode("agentTemplateTooLarge", "The agent template would hold too many files or bytes."),
+    ErrorCode(
+        "agentTemplateUploadInvalid",
+        "A chunk of an agent template upload does not fit, or some is missing.",
+    ),
+    ErrorCode(
+        "agentTemplateTransferNotFound",
+        "No such agent template upload or download; it may have expired.",
+    ),
     ErrorCode("nameNotResolved", "A host name did not resolve to any address."),
     ErrorCode("memoryLimit", "The agent keeps as many memories as it may."),
     ErrorCode("memoryNotFound", "No such memory of the agent, or not one the caller may reach."),

@@ -43,6 +43,7 @@ from server.host.agents.teaching import TeachingService
 from server.host.agents.team_webhook_events import app_link
 from server.host.agents.team_webhook_sender import WebhookSender
 from server.host.agents.team_webhooks import TeamWebhookService
+from server.host.agents.templates import AgentTemplateService
 from server.host.agents.threads import ThreadService, TurnEnded
 from server.host.agents.turn_slots import TurnSlots
 from server.host.agents.usage import UsageService
@@ -168,6 +169,7 @@ class _Agents:
     mcp_sign_ins: McpSignIns
     usage: UsageService
     budgets: BudgetService
+    agent_templates: AgentTemplateService
 
 
 @dataclass(frozen=True)
@@ -232,6 +234,7 @@ class HostServices:
     mcp_sign_ins: McpSignIns
     usage: UsageService
     budgets: BudgetService
+    agent_templates: AgentTemplateService
     live: LiveViews
     teaching: TeachingService
     control_requests: ControlRequestService
@@ -546,6 +549,16 @@ def _agents(base: _Base, machinery: _Machinery, stores: _Stores, browsing: _Brow
         McpSignIns(mcp_servers, machinery.browser),
         usage,
         budgets,
+        AgentTemplateService(
+            clock,
+            agents,
+            stores.providers,
+            skills,
+            routines,
+            mcp_servers,
+            stores.memories,
+            stores.workspace,
+        ),
     )
 
 

@@ -29,6 +29,16 @@ FAMILY_OF_TOOL: dict[str, str] = {
     "fill_from_vault": "browser-vault",
 }
 FAMILIES: tuple[str, ...] = tuple(sorted(set(FAMILY_OF_TOOL.values())))
+
+
+def known_families(value: dict[str, str]) -> dict[str, str]:
+    """A validator for permissions: every family named is one of ``FAMILIES``."""
+    unknown = sorted(set(value) - set(FAMILIES))
+    if unknown:
+        raise ValueError(f"unknown tool families {unknown}; known: {list(FAMILIES)}")
+    return value
+
+
 # Gated tools that also need other families auto-approved to run without asking.
 ALSO_NEEDS: dict[str, tuple[str, ...]] = {
     "run_script": ("browser-input", "browser-navigation"),

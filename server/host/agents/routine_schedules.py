@@ -19,7 +19,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Literal, TypeVar
+from typing import Literal, Protocol, TypeVar
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from croniter import CroniterBadDateError, croniter
@@ -285,6 +285,33 @@ def schedule_from(
     if kind == "every":
         return every_schedule(_needed(every_seconds, "everySeconds"), now)
     return once_schedule(_needed(at, "at"))
+
+
+class ScheduleFields(Protocol):
+    """What a person or a file gives for a schedule (a route's args, a template's routine)."""
+
+    @property
+    def kind(self) -> ScheduleKind: ...
+    @property
+    def cron(self) -> str | None: ...
+    @property
+    def time_zone(self) -> str | None: ...
+    @property
+    def every_seconds(self) -> int | None: ...
+    @property
+    def at(self) -> float | None: ...
+
+
+def schedule_of(fields: ScheduleFields, now: float) -> Schedule:
+    """``schedule_from`` with the fields of ``fields``."""
+    return schedule_from(
+        fields.kind,
+        cron=fields.cron,
+        time_zone=fields.time_zone,
+        every_seconds=fields.every_seconds,
+        at=fields.at,
+        now=now,
+    )
 
 
 def _needed(value: T | None, field: str) -> T:

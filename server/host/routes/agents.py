@@ -9,7 +9,7 @@ from pydantic import AfterValidator, Field, StringConstraints
 from server.common.protocol.ids import AgentId, ProviderId
 from server.common.roles import Role
 from server.common.wire import InboundModel, WireInt, WireModel, no_control_characters
-from server.host.agents.permissions import FAMILIES, FAMILY_OF_TOOL, Permission
+from server.host.agents.permissions import FAMILIES, FAMILY_OF_TOOL, Permission, known_families
 from server.host.container import HostCall
 from server.host.routes.system import NoArgs
 from server.host.rtc.team_api import HostRouteTable
@@ -39,14 +39,7 @@ MayAsk = Annotated[
 ]
 
 
-def _known_families(value: dict[str, Permission]) -> dict[str, Permission]:
-    unknown = sorted(set(value) - set(FAMILIES))
-    if unknown:
-        raise ValueError(f"unknown tool families {unknown}; known: {list(FAMILIES)}")
-    return value
-
-
-Permissions = Annotated[dict[str, Permission], AfterValidator(_known_families)]
+Permissions = Annotated[dict[str, Permission], AfterValidator(known_families)]
 
 
 class AgentView(WireModel):

@@ -14,7 +14,7 @@ from pydantic import AfterValidator, Field, StringConstraints
 from server.common.protocol.ids import AccountId, AgentId, RoutineId
 from server.common.roles import Role
 from server.common.wire import InboundModel, WireInt, WireModel, no_control_characters
-from server.host.agents.routine_schedules import Schedule, ScheduleKind, schedule_from
+from server.host.agents.routine_schedules import Schedule, ScheduleKind, schedule_of
 from server.host.agents.routines import HISTORY_LIMIT, RoutineSpec
 from server.host.agents.threads import MAX_MESSAGE_CHARS
 from server.host.container import HostCall
@@ -196,22 +196,11 @@ def _run(run: RoutineRun) -> RunView:
     )
 
 
-def _schedule(args: ScheduleArgs, now: float) -> Schedule:
-    return schedule_from(
-        args.kind,
-        cron=args.cron,
-        time_zone=args.time_zone,
-        every_seconds=args.every_seconds,
-        at=args.at,
-        now=now,
-    )
-
-
 def _spec(args: RoutineArgs, now: float) -> RoutineSpec:
     return RoutineSpec(
         name=args.name,
         message=args.message,
-        schedule=_schedule(args.schedule, now),
+        schedule=schedule_of(args.schedule, now),
         thread_policy=args.thread_policy,
         audience=args.audience,
         audience_members=tuple(args.audience_members),
@@ -242,7 +231,7 @@ async def get_routine(call: HostCall, args: RoutineRef) -> RoutineView:
 async def preview_schedule(call: HostCall, args: ScheduleArgs) -> ScheduleView:
     """A schedule not yet saved, checked, in words and with its next three times."""
     now = call.host.clock.now()
-    return _schedule_view(_schedule(args, now), now)
+    return _schedule_view(schedule_of(args, now), now)
 
 
 @routes.route("routines-v1/create", args=CreateRoutine, least_role=Role.MEMBER)

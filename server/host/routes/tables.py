@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from server.host.routes import (
     agent_memories,
+    agent_templates,
     agents,
     attention,
     browser_control,
@@ -58,4 +59,5 @@ ROUTE_TABLES = (
     usage.routes,
     budgets.routes,
     skills.routes,
+    agent_templates.routes,
 )

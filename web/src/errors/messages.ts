@@ -182,6 +182,13 @@ const TABLE: Record<string, string> = {
   skillUploadLimit: 'Finish your other skill upload first.',
   skillUploadInvalid: 'The upload was interrupted. Try again.',
   skillUploadNotFound: 'The upload took too long and expired. Try again.',
+  agentTemplateRefused: 'That agent file was refused and nothing was saved. The message says why.',
+  agentTemplateInvalid: 'That file is not an agent template this host can read.',
+  agentTemplateSecretFound:
+    'Something in the agent looks like a key or token (the message says where). Remove it, keep secrets in the vault, and try again.',
+  agentTemplateTooLarge: 'The agent template would be too large. Leave the workspace files out.',
+  agentTemplateUploadInvalid: 'The file did not arrive whole. Try again.',
+  agentTemplateTransferNotFound: 'The agent file expired. Choose it again.',
   nameNotResolved: 'That site name could not be found. Check the address.',
   invalidUrl: 'Enter a web address starting with http:// or https://.',
   fetchFailed: 'That address could not be reached.',

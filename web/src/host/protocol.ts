@@ -54,6 +54,7 @@ export const CAPABILITY = {
   browserProfiles: 'browser-profiles-v1',
   agentMemories: 'agent-memories-v1',
   routines: 'routines-v1',
+  agentTemplates: 'agent-templates-v1',
   profileEvents: 'browser-profiles-events-v1',
   view: 'browser-view',
   viewCursor: 'browser-view-cursor',

@@ -106,6 +106,125 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/agent-templates-v1/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A chunk of an exported template; ask again from ``offset + len`` until ``eof``. */
+        post: operations["agent-templates-v1/download"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent-templates-v1/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The agent as a template (refused when any text in it looks like a key), kept for */
+        post: operations["agent-templates-v1/export"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent-templates-v1/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A new agent of the team from the uploaded template, with the chosen mapping. */
+        post: operations["agent-templates-v1/import"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent-templates-v1/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The uploaded template checked whole: what it brings, what it needs of the team, what */
+        post: operations["agent-templates-v1/preview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent-templates-v1/update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The agent updated from the uploaded (newer) template; its memories, threads and */
+        post: operations["agent-templates-v1/update"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent-templates-v1/upload_chunk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** agent-templates-v1/upload_chunk */
+        post: operations["agent-templates-v1/upload_chunk"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/agent-templates-v1/upload_start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Begin sending a template of ``size`` bytes. */
+        post: operations["agent-templates-v1/upload_start"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/agents-v1/create": {
         parameters: {
             query?: never;
@@ -4073,6 +4192,42 @@ export interface components {
          * @description What the host sends on a ``view:`` channel besides frames.
          */
         HostViewMessage: components["schemas"]["Opened"] | components["schemas"]["Held"] | components["schemas"]["Cursor"] | components["schemas"]["ContextMenu"] | components["schemas"]["Copied"] | components["schemas"]["CopyTooLarge"] | components["schemas"]["ViewError"] | components["schemas"]["Closed"];
+        /** ImportTemplate */
+        ImportTemplate: {
+            /**
+             * Mcpservers
+             * @description the template's MCP server names mapped to the team's servers (null: none)
+             */
+            mcpServers?: {
+                [key: string]: string | null;
+            };
+            /**
+             * Model
+             * @description left out: the template's model; null: the provider's default
+             * @default null
+             */
+            model?: string | null;
+            /**
+             * Name
+             * @description left out: the template's name
+             * @default null
+             */
+            name?: string | null;
+            /**
+             * Provider
+             * @description the team's provider the agent uses
+             */
+            provider: string;
+            /**
+             * Skills
+             * @description a skill the team has with other files: keep the team's, or replace it
+             * @default keep
+             * @enum {string}
+             */
+            skills?: "keep" | "replace";
+            /** Uploadid */
+            uploadId: string;
+        };
         /** ItemRef */
         ItemRef: {
             /** Itemid */
@@ -6298,6 +6453,230 @@ export interface components {
             /** Result */
             result: unknown;
         };
+        /** TemplateChange */
+        TemplateChange: {
+            /** After */
+            after: string;
+            /** Before */
+            before: string;
+            /**
+             * Diff
+             * @description a unified diff (instructions)
+             */
+            diff: string;
+            /** What */
+            what: string;
+        };
+        /** TemplateDownload */
+        TemplateDownload: {
+            /**
+             * Data
+             * @description base64 of the file's bytes from offset
+             */
+            data: string;
+            /** Eof */
+            eof: boolean;
+            /** Filename */
+            fileName: string;
+            /** Offset */
+            offset: number;
+            /** Size */
+            size: number;
+        };
+        /** TemplateDownloadArgs */
+        TemplateDownloadArgs: {
+            /** Downloadid */
+            downloadId: string;
+            /**
+             * Offset
+             * @default 0
+             */
+            offset?: number;
+        };
+        /** TemplateExportArgs */
+        TemplateExportArgs: {
+            /** Agentid */
+            agentId: string;
+            /**
+             * Includememories
+             * @description the team's memories of the agent (never private ones)
+             * @default false
+             */
+            includeMemories?: boolean;
+            /**
+             * Includeworkspace
+             * @description the agent's workspace files
+             * @default false
+             */
+            includeWorkspace?: boolean;
+        };
+        /** TemplateExportReady */
+        TemplateExportReady: {
+            /** Chunkbytes */
+            chunkBytes: number;
+            /** Downloadid */
+            downloadId: string;
+            /** Filename */
+            fileName: string;
+            /** Size */
+            size: number;
+        };
+        /** TemplateImported */
+        TemplateImported: {
+            /** Agentid */
+            agentId: string;
+            /** Name */
+            name: string;
+        };
+        /** TemplateMcpNeed */
+        TemplateMcpNeed: {
+            /**
+             * Match
+             * @description the team's MCP server of that name, if any
+             */
+            match: string | null;
+            /** Name */
+            name: string;
+            /** Transport */
+            transport: string;
+        };
+        /** TemplatePreview */
+        TemplatePreview: {
+            /**
+             * Changes
+             * @description with agentId: what would change
+             */
+            changes: components["schemas"]["TemplateChange"][] | null;
+            /** Conflicts */
+            conflicts: string[];
+            /** Contenthash */
+            contentHash: string;
+            /** Exportedat */
+            exportedAt: number;
+            /** Formatversion */
+            formatVersion: number;
+            /** Instructionschars */
+            instructionsChars: number;
+            /** Maxtoolcalls */
+            maxToolCalls: number | null;
+            /** Mcpservers */
+            mcpServers: components["schemas"]["TemplateMcpNeed"][];
+            /**
+             * Memories
+             * @description memories it brings (0 when not ticked at export)
+             */
+            memories: number;
+            /** Name */
+            name: string;
+            /** Permissions */
+            permissions: {
+                [key: string]: string;
+            };
+            provider: components["schemas"]["TemplateProviderNeed"];
+            /**
+             * Providers
+             * @description the team's providers to map to
+             */
+            providers: components["schemas"]["TemplateProviderChoice"][];
+            /** Routines */
+            routines: components["schemas"]["TemplateRoutineView"][];
+            /** Skills */
+            skills: components["schemas"]["TemplateSkillNeed"][];
+            /** Workspacebytes */
+            workspaceBytes: number;
+            /** Workspacefiles */
+            workspaceFiles: number;
+        };
+        /** TemplatePreviewArgs */
+        TemplatePreviewArgs: {
+            /**
+             * Agentid
+             * @description an agent to update: the answer's changes say what would change
+             * @default null
+             */
+            agentId?: string | null;
+            /** Uploadid */
+            uploadId: string;
+        };
+        /** TemplateProviderChoice */
+        TemplateProviderChoice: {
+            /** Id */
+            id: string;
+            /** Kind */
+            kind: string;
+            /** Models */
+            models: string[];
+            /** Name */
+            name: string;
+            /** Usable */
+            usable: boolean;
+        };
+        /** TemplateProviderNeed */
+        TemplateProviderNeed: {
+            /** Id */
+            id: string;
+            /** Kind */
+            kind: string;
+            /**
+             * Match
+             * @description the team's provider suggested for it, if any
+             */
+            match: string | null;
+            /** Model */
+            model: string | null;
+            /** Modelavailable */
+            modelAvailable: boolean;
+            /** Name */
+            name: string;
+        };
+        /** TemplateRoutineView */
+        TemplateRoutineView: {
+            /** Enabled */
+            enabled: boolean;
+            /** Name */
+            name: string;
+            /**
+             * Schedule
+             * @description its kind: cron, every or once
+             */
+            schedule: string;
+        };
+        /** TemplateSkillNeed */
+        TemplateSkillNeed: {
+            /** Name */
+            name: string;
+            /**
+             * Status
+             * @description new, same (the team's is these files) or differs
+             */
+            status: string;
+        };
+        /** TemplateUploadChunk */
+        TemplateUploadChunk: {
+            /** Data */
+            data: string;
+            /** Offset */
+            offset: number;
+            /** Uploadid */
+            uploadId: string;
+        };
+        /** TemplateUploadProgress */
+        TemplateUploadProgress: {
+            /** Received */
+            received: number;
+        };
+        /** TemplateUploadStart */
+        TemplateUploadStart: {
+            /** Size */
+            size: number;
+        };
+        /** TemplateUploadStarted */
+        TemplateUploadStarted: {
+            /** Chunkbytes */
+            chunkBytes: number;
+            /** Uploadid */
+            uploadId: string;
+        };
         /**
          * Text
          * @description Text typed without a key of its own (composed, dead keys, emoji, a phone's keyboard),
@@ -6800,6 +7179,38 @@ export interface components {
              * @enum {string}
              */
             unit: "cost" | "tokens";
+        };
+        /** UpdateFromTemplate */
+        UpdateFromTemplate: {
+            /** Agentid */
+            agentId: string;
+            /**
+             * Mcpservers
+             * @description the template's MCP server names mapped to the team's servers (null: none)
+             */
+            mcpServers?: {
+                [key: string]: string | null;
+            };
+            /**
+             * Model
+             * @description left out: the template's model; null: the provider's default
+             * @default null
+             */
+            model?: string | null;
+            /**
+             * Provider
+             * @description the team's provider the agent uses
+             */
+            provider: string;
+            /**
+             * Skills
+             * @description a skill the team has with other files: keep the team's, or replace it
+             * @default keep
+             * @enum {string}
+             */
+            skills?: "keep" | "replace";
+            /** Uploadid */
+            uploadId: string;
         };
         /** UpdateProfile */
         UpdateProfile: {
@@ -7595,6 +8006,174 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MemoryView"];
+                };
+            };
+        };
+    };
+    "agent-templates-v1/download": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TemplateDownloadArgs"];
+            };
+        };
+        responses: {
+            /** @description A chunk of an exported template; ask again from ``offset + len`` until ``eof``. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TemplateDownload"];
+                };
+            };
+        };
+    };
+    "agent-templates-v1/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TemplateExportArgs"];
+            };
+        };
+        responses: {
+            /** @description The agent as a template (refused when any text in it looks like a key), kept for */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TemplateExportReady"];
+                };
+            };
+        };
+    };
+    "agent-templates-v1/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ImportTemplate"];
+            };
+        };
+        responses: {
+            /** @description A new agent of the team from the uploaded template, with the chosen mapping. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TemplateImported"];
+                };
+            };
+        };
+    };
+    "agent-templates-v1/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TemplatePreviewArgs"];
+            };
+        };
+        responses: {
+            /** @description The uploaded template checked whole: what it brings, what it needs of the team, what */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TemplatePreview"];
+                };
+            };
+        };
+    };
+    "agent-templates-v1/update": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateFromTemplate"];
+            };
+        };
+        responses: {
+            /** @description The agent updated from the uploaded (newer) template; its memories, threads and */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TemplateImported"];
+                };
+            };
+        };
+    };
+    "agent-templates-v1/upload_chunk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TemplateUploadChunk"];
+            };
+        };
+        responses: {
+            /** @description agent-templates-v1/upload_chunk */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TemplateUploadProgress"];
+                };
+            };
+        };
+    };
+    "agent-templates-v1/upload_start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TemplateUploadStart"];
+            };
+        };
+        responses: {
+            /** @description Begin sending a template of ``size`` bytes. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TemplateUploadStarted"];
                 };
             };
         };

@@ -352,7 +352,7 @@ function Connected(props: {
           }
         />
       ) : shown === 'agents' ? (
-        <AgentsAdmin connection={connection} role={role} agents={agentList} toolFamilies={agents.data?.toolFamilies ?? []} profilesServed={served.has(CAPABILITY.browserProfiles)} memoriesServed={served.has(CAPABILITY.agentMemories)} routinesServed={served.has(CAPABILITY.routines)} skillsServed={served.has(CAPABILITY.skills)} accountId={about.whoami.accountId} tabs={tabList} />
+        <AgentsAdmin connection={connection} role={role} agents={agentList} toolFamilies={agents.data?.toolFamilies ?? []} profilesServed={served.has(CAPABILITY.browserProfiles)} memoriesServed={served.has(CAPABILITY.agentMemories)} routinesServed={served.has(CAPABILITY.routines)} skillsServed={served.has(CAPABILITY.skills)} templatesServed={served.has(CAPABILITY.agentTemplates)} accountId={about.whoami.accountId} tabs={tabList} />
       ) : shown === 'skills' ? (
         <SkillsAdmin connection={connection} role={role} agentNames={agentNames} />
       ) : shown === 'workspace' ? (

@@ -17,12 +17,13 @@ import { Banner } from '../Banner';
 import { AgentMemories } from './AgentMemories';
 import { AgentRoutines } from './AgentRoutines';
 import { AgentSkills } from './AgentSkills';
+import { AgentTemplateActions, AgentTemplateImport } from './AgentTemplates';
 import type { AgentView } from './ChatPanel';
 import { READ_ONLY_REASON } from './ProvidersAdmin';
 
 type Permission = 'ask' | 'auto-approve';
 
-export function AgentsAdmin(props: { connection: HostConnection; role: Role; agents: AgentView[]; toolFamilies: string[]; profilesServed: boolean; memoriesServed?: boolean; routinesServed?: boolean; skillsServed?: boolean; accountId?: string | null; tabs: readonly TabView[] }) {
+export function AgentsAdmin(props: { connection: HostConnection; role: Role; agents: AgentView[]; toolFamilies: string[]; profilesServed: boolean; memoriesServed?: boolean; routinesServed?: boolean; skillsServed?: boolean; templatesServed?: boolean; accountId?: string | null; tabs: readonly TabView[] }) {
   const canManage = props.role !== 'member';
   const [error, setError] = useState<unknown>(null);
   const [name, setName] = useState('');
@@ -46,6 +47,7 @@ export function AgentsAdmin(props: { connection: HostConnection; role: Role; age
           </div>
         </form>
       ) : null}
+      {canManage && props.templatesServed ? <AgentTemplateImport connection={props.connection} /> : null}
       {error ? <Banner tone="error">{describeError(error)}</Banner> : null}
       <ul class="admin-list">
         {props.agents.map((agent) => (
@@ -56,7 +58,7 @@ export function AgentsAdmin(props: { connection: HostConnection; role: Role; age
   );
 }
 
-function AgentRow(props: { connection: HostConnection; agent: AgentView; agents: AgentView[]; toolFamilies: string[]; canManage: boolean; profilesServed: boolean; memoriesServed?: boolean; routinesServed?: boolean; skillsServed?: boolean; accountId?: string | null; tabs: readonly TabView[] }) {
+function AgentRow(props: { connection: HostConnection; agent: AgentView; agents: AgentView[]; toolFamilies: string[]; canManage: boolean; profilesServed: boolean; memoriesServed?: boolean; routinesServed?: boolean; skillsServed?: boolean; templatesServed?: boolean; accountId?: string | null; tabs: readonly TabView[] }) {
   const { connection, agent, canManage } = props;
   const [instructions, setInstructions] = useState(agent.instructions);
   const [provider, setProvider] = useState(agent.provider);
@@ -213,6 +215,7 @@ function AgentRow(props: { connection: HostConnection; agent: AgentView; agents:
             </select>
           </label>
         ) : null}
+        {canManage && props.templatesServed ? <AgentTemplateActions connection={connection} agentId={agent.id} /> : null}
         {saved ? <Banner tone="success">Saved.</Banner> : null}
         {error ? <Banner tone="error">{describeError(error)}</Banner> : null}
         {props.skillsServed ? <AgentSkills connection={connection} agentId={agent.id} canManage={canManage} /> : null}
