@@ -82,7 +82,7 @@ from hub_http import postgres_database
 from live_view import PAGE, CpuWindow, descendants, drain, press_and_wait, process_stats
 from peers import TEAM_API_OVERRIDES, Member, builtin_host_id, call_loop, close_all, sign_in
 
-from peer.connection import HostConnection, connect_to_host
+from peer.connection import HostConnection, TeamApiCallError, connect_to_host
 from peer.live_view import LiveView, open_view
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -104,6 +104,9 @@ TURN_WAIT_SECONDS = 300.0
 PRESS_EVERY_SECONDS = 0.3
 PROBE_WAIT_SECONDS = 10.0
 WATCH_PROMPT = "Open the watched page"
+MEMORY_REVIEW = "You keep the long-term memory of an assistant"
+# Replies scripted per turn: its four, and spares for the memory reviews it may cause.
+REPLIES_PER_TURN = 6
 TASK_PAGE = """<!doctype html><title>Order {n}</title>
 <main><h1>Order {n}</h1><p>Two boxes of green tea, shipped to the office.</p>
 <label>Note <input name=note></label>
@@ -153,6 +156,9 @@ class AgentScript:
         return StreamReply(self.body)
 
     def body(self, request: RecordedRequest) -> bytes:
+        if str(request.body.get("system", "")).find(MEMORY_REVIEW) >= 0:
+            # The host's review of a finished thread for memories: nothing to keep.
+            return MessageEvents().text("Nothing new ", "to keep.").stop().body()
         content = request.messages()[-1]["content"]
         results = (
             [b for b in content if b.get("type") == "tool_result"]
@@ -239,6 +245,8 @@ def start_watched(
     data_dir: Path, database_url: str | None, extra_env: dict[str, str]
 ) -> WatchedServer:
     env = {**os.environ, **TEAM_API_OVERRIDES, **extra_env}
+    # The owner's one connection sends every agent's turns: up to one call per agent at once.
+    env["CREWHOST_RTC_TEAM_API_IN_FLIGHT"] = "1000"
     # The fixture site is on loopback, which the host's browsers are refused by default.
     env["CREWHOST_HOST_BROWSER_ALLOWED_HOSTS"] = "127.0.0.1"
     if database_url is not None:
@@ -404,15 +412,16 @@ async def agent_loop(
     thread_id = ""
     n = 0
     while not stop.is_set():
-        if n % TURNS_PER_THREAD == 0:
-            thread_id = await new_thread(connection, agent_id)
-        n += 1
-        fake.script(*(script.reply() for _ in range(4)))
+        fake.script(*(script.reply() for _ in range(REPLIES_PER_TURN)))
         started = time.perf_counter()
         try:
+            if n % TURNS_PER_THREAD == 0:
+                thread_id = await new_thread(connection, agent_id)
+            n += 1
             turn = await subscriber.turn(thread_id, f"Check order {n} of {agent_id}")
-        except (RuntimeError, TimeoutError) as exc:
+        except (RuntimeError, TimeoutError, TeamApiCallError) as exc:
             log.failures.append((time.perf_counter(), str(exc)[:300] or type(exc).__name__))
+            await asyncio.sleep(1.0)  # a failing host is not asked again at once
             continue
         log.ended.append((turn.ended_at or time.perf_counter(), (turn.ended_at or 0.0) - started))
 
@@ -864,18 +873,27 @@ def describe_setup(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-async def main_async(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
+def run_all(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
+    """Each database's run in a loop of its own (the PostgreSQL database is made and dropped
+    outside them); the report is written after each, so a later failure keeps it."""
     # Turns wait long when the machine is full; a failure is a turn's end, not a timeout here.
     agent_turn.TURN_WAIT_SECONDS = TURN_WAIT_SECONDS
     document: dict[str, Any] = {"setup": describe_setup(args), "databases": {}}
-    document["databases"]["sqlite"] = await run_database("sqlite", None, folder, args)
+    databases = document["databases"]
+    databases["sqlite"] = asyncio.run(run_database("sqlite", None, folder, args))
+    write_results(document, args)
     if args.database_url:
         with postgres_database(args.database_url) as url:
-            document["databases"]["postgresql"] = await run_database(
-                "postgresql", url, folder, args
-            )
-    document["setup"]["load_after"] = load_average()
+            databases["postgresql"] = asyncio.run(run_database("postgresql", url, folder, args))
     return document
+
+
+def write_results(document: dict[str, Any], args: argparse.Namespace) -> None:
+    document["setup"]["load_after"] = load_average()
+    document["capacity"] = {name: r["capacity"] for name, r in document["databases"].items()}
+    document["goals_met_at_20"] = goals_at(document, GOAL_AGENTS)
+    args.results.parent.mkdir(parents=True, exist_ok=True)
+    args.results.write_text(json.dumps(document, indent=2, default=str) + "\n")
 
 
 def goals_at(document: dict[str, Any], agents: int) -> bool:
@@ -922,12 +940,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="crewhost-capacity-") as folder:
-        document = asyncio.run(main_async(args, Path(folder)))
-    document["capacity"] = {name: r["capacity"] for name, r in document["databases"].items()}
-    document["goals_met_at_20"] = goals_at(document, GOAL_AGENTS)
+        document = run_all(args, Path(folder))
+    write_results(document, args)
     print_report(document)
-    args.results.parent.mkdir(parents=True, exist_ok=True)
-    args.results.write_text(json.dumps(document, indent=2, default=str) + "\n")
     print(f"results written to {args.results}")
     return 0 if document["goals_met_at_20"] else 1
 
