@@ -61,6 +61,7 @@ from typing import Any
 
 from aiohttp import web
 from harness import create_accounts, member_email, percentile
+from loop_watch import GcPauses, LoopWatch
 from peers import Member, builtin_host_id, sign_in
 
 from peer.connection import HostConnection, connect_to_host
@@ -81,65 +82,12 @@ GOAL_FIRST_DELTA_P95_MS = 15.0
 GOAL_TOOL_OVERHEAD_P95_MS = 5.0
 GOAL_CONCURRENT_DELTA_P95_MS = 50.0
 CONCURRENT_THREADS = 20
-HEARTBEAT_SECONDS = 0.005
 TURN_WAIT_SECONDS = 60.0
 RESULTS_FILE = Path(__file__).resolve().parent / "results" / "agent_turn.json"
 WORDS = ("The", " page", " lists", " three", " tabs", " and", " all", " are", " idle", ".")
 
 
 # --- the host side: its own thread and loop -------------------------------------------
-
-
-def run_queue_wait(thread_id: int) -> float:
-    """Seconds the thread has spent runnable but waiting for a CPU (0 if unknown)."""
-    try:
-        fields = Path(f"/proc/self/task/{thread_id}/schedstat").read_text().split()
-    except OSError:
-        return 0.0
-    return int(fields[1]) / 1e9
-
-
-class GcPauses:
-    """The longest garbage collection of the process since the last reset; it holds the
-    GIL, so it stalls the host loop whichever thread started it."""
-
-    def __init__(self) -> None:
-        self.worst = 0.0
-        self._started: float | None = None
-        gc.callbacks.append(self._on_gc)
-
-    def _on_gc(self, phase: str, _info: dict[str, int]) -> None:
-        if phase == "start":
-            self._started = time.perf_counter()
-        elif self._started is not None:
-            self.worst = max(self.worst, time.perf_counter() - self._started)
-            self._started = None
-
-    def reset(self) -> None:
-        self.worst = 0.0
-
-
-class LoopWatch:
-    """The worst lateness of a heartbeat on the loop it runs on, since the last reset:
-    as measured, and without the time the loop's thread waited for a CPU (a busy
-    machine's doing, not the host's)."""
-
-    def __init__(self) -> None:
-        self.worst = 0.0
-        self.worst_own = 0.0
-
-    async def run(self) -> None:
-        loop = asyncio.get_running_loop()
-        thread_id = threading.get_native_id()
-        while True:
-            asked, waited = loop.time(), run_queue_wait(thread_id)
-            await asyncio.sleep(HEARTBEAT_SECONDS)
-            late = loop.time() - asked - HEARTBEAT_SECONDS
-            self.worst = max(self.worst, late)
-            self.worst_own = max(self.worst_own, late - (run_queue_wait(thread_id) - waited))
-
-    def reset(self) -> None:
-        self.worst = self.worst_own = 0.0
 
 
 @dataclass

@@ -49,11 +49,17 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def start_server(data_dir: Path, env: Mapping[str, str], extra_args: Sequence[str] = ()) -> Server:
-    """``crewhost serve`` on a free loopback port, with ``env`` as its whole environment."""
+def start_server(
+    data_dir: Path,
+    env: Mapping[str, str],
+    extra_args: Sequence[str] = (),
+    program: Sequence[str] = (str(CREWHOST),),
+) -> Server:
+    """``crewhost serve`` on a free loopback port, with ``env`` as its whole environment;
+    ``program`` is what runs the ``crewhost`` command line (a wrapper of it, say)."""
     port = free_port()
     stdout_path, stderr_path = data_dir / "serve.out", data_dir / "serve.log"
-    command = [str(CREWHOST), "serve", "--port", str(port), "--data-dir", str(data_dir)]
+    command = [*program, "serve", "--port", str(port), "--data-dir", str(data_dir)]
     command += extra_args
     with stdout_path.open("wb") as out, stderr_path.open("wb") as err:
         process = subprocess.Popen(  # noqa: S603 - our own executable, fixed arguments

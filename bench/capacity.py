@@ -1,0 +1,951 @@
+"""Capacity of one host: many agents working at once while members watch and peers call.
+
+Run from the repository root with the project venv::
+
+    .venv/bin/python bench/capacity.py
+    .venv/bin/python bench/capacity.py --database-url postgresql://postgres@127.0.0.1:5432/test
+    .venv/bin/python bench/capacity.py --quick          # a small, fast run
+
+It starts ``crewhost serve`` as its own process (``bench/watched_serve.py``: the real
+command line with the event loop's stalls watched; SQLite in a fresh data folder, and
+with ``--database-url`` a second server on a fresh PostgreSQL database
+``crewhost_bench_<pid>`` dropped after the run), with ``host.team_running_turns``
+raised so that N agents really run at once. This process serves a fixture site on
+127.0.0.1 and the local fake Anthropic Messages API of the tests
+(``tests/support/fakes/anthropic.py``, the real wire format; each reply starts after
+``--model-ms``, 1000, a fast model's time). The owner configures the provider and
+``max(--agents)`` agents (navigation and input auto-approved). Then, for each N of
+``--agents`` (5, 10, 20, 50), a window of ``--seconds`` (40) after a warm-up:
+
+* N agents each run turns back to back in their own thread (a fresh thread every 5
+  turns): text, then tool calls on the fixture site: ``open`` a page, ``snapshot`` it,
+  ``click`` the button the snapshot showed (and ``close_tab``), then an answer;
+* 3 members watch agent 1's tab (a page animating at 60 Hz) live, each on its own peer
+  connection; one of them holds the tab and presses a key every 0.3 s, each press
+  turning the page black or white (input to frame: to the first frame that shows it);
+* 20 peers (one member's connections) call ``capabilities`` in a loop.
+
+Per N it reports turns per minute, turn time p50/p95 (send to ``turn-finished``),
+failed turns, the host loop's worst stall and lag p99 (a heartbeat every 10 ms), garbage
+collections (``gc.callbacks``) and where the stalls were (the loop thread's stack,
+sampled while the heartbeat was overdue), the Team API p99, the watched tab's frames per
+second (the slowest of the two watchers that only watch) and input to frame p95, host
+RSS and Chromium's PSS, and CPU by process (percent of one core). On SQLite it then
+compares garbage-collector settings at N = ``--gc-agents`` (20), one window each, in
+the same server (``--gc-modes``); and runs the noisy-neighbour phase on a server with
+the default per-team limit: another team's single agent's turn time alone, and while
+the first team's ``max(--agents)`` agents are busy.
+
+Goals with 20 agents at once: worst stall <= 50 ms, lag p99 <= 10 ms, Team API p99 <=
+20 ms, watched tab >= 20 frames/s with input to frame p95 <= 100 ms, no failed turn.
+The capacity is the largest N that meets every goal. Results are printed and written
+to ``bench/results/capacity.json``; the exit status is 1 when a goal at N = 20 is missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import platform
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections import Counter
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import agent_turn
+from agent_turn import Subscriber, new_thread, stats
+from aiohttp import web
+from harness import (
+    CREWHOST,
+    PASSWORD,
+    Server,
+    create_accounts,
+    member_email,
+    percentile,
+    read_setup_code,
+    start_server,
+    stop_server,
+    wait_healthy,
+)
+from hub_http import postgres_database
+from live_view import PAGE, CpuWindow, descendants, drain, press_and_wait, process_stats
+from peers import TEAM_API_OVERRIDES, Member, builtin_host_id, call_loop, close_all, sign_in
+
+from peer.connection import HostConnection, TeamApiCallError, connect_to_host
+from peer.live_view import LiveView, open_view
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+from tests.support.fakes.anthropic import API_KEY, FakeAnthropic, MessageEvents  # noqa: E402
+from tests.support.fakes.server import RecordedRequest, StreamReply  # noqa: E402
+
+RESULTS_FILE = Path(__file__).resolve().parent / "results" / "capacity.json"
+WATCHED_SERVE = Path(__file__).resolve().parent / "watched_serve.py"
+GOAL_AGENTS = 20
+GOAL_STALL_MS = 50.0
+GOAL_LAG_P99_MS = 10.0
+GOAL_TEAM_API_P99_MS = 20.0
+GOAL_FPS = 20.0
+GOAL_INPUT_P95_MS = 100.0
+VIEWPORT = (1280, 800)
+TURNS_PER_THREAD = 5
+TURN_WAIT_SECONDS = 300.0
+PRESS_EVERY_SECONDS = 0.3
+PROBE_WAIT_SECONDS = 10.0
+WATCH_PROMPT = "Open the watched page"
+MEMORY_REVIEW = "You keep the long-term memory of an assistant"
+# Replies scripted per turn: its four, and spares for the memory reviews it may cause.
+REPLIES_PER_TURN = 6
+TASK_PAGE = """<!doctype html><title>Order {n}</title>
+<main><h1>Order {n}</h1><p>Two boxes of green tea, shipped to the office.</p>
+<label>Note <input name=note></label>
+<button onclick="document.getElementById('d').hidden = false">Show details</button>
+<div id=d hidden>Shipped on Monday by courier.</div></main>"""
+
+
+# --- the fixture site and the model's replies -----------------------------------------
+
+
+@asynccontextmanager
+async def fixture_site() -> AsyncIterator[str]:
+    """The task page and the animated page on a loopback port of this process; its origin."""
+
+    async def task(request: web.Request) -> web.Response:
+        return web.Response(
+            text=TASK_PAGE.format(n=request.query.get("n", "1")), content_type="text/html"
+        )
+
+    async def animated(_request: web.Request) -> web.Response:
+        return web.Response(text=PAGE, content_type="text/html")
+
+    app = web.Application()
+    app.router.add_get("/task", task)
+    app.router.add_get("/animated", animated)
+    runner = web.AppRunner(app, access_log=None)
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", 0).start()
+    try:
+        yield f"http://127.0.0.1:{runner.addresses[0][1]}"
+    finally:
+        await runner.cleanup()
+
+
+def call_id(kind: str) -> str:
+    return f"toolu_{kind}_{uuid.uuid4().hex[:12]}"
+
+
+@dataclass
+class AgentScript:
+    """The model's replies, read off each request: the same for every agent and turn."""
+
+    site: str
+    watched_tabs: list[str] = field(default_factory=list)
+
+    def reply(self) -> StreamReply:
+        return StreamReply(self.body)
+
+    def body(self, request: RecordedRequest) -> bytes:
+        if str(request.body.get("system", "")).find(MEMORY_REVIEW) >= 0:
+            # The host's review of a finished thread for memories: nothing to keep.
+            return MessageEvents().text("Nothing new ", "to keep.").stop().body()
+        content = request.messages()[-1]["content"]
+        results = (
+            [b for b in content if b.get("type") == "tool_result"]
+            if isinstance(content, list)
+            else []
+        )
+        if not results:
+            text = content if isinstance(content, str) else str(content[0].get("text", ""))
+            events = MessageEvents().text("Let me ", "look at the order.")
+            if text.startswith(WATCH_PROMPT):
+                events.tool_use(call_id("watch"), "open", {"url": self.site + "/animated"})
+            else:
+                events.tool_use(call_id("open"), "open", {"url": f"{self.site}/task?n={len(text)}"})
+            return events.stop("tool_use").body()
+        last = results[-1]
+        kind = str(last["tool_use_id"]).split("_")[1]
+        try:
+            result = json.loads(last["content"])
+        except (TypeError, ValueError):
+            result = {}
+        tab_id = result.get("tabId")
+        if kind == "watch" and tab_id:
+            self.watched_tabs.append(tab_id)
+        elif kind == "open" and tab_id:
+            return (
+                MessageEvents()
+                .tool_use(call_id("snap"), "snapshot", {"tabId": tab_id})
+                .stop("tool_use")
+                .body()
+            )
+        elif kind == "snap" and tab_id:
+            refs = [
+                line.strip().split(" ", 1)[0]
+                for line in str(result.get("tree", "")).splitlines()
+                if '"Show details"' in line
+            ]
+            if refs:
+                return (
+                    MessageEvents()
+                    .tool_use(
+                        call_id("click"),
+                        "click",
+                        {"tabId": tab_id, "target": {"kind": "ref", "ref": refs[0]}},
+                    )
+                    .tool_use(call_id("close"), "close_tab", {"tabId": tab_id})
+                    .stop("tool_use")
+                    .body()
+                )
+        return MessageEvents().text("The order ", "was shipped on Monday.").stop().body()
+
+
+# --- the server, its probe, its memory -------------------------------------------------
+
+
+@dataclass
+class WatchedServer:
+    """A ``crewhost serve`` run by ``bench/watched_serve.py``, and its probe's files."""
+
+    server: Server
+    probe_file: Path
+    gc_mode_file: Path
+
+    @property
+    def pid(self) -> int:
+        return self.server.process.pid
+
+    def start_window(self, gc_mode: str = "served") -> None:
+        self.gc_mode_file.write_text(gc_mode)
+        self.probe_file.unlink(missing_ok=True)
+        os.kill(self.pid, signal.SIGUSR1)
+
+    async def end_window(self) -> dict[str, Any]:
+        os.kill(self.pid, signal.SIGUSR2)
+        deadline = time.monotonic() + PROBE_WAIT_SECONDS
+        while not self.probe_file.exists():
+            if time.monotonic() > deadline:
+                raise RuntimeError("the server's probe wrote no report")
+            await asyncio.sleep(0.05)
+        report: dict[str, Any] = json.loads(self.probe_file.read_text())
+        return report
+
+
+def start_watched(
+    data_dir: Path, database_url: str | None, extra_env: dict[str, str]
+) -> WatchedServer:
+    env = {**os.environ, **TEAM_API_OVERRIDES, **extra_env}
+    # The owner's one connection sends every agent's turns: up to one call per agent at once.
+    env["CREWHOST_RTC_TEAM_API_IN_FLIGHT"] = "1000"
+    # The fixture site is on loopback, which the host's browsers are refused by default.
+    env["CREWHOST_HOST_BROWSER_ALLOWED_HOSTS"] = "127.0.0.1"
+    if database_url is not None:
+        env["CREWHOST_DATABASE_URL"] = database_url
+    probe_file, gc_mode_file = data_dir / "probe.json", data_dir / "gc-mode"
+    env["CAPACITY_PROBE_FILE"], env["CAPACITY_GC_MODE_FILE"] = str(probe_file), str(gc_mode_file)
+    server = start_server(data_dir, env, program=(sys.executable, str(WATCHED_SERVE)))
+    return WatchedServer(server, probe_file, gc_mode_file)
+
+
+def rss_bytes(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def pss_bytes(pid: int) -> int:
+    try:
+        text = Path(f"/proc/{pid}/smaps_rollup").read_text()
+    except OSError:
+        return 0
+    for line in text.splitlines():
+        if line.startswith("Pss:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def memory(server_pid: int) -> dict[str, Any]:
+    """The host's RSS, and the PSS of Chromium's processes (the server's descendants but
+    the Playwright driver) and of the driver."""
+    found = process_stats()
+    below = descendants(found, server_pid)
+    driver = {pid for pid in below if found[pid][1].startswith("node")}
+    renderers = 0
+    for pid in below - driver:
+        with contextlib.suppress(OSError):
+            if "--type=renderer" in Path(f"/proc/{pid}/cmdline").read_bytes().decode(
+                errors="replace"
+            ):
+                renderers += 1
+    mb = 1024 * 1024
+    return {
+        "host_rss_mb": round(rss_bytes(server_pid) / mb, 1),
+        "chromium_pss_mb": round(sum(pss_bytes(pid) for pid in below - driver) / mb, 1),
+        "driver_pss_mb": round(sum(pss_bytes(pid) for pid in driver) / mb, 1),
+        "chromium_processes": len(below - driver),
+        "renderer_processes": renderers,
+    }
+
+
+def load_average() -> list[float]:
+    return [round(load, 2) for load in os.getloadavg()]
+
+
+# --- the members ------------------------------------------------------------------------
+
+
+async def drain_events(connection: HostConnection) -> None:
+    """A connection's events read and dropped (nobody here follows them)."""
+    while True:
+        await connection.events.get()
+
+
+async def connect(member: Member, host_id: str) -> HostConnection:
+    return await connect_to_host(
+        member.hub, member.team_id, host_id, member.known_hosts, member.account_id, ice_servers=[]
+    )
+
+
+@dataclass
+class Team:
+    """The members of the run: the owner driving the agents, watchers, calling peers."""
+
+    owner: Member
+    host_id: str
+    connection: HostConnection
+    subscriber: Subscriber
+    agent_ids: list[str]
+    watchers: list[HostConnection]
+    peers: list[HostConnection]
+    members: list[Member]
+    drains: list[asyncio.Task[None]]
+
+    async def close(self) -> None:
+        for task in self.drains:
+            task.cancel()
+        await self.subscriber.close()
+        await close_all([self.connection, *self.watchers, *self.peers])
+        await asyncio.gather(*(member.hub.close() for member in self.members))
+
+
+async def configure(connection: HostConnection, fake: FakeAnthropic, agents: int) -> list[str]:
+    await connection.call("providers-v1/set_key", {"provider": "anthropic", "key": API_KEY})
+    await connection.call(
+        "providers-v1/update", {"provider": "anthropic", "baseUrl": fake.origin + "/v1"}
+    )
+    permissions = {"browser-navigation": "auto-approve", "browser-input": "auto-approve"}
+    return [
+        str(
+            (
+                await connection.call(
+                    "agents-v1/create", {"name": f"Clerk {n + 1}", "permissions": permissions}
+                )
+            )["id"]
+        )
+        for n in range(agents)
+    ]
+
+
+async def join(server: Server, folder: Path, fake: FakeAnthropic, args: argparse.Namespace) -> Team:
+    """Owner, three watchers and a calling member signed in and connected; agents made."""
+    await wait_healthy(server)
+    await create_accounts(server.base, await read_setup_code(server), args.watchers + 2)
+    members = [
+        await sign_in(server.base, member_email(n), folder) for n in range(args.watchers + 2)
+    ]
+    owner = members[0]
+    host_id = await builtin_host_id(owner)
+    connection = await connect(owner, host_id)
+    watchers = [await connect(m, host_id) for m in members[1 : args.watchers + 1]]
+    peers = [await connect(members[-1], host_id) for _ in range(args.peers)]
+    drains = [asyncio.ensure_future(drain_events(c)) for c in (*watchers, *peers)]
+    agent_ids = await configure(connection, fake, max(args.agents))
+    return Team(
+        owner,
+        host_id,
+        connection,
+        Subscriber(connection),
+        agent_ids,
+        watchers,
+        peers,
+        members,
+        drains,
+    )
+
+
+# --- the agents at work -------------------------------------------------------------------
+
+
+@dataclass
+class TurnLog:
+    """Turns that ended: when, how long they took; and the ones that failed, why."""
+
+    ended: list[tuple[float, float]] = field(default_factory=list)  # (end, seconds)
+    failures: list[tuple[float, str]] = field(default_factory=list)
+
+    def window(self, start: float, end: float) -> tuple[list[float], list[str]]:
+        took = [seconds for at, seconds in self.ended if start <= at <= end]
+        failed = [why for at, why in self.failures if start <= at <= end]
+        return took, failed
+
+
+async def agent_loop(
+    connection: HostConnection,
+    subscriber: Subscriber,
+    agent_id: str,
+    fake: FakeAnthropic,
+    script: AgentScript,
+    log: TurnLog,
+    stop: asyncio.Event,
+) -> None:
+    thread_id = ""
+    n = 0
+    while not stop.is_set():
+        fake.script(*(script.reply() for _ in range(REPLIES_PER_TURN)))
+        started = time.perf_counter()
+        try:
+            if n % TURNS_PER_THREAD == 0:
+                thread_id = await new_thread(connection, agent_id)
+            n += 1
+            turn = await subscriber.turn(thread_id, f"Check order {n} of {agent_id}")
+        except (RuntimeError, TimeoutError, TeamApiCallError) as exc:
+            log.failures.append((time.perf_counter(), str(exc)[:300] or type(exc).__name__))
+            await asyncio.sleep(1.0)  # a failing host is not asked again at once
+            continue
+        log.ended.append((turn.ended_at or time.perf_counter(), (turn.ended_at or 0.0) - started))
+
+
+@asynccontextmanager
+async def agents_working(
+    connection: HostConnection,
+    subscriber: Subscriber,
+    agent_ids: Sequence[str],
+    fake: FakeAnthropic,
+    script: AgentScript,
+    log: TurnLog,
+) -> AsyncIterator[None]:
+    """The agents run turns back to back until the block ends; then their last turns end."""
+    stop = asyncio.Event()
+    loops = []
+    for agent_id in agent_ids:
+        loops.append(
+            asyncio.ensure_future(
+                agent_loop(connection, subscriber, agent_id, fake, script, log, stop)
+            )
+        )
+        await asyncio.sleep(0.05)  # a ramp, not a thundering herd of first turns
+    try:
+        yield
+    finally:
+        stop.set()
+        await asyncio.gather(*loops)
+
+
+# --- the watchers and the peers -------------------------------------------------------------
+
+
+async def count_frames(view: LiveView, until: float) -> int:
+    loop = asyncio.get_running_loop()
+    count = 0
+    while (left := until - loop.time()) > 0:
+        try:
+            await view.next_frame(left)
+        except TimeoutError:
+            break
+        count += 1
+    return count
+
+
+async def press_loop(view: LiveView, until: float) -> tuple[list[float], int]:
+    """Keys pressed on the held tab until ``until``; latencies and presses that showed nothing."""
+    loop = asyncio.get_running_loop()
+    latencies: list[float] = []
+    missed = 0
+    keys = ("b", "w")
+    n = 0
+    while loop.time() < until:
+        latency = await press_and_wait(view, keys[n % 2])
+        n += 1
+        if latency is None:
+            missed += 1
+        else:
+            latencies.append(latency)
+        await asyncio.sleep(PRESS_EVERY_SECONDS)
+    return latencies, missed
+
+
+# --- one window -----------------------------------------------------------------------------
+
+
+def ms(seconds: float) -> float:
+    return round(seconds * 1000, 1)
+
+
+async def window(
+    team: Team,
+    watched: WatchedServer,
+    views: Sequence[LiveView],
+    seconds: float,
+    gc_mode: str = "served",
+) -> dict[str, Any]:
+    """What the server and the members measured over ``seconds`` from now."""
+    loop = asyncio.get_running_loop()
+    for view in views:
+        drain(view)
+    cpu = CpuWindow(watched.pid)
+    watched.start_window(gc_mode)
+    cpu.start()
+    started, start_clock = loop.time(), time.perf_counter()
+    until = started + seconds
+    calls, frames, presses = await asyncio.gather(
+        asyncio.gather(*(call_loop(peer, start_clock + seconds) for peer in team.peers)),
+        asyncio.gather(*(count_frames(view, until) for view in views[1:])),
+        press_loop(views[0], until),
+    )
+    elapsed = loop.time() - started
+    cpu_use = cpu.stop()
+    probe = await watched.end_window()
+    latencies = sorted(t for call, _ in calls for t in call)
+    errors: Counter[str] = Counter()
+    for _, counted in calls:
+        errors.update(counted)
+    pressed, missed = presses
+    return {
+        "seconds": round(elapsed, 1),
+        "start_clock": start_clock,
+        "team_api": {
+            "calls": len(latencies),
+            "calls_per_second": round(len(latencies) / elapsed, 1),
+            "p50_ms": ms(percentile(latencies, 0.50)),
+            "p99_ms": ms(percentile(latencies, 0.99)),
+            "errors": dict(errors),
+        },
+        "watched_tab": {
+            "fps_min": round(min(frames) / elapsed, 1) if frames else 0.0,
+            "fps_mean": round(sum(frames) / len(frames) / elapsed, 1) if frames else 0.0,
+            "presses": len(pressed) + missed,
+            "missed": missed,
+            "input_p50_ms": ms(percentile(sorted(pressed), 0.50)),
+            "input_p95_ms": ms(percentile(sorted(pressed), 0.95)),
+        },
+        "loop": probe["loop"],
+        "gc": probe["gc"],
+        "gc_mode": probe["gc_mode"],
+        "gc_threshold": probe["gc_threshold"],
+        "stall_stacks": probe["stall_stacks"],
+        "cpu_percent": asdict(cpu_use),
+        "memory": memory(watched.pid),
+        "load_average": load_average(),
+    }
+
+
+def turn_numbers(log: TurnLog, start: float, seconds: float) -> dict[str, Any]:
+    took, failed = log.window(start, start + seconds)
+    return {
+        "turns": len(took),
+        "turns_per_minute": round(len(took) * 60 / seconds, 1),
+        "turn": stats(took),
+        "failed": len(failed),
+        "failures": sorted(set(failed))[:5],
+    }
+
+
+async def phase(
+    team: Team,
+    watched: WatchedServer,
+    views: Sequence[LiveView],
+    fake: FakeAnthropic,
+    script: AgentScript,
+    agents: int,
+    args: argparse.Namespace,
+    gc_mode: str = "served",
+) -> dict[str, Any]:
+    """``agents`` agents at work: a warm-up, then one measured window."""
+    log = TurnLog()
+    async with agents_working(
+        team.connection, team.subscriber, team.agent_ids[:agents], fake, script, log
+    ):
+        await asyncio.sleep(args.warmup)
+        measured = await window(team, watched, views, args.seconds, gc_mode)
+    fake.requests.clear()
+    fake.drop_unplayed()
+    start = measured.pop("start_clock")
+    # A turn that failed after the window, while the agents finished, counts as failed too.
+    late_failures = [why for at, why in log.failures if at > start + args.seconds]
+    result = {"agents": agents, **turn_numbers(log, start, measured["seconds"]), **measured}
+    result["failed"] += len(late_failures)
+    result["failures"] = sorted({*result["failures"], *late_failures})[:5]
+    result["goals"] = goals(result)
+    print(summary_line(result), flush=True)
+    return result
+
+
+async def open_watched_views(
+    team: Team, fake: FakeAnthropic, script: AgentScript
+) -> list[LiveView]:
+    """Agent 1 opens the animated page; every watcher opens its tab, the first holds it."""
+    thread_id = await new_thread(team.connection, team.agent_ids[0])
+    fake.script(script.reply(), script.reply())
+    await team.subscriber.turn(thread_id, WATCH_PROMPT)
+    tab_id = script.watched_tabs[-1]
+    views = [await open_view(w, tab_id, viewport=VIEWPORT) for w in team.watchers]
+    await views[0].next_frame()
+    await views[0].take()
+    return views
+
+
+# --- goals ------------------------------------------------------------------------------------
+
+
+def goals(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    loop, api, tab = result["loop"], result["team_api"], result["watched_tab"]
+
+    def goal(measured: float, bound: str, met: bool) -> dict[str, Any]:
+        return {"measured": measured, "goal": bound, "met": met}
+
+    return {
+        "worst_stall_ms": goal(
+            loop["worst_stall_ms"], f"<= {GOAL_STALL_MS:g}", loop["worst_stall_ms"] <= GOAL_STALL_MS
+        ),
+        "lag_p99_ms": goal(
+            loop["lag_p99_ms"], f"<= {GOAL_LAG_P99_MS:g}", loop["lag_p99_ms"] <= GOAL_LAG_P99_MS
+        ),
+        "team_api_p99_ms": goal(
+            api["p99_ms"], f"<= {GOAL_TEAM_API_P99_MS:g}", api["p99_ms"] <= GOAL_TEAM_API_P99_MS
+        ),
+        "watched_fps": goal(tab["fps_min"], f">= {GOAL_FPS:g}", tab["fps_min"] >= GOAL_FPS),
+        "input_to_frame_p95_ms": goal(
+            tab["input_p95_ms"],
+            f"<= {GOAL_INPUT_P95_MS:g}, none missed",
+            tab["input_p95_ms"] <= GOAL_INPUT_P95_MS and not tab["missed"] and tab["presses"] > 0,
+        ),
+        "failed_turns": goal(result["failed"], "0", result["failed"] == 0 and result["turns"] > 0),
+    }
+
+
+def all_met(result: dict[str, Any]) -> bool:
+    return all(g["met"] for g in result["goals"].values())
+
+
+def capacity(phases: Sequence[dict[str, Any]]) -> int:
+    """The largest N whose window met every goal (0 if none)."""
+    return max((p["agents"] for p in phases if all_met(p)), default=0)
+
+
+# --- the noisy neighbour ----------------------------------------------------------------------
+
+
+async def second_team(
+    server: Server, database_url: str | None, data_dir: Path, folder: Path
+) -> Member:
+    """Another team's owner, made as ``crewhost admin create-owner`` makes one, signed in."""
+    email = "neighbour@example.com"
+    env = {**os.environ}
+    if database_url is not None:
+        env["CREWHOST_DATABASE_URL"] = database_url
+    await asyncio.to_thread(
+        subprocess.run,
+        [
+            str(CREWHOST),
+            "admin",
+            "create-owner",
+            "--data-dir",
+            str(data_dir),
+            "--email",
+            email,
+            "--name",
+            "Neighbour",
+            "--team",
+            "Neighbour team",
+            "--password-stdin",
+        ],
+        input=(PASSWORD + "\n").encode(),
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    return await sign_in(server.base, email, folder)
+
+
+async def lone_turns(
+    connection: HostConnection,
+    subscriber: Subscriber,
+    agent_id: str,
+    fake: FakeAnthropic,
+    script: AgentScript,
+    seconds: float,
+) -> dict[str, Any]:
+    """The other team's one agent, turns back to back for ``seconds``."""
+    log = TurnLog()
+    stop = asyncio.Event()
+    task = asyncio.ensure_future(
+        agent_loop(connection, subscriber, agent_id, fake, script, log, stop)
+    )
+    await asyncio.sleep(seconds)
+    stop.set()
+    await task
+    took = [t for _, t in log.ended]
+    return {"turn": stats(took), "failed": len(log.failures)}
+
+
+async def noisy_neighbour(
+    database_url: str | None,
+    folder: Path,
+    fake: FakeAnthropic,
+    script: AgentScript,
+    args: argparse.Namespace,
+) -> dict[str, Any]:
+    """On a server with the default per-team limit: the other team's agent alone, then
+    with the first team's agents busy."""
+    data_dir = folder / "neighbour"
+    data_dir.mkdir()
+    watched = start_watched(data_dir, database_url, {})
+    try:
+        busy_args = argparse.Namespace(**{**vars(args), "watchers": 1, "peers": 0})
+        team = await join(watched.server, folder / "neighbour-peers", fake, busy_args)
+        neighbour = await second_team(watched.server, database_url, data_dir, folder)
+        other = await connect(neighbour, team.host_id)
+        other_subscriber = Subscriber(other)
+        try:
+            (agent_id,) = await configure(other, fake, 1)
+            seconds = max(args.seconds / 2, 5.0)
+            # One turn first, unmeasured: it starts the other team's browser partition.
+            await lone_turns(other, other_subscriber, agent_id, fake, script, 0.0)
+            alone = await lone_turns(other, other_subscriber, agent_id, fake, script, seconds)
+            log = TurnLog()
+            async with agents_working(
+                team.connection, team.subscriber, team.agent_ids, fake, script, log
+            ):
+                await asyncio.sleep(args.warmup)
+                beside = await lone_turns(other, other_subscriber, agent_id, fake, script, seconds)
+        finally:
+            await other_subscriber.close()
+            await close_all([other])
+            await neighbour.hub.close()
+            await team.close()
+    finally:
+        stop_server(watched.server)
+    return {
+        "team_running_turns": "default",
+        "busy_agents": len(team.agent_ids),
+        "alone": alone,
+        "beside_busy_team": beside,
+        "busy_team_turns": len(log.ended),
+        "busy_team_failed": len(log.failures),
+    }
+
+
+# --- a database's run -------------------------------------------------------------------------
+
+
+async def run_database(
+    name: str, database_url: str | None, folder: Path, args: argparse.Namespace
+) -> dict[str, Any]:
+    data_dir = folder / f"{name}-server"
+    data_dir.mkdir()
+    print(f"\n{name}: starting the server", flush=True)
+    watched = start_watched(
+        data_dir, database_url, {"CREWHOST_HOST_TEAM_RUNNING_TURNS": str(max(args.agents))}
+    )
+    result: dict[str, Any] = {"server_pid": watched.pid}
+    try:
+        async with fixture_site() as site, FakeAnthropic(latency=args.model_ms / 1000) as fake:
+            script = AgentScript(site)
+            team = await join(watched.server, folder / f"{name}-peers", fake, args)
+            try:
+                views = await open_watched_views(team, fake, script)
+                idle = await window(team, watched, views, min(args.seconds, 5.0))
+                idle.pop("start_clock")
+                result["idle"] = {"memory": idle["memory"], "loop": idle["loop"]}
+                result["phases"] = [
+                    await phase(team, watched, views, fake, script, n, args) for n in args.agents
+                ]
+                if name == "sqlite" and args.gc_modes:
+                    gc_agents = min(args.gc_agents, max(args.agents))
+                    result["gc_compare"] = [
+                        await phase(team, watched, views, fake, script, gc_agents, args, mode)
+                        for mode in args.gc_modes
+                    ]
+                for view in views:
+                    view.close()
+            finally:
+                await team.close()
+            if name == "sqlite" and args.neighbour:
+                stop_server(watched.server)
+                print(f"{name}: the noisy neighbour", flush=True)
+                result["noisy_neighbour"] = await noisy_neighbour(
+                    database_url, folder, fake, script, args
+                )
+    finally:
+        stop_server(watched.server)
+    result["capacity"] = capacity(result.get("phases", []))
+    return result
+
+
+# --- report -----------------------------------------------------------------------------------
+
+
+def summary_line(p: dict[str, Any]) -> str:
+    loop, api, tab, cpu, mem = (
+        p["loop"],
+        p["team_api"],
+        p["watched_tab"],
+        p["cpu_percent"],
+        p["memory"],
+    )
+    return (
+        f"{p['agents']:>4} {p['gc_mode']:<22} {p['turns_per_minute']:>7} "
+        f"{p['turn']['p50_ms']:>8.0f} "
+        f"{p['turn']['p95_ms']:>8.0f} {p['failed']:>4} {loop['worst_stall_ms']:>7.1f} "
+        f"{loop['lag_p99_ms']:>6.1f} {p['gc']['worst_ms']:>6.1f} {api['p99_ms']:>7.1f} "
+        f"{tab['fps_min']:>5.1f} {tab['input_p95_ms']:>7.1f} {mem['host_rss_mb']:>6.0f} "
+        f"{mem['chromium_pss_mb']:>6.0f} {cpu['server']:>5.0f} {cpu['browser']:>5.0f} "
+        f"{cpu['driver']:>5.0f} {cpu['client']:>5.0f} {cpu['others']:>5.0f} "
+        + (
+            "met"
+            if all_met(p)
+            else "MISSED: " + ", ".join(k for k, g in p["goals"].items() if not g["met"])
+        )
+    )
+
+
+HEADER = (
+    f"{'N':>4} {'gc':<22} {'turns/m':>7} {'turn p50':>8} {'turn p95':>8} {'fail':>4} "
+    f"{'stall':>7} {'lagp99':>6} {'gc max':>6} {'api p99':>7} {'fps':>5} {'input95':>7} "
+    f"{'RSS MB':>6} {'PSS MB':>6} {'host%':>5} {'chr%':>5} {'drv%':>5} {'cli%':>5} "
+    f"{'oth%':>5} goals"
+)
+
+
+def print_report(document: dict[str, Any]) -> None:
+    setup = document["setup"]
+    print(
+        f"\nmachine: {setup['cores']} cores, Python {setup['python']}; model reply after "
+        f"{setup['model_ms']} ms; {setup['seconds']} s windows; {setup['peers']} peers, "
+        f"{setup['watchers']} watchers"
+    )
+    print(
+        f"load average (1, 5, 15 min): before {setup['load_before']}, after {setup['load_after']}"
+    )
+    for name, result in document["databases"].items():
+        print(f"\n{name} (times in ms, CPU in percent of one core)\n{HEADER}")
+        for p in result.get("phases", []):
+            print(summary_line(p))
+        if result.get("gc_compare"):
+            print("garbage collector compared at the same N:")
+            for p in result["gc_compare"]:
+                print(summary_line(p))
+        if "noisy_neighbour" in result:
+            n = result["noisy_neighbour"]
+            print(
+                f"noisy neighbour: the other team's one agent, turn p50/p95 ms alone "
+                f"{n['alone']['turn']['p50_ms']}/{n['alone']['turn']['p95_ms']}, beside "
+                f"{n['busy_agents']} busy agents of a team limited to its default places "
+                f"{n['beside_busy_team']['turn']['p50_ms']}/{n['beside_busy_team']['turn']['p95_ms']}"
+            )
+        print(f"capacity (largest N meeting every goal): {result['capacity']}")
+
+
+def describe_setup(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "cores": os.cpu_count(),
+        "machine": platform.platform(),
+        "python": platform.python_version(),
+        "server": "crewhost serve (hub and built-in host in one process, one event loop)",
+        "agents": list(args.agents),
+        "seconds": args.seconds,
+        "warmup_seconds": args.warmup,
+        "model_ms": args.model_ms,
+        "peers": args.peers,
+        "watchers": args.watchers,
+        "load_before": load_average(),
+    }
+
+
+def run_all(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
+    """Each database's run in a loop of its own (the PostgreSQL database is made and dropped
+    outside them); the report is written after each, so a later failure keeps it."""
+    # Turns wait long when the machine is full; a failure is a turn's end, not a timeout here.
+    agent_turn.TURN_WAIT_SECONDS = TURN_WAIT_SECONDS
+    document: dict[str, Any] = {"setup": describe_setup(args), "databases": {}}
+    databases = document["databases"]
+    databases["sqlite"] = asyncio.run(run_database("sqlite", None, folder, args))
+    write_results(document, args)
+    if args.database_url:
+        with postgres_database(args.database_url) as url:
+            databases["postgresql"] = asyncio.run(run_database("postgresql", url, folder, args))
+    return document
+
+
+def write_results(document: dict[str, Any], args: argparse.Namespace) -> None:
+    document["setup"]["load_after"] = load_average()
+    document["capacity"] = {name: r["capacity"] for name, r in document["databases"].items()}
+    document["goals_met_at_20"] = goals_at(document, GOAL_AGENTS)
+    args.results.parent.mkdir(parents=True, exist_ok=True)
+    args.results.write_text(json.dumps(document, indent=2, default=str) + "\n")
+
+
+def goals_at(document: dict[str, Any], agents: int) -> bool:
+    """Whether every window with ``agents`` agents met every goal (True when none ran)."""
+    return all(
+        all_met(p)
+        for result in document["databases"].values()
+        for p in result.get("phases", [])
+        if p["agents"] == agents
+    )
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--agents", default="5,10,20,50", help="agent counts, comma separated")
+    parser.add_argument("--seconds", type=float, default=40.0, help="length of each window")
+    parser.add_argument("--warmup", type=float, default=8.0, help="seconds before each window")
+    parser.add_argument("--model-ms", type=float, default=1000.0, help="ms before each reply")
+    parser.add_argument("--peers", type=int, default=20, help="peers calling capabilities")
+    parser.add_argument("--watchers", type=int, default=3, help="members watching the tab")
+    parser.add_argument("--gc-agents", type=int, default=GOAL_AGENTS, help="N of the gc windows")
+    parser.add_argument(
+        "--gc-modes",
+        default="served;threshold:10000,50,100;unfrozen",
+        help="garbage-collector modes compared after the phases (';' between modes; '' for none)",
+    )
+    parser.add_argument("--no-neighbour", dest="neighbour", action="store_false")
+    parser.add_argument("--database-url", help="a PostgreSQL server for a second run")
+    parser.add_argument("--quick", action="store_true", help="a small, fast run")
+    parser.add_argument("--results", type=Path, default=RESULTS_FILE, help="where the JSON goes")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.seconds, args.warmup, args.peers, args.model_ms = 3.0, 1.5, 4, 100.0
+        if args.agents == parser.get_default("agents"):
+            args.agents = "2"
+        args.gc_modes = ""
+    args.agents = [int(n) for n in str(args.agents).split(",") if n]
+    args.gc_modes = [m for m in str(args.gc_modes).split(";") if m]
+    if args.watchers < 2 or not args.agents or min(args.agents) < 1:
+        parser.error("--watchers must be at least 2 and every agent count positive")
+    return args
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="crewhost-capacity-") as folder:
+        document = run_all(args, Path(folder))
+    write_results(document, args)
+    print_report(document)
+    print(f"results written to {args.results}")
+    return 0 if document["goals_met_at_20"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,75 @@
+"""``bench/capacity.py --quick`` runs from the repository as a person runs it and writes its
+report: per database and per agent count the measures the capacity table is made of."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+PHASE_KEYS = {
+    "agents",
+    "turns",
+    "turns_per_minute",
+    "turn",
+    "failed",
+    "loop",
+    "gc",
+    "stall_stacks",
+    "team_api",
+    "watched_tab",
+    "memory",
+    "cpu_percent",
+    "load_average",
+    "goals",
+}
+GOALS = {
+    "worst_stall_ms",
+    "lag_p99_ms",
+    "team_api_p99_ms",
+    "watched_fps",
+    "input_to_frame_p95_ms",
+    "failed_turns",
+}
+
+
+def test_a_quick_run_reports_every_measure_of_the_capacity_table(tmp_path: Path) -> None:
+    results = tmp_path / "capacity.json"
+    run = subprocess.run(  # noqa: S603 - the benchmark of this repository, fixed arguments
+        [
+            sys.executable,
+            str(ROOT / "bench" / "capacity.py"),
+            "--quick",
+            "--agents",
+            "2",
+            "--no-neighbour",
+            "--results",
+            str(results),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=100,
+    )
+    # 1 is a goal missed at N = 20 (none ran here, so it must not be): a crash is neither.
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    document = json.loads(results.read_text())
+    assert document["setup"]["agents"] == [2]
+    assert document["goals_met_at_20"] is True
+    sqlite = document["databases"]["sqlite"]
+    [phase] = sqlite["phases"]
+    assert phase.keys() >= PHASE_KEYS
+    assert phase["agents"] == 2
+    assert set(phase["goals"]) == GOALS
+    assert phase["turns"] >= 1, phase
+    assert phase["failed"] == 0, phase["failures"]
+    assert phase["team_api"]["calls"] > 0
+    assert phase["watched_tab"]["presses"] > 0
+    assert phase["loop"]["samples"] > 0
+    assert phase["memory"]["host_rss_mb"] > 0
+    assert phase["memory"]["chromium_pss_mb"] > 0
+    assert sqlite["capacity"] in (0, 2)
+    assert document["capacity"] == {"sqlite": sqlite["capacity"]}
+    assert "capacity (largest N meeting every goal): " in run.stdout
