@@ -45,6 +45,7 @@ from server.host.agents.mcp.http_transport import judge_url
 from server.host.agents.mcp.oauth import BearerSource, Grant, OAuthClient, OAuthFailed
 from server.host.agents.mcp.stdio_transport import StdioCommand
 from server.host.agents.mcp.turn_tools import McpTurnTools, OfferedTool
+from server.host.signals import Signals
 from server.host.storage.agents import AgentRepository
 from server.host.storage.mcp_servers import McpAgentLink, McpServerRepository, McpServerRow
 
@@ -70,6 +71,20 @@ class McpAddressRefused(SavedAddressRefused):
 
     def __init__(self, refused: NonPublicAddress) -> None:
         super().__init__("this MCP server", refused, field="url")
+
+
+@dataclass(frozen=True)
+class McpServerChanged:
+    """A server went, or what its sign-in was made for changed (its address or its OAuth
+    client): a sign-in under way for it ends, its tokens never sealed."""
+
+    team_id: str
+    server_id: str
+    deleted: bool
+
+
+# What an OAuth sign-in was made for: tokens are sealed only while these columns hold.
+SIGN_IN_SUBJECT = ("transport", "url")
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,8 +133,10 @@ class McpServerService:
         connections: McpConnections,
         announce: Announce,
         data_dir: Path,
+        signals: Signals,
     ) -> None:
         self._db = db
+        self._signals = signals
         self._clock = clock
         self._box = box
         self._connections = connections
@@ -215,7 +232,7 @@ class McpServerService:
             values.update(
                 transport=spec.transport, command=spec.command, args=spec.args, url=spec.url
             )
-            if spec.url != row.url:
+            if spec.url != row.url or spec.transport != row.transport:
                 values["oauth"] = None  # a sign-in belongs to the address it was made for
         transport = spec.transport if spec is not None else row.transport
         if secrets is not None:
@@ -238,6 +255,9 @@ class McpServerService:
             row = await self._get(conn, team_id, server_id)
             links = await self._repo.list_links(conn, team_id, server_id)
         await self._connections.forget(team_id, server_id)
+        if "oauth" in values:
+            # Awaited: the answer comes once a sign-in made for the old address has ended.
+            await self._signals.deliver(McpServerChanged(team_id, server_id, deleted=False))
         self._changed(team_id)
         return self._view(row, links)
 
@@ -247,6 +267,7 @@ class McpServerService:
             await self._repo.remove_server(conn, team_id, server_id)
         await self._connections.forget(team_id, server_id)
         log.info("mcp server deleted", extra={"team_id": team_id, "server_id": server_id})
+        await self._signals.deliver(McpServerChanged(team_id, server_id, deleted=True))
         self._changed(team_id)
 
     async def test_server(self, team_id: str, server_id: str) -> ServerState:
@@ -335,6 +356,17 @@ class McpServerService:
         async with self._db.write() as conn:
             await self._get(conn, team_id, server_id)
             await self._repo.update_server(conn, team_id, server_id, oauth=sealed)
+
+    async def save_sign_in(self, made_for: McpServerRow, grant: Grant) -> bool:
+        """Seal a finished sign-in's grant, only while the server still is what the sign-in
+        was made for (not deleted, the same address and client); whether it was sealed."""
+        team_id, server_id = made_for.team_id, made_for.id
+        sealed = self._box.encrypt(grant.to_json(), MCP_SERVER_OAUTH.binding(team_id, server_id))
+        unchanged = {name: getattr(made_for, name) for name in SIGN_IN_SUBJECT}
+        async with self._db.write() as conn:
+            return await self._repo.update_server_if(
+                conn, team_id, server_id, unchanged, oauth=sealed
+            )
 
     async def signed_in(self, team_id: str, server_id: str) -> ServerState:
         """A sign-in ended with tokens: the server's session starts again with them."""

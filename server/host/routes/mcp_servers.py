@@ -49,6 +49,7 @@ class ServerStatusView(WireModel):
     reason: str | None = Field(description="why, in words, when the status is error")
     tools: int = Field(description="how many of its tools agents are offered")
     problems: list[str] = Field(description="tools not offered, each with the reason")
+    code: str | None = Field(description="the stable name of why, where it has one")
 
 
 class ServerView(WireModel):
@@ -134,6 +135,7 @@ def _status(state: ServerState) -> ServerStatusView:
         reason=state.reason,
         tools=len(state.tools),
         problems=list(state.problems),
+        code=state.code,
     )
 
 

@@ -109,6 +109,24 @@ class McpServerRepository:
             .values(**values)
         )
 
+    async def update_server_if(
+        self,
+        conn: AsyncConnection,
+        team_id: str,
+        server_id: str,
+        unchanged: dict[str, Any],
+        **values: Any,
+    ) -> bool:
+        """Set the named columns of one server only while the ``unchanged`` columns still
+        hold those values (in one statement); whether it did."""
+        held = [servers.c[name].is_not_distinct_from(value) for name, value in unchanged.items()]
+        result = await conn.execute(
+            servers.update()
+            .where(servers.c.team_id == team_id, servers.c.id == server_id, *held)
+            .values(**values)
+        )
+        return bool(result.rowcount)
+
     async def remove_server(self, conn: AsyncConnection, team_id: str, server_id: str) -> None:
         """Remove a server and every agent's link to it."""
         await conn.execute(

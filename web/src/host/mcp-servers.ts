@@ -9,6 +9,7 @@
  * in, rows to add or remove); a name left out is cleared.
  */
 
+import { ERROR_MESSAGES } from '../errors/messages';
 import type { EventData, RouteArgs, RouteResult } from './protocol';
 
 export type McpServerView = RouteResult<'mcp-servers-v1/list'>['servers'][number];
@@ -213,8 +214,11 @@ export function statusText(enabled: boolean, status: McpStatusView): { text: str
       return { text: `Connected · ${status.tools} tool${status.tools === 1 ? '' : 's'}`, tone: 'ok', key: 'connected' };
     case 'starting':
       return { text: 'Starting…', tone: 'muted', key: 'starting' };
-    case 'signIn':
-      return { text: status.reason ? `Needs sign-in: ${status.reason}` : 'Needs sign-in', tone: 'warn', key: 'signIn' };
+    case 'signIn': {
+      // A cause with a code reads as its sentence.
+      const why = (status.code ? ERROR_MESSAGES.get(status.code) : undefined) ?? status.reason;
+      return { text: why ? `Needs sign-in: ${why}` : 'Needs sign-in', tone: 'warn', key: 'signIn' };
+    }
     case 'error':
       return { text: `Error: ${status.reason ?? 'the server did not answer'}`, tone: 'error', key: 'error' };
     default:
@@ -224,7 +228,7 @@ export function statusText(enabled: boolean, status: McpStatusView): { text: str
 
 /** A status as the server list holds it, from an `mcp-server-status` event. */
 export function statusFromEvent(event: McpStatusEvent): McpStatusView {
-  return { status: event.status, reason: event.reason ?? null, tools: event.tools ?? 0, problems: event.problems ?? [] };
+  return { status: event.status, reason: event.reason ?? null, tools: event.tools ?? 0, problems: event.problems ?? [], code: event.code ?? null };
 }
 
 /** The list with the statuses events told since it loaded. */

@@ -4325,6 +4325,12 @@ export interface components {
          */
         McpServerStatusChanged: {
             /**
+             * Code
+             * @description the stable name of why, where it has one (mcpSignInIssuerMismatch, mcpSignInServerChanged)
+             * @default null
+             */
+            code: string | null;
+            /**
              * Problems
              * @description tools not offered, each with the reason
              */
@@ -5565,6 +5571,11 @@ export interface components {
         /** ServerStatusView */
         ServerStatusView: {
             /**
+             * Code
+             * @description the stable name of why, where it has one
+             */
+            code: string | null;
+            /**
              * Problems
              * @description tools not offered, each with the reason
              */
@@ -5725,7 +5736,10 @@ export interface components {
             model: string;
             /** Output */
             output: string;
-            /** Providerid */
+            /**
+             * Providerid
+             * @description 'anthropic', 'openai', 'openrouter' or a custom provider's id
+             */
             providerId: string;
             /**
              * Validfrom
