@@ -38,6 +38,8 @@ const SERVER: McpServerView = {
   enabled: true,
   status: { status: 'idle', reason: null, tools: 0, problems: [], code: null },
   agents: [{ agentId: 'agent-1', unaskedTools: ['list_notes'] }],
+  oauthClientId: null,
+  oauthClientSecret: null,
   createdAt: 1_800_000_000,
   updatedAt: 1_800_000_000,
 };
@@ -94,6 +96,30 @@ describe('the server form', () => {
     expect(updateBody(SERVER, { ...opened, transport: 'http', url: 'https://x.example/mcp' })).toMatchObject({ kind: 'refused' });
     expect(updateBody(SERVER, { ...opened, transport: 'http', url: 'https://x.example/mcp', secrets: { mode: 'replace', rows: [] } })).toEqual({ kind: 'send', body: { id: SERVER.id, transport: 'http', url: 'https://x.example/mcp', headers: {} } });
     expect(updateBody(HTTP_SERVER, { ...startEdit(HTTP_SERVER), name: 'tracker-2' })).toEqual({ kind: 'send', body: { id: HTTP_SERVER.id, name: 'tracker-2' } });
+  });
+
+  it('enters an OAuth client for an HTTP server, its secret written and never read back', () => {
+    const form = { ...NEW_SERVER, name: 'wiki', transport: 'http' as const, url: 'https://wiki.example/mcp', clientId: ' crewhost ', clientSecret: 's3cret' };
+    expect(addBody(form)).toEqual({ kind: 'send', body: { name: 'wiki', transport: 'http', callTimeout: 60, url: 'https://wiki.example/mcp', headers: {}, oauthClientId: 'crewhost', oauthClientSecret: 's3cret' } });
+    expect(addBody({ ...form, clientId: '' })).toEqual({ kind: 'refused', reason: 'Write the client ID the secret goes with.' });
+    expect(addBody({ ...form, clientId: 'a b' })).toMatchObject({ kind: 'refused' });
+
+    const saved: McpServerView = { ...HTTP_SERVER, oauthClientId: 'crewhost', oauthClientSecret: 'set' };
+    const opened = startEdit(saved);
+    expect([opened.clientId, opened.clientSecret, opened.clientSecretSet]).toEqual(['crewhost', '', true]);
+    // Kept as it is: nothing to send.
+    expect(updateBody(saved, opened)).toEqual({ kind: 'nothing' });
+    expect(updateBody(saved, { ...opened, clientSecret: 'new' })).toEqual({ kind: 'send', body: { id: saved.id, oauthClientSecret: 'new' } });
+    expect(updateBody(saved, { ...opened, clientSecretSet: false })).toEqual({ kind: 'send', body: { id: saved.id, oauthClientSecret: '' } });
+    // An emptied id clears the client (and its secret with it).
+    expect(updateBody(saved, { ...opened, clientId: '' })).toEqual({ kind: 'send', body: { id: saved.id, oauthClientId: '' } });
+  });
+
+  it('shows the client fields for an HTTP server and its secret only as set', async () => {
+    const saved: McpServerView = { ...HTTP_SERVER, oauthClientId: 'crewhost', oauthClientSecret: 'set' };
+    const { connection } = liveConnection({ 'mcp-servers-v1/list': { servers: [saved] } });
+    await show(<McpServersAdmin connection={connection} role="admin" agents={AGENTS} signInServed showTab={() => null} />, mount.element);
+    expect(row('tracker').textContent).toContain('OAuth client crewhost (secret set)');
   });
 });
 

@@ -46,7 +46,9 @@ log = logging.getLogger(__name__)
 EXPIRE_SECONDS = 600.0
 _CALLBACK = re.compile(re.escape(REDIRECT_URI) + r"(?:[?#].*)?$")
 _DONE_PAGE = "<!doctype html><title>Signed in</title><p>Crewhost read the answer; this tab closes."
-CHANGED_REASON = "the server's address changed during the sign-in: sign in to it again"
+CHANGED_REASON = (
+    "the server's address or OAuth client changed during the sign-in: sign in to it again"
+)
 
 
 @dataclass(eq=False)
@@ -108,7 +110,7 @@ class McpSignIns:
                 raise Conflict(
                     "This MCP server does not ask for a sign-in", code="mcpSignInNotNeeded"
                 )
-            grant = await oauth.discover(row.url, challenge)
+            grant = await oauth.discover(row.url, challenge, self._servers.client_of(row))
             authorization = oauth.authorization(grant)
             await self._judge(authorization.url)
         except ClientNeeded as exc:

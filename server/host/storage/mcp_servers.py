@@ -18,7 +18,8 @@ links = mcp_server_agents
 @dataclass(frozen=True, slots=True)
 class McpServerRow:
     """One server. ``secrets`` is secret-box output (environment values or headers),
-    ``oauth`` too (a sign-in's client and tokens)."""
+    ``oauth`` too (a sign-in's client and tokens), and ``oauth_client_secret`` (the secret
+    of a client an admin entered)."""
 
     id: str
     team_id: str
@@ -36,6 +37,9 @@ class McpServerRow:
     updated_at: float
     # An OAuth sign-in's registration and tokens, secret-box output.
     oauth: bytes | None = field(default=None, repr=False)
+    # An OAuth client an admin entered: its id, and its secret (secret-box output).
+    oauth_client_id: str | None = None
+    oauth_client_secret: bytes | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

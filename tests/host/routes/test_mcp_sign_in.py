@@ -311,7 +311,7 @@ async def test_a_server_changed_or_deleted_during_its_sign_in_ends_it_without_to
     await team.admin.call("mcp-servers-v1/update", moved)
     status = await until(team.admin, "mcp-server-status", serverId=added["id"], status="signIn")
     assert status["code"] == "mcpSignInServerChanged"
-    assert "address changed" in status["reason"]
+    assert "address or OAuth client changed" in status["reason"]
     assert started["tabId"] not in {tab.id for tab in engine.list_tabs(team.team_id)}
     cancel = {"signInId": started["signInId"]}
     assert await refused(team.admin, "mcp-sign-in-v1/cancel", cancel) == "mcpSignInExpired"
@@ -329,3 +329,73 @@ async def test_a_server_changed_or_deleted_during_its_sign_in_ends_it_without_to
     assert await refused(team.admin, "mcp-sign-in-v1/cancel", cancel) == "mcpSignInExpired"
     assert started["tabId"] not in {tab.id for tab in engine.list_tabs(team.team_id)}
     assert (await team.admin.call("mcp-servers-v1/list"))["servers"] == []
+
+
+async def test_a_server_that_registers_no_clients_signs_in_with_one_an_admin_entered(
+    server: RunningHub,
+    team: Team,
+    oauth: FakeAuthorizationServer,
+    notes_url: str,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    oauth.registration = False
+    added = await add_guarded(team, notes_url)
+    assert (added["oauthClientId"], added["oauthClientSecret"]) == (None, None)
+    # Without a client, the admin is told to enter one.
+    start = {"serverId": added["id"]}
+    assert await refused(team.admin, "mcp-sign-in-v1/start", start) == "mcpSignInNeedsClient"
+
+    # The admin registered a confidential client on the server's own pages.
+    secret = "hand-entered-client-secret"
+    client_id = oauth.add_client("http://127.0.0.1:33418/callback", secret)
+    change = {"id": added["id"], "oauthClientId": client_id, "oauthClientSecret": secret}
+    changed = await team.admin.call("mcp-servers-v1/update", change)
+    assert (changed["oauthClientId"], changed["oauthClientSecret"]) == (client_id, "set")
+    started = await team.admin.call("mcp-sign-in-v1/start", start)
+    [query] = oauth.authorize_queries
+    assert query["client_id"] == client_id
+    await finish_in_tab(server, team, started["tabId"])
+    await until(team.admin, "mcp-server-status", serverId=added["id"], status="connected")
+    # The code was exchanged by the entered client, its secret in HTTP Basic.
+    assert oauth.grants == ["authorization_code"]
+    assert oauth.client_auth == ["basic"]
+    assert set(oauth.clients) == {client_id}
+
+    # The secret is in no answer, log line or database file.
+    listed = json.dumps(await team.member.call("mcp-servers-v1/list"))
+    assert client_id in listed
+    for text in (listed, json.dumps(changed), caplog.text):
+        assert secret not in text
+    assert secret.encode() not in database_bytes(tmp_path)
+
+    # A new secret drops the sign-in; clearing the id clears both.
+    change = {"id": added["id"], "oauthClientSecret": "another-secret"}
+    await team.admin.call("mcp-servers-v1/update", change)
+    tested = await team.admin.call("mcp-servers-v1/test", {"id": added["id"]})
+    assert tested["status"]["status"] == "signIn"
+    cleared = await team.admin.call(
+        "mcp-servers-v1/update", {"id": added["id"], "oauthClientId": ""}
+    )
+    assert (cleared["oauthClientId"], cleared["oauthClientSecret"]) == (None, None)
+
+
+@pytest.mark.sqlite_only
+async def test_an_oauth_client_is_refused_where_it_cannot_be_used(
+    server: RunningHub, team: Team, notes_url: str
+) -> None:
+    stdio = {"name": "local", "transport": "stdio", "command": "true", "oauthClientId": "abc"}
+    assert await refused(team.admin, "mcp-servers-v1/add", stdio) == "invalidArgument"
+    added = await add_guarded(team, notes_url)
+    lone_secret = {"id": added["id"], "oauthClientSecret": "s"}
+    assert await refused(team.admin, "mcp-servers-v1/update", lone_secret) == "invalidArgument"
+    spaced = {"id": added["id"], "oauthClientId": "an id"}
+    assert await refused(team.admin, "mcp-servers-v1/update", spaced) == "invalidArgument"
+    # Moving the server to stdio drops its client.
+    client = {"id": added["id"], "oauthClientId": "abc", "oauthClientSecret": "s"}
+    await team.admin.call("mcp-servers-v1/update", client)
+    moved = await team.admin.call(
+        "mcp-servers-v1/update", {"id": added["id"], "transport": "stdio", "command": "true"}
+    )
+    assert (moved["oauthClientId"], moved["oauthClientSecret"]) == (None, None)

@@ -45,6 +45,12 @@ export interface McpServerForm {
   url: string;
   secrets: SecretsEdit;
   callTimeout: string;
+  /** HTTP: an OAuth client registered by hand (for a server that registers none). */
+  clientId: string;
+  /** A new secret of that client; empty keeps the saved one. */
+  clientSecret: string;
+  /** The saved secret stays (false once the person removes it). */
+  clientSecretSet: boolean;
 }
 
 export const NEW_SERVER: McpServerForm = {
@@ -55,6 +61,9 @@ export const NEW_SERVER: McpServerForm = {
   url: '',
   secrets: { mode: 'replace', rows: [] },
   callTimeout: String(DEFAULT_CALL_TIMEOUT),
+  clientId: '',
+  clientSecret: '',
+  clientSecretSet: false,
 };
 
 export type FormOutcome<B> = { kind: 'send'; body: B } | { kind: 'nothing' } | { kind: 'refused'; reason: string };
@@ -74,6 +83,9 @@ export function startEdit(server: McpServerView): McpServerForm {
     url: server.url ?? '',
     secrets: { mode: 'keep', names: secretNames(server) },
     callTimeout: String(server.callTimeout),
+    clientId: server.oauthClientId ?? '',
+    clientSecret: '',
+    clientSecretSet: server.oauthClientSecret === 'set',
   };
 }
 
@@ -134,6 +146,16 @@ function checkReach(form: McpServerForm): Checked<{ command: string | null; args
   return { ok: true, value: { command: null, args: [], url } };
 }
 
+const CLIENT_ID = /^[\x21-\x7e]{1,255}$/;
+
+/** The OAuth client's fields: the id trimmed, or why it cannot be sent. */
+function checkClient(form: McpServerForm): Checked<string> {
+  const id = form.clientId.trim();
+  if (id && !CLIENT_ID.test(id)) return { ok: false, reason: 'A client ID is up to 255 visible characters, without spaces.' };
+  if (!id && form.clientSecret) return { ok: false, reason: 'Write the client ID the secret goes with.' };
+  return { ok: true, value: id };
+}
+
 function checkName(name: string): string | null {
   return NAME_PATTERN.test(name) ? null : 'A name is 1 to 32 lower-case letters, digits and dashes, starting and ending with a letter or digit.';
 }
@@ -156,8 +178,12 @@ export function addBody(form: McpServerForm): FormOutcome<AddMcpServerArgs> {
     body.args = reach.value.args;
     body.env = secrets.value;
   } else {
+    const client = checkClient(form);
+    if (!client.ok) return { kind: 'refused', reason: client.reason };
     body.url = reach.value.url;
     body.headers = secrets.value;
+    if (client.value) body.oauthClientId = client.value;
+    if (client.value && form.clientSecret) body.oauthClientSecret = form.clientSecret;
   }
   return { kind: 'send', body };
 }
@@ -197,6 +223,14 @@ export function updateBody(server: McpServerView, form: McpServerForm): FormOutc
     if (!secrets.ok) return { kind: 'refused', reason: secrets.reason };
     if (form.transport === 'stdio') body.env = secrets.value;
     else body.headers = secrets.value;
+  }
+  if (form.transport === 'http') {
+    // A changed client drops the server's sign-in; an emptied id clears the secret too.
+    const client = checkClient(form);
+    if (!client.ok) return { kind: 'refused', reason: client.reason };
+    if (client.value !== (server.oauthClientId ?? '')) body.oauthClientId = client.value;
+    if (client.value && form.clientSecret) body.oauthClientSecret = form.clientSecret;
+    else if (client.value && !form.clientSecretSet && server.oauthClientSecret === 'set') body.oauthClientSecret = '';
   }
   const timeout = checkTimeout(form.callTimeout);
   if (!timeout.ok) return { kind: 'refused', reason: timeout.reason };

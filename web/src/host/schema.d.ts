@@ -1050,7 +1050,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Add a server (stdio: command, args, env; http: url, headers). */
+        /** Add a server (stdio: command, args, env; http: url, headers, an OAuth client). */
         post: operations["mcp-servers-v1/add"];
         delete?: never;
         options?: never;
@@ -2702,6 +2702,18 @@ export interface components {
             };
             /** Name */
             name: string;
+            /**
+             * Oauthclientid
+             * @description http: an OAuth client registered by hand, for a sign-in
+             * @default null
+             */
+            oauthClientId?: string | null;
+            /**
+             * Oauthclientsecret
+             * @description http: that client's secret, if it has one (sealed)
+             * @default null
+             */
+            oauthClientSecret?: string | null;
             /**
              * Transport
              * @enum {string}
@@ -5631,6 +5643,16 @@ export interface components {
              * @description part of its tools' names: mcp__<name>__<tool>
              */
             name: string;
+            /**
+             * Oauthclientid
+             * @description http: the OAuth client an admin entered (for a server that registers none)
+             */
+            oauthClientId: string | null;
+            /**
+             * Oauthclientsecret
+             * @description 'set' when that client has a secret; never the secret
+             */
+            oauthClientSecret: "set" | null;
             status: components["schemas"]["ServerStatusView"];
             /**
              * Transport
@@ -6916,6 +6938,18 @@ export interface components {
              * @default null
              */
             name?: string | null;
+            /**
+             * Oauthclientid
+             * @description absent keeps it; empty clears it and its secret
+             * @default null
+             */
+            oauthClientId?: string | null;
+            /**
+             * Oauthclientsecret
+             * @description absent keeps the sealed one; empty clears it
+             * @default null
+             */
+            oauthClientSecret?: string | null;
             /**
              * Transport
              * @description with command and args, or url: replaces how it is reached
@@ -8895,7 +8929,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Add a server (stdio: command, args, env; http: url, headers). */
+            /** @description Add a server (stdio: command, args, env; http: url, headers, an OAuth client). */
             200: {
                 headers: {
                     [name: string]: unknown;
