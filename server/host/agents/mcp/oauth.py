@@ -59,20 +59,20 @@ class OAuthFailed(Exception):
     """A step of the flow failed; the message says which and why, for a person (never a
     token). ``code`` is the stable name of the failure."""
 
-    code = "mcpSignInFailed"
+    code: str = "mcpSignInFailed"
 
 
 class ClientNeeded(OAuthFailed):
     """The authorization server registers no clients and the server has none entered."""
 
-    code = "mcpSignInNeedsClient"
+    code: str = "mcpSignInNeedsClient"
 
 
 class IssuerMismatch(OAuthFailed):
     """The authorization answer names another issuer, or none where the server said it
     would (RFC 9207): it may come from another authorization server, so it is refused."""
 
-    code = "mcpSignInIssuerMismatch"
+    code: str = "mcpSignInIssuerMismatch"
 
 
 @dataclass(frozen=True)
