@@ -74,6 +74,8 @@ class FakeAuthorizationServer:
     omit_iss: bool = False
     # Dynamic registration offered in the metadata.
     registration: bool = True
+    # How clients may prove themselves at the token endpoint, as the metadata lists it.
+    auth_methods: tuple[str, ...] = ("none", "client_secret_basic", "client_secret_post")
     # Set by a test: the token endpoint answers once it is set.
     hold_token: asyncio.Event | None = None
     # Set once a token request arrived.
@@ -124,11 +126,7 @@ class FakeAuthorizationServer:
             "scopes_supported": [SCOPE],
             "response_types_supported": ["code"],
             "grant_types_supported": ["authorization_code", "refresh_token"],
-            "token_endpoint_auth_methods_supported": [
-                "none",
-                "client_secret_basic",
-                "client_secret_post",
-            ],
+            "token_endpoint_auth_methods_supported": list(self.auth_methods),
             "code_challenge_methods_supported": ["S256"],
         }
         if self.registration:
