@@ -20,7 +20,9 @@ the MCP SDK's own client talks to ``/v1/mcp`` over loopback HTTP.
   rounds in which every session calls ``list_tabs`` at the same moment; each call from
   the client's request to its result. Beside it, the server process's CPU time over the
   phase (opening and closing the sessions included) per timed call: what the machine's
-  other work does not change much, where the latencies are its share of the CPUs.
+  other work does not change much, where the latencies are its share of the CPUs; and
+  the part of it the garbage collector took (``gc.callbacks``). As ``crewhost serve``
+  does once it has started, the server freezes what start-up made (``gc.freeze``).
 
 Latencies are n, p50, p95, p99 and max in milliseconds. Results are printed and written
 to ``bench/results/mcp_endpoint.json``. Goals: snapshot overhead p95 <= 15 ms; 50
@@ -31,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import platform
@@ -116,6 +119,10 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
             serving(pages_app({"/page": generated_page(1_000)})) as site,
             running_hub(hub_settings(folder, database), database, clock=FakeClock()) as server,
         ):
+            if not args.no_gc_freeze:
+                gc.freeze()  # as ``crewhost serve`` does once it has started
+            if args.gc_threshold:
+                gc.set_threshold(args.gc_threshold, *gc.get_threshold()[1:])
             owner = await server.sign_up_owner()
             team_id = await server.first_team_id(owner)
             assert owner.account_id is not None
@@ -153,6 +160,8 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
             # The clients run in a process of their own, so they do not share the server's
             # event loop (nor its CPU time) as the snapshot phase's one client does.
             cpu_before = time.process_time()
+            collecting = GcTime()
+            gc.callbacks.append(collecting.heard)
             client = await asyncio.create_subprocess_exec(
                 sys.executable,
                 __file__,
@@ -167,6 +176,7 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
             )
             out, _ = await client.communicate(secret.encode() + b"\n")
             server_cpu = time.process_time() - cpu_before
+            gc.callbacks.remove(collecting.heard)
             together = json.loads(out)
     snapshot_endpoint, snapshot_host = summary(endpoint), summary(host)
     return {
@@ -186,8 +196,31 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
             "sessions": args.sessions,
             "list_tabs": summary(together),
             "server_cpu_ms_per_call": round(server_cpu * 1000 / max(len(together), 1), 2),
+            "server_gc_ms_per_call": round(collecting.seconds * 1000 / max(len(together), 1), 2),
+            "collections": collecting.counts,
+            "gc_ms_by_generation": [round(ms, 1) for ms in collecting.by_generation_ms],
         },
     }
+
+
+class GcTime:
+    """The time the garbage collector takes while it is listened to, and its collections
+    by generation."""
+
+    def __init__(self) -> None:
+        self.seconds = 0.0
+        self.counts = [0, 0, 0]
+        self.by_generation_ms = [0.0, 0.0, 0.0]
+        self._started = 0.0
+
+    def heard(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            took = time.perf_counter() - self._started
+            self.seconds += took
+            self.counts[info["generation"]] += 1
+            self.by_generation_ms[info["generation"]] += took * 1000
 
 
 async def sessions_at_once(url: str, secret: str, count: int, rounds: int) -> list[float]:
@@ -213,6 +246,12 @@ def main() -> int:
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--sessions", type=int, default=50)
     parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument(
+        "--no-gc-freeze", action="store_true", help="leave start-up's objects to the collector"
+    )
+    parser.add_argument(
+        "--gc-threshold", type=int, metavar="N", help="the collector's first threshold (700)"
+    )
     parser.add_argument("--client", metavar="URL", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.client:  # the sessions phase's clients: the secret on stdin, samples on stdout
@@ -239,6 +278,11 @@ def main() -> int:
         and sessions["list_tabs"]["p99"] <= GOAL_SESSIONS_P99_MS
     )
     print(f"server CPU per list_tabs   {sessions['server_cpu_ms_per_call']} ms")
+    print(
+        f"of it, garbage collection  {sessions['server_gc_ms_per_call']} ms "
+        f"(collections by generation {sessions['collections']}, "
+        f"ms {sessions['gc_ms_by_generation']})"
+    )
     print(f"load average               {results['machine']['load_average']}")
     print("goals met" if met else "goal missed")
     return 0 if met else 1

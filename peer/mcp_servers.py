@@ -1,8 +1,10 @@
-"""``crewhost-peer mcp``: the team's MCP servers (list, add, test, tools, remove, sign-in).
+"""``crewhost-peer mcp``: the team's MCP servers (list, add, update, test, tools, remove,
+sign-in).
 
-Environment values and headers are never taken from the command line (shell history, the
-process list): ``--env NAME`` and ``--header NAME`` name them, and their values are read
-from standard input, one line each in the order given (or asked for without echo).
+Environment values, headers and an OAuth client's secret are never taken from the command
+line (shell history, the process list): ``--env NAME`` and ``--header NAME`` name them,
+and their values are read from standard input, one line each in the order given, then
+the client secret's line for ``--oauth-client-secret-stdin`` (or asked for without echo).
 """
 
 from __future__ import annotations
@@ -26,11 +28,12 @@ def add_mcp_parser(commands: Any) -> list[argparse.ArgumentParser]:
     """The ``mcp`` command and its actions; answers the actions (which take --team, --host)."""
     mcp = commands.add_parser(
         "mcp",
-        help="the team's MCP servers: list, add, test, tools, remove, sign-in",
+        help="the team's MCP servers: list, add, update, test, tools, remove, sign-in",
         description="MCP servers whose tools the team's agents call (owners and admins add, "
-        "test and remove them; members list them). Environment values and headers are read "
-        "from standard input, one line each in the order of --env and --header, never from "
-        "the command line, and never printed.",
+        "change, test and remove them; members list them). Environment values, headers and "
+        "an OAuth client secret are read from standard input, one line each in the order of "
+        "--env and --header, then the secret, never from the command line, and never "
+        "printed.",
     )
     actions = mcp.add_subparsers(dest="mcp_command", required=True, metavar="ACTION")
     listed = actions.add_parser("list", help="the team's servers and their status")
@@ -58,6 +61,27 @@ def add_mcp_parser(commands: Any) -> list[argparse.ArgumentParser]:
     )
     add.add_argument("--timeout", type=float, default=60.0, help="seconds a call may take (60)")
     add.add_argument("--disabled", action="store_true", help="add it switched off")
+    update = actions.add_parser(
+        "update", help="change a server's address, OAuth client, timeout or switch"
+    )
+    update.add_argument("server", metavar="SERVER", help="the server's name or id")
+    update.add_argument("--url", help="HTTP: a new address (drops its sign-in)")
+    update.add_argument("--timeout", type=float, help="seconds a call may take")
+    switch = update.add_mutually_exclusive_group()
+    switch.add_argument("--enable", dest="enabled", action="store_const", const=True)
+    switch.add_argument("--disable", dest="enabled", action="store_const", const=False)
+    for sub in (add, update):
+        sub.add_argument(
+            "--oauth-client-id",
+            metavar="ID",
+            help="HTTP: the OAuth client registered by hand with a server's authorization "
+            "server that registers none ('' clears it and its secret)",
+        )
+        sub.add_argument(
+            "--oauth-client-secret-stdin",
+            action="store_true",
+            help="HTTP: read that client's secret from standard input (an empty line clears it)",
+        )
     test = actions.add_parser(
         "test", help="connect, initialize and list its tools (exit 1 when it fails)"
     )
@@ -69,7 +93,7 @@ def add_mcp_parser(commands: Any) -> list[argparse.ArgumentParser]:
     )
     for sub in (test, tools, remove, sign_in):
         sub.add_argument("server", metavar="SERVER", help="the server's name or id")
-    return [listed, add, test, tools, remove, sign_in]
+    return [listed, add, update, test, tools, remove, sign_in]
 
 
 async def mcp_command(
@@ -97,6 +121,8 @@ async def mcp_command(
     if command == "add":
         return await _add(connection, args)
     server = await _find(connection, args.server)
+    if command == "update":
+        return await _update(connection, server, args)
     if command == "remove":
         await connection.call("mcp-servers-v1/delete", {"id": server["id"]})
         print(f"removed {server['name']}")
@@ -143,10 +169,44 @@ async def _add(connection: HostConnection, args: argparse.Namespace) -> int:
         request.update(transport="stdio", command=args.server_command, args=args.arg, env=values)
     else:
         request.update(transport="http", url=args.url, headers=values)
+    request.update(_client(args))
     added = await connection.call("mcp-servers-v1/add", request)
     secrets = ", ".join(sorted({**added["env"], **added["headers"]})) or "none"
-    print(f"added {added['name']} ({added['transport']}); values set: {secrets}")
+    print(f"added {added['name']} ({added['transport']}); values set: {secrets}{_said(added)}")
     return 0
+
+
+async def _update(
+    connection: HostConnection, server: dict[str, Any], args: argparse.Namespace
+) -> int:
+    request: dict[str, Any] = {"id": server["id"], **_client(args)}
+    if args.url is not None:
+        request.update(transport="http", url=args.url)
+    if args.timeout is not None:
+        request["callTimeout"] = args.timeout
+    if args.enabled is not None:
+        request["enabled"] = args.enabled
+    changed = await connection.call("mcp-servers-v1/update", request)
+    print(f"updated {changed['name']}{_said(changed)}")
+    return 0
+
+
+def _client(args: argparse.Namespace) -> dict[str, str]:
+    """The OAuth client's fields of a request: its id as given, its secret from stdin."""
+    fields: dict[str, str] = {}
+    if args.oauth_client_id is not None:
+        fields["oauthClientId"] = args.oauth_client_id
+    if args.oauth_client_secret_stdin:
+        fields["oauthClientSecret"] = _read_value("OAuth client secret")
+    return fields
+
+
+def _said(server: dict[str, Any]) -> str:
+    """The server's OAuth client in words: its id, and whether its secret is set."""
+    if not server.get("oauthClientId"):
+        return ""
+    secret = "secret set" if server.get("oauthClientSecret") == "set" else "no secret"
+    return f"; OAuth client {server['oauthClientId']} ({secret})"
 
 
 def _read_value(name: str) -> str:

@@ -240,6 +240,20 @@ HOST_ERROR_CODES: tuple[ErrorCode, ...] = (
         "mcpSignInExpired", "No such MCP sign-in running: it ended, expired or was cancelled."
     ),
     ErrorCode("mcpSignInRunning", "Another person's sign-in to this MCP server is running."),
+    ErrorCode(
+        "mcpSignInNeedsClient",
+        "The MCP server's authorization server registers no clients: an owner or admin "
+        "enters the client id (and secret) registered with it.",
+    ),
+    ErrorCode(
+        "mcpSignInIssuerMismatch",
+        "An MCP sign-in's answer named another issuer than the authorization server asked, "
+        "or none where it said it would (RFC 9207); it was refused.",
+    ),
+    ErrorCode(
+        "mcpSignInServerChanged",
+        "The MCP server's address or OAuth client changed during its sign-in, which ended.",
+    ),
     ErrorCode("skillInvalid", "A skill's files or SKILL.md front matter break the format."),
     ErrorCode(
         "skillArchiveRefused",

@@ -511,6 +511,10 @@ mcp_servers = sa.Table(
     sa.Column("updated_at", TIME, nullable=False),
     # An OAuth sign-in's client registration and tokens (secret-box output, JSON).
     sa.Column("oauth", sa.LargeBinary, nullable=True),
+    # An OAuth client an admin entered (for a server that registers none): its id, and
+    # its secret (secret-box output).
+    sa.Column("oauth_client_id", sa.String(255), nullable=True),
+    sa.Column("oauth_client_secret", sa.LargeBinary, nullable=True),
     sa.UniqueConstraint("team_id", "name"),
 )
 
@@ -783,6 +787,9 @@ TEAM_WEBHOOK_PREVIOUS_SECRET = EncryptedColumn(
 )
 MCP_SERVER_SECRETS = EncryptedColumn(mcp_servers, "id", "team_id", "secrets", "mcp-server-secrets")
 MCP_SERVER_OAUTH = EncryptedColumn(mcp_servers, "id", "team_id", "oauth", "mcp-server-oauth")
+MCP_SERVER_CLIENT_SECRET = EncryptedColumn(
+    mcp_servers, "id", "team_id", "oauth_client_secret", "mcp-server-client-secret"
+)
 ENCRYPTED_COLUMNS: tuple[EncryptedColumn, ...] = (
     PROVIDER_API_KEY,
     WEB_SEARCH_API_KEY,
@@ -799,6 +806,7 @@ ENCRYPTED_COLUMNS: tuple[EncryptedColumn, ...] = (
     TEAM_WEBHOOK_PREVIOUS_SECRET,
     MCP_SERVER_SECRETS,
     MCP_SERVER_OAUTH,
+    MCP_SERVER_CLIENT_SECRET,
 )
 
 

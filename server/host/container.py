@@ -30,7 +30,7 @@ from server.host.agents.email_notices import MailServer
 from server.host.agents.hub_outbox import HubOutbox
 from server.host.agents.mcp.connections import McpConnections
 from server.host.agents.mcp_endpoint import McpEndpoint
-from server.host.agents.mcp_servers import McpServerService
+from server.host.agents.mcp_servers import McpServerChanged, McpServerService
 from server.host.agents.mcp_sign_in import McpSignIns
 from server.host.agents.memory_review import MemoryReview
 from server.host.agents.model_providers import ModelProviders
@@ -341,6 +341,7 @@ def _wire_signals(host: HostServices) -> None:
     on(AgentDeleted, lambda s: host.routines.agent_deleted(s.team_id, s.agent_id))
     on(AgentDeleted, lambda s: host.mcp_servers.agent_deleted(s.team_id, s.agent_id))
     on(AgentDeleted, lambda s: host.skills.agent_deleted(s.team_id, s.agent_id))
+    on(McpServerChanged, host.mcp_sign_ins.server_changed)
     on(RoutineDeleted, host.routine_hooks.routine_deleted)
     on(TurnEnded, lambda s: host.memory_review.turns_ended(s.agent, s.thread_id))
     # In this order: the browsing memory keeps a step before a teach recording takes it.
@@ -476,6 +477,7 @@ def _agents(base: _Base, machinery: _Machinery, stores: _Stores, browsing: _Brow
         ),
         announce,
         base.settings.data_dir,
+        machinery.signals,
     )
     usage = UsageService(db, clock, machinery.metrics)
     peers = machinery.peers

@@ -82,3 +82,34 @@ async def test_a_server_that_fails_exits_1_with_the_reason(
     code, _, err = await peer_cli(tmp_path, "mcp", "sign-in", "gone")
     assert code == 1
     assert "(mcpSignInNotNeeded)" in err
+
+
+async def test_an_oauth_client_is_entered_with_its_secret_from_stdin(
+    server: RunningHub, tmp_path: Path
+) -> None:
+    await server.sign_up_owner()
+    await login(tmp_path, server)
+    secret = "cli-client-s3cr3t"
+    code, out, err = await peer_cli(
+        tmp_path,
+        "mcp",
+        "add",
+        "wiki",
+        "--url",
+        "https://1.1.1.1/mcp",
+        "--oauth-client-id",
+        "crewhost-wiki",
+        "--oauth-client-secret-stdin",
+        stdin=f"{secret}\n".encode(),
+    )
+    expected = "added wiki (http); values set: none; OAuth client crewhost-wiki (secret set)\n"
+    assert (code, out) == (0, expected), err
+    # The secret is cleared with an empty line, then the client with an empty id.
+    code, out, err = await peer_cli(
+        tmp_path, "mcp", "update", "wiki", "--oauth-client-secret-stdin", stdin=b"\n"
+    )
+    assert (code, out) == (0, "updated wiki; OAuth client crewhost-wiki (no secret)\n"), err
+    code, out, err = await peer_cli(tmp_path, "mcp", "update", "wiki", "--oauth-client-id", "")
+    assert (code, out) == (0, "updated wiki\n"), err
+    for text in (out, err):
+        assert secret not in text

@@ -20,6 +20,7 @@ import {
   updateBody,
   type McpServerView,
 } from '../src/host/mcp-servers';
+import { ERROR_MESSAGES } from '../src/errors/messages';
 import { cancelMcpSignIn, signInEnd, startMcpSignIn } from '../src/host/mcp-sign-in';
 import type { TeamApiEvent } from '../src/host/protocol';
 import { button, mountPoint, show, submit, typeInto } from './host-fakes';
@@ -35,8 +36,10 @@ const SERVER: McpServerView = {
   headers: {},
   callTimeout: 60,
   enabled: true,
-  status: { status: 'idle', reason: null, tools: 0, problems: [] },
+  status: { status: 'idle', reason: null, tools: 0, problems: [], code: null },
   agents: [{ agentId: 'agent-1', unaskedTools: ['list_notes'] }],
+  oauthClientId: null,
+  oauthClientSecret: null,
   createdAt: 1_800_000_000,
   updatedAt: 1_800_000_000,
 };
@@ -46,7 +49,7 @@ const TOOLS = {
     { name: 'add_note', fullName: 'mcp__notes__add_note', description: 'Keep a note.', hints: [] },
     { name: 'list_notes', fullName: 'mcp__notes__list_notes', description: 'Every note.', hints: ['read-only'] },
   ],
-  status: { status: 'connected', reason: null, tools: 2, problems: ['tree: its input schema refers to itself ($ref cycle)'] },
+  status: { status: 'connected', reason: null, tools: 2, problems: ['tree: its input schema refers to itself ($ref cycle)'], code: null },
 };
 const AGENTS = [
   { id: 'agent-1', name: 'Scribe' },
@@ -94,22 +97,47 @@ describe('the server form', () => {
     expect(updateBody(SERVER, { ...opened, transport: 'http', url: 'https://x.example/mcp', secrets: { mode: 'replace', rows: [] } })).toEqual({ kind: 'send', body: { id: SERVER.id, transport: 'http', url: 'https://x.example/mcp', headers: {} } });
     expect(updateBody(HTTP_SERVER, { ...startEdit(HTTP_SERVER), name: 'tracker-2' })).toEqual({ kind: 'send', body: { id: HTTP_SERVER.id, name: 'tracker-2' } });
   });
+
+  it('enters an OAuth client for an HTTP server, its secret written and never read back', () => {
+    const form = { ...NEW_SERVER, name: 'wiki', transport: 'http' as const, url: 'https://wiki.example/mcp', clientId: ' crewhost ', clientSecret: 's3cret' };
+    expect(addBody(form)).toEqual({ kind: 'send', body: { name: 'wiki', transport: 'http', callTimeout: 60, url: 'https://wiki.example/mcp', headers: {}, oauthClientId: 'crewhost', oauthClientSecret: 's3cret' } });
+    expect(addBody({ ...form, clientId: '' })).toEqual({ kind: 'refused', reason: 'Write the client ID the secret goes with.' });
+    expect(addBody({ ...form, clientId: 'a b' })).toMatchObject({ kind: 'refused' });
+
+    const saved: McpServerView = { ...HTTP_SERVER, oauthClientId: 'crewhost', oauthClientSecret: 'set' };
+    const opened = startEdit(saved);
+    expect([opened.clientId, opened.clientSecret, opened.clientSecretSet]).toEqual(['crewhost', '', true]);
+    // Kept as it is: nothing to send.
+    expect(updateBody(saved, opened)).toEqual({ kind: 'nothing' });
+    expect(updateBody(saved, { ...opened, clientSecret: 'new' })).toEqual({ kind: 'send', body: { id: saved.id, oauthClientSecret: 'new' } });
+    expect(updateBody(saved, { ...opened, clientSecretSet: false })).toEqual({ kind: 'send', body: { id: saved.id, oauthClientSecret: '' } });
+    // An emptied id clears the client (and its secret with it).
+    expect(updateBody(saved, { ...opened, clientId: '' })).toEqual({ kind: 'send', body: { id: saved.id, oauthClientId: '' } });
+  });
+
+  it('shows the client fields for an HTTP server and its secret only as set', async () => {
+    const saved: McpServerView = { ...HTTP_SERVER, oauthClientId: 'crewhost', oauthClientSecret: 'set' };
+    const { connection } = liveConnection({ 'mcp-servers-v1/list': { servers: [saved] } });
+    await show(<McpServersAdmin connection={connection} role="admin" agents={AGENTS} signInServed showTab={() => null} />, mount.element);
+    expect(row('tracker').textContent).toContain('OAuth client crewhost (secret set)');
+  });
 });
 
 describe('statuses and outcomes in words', () => {
   it('says each status, and Off for a disabled server', () => {
-    const at = (status: McpServerView['status']['status'], reason: string | null = null) => ({ status, reason, tools: 3, problems: [] });
+    const at = (status: McpServerView['status']['status'], reason: string | null = null, code: string | null = null) => ({ status, reason, tools: 3, problems: [], code });
     expect(statusText(true, at('connected')).text).toBe('Connected · 3 tools');
     expect(statusText(true, at('starting')).text).toBe('Starting…');
     expect(statusText(true, at('error', 'the process ended (exit code 3)')).text).toBe('Error: the process ended (exit code 3)');
     expect(statusText(true, at('signIn')).text).toBe('Needs sign-in');
+    expect(statusText(true, at('signIn', 'its answer came from another issuer', 'mcpSignInIssuerMismatch')).text).toBe(`Needs sign-in: ${ERROR_MESSAGES.get('mcpSignInIssuerMismatch')}`);
     expect(statusText(true, at('idle')).key).toBe('idle');
     expect(statusText(false, at('connected'))).toEqual({ text: 'Off', tone: 'muted', key: 'disabled' });
   });
 
   it('words a test', () => {
     expect(testOutcome(TOOLS as never)).toEqual({ text: 'Connected: 2 tools offered; 1 not offered (see below).', ok: true });
-    expect(testOutcome({ tools: [], status: { status: 'error', reason: 'it did not answer initialize in 20 s', tools: 0, problems: [] } })).toEqual({ text: 'Could not connect: it did not answer initialize in 20 s.', ok: false });
+    expect(testOutcome({ tools: [], status: { status: 'error', reason: 'it did not answer initialize in 20 s', tools: 0, problems: [], code: null } })).toEqual({ text: 'Could not connect: it did not answer initialize in 20 s.', ok: false });
   });
 
   it('switches an agent and its tools, keeping the others', () => {
@@ -162,7 +190,7 @@ describe('McpServersAdmin', () => {
     expect(row('tracker').textContent).toContain('Headers: Authorization set');
     const mark = () => row('notes').querySelector('[data-status]')!;
     expect(mark().getAttribute('data-status')).toBe('idle');
-    await emit({ event: 'mcp-server-status', data: { serverId: SERVER.id, status: 'error', reason: 'the process ended (exit code 3); starting again in 2 s', tools: 0, problems: [] } });
+    await emit({ event: 'mcp-server-status', data: { serverId: SERVER.id, status: 'error', reason: 'the process ended (exit code 3); starting again in 2 s', tools: 0, problems: [], code: null } });
     expect(mark().textContent).toBe('Error: the process ended (exit code 3); starting again in 2 s');
     await emit({ event: 'mcp-server-status', data: { serverId: SERVER.id, status: 'connected', reason: null, tools: 2, problems: [] } });
     expect(mark().textContent).toBe('Connected · 2 tools');
@@ -234,7 +262,7 @@ describe('McpServersAdmin', () => {
 });
 
 describe('signing in to a server', () => {
-  const waiting: McpServerView = { ...HTTP_SERVER, status: { status: 'signIn', reason: null, tools: 0, problems: [] } };
+  const waiting: McpServerView = { ...HTTP_SERVER, status: { status: 'signIn', reason: null, tools: 0, problems: [], code: null } };
 
   it('calls the host and reads its events', async () => {
     const { connection, calls } = liveConnection({ 'mcp-sign-in-v1/start': { signInId: 's1', tabId: 't1' } });
@@ -251,6 +279,11 @@ describe('signing in to a server', () => {
     expect(signInEnd(status({ status: 'error', reason: 'the server refused the code' }), waiting.id)).toEqual({ kind: 'failed', reason: 'the server refused the code' });
     expect(signInEnd(status({ status: 'signIn', reason: 'the sign-in was cancelled' }), waiting.id)).toEqual({ kind: 'failed', reason: 'the sign-in was cancelled' });
     expect(signInEnd(status({ status: 'signIn' }), waiting.id)).toBeNull();
+    // A cause with a code reads as its sentence.
+    expect(signInEnd(status({ status: 'signIn', reason: 'its answer came from another issuer', code: 'mcpSignInIssuerMismatch' }), waiting.id)).toEqual({
+      kind: 'failed',
+      reason: ERROR_MESSAGES.get('mcpSignInIssuerMismatch'),
+    });
     expect(signInEnd(status({ status: 'starting' }), waiting.id)).toBeNull();
     expect(signInEnd(status({ status: 'connected' }), 'another')).toBeNull();
     expect(signInEnd({ event: 'mcp-servers-changed', data: {} }, waiting.id)).toBeNull();
@@ -276,7 +309,7 @@ describe('signing in to a server', () => {
     await show(<McpServersAdmin connection={connection} role="admin" agents={AGENTS} signInServed showTab={(tabId) => <div data-live-view={tabId} />} />, mount.element);
     await act(async () => button(row('tracker'), 'Sign in').click());
     await act(async () => {});
-    await emit({ event: 'mcp-server-status', data: { serverId: waiting.id, status: 'signIn', reason: 'the authorization server refused the code', tools: 0, problems: [] } });
+    await emit({ event: 'mcp-server-status', data: { serverId: waiting.id, status: 'signIn', reason: 'the authorization server refused the code', tools: 0, problems: [], code: null } });
     expect(row('tracker').textContent).toContain('The sign-in did not work: the authorization server refused the code');
     await act(async () => button(row('tracker'), 'Sign in again').click());
     await act(async () => {});

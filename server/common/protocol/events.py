@@ -475,6 +475,11 @@ class McpServerStatusChanged(HostEvent):
     problems: list[str] = Field(
         default_factory=list, description="tools not offered, each with the reason"
     )
+    code: str | None = Field(
+        None,
+        description="the stable name of why, where it has one (mcpSignInIssuerMismatch, "
+        "mcpSignInServerChanged)",
+    )
 
 
 class SkillsChanged(HostEvent):

@@ -19,9 +19,9 @@ import json
 import logging
 import re
 import uuid
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from sqlalchemy.ext.asyncio import AsyncConnection
 from yarl import URL
@@ -32,7 +32,7 @@ from server.common.errors import Conflict, InvalidArgument, NotFound
 from server.common.protocol.events import McpServersChanged
 from server.common.public_addresses import NameNotResolved, NonPublicAddress, SavedAddressRefused
 from server.db.engine import Database
-from server.db.tables import MCP_SERVER_OAUTH, MCP_SERVER_SECRETS
+from server.db.tables import MCP_SERVER_CLIENT_SECRET, MCP_SERVER_OAUTH, MCP_SERVER_SECRETS
 from server.host.agents.mcp.connections import (
     SIGN_IN_REASON,
     Announce,
@@ -42,9 +42,16 @@ from server.host.agents.mcp.connections import (
     SignInNeeded,
 )
 from server.host.agents.mcp.http_transport import judge_url
-from server.host.agents.mcp.oauth import BearerSource, Grant, OAuthClient, OAuthFailed
+from server.host.agents.mcp.oauth import (
+    BearerSource,
+    Grant,
+    HandClient,
+    OAuthClient,
+    OAuthFailed,
+)
 from server.host.agents.mcp.stdio_transport import StdioCommand
 from server.host.agents.mcp.turn_tools import McpTurnTools, OfferedTool
+from server.host.signals import Signals
 from server.host.storage.agents import AgentRepository
 from server.host.storage.mcp_servers import McpAgentLink, McpServerRepository, McpServerRow
 
@@ -72,6 +79,21 @@ class McpAddressRefused(SavedAddressRefused):
         super().__init__("this MCP server", refused, field="url")
 
 
+@dataclass(frozen=True)
+class McpServerChanged:
+    """A server went, or what its sign-in was made for changed (its address or its OAuth
+    client): a sign-in under way for it ends, its tokens never sealed."""
+
+    team_id: str
+    server_id: str
+    deleted: bool
+
+
+# What an OAuth sign-in was made for: tokens are sealed only while these columns hold.
+SIGN_IN_SUBJECT = ("transport", "url", "oauth_client_id", "oauth_client_secret")
+_CLIENT_ID = re.compile(r"^[\x21-\x7e]{1,255}$")
+
+
 @dataclass(frozen=True, slots=True)
 class AgentAccess:
     agent_id: str
@@ -92,9 +114,21 @@ class McpServerView:
     call_timeout: float
     enabled: bool
     state: ServerState
+    # An OAuth client entered by hand: its id, and whether its secret is set.
+    oauth_client_id: str | None
+    oauth_client_secret_set: bool
     agents: tuple[AgentAccess, ...]
     created_at: float
     updated_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class ClientEdit:
+    """A change to a server's hand-entered OAuth client: ``None`` keeps a part, ``""``
+    clears it (a cleared id clears the secret too)."""
+
+    client_id: str | None = None
+    client_secret: str | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,8 +152,10 @@ class McpServerService:
         connections: McpConnections,
         announce: Announce,
         data_dir: Path,
+        signals: Signals,
     ) -> None:
         self._db = db
+        self._signals = signals
         self._clock = clock
         self._box = box
         self._connections = connections
@@ -159,12 +195,14 @@ class McpServerService:
         secrets: dict[str, str],
         call_timeout: float = DEFAULT_CALL_TIMEOUT,
         enabled: bool = True,
+        client: ClientEdit | None = None,
     ) -> McpServerView:
         name = _check_name(name)
         spec = await self._check_spec(spec)
         _check_secrets(spec.transport, secrets)
         server_id = uuid.uuid4().hex
         now = self._clock.now()
+        client_values = self._client_values(team_id, server_id, spec.transport, client, None)
         row = McpServerRow(
             id=server_id,
             team_id=team_id,
@@ -180,6 +218,8 @@ class McpServerService:
             created_by=account_id,
             created_at=now,
             updated_at=now,
+            oauth_client_id=client_values.get("oauth_client_id"),
+            oauth_client_secret=client_values.get("oauth_client_secret"),
         )
         async with self._db.write() as conn:
             if len(await self._repo.list_servers(conn, team_id)) >= MAX_SERVERS:
@@ -202,9 +242,11 @@ class McpServerService:
         secrets: dict[str, str] | None = None,
         call_timeout: float | None = None,
         enabled: bool | None = None,
+        client: ClientEdit | None = None,
     ) -> McpServerView:
         """Change what is given; the rest stays (``secrets`` absent keeps the sealed ones,
-        an empty object clears them). The server's session ends."""
+        an empty object clears them). The server's session ends; a new address or OAuth
+        client drops its sign-in (and ends one under way)."""
         values: dict[str, object] = {}
         async with self._db.read() as conn:
             row = await self._get(conn, team_id, server_id)
@@ -215,7 +257,7 @@ class McpServerService:
             values.update(
                 transport=spec.transport, command=spec.command, args=spec.args, url=spec.url
             )
-            if spec.url != row.url:
+            if spec.url != row.url or spec.transport != row.transport:
                 values["oauth"] = None  # a sign-in belongs to the address it was made for
         transport = spec.transport if spec is not None else row.transport
         if secrets is not None:
@@ -225,6 +267,17 @@ class McpServerService:
         elif spec is not None and spec.transport != row.transport:
             # Environment values are not headers: a change of transport clears them.
             values["secret_names"], values["secrets"] = (), None
+        if transport == "stdio" and row.oauth_client_id is not None:
+            client = ClientEdit("", "")  # only an HTTP server signs in
+        client_values = {
+            column: value
+            for column, value in self._client_values(
+                team_id, server_id, transport, client, row
+            ).items()
+            if getattr(row, column) != value
+        }
+        if client_values:
+            values.update(client_values, oauth=None)  # a sign-in belongs to its client
         if call_timeout is not None:
             values["call_timeout"] = call_timeout
         if enabled is not None:
@@ -238,6 +291,9 @@ class McpServerService:
             row = await self._get(conn, team_id, server_id)
             links = await self._repo.list_links(conn, team_id, server_id)
         await self._connections.forget(team_id, server_id)
+        if "oauth" in values:
+            # Awaited: the answer comes once a sign-in made for the old address has ended.
+            await self._signals.deliver(McpServerChanged(team_id, server_id, deleted=False))
         self._changed(team_id)
         return self._view(row, links)
 
@@ -247,6 +303,7 @@ class McpServerService:
             await self._repo.remove_server(conn, team_id, server_id)
         await self._connections.forget(team_id, server_id)
         log.info("mcp server deleted", extra={"team_id": team_id, "server_id": server_id})
+        await self._signals.deliver(McpServerChanged(team_id, server_id, deleted=True))
         self._changed(team_id)
 
     async def test_server(self, team_id: str, server_id: str) -> ServerState:
@@ -315,6 +372,19 @@ class McpServerService:
             )
         return row
 
+    def client_of(self, row: McpServerRow) -> HandClient | None:
+        """The OAuth client an admin entered for the server, if any (its secret opened)."""
+        if row.oauth_client_id is None:
+            return None
+        secret = None
+        if row.oauth_client_secret is not None:
+            binding = MCP_SERVER_CLIENT_SECRET.binding(row.team_id, row.id)
+            try:
+                secret = self._box.decrypt(row.oauth_client_secret, binding).decode("utf-8")
+            except SecretUnreadable:
+                log.warning("mcp server client secret unreadable", extra={"server_id": row.id})
+        return HandClient(row.oauth_client_id, secret)
+
     def grant_of(self, row: McpServerRow) -> Grant | None:
         """The server's sealed sign-in (its client and tokens), if it has one."""
         if row.oauth is None:
@@ -335,6 +405,17 @@ class McpServerService:
         async with self._db.write() as conn:
             await self._get(conn, team_id, server_id)
             await self._repo.update_server(conn, team_id, server_id, oauth=sealed)
+
+    async def save_sign_in(self, made_for: McpServerRow, grant: Grant) -> bool:
+        """Seal a finished sign-in's grant, only while the server still is what the sign-in
+        was made for (not deleted, the same address and client); whether it was sealed."""
+        team_id, server_id = made_for.team_id, made_for.id
+        sealed = self._box.encrypt(grant.to_json(), MCP_SERVER_OAUTH.binding(team_id, server_id))
+        unchanged = {name: getattr(made_for, name) for name in SIGN_IN_SUBJECT}
+        async with self._db.write() as conn:
+            return await self._repo.update_server_if(
+                conn, team_id, server_id, unchanged, oauth=sealed
+            )
 
     async def signed_in(self, team_id: str, server_id: str) -> ServerState:
         """A sign-in ended with tokens: the server's session starts again with them."""
@@ -393,6 +474,50 @@ class McpServerService:
             headers=secrets,
             bearer=bearer,
         )
+
+    def _client_values(
+        self,
+        team_id: str,
+        server_id: str,
+        transport: str,
+        client: ClientEdit | None,
+        row: McpServerRow | None,
+    ) -> dict[str, Any]:
+        """The client columns ``client`` changes (none when it changes nothing)."""
+        if client is None or (client.client_id is None and client.client_secret is None):
+            return {}
+        if transport != "http" and (client.client_id or client.client_secret):
+            raise InvalidArgument(
+                "Only an HTTP MCP server signs in with an OAuth client", field="oauthClientId"
+            )
+        values: dict[str, Any] = {}
+        client_id = row.oauth_client_id if row is not None else None
+        if client.client_id is not None:
+            client_id = client.client_id.strip() or None
+            if client_id is not None and not _CLIENT_ID.match(client_id):
+                raise InvalidArgument(
+                    "An OAuth client id is 1 to 255 visible characters, without spaces",
+                    field="oauthClientId",
+                )
+            values["oauth_client_id"] = client_id
+            if client_id is None:
+                values["oauth_client_secret"] = None
+        if client.client_secret is not None and client_id is not None:
+            secret = client.client_secret
+            if len(secret) > MAX_SECRET_CHARS or any(c in secret for c in "\x00\r\n"):
+                raise InvalidArgument(
+                    "The OAuth client secret is too long or has a NUL or line break",
+                    field="oauthClientSecret",
+                )
+            binding = MCP_SERVER_CLIENT_SECRET.binding(team_id, server_id)
+            values["oauth_client_secret"] = (
+                self._box.encrypt(secret.encode("utf-8"), binding) if secret else None
+            )
+        elif client.client_secret and client_id is None:
+            raise InvalidArgument(
+                "An OAuth client secret goes with its client id", field="oauthClientId"
+            )
+        return values
 
     def _seal(self, team_id: str, server_id: str, secrets: dict[str, str]) -> bytes | None:
         if not secrets:
@@ -461,6 +586,8 @@ class McpServerService:
             call_timeout=row.call_timeout,
             enabled=row.enabled,
             state=self._connections.state(row.team_id, row.id),
+            oauth_client_id=row.oauth_client_id,
+            oauth_client_secret_set=row.oauth_client_secret is not None,
             agents=tuple(AgentAccess(link.agent_id, link.unasked_tools) for link in links),
             created_at=row.created_at,
             updated_at=row.updated_at,

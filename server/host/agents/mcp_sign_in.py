@@ -6,10 +6,12 @@ browser context with no team profile's cookies, under the host's address guard) 
 the admin who started it sees and watches through live view. The redirect is a loopback
 address (RFC 8252) that the host reads in the tab: a navigation to it is answered by the
 host itself, and a redirect hop to it is read as it starts (nothing listens there). The
-state is checked, the tab closed, and the code exchanged (with the verifier) for tokens,
-sealed on the server's row. One sign-in per server at a time; it expires after
-``expire_seconds``; ``cancel`` ends it. The outcome is the server's ``mcp-server-status``:
-``connected``, or ``signIn``/``error`` with the reason.
+state and issuer (RFC 9207) are checked, the tab closed, and the code exchanged (with the
+verifier) for tokens, sealed on the server's row only while the server is still the one
+the sign-in was made for. One sign-in per server at a time; it expires after
+``expire_seconds``; ``cancel`` ends it, and so does deleting the server or changing its
+address (``server_changed``). The outcome is the server's ``mcp-server-status``:
+``connected``, or ``signIn``/``error`` with the reason (and a code where it has one).
 """
 
 from __future__ import annotations
@@ -20,24 +22,33 @@ import logging
 import re
 import uuid
 from dataclasses import dataclass, field
-from urllib.parse import parse_qs, urlsplit
 
 from playwright.async_api import Page, Request, Route
 
 from server.common.errors import Conflict, NotFound, Unavailable
 from server.common.public_addresses import NameNotResolved, NonPublicAddress
 from server.host.agents.mcp.http_transport import judge_url
-from server.host.agents.mcp.oauth import REDIRECT_URI, Authorization, Grant, OAuthFailed
-from server.host.agents.mcp_servers import McpServerService
+from server.host.agents.mcp.oauth import (
+    REDIRECT_URI,
+    Authorization,
+    ClientNeeded,
+    Grant,
+    OAuthFailed,
+)
+from server.host.agents.mcp_servers import McpServerChanged, McpServerService
 from server.host.browser.callers import Caller
 from server.host.browser.partitions import Partition
 from server.host.browser.runtime import BrowserRuntime
+from server.host.storage.mcp_servers import McpServerRow
 
 log = logging.getLogger(__name__)
 
 EXPIRE_SECONDS = 600.0
 _CALLBACK = re.compile(re.escape(REDIRECT_URI) + r"(?:[?#].*)?$")
 _DONE_PAGE = "<!doctype html><title>Signed in</title><p>Crewhost read the answer; this tab closes."
+CHANGED_REASON = (
+    "the server's address or OAuth client changed during the sign-in: sign in to it again"
+)
 
 
 @dataclass(eq=False)
@@ -46,6 +57,8 @@ class _Pending:
     team_id: str
     server_id: str
     account_id: str
+    # The server as it was when the sign-in started: its tokens are sealed only for it.
+    made_for: McpServerRow
     grant: Grant
     authorization: Authorization
     tab_id: str = ""
@@ -97,14 +110,16 @@ class McpSignIns:
                 raise Conflict(
                     "This MCP server does not ask for a sign-in", code="mcpSignInNotNeeded"
                 )
-            grant = await oauth.discover(row.url, challenge)
+            grant = await oauth.discover(row.url, challenge, self._servers.client_of(row))
             authorization = oauth.authorization(grant)
             await self._judge(authorization.url)
+        except ClientNeeded as exc:
+            raise Conflict(f"The sign-in could not start: {exc}", code=exc.code) from None
         except OAuthFailed as exc:
-            raise Unavailable(
-                f"The sign-in could not start: {exc}", code="mcpSignInFailed"
-            ) from None
-        pending = _Pending(uuid.uuid4().hex, team_id, server_id, account_id, grant, authorization)
+            raise Unavailable(f"The sign-in could not start: {exc}", code=exc.code) from None
+        pending = _Pending(
+            uuid.uuid4().hex, team_id, server_id, account_id, row, grant, authorization
+        )
         self._running[(team_id, server_id)] = pending
         try:
             pending.tab_id = await self._open_tab(pending)
@@ -119,6 +134,21 @@ class McpSignIns:
         """End a running sign-in of the team: its tab closes, the server still needs one."""
         pending = self._find(team_id, sign_in_id)
         await self._end(pending, "the sign-in was cancelled")
+
+    async def server_changed(self, changed: McpServerChanged) -> None:
+        """The server went, or its address changed: its sign-in under way ends (the tab
+        closes, and no token is sealed)."""
+        pending = self._running.get((changed.team_id, changed.server_id))
+        if pending is None:
+            return
+        if changed.deleted:
+            await self._end(pending, None)
+            log.info(
+                "mcp sign-in ended: its server was deleted",
+                extra={"team_id": changed.team_id, "server_id": changed.server_id},
+            )
+        else:
+            await self._end(pending, CHANGED_REASON, code="mcpSignInServerChanged")
 
     async def close(self) -> None:
         """The host stops: every sign-in ends."""
@@ -189,13 +219,16 @@ class McpSignIns:
         try:
             grant = await self._finish(pending, url)
         except OAuthFailed as exc:
-            await self._end(pending, f"the sign-in failed: {exc}")
+            await self._end(pending, f"the sign-in failed: {exc}", code=exc.code)
             return
         await self._end(pending, None)
-        try:
-            await self._servers.save_grant(pending.team_id, pending.server_id, grant)
-        except NotFound:
-            return  # the server was deleted meanwhile
+        if not await self._servers.save_sign_in(pending.made_for, grant):
+            # Deleted or changed meanwhile (``server_changed`` said so): nothing is kept.
+            log.info(
+                "mcp sign-in dropped: its server changed",
+                extra={"team_id": pending.team_id, "server_id": pending.server_id},
+            )
+            return
         log.info(
             "mcp sign-in finished",
             extra={"team_id": pending.team_id, "server_id": pending.server_id},
@@ -203,19 +236,11 @@ class McpSignIns:
         await self._servers.signed_in(pending.team_id, pending.server_id)
 
     async def _finish(self, pending: _Pending, url: str) -> Grant:
-        query = {k: v[0] for k, v in parse_qs(urlsplit(url).query).items() if v}
-        if query.get("state") != pending.authorization.state:
-            raise OAuthFailed("its answer did not carry this sign-in's state, so it was refused")
-        if "error" in query:
-            raise OAuthFailed(f"the authorization server answered {query['error'][:100]}")
-        code = query.get("code")
-        if not code:
-            raise OAuthFailed("the authorization server gave no code")
-        return await self._servers.oauth.exchange(
-            pending.grant, code, pending.authorization.verifier
-        )
+        oauth = self._servers.oauth
+        code = oauth.answered_code(pending.grant, url, pending.authorization.state)
+        return await oauth.exchange(pending.grant, code, pending.authorization.verifier)
 
-    async def _end(self, pending: _Pending, reason: str | None) -> None:
+    async def _end(self, pending: _Pending, reason: str | None, code: str | None = None) -> None:
         """Drop the sign-in and close its tab; ``reason``: why the server still needs one."""
         key = (pending.team_id, pending.server_id)
         if self._running.get(key) is pending:
@@ -232,7 +257,9 @@ class McpSignIns:
                 "mcp sign-in ended",
                 extra={"team_id": pending.team_id, "server_id": pending.server_id},
             )
-            self._servers.connections.sign_in_needed(pending.team_id, pending.server_id, reason)
+            self._servers.connections.sign_in_needed(
+                pending.team_id, pending.server_id, reason, code
+            )
 
     def _find(self, team_id: str, sign_in_id: str) -> _Pending:
         for pending in self._running.values():

@@ -2,8 +2,8 @@
 have them.
 
 Owners and admins add, change, delete, test and give servers to agents; members may list
-them. Environment values and headers are written, never read back: a server answers
-their names only.
+them. Environment values, headers and an OAuth client's secret are written, never read
+back: a server answers their names only (the secret as ``set``).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from server.host.agents.mcp.connections import ServerState
 from server.host.agents.mcp_servers import (
     MAX_ARGS,
     MAX_SECRETS,
+    ClientEdit,
     McpServerView,
     ServerSpec,
 )
@@ -37,6 +38,7 @@ SecretValue = Annotated[str, StringConstraints(max_length=8192)]
 Secrets = Annotated[dict[SecretName, SecretValue], Field(max_length=MAX_SECRETS)]
 ToolName = Annotated[str, StringConstraints(min_length=1, max_length=128)]
 Timeout = Annotated[float, Field(ge=1, le=3600)]
+ClientId = Annotated[str, StringConstraints(max_length=255)]
 
 
 class AgentAccessView(WireModel):
@@ -49,6 +51,7 @@ class ServerStatusView(WireModel):
     reason: str | None = Field(description="why, in words, when the status is error")
     tools: int = Field(description="how many of its tools agents are offered")
     problems: list[str] = Field(description="tools not offered, each with the reason")
+    code: str | None = Field(description="the stable name of why, where it has one")
 
 
 class ServerView(WireModel):
@@ -60,6 +63,12 @@ class ServerView(WireModel):
     url: str | None
     env: dict[str, str] = Field(description="its environment variables' names, each 'set'")
     headers: dict[str, str] = Field(description="its headers' names, each 'set'")
+    oauth_client_id: str | None = Field(
+        description="http: the OAuth client an admin entered (for a server that registers none)"
+    )
+    oauth_client_secret: Literal["set"] | None = Field(
+        description="'set' when that client has a secret; never the secret"
+    )
     call_timeout: float
     enabled: bool
     status: ServerStatusView
@@ -96,6 +105,12 @@ class AddServer(InboundModel):
     url: Url | None = None
     env: Secrets = Field(default_factory=dict, description="stdio: environment values")
     headers: Secrets = Field(default_factory=dict, description="http: headers")
+    oauth_client_id: ClientId | None = Field(
+        None, description="http: an OAuth client registered by hand, for a sign-in"
+    )
+    oauth_client_secret: SecretValue | None = Field(
+        None, description="http: that client's secret, if it has one (sealed)"
+    )
     call_timeout: Timeout = 60.0
     enabled: bool = True
 
@@ -111,6 +126,12 @@ class UpdateServer(InboundModel):
     url: Url | None = None
     env: Secrets | None = Field(None, description="absent keeps the sealed ones")
     headers: Secrets | None = Field(None, description="absent keeps the sealed ones")
+    oauth_client_id: ClientId | None = Field(
+        None, description="absent keeps it; empty clears it and its secret"
+    )
+    oauth_client_secret: SecretValue | None = Field(
+        None, description="absent keeps the sealed one; empty clears it"
+    )
     call_timeout: Timeout | None = None
     enabled: bool | None = None
 
@@ -134,6 +155,7 @@ def _status(state: ServerState) -> ServerStatusView:
         reason=state.reason,
         tools=len(state.tools),
         problems=list(state.problems),
+        code=state.code,
     )
 
 
@@ -148,6 +170,8 @@ def _view(view: McpServerView) -> ServerView:
         url=view.url,
         env=names if view.transport == "stdio" else {},
         headers=names if view.transport == "http" else {},
+        oauth_client_id=view.oauth_client_id,
+        oauth_client_secret="set" if view.oauth_client_secret_set else None,
         call_timeout=view.call_timeout,
         enabled=view.enabled,
         status=_status(view.state),
@@ -173,7 +197,7 @@ async def list_servers(call: HostCall, _args: NoArgs) -> ServerList:
 
 @routes.route("mcp-servers-v1/add", args=AddServer, least_role=Role.ADMIN)
 async def add_server(call: HostCall, args: AddServer) -> ServerView:
-    """Add a server (stdio: command, args, env; http: url, headers)."""
+    """Add a server (stdio: command, args, env; http: url, headers, an OAuth client)."""
     view = await call.host.mcp_servers.add_server(
         call.peer.team_id,
         call.peer.account_id,
@@ -182,6 +206,7 @@ async def add_server(call: HostCall, args: AddServer) -> ServerView:
         secrets=dict(args.env if args.transport == "stdio" else args.headers),
         call_timeout=args.call_timeout,
         enabled=args.enabled,
+        client=ClientEdit(args.oauth_client_id, args.oauth_client_secret),
     )
     return _view(view)
 
@@ -201,6 +226,7 @@ async def update_server(call: HostCall, args: UpdateServer) -> ServerView:
         secrets=None if secrets is None else dict(secrets),
         call_timeout=args.call_timeout,
         enabled=args.enabled,
+        client=ClientEdit(args.oauth_client_id, args.oauth_client_secret),
     )
     return _view(view)
 

@@ -18,7 +18,8 @@ links = mcp_server_agents
 @dataclass(frozen=True, slots=True)
 class McpServerRow:
     """One server. ``secrets`` is secret-box output (environment values or headers),
-    ``oauth`` too (a sign-in's client and tokens)."""
+    ``oauth`` too (a sign-in's client and tokens), and ``oauth_client_secret`` (the secret
+    of a client an admin entered)."""
 
     id: str
     team_id: str
@@ -36,6 +37,9 @@ class McpServerRow:
     updated_at: float
     # An OAuth sign-in's registration and tokens, secret-box output.
     oauth: bytes | None = field(default=None, repr=False)
+    # An OAuth client an admin entered: its id, and its secret (secret-box output).
+    oauth_client_id: str | None = None
+    oauth_client_secret: bytes | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +112,24 @@ class McpServerRepository:
             .where(servers.c.team_id == team_id, servers.c.id == server_id)
             .values(**values)
         )
+
+    async def update_server_if(
+        self,
+        conn: AsyncConnection,
+        team_id: str,
+        server_id: str,
+        unchanged: dict[str, Any],
+        **values: Any,
+    ) -> bool:
+        """Set the named columns of one server only while the ``unchanged`` columns still
+        hold those values (in one statement); whether it did."""
+        held = [servers.c[name].is_not_distinct_from(value) for name, value in unchanged.items()]
+        result = await conn.execute(
+            servers.update()
+            .where(servers.c.team_id == team_id, servers.c.id == server_id, *held)
+            .values(**values)
+        )
+        return bool(result.rowcount)
 
     async def remove_server(self, conn: AsyncConnection, team_id: str, server_id: str) -> None:
         """Remove a server and every agent's link to it."""

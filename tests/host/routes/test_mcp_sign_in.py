@@ -5,6 +5,7 @@ server asking for a sign-in again, with the reason."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import logging
@@ -255,3 +256,146 @@ async def other_team(server: RunningHub, tmp_path: Path) -> AsyncIterator[HostCo
     finally:
         await connection.close()
         await member.hub.close()
+
+
+@pytest.mark.sqlite_only
+async def test_an_answer_naming_another_issuer_or_none_when_promised_is_refused(
+    server: RunningHub, team: Team, oauth: FakeAuthorizationServer, notes_url: str
+) -> None:
+    # The authorization server says its answers carry iss (RFC 9207).
+    oauth.iss_supported = True
+    added = await add_guarded(team, notes_url)
+
+    async def sign_in() -> dict[str, Any]:
+        started = await team.admin.call("mcp-sign-in-v1/start", {"serverId": added["id"]})
+        await finish_in_tab(server, team, started["tabId"])
+        return await until(team.admin, "mcp-server-status", serverId=added["id"])
+
+    # A mix-up: the answer names another issuer.
+    oauth.answer_iss = "https://other-issuer.example"
+    status = await sign_in()
+    assert status["status"] == "signIn"
+    assert status["code"] == "mcpSignInIssuerMismatch"
+    assert "https://other-issuer.example" in status["reason"]
+    # No iss although the metadata promised it.
+    oauth.answer_iss, oauth.omit_iss = None, True
+    status = await sign_in()
+    assert (status["status"], status["code"]) == ("signIn", "mcpSignInIssuerMismatch")
+    assert "did not name its issuer" in status["reason"]
+    # Neither code was exchanged, and the status says so on a read too.
+    assert oauth.grants == []
+    listed = await team.admin.call("mcp-servers-v1/list")
+    assert listed["servers"][0]["status"]["code"] == "mcpSignInIssuerMismatch"
+
+    # The answer naming its own issuer signs in.
+    oauth.omit_iss = False
+    status = await sign_in()
+    while status["status"] != "connected":
+        status = await until(team.admin, "mcp-server-status", serverId=added["id"])
+    assert status["code"] is None
+    assert oauth.grants == ["authorization_code"]
+
+
+async def test_a_server_changed_or_deleted_during_its_sign_in_ends_it_without_tokens(
+    server: RunningHub, team: Team, oauth: FakeAuthorizationServer, notes_url: str
+) -> None:
+    engine = await server.builtin.services.browser.engine()
+    added = await add_guarded(team, notes_url)
+    # A rename changes nothing the sign-in was made for: it goes on.
+    started = await team.admin.call("mcp-sign-in-v1/start", {"serverId": added["id"]})
+    await team.admin.call("mcp-servers-v1/update", {"id": added["id"], "name": "wiki"})
+    assert started["tabId"] in {tab.id for tab in engine.list_tabs(team.team_id)}
+
+    # A new address ends it at once: its tab closes, the status says why.
+    moved = {"id": added["id"], "transport": "http", "url": notes_url + "?moved=1"}
+    await team.admin.call("mcp-servers-v1/update", moved)
+    status = await until(team.admin, "mcp-server-status", serverId=added["id"], status="signIn")
+    assert status["code"] == "mcpSignInServerChanged"
+    assert "address or OAuth client changed" in status["reason"]
+    assert started["tabId"] not in {tab.id for tab in engine.list_tabs(team.team_id)}
+    cancel = {"signInId": started["signInId"]}
+    assert await refused(team.admin, "mcp-sign-in-v1/cancel", cancel) == "mcpSignInExpired"
+    assert oauth.grants == []
+
+    # Deleted while the code is being exchanged: the exchange is dropped, nothing kept.
+    started = await team.admin.call("mcp-sign-in-v1/start", {"serverId": added["id"]})
+    oauth.hold_token = asyncio.Event()
+    await finish_in_tab(server, team, started["tabId"])
+    await oauth.token_asked.wait()
+    assert oauth.grants == ["authorization_code"]
+    await team.admin.call("mcp-servers-v1/delete", {"id": added["id"]})
+    oauth.hold_token.set()
+    cancel = {"signInId": started["signInId"]}
+    assert await refused(team.admin, "mcp-sign-in-v1/cancel", cancel) == "mcpSignInExpired"
+    assert started["tabId"] not in {tab.id for tab in engine.list_tabs(team.team_id)}
+    assert (await team.admin.call("mcp-servers-v1/list"))["servers"] == []
+
+
+async def test_a_server_that_registers_no_clients_signs_in_with_one_an_admin_entered(
+    server: RunningHub,
+    team: Team,
+    oauth: FakeAuthorizationServer,
+    notes_url: str,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    oauth.registration = False
+    added = await add_guarded(team, notes_url)
+    assert (added["oauthClientId"], added["oauthClientSecret"]) == (None, None)
+    # Without a client, the admin is told to enter one.
+    start = {"serverId": added["id"]}
+    assert await refused(team.admin, "mcp-sign-in-v1/start", start) == "mcpSignInNeedsClient"
+
+    # The admin registered a confidential client on the server's own pages.
+    secret = "hand-entered-client-secret"
+    client_id = oauth.add_client("http://127.0.0.1:33418/callback", secret)
+    change = {"id": added["id"], "oauthClientId": client_id, "oauthClientSecret": secret}
+    changed = await team.admin.call("mcp-servers-v1/update", change)
+    assert (changed["oauthClientId"], changed["oauthClientSecret"]) == (client_id, "set")
+    started = await team.admin.call("mcp-sign-in-v1/start", start)
+    [query] = oauth.authorize_queries
+    assert query["client_id"] == client_id
+    await finish_in_tab(server, team, started["tabId"])
+    await until(team.admin, "mcp-server-status", serverId=added["id"], status="connected")
+    # The code was exchanged by the entered client, its secret in HTTP Basic.
+    assert oauth.grants == ["authorization_code"]
+    assert oauth.client_auth == ["basic"]
+    assert set(oauth.clients) == {client_id}
+
+    # The secret is in no answer, log line or database file.
+    listed = json.dumps(await team.member.call("mcp-servers-v1/list"))
+    assert client_id in listed
+    for text in (listed, json.dumps(changed), caplog.text):
+        assert secret not in text
+    assert secret.encode() not in database_bytes(tmp_path)
+
+    # A new secret drops the sign-in; clearing the id clears both.
+    change = {"id": added["id"], "oauthClientSecret": "another-secret"}
+    await team.admin.call("mcp-servers-v1/update", change)
+    tested = await team.admin.call("mcp-servers-v1/test", {"id": added["id"]})
+    assert tested["status"]["status"] == "signIn"
+    cleared = await team.admin.call(
+        "mcp-servers-v1/update", {"id": added["id"], "oauthClientId": ""}
+    )
+    assert (cleared["oauthClientId"], cleared["oauthClientSecret"]) == (None, None)
+
+
+@pytest.mark.sqlite_only
+async def test_an_oauth_client_is_refused_where_it_cannot_be_used(
+    server: RunningHub, team: Team, notes_url: str
+) -> None:
+    stdio = {"name": "local", "transport": "stdio", "command": "true", "oauthClientId": "abc"}
+    assert await refused(team.admin, "mcp-servers-v1/add", stdio) == "invalidArgument"
+    added = await add_guarded(team, notes_url)
+    lone_secret = {"id": added["id"], "oauthClientSecret": "s"}
+    assert await refused(team.admin, "mcp-servers-v1/update", lone_secret) == "invalidArgument"
+    spaced = {"id": added["id"], "oauthClientId": "an id"}
+    assert await refused(team.admin, "mcp-servers-v1/update", spaced) == "invalidArgument"
+    # Moving the server to stdio drops its client.
+    client = {"id": added["id"], "oauthClientId": "abc", "oauthClientSecret": "s"}
+    await team.admin.call("mcp-servers-v1/update", client)
+    moved = await team.admin.call(
+        "mcp-servers-v1/update", {"id": added["id"], "transport": "stdio", "command": "true"}
+    )
+    assert (moved["oauthClientId"], moved["oauthClientSecret"]) == (None, None)

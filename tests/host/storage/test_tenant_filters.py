@@ -160,6 +160,7 @@ COVERED: dict[type, frozenset[str]] = {
             "get_server_named",
             "add_server",
             "update_server",
+            "update_server_if",
             "remove_server",
             "list_links",
             "list_servers_of_agent",
@@ -954,6 +955,7 @@ async def test_mcp_servers(db: Database, calls: Calls) -> None:
         assert await repo.list_links(conn, TEAM_A, "mcp-b") == []
         assert await repo.list_servers_of_agent(conn, TEAM_A, "agent-b") == []
         await repo.update_server(conn, TEAM_A, "mcp-b", name="taken", enabled=False)
+        assert not await repo.update_server_if(conn, TEAM_A, "mcp-b", {}, oauth=b"taken")
         await repo.remove_link(conn, TEAM_A, "mcp-b", "agent-b")
         await repo.remove_links_of_agent(conn, TEAM_A, "agent-b")
         await repo.remove_server(conn, TEAM_A, "mcp-b")

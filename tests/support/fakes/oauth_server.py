@@ -1,17 +1,23 @@
 """A local OAuth authorization server speaking the real wire format, for MCP sign-ins.
 
 - ``/.well-known/oauth-authorization-server`` (RFC 8414);
-- ``/register``: dynamic client registration (RFC 7591), public clients (``none``);
+- ``/register``: dynamic client registration (RFC 7591), public clients (``none``); gone
+  from the metadata when ``registration`` is off;
 - ``/authorize``: the authorization code request; GET answers an HTML login form a person
   fills (user ``ada``, password ``lovelace``), its POST redirects (302) to the client's
-  registered ``redirect_uri`` with ``code`` and ``state``;
+  registered ``redirect_uri`` with ``code`` and ``state`` (and ``iss``, RFC 9207, when
+  ``iss_supported``);
 - ``/token``: ``authorization_code`` (with the PKCE S256 check) and ``refresh_token``
-  grants; refusals as JSON per RFC 6749 5.2 (``invalid_grant``, ``invalid_client``, …);
+  grants; a confidential client (``add_client``) proves itself with HTTP Basic or
+  ``client_secret`` in the form (RFC 6749 2.3.1); refusals as JSON per RFC 6749 5.2
+  (``invalid_grant``, ``invalid_client``, …);
 - ``/introspect`` (RFC 7662): what the MCP server asks of each bearer token.
 
 The MCP server it guards is ``tests.support.fakes.mcp_servers notes-oauth``. A test sets
-``lifetime`` (seconds a token lives), ``refuse_refresh``, or ``answer_state`` (a state the
-redirect carries instead of the client's), and reads what happened.
+``lifetime`` (seconds a token lives), ``refuse_refresh``, ``answer_state`` (a state the
+redirect carries instead of the client's), ``iss_supported`` with ``answer_iss`` (another
+issuer's name in the answer) or ``omit_iss``, ``registration``, ``hold_token`` (the token
+endpoint waits for it), and reads what happened.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import unquote, urlencode
 
 from aiohttp import web
 
@@ -62,7 +68,23 @@ class FakeAuthorizationServer:
     lifetime: int = 3600
     refuse_refresh: bool = False
     answer_state: str | None = None
+    # RFC 9207: the metadata says answers carry ``iss``, and they do (unless told otherwise).
+    iss_supported: bool = False
+    answer_iss: str | None = None
+    omit_iss: bool = False
+    # Dynamic registration offered in the metadata.
+    registration: bool = True
+    # How clients may prove themselves at the token endpoint, as the metadata lists it.
+    auth_methods: tuple[str, ...] = ("none", "client_secret_basic", "client_secret_post")
+    # Set by a test: the token endpoint answers once it is set.
+    hold_token: asyncio.Event | None = None
+    # Set once a token request arrived.
+    token_asked: asyncio.Event = field(default_factory=asyncio.Event)
     clients: dict[str, list[str]] = field(default_factory=dict)
+    # Confidential clients registered by hand: id → secret.
+    client_secrets: dict[str, str] = field(default_factory=dict)
+    # How each token request's client proved itself: "basic", "post" or "none".
+    client_auth: list[str] = field(default_factory=list)
     codes: dict[str, _Code] = field(default_factory=dict)
     access: dict[str, _Token] = field(default_factory=dict)
     refresh: dict[str, str] = field(default_factory=dict)
@@ -81,6 +103,14 @@ class FakeAuthorizationServer:
         app.router.add_post("/introspect", self._introspect)
         return app
 
+    def add_client(self, redirect_uri: str, secret: str | None = None) -> str:
+        """A client registered by hand (as an admin does on the server's own pages); its id."""
+        client_id = f"hand-{secrets.token_hex(4)}"
+        self.clients[client_id] = [redirect_uri]
+        if secret is not None:
+            self.client_secrets[client_id] = secret
+        return client_id
+
     def issued_tokens(self) -> list[str]:
         """Every access and refresh token it gave out."""
         return [*self.access, *self.refresh]
@@ -88,20 +118,22 @@ class FakeAuthorizationServer:
     # -- metadata and registration ---------------------------------------------------------
 
     async def _metadata(self, _request: web.Request) -> web.Response:
-        return web.json_response(
-            {
-                "issuer": self.issuer,
-                "authorization_endpoint": f"{self.issuer}/authorize",
-                "token_endpoint": f"{self.issuer}/token",
-                "registration_endpoint": f"{self.issuer}/register",
-                "introspection_endpoint": f"{self.issuer}/introspect",
-                "scopes_supported": [SCOPE],
-                "response_types_supported": ["code"],
-                "grant_types_supported": ["authorization_code", "refresh_token"],
-                "token_endpoint_auth_methods_supported": ["none"],
-                "code_challenge_methods_supported": ["S256"],
-            }
-        )
+        document: dict[str, Any] = {
+            "issuer": self.issuer,
+            "authorization_endpoint": f"{self.issuer}/authorize",
+            "token_endpoint": f"{self.issuer}/token",
+            "introspection_endpoint": f"{self.issuer}/introspect",
+            "scopes_supported": [SCOPE],
+            "response_types_supported": ["code"],
+            "grant_types_supported": ["authorization_code", "refresh_token"],
+            "token_endpoint_auth_methods_supported": list(self.auth_methods),
+            "code_challenge_methods_supported": ["S256"],
+        }
+        if self.registration:
+            document["registration_endpoint"] = f"{self.issuer}/register"
+        if self.iss_supported:
+            document["authorization_response_iss_parameter_supported"] = True
+        return web.json_response(document)
 
     async def _register(self, request: web.Request) -> web.Response:
         body = await request.json()
@@ -160,8 +192,12 @@ class FakeAuthorizationServer:
             form["client_id"], form["redirect_uri"], form["code_challenge"], form.get("resource")
         )
         state = self.answer_state if self.answer_state is not None else form.get("state", "")
-        target = f"{form['redirect_uri']}?{urlencode({'code': code, 'state': state})}"
-        raise web.HTTPFound(target)
+        answer = {"code": code, "state": state}
+        if self.answer_iss is not None:
+            answer["iss"] = self.answer_iss
+        elif self.iss_supported and not self.omit_iss:
+            answer["iss"] = self.issuer
+        raise web.HTTPFound(f"{form['redirect_uri']}?{urlencode(answer)}")
 
     # -- tokens --------------------------------------------------------------------------
 
@@ -169,8 +205,13 @@ class FakeAuthorizationServer:
         form = {k: str(v) for k, v in (await request.post()).items()}
         grant = form.get("grant_type", "")
         self.grants.append(grant)
-        if form.get("client_id") not in self.clients:
+        self.token_asked.set()
+        if self.hold_token is not None:
+            await self.hold_token.wait()
+        client_id = self._client(request, form)
+        if client_id is None:
             return _error("invalid_client", 401)
+        form["client_id"] = client_id
         if grant == "authorization_code":
             code = self.codes.pop(form.get("code", ""), None)
             if code is None or code.client_id != form["client_id"]:
@@ -186,6 +227,24 @@ class FakeAuthorizationServer:
                 return _error("invalid_grant")
             return self._issue(owner)
         return _error("unsupported_grant_type")
+
+    def _client(self, request: web.Request, form: dict[str, str]) -> str | None:
+        """The client a token request comes from, once it proved itself; else None."""
+        header = request.headers.get("Authorization", "")
+        if header.startswith("Basic "):
+            pair = base64.b64decode(header[6:]).decode()
+            client_id, _, secret = (unquote(part) for part in pair.partition(":"))
+            method = "basic"
+        else:
+            client_id, secret = form.get("client_id", ""), form.get("client_secret", "")
+            method = "post" if secret else "none"
+        self.client_auth.append(method)
+        if client_id not in self.clients:
+            return None
+        expected = self.client_secrets.get(client_id)
+        if expected is not None and not secrets.compare_digest(secret, expected):
+            return None
+        return client_id
 
     def _issue(self, client_id: str) -> web.Response:
         access, refresh = secrets.token_urlsafe(24), secrets.token_urlsafe(24)

@@ -9,6 +9,7 @@
  * in, rows to add or remove); a name left out is cleared.
  */
 
+import { ERROR_MESSAGES } from '../errors/messages';
 import type { EventData, RouteArgs, RouteResult } from './protocol';
 
 export type McpServerView = RouteResult<'mcp-servers-v1/list'>['servers'][number];
@@ -44,6 +45,12 @@ export interface McpServerForm {
   url: string;
   secrets: SecretsEdit;
   callTimeout: string;
+  /** HTTP: an OAuth client registered by hand (for a server that registers none). */
+  clientId: string;
+  /** A new secret of that client; empty keeps the saved one. */
+  clientSecret: string;
+  /** The saved secret stays (false once the person removes it). */
+  clientSecretSet: boolean;
 }
 
 export const NEW_SERVER: McpServerForm = {
@@ -54,6 +61,9 @@ export const NEW_SERVER: McpServerForm = {
   url: '',
   secrets: { mode: 'replace', rows: [] },
   callTimeout: String(DEFAULT_CALL_TIMEOUT),
+  clientId: '',
+  clientSecret: '',
+  clientSecretSet: false,
 };
 
 export type FormOutcome<B> = { kind: 'send'; body: B } | { kind: 'nothing' } | { kind: 'refused'; reason: string };
@@ -73,6 +83,9 @@ export function startEdit(server: McpServerView): McpServerForm {
     url: server.url ?? '',
     secrets: { mode: 'keep', names: secretNames(server) },
     callTimeout: String(server.callTimeout),
+    clientId: server.oauthClientId ?? '',
+    clientSecret: '',
+    clientSecretSet: server.oauthClientSecret === 'set',
   };
 }
 
@@ -133,6 +146,16 @@ function checkReach(form: McpServerForm): Checked<{ command: string | null; args
   return { ok: true, value: { command: null, args: [], url } };
 }
 
+const CLIENT_ID = /^[\x21-\x7e]{1,255}$/;
+
+/** The OAuth client's fields: the id trimmed, or why it cannot be sent. */
+function checkClient(form: McpServerForm): Checked<string> {
+  const id = form.clientId.trim();
+  if (id && !CLIENT_ID.test(id)) return { ok: false, reason: 'A client ID is up to 255 visible characters, without spaces.' };
+  if (!id && form.clientSecret) return { ok: false, reason: 'Write the client ID the secret goes with.' };
+  return { ok: true, value: id };
+}
+
 function checkName(name: string): string | null {
   return NAME_PATTERN.test(name) ? null : 'A name is 1 to 32 lower-case letters, digits and dashes, starting and ending with a letter or digit.';
 }
@@ -155,8 +178,12 @@ export function addBody(form: McpServerForm): FormOutcome<AddMcpServerArgs> {
     body.args = reach.value.args;
     body.env = secrets.value;
   } else {
+    const client = checkClient(form);
+    if (!client.ok) return { kind: 'refused', reason: client.reason };
     body.url = reach.value.url;
     body.headers = secrets.value;
+    if (client.value) body.oauthClientId = client.value;
+    if (client.value && form.clientSecret) body.oauthClientSecret = form.clientSecret;
   }
   return { kind: 'send', body };
 }
@@ -197,6 +224,14 @@ export function updateBody(server: McpServerView, form: McpServerForm): FormOutc
     if (form.transport === 'stdio') body.env = secrets.value;
     else body.headers = secrets.value;
   }
+  if (form.transport === 'http') {
+    // A changed client drops the server's sign-in; an emptied id clears the secret too.
+    const client = checkClient(form);
+    if (!client.ok) return { kind: 'refused', reason: client.reason };
+    if (client.value !== (server.oauthClientId ?? '')) body.oauthClientId = client.value;
+    if (client.value && form.clientSecret) body.oauthClientSecret = form.clientSecret;
+    else if (client.value && !form.clientSecretSet && server.oauthClientSecret === 'set') body.oauthClientSecret = '';
+  }
   const timeout = checkTimeout(form.callTimeout);
   if (!timeout.ok) return { kind: 'refused', reason: timeout.reason };
   if (timeout.value !== server.callTimeout) body.callTimeout = timeout.value;
@@ -213,8 +248,11 @@ export function statusText(enabled: boolean, status: McpStatusView): { text: str
       return { text: `Connected · ${status.tools} tool${status.tools === 1 ? '' : 's'}`, tone: 'ok', key: 'connected' };
     case 'starting':
       return { text: 'Starting…', tone: 'muted', key: 'starting' };
-    case 'signIn':
-      return { text: status.reason ? `Needs sign-in: ${status.reason}` : 'Needs sign-in', tone: 'warn', key: 'signIn' };
+    case 'signIn': {
+      // A cause with a code reads as its sentence.
+      const why = (status.code ? ERROR_MESSAGES.get(status.code) : undefined) ?? status.reason;
+      return { text: why ? `Needs sign-in: ${why}` : 'Needs sign-in', tone: 'warn', key: 'signIn' };
+    }
     case 'error':
       return { text: `Error: ${status.reason ?? 'the server did not answer'}`, tone: 'error', key: 'error' };
     default:
@@ -224,7 +262,7 @@ export function statusText(enabled: boolean, status: McpStatusView): { text: str
 
 /** A status as the server list holds it, from an `mcp-server-status` event. */
 export function statusFromEvent(event: McpStatusEvent): McpStatusView {
-  return { status: event.status, reason: event.reason ?? null, tools: event.tools ?? 0, problems: event.problems ?? [] };
+  return { status: event.status, reason: event.reason ?? null, tools: event.tools ?? 0, problems: event.problems ?? [], code: event.code ?? null };
 }
 
 /** The list with the statuses events told since it loaded. */

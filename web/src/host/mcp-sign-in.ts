@@ -4,6 +4,7 @@
  * the live view; an `mcp-server-status` event of the server tells the end.
  */
 
+import { ERROR_MESSAGES } from '../errors/messages';
 import type { HostConnection } from './connection';
 import type { TeamApiEvent } from './protocol';
 
@@ -48,13 +49,14 @@ export type McpSignInEnd = { kind: 'signedIn' } | { kind: 'failed'; reason: stri
 /**
  * What an event says of a sign-in to ``serverId`` under way: `signedIn` once the server is
  * connected, `failed` (with the reason) once it is in error or asks for a sign-in again
- * with a reason; null for anything else.
+ * with a reason (the sentence of its code, where it has one); null for anything else.
  */
 export function signInEnd(event: TeamApiEvent, serverId: string): McpSignInEnd | null {
   if (event.event !== 'mcp-server-status') return null;
-  const data = event.data as { serverId?: unknown; status?: unknown; reason?: unknown } | null;
+  const data = event.data as { serverId?: unknown; status?: unknown; reason?: unknown; code?: unknown } | null;
   if (data?.serverId !== serverId) return null;
-  const reason = typeof data.reason === 'string' && data.reason ? data.reason : null;
+  const said = typeof data.code === 'string' ? ERROR_MESSAGES.get(data.code) : undefined;
+  const reason = said ?? (typeof data.reason === 'string' && data.reason ? data.reason : null);
   if (data.status === 'connected') return { kind: 'signedIn' };
   if (data.status === 'error') return { kind: 'failed', reason: reason ?? 'the server refused the sign-in' };
   if (data.status === 'signIn' && reason) return { kind: 'failed', reason };

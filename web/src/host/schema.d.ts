@@ -1169,7 +1169,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Add a server (stdio: command, args, env; http: url, headers). */
+        /** Add a server (stdio: command, args, env; http: url, headers, an OAuth client). */
         post: operations["mcp-servers-v1/add"];
         delete?: never;
         options?: never;
@@ -2821,6 +2821,18 @@ export interface components {
             };
             /** Name */
             name: string;
+            /**
+             * Oauthclientid
+             * @description http: an OAuth client registered by hand, for a sign-in
+             * @default null
+             */
+            oauthClientId?: string | null;
+            /**
+             * Oauthclientsecret
+             * @description http: that client's secret, if it has one (sealed)
+             * @default null
+             */
+            oauthClientSecret?: string | null;
             /**
              * Transport
              * @enum {string}
@@ -4480,6 +4492,12 @@ export interface components {
          */
         McpServerStatusChanged: {
             /**
+             * Code
+             * @description the stable name of why, where it has one (mcpSignInIssuerMismatch, mcpSignInServerChanged)
+             * @default null
+             */
+            code: string | null;
+            /**
              * Problems
              * @description tools not offered, each with the reason
              */
@@ -5720,6 +5738,11 @@ export interface components {
         /** ServerStatusView */
         ServerStatusView: {
             /**
+             * Code
+             * @description the stable name of why, where it has one
+             */
+            code: string | null;
+            /**
              * Problems
              * @description tools not offered, each with the reason
              */
@@ -5775,6 +5798,16 @@ export interface components {
              * @description part of its tools' names: mcp__<name>__<tool>
              */
             name: string;
+            /**
+             * Oauthclientid
+             * @description http: the OAuth client an admin entered (for a server that registers none)
+             */
+            oauthClientId: string | null;
+            /**
+             * Oauthclientsecret
+             * @description 'set' when that client has a secret; never the secret
+             */
+            oauthClientSecret: "set" | null;
             status: components["schemas"]["ServerStatusView"];
             /**
              * Transport
@@ -7364,6 +7397,18 @@ export interface components {
              * @default null
              */
             name?: string | null;
+            /**
+             * Oauthclientid
+             * @description absent keeps it; empty clears it and its secret
+             * @default null
+             */
+            oauthClientId?: string | null;
+            /**
+             * Oauthclientsecret
+             * @description absent keeps the sealed one; empty clears it
+             * @default null
+             */
+            oauthClientSecret?: string | null;
             /**
              * Transport
              * @description with command and args, or url: replaces how it is reached
@@ -9511,7 +9556,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Add a server (stdio: command, args, env; http: url, headers). */
+            /** @description Add a server (stdio: command, args, env; http: url, headers, an OAuth client). */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -92,6 +92,8 @@ class ServerState:
     reason: str | None = None
     tools: tuple[McpTool, ...] = ()
     problems: tuple[str, ...] = ()
+    # The stable name of why, where there is one (a sign-in refused for a known cause).
+    code: str | None = None
 
 
 class McpUnavailable(Exception):
@@ -221,12 +223,14 @@ class McpConnections:
             return False
         return True
 
-    def sign_in_needed(self, team_id: str, server_id: str, reason: str) -> None:
+    def sign_in_needed(
+        self, team_id: str, server_id: str, reason: str, code: str | None = None
+    ) -> None:
         """Say the server needs a sign-in (a sign-in that failed, expired or was cancelled,
-        a refresh that was refused)."""
+        a refresh that was refused); ``code`` names the cause where it has a name."""
         key = (team_id, server_id)
         record = self._records.setdefault(key, _Record())
-        self._set(key, record, ServerState("signIn", reason))
+        self._set(key, record, ServerState("signIn", reason, code=code))
 
     async def forget(self, team_id: str, server_id: str) -> None:
         """The server changed or went: its session ends (the next use starts a new one)."""
@@ -451,6 +455,7 @@ class McpConnections:
                 reason=state.reason,
                 tools=len(state.tools),
                 problems=list(state.problems),
+                code=state.code,
             ),
         )
 

@@ -1,7 +1,8 @@
 """OAuth for an HTTP MCP server (the MCP authorization flow), with the SDK's wire models:
 discovery (protected-resource metadata, RFC 9728, then authorization-server metadata,
-RFC 8414), dynamic client registration (RFC 7591), the authorization code with PKCE
-(RFC 7636) and the refresh grant (RFC 6749).
+RFC 8414), dynamic client registration (RFC 7591) or a client an admin entered, the
+authorization code with PKCE (RFC 7636), the answer's issuer checked (RFC 9207), and the
+refresh grant (RFC 6749).
 
 Every request goes to an address judged by the host's public-only policy (with
 ``host.mcp_allowed_hosts``), like the MCP server's own. What a sign-in keeps (the client
@@ -15,9 +16,9 @@ import hashlib
 import json
 import secrets
 from collections.abc import Awaitable, Callable, Generator
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
-from urllib.parse import urlencode, urljoin
+from urllib.parse import parse_qs, quote, urlencode, urljoin, urlsplit
 
 import httpx2
 from mcp.client.auth.utils import (
@@ -25,6 +26,7 @@ from mcp.client.auth.utils import (
     build_protected_resource_metadata_discovery_urls,
     extract_field_from_www_auth,
     extract_scope_from_www_auth,
+    issuers_match,
 )
 from mcp.shared.auth import (
     OAuthClientInformationFull,
@@ -55,7 +57,31 @@ _BODY_CHARS = 200
 
 class OAuthFailed(Exception):
     """A step of the flow failed; the message says which and why, for a person (never a
-    token)."""
+    token). ``code`` is the stable name of the failure."""
+
+    code: str = "mcpSignInFailed"
+
+
+class ClientNeeded(OAuthFailed):
+    """The authorization server registers no clients and the server has none entered."""
+
+    code: str = "mcpSignInNeedsClient"
+
+
+class IssuerMismatch(OAuthFailed):
+    """The authorization answer names another issuer, or none where the server said it
+    would (RFC 9207): it may come from another authorization server, so it is refused."""
+
+    code: str = "mcpSignInIssuerMismatch"
+
+
+@dataclass(frozen=True)
+class HandClient:
+    """A client an admin registered with the authorization server by hand (for one that
+    does not register clients itself): its id, and its secret if it has one."""
+
+    client_id: str
+    client_secret: str | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True)
@@ -76,6 +102,8 @@ class Grant:
     expires_at: float | None = None
     # Why its tokens were dropped (a refused refresh), said until someone signs in again.
     ended: str | None = None
+    # The authorization server said its answers carry ``iss`` (RFC 9207).
+    issuer_in_answer: bool = False
 
     def to_json(self) -> bytes:
         return json.dumps(asdict(self), sort_keys=True).encode("utf-8")
@@ -134,27 +162,37 @@ class OAuthClient:
         metadata = await self._resource_metadata(server_url, None)
         return "" if metadata is not None and metadata.authorization_servers else None
 
-    async def discover(self, server_url: str, www_authenticate: str) -> Grant:
-        """The authorization server and a client registered with it (no tokens yet)."""
+    async def discover(
+        self, server_url: str, www_authenticate: str, client: HandClient | None = None
+    ) -> Grant:
+        """The authorization server and the client to use with it (no tokens yet): the one
+        an admin entered, else one registered now; ``ClientNeeded`` when there is neither."""
         challenge = httpx2.Response(401, headers={"WWW-Authenticate": www_authenticate})
         resource = await self._resource_metadata(
             server_url, extract_field_from_www_auth(challenge, "resource_metadata")
         )
         issuer = str(resource.authorization_servers[0]) if resource else None
-        metadata = await self._server_metadata(issuer, server_url)
+        metadata, said_issuer = await self._server_metadata(issuer, server_url)
         scope = extract_scope_from_www_auth(challenge)
         if scope is None and resource is not None and resource.scopes_supported:
             scope = " ".join(resource.scopes_supported)
-        client = await self._register(metadata, scope)
+        if client is not None:
+            client_id, secret = client.client_id, client.client_secret
+            auth_method: str | None = _auth_method(metadata, secret)
+        else:
+            registered = await self._register(metadata, scope)
+            client_id, secret = registered.client_id or "", registered.client_secret
+            auth_method = registered.token_endpoint_auth_method
         return Grant(
-            issuer=str(metadata.issuer),
+            issuer=said_issuer,
             authorization_endpoint=str(metadata.authorization_endpoint),
             token_endpoint=str(metadata.token_endpoint),
             resource=str(resource.resource) if resource else server_url,
             scope=scope,
-            client_id=client.client_id or "",
-            client_secret=client.client_secret,
-            auth_method=client.token_endpoint_auth_method,
+            client_id=client_id,
+            client_secret=secret,
+            auth_method=auth_method,
+            issuer_in_answer=metadata.authorization_response_iss_parameter_supported is True,
         )
 
     def authorization(self, grant: Grant) -> Authorization:
@@ -177,6 +215,30 @@ class OAuthClient:
         return Authorization(
             f"{grant.authorization_endpoint}{separator}{urlencode(params)}", state, verifier
         )
+
+    def answered_code(self, grant: Grant, answer_url: str, state: str) -> str:
+        """The code of the authorization answer (the redirect's address), once its state is
+        this request's and its issuer the one asked (RFC 9207); else ``OAuthFailed``."""
+        query = {k: v[0] for k, v in parse_qs(urlsplit(answer_url).query).items() if v}
+        if query.get("state") != state:
+            raise OAuthFailed("its answer did not carry this sign-in's state, so it was refused")
+        iss = query.get("iss")
+        if iss is not None and not issuers_match(iss, grant.issuer):
+            raise IssuerMismatch(
+                f"its answer came from another issuer ({iss[:100]}, not {grant.issuer}), "
+                "so it was refused"
+            )
+        if iss is None and grant.issuer_in_answer:
+            raise IssuerMismatch(
+                "its answer did not name its issuer although the authorization server says "
+                "its answers do, so it was refused"
+            )
+        if "error" in query:
+            raise OAuthFailed(f"the authorization server answered {query['error'][:100]}")
+        code = query.get("code")
+        if not code:
+            raise OAuthFailed("the authorization server gave no code")
+        return code
 
     async def exchange(self, grant: Grant, code: str, verifier: str) -> Grant:
         """Trade the authorization code (with the PKCE verifier) for tokens."""
@@ -214,15 +276,21 @@ class OAuthClient:
                     continue
         return None
 
-    async def _server_metadata(self, issuer: str | None, server_url: str) -> OAuthMetadata:
+    async def _server_metadata(
+        self, issuer: str | None, server_url: str
+    ) -> tuple[OAuthMetadata, str]:
+        """The metadata, and its ``issuer`` as the document spells it (the model's address
+        type may add a slash, and an answer's ``iss`` is compared as a string)."""
         for url in build_oauth_authorization_server_metadata_discovery_urls(issuer, server_url):
             response = await self._send("GET", url)
             if response.status_code == 200:
                 try:
-                    return OAuthMetadata.model_validate_json(response.content)
+                    metadata = OAuthMetadata.model_validate_json(response.content)
                 except ValidationError:
                     continue
-            elif response.status_code >= 500:
+                said = json.loads(response.content).get("issuer")
+                return metadata, said if isinstance(said, str) else str(metadata.issuer)
+            if response.status_code >= 500:
                 break
         raise OAuthFailed("its authorization server's metadata was not found")
 
@@ -230,8 +298,10 @@ class OAuthClient:
         self, metadata: OAuthMetadata, scope: str | None
     ) -> OAuthClientInformationFull:
         if metadata.registration_endpoint is None:
-            raise OAuthFailed(
-                "its authorization server does not register clients (no registration_endpoint)"
+            raise ClientNeeded(
+                "its authorization server does not register clients (no "
+                "registration_endpoint): an owner or admin enters the client id (and secret) "
+                "registered with it on the server's settings"
             )
         request = OAuthClientMetadata(
             redirect_uris=[REDIRECT_URI],  # type: ignore[list-item]
@@ -259,8 +329,10 @@ class OAuthClient:
     async def _token(self, grant: Grant, data: dict[str, str], step: str) -> Grant:
         headers: dict[str, str] = {}
         if grant.auth_method == "client_secret_basic" and grant.client_secret:
-            pair = f"{grant.client_id}:{grant.client_secret}".encode()
-            headers["Authorization"] = f"Basic {base64.b64encode(pair).decode()}"
+            # Each part form-encoded first (RFC 6749 2.3.1).
+            pair = f"{quote(grant.client_id, safe='')}:{quote(grant.client_secret, safe='')}"
+            pair_bytes = pair.encode()
+            headers["Authorization"] = f"Basic {base64.b64encode(pair_bytes).decode()}"
         else:
             data = {**data, "client_id": grant.client_id}
             if grant.client_secret:
@@ -295,6 +367,18 @@ class OAuthClient:
         except httpx2.HTTPError as exc:
             reason = type(exc).__name__
             raise OAuthFailed(f"{_origin(url)} could not be reached ({reason})") from None
+
+
+def _auth_method(metadata: OAuthMetadata, secret: str | None) -> str:
+    """How an entered client proves itself at the token endpoint: not at all without a
+    secret; with one, HTTP Basic unless the server takes only the secret in the form
+    (RFC 8414: Basic is the default when the server lists none)."""
+    if not secret:
+        return "none"
+    methods = metadata.token_endpoint_auth_methods_supported
+    if methods and "client_secret_basic" not in methods and "client_secret_post" in methods:
+        return "client_secret_post"
+    return "client_secret_basic"
 
 
 def _origin(url: str) -> str:

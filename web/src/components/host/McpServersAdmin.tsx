@@ -144,7 +144,11 @@ function ServerFields(props: { label: string; submitText: string; start: McpServ
       setBusy(false);
     }
     // The values written leave their inputs once sent, whatever the answer.
-    setForm((old) => (old.secrets.mode === 'replace' ? { ...old, secrets: { mode: 'replace', rows: old.secrets.rows.map((r) => ({ ...r, value: '' })) } } : old));
+    setForm((old) => ({
+      ...old,
+      clientSecret: '',
+      secrets: old.secrets.mode === 'replace' ? { mode: 'replace', rows: old.secrets.rows.map((r) => ({ ...r, value: '' })) } : old.secrets,
+    }));
   };
   const setTransport = (transport: McpServerForm['transport']) => {
     if (transport === form.transport) return;
@@ -187,6 +191,38 @@ function ServerFields(props: { label: string; submitText: string; start: McpServ
           <span class="admin-muted">A server that speaks only the older HTTP+SSE transport is reached at its SSE address (often …/sse).</span>
         </label>
       )}
+      {form.transport === 'http' ? (
+        <fieldset class="mcp-client">
+          <legend>OAuth client (optional)</legend>
+          <p class="admin-muted">Only for a server whose sign-in service does not register apps itself: register Crewhost there with the redirect address http://127.0.0.1:33418/callback, then enter what it gave.</p>
+          <label>
+            Client ID
+            <input type="text" class="mono" aria-label="Client ID" value={form.clientId} maxLength={255} autoComplete="off" onInput={(e) => set({ clientId: e.currentTarget.value })} />
+          </label>
+          <label>
+            Client secret
+            <input
+              type="password"
+              aria-label="Client secret"
+              value={form.clientSecret}
+              autoComplete="new-password"
+              placeholder={form.clientSecretSet ? 'set (leave empty to keep)' : 'none'}
+              onInput={(e) => set({ clientSecret: e.currentTarget.value })}
+            />
+          </label>
+          {form.clientSecretSet ? (
+            <div class="admin-inline">
+              <span class="admin-muted" data-client-secret="set">
+                Secret set
+              </span>
+              <button type="button" class="btn btn-ghost btn-sm" onClick={() => set({ clientSecretSet: false, clientSecret: '' })}>
+                Remove the secret
+              </button>
+            </div>
+          ) : null}
+          <p class="admin-muted">The secret is sealed on the host and never shown again. Changing the client ends the server’s sign-in.</p>
+        </fieldset>
+      ) : null}
       <fieldset class="mcp-secrets">
         <legend>{kind.many}</legend>
         {form.secrets.mode === 'keep' ? (
@@ -314,6 +350,7 @@ function ServerRow(props: { connection: HostConnection; server: McpServerView; a
       <p class="admin-muted mono mcp-reach">{server.transport === 'stdio' ? [server.command ?? '', ...server.args].join(' ') : server.url}</p>
       <p class="admin-muted">
         {names.length ? `${secretKind(server.transport).many}: ${names.map((n) => `${n} set`).join(', ')} · ` : ''}
+        {server.oauthClientId ? `OAuth client ${server.oauthClientId}${server.oauthClientSecret === 'set' ? ' (secret set)' : ''} · ` : ''}
         Calls end after {server.callTimeout} s · {server.agents.length === 0 ? 'no agent has it' : `${server.agents.length} agent${server.agents.length === 1 ? '' : 's'}`}
       </p>
       {server.enabled ? <SignIn connection={connection} server={server} needed={server.status.status === 'signIn'} served={props.signInServed} showTab={props.showTab} /> : null}

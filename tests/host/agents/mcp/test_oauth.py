@@ -1,0 +1,73 @@
+"""The OAuth client's requests against the local authorization server: a client an admin
+entered proves itself as the server's metadata allows, and an answer's issuer is read."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from urllib.parse import urlsplit
+
+import httpx2
+import pytest
+
+from server.common.public_addresses import PublicOnlyPolicy, system_resolve
+from server.host.agents.mcp.oauth import (
+    REDIRECT_URI,
+    HandClient,
+    IssuerMismatch,
+    OAuthClient,
+)
+from tests.support.clock import FakeClock
+from tests.support.fakes.oauth_server import (
+    PASSWORD,
+    USER,
+    FakeAuthorizationServer,
+    authorization_server,
+)
+
+
+@pytest.fixture
+async def oauth() -> AsyncIterator[FakeAuthorizationServer]:
+    async with authorization_server() as fake:
+        yield fake
+
+
+def client() -> OAuthClient:
+    policy = PublicOnlyPolicy.from_entries(["127.0.0.1"])
+    return OAuthClient(policy, system_resolve, FakeClock())
+
+
+async def authorized(url: str) -> str:
+    """What a person's Allow on the authorization page redirects to."""
+    query = dict(httpx2.URL(url).params)
+    form = {**query, "user": USER, "password": PASSWORD}
+    async with httpx2.AsyncClient() as http:
+        answer = await http.post(url.split("?")[0], data=form)
+    assert answer.status_code == 302
+    return answer.headers["Location"]
+
+
+async def test_an_entered_client_sends_its_secret_in_the_form_where_only_that_is_listed(
+    oauth: FakeAuthorizationServer,
+) -> None:
+    oauth.registration = False
+    oauth.auth_methods = ("client_secret_post",)
+    oauth.iss_supported = True
+    client_id = oauth.add_client(REDIRECT_URI, "s3cret")
+    flow = client()
+    grant = await flow.discover(oauth.issuer + "/mcp", "", HandClient(client_id, "s3cret"))
+    assert (grant.client_id, grant.auth_method, grant.issuer_in_answer) == (
+        client_id,
+        "client_secret_post",
+        True,
+    )
+    authorization = flow.authorization(grant)
+    answer = await authorized(authorization.url)
+    assert urlsplit(answer).path == "/callback"
+    code = flow.answered_code(grant, answer, authorization.state)
+    signed = await flow.exchange(grant, code, authorization.verifier)
+    assert signed.access_token in oauth.access
+    assert oauth.client_auth == ["post"]
+    # The same answer said to come from elsewhere is refused before any exchange.
+    forged = answer.replace("iss=", "iss=https%3A%2F%2Fother.example%2F&was=")
+    with pytest.raises(IssuerMismatch):
+        flow.answered_code(grant, forged, authorization.state)
