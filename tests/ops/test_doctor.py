@@ -28,7 +28,7 @@ from server.ops.doctor import (
 )
 from tests.support.hub_server import RunningHub
 from tests.support.serving import run
-from tests.test_cli import set_provider_key
+from tests.test_cli_keys import set_provider_key
 
 GOOD_ICE = [{"urls": ["stun:127.0.0.1:3478", "turn:127.0.0.1:3478?transport=udp"]}]
 

@@ -4,6 +4,9 @@ full browser (the PAC script) and in the headless shell (the filtering proxy) al
 
 The refused service listens on 127.0.0.1; the allowed origin that redirects and
 fetches is on 127.0.0.2 (also loopback on Linux), which the engines here allow.
+
+The engine with the default policy runs once per browser for the module; each test opens
+its own tabs and closes them, and gets its own services on new ports.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+import pytest_asyncio
 from aiohttp import web
 
 from server.common.browser_address_policy import (
@@ -28,6 +32,7 @@ from server.host.browser.callers import Caller
 from server.host.browser.engine import BrowserEngine
 from server.host.browser.partitions import Partition
 from server.host.browser.tabs import Tab
+from tests.support.loop_watch import module_loop_watch  # noqa: F401 - a fixture
 from tests.support.ports import closed_port
 from tests.support.sites import Site, pages_app, serving
 
@@ -46,6 +51,8 @@ HOST_MAP = {
     **dict.fromkeys(LOOKALIKES, ORIGIN_HOST),
 }
 
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
 
 async def _redirect(request: web.Request) -> web.Response:
     raise web.HTTPFound(request.query["to"])
@@ -59,7 +66,7 @@ async def _socket(request: web.Request) -> web.WebSocketResponse:
     return ws
 
 
-@pytest.fixture
+@pytest_asyncio.fixture(loop_scope="module")
 async def secret() -> AsyncIterator[Site]:
     """A service on the host's loopback that a browser must not read."""
     app = pages_app(
@@ -70,7 +77,7 @@ async def secret() -> AsyncIterator[Site]:
         yield running
 
 
-@pytest.fixture
+@pytest_asyncio.fixture(loop_scope="module")
 async def origin() -> AsyncIterator[Site]:
     """An allowed origin whose pages fetch, embed and redirect wherever they are told."""
     app = pages_app({"/page": "<!doctype html><title>origin</title>"}, routes={"/go": _redirect})
@@ -78,7 +85,7 @@ async def origin() -> AsyncIterator[Site]:
         yield running
 
 
-@pytest.fixture(params=["chromium", "chromium-headless-shell"])
+@pytest.fixture(scope="module", params=["chromium", "chromium-headless-shell"])
 def chromium(request: pytest.FixtureRequest) -> str:
     """The full browser and the headless shell, as the install step installs them."""
     found: str | None = shutil.which(request.param)
@@ -100,11 +107,22 @@ def _engine(
     return BrowserEngine(tmp_path, chromium=chromium, address_policy=policy, host_map=HOST_MAP)
 
 
-@pytest.fixture
-async def engine(tmp_path: Path, chromium: str) -> AsyncIterator[BrowserEngine]:
-    """The default policy, with only the origin allowed."""
-    async with _engine(tmp_path, chromium, [ORIGIN_HOST]) as running:
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def running_engine(
+    tmp_path_factory: pytest.TempPathFactory, chromium: str
+) -> AsyncIterator[BrowserEngine]:
+    """The default policy, with only the origin allowed: one engine per browser."""
+    async with _engine(tmp_path_factory.mktemp("engine"), chromium, [ORIGIN_HOST]) as running:
         yield running
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def engine(running_engine: BrowserEngine) -> AsyncIterator[BrowserEngine]:
+    """The module's engine; the tabs a test opens are closed after it."""
+    yield running_engine
+    for tab in running_engine.list_tabs(TEAM):
+        await running_engine.close_tab(TEAM, tab.id, AGENT)
+    assert running_engine.list_tabs(TEAM) == []
 
 
 def _paths(site: Site) -> list[str]:
@@ -303,7 +321,7 @@ async def test_private_addresses_are_refused_unless_opened(
     assert _paths(origin) == ["/page"]
 
 
-@pytest.fixture
+@pytest_asyncio.fixture(loop_scope="module")
 async def everywhere() -> AsyncIterator[Site]:
     """A service listening on all interfaces, as many a host's services do."""
     app = pages_app({"/secret": "<!doctype html><title>secret</title><p>all interfaces</p>"})

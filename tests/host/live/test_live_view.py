@@ -1,4 +1,5 @@
-"""Live view over real aiortc peers and real Chromium."""
+"""Live view over real aiortc peers and real Chromium: one hub, host and browser for the
+module, a tab of its own for each test."""
 
 from __future__ import annotations
 
@@ -8,9 +9,11 @@ import json
 import signal
 import sys
 import uuid
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+import pytest_asyncio
 
 from peer.live_view import ViewClosed, open_view
 from server.host.browser.callers import Caller
@@ -19,10 +22,24 @@ from server.host.browser.protection import protect, release
 from server.host.live import views
 from server.host.live.screencast import BACKLOG_BYTES
 from server.host.live.views import TAB_HOLDS_SECRET
-from tests.host.live.conftest import Watching
+from tests.host.live.conftest import LiveWorld, Watching, watching_in
+from tests.support.loop_watch import module_loop_watch  # noqa: F401 - a fixture
 from tests.support.peers import ignore_max_message_size, peer_member
 from tests.support.sites import Site
 from tests.support.waiting import eventually
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+
+@pytest_asyncio.fixture(loop_scope="module")
+async def watching(live_world: LiveWorld) -> AsyncIterator[Watching]:
+    async with watching_in(live_world) as watched:
+        yield watched
+
+
+@pytest.fixture
+def site(live_world: LiveWorld) -> Site:
+    return live_world.site
 
 
 def jpeg_size(data: bytes) -> tuple[int, int]:
