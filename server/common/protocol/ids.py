@@ -88,3 +88,7 @@ SearchEngineId = Annotated[str, StringConstraints(max_length=MAX_SEARCH_ENGINE_I
 
 ApiCallId = Annotated[int, Field(ge=0, le=2**53)] | Annotated[str, Field(max_length=64)]
 """The id a Team API caller puts on a request to match the answer; the caller's choice."""
+
+OAuthClientId = Annotated[str, StringConstraints(max_length=255)]
+"""An OAuth client's id, as the MCP server's authorization server issued it to the team
+(entered by an admin; the empty string clears it)."""

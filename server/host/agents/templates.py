@@ -31,6 +31,7 @@ from pydantic.alias_generators import to_camel
 
 from server.common.clock import Clock
 from server.common.errors import InvalidArgument, NotFound
+from server.common.protocol.ids import ProviderId
 from server.common.wire import no_control_characters
 from server.host.agents.mcp_servers import McpServerService, McpServerView
 from server.host.agents.permissions import known_families
@@ -119,7 +120,7 @@ class TemplateMcpServer(_Model):
 
 
 class TemplateProvider(_Model):
-    id: Annotated[str, Field(min_length=1, max_length=100)]
+    id: ProviderId
     kind: str
     name: str
 

@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
-from server.common.protocol.ids import AgentId, McpServerId
+from server.common.protocol.ids import AgentId, McpServerId, OAuthClientId
 from server.common.roles import Role
 from server.common.wire import InboundModel, WireModel
 from server.host.agents.mcp.connections import ServerState
@@ -38,7 +38,6 @@ SecretValue = Annotated[str, StringConstraints(max_length=8192)]
 Secrets = Annotated[dict[SecretName, SecretValue], Field(max_length=MAX_SECRETS)]
 ToolName = Annotated[str, StringConstraints(min_length=1, max_length=128)]
 Timeout = Annotated[float, Field(ge=1, le=3600)]
-ClientId = Annotated[str, StringConstraints(max_length=255)]
 
 
 class AgentAccessView(WireModel):
@@ -105,7 +104,7 @@ class AddServer(InboundModel):
     url: Url | None = None
     env: Secrets = Field(default_factory=dict, description="stdio: environment values")
     headers: Secrets = Field(default_factory=dict, description="http: headers")
-    oauth_client_id: ClientId | None = Field(
+    oauth_client_id: OAuthClientId | None = Field(
         None, description="http: an OAuth client registered by hand, for a sign-in"
     )
     oauth_client_secret: SecretValue | None = Field(
@@ -126,7 +125,7 @@ class UpdateServer(InboundModel):
     url: Url | None = None
     env: Secrets | None = Field(None, description="absent keeps the sealed ones")
     headers: Secrets | None = Field(None, description="absent keeps the sealed ones")
-    oauth_client_id: ClientId | None = Field(
+    oauth_client_id: OAuthClientId | None = Field(
         None, description="absent keeps it; empty clears it and its secret"
     )
     oauth_client_secret: SecretValue | None = Field(
