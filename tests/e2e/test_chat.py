@@ -100,7 +100,16 @@ async def open_chat(page: Page, crewhost: Crewhost, team: Team) -> None:
         .get_by_role("button", name="Scout")
         .click()
     )
+    await new_chat(page)
+
+
+async def new_chat(page: Page) -> None:
+    """**New chat**, then wait until its empty conversation is the one shown: a message
+    typed sooner goes to the chat shown before."""
     await page.get_by_role("button", name="New chat").click()
+    conversation = page.locator(".conversation")
+    await expect(conversation.locator(".conversation-title")).to_have_text("New chat")
+    await expect(conversation.locator(".conversation-items > li")).to_have_count(0)
 
 
 async def say(page: Page, text: str) -> None:
@@ -328,7 +337,7 @@ async def test_an_admin_sets_a_key_and_creates_an_agent_and_a_member_only_reads(
     # Without a key a chat fails as an error that leads to where the key is set.
     chats = page.get_by_role("navigation", name="Agents and chats")
     await chats.get_by_role("button", name="Keyless").click()
-    await page.get_by_role("button", name="New chat").click()
+    await new_chat(page)
     await say(page, "Hello")
     failure = page.locator(".conversation-status .banner-error")
     await expect(failure).to_contain_text("no API key is set for Anthropic", timeout=TURN_MS)

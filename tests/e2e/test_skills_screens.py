@@ -20,13 +20,14 @@ from typing import Any
 import pytest
 from playwright.async_api import Browser, Page, expect
 
-from tests.e2e.test_chat import open_chat, say
+from tests.e2e.test_chat import new_chat, open_chat, say
 from tests.e2e.test_web_client import (
     CLIENT_POINT,
     FRAME_MS,
     LIVE_CANVAS,
     OFF_BUTTON,
     ON_BUTTON,
+    follows_panel,
     shows_colour,
 )
 from tests.support.fakes.anthropic import API_KEY, FakeAnthropic, MessageEvents
@@ -117,6 +118,8 @@ async def test_a_draft_skill_is_reviewed_saved_enabled_and_used_in_a_new_chat(
     await page.get_by_role("button", name="Teach", exact=True).click()
     await expect(page.get_by_role("group", name="Recording a task")).to_be_visible()
     await expect(page.get_by_role("button", name="Release")).to_be_visible()
+    # The recording's controls change the panel's shape: click once the frames follow it.
+    await follows_panel(page)
     point = await page.evaluate(CLIENT_POINT, [LIVE_CANVAS, *ON_BUTTON])
     await page.mouse.click(point["x"], point["y"])
     await shows_colour(page, OFF_BUTTON, PRESSED_RGB)
@@ -217,7 +220,7 @@ async def test_a_draft_skill_is_reviewed_saved_enabled_and_used_in_a_new_chat(
         MessageEvents().text("Filed, receipt attached.").stop().reply(),
     )
     await page.get_by_role("tab", name="Chat", exact=True).click()
-    await page.get_by_role("button", name="New chat").click()
+    await new_chat(page)
     await say(page, "File my lunch: 12 EUR")
     await expect(page.locator(".chat-agent-text").last).to_have_text(
         "Filed, receipt attached.", timeout=TURN_MS

@@ -16,7 +16,14 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Browser, Page, expect
 
-from tests.e2e.test_chat import TURN_MS, anthropic, fake_provider_and_agent, open_chat, say
+from tests.e2e.test_chat import (
+    TURN_MS,
+    anthropic,
+    fake_provider_and_agent,
+    new_chat,
+    open_chat,
+    say,
+)
 from tests.e2e.test_web_client import open_host_screen
 from tests.support.fakes.anthropic import FakeAnthropic, MessageEvents
 from tests.support.web_client import (
@@ -122,7 +129,7 @@ async def test_usage_shows_the_agents_cost_and_a_spent_budget_stops_the_chat(
         .get_by_role("button", name="Scout")
         .click()
     )
-    await admin.get_by_role("button", name="New chat").click()
+    await new_chat(admin)
     asked = len(anthropic.requests)
     await say(admin, "Once more")
     refused = admin.locator(".chat-failed")
