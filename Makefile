@@ -6,6 +6,11 @@ STAMP := $(VENV)/.installed-stamp
 
 WEB_STAMP := web/node_modules/.installed-stamp
 
+# Every Python process of the checks (each test worker, each command a test starts) reads
+# the project's compiled modules rather than compiling every source file again; an
+# environment that turns the cache off costs the suite minutes.
+unexport PYTHONDONTWRITEBYTECODE
+
 .PHONY: install chromium test-tools web web-test serve test lint bench clean screenshots
 
 $(STAMP): pyproject.toml

@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from tests.support import loop_watch
 from tests.support.loop_watch import BLOCK_LIMIT_SECONDS, _waiting_in_selector, watch_event_loop
 
 
@@ -29,6 +30,31 @@ async def test_a_blocking_call_fails_the_test() -> None:
     # and it must wake at least once while the loop is still blocked.
     with pytest.raises(AssertionError, match="event loop was blocked"):
         await _watched(BLOCK_LIMIT_SECONDS + 1.5, blocking=True)
+
+
+@pytest.mark.allow_blocking
+async def test_a_wait_for_a_cpu_the_kernel_counts_late_is_not_a_block(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The kernel adds a wait for a CPU to the thread's run-queue delay only as the thread
+    runs again: the watchdog, reading it meanwhile, sees a late beat that the next beat
+    finds was the kernel's."""
+    loop_ident = threading.get_ident()
+    waited, counted = [0.0], [0.0]
+
+    def run_queue_wait(_thread_id: int) -> float:
+        if threading.get_ident() == loop_ident:
+            counted[0] = waited[0]  # the loop thread runs: its wait is counted now
+        return counted[0]
+
+    monkeypatch.setattr(loop_watch, "_run_queue_wait", run_queue_wait)
+    watch = watch_event_loop()
+    await anext(watch)
+    waited[0] = BLOCK_LIMIT_SECONDS + 0.5
+    time.sleep(BLOCK_LIMIT_SECONDS + 0.5)  # noqa: ASYNC251 - stands for the wait for a CPU
+    await asyncio.sleep(0.1)
+    with pytest.raises(StopAsyncIteration):
+        await anext(watch)
 
 
 async def test_awaiting_is_fine() -> None:
