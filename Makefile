@@ -56,7 +56,10 @@ lint: install $(WEB_STAMP)
 	$(BIN)/lint-imports
 	cd web && npx tsc -p ../server/host/page/js/tsconfig.json
 
-test: lint web-test web chromium test-tools
+# The checks that start no server run two at a time (each is mostly one process), then
+# the suite on every core.
+test:
+	$(MAKE) --no-print-directory -j2 --output-sync=target lint web-test web chromium test-tools
 	$(BIN)/pytest -n 4 --dist loadfile --durations=25
 
 # The reference images of the screenshot tests, written anew from the current web client
