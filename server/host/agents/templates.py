@@ -530,20 +530,31 @@ class AgentTemplateService:
     async def import_agent(
         self, member: Member, template: Template, choices: ImportChoices
     ) -> Agent:
-        """A new agent of the team from the template, with the admin's mapping."""
+        """A new agent of the team from the template, with the admin's mapping: whole, or
+        (a limit reached half-way, say) nothing of it stays."""
         await self._check_choices(member, template, choices)
         document = template.agent
-        await self._bring_skills(member, template, choices.skills)
-        agent = await self._agents.create_agent(
-            member.team_id,
-            name=choices.name or document.name,
-            instructions=template.instructions,
-            provider=choices.provider,
-            model=document.model if choices.keep_model else choices.model,
-            permissions=dict(document.permissions),
-            max_tool_calls=document.max_tool_calls,
-        )
-        await self._apply(member, agent.id, template, choices, fresh=True)
+        created = await self._bring_skills(member, template, choices.skills)
+        try:
+            agent = await self._agents.create_agent(
+                member.team_id,
+                name=choices.name or document.name,
+                instructions=template.instructions,
+                provider=choices.provider,
+                model=document.model if choices.keep_model else choices.model,
+                permissions=dict(document.permissions),
+                max_tool_calls=document.max_tool_calls,
+            )
+            try:
+                await self._apply(member, agent.id, template, choices, fresh=True)
+            except BaseException:
+                # Its routines, memories, workspace and settings go with it.
+                await self._agents.delete_agent(member.team_id, agent.id)
+                raise
+        except BaseException:
+            for name in created:
+                await self._skills.delete(member, name)
+            raise
         return agent
 
     async def update_preview(
@@ -635,13 +646,20 @@ class AgentTemplateService:
         for routine in template.agent.routines:
             schedule_of(routine.schedule, self._clock.now())
 
-    async def _bring_skills(self, member: Member, template: Template, policy: SkillPolicy) -> None:
+    async def _bring_skills(
+        self, member: Member, template: Template, policy: SkillPolicy
+    ) -> list[str]:
+        """The template's skills the team lacks made, or replaced by the policy; the names
+        of those made."""
+        created: list[str] = []
         for name, folder in sorted(template.skills.items()):
             need = await self._skill_need(member.team_id, name, folder)
             if need.status == "new":
                 await self._skills.create(member, folder)
+                created.append(name)
             elif need.status == "differs" and policy == "replace":
                 await self._skills.update(member, name, folder, change="uploaded")
+        return created
 
     async def _apply(
         self,

@@ -2,7 +2,8 @@
 previewed and imported by another (skills, routines, MCP mapping, memories and workspace
 when ticked), then updated from a newer file with a diff preview, keeping its memories and
 threads; key-like text refuses an export and names where; a refused or tampered file writes
-nothing; members and other teams reach nothing."""
+nothing, and nor does an import that meets a limit half-way; members and other teams reach
+nothing."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import io
 import stat
 import zipfile
 from collections.abc import AsyncIterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -250,6 +252,33 @@ async def test_a_refused_or_tampered_file_writes_nothing(
     )
     assert (await call(outsider, "agents-v1/list", {}))["agents"] == []
     assert (await call(outsider, "skills-v1/list", {}))["skills"] == []
+
+
+async def test_an_import_that_meets_a_limit_half_way_leaves_nothing_of_it(
+    server: RunningHub, team: Team, outsider: HostConnection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent_id = await clerk(server, team)
+    _, data = await export_template(team.admin, agent_id, memories=True, workspace=True)
+    # The other team's workspace takes one entry more, and the template's file needs two
+    # (its folder and itself): the import fails on its last step, after the agent, its
+    # skill, routine and memory were made.
+    workspaces = server.builtin.services.workspace._workspaces
+    monkeypatch.setattr(workspaces, "limits", replace(workspaces.limits, agent_files=1))
+    upload_id = await upload_template(outsider, data)
+    preview = await call(outsider, "agent-templates-v1/preview", {"uploadId": upload_id})
+    assert (
+        await refused(
+            outsider, "agent-templates-v1/import", {"uploadId": upload_id, **choices_of(preview)}
+        )
+        == "workspaceAgentFull"
+    )
+    assert (await call(outsider, "agents-v1/list", {}))["agents"] == []
+    assert (await call(outsider, "skills-v1/list", {}))["skills"] == []
+    monkeypatch.undo()
+    done = await imported(outsider, data)  # the same file, once there is room
+    assert [a["id"] for a in (await call(outsider, "agents-v1/list", {}))["agents"]] == [
+        done["agentId"]
+    ]
 
 
 async def test_a_provider_or_mcp_server_the_team_lacks_is_refused_before_writing(
