@@ -36,6 +36,16 @@ the same server (``--gc-modes``); and runs the noisy-neighbour phase on a server
 the default per-team limit: another team's single agent's turn time alone, and while
 the first team's ``max(--agents)`` agents are busy.
 
+Then, on a server of its own, ``--tabs`` (200) tabs across ``--tab-agents`` (20) agents:
+each turn of an agent opens a task page and keeps it. Half of them are opened, then left
+idle under the tab-lifetime rules as the host has them but with their idle time
+shortened to seconds (more than 3 idle tabs loaded: the least recently used sleep after
+``--sleep-after`` seconds, 5) until no more of them sleep; then the other half, the
+same. It reports the host's RSS and Chromium's PSS before, at the peak while opening,
+and with the tabs asleep, and what one sleeping tab keeps: the growth between the two
+sleeping states over the tabs that were added. Goals: a sleeping tab keeps at most 1 MB
+of Chromium's memory, and the host's RSS stays under 400 MB with them all.
+
 Goals with 20 agents at once: worst stall <= 50 ms, lag p99 <= 10 ms, Team API p99 <=
 20 ms, watched tab >= 20 frames/s with input to frame p95 <= 100 ms, no failed turn.
 The capacity is the largest N that meets every goal. Results are printed and written
@@ -97,6 +107,10 @@ GOAL_STALL_MS = 50.0
 GOAL_LAG_P99_MS = 10.0
 GOAL_TEAM_API_P99_MS = 20.0
 GOAL_FPS = 20.0
+GOAL_SLEEPING_TAB_MB = 1.0
+# Idle tabs a host keeps loaded before the least recently used sleep (its default).
+LOADED_IDLE_TABS = 3
+GOAL_HOST_RSS_MB = 400.0
 GOAL_INPUT_P95_MS = 100.0
 VIEWPORT = (1280, 800)
 TURNS_PER_THREAD = 5
@@ -104,6 +118,7 @@ TURN_WAIT_SECONDS = 300.0
 PRESS_EVERY_SECONDS = 0.3
 PROBE_WAIT_SECONDS = 10.0
 WATCH_PROMPT = "Open the watched page"
+KEEP_PROMPT = "Open an order and keep it open"
 MEMORY_REVIEW = "You keep the long-term memory of an assistant"
 # Replies scripted per turn: its four, and spares for the memory reviews it may cause.
 REPLIES_PER_TURN = 6
@@ -170,6 +185,8 @@ class AgentScript:
             events = MessageEvents().text("Let me ", "look at the order.")
             if text.startswith(WATCH_PROMPT):
                 events.tool_use(call_id("watch"), "open", {"url": self.site + "/animated"})
+            elif text.startswith(KEEP_PROMPT):  # opened, then answered: the tab stays
+                events.tool_use(call_id("keep"), "open", {"url": f"{self.site}/task?n=0"})
             else:
                 events.tool_use(call_id("open"), "open", {"url": f"{self.site}/task?n={len(text)}"})
             return events.stop("tool_use").body()
@@ -746,6 +763,119 @@ async def noisy_neighbour(
     }
 
 
+async def many_tabs(folder: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """``args.tabs`` tabs opened by ``args.tab_agents`` agents and left to sleep, on a
+    server of its own (SQLite): half of them, then all; the memory each time they slept."""
+    data_dir = folder / "tabs"
+    data_dir.mkdir()
+    watched = start_watched(
+        data_dir,
+        None,
+        {
+            "CREWHOST_HOST_BROWSER_LRU_IDLE": str(args.sleep_after),
+            "CREWHOST_HOST_BROWSER_SWEEP_SECONDS": "1",
+            "CREWHOST_HOST_TEAM_RUNNING_TURNS": str(args.tab_agents),
+        },
+    )
+    try:
+        async with fixture_site() as site, FakeAnthropic(latency=0.05) as fake:
+            script = AgentScript(site)
+            alone = argparse.Namespace(
+                **{**vars(args), "watchers": 0, "peers": 0, "agents": [args.tab_agents]}
+            )
+            team = await join(watched.server, folder / "tabs-peers", fake, alone)
+            try:
+                before = memory(watched.pid)
+                threads = [await new_thread(team.connection, a) for a in team.agent_ids]
+                half = args.tabs // 2
+                peaks: list[dict[str, Any]] = []
+                started = time.monotonic()
+                await tabs_kept(team, fake, script, threads, half, watched.pid, peaks)
+                first = await until_asleep(watched.pid, args.sleep_after)
+                await tabs_kept(team, fake, script, threads, args.tabs - half, watched.pid, peaks)
+                opened_seconds = time.monotonic() - started
+                second = await until_asleep(watched.pid, args.sleep_after)
+                listed = len(
+                    (await team.connection.call("browser-control-v1/list_tabs", {}))["tabs"]
+                )
+            finally:
+                await team.close()
+    finally:
+        stop_server(watched.server)
+    more = max(args.tabs - half, 1)
+    per_sleeping = (second["chromium_pss_mb"] - first["chromium_pss_mb"]) / more
+    peak = max(peaks or [second], key=lambda m: m["chromium_pss_mb"])
+    return {
+        "tabs": args.tabs,
+        "agents": args.tab_agents,
+        "listed": listed,
+        "open_seconds": round(opened_seconds, 1),
+        "before": before,
+        "peak": peak,
+        "half_asleep": first,
+        "asleep": second,
+        "chromium_mb_per_sleeping_tab": round(per_sleeping, 3),
+        "host_kb_per_tab": round((second["host_rss_mb"] - first["host_rss_mb"]) * 1024 / more, 1),
+        "goals": {
+            "chromium_mb_per_sleeping_tab": {
+                "measured": round(per_sleeping, 3),
+                "goal": f"<= {GOAL_SLEEPING_TAB_MB}",
+                "met": per_sleeping <= GOAL_SLEEPING_TAB_MB,
+            },
+            "host_rss_mb": {
+                "measured": second["host_rss_mb"],
+                "goal": f"<= {GOAL_HOST_RSS_MB}",
+                "met": second["host_rss_mb"] <= GOAL_HOST_RSS_MB,
+            },
+        },
+    }
+
+
+async def tabs_kept(
+    team: Team,
+    fake: FakeAnthropic,
+    script: AgentScript,
+    threads: list[str],
+    tabs: int,
+    server_pid: int,
+    peaks: list[dict[str, Any]],
+) -> None:
+    """``tabs`` more tabs, the agents taking turns at once: each turn opens one and keeps it."""
+    pending = iter(range(tabs))
+
+    async def agent(thread_id: str) -> None:
+        for _ in pending:
+            fake.script(*(script.reply() for _ in range(REPLIES_PER_TURN)))
+            await team.subscriber.turn(thread_id, KEEP_PROMPT)
+
+    async def sample() -> None:
+        while True:
+            await asyncio.sleep(1)
+            peaks.append(memory(server_pid))
+
+    sampler = asyncio.ensure_future(sample())
+    try:
+        await asyncio.gather(*(agent(t) for t in threads))
+    finally:
+        sampler.cancel()
+
+
+async def until_asleep(server_pid: int, sleep_after: float) -> dict[str, Any]:
+    """The memory once the renderers stop going away: the idle tabs past the loaded few
+    have slept (checked each second, from when the first could, for at most a minute
+    more)."""
+    await asyncio.sleep(sleep_after + 1)
+    last = memory(server_pid)
+    steady = 0
+    deadline = time.monotonic() + 60
+    while steady < 3 and time.monotonic() < deadline:
+        await asyncio.sleep(1)
+        now = memory(server_pid)
+        steady = steady + 1 if now["renderer_processes"] >= last["renderer_processes"] else 0
+        last = now
+    return last
+
+
 # --- a database's run -------------------------------------------------------------------------
 
 
@@ -855,6 +985,21 @@ def print_report(document: dict[str, Any]) -> None:
                 f"{n['beside_busy_team']['turn']['p50_ms']}/{n['beside_busy_team']['turn']['p95_ms']}"
             )
         print(f"capacity (largest N meeting every goal): {result['capacity']}")
+    if "many_tabs" in document:
+        t = document["many_tabs"]
+        print(
+            f"\n{t['tabs']} tabs ({t['listed']} listed): Chromium PSS "
+            f"{t['half_asleep']['chromium_pss_mb']} MB with half asleep, "
+            f"{t['peak']['chromium_pss_mb']} MB at the peak "
+            f"({t['peak']['renderer_processes']} renderers), {t['asleep']['chromium_pss_mb']} MB "
+            f"asleep ({t['asleep']['renderer_processes']} renderers); "
+            f"{t['chromium_mb_per_sleeping_tab']} MB per sleeping tab; host RSS "
+            f"{t['before']['host_rss_mb']} -> {t['asleep']['host_rss_mb']} MB "
+            f"({t['host_kb_per_tab']} KB per tab)"
+        )
+        for name, goal in t["goals"].items():
+            verdict = "met" if goal["met"] else "MISSED"
+            print(f"  {name}: {goal['measured']} (goal {goal['goal']}) {verdict}")
 
 
 def describe_setup(args: argparse.Namespace) -> dict[str, Any]:
@@ -882,6 +1027,10 @@ def run_all(args: argparse.Namespace, folder: Path) -> dict[str, Any]:
     databases = document["databases"]
     databases["sqlite"] = asyncio.run(run_database("sqlite", None, folder, args))
     write_results(document, args)
+    if args.tabs:
+        print(f"\nmany tabs: {args.tabs} across {args.tab_agents} agents, then asleep", flush=True)
+        document["many_tabs"] = asyncio.run(many_tabs(folder, args))
+        write_results(document, args)
     if args.database_url:
         with postgres_database(args.database_url) as url:
             databases["postgresql"] = asyncio.run(run_database("postgresql", url, folder, args))
@@ -921,12 +1070,19 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="garbage-collector modes compared after the phases (';' between modes; '' for none)",
     )
     parser.add_argument("--no-neighbour", dest="neighbour", action="store_false")
+    parser.add_argument("--tabs", type=int, default=200, help="tabs opened to sleep (0: none)")
+    parser.add_argument("--tab-agents", type=int, default=20, help="agents opening them")
+    parser.add_argument(
+        "--sleep-after", type=float, default=5.0, help="seconds idle before a tab sleeps"
+    )
     parser.add_argument("--database-url", help="a PostgreSQL server for a second run")
     parser.add_argument("--quick", action="store_true", help="a small, fast run")
     parser.add_argument("--results", type=Path, default=RESULTS_FILE, help="where the JSON goes")
     args = parser.parse_args(argv)
     if args.quick:
         args.seconds, args.warmup, args.peers, args.model_ms = 3.0, 1.5, 4, 100.0
+        if args.tabs == parser.get_default("tabs"):
+            args.tabs, args.tab_agents, args.sleep_after = 8, 2, 1.0
         if args.agents == parser.get_default("agents"):
             args.agents = "2"
         args.gc_modes = ""

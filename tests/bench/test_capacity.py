@@ -1,5 +1,6 @@
 """``bench/capacity.py --quick`` runs from the repository as a person runs it and writes its
-report: per database and per agent count the measures the capacity table is made of."""
+report: per database and per agent count the measures the capacity table is made of, and
+the memory of many tabs opened by agents and left to sleep."""
 
 from __future__ import annotations
 
@@ -74,3 +75,9 @@ def test_a_quick_run_reports_every_measure_of_the_capacity_table(tmp_path: Path)
     assert sqlite["capacity"] in (0, 2)
     assert document["capacity"] == {"sqlite": sqlite["capacity"]}
     assert "capacity (largest N meeting every goal): " in run.stdout
+    tabs = document["many_tabs"]
+    assert (tabs["tabs"], tabs["agents"], tabs["listed"]) == (8, 2, 8)
+    assert tabs["asleep"]["chromium_pss_mb"] > 0
+    assert tabs["peak"]["renderer_processes"] > 0
+    assert set(tabs["goals"]) == {"chromium_mb_per_sleeping_tab", "host_rss_mb"}
+    assert "MB per sleeping tab" in run.stdout
