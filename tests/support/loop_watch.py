@@ -1,23 +1,24 @@
 """Fails a test whose event loop stopped answering because something blocked it.
 
-A heartbeat on the loop and a watchdog thread measure how long the loop went
-without a beat while it was running. Not counted: time the loop was stopped
-(pytest runs it once per fixture step and does its own work in between), time
-the loop thread spent waiting for a CPU (the kernel's run-queue delay, from
-/proc), and the interpreter's garbage-collection pauses (a full collection of a
-long test run's heap can take most of a second), and time the loop thread sat in its
-selector waiting for I/O or its next timer (when it was late to wake, another thread held
-the interpreter or the machine was starved), and time it waited for a thread it started
-to get a CPU: none of it is the test's doing. A callback
-that blocks is seen as it runs, in its own frame. The kernel counts a wait for a CPU only
-once the thread runs again, so a late beat the watchdog sees is a suspect until the next
-beat (or the loop's stop) says how much of it was such a wait.
+A heartbeat on the loop and a watchdog thread measure how long the loop went without a
+beat while it was running. Not counted: time the loop was stopped (pytest runs it once
+per fixture step and does its own work in between); time the loop thread spent waiting
+for a CPU (the kernel's run-queue delay, from /proc, and the hypervisor's steal time of
+a virtual machine's CPUs); the interpreter's garbage-collection pauses (a full
+collection of a long test run's heap can take most of a second); time the loop thread
+sat in its selector waiting for I/O or its next timer (when it was late to wake, another
+thread held the interpreter or the machine was starved); and time it waited for a thread
+it started to get a CPU: none of it is the test's doing. A callback that blocks is seen
+as it runs, in its own frame. The kernel counts a wait for a CPU only once the thread
+runs again, so a late beat the watchdog sees is a suspect until the next beat (or the
+loop's stop) says how much of it was such a wait.
 """
 
 from __future__ import annotations
 
 import asyncio
 import gc
+import os
 import sys
 import threading
 import time
@@ -66,8 +67,22 @@ def _run_queue_wait(thread_id: int) -> float:
     return int(fields[1]) / 1e9
 
 
+_TICKS_PER_SECOND = os.sysconf("SC_CLK_TCK")
+
+
+def _stolen() -> float:
+    """Seconds the machine's CPUs, all together, were held by the hypervisor for others
+    (steal time; 0 outside a virtual machine): no thread of the machine ran meanwhile."""
+    try:
+        with open("/proc/stat") as stat:
+            fields = stat.readline().split()
+    except OSError:
+        return 0.0
+    return int(fields[8]) / _TICKS_PER_SECOND if len(fields) > 8 else 0.0
+
+
 def _excused(thread_id: int) -> float:
-    return _run_queue_wait(thread_id) + _gc_clock.total
+    return _run_queue_wait(thread_id) + _gc_clock.total + _stolen()
 
 
 def _starting_a_thread(frame: FrameType | None) -> bool:
@@ -85,7 +100,7 @@ def _in_the_watch(frame: FrameType | None) -> bool:
     """Whether the loop thread is in the heartbeat's own reading of its clocks (a /proc
     read that a starved machine can hold up): the watch's time, not the test's."""
     while frame is not None:
-        if frame.f_code.co_name in ("_excused", "_run_queue_wait") and (
+        if frame.f_code.co_name in ("_excused", "_run_queue_wait", "_stolen") and (
             frame.f_code.co_filename == __file__
         ):
             return True

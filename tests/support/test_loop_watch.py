@@ -57,6 +57,21 @@ async def test_a_wait_for_a_cpu_the_kernel_counts_late_is_not_a_block(
         await anext(watch)
 
 
+@pytest.mark.allow_blocking
+async def test_time_the_hypervisor_held_the_cpus_is_not_a_block(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    stolen = [0.0]
+    monkeypatch.setattr(loop_watch, "_stolen", lambda: stolen[0])
+    watch = watch_event_loop()
+    await anext(watch)
+    stolen[0] = BLOCK_LIMIT_SECONDS + 0.5
+    time.sleep(BLOCK_LIMIT_SECONDS + 0.5)  # noqa: ASYNC251 - stands for the stolen time
+    await asyncio.sleep(0.1)
+    with pytest.raises(StopAsyncIteration):
+        await anext(watch)
+
+
 async def test_awaiting_is_fine() -> None:
     await _watched(BLOCK_LIMIT_SECONDS + 0.25, blocking=False)
 
