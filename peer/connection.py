@@ -6,9 +6,8 @@ import asyncio
 import contextlib
 import itertools
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from aiortc import RTCConfiguration, RTCIceServer, RTCPeerConnection, RTCSessionDescription
 from pydantic import ValidationError
 
 from peer.hub_client import HubClient, HubError
@@ -25,8 +24,10 @@ from server.common.protocol.team_api import (
     TeamApiRequest,
     TeamApiResult,
 )
-from server.common.sctp_bundling import bundle_sctp
 from server.common.sdp import sdp_fingerprint
+
+if TYPE_CHECKING:
+    from aiortc import RTCIceServer, RTCPeerConnection
 
 
 class HostSignatureInvalid(Exception):
@@ -207,6 +208,11 @@ async def connect_to_host(
     ``sctp_bundling`` (``server.common.sctp_bundling``) SACKs are delayed and chunks share
     packets; off, the connection is aiortc's as it comes.
     """
+    # WebRTC is loaded by the commands that connect only: the others start sooner.
+    from aiortc import RTCConfiguration, RTCIceServer, RTCPeerConnection, RTCSessionDescription
+
+    from server.common.sctp_bundling import bundle_sctp
+
     if ice_servers is None:
         config = await hub.rtc_config()
         ice_servers = [
