@@ -228,9 +228,13 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         return 0
     if args.command == "host":
         from server import event_loop
+        from server.host.enrolment import enrolled
+
+        # Enrolled, or refused with the reason, before the host's modules load.
+        enrolment = asyncio.run(enrolled(settings, args.hub, args.enrol))
         from server.host.start import run_remote_host
 
-        event_loop.run(run_remote_host(settings, args.hub, args.enrol), settings.event_loop)
+        event_loop.run(run_remote_host(settings, args.hub, enrolment), settings.event_loop)
         return 0
     if args.admin_command in ("rotate-key", "retire-key", "wrap-key-ring"):
         return _key_ring_command(args, settings)

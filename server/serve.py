@@ -16,13 +16,8 @@ from server.common.clock import Clock
 from server.common.errors import Unavailable
 from server.common.keys import SigningKey
 from server.config import Settings
-from server.host.start import (
-    RunningHost,
-    build_host,
-    identity_path,
-    open_secret_box,
-    run_link,
-)
+from server.host.enrolment import identity_path
+from server.host.start import RunningHost, build_host, open_secret_box, run_link
 from server.hub.app import build_app
 from server.hub.container import Hub
 
