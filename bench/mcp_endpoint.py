@@ -21,8 +21,11 @@ the MCP SDK's own client talks to ``/v1/mcp`` over loopback HTTP.
   the client's request to its result. Beside it, the server process's CPU time over the
   phase (opening and closing the sessions included) per timed call: what the machine's
   other work does not change much, where the latencies are its share of the CPUs; and
-  the part of it the garbage collector took (``gc.callbacks``). As ``crewhost serve``
-  does once it has started, the server freezes what start-up made (``gc.freeze``).
+  the part of it the garbage collector took (``gc.callbacks``); and the client process's
+  CPU time over the timed rounds per call (the MCP SDK's client, 50 sessions in one
+  process): together with the server's, the floor under a round's last answer on this
+  machine. As ``crewhost serve`` does once it has started, the server freezes what
+  start-up made (``gc.freeze``).
 
 Latencies are n, p50, p95, p99 and max in milliseconds. Results are printed and written
 to ``bench/results/mcp_endpoint.json``. Goals: snapshot overhead p95 <= 15 ms; 50
@@ -177,7 +180,8 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
             out, _ = await client.communicate(secret.encode() + b"\n")
             server_cpu = time.process_time() - cpu_before
             gc.callbacks.remove(collecting.heard)
-            together = json.loads(out)
+            clients = json.loads(out)
+            together = clients["samples"]
     snapshot_endpoint, snapshot_host = summary(endpoint), summary(host)
     return {
         "machine": {
@@ -196,6 +200,7 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
             "sessions": args.sessions,
             "list_tabs": summary(together),
             "server_cpu_ms_per_call": round(server_cpu * 1000 / max(len(together), 1), 2),
+            "client_cpu_ms_per_call": round(clients["client_cpu_ms_per_call"], 2),
             "server_gc_ms_per_call": round(collecting.seconds * 1000 / max(len(together), 1), 2),
             "collections": collecting.counts,
             "gc_ms_by_generation": [round(ms, 1) for ms in collecting.by_generation_ms],
@@ -223,16 +228,19 @@ class GcTime:
             self.by_generation_ms[info["generation"]] += took * 1000
 
 
-async def sessions_at_once(url: str, secret: str, count: int, rounds: int) -> list[float]:
-    """``count`` sessions open together; ``rounds`` times each calls list_tabs at once."""
+async def sessions_at_once(url: str, secret: str, count: int, rounds: int) -> dict[str, Any]:
+    """``count`` sessions open together; ``rounds`` times each calls list_tabs at once: the
+    latencies, and the client process's CPU time per timed call."""
     async with AsyncExitStack() as stack:
         # Opened one by one: each client's task group ends in the task that began it.
         sessions = [await stack.enter_async_context(session(url, secret)) for _ in range(count)]
         await asyncio.gather(*(s.call_tool("list_tabs", {}) for s in sessions))
         together: list[float] = []
+        cpu_before = time.process_time()
         for _ in range(rounds):
             together.extend(await asyncio.gather(*(list_tabs_timed(s) for s in sessions)))
-    return together
+        cpu = time.process_time() - cpu_before
+    return {"samples": together, "client_cpu_ms_per_call": cpu * 1000 / max(len(together), 1)}
 
 
 async def list_tabs_timed(opened: ClientSession) -> float:
@@ -278,6 +286,7 @@ def main() -> int:
         and sessions["list_tabs"]["p99"] <= GOAL_SESSIONS_P99_MS
     )
     print(f"server CPU per list_tabs   {sessions['server_cpu_ms_per_call']} ms")
+    print(f"client CPU per list_tabs   {sessions['client_cpu_ms_per_call']} ms (the MCP SDK's)")
     print(
         f"of it, garbage collection  {sessions['server_gc_ms_per_call']} ms "
         f"(collections by generation {sessions['collections']}, "
