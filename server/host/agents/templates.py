@@ -552,8 +552,7 @@ class AgentTemplateService:
                 await self._agents.delete_agent(member.team_id, agent.id)
                 raise
         except BaseException:
-            for name in created:
-                await self._skills.delete(member, name)
+            await self._forget_skills(member, created)
             raise
         return agent
 
@@ -652,14 +651,23 @@ class AgentTemplateService:
         """The template's skills the team lacks made, or replaced by the policy; the names
         of those made."""
         created: list[str] = []
-        for name, folder in sorted(template.skills.items()):
-            need = await self._skill_need(member.team_id, name, folder)
-            if need.status == "new":
-                await self._skills.create(member, folder)
-                created.append(name)
-            elif need.status == "differs" and policy == "replace":
-                await self._skills.update(member, name, folder, change="uploaded")
+        try:
+            for name, folder in sorted(template.skills.items()):
+                need = await self._skill_need(member.team_id, name, folder)
+                if need.status == "new":
+                    await self._skills.create(member, folder)
+                    created.append(name)
+                elif need.status == "differs" and policy == "replace":
+                    await self._skills.update(member, name, folder, change="uploaded")
+        except BaseException:
+            await self._forget_skills(member, created)
+            raise
         return created
+
+    async def _forget_skills(self, member: Member, names: list[str]) -> None:
+        """Skills an import made, removed when it does not land."""
+        for name in names:
+            await self._skills.delete(member, name)
 
     async def _apply(
         self,
