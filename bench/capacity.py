@@ -791,10 +791,10 @@ async def many_tabs(folder: Path, args: argparse.Namespace) -> dict[str, Any]:
                 peaks: list[dict[str, Any]] = []
                 started = time.monotonic()
                 await tabs_kept(team, fake, script, threads, half, watched.pid, peaks)
-                first = await until_asleep(watched.pid, args.sleep_after)
+                first = await until_asleep(watched.pid, args.sleep_after, args.settle)
                 await tabs_kept(team, fake, script, threads, args.tabs - half, watched.pid, peaks)
                 opened_seconds = time.monotonic() - started
-                second = await until_asleep(watched.pid, args.sleep_after)
+                second = await until_asleep(watched.pid, args.sleep_after, args.settle)
                 listed = len(
                     (await team.connection.call("browser-control-v1/list_tabs", {}))["tabs"]
                 )
@@ -860,14 +860,14 @@ async def tabs_kept(
         sampler.cancel()
 
 
-async def until_asleep(server_pid: int, sleep_after: float) -> dict[str, Any]:
+async def until_asleep(server_pid: int, sleep_after: float, settle: float) -> dict[str, Any]:
     """The memory once the renderers stop going away: the idle tabs past the loaded few
-    have slept (checked each second, from when the first could, for at most a minute
-    more)."""
+    have slept (checked each second, from when the first could, for at most ``settle``
+    seconds more)."""
     await asyncio.sleep(sleep_after + 1)
     last = memory(server_pid)
     steady = 0
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + settle
     while steady < 3 and time.monotonic() < deadline:
         await asyncio.sleep(1)
         now = memory(server_pid)
@@ -1079,10 +1079,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true", help="a small, fast run")
     parser.add_argument("--results", type=Path, default=RESULTS_FILE, help="where the JSON goes")
     args = parser.parse_args(argv)
+    # The longest wait for tabs to sleep, once the first of them could.
+    args.settle = 10.0 if args.quick else 60.0
     if args.quick:
         args.seconds, args.warmup, args.peers, args.model_ms = 3.0, 1.5, 4, 100.0
         if args.tabs == parser.get_default("tabs"):
-            args.tabs, args.tab_agents, args.sleep_after = 8, 2, 1.0
+            args.tabs, args.tab_agents, args.sleep_after = 4, 2, 1.0
         if args.agents == parser.get_default("agents"):
             args.agents = "2"
         args.gc_modes = ""

@@ -9,7 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
+# A loaded machine stretches the run's windows and its tabs' sleep several-fold.
+pytestmark = pytest.mark.timeout(360)
 PHASE_KEYS = {
     "agents",
     "turns",
@@ -52,7 +56,7 @@ def test_a_quick_run_reports_every_measure_of_the_capacity_table(tmp_path: Path)
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=100,
+        timeout=300,
     )
     # 1 is a goal missed at N = 20 (none ran here, so it must not be): a crash is neither.
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
@@ -76,7 +80,7 @@ def test_a_quick_run_reports_every_measure_of_the_capacity_table(tmp_path: Path)
     assert document["capacity"] == {"sqlite": sqlite["capacity"]}
     assert "capacity (largest N meeting every goal): " in run.stdout
     tabs = document["many_tabs"]
-    assert (tabs["tabs"], tabs["agents"], tabs["listed"]) == (8, 2, 8)
+    assert (tabs["tabs"], tabs["agents"], tabs["listed"]) == (4, 2, 4)
     assert tabs["asleep"]["chromium_pss_mb"] > 0
     assert tabs["peak"]["renderer_processes"] > 0
     assert set(tabs["goals"]) == {"chromium_mb_per_sleeping_tab", "host_rss_mb"}
