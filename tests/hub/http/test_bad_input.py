@@ -1,30 +1,19 @@
-"""Bad input on every route: a 4xx with a stable code that names the field, and nothing written.
-
-Nothing is written, so one hub and one world serve the module on each database: every
-test checks that the database is as it found it."""
+"""Bad input on every route: a 4xx with a stable code that names the field, and nothing written."""
 
 from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
 from server.hub.app import all_routes
 from server.hub.http.routing import Route
 from tests.hub.http.test_role_matrix import SAMPLES, World, build_world
-from tests.support.clock import FakeClock
-from tests.support.databases import BACKENDS, scratch_database
-from tests.support.hub_server import PASSWORD, ApiClient, hub_settings, running_hub
-from tests.support.loop_watch import module_loop_watch  # noqa: F401 - the module's watch
+from tests.support.hub_server import PASSWORD, ApiClient, RunningHub
 from tests.support.snapshots import database_snapshot
-
-# The async tests run in the module's loop, where its hub runs.
-in_module_loop = pytest.mark.asyncio(loop_scope="module")
 
 # A body each model accepts, so that one changed field is the only fault.
 VALID_BODIES: dict[str, dict[str, Any]] = {
@@ -43,21 +32,6 @@ VALID_BODIES: dict[str, dict[str, Any]] = {
     "CreateAccessToken": {"name": "laptop", "hostId": "0" * 32, "expiresInDays": 7},
 }
 WRITE_ROUTES = [r for r in all_routes() if r.method != "GET" and not r.raw_body_types]
-
-
-@pytest_asyncio.fixture(scope="module", loop_scope="module", params=BACKENDS)
-async def world(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> AsyncIterator[World]:
-    """A hub on each database backend, with its owner, admin, member, other team, host and
-    token (``build_world``), for the whole module."""
-    folder = tmp_path_factory.mktemp("bad-input")
-    async with scratch_database(request.param, folder, migrated=True) as database:
-        settings = hub_settings(folder, database)
-        async with running_hub(settings, database, clock=FakeClock()) as server:
-            yield await build_world(server)
-
-
 BODY_ROUTES = [r for r in WRITE_ROUTES if r.body is not None]
 
 
@@ -128,12 +102,11 @@ def bad_body(route: Route, case: str, limit: int) -> BadBody | None:
     return BadBody(400, "invalidArgument", None, [valid])
 
 
-@in_module_loop
 @pytest.mark.parametrize("route", BODY_ROUTES, ids=lambda r: r.name)
-async def test_bad_bodies_are_refused_and_write_nothing(world: World, route: Route) -> None:
+async def test_bad_bodies_are_refused_and_write_nothing(server: RunningHub, route: Route) -> None:
     """Each fault in turn against one world: a refusal writes nothing, so the next fault
     meets the same database."""
-    server = world.server
+    world = await build_world(server)
     client, path = await caller_and_path(world, route)
     limit = server.hub.settings.hub.max_json_body_bytes
     before = await database_snapshot(server.hub.db)
@@ -153,10 +126,9 @@ async def test_bad_bodies_are_refused_and_write_nothing(world: World, route: Rou
         assert await database_snapshot(server.hub.db) == before, case
 
 
-@in_module_loop
 @pytest.mark.parametrize("route", [r for r in WRITE_ROUTES if r.body is None], ids=lambda r: r.name)
-async def test_routes_without_a_body_refuse_fields(world: World, route: Route) -> None:
-    server = world.server
+async def test_routes_without_a_body_refuse_fields(server: RunningHub, route: Route) -> None:
+    world = await build_world(server)
     client, path = await caller_and_path(world, route)
     before = await database_snapshot(server.hub.db)
     reply = await client.request(route.method, path, {"force": True})
@@ -164,18 +136,17 @@ async def test_routes_without_a_body_refuse_fields(world: World, route: Route) -
     assert await database_snapshot(server.hub.db) == before
 
 
-@in_module_loop
-async def test_unknown_routes_and_methods_get_codes(world: World) -> None:
-    client = world.server.client()
+async def test_unknown_routes_and_methods_get_codes(server: RunningHub) -> None:
+    client = server.client()
     missing = await client.get("/v1/nothing-here")
     assert (missing.status, missing.code) == (404, "notFound")
     wrong_method = await client.request("PUT", "/v1/teams", {})
     assert (wrong_method.status, wrong_method.code) == (405, "methodNotAllowed")
 
 
-@in_module_loop
-async def test_malformed_ids_in_paths_are_not_found(world: World) -> None:
-    owner, team_id = world.clients["owner"], world.team_id
+async def test_malformed_ids_in_paths_are_not_found(server: RunningHub) -> None:
+    owner = await server.sign_up_owner()
+    team_id = await server.first_team_id(owner)
     for path in ("/v1/teams/../../etc", "/v1/teams/ZZZ", "/v1/teams/%00"):
         reply = await owner.get(path)
         assert reply.status == 404, path
@@ -184,13 +155,12 @@ async def test_malformed_ids_in_paths_are_not_found(world: World) -> None:
         assert (reply.status, reply.code) == (404, "notFound"), member
 
 
-@in_module_loop
 @pytest.mark.parametrize("encoding", ["gzip", "deflate"])
 async def test_a_body_that_is_not_compressed_as_it_claims_is_refused(
-    world: World, encoding: str, caplog: pytest.LogCaptureFixture
+    server: RunningHub, encoding: str, caplog: pytest.LogCaptureFixture
 ) -> None:
     # Every write route, JSON or raw, reads its body in one place: each answers 400 the same.
-    server = world.server
+    world = await build_world(server)
     before = await database_snapshot(server.hub.db)
     for route in [r for r in all_routes() if r.method != "GET"]:
         client, path = await caller_and_path(world, route)
