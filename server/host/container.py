@@ -545,6 +545,7 @@ def _agents(base: _Base, machinery: _Machinery, stores: _Stores, browsing: _Brow
             outbox,
             agents,
             threads,
+            base.clock,
             public_url=base.settings.hub.public_url,
         ),
         mcp_servers,

@@ -25,7 +25,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
 from peer.connection import HostConnection
-from server.host.agents.mcp_endpoint import BROWSER_TOOLS, LIVE_VIEW_LINK
+from server.host.agents.mcp_endpoint import BROWSER_TOOLS, LIVE_VIEW_LINK, SESSION_IDLE_SECONDS
 from tests.support.clock import FakeClock
 from tests.support.databases import scratch_database
 from tests.support.fakes.anthropic import API_KEY, FakeAnthropic, MessageEvents
@@ -392,13 +392,13 @@ class RawClient:
         async with self.http.post(self.url, json=ready, headers=self.headers) as told:
             assert told.status == 202
 
-    def call(self, call_id: int, tool: str, arguments: dict[str, Any]) -> Any:
-        body = {
-            "jsonrpc": "2.0",
-            "id": call_id,
-            "method": "tools/call",
-            "params": {"name": tool, "arguments": arguments},
-        }
+    def call(
+        self, call_id: int, tool: str, arguments: dict[str, Any], *, progress: bool = False
+    ) -> Any:
+        params: dict[str, Any] = {"name": tool, "arguments": arguments}
+        if progress:
+            params["_meta"] = {"progressToken": f"progress-{call_id}"}
+        body = {"jsonrpc": "2.0", "id": call_id, "method": "tools/call", "params": params}
         return self.http.post(self.url, json=body, headers=self.headers)
 
     def resume(self, last_event_id: str) -> Any:
@@ -490,7 +490,8 @@ async def test_another_sessions_event_id_resumes_nothing(endpoint: Endpoint) -> 
     try:
         await first.initialize()
         await second.initialize()
-        async with first.call(1, "list_tabs", {}) as answered:
+        async with first.call(1, "list_tabs", {}, progress=True) as answered:
+            assert answered.headers["Content-Type"].startswith("text/event-stream")
             ids = [i async for i, d in sse_events(answered) if i is not None and d]
         async with second.resume(ids[-1]) as borrowed:
             assert borrowed.status == 200
@@ -498,6 +499,51 @@ async def test_another_sessions_event_id_resumes_nothing(endpoint: Endpoint) -> 
     finally:
         await first.close()
         await second.close()
+
+
+async def test_a_quick_call_is_answered_as_one_json_object(endpoint: Endpoint) -> None:
+    """A call that waits for no one and asks for no progress comes back as plain JSON,
+    the same answer the event stream carries; a gated call still streams."""
+    _, secret = await endpoint.token()
+    client = RawClient(endpoint.url, secret)
+    try:
+        await client.initialize()
+        async with client.call(3, "list_tabs", {}) as quick:
+            assert quick.status == 200
+            assert quick.headers["Content-Type"] == "application/json"
+            assert quick.headers["Mcp-Session-Id"] == client.headers["Mcp-Session-Id"]
+            message = await quick.json()
+        assert (message["jsonrpc"], message["id"], message["result"]["isError"]) == (
+            "2.0",
+            3,
+            False,
+        )
+        assert json.loads(message["result"]["content"][0]["text"]) == {"tabs": []}
+        async with client.call(4, "list_tabs", {}, progress=True) as streamed:
+            assert streamed.headers["Content-Type"].startswith("text/event-stream")
+            [same] = [m async for m in _until_result(sse_events(streamed), 4)]
+        assert same["result"] == message["result"]
+        async with client.call(5, "no_such_tool", {}) as unknown:
+            assert unknown.headers["Content-Type"].startswith("text/event-stream")
+            [refused] = [m async for m in _until_result(sse_events(unknown), 5)]
+        assert "unknownTool" in refused["result"]["content"][0]["text"]
+        await audited(endpoint, ("list_tabs", "ok"), ("list_tabs", "ok"))
+    finally:
+        await client.close()
+
+
+async def test_a_quick_call_after_the_session_ended_is_not_found(endpoint: Endpoint) -> None:
+    _, secret = await endpoint.token()
+    client = RawClient(endpoint.url, secret)
+    try:
+        await client.initialize()
+        async with client.http.delete(client.url, headers=client.headers) as ended:
+            assert ended.status == 200
+        async with client.call(1, "list_tabs", {}) as late:
+            assert late.status == 404
+            assert (await late.json())["error"]["message"] == "Session not found"
+    finally:
+        await client.close()
 
 
 async def test_a_removed_members_open_stream_and_sessions_end_at_once(
@@ -550,3 +596,26 @@ async def test_a_role_change_ends_the_members_sessions(endpoint: Endpoint) -> No
         await eventually(lambda: services.mcp_endpoint.session_count(token_id) == 0)
     async with mcp_session(endpoint.url, secret) as again:
         assert payload(await again.call_tool("list_tabs", {}))["tabs"] == []
+
+
+async def test_a_session_left_idle_ends_and_one_in_use_does_not(endpoint: Endpoint) -> None:
+    """Quick calls keep a session alive as streamed ones do; one nobody used for the idle
+    time ends, its next call answered 404 (the client opens another)."""
+    _, secret = await endpoint.token()
+    idle, busy = RawClient(endpoint.url, secret), RawClient(endpoint.url, secret)
+    mcp_endpoint = endpoint.server.builtin.services.mcp_endpoint
+    try:
+        await idle.initialize()
+        await busy.initialize()
+        endpoint.clock.advance(SESSION_IDLE_SECONDS - 60)
+        async with busy.call(1, "list_tabs", {}) as used:
+            assert used.status == 200
+        endpoint.clock.advance(120)
+        await mcp_endpoint.end_idle_sessions()
+        async with idle.call(2, "list_tabs", {}) as ended:
+            assert ended.status == 404
+        async with busy.call(3, "list_tabs", {}) as alive:
+            assert alive.status == 200
+    finally:
+        await idle.close()
+        await busy.close()

@@ -11,6 +11,12 @@ A gated call asks the token's member through the attention registry and waits.
 
 Each session's stream events are kept a while (``McpEventStore``): a client whose stream
 dropped reconnects with ``Last-Event-ID`` and gets what it missed, a call's result once.
+
+A call that streams nothing and waits for no person (a tool that is not gated, asked
+without a progress token) is answered here as one JSON object, as the transport allows
+for any request: the SDK's event stream per request (a task group, its tasks and memory
+streams) was most of such a call's cost. Everything else goes through the SDK. A session
+ends after ``SESSION_IDLE_SECONDS`` with no request, whichever path served it.
 """
 
 from __future__ import annotations
@@ -28,8 +34,10 @@ from mcp import types
 from mcp.server.lowlevel import Server
 from mcp.server.streamable_http import EventStore
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from server import __version__
+from server.common.clock import Clock
 from server.common.protocol.link import (
     MAX_MCP_PIECE,
     LinkMcpRequest,
@@ -89,6 +97,13 @@ LIVE_VIEW_SCHEMA: dict[str, Any] = {
 _CALLER_KEY = "crewhost_caller"
 _HOST_KEY = "crewhost_host_id"
 SESSION_HEADER = "mcp-session-id"
+PROTOCOL_HEADER = "mcp-protocol-version"
+# A session no request has used for this long ends (its tabs with it).
+SESSION_IDLE_SECONDS = 30 * 60.0
+# The tools a quick call may name: they neither wait for a person nor stream.
+QUICK_TOOLS = frozenset(
+    [name for name in BROWSER_TOOLS if not CATALOG[name].gated] + [LIVE_VIEW_LINK]
+)
 
 Send = Callable[[Any], Awaitable[None]]
 
@@ -103,7 +118,8 @@ class _SessionManager(StreamableHTTPSessionManager):
 
     def __init__(self, server: Server[Any], events: McpEventStore) -> None:
         self._events = events
-        super().__init__(app=server, json_response=False)
+        # Sessions' idle time is the endpoint's to keep: quick calls never reach the SDK.
+        super().__init__(app=server, json_response=False, session_idle_timeout=None)
 
     @property
     def event_store(self) -> EventStore:
@@ -114,11 +130,22 @@ class _SessionManager(StreamableHTTPSessionManager):
         """The SDK's constructor sets it (to None here): the views come from ``_events``."""
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class _Session:
-    """An open MCP session: the token it was opened with."""
+    """An open MCP session: the token it was opened with, and whether it is in use."""
 
     caller: McpCaller
+    idle_since: float
+    in_flight: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class _QuickCall:
+    """A ``tools/call`` answered without the SDK: one JSON object, nothing streamed."""
+
+    call_id: str | int
+    name: str
+    arguments: dict[str, Any]
 
 
 class McpEndpoint:
@@ -131,10 +158,12 @@ class McpEndpoint:
         outbox: HubOutbox,
         agents: AgentService,
         threads: ThreadService,
+        clock: Clock,
         *,
         public_url: str | None,
     ) -> None:
         self._tool_contexts = tool_contexts
+        self._clock = clock
         self._agents = agents
         self._threads = threads
         self._attention = attention
@@ -168,7 +197,13 @@ class McpEndpoint:
         async def run() -> None:
             async with self._manager.run():
                 started.set()
-                await stop.wait()
+                reaper = asyncio.create_task(self._end_idle_sessions(), name="mcp idle sessions")
+                try:
+                    await stop.wait()
+                finally:
+                    reaper.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await reaper
 
         runner = asyncio.create_task(run(), name="mcp sessions")
         starting = asyncio.create_task(started.wait())
@@ -219,6 +254,23 @@ class McpEndpoint:
                 await self._terminate(session_id, session.caller)
         log.info("ended MCP sessions of ended tokens", extra={"tokens": len(ended)})
 
+    async def _end_idle_sessions(self) -> None:
+        while True:
+            await asyncio.sleep(SESSION_IDLE_SECONDS / 30)
+            try:
+                await self.end_idle_sessions()
+            except Exception:  # the next round tries again
+                log.exception("ending idle MCP sessions failed")
+
+    async def end_idle_sessions(self) -> None:
+        """End the sessions no request has used for ``SESSION_IDLE_SECONDS`` (an open
+        stream is a request in use); the endpoint does this every minute."""
+        since = self._clock.now() - SESSION_IDLE_SECONDS
+        for session_id, session in list(self._sessions.items()):
+            if not session.in_flight and session.idle_since <= since:
+                self._sessions.pop(session_id, None)
+                await self._terminate(session_id, session.caller)
+
     async def _terminate(self, session_id: str, caller: McpCaller) -> None:
         """End a session as its client's DELETE would, through the session manager."""
 
@@ -230,12 +282,28 @@ class McpEndpoint:
 
     async def _serve(self, request: LinkMcpRequest, send: Send, host_id: str) -> None:
         session_id = request.headers.get(SESSION_HEADER)
+        session: _Session | None = None
         if session_id is not None:
-            known = self._sessions.get(session_id)
-            if known is None or known.caller.token_id != request.caller.token_id:
+            session = self._sessions.get(session_id)
+            if session is None or session.caller.token_id != request.caller.token_id:
                 # Another token's session is as unknown as an ended one.
                 await self._answer_not_found(request, send)
                 return
+            session.in_flight += 1
+        try:
+            quick = _quick_call(request) if session_id is not None else None
+            if quick is not None and session_id is not None:
+                await self._answer_quick(request, send, host_id, session_id, quick)
+            else:
+                await self._serve_through_sdk(request, send, host_id, session_id)
+        finally:
+            if session is not None:
+                session.in_flight -= 1
+                session.idle_since = self._clock.now()
+
+    async def _serve_through_sdk(
+        self, request: LinkMcpRequest, send: Send, host_id: str, session_id: str | None
+    ) -> None:
         gone = asyncio.Event()
         writer = _AnswerWriter(request.request_id, send)
         scope = self._scope(request.method, request.headers, request.caller, host_id)
@@ -247,11 +315,25 @@ class McpEndpoint:
             gone.set()
             opened = writer.session_id
             if opened is not None and session_id is None and writer.status < 300:
-                self._sessions[opened] = _Session(request.caller)
+                self._sessions[opened] = _Session(request.caller, self._clock.now())
             if session_id is not None and (request.method == "DELETE" or writer.status == 404):
-                # Ended by its client, or by the session manager (idle too long).
+                # Ended by its client, or by the session manager.
                 self._sessions.pop(session_id, None)
             await writer.finish()
+
+    async def _answer_quick(
+        self, request: LinkMcpRequest, send: Send, host_id: str, session_id: str, quick: _QuickCall
+    ) -> None:
+        """Run a quick call and send its JSON-RPC answer as one JSON object."""
+        result = await self._tool_result(
+            request.caller, session_id, str(quick.call_id), quick.name, quick.arguments, host_id
+        )
+        body = json.dumps(
+            {"jsonrpc": "2.0", "id": quick.call_id, "result": result}, ensure_ascii=False
+        )
+        writer = _AnswerWriter(request.request_id, send)
+        await writer.start(200, {"content-type": "application/json", SESSION_HEADER: session_id})
+        await writer.write(body, last=True)
 
     async def _answer_not_found(self, request: LinkMcpRequest, send: Send) -> None:
         body = json.dumps(
@@ -305,27 +387,45 @@ class McpEndpoint:
         self, ctx: Any, params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         request = ctx.request
-        caller: McpCaller = request.scope["state"][_CALLER_KEY]
         session_id = request.headers.get(SESSION_HEADER)
-        name, arguments = params.name, dict(params.arguments or {})
         if session_id is None:
-            return _text_result(
-                {"error": {"code": "mcpSessionNeeded", "message": "initialize a session first"}},
-                error=True,
+            return types.CallToolResult.model_validate(
+                _result_payload(
+                    _failure("mcpSessionNeeded", "initialize a session first"), error=True
+                )
             )
+        result = await self._tool_result(
+            request.scope["state"][_CALLER_KEY],
+            session_id,
+            str(ctx.request_id),
+            params.name,
+            dict(params.arguments or {}),
+            request.scope["state"][_HOST_KEY],
+            ctx=ctx,
+        )
+        return types.CallToolResult.model_validate(result)
+
+    async def _tool_result(
+        self,
+        caller: McpCaller,
+        session_id: str,
+        call_id: str,
+        name: str,
+        arguments: dict[str, Any],
+        host_id: str,
+        *,
+        ctx: Any = None,
+    ) -> dict[str, Any]:
+        """Run one call of a session's, its use told to the hub; the ``tools/call``
+        result, as JSON. ``ctx`` (the SDK's) carries progress, for ``ask_agent``."""
         if name == LIVE_VIEW_LINK:
-            host_id = request.scope["state"][_HOST_KEY]
             result = await self._live_view_link(caller, host_id, session_id, arguments)
-        elif name == ASK_AGENT and caller.scope == "browser+agents":
+        elif name == ASK_AGENT and caller.scope == "browser+agents" and ctx is not None:
             result = await self._ask_agent(ctx, caller, arguments)
         elif name not in BROWSER_TOOLS:
-            result = {
-                "error": {"code": "unknownTool", "message": f"there is no tool named {name!r}"}
-            }
+            result = _failure("unknownTool", f"there is no tool named {name!r}")
         else:
-            result = await self._run_browser_tool(
-                caller, session_id, str(ctx.request_id), name, arguments
-            )
+            result = await self._run_browser_tool(caller, session_id, call_id, name, arguments)
         error = "error" in result
         outcome: Literal["ok", "error", "refused"] = "error" if error else "ok"
         if error and result["error"].get("code") == "callRefused":
@@ -335,7 +435,7 @@ class McpEndpoint:
                 token_id=caller.token_id, team_id=caller.team_id, tool=name[:100], outcome=outcome
             )
         )
-        return _text_result(result, error=error)
+        return _result_payload(result, error=error)
 
     async def _run_browser_tool(
         self, caller: McpCaller, session_id: str, call_id: str, name: str, arguments: dict[str, Any]
@@ -473,9 +573,51 @@ _ASK_AGENT_TOOL = types.Tool(
 )
 
 
-def _text_result(result: dict[str, Any], *, error: bool) -> types.CallToolResult:
+def _result_payload(result: dict[str, Any], *, error: bool) -> dict[str, Any]:
+    """A ``tools/call`` result in its wire form: the tool's answer as one text block."""
     text = json.dumps(result, ensure_ascii=False)
-    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=error)
+    return {"content": [{"type": "text", "text": text}], "isError": error}
+
+
+def _quick_call(request: LinkMcpRequest) -> _QuickCall | None:
+    """The request as a quick call, or None when the SDK should serve it: anything but one
+    ``tools/call`` of a quick tool, well formed, that asks for no progress; a request the
+    SDK would refuse (headers, protocol revision) goes to it too, for its answer."""
+    headers = request.headers
+    accept = {part.split(";")[0].strip().lower() for part in headers.get("accept", "").split(",")}
+    content_type = headers.get("content-type", "").split(";")[0].strip().lower()
+    if (
+        request.method != "POST"
+        or content_type != "application/json"
+        or not accept & {"application/json", "application/*", "*/*"}
+        or not accept & {"text/event-stream", "text/*", "*/*"}
+        or headers.get(PROTOCOL_HEADER, HANDSHAKE_PROTOCOL_VERSIONS[-1])
+        not in HANDSHAKE_PROTOCOL_VERSIONS
+        or '"tools/call"' not in request.body
+    ):
+        return None
+    try:
+        message = json.loads(request.body)
+    except ValueError:
+        return None
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        return None
+    call_id, params = message.get("id"), message.get("params")
+    if (
+        message.get("method") != "tools/call"
+        or not isinstance(call_id, str | int)
+        or isinstance(call_id, bool)
+        or not isinstance(params, dict)
+    ):
+        return None
+    name, arguments, meta = params.get("name"), params.get("arguments", {}), params.get("_meta")
+    if (
+        name not in QUICK_TOOLS
+        or not isinstance(arguments, dict)
+        or (meta is not None and (not isinstance(meta, dict) or "progressToken" in meta))
+    ):
+        return None
+    return _QuickCall(call_id, name, arguments)
 
 
 def _receiver(body: bytes, gone: asyncio.Event) -> Callable[[], Awaitable[dict[str, Any]]]:
@@ -511,20 +653,31 @@ class _AnswerWriter:
                 k.decode("latin-1").lower(): v.decode("latin-1")
                 for k, v in message.get("headers", [])
             }
-            self.status = int(message["status"])
-            self.session_id = headers.get(SESSION_HEADER)
-            self._started = True
-            await self._send(
-                LinkMcpResponseStart(
-                    request_id=self._request_id, status=self.status, headers=headers
-                )
-            )
+            await self.start(int(message["status"]), headers)
         elif message["type"] == "http.response.body" and not self._finished:
             text = self._decoder.decode(message.get("body", b""), final=False)
-            for start in range(0, len(text), MAX_MCP_PIECE):
-                await self._piece(text[start : start + MAX_MCP_PIECE], more=True)
-            if not message.get("more_body", False):
-                await self.finish()
+            await self.write(text, last=not message.get("more_body", False))
+
+    async def start(self, status: int, headers: dict[str, str]) -> None:
+        """The answer's status and headers (names in lower case)."""
+        self.status = status
+        self.session_id = headers.get(SESSION_HEADER)
+        self._started = True
+        await self._send(
+            LinkMcpResponseStart(request_id=self._request_id, status=status, headers=headers)
+        )
+
+    async def write(self, text: str, *, last: bool) -> None:
+        """Some of the body, in pieces the link carries; ``last`` ends the answer, in the
+        same piece as the body's end."""
+        if last:
+            self._finished = True
+            text += self._decoder.decode(b"", final=True)
+        pieces = [text[at : at + MAX_MCP_PIECE] for at in range(0, len(text), MAX_MCP_PIECE)]
+        for at, piece in enumerate(pieces or [""]):
+            final = last and at == len(pieces or [""]) - 1
+            if piece or final:
+                await self._piece(piece, more=not final)
 
     async def _piece(self, data: str, *, more: bool) -> None:
         await self._send(LinkMcpResponseBody(request_id=self._request_id, data=data, more=more))
