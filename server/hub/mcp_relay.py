@@ -202,24 +202,32 @@ class McpRelay:
                 self._links.expect_mcp_replies(request_id, host_id, open_request.replies)
                 await self._links.send_to_host(host_id, message)
             start = await self._first_reply(open_request)
-            response = web.StreamResponse(
-                status=start.status,
-                headers={
-                    name: value
-                    for name, value in start.headers.items()
-                    if name.lower() in FORWARDED_RESPONSE_HEADERS
-                },
-            )
-            await response.prepare(request)
-            while True:
+            headers = {
+                name: value
+                for name, value in start.headers.items()
+                if name.lower() in FORWARDED_RESPONSE_HEADERS
+            }
+            streamed = headers.get("content-type", "").startswith("text/event-stream")
+            if not streamed:
+                # An answer of one JSON object (or none): written whole, once it is here.
                 piece = await open_request.replies.get()
-                if not isinstance(piece, LinkMcpResponseBody):
-                    break  # the token, the link or the client ended: the answer ends here
+                if isinstance(piece, LinkMcpResponseBody) and not piece.more:
+                    finished = True
+                    return web.Response(
+                        status=start.status, headers=headers, body=piece.data.encode("utf-8")
+                    )
+            response = web.StreamResponse(status=start.status, headers=headers)
+            await response.prepare(request)
+            if streamed:
+                piece = await open_request.replies.get()
+            while isinstance(piece, LinkMcpResponseBody):
+                # Until the token, the link or the client ends, or the answer does.
                 if piece.data:
                     await response.write(piece.data.encode("utf-8"))
                 if not piece.more:
                     finished = True
                     break
+                piece = await open_request.replies.get()
             with contextlib.suppress(ConnectionError):
                 await response.write_eof()
             return response
@@ -248,7 +256,8 @@ class McpRelay:
 
     async def _first_reply(self, open_request: _OpenRequest) -> LinkMcpResponseStart:
         try:
-            reply = await asyncio.wait_for(open_request.replies.get(), START_SECONDS)
+            async with asyncio.timeout(START_SECONDS):
+                reply = await open_request.replies.get()
         except TimeoutError as exc:
             if open_request.remote:  # no instance took it: the link is gone
                 raise Unavailable("the host is not connected", code="hostOffline") from exc
