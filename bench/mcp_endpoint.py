@@ -18,14 +18,19 @@ the MCP SDK's own client talks to ``/v1/mcp`` over loopback HTTP.
 * ``sessions``: in a client process of its own, ``--sessions`` (50) sessions open
   together, then ``--rounds`` (20)
   rounds in which every session calls ``list_tabs`` at the same moment; each call from
-  the client's request to its result. Beside it, the server process's CPU time over the
-  phase (opening and closing the sessions included) per timed call: what the machine's
-  other work does not change much, where the latencies are its share of the CPUs; and
-  the part of it the garbage collector took (``gc.callbacks``); and the client process's
-  CPU time over the timed rounds per call (the MCP SDK's client, 50 sessions in one
-  process): together with the server's, the floor under a round's last answer on this
-  machine. As ``crewhost serve`` does once it has started, the server freezes what
-  start-up made (``gc.freeze``).
+  the client's request to its result. Twice: first with a plain HTTP client (aiohttp,
+  the Streamable HTTP wire by hand: the ``initialize`` handshake, the session header,
+  a JSON or event-stream answer), whose own CPU time a call is a fraction of the
+  server's, so the latencies are the endpoint's (the goal is read here); then with the
+  MCP SDK's client, which on this machine takes more CPU a call than the server and so
+  sets a round's pace itself. Beside each, the server process's CPU time over the phase
+  (opening and closing the sessions included) per timed call: what the machine's other
+  work does not change much; the part of it the garbage collector took
+  (``gc.callbacks``); and the client process's CPU time over the timed rounds per call.
+  As ``crewhost serve`` does once it has started, the server freezes what start-up made
+  (``gc.freeze``), and so does the client process once its sessions are open: a full
+  collection of the SDK client's 50 sessions took 150 ms, a stall of the load, not of
+  the endpoint.
 
 Latencies are n, p50, p95, p99 and max in milliseconds. Results are printed and written
 to ``bench/results/mcp_endpoint.json``. Goals: snapshot overhead p95 <= 15 ms; 50
@@ -50,6 +55,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import aiohttp
 import httpx2
 from harness import percentile
 from mcp.client.session import ClientSession
@@ -162,26 +168,10 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
 
             # The clients run in a process of their own, so they do not share the server's
             # event loop (nor its CPU time) as the snapshot phase's one client does.
-            cpu_before = time.process_time()
-            collecting = GcTime()
-            gc.callbacks.append(collecting.heard)
-            client = await asyncio.create_subprocess_exec(
-                sys.executable,
-                __file__,
-                "--client",
-                url,
-                "--sessions",
-                str(args.sessions),
-                "--rounds",
-                str(args.rounds),
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-            )
-            out, _ = await client.communicate(secret.encode() + b"\n")
-            server_cpu = time.process_time() - cpu_before
-            gc.callbacks.remove(collecting.heard)
-            clients = json.loads(out)
-            together = clients["samples"]
+            phases = {
+                kind: await sessions_phase(url, secret, kind, args.sessions, args.rounds)
+                for kind in ("plain", "sdk")
+            }
     snapshot_endpoint, snapshot_host = summary(endpoint), summary(host)
     return {
         "machine": {
@@ -196,15 +186,47 @@ async def bench(args: argparse.Namespace) -> dict[str, Any]:
             "overhead_p95_ms": round(snapshot_endpoint["p95"] - snapshot_host["p95"], 2),
             "overhead_p50_ms": round(snapshot_endpoint["p50"] - snapshot_host["p50"], 2),
         },
-        "sessions": {
-            "sessions": args.sessions,
-            "list_tabs": summary(together),
-            "server_cpu_ms_per_call": round(server_cpu * 1000 / max(len(together), 1), 2),
-            "client_cpu_ms_per_call": round(clients["client_cpu_ms_per_call"], 2),
-            "server_gc_ms_per_call": round(collecting.seconds * 1000 / max(len(together), 1), 2),
-            "collections": collecting.counts,
-            "gc_ms_by_generation": [round(ms, 1) for ms in collecting.by_generation_ms],
-        },
+        "sessions": {"sessions": args.sessions, **phases["plain"]},
+        "sessions_sdk_client": phases["sdk"],
+    }
+
+
+async def sessions_phase(
+    url: str, secret: str, client_kind: str, sessions: int, rounds: int
+) -> dict[str, Any]:
+    """The sessions phase with one kind of client, in a process of its own: latencies,
+    and the CPU time of both sides per timed call."""
+    cpu_before = time.process_time()
+    collecting = GcTime()
+    gc.callbacks.append(collecting.heard)
+    client = await asyncio.create_subprocess_exec(
+        sys.executable,
+        __file__,
+        "--client",
+        url,
+        "--client-kind",
+        client_kind,
+        "--sessions",
+        str(sessions),
+        "--rounds",
+        str(rounds),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+    )
+    out, _ = await client.communicate(secret.encode() + b"\n")
+    server_cpu = time.process_time() - cpu_before
+    gc.callbacks.remove(collecting.heard)
+    clients = json.loads(out)
+    together = clients["samples"]
+    calls = max(len(together), 1)
+    return {
+        "client": client_kind,
+        "list_tabs": summary(together),
+        "server_cpu_ms_per_call": round(server_cpu * 1000 / calls, 2),
+        "client_cpu_ms_per_call": round(clients["client_cpu_ms_per_call"], 2),
+        "server_gc_ms_per_call": round(collecting.seconds * 1000 / calls, 2),
+        "collections": collecting.counts,
+        "gc_ms_by_generation": [round(ms, 1) for ms in collecting.by_generation_ms],
     }
 
 
@@ -228,13 +250,80 @@ class GcTime:
             self.by_generation_ms[info["generation"]] += took * 1000
 
 
-async def sessions_at_once(url: str, secret: str, count: int, rounds: int) -> dict[str, Any]:
+class PlainSession:
+    """An MCP session over plain HTTP: what a client must do on the wire and no more."""
+
+    HEADERS = {
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+        "Mcp-Protocol-Version": "2025-11-25",
+    }
+
+    def __init__(self, http: aiohttp.ClientSession, url: str) -> None:
+        self._http = http
+        self._url = url
+        self._headers = dict(self.HEADERS)
+        self._ids = 0
+
+    async def initialize(self) -> None:
+        await self._request(
+            "initialize",
+            {
+                "protocolVersion": self.HEADERS["Mcp-Protocol-Version"],
+                "capabilities": {},
+                "clientInfo": {"name": "bench", "version": "1"},
+            },
+        )
+        ready = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        async with self._http.post(self._url, json=ready, headers=self._headers) as told:
+            told.raise_for_status()
+
+    async def call_tool(self, name: str, arguments: dict[str, Any]) -> Any:
+        return await self._request("tools/call", {"name": name, "arguments": arguments})
+
+    async def _request(self, method: str, params: dict[str, Any]) -> Any:
+        self._ids += 1
+        body = {"jsonrpc": "2.0", "id": self._ids, "method": method, "params": params}
+        async with self._http.post(self._url, json=body, headers=self._headers) as answer:
+            answer.raise_for_status()
+            if "mcp-session-id" in answer.headers:
+                self._headers["Mcp-Session-Id"] = answer.headers["mcp-session-id"]
+            if answer.content_type == "application/json":
+                message = await answer.json()
+            else:  # an event stream: the event that answers this request
+                lines = (await answer.text()).splitlines()
+                found = [line[5:].strip() for line in lines if line.startswith("data:")]
+                data = [json.loads(text) for text in found if text]
+                [message] = [m for m in data if m and m.get("id") == self._ids]
+        if "error" in message:
+            raise RuntimeError(f"{method}: {message['error']}")
+        return message["result"]
+
+
+@asynccontextmanager
+async def plain_session(url: str, secret: str) -> AsyncIterator[PlainSession]:
+    headers = {"Authorization": f"Bearer {secret}"}
+    async with aiohttp.ClientSession(headers=headers) as http:
+        opened = PlainSession(http, url)
+        await opened.initialize()
+        yield opened
+
+
+async def sessions_at_once(
+    url: str, secret: str, client_kind: str, count: int, rounds: int
+) -> dict[str, Any]:
     """``count`` sessions open together; ``rounds`` times each calls list_tabs at once: the
     latencies, and the client process's CPU time per timed call."""
     async with AsyncExitStack() as stack:
         # Opened one by one: each client's task group ends in the task that began it.
-        sessions = [await stack.enter_async_context(session(url, secret)) for _ in range(count)]
+        sessions: list[ClientSession | PlainSession] = []
+        for _ in range(count):
+            if client_kind == "plain":
+                sessions.append(await stack.enter_async_context(plain_session(url, secret)))
+            else:
+                sessions.append(await stack.enter_async_context(session(url, secret)))
         await asyncio.gather(*(s.call_tool("list_tabs", {}) for s in sessions))
+        gc.freeze()
         together: list[float] = []
         cpu_before = time.process_time()
         for _ in range(rounds):
@@ -243,7 +332,7 @@ async def sessions_at_once(url: str, secret: str, count: int, rounds: int) -> di
     return {"samples": together, "client_cpu_ms_per_call": cpu * 1000 / max(len(together), 1)}
 
 
-async def list_tabs_timed(opened: ClientSession) -> float:
+async def list_tabs_timed(opened: ClientSession | PlainSession) -> float:
     started = time.perf_counter()
     await opened.call_tool("list_tabs", {})
     return (time.perf_counter() - started) * 1000
@@ -261,37 +350,41 @@ def main() -> int:
         "--gc-threshold", type=int, metavar="N", help="the collector's first threshold (700)"
     )
     parser.add_argument("--client", metavar="URL", help=argparse.SUPPRESS)
+    parser.add_argument("--client-kind", choices=("plain", "sdk"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.client:  # the sessions phase's clients: the secret on stdin, samples on stdout
         secret = sys.stdin.readline().strip()
-        samples = asyncio.run(sessions_at_once(args.client, secret, args.sessions, args.rounds))
+        samples = asyncio.run(
+            sessions_at_once(args.client, secret, args.client_kind, args.sessions, args.rounds)
+        )
         print(json.dumps(samples))
         return 0
     results = asyncio.run(bench(args))
     RESULTS_FILE.parent.mkdir(exist_ok=True)
     RESULTS_FILE.write_text(json.dumps(results, indent=2) + "\n")
     snapshot, sessions = results["snapshot"], results["sessions"]
+    sdk = results["sessions_sdk_client"]
     print(f"snapshot through /v1/mcp   {snapshot['endpoint']}")
     print(f"snapshot in the host       {snapshot['host']}")
     print(
         f"overhead                   p50 {snapshot['overhead_p50_ms']} ms, "
         f"p95 {snapshot['overhead_p95_ms']} ms (goal <= {GOAL_OVERHEAD_P95_MS})"
     )
-    print(
-        f"{sessions['sessions']} sessions' list_tabs  {sessions['list_tabs']} "
-        f"(goal p99 <= {GOAL_SESSIONS_P99_MS})"
-    )
     met = (
         snapshot["overhead_p95_ms"] <= GOAL_OVERHEAD_P95_MS
         and sessions["list_tabs"]["p99"] <= GOAL_SESSIONS_P99_MS
     )
-    print(f"server CPU per list_tabs   {sessions['server_cpu_ms_per_call']} ms")
-    print(f"client CPU per list_tabs   {sessions['client_cpu_ms_per_call']} ms (the MCP SDK's)")
-    print(
-        f"of it, garbage collection  {sessions['server_gc_ms_per_call']} ms "
-        f"(collections by generation {sessions['collections']}, "
-        f"ms {sessions['gc_ms_by_generation']})"
-    )
+    for phase, client in ((sessions, "a plain HTTP client"), (sdk, "the MCP SDK's client")):
+        print(f"{sessions['sessions']} sessions' list_tabs, {client}:")
+        goal = f" (goal p99 <= {GOAL_SESSIONS_P99_MS})" if phase is sessions else ""
+        print(f"  latency ms                 {phase['list_tabs']}{goal}")
+        print(f"  server CPU per call        {phase['server_cpu_ms_per_call']} ms")
+        print(f"  client CPU per call        {phase['client_cpu_ms_per_call']} ms")
+        print(
+            f"  of the server's, collector {phase['server_gc_ms_per_call']} ms "
+            f"(collections by generation {phase['collections']}, "
+            f"ms {phase['gc_ms_by_generation']})"
+        )
     print(f"load average               {results['machine']['load_average']}")
     print("goals met" if met else "goal missed")
     return 0 if met else 1
