@@ -30,6 +30,7 @@ from server.common.protocol.link import (
     LinkHookRegister,
     LinkHookRemove,
     LinkHookSync,
+    LinkMcpResponse,
     LinkMcpResponseBody,
     LinkMcpResponseStart,
     LinkMcpToolUsed,
@@ -59,7 +60,7 @@ OFFER_SECONDS = 15.0
 HOOK_RESEND_SECONDS = 30.0
 
 # A piece of a relayed MCP answer, or None when its link ended.
-McpReply = LinkMcpResponseStart | LinkMcpResponseBody
+McpReply = LinkMcpResponseStart | LinkMcpResponseBody | LinkMcpResponse
 
 
 @dataclass(eq=False)
@@ -249,7 +250,7 @@ class HostLinks:
                 future = link.pending.pop(message.request_id, None)
                 if future is not None and not future.done():
                     future.set_result(message)
-            elif isinstance(message, LinkMcpResponseStart | LinkMcpResponseBody):
+            elif isinstance(message, LinkMcpResponseStart | LinkMcpResponseBody | LinkMcpResponse):
                 waiting = self._mcp_replies.get(message.request_id)
                 if waiting is not None and waiting[0] == link.host_id:
                     waiting[1].put_nowait(message)

@@ -31,6 +31,7 @@ from server.common.protocol.link import (
     LinkMcpCancel,
     LinkMcpEnd,
     LinkMcpRequest,
+    LinkMcpResponse,
     LinkMcpResponseBody,
     LinkMcpResponseStart,
     McpCaller,
@@ -207,6 +208,11 @@ class McpRelay:
                 for name, value in start.headers.items()
                 if name.lower() in FORWARDED_RESPONSE_HEADERS
             }
+            if isinstance(start, LinkMcpResponse):  # a whole answer: written at once
+                finished = True
+                return web.Response(
+                    status=start.status, headers=headers, body=start.data.encode("utf-8")
+                )
             streamed = headers.get("content-type", "").startswith("text/event-stream")
             if not streamed:
                 # An answer of one JSON object (or none): written whole, once it is here.
@@ -254,7 +260,9 @@ class McpRelay:
             caller.token_id, caller.team_id, caller.account_id, host_id, expires_at
         )
 
-    async def _first_reply(self, open_request: _OpenRequest) -> LinkMcpResponseStart:
+    async def _first_reply(
+        self, open_request: _OpenRequest
+    ) -> LinkMcpResponseStart | LinkMcpResponse:
         try:
             async with asyncio.timeout(START_SECONDS):
                 reply = await open_request.replies.get()
@@ -262,7 +270,7 @@ class McpRelay:
             if open_request.remote:  # no instance took it: the link is gone
                 raise Unavailable("the host is not connected", code="hostOffline") from exc
             raise Unavailable("the host did not answer in time", code="hostTimeout") from exc
-        if not isinstance(reply, LinkMcpResponseStart):
+        if not isinstance(reply, LinkMcpResponseStart | LinkMcpResponse):
             raise Unavailable("the host's link ended", code="hostOffline")
         return reply
 
@@ -356,7 +364,9 @@ class McpRelay:
                 if whole is None:
                     return
                 decoded = decode_link(whole)
-                if not isinstance(decoded, LinkMcpResponseStart | LinkMcpResponseBody):
+                if not isinstance(
+                    decoded, LinkMcpResponseStart | LinkMcpResponseBody | LinkMcpResponse
+                ):
                     raise ValueError("not a piece of an answer")
                 reply = decoded
         except (ValueError, CrewhostError):
@@ -397,7 +407,9 @@ class McpRelay:
                 if reply is None:
                     break
                 await self._publish_pieces(envelope, encode(reply))
-                if isinstance(reply, LinkMcpResponseBody) and not reply.more:
+                if isinstance(reply, LinkMcpResponse) or (
+                    isinstance(reply, LinkMcpResponseBody) and not reply.more
+                ):
                     finished = True
                     break
         except Unavailable:

@@ -184,6 +184,16 @@ class LinkMcpResponseStart(InboundModel):
     headers: dict[str, str] = Field(max_length=32)
 
 
+class LinkMcpResponse(InboundModel):
+    """A whole MCP answer in one message (host to hub): a JSON answer that fits a piece."""
+
+    type: Literal["mcp-response"] = "mcp-response"
+    request_id: McpRequestId
+    status: int = Field(ge=100, le=599)
+    headers: dict[str, str] = Field(max_length=32)
+    data: str = Field(max_length=MAX_MCP_PIECE)
+
+
 class LinkMcpResponseBody(InboundModel):
     """A piece of an MCP answer's body (host to hub), in order; ``more`` is False on the last."""
 
@@ -233,6 +243,7 @@ LinkMessage = Annotated[
     | LinkMcpRequest
     | LinkMcpResponseStart
     | LinkMcpResponseBody
+    | LinkMcpResponse
     | LinkMcpCancel
     | LinkMcpEnd
     | LinkMcpToolUsed,

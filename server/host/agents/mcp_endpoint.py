@@ -41,6 +41,7 @@ from server.common.clock import Clock
 from server.common.protocol.link import (
     MAX_MCP_PIECE,
     LinkMcpRequest,
+    LinkMcpResponse,
     LinkMcpResponseBody,
     LinkMcpResponseStart,
     LinkMcpToolUsed,
@@ -331,8 +332,16 @@ class McpEndpoint:
         body = json.dumps(
             {"jsonrpc": "2.0", "id": quick.call_id, "result": result}, ensure_ascii=False
         )
+        headers = {"content-type": "application/json", SESSION_HEADER: session_id}
+        if len(body) <= MAX_MCP_PIECE:
+            await send(
+                LinkMcpResponse(
+                    request_id=request.request_id, status=200, headers=headers, data=body
+                )
+            )
+            return
         writer = _AnswerWriter(request.request_id, send)
-        await writer.start(200, {"content-type": "application/json", SESSION_HEADER: session_id})
+        await writer.start(200, headers)
         await writer.write(body, last=True)
 
     async def _answer_not_found(self, request: LinkMcpRequest, send: Send) -> None:
