@@ -36,7 +36,10 @@ if TYPE_CHECKING:
     from server.host.browser.tabs import Tab
 
 
-READ_SECONDS = 1.0
+# How long a press's control may take to read before the step is dropped. A host busy
+# with many agents answered a read in over a second (a teaching test lost a step in a full
+# run of the suite); a late step still arrives in its place, a dropped one never does.
+READ_SECONDS = 5.0
 MAX_TITLE_CHARS = 120
 MAX_PATH_CHARS = 300
 
