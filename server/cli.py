@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import gc
 import getpass
 import json
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -220,7 +222,8 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
     # A backup killed outright (SIGKILL) leaves its staged database snapshot: remove it.
     remove_stale_staging(settings.data_dir)
     if args.command in ("serve", "hub"):
-        from server import event_loop, serve
+        with _loading_modules():
+            from server import event_loop, serve
 
         event_loop.run(
             serve.run(settings, with_builtin_host=args.command == "serve"), settings.event_loop
@@ -232,7 +235,8 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
 
         # Enrolled, or refused with the reason, before the host's modules load.
         enrolment = asyncio.run(enrolled(settings, args.hub, args.enrol))
-        from server.host.start import run_remote_host
+        with _loading_modules():
+            from server.host.start import run_remote_host
 
         event_loop.run(run_remote_host(settings, args.hub, enrolment), settings.event_loop)
         return 0
@@ -278,6 +282,18 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
         print(f"created owner {account_id}")
         return 0
     raise AssertionError(args)
+
+
+@contextlib.contextmanager
+def _loading_modules() -> Iterator[None]:
+    """No collection while a server's modules load: what they make lives as long as the
+    process, and collecting meanwhile only walks it again and again (measured: a fifth of
+    the CPU of importing the server, 0.6 to 0.8 s a start)."""
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def _key_ring_command(args: argparse.Namespace, settings: Settings) -> int:
