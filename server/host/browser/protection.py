@@ -33,6 +33,10 @@ from server.host.signals import Signals
 
 log = logging.getLogger(__name__)
 
+# Asking Chromium to clear a tab's history again, until it shows one entry.
+HISTORY_TRIES = 20
+HISTORY_RETRY_SECONDS = 0.1
+
 
 @dataclass(frozen=True, slots=True)
 class ProtectionChanged:
@@ -120,6 +124,22 @@ async def protect(tab: Tab, page: Page, origin: str, signals: Signals) -> TabPro
     return held
 
 
+async def _clear_history(session: CDPSession, tab_id: str) -> None:
+    """Leave the tab its current entry only, checked in the browser's own history:
+    Chromium refuses to prune while a navigation is still pending, so it is asked again
+    (for two seconds at most) until one entry is left."""
+    for _ in range(HISTORY_TRIES):
+        with contextlib.suppress(PlaywrightError):
+            await session.send("Page.resetNavigationHistory")
+            history = await session.send("Page.getNavigationHistory")
+            if len(history.get("entries", [])) <= 1:
+                return
+        await asyncio.sleep(HISTORY_RETRY_SECONDS)
+    log.warning(
+        "the tab's history could not be cleared after secure entry", extra={"tab_id": tab_id}
+    )
+
+
 async def release(tab: Tab) -> None:
     """A new document replaced the protected one (or its page went): protection ends, and
     the tab's history is cleared."""
@@ -128,8 +148,7 @@ async def release(tab: Tab) -> None:
         return
     session = protection._session
     if session is not None:
-        with contextlib.suppress(PlaywrightError):
-            await session.send("Page.resetNavigationHistory")
+        await _clear_history(session, tab.id)
         with contextlib.suppress(PlaywrightError):
             await session.detach()
     protection.released.set()
