@@ -16,6 +16,21 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 
+async def wait_set(event: asyncio.Event, seconds: float) -> bool:
+    """Whether ``event`` is set within ``seconds``.
+
+    The loops of background tasks wait so, never with ``asyncio.wait_for``: on Python
+    3.11 that answers the event and drops a cancel that arrives as it is set, so a
+    loop cancelled at that moment runs on and its owner's ``close`` waits forever.
+    """
+    try:
+        async with asyncio.timeout(seconds):
+            await event.wait()
+    except TimeoutError:
+        return False
+    return True
+
+
 class BackgroundTasks:
     """The running tasks of one owner; ``close`` cancels them and waits for them to end."""
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from server.common.tasks import BackgroundTasks
+from server.common.tasks import BackgroundTasks, wait_set
 
 
 async def test_close_cancels_what_runs_and_waits_for_it() -> None:
@@ -69,3 +69,22 @@ async def test_an_adopted_task_is_kept_until_it_ends_and_cancelled_with_the_rest
     assert len(tasks) == 1
     await tasks.close()
     assert waiting.cancelled()
+
+
+async def test_wait_set_answers_whether_the_event_came_in_time() -> None:
+    event = asyncio.Event()
+    assert await wait_set(event, 0.01) is False
+    event.set()
+    assert await wait_set(event, 60) is True
+
+
+async def test_a_cancel_that_comes_as_the_event_is_set_ends_the_waiter() -> None:
+    # asyncio.wait_for on 3.11 answered the event here and the cancel was lost: a
+    # sender loop stopped at that moment ran on, and its owner's close never returned.
+    event = asyncio.Event()
+    waiter = asyncio.create_task(wait_set(event, 60))
+    await asyncio.sleep(0)  # the waiter waits
+    event.set()
+    waiter.cancel()
+    await asyncio.wait({waiter}, timeout=5)
+    assert waiter.cancelled()

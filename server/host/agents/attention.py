@@ -261,8 +261,11 @@ class AttentionRegistry:
                 left = request.expires_at - self._clock.now()
                 if left <= 0:
                     break
+                # Not asyncio.wait_for: on 3.11 it drops a cancel (a person stopping the
+                # turn) that comes as the answer does, and the stopped turn would act on it.
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(asyncio.shield(request.answer), min(left, self._tick))
+                    async with asyncio.timeout(min(left, self._tick)):
+                        await asyncio.shield(request.answer)
             return request.answer.result() if request.answer.done() else None
         finally:
             outcome: str = _outcome(request)

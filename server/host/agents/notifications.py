@@ -28,7 +28,7 @@ from server.common.protocol.events import (
     NotificationKind,
     NotificationsRead,
 )
-from server.common.tasks import BackgroundTasks
+from server.common.tasks import BackgroundTasks, wait_set
 from server.db.engine import Database
 from server.host.agents.email_notices import MailServer, check_address
 from server.host.agents.work_signals import (
@@ -331,9 +331,7 @@ class NotificationService:
         # Ends at ``close`` between rounds: a round in progress (a database write, a mail
         # being sent) finishes rather than being cut off.
         while not self._stopping.is_set():
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._stopping.wait(), self._check_seconds)
-            if self._stopping.is_set():
+            if await wait_set(self._stopping, self._check_seconds):
                 return
             try:
                 await self.send_due_digests()

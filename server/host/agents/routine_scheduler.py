@@ -8,12 +8,10 @@ host that owns the agents (their rows are in its database), so no other host fir
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 
 from server.common.clock import Clock
-from server.common.tasks import BackgroundTasks
+from server.common.tasks import BackgroundTasks, wait_set
 from server.host.agents.routines import RoutineService
 
 log = logging.getLogger(__name__)
@@ -56,8 +54,7 @@ class RoutineScheduler:
             if earliest is not None:
                 changed_wait = min(changed_wait, max(0.0, earliest - self._clock.now()))
             if changed_wait > 0:
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(changed.wait(), changed_wait)
+                await wait_set(changed, changed_wait)
 
     async def close(self) -> None:
         await self._tasks.close()

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import contextlib
 import logging
 import secrets
 import uuid
@@ -32,7 +31,7 @@ from server.common.crypto.box import SecretBox, SecretUnreadable
 from server.common.crypto.columns import EncryptedColumn
 from server.common.errors import Conflict, InvalidArgument, NotFound
 from server.common.public_addresses import NameNotResolved, NonPublicAddress, SavedAddressRefused
-from server.common.tasks import BackgroundTasks
+from server.common.tasks import BackgroundTasks, wait_set
 from server.db.engine import Database
 from server.db.tables import (
     TEAM_WEBHOOK_PREVIOUS_SECRET,
@@ -495,8 +494,7 @@ class TeamWebhookService:
                 log.exception("team webhook deliveries failed; trying again")
                 next_at = None
             wait = POLL_SECONDS if next_at is None else next_at - self.clock.now()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), max(0.01, min(wait, POLL_SECONDS)))
+            await wait_set(self._wake, max(0.01, min(wait, POLL_SECONDS)))
 
     # Helpers.
 

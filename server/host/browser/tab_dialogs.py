@@ -14,6 +14,7 @@ from typing import TypeVar
 from playwright.async_api import Page
 
 from server.common.errors import Conflict
+from server.common.tasks import wait_set
 from server.host.browser.callers import Caller
 from server.host.browser.tabs import Tab, TabResult
 
@@ -38,8 +39,7 @@ async def run_input_action(
         await asyncio.wait({action, waiter}, return_when=asyncio.FIRST_COMPLETED)
         if not opened.is_set() and action.exception() is None:
             # A dialog may come just after the action (a handler on a timer): settle briefly.
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(opened.wait(), settle)
+            await wait_set(opened, settle)
     finally:
         tab.input_agent_id, tab.dialog_opened = None, None
         waiter.cancel()

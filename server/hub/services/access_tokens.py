@@ -13,7 +13,6 @@ transaction for those that arrived while the last was written.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -21,7 +20,7 @@ from typing import Literal
 from server.common.clock import Clock
 from server.common.errors import Forbidden, NotFound, Unauthenticated
 from server.common.roles import Role
-from server.common.tasks import BackgroundTasks
+from server.common.tasks import BackgroundTasks, wait_set
 from server.common.tokens import hash_secret, new_id, new_secret
 from server.db.engine import Database
 from server.hub.bus import Bus
@@ -207,8 +206,7 @@ class AccessTokenService:
             self._writer = self._tasks.spawn(self._write_reported())
 
     async def _write_reported(self) -> None:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._closing.wait(), USE_WRITE_PAUSE)
+        await wait_set(self._closing, USE_WRITE_PAUSE)
         while self._reported:
             batch = self._reported[:MAX_USE_BATCH]
             del self._reported[:MAX_USE_BATCH]
