@@ -43,7 +43,10 @@ async def event_loop_watch(request: pytest.FixtureRequest) -> AsyncIterator[None
     if not watched or not inspect.iscoroutinefunction(getattr(request, "function", None)):
         yield
         return
-    async for _ in watch_event_loop():
+    # Before pytest-timeout ends the test, where its tasks wait (a hung await is not a block).
+    marker = request.node.get_closest_marker("timeout")
+    limit = float(marker.args[0] if marker and marker.args else request.config.getini("timeout"))
+    async for _ in watch_event_loop(hang_report_seconds=limit - 5 if limit > 10 else None):
         yield
 
 

@@ -135,8 +135,31 @@ def _waiting_in_selector(frame: FrameType | None) -> bool:
     )
 
 
-async def watch_event_loop() -> AsyncIterator[None]:
+def _awaited_by(task: asyncio.Task[object]) -> list[str]:
+    """Where ``task`` waits: its coroutine and each one it awaits, down to the last."""
+    lines: list[str] = []
+    awaited: object = task.get_coro()
+    while awaited is not None:
+        frame = getattr(awaited, "cr_frame", None) or getattr(awaited, "ag_frame", None)
+        if frame is not None:
+            lines.append(f"  {frame.f_code.co_filename}:{frame.f_lineno} in {frame.f_code.co_name}")
+        awaited = getattr(awaited, "cr_await", None) or getattr(awaited, "ag_await", None)
+    return lines
+
+
+def report_tasks(seconds: float) -> None:
+    """Print where every task of the running loop waits: a test that hangs in an await
+    shows only its loop's selector in the timeout's stacks of threads."""
+    print(f"--- after {seconds:.0f} s, the loop's tasks wait in:", file=sys.stderr)
+    for task in asyncio.all_tasks():
+        print(f"{task!r}", *_awaited_by(task), sep="\n", file=sys.stderr)
+
+
+async def watch_event_loop(hang_report_seconds: float | None = None) -> AsyncIterator[None]:
+    """Watch the running loop while the caller's block runs; with
+    ``hang_report_seconds``, say where its tasks wait once it has run that long."""
     loop = asyncio.get_running_loop()
+    started = time.monotonic()
     loop_thread = threading.get_native_id()
     loop_ident = threading.get_ident()
     culprit = ""
@@ -165,10 +188,13 @@ async def watch_event_loop() -> AsyncIterator[None]:
             worst, culprit = blocked, where
 
     async def heartbeat() -> None:
-        nonlocal beat
+        nonlocal beat, hang_report_seconds
         while True:
             now, excused_now = time.monotonic(), _excused(loop_thread)
             confirm(now, excused_now)
+            if hang_report_seconds is not None and now - started > hang_report_seconds:
+                report_tasks(now - started)
+                hang_report_seconds = None
             beat = (now, excused_now)
             await asyncio.sleep(0.02)
 

@@ -137,3 +137,21 @@ async def test_waiting_for_a_started_thread_to_run_is_not_counted_as_blocked() -
     late.join()
     with pytest.raises(StopAsyncIteration):
         await anext(watch)
+
+
+async def test_a_test_that_runs_long_is_told_where_its_tasks_wait(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    never = asyncio.Event()
+
+    async def sender_loop() -> None:
+        await never.wait()
+
+    stuck = asyncio.create_task(sender_loop())
+    async for _ in watch_event_loop(hang_report_seconds=0.05):
+        await asyncio.sleep(0.2)
+    stuck.cancel()
+    report = capsys.readouterr().err
+    assert "the loop's tasks wait in" in report
+    assert f"{__file__}:" in report and "in sender_loop" in report
+    assert "locks.py" in report  # down to the awaited Event
