@@ -153,5 +153,6 @@ async def test_a_test_that_runs_long_is_told_where_its_tasks_wait(
     stuck.cancel()
     report = capsys.readouterr().err
     assert "the loop's tasks wait in" in report
-    assert f"{__file__}:" in report and "in sender_loop" in report
+    assert f"{__file__}:" in report
+    assert "in sender_loop" in report
     assert "locks.py" in report  # down to the awaited Event
