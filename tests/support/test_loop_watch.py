@@ -33,50 +33,35 @@ async def test_a_blocking_call_fails_the_test() -> None:
 
 
 @pytest.mark.allow_blocking
-async def test_a_wait_for_a_cpu_the_kernel_counts_late_is_not_a_block(
-    monkeypatch: pytest.MonkeyPatch,
+@pytest.mark.parametrize(
+    "counter",
+    [
+        # The loop thread waited for a CPU: the kernel adds the wait to the thread's
+        # run-queue delay only as the thread runs again, so the watchdog, reading it
+        # meanwhile, sees a late beat that the next beat finds was the kernel's.
+        "_run_queue_wait",
+        # Another thread holds the interpreter's lock and waits for a CPU; the loop
+        # thread, back from a call that let the lock go, waits for the lock: the kernel
+        # counts the other thread's wait when it runs again.
+        "_others_run_queue_wait",
+    ],
+)
+async def test_a_wait_the_kernel_counts_late_is_not_a_block(
+    monkeypatch: pytest.MonkeyPatch, counter: str
 ) -> None:
-    """The kernel adds a wait for a CPU to the thread's run-queue delay only as the thread
-    runs again: the watchdog, reading it meanwhile, sees a late beat that the next beat
-    finds was the kernel's."""
     loop_ident = threading.get_ident()
     waited, counted = [0.0], [0.0]
 
-    def run_queue_wait(_thread_id: int) -> float:
+    def read_late(_thread_id: int) -> float:
         if threading.get_ident() == loop_ident:
-            counted[0] = waited[0]  # the loop thread runs: its wait is counted now
+            counted[0] = waited[0]  # the waiting thread has run: its wait is counted now
         return counted[0]
 
-    monkeypatch.setattr(loop_watch, "_run_queue_wait", run_queue_wait)
+    monkeypatch.setattr(loop_watch, counter, read_late)
     watch = watch_event_loop()
     await anext(watch)
     waited[0] = BLOCK_LIMIT_SECONDS + 0.5
-    time.sleep(BLOCK_LIMIT_SECONDS + 0.5)  # noqa: ASYNC251 - stands for the wait for a CPU
-    await asyncio.sleep(0.1)
-    with pytest.raises(StopAsyncIteration):
-        await anext(watch)
-
-
-@pytest.mark.allow_blocking
-async def test_waiting_for_the_lock_a_thread_off_its_cpu_holds_is_not_a_block(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Another thread holds the interpreter's lock and waits for a CPU; the loop thread,
-    back from a call that let the lock go, waits for the lock: the kernel counts the other
-    thread's wait when it runs again, and the next beat finds the loop was not blocked."""
-    loop_ident = threading.get_ident()
-    waited, counted = [0.0], [0.0]
-
-    def others(_thread_id: int) -> float:
-        if threading.get_ident() == loop_ident:
-            counted[0] = waited[0]  # the lock's holder has run: its wait is counted now
-        return counted[0]
-
-    monkeypatch.setattr(loop_watch, "_others_run_queue_wait", others)
-    watch = watch_event_loop()
-    await anext(watch)
-    waited[0] = BLOCK_LIMIT_SECONDS + 0.5
-    time.sleep(BLOCK_LIMIT_SECONDS + 0.5)  # noqa: ASYNC251 - stands for the wait for the lock
+    time.sleep(BLOCK_LIMIT_SECONDS + 0.5)  # noqa: ASYNC251 - stands for the wait
     await asyncio.sleep(0.1)
     with pytest.raises(StopAsyncIteration):
         await anext(watch)
