@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import gc
 import inspect
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from aiohttp import web_app
 
 from tests.support.clock import FakeClock
 from tests.support.databases import BACKENDS, ScratchDatabase, scratch_database
@@ -27,23 +25,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         config.hook.pytest_deselected(items=dropped)
         gone = set(dropped)
         items[:] = [item for item in items if item not in gone]
-
-
-def pytest_collection_finish(session: pytest.Session) -> None:
-    """Each worker keeps every module it imported and every test it collected until it
-    ends: frozen, they are out of the collector's sight, and a full collection scans only
-    what the tests made since (full collections were a fifth of a worker's CPU)."""
-    gc.collect()
-    gc.freeze()
-
-
-@pytest.hookimpl(trylast=True)
-def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
-    """aiohttp keeps the middleware chains it built for the last 1,024 (handler,
-    application) pairs in one cache for the process: in a worker that starts a hub a test,
-    it kept some fifty ended hubs alive, each with its host, and every full collection of
-    the collector walked them (a second each by the end of a run)."""
-    web_app._cached_build_middleware.cache_clear()
 
 
 def _sqlite_only(item: pytest.Item) -> bool:
