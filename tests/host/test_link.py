@@ -48,32 +48,37 @@ async def test_the_link_returns_after_a_hub_restart_and_peers_stay(
     first_hub, first_runner = await start_hub(port, settings, database)
     running = RunningHub(url, first_hub)
     await running.sign_up_owner()
-    async with builtin_host(settings, first_hub, url) as host:
-        running.host = host
-        host_id = await wait_linked(running)
-        member = await peer_member(running, "owner@example.com", tmp_path)
-        kept = await member.connect(host_id)
-        await member.hub.close()
-        await running.close_clients()
-
-        await first_runner.cleanup()
-        await asyncio.wait_for(host.link.unlinked.wait(), 10)
-        # The hub is gone; the peer-to-peer connection is not.
-        assert (await kept.call("capabilities"))["hostId"] == host_id
-
-        second_hub, second_runner = await start_hub(port, settings, database)
-        try:
-            await asyncio.wait_for(host.link.linked.wait(), 20)
-            again = RunningHub(url, second_hub, host)
-            member = await peer_member(again, "owner@example.com", tmp_path)
-            fresh = await member.connect(host_id)
-            assert (await fresh.call("capabilities"))["hostId"] == host_id
-            assert (await kept.call("host-v1/whoami"))["role"] == "owner"
-            await fresh.close()
-            await kept.close()
+    try:
+        async with builtin_host(settings, first_hub, url) as host:
+            running.host = host
+            host_id = await wait_linked(running)
+            member = await peer_member(running, "owner@example.com", tmp_path)
+            kept = await member.connect(host_id)
             await member.hub.close()
-        finally:
-            await second_runner.cleanup()
+            await running.close_clients()
+
+            await first_runner.cleanup()
+            await asyncio.wait_for(host.link.unlinked.wait(), 10)
+            # The hub is gone; the peer-to-peer connection is not.
+            assert (await kept.call("capabilities"))["hostId"] == host_id
+
+            second_hub, second_runner = await start_hub(port, settings, database)
+            try:
+                await asyncio.wait_for(host.link.linked.wait(), 20)
+                again = RunningHub(url, second_hub, host)
+                member = await peer_member(again, "owner@example.com", tmp_path)
+                fresh = await member.connect(host_id)
+                assert (await fresh.call("capabilities"))["hostId"] == host_id
+                assert (await kept.call("host-v1/whoami"))["role"] == "owner"
+                await fresh.close()
+                await kept.close()
+                await member.hub.close()
+            finally:
+                await second_runner.cleanup()
+    finally:
+        # The built-in host works on its hub's database: this one outlived the first hub,
+        # whose end closed it, and the host's queries since opened connections anew.
+        await first_hub.db.close()
 
 
 async def test_removing_a_host_ends_its_peers_and_link(server: RunningHub, tmp_path: Path) -> None:
