@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import getpass
 import json
 import os
@@ -36,6 +35,7 @@ from peer.mcp_servers import McpServerNotFound, add_mcp_parser, mcp_command
 from peer.skills import add_skills_parser, skills_command
 from peer.teams import TeamNotFound, find_team
 from peer.usage import add_usage_parser, usage_command
+from server.common.tasks import wait_set
 
 TEAM_HELP = "team name (any case) or id (default: your first team)"
 CALL_DESCRIPTION = (
@@ -803,9 +803,7 @@ async def _watch(connection: HostConnection, tab_id: str, seconds: float, out: P
         if refused.code != "viewClosed":
             raise
         # A view that never opened may have gone with its connection; say why if so.
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(connection.closed.wait(), VIEW_GONE_SECONDS)
-        if connection.closed.is_set():
+        if await wait_set(connection.closed, VIEW_GONE_SECONDS):
             raise connection.ended() from None
         raise
     try:
@@ -817,8 +815,7 @@ async def _watch(connection: HostConnection, tab_id: str, seconds: float, out: P
     if view.closed.is_set() and not connection.closed.is_set():
         # A view that closed without a word goes with its connection; the host says why on
         # the team-api channel, which may arrive a moment later.
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(connection.closed.wait(), VIEW_GONE_SECONDS)
+        await wait_set(connection.closed, VIEW_GONE_SECONDS)
     if connection.closed.is_set():
         raise connection.ended()
     print(f"frames received: {len(sizes)}")

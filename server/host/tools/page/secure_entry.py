@@ -22,8 +22,6 @@ a new document. Messages and results never carry a value.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -37,6 +35,7 @@ from server.common.protocol.events import (
     SecretRequestDetails,
     VaultItemRequestDetails,
 )
+from server.common.tasks import wait_set
 from server.host.browser.protection import TabProtection, protect
 from server.host.browser.protection_state import Protection
 from server.host.browser.tabs import Tab
@@ -290,9 +289,7 @@ async def _after_submit(
     values: Sequence[str],
 ) -> EntryOutcome:
     wait = context.settings.secret_submit_wait
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(protection.released.wait(), wait)
-    if protection.released.is_set():
+    if await wait_set(protection.released, wait):
         return EntryOutcome("entered", "new")
     emptied = await _emptied(plan, page, protection, values)
     if protection.released.is_set():
@@ -303,9 +300,7 @@ async def _after_submit(
     log.info("secure entry reloads a page that shows the secret", extra={"tab_id": plan.tab.id})
     # A GET of the address replaces the document; a reload could replay a form's POST.
     await page.goto(page.url, wait_until="domcontentloaded", timeout=15_000)
-    with contextlib.suppress(TimeoutError):
-        await asyncio.wait_for(protection.released.wait(), wait)
-    if not protection.released.is_set():
+    if not await wait_set(protection.released, wait):
         raise TakeoverNeeded("the page could not be cleared of the secret")
     return EntryOutcome("entered", "reloaded")
 
