@@ -306,8 +306,10 @@ async def test_a_draft_survives_a_reconnect(
     account = await member_id(team, "ria@example.com")
     changed = await team.owner.patch(f"/v1/teams/{team.id}/members/{account}", {"role": "member"})
     assert changed.status == 200, changed.body
+    # A function, not an expression: an expression is evaluated again at each poll, and the
+    # client's CSP forbids that evaluation outside the first call (EvalError on a busy run).
     await page.wait_for_function(
-        "window.connectionStates.some((state) => state !== 'connected')", timeout=CONNECT_MS
+        "() => window.connectionStates.some((state) => state !== 'connected')", timeout=CONNECT_MS
     )
     connection = page.locator("[data-connection]")
     await expect(connection).to_have_attribute("data-connection", "connected", timeout=CONNECT_MS)

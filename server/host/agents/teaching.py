@@ -147,7 +147,10 @@ class TeachingService:
                 del self._recordings[recording.id]
 
     async def save(self, member: Member, recording_id: str) -> Saved:
-        """End the recording and ask its agent for a skill, the steps attached."""
+        """End the recording and ask its agent for a skill, the steps attached. A step still
+        being read (the press just before "done") is waited for: it belongs in the file."""
+        waiting = self._own(member, recording_id)
+        await self._live.steps.caught_up(waiting.team_id, waiting.tab_id)
         recording = self._take(member, recording_id)
         if recording.expires_at <= self._clock.now():
             raise Conflict(
@@ -173,6 +176,12 @@ class TeachingService:
 
     def _take(self, member: Member, recording_id: str) -> Recording:
         """The member's own recording, out of the running ones."""
+        recording = self._own(member, recording_id)
+        del self._recordings[recording.id]
+        return recording
+
+    def _own(self, member: Member, recording_id: str) -> Recording:
+        """The member's own running recording."""
         recording = self._recordings.get(recording_id)
         if recording is None or recording.team_id != member.team_id:
             raise NotFound("no such recording", code="teachRecordingNotFound")
@@ -181,7 +190,6 @@ class TeachingService:
                 "only the member who started a recording can save or discard it",
                 code="teachNotYours",
             )
-        del self._recordings[recording.id]
         return recording
 
     def _live_ones(self) -> list[Recording]:

@@ -215,6 +215,13 @@ class StepRecorder:
         step = Step(tab.team_id, tab.id, tab.owner_agent_id, account_id, line, kind)
         await self._signals.deliver(StepRecorded(step))
 
+    async def caught_up(self, team_id: str, tab_id: str) -> None:
+        """Until every step taken in the tab so far has reached the listeners: a press read
+        beside its input may still be read when the person says they are done."""
+        last = self._last.get((team_id, tab_id))
+        if last is not None:
+            await asyncio.wait({last})
+
     async def settled(self) -> None:
         """Until every step read so far has reached the listeners (tests)."""
         while self._reading:

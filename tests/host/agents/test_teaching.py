@@ -6,11 +6,14 @@ nothing; and tabs that record no steps refuse to start one."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from playwright.async_api import Page
 
 from peer.connection import TeamApiCallError
 from peer.live_view import LiveView, open_view
@@ -19,14 +22,20 @@ from server.host.agents.providers.transcript import UserMessage
 from server.host.agents.teaching import MAX_TEACH_STEPS, TEACH_SECONDS, ask_for_skill
 from server.host.browser.partitions import Partition
 from server.host.browser.tabs import Tab
-from server.host.live.steps import Step
+from server.host.live.steps import Step, read_press
 from server.host.workspace.workspaces import WorkspaceRef
 from tests.host.routes.test_sub_agents import calls, result_of, says
 from tests.host.routes.test_threads import until
 from tests.support.clock import FakeClock
 from tests.support.databases import ScratchDatabase, scratch_database
 from tests.support.fakes.anthropic import API_KEY, FakeAnthropic
-from tests.support.held_tabs import TYPED, Holding, holding_tabs, press_every_field_then_done
+from tests.support.held_tabs import (
+    TYPED,
+    Holding,
+    holding_tabs,
+    press,
+    press_every_field_then_done,
+)
 from tests.support.hub_server import RunningHub
 
 
@@ -101,6 +110,38 @@ async def test_saving_asks_the_agent_for_a_skill_with_the_numbered_steps(
         holding.member.call("browser-teach-v1/save", {"recordingId": recording_id}),
         "teachRecordingNotFound",
     )
+    view.close()
+
+
+async def test_a_press_still_being_read_when_saved_is_in_the_steps(
+    holding: Holding, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A person presses a button and says "done" at once: the press's control is still being
+    read beside the input, and the saved steps wait for it rather than leave it out."""
+    agent_id, tab = await agent_tab(holding)
+    held, recording_id = await start(holding, tab)
+    view, frame = held
+    recorder = holding.services.live.steps
+    reading, let_read = asyncio.Event(), asyncio.Event()
+
+    async def slow_read(page: Page, x: float, y: float) -> Any:
+        reading.set()
+        await let_read.wait()
+        return await read_press(page, x, y)
+
+    monkeypatch.setattr(recorder, "_read_press", slow_read)
+    await press(view, frame, holding, tab.id, "#save")
+    await reading.wait()
+    saving = asyncio.create_task(
+        holding.member.call("browser-teach-v1/save", {"recordingId": recording_id})
+    )
+    let_read.set()
+    saved = await saving
+    assert saved["steps"] == 2
+    data = await holding.services.workspace.read(
+        WorkspaceRef(holding.team_id, agent_id), saved["path"]
+    )
+    assert data.decode().splitlines()[-1] == '2. pressed button "Save"'
     view.close()
 
 
