@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 
+from server.host.browser import contexts
+from server.host.chromium import find_chromium
+from tests.support.chromium import installed
 from tests.support.clock import FakeClock
 from tests.support.databases import BACKENDS, ScratchDatabase, scratch_database
 from tests.support.hub_server import RunningHub, hub_settings, running_hub
@@ -34,6 +37,22 @@ def _sqlite_only(item: pytest.Item) -> bool:
 def _backend(item: pytest.Item) -> object:
     callspec = getattr(item, "callspec", None)
     return None if callspec is None else callspec.params.get("database")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def hosts_run_the_headless_shell() -> Iterator[None]:
+    """A host the suite starts in its own process runs Chromium's headless shell unless it is
+    given a Chromium (``host.chromium``, ``BrowserEngine(chromium=...)``): the same tabs,
+    pages and tools for a third of the full browser's CPU, which was a third of the suite's.
+    The full browser, the product's default, runs where the two differ (the address guard's
+    PAC script, a profile's proxy, WebRTC's flags: ``full_browser()``), and behind every web
+    client walk (``crewhost serve`` started as its user starts it)."""
+    shell = installed("chromium-headless-shell")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(
+            contexts, "find_chromium", lambda configured: find_chromium(configured or shell)
+        )
+        yield
 
 
 @pytest.fixture(autouse=True)

@@ -1,6 +1,9 @@
-"""Headless Chromium for tests that drive a browser of their own: the one the host uses."""
+"""The Chromiums of the suite: the host's, for tests that drive a browser of their own, and
+the headless shell that hosts started in a test's own process run unless told otherwise."""
 
 from __future__ import annotations
+
+import shutil
 
 import pytest
 from playwright.async_api import Browser, Playwright
@@ -19,3 +22,17 @@ async def launch_chromium(playwright: Playwright) -> Browser:
         headless=True,
         args=["--no-sandbox", *CLOSED_NETWORK_FLAGS],
     )
+
+
+def installed(name: str) -> str:
+    """The path of Debian's ``chromium`` or ``chromium-headless-shell``."""
+    found = shutil.which(name)
+    if found is None:
+        pytest.fail(f"{name} is not installed (make chromium installs it)")
+    return found
+
+
+def full_browser() -> str:
+    """The full browser, the product's default: for a test about what the headless shell
+    does otherwise (the PAC script, a profile's proxy and its sign-in, WebRTC's flags)."""
+    return installed("chromium")

@@ -32,6 +32,7 @@ from server.host.browser.callers import Caller
 from server.host.browser.engine import BrowserEngine
 from server.host.browser.partitions import Partition
 from server.host.browser.tabs import Tab
+from tests.support.chromium import installed
 from tests.support.loop_watch import module_loop_watch  # noqa: F401 - a fixture
 from tests.support.ports import closed_port
 from tests.support.sites import Site, pages_app, serving
@@ -219,8 +220,7 @@ async def test_every_spelling_of_loopback_is_refused(engine: BrowserEngine, secr
 async def test_a_headless_shell_under_another_name_is_kept_to_the_policy_all_the_same(
     tmp_path: Path, secret: Site
 ) -> None:
-    shell = shutil.which("chromium-headless-shell")
-    assert shell is not None, "chromium-headless-shell is not installed (make chromium)"
+    shell = installed("chromium-headless-shell")
     renamed = tmp_path / "chrome"
     renamed.symlink_to(shell)
     async with _engine(tmp_path / "data", str(renamed), [ORIGIN_HOST]) as engine:

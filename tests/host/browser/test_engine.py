@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from server.host.browser.callers import Caller
 from server.host.browser.engine import BrowserEngine
 from server.host.browser.partitions import Partition, new_profile_id
 from server.host.browser.tabs import Tab
+from tests.support.chromium import installed
 from tests.support.clock import FakeClock
 from tests.support.sites import SITES_ALLOWED, Site
 from tests.support.waiting import eventually
@@ -72,8 +72,7 @@ async def test_shared_cookie_survives_restart_private_does_not(tmp_path: Path, s
 async def test_the_headless_shell_runs_behind_the_filtering_proxy(
     tmp_path: Path, site: Site
 ) -> None:
-    shell = shutil.which("chromium-headless-shell")
-    assert shell is not None, "chromium-headless-shell is not installed (make chromium)"
+    shell = installed("chromium-headless-shell")
     async with BrowserEngine(tmp_path, chromium=shell, address_policy=SITES_ALLOWED) as engine:
         tab = await engine.open_tab(TEAM, Partition.shared(), url=site.url("/cookies"))
         title = await engine.run(TEAM, tab.id, AGENT, lambda page: page.title())

@@ -22,6 +22,7 @@ from server.host.browser.callers import Caller
 from server.host.browser.partitions import Partition
 from server.host.tools.catalog import call_tool
 from server.host.web.fetcher import WebFetcher
+from tests.support.chromium import full_browser
 from tests.support.clock import FakeClock
 from tests.support.databases import ScratchDatabase
 from tests.support.fakes.socks5 import faulty_socks5
@@ -50,7 +51,12 @@ async def server(
 ) -> AsyncIterator[RunningHub]:
     """The suite's hub, whose proxies may be at 127.0.0.1 (where tinyproxy and microsocks
     listen) as an on-premises proxy would be allowed; nothing else on loopback."""
-    settings = hub_settings(tmp_path, database, **{"host.proxy_allowed_hosts": ["127.0.0.1"]})
+    # A proxy's sign-in and WebRTC's flags are the full browser's (the product's default).
+    settings = hub_settings(
+        tmp_path,
+        database,
+        **{"host.proxy_allowed_hosts": ["127.0.0.1"], "host.chromium": full_browser()},
+    )
     async with running_hub(settings, database, clock=clock) as running:
         yield running
 

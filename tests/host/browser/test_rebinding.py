@@ -11,7 +11,6 @@ stay unread listens on 127.0.0.1, both on one port, so one URL reaches either.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
@@ -24,6 +23,7 @@ from server.host.browser import address_guard
 from server.host.browser.callers import Caller
 from server.host.browser.engine import BrowserEngine
 from server.host.browser.partitions import Partition
+from tests.support.chromium import full_browser
 from tests.support.dns_server import ScriptedNames, chromium_asking, dns_server
 from tests.support.sites import Handler, Site, pages_app, serving
 
@@ -49,8 +49,7 @@ class Rebinding:
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def rebinding(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Rebinding]:
-    chromium = shutil.which("chromium")
-    assert chromium is not None, "chromium is not installed (make chromium installs it)"
+    chromium = full_browser()
     folder = tmp_path_factory.mktemp("rebinding")
     names = ScriptedNames()
     secret_app = pages_app({}, routes={"/page": _closing_page("secret")})

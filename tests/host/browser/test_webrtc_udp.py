@@ -7,7 +7,6 @@ proxy, and the browser's proxies carry none.
 from __future__ import annotations
 
 import asyncio
-import shutil
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +18,7 @@ from server.common.browser_address_policy import AddressPolicy
 from server.host.browser.callers import Caller
 from server.host.browser.engine import BrowserEngine
 from server.host.browser.partitions import Partition
+from tests.support.chromium import full_browser
 from tests.support.sites import Site, pages_app, serving
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -81,8 +81,7 @@ async def origin() -> AsyncIterator[Site]:
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def engine(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[BrowserEngine]:
-    chromium = shutil.which("chromium")
-    assert chromium is not None, "chromium is not installed (make chromium installs it)"
+    chromium = full_browser()
     policy = AddressPolicy.from_entries([ORIGIN_HOST])
     folder: Path = tmp_path_factory.mktemp("webrtc")
     async with BrowserEngine(folder, chromium=chromium, address_policy=policy) as running:
