@@ -56,11 +56,21 @@ lint: install $(WEB_STAMP)
 	$(BIN)/lint-imports
 	cd web && npx tsc -p ../server/host/page/js/tsconfig.json
 
-# The checks that start no server run two at a time (each is mostly one process), then
-# the suite on every core.
-test:
-	$(MAKE) --no-print-directory -j2 --output-sync=target lint web-test web chromium test-tools
-	$(BIN)/pytest -n 4 --dist loadfile --durations=25
+# What the suite needs is built first (the web client, Chromium, the test proxies); the
+# checks that start no server (lint, the web client's tests) then run beside the suite,
+# which waits on browsers and servers for a quarter of its time, and print after it.
+# Either failing fails the target.
+CHECKS_LOG := test-output/checks.log
+
+test: install web chromium test-tools
+	@mkdir -p $(dir $(CHECKS_LOG))
+	@$(MAKE) --no-print-directory -j2 --output-sync=target lint web-test > $(CHECKS_LOG) 2>&1 & \
+	checks=$$!; \
+	$(BIN)/pytest -n 4 --dist loadfile --durations=25; suite=$$?; \
+	wait $$checks; checked=$$?; \
+	cat $(CHECKS_LOG); \
+	if [ $$checked -ne 0 ]; then echo "make test: the checks failed (above)"; fi; \
+	[ $$suite -eq 0 ] && [ $$checked -eq 0 ]
 
 # The reference images of the screenshot tests, written anew from the current web client
 # (after a deliberate change of layout; review them with git diff before committing).
