@@ -14,7 +14,7 @@ PAGES = {
     "/set-cookie": "<title>set</title><p>cookie set</p>",
     "/cookies": "<title>cookies</title><p>cookies</p>",
     "/popups": (
-        "<a id=dep href='/child' target=_blank>dependent</a>"
+        "<a id=dep href='/child' target=_blank rel=opener>dependent</a>"
         "<a id=free href='/child' target=_blank rel=noopener>noopener</a>"
     ),
     "/child": "<title>child</title><p>child</p>",

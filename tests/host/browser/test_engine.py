@@ -15,7 +15,7 @@ from server.host.browser.callers import Caller
 from server.host.browser.engine import BrowserEngine
 from server.host.browser.partitions import Partition, new_profile_id
 from server.host.browser.tabs import Tab
-from tests.support.chromium import full_browser, installed
+from tests.support.chromium import installed
 from tests.support.clock import FakeClock
 from tests.support.sites import SITES_ALLOWED, Site
 from tests.support.waiting import eventually
@@ -361,19 +361,7 @@ async def test_queue_runs_one_at_a_time_and_enforces_deadlines(
     assert (await engine.run(TEAM, tab.id, AGENT, lambda p: p.title())).value == "home"
 
 
-@pytest.fixture
-async def full_engine(tmp_path: Path, clock: FakeClock) -> AsyncIterator[BrowserEngine]:
-    """The product's default browser. Under load, a popup opened without an opener may not
-    answer whether it has one for 20 s (its tab stays marked dependent meanwhile): in the
-    headless shell most runs with four at once, in the full browser 1 run in 24."""
-    async with BrowserEngine(
-        tmp_path, clock=clock, chromium=full_browser(), address_policy=SITES_ALLOWED
-    ) as running:
-        yield running
-
-
-async def test_popups_are_adopted_with_their_opener(full_engine: BrowserEngine, site: Site) -> None:
-    engine = full_engine
+async def test_popups_are_adopted_with_their_opener(engine: BrowserEngine, site: Site) -> None:
     opener = await engine.open_tab(
         TEAM, Partition.shared(), url=site.url("/popups"), owner_agent_id="agent-1"
     )
