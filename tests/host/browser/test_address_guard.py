@@ -12,7 +12,6 @@ its own tabs and closes them, and gets its own services on new ports.
 from __future__ import annotations
 
 import asyncio
-import shutil
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -89,9 +88,7 @@ async def origin() -> AsyncIterator[Site]:
 @pytest.fixture(scope="module", params=["chromium", "chromium-headless-shell"])
 def chromium(request: pytest.FixtureRequest) -> str:
     """The full browser and the headless shell, as the install step installs them."""
-    found: str | None = shutil.which(request.param)
-    assert found is not None, f"{request.param} is not installed (make chromium installs it)"
-    return found
+    return installed(request.param)
 
 
 def _engine(

@@ -10,7 +10,6 @@ every load either ends where it was sent or is replaced, never anything else.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import AsyncIterator
 
 import pytest
@@ -23,6 +22,7 @@ from server.host.browser.engine import BrowserEngine
 from server.host.browser.partitions import Partition
 from server.host.tools.catalog import call_tool
 from server.host.tools.context import ToolContext
+from tests.support.chromium import installed
 from tests.support.sites import SITES_ALLOWED, Site, serving
 
 TEAM = "team-a"
@@ -57,9 +57,7 @@ async def site() -> AsyncIterator[Site]:
 @pytest.fixture(scope="module", params=["chromium", "chromium-headless-shell"])
 def chromium(request: pytest.FixtureRequest) -> str:
     """The full browser and the headless shell, as the install step installs them."""
-    found = shutil.which(str(request.param))
-    assert found is not None, f"{request.param} is not installed (make chromium installs it)"
-    return found
+    return installed(str(request.param))
 
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
