@@ -22,6 +22,9 @@ export default defineConfig({
   test: {
     environment: 'jsdom',
     include: ['tests/**/*.test.{ts,tsx}'],
+    // One page per worker, emptied before each file (tests/setup.ts).
+    isolate: false,
+    setupFiles: ['tests/setup.ts'],
     restoreMocks: true,
   },
 });
