@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from aiortc import RTCPeerConnection
 from aiortc.rtcsctptransport import RTCSctpTransport
 
@@ -13,6 +14,9 @@ from server.common.sctp_bundling import BundlingSctpTransport
 from tests.support.databases import ScratchDatabase
 from tests.support.hub_server import RunningHub, hub_settings, running_hub
 from tests.support.peers import peer_member, wait_linked
+
+# The data channels' transport, the same over either database.
+pytestmark = pytest.mark.sqlite_only
 
 
 def host_side(server: RunningHub) -> RTCPeerConnection:

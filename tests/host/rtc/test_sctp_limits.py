@@ -14,6 +14,9 @@ from tests.support.hub_server import RunningHub
 from tests.support.peers import ignore_max_message_size, peer_member, wait_linked
 from tests.support.waiting import eventually
 
+# The data channels' transport, the same over either database.
+pytestmark = pytest.mark.sqlite_only
+
 EIGHT_MIB = 8 * 1024 * 1024
 
 

@@ -29,6 +29,9 @@ from tests.support.databases import ScratchDatabase
 from tests.support.hub_server import RunningHub, hub_settings, running_hub
 from tests.support.peers import ignore_max_message_size, peer_member, wait_linked
 
+# The channel's refusals and framing, decided before any route reads the database.
+pytestmark = pytest.mark.sqlite_only
+
 
 def next_message(connection: HostConnection) -> asyncio.Future[dict[str, Any]]:
     """The next answer on the channel (requests sent with ``send_raw`` have no waiter)."""
