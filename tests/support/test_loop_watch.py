@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+import socket
 import sys
 import threading
 import time
+from types import FrameType
 
 import pytest
 
 from tests.support import loop_watch
-from tests.support.loop_watch import BLOCK_LIMIT_SECONDS, _waiting_in_selector, watch_event_loop
+from tests.support.loop_watch import (
+    BLOCK_LIMIT_SECONDS,
+    _in_a_socket_call,
+    _waiting_in_selector,
+    watch_event_loop,
+)
 
 
 async def _watched(body_seconds: float, *, blocking: bool) -> None:
@@ -106,6 +113,38 @@ async def test_a_loop_waiting_in_its_selector_is_not_counted_as_blocked() -> Non
     await sampled.wait()  # nothing of the test runs on the loop meanwhile
     assert any(seen)
     assert not _waiting_in_selector(sys._current_frames().get(loop_thread))  # running now
+
+
+async def test_a_loop_in_a_transports_socket_call_is_not_counted_as_blocked() -> None:
+    """A transport's send on its non-blocking socket never waits for the other end: a late
+    return from it is the machine's (a starved kernel, another thread's turn)."""
+    left, right = socket.socketpair()
+    seen: list[FrameType] = []
+
+    class Watched:
+        """The transport's socket, noting the frame that calls its send."""
+
+        def __init__(self, sock: socket.socket) -> None:
+            self._sock = sock
+
+        def send(self, data: bytes) -> int:
+            seen.append(sys._getframe(1))
+            return self._sock.send(data)
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(self._sock, name)
+
+    transport, _ = await asyncio.get_running_loop().create_connection(asyncio.Protocol, sock=left)
+    try:
+        transport._sock = Watched(left)  # type: ignore[attr-defined]
+        transport.write(b"ping")
+        [caller] = seen
+        assert _in_a_socket_call(caller)
+        assert not _in_a_socket_call(sys._getframe())
+        assert not _in_a_socket_call(None)
+    finally:
+        transport.close()
+        right.close()
 
 
 class _LateThread(threading.Thread):
