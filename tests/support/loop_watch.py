@@ -8,7 +8,8 @@ a virtual machine's CPUs); the interpreter's garbage-collection pauses (a full
 collection of a long test run's heap can take most of a second); time the loop thread
 sat in its selector waiting for I/O or its next timer (when it was late to wake, another
 thread held the interpreter or the machine was starved); and time it waited for a thread
-it started to get a CPU: none of it is the test's doing. A callback that blocks is seen
+it started to get a CPU, or for a process it started to exec: none of it is the test's
+doing. A callback that blocks is seen
 as it runs, in its own frame. The kernel counts a wait for a CPU only once the thread
 runs again, so a late beat the watchdog sees is a suspect until the next beat (or the
 loop's stop) says how much of it was such a wait.
@@ -25,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
+import subprocess
 import sys
 import threading
 import time
@@ -122,6 +124,19 @@ def _in_the_watch(frame: FrameType | None) -> bool:
             "_others_run_queue_wait",
             "_stolen",
         ) and (frame.f_code.co_filename == __file__):
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _starting_a_process(frame: FrameType | None) -> bool:
+    """Whether the loop thread waits in the kernel for a process it starts to exec (asyncio
+    starts every process so, with no way around it): an instant on a machine with a free
+    CPU, the new process's whole wait for one when the machine is starved."""
+    while frame is not None:
+        if frame.f_code.co_name == "_execute_child" and frame.f_code.co_filename == (
+            subprocess.__file__
+        ):
             return True
         frame = frame.f_back
     return False
@@ -227,6 +242,7 @@ async def watch_event_loop(hang_report_seconds: float | None = None) -> AsyncIte
                 _waiting_in_selector(frame)
                 or _in_a_socket_call(frame)
                 or _starting_a_thread(frame)
+                or _starting_a_process(frame)
                 or _in_the_watch(frame)
             ):
                 continue

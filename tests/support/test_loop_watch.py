@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -185,3 +186,24 @@ async def test_a_test_that_runs_long_is_told_where_its_tasks_wait(
     assert f"{__file__}:" in report
     assert "in sender_loop" in report
     assert "locks.py" in report  # down to the awaited Event
+
+
+async def test_waiting_for_a_started_process_to_exec_is_not_counted_as_blocked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """asyncio starts a process by waiting for it to exec; on a starved machine that wait is
+    the new process's for a CPU, the kernel's delay, not a blocking call of the test's."""
+    fork_exec = subprocess._fork_exec  # type: ignore[attr-defined]
+
+    def late_fork_exec(*args: object) -> int:
+        time.sleep(BLOCK_LIMIT_SECONDS + 0.5)
+        return fork_exec(*args)  # type: ignore[no-any-return]
+
+    monkeypatch.setattr(subprocess, "_fork_exec", late_fork_exec)
+    watch = watch_event_loop()
+    await anext(watch)
+    process = await asyncio.create_subprocess_exec("true")
+    assert await process.wait() == 0
+    await asyncio.sleep(0.1)  # the watchdog samples the loop after it moves again
+    with pytest.raises(StopAsyncIteration):
+        await anext(watch)
