@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import inspect
+import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -20,6 +21,14 @@ from tests.support.loop_watch import watch_event_loop
 
 # Every report can be sent from its worker, whatever text a failure quotes.
 pytest_plugins = ["tests.support.reports"]
+
+# The suite starts Playwright's driver (a Node.js process) some 280 times, in its workers
+# and in every `crewhost serve` it starts: with Node's compile cache, each start after the
+# first reads the driver's compiled code instead of compiling it again (a quarter less of a
+# start's CPU). The cache is Node's own, checked against the sources it was made from.
+os.environ.setdefault(
+    "NODE_COMPILE_CACHE", str(Path(__file__).resolve().parents[1] / "test-output" / "node")
+)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
