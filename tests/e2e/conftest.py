@@ -91,7 +91,11 @@ async def site() -> AsyncIterator[Site]:
     async def icon(_request: web.Request) -> web.Response:
         return web.Response(text=ICON_SVG, content_type="image/svg+xml")
 
-    async with serving(pages_app(PAGES, routes={"/icon.svg": icon})) as running:
+    async def pressed(_request: web.Request) -> web.Response:
+        return web.Response(status=204)
+
+    routes = {"/icon.svg": icon, "/pressed": pressed}
+    async with serving(pages_app(PAGES, routes=routes)) as running:
         yield running
 
 

@@ -16,16 +16,14 @@ from tests.e2e.test_web_client import (
     CLIENT_POINT,
     FRAME_MS,
     LIVE_CANVAS,
-    OFF_BUTTON,
     ON_BUTTON,
     open_host_screen,
-    shows_colour,
+    shows_press,
     tab_held,
 )
 from tests.support.sites import Site
 from tests.support.web_client import (
     DESKTOP,
-    PRESSED_RGB,
     Crewhost,
     HubApi,
     Screens,
@@ -110,5 +108,5 @@ async def test_a_member_asks_the_holder_for_control_and_is_given_it(
         ).to_be_visible()
         point = await sam.evaluate(CLIENT_POINT, [LIVE_CANVAS, *ON_BUTTON])
         await sam.mouse.click(point["x"], point["y"])
-        await shows_colour(sam, OFF_BUTTON, PRESSED_RGB)
+        await shows_press(sam, site)
         await screens.save(sam, "host-control-granted")

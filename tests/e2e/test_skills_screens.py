@@ -25,16 +25,14 @@ from tests.e2e.test_web_client import (
     CLIENT_POINT,
     FRAME_MS,
     LIVE_CANVAS,
-    OFF_BUTTON,
     ON_BUTTON,
     follows_panel,
-    shows_colour,
+    shows_press,
 )
 from tests.support.fakes.anthropic import API_KEY, FakeAnthropic, MessageEvents
 from tests.support.sites import Site
 from tests.support.web_client import (
     DESKTOP,
-    PRESSED_RGB,
     Crewhost,
     HubApi,
     Screens,
@@ -122,7 +120,7 @@ async def test_a_draft_skill_is_reviewed_saved_enabled_and_used_in_a_new_chat(
     await follows_panel(page)
     point = await page.evaluate(CLIENT_POINT, [LIVE_CANVAS, *ON_BUTTON])
     await page.mouse.click(point["x"], point["y"])
-    await shows_colour(page, OFF_BUTTON, PRESSED_RGB)
+    await shows_press(page, site)
 
     # Done: the steps go to the agent, which proposes a draft skill of them.
     asked = len(anthropic.requests)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from playwright.async_api import Browser, Locator, Page, expect
+from playwright.async_api import TimeoutError as PlaywrightTimeoutError
 
 from peer.connection import HostConnection
 from tests.support.hub_server import PASSWORD
@@ -274,6 +275,17 @@ async def shows_colour(page: Page, at: tuple[float, float], rgb: tuple[int, int,
     await page.wait_for_function(SHOWS_COLOUR, arg=[LIVE_CANVAS, *at, list(rgb)], timeout=FRAME_MS)
 
 
+async def shows_press(page: Page, site: Site) -> None:
+    """The live view shows the press page pressed; when it never does, the failure says
+    whether the press reached the host's page (its button tells the site) or not."""
+    try:
+        await shows_colour(page, OFF_BUTTON, PRESSED_RGB)
+    except PlaywrightTimeoutError:
+        heard = any(path == "/pressed" for path, _ in site.requests)
+        where = "the page was pressed; no frame showed it" if heard else "the page never was"
+        raise AssertionError(f"the live view never showed the press: {where}") from None
+
+
 async def follows_panel(page: Page) -> None:
     await page.wait_for_function(FOLLOWS_PANEL, arg=LIVE_CANVAS, timeout=FRAME_MS)
 
@@ -323,7 +335,7 @@ async def test_host_member_watches_a_tab_takes_control_and_presses_a_button(
         await until(lambda: tab_held(agent, opened["id"], True))
         point = await page.evaluate(CLIENT_POINT, [LIVE_CANVAS, *ON_BUTTON])
         await page.mouse.click(point["x"], point["y"])
-        await shows_colour(page, OFF_BUTTON, PRESSED_RGB)
+        await shows_press(page, site)
         await screens.save(page, "host-pressed")
 
         await page.get_by_role("button", name="Release").click()

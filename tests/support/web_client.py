@@ -84,6 +84,8 @@ FAST_HASHING_ENV = {
 PRESSED_RGB = (230, 0, 120)
 
 
+# The button turns the page pink and tells the site (``/pressed``), so a test can say
+# whether a press that the live view never showed reached the page.
 PRESS_PAGE = """<!doctype html>
 <title>Press</title>
 <style>
@@ -91,7 +93,8 @@ PRESS_PAGE = """<!doctype html>
   body.pressed { background: rgb(230, 0, 120) }
   #b { position: fixed; left: 10vw; top: 10vh; width: 40vw; height: 30vh; font-size: 28px }
 </style>
-<button id="b" onclick="this.textContent='Pressed'; document.body.className='pressed'">
+<button id="b"
+  onclick="this.textContent='Pressed'; document.body.className='pressed'; fetch('/pressed')">
   Press</button>
 """
 
