@@ -103,43 +103,34 @@ def _excused(thread_id: int) -> float:
     return _run_queue_wait(thread_id) + _gc_clock.total + _stolen()
 
 
+def _within(frame: FrameType | None, names: tuple[str, ...], filename: str) -> bool:
+    """Whether ``frame`` or one of its callers runs a function of ``names`` in ``filename``."""
+    while frame is not None:
+        if frame.f_code.co_name in names and frame.f_code.co_filename == filename:
+            return True
+        frame = frame.f_back
+    return False
+
+
 def _starting_a_thread(frame: FrameType | None) -> bool:
     """Whether the loop thread waits for a thread it started to run (an executor growing):
     an instant on a machine with a free CPU, the whole wait of the new thread for one when
     the machine is starved, and that wait is the kernel's, not the test's."""
-    while frame is not None:
-        if frame.f_code.co_name == "start" and frame.f_code.co_filename.endswith("threading.py"):
-            return True
-        frame = frame.f_back
-    return False
+    return _within(frame, ("start",), threading.__file__)
 
 
 def _in_the_watch(frame: FrameType | None) -> bool:
     """Whether the loop thread is in the heartbeat's own reading of its clocks (a /proc
     read that a starved machine can hold up): the watch's time, not the test's."""
-    while frame is not None:
-        if frame.f_code.co_name in (
-            "_excused",
-            "_run_queue_wait",
-            "_others_run_queue_wait",
-            "_stolen",
-        ) and (frame.f_code.co_filename == __file__):
-            return True
-        frame = frame.f_back
-    return False
+    names = ("_excused", "_run_queue_wait", "_others_run_queue_wait", "_stolen")
+    return _within(frame, names, __file__)
 
 
 def _starting_a_process(frame: FrameType | None) -> bool:
     """Whether the loop thread waits in the kernel for a process it starts to exec (asyncio
     starts every process so, with no way around it): an instant on a machine with a free
     CPU, the new process's whole wait for one when the machine is starved."""
-    while frame is not None:
-        if frame.f_code.co_name == "_execute_child" and frame.f_code.co_filename == (
-            subprocess.__file__
-        ):
-            return True
-        frame = frame.f_back
-    return False
+    return _within(frame, ("_execute_child",), subprocess.__file__)
 
 
 def _in_a_socket_call(frame: FrameType | None) -> bool:
