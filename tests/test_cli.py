@@ -17,27 +17,18 @@ import sqlalchemy as sa
 
 from server.config import load_settings
 from server.db.engine import Database
+from tests.support import commands
+from tests.support.commands import CREWHOST, PIPE, serve_arguments
 from tests.support.hub_server import RunningHub
 
-CREWHOST = [sys.executable, "-m", "server.cli"]
 ROOT = Path(__file__).resolve().parents[1]
 
 
 async def run(
     *args: str, stdin: bytes = b"", env: dict[str, str] | None = None
 ) -> tuple[int, str, str]:
-    process = await asyncio.create_subprocess_exec(
-        *CREWHOST,
-        *args,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        cwd=ROOT,
-        env={**os.environ, **(env or {})},
-    )
-    out, err = await process.communicate(stdin)
-    assert process.returncode is not None
-    return process.returncode, out.decode(), err.decode()
+    """A ``crewhost`` command forked from the test process's forker (``commands``)."""
+    return await commands.run(CREWHOST, *args, stdin=stdin, env={**os.environ, **(env or {})})
 
 
 @pytest.mark.parametrize(
@@ -129,15 +120,12 @@ async def test_a_bad_setting_is_a_clear_error(tmp_path: Path) -> None:
 
 
 async def test_serve_prints_the_setup_link_and_logs_json(tmp_path: Path) -> None:
+    # A fresh interpreter, as a person starts it (the other tests fork theirs).
     process = await asyncio.create_subprocess_exec(
-        *CREWHOST,
-        "serve",
-        "--port",
-        "0",
-        "--data-dir",
-        str(tmp_path),
-        "--log-format",
-        "json",
+        sys.executable,
+        "-m",
+        "server.cli",
+        *serve_arguments(tmp_path),
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
         cwd=ROOT,
@@ -230,18 +218,11 @@ def shared_entries(root: Path) -> list[str]:
 
 async def test_serve_keeps_the_data_folder_private(tmp_path: Path) -> None:
     data = tmp_path / "data"
-    process = await asyncio.create_subprocess_exec(
-        *CREWHOST,
-        "serve",
-        "--port",
-        "0",
-        "--data-dir",
-        str(data),
-        "--log-format",
-        "json",
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        cwd=ROOT,
+    process = await commands.start(
+        CREWHOST,
+        *serve_arguments(data),
+        stdout=PIPE,
+        stderr=PIPE,
         env={**os.environ, **FAST_HASHING_ENV},
     )
     assert process.stdout is not None

@@ -6,7 +6,6 @@ import asyncio
 import json
 import os
 import socket
-import sys
 from pathlib import Path
 
 from aiohttp import web
@@ -15,12 +14,12 @@ from server.config import Settings
 from server.hub.app import build_app
 from server.hub.container import Hub
 from server.serve import builtin_host
+from tests.support import commands
+from tests.support.commands import CREWHOST, DEVNULL, PIPE
 from tests.support.databases import ScratchDatabase
 from tests.support.enrolled_hosts import linked_host
 from tests.support.hub_server import RunningHub, hub_settings
 from tests.support.peers import peer_member, wait_linked
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def free_port() -> int:
@@ -104,10 +103,8 @@ async def test_crewhost_host_enrols_links_and_serves_peers(
     team_id = await server.first_team_id(owner)
     enrolment = await owner.post(f"/v1/teams/{team_id}/hosts/enrolments", {"name": "Lab"})
     assert enrolment.body["command"].startswith(f"crewhost host --hub {server.url} --enrol ")
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "server.cli",
+    process = await commands.start(
+        CREWHOST,
         "host",
         "--hub",
         server.url,
@@ -117,10 +114,9 @@ async def test_crewhost_host_enrols_links_and_serves_peers(
         str(tmp_path / "lab"),
         "--log-format",
         "json",
-        cwd=ROOT,
         env=dict(os.environ),
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.PIPE,
+        stdout=DEVNULL,
+        stderr=PIPE,
     )
     assert process.stderr is not None
     try:

@@ -6,7 +6,6 @@ import asyncio
 import json
 import logging
 import os
-import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -16,14 +15,14 @@ from server.common.crypto.box import SecretBox
 from server.common.crypto.ring import KeyRing
 from server.common.keys import SigningKey
 from server.host.start import build_host, run_link
+from tests.support import commands
+from tests.support.commands import CREWHOST, DEVNULL, PIPE
 from tests.support.databases import ScratchDatabase, scratch_postgres_database
 from tests.support.enrolled_hosts import enrol_host
 from tests.support.hub_server import ApiClient, RunningHub, hub_settings, running_hub
 from tests.support.peers import peer_member, wait_linked
 from tests.support.switching_relay import switching_relay
 from tests.support.waiting import eventually
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def port_of(hub: RunningHub) -> int:
@@ -46,10 +45,8 @@ async def hub_a(tmp_path: Path, shared_url: str) -> AsyncIterator[RunningHub]:
 @pytest.fixture
 async def hub_b_url(tmp_path: Path, shared_url: str, hub_a: RunningHub) -> AsyncIterator[str]:
     """A second hub, as its own ``crewhost hub`` process on the same database."""
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "server.cli",
+    process = await commands.start(
+        CREWHOST,
         "hub",
         "--port",
         "0",
@@ -58,9 +55,8 @@ async def hub_b_url(tmp_path: Path, shared_url: str, hub_a: RunningHub) -> Async
         "--data-dir",
         str(tmp_path / "b"),
         env={**os.environ, "CREWHOST_DATABASE_URL": shared_url},
-        cwd=ROOT,
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.PIPE,
+        stdout=DEVNULL,
+        stderr=PIPE,
     )
     assert process.stderr is not None
     try:

@@ -15,7 +15,9 @@ import pytest
 
 from server.ops.backup import PAUSE_HOOK, STAGING
 from tests.ops.test_backup import PASSPHRASE, names_in, seed
-from tests.support.serving import CREWHOST, FAST_ENV, ROOT, run
+from tests.support import commands
+from tests.support.commands import CREWHOST, PIPE, Forked
+from tests.support.serving import FAST_ENV, run
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -25,7 +27,7 @@ def everything_under(folder: Path) -> list[str]:
 
 
 @asynccontextmanager
-async def paused(*args: str, env: dict[str, str]) -> AsyncIterator[asyncio.subprocess.Process]:
+async def paused(*args: str, env: dict[str, str]) -> AsyncIterator[Forked]:
     """A ``crewhost`` command stopped at its pause point: it says so through a FIFO."""
     fifo = Path(env["TMPDIR"]).parent / f"pause-{os.urandom(4).hex()}"
     os.mkfifo(fifo)
@@ -38,13 +40,12 @@ async def paused(*args: str, env: dict[str, str]) -> AsyncIterator[asyncio.subpr
             ready.set_result(None)
 
     loop.add_reader(reader, readable)
-    process = await asyncio.create_subprocess_exec(
-        *CREWHOST,
+    process = await commands.start(
+        CREWHOST,
         *args,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        cwd=ROOT,
+        stdin=PIPE,
+        stdout=PIPE,
+        stderr=PIPE,
         env={**os.environ, **FAST_ENV, **env, PAUSE_HOOK: str(fifo)},
     )
     assert process.stdin is not None

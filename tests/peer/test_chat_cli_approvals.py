@@ -7,7 +7,6 @@ import asyncio
 import json
 import os
 import signal
-import sys
 from pathlib import Path
 
 from tests.peer.test_chat_cli import (  # noqa: F401 - fixtures
@@ -18,7 +17,9 @@ from tests.peer.test_chat_cli import (  # noqa: F401 - fixtures
     opens_a_tab,
     said_last,
 )
-from tests.peer.test_cli import ROOT, peer_cli
+from tests.peer.test_cli import peer_cli
+from tests.support import commands
+from tests.support.commands import DEVNULL, PEER, PIPE
 from tests.support.fakes.anthropic import FakeAnthropic, MessageEvents
 from tests.support.fakes.server import StreamReply
 from tests.support.hub_server import RunningHub
@@ -71,17 +72,14 @@ async def test_ctrl_c_stops_the_turn(
     # The reply's first piece says something; then the model goes quiet until stopped.
     start = MessageEvents().text("Thinking").body()
     anthropic.script(StreamReply(start + start, chunk_size=len(start), stall_after=1))
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "peer.cli",
+    process = await commands.start(
+        PEER,
         "chat",
         "Scout",
         "Think hard",
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        cwd=ROOT,
+        stdin=DEVNULL,
+        stdout=PIPE,
+        stderr=PIPE,
         env={**os.environ, "CREWHOST_PEER_HOME": str(tmp_path)},
     )
     assert process.stdout is not None

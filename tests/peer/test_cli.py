@@ -2,38 +2,26 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from peer import cli
+from tests.support import commands
+from tests.support.commands import PEER
 from tests.support.hub_server import PASSWORD, RunningHub
 
 pytestmark = pytest.mark.sqlite_only
 
-ROOT = Path(__file__).resolve().parents[2]
-
 
 async def peer_cli(home: Path, *args: str, stdin: bytes = b"") -> tuple[int, str, str]:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "peer.cli",
-        *args,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        cwd=ROOT,
-        env={**os.environ, "CREWHOST_PEER_HOME": str(home)},
+    """``crewhost-peer`` forked from the test process's forker (``tests.support.commands``)."""
+    return await commands.run(
+        PEER, *args, stdin=stdin, env={**os.environ, "CREWHOST_PEER_HOME": str(home)}
     )
-    out, err = await process.communicate(stdin)
-    assert process.returncode is not None
-    return process.returncode, out.decode(), err.decode()
 
 
 async def login(home: Path, server: RunningHub, password: str = PASSWORD) -> tuple[int, str, str]:

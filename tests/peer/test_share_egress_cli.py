@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.peer.test_cli import ROOT, login, peer_cli
+from tests.peer.test_cli import login, peer_cli
+from tests.support.commands import ROOT
 from tests.support.databases import ScratchDatabase, scratch_database
 from tests.support.hub_server import PASSWORD, RunningHub
 from tests.support.peers import peer_member, wait_linked

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-import sys
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -14,7 +13,9 @@ import pytest
 from aiohttp import web
 
 from server.host.browser.partitions import Partition
-from tests.peer.test_cli import ROOT, login, peer_cli
+from tests.peer.test_cli import login, peer_cli
+from tests.support import commands
+from tests.support.commands import PEER, PIPE
 from tests.support.databases import ScratchDatabase, scratch_database
 from tests.support.hub_server import PASSWORD, RunningHub
 from tests.support.peers import wait_linked
@@ -139,18 +140,15 @@ async def test_watch_ends_at_once_when_the_member_goes(
     engine = await server.builtin.services.browser.engine()
     tab = await engine.open_tab(team_id, Partition.shared(), url=animated_url)
     # Far longer than the test may take: it must end because the member went, not on time.
-    watching = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "peer.cli",
+    watching = await commands.start(
+        PEER,
         "watch",
         tab.id,
         "--seconds",
         "3600",
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
+        stdout=PIPE,
+        stderr=PIPE,
         env={**os.environ, "CREWHOST_PEER_HOME": str(home)},
-        cwd=ROOT,
     )
     try:
         await eventually(lambda: bool(server.builtin.services.live.sessions(team_id, tab.id)))

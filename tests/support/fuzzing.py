@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -16,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from tests.support.serving import CREWHOST, FAST_ENV, ROOT
+from tests.support.commands import ROOT, serve_arguments
+from tests.support.serving import FAST_ENV
 
 LONG = os.environ.get("CREWHOST_FUZZ", "") == "long"
 
@@ -37,7 +39,7 @@ class Serving:
 def serve_in_background(data_dir: Path, **env: str) -> Iterator[Serving]:
     """``crewhost serve`` on a free port, for callers without an event loop (schemathesis)."""
     process = subprocess.Popen(  # noqa: S603 - our own command line
-        [*CREWHOST, "serve", "--port", "0", "--data-dir", str(data_dir), "--log-format", "json"],
+        [sys.executable, "-m", "server.cli", *serve_arguments(data_dir)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         cwd=ROOT,

@@ -7,14 +7,14 @@ import contextlib
 import json
 import os
 import signal
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-CREWHOST = [sys.executable, "-m", "server.cli"]
+from tests.support import commands
+from tests.support.commands import CREWHOST, PIPE, Forked, serve_arguments
+
 # Cheap hashing for sign-ups under load; production keeps the defaults.
 FAST_ENV = {
     "CREWHOST_SECURITY_PASSWORD_HASH_TIME_COST": "1",
@@ -27,24 +27,15 @@ async def run(
     *args: str, stdin: bytes = b"", env: dict[str, str] | None = None
 ) -> tuple[int, str, str]:
     """Run one ``crewhost`` command to its end."""
-    process = await asyncio.create_subprocess_exec(
-        *CREWHOST,
-        *args,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        cwd=ROOT,
-        env={**os.environ, **FAST_ENV, **(env or {})},
+    return await commands.run(
+        CREWHOST, *args, stdin=stdin, env={**os.environ, **FAST_ENV, **(env or {})}
     )
-    out, err = await process.communicate(stdin)
-    assert process.returncode is not None
-    return process.returncode, out.decode(), err.decode()
 
 
 @dataclass
 class Served:
     url: str
-    process: asyncio.subprocess.Process
+    process: Forked
     setup_code: str | None
 
     def kill(self) -> None:
@@ -54,18 +45,11 @@ class Served:
 @asynccontextmanager
 async def serving(data_dir: Path, *, expect_setup: bool = True) -> AsyncIterator[Served]:
     """``crewhost serve`` on ``data_dir``; stopped (or reaped after a kill) at the end."""
-    process = await asyncio.create_subprocess_exec(
-        *CREWHOST,
-        "serve",
-        "--port",
-        "0",
-        "--data-dir",
-        str(data_dir),
-        "--log-format",
-        "json",
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        cwd=ROOT,
+    process = await commands.start(
+        CREWHOST,
+        *serve_arguments(data_dir),
+        stdout=PIPE,
+        stderr=PIPE,
         env={**os.environ, **FAST_ENV},
     )
     assert process.stdout is not None

@@ -7,24 +7,22 @@ import asyncio
 import json
 import os
 import re
-import sys
 from pathlib import Path
 
 import aiohttp
 
+from tests.support import commands
+from tests.support.commands import CREWHOST, PIPE, Forked
 from tests.support.databases import scratch_postgres_database
 from tests.support.hub_server import PASSWORD
 
-ROOT = Path(__file__).resolve().parents[3]
 # A link with a code in it (the other hub's words name the page, not a code).
 LINK = re.compile(r"/app/setup#code=([A-Za-z0-9_-]+)")
 
 
-async def start_hub(folder: Path, database_url: str) -> asyncio.subprocess.Process:
-    return await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "server.cli",
+async def start_hub(folder: Path, database_url: str) -> Forked:
+    return await commands.start(
+        CREWHOST,
         "hub",
         "--port",
         "0",
@@ -33,13 +31,12 @@ async def start_hub(folder: Path, database_url: str) -> asyncio.subprocess.Proce
         "--data-dir",
         str(folder),
         env={**os.environ, "CREWHOST_DATABASE_URL": database_url},
-        cwd=ROOT,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
+        stdout=PIPE,
+        stderr=PIPE,
     )
 
 
-async def what_it_says(process: asyncio.subprocess.Process) -> tuple[str, str]:
+async def what_it_says(process: Forked) -> tuple[str, str]:
     """The hub's address, and the stdout paragraph it prints about the first owner."""
     assert process.stderr is not None
     assert process.stdout is not None
