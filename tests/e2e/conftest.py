@@ -9,8 +9,6 @@ through the web client; a test run on its own gets its owner through the API).
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from collections.abc import AsyncIterator, Generator, Iterator
 
 import pytest
@@ -21,6 +19,7 @@ from playwright.async_api import (
 )
 
 from tests.support.chromium import launch_chromium
+from tests.support.commands import CREWHOST, DEVNULL, serve_arguments, start_in_background
 from tests.support.sites import Site, pages_app, serving
 from tests.support.web_client import (
     FAILED,
@@ -28,7 +27,6 @@ from tests.support.web_client import (
     LINKED,
     OUTPUT,
     PAGES,
-    ROOT,
     SETUP_LINK,
     Crewhost,
     HubApi,
@@ -56,27 +54,16 @@ def crewhost(
     name = f"{request.module.__name__.rpartition('.')[2]}-{worker}"
     out_file, log_file = logs / f"{name}.stdout.txt", logs / f"{name}.log"
     with out_file.open("wb") as out, log_file.open("wb") as err:
-        process = subprocess.Popen(  # noqa: S603 - our own command line
-            [
-                sys.executable,
-                "-m",
-                "server.cli",
-                "serve",
-                "--bind",
-                "127.0.0.1",
-                "--port",
-                "0",
-                "--data-dir",
-                str(data_dir),
-                "--log-format",
-                "json",
-            ],
-            cwd=ROOT,
+        process = start_in_background(
+            CREWHOST,
+            *serve_arguments(data_dir),
+            "--bind",
+            "127.0.0.1",
             env=server_env(),
-            stdin=subprocess.DEVNULL,
+            stdin=DEVNULL,
             stdout=out,
             stderr=err,
-            start_new_session=True,
+            new_session=True,
         )
     try:
         setup = wait_for_line(out_file, SETUP_LINK, process, log_file)

@@ -2,10 +2,11 @@
 
 ``python -m tests.support.command_forker SOCKET`` imports ``crewhost`` and
 ``crewhost-peer`` (all of the server a ``serve`` loads), prints ``ready`` and listens on the
-Unix socket ``SOCKET``. Each connection asks for one command: a line of JSON (``module``,
-``args``, ``env``, ``cwd``) with the three descriptors that become the child's stdin,
-stdout and stderr. The forker answers ``{"pid": N}`` and, when that child ends,
-``{"status": S}`` (negative for a signal, as ``subprocess`` says it).
+Unix socket ``SOCKET``. Each connection asks for one command: a line of JSON
+(``module``, ``args``, ``env``, ``cwd``, ``new_session``) with the three descriptors that
+become the child's stdin, stdout and stderr. The forker answers ``{"pid": N, "failure":
+""}`` once the child is set up (``failure`` says why it could not be) and, when that child
+ends, ``{"status": S}`` (negative for a signal, as ``subprocess`` says it).
 
 A child is a real process of its own: its own pid, descriptors, environment, folder and
 signals, and it ends through the interpreter's own exit (``atexit``, threads joined,
@@ -56,6 +57,7 @@ class Command:
     args: list[str]
     env: dict[str, str]
     cwd: str
+    new_session: bool
 
 
 def _preload() -> None:
@@ -75,7 +77,10 @@ def _read_request(connection: socket.socket) -> tuple[Command, list[int]]:
             raise ConnectionError("the request ended early")
         data += more
     request = json.loads(data)
-    return Command(request["module"], request["args"], request["env"], request["cwd"]), fds
+    command = Command(
+        request["module"], request["args"], request["env"], request["cwd"], request["new_session"]
+    )
+    return command, fds
 
 
 def _send(connection: socket.socket, message: dict[str, Any]) -> None:
@@ -99,20 +104,22 @@ def _serve(listener: socket.socket) -> Command:
             if key.data == "listener":
                 connection, _ = listener.accept()
                 command, fds = _read_request(connection)
+                started_read, started_write = os.pipe()
                 pid = os.fork()
                 if pid == 0:
                     selector.close()
                     listener.close()
                     connection.close()
-                    for target, fd in enumerate(fds):
-                        os.dup2(fd, target)
-                    for fd in fds:
-                        if fd > 2:
-                            os.close(fd)
+                    os.close(started_read)
+                    _become(command, fds, started_write)
                     return command
+                os.close(started_write)
                 for fd in fds:
                     os.close(fd)
-                _send(connection, {"pid": pid})
+                # As ``subprocess`` does: the pid is told once the child is set up.
+                with os.fdopen(started_read, "rb") as started:
+                    failure = started.read().decode()
+                _send(connection, {"pid": pid, "failure": failure})
                 pidfd = os.pidfd_open(pid)
                 running[pidfd] = (pid, connection)
                 selector.register(pidfd, selectors.EVENT_READ, pidfd)
@@ -127,14 +134,31 @@ def _serve(listener: socket.socket) -> Command:
             connection.close()
 
 
+def _become(command: Command, fds: list[int], started: int) -> None:
+    """Set the child up as ``subprocess`` would before an exec; a failure is told to the
+    forker through ``started`` (the child then ends), success by closing it."""
+    try:
+        ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        if command.new_session:
+            os.setsid()
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+        for fd in fds:
+            if fd > 2:
+                os.close(fd)
+        os.chdir(command.cwd)
+        os.environ.clear()
+        os.environ.update(command.env)
+        # What the standard library took from the forker's environment, taken again.
+        tempfile.tempdir = None
+        time.tzset()
+    except OSError as exc:
+        os.write(started, repr(exc).encode())
+        os._exit(127)
+    os.close(started)
+
+
 def _run(command: Command) -> int | str | None:
-    ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
-    os.chdir(command.cwd)
-    os.environ.clear()
-    os.environ.update(command.env)
-    # What the standard library took from the forker's environment, taken again.
-    tempfile.tempdir = None
-    time.tzset()
     program = "crewhost-peer" if command.module == "peer.cli" else "crewhost"
     sys.argv = [program, *command.args]
     main = sys.modules[command.module].main

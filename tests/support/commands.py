@@ -30,7 +30,7 @@ CREWHOST = "server.cli"
 PEER = "peer.cli"
 PIPE = asyncio.subprocess.PIPE
 DEVNULL = asyncio.subprocess.DEVNULL
-START_SECONDS = 60
+Stream = int | IO[Any] | None
 
 
 def serve_arguments(data_dir: Path) -> list[str]:
@@ -153,55 +153,171 @@ async def start(
     *args: str,
     env: dict[str, str] | None = None,
     cwd: Path = ROOT,
-    stdin: int | IO[Any] | None = None,
-    stdout: int | IO[Any] | None = None,
-    stderr: int | IO[Any] | None = None,
+    stdin: Stream = None,
+    stdout: Stream = None,
+    stderr: Stream = None,
 ) -> Forked:
     """Start ``module``'s command line (``CREWHOST`` or ``PEER``) with ``args``: ``env``
     replaces the environment (default: this process's); each stream is ``PIPE``,
     ``DEVNULL``, an open file or ``None``, this process's own."""
     await asyncio.to_thread(_forker.ensure)
     loop = asyncio.get_running_loop()
-    ours: list[int] = []
-    theirs: list[int] = []
+    ours, theirs = _descriptors(stdin, stdout, stderr)
     try:
-        for index, choice in enumerate((stdin, stdout, stderr)):
-            if choice == PIPE:
-                read_end, write_end = os.pipe()
-                ours.append(write_end if index == 0 else read_end)
-                theirs.append(read_end if index == 0 else write_end)
-            elif choice == DEVNULL:
-                ours.append(-1)
-                theirs.append(os.open(os.devnull, os.O_RDWR))
-            elif choice is None:
-                ours.append(-1)
-                theirs.append(os.dup(index))
-            else:
-                assert not isinstance(choice, int)
-                ours.append(-1)
-                theirs.append(os.dup(choice.fileno()))
-        control = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            control.connect(_forker.socket_path)
-            request = {
-                "module": module,
-                "args": list(args),
-                "env": dict(os.environ if env is None else env),
-                "cwd": str(cwd),
-            }
-            socket.send_fds(control, [json.dumps(request).encode() + b"\n"], theirs)
-            control.setblocking(False)
-            pid = await _read_pid(control)
-        except BaseException:
-            control.close()
-            raise
+        control = _ask(module, args, env, cwd, theirs, new_session=False)
     finally:
         for fd in theirs:
             os.close(fd)
+    try:
+        control.setblocking(False)
+        pid = await _read_pid(control)
+    except BaseException:
+        control.close()
+        raise
     writer = await _writer(loop, ours[0]) if ours[0] >= 0 else None
     out = await _reader(loop, ours[1]) if ours[1] >= 0 else None
     err = await _reader(loop, ours[2]) if ours[2] >= 0 else None
     return Forked(pid, control, writer, out, err)
+
+
+class Background:
+    """A command's process for a caller without an event loop: the parts of
+    ``subprocess.Popen`` the tests use."""
+
+    def __init__(self, pid: int, control: socket.socket) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+        self._control = control
+        self._said = b""
+
+    def poll(self) -> int | None:
+        if self.returncode is None:
+            self._control.setblocking(False)
+            with contextlib.suppress(BlockingIOError):
+                self._read_status()
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is None:
+            self._control.settimeout(timeout)
+            try:
+                self._read_status()
+            except TimeoutError:
+                raise subprocess.TimeoutExpired(f"process {self.pid}", timeout or 0) from None
+        assert self.returncode is not None
+        return self.returncode
+
+    def send_signal(self, number: int) -> None:
+        if self.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, number)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    def _read_status(self) -> None:
+        while not self._said.endswith(b"\n"):
+            more = self._control.recv(4096)
+            if not more:
+                raise RuntimeError(f"the command forker ended before process {self.pid} did")
+            self._said += more
+        self.returncode = json.loads(self._said)["status"]
+        self._control.close()
+
+
+def start_in_background(
+    module: str,
+    *args: str,
+    env: dict[str, str] | None = None,
+    cwd: Path = ROOT,
+    stdin: Stream = None,
+    stdout: Stream = None,
+    stderr: Stream = None,
+    new_session: bool = False,
+) -> Background:
+    """``start`` for a caller without an event loop; ``new_session`` puts the process in a
+    session (and process group) of its own, as ``subprocess``'s ``start_new_session``."""
+    _forker.ensure()
+    ours, theirs = _descriptors(stdin, stdout, stderr)
+    assert ours == [-1, -1, -1], "a background command's streams are files or DEVNULL"
+    try:
+        control = _ask(module, args, env, cwd, theirs, new_session=new_session)
+    finally:
+        for fd in theirs:
+            os.close(fd)
+    said = b""
+    while not said.endswith(b"\n"):
+        more = control.recv(1)
+        if not more:
+            control.close()
+            raise RuntimeError("the command forker closed the request without a pid")
+        said += more
+    try:
+        pid = _pid(said)
+    except BaseException:
+        control.close()
+        raise
+    return Background(pid, control)
+
+
+def _pid(said: bytes) -> int:
+    answer = json.loads(said)
+    if answer["failure"]:
+        raise RuntimeError(f"the command could not start: {answer['failure']}")
+    pid: int = answer["pid"]
+    return pid
+
+
+def _descriptors(stdin: Stream, stdout: Stream, stderr: Stream) -> tuple[list[int], list[int]]:
+    """This process's end of each stream (-1 where it keeps none) and the child's."""
+    ours: list[int] = []
+    theirs: list[int] = []
+    for index, choice in enumerate((stdin, stdout, stderr)):
+        if choice == PIPE:
+            read_end, write_end = os.pipe()
+            ours.append(write_end if index == 0 else read_end)
+            theirs.append(read_end if index == 0 else write_end)
+        elif choice == DEVNULL:
+            ours.append(-1)
+            theirs.append(os.open(os.devnull, os.O_RDWR))
+        elif choice is None:
+            ours.append(-1)
+            theirs.append(os.dup(index))
+        else:
+            assert not isinstance(choice, int)
+            ours.append(-1)
+            theirs.append(os.dup(choice.fileno()))
+    return ours, theirs
+
+
+def _ask(
+    module: str,
+    args: tuple[str, ...],
+    env: dict[str, str] | None,
+    cwd: Path,
+    descriptors: list[int],
+    *,
+    new_session: bool,
+) -> socket.socket:
+    """Ask the forker for the command; the answer is read from the socket returned."""
+    control = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        control.connect(_forker.socket_path)
+        request = {
+            "module": module,
+            "args": list(args),
+            "env": dict(os.environ if env is None else env),
+            "cwd": str(cwd),
+            "new_session": new_session,
+        }
+        socket.send_fds(control, [json.dumps(request).encode() + b"\n"], descriptors)
+    except BaseException:
+        control.close()
+        raise
+    return control
 
 
 async def run(
@@ -227,8 +343,7 @@ async def _read_pid(control: socket.socket) -> int:
         if not more:
             raise RuntimeError("the command forker closed the request without a pid")
         data += more
-    pid: int = json.loads(data)["pid"]
-    return pid
+    return _pid(data)
 
 
 async def _reader(loop: asyncio.AbstractEventLoop, fd: int) -> asyncio.StreamReader:

@@ -5,9 +5,21 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import subprocess
 from pathlib import Path
 
-from tests.support.commands import CREWHOST, PEER, PIPE, run, serve_arguments, start
+import pytest
+
+from tests.support.commands import (
+    CREWHOST,
+    DEVNULL,
+    PEER,
+    PIPE,
+    run,
+    serve_arguments,
+    start,
+    start_in_background,
+)
 
 
 async def test_a_command_gets_its_arguments_stdin_environment_and_folder(tmp_path: Path) -> None:
@@ -61,3 +73,27 @@ async def test_a_signalled_command_reports_the_signal(tmp_path: Path) -> None:
     assert await asyncio.wait_for(process.wait(), 30) == -signal.SIGKILL
     assert process.returncode == -signal.SIGKILL
     await asyncio.gather(process.stdout.read(), process.stderr.read())
+
+
+def test_a_background_command_can_lead_its_own_session(tmp_path: Path) -> None:
+    with (tmp_path / "out").open("wb") as out:
+        process = start_in_background(
+            CREWHOST, *serve_arguments(tmp_path), stdout=out, stderr=DEVNULL, new_session=True
+        )
+    try:
+        assert process.poll() is None
+        assert os.getsid(process.pid) == process.pid
+        with pytest.raises(subprocess.TimeoutExpired):
+            process.wait(0.01)
+    finally:
+        process.terminate()
+        # A server asked to stop stops (its own exit status for SIGTERM).
+        assert process.wait(30) in (0, 143, -signal.SIGTERM)
+    assert process.poll() == process.returncode
+
+
+async def test_a_command_that_cannot_start_says_why(tmp_path: Path) -> None:
+    with pytest.raises(RuntimeError, match="could not start: FileNotFoundError"):
+        await start(CREWHOST, "--help", cwd=tmp_path / "missing", stdout=DEVNULL)
+    # The forker goes on serving the next command.
+    assert (await run(CREWHOST, "--help"))[0] == 0

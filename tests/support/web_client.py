@@ -32,6 +32,7 @@ from peer.hub_client import HubClient
 from peer.known_hosts import KnownHosts
 from server.hub.http.routing import CSRF_HEADER
 from server.hub.http.web_client import WEB_DIST
+from tests.support.commands import Background
 from tests.support.hub_server import FAST_HASHING, PASSWORD, ApiClient
 from tests.support.sites import SITE_HOST
 
@@ -185,7 +186,7 @@ def server_env() -> dict[str, str]:
 
 
 def wait_for_line(
-    path: Path, pattern: re.Pattern[str], process: subprocess.Popen[bytes], log_file: Path
+    path: Path, pattern: re.Pattern[str], process: Background, log_file: Path
 ) -> re.Match[str]:
     deadline = time.monotonic() + START_SECONDS
     while time.monotonic() < deadline:
@@ -202,7 +203,7 @@ def wait_for_line(
     raise TimeoutError(f"crewhost serve printed no {pattern.pattern!r}; its log: {log_file}")
 
 
-def stop_server(process: subprocess.Popen[bytes]) -> None:
+def stop_server(process: Background) -> None:
     if process.poll() is None:
         process.terminate()
         try:
