@@ -86,7 +86,27 @@ class _Forker:
 _forker = _Forker()
 
 
-class Forked:
+class _Signalled:
+    """Signals for a forked process that has not ended (its pid may be another's after)."""
+
+    pid: int
+
+    def poll(self) -> int | None:
+        raise NotImplementedError
+
+    def send_signal(self, number: int) -> None:
+        if self.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self.pid, number)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+
+class Forked(_Signalled):
     """One command's process: the parts of ``asyncio.subprocess.Process`` the tests use."""
 
     def __init__(
@@ -116,19 +136,11 @@ class Forked:
         self.returncode = status
         return status
 
+    def poll(self) -> int | None:
+        return self.returncode
+
     async def wait(self) -> int:
         return await asyncio.shield(self._ended)
-
-    def send_signal(self, number: int) -> None:
-        if self.returncode is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self.pid, number)
-
-    def terminate(self) -> None:
-        self.send_signal(signal.SIGTERM)
-
-    def kill(self) -> None:
-        self.send_signal(signal.SIGKILL)
 
     async def communicate(self, data: bytes | None = None) -> tuple[bytes, bytes]:
         async def feed() -> None:
@@ -180,7 +192,7 @@ async def start(
     return Forked(pid, control, writer, out, err)
 
 
-class Background:
+class Background(_Signalled):
     """A command's process for a caller without an event loop: the parts of
     ``subprocess.Popen`` the tests use."""
 
@@ -206,17 +218,6 @@ class Background:
                 raise subprocess.TimeoutExpired(f"process {self.pid}", timeout or 0) from None
         assert self.returncode is not None
         return self.returncode
-
-    def send_signal(self, number: int) -> None:
-        if self.poll() is None:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(self.pid, number)
-
-    def terminate(self) -> None:
-        self.send_signal(signal.SIGTERM)
-
-    def kill(self) -> None:
-        self.send_signal(signal.SIGKILL)
 
     def _read_status(self) -> None:
         while not self._said.endswith(b"\n"):
