@@ -175,11 +175,7 @@ async def start(
     await asyncio.to_thread(_forker.ensure)
     loop = asyncio.get_running_loop()
     ours, theirs = _descriptors(stdin, stdout, stderr)
-    try:
-        control = _ask(module, args, env, cwd, theirs, new_session=False)
-    finally:
-        for fd in theirs:
-            os.close(fd)
+    control = _ask(module, args, env, cwd, theirs, new_session=False)
     try:
         control.setblocking(False)
         pid = await _read_pid(control)
@@ -244,11 +240,7 @@ def start_in_background(
     _forker.ensure()
     ours, theirs = _descriptors(stdin, stdout, stderr)
     assert ours == [-1, -1, -1], "a background command's streams are files or DEVNULL"
-    try:
-        control = _ask(module, args, env, cwd, theirs, new_session=new_session)
-    finally:
-        for fd in theirs:
-            os.close(fd)
+    control = _ask(module, args, env, cwd, theirs, new_session=new_session)
     said = b""
     while not said.endswith(b"\n"):
         more = control.recv(1)
@@ -303,7 +295,8 @@ def _ask(
     *,
     new_session: bool,
 ) -> socket.socket:
-    """Ask the forker for the command; the answer is read from the socket returned."""
+    """Ask the forker for the command, handing it ``descriptors`` (closed here, sent or not);
+    the answer is read from the socket returned."""
     control = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         control.connect(_forker.socket_path)
@@ -318,6 +311,9 @@ def _ask(
     except BaseException:
         control.close()
         raise
+    finally:
+        for fd in descriptors:
+            os.close(fd)
     return control
 
 
