@@ -17,12 +17,12 @@ from tests.peer.test_chat_cli import (  # noqa: F401 - fixtures
     cli_ok,
     database,
 )
-from tests.peer.test_chat_cli_replies import called_until
 from tests.peer.test_cli import peer_cli
 from tests.support.clock import FakeClock
 from tests.support.databases import ScratchDatabase
 from tests.support.fakes.anthropic import FakeAnthropic, MessageEvents
 from tests.support.hub_server import RunningHub, hub_settings, running_hub
+from tests.support.waiting import eventually
 
 
 @pytest.fixture
@@ -45,15 +45,14 @@ async def test_a_turn_that_waits_for_a_place_says_so_then_runs(
     started = await cli_ok(tmp_path, "call", "threads-v1/start", json.dumps({"agentId": scout}))
     busy = {"threadId": json.loads(started)["id"]}
     await cli_ok(tmp_path, "call", "threads-v1/send", json.dumps({**busy, "text": "Look long"}))
-    await called_until(tmp_path, "threads-v1/get", busy, "runningTurnId")
+    # The busy turn holds the stalled reply: its request reached the provider (a turn is
+    # running before its request goes out, and one stopped then would leave the stall to
+    # the chat's turn).
+    await eventually(lambda: anthropic.unplayed == 1, 30)
 
     chat = asyncio.ensure_future(peer_cli(tmp_path, "chat", "Scout", "Then this"))
     metrics = server.builtin.services.metrics
-    async with asyncio.timeout(30):
-        while True:  # until the chat's turn waits for the team's one place
-            if metrics.turns_waiting():
-                break
-            await asyncio.sleep(0.05)
+    await eventually(lambda: metrics.turns_waiting() > 0, 30)  # the team's one place
     await cli_ok(tmp_path, "call", "threads-v1/stop", json.dumps(busy))
     code, out, err = await asyncio.wait_for(chat, 60)
 
