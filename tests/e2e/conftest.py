@@ -99,9 +99,11 @@ def pytest_runtest_makereport(
 
 @pytest.fixture
 async def browser(request: pytest.FixtureRequest) -> AsyncIterator[Browser]:
-    """Headless Chromium, the one the host itself would use; pages are saved if the test fails."""
+    """A person's headless Chromium (the full browser for a test marked ``full_browser``);
+    pages are saved if the test fails."""
+    full = request.node.get_closest_marker("full_browser") is not None
     async with async_playwright() as playwright:
-        launched = await launch_chromium(playwright)
+        launched = await launch_chromium(playwright, full=full)
         yield launched
         if request.node.stash.get(FAILED, False):
             await save_failed_pages(launched, request.node)

@@ -15,7 +15,9 @@ from tests.e2e.test_web_client import open_host_screen
 from tests.support.fakes.smtp import FakeSmtpServer
 from tests.support.web_client import DESKTOP, Crewhost, HubApi, Screens, sign_in_context
 
-pytestmark = pytest.mark.e2e
+# The headless shell denies the notification permission before any page asks: the full
+# browser tells whether a page asked.
+pytestmark = [pytest.mark.e2e, pytest.mark.full_browser]
 
 MEMBER = "notify-member@example.com"
 SMTP_PASSWORD = "typed-in-the-mail-form-4"
