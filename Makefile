@@ -56,13 +56,15 @@ lint: install $(WEB_STAMP)
 	$(BIN)/lint-imports
 	cd web && npx tsc -p ../server/host/page/js/tsconfig.json
 
-# What the suite needs is built first (the web client, Chromium, the test proxies); the
+# What the suite needs is built first, side by side (pip's install and the web client's
+# install and build take a core each: 42 s one after the other in a fresh clone); the
 # checks that start no server (lint, the web client's tests) then run beside the suite,
 # which waits on browsers and servers for a quarter of its time, and print after it.
 # Either failing fails the target.
 CHECKS_LOG := test-output/checks.log
 
-test: install web chromium test-tools
+test:
+	@$(MAKE) --no-print-directory -j4 --output-sync=target install web chromium test-tools
 	@mkdir -p $(dir $(CHECKS_LOG))
 	@$(MAKE) --no-print-directory -j2 --output-sync=target lint web-test > $(CHECKS_LOG) 2>&1 & \
 	checks=$$!; \
