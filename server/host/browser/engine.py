@@ -28,8 +28,9 @@ from server.host.browser.callers import Caller
 from server.host.browser.contexts import ContextPool
 from server.host.browser.identity import BrowserIdentity
 from server.host.browser.lifetime import IdlePolicy, system_memory_low
+from server.host.browser.page_close import close_page
 from server.host.browser.page_events import PageEvents
-from server.host.browser.pages import LoadWait, TabPages, close_page
+from server.host.browser.pages import LoadWait, TabPages
 from server.host.browser.partitions import Partition
 from server.host.browser.proxied import ProxiedPartitions
 from server.host.browser.saved_tabs import SavedTabs

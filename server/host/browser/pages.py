@@ -17,6 +17,7 @@ from playwright.async_api import Page, Response
 
 from server.common.errors import Conflict
 from server.host.browser.contexts import ContextPool
+from server.host.browser.page_close import close_page
 from server.host.browser.page_events import PageEvents
 from server.host.browser.spare_pages import SparePages
 from server.host.browser.tab_registry import TabRegistry
@@ -26,8 +27,6 @@ from server.host.signals import Signals
 _NET_ERROR = re.compile(r"net::(ERR_[A-Z_]+)")
 # How Playwright says another navigation committed in the frame before this one did.
 _REPLACED = "is interrupted by another navigation"
-# Closing a page whose renderer is gone must not hang the tab.
-_CLOSE_LIMIT = 5.0
 
 
 # How long a load is waited for: until the load event, or until the response arrived.
@@ -134,12 +133,3 @@ class TabPages:
     async def unload(self, tab: Tab) -> None:
         """Closes the tab's page but keeps the tab and its URL; the next call loads it again."""
         await close_page(self._tabs.detach_page(tab))
-
-
-async def close_page(page: Page | None) -> None:
-    """Closes a page that is no tab's any more, within a limit."""
-    if page is None:
-        return
-    with contextlib.suppress(PlaywrightError, TimeoutError):
-        async with asyncio.timeout(_CLOSE_LIMIT):
-            await page.close()

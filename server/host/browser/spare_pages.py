@@ -18,10 +18,9 @@ from dataclasses import dataclass, field
 from playwright.async_api import BrowserContext, Page
 from playwright.async_api import Error as PlaywrightError
 
+from server.host.browser.page_close import close_page
 from server.host.browser.page_setup import PreparedPage
 
-# Closing a page whose renderer is gone must not hang the caller.
-_CLOSE_LIMIT = 5.0
 # Sets up a new blank page as a tab's page (``PageEvents.prepare``).
 Prepare = Callable[[Page], Awaitable[PreparedPage]]
 
@@ -59,7 +58,7 @@ class SparePages:
             else:
                 if not spare.crashed.is_set() and not prepared.page.is_closed():
                     return prepared
-                await _discard(prepared.page)
+                await close_page(prepared.page)
         return await self._make(context, _Spare())
 
     def refill(self, context: BrowserContext) -> None:
@@ -88,7 +87,7 @@ class SparePages:
         except BaseException as exc:
             # A spare is stopped only as its context closes, and its page goes with it.
             if not (spare.making is not None and isinstance(exc, asyncio.CancelledError)):
-                await _discard(page)
+                await close_page(page)
             raise
 
     def _forget(self, context: BrowserContext) -> None:
@@ -113,13 +112,6 @@ async def _unless_crashed(crashed: asyncio.Event, setup: Awaitable[PreparedPage]
     if working.cancelled():
         raise PlaywrightError("the page crashed while it was set up")
     return working.result()
-
-
-async def _discard(page: Page) -> None:
-    """Closes a page no tab got, within a limit (its renderer may be gone)."""
-    with contextlib.suppress(PlaywrightError, TimeoutError):
-        async with asyncio.timeout(_CLOSE_LIMIT):
-            await page.close()
 
 
 def _observe(making: asyncio.Task[PreparedPage]) -> None:

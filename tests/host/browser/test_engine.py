@@ -445,3 +445,20 @@ async def test_identity_headers_match_the_page(engine: BrowserEngine, site: Site
     expected = ", ".join(f'"{b["brand"]}";v="{b["version"]}"' for b in brands)
     assert headers["Sec-CH-UA"] == expected
     assert f'"Chromium";v="{major}"' in expected
+
+
+async def test_a_tab_closed_just_after_two_failed_loads_takes_its_page_out_of_chromium(
+    engine: BrowserEngine,
+) -> None:
+    """Chromium drops a close asked while it commits an error page over another one: the
+    page stayed open in the browser after the tab was gone (and the close waited 5 s)."""
+    tab = await engine.open_tab(TEAM, Partition.shared(), owner_agent_id=AGENT.agent_id)
+    for url in ("http://nowhere.invalid/a", "http://nowhere.invalid/b"):
+        visit = await engine.visit(TEAM, tab.id, AGENT, url)
+        assert visit.load_error == "ERR_NAME_NOT_RESOLVED"
+    page = tab.page
+    assert page is not None
+    await engine.close_tab(TEAM, tab.id, AGENT)
+    assert engine.list_tabs(TEAM) == []
+    assert page.is_closed()
+    assert page not in page.context.pages
