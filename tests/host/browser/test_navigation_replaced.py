@@ -4,8 +4,10 @@ and in the headless shell alike: to a person's address-bar load and to an agent'
 
 The other navigation is the page's own: a page that sends itself to a new address every few
 milliseconds, so one of them comes in while the host's load is on its way. Which one gets in
-first is up to the browser, so each test loads until one was replaced (within a bound);
-every load either ends where it was sent or is replaced, never anything else.
+first is up to the browser, so each test loads until one was replaced (within a bound).
+Every load ends where it was sent, or is replaced, or (a few in a hundred, in either browser)
+loads and is then left by the page's own navigation that the old page had started before: the
+answer is then where the tab went, one of the page's own addresses; never anything else.
 """
 
 from __future__ import annotations
@@ -87,8 +89,13 @@ async def test_a_persons_load_that_the_page_replaced_says_so(
         if ("navigationReplaced", 409) in outcomes:
             break
     assert ("navigationReplaced", 409) in outcomes
-    loaded = [site.url(f"/calm/{n}") for n in range(TRIES)]
-    assert all(o == ("navigationReplaced", 409) or o in loaded for o in outcomes), outcomes
+    sent = {site.url(f"/calm/{n}") for n in range(TRIES)}
+    restless = site.url("/restless")
+    assert all(
+        o == ("navigationReplaced", 409)
+        or (isinstance(o, str) and (o in sent or o.startswith(restless)))
+        for o in outcomes
+    ), outcomes
 
 
 @pytest.mark.asyncio(loop_scope="module")
