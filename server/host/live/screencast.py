@@ -3,6 +3,13 @@
 The screencast starts for the first viewer and stops after the last. Each frame
 is encoded once and the same bytes go to every viewer. A viewer whose channel is
 backed up gets only the newest frame when it drains: never a growing queue.
+
+Chromium captures and encodes a frame each time the page paints, as long as fewer than
+three of its frames wait for an acknowledgement. The acknowledgements go back at the
+rate frames may be sent, so a page that paints 60 times a second costs Chromium the
+frames the viewers get, not twice as many that would be thrown away. What Chromium did
+not capture while three waited is not lost: when a page then stands still, the frame
+that shows it is asked for again.
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ import base64
 import contextlib
 import logging
 import time
+from collections import deque
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -29,6 +37,11 @@ BACKLOG_BYTES = 256 * 1024
 # For this long after the holder's input, frames may go out at twice the cap, so the frame
 # that shows what the input did is not held back behind one that came just before it.
 INPUT_BOOST_SECONDS = 0.25
+# Chromium captures no frame while this many of its frames wait for an acknowledgement.
+CHROMIUM_IN_FLIGHT = 3
+# When no frame follows the acknowledgement that ended such a wait within this long, the
+# page may have changed during it and then stood still: its frame is asked for again.
+RECAPTURE_AFTER_SECONDS = 0.1
 
 
 class FrameChannel(Protocol):
@@ -105,6 +118,13 @@ class TabScreencast:
         # paints nothing new, and that viewer would wait for a frame that never comes.
         self._last_frame: bytes | None = None
         self._later: asyncio.TimerHandle | None = None
+        # Chromium's frames not yet acknowledged, oldest first, and when the last one was.
+        self._unacked: deque[int] = deque()
+        self._last_ack = float("-inf")
+        self._acking: asyncio.TimerHandle | None = None
+        # Chromium held its captures back (three frames waited) since the last frame came.
+        self._held_back = False
+        self._recapture: asyncio.TimerHandle | None = None
         self._tasks = BackgroundTasks("screencast")
 
     @property
@@ -127,6 +147,7 @@ class TabScreencast:
         page may paint nothing new, and the viewers would keep the old size."""
         if self.session is None:
             return
+        self._forget_unacked()  # a new screencast: Chromium counts none of them any more
         with contextlib.suppress(PlaywrightError):
             await self.session.send("Page.stopScreencast")
             await self.session.send(
@@ -144,6 +165,7 @@ class TabScreencast:
         if self._later is not None:
             self._later.cancel()
             self._later = None
+        self._forget_unacked()
         if session is None:
             return
         with contextlib.suppress(PlaywrightError):
@@ -154,16 +176,27 @@ class TabScreencast:
     def input_given(self) -> None:
         """The holder's input is on its way to the page: the frames that follow go out sooner."""
         self._boost_until = self._clock() + INPUT_BOOST_SECONDS
+        if self._acking is not None:  # the next acknowledgement goes sooner too
+            self._acking.cancel()
+            self._acking = None
+            self._acknowledge_soon()
+
+    def _interval(self, now: float) -> float:
+        return self._min_interval / 2 if now < self._boost_until else self._min_interval
 
     def _on_frame(self, params: dict[str, Any]) -> None:
-        session = self.session
-        if session is None:
+        if self.session is None:
             return
-        # Acknowledge at once: Chromium sends the next frame only after the ack.
-        self._spawn(session.send("Page.screencastFrameAck", {"sessionId": params["sessionId"]}))
+        if self._recapture is not None:
+            # Captured after Chromium could capture again: it shows the page as it is.
+            self._recapture.cancel()
+            self._recapture = None
+        self._unacked.append(int(params["sessionId"]))
+        self._held_back = len(self._unacked) >= CHROMIUM_IN_FLIGHT
+        self._acknowledge_soon()
         self._newest = params
         now = self._clock()
-        interval = self._min_interval / 2 if now < self._boost_until else self._min_interval
+        interval = self._interval(now)
         wait = self._last_sent + interval - now
         if wait <= 0:
             if self._later is not None:
@@ -173,6 +206,44 @@ class TabScreencast:
             # Too soon after the last frame: the newest one goes out when the cap allows, so
             # the last state of a page that then stands still is never lost.
             self._later = asyncio.get_running_loop().call_later(wait, self._send_newest)
+
+    def _acknowledge_soon(self) -> None:
+        """Acknowledge the oldest waiting frame once the cap allows another frame."""
+        if self._acking is not None or not self._unacked:
+            return
+        now = self._clock()
+        wait = self._last_ack + self._interval(now) - now
+        if wait <= 0:
+            self._acknowledge_oldest()
+        else:
+            self._acking = asyncio.get_running_loop().call_later(wait, self._acknowledge_oldest)
+
+    def _acknowledge_oldest(self) -> None:
+        self._acking = None
+        session = self.session
+        if session is None or not self._unacked:
+            return
+        self._last_ack = self._clock()
+        self._spawn(session.send("Page.screencastFrameAck", {"sessionId": self._unacked.popleft()}))
+        if self._held_back:
+            self._held_back = False
+            self._recapture = asyncio.get_running_loop().call_later(
+                RECAPTURE_AFTER_SECONDS, self._capture_again
+            )
+        self._acknowledge_soon()
+
+    def _capture_again(self) -> None:
+        """No frame came after a wait in which Chromium captured nothing: ask for one."""
+        self._recapture = None
+        self._spawn(self.refresh())
+
+    def _forget_unacked(self) -> None:
+        for timer in (self._acking, self._recapture):
+            if timer is not None:
+                timer.cancel()
+        self._acking = self._recapture = None
+        self._unacked.clear()
+        self._held_back = False
 
     def _send_newest(self) -> None:
         self._later = None

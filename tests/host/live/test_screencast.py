@@ -12,7 +12,12 @@ from PIL import Image
 from playwright.async_api import Page, async_playwright
 
 from server.common.protocol.view import decode_frame
-from server.host.live.screencast import INPUT_BOOST_SECONDS, TabScreencast, Viewer
+from server.host.live.screencast import (
+    CHROMIUM_IN_FLIGHT,
+    INPUT_BOOST_SECONDS,
+    TabScreencast,
+    Viewer,
+)
 from server.host.metrics import HostMetrics
 from tests.support.chromium import launch_chromium
 from tests.support.waiting import eventually
@@ -137,4 +142,67 @@ async def test_a_viewer_joining_a_running_screencast_gets_the_last_frame_at_once
     cast.viewers.clear()
     await cast.add(Viewer(third, HostMetrics().frame_counts))  # a new screencast
     assert third.sent == []  # nothing stale from the one that stopped
+    await cast.stop()
+
+
+async def page_of(page: Page, html: str) -> Page:
+    """Another page of the fixture's browser showing ``html`` (Chromium sends a page whose
+    content was set a second time no more screencast frames after the first)."""
+    browser = page.context.browser
+    assert browser is not None
+    other = await browser.new_page(viewport={"width": 400, "height": 300})
+    await other.set_content(html)
+    return other
+
+
+ANIMATED = (
+    "<!doctype html><style>body{margin:0}</style>"
+    "<div id=box style='width:100vw;height:100vh'></div><script>"
+    "let n=0;setInterval(()=>{box.style.background='hsl('+(n++%360)+',70%,50%)'},16)</script>"
+)
+
+
+async def test_a_page_that_paints_all_the_time_costs_chromium_only_the_frames_sent(
+    page: Page,
+) -> None:
+    page = await page_of(page, ANIMATED)
+    cast = TabScreencast(page, quality=70, max_fps=10)
+    channel = Channel()
+    await cast.add(Viewer(channel, HostMetrics().frame_counts))
+    assert cast.session is not None
+    captured: list[int] = []
+    cast.session.on("Page.screencastFrame", lambda params: captured.append(params["sessionId"]))
+    await eventually(lambda: len(channel.sent) >= 15)
+    # The page paints 60 times a second and frames go at 10: had every frame been
+    # acknowledged at once, Chromium would have captured and encoded six for each sent.
+    assert len(captured) <= len(channel.sent) + CHROMIUM_IN_FLIGHT
+    await cast.stop()
+
+
+BURST = (
+    "<!doctype html><style>body{margin:0}</style>"
+    "<div id=box style='width:100vw;height:100vh;background:#f00'></div><script>"
+    "function burst(){['#0f0','#ff0','#0ff','#f0f','#888','#0f0','#ff0','#0ff','#f0f','#00f']"
+    ".forEach((c,i)=>setTimeout(()=>{box.style.background=c},40*(i+1)))}</script>"
+)
+
+
+def is_blue(pixel: tuple[int, int, int]) -> bool:
+    red, green, blue = pixel
+    return red < 50 and green < 50 and blue > 200
+
+
+async def test_the_last_change_of_a_burst_is_shown_after_chromium_held_its_captures_back(
+    page: Page,
+) -> None:
+    page = await page_of(page, BURST)
+    cast = TabScreencast(page, quality=70, max_fps=2)  # acknowledgements every half second
+    channel = Channel()
+    await cast.add(Viewer(channel, HostMetrics().frame_counts))
+    await eventually(lambda: bool(channel.sent))
+    assert centre(decode_frame(channel.sent[-1]).jpeg)[0] > 200  # red
+    await page.evaluate("burst()")  # ten changes in 0.4 s, then the page stands still
+    # Three frames of the burst wait for their acknowledgements and Chromium captures none
+    # of the rest, the blue that ends it among them: that frame is asked for again.
+    await eventually(lambda: is_blue(centre(decode_frame(channel.sent[-1]).jpeg)))
     await cast.stop()
