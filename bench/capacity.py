@@ -23,7 +23,11 @@ raised so that N agents really run at once. This process serves a fixture site o
 * 3 members watch agent 1's tab (a page animating at 60 Hz) live, each on its own peer
   connection; one of them holds the tab and presses a key every 0.3 s, each press
   turning the page black or white (input to frame: to the first frame that shows it);
-* 20 peers (one member's connections) call ``capabilities`` in a loop.
+* 20 peers (one member's connections) call ``capabilities`` in a loop, back to back
+  (as fast as the host answers); with ``--peer-rate R``, R times a second each at evenly
+  spaced times, one call in flight (a call that starts late because the one before it
+  was slow counts from when it was due, so a stall is in the latencies however long it
+  holds the peer).
 
 Per N it reports turns per minute, turn time p50/p95 (send to ``turn-finished``),
 failed turns, the host loop's worst stall and lag p99 (a heartbeat every 10 ms), garbage
@@ -90,7 +94,14 @@ from harness import (
 )
 from hub_http import postgres_database
 from live_view import PAGE, CpuWindow, descendants, drain, press_and_wait, process_stats
-from peers import TEAM_API_OVERRIDES, Member, builtin_host_id, call_loop, close_all, sign_in
+from peers import (
+    TEAM_API_OVERRIDES,
+    Member,
+    builtin_host_id,
+    call_loop,
+    close_all,
+    sign_in,
+)
 
 from peer.connection import HostConnection, TeamApiCallError, connect_to_host
 from peer.live_view import LiveView, open_view
@@ -514,6 +525,7 @@ async def window(
     watched: WatchedServer,
     views: Sequence[LiveView],
     seconds: float,
+    peer_rate: float,
     gc_mode: str = "served",
 ) -> dict[str, Any]:
     """What the server and the members measured over ``seconds`` from now."""
@@ -526,7 +538,12 @@ async def window(
     started, start_clock = loop.time(), time.perf_counter()
     until = started + seconds
     calls, frames, presses = await asyncio.gather(
-        asyncio.gather(*(call_loop(peer, start_clock + seconds) for peer in team.peers)),
+        asyncio.gather(
+            *(
+                call_loop(peer, start_clock + seconds, peer_rate, i / len(team.peers))
+                for i, peer in enumerate(team.peers)
+            )
+        ),
         asyncio.gather(*(count_frames(view, until) for view in views[1:])),
         press_loop(views[0], until),
     )
@@ -594,7 +611,7 @@ async def phase(
         team.connection, team.subscriber, team.agent_ids[:agents], fake, script, log
     ):
         await asyncio.sleep(args.warmup)
-        measured = await window(team, watched, views, args.seconds, gc_mode)
+        measured = await window(team, watched, views, args.seconds, args.peer_rate, gc_mode)
     fake.requests.clear()
     fake.drop_unplayed()
     start = measured.pop("start_clock")
@@ -895,7 +912,7 @@ async def run_database(
             team = await join(watched.server, folder / f"{name}-peers", fake, args)
             try:
                 views = await open_watched_views(team, fake, script)
-                idle = await window(team, watched, views, min(args.seconds, 5.0))
+                idle = await window(team, watched, views, min(args.seconds, 5.0), args.peer_rate)
                 idle.pop("start_clock")
                 result["idle"] = {"memory": idle["memory"], "loop": idle["loop"]}
                 result["phases"] = [
@@ -1013,6 +1030,7 @@ def describe_setup(args: argparse.Namespace) -> dict[str, Any]:
         "warmup_seconds": args.warmup,
         "model_ms": args.model_ms,
         "peers": args.peers,
+        "peer_calls_per_second": args.peer_rate or "back to back",
         "watchers": args.watchers,
         "load_before": load_average(),
     }
@@ -1062,6 +1080,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--warmup", type=float, default=8.0, help="seconds before each window")
     parser.add_argument("--model-ms", type=float, default=1000.0, help="ms before each reply")
     parser.add_argument("--peers", type=int, default=20, help="peers calling capabilities")
+    parser.add_argument(
+        "--peer-rate",
+        type=float,
+        default=0.0,
+        help="capabilities calls a second of each peer (0, the default: back to back)",
+    )
     parser.add_argument("--watchers", type=int, default=3, help="members watching the tab")
     parser.add_argument("--gc-agents", type=int, default=GOAL_AGENTS, help="N of the gc windows")
     parser.add_argument(

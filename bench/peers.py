@@ -355,12 +355,24 @@ def cpu_us_per_call(percent: float, calls_per_second: float) -> float:
     return round(percent * 10_000 / calls_per_second, 1) if calls_per_second else 0.0
 
 
-async def call_loop(host: HostConnection, deadline: float) -> tuple[list[float], Counter[str]]:
-    """Call ``ROUTE`` until ``deadline``, one call at a time; every call's latency."""
+async def call_loop(
+    host: HostConnection, deadline: float, rate: float = 0.0, phase: float = 0.0
+) -> tuple[list[float], Counter[str]]:
+    """Call ``ROUTE`` until ``deadline``, one call at a time; every call's latency.
+
+    ``rate`` 0: back to back. Otherwise ``rate`` calls a second, the first after ``phase``
+    of a period, each latency counted from when the call was due (a call held back by a
+    slow one before it counts its wait).
+    """
     latencies: list[float] = []
     errors: Counter[str] = Counter()
-    while time.perf_counter() < deadline:
-        started = time.perf_counter()
+    period = 1.0 / rate if rate > 0 else 0.0
+    due = time.perf_counter() + phase * period
+    while (due if period else time.perf_counter()) < deadline:
+        if period:
+            await asyncio.sleep(max(0.0, due - time.perf_counter()))
+        else:
+            due = time.perf_counter()
         try:
             await host.call(ROUTE)
         except TeamApiCallError as exc:
@@ -370,7 +382,8 @@ async def call_loop(host: HostConnection, deadline: float) -> tuple[list[float],
         except ConnectionError:
             errors["connectionClosed"] += 1
             break
-        latencies.append(time.perf_counter() - started)
+        latencies.append(time.perf_counter() - due)
+        due += period
     return latencies, errors
 
 
