@@ -99,6 +99,50 @@ def _others_run_queue_wait(thread_id: int) -> float:
     return sum(_run_queue_wait(other) for other in threads if other != thread_id)
 
 
+def _on_cpu(thread_id: int) -> float:
+    """Seconds this thread has run on a CPU, or 0 if unknown."""
+    try:
+        fields = Path(f"/proc/self/task/{thread_id}/schedstat").read_text().split()
+    except OSError:
+        return 0.0
+    return int(fields[0]) / 1e9
+
+
+class _HeldWatch:
+    """Time the whole process was held, the watchdog's thread with the loop's: seen by the
+    watchdog waking late (beyond its own wait for a CPU) while the loop thread did not run
+    either. Another thread kept the interpreter's lock (a call that holds it, or a thread
+    that holds it stopped in a page fault), or the machine stood still under its hypervisor
+    without counting it as stolen: the loop could not have beaten meanwhile, whatever it
+    ran. A call of the loop's own that holds the lock runs on its CPU and is not excused."""
+
+    # The watchdog's period, and how late it may wake before that counts.
+    PERIOD = 0.02
+    SLACK = 0.05
+
+    def __init__(self, loop_thread: int) -> None:
+        self.loop_thread = loop_thread
+        self.held = 0.0
+        self._thread = 0
+        self._last = (0.0, 0.0, 0.0)
+
+    def start(self) -> None:
+        """Called on the watchdog's thread before its first wait."""
+        self._thread = threading.get_native_id()
+        self._last = self._now()
+
+    def _now(self) -> tuple[float, float, float]:
+        return time.monotonic(), _run_queue_wait(self._thread), _on_cpu(self.loop_thread)
+
+    def woke(self) -> None:
+        """Called on the watchdog's thread each time it wakes."""
+        now = self._now()
+        (at, waited, ran), self._last = self._last, now
+        late = now[0] - at - self.PERIOD - (now[1] - waited)
+        if late > self.SLACK and now[2] - ran < late / 2:
+            self.held += late
+
+
 def _excused(thread_id: int) -> float:
     return _run_queue_wait(thread_id) + _gc_clock.total + _stolen()
 
@@ -178,8 +222,13 @@ async def watch_event_loop(hang_report_seconds: float | None = None) -> AsyncIte
     started = time.monotonic()
     loop_thread = threading.get_native_id()
     loop_ident = threading.get_ident()
+    held = _HeldWatch(loop_thread)
+
+    def excused() -> float:
+        return _excused(loop_thread) + held.held
+
     culprit = ""
-    beat = (time.monotonic(), _excused(loop_thread))
+    beat = (time.monotonic(), excused())
     worst = 0.0
     # A late beat the watchdog saw, (since, excused then, where the loop was, the other
     # threads' waits for a CPU then), confirmed or dropped by the next beat: the kernel
@@ -206,7 +255,7 @@ async def watch_event_loop(hang_report_seconds: float | None = None) -> AsyncIte
     async def heartbeat() -> None:
         nonlocal beat, hang_report_seconds
         while True:
-            now, excused_now = time.monotonic(), _excused(loop_thread)
+            now, excused_now = time.monotonic(), excused()
             confirm(now, excused_now)
             if hang_report_seconds is not None and now - started > hang_report_seconds:
                 report_tasks(now - started)
@@ -217,14 +266,16 @@ async def watch_event_loop(hang_report_seconds: float | None = None) -> AsyncIte
     def watchdog() -> None:
         nonlocal suspect
         idle = beat
-        while not stop.wait(0.02):
+        held.start()
+        while not stop.wait(held.PERIOD):
+            held.woke()
             if not loop.is_running():
                 # Stopped (pytest's turn): a late beat seen before counts up to here.
-                idle = (time.monotonic(), _excused(loop_thread))
+                idle = (time.monotonic(), excused())
                 confirm(*idle)
                 continue
             beat_at, excused_at = max(beat, idle)
-            blocked = time.monotonic() - beat_at - (_excused(loop_thread) - excused_at)
+            blocked = time.monotonic() - beat_at - (excused() - excused_at)
             if blocked < BLOCK_LIMIT_SECONDS or (suspect is not None and suspect[0] == beat_at):
                 continue
             # Where the loop thread is right now: the blocking call, for the report.
@@ -249,7 +300,7 @@ async def watch_event_loop(hang_report_seconds: float | None = None) -> AsyncIte
     stop.set()
     thread.join()
     task.cancel()
-    confirm(time.monotonic(), _excused(loop_thread))
+    confirm(time.monotonic(), excused())
     assert worst < BLOCK_LIMIT_SECONDS, (
         f"the event loop was blocked for {worst:.2f} s in:\n{culprit}"
     )

@@ -207,3 +207,28 @@ async def test_waiting_for_a_started_process_to_exec_is_not_counted_as_blocked(
     await asyncio.sleep(0.1)  # the watchdog samples the loop after it moves again
     with pytest.raises(StopAsyncIteration):
         await anext(watch)
+
+
+@pytest.mark.allow_blocking
+async def test_another_thread_holding_the_interpreter_is_not_a_block_of_the_loop() -> None:
+    # A C call that never lets the interpreter's lock go, on a thread of its own, for
+    # longer than the limit, while the loop thread is in a callback: the loop thread waits
+    # for the lock (it does not run), and the watchdog cannot take it either.
+    started, done = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        started.set()
+        sum(range(12 * 10**7))  # about 1.5 s here, the lock held throughout
+        done.set()
+
+    watch = watch_event_loop()
+    await anext(watch)
+    thread = threading.Thread(target=hold)
+    thread.start()
+    started.wait()
+    while not done.is_set():  # the callback goes on once the lock comes back
+        pass
+    thread.join()
+    await asyncio.sleep(0.1)
+    with pytest.raises(StopAsyncIteration):
+        await anext(watch)
