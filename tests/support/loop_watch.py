@@ -8,8 +8,10 @@ a virtual machine's CPUs); the interpreter's garbage-collection pauses (a full
 collection of a long test run's heap can take most of a second); time the loop thread
 sat in its selector waiting for I/O or its next timer (when it was late to wake, another
 thread held the interpreter or the machine was starved); and time it waited for a thread
-it started to get a CPU, or for a process it started to exec: none of it is the test's
-doing. A callback that blocks is seen
+it started to get a CPU, or for a process it started to exec; and time the whole process
+was held, seen by the watchdog's own thread waking late while the loop thread did not run
+(``_HeldWatch``: another thread kept the interpreter's lock, or the machine stood still):
+none of it is the test's doing. A callback that blocks is seen
 as it runs, in its own frame. The kernel counts a wait for a CPU only once the thread
 runs again, so a late beat the watchdog sees is a suspect until the next beat (or the
 loop's stop) says how much of it was such a wait.
@@ -67,13 +69,19 @@ class _GcClock:
 _gc_clock = _GcClock()
 
 
-def _run_queue_wait(thread_id: int) -> float:
-    """Seconds this thread has spent runnable but waiting for a CPU, or 0 if unknown."""
+def _schedstat(thread_id: int, field: int) -> float:
+    """One of the kernel's times of this thread, in seconds, or 0 if unknown: 0 on a CPU,
+    1 runnable but waiting for one."""
     try:
         fields = Path(f"/proc/self/task/{thread_id}/schedstat").read_text().split()
     except OSError:
         return 0.0
-    return int(fields[1]) / 1e9
+    return int(fields[field]) / 1e9
+
+
+def _run_queue_wait(thread_id: int) -> float:
+    """Seconds this thread has spent runnable but waiting for a CPU, or 0 if unknown."""
+    return _schedstat(thread_id, 1)
 
 
 _TICKS_PER_SECOND = os.sysconf("SC_CLK_TCK")
@@ -101,11 +109,7 @@ def _others_run_queue_wait(thread_id: int) -> float:
 
 def _on_cpu(thread_id: int) -> float:
     """Seconds this thread has run on a CPU, or 0 if unknown."""
-    try:
-        fields = Path(f"/proc/self/task/{thread_id}/schedstat").read_text().split()
-    except OSError:
-        return 0.0
-    return int(fields[0]) / 1e9
+    return _schedstat(thread_id, 0)
 
 
 class _HeldWatch:
@@ -166,7 +170,7 @@ def _starting_a_thread(frame: FrameType | None) -> bool:
 def _in_the_watch(frame: FrameType | None) -> bool:
     """Whether the loop thread is in the heartbeat's own reading of its clocks (a /proc
     read that a starved machine can hold up): the watch's time, not the test's."""
-    names = ("_excused", "_run_queue_wait", "_others_run_queue_wait", "_stolen")
+    names = ("_excused", "_schedstat", "_run_queue_wait", "_others_run_queue_wait", "_stolen")
     return _within(frame, names, __file__)
 
 
