@@ -122,8 +122,6 @@ class TabScreencast:
         self._unacked: deque[int] = deque()
         self._last_ack = float("-inf")
         self._acking: asyncio.TimerHandle | None = None
-        # Chromium held its captures back (three frames waited) since the last frame came.
-        self._held_back = False
         self._recapture: asyncio.TimerHandle | None = None
         self._tasks = BackgroundTasks("screencast")
 
@@ -192,7 +190,6 @@ class TabScreencast:
             self._recapture.cancel()
             self._recapture = None
         self._unacked.append(int(params["sessionId"]))
-        self._held_back = len(self._unacked) >= CHROMIUM_IN_FLIGHT
         self._acknowledge_soon()
         self._newest = params
         now = self._clock()
@@ -223,10 +220,11 @@ class TabScreencast:
         session = self.session
         if session is None or not self._unacked:
             return
+        # Chromium captured nothing while this many waited: a change meanwhile may be lost.
+        held_back = len(self._unacked) >= CHROMIUM_IN_FLIGHT
         self._last_ack = self._clock()
         self._spawn(session.send("Page.screencastFrameAck", {"sessionId": self._unacked.popleft()}))
-        if self._held_back:
-            self._held_back = False
+        if held_back:
             self._recapture = asyncio.get_running_loop().call_later(
                 RECAPTURE_AFTER_SECONDS, self._capture_again
             )
@@ -243,7 +241,6 @@ class TabScreencast:
                 timer.cancel()
         self._acking = self._recapture = None
         self._unacked.clear()
-        self._held_back = False
 
     def _send_newest(self) -> None:
         self._later = None
