@@ -178,6 +178,14 @@ class HostSettings(SettingsSection):
     browser_lru_idle: float = Field(
         120.0, gt=0, description="Seconds idle before a tab beyond that count sleeps."
     )
+    browser_cpu_nice: int = Field(
+        5,
+        ge=0,
+        le=19,
+        description="How far below the host Chromium runs on the CPU (a nice value; 0: the "
+        "same). A busy browser then never keeps the host, which serves every person's calls "
+        "and live views, waiting for a CPU.",
+    )
     live_view_quality: int = Field(
         70, ge=10, le=100, description="JPEG quality of live-view frames."
     )

@@ -22,6 +22,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from server.common.errors import NotFound, Unavailable
 from server.host.browser.address_guard import AddressGuard
+from server.host.browser.cpu_weight import keep_from_raising, lower_chromium
 from server.host.browser.identity import BrowserIdentity
 from server.host.browser.partitions import Partition
 from server.host.browser.proxied import ProxiedPartitions
@@ -52,8 +53,10 @@ class ContextPool:
         locale: str,
         profile_exists: Callable[[str, str], bool],
         proxied: ProxiedPartitions,
+        cpu_nice: int = 0,
     ) -> None:
         self.proxied = proxied
+        self._cpu_nice = cpu_nice
         self._folders = folders
         self._tabs = tabs
         self._guard = guard
@@ -92,6 +95,9 @@ class ContextPool:
         # which dials only the address it judged (the full browser's PAC script is a
         # second guard in front of it).
         await self._guard.start_proxy()
+        if self._cpu_nice:
+            # Playwright's driver, and the Chromiums it starts, are started from here.
+            keep_from_raising()
         self._playwright = await async_playwright().start()
         self._browser = await self._launch()
         if not self._shell and await _says_headless_shell(self._browser):
@@ -109,9 +115,17 @@ class ContextPool:
 
     async def _launch(self) -> Browser:
         assert self._playwright is not None
-        return await self._playwright.chromium.launch(
+        browser = await self._playwright.chromium.launch(
             executable_path=self._executable, headless=True, args=self._args()
         )
+        await self._lower()
+        return browser
+
+    async def _lower(self) -> None:
+        """Chromium's CPU weight below the host's (see ``cpu_weight``)."""
+        if self._cpu_nice:
+            lowered = await asyncio.to_thread(lower_chromium, self._cpu_nice)
+            log.debug("Chromium below the host by %d: %s", self._cpu_nice, lowered)
 
     async def stop(self) -> None:
         """Closes every context (a persistent one flushes its profile), then Chromium."""
@@ -201,6 +215,7 @@ class ContextPool:
                 except BaseException:
                     await self.proxied.stopped(team_id, partition)
                     raise
+                await self._lower()
                 # The blank page a persistent launch opens is no tab of ours.
                 for page in list(context.pages):
                     await page.close()

@@ -88,6 +88,7 @@ class BrowserEngine:
         host_map: Mapping[str, str] | None = None,
         proxied: ProxiedPartitions | None = None,
         signals: Signals | None = None,
+        cpu_nice: int = 0,
     ) -> None:
         self._clock = clock or SystemClock()
         self.deadline = deadline
@@ -109,6 +110,7 @@ class BrowserEngine:
             locale=locale,
             profile_exists=profile_exists,
             proxied=proxied or _unproxied(self.signals),
+            cpu_nice=cpu_nice,
         )
         self._saved = SavedTabs(self._folders, self._tabs, self._clock, profile_exists)
         self._events = PageEvents(

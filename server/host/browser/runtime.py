@@ -78,6 +78,7 @@ class BrowserRuntime:
             ),
             proxied=self.proxied,
             signals=signals,
+            cpu_nice=settings.browser_cpu_nice,
         )
         self._start_lock = asyncio.Lock()
         self._sweeper: asyncio.Task[None] | None = None

@@ -1,0 +1,106 @@
+"""Chromium runs below the host on the CPU: its session's group and every thread of it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from server.host.browser.cpu_weight import ChromiumTree, chromium_trees
+from server.host.browser.engine import BrowserEngine
+from server.host.browser.partitions import Partition, new_profile_id
+from tests.support.sites import SITES_ALLOWED, Site
+
+TEAM = "team-a"
+NICE = 7
+
+
+def nice_values(tree: ChromiumTree) -> list[int]:
+    """The nice value of every thread of every process of ``tree`` that is still there."""
+    values = []
+    for pid in tree.processes:
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except FileNotFoundError:
+            continue
+        for tid in tids:
+            try:
+                values.append(os.getpriority(os.PRIO_PROCESS, int(tid)))
+            except ProcessLookupError:
+                continue
+    return values
+
+
+def group_nice(pid: int) -> int | None:
+    """The nice value of ``pid``'s session group; None without autogroup."""
+    try:
+        return int(Path(f"/proc/{pid}/autogroup").read_text().split()[-1])
+    except FileNotFoundError:
+        return None
+
+
+async def test_every_chromium_and_what_it_starts_later_runs_below_the_host(
+    tmp_path: Path, site: Site
+) -> None:
+    async with BrowserEngine(tmp_path, address_policy=SITES_ALLOWED, cpu_nice=NICE) as engine:
+        # Renderers, and a second Chromium for a named profile, start after the launch.
+        await engine.open_tab(TEAM, Partition.private(), url=site.url("/"))
+        await engine.open_tab(TEAM, Partition.profile(new_profile_id()), url=site.url("/"))
+        trees = chromium_trees()
+        assert len(trees) == 2
+        for tree in trees:
+            assert len(tree.processes) > 3  # a browser, its zygotes, GPU and renderers
+            assert min(nice_values(tree)) >= NICE
+            # Chromium leads a session of its own; its group is lowered, not the host's.
+            assert os.getsid(tree.browser) != os.getsid(0)
+            assert group_nice(tree.browser) in (NICE, None)
+        assert group_nice(os.getpid()) in (0, None)
+        assert os.getpriority(os.PRIO_PROCESS, 0) == 0
+
+
+async def test_at_nice_zero_chromium_is_left_as_it_starts(tmp_path: Path, site: Site) -> None:
+    async with BrowserEngine(tmp_path, address_policy=SITES_ALLOWED, cpu_nice=0) as engine:
+        await engine.open_tab(TEAM, Partition.private(), url=site.url("/"))
+        (tree,) = chromium_trees()
+        assert max(nice_values(tree)) <= 5  # Chromium's own values, none raised to ours
+        assert group_nice(tree.browser) in (0, None)
+
+
+# A thread started while this process may still raise priorities: once a test here has
+# started a browser, the process's own thread has given that up for what it starts
+# (``keep_from_raising``), and the control case below would be refused too.
+_SPAWNER = ThreadPoolExecutor(max_workers=1)
+_SPAWNER.submit(int).result()
+
+RAISE_IN_A_CHILD = """
+import os, subprocess, sys
+from server.host.browser.cpu_weight import keep_from_raising
+if sys.argv[1] == "kept":
+    keep_from_raising()
+child = subprocess.run(
+    [sys.executable, "-c", "import os; os.setpriority(os.PRIO_PROCESS, 0, -8)"],
+    capture_output=True, text=True,
+)
+print("refused" if "PermissionError" in child.stderr else "raised")
+"""
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root may raise a thread's priority")
+@pytest.mark.parametrize(("mode", "answer"), [("kept", "refused"), ("free", "raised")])
+def test_a_process_started_after_keep_from_raising_cannot_raise_its_priority(
+    mode: str, answer: str
+) -> None:
+    # In a process of its own: the right, once given up, stays given up for its thread.
+    ran = _SPAWNER.submit(
+        subprocess.run,
+        [sys.executable, "-c", RAISE_IN_A_CHILD, mode],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).parents[3],
+    ).result()
+    assert ran.stdout.strip() == answer
