@@ -23,14 +23,18 @@ raised so that N agents really run at once. This process serves a fixture site o
 * 3 members watch agent 1's tab (a page animating at 60 Hz) live, each on its own peer
   connection; one of them holds the tab and presses a key every 0.3 s, each press
   turning the page black or white (input to frame: to the first frame that shows it);
-* 20 peers (one member's connections) call ``capabilities`` in a loop, back to back
-  (as fast as the host answers); with ``--peer-rate R``, R times a second each at evenly
-  spaced times, one call in flight (a call that starts late because the one before it
-  was slow counts from when it was due, so a stall is in the latencies however long it
-  holds the peer).
+* 20 peers (one member's connections) call ``capabilities`` in a loop, each
+  ``--peer-rate`` (5) times a second at evenly spaced times, one call in flight (a call
+  that starts late because the one before it was slow counts from when it was due, so a
+  stall is in the latencies however long it holds the peer): 100 calls a second, twice
+  what the host lets one peer make and far more than a team's clients ask.
+  ``--peer-rate 0`` calls back to back, as fast as the host answers: a load that takes
+  whatever CPU the host is given, from the agents' browser first.
 
 Per N it reports turns per minute, turn time p50/p95 (send to ``turn-finished``),
-failed turns, the host loop's worst stall and lag p99 (a heartbeat every 10 ms), garbage
+failed turns, the host loop's worst stall and lag p99 (a heartbeat every 10 ms), the
+members' own loop's lag p99 (this process's: the calls and frames it counts wait there
+too), garbage
 collections (``gc.callbacks``) and where the stalls were (the loop thread's stack,
 sampled while the heartbeat was overdue), the Team API p99, the watched tab's frames per
 second (the slowest of the two watchers that only watch) and input to frame p95, host
@@ -94,6 +98,7 @@ from harness import (
 )
 from hub_http import postgres_database
 from live_view import PAGE, CpuWindow, descendants, drain, press_and_wait, process_stats
+from loop_watch import LoopWatch
 from peers import (
     TEAM_API_OVERRIDES,
     Member,
@@ -535,6 +540,9 @@ async def window(
     cpu = CpuWindow(watched.pid)
     watched.start_window(gc_mode)
     cpu.start()
+    # The members' own loop: a call or a frame waits here too before it is counted.
+    members_loop = LoopWatch(interval=0.010)
+    heartbeat = asyncio.ensure_future(members_loop.run())
     started, start_clock = loop.time(), time.perf_counter()
     until = started + seconds
     calls, frames, presses = await asyncio.gather(
@@ -548,6 +556,7 @@ async def window(
         press_loop(views[0], until),
     )
     elapsed = loop.time() - started
+    heartbeat.cancel()
     cpu_use = cpu.stop()
     probe = await watched.end_window()
     latencies = sorted(t for call, _ in calls for t in call)
@@ -574,6 +583,7 @@ async def window(
             "input_p95_ms": ms(percentile(sorted(pressed), 0.95)),
         },
         "loop": probe["loop"],
+        "members_loop": members_loop.summary(),
         "gc": probe["gc"],
         "gc_mode": probe["gc_mode"],
         "gc_threshold": probe["gc_threshold"],
@@ -956,6 +966,7 @@ def summary_line(p: dict[str, Any]) -> str:
         f"{p['turn']['p50_ms']:>8.0f} "
         f"{p['turn']['p95_ms']:>8.0f} {p['failed']:>4} {loop['worst_stall_ms']:>7.1f} "
         f"{loop['lag_p99_ms']:>6.1f} {p['gc']['worst_ms']:>6.1f} {api['p99_ms']:>7.1f} "
+        f"{p['members_loop']['lag_p99_ms']:>6.1f} "
         f"{tab['fps_min']:>5.1f} {tab['input_p95_ms']:>7.1f} {mem['host_rss_mb']:>6.0f} "
         f"{mem['chromium_pss_mb']:>6.0f} {cpu['server']:>5.0f} {cpu['browser']:>5.0f} "
         f"{cpu['driver']:>5.0f} {cpu['client']:>5.0f} {cpu['others']:>5.0f} "
@@ -969,7 +980,8 @@ def summary_line(p: dict[str, Any]) -> str:
 
 HEADER = (
     f"{'N':>4} {'gc':<22} {'turns/m':>7} {'turn p50':>8} {'turn p95':>8} {'fail':>4} "
-    f"{'stall':>7} {'lagp99':>6} {'gc max':>6} {'api p99':>7} {'fps':>5} {'input95':>7} "
+    f"{'stall':>7} {'lagp99':>6} {'gc max':>6} {'api p99':>7} {'memlag':>6} {'fps':>5} "
+    f"{'input95':>7} "
     f"{'RSS MB':>6} {'PSS MB':>6} {'host%':>5} {'chr%':>5} {'drv%':>5} {'cli%':>5} "
     f"{'oth%':>5} goals"
 )
@@ -1083,8 +1095,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--peer-rate",
         type=float,
-        default=0.0,
-        help="capabilities calls a second of each peer (0, the default: back to back)",
+        default=5.0,
+        help="capabilities calls a second of each peer (0: back to back)",
     )
     parser.add_argument("--watchers", type=int, default=3, help="members watching the tab")
     parser.add_argument("--gc-agents", type=int, default=GOAL_AGENTS, help="N of the gc windows")

@@ -21,6 +21,7 @@ PHASE_KEYS = {
     "turn",
     "failed",
     "loop",
+    "members_loop",
     "gc",
     "stall_stacks",
     "team_api",
@@ -74,6 +75,7 @@ def test_a_quick_run_reports_every_measure_of_the_capacity_table(tmp_path: Path)
     assert phase["team_api"]["calls"] > 0
     assert phase["watched_tab"]["presses"] > 0
     assert phase["loop"]["samples"] > 0
+    assert phase["members_loop"]["samples"] > 0
     assert phase["memory"]["host_rss_mb"] > 0
     assert phase["memory"]["chromium_pss_mb"] > 0
     assert sqlite["capacity"] in (0, 2)
