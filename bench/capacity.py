@@ -65,6 +65,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import gc
 import json
 import os
 import platform
@@ -98,7 +99,7 @@ from harness import (
 )
 from hub_http import postgres_database
 from live_view import PAGE, CpuWindow, descendants, drain, press_and_wait, process_stats
-from loop_watch import LoopWatch
+from loop_watch import GcPauses, LoopWatch, StallStacks
 from peers import (
     TEAM_API_OVERRIDES,
     Member,
@@ -350,6 +351,30 @@ async def connect(member: Member, host_id: str) -> HostConnection:
     )
 
 
+class MembersLoop:
+    """This process's loop, where the members' calls and frames are counted: its lag, its
+    garbage collections and, while it is late, what holds it."""
+
+    def __init__(self) -> None:
+        self.watch = LoopWatch(interval=0.010)
+        self.gc = GcPauses()
+        self.stacks = StallStacks(self.watch)
+        self.stacks.start()
+        self._heartbeat = asyncio.ensure_future(self.watch.run())
+
+    def reset(self) -> None:
+        self.watch.reset()
+        self.gc.reset()
+        self.stacks.reset()
+
+    def summary(self) -> dict[str, Any]:
+        return {**self.watch.summary(), "gc": self.gc.summary(), "stacks": self.stacks.summary()}
+
+    def close(self) -> None:
+        self._heartbeat.cancel()
+        self.gc.stop()
+
+
 @dataclass
 class Team:
     """The members of the run: the owner driving the agents, watchers, calling peers."""
@@ -363,8 +388,10 @@ class Team:
     peers: list[HostConnection]
     members: list[Member]
     drains: list[asyncio.Task[None]]
+    members_loop: MembersLoop = field(default_factory=MembersLoop)
 
     async def close(self) -> None:
+        self.members_loop.close()
         for task in self.drains:
             task.cancel()
         await self.subscriber.close()
@@ -540,23 +567,30 @@ async def window(
     cpu = CpuWindow(watched.pid)
     watched.start_window(gc_mode)
     cpu.start()
-    # The members' own loop: a call or a frame waits here too before it is counted.
-    members_loop = LoopWatch(interval=0.010)
-    heartbeat = asyncio.ensure_future(members_loop.run())
+    # The members' own loop: a call or a frame waits here too before it is counted. Its
+    # garbage collector waits for the window's end: a full collection of what this process
+    # holds (every connection, the agents' logs) took 250 ms here, a stall of the members'
+    # side that the host's numbers would carry.
+    gc.collect()
+    gc.disable()
+    team.members_loop.reset()
     started, start_clock = loop.time(), time.perf_counter()
     until = started + seconds
-    calls, frames, presses = await asyncio.gather(
-        asyncio.gather(
-            *(
-                call_loop(peer, start_clock + seconds, peer_rate, i / len(team.peers))
-                for i, peer in enumerate(team.peers)
-            )
-        ),
-        asyncio.gather(*(count_frames(view, until) for view in views[1:])),
-        press_loop(views[0], until),
-    )
+    try:
+        calls, frames, presses = await asyncio.gather(
+            asyncio.gather(
+                *(
+                    call_loop(peer, start_clock + seconds, peer_rate, i / len(team.peers))
+                    for i, peer in enumerate(team.peers)
+                )
+            ),
+            asyncio.gather(*(count_frames(view, until) for view in views[1:])),
+            press_loop(views[0], until),
+        )
+    finally:
+        gc.enable()
     elapsed = loop.time() - started
-    heartbeat.cancel()
+    members_loop = team.members_loop.summary()
     cpu_use = cpu.stop()
     probe = await watched.end_window()
     latencies = sorted(t for call, _ in calls for t in call)
@@ -583,7 +617,7 @@ async def window(
             "input_p95_ms": ms(percentile(sorted(pressed), 0.95)),
         },
         "loop": probe["loop"],
-        "members_loop": members_loop.summary(),
+        "members_loop": members_loop,
         "gc": probe["gc"],
         "gc_mode": probe["gc_mode"],
         "gc_threshold": probe["gc_threshold"],

@@ -61,6 +61,9 @@ class GcPauses:
         self.worst = 0.0
         self.pauses = []
 
+    def stop(self) -> None:
+        gc.callbacks.remove(self._on_gc)
+
     def summary(self) -> dict[str, Any]:
         by_generation: dict[str, Any] = {}
         for generation in range(3):

@@ -27,6 +27,8 @@ from prometheus_client import (
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from server.common import process_tree
+
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 10.0)
 PROVIDER_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
 DROPPED_BUCKETS = (0, 1, 5, 25, 100, 500, 2500)
@@ -51,31 +53,11 @@ class ChromiumProcess:
     rss_bytes: int
 
 
-def _process_tree() -> dict[int, list[int]]:
-    """Every process's children, by parent pid."""
-    tree: dict[int, list[int]] = {}
-    for entry in PROC.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue  # it ended while we looked
-        # The command name sits in parentheses and may hold spaces; the ppid follows it.
-        parent = int(stat[stat.rindex(")") + 2 :].split()[1])
-        tree.setdefault(parent, []).append(int(entry.name))
-    return tree
-
-
 def chromium_processes(root: int | None = None) -> list[ChromiumProcess]:
     """The Chromium processes below ``root`` (this process), with their resident memory."""
     root = os.getpid() if root is None else root
-    tree = _process_tree()
     found: list[ChromiumProcess] = []
-    stack = list(tree.get(root, []))
-    while stack:
-        pid = stack.pop()
-        stack.extend(tree.get(pid, []))
+    for pid in process_tree.descendants(root, process_tree.children_by_parent()):
         try:
             # Chromium's children rewrite their command line as one space-separated string.
             argv = (PROC / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").split()

@@ -16,8 +16,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from peer.connection import TeamApiCallError
 from peer.live_view import open_view
+from server.common import process_tree
 from server.common.request_ids import REQUEST_ID_HEADER
-from server.host import metrics as host_metrics
 from server.host.browser.partitions import Partition
 from server.host.metrics import HostMetrics
 from server.host.metrics_endpoint import metrics_endpoint
@@ -344,7 +344,7 @@ def test_making_the_metrics_walks_no_process_and_a_scrape_still_counts_chromium(
         walks.append(1)
         return {}
 
-    monkeypatch.setattr(host_metrics, "_process_tree", walk)
+    monkeypatch.setattr(process_tree, "children_by_parent", walk)
     metrics = HostMetrics()
     assert walks == []
     names = {f.name for f in text_string_to_metric_families(metrics.registry_text().decode())}

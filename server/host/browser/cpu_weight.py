@@ -26,13 +26,12 @@ import ctypes
 import errno
 import logging
 import os
-from collections import defaultdict
 from dataclasses import dataclass
-from pathlib import Path
+
+from server.common.process_tree import PROC, children_by_parent, descendants
 
 log = logging.getLogger(__name__)
 
-_PROC = Path("/proc")
 _PR_CAPBSET_DROP = 24
 _CAP_SYS_NICE = 23
 # What Playwright's driver is started with: every process under it is a browser's.
@@ -71,10 +70,10 @@ def keep_from_raising() -> bool:
 
 def chromium_trees() -> list[ChromiumTree]:
     """Every Chromium this process's Playwright drivers started, as it is now."""
-    children = _children()
-    drivers = [pid for pid in _descendants(os.getpid(), children) if _is_driver(pid)]
+    children = children_by_parent()
+    drivers = [pid for pid in descendants(os.getpid(), children) if _is_driver(pid)]
     return [
-        ChromiumTree(browser, (browser, *_descendants(browser, children)))
+        ChromiumTree(browser, (browser, *descendants(browser, children)))
         for driver in drivers
         for browser in children[driver]
     ]
@@ -92,34 +91,9 @@ def lower_chromium(nice: int) -> Lowered:
     return Lowered(threads, groups)
 
 
-def _children() -> dict[int, list[int]]:
-    """Each process's children, from every process's ``stat``."""
-    children: dict[int, list[int]] = defaultdict(list)
-    for entry in _PROC.iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_bytes()
-        except OSError:
-            continue  # it ended meanwhile
-        # After the name in parentheses (which may hold anything): state, then the parent.
-        parent = int(stat[stat.rindex(b")") + 2 :].split()[1])
-        children[parent].append(int(entry.name))
-    return children
-
-
-def _descendants(pid: int, children: dict[int, list[int]]) -> list[int]:
-    found, waiting = [], list(children.get(pid, ()))
-    while waiting:
-        child = waiting.pop()
-        found.append(child)
-        waiting.extend(children.get(child, ()))
-    return found
-
-
 def _is_driver(pid: int) -> bool:
     try:
-        return _DRIVER_ARGUMENT in (_PROC / str(pid) / "cmdline").read_bytes().split(b"\0")
+        return _DRIVER_ARGUMENT in (PROC / str(pid) / "cmdline").read_bytes().split(b"\0")
     except OSError:
         return False
 
@@ -134,7 +108,7 @@ def _in_session_of_its_own(pid: int, own_session: int) -> bool:
 
 def _set_group_nice(pid: int, nice: int) -> bool:
     try:
-        (_PROC / str(pid) / "autogroup").write_text(str(nice))
+        (PROC / str(pid) / "autogroup").write_text(str(nice))
     except OSError:
         return False  # no autogroup in this kernel, or the process ended
     return True
@@ -143,7 +117,7 @@ def _set_group_nice(pid: int, nice: int) -> bool:
 def _lower_threads(pid: int, nice: int) -> int:
     lowered = 0
     try:
-        tids = [int(task.name) for task in (_PROC / str(pid) / "task").iterdir()]
+        tids = [int(task.name) for task in (PROC / str(pid) / "task").iterdir()]
     except OSError:
         return 0
     for tid in tids:
