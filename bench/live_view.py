@@ -300,11 +300,21 @@ def shows(jpeg: bytes, colour: tuple[int, int, int]) -> bool:
     return all(abs(a - b) <= COLOUR_TOLERANCE for a, b in zip(found, colour, strict=True))
 
 
-async def press_and_wait(view: LiveView, key: str) -> float | None:
-    """Seconds from sending ``key`` to the first frame showing its colour; None if none came."""
+@dataclass(frozen=True)
+class Shown:
+    """A key press and the first frame that showed it."""
+
+    seconds: float  # from sending the key to receiving that frame
+    # From sending the key to Chromium's capture of that frame (the frame's own time; one
+    # machine, one clock): the rest of ``seconds`` is the frame's way to the viewer.
+    captured_after: float
+
+
+async def press_and_wait(view: LiveView, key: str) -> Shown | None:
+    """``key`` sent, and the first frame showing its colour; None if none came."""
     drain(view)
     loop = asyncio.get_running_loop()
-    sent = loop.time()
+    sent, sent_wall = loop.time(), time.time()
     view.key("down", key, text=key)
     view.key("up", key)
     deadline = sent + PRESS_WAIT_SECONDS
@@ -314,7 +324,7 @@ async def press_and_wait(view: LiveView, key: str) -> float | None:
         except TimeoutError:
             return None
         if shows(frame.jpeg, KEY_COLOURS[key]):
-            return loop.time() - sent
+            return Shown(loop.time() - sent, frame.captured_at_ms / 1000 - sent_wall)
     return None
 
 
@@ -326,9 +336,9 @@ async def input_phase(host: HostConnection, tab_id: str, presses: int) -> InputR
         await view.take()
         keys = list(KEY_COLOURS)
         for index in range(presses):
-            latency = await press_and_wait(view, keys[index % len(keys)])
-            if latency is not None:
-                latencies.append(latency)
+            shown = await press_and_wait(view, keys[index % len(keys)])
+            if shown is not None:
+                latencies.append(shown.seconds)
             await asyncio.sleep(0.05)  # a person's pace, and the page settles
     finally:
         await close_views([view])
