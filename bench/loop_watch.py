@@ -94,16 +94,18 @@ class LoopWatch:
         self.own_lags: list[float] = []
         self.last_tick = time.perf_counter()
         self.thread_ident: int | None = None
+        self._reset_at = 0.0
 
     async def run(self) -> None:
-        loop = asyncio.get_running_loop()
         thread_id = threading.get_native_id()
         self.thread_ident = threading.get_ident()
         while True:
-            asked, waited = loop.time(), run_queue_wait(thread_id)
+            asked, waited = time.perf_counter(), run_queue_wait(thread_id)
             await asyncio.sleep(self.interval)
             self.last_tick = time.perf_counter()
-            late = max(0.0, loop.time() - asked - self.interval)
+            if asked < self._reset_at:
+                continue  # a beat that began before the reset is not this window's
+            late = max(0.0, self.last_tick - asked - self.interval)
             own = max(0.0, late - (run_queue_wait(thread_id) - waited))
             self.lags.append(late)
             self.own_lags.append(own)
@@ -114,6 +116,7 @@ class LoopWatch:
         self.worst = self.worst_own = 0.0
         self.lags = []
         self.own_lags = []
+        self._reset_at = time.perf_counter()
 
     def summary(self) -> dict[str, Any]:
         ordered, own = sorted(self.lags), sorted(self.own_lags)
