@@ -13,9 +13,11 @@ with ``--database-url`` a second server on a fresh PostgreSQL database
 raised so that N agents really run at once. This process serves a fixture site on
 127.0.0.1 and the local fake Anthropic Messages API of the tests
 (``tests/support/fakes/anthropic.py``, the real wire format; each reply starts after
-``--model-ms``, 1000, a fast model's time). The owner configures the provider and
-``max(--agents)`` agents (navigation and input auto-approved). Then, for each N of
-``--agents`` (5, 10, 20, 50), a window of ``--seconds`` (40) after a warm-up:
+``--model-ms``, 1000 on average, a fast model's time, each drawn anew up to
+``--model-spread``, half of it, either side, as a model's time varies). The owner
+configures the provider and ``max(--agents)`` agents (navigation and input
+auto-approved). Then, for each N of ``--agents`` (5, 10, 20, 50), a window of
+``--seconds`` (40) after a warm-up:
 
 * N agents each run turns back to back in their own thread (a fresh thread every 5
   turns): text, then tool calls on the fixture site: ``open`` a page, ``snapshot`` it,
@@ -69,6 +71,7 @@ import gc
 import json
 import os
 import platform
+import random
 import signal
 import subprocess
 import sys
@@ -183,6 +186,26 @@ async def fixture_site() -> AsyncIterator[str]:
 
 def call_id(kind: str) -> str:
     return f"toolu_{kind}_{uuid.uuid4().hex[:12]}"
+
+
+class VaryingModel(FakeAnthropic):
+    """The fake provider, each reply after a time drawn anew between ``spread`` below and
+    above ``mean`` (seconds): a model's time varies, and agents whose replies all took
+    the same second would open and close their tabs in step, in bursts a real team's
+    agents do not make."""
+
+    def __init__(self, mean: float, spread: float, seed: int = 20) -> None:
+        self._mean, self._spread = mean, spread
+        self._draws = random.Random(seed)
+        super().__init__(latency=mean)
+
+    @property
+    def latency(self) -> float:
+        return self._draws.uniform(self._mean * (1 - self._spread), self._mean * (1 + self._spread))
+
+    @latency.setter
+    def latency(self, mean: float) -> None:
+        self._mean = mean
 
 
 @dataclass
@@ -968,7 +991,10 @@ async def run_database(
     )
     result: dict[str, Any] = {"server_pid": watched.pid}
     try:
-        async with fixture_site() as site, FakeAnthropic(latency=args.model_ms / 1000) as fake:
+        async with (
+            fixture_site() as site,
+            VaryingModel(args.model_ms / 1000, args.model_spread) as fake,
+        ):
             script = AgentScript(site)
             team = await join(watched.server, folder / f"{name}-peers", fake, args)
             try:
@@ -1042,7 +1068,8 @@ def print_report(document: dict[str, Any]) -> None:
     setup = document["setup"]
     print(
         f"\nmachine: {setup['cores']} cores, Python {setup['python']}; model reply after "
-        f"{setup['model_ms']} ms; {setup['seconds']} s windows; {setup['peers']} peers, "
+        f"{setup['model_ms']} ms ± {setup['model_spread']:.0%}; {setup['seconds']} s windows; "
+        f"{setup['peers']} peers, "
         f"{setup['watchers']} watchers"
     )
     print(
@@ -1092,6 +1119,7 @@ def describe_setup(args: argparse.Namespace) -> dict[str, Any]:
         "seconds": args.seconds,
         "warmup_seconds": args.warmup,
         "model_ms": args.model_ms,
+        "model_spread": args.model_spread,
         "peers": args.peers,
         "peer_calls_per_second": args.peer_rate or "back to back",
         "watchers": args.watchers,
@@ -1141,7 +1169,15 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--agents", default="5,10,20,50", help="agent counts, comma separated")
     parser.add_argument("--seconds", type=float, default=40.0, help="length of each window")
     parser.add_argument("--warmup", type=float, default=8.0, help="seconds before each window")
-    parser.add_argument("--model-ms", type=float, default=1000.0, help="ms before each reply")
+    parser.add_argument(
+        "--model-ms", type=float, default=1000.0, help="ms before each reply, on average"
+    )
+    parser.add_argument(
+        "--model-spread",
+        type=float,
+        default=0.5,
+        help="how far a reply's time varies either side of --model-ms, as a fraction of it",
+    )
     parser.add_argument("--peers", type=int, default=20, help="peers calling capabilities")
     parser.add_argument(
         "--peer-rate",
