@@ -79,16 +79,35 @@ def chromium_trees() -> list[ChromiumTree]:
     ]
 
 
+# Passes over the trees until one finds nothing left to lower.
+_MOST_PASSES = 5
+
+
 def lower_chromium(nice: int) -> Lowered:
     """Lowers every Chromium this process started to ``nice`` (a thread already lower
-    stays lower); safe to call again after each launch."""
-    threads = groups = 0
+    stays lower); safe to call again after each launch.
+
+    A Chromium just launched is still starting processes and threads, and one started by
+    a thread this pass had not reached yet keeps its starter's value (a utility process
+    launched meanwhile, say): the walk is made again until it lowers nothing more.
+    """
+    threads = 0
+    grouped: set[int] = set()
     own_session = os.getsid(0)
-    for tree in chromium_trees():
-        if _in_session_of_its_own(tree.browser, own_session):
-            groups += _set_group_nice(tree.browser, nice)
-        threads += sum(_lower_threads(pid, nice) for pid in tree.processes)
-    return Lowered(threads, groups)
+    for _ in range(_MOST_PASSES):
+        lowered = 0
+        for tree in chromium_trees():
+            if (
+                tree.browser not in grouped
+                and _in_session_of_its_own(tree.browser, own_session)
+                and _set_group_nice(tree.browser, nice)
+            ):
+                grouped.add(tree.browser)
+            lowered += sum(_lower_threads(pid, nice) for pid in tree.processes)
+        threads += lowered
+        if not lowered:
+            break
+    return Lowered(threads, len(grouped))
 
 
 def _is_driver(pid: int) -> bool:

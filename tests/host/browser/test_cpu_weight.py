@@ -10,10 +10,15 @@ from pathlib import Path
 
 import pytest
 
+from server.common.clock import SystemClock
+from server.config import HostSettings
 from server.host.browser.cpu_weight import ChromiumTree, chromium_trees
 from server.host.browser.engine import BrowserEngine
 from server.host.browser.partitions import Partition, new_profile_id
+from server.host.browser.runtime import BrowserRuntime
+from tests.support.databases import scratch_database
 from tests.support.sites import SITES_ALLOWED, Site
+from tests.support.waiting import eventually
 
 TEAM = "team-a"
 NICE = 7
@@ -35,6 +40,16 @@ def nice_values(tree: ChromiumTree) -> list[int]:
     return values
 
 
+def all_below() -> bool:
+    """Whether every thread of every Chromium of this process is at ``NICE`` or below it.
+
+    Asked until it holds, for at most a few seconds: in about one run in a hundred one
+    thread was seen at 0 once, and never again when looked for; one left there would
+    stay, and fail this.
+    """
+    return all(min(nice_values(tree), default=NICE) >= NICE for tree in chromium_trees())
+
+
 def group_nice(pid: int) -> int | None:
     """The nice value of ``pid``'s session group; None without autogroup."""
     try:
@@ -50,16 +65,31 @@ async def test_every_chromium_and_what_it_starts_later_runs_below_the_host(
         # Renderers, and a second Chromium for a named profile, start after the launch.
         await engine.open_tab(TEAM, Partition.private(), url=site.url("/"))
         await engine.open_tab(TEAM, Partition.profile(new_profile_id()), url=site.url("/"))
+        await eventually(all_below, seconds=5)
         trees = chromium_trees()
         assert len(trees) == 2
         for tree in trees:
             assert len(tree.processes) > 3  # a browser, its zygotes, GPU and renderers
-            assert min(nice_values(tree)) >= NICE
             # Chromium leads a session of its own; its group is lowered, not the host's.
             assert os.getsid(tree.browser) != os.getsid(0)
             assert group_nice(tree.browser) in (NICE, None)
         assert group_nice(os.getpid()) in (0, None)
         assert os.getpriority(os.PRIO_PROCESS, 0) == 0
+
+
+async def test_the_hosts_setting_is_what_its_browser_runs_at(tmp_path: Path, site: Site) -> None:
+    settings = HostSettings(browser_cpu_nice=NICE, browser_allowed_hosts=["127.0.0.1"])
+    async with scratch_database("sqlite", tmp_path, migrated=True) as scratch:
+        db = scratch.open()
+        runtime = BrowserRuntime(settings, tmp_path, SystemClock(), db)
+        try:
+            engine = await runtime.engine()
+            await engine.open_tab(TEAM, Partition.private(), url=site.url("/"))
+            await eventually(all_below, seconds=5)
+            assert len(chromium_trees()) == 1
+        finally:
+            await runtime.close()
+            await db.close()
 
 
 async def test_at_nice_zero_chromium_is_left_as_it_starts(tmp_path: Path, site: Site) -> None:
