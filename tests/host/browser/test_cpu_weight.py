@@ -51,11 +51,16 @@ def all_below() -> bool:
 
 
 def group_nice(pid: int) -> int | None:
-    """The nice value of ``pid``'s session group; None without autogroup."""
+    """The nice value of ``pid``'s session group; None where session groups do not apply.
+
+    The file is missing without autogroup, and empty for a process in a CPU cgroup of
+    its own (as under a service manager or a CI runner), where threads compete one by one.
+    """
     try:
-        return int(Path(f"/proc/{pid}/autogroup").read_text().split()[-1])
+        words = Path(f"/proc/{pid}/autogroup").read_text().split()
     except FileNotFoundError:
         return None
+    return int(words[-1]) if words else None
 
 
 async def test_every_chromium_and_what_it_starts_later_runs_below_the_host(
