@@ -253,6 +253,8 @@ class ContextPool:
             context = self._contexts.pop((team_id, partition), None)
             await _close(context)
             await self.proxied.stopped(team_id, partition)
+        if context is not None and partition.persistent:
+            await self._lower()  # one browser fewer: the others' share goes back up
 
     async def clear(self, team_id: str, partition: Partition) -> None:
         """Removes a closed persistent partition's cookies, storage and cache from disk."""
@@ -272,6 +274,7 @@ class ContextPool:
             if context is not None:
                 await _close(context)
                 await self.proxied.stopped(*key)
+                await self._lower()
                 log.info("closed an idle browser partition")
 
     def _in_use(self, key: _Key) -> bool:

@@ -10,7 +10,10 @@ shares a CPU:
 * Playwright starts each Chromium in a session of its own, and where Linux groups a
   session's processes for the scheduler (autogroup: the host is in no CPU cgroup of its
   own) it shares the CPU between the groups first, whatever their threads' nice values:
-  Chromium's group gets the nice value (``/proc/<pid>/autogroup``);
+  Chromium's group gets the nice value (``/proc/<pid>/autogroup``). Each Chromium is a
+  group, and k groups weigh k times one: with named profiles' browsers beside the shared
+  one, each group goes lower still, so that together they weigh what one group at the
+  nice value would (``group_nice``), and back up as those browsers stop;
 * everywhere else (a systemd service, a container) threads compete one by one: every
   thread of every Chromium process gets the nice value, and the threads and processes
   Chromium starts later take it from the thread that starts them.
@@ -25,6 +28,7 @@ from __future__ import annotations
 import ctypes
 import errno
 import logging
+import math
 import os
 from dataclasses import dataclass
 
@@ -81,11 +85,23 @@ def chromium_trees() -> list[ChromiumTree]:
 
 # Passes over the trees until one finds nothing left to lower.
 _MOST_PASSES = 5
+# The scheduler's weight falls by this factor with each step of nice (sched_prio_to_weight).
+_WEIGHT_STEP = 1.25
+_LOWEST = 19
+
+
+def group_nice(nice: int, groups: int) -> int:
+    """The nice value of each of ``groups`` session groups that together weigh what one
+    group at ``nice`` weighs (at most 19, the lowest)."""
+    if nice <= 0 or groups <= 1:
+        return nice
+    return min(_LOWEST, nice + round(math.log(groups) / math.log(_WEIGHT_STEP)))
 
 
 def lower_chromium(nice: int) -> Lowered:
     """Lowers every Chromium this process started to ``nice`` (a thread already lower
-    stays lower); safe to call again after each launch.
+    stays lower), and sets each Chromium's session group so that all of them together
+    weigh one group at ``nice``; call it again after each launch and each stop.
 
     A Chromium just launched is still starting processes and threads, and one started by
     a thread this pass had not reached yet keeps its starter's value (a utility process
@@ -96,13 +112,13 @@ def lower_chromium(nice: int) -> Lowered:
     own_session = os.getsid(0)
     for _ in range(_MOST_PASSES):
         lowered = 0
-        for tree in chromium_trees():
-            if (
-                tree.browser not in grouped
-                and _in_session_of_its_own(tree.browser, own_session)
-                and _set_group_nice(tree.browser, nice)
-            ):
-                grouped.add(tree.browser)
+        trees = chromium_trees()
+        leaders = [t.browser for t in trees if _in_session_of_its_own(t.browser, own_session)]
+        each = group_nice(nice, len(leaders))
+        for browser in leaders:
+            if _set_group_nice(browser, each):
+                grouped.add(browser)
+        for tree in trees:
             lowered += sum(_lower_threads(pid, nice) for pid in tree.processes)
         threads += lowered
         if not lowered:

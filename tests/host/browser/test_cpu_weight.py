@@ -13,6 +13,7 @@ import pytest
 from server.common.clock import SystemClock
 from server.config import HostSettings
 from server.host.browser.cpu_weight import ChromiumTree, chromium_trees
+from server.host.browser.cpu_weight import group_nice as group_share
 from server.host.browser.engine import BrowserEngine
 from server.host.browser.partitions import Partition, new_profile_id
 from server.host.browser.runtime import BrowserRuntime
@@ -69,7 +70,8 @@ async def test_every_chromium_and_what_it_starts_later_runs_below_the_host(
     async with BrowserEngine(tmp_path, address_policy=SITES_ALLOWED, cpu_nice=NICE) as engine:
         # Renderers, and a second Chromium for a named profile, start after the launch.
         await engine.open_tab(TEAM, Partition.private(), url=site.url("/"))
-        await engine.open_tab(TEAM, Partition.profile(new_profile_id()), url=site.url("/"))
+        profile = Partition.profile(new_profile_id())
+        await engine.open_tab(TEAM, profile, url=site.url("/"))
         await eventually(all_below, seconds=5)
         trees = chromium_trees()
         assert len(trees) == 2
@@ -77,9 +79,27 @@ async def test_every_chromium_and_what_it_starts_later_runs_below_the_host(
             assert len(tree.processes) > 3  # a browser, its zygotes, GPU and renderers
             # Chromium leads a session of its own; its group is lowered, not the host's.
             assert os.getsid(tree.browser) != os.getsid(0)
-            assert group_nice(tree.browser) in (NICE, None)
+            # Two groups weigh what one at NICE would: each is lower by 3 (1.25 ** 3 ~ 2).
+            assert group_nice(tree.browser) in (NICE + 3, None)
         assert group_nice(os.getpid()) in (0, None)
         assert os.getpriority(os.PRIO_PROCESS, 0) == 0
+
+        # The profile's browser stops: the one left goes back up to NICE.
+        await engine.close_partition(TEAM, profile)
+        (shared,) = chromium_trees()
+        assert group_nice(shared.browser) in (NICE, None)
+
+
+def test_browsers_together_weigh_one_group_at_the_nice_value() -> None:
+    assert group_share(5, 1) == 5
+    assert group_share(5, 2) == 8
+    assert group_share(5, 4) == 11
+    assert group_share(0, 4) == 0  # nice 0: Chromium is left as it starts
+    assert group_share(15, 8) == 19  # never below the lowest
+    for groups in range(1, 9):
+        # the weight of one step of nice is 1.25 times the next (the scheduler's table)
+        together = groups * 1.25 ** -group_share(5, groups)
+        assert together == pytest.approx(1.25**-5, rel=0.15)
 
 
 async def test_the_hosts_setting_is_what_its_browser_runs_at(tmp_path: Path, site: Site) -> None:
