@@ -16,7 +16,8 @@ raised so that N agents really run at once. This process serves a fixture site o
 ``--model-ms``, 1000 on average, a fast model's time, each drawn anew up to
 ``--model-spread``, half of it, either side, as a model's time varies). The owner
 configures the provider and ``max(--agents)`` agents (navigation and input
-auto-approved). Then, for each N of ``--agents`` (5, 10, 20, 50), a window of
+auto-approved; with ``--profiles`` K, K named profiles, each a Chromium of its own, the
+agents given to them in turn). Then, for each N of ``--agents`` (5, 10, 20, 50), a window of
 ``--seconds`` (40) after a warm-up:
 
 * N agents each run turns back to back in their own thread (a fresh thread every 5
@@ -36,8 +37,7 @@ auto-approved). Then, for each N of ``--agents`` (5, 10, 20, 50), a window of
 Per N it reports turns per minute, turn time p50/p95 (send to ``turn-finished``),
 failed turns, the host loop's worst stall and lag p99 (a heartbeat every 10 ms), the
 members' own loop's lag p99 (this process's: the calls and frames it counts wait there
-too), garbage
-collections (``gc.callbacks``) and where the stalls were (the loop thread's stack,
+too), garbage collections (``gc.callbacks``) and where the stalls were (the loop thread's stack,
 sampled while the heartbeat was overdue), the Team API p99, the watched tab's frames per
 second (the slowest of the two watchers that only watch) and input to frame p95, host
 RSS and Chromium's PSS, and CPU by process (percent of one core). On SQLite it then
@@ -359,6 +359,8 @@ def memory(server_pid: int) -> dict[str, Any]:
         "chromium_pss_mb": round(sum(pss_bytes(pid) for pid in below - driver) / mb, 1),
         "driver_pss_mb": round(sum(pss_bytes(pid) for pid in driver) / mb, 1),
         "chromium_processes": len(below - driver),
+        # Each Chromium the driver started: the shared browser and each named profile's.
+        "browsers": sum(1 for pid in below if found[pid][0] in driver),
         "renderer_processes": renderers,
     }
 
@@ -404,6 +406,7 @@ class MembersLoop:
     def close(self) -> None:
         self._heartbeat.cancel()
         self.gc.stop()
+        self.stacks.stop()
 
 
 @dataclass
@@ -430,13 +433,17 @@ class Team:
         await asyncio.gather(*(member.hub.close() for member in self.members))
 
 
-async def configure(connection: HostConnection, fake: FakeAnthropic, agents: int) -> list[str]:
+async def configure(
+    connection: HostConnection, fake: FakeAnthropic, agents: int, profiles: int = 0
+) -> list[str]:
+    """The provider and ``agents`` agents; with ``profiles``, that many named profiles, the
+    agents given to them in turn (each profile is a Chromium of its own)."""
     await connection.call("providers-v1/set_key", {"provider": "anthropic", "key": API_KEY})
     await connection.call(
         "providers-v1/update", {"provider": "anthropic", "baseUrl": fake.origin + "/v1"}
     )
     permissions = {"browser-navigation": "auto-approve", "browser-input": "auto-approve"}
-    return [
+    agent_ids = [
         str(
             (
                 await connection.call(
@@ -446,6 +453,16 @@ async def configure(connection: HostConnection, fake: FakeAnthropic, agents: int
         )
         for n in range(agents)
     ]
+    profile_ids = [
+        str((await connection.call("browser-profiles-v1/create", {"name": f"Desk {n + 1}"}))["id"])
+        for n in range(profiles)
+    ]
+    for n, agent_id in enumerate(agent_ids if profile_ids else ()):
+        await connection.call(
+            "browser-profiles-v1/assign",
+            {"agentId": agent_id, "profile": profile_ids[n % len(profile_ids)]},
+        )
+    return agent_ids
 
 
 async def join(server: Server, folder: Path, fake: FakeAnthropic, args: argparse.Namespace) -> Team:
@@ -461,7 +478,7 @@ async def join(server: Server, folder: Path, fake: FakeAnthropic, args: argparse
     watchers = [await connect(m, host_id) for m in members[1 : args.watchers + 1]]
     peers = [await connect(members[-1], host_id) for _ in range(args.peers)]
     drains = [asyncio.ensure_future(drain_events(c)) for c in (*watchers, *peers)]
-    agent_ids = await configure(connection, fake, max(args.agents))
+    agent_ids = await configure(connection, fake, max(args.agents), args.profiles)
     return Team(
         owner,
         host_id,
@@ -1123,6 +1140,7 @@ def describe_setup(args: argparse.Namespace) -> dict[str, Any]:
         "peers": args.peers,
         "peer_calls_per_second": args.peer_rate or "back to back",
         "watchers": args.watchers,
+        "profiles": args.profiles,
         "load_before": load_average(),
     }
 
@@ -1186,6 +1204,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="capabilities calls a second of each peer (0: back to back)",
     )
     parser.add_argument("--watchers", type=int, default=3, help="members watching the tab")
+    parser.add_argument(
+        "--profiles",
+        type=int,
+        default=0,
+        help="named profiles the agents are given to in turn, each a Chromium of its own "
+        "(0: every agent in the shared browser)",
+    )
     parser.add_argument("--gc-agents", type=int, default=GOAL_AGENTS, help="N of the gc windows")
     parser.add_argument(
         "--gc-modes",
@@ -1215,6 +1240,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args.gc_modes = [m for m in str(args.gc_modes).split(";") if m]
     if args.watchers < 2 or not args.agents or min(args.agents) < 1:
         parser.error("--watchers must be at least 2 and every agent count positive")
+    if args.peer_rate < 0 or args.profiles < 0:
+        parser.error("--peer-rate and --profiles may not be negative")
     return args
 
 

@@ -152,18 +152,24 @@ class StallStacks:
         self.every = every
         self.innermost: Counter[str] = Counter()
         self.own_code: Counter[str] = Counter()
+        self._stopped = threading.Event()
         self._thread = threading.Thread(target=self._sample, name="stall-stacks", daemon=True)
 
     def start(self) -> None:
         self._thread.start()
+
+    def stop(self) -> None:
+        """Ends the sampling thread (within one sampling interval)."""
+        self._stopped.set()
+        if self._thread.is_alive():
+            self._thread.join()
 
     def reset(self) -> None:
         self.innermost = Counter()
         self.own_code = Counter()
 
     def _sample(self) -> None:
-        while True:
-            time.sleep(self.every)
+        while not self._stopped.wait(self.every):
             ident = self.watch.thread_ident
             late = time.perf_counter() - self.watch.last_tick - self.watch.interval
             if ident is None or late < self.overdue:

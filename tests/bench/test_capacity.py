@@ -1,6 +1,7 @@
 """``bench/capacity.py --quick`` runs from the repository as a person runs it and writes its
-report: per database and per agent count the measures the capacity table is made of, and
-the memory of many tabs opened by agents and left to sleep."""
+report: per database and per agent count the measures the capacity table is made of (its
+agents in a named profile's browser), and the memory of many tabs opened by agents and
+left to sleep."""
 
 from __future__ import annotations
 
@@ -51,6 +52,8 @@ def test_a_quick_run_reports_every_measure_of_the_capacity_table(tmp_path: Path)
             "--agents",
             "2",
             "--no-neighbour",
+            "--profiles",
+            "1",
             "--results",
             str(results),
         ],
@@ -78,6 +81,9 @@ def test_a_quick_run_reports_every_measure_of_the_capacity_table(tmp_path: Path)
     assert phase["members_loop"]["samples"] > 0
     assert phase["memory"]["host_rss_mb"] > 0
     assert phase["memory"]["chromium_pss_mb"] > 0
+    # The agents work in the named profile's Chromium, beside the shared one.
+    assert document["setup"]["profiles"] == 1
+    assert phase["memory"]["browsers"] == 2
     assert sqlite["capacity"] in (0, 2)
     assert document["capacity"] == {"sqlite": sqlite["capacity"]}
     assert "capacity (largest N meeting every goal): " in run.stdout
