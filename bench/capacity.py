@@ -679,6 +679,8 @@ async def window(
         "gc_mode": probe["gc_mode"],
         "gc_threshold": probe["gc_threshold"],
         "stall_stacks": probe["stall_stacks"],
+        # After the window: what the host's full collections walk, and what most of it is.
+        "heap": probe["heap"],
         "cpu_percent": asdict(cpu_use),
         "memory": memory(watched.pid),
         "load_average": load_average(),
@@ -1096,6 +1098,12 @@ def print_report(document: dict[str, Any]) -> None:
         print(f"\n{name} (times in ms, CPU in percent of one core)\n{HEADER}")
         for p in result.get("phases", []):
             print(summary_line(p))
+        for p in result.get("phases", []):
+            commonest = ", ".join(f"{kind} {n:,}" for kind, n in list(p["heap"]["top"].items())[:4])
+            print(
+                f"  N={p['agents']}: a full collection walks {p['heap']['tracked']:,} objects "
+                f"({commonest}, ...)"
+            )
         if result.get("gc_compare"):
             print("garbage collector compared at the same N:")
             for p in result["gc_compare"]:

@@ -23,6 +23,7 @@ import json
 import os
 import signal
 import sys
+from collections import Counter
 from collections.abc import Coroutine
 from pathlib import Path
 from typing import Any
@@ -45,6 +46,16 @@ def apply_gc_mode(mode: str) -> None:
     gc.set_threshold(*SERVED_THRESHOLD)
     if mode == "unfrozen":  # last of a comparison: start-up's objects are not frozen again
         gc.unfreeze()
+
+
+def heap_census(top: int = 12) -> dict[str, Any]:
+    """What a full collection walks, taken after the window: the objects the collector
+    tracks outside the frozen start-up ones, and the most common types among them."""
+    counts: Counter[str] = Counter()
+    for obj in gc.get_objects():
+        kind = type(obj)
+        counts[f"{kind.__module__}.{kind.__qualname__}"] += 1
+    return {"tracked": sum(counts.values()), "top": dict(counts.most_common(top))}
 
 
 class Probe:
@@ -72,6 +83,7 @@ class Probe:
             "loop": self.watch.summary(),
             "gc": self.gc.summary(),
             "stall_stacks": self.stacks.summary(),
+            "heap": heap_census(),
         }
         partial = target.with_suffix(".partial")
         partial.write_text(json.dumps(report))

@@ -25,6 +25,7 @@ PHASE_KEYS = {
     "members_loop",
     "gc",
     "stall_stacks",
+    "heap",
     "team_api",
     "watched_tab",
     "memory",
@@ -78,6 +79,7 @@ def test_a_quick_run_reports_every_measure_of_the_capacity_table(tmp_path: Path)
     assert phase["team_api"]["calls"] > 0
     assert phase["watched_tab"]["presses"] > 0
     assert phase["loop"]["samples"] > 0
+    assert phase["heap"]["tracked"] >= sum(phase["heap"]["top"].values()) > 0
     assert phase["members_loop"]["samples"] > 0
     assert phase["memory"]["host_rss_mb"] > 0
     assert phase["memory"]["chromium_pss_mb"] > 0
