@@ -50,12 +50,31 @@ def apply_gc_mode(mode: str) -> None:
 
 def heap_census(top: int = 12) -> dict[str, Any]:
     """What a full collection walks, taken after the window: the objects the collector
-    tracks outside the frozen start-up ones, and the most common types among them."""
+    tracks outside the frozen start-up ones and the most common types among them; then
+    what a full collection right away finds to free (cycles only the collector frees),
+    and its most common types."""
+    tracked = _by_type(gc.get_objects())
+    gc.set_debug(gc.DEBUG_SAVEALL)
+    try:
+        gc.collect()
+        garbage = _by_type(gc.garbage)
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+    return {
+        "tracked": sum(tracked.values()),
+        "top": dict(tracked.most_common(top)),
+        "garbage": sum(garbage.values()),
+        "garbage_top": dict(garbage.most_common(top)),
+    }
+
+
+def _by_type(objects: list[Any]) -> Counter[str]:
     counts: Counter[str] = Counter()
-    for obj in gc.get_objects():
+    for obj in objects:
         kind = type(obj)
         counts[f"{kind.__module__}.{kind.__qualname__}"] += 1
-    return {"tracked": sum(counts.values()), "top": dict(counts.most_common(top))}
+    return counts
 
 
 class Probe:
