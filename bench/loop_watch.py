@@ -40,9 +40,10 @@ class GcPauses:
 
     def __init__(self) -> None:
         self.worst = 0.0
-        # (generation, seconds, CPU seconds of the collecting thread): on a busy machine a
-        # collection also waits for a CPU, which the wall time counts and the CPU time not.
-        self.pauses: list[tuple[int, float, float]] = []
+        # (generation, seconds, CPU seconds of the collecting thread, objects freed): on a
+        # busy machine a collection also waits for a CPU, which the wall time counts and
+        # the CPU time not.
+        self.pauses: list[tuple[int, float, float, int]] = []
         self._started: float | None = None
         self._started_cpu = 0.0
         gc.callbacks.append(self._on_gc)
@@ -54,7 +55,7 @@ class GcPauses:
             took = time.perf_counter() - self._started
             self.worst = max(self.worst, took)
             cpu = time.thread_time() - self._started_cpu
-            self.pauses.append((info.get("generation", 0), took, cpu))
+            self.pauses.append((info.get("generation", 0), took, cpu, info.get("collected", 0)))
             self._started = None
 
     def reset(self) -> None:
@@ -67,18 +68,20 @@ class GcPauses:
     def summary(self) -> dict[str, Any]:
         by_generation: dict[str, Any] = {}
         for generation in range(3):
-            took = sorted(t for g, t, _ in self.pauses if g == generation)
-            cpu = sorted(c for g, _, c in self.pauses if g == generation)
+            took = sorted(t for g, t, _, _ in self.pauses if g == generation)
+            cpu = sorted(c for g, _, c, _ in self.pauses if g == generation)
+            freed = [n for g, _, _, n in self.pauses if g == generation]
             by_generation[str(generation)] = {
                 "count": len(took),
                 "total_ms": round(sum(took) * 1000, 1),
                 "worst_ms": round(took[-1] * 1000, 2) if took else 0.0,
                 "worst_cpu_ms": round(cpu[-1] * 1000, 2) if cpu else 0.0,
+                "most_freed": max(freed, default=0),
             }
         return {
             "worst_ms": round(self.worst * 1000, 2),
-            "worst_cpu_ms": round(max((c for _, _, c in self.pauses), default=0.0) * 1000, 2),
-            "total_ms": round(sum(t for _, t, _ in self.pauses) * 1000, 1),
+            "worst_cpu_ms": round(max((c for _, _, c, _ in self.pauses), default=0.0) * 1000, 2),
+            "total_ms": round(sum(t for _, t, _, _ in self.pauses) * 1000, 1),
             "by_generation": by_generation,
         }
 

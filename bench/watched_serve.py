@@ -23,6 +23,7 @@ import json
 import os
 import signal
 import sys
+import time
 from collections import Counter
 from collections.abc import Coroutine
 from pathlib import Path
@@ -56,15 +57,23 @@ def heap_census(top: int = 12) -> dict[str, Any]:
     tracked = _by_type(gc.get_objects())
     gc.set_debug(gc.DEBUG_SAVEALL)
     try:
+        started = time.thread_time()
         gc.collect()
+        took = time.thread_time() - started
         garbage = _by_type(gc.garbage)
     finally:
         gc.set_debug(0)
         gc.garbage.clear()
+    started = time.thread_time()
+    gc.collect()
+    walk = time.thread_time() - started
     return {
+        # Another full collection at once, with nothing to free: the walk alone.
+        "walk_cpu_ms": round(walk * 1000, 1),
         "tracked": sum(tracked.values()),
         "top": dict(tracked.most_common(top)),
         "garbage": sum(garbage.values()),
+        "collect_cpu_ms": round(took * 1000, 1),
         "garbage_top": dict(garbage.most_common(top)),
     }
 

@@ -7,6 +7,7 @@ every service at construction, and ``_wire_signals`` lists who follows which cha
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field, fields
@@ -48,6 +49,7 @@ from server.host.agents.threads import ThreadService, TurnEnded
 from server.host.agents.turn_slots import TurnSlots
 from server.host.agents.usage import UsageService
 from server.host.agents.usage_meter import UsageMeters
+from server.host.agents.usage_prices import load_price_table
 from server.host.agents.work_signals import (
     AttentionWaiting,
     BudgetReached,
@@ -311,6 +313,8 @@ class HostServices:
         self._resources.push_async_callback(self.signals.close)
         # Runs the last life left under way end interrupted; due routines fire from now on.
         await self.routine_scheduler.start()
+        # Before the process freezes what start-up made (server/serve.py, host/start.py).
+        await asyncio.to_thread(load_price_table)
         return self
 
     def tabs_changed(self, signal: TabsChanged) -> None:

@@ -91,6 +91,13 @@ def listed_cost(provider_id: str, model: str, tokens: Tokens, at: float) -> Deci
     )
 
 
+def load_price_table() -> None:
+    """Loads genai-prices' table (some 16,000 objects that live as long as the process).
+    Called at start-up, before the process freezes what start-up made: loaded at the first
+    request instead, every full garbage collection of the host would walk it again."""
+    genai_prices.data_snapshot.get_snapshot()
+
+
 def _asked(provider_id: str, model: str, day: date, usage: genai_prices.Usage) -> Decimal:
     moment = datetime.combine(day, time(12), UTC)
     with warnings.catch_warnings():
