@@ -184,8 +184,9 @@ class HostSettings(SettingsSection):
         le=19,
         description="How far below the host Chromium runs on the CPU (a nice value; 0: the "
         "same). A busy browser then never keeps the host, which serves every person's calls "
-        "and live views, waiting for a CPU. Named profiles' browsers share it: each goes "
-        "lower, so that together they weigh what one browser at this value would.",
+        "and live views, waiting for a CPU. The browsers share it (the shared profile's, the "
+        "private tabs', each named profile's in use): each goes lower, so that together they "
+        "weigh what one browser at this value would.",
     )
     live_view_quality: int = Field(
         70, ge=10, le=100, description="JPEG quality of live-view frames."

@@ -85,7 +85,7 @@ def test_a_quick_run_reports_every_measure_of_the_capacity_table(tmp_path: Path)
     assert phase["members_loop"]["samples"] > 0
     assert phase["memory"]["host_rss_mb"] > 0
     assert phase["memory"]["chromium_pss_mb"] > 0
-    # The agents work in the named profile's Chromium, beside the shared one.
+    # The agents work in the named profile's Chromium, beside the one private tabs open in.
     assert document["setup"]["profiles"] == 1
     assert phase["memory"]["browsers"] == 2
     assert sqlite["capacity"] in (0, 2)

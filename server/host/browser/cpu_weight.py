@@ -11,9 +11,10 @@ shares a CPU:
   session's processes for the scheduler (autogroup: the host is in no CPU cgroup of its
   own) it shares the CPU between the groups first, whatever their threads' nice values:
   Chromium's group gets the nice value (``/proc/<pid>/autogroup``). Each Chromium is a
-  group, and k groups weigh k times one: with named profiles' browsers beside the shared
-  one, each group goes lower still, so that together they weigh what one group at the
-  nice value would (``group_nice``), and back up as those browsers stop;
+  group, and k groups weigh k times one: with several browsers (the shared profile's, the
+  private tabs', each named profile's in use) each group goes lower still, so that
+  together they weigh what one group at the nice value would (``group_nice``), and back
+  up as browsers stop;
 * everywhere else (a systemd service, a container) threads compete one by one: every
   thread of every Chromium process gets the nice value, and the threads and processes
   Chromium starts later take it from the thread that starts them.

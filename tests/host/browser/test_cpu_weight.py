@@ -54,8 +54,8 @@ def all_below() -> bool:
 def group_nice(pid: int) -> int | None:
     """The nice value of ``pid``'s session group; None where session groups do not apply.
 
-    The file is missing without autogroup, and empty for a process in a CPU cgroup of
-    its own (as under a service manager or a CI runner), where threads compete one by one.
+    The file is missing without autogroup, and empty for a process in the first
+    process's session group (a CI runner's, say, that never started a session of its own).
     """
     try:
         words = Path(f"/proc/{pid}/autogroup").read_text().split()
