@@ -33,7 +33,6 @@ LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0,
 PROVIDER_BUCKETS = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0)
 DROPPED_BUCKETS = (0, 1, 5, 25, 100, 500, 2500)
 PAGE_SIZE = os.sysconf("SC_PAGE_SIZE")
-PROC = Path("/proc")
 
 # Reads sizes of the tables that hold state, as {table: entries}.
 TableSizes = Callable[[], Mapping[str, int]]
@@ -60,8 +59,9 @@ def chromium_processes(root: int | None = None) -> list[ChromiumProcess]:
     for pid in process_tree.descendants(root, process_tree.children_by_parent()):
         try:
             # Chromium's children rewrite their command line as one space-separated string.
-            argv = (PROC / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").split()
-            resident = int((PROC / str(pid) / "statm").read_text().split()[1]) * PAGE_SIZE
+            folder = process_tree.PROC / str(pid)
+            argv = (folder / "cmdline").read_bytes().replace(b"\0", b" ").split()
+            resident = int((folder / "statm").read_text().split()[1]) * PAGE_SIZE
         except (OSError, IndexError, ValueError):
             continue
         if not argv or "chrom" not in Path(argv[0].decode(errors="replace")).name:
