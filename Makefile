@@ -60,18 +60,21 @@ lint: install $(WEB_STAMP)
 # install and build take a core each: 42 s one after the other in a fresh clone); the
 # checks that start no server (lint, the web client's tests) then run beside the suite,
 # which waits on browsers and servers for a quarter of its time, and print after it.
-# Either failing fails the target.
+# Either failing fails the target; the suite's failed tests are named last of all, so
+# that a log cut to its last lines still says which.
 CHECKS_LOG := test-output/checks.log
+SUITE_REPORT := test-output/junit.xml
 
 test:
 	@$(MAKE) --no-print-directory -j4 --output-sync=target install web chromium test-tools
 	@mkdir -p $(dir $(CHECKS_LOG))
 	@$(MAKE) --no-print-directory -j2 --output-sync=target lint web-test > $(CHECKS_LOG) 2>&1 & \
 	checks=$$!; \
-	$(BIN)/pytest -n 4 --dist loadfile --durations=25; suite=$$?; \
+	$(BIN)/pytest -n 4 --dist loadfile --durations=25 --junitxml=$(SUITE_REPORT); suite=$$?; \
 	wait $$checks; checked=$$?; \
 	cat $(CHECKS_LOG); \
 	if [ $$checked -ne 0 ]; then echo "make test: the checks failed (above)"; fi; \
+	if [ $$suite -ne 0 ]; then $(BIN)/python -m tests.support.junit_failures $(SUITE_REPORT); fi; \
 	[ $$suite -eq 0 ] && [ $$checked -eq 0 ]
 
 # The reference images of the screenshot tests, written anew from the current web client
