@@ -2,7 +2,8 @@
 
 Private partitions are contexts of the one Chromium and end with their last tab; each
 persistent partition is its own Chromium over its folder, started on first use and
-stopped when none of its tabs is loaded or getting its page (its data stays on disk).
+stopped once none of its tabs has been loaded or getting its page for a minute (its data
+stays on disk): an agent that opens and closes a tab each turn keeps its browser.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 from playwright.async_api import Browser, BrowserContext, Playwright, async_playwright
 from playwright.async_api import Error as PlaywrightError
 
+from server.common.clock import Clock
 from server.common.errors import NotFound, Unavailable
 from server.host.browser.address_guard import AddressGuard
 from server.host.browser.cpu_weight import keep_from_raising, lower_chromium
@@ -39,6 +41,10 @@ log = logging.getLogger(__name__)
 
 _Key = tuple[str, Partition]
 
+# How long a persistent partition's browser runs on with no tab of it loaded: long enough
+# that an agent's next turn, or a person's next tab, finds it still running.
+IDLE_BROWSER_SECONDS = 60.0
+
 
 class ContextPool:
     """Starts Chromium and keeps each team's partitions' contexts, created on first use."""
@@ -48,6 +54,7 @@ class ContextPool:
         folders: TeamFolders,
         tabs: TabRegistry,
         guard: AddressGuard,
+        clock: Clock,
         *,
         chromium: str | None,
         locale: str,
@@ -60,6 +67,7 @@ class ContextPool:
         self._folders = folders
         self._tabs = tabs
         self._guard = guard
+        self._clock = clock
         self._configured_chromium = chromium
         self._locale = locale
         self._profile_exists = profile_exists
@@ -73,6 +81,8 @@ class ContextPool:
         self._locks: dict[_Key, asyncio.Lock] = {}
         # Partitions a tab is being given a page in: not idle, though no tab there is loaded yet.
         self._loading: Counter[_Key] = Counter()
+        # When each running partition was last seen in use (a tab loaded or getting its page).
+        self._last_used: dict[_Key, float] = {}
 
     # -- start and stop -----------------------------------------------------------------
 
@@ -236,6 +246,7 @@ class ContextPool:
             self._loading[key] -= 1
             if not self._loading[key]:
                 del self._loading[key]
+            self._last_used[key] = self._clock.now()
 
     def open_partitions(self, team_id: str) -> list[Partition]:
         """The team's partitions whose browser context is running now."""
@@ -251,6 +262,7 @@ class ContextPool:
         """Closes the partition's context, if it runs (its tabs are closed already)."""
         async with self._lock((team_id, partition)):
             context = self._contexts.pop((team_id, partition), None)
+            self._last_used.pop((team_id, partition), None)
             await _close(context)
             await self.proxied.stopped(team_id, partition)
         if context is not None and partition.persistent:
@@ -263,14 +275,23 @@ class ContextPool:
             await asyncio.to_thread(shutil.rmtree, folder, True)
 
     async def close_idle(self) -> None:
-        """A persistent partition with no tab loaded or loading stops its browser; its data
-        stays on disk."""
-        idle = [k for k in self._contexts if k[1].persistent and not self._in_use(k)]
+        """A persistent partition with no tab loaded or loading for ``IDLE_BROWSER_SECONDS``
+        stops its browser; its data stays on disk."""
+        now = self._clock.now()
+        idle = []
+        for key in self._contexts:
+            if self._in_use(key):
+                self._last_used[key] = now
+                continue
+            unused_for = now - self._last_used.setdefault(key, now)
+            if key[1].persistent and unused_for >= IDLE_BROWSER_SECONDS:
+                idle.append(key)
         for key in idle:
             async with self._lock(key):
                 if self._in_use(key):
                     continue  # a tab loaded (or began to) while this waited
                 context = self._contexts.pop(key, None)
+                self._last_used.pop(key, None)
             if context is not None:
                 await _close(context)
                 await self.proxied.stopped(*key)

@@ -106,6 +106,7 @@ class BrowserEngine:
             self._folders,
             self._tabs,
             self._guard,
+            self._clock,
             chromium=chromium,
             locale=locale,
             profile_exists=profile_exists,

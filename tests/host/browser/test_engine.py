@@ -12,6 +12,7 @@ from playwright.async_api import Page
 
 from server.common.errors import CrewhostError
 from server.host.browser.callers import Caller
+from server.host.browser.contexts import IDLE_BROWSER_SECONDS
 from server.host.browser.engine import BrowserEngine
 from server.host.browser.partitions import Partition, new_profile_id
 from server.host.browser.tabs import Tab
@@ -284,6 +285,24 @@ async def test_an_idle_partition_stops_and_starts_again_with_its_data(
         assert engine.open_partitions(TEAM) == []
         assert await cookies(engine, TEAM, tab) == "session=kept"
         assert engine.open_partitions(TEAM) == [partition]
+
+
+async def test_a_profile_whose_agent_opens_a_tab_each_turn_keeps_its_browser(
+    tmp_path: Path, clock: FakeClock, site: Site
+) -> None:
+    async with BrowserEngine(tmp_path, clock=clock, address_policy=SITES_ALLOWED) as engine:
+        partition = Partition.profile(new_profile_id())
+        for _turn in range(2):
+            tab = await engine.open_tab(TEAM, partition, url=site.url("/child"))
+            await engine.close_tab(TEAM, tab.id, PERSON)
+            # The sweep comes between two turns: the browser waits for the next one.
+            clock.advance(IDLE_BROWSER_SECONDS / 2)
+            await engine.tick()
+            assert engine.open_partitions(TEAM) == [partition]
+        # No turn for a minute: the browser stops.
+        clock.advance(IDLE_BROWSER_SECONDS / 2)
+        await engine.tick()
+        assert engine.open_partitions(TEAM) == []
 
 
 async def test_least_recently_used_tabs_beyond_three_sleep(
