@@ -345,7 +345,7 @@ def memory(server_pid: int) -> dict[str, Any]:
     the Playwright driver) and of the driver."""
     found = process_stats()
     below = descendants(found, server_pid)
-    driver = {pid for pid in below if found[pid][1].startswith("node")}
+    driver = {pid for pid in below if found[pid].name.startswith("node")}
     renderers = 0
     for pid in below - driver:
         with contextlib.suppress(OSError):
@@ -360,7 +360,7 @@ def memory(server_pid: int) -> dict[str, Any]:
         "driver_pss_mb": round(sum(pss_bytes(pid) for pid in driver) / mb, 1),
         "chromium_processes": len(below - driver),
         # Each Chromium the driver started: the shared browser and each named profile's.
-        "browsers": sum(1 for pid in below if found[pid][0] in driver),
+        "browsers": sum(1 for pid in below if found[pid].ppid in driver),
         "renderer_processes": renderers,
     }
 

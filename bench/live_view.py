@@ -48,7 +48,7 @@ from contextlib import asynccontextmanager
 from dataclasses import asdict, dataclass
 from importlib.metadata import version
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from aiohttp import web
 from harness import (
@@ -121,7 +121,16 @@ async def fixture_site() -> AsyncIterator[str]:
 # --- CPU of the server and its browser --------------------------------------------------
 
 
-def process_stats() -> dict[int, tuple[int, str, float]]:
+class ProcStat(NamedTuple):
+    """One process as ``/proc/<pid>/stat`` gives it."""
+
+    ppid: int
+    name: str
+    cpu: float  # its own CPU seconds so far
+    reaped: float  # the CPU seconds of its children that ended and that it waited for
+
+
+def process_stats() -> dict[int, ProcStat]:
     """Every process: its parent id, name and CPU seconds so far."""
     stats = {}
     for entry in Path("/proc").iterdir():
@@ -132,16 +141,20 @@ def process_stats() -> dict[int, tuple[int, str, float]]:
         except OSError:
             continue
         name = stat[stat.find("(") + 1 : stat.rfind(")")]
-        after_name = stat.rpartition(")")[2].split()
-        cpu = (int(after_name[11]) + int(after_name[12])) / CLOCK_TICKS
-        stats[int(entry.name)] = (int(after_name[1]), name, cpu)
+        fields = stat.rpartition(")")[2].split()
+        stats[int(entry.name)] = ProcStat(
+            ppid=int(fields[1]),
+            name=name,
+            cpu=(int(fields[11]) + int(fields[12])) / CLOCK_TICKS,
+            reaped=(int(fields[13]) + int(fields[14])) / CLOCK_TICKS,
+        )
     return stats
 
 
-def descendants(stats: dict[int, tuple[int, str, float]], root: int) -> set[int]:
+def descendants(stats: dict[int, ProcStat], root: int) -> set[int]:
     children: dict[int, list[int]] = {}
-    for pid, (ppid, _, _) in stats.items():
-        children.setdefault(ppid, []).append(pid)
+    for pid, stat in stats.items():
+        children.setdefault(stat.ppid, []).append(pid)
     found, todo = set(), [root]
     while todo:
         for child in children.get(todo.pop(), []):
@@ -161,11 +174,28 @@ class CpuUse:
     others: float
 
 
+def tree_cpu(
+    before: dict[int, ProcStat], after: dict[int, ProcStat], alive: set[int], ended: set[int]
+) -> float:
+    """CPU seconds a tree of processes used between ``before`` and ``after``: those
+    ``alive`` at the end, and those that ``ended`` meanwhile (a renderer of a tab closed in
+    the window), whose whole time went to the parent that waited for them."""
+
+    def lifetime(stat: ProcStat) -> float:
+        return stat.cpu + stat.reaped
+
+    used = sum(
+        lifetime(after[pid]) - (lifetime(before[pid]) if pid in before else 0.0) for pid in alive
+    )
+    # The part of an ended process's time from before the window came to its parent too.
+    return used - sum(lifetime(before[pid]) for pid in ended)
+
+
 @dataclass
 class CpuWindow:
     server_pid: int
     started: float = 0.0
-    before: dict[int, tuple[int, str, float]] | None = None
+    before: dict[int, ProcStat] | None = None
     machine: float = 0.0
 
     def start(self) -> None:
@@ -179,13 +209,15 @@ class CpuWindow:
         before = self.before or {}
 
         def used(pid: int) -> float:
-            earlier = before.get(pid, (0, "", 0.0))[2]
-            return after[pid][2] - earlier if pid in after else 0.0
+            earlier = before[pid].cpu if pid in before else 0.0
+            return after[pid].cpu - earlier if pid in after else 0.0
 
         server = used(self.server_pid)
         below = descendants(after, self.server_pid)
-        driver = sum(used(pid) for pid in below if after[pid][1].startswith("node"))
-        browser = sum(used(pid) for pid in below) - driver
+        drivers = {pid for pid in below if after[pid].name.startswith("node")}
+        driver = sum(used(pid) for pid in drivers)
+        ended = descendants(before, self.server_pid) - set(after)
+        browser = tree_cpu(before, after, below, ended) - driver
         client = used(os.getpid())
         machine = machine_busy_seconds() - self.machine
         others = max(0.0, machine - server - browser - driver - client)

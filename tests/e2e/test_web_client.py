@@ -283,7 +283,11 @@ async def shows_press(page: Page, site: Site) -> None:
     except PlaywrightTimeoutError:
         heard = any(path == "/pressed" for path, _ in site.requests)
         where = "the page was pressed; no frame showed it" if heard else "the page never was"
-        raise AssertionError(f"the live view never showed the press: {where}") from None
+        # What the view told its member meanwhile (a refused input says why there).
+        notices = await page.locator(".view-notice").all_text_contents()
+        raise AssertionError(
+            f"the live view never showed the press: {where}; the view's notices: {notices}"
+        ) from None
 
 
 async def follows_panel(page: Page) -> None:
