@@ -359,7 +359,8 @@ def memory(server_pid: int) -> dict[str, Any]:
         "chromium_pss_mb": round(sum(pss_bytes(pid) for pid in below - driver) / mb, 1),
         "driver_pss_mb": round(sum(pss_bytes(pid) for pid in driver) / mb, 1),
         "chromium_processes": len(below - driver),
-        # Each Chromium the driver started: the shared browser and each named profile's.
+        # Each Chromium the driver started: private tabs', each team's shared profile's and
+        # each named profile's.
         "browsers": sum(1 for pid in below if found[pid].ppid in driver),
         "renderer_processes": renderers,
     }
