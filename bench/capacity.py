@@ -66,8 +66,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import bisect
 import contextlib
 import gc
+import itertools
 import json
 import os
 import platform
@@ -682,9 +684,66 @@ async def window(
         "stall_stacks": probe["stall_stacks"],
         # After the window: what the host's full collections walk, and what most of it is.
         "heap": probe["heap"],
+        # Each step of a key's way to the frame that showed it, from the host's times.
+        "key_path": key_path(pressed, probe["key_path"]),
         "cpu_percent": asdict(cpu_use),
         "memory": memory(watched.pid),
         "load_average": load_average(),
+    }
+
+
+# The steps of a key's way, each from one time stamp to the next (all by the wall clock).
+KEY_STEPS = (
+    "member_to_host",  # sent by the member, read off the channel by the host
+    "host_to_chromium",  # read, and its keyDown sent to Chromium
+    "chromium_answered",  # that command's answer: the renderer has the key
+    "chromium_to_capture",  # the command sent, and the capture of the frame that shows it
+    "capture_to_host",  # captured, and the frame read by the host
+    "host_to_member",  # read by the host, and seen by the member
+)
+# A frame's capture time as the member reads it and as the host did, rounded apart.
+SAME_FRAME_SECONDS = 0.002
+
+
+def key_path(pressed: Sequence[Shown], times: dict[str, Any]) -> dict[str, Any]:
+    """Each press's way split at the host's time stamps, p50 and p95 per step, over the
+    presses whose every stamp was found."""
+    received = sorted(times["received"])
+    # Pairs, written as JSON lists.
+    dispatched = sorted((sent, answered) for sent, answered in times["dispatched"])
+    frames = sorted((captured, arrived) for captured, arrived in times["frames"])
+    captures = [captured for captured, _ in frames]
+    steps: list[tuple[float, ...]] = []
+    for press in pressed:
+        captured = press.sent_at + press.captured_after
+        at = bisect.bisect_left(received, press.sent_at)
+        sent_at = bisect.bisect_left(dispatched, (received[at],)) if at < len(received) else -1
+        nearest = bisect.bisect_left(captures, captured - SAME_FRAME_SECONDS)
+        if sent_at < 0 or sent_at >= len(dispatched) or nearest >= len(frames):
+            continue
+        frame_captured, arrived = frames[nearest]
+        if abs(frame_captured - captured) > SAME_FRAME_SECONDS:
+            continue
+        host_read = received[at]
+        to_chromium, answered = dispatched[sent_at]
+        stamps = (press.sent_at, host_read, to_chromium, answered)
+        steps.append(
+            (
+                *(b - a for a, b in itertools.pairwise(stamps)),
+                captured - to_chromium,
+                arrived - captured,
+                press.sent_at + press.seconds - arrived,
+            )
+        )
+    return {
+        "presses": len(steps),
+        **{
+            name: {
+                "p50_ms": ms(percentile(sorted(step[i] for step in steps), 0.50)),
+                "p95_ms": ms(percentile(sorted(step[i] for step in steps), 0.95)),
+            }
+            for i, name in enumerate(KEY_STEPS)
+        },
     }
 
 
@@ -1105,6 +1164,12 @@ def print_report(document: dict[str, Any]) -> None:
                 f"  N={p['agents']}: a full collection walks {p['heap']['tracked']:,} objects "
                 f"({commonest}, ...)"
             )
+            way = p["key_path"]
+            split = ", ".join(
+                f"{name.replace('_', ' ')} {way[name]['p50_ms']}/{way[name]['p95_ms']}"
+                for name in KEY_STEPS
+            )
+            print(f"  N={p['agents']}: a key's way, p50/p95 ms ({way['presses']} presses): {split}")
         if result.get("gc_compare"):
             print("garbage collector compared at the same N:")
             for p in result["gc_compare"]:

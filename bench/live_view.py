@@ -340,6 +340,7 @@ class Shown:
     # From sending the key to Chromium's capture of that frame (the frame's own time; one
     # machine, one clock): the rest of ``seconds`` is the frame's way to the viewer.
     captured_after: float
+    sent_at: float = 0.0  # when the key was sent, by the wall clock
 
 
 async def press_and_wait(view: LiveView, key: str) -> Shown | None:
@@ -356,7 +357,7 @@ async def press_and_wait(view: LiveView, key: str) -> Shown | None:
         except TimeoutError:
             return None
         if shows(frame.jpeg, KEY_COLOURS[key]):
-            return Shown(loop.time() - sent, frame.captured_at_ms / 1000 - sent_wall)
+            return Shown(loop.time() - sent, frame.captured_at_ms / 1000 - sent_wall, sent_wall)
     return None
 
 

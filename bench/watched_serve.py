@@ -10,6 +10,11 @@ does. The benchmark talks to it with signals:
 * ``SIGUSR2``: end the window: write what was measured since ``SIGUSR1``, as JSON, to
   the file ``CAPACITY_PROBE_FILE`` names (written whole, then renamed into place).
 
+It also writes down, by the wall clock, when each live view's key press reached the
+host, when its ``Input.dispatchKeyEvent`` went to Chromium and was answered, and when
+each screencast frame reached the host with Chromium's capture time (``KeyPath``): the
+bench splits a key's way to the frame that shows it with them.
+
 Garbage collector modes: ``served`` (as the server runs itself), ``threshold:<a>,<b>,<c>``
 (``gc.set_threshold``, on top of ``served``), ``unfrozen`` (start-up's objects given back
 to the collector, ``gc.unfreeze()``; not undone, so the last of a comparison).
@@ -32,6 +37,8 @@ from typing import Any
 from loop_watch import GcPauses, LoopWatch, StallStacks
 
 from server import cli, event_loop
+from server.host.live.screencast import TabScreencast
+from server.host.live.session import ViewSession
 
 PROBE_FILE = "CAPACITY_PROBE_FILE"
 GC_MODE_FILE = "CAPACITY_GC_MODE_FILE"
@@ -86,11 +93,60 @@ def _by_type(objects: list[Any]) -> Counter[str]:
     return counts
 
 
+class KeyPath:
+    """Wall-clock times of the watched tab's keys and frames in the host, in a window."""
+
+    def __init__(self) -> None:
+        self.received: list[float] = []  # a key press read off a view's channel
+        self.dispatched: list[tuple[float, float]] = []  # its keyDown sent, and answered
+        self.frames: list[tuple[float, float]] = []  # a frame's capture, and its arrival
+        self._install()
+
+    def reset(self) -> None:
+        self.received.clear()
+        self.dispatched.clear()
+        self.frames.clear()
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "received": self.received,
+            "dispatched": self.dispatched,
+            "frames": self.frames,
+        }
+
+    def _install(self) -> None:
+        path = self
+        on_message, cdp = ViewSession.on_message, ViewSession._cdp
+        on_frame = TabScreencast._on_frame
+
+        def watched_message(session: ViewSession, raw: str | bytes) -> None:
+            if isinstance(raw, str) and '"key"' in raw and '"down"' in raw:
+                path.received.append(time.time())
+            on_message(session, raw)
+
+        async def watched_cdp(session: ViewSession, method: str, params: dict[str, Any]) -> None:
+            sent = time.time()
+            await cdp(session, method, params)
+            if method == "Input.dispatchKeyEvent" and params.get("type") == "keyDown":
+                path.dispatched.append((sent, time.time()))
+
+        def watched_frame(screencast: TabScreencast, params: dict[str, Any]) -> None:
+            captured = params.get("metadata", {}).get("timestamp")
+            if captured is not None:
+                path.frames.append((float(captured), time.time()))
+            on_frame(screencast, params)
+
+        ViewSession.on_message = watched_message  # type: ignore[method-assign,assignment]
+        ViewSession._cdp = watched_cdp  # type: ignore[method-assign,assignment]
+        TabScreencast._on_frame = watched_frame  # type: ignore[method-assign,assignment]
+
+
 class Probe:
     def __init__(self) -> None:
         self.watch = LoopWatch(INTERVAL_SECONDS)
         self.gc = GcPauses()
         self.stacks = StallStacks(self.watch)
+        self.keys = KeyPath()
         self.mode = "served"
 
     def start_window(self) -> None:
@@ -101,6 +157,7 @@ class Probe:
         self.watch.reset()
         self.gc.reset()
         self.stacks.reset()
+        self.keys.reset()
 
     def end_window(self) -> None:
         target = Path(os.environ[PROBE_FILE])
@@ -112,6 +169,7 @@ class Probe:
             "gc": self.gc.summary(),
             "stall_stacks": self.stacks.summary(),
             "heap": heap_census(),
+            "key_path": self.keys.summary(),
         }
         partial = target.with_suffix(".partial")
         partial.write_text(json.dumps(report))

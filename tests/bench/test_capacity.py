@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.timeout(360)
 PHASE_KEYS = {
     "agents",
+    "key_path",
     "turns",
     "turns_per_minute",
     "turn",
@@ -32,6 +33,14 @@ PHASE_KEYS = {
     "cpu_percent",
     "load_average",
     "goals",
+}
+STEPS = {
+    "member_to_host",
+    "host_to_chromium",
+    "chromium_answered",
+    "chromium_to_capture",
+    "capture_to_host",
+    "host_to_member",
 }
 GOALS = {
     "worst_stall_ms",
@@ -78,6 +87,12 @@ def test_a_quick_run_reports_every_measure_of_the_capacity_table(tmp_path: Path)
     assert phase["failed"] == 0, phase["failures"]
     assert phase["team_api"]["calls"] > 0
     assert phase["watched_tab"]["presses"] > 0
+    # Each press's way split at the host's own time stamps (the probe's, in the server).
+    way = phase["key_path"]
+    assert set(way) == {"presses", *STEPS}
+    assert 0 < way["presses"] <= phase["watched_tab"]["presses"]
+    assert all(way[step]["p50_ms"] <= way[step]["p95_ms"] for step in STEPS)
+    assert "a key's way, p50/p95 ms" in run.stdout
     assert phase["loop"]["samples"] > 0
     assert phase["heap"]["tracked"] >= sum(phase["heap"]["top"].values()) > 0
     # The price table the agents' turns are costed with was frozen with start-up's objects.
