@@ -340,7 +340,7 @@ class Shown:
     # From sending the key to Chromium's capture of that frame (the frame's own time; one
     # machine, one clock): the rest of ``seconds`` is the frame's way to the viewer.
     captured_after: float
-    sent_at: float = 0.0  # when the key was sent, by the wall clock
+    sent_at: float  # when the key was sent, by the wall clock
 
 
 async def press_and_wait(view: LiveView, key: str) -> Shown | None:

@@ -81,7 +81,8 @@ class ContextPool:
         self._locks: dict[_Key, asyncio.Lock] = {}
         # Partitions a tab is being given a page in: not idle, though no tab there is loaded yet.
         self._loading: Counter[_Key] = Counter()
-        # When each running partition was last seen in use (a tab loaded or getting its page).
+        # When each running persistent partition was last seen in use (a tab loaded or
+        # getting its page).
         self._last_used: dict[_Key, float] = {}
 
     # -- start and stop -----------------------------------------------------------------
@@ -246,7 +247,8 @@ class ContextPool:
             self._loading[key] -= 1
             if not self._loading[key]:
                 del self._loading[key]
-            self._last_used[key] = self._clock.now()
+            if partition.persistent:
+                self._last_used[key] = self._clock.now()
 
     def open_partitions(self, team_id: str) -> list[Partition]:
         """The team's partitions whose browser context is running now."""
@@ -280,11 +282,11 @@ class ContextPool:
         now = self._clock.now()
         idle = []
         for key in self._contexts:
+            if not key[1].persistent:
+                continue  # a private partition ends with its last tab
             if self._in_use(key):
                 self._last_used[key] = now
-                continue
-            unused_for = now - self._last_used.setdefault(key, now)
-            if key[1].persistent and unused_for >= IDLE_BROWSER_SECONDS:
+            elif now - self._last_used.setdefault(key, now) >= IDLE_BROWSER_SECONDS:
                 idle.append(key)
         for key in idle:
             async with self._lock(key):
