@@ -39,9 +39,14 @@ BACKLOG_BYTES = 256 * 1024
 INPUT_BOOST_SECONDS = 0.25
 # Chromium captures no frame while this many of its frames wait for an acknowledgement.
 CHROMIUM_IN_FLIGHT = 3
-# When no frame follows the acknowledgement that ended such a wait within this long, the
-# page may have changed during it and then stood still: its frame is asked for again.
+# When no frame follows the acknowledgement that ended such a wait within this long (or
+# twice the longest such wait lately, at most a second: on a loaded machine a frame takes
+# longer to come), the page may have changed during it and then stood still: its frame is
+# asked for again.
 RECAPTURE_AFTER_SECONDS = 0.1
+RECAPTURE_MOST_SECONDS = 1.0
+# How much of the longest recent wait still counts at the next frame.
+WAIT_MEMORY = 0.8
 
 
 class FrameChannel(Protocol):
@@ -89,6 +94,22 @@ class Viewer:
             self.offer(frame)
 
 
+class FrameWait:
+    """How long a frame took to come after an acknowledgement that let Chromium capture
+    again, lately: the frame is asked for again only after twice that, so a late frame on
+    a loaded machine is not taken for a page that stood still (asking again restarts the
+    screencast, and Chromium captures and encodes three frames more)."""
+
+    def __init__(self) -> None:
+        self.longest = 0.0
+
+    def came_after(self, seconds: float) -> None:
+        self.longest = max(seconds, self.longest * WAIT_MEMORY)
+
+    def recapture_after(self) -> float:
+        return min(RECAPTURE_MOST_SECONDS, max(RECAPTURE_AFTER_SECONDS, 2 * self.longest))
+
+
 class TabScreencast:
     """The screencast of one tab's page."""
 
@@ -123,6 +144,9 @@ class TabScreencast:
         self._last_ack = float("-inf")
         self._acking: asyncio.TimerHandle | None = None
         self._recapture: asyncio.TimerHandle | None = None
+        # When the last acknowledgement that ended a wait went, until a frame follows it.
+        self._released_at: float | None = None
+        self._frame_wait = FrameWait()
         self._tasks = BackgroundTasks("screencast")
 
     @property
@@ -189,6 +213,9 @@ class TabScreencast:
             # Captured after Chromium could capture again: it shows the page as it is.
             self._recapture.cancel()
             self._recapture = None
+        if self._released_at is not None:
+            self._frame_wait.came_after(self._clock() - self._released_at)
+            self._released_at = None
         self._unacked.append(int(params["sessionId"]))
         self._acknowledge_soon()
         self._newest = params
@@ -225,14 +252,18 @@ class TabScreencast:
         self._last_ack = self._clock()
         self._spawn(session.send("Page.screencastFrameAck", {"sessionId": self._unacked.popleft()}))
         if held_back:
+            if self._recapture is not None:
+                self._recapture.cancel()
+            self._released_at = self._last_ack
             self._recapture = asyncio.get_running_loop().call_later(
-                RECAPTURE_AFTER_SECONDS, self._capture_again
+                self._frame_wait.recapture_after(), self._capture_again
             )
         self._acknowledge_soon()
 
     def _capture_again(self) -> None:
         """No frame came after a wait in which Chromium captured nothing: ask for one."""
         self._recapture = None
+        self._released_at = None  # the frame asked for says nothing of how long one takes
         self._spawn(self.refresh())
 
     def _forget_unacked(self) -> None:
@@ -240,6 +271,7 @@ class TabScreencast:
             if timer is not None:
                 timer.cancel()
         self._acking = self._recapture = None
+        self._released_at = None
         self._unacked.clear()
 
     def _send_newest(self) -> None:

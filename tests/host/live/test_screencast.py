@@ -14,6 +14,9 @@ from playwright.async_api import Page, async_playwright
 from server.common.protocol.view import decode_frame
 from server.host.live.screencast import (
     INPUT_BOOST_SECONDS,
+    RECAPTURE_AFTER_SECONDS,
+    RECAPTURE_MOST_SECONDS,
+    FrameWait,
     TabScreencast,
     Viewer,
 )
@@ -208,3 +211,19 @@ async def test_the_last_change_of_a_burst_is_shown_after_chromium_held_its_captu
     # of the rest, the blue that ends it among them: that frame is asked for again.
     await eventually(lambda: is_blue(centre(decode_frame(channel.sent[-1]).jpeg)))
     await cast.stop()
+
+
+def test_a_frame_late_on_a_loaded_machine_is_waited_for_before_asking_again() -> None:
+    wait = FrameWait()
+    assert wait.recapture_after() == RECAPTURE_AFTER_SECONDS  # nothing seen yet
+    wait.came_after(0.03)
+    assert wait.recapture_after() == RECAPTURE_AFTER_SECONDS  # quick frames: the floor
+    wait.came_after(0.3)  # a loaded machine: frames come late after Chromium may capture
+    assert wait.recapture_after() == pytest.approx(0.6)
+    wait.came_after(0.02)  # the next ones quick again: the late one counts for less
+    assert RECAPTURE_AFTER_SECONDS < wait.recapture_after() < 0.6
+    for _ in range(30):
+        wait.came_after(0.02)
+    assert wait.recapture_after() == RECAPTURE_AFTER_SECONDS
+    wait.came_after(5.0)
+    assert wait.recapture_after() == RECAPTURE_MOST_SECONDS  # never more than a second
