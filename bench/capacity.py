@@ -34,7 +34,8 @@ agents given to them in turn). Then, for each N of ``--agents`` (5, 10, 20, 50),
   ``--peer-rate 0`` calls back to back, as fast as the host answers: a load that takes
   whatever CPU the host is given, from the agents' browser first.
 
-Per N it reports turns per minute, turn time p50/p95 (send to ``turn-finished``),
+First, with no agent at work, the watched tab's and the peers' numbers alone: the floor
+the rows stand on. Per N it reports turns per minute, turn time p50/p95 (send to ``turn-finished``),
 failed turns, the host loop's worst stall and lag p99 (a heartbeat every 10 ms), the
 members' own loop's lag p99 (this process's: the calls and frames it counts wait there
 too), garbage collections (``gc.callbacks``) and where the stalls were (the loop thread's stack,
@@ -692,6 +693,10 @@ async def window(
     }
 
 
+# What the window with no agent at work keeps.
+IDLE_KEPT = ("team_api", "watched_tab", "key_path", "loop", "cpu_percent", "memory")
+
+
 # The steps of a key's way, each from one time stamp to the next (all by the wall clock).
 KEY_STEPS = (
     "member_to_host",  # sent by the member, read off the channel by the host
@@ -1078,9 +1083,11 @@ async def run_database(
             team = await join(watched.server, folder / f"{name}-peers", fake, args)
             try:
                 views = await open_watched_views(team, fake, script)
-                idle = await window(team, watched, views, min(args.seconds, 5.0), args.peer_rate)
+                # No agent at work: what the watchers and the peers alone see, the floor
+                # every N's numbers stand on.
+                idle = await window(team, watched, views, min(args.seconds, 10.0), args.peer_rate)
                 idle.pop("start_clock")
-                result["idle"] = {"memory": idle["memory"], "loop": idle["loop"]}
+                result["idle"] = {key: idle[key] for key in IDLE_KEPT}
                 result["phases"] = [
                     await phase(team, watched, views, fake, script, n, args) for n in args.agents
                 ]
@@ -1134,6 +1141,25 @@ def summary_line(p: dict[str, Any]) -> str:
     )
 
 
+def key_way(way: dict[str, Any]) -> str:
+    split = ", ".join(
+        f"{name.replace('_', ' ')} {way[name]['p50_ms']}/{way[name]['p95_ms']}"
+        for name in KEY_STEPS
+    )
+    return f"a key's way, p50/p95 ms ({way['presses']} presses): {split}"
+
+
+def idle_line(idle: dict[str, Any]) -> str:
+    """The window with no agent at work, the floor of every N's numbers."""
+    tab, cpu = idle["watched_tab"], idle["cpu_percent"]
+    return (
+        f"no agent at work: Team API p99 {idle['team_api']['p99_ms']} ms, {tab['fps_min']} "
+        f"frames/s, input to frame p50/p95 {tab['input_p50_ms']}/{tab['input_p95_ms']} ms; "
+        f"CPU host {cpu['server']:.0f}, Chromium {cpu['browser']:.0f}, bench "
+        f"{cpu['client']:.0f}\n  {key_way(idle['key_path'])}"
+    )
+
+
 HEADER = (
     f"{'N':>4} {'gc':<22} {'turns/m':>7} {'turn p50':>8} {'turn p95':>8} {'fail':>4} "
     f"{'stall':>7} {'lagp99':>6} {'gc max':>6} {'api p99':>7} {'memlag':>6} {'fps':>5} "
@@ -1155,7 +1181,10 @@ def print_report(document: dict[str, Any]) -> None:
         f"load average (1, 5, 15 min): before {setup['load_before']}, after {setup['load_after']}"
     )
     for name, result in document["databases"].items():
-        print(f"\n{name} (times in ms, CPU in percent of one core)\n{HEADER}")
+        print(f"\n{name} (times in ms, CPU in percent of one core)")
+        if "idle" in result:
+            print(idle_line(result["idle"]))
+        print(HEADER)
         for p in result.get("phases", []):
             print(summary_line(p))
         for p in result.get("phases", []):
@@ -1164,12 +1193,7 @@ def print_report(document: dict[str, Any]) -> None:
                 f"  N={p['agents']}: a full collection walks {p['heap']['tracked']:,} objects "
                 f"({commonest}, ...)"
             )
-            way = p["key_path"]
-            split = ", ".join(
-                f"{name.replace('_', ' ')} {way[name]['p50_ms']}/{way[name]['p95_ms']}"
-                for name in KEY_STEPS
-            )
-            print(f"  N={p['agents']}: a key's way, p50/p95 ms ({way['presses']} presses): {split}")
+            print(f"  N={p['agents']}: {key_way(p['key_path'])}")
         if result.get("gc_compare"):
             print("garbage collector compared at the same N:")
             for p in result["gc_compare"]:

@@ -93,6 +93,12 @@ def test_a_quick_run_reports_every_measure_of_the_capacity_table(tmp_path: Path)
     assert 0 < way["presses"] <= phase["watched_tab"]["presses"]
     assert all(way[step]["p50_ms"] <= way[step]["p95_ms"] for step in STEPS)
     assert "a key's way, p50/p95 ms" in run.stdout
+    # The window with no agent at work: the floor the table's rows stand on.
+    idle = sqlite["idle"]
+    assert idle["watched_tab"]["presses"] > 0
+    assert idle["team_api"]["calls"] > 0
+    assert set(idle["key_path"]) == {"presses", *STEPS}
+    assert "no agent at work: Team API p99" in run.stdout
     assert phase["loop"]["samples"] > 0
     assert phase["heap"]["tracked"] >= sum(phase["heap"]["top"].values()) > 0
     # The price table the agents' turns are costed with was frozen with start-up's objects.
