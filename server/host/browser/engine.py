@@ -28,7 +28,6 @@ from server.host.browser.callers import Caller
 from server.host.browser.contexts import ContextPool
 from server.host.browser.identity import BrowserIdentity
 from server.host.browser.lifetime import IdlePolicy, system_memory_low
-from server.host.browser.page_close import close_page
 from server.host.browser.page_events import PageEvents
 from server.host.browser.pages import LoadWait, TabPages
 from server.host.browser.partitions import Partition
@@ -356,7 +355,7 @@ class BrowserEngine:
         await self._forget(tab)  # the other popups stay, without an opener
 
     async def _forget(self, tab: Tab) -> None:
-        await close_page(self._tabs.forget(tab))
+        await self._pages.close_page(self._tabs.forget(tab))
         await self._contexts.drop_private(tab.team_id, tab.partition)
 
     # -- live view ----------------------------------------------------------------------

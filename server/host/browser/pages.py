@@ -20,6 +20,7 @@ from server.host.browser.contexts import ContextPool
 from server.host.browser.page_close import close_page
 from server.host.browser.page_events import PageEvents
 from server.host.browser.spare_pages import SparePages
+from server.host.browser.tab_pacing import TabPacing
 from server.host.browser.tab_registry import TabRegistry
 from server.host.browser.tabs import BLANK, Tab
 from server.host.signals import Signals
@@ -54,7 +55,9 @@ class TabPages:
         self._events = events
         self._tabs = tabs
         self._signals = signals
-        self._spares = SparePages(events.prepare)
+        # While a person watches any tab, pages are made and closed with a breath between.
+        self.pacing = TabPacing(lambda: any(tab.viewers for tab in tabs))
+        self._spares = SparePages(events.prepare, self.pacing)
 
     async def load(self, tab: Tab) -> None:
         """Gives a sleeping (or crashed) tab a fresh page in its partition at its URL."""
@@ -132,4 +135,11 @@ class TabPages:
 
     async def unload(self, tab: Tab) -> None:
         """Closes the tab's page but keeps the tab and its URL; the next call loads it again."""
-        await close_page(self._tabs.detach_page(tab))
+        await self.close_page(self._tabs.detach_page(tab))
+
+    async def close_page(self, page: Page | None) -> None:
+        """Closes a page that is no tab's any more, in its browser's turn."""
+        if page is None:
+            return
+        async with self.pacing.turn(page.context):
+            await close_page(page)

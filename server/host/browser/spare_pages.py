@@ -20,6 +20,7 @@ from playwright.async_api import Error as PlaywrightError
 
 from server.host.browser.page_close import close_page
 from server.host.browser.page_setup import PreparedPage
+from server.host.browser.tab_pacing import TabPacing
 
 # Sets up a new blank page as a tab's page (``PageEvents.prepare``).
 Prepare = Callable[[Page], Awaitable[PreparedPage]]
@@ -36,8 +37,9 @@ class _Spare:
 class SparePages:
     """At most one spare page per browser context, made after the last one was taken."""
 
-    def __init__(self, prepare: Prepare) -> None:
+    def __init__(self, prepare: Prepare, pacing: TabPacing) -> None:
         self._prepare = prepare
+        self._pacing = pacing
         self._spares: dict[BrowserContext, _Spare] = {}
         self._watched: set[BrowserContext] = set()
 
@@ -80,7 +82,8 @@ class SparePages:
         self._watched.clear()
 
     async def _make(self, context: BrowserContext, spare: _Spare) -> PreparedPage:
-        page = await context.new_page()
+        async with self._pacing.turn(context):
+            page = await context.new_page()
         page.once("crash", lambda _page: spare.crashed.set())
         try:
             return await _unless_crashed(spare.crashed, self._prepare(page))

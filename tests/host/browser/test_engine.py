@@ -15,6 +15,7 @@ from server.host.browser.callers import Caller
 from server.host.browser.contexts import IDLE_BROWSER_SECONDS
 from server.host.browser.engine import BrowserEngine
 from server.host.browser.partitions import Partition, new_profile_id
+from server.host.browser.tab_pacing import BREATH_SECONDS
 from server.host.browser.tabs import Tab
 from tests.support.chromium import installed
 from tests.support.clock import FakeClock
@@ -481,3 +482,25 @@ async def test_a_tab_closed_just_after_two_failed_loads_takes_its_page_out_of_ch
     assert engine.list_tabs(TEAM) == []
     assert page.is_closed()
     assert page not in page.context.pages
+
+
+async def test_while_a_person_watches_a_tab_pages_are_closed_with_a_breath(
+    engine: BrowserEngine, site: Site
+) -> None:
+    breaths: list[float] = []
+
+    async def breath(seconds: float) -> None:
+        breaths.append(seconds)
+
+    # The engine's pacing counts its breaths here and takes none.
+    engine._pages.pacing._sleep = breath
+    watched = await engine.open_tab(TEAM, Partition.shared(), url=site.url("/cookies"))
+    other = await engine.open_tab(TEAM, Partition.shared(), url=site.url("/cookies"))
+    await engine.close_tab(TEAM, other.id, AGENT)
+    assert breaths == []  # nobody watches: one at a time, no breath
+
+    watched.viewers += 1  # as a live view of it does
+    other = await engine.open_tab(TEAM, Partition.shared(), url=site.url("/cookies"))
+    await engine.close_tab(TEAM, other.id, AGENT)
+    assert breaths  # at least the closed page's
+    assert set(breaths) == {BREATH_SECONDS}
