@@ -20,7 +20,7 @@ from server.host.browser.contexts import ContextPool
 from server.host.browser.page_close import close_page
 from server.host.browser.page_events import PageEvents
 from server.host.browser.spare_pages import SparePages
-from server.host.browser.tab_pacing import TabPacing
+from server.host.browser.tab_pacing import TabPacing, browser_of
 from server.host.browser.tab_registry import TabRegistry
 from server.host.browser.tabs import BLANK, Tab
 from server.host.signals import Signals
@@ -55,9 +55,16 @@ class TabPages:
         self._events = events
         self._tabs = tabs
         self._signals = signals
-        # While a person watches any tab, pages are made and closed with a breath between.
-        self.pacing = TabPacing(lambda: any(tab.viewers for tab in tabs))
+        self.pacing = TabPacing(self._watched)
         self._spares = SparePages(events.prepare, self.pacing)
+
+    def _watched(self, browser: object) -> bool:
+        """Whether a person watches one of the browser's tabs: its pages are made and closed
+        with a breath between them."""
+        return any(
+            tab.viewers and tab.page is not None and browser_of(tab.page.context) is browser
+            for tab in self._tabs
+        )
 
     async def load(self, tab: Tab) -> None:
         """Gives a sleeping (or crashed) tab a fresh page in its partition at its URL."""

@@ -1,13 +1,14 @@
 """One browser's pages opened and closed one at a time, with a breath between them while a
-person watches a tab.
+person watches one of its tabs.
 
 Making a page and closing one are the heaviest work of a browser process's main thread,
 and that thread also passes every frame of a watched tab out and every key a person
-presses in. Agents that open and close tabs at once stacked that work into stretches in
-which the watched tab's frames waited (the capacity bench, ``docs/benchmarks.md``): taken
-one at a time they leave the thread free between them, and while anyone watches a tab,
-each one is followed by a short breath for the frames that waited. With nobody watching,
-the breath is skipped: one at a time costs the agents nothing measurable, a breath would.
+presses in. Agents that open and close tabs at once stacked that work into stretches
+in which the watched tab's frames waited (the capacity bench, ``docs/benchmarks.md``):
+taken one at a time they leave the thread free between them, and while anyone watches
+one of the browser's tabs, each one is followed by a short breath for the frames that
+waited. With nobody watching, the breath is skipped: one at a time costs the agents
+nothing measurable, a breath would.
 """
 
 from __future__ import annotations
@@ -19,16 +20,19 @@ from weakref import WeakKeyDictionary
 
 from playwright.async_api import BrowserContext
 
-# After each page made or closed while a tab is watched, the next one waits this long.
-BREATH_SECONDS = 0.1
+# After each page made or closed while one of its browser's tabs is watched, the next one
+# waits this long.
+BREATH_SECONDS = 0.05
 
 
 class TabPacing:
-    """A turn per page made or closed, one browser at a time."""
+    """A turn per page made or closed, one at a time in each browser; ``watched`` says
+    whether a person watches one of a browser's tabs (the browser as ``browser_of`` gives
+    it)."""
 
     def __init__(
         self,
-        watched: Callable[[], bool],
+        watched: Callable[[object], bool],
         breath: float = BREATH_SECONDS,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     ) -> None:
@@ -41,10 +45,11 @@ class TabPacing:
     @asynccontextmanager
     async def turn(self, context: BrowserContext) -> AsyncIterator[None]:
         """The context's browser makes or closes one page inside this, and no other."""
-        lock = self._locks.setdefault(browser_of(context), asyncio.Lock())
+        browser = browser_of(context)
+        lock = self._locks.setdefault(browser, asyncio.Lock())
         async with lock:
             yield
-            if self._breath > 0 and self._watched():
+            if self._breath > 0 and self._watched(browser):
                 await self._sleep(self._breath)
 
 

@@ -15,7 +15,7 @@ from server.host.browser.callers import Caller
 from server.host.browser.contexts import IDLE_BROWSER_SECONDS
 from server.host.browser.engine import BrowserEngine
 from server.host.browser.partitions import Partition, new_profile_id
-from server.host.browser.tab_pacing import BREATH_SECONDS
+from server.host.browser.tab_pacing import browser_of
 from server.host.browser.tabs import Tab
 from tests.support.chromium import installed
 from tests.support.clock import FakeClock
@@ -484,23 +484,39 @@ async def test_a_tab_closed_just_after_two_failed_loads_takes_its_page_out_of_ch
     assert page not in page.context.pages
 
 
-async def test_while_a_person_watches_a_tab_pages_are_closed_with_a_breath(
+async def test_while_a_person_watches_a_tab_its_browser_closes_pages_with_a_breath(
     engine: BrowserEngine, site: Site
 ) -> None:
-    breaths: list[float] = []
+    pacing = engine._pages.pacing
+    breaths: list[tuple[object, bool]] = []
+    watched_by = pacing._watched
 
-    async def breath(seconds: float) -> None:
-        breaths.append(seconds)
+    def watched(browser: object) -> bool:
+        said = watched_by(browser)
+        breaths.append((browser, said))
+        return said
 
-    # The engine's pacing counts its breaths here and takes none.
-    engine._pages.pacing._sleep = breath
-    watched = await engine.open_tab(TEAM, Partition.shared(), url=site.url("/cookies"))
+    async def no_wait(_seconds: float) -> None:
+        return None
+
+    # Each page made or closed asks whether its browser is watched; no breath is waited.
+    pacing._watched, pacing._sleep = watched, no_wait
+    tab = await engine.open_tab(TEAM, Partition.shared(), url=site.url("/cookies"))
+    assert tab.page is not None
+    shared = browser_of(tab.page.context)
     other = await engine.open_tab(TEAM, Partition.shared(), url=site.url("/cookies"))
     await engine.close_tab(TEAM, other.id, AGENT)
-    assert breaths == []  # nobody watches: one at a time, no breath
+    assert (shared, False) in breaths  # nobody watches: one at a time, no breath
 
-    watched.viewers += 1  # as a live view of it does
+    tab.viewers += 1  # as a live view of it does
+    breaths.clear()
+    # A private tab lives in another browser, whose pages wait for nobody's frames.
+    private = await engine.open_tab(TEAM, Partition.private(), url=site.url("/cookies"))
+    assert private.page is not None
+    elsewhere = browser_of(private.page.context)
+    await engine.close_tab(TEAM, private.id, AGENT)
     other = await engine.open_tab(TEAM, Partition.shared(), url=site.url("/cookies"))
     await engine.close_tab(TEAM, other.id, AGENT)
-    assert breaths  # at least the closed page's
-    assert set(breaths) == {BREATH_SECONDS}
+    assert (elsewhere, False) in breaths
+    assert (shared, True) in breaths
+    assert (shared, False) not in breaths

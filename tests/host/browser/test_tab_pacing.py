@@ -40,7 +40,7 @@ class Breaths:
 
 
 async def test_a_browser_makes_and_closes_one_page_at_a_time() -> None:
-    pacing = TabPacing(lambda: False)
+    pacing = TabPacing(lambda _browser: False)
     shared = Browser()
     first, second = context_of(shared), context_of(shared)
     inside: list[str] = []
@@ -65,7 +65,7 @@ async def test_a_browser_makes_and_closes_one_page_at_a_time() -> None:
 
 
 async def test_two_browsers_make_their_pages_at_once() -> None:
-    pacing = TabPacing(lambda: False)
+    pacing = TabPacing(lambda _browser: False)
     both_in = asyncio.Barrier(2)
 
     async def turn(context: BrowserContext) -> None:
@@ -79,8 +79,9 @@ async def test_two_browsers_make_their_pages_at_once() -> None:
 async def test_while_a_tab_is_watched_each_page_is_followed_by_a_breath() -> None:
     watched = [True]
     breaths = Breaths()
-    pacing = TabPacing(lambda: watched[0], sleep=breaths.sleep)
-    context = context_of(Browser())
+    browser = Browser()
+    pacing = TabPacing(lambda of: of is browser and watched[0], sleep=breaths.sleep)
+    context = context_of(browser)
     done: list[str] = []
 
     async def turn(name: str) -> None:
@@ -103,7 +104,7 @@ async def test_while_a_tab_is_watched_each_page_is_followed_by_a_breath() -> Non
 async def test_a_failed_page_frees_the_browser_for_the_next() -> None:
     breaths = Breaths()
     breaths.go_on.set()
-    pacing = TabPacing(lambda: True, sleep=breaths.sleep)
+    pacing = TabPacing(lambda _browser: True, sleep=breaths.sleep)
     context = context_of(Browser())
 
     async def failing() -> None:
