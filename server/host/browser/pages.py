@@ -10,7 +10,7 @@ import asyncio
 import contextlib
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page, Response
@@ -20,7 +20,7 @@ from server.host.browser.contexts import ContextPool
 from server.host.browser.page_close import close_page
 from server.host.browser.page_events import PageEvents
 from server.host.browser.spare_pages import SparePages
-from server.host.browser.tab_pacing import TabPacing, browser_of
+from server.host.browser.tab_pacing import NAVIGATION_HOLD_SECONDS, TabPacing, browser_of
 from server.host.browser.tab_registry import TabRegistry
 from server.host.browser.tabs import BLANK, Tab
 from server.host.signals import Signals
@@ -102,7 +102,7 @@ class TabPages:
         Raises ``navigationReplaced`` when another navigation came in between.
         """
         tab.any_dialog.clear()
-        loading = asyncio.ensure_future(page.goto(url, wait_until=wait_until))
+        loading = await self._start_loading(page, url, wait_until)
         waiter = asyncio.ensure_future(tab.any_dialog.wait())
         try:
             await asyncio.wait({loading, waiter}, return_when=asyncio.FIRST_COMPLETED)
@@ -140,6 +140,32 @@ class TabPages:
             )
         return response
 
+    async def _start_loading(
+        self, page: Page, url: str, wait_until: LoadWait
+    ) -> asyncio.Task[Response | None]:
+        """``page.goto`` started; while a person watches a tab of the page's browser, in the
+        browser's turn until the main frame commits (``NAVIGATION_HOLD_SECONDS`` at most)."""
+        async with self.pacing.watched_turn(page.context) as paced:
+            loading = asyncio.create_task(page.goto(url, wait_until=wait_until))
+            if paced:
+                committed: asyncio.Future[Any] = asyncio.ensure_future(
+                    page.wait_for_event(
+                        "framenavigated",
+                        lambda frame: frame == page.main_frame,
+                        timeout=NAVIGATION_HOLD_SECONDS * 1000,
+                    )
+                )
+                committed.add_done_callback(_settled)
+                try:
+                    either: set[asyncio.Future[Any]] = {loading, committed}
+                    await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+                except BaseException:
+                    loading.cancel()
+                    raise
+                finally:
+                    committed.cancel()
+        return loading
+
     async def unload(self, tab: Tab) -> None:
         """Closes the tab's page but keeps the tab and its URL; the next call loads it again."""
         await self.close_page(self._tabs.detach_page(tab))
@@ -150,3 +176,10 @@ class TabPages:
             return
         async with self.pacing.turn(page.context):
             await close_page(page)
+
+
+def _settled(waiting: asyncio.Future[Any]) -> None:
+    """A commit not seen within the hold (its wait timed out, or the page closed) is no
+    error: the navigation goes on, and its caller hears how it ends."""
+    if not waiting.cancelled():
+        waiting.exception()

@@ -1,5 +1,5 @@
 """One browser's pages opened and closed one at a time, with a breath between them while a
-person watches one of its tabs.
+person watches one of its tabs; while one is watched, its navigations start in turn too.
 
 Making a page and closing one are the heaviest work of a browser process's main thread,
 and that thread also passes every frame of a watched tab out and every key a person
@@ -9,6 +9,12 @@ taken one at a time they leave the thread free between them, and while anyone wa
 one of the browser's tabs, each one is followed by a short breath for the frames that
 waited. With nobody watching, the breath is skipped: one at a time costs the agents
 nothing measurable, a breath would.
+
+A navigation's start and its commit (a new document, often a new renderer) are the next
+heaviest; while one of the browser's tabs is watched, each navigation holds the browser's
+turn from its start until it commits, at most ``NAVIGATION_HOLD_SECONDS`` (a slow site's
+answer keeps nobody waiting longer), and a breath follows. Nobody watching, navigations
+take no turn: holding one through each navigation's network wait would slow every agent.
 """
 
 from __future__ import annotations
@@ -23,6 +29,8 @@ from playwright.async_api import BrowserContext
 # After each page made or closed while one of its browser's tabs is watched, the next one
 # waits this long.
 BREATH_SECONDS = 0.05
+# A navigation in a watched browser holds its turn until it commits, at most this long.
+NAVIGATION_HOLD_SECONDS = 0.5
 
 
 class TabPacing:
@@ -51,6 +59,15 @@ class TabPacing:
             yield
             if self._breath > 0 and self._watched(browser):
                 await self._sleep(self._breath)
+
+    @asynccontextmanager
+    async def watched_turn(self, context: BrowserContext) -> AsyncIterator[bool]:
+        """The browser's turn while one of its tabs is watched, else none; says which."""
+        if self._breath <= 0 or not self._watched(browser_of(context)):
+            yield False
+            return
+        async with self.turn(context):
+            yield True
 
 
 def browser_of(context: BrowserContext) -> object:

@@ -520,3 +520,46 @@ async def test_while_a_person_watches_a_tab_its_browser_closes_pages_with_a_brea
     assert (elsewhere, False) in breaths
     assert (shared, True) in breaths
     assert (shared, False) not in breaths
+
+
+async def test_while_a_person_watches_a_tab_navigations_in_its_browser_take_turns(
+    engine: BrowserEngine, site: Site
+) -> None:
+    pacing = engine._pages.pacing
+
+    async def no_wait(_seconds: float) -> None:
+        return None
+
+    pacing._sleep = no_wait
+    tab = await engine.open_tab(TEAM, Partition.shared(), url=site.url("/cookies"))
+    assert tab.page is not None
+    context = tab.page.context
+    busy, leave = asyncio.Event(), asyncio.Event()
+
+    async def browser_busy() -> None:
+        async with pacing.turn(context):  # a page being made there, say
+            busy.set()
+            await leave.wait()
+
+    # Nobody watches: the navigation goes on while the browser makes a page.
+    holder = asyncio.create_task(browser_busy())
+    await busy.wait()
+    result = await asyncio.wait_for(engine.navigate(TEAM, tab.id, AGENT, site.url("/child")), 10)
+    assert result.value.endswith("/child")
+    leave.set()
+    await holder
+
+    # Watched: the navigation starts in the browser's turn, after the page being made.
+    tab.viewers += 1
+    busy.clear()
+    leave.clear()
+    holder = asyncio.create_task(browser_busy())
+    await busy.wait()
+    navigation = asyncio.create_task(engine.navigate(TEAM, tab.id, AGENT, site.url("/cookies")))
+    await asyncio.sleep(0.3)
+    assert not navigation.done()
+    assert tab.page.url.endswith("/child")  # not started yet
+    leave.set()
+    result = await asyncio.wait_for(navigation, 10)
+    assert result.value.endswith("/cookies")
+    await holder

@@ -118,6 +118,42 @@ async def test_a_failed_page_frees_the_browser_for_the_next() -> None:
     assert breaths.asked == [BREATH_SECONDS]  # after the page that was made, not the failed one
 
 
+async def test_a_navigation_takes_the_browser_s_turn_only_while_a_tab_is_watched() -> None:
+    watched = [False]
+    breaths = Breaths()
+    breaths.go_on.set()
+    browser = Browser()
+    pacing = TabPacing(lambda of: of is browser and watched[0], sleep=breaths.sleep)
+    context = context_of(browser)
+    making = asyncio.Event()
+    leave = asyncio.Event()
+
+    async def page_made() -> None:
+        async with pacing.turn(context):
+            making.set()
+            await leave.wait()
+
+    holder = asyncio.create_task(page_made())
+    await making.wait()
+    # Nobody watches: a navigation starts at once, beside the page being made.
+    async with asyncio.timeout(5), pacing.watched_turn(context) as paced:
+        assert not paced
+    watched[0] = True
+    navigation = asyncio.create_task(_navigate(pacing, context))
+    for _ in range(5):
+        await asyncio.sleep(0)
+    assert not navigation.done()  # watched: it waits for the page being made
+    leave.set()
+    assert await asyncio.wait_for(navigation, 5) is True
+    await holder
+    assert breaths.asked == [BREATH_SECONDS, BREATH_SECONDS]  # after the page and the navigation
+
+
+async def _navigate(pacing: TabPacing, context: BrowserContext) -> bool:
+    async with pacing.watched_turn(context) as paced:
+        return paced
+
+
 def test_the_browser_of_a_context() -> None:
     shared = Browser()
     persistent = context_of(None)
