@@ -91,6 +91,7 @@ from typing import Any
 import agent_turn
 from agent_turn import Subscriber, new_thread, stats
 from aiohttp import web
+from chromium_threads import HubThreadWindow, hub_line
 from harness import (
     CREWHOST,
     PASSWORD,
@@ -618,8 +619,10 @@ async def window(
     for view in views:
         drain(view)
     cpu = CpuWindow(watched.pid)
+    hubs = HubThreadWindow(watched.pid)
     watched.start_window(gc_mode)
     cpu.start()
+    hubs.start()
     # The members' own loop: a call or a frame waits here too before it is counted. Its
     # garbage collector waits for the window's end: a full collection of what this process
     # holds (every connection, the agents' logs) took 250 ms here, a stall of the members'
@@ -645,6 +648,7 @@ async def window(
     elapsed = loop.time() - started
     members_loop = team.members_loop.summary()
     cpu_use = cpu.stop()
+    hub_use = hubs.stop()
     probe = await watched.end_window()
     latencies = sorted(t for call, _ in calls for t in call)
     errors: Counter[str] = Counter()
@@ -688,13 +692,23 @@ async def window(
         # Each step of a key's way to the frame that showed it, from the host's times.
         "key_path": key_path(pressed, probe["key_path"]),
         "cpu_percent": asdict(cpu_use),
+        # The threads every tab of a browser passes through: at work, and waiting for a CPU.
+        "chromium_threads": hub_use,
         "memory": memory(watched.pid),
         "load_average": load_average(),
     }
 
 
 # What the window with no agent at work keeps.
-IDLE_KEPT = ("team_api", "watched_tab", "key_path", "loop", "cpu_percent", "memory")
+IDLE_KEPT = (
+    "team_api",
+    "watched_tab",
+    "key_path",
+    "loop",
+    "cpu_percent",
+    "chromium_threads",
+    "memory",
+)
 
 
 # The steps of a key's way, each from one time stamp to the next (all by the wall clock).
@@ -1156,7 +1170,8 @@ def idle_line(idle: dict[str, Any]) -> str:
         f"no agent at work: Team API p99 {idle['team_api']['p99_ms']} ms, {tab['fps_min']} "
         f"frames/s, input to frame p50/p95 {tab['input_p50_ms']}/{tab['input_p95_ms']} ms; "
         f"CPU host {cpu['server']:.0f}, Chromium {cpu['browser']:.0f}, bench "
-        f"{cpu['client']:.0f}\n  {key_way(idle['key_path'])}"
+        f"{cpu['client']:.0f}\n  {key_way(idle['key_path'])}\n  "
+        f"{hub_line(idle['chromium_threads'])}"
     )
 
 
@@ -1194,6 +1209,7 @@ def print_report(document: dict[str, Any]) -> None:
                 f"({commonest}, ...)"
             )
             print(f"  N={p['agents']}: {key_way(p['key_path'])}")
+            print(f"  N={p['agents']}: {hub_line(p['chromium_threads'])}")
         if result.get("gc_compare"):
             print("garbage collector compared at the same N:")
             for p in result["gc_compare"]:

@@ -31,6 +31,7 @@ PHASE_KEYS = {
     "watched_tab",
     "memory",
     "cpu_percent",
+    "chromium_threads",
     "load_average",
     "goals",
 }
@@ -99,6 +100,12 @@ def test_a_quick_run_reports_every_measure_of_the_capacity_table(tmp_path: Path)
     assert idle["team_api"]["calls"] > 0
     assert set(idle["key_path"]) == {"presses", *STEPS}
     assert "no agent at work: Team API p99" in run.stdout
+    # The two threads a watched tab's every frame passes through, in the busiest browser
+    # and GPU process: each was at work in both windows.
+    for threads in (phase["chromium_threads"], idle["chromium_threads"]):
+        assert set(threads) == {"browser_main", "gpu_compositor"}
+        assert all(t["at_work_percent"] > 0 <= t["waiting_percent"] for t in threads.values())
+    assert "Chromium's hub threads, % of the window at work / waiting for a CPU" in run.stdout
     assert phase["loop"]["samples"] > 0
     assert phase["heap"]["tracked"] >= sum(phase["heap"]["top"].values()) > 0
     # The price table the agents' turns are costed with was frozen with start-up's objects.
