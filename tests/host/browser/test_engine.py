@@ -545,7 +545,7 @@ async def test_while_a_person_watches_a_tab_navigations_in_its_browser_take_turn
     holder = asyncio.create_task(browser_busy())
     await busy.wait()
     result = await asyncio.wait_for(engine.navigate(TEAM, tab.id, AGENT, site.url("/child")), 10)
-    assert result.value.endswith("/child")
+    assert str(result.value).endswith("/child")
     leave.set()
     await holder
 
@@ -561,5 +561,5 @@ async def test_while_a_person_watches_a_tab_navigations_in_its_browser_take_turn
     assert tab.page.url.endswith("/child")  # not started yet
     leave.set()
     result = await asyncio.wait_for(navigation, 10)
-    assert result.value.endswith("/cookies")
+    assert str(result.value).endswith("/cookies")
     await holder
