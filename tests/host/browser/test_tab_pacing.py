@@ -146,7 +146,7 @@ async def test_a_navigation_takes_the_browser_s_turn_only_while_a_tab_is_watched
     leave.set()
     assert await asyncio.wait_for(navigation, 5) is True
     await holder
-    assert breaths.asked == [BREATH_SECONDS, BREATH_SECONDS]  # after the page and the navigation
+    assert breaths.asked == [BREATH_SECONDS]  # after the page; a navigation takes none
 
 
 async def _navigate(pacing: TabPacing, context: BrowserContext) -> bool:
