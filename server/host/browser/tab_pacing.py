@@ -13,10 +13,10 @@ nothing measurable, a breath would.
 A navigation's start and its commit (a new document, often a new renderer) are the next
 heaviest; while one of the browser's tabs is watched, each navigation holds the browser's
 turn from its start until it commits, at most ``NAVIGATION_HOLD_SECONDS`` (a slow site's
-answer keeps nobody waiting longer). No breath follows it: with one after each
-navigation too, 50 agents made a fifth fewer turns and the watched tab gained little.
-Nobody watching, navigations take no turn: holding one through each navigation's
-network wait would slow every agent.
+answer keeps nobody waiting longer). No breath follows it: the hold already spaces the
+navigations out, and with 50 agents at work it already costs them turns. Nobody
+watching, navigations take no turn: holding one through each navigation's network wait
+would slow every agent.
 """
 
 from __future__ import annotations
