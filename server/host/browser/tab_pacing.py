@@ -36,9 +36,9 @@ NAVIGATION_HOLD_SECONDS = 0.5
 
 
 class TabPacing:
-    """A turn per page made or closed, one at a time in each browser; ``watched`` says
-    whether a person watches one of a browser's tabs (the browser as ``browser_of`` gives
-    it)."""
+    """A turn per page made or closed, and per navigation while a tab is watched, one at a
+    time in each browser; ``watched`` says whether a person watches one of a browser's
+    tabs (the browser as ``browser_of`` gives it)."""
 
     def __init__(
         self,
