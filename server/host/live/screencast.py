@@ -47,6 +47,10 @@ RECAPTURE_AFTER_SECONDS = 0.1
 RECAPTURE_MOST_SECONDS = 1.0
 # How much of the longest recent wait still counts at the next frame.
 WAIT_MEMORY = 0.8
+# Chromium stamps a frame with its compositor's time, which can run a few ms ahead of the
+# host's clock: a frame stamped this soon after an acknowledgement went may have been on
+# its way during it.
+STAMP_SLACK_SECONDS = 0.02
 
 
 class FrameChannel(Protocol):
@@ -146,6 +150,12 @@ class TabScreencast:
         self._recapture: asyncio.TimerHandle | None = None
         # When the last acknowledgement that ended a wait went, until a frame follows it.
         self._released_at: float | None = None
+        # At the last acknowledgement: when it went by the wall clock (Chromium's stamps are
+        # wall-clock times), how many frames waited here, and how many captured before it
+        # came after it (on their way then, and in flight for Chromium).
+        self._ack_wall = float("-inf")
+        self._waiting_at_ack = 0
+        self._on_their_way = 0
         self._frame_wait = FrameWait()
         self._tasks = BackgroundTasks("screencast")
 
@@ -216,6 +226,15 @@ class TabScreencast:
         if self._released_at is not None:
             self._frame_wait.came_after(self._clock() - self._released_at)
             self._released_at = None
+        captured = float(params["metadata"].get("timestamp") or 0.0)
+        if captured and captured < self._ack_wall + STAMP_SLACK_SECONDS:
+            # On its way while the last acknowledgement went: Chromium counted it in flight
+            # then. With the frames that waited here, it may have counted as many as it
+            # captures none beyond, and a change since, on a page that then stood still,
+            # would never come: unless more frames follow, it is asked for again.
+            self._on_their_way += 1
+            if self._waiting_at_ack + self._on_their_way >= CHROMIUM_IN_FLIGHT:
+                self._recapture_later()
         self._unacked.append(int(params["sessionId"]))
         self._acknowledge_soon()
         self._newest = params
@@ -248,17 +267,23 @@ class TabScreencast:
         if session is None or not self._unacked:
             return
         # Chromium captured nothing while this many waited: a change meanwhile may be lost.
-        held_back = len(self._unacked) >= CHROMIUM_IN_FLIGHT
+        # (Frames still on their way count for Chromium too: ``_on_frame`` adds them.)
+        waiting = len(self._unacked)
         self._last_ack = self._clock()
+        self._ack_wall, self._waiting_at_ack, self._on_their_way = time.time(), waiting, 0
         self._spawn(session.send("Page.screencastFrameAck", {"sessionId": self._unacked.popleft()}))
-        if held_back:
-            if self._recapture is not None:
-                self._recapture.cancel()
+        if waiting >= CHROMIUM_IN_FLIGHT:
             self._released_at = self._last_ack
-            self._recapture = asyncio.get_running_loop().call_later(
-                self._frame_wait.recapture_after(), self._capture_again
-            )
+            self._recapture_later()
         self._acknowledge_soon()
+
+    def _recapture_later(self) -> None:
+        """Ask for the page's frame again unless a frame comes first."""
+        if self._recapture is not None:
+            self._recapture.cancel()
+        self._recapture = asyncio.get_running_loop().call_later(
+            self._frame_wait.recapture_after(), self._capture_again
+        )
 
     def _capture_again(self) -> None:
         """No frame came after a wait in which Chromium captured nothing: ask for one."""
@@ -273,6 +298,7 @@ class TabScreencast:
         self._acking = self._recapture = None
         self._released_at = None
         self._unacked.clear()
+        self._ack_wall, self._waiting_at_ack, self._on_their_way = float("-inf"), 0, 0
 
     def _send_newest(self) -> None:
         self._later = None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import io
+import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -64,12 +65,13 @@ async def page() -> AsyncIterator[Page]:
         await browser.close()
 
 
-def frame_event(session_id: int) -> dict[str, Any]:
-    """What Chromium sends with a frame (the bytes need not be a picture for the cap)."""
+def frame_event(session_id: int, captured: float = 1.0) -> dict[str, Any]:
+    """What Chromium sends with a frame (the bytes need not be a picture for the cap), and
+    when it was captured (seconds of the wall clock)."""
     return {
         "sessionId": session_id,
         "data": base64.b64encode(b"\xff\xd8frame").decode(),
-        "metadata": {"deviceWidth": 400, "deviceHeight": 300, "timestamp": 1.0},
+        "metadata": {"deviceWidth": 400, "deviceHeight": 300, "timestamp": captured},
     }
 
 
@@ -211,6 +213,43 @@ async def test_the_last_change_of_a_burst_is_shown_after_chromium_held_its_captu
     # of the rest, the blue that ends it among them: that frame is asked for again.
     await eventually(lambda: is_blue(centre(decode_frame(channel.sent[-1]).jpeg)))
     await cast.stop()
+
+
+async def test_frames_on_their_way_count_as_chromium_s_so_a_lost_change_is_asked_for(
+    page: Page,
+) -> None:
+    clock = Clock()
+    cast, _channel = await capped(page, clock)
+    asked: list[str] = []
+
+    async def refresh() -> None:
+        asked.append("frame")
+
+    cast.refresh = refresh  # type: ignore[method-assign]
+    # Two frames wait here; the first is acknowledged. Chromium counts a third in flight,
+    # still on its way: with three, it captures nothing more until an acknowledgement.
+    cast._unacked.extend([1, 2])
+    cast._acknowledge_oldest()
+    acknowledged = time.time()
+    assert not asks_again(cast)  # two waited here: Chromium could still capture
+    cast._on_frame(frame_event(3, captured=acknowledged - 0.2))  # it comes now
+    assert asks_again(cast)
+    # No frame follows (the page stood still after a change Chromium did not capture):
+    # the page's frame is asked for again.
+    await eventually(lambda: asked == ["frame"])
+
+    # A frame captured after the acknowledgement went shows the page as it was then.
+    cast._forget_unacked()
+    cast._unacked.extend([4, 5])
+    cast._acknowledge_oldest()
+    cast._on_frame(frame_event(6, captured=time.time() + 1))
+    assert not asks_again(cast)
+    await cast.stop()
+
+
+def asks_again(cast: TabScreencast) -> bool:
+    """Whether the screencast will ask for the page's frame again unless one comes."""
+    return cast._recapture is not None
 
 
 def test_a_frame_late_on_a_loaded_machine_is_waited_for_before_asking_again() -> None:
