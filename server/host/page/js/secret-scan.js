@@ -9,8 +9,20 @@
 ({ values, masked }) => {
   const wanted = values.filter((v) => v.length > 0);
   const skipped = new Set(masked.map((id) => picked(id)).map((held) => held && held.el));
+  /** @param {number} code */
+  const digit = (code) => code >= 48 && code <= 57;
+  // A value of digits only (a card's security code, a PIN) shows where no digit touches
+  // it: a code 737 is not shown by an order number 97371 or an address's port 34737.
+  /** @param {string} text @param {string} v */
+  const shows = (text, v) => {
+    if (!/^[0-9]+$/.test(v)) return text.includes(v);
+    for (let at = text.indexOf(v); at !== -1; at = text.indexOf(v, at + 1)) {
+      if (!digit(text.charCodeAt(at - 1)) && !digit(text.charCodeAt(at + v.length))) return true;
+    }
+    return false;
+  };
   /** @param {string | null | undefined} text */
-  const has = (text) => !!text && wanted.some((v) => text.includes(v));
+  const has = (text) => !!text && wanted.some((v) => shows(text, v));
   /** @param {Document | ShadowRoot} root */
   const scan = (root) => {
     const walker = (root.ownerDocument || /** @type {Document} */ (root)).createTreeWalker(

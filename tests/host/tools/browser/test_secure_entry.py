@@ -89,6 +89,7 @@ def sign_in_app(requests: Requests) -> web.Application:
         "/spa": SPA.replace("ECHO", "false"),
         "/echo": SPA.replace("ECHO", "true"),
         "/checkout": CHECKOUT,
+        "/checkout-order": CHECKOUT + "<p>Order 97371</p>",
         "/shadow-echo": SHADOW_ECHO,
         "/framed": "<title>Pay</title><iframe src='FRAME'></iframe>",
         "/api/login": "ok",
@@ -405,6 +406,18 @@ async def test_a_card_is_filled_and_the_payment_left_to_a_person(
     assert requests.of("/pay") == []
     assert holds_secret(tab)
     assert "4111111111111111" not in repr(result)
+
+
+async def test_a_code_among_the_digits_of_a_longer_number_is_no_echo(
+    desk_context: ToolContext, people: People, sign_in: tuple[Site, Requests]
+) -> None:
+    site, _requests = sign_in
+    tab = await open_on(desk_context, site.url("/checkout-order"))
+    result = await fill_card(desk_context, people, tab)
+    assert result["status"] == "takeover"
+    # The order number 97371 holds the card's code 737 between other digits: no echo, so
+    # the person asked to confirm the payment may watch the tab (its fields show dots).
+    assert tab.protection is Protection.TAKEOVER
 
 
 async def test_request_vault_item_gives_the_agent_only_id_kind_and_name(
