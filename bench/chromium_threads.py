@@ -38,16 +38,24 @@ def hub_threads(server_pid: int) -> dict[tuple[str, int], Times]:
     below = descendants(stats, server_pid)
     drivers = {pid for pid in below if stats[pid].name.startswith("node")}
     found: dict[tuple[str, int], Times] = {}
-    for pid in below - drivers:
-        if stats[pid].ppid in drivers:  # a browser process: its main thread has its id
+    chromium: set[int] = set()
+    for driver in drivers:
+        chromium |= descendants(stats, driver)
+    for pid in chromium:
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue  # it ended
+        if b"--type=" not in command:
+            # A browser process: its main thread has its id. Debian's headless shell is
+            # started through a launcher that stays as the browser's parent: both count,
+            # and the launcher, idle, is never the busiest.
             _add(found, "browser_main", pid, pid)
-            continue
-        with contextlib.suppress(OSError):
-            if b"--type=gpu-process" not in Path(f"/proc/{pid}/cmdline").read_bytes():
-                continue
-            for task in Path(f"/proc/{pid}/task").iterdir():
-                if (task / "comm").read_text().strip() == COMPOSITOR_THREAD:
-                    _add(found, "gpu_compositor", pid, int(task.name))
+        elif b"--type=gpu-process" in command:
+            with contextlib.suppress(OSError):
+                for task in Path(f"/proc/{pid}/task").iterdir():
+                    if (task / "comm").read_text().strip() == COMPOSITOR_THREAD:
+                        _add(found, "gpu_compositor", pid, int(task.name))
     return found
 
 
