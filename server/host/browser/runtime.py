@@ -83,6 +83,11 @@ class BrowserRuntime:
         self._start_lock = asyncio.Lock()
         self._sweeper: asyncio.Task[None] | None = None
 
+    @property
+    def engine_as_is(self) -> BrowserEngine:
+        """The engine, running or not: a turn's tools hold it until one needs a page."""
+        return self._engine
+
     async def engine(self) -> BrowserEngine:
         """The running engine, started (and its saved tabs restored) on first call."""
         async with self._start_lock:

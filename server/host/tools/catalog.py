@@ -171,6 +171,12 @@ _BROWSER_TOOLS = frozenset(
 )
 
 
+async def _browser_for(context: ToolContext, name: str) -> None:
+    """Starts the host's browser for the first tab or page tool of a turn that has none."""
+    if context.start_browser is not None and name in _BROWSER_TOOLS:
+        await context.start_browser()
+
+
 def _validation_message(exc: ValidationError) -> str:
     """One readable line per problem, naming the field as the agent wrote it."""
     problems = []
@@ -197,6 +203,7 @@ async def call_tool(context: ToolContext, name: str, raw_args: dict[str, Any]) -
             args = tool.args.model_validate(repaired)
         except ValidationError as exc:
             raise ToolFailure("invalidArguments", _validation_message(exc)) from None
+        await _browser_for(context, name)
         result = await tool.run(context, args)
     except CrewhostError as exc:
         return cap_result({"error": exc.to_wire()})
@@ -217,6 +224,7 @@ async def describe_call(context: ToolContext, name: str, raw_args: dict[str, Any
         return None
     try:
         args = tool.args.model_validate(repair_arguments(name, raw_args))
+        await _browser_for(context, name)
         return await tool.describe(context, args)
     except Exception as exc:
         if not isinstance(exc, (CrewhostError, ValidationError)):

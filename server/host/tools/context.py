@@ -235,6 +235,10 @@ class ToolContext:
     engine: BrowserEngine
     team_id: str
     caller: Caller
+    # Starts ``engine`` (and restores its saved tabs) before a tab or page tool's first
+    # call, so a turn that never touches a page never starts a browser; None where the
+    # engine runs already.
+    start_browser: Callable[[], Awaitable[object]] | None = None
     turn: TurnState = field(default_factory=TurnState)
     memories: MemoryService | None = None
     # The member whose private thread the turn is in: their memories join the team's in
@@ -315,7 +319,8 @@ class ToolContextFactory:
         private thread it is; the rest is the turn's own (its model, its people, its task
         list, its sub-agents, the agents it may ask)."""
         return ToolContext(
-            engine=await self.browser.engine(),
+            engine=self.browser.engine_as_is,
+            start_browser=self.browser.engine,
             team_id=team_id,
             caller=caller,
             memories=self.memories,
