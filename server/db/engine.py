@@ -26,6 +26,7 @@ import sqlalchemy as sa
 from sqlalchemy import event
 from sqlalchemy.engine import Connection, make_url
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
+from sqlalchemy.util import LRUCache
 
 from server.common.data_folder import create_private_file, private_folder
 from server.common.errors import CrewhostError
@@ -41,6 +42,45 @@ log = logging.getLogger(__name__)
 ALEMBIC_DIR = Path(__file__).resolve().parent / "migrations"
 # Serialises migrations when several hubs start at once on one PostgreSQL.
 _MIGRATION_LOCK_KEY = 0x637265776873
+
+
+class CompiledStatements:
+    """SQLAlchemy's compiled statements, shared by every engine of one kind of database in
+    this process.
+
+    SQLAlchemy keeps an engine's compiled statements in that engine, keyed by its dialect
+    object: the read and write engines of one SQLite file compiled each statement twice,
+    and a process that opens a database again (a test process opens one per test) compiled
+    everything again each time. Here the key names the dialect's class and the server's
+    version instead, which is all a compiled statement depends on for engines made with the
+    same options, as ``Database`` makes them.
+    """
+
+    def __init__(self, size: int = 2000) -> None:
+        self._cache: LRUCache[Any, Any] = LRUCache(size)
+
+    @staticmethod
+    def _key(key: tuple[Any, ...]) -> tuple[Any, ...]:
+        dialect, *rest = key
+        return (type(dialect), dialect.server_version_info, *rest)
+
+    def get(self, key: tuple[Any, ...], default: Any = None) -> Any:
+        return self._cache.get(self._key(key), default)
+
+    def __getitem__(self, key: tuple[Any, ...]) -> Any:
+        return self._cache[self._key(key)]
+
+    def __setitem__(self, key: tuple[Any, ...], value: Any) -> None:
+        self._cache[self._key(key)] = value
+
+    def __contains__(self, key: object) -> bool:
+        return isinstance(key, tuple) and self._key(key) in self._cache
+
+    def __len__(self) -> int:
+        return len(self._cache)
+
+
+_COMPILED = CompiledStatements()
 
 
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -94,12 +134,18 @@ class Database:
             kwargs["pool_pre_ping"] = True
             if schema:
                 kwargs["connect_args"] = {"server_settings": {"search_path": schema}}
+        kwargs["execution_options"] = {"compiled_cache": _COMPILED}
         self.engine: AsyncEngine = create_async_engine(parsed, **kwargs)
         # Reads of a SQLite file get connections of their own; elsewhere (PostgreSQL, an
         # in-memory SQLite) they share the one engine.
         self.read_engine: AsyncEngine = self.engine
         if path is not None:
-            self.read_engine = create_async_engine(parsed, pool_size=sqlite_readers, max_overflow=0)
+            self.read_engine = create_async_engine(
+                parsed,
+                pool_size=sqlite_readers,
+                max_overflow=0,
+                execution_options={"compiled_cache": _COMPILED},
+            )
             event.listen(self.read_engine.sync_engine, "connect", _sqlite_reader_pragmas)
         # Lookups: see lookups. Opened at the first one.
         self._sqlite_path = path

@@ -35,7 +35,6 @@ import time
 import traceback
 from asyncio import selector_events
 from collections.abc import AsyncIterator
-from pathlib import Path
 from types import FrameType
 
 import pytest_asyncio
