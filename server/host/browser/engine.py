@@ -130,7 +130,7 @@ class BrowserEngine:
         await self._guard.__aenter__()
         try:
             await self._contexts.start()
-            await self._saved.restore_all()
+            await self.restore_saved_tabs()
         except BaseException:
             await self._shutdown()
             raise
@@ -372,10 +372,12 @@ class BrowserEngine:
     async def close_partition(self, team_id: str, partition: Partition) -> None:
         """Close every tab of the partition, held or not (an admin's change wins), and its context.
 
-        A stopped engine has nothing open; the partition's saved tabs are forgotten instead.
+        A stopped engine has nothing open; the partition's saved tabs are forgotten instead
+        (and those listed asleep before it started).
         """
         self.team_folder(team_id)
         if not self.running:
+            self._forget_asleep(team_id, lambda tab: tab.partition == partition)
             await self._saved.forget_partition(team_id, partition)
             return
         for tab in self.list_tabs(team_id):
@@ -388,12 +390,19 @@ class BrowserEngine:
         """Close every tab an agent owns (its profile changed, or it was deleted)."""
         self.team_folder(team_id)
         if not self.running:
+            self._forget_asleep(team_id, lambda tab: tab.owner_agent_id == agent_id)
             await self._saved.forget_agent(team_id, agent_id)
             return
         for tab in self.list_tabs(team_id):
             if tab.owner_agent_id == agent_id:
                 await self._close(tab)
         await self._saved.save(team_id)
+
+    def _forget_asleep(self, team_id: str, chosen: Callable[[Tab], bool]) -> None:
+        """Drops the chosen tabs restored before the engine started: asleep, with no page."""
+        for tab in self.list_tabs(team_id):
+            if chosen(tab):
+                self._tabs.forget(tab)
 
     async def clear_partition(self, team_id: str, partition: Partition) -> None:
         """Close the partition, then remove its cookies, storage and cache from disk."""
@@ -464,6 +473,11 @@ class BrowserEngine:
             await self._pages.unload(tab)
         await self._contexts.close_idle()
         return [t.id for t in chosen]
+
+    async def restore_saved_tabs(self) -> None:
+        """Every team's saved tabs, asleep: at the start, or before it to list them (a tab
+        restored already is left as it is)."""
+        await self._saved.restore_all()
 
     async def restore(self, team_id: str) -> list[Tab]:
         """The team's saved tabs, asleep in their own partitions; bad entries are dropped."""

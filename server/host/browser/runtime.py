@@ -81,6 +81,7 @@ class BrowserRuntime:
             cpu_nice=settings.browser_cpu_nice,
         )
         self._start_lock = asyncio.Lock()
+        self._restored = False  # the saved tabs, restored without starting Chromium
         self._sweeper: asyncio.Task[None] | None = None
 
     @property
@@ -92,15 +93,29 @@ class BrowserRuntime:
         """The running engine, started (and its saved tabs restored) on first call."""
         async with self._start_lock:
             if not self._engine.running:
-                async with self._db.read() as conn:
-                    self._profiles = await self._profile_repo.list_profile_keys_of_every_team(conn)
+                await self._read_profiles()
                 await self._engine.__aenter__()
                 self._sweeper = asyncio.get_running_loop().create_task(self._sweep())
                 log.info("browser started")
         return self._engine
 
+    async def restored(self) -> BrowserEngine:
+        """The engine with every team's saved tabs back (asleep), started or not: listing
+        the tabs a host kept across a restart starts no Chromium."""
+        async with self._start_lock:
+            if not self._engine.running and not self._restored:
+                await self._read_profiles()
+                await self._engine.restore_saved_tabs()
+                self._restored = True
+        return self._engine
+
+    async def _read_profiles(self) -> None:
+        async with self._db.read() as conn:
+            self._profiles = await self._profile_repo.list_profile_keys_of_every_team(conn)
+
     def list_tabs(self, team_id: str) -> list[Tab]:
-        """The team's tabs as they are now, without starting the browser (none before)."""
+        """The team's tabs as they are now, without starting the browser (none before it
+        started or ``restored``)."""
         return self._engine.list_tabs(team_id)
 
     def tab_states(self) -> dict[str, int]:

@@ -46,7 +46,7 @@ class TabService:
     async def list_tabs(self, team_id: str, account_id: str) -> list[TabSummary]:
         """The tabs this member sees; the team's active tab (an agent's ``activate_tab``)
         first."""
-        engine = await self._browser.engine()
+        engine = await self._browser.restored()  # asleep tabs are listed without Chromium
         active = engine.active_tab_id(team_id)
         tabs = [t for t in engine.list_tabs(team_id) if member_sees(t, account_id)]
         tabs.sort(key=lambda t: t.id != active)  # stable: the rest keep their order
@@ -120,7 +120,7 @@ class TabService:
         return (await self._member_tab(team_id, account_id, tab_id)).icon
 
     async def _member_tab(self, team_id: str, account_id: str, tab_id: str) -> Tab:
-        engine = await self._browser.engine()
+        engine = await self._browser.restored()
         tab = engine.get_tab(team_id, tab_id)
         require_member_reach(tab, account_id)
         return tab
