@@ -127,7 +127,7 @@ class TabPages:
                     code="navigationReplaced",
                 ) from None
             found = _NET_ERROR.search(str(exc))
-            proxied.failed(tab.team_id, tab.partition, url, found.group(1) if found else None)
+            await proxied.failed(tab.team_id, tab.partition, url, found.group(1) if found else None)
             if found is None:
                 raise
             named = self._contexts.load_error(url, found.group(1))
@@ -135,7 +135,7 @@ class TabPages:
                 raise
             raise PlaywrightError(str(exc).replace(found.group(0), f"net::{named}")) from None
         if response is not None:
-            proxied.loaded(
+            await proxied.loaded(
                 tab.team_id, tab.partition, response.url, response.status, response.headers
             )
         return response

@@ -46,9 +46,9 @@ _PROXY_ERRORS = frozenset(
         "ERR_ADDRESS_UNREACHABLE",
     }
 )
-_SIGN_IN_ERRORS = frozenset(
-    {"ERR_PROXY_AUTH_UNSUPPORTED", "ERR_PROXY_AUTH_REQUESTED", "ERR_INVALID_AUTH_CREDENTIALS"}
-)
+_SIGN_IN_ERRORS = frozenset({"ERR_PROXY_AUTH_UNSUPPORTED", "ERR_PROXY_AUTH_REQUESTED"})
+# The full browser's end of a sign-in it could not give: the proxy's, or the site's own.
+_SIGN_IN_FAILED = "ERR_INVALID_AUTH_CREDENTIALS"
 REFUSAL_HEADER = "x-proxy-refusal"
 CAUSE_HEADER = "x-proxy-refusal-cause"
 # How a member's computer's refusal of a site reads, after "refused <site>: ".
@@ -105,7 +105,7 @@ class ProxiedPartitions:
         for key in list(self._running):
             await self.stopped(*key)
 
-    def loaded(
+    async def loaded(
         self,
         team_id: str,
         partition: Partition,
@@ -113,16 +113,17 @@ class ProxiedPartitions:
         status: int,
         headers: Mapping[str, str],
     ) -> None:
-        """A main-frame answer for ``url`` came through the partition's proxy: a 407 or a
-        relay's refusal is the page's error (the relay's 502 page is no page), and marks
-        the proxy unless the proxy only could not reach the site; anything else clears
-        the mark."""
+        """A main-frame answer for ``url`` came through the partition's proxy: a 407, a
+        401 that was the proxy's refusal of its sign-in (tinyproxy's answer to a wrong
+        password, which the headless shell shows as a page), or a relay's refusal is the
+        page's error (the relay's 502 page is no page), and marks the proxy unless the
+        proxy only could not reach the site; anything else clears the mark."""
         launched = self._running.get((team_id, partition))
         if launched is None:
             return
         refusal = headers.get(REFUSAL_HEADER)
         why: Why | None = None
-        if status == 407:
+        if status == 407 or (status == 401 and await self.launcher.refuses_sign_in(launched, url)):
             why = "signIn"
         elif status == 502 and refusal in ("unreachable", "signIn", "offline", "target"):
             why = refusal  # type: ignore[assignment]
@@ -133,14 +134,23 @@ class ProxiedPartitions:
         if why is not None:
             raise _page_error(launched.plan, why)
 
-    def failed(self, team_id: str, partition: Partition, url: str, net_error: str | None) -> None:
+    async def failed(
+        self, team_id: str, partition: Partition, url: str, net_error: str | None
+    ) -> None:
         """A main-frame load of ``url`` failed with Chromium's ``net_error``: when the
         proxy is the cause, the proxy is marked and the page error names it; when the
-        proxy could not reach the site (a refused tunnel), the error says why."""
+        proxy could not reach the site (a refused tunnel), the error says why. A failed
+        sign-in is the proxy's only if the proxy refuses its own now: a site's request for
+        one fails the same way, and is the site's error."""
         launched = self._running.get((team_id, partition))
         if launched is None or net_error is None:
             return
-        why = _failure(launched, net_error)
+        if net_error == _SIGN_IN_FAILED:
+            why: Why | None = None
+            if await self.launcher.refuses_sign_in(launched, url):
+                why = "signIn"
+        else:
+            why = _failure(launched, net_error)
         if why is None:
             return
         self._mark(launched, why)

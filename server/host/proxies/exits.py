@@ -197,24 +197,55 @@ class HttpsProxyExit:
         self._tls = tls
 
     async def open(self, host: str, port: int) -> Upstream:
-        reader, writer = await dial_proxy(self._proxy, self._judge, self._timeout, self._tls)
-        upstream = TcpUpstream(reader, writer)
-        try:
-            authority = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-            head = [f"CONNECT {authority} HTTP/1.1", f"Host: {authority}"]
-            if self._proxy.username is not None:
-                sign_in = f"{self._proxy.username}:{self._proxy.password or ''}".encode()
-                head.append("Proxy-Authorization: Basic " + base64.b64encode(sign_in).decode())
-            writer.write(("\r\n".join(head) + "\r\n\r\n").encode("utf-8"))
-            answer = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), self._timeout)
-        except (OSError, TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
-            await upstream.close()
-            raise ExitRefused("unreachable") from None
-        status = answer.split(b" ", 2)[1:2]
-        if status != [b"200"]:
-            await upstream.close()
-            raise ExitRefused("signIn" if status == [b"407"] else "target")
-        return upstream
+        return await connect_tunnel(
+            self._proxy, self._judge, self._timeout, host, port, tls=self._tls
+        )
+
+
+async def connect_tunnel(
+    proxy: ProxyAddress,
+    judge: ProxyAddressJudge,
+    seconds: float,
+    host: str,
+    port: int,
+    *,
+    tls: ssl.SSLContext | None = None,
+) -> TcpUpstream:
+    """A ``CONNECT`` tunnel to ``host:port`` through an http(s) proxy, signed in with the
+    proxy's user and password if it has them. A refused sign-in is ``signIn`` whether the
+    proxy answers 407 or, as tinyproxy does for wrong credentials, 401."""
+    reader, writer = await dial_proxy(proxy, judge, seconds, tls)
+    upstream = TcpUpstream(reader, writer)
+    try:
+        authority = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        head = [f"CONNECT {authority} HTTP/1.1", f"Host: {authority}"]
+        if proxy.username is not None:
+            sign_in = f"{proxy.username}:{proxy.password or ''}".encode()
+            head.append("Proxy-Authorization: Basic " + base64.b64encode(sign_in).decode())
+        writer.write(("\r\n".join(head) + "\r\n\r\n").encode("utf-8"))
+        answer = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), seconds)
+    except (OSError, TimeoutError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
+        await upstream.close()
+        raise ExitRefused("unreachable") from None
+    status = answer.split(b" ", 2)[1:2]
+    if status != [b"200"]:
+        await upstream.close()
+        raise ExitRefused("signIn" if status in ([b"407"], [b"401"]) else "target")
+    return upstream
+
+
+async def refuses_sign_in(
+    proxy: ProxyAddress, judge: ProxyAddressJudge, seconds: float, host: str, port: int
+) -> bool:
+    """Whether the proxy refuses its own user and password, asked with a ``CONNECT`` to
+    ``host:port`` that is closed before anything is sent through it: what tells a proxy's
+    refusal from a site's own request for a sign-in, which reads the same in a browser."""
+    try:
+        tunnel = await connect_tunnel(proxy, judge, seconds, host, port)
+    except ExitRefused as refused:
+        return refused.why == "signIn"
+    await tunnel.close()
+    return False
 
 
 def _target(host: str) -> bytes:

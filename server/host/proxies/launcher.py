@@ -22,7 +22,7 @@ from urllib.parse import quote, urlsplit
 
 from server.common.public_addresses import NameNotResolved
 from server.host.proxies.addresses import ProxyAddress
-from server.host.proxies.exits import Exit, HttpsProxyExit, Socks5Exit, Why
+from server.host.proxies.exits import Exit, HttpsProxyExit, Socks5Exit, Why, refuses_sign_in
 from server.host.proxies.judge import ProxyAddressJudge
 from server.host.proxies.marks import ProxyMarks
 from server.host.proxies.plan import ProxyPlan
@@ -110,6 +110,25 @@ class ProxyLauncher:
         if plan.kind == "address" and address is not None and address.scheme == "socks5":
             return await self._relayed(plan, self._socks5(address))
         return await self.start(plan)
+
+    async def refuses_sign_in(self, launched: LaunchedProxy, url: str) -> bool:
+        """Whether the proxy Chromium signs in to itself (an http proxy with a user) refuses
+        that sign-in now. A load asked for a sign-in and failed, or showed a 401 page, and
+        a site's own sign-in does the same: the proxy is asked (``exits.refuses_sign_in``)
+        for the load's site. A relay signs in to its exit itself, and marks it when refused."""
+        address = launched.plan.address
+        if launched.relay is not None or address is None or address.username is None:
+            return False
+        parts = urlsplit(url)
+        if parts.hostname is None:
+            return False
+        try:
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+        except ValueError:
+            return False
+        return await refuses_sign_in(
+            address, self.judge, self.connect_timeout, parts.hostname, port
+        )
 
     def _socks5(self, address: ProxyAddress) -> Socks5Exit:
         return Socks5Exit(address, timeout=self.connect_timeout, judge=self.judge)

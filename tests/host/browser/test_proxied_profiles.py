@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from aiohttp import web
+from playwright.async_api import Error as PlaywrightError
 
 from peer.connection import HostConnection, TeamApiCallError
 from server.common.errors import CrewhostError
@@ -22,7 +23,7 @@ from server.host.browser.callers import Caller
 from server.host.browser.partitions import Partition
 from server.host.tools.catalog import call_tool
 from server.host.web.fetcher import WebFetcher
-from tests.support.chromium import full_browser
+from tests.support.chromium import full_browser, installed
 from tests.support.clock import FakeClock
 from tests.support.databases import ScratchDatabase
 from tests.support.fakes.socks5 import faulty_socks5
@@ -47,15 +48,18 @@ class Seen:
 
 @pytest.fixture
 async def server(
-    tmp_path: Path, database: ScratchDatabase, clock: FakeClock
+    request: pytest.FixtureRequest, tmp_path: Path, database: ScratchDatabase, clock: FakeClock
 ) -> AsyncIterator[RunningHub]:
     """The suite's hub, whose proxies may be at 127.0.0.1 (where tinyproxy and microsocks
     listen) as an on-premises proxy would be allowed; nothing else on loopback."""
-    # A proxy's sign-in and WebRTC's flags are the full browser's (the product's default).
+    # A proxy's sign-in and WebRTC's flags are the full browser's (the product's default),
+    # unless a test asks for the headless shell (``indirect`` parametrization).
+    shell = getattr(request, "param", "full") == "shell"
+    chromium = installed("chromium-headless-shell") if shell else full_browser()
     settings = hub_settings(
         tmp_path,
         database,
-        **{"host.proxy_allowed_hosts": ["127.0.0.1"], "host.chromium": full_browser()},
+        **{"host.proxy_allowed_hosts": ["127.0.0.1"], "host.chromium": chromium},
     )
     async with running_hub(settings, database, clock=clock) as running:
         yield running
@@ -69,6 +73,9 @@ async def site() -> AsyncIterator[Seen]:
         if request.path == "/favicon.ico":
             raise web.HTTPNotFound()  # Chromium asks on its own; only pages are counted
         seen.requests.append((request.path, request.remote or "", request.headers.get("Via")))
+        if request.path.startswith("/members-only"):  # the site's own sign-in, not the proxy's
+            headers = {"WWW-Authenticate": 'Basic realm="members"'}
+            return web.Response(status=401, text="<title>members only</title>", headers=headers)
         return web.Response(text="<title>through</title><p>hello</p>", content_type="text/html")
 
     app = web.Application()
@@ -156,6 +163,7 @@ async def test_http_proxies_with_and_without_a_sign_in(
         )
         assert await status_of(admin, proxy["id"]) == "signIn"
         assert len(site.requests) == count  # never went direct
+        assert [path for path, *_ in site.requests].count("/wrong") == 0
 
         await admin.connection.call(
             "browser-proxies-v1/update",
@@ -168,6 +176,58 @@ async def test_http_proxies_with_and_without_a_sign_in(
         await engine.open_tab(admin.team_id, good, url=site.base + "/again")
         assert site.requests[-1][:2] == ("/again", "127.0.0.3")
         assert await status_of(admin, proxy["id"]) is None  # the good load cleared the mark
+
+
+async def test_a_sites_own_sign_in_is_not_the_proxys(
+    server: RunningHub, admin: Admin, site: Seen, tmp_path: Path
+) -> None:
+    """A page that asks for its own sign-in fails as the full browser fails it anywhere,
+    through a proxy with a sign-in or a relay: the site's error, not the proxy's, and the
+    proxy is not marked."""
+    engine = await server.builtin.services.browser.engine()
+    async with (
+        tinyproxy(tmp_path, outgoing="127.0.0.2", sign_in=("agent", "passw0rd")) as http,
+        microsocks(outgoing="127.0.0.3", sign_in=("agent", "passw0rd")) as socks,
+    ):
+        for address, outgoing in (
+            (f"http://agent:passw0rd@127.0.0.1:{http.port}", "127.0.0.2"),
+            (f"socks5://agent:passw0rd@127.0.0.1:{socks.port}", "127.0.0.3"),
+        ):
+            partition, proxy = await profile_behind(admin, address)
+            with pytest.raises(PlaywrightError, match="net::ERR_INVALID_AUTH_CREDENTIALS"):
+                await engine.open_tab(admin.team_id, partition, url=site.base + "/members-only")
+            assert site.requests[-1][:2] == ("/members-only", outgoing)
+            assert await status_of(admin, proxy["id"]) is None
+
+
+@pytest.mark.parametrize("server", ["shell"], indirect=True)
+async def test_a_sign_in_the_proxy_refuses_reads_the_same_in_the_headless_shell(
+    server: RunningHub, admin: Admin, site: Seen, tmp_path: Path
+) -> None:
+    """The shell shows a refusing proxy's own answer (tinyproxy's 401) as a page: the host
+    asks the proxy, and the load is the same sign-in refusal as in the full browser."""
+    engine = await server.builtin.services.browser.engine()
+    async with tinyproxy(tmp_path, outgoing="127.0.0.2", sign_in=("agent", "passw0rd")) as guarded:
+        partition, proxy = await profile_behind(
+            admin, f"http://agent:wrong@127.0.0.1:{guarded.port}"
+        )
+        with pytest.raises(CrewhostError) as caught:
+            await engine.open_tab(admin.team_id, partition, url=site.base + "/shell")
+        assert caught.value.code == "browserProxySignInRefused"
+        assert await status_of(admin, proxy["id"]) == "signIn"
+        assert all(path != "/shell" for path, *_ in site.requests)
+        # A site's own sign-in there is the site's page, and the proxy is not marked.
+        await admin.connection.call(
+            "browser-proxies-v1/update",
+            {
+                "id": proxy["id"],
+                "previousAddress": proxy["address"],
+                "address": f"http://agent:passw0rd@127.0.0.1:{guarded.port}",
+            },
+        )
+        tab = await engine.open_tab(admin.team_id, partition, url=site.base + "/members-only/2")
+        assert tab.url.endswith("/members-only/2")
+        assert await status_of(admin, proxy["id"]) is None
 
 
 async def test_socks5_with_a_sign_in_goes_through_the_relay(
