@@ -475,12 +475,15 @@ class ThreadService:
         shared: bool,
         thread_id: str | None = None,
         unattended: Unattended | None = None,
+        started_by: str | None = None,
     ) -> Turn:
         """Start a turn with nobody in the chat (a routine's run) in ``thread_id``, or in a
         new thread of ``account_id``'s when that is None or gone; ``turnRunning`` if one
         runs there. Its consents and questions go to ``unattended.approvers`` when it names
         any (else to whoever sees the thread) and wait ``unattended.attention_seconds``;
-        none is approved unless the agent's permissions already say so."""
+        none is approved unless the agent's permissions already say so. Its spending is a
+        routine's when it runs for one, else ``started_by``'s (``account_id``'s if None):
+        checked against their budgets before it starts, and counted to them as it runs."""
         agent = await self._agents.get_agent(team_id, agent_id)
         thread = None
         if thread_id is not None:
@@ -492,9 +495,10 @@ class ThreadService:
             if thread.id in self._running:
                 raise Conflict("the agent is still answering; stop it or wait", code="turnRunning")
             routine_id = unattended.routine_id if unattended is not None else None
-            await self._check_budgets(thread, agent, "" if routine_id else account_id, routine_id)
+            spender = "" if routine_id else (account_id if started_by is None else started_by)
+            await self._check_budgets(thread, agent, spender, routine_id)
             return await self._start_turn(
-                thread, agent, UserMessage(text=text), unattended=unattended
+                thread, agent, UserMessage(text=text), unattended=unattended, started_by=spender
             )
 
     async def start_asked(
@@ -533,6 +537,8 @@ class ThreadService:
             shared=shared,
             thread_id=thread.id,
             unattended=unattended,
+            # Another agent's task is spent by whoever started the asking turn.
+            started_by=None if asking is None else asking.started_by,
         )
 
     async def ended_turn(self, team_id: str, thread_id: str, turn_id: str) -> Turn | None:

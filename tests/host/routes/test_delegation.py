@@ -166,6 +166,49 @@ async def test_an_agent_asks_another_and_answers_with_its_answer(team: Team) -> 
     assert await refused(team.admin, "threads-v1/get", {"threadId": child}) == "threadNotFound"
 
 
+async def test_the_asked_agents_spending_is_the_asking_turns_member(team: Team) -> None:
+    """What the asked agent spends counts to the member who started the asking turn: in
+    the team's usage by member, in the member's own, and so against their budget."""
+    async with FakeAnthropic() as fake:
+        lead, pricer = await agents(team, fake, {"name": "Lead"}, {"name": "Pricer"})
+        await may_ask(team, lead, pricer)
+        thread_id = await member_thread(team, lead)
+        fake.script(
+            asking("toolu_a", "pricer", "What does green tea cost?"),
+            says("3 EUR."),
+            says("The pricer says 3 EUR."),
+        )
+        await ask(team, thread_id, "Find the price of green tea")
+        assert (await until(team.member, thread_id, "turn-finished"))["status"] == "done"
+    member_id = (await team.member.call("host-v1/whoami"))["accountId"]
+    rows = (await team.admin.call("usage-v1/summary", {"by": ["agent", "member"]}))["rows"]
+    assert {(r["key"]["agent"], r["key"]["member"]) for r in rows} == {
+        (lead, member_id),
+        (pricer, member_id),
+    }
+    own = (await team.member.call("usage-v1/summary", {"by": ["agent"]}))["rows"]
+    assert {r["key"]["agent"] for r in own} == {lead, pricer}
+
+    # A member budget the two turns spent refuses the member's next ask of the pricer.
+    spent = sum(int(r["inputTokens"]) + int(r["outputTokens"]) for r in rows)
+    budget = await team.admin.call(
+        "budgets-v1/create",
+        {
+            "name": "The member's tokens",
+            "scope": "member",
+            "targetId": member_id,
+            "unit": "tokens",
+            "amount": str(spent),
+        },
+    )
+    [listed] = (await team.admin.call("budgets-v1/list"))["budgets"]
+    assert (listed["id"], int(listed["used"])) == (budget["id"], spent)
+    refusal = await refused(
+        team.member, "threads-v1/send", {"threadId": thread_id, "text": "Again"}
+    )
+    assert refusal == "budgetExceeded"
+
+
 async def approve_when_asked(connection: HostConnection, thread_id: str) -> dict[str, Any]:
     request = await until(connection, thread_id, "attention-requested")
     listed = await connection.call("attention-v1/list")
