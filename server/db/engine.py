@@ -135,6 +135,9 @@ class Database:
             if schema:
                 kwargs["connect_args"] = {"server_settings": {"search_path": schema}}
         kwargs["execution_options"] = {"compiled_cache": _COMPILED}
+        # A failed statement's error names its SQL, never its values: they may be secrets
+        # (a trigger's signing secret, a sealed token), and errors are logged.
+        kwargs["hide_parameters"] = True
         self.engine: AsyncEngine = create_async_engine(parsed, **kwargs)
         # Reads of a SQLite file get connections of their own; elsewhere (PostgreSQL, an
         # in-memory SQLite) they share the one engine.
@@ -145,6 +148,7 @@ class Database:
                 pool_size=sqlite_readers,
                 max_overflow=0,
                 execution_options={"compiled_cache": _COMPILED},
+                hide_parameters=True,
             )
             event.listen(self.read_engine.sync_engine, "connect", _sqlite_reader_pragmas)
         # Lookups: see lookups. Opened at the first one.

@@ -29,7 +29,7 @@ def _run(connection: Connection) -> None:
 
 def _run_from_url(url: str) -> None:
     async def main() -> None:
-        engine = create_async_engine(url)
+        engine = create_async_engine(url, hide_parameters=True)
         async with engine.begin() as connection:
             await connection.run_sync(_run)
         await engine.dispose()
