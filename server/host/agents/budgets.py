@@ -174,6 +174,8 @@ class BudgetService:
         estimate = Tokens(input=estimated_input)
         for budget in budgets:
             state = await self._state(budget)
+            if not state.first_day <= await self._today(budget.team_id) <= state.last_day:
+                continue  # a custom range not begun or over: today's spending is not its
             if budget.unit == "tokens":
                 coming = estimate.total
             else:
@@ -221,8 +223,12 @@ class BudgetService:
     async def _period(self, budget: BudgetRow) -> tuple[str, str]:
         if budget.period == "custom" and budget.first_day and budget.last_day:
             return budget.first_day, budget.last_day
-        settings = await self._usage.settings_of(budget.team_id)
-        return month_of(day_of(self._clock.now(), settings.zone))
+        return month_of(await self._today(budget.team_id))
+
+    async def _today(self, team_id: str) -> str:
+        """Today's date in the team's time zone, as the rollups name their days."""
+        settings = await self._usage.settings_of(team_id)
+        return day_of(self._clock.now(), settings.zone)
 
     async def _of_team(self, team_id: str) -> list[BudgetRow]:
         found = self._budgets.get(team_id)

@@ -307,6 +307,31 @@ async def test_a_cost_budget_of_a_routine_counts_its_runs_only(budgets: Budgets)
     assert "$10.000000 of $10.000000" in refused.value.message
 
 
+async def test_a_custom_range_caps_its_own_days_only(budgets: Budgets) -> None:
+    world, service = budgets.world, budgets.service
+    await service.create_budget(
+        OWNER,
+        budget_spec(
+            name="June sprint",
+            period="custom",
+            first_day="2026-06-01",
+            last_day="2026-06-30",
+        ),
+    )
+    who = request_for(ALICE)
+    await world.record_at(at("2026-05-20 12:00"), who, Tokens(input=5_000))
+    await service.check(spender(ALICE))  # before its range: May's spending is not its
+    await world.record_at(at("2026-06-10 12:00"), who, Tokens(input=1_000))
+    with pytest.raises(Conflict) as refused:
+        await service.check(spender(ALICE))
+    assert "“June sprint”" in refused.value.message
+    # Once its range is over, it refuses nothing, and still shows what its days spent.
+    world.clock.advance(at("2026-07-02 12:00") - world.clock.now())
+    await service.check(spender(ALICE), estimated_input=200)
+    [state] = await service.list_budgets(TEAM)
+    assert (state.used, state.first_day, state.last_day) == (1_000, "2026-06-01", "2026-06-30")
+
+
 async def test_bad_budgets_are_refused_naming_the_field(budgets: Budgets) -> None:
     service = budgets.service
     for changes, field in (
