@@ -453,7 +453,7 @@ class ThreadService:
             if running is not None:
                 return await self._queue.add(running.thread, account_id, message)
             if not await self._queue.list_queued(team_id, thread_id):
-                await self._check_budgets(thread, agent, account_id, None)
+                await self._check_budgets(team_id, agent, account_id, None)
                 return await self._start_turn(thread, agent, message, started_by=account_id)
             # Messages a restart left queued go first: this one joins them, the oldest starts.
             queued = await self._queue.add(thread, account_id, message)
@@ -485,18 +485,19 @@ class ThreadService:
         routine's when it runs for one, else ``started_by``'s (``account_id``'s if None):
         checked against their budgets before it starts, and counted to them as it runs."""
         agent = await self._agents.get_agent(team_id, agent_id)
+        routine_id = unattended.routine_id if unattended is not None else None
+        spender = _spender(account_id, started_by, routine_id)
         thread = None
         if thread_id is not None:
             async with self._db.read() as conn:
                 thread = await self._repo.get_thread(conn, team_id, thread_id)
         if thread is None or thread.agent_id != agent_id:
+            await self._check_budgets(team_id, agent, spender, routine_id)
             thread = await self.start_thread(team_id, agent_id, account_id, title, shared=shared)
         async with self._thread_lock(thread.id):
             if thread.id in self._running:
                 raise Conflict("the agent is still answering; stop it or wait", code="turnRunning")
-            routine_id = unattended.routine_id if unattended is not None else None
-            spender = "" if routine_id else (account_id if started_by is None else started_by)
-            await self._check_budgets(thread, agent, spender, routine_id)
+            await self._check_budgets(team_id, agent, spender, routine_id)
             return await self._start_turn(
                 thread, agent, UserMessage(text=text), unattended=unattended, started_by=spender
             )
@@ -524,6 +525,13 @@ class ThreadService:
                 asking.routine_id,
                 on_callers_place=True,
             )
+        # Another agent's task is spent by whoever started the asking turn.
+        started_by = None if asking is None else asking.started_by
+        routine_id = None if asking is None else asking.routine_id
+        agent = await self._agents.get_agent(team_id, agent_id)
+        await self._check_budgets(
+            team_id, agent, _spender(account_id, started_by, routine_id), routine_id
+        )
         title = title[:MAX_TITLE_CHARS]
         thread = await self.start_thread(
             team_id, agent_id, account_id, title, shared=shared, asked_by=asked_by
@@ -537,8 +545,7 @@ class ThreadService:
             shared=shared,
             thread_id=thread.id,
             unattended=unattended,
-            # Another agent's task is spent by whoever started the asking turn.
-            started_by=None if asking is None else asking.started_by,
+            started_by=started_by,
         )
 
     async def ended_turn(self, team_id: str, thread_id: str, turn_id: str) -> Turn | None:
@@ -621,17 +628,21 @@ class ThreadService:
         return True
 
     async def _check_budgets(
-        self, thread: Thread, agent: Agent, account_id: str, routine_id: str | None
+        self, team_id: str, agent: Agent, account_id: str, routine_id: str | None
     ) -> None:
-        """``budgetExceeded`` when a budget that concerns the new turn is spent."""
+        """``budgetExceeded`` when a budget that concerns a new turn is spent (checked
+        before a thread is made for it: a refused turn leaves none behind)."""
         if self._usage is not None:
             await self._usage.check_start(
-                self._request_for(thread, agent, None, account_id, routine_id, agent.model or "")
+                self._request_for(
+                    team_id, "", agent, None, account_id, routine_id, agent.model or ""
+                )
             )
 
     @staticmethod
     def _request_for(
-        thread: Thread,
+        team_id: str,
+        thread_id: str,
         agent: Agent,
         turn_id: str | None,
         account_id: str,
@@ -639,9 +650,9 @@ class ThreadService:
         model: str,
     ) -> RequestFor:
         return RequestFor(
-            team_id=thread.team_id,
+            team_id=team_id,
             agent_id=agent.id,
-            thread_id=thread.id,
+            thread_id=thread_id,
             turn_id=turn_id,
             account_id=account_id,
             routine_id=routine_id or "",
@@ -839,7 +850,8 @@ class ThreadService:
                 if self._usage is None
                 else self._usage.for_turn(
                     self._request_for(
-                        thread,
+                        thread.team_id,
+                        thread.id,
                         agent,
                         running.turn.id,
                         running.started_by,
@@ -1154,3 +1166,11 @@ def _attachment(file: ImportedFile) -> Attachment:
         size=file.size,
         sha256=file.sha256,
     )
+
+
+def _spender(account_id: str, started_by: str | None, routine_id: str | None) -> str:
+    """Whose budget an unattended turn spends: none of a member's for a routine's run (its
+    routine's), else ``started_by``'s, or the thread's member's when that is None."""
+    if routine_id:
+        return ""
+    return account_id if started_by is None else started_by

@@ -172,6 +172,50 @@ async def test_a_run_now_ends_done_with_its_thread(team: Team, anthropic: FakeAn
     assert [r["id"] for r in history["runs"]] == [run["id"]]
 
 
+async def test_a_run_a_spent_budget_refuses_leaves_no_thread_behind(
+    team: Team, anthropic: FakeAnthropic
+) -> None:
+    agent = await team.admin.call("agents-v1/create", {"name": "Reporter"})
+    routine = await team.member.call(
+        "routines-v1/create",
+        {"agentId": agent["id"], "name": "Orders", "message": "Count.", "schedule": WEEKDAYS},
+    )
+    anthropic.script(MessageEvents().text("12 orders.").stop("end_turn").reply())
+    first = await team.member.call("routines-v1/run", {"routineId": routine["id"]})
+    assert (await until(team.member, "routine-run-finished", first["id"]))["status"] == "done"
+    budget = await team.admin.call(
+        "budgets-v1/create",
+        {
+            "name": "Reporter's tokens",
+            "scope": "agent",
+            "targetId": agent["id"],
+            "unit": "tokens",
+            "amount": "1000000",
+        },
+    )
+    [listed] = (await team.admin.call("budgets-v1/list"))["budgets"]
+    assert int(listed["used"]) > 0
+    await team.admin.call(
+        "budgets-v1/update",
+        {
+            "id": budget["id"],
+            "name": "Reporter's tokens",
+            "scope": "agent",
+            "targetId": agent["id"],
+            "unit": "tokens",
+            "amount": listed["used"],
+        },
+    )
+    threads = await team.member.call("threads-v1/list", {"agentId": agent["id"]})
+    run = await team.member.call("routines-v1/run", {"routineId": routine["id"]})
+    finished = await until(team.member, "routine-run-finished", run["id"])
+    assert finished["status"] == "budget"
+    assert "Reporter's tokens" in finished["reason"]
+    assert finished["threadId"] is None
+    # The refused run made no thread: the member's list is as it was.
+    assert await team.member.call("threads-v1/list", {"agentId": agent["id"]}) == threads
+
+
 async def test_an_unattended_gated_call_waits_for_an_approver_and_is_not_approved(
     team: Team, anthropic: FakeAnthropic
 ) -> None:
