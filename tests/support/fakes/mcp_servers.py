@@ -12,6 +12,9 @@ Streamable HTTP on a loopback port.
 - ``crash``: ``echo``, and ``crash`` that ends the process while answering;
 - ``hang``: reads and never answers (a server stuck in ``initialize``);
 - ``garbage``: writes lines that are not JSON-RPC to stdout;
+- ``malformed``: JSON-RPC by hand, whose results break the protocol's rules: ``count``
+  declares an output schema and answers structured content against it, ``blob`` answers
+  an image block without its data, ``echo`` answers its text properly;
 - ``many``: 10,000 tools;
 - ``cycle``: a tool whose input schema has a ``$ref`` cycle;
 - ``image``: ``picture`` answers a PNG image and a line of text.
@@ -28,6 +31,7 @@ With a port it serves Streamable HTTP at ``http://127.0.0.1:<port>/mcp``; with a
 from __future__ import annotations
 
 import base64
+import json
 import os
 import sys
 import time
@@ -224,6 +228,55 @@ def garbage() -> None:
         sys.stdout.flush()
 
 
+MALFORMED_TOOLS = [
+    {
+        "name": "count",
+        "inputSchema": {"type": "object", "properties": {}},
+        "outputSchema": {
+            "type": "object",
+            "properties": {"n": {"type": "integer"}},
+            "required": ["n"],
+        },
+    },
+    {"name": "blob", "inputSchema": {"type": "object", "properties": {}}},
+    {
+        "name": "echo",
+        "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}},
+    },
+]
+
+
+def _malformed_answer(method: str, params: dict[str, Any]) -> dict[str, Any]:
+    if method == "initialize":
+        return {
+            "protocolVersion": params["protocolVersion"],
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "malformed", "version": "1"},
+        }
+    if method == "tools/list":
+        return {"tools": MALFORMED_TOOLS}
+    if method != "tools/call":
+        return {}
+    name = params["name"]
+    if name == "count":
+        return {"content": [{"type": "text", "text": "3"}], "structuredContent": {"n": "three"}}
+    if name == "blob":
+        return {"content": [{"type": "image", "data": 5}]}
+    text = str(params.get("arguments", {}).get("text", ""))
+    return {"content": [{"type": "text", "text": text}]}
+
+
+def malformed() -> None:
+    for line in sys.stdin:
+        message = json.loads(line)
+        if "id" not in message:
+            continue  # a notification
+        result = _malformed_answer(message["method"], message.get("params") or {})
+        sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}))
+        sys.stdout.write("\n")
+        sys.stdout.flush()
+
+
 SERVERS = {
     "notes": notes_server,
     "crash": crash_server,
@@ -245,6 +298,9 @@ def main(argv: list[str]) -> None:
         return
     if kind == "garbage":
         garbage()
+        return
+    if kind == "malformed":
+        malformed()
         return
     if kind == "notes-oauth":
         port, issuer = int(argv[1]), argv[2]

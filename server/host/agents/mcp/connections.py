@@ -200,7 +200,13 @@ class McpConnections:
                 session.gone.set()
                 raise McpCallFailed(session.sign_in) from exc
             if not isinstance(exc, MCPError):
-                raise
+                # The client could not take the answer (structured content against the
+                # tool's own output schema, a content block of the wrong shape): this
+                # call failed; the session goes on.
+                log.info("MCP server %s answered %s with %s", target.name, tool, type(exc).__name__)
+                raise McpCallFailed(
+                    f"the server's answer broke the protocol's rules: {str(exc)[:300]}"
+                ) from exc
             if session.ended.reason is None and not await self._answers(session):
                 # An HTTP server that went away: the session ends, the next use reconnects.
                 session.ended.reason = "the server stopped answering"

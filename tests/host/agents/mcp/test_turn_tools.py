@@ -120,6 +120,18 @@ async def test_a_failed_call_is_a_failed_result_naming_the_server(
     assert gone["error"]["message"].startswith("crash: the call failed: the server stopped")
 
 
+async def test_a_result_that_breaks_the_protocol_is_a_failed_call_and_the_session_lives(
+    connections: McpConnections, tmp_path: Path
+) -> None:
+    tools = await offered(connections, tmp_path, "malformed")
+    for name in ("mcp__malformed__count", "mcp__malformed__blob"):
+        failed = (await tools.call(name, {})).result
+        assert failed["error"]["code"] == "toolFailed"
+        assert failed["error"]["message"].startswith("malformed: the server's answer broke")
+    echoed = (await tools.call("mcp__malformed__echo", {"text": "still here"})).result
+    assert echoed["content"] == [{"type": "text", "text": "still here"}]
+
+
 def test_an_error_result_becomes_a_failed_call() -> None:
     result = types.CallToolResult(
         content=[types.TextContent(type="text", text="no such issue")], is_error=True
