@@ -5,10 +5,10 @@ Streamable HTTP on a loopback port.
 
 - ``notes``: ``add_note`` (keeps a note, answers how many), ``list_notes``, ``echo`` (answers
   its text and the environment variable ``NOTES_LABEL``), ``where`` (its working folder and
-  environment), ``pid``, ``limits`` (its resource limits), ``token`` (over HTTP, the
-  ``X-Notes-Token`` header), ``shout`` (300 lines to stderr), ``slow``
-  (sleeps its seconds), ``grow`` (adds a tool and says so with
-  ``notifications/tools/list_changed``);
+  environment), ``pid``, ``spawn`` (starts a ``sleep`` of its own, answers its pid),
+  ``limits`` (its resource limits), ``token`` (over HTTP, the ``X-Notes-Token`` header),
+  ``shout`` (300 lines to stderr), ``slow`` (sleeps its seconds), ``grow`` (adds a tool and
+  says so with ``notifications/tools/list_changed``);
 - ``crash``: ``echo``, and ``crash`` that ends the process while answering;
 - ``hang``: reads and never answers (a server stuck in ``initialize``);
 - ``garbage``: writes lines that are not JSON-RPC to stdout;
@@ -33,6 +33,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import subprocess
 import sys
 import time
 from typing import Any
@@ -99,6 +100,18 @@ def notes_server(**options: Any) -> MCPServer:
     def pid() -> str:
         """The server's process id."""
         return str(os.getpid())
+
+    @server.tool()
+    def spawn() -> str:
+        """Starts a child of its own that outlives the server's stdin (a worker, a browser
+        it drives); answers the child's process id."""
+        child = subprocess.Popen(
+            ["sleep", "600"],  # noqa: S607
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        return str(child.pid)
 
     @server.tool()
     def token(ctx: Context) -> str:

@@ -33,6 +33,8 @@ STDERR_LINES = 200
 STDERR_LINE_CHARS = 500
 # After stdin closes, how long the server has to end before it is terminated, then killed.
 EXIT_SECONDS = 2.0
+# How often the end of a server's process group is looked for, once it was told to end.
+GROUP_POLL_SECONDS = 0.05
 
 
 @dataclass
@@ -154,18 +156,36 @@ async def stdio_transport(
 
 
 async def _stop(process: asyncio.subprocess.Process) -> None:
-    """Close stdin, give the server ``EXIT_SECONDS`` to end, then end its whole group."""
-    if process.returncode is not None:
-        return
-    assert process.stdin
-    with contextlib.suppress(OSError):
-        process.stdin.close()
-    for sig in (signal.SIGTERM, signal.SIGKILL):
-        try:
+    """Close stdin, give the server ``EXIT_SECONDS`` to end, then end its whole group:
+    what it started and left running too, whether or not the server itself ended."""
+    if process.returncode is None:
+        assert process.stdin
+        with contextlib.suppress(OSError):
+            process.stdin.close()
+        with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(EXIT_SECONDS):
                 await process.wait()
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(process.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            break  # no one is left in the group
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(EXIT_SECONDS):
+                while _group_lives(process.pid):
+                    if process.returncode is None:
+                        with contextlib.suppress(TimeoutError):
+                            async with asyncio.timeout(GROUP_POLL_SECONDS):
+                                await process.wait()
+                    else:
+                        await asyncio.sleep(GROUP_POLL_SECONDS)
                 return
-        except TimeoutError:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(process.pid, sig)
     await process.wait()
+
+
+def _group_lives(group: int) -> bool:
+    try:
+        os.killpg(group, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True

@@ -17,6 +17,7 @@ from server.host.agents.mcp.connections import (
 )
 from tests.host.agents.mcp.conftest import TEAM, Heard, notes_over_http, stdio_target
 from tests.support.ports import closed_port
+from tests.support.waiting import eventually
 
 
 async def test_a_stdio_server_starts_when_needed_and_answers_calls(
@@ -137,6 +138,27 @@ async def test_leaving_ends_every_server_process(heard: Heard, tmp_path: Path) -
         os.kill(pid, 0)  # running
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+async def test_a_child_the_server_left_behind_ends_with_its_session(
+    heard: Heard, tmp_path: Path
+) -> None:
+    """The server ends at the end of its stdin; a process it started that would not is
+    ended with it, as the rest of its process group."""
+    async with McpConnections(heard, policy=PublicOnlyPolicy()) as connections:
+        result = await connections.call(stdio_target("notes", tmp_path), "spawn", {})
+        child = int(result.content[0].text)  # type: ignore[union-attr]
+        os.kill(child, 0)  # running
+    await eventually(lambda: not _alive(child))
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie waiting for its parent to read it counts as ended)."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 async def test_a_call_that_takes_too_long_ends_at_its_timeout(
