@@ -155,9 +155,10 @@ class McpRelay:
             request.replies.put_nowait(None)
 
     async def relay(
-        self, request: web.Request, holder: TokenHolder, body: bytes
+        self, request: web.Request, holder: TokenHolder, body: bytes, *, origin: str
     ) -> web.StreamResponse:
-        """Send one request to the token's host and stream its answer back."""
+        """Send one request to the token's host and stream its answer back; ``origin`` is
+        the hub's address as the caller reached it."""
         token = holder.token
         host_id = token.host_id
         # A host linked here is live and the team's (a removed host's link is closed): no
@@ -182,6 +183,7 @@ class McpRelay:
                 if name in request.headers
             },
             body=body.decode("utf-8", errors="replace"),
+            origin=origin,
         )
         open_request = _OpenRequest(request, token.id, host_id, remote)
         self._open[request_id] = open_request

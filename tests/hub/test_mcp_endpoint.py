@@ -181,7 +181,10 @@ async def test_an_outside_agent_lists_tools_opens_a_page_and_reads_it(endpoint: 
         [tab] = payload(await session.call_tool("list_tabs", {}))["tabs"]
         assert tab["tabId"] == tab_id
         link = payload(await session.call_tool(LIVE_VIEW_LINK, {"tabId": tab_id}))
-        assert link["url"].endswith(f"/app/teams/{endpoint.team_id}/hosts/{endpoint.host_id}/tabs")
+        # A whole address (the hub has no public URL set: the one the agent reached).
+        assert link["url"] == (
+            f"{endpoint.server.url}/app/teams/{endpoint.team_id}/hosts/{endpoint.host_id}/tabs"
+        )
     await audited(endpoint, ("open", "ok"), ("snapshot", "ok"))
 
 
@@ -222,6 +225,27 @@ async def test_a_denied_call_is_refused_and_not_made(endpoint: Endpoint) -> None
         assert payload(refused)["error"]["code"] == "callRefused"
         assert payload(await session.call_tool("list_tabs", {}))["tabs"] == []
     await audited(endpoint, ("open", "refused"))
+
+
+async def test_a_gated_call_that_cannot_be_asked_is_a_failed_result_and_audited(
+    endpoint: Endpoint,
+) -> None:
+    """A click whose target is a reference and a selector at once cannot be put to the
+    member: its answer is the refusal, as a failed result, and nobody is asked."""
+    _, secret = await endpoint.token()
+    async with mcp_session(endpoint.url, secret) as session:
+        tab_id = await open_basket(endpoint, session)
+        both = {"tabId": tab_id, "target": {"ref": "e1", "selector": "#empty"}}
+        failed = await session.call_tool("click", both)
+        assert failed.is_error
+        error = payload(failed)["error"]
+        assert error["code"] == "ambiguousTarget"
+        assert "several kinds" in error["message"]
+        assert not any(
+            r["tool"] == "click"
+            for r in (await endpoint.approver.call("attention-v1/list", {}))["requests"]
+        )
+    await audited(endpoint, ("click", "error"))
 
 
 async def test_a_session_sees_no_other_sessions_tabs(endpoint: Endpoint) -> None:

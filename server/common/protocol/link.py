@@ -173,6 +173,9 @@ class LinkMcpRequest(InboundModel):
     method: Literal["GET", "POST", "DELETE"]
     headers: dict[str, str] = Field(max_length=32)
     body: str = Field(max_length=MAX_MCP_BODY)
+    # The hub's address as the caller reached it (scheme and host): where the links a
+    # tool gives point when the hub has no public URL configured.
+    origin: str = Field(default="", max_length=2048)
 
 
 class LinkMcpResponseStart(InboundModel):

@@ -38,6 +38,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from server import __version__
 from server.common.clock import Clock
+from server.common.errors import CrewhostError
 from server.common.protocol.link import (
     MAX_MCP_PIECE,
     LinkMcpRequest,
@@ -96,7 +97,7 @@ LIVE_VIEW_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 _CALLER_KEY = "crewhost_caller"
-_HOST_KEY = "crewhost_host_id"
+_TABS_URL_KEY = "crewhost_tabs_url"
 SESSION_HEADER = "mcp-session-id"
 PROTOCOL_HEADER = "mcp-protocol-version"
 # A session no request has used for this long ends (its tabs with it).
@@ -229,7 +230,7 @@ class McpEndpoint:
         assert task is not None
         self._requests[request.request_id] = task
         try:
-            await self._serve(request, send, host_id)
+            await self._serve(request, send, self._tabs_url(request, host_id))
         except asyncio.CancelledError:
             pass
         finally:
@@ -281,7 +282,14 @@ class McpEndpoint:
         scope = self._scope("DELETE", {SESSION_HEADER: session_id}, caller, "")
         await self._manager.handle_request(scope, _receiver(b"", asyncio.Event()), drop)
 
-    async def _serve(self, request: LinkMcpRequest, send: Send, host_id: str) -> None:
+    def _tabs_url(self, request: LinkMcpRequest, host_id: str) -> str:
+        """The web client's Tabs screen of this host, at the hub's public address (the one
+        the outside agent reached, unless one is configured): what ``live_view_link``
+        gives."""
+        base = self._public_url or request.origin.rstrip("/")
+        return f"{base}/app/teams/{request.caller.team_id}/hosts/{host_id}/tabs"
+
+    async def _serve(self, request: LinkMcpRequest, send: Send, tabs_url: str) -> None:
         session_id = request.headers.get(SESSION_HEADER)
         session: _Session | None = None
         if session_id is not None:
@@ -294,20 +302,20 @@ class McpEndpoint:
         try:
             quick = _quick_call(request) if session_id is not None else None
             if quick is not None and session_id is not None:
-                await self._answer_quick(request, send, host_id, session_id, quick)
+                await self._answer_quick(request, send, tabs_url, session_id, quick)
             else:
-                await self._serve_through_sdk(request, send, host_id, session_id)
+                await self._serve_through_sdk(request, send, tabs_url, session_id)
         finally:
             if session is not None:
                 session.in_flight -= 1
                 session.idle_since = self._clock.now()
 
     async def _serve_through_sdk(
-        self, request: LinkMcpRequest, send: Send, host_id: str, session_id: str | None
+        self, request: LinkMcpRequest, send: Send, tabs_url: str, session_id: str | None
     ) -> None:
         gone = asyncio.Event()
         writer = _AnswerWriter(request.request_id, send)
-        scope = self._scope(request.method, request.headers, request.caller, host_id)
+        scope = self._scope(request.method, request.headers, request.caller, tabs_url)
         try:
             await self._manager.handle_request(
                 scope, _receiver(request.body.encode("utf-8"), gone), writer.asgi_send
@@ -323,11 +331,16 @@ class McpEndpoint:
             await writer.finish()
 
     async def _answer_quick(
-        self, request: LinkMcpRequest, send: Send, host_id: str, session_id: str, quick: _QuickCall
+        self,
+        request: LinkMcpRequest,
+        send: Send,
+        tabs_url: str,
+        session_id: str,
+        quick: _QuickCall,
     ) -> None:
         """Run a quick call and send its JSON-RPC answer as one JSON object."""
         result = await self._tool_result(
-            request.caller, session_id, str(quick.call_id), quick.name, quick.arguments, host_id
+            request.caller, session_id, str(quick.call_id), quick.name, quick.arguments, tabs_url
         )
         body = json.dumps(
             {"jsonrpc": "2.0", "id": quick.call_id, "result": result}, ensure_ascii=False
@@ -362,7 +375,7 @@ class McpEndpoint:
         await send(LinkMcpResponseBody(request_id=request.request_id, data=body, more=False))
 
     def _scope(
-        self, method: str, headers: dict[str, str], caller: McpCaller, host_id: str
+        self, method: str, headers: dict[str, str], caller: McpCaller, tabs_url: str
     ) -> dict[str, Any]:
         raw = [
             (name.lower().encode("latin-1"), value.encode("latin-1", "replace"))
@@ -382,7 +395,7 @@ class McpEndpoint:
             "headers": raw,
             "client": None,
             "server": None,
-            "state": {_CALLER_KEY: caller, _HOST_KEY: host_id},
+            "state": {_CALLER_KEY: caller, _TABS_URL_KEY: tabs_url},
         }
 
     # --- the tools ------------------------------------------------------------------
@@ -409,7 +422,7 @@ class McpEndpoint:
             str(ctx.request_id),
             params.name,
             dict(params.arguments or {}),
-            request.scope["state"][_HOST_KEY],
+            request.scope["state"][_TABS_URL_KEY],
             ctx=ctx,
         )
         return types.CallToolResult.model_validate(result)
@@ -421,20 +434,25 @@ class McpEndpoint:
         call_id: str,
         name: str,
         arguments: dict[str, Any],
-        host_id: str,
+        tabs_url: str,
         *,
         ctx: Any = None,
     ) -> dict[str, Any]:
         """Run one call of a session's, its use told to the hub; the ``tools/call``
-        result, as JSON. ``ctx`` (the SDK's) carries progress, for ``ask_agent``."""
-        if name == LIVE_VIEW_LINK:
-            result = await self._live_view_link(caller, host_id, session_id, arguments)
-        elif name == ASK_AGENT and caller.scope == "browser+agents" and ctx is not None:
-            result = await self._ask_agent(ctx, caller, arguments)
-        elif name not in BROWSER_TOOLS:
-            result = _failure("unknownTool", f"there is no tool named {name!r}")
-        else:
-            result = await self._run_browser_tool(caller, session_id, call_id, name, arguments)
+        result, as JSON. ``ctx`` (the SDK's) carries progress, for ``ask_agent``. A
+        refusal on the way (arguments a gated call cannot be asked with, a spent budget)
+        is the call's failed result, as the tool's own would be."""
+        try:
+            if name == LIVE_VIEW_LINK:
+                result = await self._live_view_link(caller, tabs_url, session_id, arguments)
+            elif name == ASK_AGENT and caller.scope == "browser+agents" and ctx is not None:
+                result = await self._ask_agent(ctx, caller, arguments)
+            elif name not in BROWSER_TOOLS:
+                result = _failure("unknownTool", f"there is no tool named {name!r}")
+            else:
+                result = await self._run_browser_tool(caller, session_id, call_id, name, arguments)
+        except CrewhostError as exc:
+            result = {"error": exc.to_wire()}
         error = "error" in result
         outcome: Literal["ok", "error", "refused"] = "error" if error else "ok"
         if error and result["error"].get("code") == "callRefused":
@@ -520,7 +538,7 @@ class McpEndpoint:
         return result
 
     async def _live_view_link(
-        self, caller: McpCaller, host_id: str, session_id: str, arguments: dict[str, Any]
+        self, caller: McpCaller, tabs_url: str, session_id: str, arguments: dict[str, Any]
     ) -> dict[str, Any]:
         tab_id = arguments.get("tabId")
         context = await self._tool_contexts.for_outside_session(
@@ -532,9 +550,8 @@ class McpEndpoint:
             return {
                 "error": {"code": "tabNotFound", "message": "no such tab; list_tabs shows yours"}
             }
-        url = f"{self._public_url}/app/teams/{caller.team_id}/hosts/{host_id}/tabs"
         return {
-            "url": url,
+            "url": tabs_url,
             "tabId": tab.id,
             "note": "Open the address, signed in as a member of the team, and pick this tab "
             "in the list to watch it live.",

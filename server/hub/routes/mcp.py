@@ -12,6 +12,7 @@ from aiohttp import hdrs, web
 from server.common.errors import Unauthenticated
 from server.common.protocol.link import MAX_MCP_BODY
 from server.hub.container import HUB_KEY
+from server.hub.http.cookies import request_origin
 from server.hub.http.middleware import error_response
 from server.hub.routes.hooks import read_limited
 
@@ -37,4 +38,5 @@ async def serve_mcp(request: web.Request) -> web.StreamResponse:
         response.headers[hdrs.WWW_AUTHENTICATE] = 'Bearer realm="crewhost"'
         return response
     body = await read_limited(request, MAX_MCP_BODY) if request.method == "POST" else b""
-    return await hub.mcp.relay(request, holder, body)
+    origin = request_origin(request, hub.settings.hub)
+    return await hub.mcp.relay(request, holder, body, origin=origin)
