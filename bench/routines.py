@@ -50,11 +50,11 @@ from server.db.engine import Database
 from server.host.agents.routine_scheduler import RoutineScheduler
 from server.host.agents.routine_schedules import cron_schedule
 from server.host.agents.routines import RoutineService
-from server.host.agents.threads import Unattended
 from server.host.signals import Signals
 from server.host.storage.agents import Agent
 from server.host.storage.routines import Routine, RoutineRepository
 from server.host.storage.threads import Turn
+from server.host.tools.context import Unattended
 
 ROOT = Path(__file__).resolve().parents[1]
 

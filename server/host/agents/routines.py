@@ -33,13 +33,13 @@ from server.common.roles import Role
 from server.common.tasks import BackgroundTasks
 from server.db.engine import Database
 from server.host.agents.routine_schedules import Schedule
-from server.host.agents.threads import Unattended
 from server.host.agents.work_signals import RoutineDeleted, RoutineDue, RunFinished, RunStatus
 from server.host.services.workspace import Member
 from server.host.signals import Signals
 from server.host.storage.agents import Agent
 from server.host.storage.routines import Routine, RoutineRepository, RoutineRun
 from server.host.storage.threads import Turn
+from server.host.tools.context import Unattended
 
 log = logging.getLogger(__name__)
 

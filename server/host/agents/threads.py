@@ -75,6 +75,7 @@ from server.host.tools.context import (
     SubAgentReport,
     SubAgentRequest,
     ToolContextFactory,
+    Unattended,
 )
 from server.host.workspace.attachments import ImportedFile
 from server.host.workspace.workspaces import WorkspaceRef
@@ -126,19 +127,6 @@ class ThreadContents:
     delegations: list[Thread] = field(default_factory=list)
 
 
-@dataclass(frozen=True)
-class Unattended:
-    """A turn nobody in the chat started (a routine's run, an asked agent's): who answers
-    its requests (none named: whoever sees the thread), how long each waits (None: the
-    registry's default), and the routine's id (None: no routine's)."""
-
-    approvers: tuple[str, ...]
-    attention_seconds: float | None
-    routine_id: str | None
-    # Another turn of the team asked for it and waits for it: it runs on that turn's place.
-    on_callers_place: bool = False
-
-
 @dataclass(eq=False)
 class RunningTurn:
     """A turn in progress: its task, its progress and the text streamed so far."""
@@ -161,6 +149,8 @@ class RunningTurn:
     on_callers_place: bool = False
     # It waits for one of the team's places.
     waiting: bool = False
+    # Nobody sits in it: who answers its secure entry's requests, and how long they wait.
+    unattended: Unattended | None = None
 
 
 class ThreadService:
@@ -576,6 +566,7 @@ class ThreadService:
             thread = replace(thread, title=title)
         running = RunningTurn(turn, thread, started_by=started_by)
         if unattended is not None:
+            running.unattended = unattended
             running.approvers = unattended.approvers or None
             running.attention_seconds = unattended.attention_seconds
             running.routine_id = unattended.routine_id
@@ -823,6 +814,7 @@ class ThreadService:
             tasks=self._task_lists.for_thread(thread.team_id, thread.id, visible_to),
             # ``setup`` is made below, before the model can ask for a sub-agent.
             spawn_sub_agent=lambda request: self._sub_agent(running, agent, setup, request),
+            unattended=running.unattended,
             delegation=TurnDelegation(
                 self,
                 self._agents,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
@@ -214,7 +214,22 @@ class AskForSecret(Protocol):
         secret: SecretRequestDetails | None = None,
         vault_item: VaultItemRequestDetails | None = None,
         seconds: float | None = None,
+        addressed_to: Sequence[str] | None = None,
+        routine_id: str | None = None,
     ) -> PersonReply: ...
+
+
+@dataclass(frozen=True)
+class Unattended:
+    """A turn nobody in the chat started (a routine's run, an asked agent's): who answers
+    its requests (none named: whoever sees the thread), how long each waits (None: the
+    registry's default), and the routine's id (None: no routine's)."""
+
+    approvers: tuple[str, ...]
+    attention_seconds: float | None
+    routine_id: str | None
+    # Another turn of the team asked for it and waits for it: it runs on that turn's place.
+    on_callers_place: bool = False
 
 
 @dataclass(frozen=True)
@@ -226,6 +241,8 @@ class SecureEntryDesk:
     vault: VaultService
     # Who sees the thread; None where the call cannot raise attention (outside a thread).
     visible_to: Callable[[str], bool] | None
+    # A turn nobody sits in: its requests go to its approvers and wait as its others do.
+    unattended: Unattended | None = None
 
 
 @dataclass(frozen=True)
@@ -313,11 +330,13 @@ class ToolContextFactory:
         tasks: ThreadTasks | None = None,
         spawn_sub_agent: SpawnSubAgent | None = None,
         delegation: Delegation | None = None,
+        unattended: Unattended | None = None,
     ) -> ToolContext:
         """The tools' view of this host for one turn of ``caller``: ``visible_to`` says who
         sees the turn's thread (the people secure entry may ask), ``memory_member`` whose
-        private thread it is; the rest is the turn's own (its model, its people, its task
-        list, its sub-agents, the agents it may ask)."""
+        private thread it is, ``unattended`` who answers when nobody sits in it; the rest is
+        the turn's own (its model, its people, its task list, its sub-agents, the agents it
+        may ask)."""
         return ToolContext(
             engine=self.browser.engine_as_is,
             start_browser=self.browser.engine,
@@ -339,7 +358,10 @@ class ToolContextFactory:
             spawn_sub_agent=spawn_sub_agent,
             delegation=delegation,
             secure_entry=SecureEntryDesk(
-                ask_person=self.ask_for_secret, vault=self.vault, visible_to=visible_to
+                ask_person=self.ask_for_secret,
+                vault=self.vault,
+                visible_to=visible_to,
+                unattended=unattended,
             ),
             skills=self.skills,
         )

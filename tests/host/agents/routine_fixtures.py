@@ -14,12 +14,12 @@ from server.common.roles import Role
 from server.db.engine import Database
 from server.host.agents.routine_scheduler import RoutineScheduler
 from server.host.agents.routines import RoutineService
-from server.host.agents.threads import Unattended
 from server.host.agents.work_signals import RoutineDue, RunFinished
 from server.host.services.workspace import Member
 from server.host.signals import Signals
 from server.host.storage.agents import Agent
 from server.host.storage.threads import Turn
+from server.host.tools.context import Unattended
 from tests.support.clock import FakeClock
 
 TEAM = "t" * 32

@@ -19,13 +19,16 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
+from peer.connection import HostConnection
 from peer.live_view import LiveView, ViewClosed, open_view
 from server.host.browser.callers import Caller
 from server.host.browser.partitions import Partition
 from server.host.browser.protection import TabProtection, protection_of
 from server.host.browser.tabs import Tab
+from server.host.tools.context import Unattended
 from server.logs import JsonFormatter, TextFormatter
 from tests.host.agents.test_turns import (
+    EVENT_SECONDS,
     Follow,
     TurnsHost,
     answer,
@@ -523,3 +526,66 @@ async def test_a_card_the_page_echoes_stays_closed_to_every_view(entry: EntryHos
         with pytest.raises(ViewClosed) as closed:
             await open_view(connection, tab_id, take=True)
         assert closed.value.code == "tabHoldsSecret"
+
+
+async def until_asked(connection: HostConnection, thread_id: str) -> dict[str, Any]:
+    """The first request of the thread's that ``connection``'s member is asked, once it is."""
+    async with asyncio.timeout(EVENT_SECONDS):
+        while True:
+            event = await connection.events.get()
+            if event["event"] == "attention-requested":
+                listed = (await connection.call("attention-v1/list"))["requests"]
+                found = [r for r in listed if r["threadId"] == thread_id]
+                if found:
+                    return dict(found[0])
+
+
+async def test_a_routines_secret_request_goes_to_its_approvers_for_its_time(
+    entry: EntryHost,
+) -> None:
+    """A secret asked in a routine's run, which nobody sits in, goes to the routine's
+    approvers only and waits as long as the routine's other requests, as a consent does."""
+    host = entry.turns
+    agent_id = await make_agent(host)
+    member_id = (await host.member.call("host-v1/whoami"))["accountId"]
+    routine = await host.admin.call(
+        "routines-v1/create",
+        {
+            "agentId": agent_id,
+            "name": "Nightly sign-in",
+            "message": "Sign in",
+            "schedule": {"kind": "every", "everySeconds": 86_400},
+            "approvers": [member_id],
+            "approvalSeconds": 3_600,
+        },
+    )
+    follow = await start_thread(host, agent_id, host.admin)
+    tab_id = await open_on(host, "/spa", agent_id, follow.thread_id)
+    host.anthropic.script(
+        *said(
+            asks_for_secret(tab_id, "input[type=password]"),
+            MessageEvents().text("Nobody gave the password.").stop(),
+        )
+    )
+    admin_id = (await host.admin.call("host-v1/whoami"))["accountId"]
+    await host.services.threads.start_unattended(
+        host.team_id,
+        agent_id,
+        account_id=admin_id,
+        text="Sign in",
+        title="Nightly sign-in",
+        shared=False,
+        thread_id=follow.thread_id,
+        unattended=Unattended((member_id,), 3_600.0, routine["id"]),
+    )
+
+    asked = await until_asked(host.member, follow.thread_id)
+    assert asked["kind"] == "secret"
+    assert asked["expiresAt"] == pytest.approx(host.server.hub.clock.now() + 3_600, abs=0.01)
+    # The admin sees the thread but is no approver of the routine: not theirs to answer.
+    listed = (await host.admin.call("attention-v1/list"))["requests"]
+    assert asked["id"] not in [r["id"] for r in listed]
+    await host.member.call("attention-v1/answer", {"id": asked["id"], "approve": False})
+    finished = await follow.until("turn-finished")
+    assert finished["status"] == "done"
+    assert last_tool_result(host.anthropic.requests[-1])["status"] == "declined"

@@ -129,12 +129,17 @@ async def ask_thread(
     secret: SecretRequestDetails | None = None,
     vault_item: VaultItemRequestDetails | None = None,
 ) -> PersonReply:
-    """Asks the people who see the calling agent's thread; ``attentionUnavailable`` where
+    """Asks the people who see the calling agent's thread (in a turn nobody sits in, its
+    approvers, for as long as its other requests wait); ``attentionUnavailable`` where
     nobody can be asked (a call outside a thread)."""
     desk = desk_of(context)
     caller = context.caller
     if desk.visible_to is None or caller.thread_id is None or caller.agent_id is None:
         raise ToolFailure("attentionUnavailable", "nobody can be asked outside a conversation")
+    unattended = desk.unattended
+    seconds = context.settings.secret_answer_wait
+    if unattended is not None and unattended.attention_seconds is not None:
+        seconds = unattended.attention_seconds
     return await desk.ask_person(
         team_id=context.team_id,
         thread_id=caller.thread_id,
@@ -144,7 +149,9 @@ async def ask_thread(
         visible_to=desk.visible_to,
         secret=secret,
         vault_item=vault_item,
-        seconds=context.settings.secret_answer_wait,
+        seconds=seconds,
+        addressed_to=(unattended.approvers or None) if unattended is not None else None,
+        routine_id=unattended.routine_id if unattended is not None else None,
     )
 
 
