@@ -162,9 +162,14 @@ class RoutineService:
 
     async def update_routine(self, member: Member, routine_id: str, spec: RoutineSpec) -> Routine:
         """Change a routine (its creator, or an admin); its next fire time is computed anew
-        from now, so a schedule changed or turned back on does not fire for the past."""
+        from now, so a schedule changed or turned back on does not fire for the past. An
+        interval left as it was keeps counting from when it was set: renaming a routine, or
+        turning it off and on, does not move its times."""
         routine = await self._managed(member, routine_id)
         now = self._clock.now()
+        kept = Schedule.from_json(routine.schedule)
+        if (spec.schedule.kind, spec.schedule.every_seconds) == ("every", kept.every_seconds):
+            spec = replace(spec, schedule=kept)
         changed = replace(
             routine,
             updated_at=now,

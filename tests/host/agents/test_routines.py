@@ -132,6 +132,30 @@ async def test_members_manage_their_own_routines_and_admins_all(routines: Routin
     assert await service.list_routines(ALICE, AGENT) == []
 
 
+async def test_an_interval_keeps_its_times_through_edits_until_it_changes(
+    routines: Routines,
+) -> None:
+    service, clock = routines.service, routines.clock
+    made = await service.create_routine(ALICE, AGENT, spec(clock))
+    first = made.next_fire_at
+    assert first == pytest.approx(clock.now() + 3600, abs=1)
+    # Renamed, then turned off and on again, 40 minutes in: still an hour from its start.
+    clock.advance(2400)
+    renamed = await service.update_routine(
+        ALICE, made.id, spec(clock, name="Orders", schedule=every_schedule(3600, clock.now()))
+    )
+    assert renamed.next_fire_at == first
+    off = await service.update_routine(ALICE, made.id, spec(clock, enabled=False))
+    assert off.next_fire_at is None
+    back = await service.update_routine(ALICE, made.id, spec(clock))
+    assert back.next_fire_at == first
+    # A new interval counts from when it was set.
+    changed = await service.update_routine(
+        ALICE, made.id, spec(clock, schedule=every_schedule(7200, clock.now()))
+    )
+    assert changed.next_fire_at == pytest.approx(clock.now() + 7200, abs=1)
+
+
 async def test_a_routine_of_an_unknown_agent_is_refused(routines: Routines) -> None:
     with pytest.raises(NotFound) as missing:
         await routines.service.create_routine(ALICE, "b" * 32, spec(routines.clock))
