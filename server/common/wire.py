@@ -30,9 +30,10 @@ class WireModel(BaseModel):
 
 class InboundModel(WireModel):
     """A model for what a client sends: unknown fields are refused, and so is a value of
-    the wrong JSON type (``"5"`` for a number), rather than coerced."""
+    the wrong JSON type (``"5"`` for a number), rather than coerced, and a number that is
+    no number (``NaN``, ``Infinity``: JSON has neither, Python's parser takes both)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
+    model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
 
 
 MAX_WIRE_INT = 2**53 - 1

@@ -95,7 +95,9 @@ class SetPrice(InboundModel):
     output: PriceText
     cache_read: PriceText
     cache_write: PriceText
-    valid_from: float | None = Field(default=None, description="From when; now by default.")
+    valid_from: Annotated[float, Field(ge=0)] | None = Field(
+        default=None, description="From when (seconds since the epoch); now by default."
+    )
 
 
 class DeletePrice(InboundModel):
