@@ -322,7 +322,7 @@ def read_template(data: bytes) -> Template:
         raise _invalid(f"the file has no {MANIFEST}: it is not an agent template")
     try:
         head = json.loads(raw)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:  # nested past the parser's depth too
         raise _invalid(f"{MANIFEST} is not JSON") from exc
     if not isinstance(head, dict) or head.get("format") != FORMAT:
         raise _invalid(f"{MANIFEST} does not name the format {FORMAT!r}")
@@ -380,7 +380,7 @@ def _memories(content: bytes) -> list[TemplateMemory]:
         if not isinstance(items, list):
             raise ValueError("not a list")
         return [TemplateMemory.model_validate(item) for item in items]
-    except (ValueError, ValidationError) as exc:
+    except (ValueError, RecursionError, ValidationError) as exc:
         raise _invalid(f"{MEMORIES_FILE} is not a list of memories") from exc
 
 

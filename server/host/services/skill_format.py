@@ -34,6 +34,9 @@ MAX_SKILL_BYTES = 2 * 1024 * 1024
 MAX_PATH_CHARS = 255
 MAX_PATH_DEPTH = 8
 MAX_FRONT_MATTER_CHARS = 8 * 1024
+# How deep the front matter's [ ] and { } may nest: its fields are flat but for metadata,
+# and the YAML parser takes seconds over a few thousand levels before it gives up.
+MAX_FRONT_MATTER_NESTING = 16
 
 FIELDS = frozenset({"name", "description", "license", "compatibility", "metadata", "allowed-tools"})
 _NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
@@ -107,6 +110,18 @@ def _metadata(value: Any) -> dict[str, str]:
     return out
 
 
+def _nesting(text: str) -> int:
+    """The deepest the brackets and braces of ``text`` go (those in quotes counted too)."""
+    depth = deepest = 0
+    for char in text:
+        if char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth = max(depth - 1, 0)
+    return deepest
+
+
 def parse_skill_md(text: str) -> SkillDocument:
     """The front matter and body of a ``SKILL.md``; ``skillInvalid`` names what is wrong."""
     found = _FRONT_MATTER.match(text.removeprefix("\ufeff"))
@@ -116,10 +131,14 @@ def parse_skill_md(text: str) -> SkillDocument:
         )
     if len(found.group(1)) > MAX_FRONT_MATTER_CHARS:
         raise skill_invalid(f"{SKILL_FILE}: the front matter is too long")
+    if _nesting(found.group(1)) > MAX_FRONT_MATTER_NESTING:
+        raise skill_invalid(
+            f"{SKILL_FILE}: the front matter nests deeper than {MAX_FRONT_MATTER_NESTING} levels"
+        )
     try:
         # The safe loader builds plain data only: no tags, no objects.
         front = yaml.safe_load(found.group(1))
-    except yaml.YAMLError as exc:
+    except (yaml.YAMLError, RecursionError) as exc:  # nested past the parser's depth too
         where = getattr(exc, "problem_mark", None)
         line = f" (line {where.line + 2})" if where is not None else ""
         raise skill_invalid(f"{SKILL_FILE}: the front matter is not valid YAML{line}") from None

@@ -120,6 +120,18 @@ def test_a_newer_format_version_is_named() -> None:
     assert "format version 2" in caught.value.message
 
 
+@pytest.mark.parametrize("path", ["manifest.json", "memories.json"])
+def test_json_nested_past_the_parsers_depth_is_refused_as_invalid(path: str) -> None:
+    nested = b"[" * 5_000 + b"]" * 5_000  # deeper than the parser goes, small to unpack
+    data = template() if path == "memories.json" else archive(("manifest.json", nested))
+    if path == "memories.json":
+        data = resigned(data, path, nested)
+    with pytest.raises(InvalidArgument) as caught:
+        read_template(data)
+    assert caught.value.code == "agentTemplateInvalid"
+    assert path in caught.value.message
+
+
 def test_a_zip_without_a_manifest_is_not_a_template() -> None:
     with pytest.raises(InvalidArgument) as caught:
         read_template(archive(("SKILL.md", SKILL)))

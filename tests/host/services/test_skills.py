@@ -113,6 +113,18 @@ async def test_names_are_the_front_matters_and_unique_per_team(skills: SkillServ
     )
 
 
+async def test_front_matter_nested_past_the_parsers_depth_is_invalid(
+    skills: SkillService,
+) -> None:
+    nested = "[" * 3_000 + "]" * 3_000  # within the front matter's size, deeper than YAML goes
+    text = f"---\nname: deep\ndescription: Deep.\nmetadata: {nested}\n---\n\nSteps\n"
+    with pytest.raises(CrewhostError) as refused:
+        await skills.create(ADMIN, {"SKILL.md": text.encode()})
+    assert refused.value.code == "skillInvalid"
+    assert "nests deeper than 16 levels" in refused.value.message
+    assert await skills.list_skills(TEAM_A) == []
+
+
 async def test_another_team_never_sees_a_skill(skills: SkillService) -> None:
     await skills.create(ADMIN, {"SKILL.md": skill_md("expenses", "File expenses.", "Steps")})
     await skills.enable(ADMIN, AGENT, "expenses", enabled=True)
