@@ -91,6 +91,12 @@ class McpServerChanged:
 
 # What an OAuth sign-in was made for: tokens are sealed only while these columns hold.
 SIGN_IN_SUBJECT = ("transport", "url", "oauth_client_id", "oauth_client_secret")
+# A refreshed grant is kept only while the sign-in it refreshed is still the server's.
+REFRESH_SUBJECT = (*SIGN_IN_SUBJECT, "oauth")
+CHANGED_DURING_REFRESH = (
+    "its address, OAuth client or sign-in changed while its token was refreshed: "
+    "an owner or admin signs in to it again"
+)
 _CLIENT_ID = re.compile(r"^[\x21-\x7e]{1,255}$")
 
 
@@ -396,22 +402,19 @@ class McpServerService:
             return None
         return Grant.from_json(data)
 
-    async def save_grant(self, team_id: str, server_id: str, grant: Grant | None) -> None:
-        """Seal the server's sign-in, bound to its row and team (None clears it)."""
-        sealed = None
-        if grant is not None:
-            binding = MCP_SERVER_OAUTH.binding(team_id, server_id)
-            sealed = self._box.encrypt(grant.to_json(), binding)
-        async with self._db.write() as conn:
-            await self._get(conn, team_id, server_id)
-            await self._repo.update_server(conn, team_id, server_id, oauth=sealed)
-
     async def save_sign_in(self, made_for: McpServerRow, grant: Grant) -> bool:
         """Seal a finished sign-in's grant, only while the server still is what the sign-in
         was made for (not deleted, the same address and client); whether it was sealed."""
-        team_id, server_id = made_for.team_id, made_for.id
+        return await self._seal_if_unchanged(made_for, grant, SIGN_IN_SUBJECT)
+
+    async def _seal_if_unchanged(
+        self, read: McpServerRow, grant: Grant, subject: tuple[str, ...]
+    ) -> bool:
+        """Seal ``grant`` as the server's sign-in, bound to its row and team, in one
+        statement that holds only while the ``subject`` columns are as ``read`` had them."""
+        team_id, server_id = read.team_id, read.id
         sealed = self._box.encrypt(grant.to_json(), MCP_SERVER_OAUTH.binding(team_id, server_id))
-        unchanged = {name: getattr(made_for, name) for name in SIGN_IN_SUBJECT}
+        unchanged = {name: getattr(read, name) for name in subject}
         async with self._db.write() as conn:
             return await self._repo.update_server_if(
                 conn, team_id, server_id, unchanged, oauth=sealed
@@ -442,9 +445,13 @@ class McpServerService:
                 except OAuthFailed as exc:
                     ended = f"its sign-in ended ({exc}): an owner or admin signs in to it again"
                     dropped = replace(grant, access_token=None, ended=ended)
-                    await self.save_grant(team_id, server_id, dropped)
+                    # Unless the sign-in changed meanwhile: a new one, or none for a new address.
+                    await self._seal_if_unchanged(row, dropped, REFRESH_SUBJECT)
                     raise SignInNeeded(ended) from None
-                await self.save_grant(team_id, server_id, grant)
+                if not await self._seal_if_unchanged(row, grant, REFRESH_SUBJECT):
+                    # The address, the client or the sign-in changed while the token was
+                    # refreshed: these tokens are of the sign-in that was, and are dropped.
+                    raise SignInNeeded(CHANGED_DURING_REFRESH)
                 log.info("mcp server token refreshed", extra={"server_id": server_id})
                 assert grant.access_token is not None
                 return grant.access_token

@@ -17,7 +17,9 @@ import pytest
 from playwright.async_api import Page
 
 from peer.connection import HostConnection
+from server.host.agents.mcp.oauth import Grant
 from server.host.browser.callers import Caller
+from server.host.storage.mcp_servers import McpServerRepository
 from tests.host.routes.conftest import Team, database_bytes, refused
 from tests.host.routes.test_mcp_servers import unasked_call, until
 from tests.support.clock import FakeClock
@@ -177,6 +179,37 @@ async def test_a_refresh_before_expiry_and_a_refused_one_asks_for_a_sign_in_agai
     assert tested["status"]["status"] == "signIn"
     assert "invalid_grant" in tested["status"]["reason"]
     assert await mcp.turn_tools(team.team_id, agent["id"]) is None
+
+
+async def test_tokens_refreshed_as_the_address_changed_are_not_kept(
+    server: RunningHub,
+    team: Team,
+    oauth: FakeAuthorizationServer,
+    notes_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    oauth.lifetime = 30  # every use refreshes first
+    added, _status = await signed_in(server, team, notes_url)
+    services = server.builtin.services
+    mcp = services.mcp_servers
+    await mcp.connections.forget(team.team_id, added["id"])
+    refresh = mcp.oauth.refresh
+
+    async def refreshed_as_the_address_changed(grant: Grant) -> Grant:
+        fresh = await refresh(grant)
+        # An admin's new address is written now, between the answer and its keeping.
+        async with services.db.write() as conn:
+            await McpServerRepository().update_server(
+                conn, team.team_id, added["id"], url=notes_url + "?moved=1", oauth=None
+            )
+        return fresh
+
+    monkeypatch.setattr(mcp.oauth, "refresh", refreshed_as_the_address_changed)
+    tested = await team.admin.call("mcp-servers-v1/test", {"id": added["id"]})
+    assert tested["status"]["status"] == "signIn"
+    assert "changed while its token was refreshed" in tested["status"]["reason"]
+    # The new address has no sign-in: the old one's refreshed tokens were not put back.
+    assert mcp.grant_of(await mcp.http_server(team.team_id, added["id"])) is None
 
 
 @pytest.mark.sqlite_only
