@@ -15,6 +15,7 @@ import asyncio
 import contextlib
 import dataclasses
 import logging
+import re
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -65,14 +66,24 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+# A Python string holds a well-formed pair as one code point: a surrogate left is alone.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _LET_GO = "this tab is in secure entry: only the person in control watches it until a new page"
 
 
-def web_url(value: str | None) -> str | None:
-    """Only http and https addresses leave the page in a message."""
-    if not value or urlsplit(value).scheme not in ("http", "https"):
+def web_url(value: object) -> str | None:
+    """Only http and https addresses leave the page in a message (a page's own script may
+    make an element's ``href`` answer anything at all)."""
+    if not isinstance(value, str) or not value or urlsplit(value).scheme not in ("http", "https"):
         return None
     return value
+
+
+def page_text(value: object) -> str:
+    """Text a page's script answered, as a message may carry it: a lone half of a
+    surrogate pair (a string cut in the middle of an emoji by a page's ``slice``) becomes
+    U+FFFD, as a browser shows it."""
+    return _LONE_SURROGATE.sub("\ufffd", str(value))
 
 
 class ViewSession:
@@ -154,6 +165,11 @@ class ViewSession:
             except PlaywrightError as exc:
                 log.info("live-view step failed: %s", exc)
                 self.send(ViewError(code="pageUnavailable", message="the page did not answer"))
+            except Exception:
+                # One message's failure is that message's: the viewer's next ones (a release
+                # among them) are still handled.
+                log.exception("live-view step failed unexpectedly")
+                self.send(ViewError(code="internal", message="the host could not do that"))
 
     async def _handle(self, raw: str) -> None:
         message = decode_view_message(raw)
@@ -351,7 +367,7 @@ class ViewSession:
         if holds_secret(self._engine.get_tab(self.team_id, self.tab_id)):
             # Its fields may hold a secret shown as dots: nothing leaves it by the clipboard.
             raise Forbidden("copying from a tab in secure entry is refused", code="tabHoldsSecret")
-        text = str(await page.evaluate(page_script("selection-text")))
+        text = page_text(await page.evaluate(page_script("selection-text")))
         size = len(text.encode())
         if size > MAX_CLIPBOARD:
             self.send(CopyTooLarge(size=size, limit=MAX_CLIPBOARD))
@@ -378,7 +394,7 @@ class ViewSession:
             self._worker.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._worker
-        if self.holding:
+        if self.holding:  # whatever became of the worker, a closed view holds nothing
             with contextlib.suppress(CrewhostError):
                 self._engine.release(self.team_id, self.tab_id, self._peer.account_id)
         self._watch_loads()

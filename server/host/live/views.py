@@ -152,22 +152,44 @@ class LiveViews:
             return
         taken = options.take and tab.held_by is None
         view_id = new_id()
+
+        def let_go() -> None:
+            """Undo this opening's own take (a hold the member had already stays)."""
+            if taken:
+                with contextlib.suppress(CrewhostError):
+                    engine.release(peer.team_id, tab.id, peer.account_id)
+
         try:
             if options.take:
                 # Held before the first frame: a tab in secure entry shows only to its holder.
                 engine.take_control(peer.team_id, tab.id, peer.account_id, view_id)
             page = await engine.view_page(peer.team_id, tab.id)
         except CrewhostError as exc:
-            if taken:
-                with contextlib.suppress(CrewhostError):
-                    engine.release(peer.team_id, tab.id, peer.account_id)
+            let_go()
             _refuse(channel, exc.code, exc.message)
+            return
+        except PlaywrightError as exc:  # an asleep tab whose address no longer loads
+            log.info("live view could not load tab %s: %s", tab.id, exc)
+            let_go()
+            _refuse(channel, "pageUnavailable", "the tab's page did not load")
             return
         key = (peer.team_id, tab.id)
         screencast = self._screencasts.get(key)
         if screencast is not None and screencast.page is not page:
             await screencast.stop()  # the tab slept or crashed since: follow its new page
             screencast = None
+        # While the page loaded, the viewer may have gone (its channel's close came before
+        # there was a view to end), or the tab may have started holding a secret (its
+        # views were ended before this one was one): neither leaves a view or a hold.
+        if channel.readyState != "open":
+            let_go()
+            return
+        try:
+            require_viewable(tab, peer.account_id, taking=options.take)
+        except CrewhostError as exc:
+            let_go()
+            _refuse(channel, exc.code, exc.message)
+            return
         if screencast is None:
             screencast = self._screencast_of(key, page)
         session = ViewSession(

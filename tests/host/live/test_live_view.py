@@ -14,8 +14,10 @@ from pathlib import Path
 
 import pytest
 import pytest_asyncio
+from aiohttp import web
 
 from peer.live_view import ViewClosed, open_view
+from server.common.protocol.view import ViewOptions
 from server.host.browser.callers import Caller
 from server.host.browser.partitions import Partition
 from server.host.browser.protection import protect, release
@@ -23,9 +25,10 @@ from server.host.live import views
 from server.host.live.screencast import BACKLOG_BYTES
 from server.host.live.views import TAB_HOLDS_SECRET
 from tests.host.live.conftest import LiveWorld, Watching, watching_in
+from tests.support.clock import FakeClock
 from tests.support.loop_watch import module_loop_watch  # noqa: F401 - a fixture
 from tests.support.peers import ignore_max_message_size, peer_member
-from tests.support.sites import Site
+from tests.support.sites import Site, pages_app, serving
 from tests.support.waiting import eventually
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
@@ -501,3 +504,78 @@ async def test_a_view_follows_its_tab_to_the_page_that_replaces_a_crashed_one(
     assert page is not None
     await page.wait_for_function("document.getElementById('b').textContent === 'clicked'")
     view.close()
+
+
+async def _put_to_sleep(watching: Watching, tab_id: str) -> None:
+    clock = watching.server.builtin.services.clock
+    assert isinstance(clock, FakeClock)
+    clock.advance(16 * 60)
+    assert tab_id in await watching.engine.tick()
+
+
+async def test_a_page_answer_a_message_cannot_carry_leaves_the_view_working(
+    watching: Watching,
+) -> None:
+    """A selection cut in the middle of an emoji (a lone half of a surrogate pair) is
+    copied with U+FFFD in its place, and the viewer's next messages are still handled."""
+    page = watching.tab.page
+    assert page is not None
+    view = await open_view(watching.connection, watching.tab.id)
+    await view.next_frame()
+    await view.take()
+    await page.evaluate(
+        "() => { const words = document.getElementById('words');"
+        " words.textContent = 'ab\\ud83d'; const r = document.createRange();"
+        " r.selectNodeContents(words); getSelection().removeAllRanges();"
+        " getSelection().addRange(r); }"
+    )
+    assert await view.copy() == {"type": "copied", "text": "ab\ufffd"}
+    await view.release()
+    assert watching.tab.held_by is None
+    view.close()
+
+
+async def test_an_asleep_tab_that_no_longer_loads_is_refused_and_left_unheld(
+    watching: Watching,
+) -> None:
+    async with serving(pages_app({"/gone": "<!doctype html><title>soon gone</title>"})) as gone:
+        tab = await watching.engine.open_tab(
+            watching.team_id, Partition.shared(), url=gone.url("/gone")
+        )
+    await _put_to_sleep(watching, tab.id)  # its site stopped: waking it will not load
+    with pytest.raises(ViewClosed) as refused:
+        await open_view(watching.connection, tab.id, take=True)
+    assert refused.value.code == "pageUnavailable"
+    assert tab.held_by is None
+    assert tab.viewers == 0
+
+
+async def test_a_view_closed_while_its_tab_wakes_leaves_no_hold_or_viewer(
+    watching: Watching,
+) -> None:
+    answer = asyncio.Event()
+    asked = asyncio.Event()
+    answer.set()
+
+    async def slow(_request: web.Request) -> web.Response:
+        asked.set()
+        await answer.wait()
+        return web.Response(text="<title>slow</title>", content_type="text/html")
+
+    async with serving(pages_app({}, routes={"/slow": slow})) as site:
+        tab = await watching.engine.open_tab(
+            watching.team_id, Partition.shared(), url=site.url("/slow")
+        )
+        await _put_to_sleep(watching, tab.id)
+        answer.clear()
+        asked.clear()
+        label = ViewOptions(tab.id, take=True).label()
+        channel = watching.connection.connection.createDataChannel(label, ordered=True)
+        await asyncio.wait_for(asked.wait(), 15)  # the host is waking the tab for the view
+        assert tab.held_by == watching.member.account_id
+        channel.close()
+        answer.set()
+        await eventually(lambda: tab.held_by is None and tab.loaded)
+    assert tab.viewers == 0
+    live = watching.server.builtin.services.live
+    assert live.screencast(watching.team_id, tab.id) is None
