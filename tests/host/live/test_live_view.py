@@ -16,7 +16,7 @@ import pytest
 import pytest_asyncio
 from aiohttp import web
 
-from peer.live_view import ViewClosed, open_view
+from peer.live_view import LiveView, ViewClosed, open_view
 from server.common.protocol.view import ViewOptions
 from server.host.browser.callers import Caller
 from server.host.browser.partitions import Partition
@@ -108,17 +108,29 @@ async def test_a_message_over_the_limit_in_bytes_is_refused_and_the_view_stays_o
     view.close()
 
 
-async def test_copy_returns_the_selection_and_refuses_above_a_mebibyte(watching: Watching) -> None:
+SELECT_WORDS = (
+    "(text) => { const words = document.getElementById('words');"
+    " if (text !== null) words.textContent = text; const r = document.createRange();"
+    " r.selectNodeContents(words); getSelection().removeAllRanges();"
+    " getSelection().addRange(r); }"
+)
+
+
+async def holding_a_selection(watching: Watching, text: str | None = None) -> LiveView:
+    """A view of the tab that holds it, with the page's words (``text`` if given) selected."""
     page = watching.tab.page
     assert page is not None
     view = await open_view(watching.connection, watching.tab.id)
     await view.next_frame()
     await view.take()
-    await page.evaluate(
-        "() => { const r = document.createRange();"
-        " r.selectNodeContents(document.getElementById('words'));"
-        " getSelection().removeAllRanges(); getSelection().addRange(r); }"
-    )
+    await page.evaluate(SELECT_WORDS, text)
+    return view
+
+
+async def test_copy_returns_the_selection_and_refuses_above_a_mebibyte(watching: Watching) -> None:
+    page = watching.tab.page
+    assert page is not None
+    view = await holding_a_selection(watching)
     assert await view.copy() == {"type": "copied", "text": "select these words"}
     await page.evaluate(
         "() => { const f = document.getElementById('field'); f.value = 'x'.repeat(1048577);"
@@ -518,17 +530,12 @@ async def test_a_page_answer_a_message_cannot_carry_leaves_the_view_working(
 ) -> None:
     """A selection cut in the middle of an emoji (a lone half of a surrogate pair) is
     copied with U+FFFD in its place, and the viewer's next messages are still handled."""
+    # The page makes the lone half itself: Python's side could not send it as JSON.
+    view = await holding_a_selection(watching, None)
     page = watching.tab.page
     assert page is not None
-    view = await open_view(watching.connection, watching.tab.id)
-    await view.next_frame()
-    await view.take()
-    await page.evaluate(
-        "() => { const words = document.getElementById('words');"
-        " words.textContent = 'ab\\ud83d'; const r = document.createRange();"
-        " r.selectNodeContents(words); getSelection().removeAllRanges();"
-        " getSelection().addRange(r); }"
-    )
+    await page.evaluate("() => { document.getElementById('words').textContent = 'ab\\ud83d'; }")
+    await page.evaluate(SELECT_WORDS, None)
     assert await view.copy() == {"type": "copied", "text": "ab\ufffd"}
     await view.release()
     assert watching.tab.held_by is None
