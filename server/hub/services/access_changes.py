@@ -4,6 +4,10 @@ Two kinds: revocations (a session ended, a member's role changed or they were
 removed, a host was removed), which every instance forwards down its host links
 so the hosts close the matching peers; and membership changes, on which every
 instance drops what it has cached about those accounts.
+
+Access tokens that ended (revoked by hand, or their member left the team) are
+announced as ``access-tokens-ended``: every instance drops its checked tokens and
+ends the MCP sessions it relays for them.
 """
 
 from __future__ import annotations
@@ -21,6 +25,14 @@ _SLICE = 50
 
 
 ACCESS_KINDS = frozenset({"revoke", "memberships"})
+TOKENS_ENDED_KIND = "access-tokens-ended"
+
+
+async def announce_tokens_ended(bus: Bus, token_ids: Iterable[str]) -> None:
+    """Tell every instance, this one included, that these access tokens ended."""
+    ids = list(token_ids)
+    for start in range(0, len(ids), _SLICE):
+        await bus.publish({"kind": TOKENS_ENDED_KIND, "token_ids": ids[start : start + _SLICE]})
 
 
 class AccessChanges:
@@ -76,6 +88,10 @@ class AccessChanges:
             revoked_at=self._clock.now(),
         )
         await self._revoke(revoke, None)
+
+    async def access_tokens_ended(self, token_ids: Iterable[str]) -> None:
+        """These access tokens were revoked (their member left the team)."""
+        await announce_tokens_ended(self._bus, token_ids)
 
     async def memberships_changed(self, account_ids: Iterable[str] | None) -> None:
         """The teams or roles of these accounts changed (None: of anyone, e.g. a rename)."""

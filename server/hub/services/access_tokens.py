@@ -25,6 +25,7 @@ from server.common.tokens import hash_secret, new_id, new_secret
 from server.db.engine import Database
 from server.hub.bus import Bus
 from server.hub.cache import ExpiringCache
+from server.hub.services.access_changes import TOKENS_ENDED_KIND, announce_tokens_ended
 from server.hub.services.hosts import HostService
 from server.hub.services.teams import TeamService
 from server.hub.storage.access_tokens import AccessToken, AccessTokenRepository, AccessTokenUse
@@ -34,7 +35,8 @@ log = logging.getLogger(__name__)
 TOKEN_PREFIX = "crh_pat_"  # noqa: S105 - the prefix every token starts with, no secret
 TokenScope = Literal["browser", "browser+agents"]
 UseOutcome = Literal["ok", "error", "refused"]
-ENDED_KIND = "access-tokens-ended"
+# Announced by ``announce_tokens_ended`` (a revoke here, a member leaving in TeamService).
+ENDED_KIND = TOKENS_ENDED_KIND
 MAX_TOKENS_PER_MEMBER = 50
 # How long a checked token is trusted without reading it again; an ended token is
 # forgotten at once (the bus), so this bounds staleness only if an announcement is lost.
@@ -162,7 +164,7 @@ class AccessTokenService:
             await self._tokens.update_revoked(conn, team_id, token_id, self._clock.now())
         self.forget_cached()
         log.info("access token revoked", extra={"token_id": token_id, "team_id": team_id})
-        await self._bus.publish({"kind": ENDED_KIND, "token_ids": [token_id]})
+        await announce_tokens_ended(self._bus, [token_id])
 
     async def authenticate(self, secret: str) -> TokenHolder:
         """The token a bearer secret names, still live and its member still in the team;

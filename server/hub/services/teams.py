@@ -11,6 +11,7 @@ from server.common.tokens import new_id
 from server.db.engine import Database
 from server.hub.cache import ExpiringCache
 from server.hub.services.access_changes import AccessChanges
+from server.hub.storage.access_tokens import AccessTokenRepository
 from server.hub.storage.invitations import InvitationRepository
 from server.hub.storage.teams import Member, Team, TeamRepository, TeamWithRole
 
@@ -25,7 +26,8 @@ class TeamService:
 
     The rules: an admin may not change or remove an owner, nor make anyone an
     owner; a team always keeps at least one owner. A member who loses a role loses
-    the open invitations they made that it allowed.
+    the open invitations they made that it allowed; a member who leaves or is removed
+    loses their access tokens in the team for good (rejoining brings none back).
     """
 
     def __init__(self, db: Database, clock: Clock, changes: AccessChanges) -> None:
@@ -34,6 +36,7 @@ class TeamService:
         self._clock = clock
         self._teams = TeamRepository()
         self._invitations = InvitationRepository()
+        self._access_tokens = AccessTokenRepository()
         self._cache: ExpiringCache[str, list[TeamWithRole]] = ExpiringCache(
             clock, seconds=_CACHE_SECONDS
         )
@@ -118,6 +121,8 @@ class TeamService:
     async def remove_member(
         self, team_id: str, actor_id: str, actor_role: Role, target_id: str
     ) -> None:
+        """Take a member out of the team, with their open invitations and their live
+        access tokens in it, which stay revoked should they ever rejoin."""
         async with self._db.write() as conn:
             await self._teams.lock_team(conn, team_id)
             current = await self._target_role(conn, team_id, target_id)
@@ -127,9 +132,15 @@ class TeamService:
                 await self._keep_an_owner(conn, team_id)
             await self._teams.remove_membership(conn, team_id, target_id)
             await self._revoke_invitations_beyond(conn, team_id, target_id, None)
+            ended_token_ids = await self._access_tokens.update_member_tokens_revoked(
+                conn, team_id, target_id, self._clock.now()
+            )
         await self._changes.member_removed(team_id, target_id)
+        if ended_token_ids:
+            await self._changes.access_tokens_ended(ended_token_ids)
 
     async def leave(self, team_id: str, account_id: str, role: Role) -> None:
+        """Leave the team, as ``remove_member`` takes a member out."""
         await self.remove_member(team_id, account_id, role, account_id)
 
     async def _revoke_invitations_beyond(

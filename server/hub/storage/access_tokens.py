@@ -129,6 +129,26 @@ class AccessTokenRepository:
         )
         return bool(result.rowcount)
 
+    async def update_member_tokens_revoked(
+        self, conn: AsyncConnection, team_id: str, account_id: str, at: float
+    ) -> list[str]:
+        """Mark every live token of a member's in a team revoked at ``at``; their ids."""
+        live = (
+            access_tokens.c.team_id == team_id,
+            access_tokens.c.account_id == account_id,
+            access_tokens.c.revoked_at.is_(None),
+            access_tokens.c.expires_at > at,
+        )
+        result = await conn.execute(sa.select(access_tokens.c.id).where(*live))
+        token_ids = [str(row.id) for row in result]
+        if token_ids:
+            await conn.execute(
+                access_tokens.update()
+                .where(*live, access_tokens.c.id.in_(token_ids))
+                .values(revoked_at=at)
+            )
+        return token_ids
+
     async def add_uses(self, conn: AsyncConnection, uses: list[AccessTokenUse]) -> None:
         """Keep tool calls made with tokens, and when each token was last used."""
         if not uses:
