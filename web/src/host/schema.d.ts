@@ -5920,7 +5920,7 @@ export interface components {
             providerId: string;
             /**
              * Validfrom
-             * @description From when; now by default.
+             * @description From when (seconds since the epoch); now by default.
              * @default null
              */
             validFrom?: number | null;
