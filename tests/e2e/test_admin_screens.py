@@ -20,6 +20,7 @@ from tests.support.sites import Site
 from tests.support.upstreams import tinyproxy
 from tests.support.web_client import (
     DESKTOP,
+    NEW_TAB_SECONDS,
     Crewhost,
     HubApi,
     Screens,
@@ -68,6 +69,7 @@ async def test_an_admin_manages_the_vault_proxies_and_search_and_a_member_only_r
         await owner.call(
             "browser-control-v1/new_tab",
             {"url": "about:blank", "profileId": work["id"], "private": False},
+            wait_seconds=NEW_TAB_SECONDS,
         )
 
         context = await browser.new_context(viewport=DESKTOP)
@@ -167,6 +169,7 @@ async def test_an_admin_manages_the_vault_proxies_and_search_and_a_member_only_r
             await owner.call(
                 "browser-control-v1/new_tab",
                 {"url": site.url("/press"), "profileId": work["id"], "private": False},
+                wait_seconds=NEW_TAB_SECONDS,
             )
             assert "tinyproxy" in via_header(site, "/press")
 

@@ -24,6 +24,7 @@ from tests.e2e.test_web_client import (
 from tests.support.sites import Site
 from tests.support.web_client import (
     DESKTOP,
+    NEW_TAB_SECONDS,
     Crewhost,
     HubApi,
     Screens,
@@ -68,7 +69,9 @@ async def test_a_member_asks_the_holder_for_control_and_is_given_it(
 
     address = site.url("/press")
     async with owner_peer(team, tmp_path) as agent:
-        opened = await agent.call("browser-control-v1/new_tab", {"url": address})
+        opened = await agent.call(
+            "browser-control-v1/new_tab", {"url": address}, wait_seconds=NEW_TAB_SECONDS
+        )
         await watch_tab(maya, address)
         await maya.get_by_role("button", name="Take control").click()
         await expect(maya.get_by_role("button", name="Release")).to_be_visible()

@@ -36,6 +36,7 @@ from tests.support.loop_watch import watch_event_loop
 from tests.support.sites import pages_app, serving
 from tests.support.web_client import (
     DESKTOP,
+    NEW_TAB_SECONDS,
     Crewhost,
     HubApi,
     Screens,
@@ -208,7 +209,9 @@ async def steering(
         agent = await stack.enter_async_context(
             owner_peer(team, tmp_path_factory.mktemp("steering"))
         )
-        opened = await agent.call("browser-control-v1/new_tab", {"url": site.url("/steer")})
+        opened = await agent.call(
+            "browser-control-v1/new_tab", {"url": site.url("/steer")}, wait_seconds=NEW_TAB_SECONDS
+        )
         await page.get_by_role("list", name="Tabs").get_by_role("button").click()
         await expect(page.locator(LIVE_CANVAS)).to_be_visible(timeout=FRAME_MS)
         await page.get_by_role("button", name="Take control").click()

@@ -22,6 +22,7 @@ from tests.support.hub_server import PASSWORD
 from tests.support.sites import Site
 from tests.support.web_client import (
     DESKTOP,
+    NEW_TAB_SECONDS,
     PASTED_PHRASE,
     PASTED_RGB,
     PRESSED_RGB,
@@ -321,7 +322,9 @@ async def test_host_member_watches_a_tab_takes_control_and_presses_a_button(
 
     address = site.url("/press")
     async with owner_peer(team, tmp_path) as agent:
-        opened = await agent.call("browser-control-v1/new_tab", {"url": address})
+        opened = await agent.call(
+            "browser-control-v1/new_tab", {"url": address}, wait_seconds=NEW_TAB_SECONDS
+        )
         tab = (
             page.get_by_role("list", name="Tabs")
             .get_by_role("button")
@@ -361,7 +364,9 @@ async def test_host_page_viewport_follows_the_live_view_panel(
     page = await context.new_page()
     await open_host_screen(page, crewhost, team)
     async with owner_peer(team, tmp_path) as agent:
-        await agent.call("browser-control-v1/new_tab", {"url": site.url("/press")})
+        await agent.call(
+            "browser-control-v1/new_tab", {"url": site.url("/press")}, wait_seconds=NEW_TAB_SECONDS
+        )
         await page.get_by_role("list", name="Tabs").get_by_role("button").click()
         await expect(page.locator(LIVE_CANVAS)).to_be_visible(timeout=FRAME_MS)
         await follows_panel(page)
@@ -466,7 +471,9 @@ async def test_host_paste_copy_and_the_hosts_context_menu(
     page = await context.new_page()
     await open_host_screen(page, crewhost, team)
     async with owner_peer(team, tmp_path) as agent:
-        await agent.call("browser-control-v1/new_tab", {"url": site.url("/type")})
+        await agent.call(
+            "browser-control-v1/new_tab", {"url": site.url("/type")}, wait_seconds=NEW_TAB_SECONDS
+        )
         await page.get_by_role("list", name="Tabs").get_by_role("button").click()
         await expect(page.locator(LIVE_CANVAS)).to_be_visible(timeout=FRAME_MS)
         await page.get_by_role("button", name="Take control").click()

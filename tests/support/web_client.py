@@ -375,6 +375,11 @@ async def person_peer(team: Team, folder: Path, email: str) -> AsyncIterator[Hos
             await connection.close()
 
 
+# A tab made for the test starts the host's Chromium (the full browser) on first use: on a
+# machine the rest of the suite keeps busy that alone can outlast a call's default wait.
+NEW_TAB_SECONDS = 60.0
+
+
 async def until(check: Callable[[], Awaitable[bool]], seconds: float = 15.0) -> None:
     """Return once ``check()`` holds (state behind an API, with no event to wait for)."""
     async with asyncio.timeout(seconds):
