@@ -106,7 +106,8 @@ class WorkspaceService:
     ) -> list[ImportedFile]:
         """Copy files of the agent's workspace, as the member sees it, each to a path of its
         own named by its hash: the attachments of a message (each at most ``max_bytes``).
-        All are read and checked before any is copied, so a refusal copies nothing."""
+        All are read and checked, and the quotas checked for all the copies together,
+        before any is copied, so a refusal copies nothing."""
         ref = await self.member_ref(member, agent_id)
         found: list[tuple[ImportedFile, bytes]] = []
         for path in paths:
@@ -118,9 +119,13 @@ class WorkspaceService:
                     code="attachmentTooLarge",
                 )
             found.append((imported(parts[-1], data), data))
-        for copy, data in found:
-            if await self._workspaces.read_size(ref, copy.path) != len(data):
-                await self._workspaces.write(ref, copy.path, data)
+        # A copy already there from an earlier message is kept, not written again.
+        copies = [
+            (copy.path, data)
+            for copy, data in found
+            if await self._workspaces.read_size(ref, copy.path) != len(data)
+        ]
+        await self._workspaces.write_all(ref, copies)
         return [copy for copy, _ in found]
 
     async def read_attachment(self, ref: WorkspaceRef, path: str, sha256: str) -> bytes | None:

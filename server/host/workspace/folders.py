@@ -46,8 +46,8 @@ class Entry:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """How many files and folders a folder holds, and the files' bytes (its own temporary
-    files included)."""
+    """How many files and folders a folder holds, and the files' bytes (the temporary
+    files of writes left out)."""
 
     files: int
     bytes: int
@@ -314,14 +314,18 @@ class ConfinedFolder:
             os.close(fd)
 
     def list_folder(self, parts: tuple[str, ...]) -> list[Entry]:
-        """The files and folders in the folder ``parts`` names, by name; links are left out."""
+        """The files and folders in the folder ``parts`` names, by name; links and the
+        temporary files of writes are left out, and so is a file deleted while it is read."""
         with self._folder(parts) as folder:
             entries = []
             with os.scandir(folder) as found:
                 for item in found:
                     if item.name.startswith(RESERVED_PREFIX):
                         continue
-                    info = item.stat(follow_symlinks=False)
+                    try:
+                        info = item.stat(follow_symlinks=False)
+                    except FileNotFoundError:
+                        continue  # deleted since the folder was read: the listing is unlocked
                     if stat.S_ISDIR(info.st_mode):
                         entries.append(Entry(item.name, "folder", 0, info.st_mtime))
                     elif stat.S_ISREG(info.st_mode):
@@ -330,7 +334,9 @@ class ConfinedFolder:
 
     def usage(self) -> Usage:
         """Files, their bytes, and folders under the root; links neither followed nor
-        counted. A root that is missing, or reached through a link, holds nothing."""
+        counted, nor the temporary files of writes. A root that is missing, or reached
+        through a link, holds nothing. It runs unlocked, beside writes and deletes: a
+        file that goes between reading its folder and its ``stat`` is not counted."""
         try:
             root = self._open_root(create=False)
         except (NotFound, InvalidArgument):
@@ -340,7 +346,12 @@ class ConfinedFolder:
             for _, subfolders, names, fd in os.fwalk(".", dir_fd=root, follow_symlinks=False):
                 folders += len(subfolders)
                 for name in names:
-                    info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                    if name.startswith(RESERVED_PREFIX):
+                        continue  # a write under way: its file counts once it has its name
+                    try:
+                        info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                    except FileNotFoundError:
+                        continue  # deleted since the folder was read: usage is unlocked
                     if stat.S_ISREG(info.st_mode):
                         files += 1
                         size += info.st_size

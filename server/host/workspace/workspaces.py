@@ -8,12 +8,14 @@ run one at a time, so a quota is checked against what is really there.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from server.common.errors import InvalidArgument, NotFound
+from server.common.errors import CrewhostError, InvalidArgument, NotFound
 from server.host.workspace.folders import ConfinedFolder, Entry, EntryKind, Usage
 from server.host.workspace.paths import workspace_parts
 from server.host.workspace.quotas import WorkspaceLimits
@@ -74,22 +76,67 @@ class Workspaces:
     async def write(self, ref: WorkspaceRef, path: str, data: bytes) -> Written:
         """Write one file atomically, within the file, workspace and team limits (a folder
         the write creates counts as a file does)."""
-        parts = workspace_parts(path)
-        self.limits.check_file(len(data))
+        [written] = await self.write_all(ref, [(path, data)])
+        return written
+
+    async def write_all(
+        self, ref: WorkspaceRef, files: Sequence[tuple[str, bytes]]
+    ) -> list[Written]:
+        """Write several files, each atomically, as ``write`` does; the limits are checked
+        for all of them together before any is written, so a refusal writes none. Should a
+        write still fail (a full disk), the files this call created are removed again."""
+        planned = [(workspace_parts(path), data) for path, data in files]
+        if not planned:
+            return []
+        for _, data in planned:
+            self.limits.check_file(len(data))
         folder = self.folder(ref)
         async with self._locks[ref.team_id]:
 
-            def write() -> Written:
-                old = folder.size_of(parts)
-                own = folder.usage()
-                added = 0 if old is not None else 1 + folder.folders_missing(parts[:-1])
-                size = own.bytes - (old or 0) + len(data)
-                team = self._team_usage(ref.team_id)
-                self.limits.check_write(own, own.entries + added, size, team, shared=ref.shared)
-                folder.write(parts, data)
-                return Written("/".join(parts), len(data), old is None)
+            def write_all() -> list[Written]:
+                self._check_room(ref, folder, planned)
+                written: list[Written] = []
+                created: list[tuple[str, ...]] = []
+                try:
+                    for parts, data in planned:
+                        new = folder.size_of(parts) is None
+                        folder.write(parts, data)
+                        written.append(Written("/".join(parts), len(data), new))
+                        if new:
+                            created.append(parts)
+                except BaseException:
+                    for parts in created:
+                        with contextlib.suppress(CrewhostError, OSError):
+                            folder.delete(parts)
+                    raise
+                return written
 
-            return await asyncio.to_thread(write)
+            return await asyncio.to_thread(write_all)
+
+    def _check_room(
+        self,
+        ref: WorkspaceRef,
+        folder: ConfinedFolder,
+        planned: Sequence[tuple[tuple[str, ...], bytes]],
+    ) -> None:
+        """Refuses the planned writes unless all of them fit the quotas together (run under
+        the team's lock, so what is on disk stays as counted)."""
+        own = folder.usage()
+        # The size each path will have, against the size it has now (None: no file yet).
+        final: dict[tuple[str, ...], tuple[int | None, int]] = {}
+        new_folders: set[tuple[str, ...]] = set()
+        for parts, data in planned:
+            old = final[parts][0] if parts in final else folder.size_of(parts)
+            final[parts] = (old, len(data))
+            if old is None:
+                # The last ``missing`` folders above the file do not exist yet.
+                missing = folder.folders_missing(parts[:-1])
+                depth = len(parts) - 1
+                new_folders.update(parts[:end] for end in range(depth - missing + 1, depth + 1))
+        added = len(new_folders) + sum(1 for old, _ in final.values() if old is None)
+        size = own.bytes + sum(new - (old or 0) for old, new in final.values())
+        team = self._team_usage(ref.team_id)
+        self.limits.check_write(own, own.entries + added, size, team, shared=ref.shared)
 
     async def read(self, ref: WorkspaceRef, path: str) -> bytes:
         parts = workspace_parts(path)

@@ -281,3 +281,83 @@ async def test_deleting_an_agents_workspace_never_follows_a_link_above_it(
     agents.symlink_to(outside, target_is_directory=True)
     await service.remove_agent_workspace(TEAM, "agent-1")
     assert (outside / "agent-1" / "kept.txt").read_text() == "not yours"
+
+
+async def test_usage_and_listing_while_files_are_written_and_deleted(tmp_path: Path) -> None:
+    # Unlocked readers race the writer: a temporary file listed, then renamed away, or a
+    # file deleted between the listing and its stat, must be skipped, never an error.
+    workspaces = Workspaces(tmp_path / "data", ROOMY)
+    # Many files make the gap between reading a folder and the last stat a wide one.
+    for number in range(60):
+        await workspaces.write(AGENT, f"box/kept-{number}.txt", b"kept")
+    writing = True
+
+    async def writer() -> None:
+        nonlocal writing
+        try:
+            for cycle in range(150):
+                path = f"box/churn-{cycle % 5}.txt"
+                await workspaces.write(AGENT, path, b"x" * cycle)
+                if cycle % 3 == 0:
+                    await workspaces.delete(AGENT, path)
+        finally:
+            writing = False
+
+    async def reader() -> int:
+        rounds = 0
+        while writing or rounds == 0:
+            usage = await workspaces.usage(AGENT)
+            assert usage.files >= 60
+            listed = [e.name for e in await workspaces.list_folder(AGENT, "box")]
+            assert not [name for name in listed if name.startswith(RESERVED_PREFIX)]
+            rounds += 1
+        return rounds
+
+    _, rounds = await asyncio.gather(writer(), reader())
+    assert rounds > 0
+
+
+async def test_write_all_checks_the_quotas_for_all_files_together(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    limits = WorkspaceLimits(
+        agent_files=4, agent_bytes=10, team_files=100, team_bytes=1000, file_bytes=10
+    )
+    workspaces = Workspaces(tmp_path, limits)
+    # Two folders and two files: a new folder two files share counts once.
+    written = await workspaces.write_all(AGENT, [("a/b/1.txt", b"1234"), ("a/b/2.txt", b"12")])
+    assert [(w.path, w.created) for w in written] == [("a/b/1.txt", True), ("a/b/2.txt", True)]
+    # Refused for a file too many, or bytes too many: the write that fits is not made either.
+    for files in (
+        [("a/b/1.txt", b"12"), ("c.txt", b"1")],
+        [("a/b/1.txt", b"4321"), ("a/b/2.txt", b"1234567")],
+    ):
+        assert await code_of(workspaces.write_all(AGENT, files)) == "workspaceAgentFull"
+    assert await workspaces.read(AGENT, "a/b/1.txt") == b"1234"
+    usage = await workspaces.usage(AGENT)
+    assert (usage.files, usage.folders, usage.bytes) == (2, 2, 6)
+    # A path named twice is one file, written last with the later bytes.
+    again = await workspaces.write_all(AGENT, [("a/b/1.txt", b"1"), ("a/b/1.txt", b"123")])
+    assert [w.created for w in again] == [False, False]
+    assert await workspaces.read(AGENT, "a/b/1.txt") == b"123"
+
+    # A write that fails after others were written takes back the files (and folders) the
+    # call created; a file it replaced keeps its new bytes.
+    await workspaces.delete(AGENT, "a")
+    await workspaces.write(AGENT, "old.txt", b"old")
+    real_replace = ConfinedFolder.replace
+    replaced: list[str] = []
+
+    def fail_the_third(folder: int, temporary: str, name: str) -> None:
+        replaced.append(name)
+        if len(replaced) == 3:
+            raise OSError("the disk went away")
+        real_replace(folder, temporary, name)
+
+    monkeypatch.setattr(ConfinedFolder, "replace", staticmethod(fail_the_third))
+    files = [("new/x.txt", b"x"), ("old.txt", b"old 2"), ("y.txt", b"y")]
+    with pytest.raises(OSError, match="disk went away"):
+        await workspaces.write_all(AGENT, files)
+    monkeypatch.undo()
+    assert [e.name for e in await workspaces.list_folder(AGENT)] == ["old.txt"]
+    assert await workspaces.read(AGENT, "old.txt") == b"old 2"
