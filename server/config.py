@@ -111,7 +111,10 @@ class SecuritySettings(SettingsSection):
     password_hash_memory_kib: int = Field(65536, ge=8, description="argon2id memory in KiB.")
     password_hash_parallelism: int = Field(2, ge=1, description="argon2id lanes.")
     signin_per_address_burst: int = Field(
-        30, ge=1, description="Sign-in attempts one client address may make at once."
+        30,
+        ge=1,
+        description="Sign-in attempts one client address may make at once. Sign-up attempts "
+        "count apart, under the same limit.",
     )
     signin_per_address_refill_seconds: float = Field(
         2.0, gt=0, description="One more attempt for an address after this many seconds."

@@ -98,6 +98,7 @@ class Hub:
             sessions,
             teams,
             invitations,
+            security=settings.security,
             open_signup=settings.hub.open_signup,
         )
         hub = cls(

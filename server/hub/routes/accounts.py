@@ -62,6 +62,7 @@ async def sign_up(call: Call[SignUp]) -> SignedIn:
             team_name=body.team_name,
             client=body.client,
             user_agent=call.user_agent,
+            address=call.client_address,
         )
     )
     return _signed_in(call, account, new)

@@ -8,8 +8,17 @@ from dataclasses import dataclass
 from sqlalchemy.exc import IntegrityError
 
 from server.common.clock import Clock
-from server.common.errors import Conflict, Forbidden, InvalidArgument, NotFound, PayloadTooLarge
+from server.common.errors import (
+    Conflict,
+    Forbidden,
+    InvalidArgument,
+    NotFound,
+    PayloadTooLarge,
+    RateLimited,
+)
+from server.common.ratelimit import TokenBuckets
 from server.common.tokens import hash_secret, new_id
+from server.config import SecuritySettings
 from server.db.engine import Database
 from server.hub.passwords import PasswordHasher
 from server.hub.services.invitations import InvitationService
@@ -50,6 +59,7 @@ class SignUpRequest:
     team_name: str
     client: str
     user_agent: str
+    address: str
 
 
 class AccountService:
@@ -64,6 +74,7 @@ class AccountService:
         teams: TeamService,
         invitations: InvitationService,
         *,
+        security: SecuritySettings,
         open_signup: bool,
     ) -> None:
         self._db = db
@@ -76,14 +87,32 @@ class AccountService:
         self._accounts = AccountRepository()
         self._setup_codes = SetupCodeRepository()
         self._memberships = TeamRepository()
+        # Every attempt spends a token, as at sign-in: each may cost a password hash.
+        self._per_address = TokenBuckets(
+            clock,
+            burst=security.signin_per_address_burst,
+            refill_seconds=security.signin_per_address_refill_seconds,
+        )
 
     async def sign_up(self, request: SignUpRequest) -> tuple[Account, NewSession]:
+        """Create an account and its first session.
+
+        A wrong invitation code is refused before the email is looked at, so the answer
+        tells nobody which emails have accounts.
+        """
+        wait = self._per_address.retry_after(request.address)
+        if wait > 0:
+            raise RateLimited("too many sign-up attempts; try again shortly", retry_after=wait)
+        self._per_address.spend(request.address)
         if request.setup_code and request.invitation_code:
             raise InvalidArgument(
                 "give a setup code or an invitation code, not both", field="invitationCode"
             )
         if not (request.setup_code or request.invitation_code or self._open_signup):
             raise Forbidden("sign-up needs an invitation on this server", code="signupClosed")
+        if request.invitation_code:
+            # Checked again when it is spent below, in the transaction that adds the account.
+            await self._invitations.preview(request.invitation_code)
         password_hash = await self._passwords.hash(request.password)
         account = Account(
             id=new_id(),

@@ -110,7 +110,11 @@ class InvitationService:
 
     async def redeem(self, conn: AsyncConnection, code: str, account_id: str) -> Invitation:
         """Spend one use of a code and add the account to its team, in the caller's transaction."""
-        invitation = await self._usable(conn, code)
+        invitation = await self._find(conn, code)
+        # Joins to a team wait for each other and for role changes, so the second of two
+        # accepts by one account sees the first one's membership.
+        await self._teams.lock_team(conn, invitation.team_id)
+        await self._check_usable(conn, invitation)
         if await self._teams.get_role(conn, invitation.team_id, account_id) is not None:
             raise Conflict("you are already a member of this team", code="alreadyMember")
         if not await self._invitations.use_invitation(
@@ -132,9 +136,17 @@ class InvitationService:
         return invitation
 
     async def _usable(self, conn: AsyncConnection, code: str) -> Invitation:
+        invitation = await self._find(conn, code)
+        await self._check_usable(conn, invitation)
+        return invitation
+
+    async def _find(self, conn: AsyncConnection, code: str) -> Invitation:
         invitation = await self._invitations.get_invitation_by_code_hash(conn, hash_secret(code))
         if invitation is None:
             raise NotFound("this invitation is not valid", code="invitationInvalid")
+        return invitation
+
+    async def _check_usable(self, conn: AsyncConnection, invitation: Invitation) -> None:
         if invitation.revoked_at is not None:
             raise NotFound("this invitation was revoked", code="invitationInvalid")
         if invitation.expires_at <= self.now():
@@ -152,4 +164,3 @@ class InvitationService:
                 "this invitation was revoked: the person who made it can no longer grant its role",
                 code="invitationInvalid",
             )
-        return invitation

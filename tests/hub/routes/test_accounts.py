@@ -59,6 +59,50 @@ async def test_an_email_signs_up_once(server: RunningHub) -> None:
     assert listed.body["invitations"][0]["uses"] == 0
 
 
+async def test_a_wrong_invitation_code_tells_nothing_about_the_email(server: RunningHub) -> None:
+    await server.sign_up_owner()
+    client = server.client()
+    known, unknown = [
+        await client.post(
+            "/v1/accounts",
+            {"email": email, "name": "X", "password": PASSWORD, "invitationCode": "junk"},
+        )
+        for email in ("owner@example.com", "nobody@example.com")
+    ]
+    assert (known.status, known.code) == (404, "invitationInvalid")
+    assert known.body == unknown.body
+
+
+async def test_sign_up_is_limited_per_client_address(server: RunningHub, clock: FakeClock) -> None:
+    owner = await server.create_owner("owner@example.com", "Team A")
+    team_id = await server.first_team_id(owner)
+    code = (await owner.post(f"/v1/teams/{team_id}/invitations", {})).body["code"]
+    security = server.hub.settings.security
+    client = server.client()
+    statuses = [
+        (
+            await client.post(
+                "/v1/accounts",
+                {"email": f"u{n}@example.com", "name": "U", "password": PASSWORD}
+                | {"invitationCode": "junk"},
+            )
+        ).status
+        for n in range(security.signin_per_address_burst)
+    ]
+    assert statuses == [404] * security.signin_per_address_burst
+    good = {"email": "new@example.com", "name": "New", "password": PASSWORD}
+    good |= {"invitationCode": code}
+    limited = await client.post("/v1/accounts", good)
+    assert (limited.status, limited.code) == (429, "rateLimited")
+    assert int(limited.headers["Retry-After"]) >= 1
+    # Sign-in keeps a budget of its own.
+    assert (await server.sign_in("owner@example.com")).account_id == owner.account_id
+
+    clock.advance(security.signin_per_address_refill_seconds)
+    joined = await client.post("/v1/accounts", good)
+    assert (joined.status, joined.body["account"]["email"]) == (201, "new@example.com")
+
+
 async def test_sign_in_gives_a_cookie_to_browsers_and_a_token_to_peers(server: RunningHub) -> None:
     await server.sign_up_owner()
     browser = server.client()

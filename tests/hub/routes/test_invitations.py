@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -65,6 +66,30 @@ async def test_a_member_cannot_join_twice(server: RunningHub) -> None:
     code = (await owner.post(f"/v1/teams/{team_id}/invitations", {"maxUses": 5})).body["code"]
     reply = await owner.post("/v1/invitations/accept", {"code": code})
     assert (reply.status, reply.code) == (409, "alreadyMember")
+
+
+async def test_accepting_one_code_at_once_joins_once(server: RunningHub) -> None:
+    owner = await server.sign_up_owner()
+    team_id = await server.first_team_id(owner)
+    # A few rounds: without the team's lock, the race shows in most rounds on PostgreSQL.
+    for n in range(4):
+        other = await server.create_owner(f"b{n}@example.com", f"Team B{n}")
+        created = await owner.post(f"/v1/teams/{team_id}/invitations", {"maxUses": 5})
+        replies = await asyncio.gather(
+            *(other.post("/v1/invitations/accept", {"code": created.body["code"]}) for _ in "abc")
+        )
+        assert sorted((r.status, r.code) for r in replies) == [
+            (201, None),
+            (409, "alreadyMember"),
+            (409, "alreadyMember"),
+        ]
+        listed = await owner.get(f"/v1/teams/{team_id}/invitations")
+        invitation = next(
+            i for i in listed.body["invitations"] if i["id"] == created.body["invitation"]["id"]
+        )
+        assert invitation["uses"] == 1
+        assert [u["accountId"] for u in invitation["usedBy"]] == [other.account_id]
+        assert (await members(owner, team_id))[f"b{n}@example.com"] == "member"
 
 
 async def test_an_invitation_expires(server: RunningHub, clock: FakeClock) -> None:
