@@ -3,7 +3,9 @@ one as a data: URL."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import math
 from typing import Any, Literal
 
 from pydantic import Field
@@ -67,19 +69,17 @@ def _lines(path: str, text: str, offset: int, limit: int) -> dict[str, Any]:
 def _blob(path: str, data: bytes) -> dict[str, Any]:
     mime = mime_of(path)
     result: dict[str, Any] = {"path": path, "mode": "blob", "mime": mime, "bytes": len(data)}
-    url = f"data:{mime};base64,{base64.b64encode(data).decode()}"
-    if len(url) <= MAX_DATA_URL_CHARS:
-        result["dataUrl"] = url
-    else:
+    prefix = f"data:{mime};base64,"
+    if len(prefix) + 4 * math.ceil(len(data) / 3) <= MAX_DATA_URL_CHARS:
+        result["dataUrl"] = prefix + base64.b64encode(data).decode()
+    else:  # told without encoding it: a file may be megabytes
         result["dataUrl"] = None
         result["note"] = "the file is too large to show as a data: URL"
     return result
 
 
-async def workspace_read(context: ToolContext, args: ReadArgs) -> dict[str, Any]:
-    workspace, ref = workspace_of(context, args.scope)
-    data = await workspace.read(ref, args.path)
-    path = args.path.strip("/")
+def read_answer(path: str, data: bytes, args: ReadArgs) -> dict[str, Any]:
+    """The read's result from the file's bytes (decoded and split whole: run off the loop)."""
     if args.mode == "blob":
         return _blob(path, data)
     text = _text(data)
@@ -90,6 +90,13 @@ async def workspace_read(context: ToolContext, args: ReadArgs) -> dict[str, Any]
             )
         return _blob(path, data)
     return _lines(path, text, args.offset, args.limit)
+
+
+async def workspace_read(context: ToolContext, args: ReadArgs) -> dict[str, Any]:
+    workspace, ref = workspace_of(context, args.scope)
+    data = await workspace.read(ref, args.path)
+    # A file may be tens of megabytes: its decoding and splitting would hold the loop.
+    return await asyncio.to_thread(read_answer, args.path.strip("/"), data, args)
 
 
 TOOL = Tool(

@@ -4,6 +4,7 @@ binary as data: URLs, types from the name, the shared scope, and refusals as res
 from __future__ import annotations
 
 import base64
+import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from server.host.browser.engine import BrowserEngine
 from server.host.services.workspace import WorkspaceService
 from server.host.tools.catalog import call_tool
 from server.host.tools.context import ToolContext
+from server.host.tools.workspace import workspace_read as read_tool
 from server.host.workspace.quotas import WorkspaceLimits
 from server.host.workspace.workspaces import Workspaces
 from tests.host.tools.conftest import AGENT, TEAM
@@ -80,6 +82,33 @@ async def test_a_long_text_comes_in_pages_of_200_lines(agent: ToolContext) -> No
     assert too_many["error"]["code"] == "invalidArguments"
     past = await call(agent, "workspace_read", path="long.txt", offset=451)
     assert past["error"]["code"] == "workspaceOffsetPastEnd"
+
+
+async def test_a_file_is_decoded_and_split_off_the_event_loop(
+    agent: ToolContext, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file may be 25 MiB: its whole text is decoded and split on every read."""
+    threads: list[bool] = []
+    answer = read_tool.read_answer
+
+    def recorded(*args: Any) -> dict[str, Any]:
+        threads.append(threading.current_thread() is threading.main_thread())
+        return answer(*args)
+
+    monkeypatch.setattr(read_tool, "read_answer", recorded)
+    await call(agent, "workspace_write", path="big.csv", content="a,b\n" * 1000)
+    read = await call(agent, "workspace_read", path="big.csv", offset=999)
+    assert (read["lines"], read["totalLines"]) == (2, 1000)
+    await call(agent, "workspace_read", path="big.csv", mode="blob")
+    assert threads == [False, False]
+
+
+def test_a_data_url_too_long_to_show_is_never_made() -> None:
+    args = read_tool.ReadArgs(path="photo.png", mode="blob")
+    just_fits = (read_tool.MAX_DATA_URL_CHARS - len("data:image/png;base64,")) // 4 * 3
+    assert read_tool.read_answer("photo.png", PNG[:1] * just_fits, args)["dataUrl"]
+    told = read_tool.read_answer("photo.png", PNG[:1] * (just_fits + 1), args)
+    assert (told["dataUrl"], told["bytes"]) == (None, just_fits + 1)
 
 
 async def test_binary_as_data_url_and_the_type_from_the_name(agent: ToolContext) -> None:
