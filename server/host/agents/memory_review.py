@@ -13,6 +13,7 @@ without any content and not tried again: the next turn's end starts a new one.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
@@ -47,6 +48,7 @@ MAX_SAVED_PER_REVIEW = 10
 MAX_REVIEW_TOKENS = 2048
 # What one review sends at most: the newest part of the threads, each tool result cut short.
 MAX_TRANSCRIPT_CHARS = 60_000
+REDACTION_MARGIN = 8_192
 MAX_TOOL_RESULT_CHARS = 1_500
 MAX_MEMORIES_SHOWN = 100
 SAVE_TOOL = "save_memories"
@@ -291,12 +293,14 @@ class MemoryReview:
         ]
         provider, default_model = await self._resolve_provider(team_id, agent.provider)
         proposing = bool(steps) and self._propose_skill is not None
+        # A thread's whole transcript is rendered: off the loop.
+        prompt = await asyncio.to_thread(
+            functools.partial(review_prompt, kept, transcripts, steps, member=member is not None)
+        )
         request = ModelRequest(
             model=agent.model or default_model,
             system=f"{_SYSTEM} {PROPOSE_NOTE}" if proposing else _SYSTEM,
-            messages=[
-                UserMessage(text=review_prompt(kept, transcripts, steps, member=member is not None))
-            ],
+            messages=[UserMessage(text=prompt)],
             tools=[SAVE_SPEC, PROPOSE_SPEC] if proposing else [SAVE_SPEC],
             max_tokens=MAX_REVIEW_TOKENS,
         )
@@ -430,8 +434,12 @@ def review_prompt(
         for thread_id, messages in transcripts
         if messages
     )
-    # The newest part matters most when there is too much.
-    parts.append(redact(threads)[-MAX_TRANSCRIPT_CHARS:])
+    # The newest part matters most when there is too much. Only that part (and a margin
+    # wider than any secret, so one cut in two at the first cut is redacted whole or
+    # dropped by the second) is redacted: a long thread's whole text takes seconds.
+    parts.append(
+        redact(threads[-(MAX_TRANSCRIPT_CHARS + REDACTION_MARGIN) :])[-MAX_TRANSCRIPT_CHARS:]
+    )
     if steps:
         parts.append("<browsing-steps>")
         parts += [f"{n}. {step}" for n, step in enumerate(steps, start=1)]

@@ -15,11 +15,14 @@ import pytest
 from server.common.redaction import redact
 from server.db.engine import Database
 from server.db.tables import agent_memories
+from server.host.agents import memory_review
 from server.host.agents.memory_review import (
+    MAX_TRANSCRIPT_CHARS,
     MEMBER_SCOPE_NOTE,
     SAVE_TOOL,
     TEAM_SCOPE_NOTE,
     MemoryReview,
+    review_prompt,
 )
 from server.host.agents.providers.anthropic import AnthropicProvider
 from server.host.agents.providers.retry import RetryPolicy
@@ -315,6 +318,28 @@ async def test_the_memory_limit_stops_a_review(
     outcome = await harness.review.review(agent(), ["t1"])
     assert outcome.added == 1
     assert [m.text for m in await harness.memories.list_memories(TEAM, "agent-1")] == ["first"]
+
+
+def test_a_long_threads_newest_part_alone_is_redacted_and_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A thread far past what the review reads costs only its newest part's redaction,
+    and a secret there is still blanked."""
+    redacted: list[int] = []
+
+    def measured(text: str) -> str:
+        redacted.append(len(text))
+        return redact(text)
+
+    monkeypatch.setattr(memory_review, "redact", measured)
+    older = [UserMessage(text=f"step {n}: " + "x" * 1_000) for n in range(2_000)]
+    newest = UserMessage(text=f"the card is {CARD_NUMBER}, the last step")
+    prompt = review_prompt([], [("t1", [*older, newest])], [])
+    assert max(redacted) <= MAX_TRANSCRIPT_CHARS + memory_review.REDACTION_MARGIN
+    assert "[card number], the last step" in prompt
+    assert CARD_NUMBER not in prompt
+    assert "step 1999:" in prompt
+    assert "step 0:" not in prompt
 
 
 def test_redaction_keeps_ordinary_numbers() -> None:
