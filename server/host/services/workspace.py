@@ -118,7 +118,8 @@ class WorkspaceService:
                     f"an attachment may be at most {max_bytes} bytes; {path!r} is {len(data)}",
                     code="attachmentTooLarge",
                 )
-            found.append((imported(parts[-1], data), data))
+            # A hash of up to 20 MiB: off the loop, as the read was.
+            found.append((await asyncio.to_thread(imported, parts[-1], data), data))
         # A copy already there from an earlier message is kept, not written again.
         copies = [
             (copy.path, data)
@@ -134,7 +135,8 @@ class WorkspaceService:
             data = await self._workspaces.read(ref, path)
         except CrewhostError:
             return None
-        return data if hashlib.sha256(data).hexdigest() == sha256 else None
+        digest = await asyncio.to_thread(lambda: hashlib.sha256(data).hexdigest())
+        return data if digest == sha256 else None
 
     # -- the members' side ------------------------------------------------------------------
 

@@ -4,9 +4,11 @@ all of them or, when a quota refuses one, none."""
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -163,3 +165,30 @@ async def test_an_import_refused_by_a_quota_copies_nothing(
             admin, "agent-1", ["uploads/a.txt", "uploads/b.txt"], max_bytes=50
         )
         assert [await service.read(ref, copy.path) for copy in copies] == [b"a" * 10, b"b" * 12]
+
+
+async def test_attachments_are_hashed_off_the_event_loop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An attachment may be 20 MiB, and an image is read back and checked every turn."""
+    on_main: list[bool] = []
+    real_sha256 = hashlib.sha256
+
+    def sha256(data: bytes = b"") -> Any:
+        if data == b"png bytes":
+            on_main.append(threading.current_thread() is threading.main_thread())
+        return real_sha256(data)
+
+    limits = WorkspaceLimits(
+        agent_files=10, agent_bytes=1000, team_files=10, team_bytes=1000, file_bytes=100
+    )
+    async with scouts_workspace(tmp_path, limits) as service:
+        ref = WorkspaceRef("team-a", "agent-1")
+        await service.write(ref, "inbox/photo.png", b"png bytes")
+        owner = Member("team-a", "owner", Role.OWNER)
+        monkeypatch.setattr(hashlib, "sha256", sha256)
+        [copy] = await service.import_attachments(
+            owner, "agent-1", ["inbox/photo.png"], max_bytes=50
+        )
+        assert await service.read_attachment(ref, copy.path, copy.sha256) == b"png bytes"
+    assert on_main == [False, False]
