@@ -92,7 +92,9 @@ def _lifecycle(hub: Hub) -> Any:
         await hub.links.start()
         hub.hooks.start()
         hub.mcp.start()
+        hub.sessions.start()
         yield
+        await hub.sessions.close()
         await hub.mcp.close()
         await hub.access_tokens.close()
         await hub.hooks.close()

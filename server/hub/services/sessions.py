@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from dataclasses import dataclass, replace
 
@@ -10,6 +11,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from server.common.clock import Clock
 from server.common.errors import RateLimited, Unauthenticated
 from server.common.ratelimit import TokenBuckets
+from server.common.tasks import BackgroundTasks
 from server.common.tokens import hash_secret, new_id, new_secret
 from server.config import SecuritySettings
 from server.db.engine import Database
@@ -27,6 +29,8 @@ log = logging.getLogger(__name__)
 _CACHE_SECONDS = 10.0
 # last_seen_at is written at most this often per session, not on every request.
 _TOUCH_SECONDS = 60.0
+# How often sessions past their time are looked for (and ended with their connections).
+EXPIRY_SWEEP_SECONDS = 60.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +90,8 @@ class SignInLimiter:
 
 
 class SessionService:
-    """Sessions: create on sign-in, resolve on each request, revoke."""
+    """Sessions: create on sign-in, resolve on each request, revoke; and end those past
+    their time whether or not they are used again, with the connections they opened."""
 
     def __init__(
         self,
@@ -107,6 +112,36 @@ class SessionService:
         self._sessions = SessionRepository()
         self._limiter = SignInLimiter(clock, settings)
         self._cache: ExpiringCache[str, Session] = ExpiringCache(clock, seconds=_CACHE_SECONDS)
+        self._tasks = BackgroundTasks("session expiry")
+
+    def start(self) -> None:
+        self._tasks.start(self._end_expired_forever())
+
+    async def close(self) -> None:
+        await self._tasks.close()
+
+    async def end_expired(self) -> int:
+        """End every session past its time (``session_max_seconds`` since sign-in, or
+        ``session_idle_seconds`` unused): a browser's event stream, its peer connections
+        and its tickets end with it, as at sign-out. How many ended."""
+        now = self._clock.now()
+        async with self._db.write() as conn:
+            hashes = await self._sessions.remove_expired_sessions(
+                conn, now, now - self._settings.session_idle_seconds
+            )
+        for token_hash in hashes:
+            self._cache.forget(token_hash)
+        if hashes:
+            await self._changes.sessions_ended(hashes, "the session expired")
+        return len(hashes)
+
+    async def _end_expired_forever(self) -> None:
+        while True:
+            try:
+                await self.end_expired()
+            except Exception:  # a database hiccup: the next round tries again
+                log.exception("ending expired sessions failed")
+            await asyncio.sleep(EXPIRY_SWEEP_SECONDS)
 
     async def sign_in(
         self, email: str, password: str, *, client: str, user_agent: str, address: str

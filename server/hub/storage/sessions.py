@@ -87,6 +87,18 @@ class SessionRepository:
         )
         return result.scalar_one_or_none()
 
+    async def remove_expired_sessions(
+        self, conn: AsyncConnection, now: float, unused_since: float
+    ) -> list[str]:
+        """Delete every account's sessions past their end or unused since ``unused_since``
+        (the sweep of all accounts at once); their token hashes."""
+        result = await conn.execute(
+            sessions.delete()
+            .where(sa.or_(sessions.c.expires_at <= now, sessions.c.last_seen_at <= unused_since))
+            .returning(sessions.c.token_hash)
+        )
+        return list(result.scalars())
+
     async def remove_other_sessions(
         self, conn: AsyncConnection, account_id: str, keep_session_id: str
     ) -> list[str]:

@@ -18,6 +18,7 @@ from server.hub.account_streams import (
     AccountStreams,
 )
 from server.hub.storage.sessions import SessionRepository
+from tests.support.clock import FakeClock
 from tests.support.hub_server import ApiClient, RunningHub
 
 READ_SECONDS = 15
@@ -91,6 +92,26 @@ async def test_a_role_change_a_removal_and_a_sign_out_reach_only_that_members_st
         assert (await member.delete("/v1/sessions/current")).status == 204
         assert await heard.next() == {"event": "access", "code": "sessionEnded", "teamId": None}
         assert await heard.next() is None  # the stream ends with its session
+
+
+async def test_a_session_past_its_time_ends_with_its_stream_unasked(
+    server: RunningHub, clock: FakeClock
+) -> None:
+    """The sweep ends a session at its time, not at its next request: its stream (and with
+    it the browser's peer connections) ends then; a session in use goes on."""
+    owner = await server.sign_up_owner()
+    team_id = await server.first_team_id(owner)
+    member = await server.invite(owner, team_id, "member@example.com", "member")
+    async with events_of(owner) as heard:
+        clock.advance(server.hub.settings.security.session_idle_seconds - 100)
+        assert (await member.get("/v1/teams")).status == 200  # used: not idle
+        clock.advance(100)
+        assert await server.hub.sessions.end_expired() == 1
+        assert await heard.next() == {"event": "access", "code": "sessionEnded", "teamId": None}
+        assert await heard.next() is None
+    assert (await owner.get("/v1/teams")).code == "sessionExpired"
+    assert (await member.get("/v1/teams")).status == 200
+    assert await server.hub.sessions.end_expired() == 0
 
 
 async def test_a_stream_needs_a_session(server: RunningHub) -> None:
