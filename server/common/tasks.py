@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -29,6 +29,18 @@ async def wait_set(event: asyncio.Event, seconds: float) -> bool:
     except TimeoutError:
         return False
     return True
+
+
+async def every(seconds: float, step: Callable[[], Awaitable[object]], what: str) -> None:
+    """Run ``step`` now and every ``seconds`` after it, until cancelled: the body of a
+    housekeeping task. A round that fails is logged as ``what`` failing (a database
+    hiccup, say), and the next round tries again."""
+    while True:
+        try:
+            await step()
+        except Exception:
+            log.exception("%s failed", what)
+        await asyncio.sleep(seconds)
 
 
 class BackgroundTasks:

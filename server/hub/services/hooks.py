@@ -31,7 +31,7 @@ from server.common.protocol.hooks import MISSING, HookFilters, new_secret
 from server.common.protocol.ids import HEX_ID_PATTERN
 from server.common.protocol.link import HookRegistration
 from server.common.ratelimit import TokenBuckets
-from server.common.tasks import BackgroundTasks
+from server.common.tasks import BackgroundTasks, every
 from server.common.tokens import new_id
 from server.db.engine import Database
 from server.hub.bus import Bus
@@ -299,15 +299,7 @@ class HookService:
             return await self._repo.remove_old_deliveries(conn, self._clock.now() - REPLAY_WINDOW)
 
     def start(self) -> None:
-        self._tasks.start(self._prune_forever())
-
-    async def _prune_forever(self) -> None:
-        while True:
-            try:
-                await self.prune()
-            except Exception:  # a database hiccup: the next round tries again
-                log.exception("pruning webhook deliveries failed")
-            await asyncio.sleep(PRUNE_EVERY)
+        self._tasks.start(every(PRUNE_EVERY, self.prune, "pruning webhook deliveries"))
 
     async def close(self) -> None:
         await self._tasks.close()

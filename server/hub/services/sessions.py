@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from dataclasses import dataclass, replace
 
@@ -11,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from server.common.clock import Clock
 from server.common.errors import RateLimited, Unauthenticated
 from server.common.ratelimit import TokenBuckets
-from server.common.tasks import BackgroundTasks
+from server.common.tasks import BackgroundTasks, every
 from server.common.tokens import hash_secret, new_id, new_secret
 from server.config import SecuritySettings
 from server.db.engine import Database
@@ -115,7 +114,7 @@ class SessionService:
         self._tasks = BackgroundTasks("session expiry")
 
     def start(self) -> None:
-        self._tasks.start(self._end_expired_forever())
+        self._tasks.start(every(EXPIRY_SWEEP_SECONDS, self.end_expired, "ending expired sessions"))
 
     async def close(self) -> None:
         await self._tasks.close()
@@ -134,14 +133,6 @@ class SessionService:
         if hashes:
             await self._changes.sessions_ended(hashes, "the session expired")
         return len(hashes)
-
-    async def _end_expired_forever(self) -> None:
-        while True:
-            try:
-                await self.end_expired()
-            except Exception:  # a database hiccup: the next round tries again
-                log.exception("ending expired sessions failed")
-            await asyncio.sleep(EXPIRY_SWEEP_SECONDS)
 
     async def sign_in(
         self, email: str, password: str, *, client: str, user_agent: str, address: str
