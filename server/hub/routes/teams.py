@@ -72,11 +72,7 @@ async def get_member_avatar(call: Call[None]) -> web.Response:
 async def change_role(call: Call[ChangeRole]) -> MemberView:
     """Change a member's role (only an owner changes an owner; a team keeps one owner)."""
     member = await call.hub.teams.change_role(
-        call.team.team_id,
-        call.principal.account_id,
-        call.team.role,
-        call.path_id("account_id"),
-        call.body.role,
+        call.team.team_id, call.principal.account_id, call.path_id("account_id"), call.body.role
     )
     return member_view(member)
 
@@ -85,11 +81,11 @@ async def change_role(call: Call[ChangeRole]) -> MemberView:
 async def remove_member(call: Call[None]) -> None:
     """Remove a member from the team."""
     await call.hub.teams.remove_member(
-        call.team.team_id, call.principal.account_id, call.team.role, call.path_id("account_id")
+        call.team.team_id, call.principal.account_id, call.path_id("account_id")
     )
 
 
 @routes.post("/v1/teams/{team_id}/leave", access=Role.MEMBER)
 async def leave_team(call: Call[None]) -> None:
     """Leave a team (the last owner cannot)."""
-    await call.hub.teams.leave(call.team.team_id, call.principal.account_id, call.team.role)
+    await call.hub.teams.leave(call.team.team_id, call.principal.account_id)

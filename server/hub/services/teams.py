@@ -101,11 +101,12 @@ class TeamService:
         async with self._db.read() as conn:
             return await self._teams.list_members(conn, team_id)
 
-    async def change_role(
-        self, team_id: str, actor_id: str, actor_role: Role, target_id: str, role: Role
-    ) -> Member:
+    async def change_role(self, team_id: str, actor_id: str, target_id: str, role: Role) -> Member:
+        """Give a member another role: an admin's or an owner's doing, by their role as it
+        is once the team is theirs to change (not as it was when they asked)."""
         async with self._db.write() as conn:
             await self._teams.lock_team(conn, team_id)
+            actor_role = await self._role_now(conn, team_id, actor_id, Role.ADMIN)
             current = await self._target_role(conn, team_id, target_id)
             if actor_role is not Role.OWNER and (current is Role.OWNER or role is Role.OWNER):
                 raise Forbidden("only an owner can change an owner or make one", code="ownerOnly")
@@ -118,13 +119,15 @@ class TeamService:
             await self._changes.role_changed(team_id, target_id)
         return next(m for m in members if m.account_id == target_id)
 
-    async def remove_member(
-        self, team_id: str, actor_id: str, actor_role: Role, target_id: str
-    ) -> None:
+    async def remove_member(self, team_id: str, actor_id: str, target_id: str) -> None:
         """Take a member out of the team, with their open invitations and their live
-        access tokens in it, which stay revoked should they ever rejoin."""
+        access tokens in it, which stay revoked should they ever rejoin. Another member is
+        removed by an admin or an owner, by their role as it is once the team is theirs to
+        change."""
         async with self._db.write() as conn:
             await self._teams.lock_team(conn, team_id)
+            least = Role.MEMBER if actor_id == target_id else Role.ADMIN
+            actor_role = await self._role_now(conn, team_id, actor_id, least)
             current = await self._target_role(conn, team_id, target_id)
             if current is Role.OWNER:
                 if actor_role is not Role.OWNER:
@@ -139,9 +142,22 @@ class TeamService:
         if ended_token_ids:
             await self._changes.access_tokens_ended(ended_token_ids)
 
-    async def leave(self, team_id: str, account_id: str, role: Role) -> None:
+    async def leave(self, team_id: str, account_id: str) -> None:
         """Leave the team, as ``remove_member`` takes a member out."""
-        await self.remove_member(team_id, account_id, role, account_id)
+        await self.remove_member(team_id, account_id, account_id)
+
+    async def _role_now(
+        self, conn: AsyncConnection, team_id: str, actor_id: str, least: Role
+    ) -> Role:
+        """The actor's role read under the team's lock: a change that waited for another
+        (the actor removed or demoted meanwhile) is judged by what the actor is now."""
+        role = await self._teams.get_role(conn, team_id, actor_id)
+        if role is None or not role.at_least(least):
+            raise Forbidden(
+                "your role in this team changed: this needs an admin or an owner",
+                code="forbidden",
+            )
+        return role
 
     async def _revoke_invitations_beyond(
         self, conn: AsyncConnection, team_id: str, account_id: str, role: Role | None

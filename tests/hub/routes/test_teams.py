@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
+from server.common.errors import Forbidden
+from server.common.roles import Role
 from tests.support.hub_server import ApiClient, RunningHub
 from tests.support.images import tiny_png
 
@@ -96,6 +100,34 @@ async def test_role_changes_apply_on_the_next_request(server: RunningHub) -> Non
     assert refused.status == 403
     await owner.patch(f"/v1/teams/{team_id}/members/{member.account_id}", {"role": "admin"})
     assert (await member.get(f"/v1/teams/{team_id}/invitations")).status == 200
+
+
+async def test_a_change_that_waited_is_judged_by_the_actors_role_then(server: RunningHub) -> None:
+    """An admin's request that passed its check while an owner removed or demoted them (it
+    waited for the team's lock) changes nothing: the service reads the actor's role again."""
+    owner = await server.sign_up_owner()
+    team_id = await server.first_team_id(owner)
+    admin = await server.invite(owner, team_id, "admin@example.com", "admin")
+    member = await server.invite(owner, team_id, "member@example.com", "member")
+    assert admin.account_id is not None
+    assert member.account_id is not None
+    teams = server.hub.teams
+    path = f"/v1/teams/{team_id}/members/{admin.account_id}"
+    assert (await owner.patch(path, {"role": "member"})).status == 200
+    for waited in (
+        teams.change_role(team_id, admin.account_id, member.account_id, Role.ADMIN),
+        teams.remove_member(team_id, admin.account_id, member.account_id),
+    ):
+        with pytest.raises(Forbidden):
+            await waited
+    assert (await owner.delete(path)).status == 204
+    with pytest.raises(Forbidden):
+        await teams.remove_member(team_id, admin.account_id, member.account_id)
+    roles = {
+        m["accountId"]: m["role"]
+        for m in (await owner.get(f"/v1/teams/{team_id}/members")).body["members"]
+    }
+    assert roles[member.account_id] == "member"
 
 
 async def test_changing_an_unknown_member_is_not_found(server: RunningHub) -> None:
