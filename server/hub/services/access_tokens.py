@@ -29,6 +29,7 @@ from server.hub.services.access_changes import TOKENS_ENDED_KIND, announce_token
 from server.hub.services.hosts import HostService
 from server.hub.services.teams import TeamService
 from server.hub.storage.access_tokens import AccessToken, AccessTokenRepository, AccessTokenUse
+from server.hub.storage.teams import TeamRepository
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +88,7 @@ class AccessTokenService:
         self._hosts = hosts
         self._bus = bus
         self._tokens = AccessTokenRepository()
+        self._memberships = TeamRepository()
         self._checked: ExpiringCache[str, AccessToken] = ExpiringCache(
             clock, seconds=CHECK_CACHE_SECONDS
         )
@@ -135,6 +137,11 @@ class AccessTokenService:
             revoked_at=None,
         )
         async with self._db.write() as conn:
+            # Made after the member left (a removal that committed while this waited), a
+            # token would outlive the revocation of theirs that the removal made.
+            await self._memberships.lock_team(conn, team_id)
+            if await self._memberships.get_role(conn, team_id, account_id) is None:
+                raise Forbidden("you are no longer a member of this team", code="forbidden")
             live = [
                 t
                 for t in await self._tokens.list_tokens(conn, team_id, account_id)

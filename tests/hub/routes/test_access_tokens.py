@@ -9,6 +9,7 @@ from typing import Literal
 
 import pytest
 
+from server.common.errors import Forbidden
 from tests.support.hub_server import ApiClient, RunningHub
 from tests.support.peers import wait_linked
 
@@ -68,6 +69,30 @@ async def test_an_admin_revokes_a_members_token(server: RunningHub) -> None:
     assert (await member.get(uses)).body["uses"] == []
     assert (await member.get(uses + "/all")).code == "forbidden"
     assert (await owner.get(uses + "/all")).body["uses"] == []
+
+
+async def test_a_token_asked_for_as_its_member_was_removed_is_not_made(
+    server: RunningHub,
+) -> None:
+    """A request that passed its checks and waited while the member was removed makes no
+    token: the service checks the membership in the transaction that would keep it."""
+    owner = await server.sign_up_owner()
+    team_id = await server.first_team_id(owner)
+    host_id = await wait_linked(server)
+    member = await server.invite(owner, team_id, "member@example.com", "member")
+    assert member.account_id is not None
+    assert (await owner.delete(f"/v1/teams/{team_id}/members/{member.account_id}")).status == 204
+    with pytest.raises(Forbidden):
+        await server.hub.access_tokens.create(
+            team_id,
+            member.account_id,
+            name="ci",
+            host_id=host_id,
+            scope="browser",
+            expires_in_days=7,
+        )
+    listed = (await owner.get(f"/v1/teams/{team_id}/access-tokens/all")).body["tokens"]
+    assert listed == []
 
 
 async def test_bad_input_is_refused_and_nothing_is_kept(server: RunningHub) -> None:
