@@ -41,6 +41,7 @@ TAB_HOLDS_SECRET = "tabHoldsSecret"  # noqa: S105 - a close code, not a secret
 # How long a view refused at open stays open for its peer to read why and close it.
 REFUSED_CLOSE_SECONDS = 2.0
 _HELD_REASON = "this tab is in secure entry; it can be watched again once it loads a new page"
+_CLOSED_TAB = "the tab was closed"
 
 
 class LiveViews:
@@ -81,12 +82,18 @@ class LiveViews:
         return list(self._sessions.get((team_id, tab_id), []))
 
     def tabs_changed(self, signal: TabsChanged) -> None:
-        """A team's tabs changed (one may have been taken, released or handed over): each
-        of its views whose holding changed hears it at once."""
-        for (team_id, _tab_id), sessions in list(self._sessions.items()):
-            if team_id == signal.team_id:
-                for session in list(sessions):
-                    session.holding_may_have_changed()
+        """A team's tabs changed (one may have been taken, released or handed over, or
+        closed): each of its views whose holding changed hears it at once, and the views
+        of a tab that closed end, saying so."""
+        open_tabs = {tab.id for tab in self._browser.engine_as_is.list_tabs(signal.team_id)}
+        for (team_id, tab_id), sessions in list(self._sessions.items()):
+            if team_id != signal.team_id:
+                continue
+            if tab_id not in open_tabs:
+                self._tasks.start(self.end_views(team_id, tab_id, "tabNotFound", _CLOSED_TAB))
+                continue
+            for session in list(sessions):
+                session.holding_may_have_changed()
 
     def page_attached(self, signal: PageAttached) -> None:
         """A watched tab got a new page (reloaded after a crash): the views follow it."""

@@ -586,3 +586,14 @@ async def test_a_view_closed_while_its_tab_wakes_leaves_no_hold_or_viewer(
     assert tab.viewers == 0
     live = watching.server.builtin.services.live
     assert live.screencast(watching.team_id, tab.id) is None
+
+
+async def test_the_views_of_a_tab_that_closes_end_saying_so(watching: Watching) -> None:
+    view = await open_view(watching.connection, watching.tab.id)
+    await view.next_frame()
+    caller = Caller.person(watching.member.account_id)
+    await watching.engine.close_tab(watching.team_id, watching.tab.id, caller)
+    await asyncio.wait_for(view.closed.wait(), 10)
+    assert view.close_code == "tabNotFound"
+    live = watching.server.builtin.services.live
+    await eventually(lambda: live.sessions(watching.team_id, watching.tab.id) == [])
