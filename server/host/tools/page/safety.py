@@ -20,6 +20,8 @@ COMMIT_WORDS = re.compile(
 )
 ENTER_KEYS = frozenset({"Enter", "NumpadEnter"})
 ACTIVATE_KEYS = frozenset({"Enter", "NumpadEnter", " ", "Space"})
+# What Playwright also presses as Enter.
+_KEY_ALIASES = {"\n": "Enter", "\r": "Enter"}
 DASHES = {"\u2014": "an em dash", "\u2013": "an en dash"}
 # fill_fields accepts only these plain text fields (besides textarea).
 FILLABLE_TYPES = frozenset({"text", "search", "tel", "url", "email"})
@@ -102,17 +104,28 @@ def check_key(key: str, facts: dict[str, Any]) -> None:
 
     Enter submits a form from more than text fields (see ``enterSubmits`` in
     ``lib/activation.js``); Enter or Space on a button or link presses it like a click.
+    Every key of a chord counts (``Enter+Shift`` presses Enter first), and so does each
+    name Playwright gives Enter (a newline, a carriage return).
     """
-    last = key.split("+")[-1]
+    keys = chord_keys(key)
     refuse_password(facts)
-    if last in ENTER_KEYS and facts.get("enterSubmits"):
+    if keys & ENTER_KEYS and facts.get("enterSubmits"):
         raise ToolFailure(
             "gatedAction", "Enter here would submit the form: a person must do this step"
         )
-    if last in ACTIVATE_KEYS and not facts.get("textInput"):
+    if keys & ACTIVATE_KEYS and not facts.get("textInput"):
         for element in judged(facts):
             refuse_disabled(element)
             refuse_commit(element)
+
+
+def chord_keys(key: str) -> frozenset[str]:
+    """The keys a ``press`` of ``key`` presses, as Playwright reads it (``Shift+Enter``,
+    ``Control++``), with Enter's other names (``\n``, ``\r``) as ``Enter``."""
+    keys = {_KEY_ALIASES.get(part, part) for part in key.split("+") if part}
+    if key.endswith("+"):  # "Control++", "+": the plus key itself
+        keys.add("+")
+    return frozenset(keys)
 
 
 def check_text(text: str) -> None:

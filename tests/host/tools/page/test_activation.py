@@ -95,6 +95,11 @@ async def test_a_click_inside_a_harmless_button_still_works(
         ("#b-next", "Enter", "Enter on a submit button"),
         ("#b-next", "Space", "Space on a submit button"),
         ("#d-pay", "Space", "Space on an element with the button role that pays"),
+        ("#alone", "\n", "a newline, which Playwright presses as Enter"),
+        ("#alone", "\r", "a carriage return, which Playwright presses as Enter"),
+        ("#alone", "Enter+Shift", "a chord that presses Enter first"),
+        ("#b-next", "Enter+a", "a chord with Enter on a submit button"),
+        ("#b-next", "\n", "a newline on a submit button"),
     ],
 )
 async def test_a_key_that_would_submit_or_press_a_commit_control_is_refused(
