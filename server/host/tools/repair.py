@@ -116,7 +116,13 @@ def _unwrap_call(tool: str, args: dict[str, Any]) -> dict[str, Any]:
             inner = json.loads(inner)
         except ValueError:
             return args
-    return inner if isinstance(inner, dict) else args
+    if not isinstance(inner, dict):
+        return args
+    if set(inner) == {"name", "arguments"}:
+        # Unwrapped once, it would still be a wrapper: what a person approves and what
+        # runs must be one set of arguments, and a repair must give the same twice.
+        raise _ambiguous("the call is written out whole twice; give its arguments once")
+    return inner
 
 
 def _camel_case_fields(_tool: str, args: dict[str, Any]) -> dict[str, Any]:

@@ -286,6 +286,19 @@ def test_each_form_is_repaired_into_the_advertised_one(
     model.model_validate(repaired)
 
 
+@pytest.mark.parametrize(
+    ("form", "tool", "written", "advertised"),
+    [pytest.param(*case, id=case[0]) for case in FORMS],
+)
+def test_a_repair_repaired_again_is_the_same(
+    form: str, tool: str, written: dict[str, Any], advertised: dict[str, Any]
+) -> None:
+    """A person approves the repaired arguments and the call repairs them again as it
+    runs: both must be one set of arguments."""
+    once = repair_arguments(tool, written)
+    assert repair_arguments(tool, once) == once
+
+
 def test_repair_leaves_the_agents_arguments_untouched() -> None:
     written = {"tab_id": TAB, "target": {"ref": "3:main:1"}, "replace": True, "text": "x"}
     before = repr(written)
@@ -346,6 +359,15 @@ AMBIGUOUS: list[tuple[str, str, dict[str, Any], str]] = [
         "click",
         {"name": "browser.type", "arguments": {"tabId": TAB}},
         "toolMismatch",
+    ),
+    (
+        "whole call written out twice",
+        "evaluate",
+        {
+            "name": "evaluate",
+            "arguments": {"name": "evaluate", "arguments": {"tabId": TAB, "expression": "1"}},
+        },
+        "ambiguousArguments",
     ),
 ]
 
