@@ -63,3 +63,35 @@ async def test_tab_and_script_calls_say_where_and_what(context: ToolContext, sit
         f"Run a script on forms ({_site(site)}): return document.title; // and nothing else"
     )
     assert await describe_call(context, "snapshot", {"tabId": tab.id}) is None
+
+
+async def test_a_long_address_still_shows_its_whole_host(context: ToolContext, site: Site) -> None:
+    tab = await open_page(context, site, "/forms.html")
+    await eventually(lambda: tab.title == "forms")
+    host = "login.mybank.com.secure-session-verification-" + "0" * 40 + ".attacker.example"
+    lookalike = f"https://{host}/x"
+    long_path = "https://shop.example/" + "a" * 100 + "?q=1"
+    for tool, arguments in [
+        ("open", {}),
+        ("navigate", {"tabId": tab.id}),
+        ("open_tab", {}),
+        ("open_tab", {"tabId": tab.id}),
+    ]:
+        shown = await describe_call(context, tool, {**arguments, "url": lookalike})
+        assert shown is not None
+        assert f"https://{host}/" in shown, (tool, shown)
+        # The host stays whole; only the path and query are cut.
+        cut = await describe_call(context, tool, {**arguments, "url": long_path})
+        assert cut is not None
+        assert "https://shop.example/aaa" in cut, (tool, cut)
+        assert "?q=1" not in cut, (tool, cut)
+        assert "…" in cut, (tool, cut)
+    # A short address, a scheme-less one and a search phrase read as typed.
+    short = site.url("/article.html")
+    assert await describe_call(context, "open_tab", {"url": short}) == f"Open {short} in a new tab"
+    assert await describe_call(context, "open_tab", {"tabId": tab.id, "url": "example.com"}) == (
+        f"Go to example.com in the tab forms ({_site(site)})"
+    )
+    assert await describe_call(context, "open", {"url": "weather in paris"}) == (
+        "Open weather in paris in a new tab"
+    )

@@ -10,7 +10,7 @@ from server.host.tools.args import TabArgs
 from server.host.tools.base import Tool
 from server.host.tools.context import ToolContext
 from server.host.tools.page.address import resolve_address
-from server.host.tools.page.descriptions import page_name, shortened, tab_of
+from server.host.tools.page.descriptions import described_url, page_name, tab_of
 from server.host.tools.page.loading import Address, load, snapshot_of
 from server.host.tools.page.tab_access import reachable_tab
 
@@ -39,7 +39,7 @@ async def navigate(context: ToolContext, args: NavigateArgs) -> dict[str, Any]:
 async def describe(context: ToolContext, args: NavigateArgs) -> str:
     tab = tab_of(context, args.tab_id)
     where = f" in the tab {page_name(tab)}" if tab is not None else ""
-    return f"Go to {shortened(args.url)}{where}"
+    return f"Go to {described_url(args.url, context.settings.search_url)}{where}"
 
 
 TOOL = Tool(

@@ -11,7 +11,7 @@ from server.host.tools.base import Tool
 from server.host.tools.context import ToolContext
 from server.host.tools.page.address import BLANK, resolve_address
 from server.host.tools.page.consent import watch_consent
-from server.host.tools.page.descriptions import shortened
+from server.host.tools.page.descriptions import described_url
 from server.host.tools.page.loading import (
     REFUSED_ADDRESSES,
     Address,
@@ -48,10 +48,10 @@ async def open_new(context: ToolContext, args: OpenArgs) -> dict[str, Any]:
     return {"tabId": tab.id, "resolvedAs": address.kind, **await snapshot_of(context, tab)}
 
 
-async def describe(_context: ToolContext, args: OpenArgs) -> str:
+async def describe(context: ToolContext, args: OpenArgs) -> str:
     if args.url is None:
         return "Open a blank tab"
-    return f"Open {shortened(args.url)} in a new tab"
+    return f"Open {described_url(args.url, context.settings.search_url)} in a new tab"
 
 
 TOOL = Tool(

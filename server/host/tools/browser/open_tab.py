@@ -16,7 +16,7 @@ from server.host.tools.base import Tool
 from server.host.tools.context import ToolContext
 from server.host.tools.page.address import BLANK, resolve_address
 from server.host.tools.page.consent import watch_consent
-from server.host.tools.page.descriptions import page_name, shortened, tab_of
+from server.host.tools.page.descriptions import described_url, page_name, tab_of
 from server.host.tools.page.loading import (
     REFUSED_ADDRESSES,
     Address,
@@ -75,8 +75,10 @@ async def open_tab(context: ToolContext, args: OpenTabArgs) -> dict[str, Any]:
 async def describe(context: ToolContext, args: OpenTabArgs) -> str:
     tab = tab_of(context, args.tab_id)
     if tab is None:
-        return f"Open {shortened(args.url)} in a new tab"
-    return f"Go to {shortened(args.url)} in the tab {page_name(tab)}"
+        return f"Open {described_url(args.url, context.settings.search_url)} in a new tab"
+    return (
+        f"Go to {described_url(args.url, context.settings.search_url)} in the tab {page_name(tab)}"
+    )
 
 
 TOOL = Tool(

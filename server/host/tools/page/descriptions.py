@@ -16,6 +16,7 @@ from playwright.async_api import Page
 
 from server.common.errors import CrewhostError
 from server.host.browser.tabs import Tab
+from server.host.browser.typed_address import TypedAddressRefused, resolve_typed_address
 from server.host.tools.args import CssTarget, PointTarget, RefTarget, RoleTarget, Target, TextTarget
 from server.host.tools.context import ToolContext
 from server.host.tools.page.tab_access import reachable_tab
@@ -41,6 +42,36 @@ def site_of(url: str) -> str:
     """The host (and port) of an address, as a person recognises the site."""
     parts = urlsplit(url)
     return parts.netloc.rpartition("@")[2] or url
+
+
+# The least of an address's path and query a description shows after a long host.
+REST_SHOWN = 24
+
+
+def described_url(typed: str, search_url: str) -> str:
+    """An address an agent typed, as a description shows it: whole when it is short, else
+    its scheme and whole host (and port) with the rest cut, so a long address never hides
+    the site it leads to. A search phrase or an address the browser refuses is shown as
+    typed, shortened."""
+    line = " ".join(typed.split())
+    try:
+        address = resolve_typed_address(typed, search_url)
+    except TypedAddressRefused:
+        return shortened(line)
+    if address.kind != "url":
+        return shortened(line)
+    # A browser reads a backslash in a web address as a slash: split it the same way.
+    url = address.url.replace("\\", "/")
+    parts = urlsplit(url)
+    if not parts.netloc:
+        return shortened(line)
+    if len(line) <= NAME_SHOWN and "@" not in parts.netloc:
+        return line
+    origin = f"{parts.scheme}://{parts.netloc.rpartition('@')[2]}"
+    rest = url.partition("//")[2][len(parts.netloc) :]
+    if not rest:
+        return origin
+    return origin + shortened(rest, max(NAME_SHOWN - len(origin), REST_SHOWN))
 
 
 def page_name(tab: Tab) -> str:
