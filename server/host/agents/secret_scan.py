@@ -119,14 +119,32 @@ def scan_text(path: str, text: str) -> list[SecretFinding]:
     return found
 
 
+def _text_of(data: bytes) -> str | None:
+    """The file as text: UTF-16 after its byte-order mark, else UTF-8, else Latin-1 when
+    it holds no NUL byte; None for a binary file."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError:
+            # A BOM-like start with an odd tail: read what the bytes spell.
+            return data.decode("utf-16", errors="replace")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    if b"\x00" in data:
+        return None
+    return data.decode("latin-1")
+
+
 def scan_files(files: Iterable[tuple[str, bytes]]) -> list[SecretFinding]:
-    """The key-like places of the text files among ``files`` (binary files are not read),
-    at most ``MAX_FINDINGS``."""
+    """The key-like places of the text files among ``files`` (UTF-8, UTF-16 with its
+    byte-order mark, or Latin-1; binary files, with NUL bytes, are not read), at most
+    ``MAX_FINDINGS``."""
     found: list[SecretFinding] = []
     for path, data in files:
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError:
+        text = _text_of(data)
+        if text is None:
             continue
         found.extend(scan_text(path, text))
         if len(found) >= MAX_FINDINGS:

@@ -685,21 +685,26 @@ class AgentTemplateService:
             wanted = name in template.skills
             if wanted != (name in have):
                 await self._skills.enable(member, agent_id, name, enabled=wanted)
-        mapped = {s.name: s for s in template.agent.mcp_servers}
+        # The file's unaskedTools say what the source team allowed: this team's admins
+        # choose anew, so a new link asks for every call and an existing one keeps its own.
+        allowed: dict[str, list[str]] = {}
         if not fresh:
             for server in await self._mcp.list_servers(team_id):
+                for access in server.agents:
+                    if access.agent_id == agent_id:
+                        allowed[server.id] = list(access.unasked_tools)
                 if _has(server, agent_id) and server.id not in choices.mcp_servers.values():
                     await self._mcp.set_agent(
                         team_id, server.id, agent_id, enabled=False, unasked_tools=[]
                     )
-        for name, server_id in choices.mcp_servers.items():
+        for server_id in choices.mcp_servers.values():
             if server_id is not None:
                 await self._mcp.set_agent(
                     team_id,
                     server_id,
                     agent_id,
                     enabled=True,
-                    unasked_tools=list(mapped[name].unasked_tools),
+                    unasked_tools=allowed.get(server_id, []),
                 )
         existing = {} if fresh else await self._routines_by_name(member, agent_id)
         now = self._clock.now()

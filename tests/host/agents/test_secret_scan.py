@@ -71,6 +71,19 @@ def test_prose_hashes_and_ids_pass() -> None:
 
 def test_binary_files_are_not_read_and_findings_are_capped() -> None:
     many = "\n".join(KEYS["aws"] for _ in range(20)).encode()
-    found = scan_files([("a.bin", b"\xff\xfe" + many), ("notes.md", many)])
+    found = scan_files([("a.bin", b"\x89PNG\x00\x00\xff" + many), ("notes.md", many)])
     assert len(found) == MAX_FINDINGS
     assert {f.path for f in found} == {"notes.md"}
+
+
+def test_a_key_is_found_in_utf8_utf16_and_latin1_files_but_not_in_a_binary_one() -> None:
+    text = f"Caf\u00e9 notes.\nUse {KEYS['aws']} here.\n"
+    forms = {
+        "utf-8.md": text.encode("utf-8"),
+        "utf-16-le.md": text.encode("utf-16"),  # with its byte-order mark
+        "utf-16-be.md": b"\xfe\xff" + text.encode("utf-16-be"),
+        "latin-1.md": text.encode("latin-1"),
+    }
+    binary = b"\x00\x01\x02\xe9" + text.encode("latin-1") + b"\x00"
+    found = scan_files([*forms.items(), ("blob.bin", binary)])
+    assert sorted((f.path, f.line) for f in found) == sorted((path, 2) for path in forms)

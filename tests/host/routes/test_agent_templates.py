@@ -21,6 +21,7 @@ from peer.agent_templates import choices_of, export_template, upload_template
 from peer.connection import HostConnection, TeamApiCallError
 from server.host.workspace.workspaces import WorkspaceRef
 from tests.host.routes.conftest import Roles, Team, refused
+from tests.support.fakes.mcp_servers import stdio_command
 from tests.support.hub_server import RunningHub
 from tests.support.peers import peer_member
 
@@ -352,3 +353,63 @@ async def test_members_and_other_teams_reach_nothing(
     finally:
         await outsider.close()
         await other.hub.close()
+
+
+async def notes_server(connection: HostConnection) -> str:
+    """The team's MCP server named notes; its id."""
+    command, args = stdio_command("notes")
+    added = await call(
+        connection,
+        "mcp-servers-v1/add",
+        {"name": "notes", "transport": "stdio", "command": command, "args": args},
+    )
+    return str(added["id"])
+
+
+async def unasked_of(connection: HostConnection, server_id: str) -> dict[str, list[str]]:
+    servers = (await call(connection, "mcp-servers-v1/list", {}))["servers"]
+    [found] = [s for s in servers if s["id"] == server_id]
+    return {a["agentId"]: a["unaskedTools"] for a in found["agents"]}
+
+
+async def test_an_import_or_update_lets_no_mcp_tool_run_unasked(
+    server: RunningHub, team: Team, outsider: HostConnection
+) -> None:
+    agent_id = await clerk(server, team)
+    source = await notes_server(team.admin)
+    await call(
+        team.admin,
+        "mcp-servers-v1/set_agent",
+        {"id": source, "agentId": agent_id, "enabled": True, "unaskedTools": ["delete_everything"]},
+    )
+    _, data = await export_template(team.admin, agent_id)
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        assert "delete_everything" in archive.read("agent.json").decode()
+
+    mine = await notes_server(outsider)
+    upload_id = await upload_template(outsider, data)
+    preview = await call(outsider, "agent-templates-v1/preview", {"uploadId": upload_id})
+    assert [(m["name"], m["match"]) for m in preview["mcpServers"]] == [("notes", mine)]
+    done = await call(
+        outsider, "agent-templates-v1/import", {"uploadId": upload_id, **choices_of(preview)}
+    )
+    new_id = done["agentId"]
+    # Mapped, but every call asks: the file grants nothing.
+    assert await unasked_of(outsider, mine) == {new_id: []}
+
+    # The team's admin allows one tool; an update keeps that choice, not the file's.
+    await call(
+        outsider,
+        "mcp-servers-v1/set_agent",
+        {"id": mine, "agentId": new_id, "enabled": True, "unaskedTools": ["echo"]},
+    )
+    upload_id = await upload_template(outsider, data)
+    preview = await call(
+        outsider, "agent-templates-v1/preview", {"uploadId": upload_id, "agentId": new_id}
+    )
+    await call(
+        outsider,
+        "agent-templates-v1/update",
+        {"uploadId": upload_id, "agentId": new_id, **choices_of(preview)},
+    )
+    assert await unasked_of(outsider, mine) == {new_id: ["echo"]}
