@@ -136,21 +136,33 @@ class RunningTurn:
     progress: TurnProgress = field(default_factory=TurnProgress)
     text: list[str] = field(default_factory=list)
     task: asyncio.Task[None] | None = None
-    # A routine's run: who may answer its requests, and how long each waits (None: the
-    # thread's members, and the registry's default).
-    approvers: tuple[str, ...] | None = None
-    attention_seconds: float | None = None
-    routine_id: str | None = None
     # The member who started it ('' for a routine's run): whose use its requests are.
     started_by: str = ""
     # Its end is stored: a member who reads the thread reads it from the transcript.
     finished: bool = False
-    # It runs on the place of the turn that asked for it (``ask_agent``).
-    on_callers_place: bool = False
     # It waits for one of the team's places.
     waiting: bool = False
-    # Nobody sits in it: who answers its secure entry's requests, and how long they wait.
+    # Nobody sits in it (a routine's run, an asked agent's): who answers its requests.
     unattended: Unattended | None = None
+
+    @property
+    def approvers(self) -> tuple[str, ...] | None:
+        """Who may answer its requests; None: whoever sees the thread."""
+        return (self.unattended.approvers or None) if self.unattended is not None else None
+
+    @property
+    def attention_seconds(self) -> float | None:
+        """How long each of its requests waits; None: the registry's default."""
+        return self.unattended.attention_seconds if self.unattended is not None else None
+
+    @property
+    def routine_id(self) -> str | None:
+        return self.unattended.routine_id if self.unattended is not None else None
+
+    @property
+    def on_callers_place(self) -> bool:
+        """It runs on the place of the turn that asked for it (``ask_agent``)."""
+        return self.unattended is not None and self.unattended.on_callers_place
 
 
 class ThreadService:
@@ -564,13 +576,7 @@ class ThreadService:
         title = None if thread.title else title_from_message(message.text)
         if title is not None:
             thread = replace(thread, title=title)
-        running = RunningTurn(turn, thread, started_by=started_by)
-        if unattended is not None:
-            running.unattended = unattended
-            running.approvers = unattended.approvers or None
-            running.attention_seconds = unattended.attention_seconds
-            running.routine_id = unattended.routine_id
-            running.on_callers_place = unattended.on_callers_place
+        running = RunningTurn(turn, thread, started_by=started_by, unattended=unattended)
         self._running[thread_id] = running  # claimed before any wait: one turn per thread
         try:
             async with self._db.write() as conn:
