@@ -98,17 +98,19 @@ class MessageQueue:
             await self._repo.remove_message(conn, thread.team_id, message_id)
         self._emit(thread, events.QueuedMessageCancelled(thread_id=thread.id, id=message_id))
 
-    async def take_next(self, thread: Thread, turn_id: str) -> UserMessage | None:
-        """The oldest queued message, out of the queue, to start turn ``turn_id``."""
+    async def take_next(self, thread: Thread, turn_id: str) -> QueuedMessage | None:
+        """The oldest queued message, out of the queue, to start turn ``turn_id`` (its
+        sender's turn: theirs is the spending)."""
         return next(iter(await self._take(thread, turn_id, steered_only=False, first=True)), None)
 
     async def take_steering(self, thread: Thread, turn_id: str) -> list[UserMessage]:
         """The messages marked to steer, oldest first, out of the queue into ``turn_id``."""
-        return await self._take(thread, turn_id, steered_only=True, first=False)
+        taken = await self._take(thread, turn_id, steered_only=True, first=False)
+        return [user_message(q) for q in taken]
 
     async def _take(
         self, thread: Thread, turn_id: str, *, steered_only: bool, first: bool
-    ) -> list[UserMessage]:
+    ) -> list[QueuedMessage]:
         # Read first: at most model requests nothing steers, and a read takes no write lock.
         async with self._db.read() as conn:
             listed = await self._repo.list_messages(conn, thread.team_id, thread.id)
@@ -134,7 +136,7 @@ class MessageQueue:
                     thread_id=thread.id, id=queued.id, turn_id=turn_id, steered=steered_only
                 ),
             )
-        return [user_message(q) for q in taken]
+        return taken
 
     async def _sender_message(
         self, conn: AsyncConnection, thread: Thread, account_id: str, message_id: str

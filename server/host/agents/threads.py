@@ -29,7 +29,7 @@ from server.common.tasks import BackgroundTasks
 from server.db.engine import Database
 from server.host.agents.attention import AttentionRegistry
 from server.host.agents.delegation import TurnDelegation
-from server.host.agents.message_queue import MessageQueue
+from server.host.agents.message_queue import MessageQueue, user_message
 from server.host.agents.prompt import system_prompt
 from server.host.agents.providers.stream import ModelProvider
 from server.host.agents.providers.transcript import (
@@ -462,7 +462,11 @@ class ThreadService:
             oldest = await self._queue.take_next(thread, turn_id := uuid.uuid4().hex)
             if oldest is not None:
                 await self._start_turn(
-                    thread, agent, oldest, turn_id=turn_id, started_by=thread.created_by
+                    thread,
+                    agent,
+                    user_message(oldest),
+                    turn_id=turn_id,
+                    started_by=oldest.account_id,
                 )
             return queued
 
@@ -614,13 +618,13 @@ class ThreadService:
         thread = ended.thread
         agent = await self._agents.get_agent(thread.team_id, thread.agent_id)
         # The turn's id is known before it is taken, so the taken event names it.
-        message = await self._queue.take_next(thread, turn_id := uuid.uuid4().hex)
-        if message is None:
+        queued = await self._queue.take_next(thread, turn_id := uuid.uuid4().hex)
+        if queued is None:
             return False
         del self._running[thread.id]
-        # The queue keeps no sender: the thread's starter (a private thread's only member).
+        # Its sender's turn: their budgets count it (its meter ends it if one is spent).
         await self._start_turn(
-            thread, agent, message, turn_id=turn_id, started_by=thread.created_by
+            thread, agent, user_message(queued), turn_id=turn_id, started_by=queued.account_id
         )
         return True
 

@@ -104,6 +104,34 @@ async def test_a_message_sent_during_a_turn_waits_and_starts_the_next_turn(
     assert await refused(team.admin, "threads-v1/queue-cancel", ref) == "queuedMessageNotFound"
 
 
+async def test_a_message_queued_by_another_member_is_their_turn_and_their_spending(
+    team: Team, anthropic: FakeAnthropic
+) -> None:
+    anthropic.script(asks(), says("Size L it is."), says("Green, then."))
+    waiting = await waiting_thread(team, anthropic, shared=True)
+    thread_id = waiting["thread"]
+    queued = (await send(team.member, thread_id, "And make it green"))["queued"]
+
+    await team.admin.call("attention-v1/reply", {"id": waiting["asked"]["id"], "answer": "L"})
+    taken = await until(team.member, thread_id, "queued-message-taken")
+    assert taken["id"] == queued["id"]
+    finished = await until(team.member, thread_id, "turn-finished")
+    while finished["turnId"] != taken["turnId"]:
+        finished = await until(team.member, thread_id, "turn-finished")
+    assert finished["status"] == "done"
+
+    # The admin's turn is the admin's; the member's queued message made the member's.
+    ids = {
+        who: (await connection.call("host-v1/whoami"))["accountId"]
+        for who, connection in (("admin", team.admin), ("member", team.member))
+    }
+    rows = (await team.admin.call("usage-v1/summary", {"by": ["member"]}))["rows"]
+    requests = {r["key"]["member"]: int(r["requests"]) for r in rows}
+    assert requests == {ids["admin"]: 2, ids["member"]: 1}
+    own = (await team.member.call("usage-v1/summary", {"by": []}))["rows"]
+    assert [int(r["requests"]) for r in own] == [1]
+
+
 async def test_a_cancelled_message_starts_no_turn(team: Team, anthropic: FakeAnthropic) -> None:
     anthropic.script(asks(), says("Size S it is."))
     waiting = await waiting_thread(team, anthropic, shared=False)
