@@ -1,7 +1,8 @@
 // world: isolated
 // Facts the safety checks read before anything is done to a picked element, and the same facts
 // of the control a click on it would activate (a submit button for the span inside it, a
-// label's control). Reads only; isolated, so a page's patched getters cannot pass off a commit
+// label's control) and, when it differs, of the native control the browser activates beneath
+// a role the page drew. Reads only; isolated, so a page's patched getters cannot pass off a commit
 // button or a password field as something else.
 // include: lib/activation.js
 // include: lib/roles.js
@@ -64,5 +65,10 @@
   };
   const facts = factsOf(held.el);
   const activated = activationOf(held.el);
-  return { ...facts, activation: activated === held.el ? null : factsOf(activated) };
+  const native = nativeActivationOf(held.el);
+  return {
+    ...facts,
+    activation: activated === held.el ? null : factsOf(activated),
+    nativeActivation: native === null || native === held.el || native === activated ? null : factsOf(native),
+  };
 })

@@ -49,10 +49,13 @@ async def set_checked(context: ToolContext, args: SetCheckedArgs) -> dict[str, A
             raise ToolFailure(
                 "invalidArguments", "a radio button is cleared by checking another one"
             )
+        native = facts.get("type") in ("checkbox", "radio")
+        if not native:
+            safety.refuse_submit(facts)  # it is clicked, like a button
         timeout = context.settings.action_timeout * 1000
         element = await element_of(resolved)
         try:
-            if facts.get("type") in ("checkbox", "radio"):
+            if native:
                 await element.set_checked(args.checked, timeout=timeout)
             else:
                 await element.click(timeout=timeout)

@@ -76,6 +76,18 @@ def refuse_commit(facts: dict[str, Any]) -> None:
         )
 
 
+def refuse_submit(facts: dict[str, Any]) -> None:
+    """A click on the element, or on what it activates, would submit a form (a switch
+    that is a form's button; a checkbox drawn inside a submit button)."""
+    for element in judged(facts):
+        if element.get("submitsForm"):
+            raise ToolFailure(
+                "gatedAction",
+                f"clicking the {_what(facts)} would submit a form: a person must do this "
+                "step; say what is filled in and ask them",
+            )
+
+
 def refuse_hidden(facts: dict[str, Any]) -> None:
     if not facts.get("visible", True):
         raise ToolFailure(
@@ -84,9 +96,10 @@ def refuse_hidden(facts: dict[str, Any]) -> None:
 
 
 def judged(facts: dict[str, Any]) -> list[dict[str, Any]]:
-    """The element aimed at and, when it differs, the control a click on it activates."""
-    activation = facts.get("activation")
-    return [facts, activation] if activation else [facts]
+    """The element aimed at and, when they differ, the control a click on it activates and
+    the native control the browser activates beneath it (a drawn checkbox inside a submit
+    button submits the form)."""
+    return [facts, *(facts[k] for k in ("activation", "nativeActivation") if facts.get(k))]
 
 
 def check_clickable(facts: dict[str, Any]) -> None:

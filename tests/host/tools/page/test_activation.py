@@ -44,6 +44,7 @@ async def _after_all_requests(context: ToolContext, tab: Tab) -> None:
         ("#order-img", "the image inside a button whose onclick places an order"),
         ("#pay-span", "the text inside an element with the button role"),
         ("#slotted", "text slotted into a shadow root's button"),
+        ("#boxed", "an element with a checkbox's role inside a submit button"),
     ],
 )
 async def test_a_click_is_judged_by_the_control_it_activates(
@@ -151,6 +152,8 @@ async def test_enter_that_submits_nothing_is_allowed(
         ("document.getElementById('order-img').click()", "/sent/onclick"),
         ("document.getElementById('pay-span').click()", "/sent/div"),
         ("document.getElementById('slotted').click()", "/sent/shadow"),
+        ("document.getElementById('b-switch').click()", "/sent/switch"),
+        ("document.getElementById('boxed').click()", "/sent/boxed"),
     ],
 )
 async def test_the_page_really_submits_on_those_clicks(
@@ -160,6 +163,31 @@ async def test_the_page_really_submits_on_those_clicks(
     tab = await open_page(context, site, PAGE)
     await call(context, "evaluate", tabId=tab.id, expression=script)
     await eventually(lambda: path in _sent(site), seconds=5)
+
+
+@pytest.mark.parametrize(
+    ("selector", "why"),
+    [
+        ("#b-switch", "a switch that is its form's submit button"),
+        ("#boxed", "a checkbox drawn inside a submit button"),
+    ],
+)
+async def test_setting_a_drawn_switch_that_would_submit_a_form_is_refused(
+    context: ToolContext, site: Site, selector: str, why: str
+) -> None:
+    tab = await open_page(context, site, PAGE)
+    result = await call(context, "set_checked", tabId=tab.id, target=_css(selector), checked=True)
+    assert result.get("error", {}).get("code") == "gatedAction", (why, result)
+    await _after_all_requests(context, tab)
+    assert _sent(site) == []
+
+
+async def test_a_drawn_switch_outside_a_form_is_set(context: ToolContext, site: Site) -> None:
+    tab = await open_page(context, site, PAGE)
+    result = await call(
+        context, "set_checked", tabId=tab.id, target=_css("#b-compact"), checked=True
+    )
+    assert result == {"ok": True, "changed": True, "checked": True}
 
 
 @pytest.mark.parametrize(

@@ -25,6 +25,22 @@ const eventParent = (node) => {
 };
 
 /**
+ * What `node` itself activates by the browser's own behaviour: the node when it is a button,
+ * input, select, textarea, summary or a link with an address, a label's control (null when
+ * it has none), undefined when it has no such behaviour.
+ * @param {Element} node
+ * @returns {Element | null | undefined}
+ */
+const ownActivation = (node) => {
+  const tag = node.tagName;
+  if (tag === 'BUTTON' || tag === 'INPUT' || tag === 'SELECT' || tag === 'TEXTAREA' ||
+    tag === 'SUMMARY') return node;
+  if ((tag === 'A' || tag === 'AREA') && node.hasAttribute('href')) return node;
+  if (tag === 'LABEL') return /** @type {HTMLLabelElement} */ (node).control;
+  return undefined;
+};
+
+/**
  * The control a click on `el` activates: the closest activatable element on the event's path
  * (a button, a link, an input, a summary, an element with a control's role or an onclick
  * attribute), or a label's control; `el` itself when there is none.
@@ -33,15 +49,27 @@ const eventParent = (node) => {
  */
 const activationOf = (el) => {
   for (let node = /** @type {Element | null} */ (el); node; node = eventParent(node)) {
-    const tag = node.tagName;
-    if (tag === 'BUTTON' || tag === 'INPUT' || tag === 'SELECT' || tag === 'TEXTAREA' ||
-      tag === 'SUMMARY') return node;
-    if ((tag === 'A' || tag === 'AREA') && node.hasAttribute('href')) return node;
-    if (tag === 'LABEL') return /** @type {HTMLLabelElement} */ (node).control || node;
+    const own = ownActivation(node);
+    if (own !== undefined) return own || node;
     const role = (node.getAttribute('role') || '').trim().split(/\s+/)[0];
     if (ACTIVATING_ROLES.has(role) || node.hasAttribute('onclick')) return node;
   }
   return el;
+};
+
+/**
+ * The element whose own activation behaviour a click on `el` sets off, as the browser
+ * decides it (a role or an onclick attribute changes nothing there); null when there is
+ * none. A `span` with a checkbox's role inside a submit button still submits the form.
+ * @param {Element} el
+ * @returns {Element | null}
+ */
+const nativeActivationOf = (el) => {
+  for (let node = /** @type {Element | null} */ (el); node; node = eventParent(node)) {
+    const own = ownActivation(node);
+    if (own !== undefined) return own;
+  }
+  return null;
 };
 
 /**
