@@ -138,6 +138,8 @@ class RunningTurn:
     task: asyncio.Task[None] | None = None
     # The member who started it ('' for a routine's run): whose use its requests are.
     started_by: str = ""
+    # Its work is done and its end is being stored: a stop comes too late to cut it short.
+    ending: bool = False
     # Its end is stored: a member who reads the thread reads it from the transcript.
     finished: bool = False
     # It waits for one of the team's places.
@@ -705,7 +707,7 @@ class ThreadService:
         if (
             running is None
             or running.task is None
-            or running.finished
+            or running.ending
             or running.thread.team_id != team_id
         ):
             return False
@@ -759,6 +761,7 @@ class ThreadService:
             code = exc.code if isinstance(exc, CrewhostError) else None
             progress.end("error", _readable(exc), code)
         finally:
+            running.ending = True  # no stop cancels storing its end
             sink.flush()
             try:
                 # Before the turn's end goes out: whoever sees it can read the provider's status.

@@ -481,6 +481,37 @@ async def test_a_member_stops_a_streaming_turn(host: TurnsHost) -> None:
     assert contents["runningTurnId"] is None
 
 
+async def test_a_stop_that_comes_as_the_turn_stores_its_end_keeps_the_reply(
+    host: TurnsHost, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    threads = host.services.threads
+    storing, go_on = asyncio.Event(), asyncio.Event()
+    note_provider = threads._record_provider_error
+
+    async def held(team_id: str, provider_id: str, error: str | None) -> None:
+        storing.set()  # the model has answered: the turn is storing its end
+        await go_on.wait()
+        await note_provider(team_id, provider_id, error)
+
+    monkeypatch.setattr(threads, "_record_provider_error", held)
+    agent_id = await make_agent(host)
+    follow = await start_thread(host, agent_id)
+    host.anthropic.script(MessageEvents().text("All done here.").stop().reply())
+    turn_id = await send(follow, "Finish up")
+    async with asyncio.timeout(EVENT_SECONDS):
+        await storing.wait()
+    stop = {"threadId": follow.thread_id}
+    assert await host.member.call("threads-v1/stop", stop) == {"stopped": False}
+    go_on.set()
+
+    finished = await follow.until("turn-finished")
+    assert (finished["turnId"], finished["status"]) == (turn_id, "done")
+    contents = await host.member.call("threads-v1/get", stop)
+    assert [t["status"] for t in contents["turns"]] == ["done"]
+    assert [m["role"] for m in contents["messages"]] == ["user", "assistant"]
+    assert contents["runningTurnId"] is None
+
+
 async def test_a_provider_error_ends_the_turn_with_a_readable_reason(host: TurnsHost) -> None:
     agent_id = await make_agent(host)
     follow = await start_thread(host, agent_id)
