@@ -341,6 +341,7 @@ def _wire_signals(host: HostServices) -> None:
     on(ProtectionChanged, host.live.protection_changed)
     on(ProxyStatusChanged, host.proxies.status_changed)
     on(EgressOnline, host.proxies.status_changed)
+    on(AgentDeleted, lambda s: host.threads.agent_deleted(s.team_id, s.agent_id))
     on(AgentDeleted, lambda s: host.memory_review.forget_agent(s.team_id, s.agent_id))
     on(AgentDeleted, lambda s: host.routines.agent_deleted(s.team_id, s.agent_id))
     on(AgentDeleted, lambda s: host.mcp_servers.agent_deleted(s.team_id, s.agent_id))

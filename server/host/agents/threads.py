@@ -227,6 +227,8 @@ class ThreadService:
             weakref.WeakValueDictionary()
         )
         self._closing = False
+        # Agents being deleted (team, agent): no queued message of theirs starts a turn.
+        self._deleting: set[tuple[str, str]] = set()
         self._tasks = BackgroundTasks("thread service")
 
     # -- threads ------------------------------------------------------------------------
@@ -243,6 +245,23 @@ class ThreadService:
             if r.thread.team_id == team_id and r.thread.agent_id == agent_id and not r.finished
         )
         return len(thread_ids), running
+
+    async def agent_deleted(self, team_id: str, agent_id: str) -> None:
+        """The agent is being deleted: its turns stop (no queued message starts another),
+        and its threads are idle when this returns, so none writes after they are gone."""
+        key = (team_id, agent_id)
+        self._deleting.add(key)
+        try:
+            ours = [
+                r.thread.id
+                for r in list(self._running.values())
+                if r.thread.team_id == team_id and r.thread.agent_id == agent_id
+            ]
+            for thread_id in ours:
+                await self.stop_turn(team_id, thread_id, "its agent was deleted")
+                await self.wait_idle(thread_id)
+        finally:
+            self._deleting.discard(key)
 
     async def list_threads(self, team_id: str, agent_id: str, account_id: str) -> list[Thread]:
         await self._agents.get_agent(team_id, agent_id)
@@ -608,7 +627,8 @@ class ThreadService:
         async with self._thread_lock(thread_id):
             started = False
             try:
-                if not self._closing:
+                thread = ended.thread
+                if not self._closing and (thread.team_id, thread.agent_id) not in self._deleting:
                     started = await self._start_queued(ended)
             except Exception:
                 log.exception("could not start a queued message", extra={"thread_id": thread_id})

@@ -183,7 +183,8 @@ class AgentService:
         """Close its tabs, clear its own partition, forget its memories, recorded browsing
         steps, workspace, threads and their task lists."""
         await self.get_agent(team_id, agent_id)
-        self._signals.publish(AgentDeleted(team_id, agent_id))
+        # Its turns stop and its reviews end before what they would write to goes.
+        await self._signals.deliver(AgentDeleted(team_id, agent_id))
         await self._profiles.agent_deleted(team_id, agent_id)
         await self._memories.remove_agent_memories(team_id, agent_id)
         await self._browsing_steps.remove_agent_steps(team_id, agent_id)

@@ -10,8 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 
 from peer.connection import HostConnection
+from server.db.tables import agent_memories, queued_messages, thread_messages, turns
 from tests.host.routes.conftest import Team, refused
 from tests.support.fakes.anthropic import API_KEY, FakeAnthropic, MessageEvents
 from tests.support.hub_server import RunningHub
@@ -249,6 +251,47 @@ async def test_sharing_a_waiting_turn_lets_the_team_answer(
     await team.member.call("attention-v1/answer", answer)
     finished = await until(team.member, thread_id, "turn-finished")
     assert (finished["status"], finished["reason"]) == ("denied", "a member denied navigate")
+
+
+async def test_deleting_an_agent_stops_its_turns_and_nothing_of_theirs_is_written_after(
+    server: RunningHub, team: Team, anthropic: FakeAnthropic
+) -> None:
+    anthropic.script(
+        MessageEvents()
+        .tool_use("toolu_q", "ask_user", {"question": "Which colour?"})
+        .stop("tool_use")
+        .reply(),
+        MessageEvents()
+        .tool_use("toolu_r", "remember", {"text": "The team likes blue"})
+        .stop("tool_use")
+        .reply(),
+        MessageEvents().text("Noted.").stop().reply(),
+    )
+    agent = await team.admin.call("agents-v1/create", {"name": "Scout"})
+    thread = await team.admin.call(
+        "threads-v1/start", {"agentId": agent["id"], "title": "Colours", "shared": True}
+    )
+    ref = {"threadId": thread["id"]}
+    await team.admin.call("threads-v1/send", {**ref, "text": "Pick one"})
+    asked = await until(team.admin, thread["id"], "attention-requested")
+    await team.member.call("threads-v1/send", {**ref, "text": "Then remember it"})
+
+    assert await team.admin.call("agents-v1/delete", {"id": agent["id"]}) == {"deleted": True}
+    finished = await until(team.admin, thread["id"], "turn-finished")
+    assert (finished["status"], finished["reason"]) == ("stopped", "its agent was deleted")
+    assert await refused(
+        team.admin, "attention-v1/reply", {"id": asked["id"], "answer": "blue"}
+    ) in {"attentionNotFound", "attentionAnswered"}
+    assert await refused(team.admin, "threads-v1/stop", ref) == "threadNotFound"
+    # No turn of the deleted agent asked the model again or wrote anything.
+    assert len(anthropic.requests) == 1
+    services = server.builtin.services
+    async with services.db.read() as conn:
+        for table in (agent_memories, thread_messages, turns, queued_messages):
+            column = table.c.agent_id if table is agent_memories else table.c.thread_id
+            key = agent["id"] if table is agent_memories else thread["id"]
+            rows = (await conn.execute(sa.select(sa.func.count()).where(column == key))).one()
+            assert rows[0] == 0, table.name
 
 
 async def test_the_question_before_deleting_an_agent_counts_every_thread_and_running_turn(
