@@ -378,13 +378,25 @@ class RtcSettings(SettingsSection):
         3600, ge=60, le=86400, description="How long a TURN credential given to a peer lasts."
     )
     team_api_rate: float = Field(
-        50.0, gt=0, description="Team API requests per second one peer may make, on average."
+        50.0,
+        gt=0,
+        description=(
+            "Team API requests per second one member of a team may make, on average, "
+            "across all their peers."
+        ),
     )
     team_api_burst: int = Field(
-        200, ge=1, description="Team API requests one peer may make at once."
+        200,
+        ge=1,
+        description="Team API requests one member may make at once, across all their peers.",
     )
     team_api_in_flight: int = Field(
-        32, ge=1, description="Team API requests one peer may have running at the same time."
+        32,
+        ge=1,
+        description=(
+            "Team API requests one member may have running at the same time, across all "
+            "their peers."
+        ),
     )
     connect_seconds: float = Field(
         30.0,

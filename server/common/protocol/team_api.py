@@ -62,9 +62,19 @@ def request_id_of(raw: str | bytes) -> int | str | None:
         return None
     if isinstance(found, int) and not isinstance(found, bool) and 0 <= found <= 2**53:
         return found
-    if isinstance(found, str) and len(found) <= 64:
+    if isinstance(found, str) and len(found) <= 64 and _is_unicode_text(found):
         return found
     return None
+
+
+def _is_unicode_text(text: str) -> bool:
+    """Whether ``text`` has no lone surrogate: JSON's ``\\ud800`` escape reads as one, but
+    no answer can carry it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 _DECODER = json.JSONDecoder()

@@ -35,7 +35,7 @@ from server.config import RtcSettings
 from server.host.metrics import HostMetrics
 from server.host.rtc.revocations import Revocations, revocation_names
 from server.host.rtc.sctp_limits import cap_inbound_messages
-from server.host.rtc.team_api import PeerIdentity, TeamApi, TeamApiSession
+from server.host.rtc.team_api import PeerIdentity, TeamApi, TeamApiLimits, TeamApiSession
 
 # Serves a newly opened data channel of a peer (a live view, the egress relay, ...).
 ChannelOpener = Callable[[PeerIdentity, Any], None]
@@ -93,6 +93,8 @@ class PeerManager:
         self._settings = settings
         self._clock = clock
         self._api = api
+        # One store for every session, so all peers of one member share their limits.
+        self._team_api_limits = TeamApiLimits(settings, clock)
         self._make_call = make_call
         self._verifier: TicketVerifier | None = None
         self.revocations = Revocations(clock)
@@ -112,6 +114,7 @@ class PeerManager:
             "team_api_in_flight": sum(
                 p.team_api.in_flight for p in self._peers.values() if p.team_api is not None
             ),
+            "team_api_members_in_flight": len(self._team_api_limits),
             "peer_tasks": len(self._tasks),
             "revocations": len(self.revocations),
             # Single-use ticket nonces, each forgotten when its ticket would have expired.
@@ -235,8 +238,7 @@ class PeerManager:
                 peer.identity,
                 channel,
                 self._make_call(peer.identity),
-                self._settings,
-                self._clock,
+                self._team_api_limits,
                 self._metrics,
             )
             peer.team_api = session

@@ -4,7 +4,8 @@ A request is ``{id, route, args}``; the answer ``{id, result}`` or ``{id, error}
 Every refusal (too large, malformed, unknown route, bad args, too fast, role too
 low) is an answer with a code; the channel stays open. Each request runs in a
 task of its own, so a slow handler delays neither the peer's other requests nor
-any other peer.
+any other peer. The rate and in-flight limits are per member of a team, shared by
+all of the member's peers, so opening more peers buys no more throughput.
 """
 
 from __future__ import annotations
@@ -114,6 +115,49 @@ class TeamApi:
         return {"protocol": PROTOCOL_VERSION, "capabilities": self.capabilities}
 
 
+class TeamApiLimits:
+    """The Team API's rate and in-flight limits of every member of a team on this host.
+
+    One store serves every session of the host, so all peers of one member draw from one
+    bucket and share one in-flight cap. A member's running count is forgotten when it
+    falls to zero; their bucket is kept when their last peer closes (``TokenBuckets``
+    forgets full ones under pressure), so connecting anew does not refill it early.
+    """
+
+    def __init__(self, settings: RtcSettings, clock: Clock) -> None:
+        self._buckets = TokenBuckets(
+            clock, burst=settings.team_api_burst, refill_seconds=1 / settings.team_api_rate
+        )
+        self._max_in_flight = settings.team_api_in_flight
+        self._in_flight: dict[str, int] = {}
+
+    def admit(self, peer: PeerIdentity) -> None:
+        """Count a request of ``peer``'s member as running, or raise ``RateLimited``; each
+        admitted request is ended with ``finished``."""
+        member = _member_key(peer)
+        if self._buckets.retry_after(member) > 0:
+            raise RateLimited("too many requests; slow down", retry_after=1.0)
+        if self._in_flight.get(member, 0) >= self._max_in_flight:
+            raise RateLimited("too many requests at once", retry_after=0.1)
+        self._buckets.spend(member)
+        self._in_flight[member] = self._in_flight.get(member, 0) + 1
+
+    def finished(self, peer: PeerIdentity) -> None:
+        """A request ``admit`` let in has ended (answered, failed or cancelled)."""
+        member = _member_key(peer)
+        running = self._in_flight.pop(member) - 1
+        if running:
+            self._in_flight[member] = running
+
+    def __len__(self) -> int:
+        """How many members have requests running."""
+        return len(self._in_flight)
+
+
+def _member_key(peer: PeerIdentity) -> str:
+    return f"{peer.team_id}/{peer.account_id}"
+
+
 class TeamApiSession:
     """One peer's ``team-api`` channel."""
 
@@ -123,8 +167,7 @@ class TeamApiSession:
         peer: PeerIdentity,
         channel: Channel,
         call: object,
-        settings: RtcSettings,
-        clock: Clock,
+        limits: TeamApiLimits,
         metrics: HostMetrics,
     ) -> None:
         self._api = api
@@ -132,32 +175,38 @@ class TeamApiSession:
         self.peer = peer
         self._channel = channel
         self._context = call
-        self._limit = TokenBuckets(
-            clock, burst=settings.team_api_burst, refill_seconds=1 / settings.team_api_rate
-        )
-        self._max_in_flight = settings.team_api_in_flight
+        self._limits = limits
         self._tasks = BackgroundTasks("team-api channel")
 
     def on_message(self, raw: str | bytes) -> None:
-        """Called for each message; never raises."""
+        """Called for each message; never raises, since that would end aiortc's receive
+        loop and with it every channel of the peer's connection."""
         started = time.perf_counter()
         request: TeamApiRequest | None = None
         try:
             if isinstance(raw, bytes):
                 raise CrewhostError("team-api messages are JSON text", code="invalidArgument")
             request = decode_team_api_request(raw)
-            if self._limit.retry_after(self.peer.peer_id) > 0:
-                raise RateLimited("too many requests; slow down", retry_after=1.0)
-            if len(self._tasks) >= self._max_in_flight:
-                raise RateLimited("too many requests at once", retry_after=0.1)
-            self._limit.spend(self.peer.peer_id)
+            self._limits.admit(self.peer)
         except CrewhostError as exc:
+            self._refuse(raw, request, exc, started)
+            return
+        task = self._tasks.spawn(self._handle(request, started))
+        task.add_done_callback(lambda _: self._limits.finished(self.peer))
+
+    def _refuse(
+        self, raw: str | bytes, request: TeamApiRequest | None, exc: CrewhostError, started: float
+    ) -> None:
+        """Answer a request refused before it ran; a failure to answer is logged, not raised."""
+        try:
             # An oversize message is not even parsed for its id.
             known_id = request_id_of(raw) if utf8_size(raw) <= MAX_TEAM_API_MESSAGE else None
             self._send(TeamApiError(id=known_id, error=error_info(exc)))
             self._answered(request, exc.code, started)
-            return
-        self._tasks.start(self._handle(request, started))
+        except Exception:
+            log.exception(
+                "team-api refusal could not be answered", extra={"peer_id": self.peer.peer_id}
+            )
 
     async def _handle(self, request: TeamApiRequest, started: float) -> None:
         try:

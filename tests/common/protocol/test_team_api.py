@@ -29,6 +29,8 @@ DEEP = "[" * 5000 + "]" * 5000
         ('{"id": -1}', None),
         (f'{{"id": {2**53 + 1}}}', None),
         ('{"id": "' + "x" * 65 + '"}', None),
+        ('{"id": "\\ud800"}', None),  # a lone surrogate: no answer can carry it
+        ('{"id": "\\ud83d\\ude00"}', "\U0001f600"),  # a pair is one character
         ('{"id": [1]}', None),
         ('{"id": 1, "args": [}', None),
         ('{"id": 1', None),

@@ -23,11 +23,13 @@ from server.host.rtc.team_api import (
     HostRoute,
     HostRouteTable,
     PeerIdentity,
+    TeamApiLimits,
     TeamApiSession,
 )
 from tests.support.databases import ScratchDatabase
 from tests.support.hub_server import RunningHub, hub_settings, running_hub
 from tests.support.peers import ignore_max_message_size, peer_member, wait_linked
+from tests.support.waiting import eventually
 
 # The channel's refusals and framing, decided before any route reads the database.
 pytestmark = pytest.mark.sqlite_only
@@ -85,6 +87,18 @@ async def test_bad_messages_get_coded_answers(
     assert (await first.call("capabilities"))["protocol"] == 1  # still open
 
 
+async def test_an_id_that_is_not_unicode_text_is_refused_without_it(
+    two_peers: tuple[HostConnection, HostConnection],
+) -> None:
+    # ASCII text whose id escapes a lone surrogate: a JSON string no answer can carry.
+    first, _ = two_peers
+    answer = next_message(first)
+    first.send_raw('{"id": "\\ud800", "route": "capabilities", "bogus": 1}')
+    reply = await asyncio.wait_for(answer, 10)
+    assert (reply["id"], reply["error"]["code"]) == (None, "invalidArgument")
+    assert (await first.call("capabilities"))["protocol"] == 1  # the same connection still works
+
+
 async def test_binary_messages_are_refused(
     two_peers: tuple[HostConnection, HostConnection],
 ) -> None:
@@ -115,8 +129,7 @@ async def test_messages_over_256_kib_are_refused(server: RunningHub) -> None:
         peer,
         channel,
         services,
-        services.settings.rtc,
-        services.clock,
+        TeamApiLimits(services.settings.rtc, services.clock),
         services.metrics,
     )
     session.on_message(
@@ -128,6 +141,31 @@ async def test_messages_over_256_kib_are_refused(server: RunningHub) -> None:
             "error": {"code": "messageTooLarge", "message": channel.sent[0]["error"]["message"]},
         }
     ]
+
+
+class BrokenChannel(RecordingChannel):
+    def send(self, data: str) -> None:
+        raise RuntimeError("the channel broke")
+
+
+async def test_a_refusal_that_cannot_be_sent_does_not_raise(
+    server: RunningHub, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A raise would end aiortc's receive loop, and every channel of the connection with it.
+    services = server.builtin.services
+    session = TeamApiSession(
+        services.team_api,
+        PeerIdentity("p" * 32, "a" * 32, "t" * 32, Role.MEMBER, "h" * 64),
+        BrokenChannel(),
+        services,
+        TeamApiLimits(services.settings.rtc, services.clock),
+        services.metrics,
+    )
+    session.on_message("{not json")
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == [
+        "team-api refusal could not be answered"
+    ]
+    caplog.clear()
 
 
 async def test_the_size_limit_counts_bytes_not_characters(
@@ -190,6 +228,65 @@ async def test_requests_above_the_rate_are_refused(
     assert caught.value.code == "rateLimited"
     await connection.close()
     await member.hub.close()
+
+
+async def test_the_rate_limit_is_shared_by_all_peers_of_a_member(
+    strict_server: RunningHub, tmp_path: Path
+) -> None:
+    owner = await strict_server.sign_up_owner()
+    team_id = await strict_server.first_team_id(owner)
+    await strict_server.invite(owner, team_id, "member@example.com", "member")
+    host_id = await wait_linked(strict_server)
+    member = await peer_member(strict_server, "owner@example.com", tmp_path)
+    other = await peer_member(strict_server, "member@example.com", tmp_path)
+    first = await member.connect(host_id)
+    for _ in range(3):
+        await first.call("capabilities")
+    # A second peer of the same member draws from the bucket the first one emptied.
+    second = await member.connect(host_id)
+    with pytest.raises(TeamApiCallError) as caught:
+        await second.call("capabilities")
+    assert caught.value.code == "rateLimited"
+    # Another member of the team has a bucket of their own.
+    theirs = await other.connect(host_id)
+    for _ in range(3):
+        await theirs.call("capabilities")
+    for connection in (first, second, theirs):
+        await connection.close()
+    await member.hub.close()
+    await other.hub.close()
+
+
+async def test_the_in_flight_cap_is_shared_by_all_peers_of_a_member(server: RunningHub) -> None:
+    release = asyncio.Event()
+
+    async def slow(_call: HostCall, _args: NoArgs) -> Slow:
+        await release.wait()
+        return Slow(slow=True)
+
+    services = server.builtin.services
+    services.team_api.routes["test/slow"] = HostRoute(
+        "test/slow", NoArgs, Role.MEMBER, slow, "slow", Slow
+    )
+    settings = services.settings.rtc.model_copy(update={"team_api_in_flight": 1})
+    limits = TeamApiLimits(settings, services.clock)
+
+    def session(peer_id: str, account_id: str) -> RecordingChannel:
+        channel = RecordingChannel()
+        peer = PeerIdentity(peer_id, account_id, "t" * 32, Role.MEMBER, "h" * 64)
+        made = TeamApiSession(services.team_api, peer, channel, services, limits, services.metrics)
+        made.on_message('{"id": 1, "route": "test/slow"}')
+        return channel
+
+    first = session("p" * 32, "a" * 32)
+    second = session("q" * 32, "a" * 32)  # another peer of the same member: refused
+    other = session("r" * 32, "b" * 32)  # another member: runs
+    assert [m["error"]["code"] for m in second.sent] == ["rateLimited"]
+    assert (first.sent, other.sent, len(limits)) == ([], [], 2)
+    release.set()
+    # Nothing is left of a member whose calls have all ended.
+    await eventually(lambda: len(limits) == 0)
+    assert first.sent == other.sent == [{"id": 1, "result": {"slow": True}}]
 
 
 json_values = st.recursive(
