@@ -8,6 +8,7 @@ CPU work: callers run ``extract`` off the event loop.
 
 from __future__ import annotations
 
+import codecs
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -20,6 +21,11 @@ from readability import Document
 from server.common.errors import CrewhostError
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
+# Codecs Python knows that no page is written in: host-name codecs, and one that always fails.
+_NAME_CODECS = frozenset({"idna", "punycode", "undefined"})
+# Deeper JSON is given as its text: the parsed value could not be written out again (as the
+# tool's result, for the model) without running out of recursion.
+MAX_JSON_DEPTH = 100
 
 
 class UnsupportedContent(CrewhostError):
@@ -44,9 +50,36 @@ def is_json(content_type: str) -> bool:
 def decode(body: bytes, charset: str | None) -> str:
     """``body`` as text in its declared charset, else UTF-8, never failing on a bad byte."""
     try:
-        return body.decode(charset or "utf-8", errors="replace")
-    except LookupError:
+        return body.decode(_text_codec(charset), errors="replace")
+    except UnicodeError:  # a codec that cannot replace a bad byte
         return body.decode("utf-8", errors="replace")
+
+
+def _text_codec(charset: str | None) -> str:
+    # A page's charset is whatever its server says: anything but a text codec means UTF-8.
+    try:
+        codec = codecs.lookup(charset or "utf-8")
+    except (LookupError, ValueError):
+        return "utf-8"
+    if not codec._is_text_encoding or codec.name in _NAME_CODECS:
+        return "utf-8"
+    return codec.name
+
+
+def _nested_deeper_than(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests lists and objects more than ``limit`` levels deep; a walk a
+    level at a time, so it never recurses."""
+    level = [value] if isinstance(value, (list, dict)) else []
+    for _ in range(limit):
+        level = [
+            child
+            for item in level
+            for child in (item.values() if isinstance(item, dict) else item)
+            if isinstance(child, (list, dict))
+        ]
+        if not level:
+            return False
+    return bool(level)
 
 
 def html_to_markdown(html: str, url: str | None = None) -> str:
@@ -85,9 +118,12 @@ def extract(body: bytes, content_type: str, charset: str | None, url: str) -> Ex
     text = decode(body, charset)
     if is_json(content_type):
         try:
-            return Extracted(json.loads(text), "json")
-        except json.JSONDecodeError:
-            return Extracted(text, "text")  # a cut or broken body is still worth reading
+            value = json.loads(text)
+        except (json.JSONDecodeError, RecursionError):
+            return Extracted(text, "text")  # a cut, broken or too deep body is still worth reading
+        if _nested_deeper_than(value, MAX_JSON_DEPTH):
+            return Extracted(text, "text")
+        return Extracted(value, "json")
     if content_type.startswith("text/") or content_type in ("application/xml", ""):
         return Extracted(text, "text")
     raise UnsupportedContent(

@@ -130,7 +130,7 @@ class WebFetcher:
                     ) as response:
                         location = response.headers.get("Location")
                         if response.status in _REDIRECTS and location:
-                            current = _parse(str(current.join(URL(location))), redirect=True)
+                            current = _redirect_target(current, location)
                             continue
                         body, cut = await self._read(response)
                         return FetchedPage(
@@ -185,6 +185,17 @@ def _parse(url: str, *, redirect: bool = False) -> URL:
             code="invalidUrl",
         )
     return parsed.with_fragment(None)
+
+
+def _redirect_target(current: URL, location: str) -> URL:
+    # A Location that is no address at all is the server answering nonsense, not a bad url.
+    try:
+        target = current.join(URL(location))
+    except ValueError:
+        raise FetchFailed(
+            f"{current} redirected to {location[:200]!r}, which is not a web address"
+        ) from None
+    return _parse(str(target), redirect=True)
 
 
 def _reason(error: aiohttp.ClientError) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import ipaddress
 from collections.abc import AsyncIterator
+from urllib.parse import quote
 
 import pytest
 from aiohttp import web
@@ -30,6 +31,10 @@ def site_app(never: asyncio.Event) -> web.Application:
     async def to(request: web.Request) -> web.Response:
         raise web.HTTPFound(request.query["target"])
 
+    async def raw_to(request: web.Request) -> web.Response:
+        # The Location exactly as given: HTTPFound would refuse one that is no address.
+        return web.Response(status=302, headers={"Location": request.query["target"]})
+
     async def big(_request: web.Request) -> web.Response:
         return web.Response(body=b"x" * 300_000, content_type="text/plain")
 
@@ -44,6 +49,7 @@ def site_app(never: asyncio.Event) -> web.Application:
     app.router.add_get("/page", page)
     app.router.add_get("/hops/{n}", hops)
     app.router.add_get("/to", to)
+    app.router.add_get("/raw-to", raw_to)
     app.router.add_get("/big", big)
     app.router.add_get("/slow", slow)
     app.router.add_get("/host", host)
@@ -116,6 +122,17 @@ async def test_a_redirect_to_a_refused_address_is_refused(site: Site, target: st
     assert refused.value.code == "addressRefused"
     # The first hop was fetched; the refused one never was.
     assert [path for path, _ in site.requests] == ["/to"]
+
+
+@pytest.mark.parametrize(
+    "target", ["http://[oops/", "http://127.0.0.1:99999/page", "http://shop.example:port/"]
+)
+async def test_a_redirect_to_no_address_at_all_fails_clearly(site: Site, target: str) -> None:
+    with pytest.raises(FetchFailed) as failed:
+        await fetcher_for(site).fetch(site.url(f"/raw-to?target={quote(target, safe='')}"))
+    assert failed.value.code == "fetchFailed"
+    assert repr(target) in failed.value.message
+    assert [path for path, _ in site.requests] == ["/raw-to"]
 
 
 @pytest.mark.parametrize(

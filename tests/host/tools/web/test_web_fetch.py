@@ -8,6 +8,7 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any, cast
 
+import pytest
 import pytest_asyncio
 from aiohttp import web
 
@@ -15,6 +16,7 @@ from server.common.public_addresses import PublicOnlyPolicy
 from server.host.browser.engine import BrowserEngine
 from server.host.tools.catalog import call_tool
 from server.host.tools.context import ToolContext
+from server.host.web.extract import MAX_JSON_DEPTH
 from server.host.web.fetcher import FetchLimits, WebFetcher
 from tests.support.sites import Site, serving
 
@@ -50,6 +52,19 @@ def app() -> web.Application:
     async def moved(_request: web.Request) -> web.Response:
         raise web.HTTPMovedPermanently("/article")
 
+    async def charset(request: web.Request) -> web.Response:
+        # A charset no page is written in: a host-name codec, a byte codec, or none.
+        content_type = f"text/plain; charset={request.match_info['name']}"
+        return web.Response(
+            body="tide tables, ½ hourly".encode(),
+            content_type=None,
+            headers={"Content-Type": content_type},
+        )
+
+    async def deep(request: web.Request) -> web.Response:
+        depth = int(request.match_info["depth"])
+        return web.Response(body=b"[" * depth + b"]" * depth, content_type="application/json")
+
     application = web.Application()
     for path, handler in [
         ("/article", article),
@@ -58,6 +73,8 @@ def app() -> web.Application:
         ("/text", text),
         ("/image", image),
         ("/moved", moved),
+        ("/charset/{name}", charset),
+        ("/deep/{depth}", deep),
     ]:
         application.router.add_get(path, handler)
     return application
@@ -122,6 +139,21 @@ async def test_json_is_parsed_and_text_kept(site: Site) -> None:
     assert data["content_type"] == "application/json"
     text = await fetch(context_for(site), url=site.url("/text"))
     assert text["content"] == "plain words\nsecond line"
+
+
+@pytest.mark.parametrize("name", ["idna", "undefined", "punycode", "rot13", "x-unknown"])
+async def test_a_charset_no_page_is_written_in_reads_as_utf8(site: Site, name: str) -> None:
+    result = await fetch(context_for(site), url=site.url(f"/charset/{name}"))
+    assert result["content"] == "tide tables, ½ hourly"
+
+
+@pytest.mark.parametrize("depth", [MAX_JSON_DEPTH + 1, 990, 100_000])
+async def test_json_nested_too_deep_is_given_as_its_text(site: Site, depth: int) -> None:
+    result = await fetch(context_for(site), url=site.url(f"/deep/{depth}"), max_length=300)
+    body = "[" * depth + "]" * depth
+    assert (result["content"], result["truncated"]) == (body[:300], len(body) > 300)
+    within = await fetch(context_for(site), url=site.url(f"/deep/{MAX_JSON_DEPTH}"))
+    assert json.dumps(within["content"]) == "[" * MAX_JSON_DEPTH + "]" * MAX_JSON_DEPTH
 
 
 async def test_max_length_cuts_and_says_so(site: Site) -> None:
