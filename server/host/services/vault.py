@@ -10,6 +10,7 @@ brand, and which secrets are set. A field sent back as ``MASK`` keeps its value.
 from __future__ import annotations
 
 import base64
+import binascii
 import hashlib
 import hmac
 import logging
@@ -366,16 +367,16 @@ def _check_secret(name: str, value: object, longest: int) -> str:
     text = value
     if name == "number":
         text = re.sub(r"[ -]", "", value)
-        if not (text.isdigit() and 12 <= len(text) <= 19 and _luhn(text)):
+        if not (_ascii_digits(text) and 12 <= len(text) <= 19 and _luhn(text)):
             raise InvalidArgument(
                 "the card number is not valid", code="vaultCardNumberInvalid", field=name
             )
     elif name == "security_code":
-        if not (text.isdigit() and 3 <= len(text) <= 4):
+        if not (_ascii_digits(text) and 3 <= len(text) <= 4):
             raise InvalidArgument("a security code is 3 or 4 digits", field=name)
     elif name == "totp_secret":
         text = re.sub(r"\s", "", value).upper()
-        if not _BASE32.fullmatch(text):
+        if not (_BASE32.fullmatch(text) and _base32_key(text) is not None):
             raise InvalidArgument("a TOTP secret is base32 text", field=name)
     if not text:
         raise InvalidArgument(f"{name} is empty; send null to clear it", field=name)
@@ -386,9 +387,31 @@ def _check_secret(name: str, value: object, longest: int) -> str:
     return text
 
 
+def _ascii_digits(text: str) -> bool:
+    # str.isdigit() also takes superscripts and other scripts' digits, which int() refuses.
+    return text.isascii() and text.isdigit()
+
+
+def _base32_key(secret: str) -> bytes | None:
+    """The key a base32 TOTP secret spells, padded as it needs; None when it spells none."""
+    letters = secret.rstrip("=")
+    try:
+        return base64.b32decode(letters + "=" * (-len(letters) % 8))
+    except binascii.Error:
+        return None
+
+
 def totp_code(secret: str, now: float, *, step: int = 30, digits: int = 6) -> str:
-    """The TOTP code of a base32 ``secret`` at ``now`` (HMAC-SHA1, RFC 6238)."""
-    key = base64.b32decode(secret + "=" * (-len(secret) % 8))
+    """The TOTP code of a base32 ``secret`` at ``now`` (HMAC-SHA1, RFC 6238).
+
+    Raises ``Conflict`` (``vaultSecretUnusable``) for a secret that is not base32, one
+    stored before secrets were checked this closely."""
+    key = _base32_key(secret)
+    if key is None:
+        raise Conflict(
+            "the TOTP secret of this vault item is not valid base32; set it again",
+            code="vaultSecretUnusable",
+        )
     counter = struct.pack(">Q", int(now // step))
     mac = hmac.new(key, counter, hashlib.sha1).digest()
     offset = mac[-1] & 0x0F

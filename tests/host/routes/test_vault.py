@@ -122,6 +122,7 @@ async def test_bad_input_gets_a_code_and_changes_nothing(roles: Roles) -> None:
         ("vault-v1/create", {"item": {**item, "password": "p" * 1025}}, "invalidArgument"),
         ("vault-v1/create", {"item": {**item, "password": ""}}, "invalidArgument"),
         ("vault-v1/create", {"item": {**item, "totpSecret": "not base32!"}}, "invalidArgument"),
+        ("vault-v1/create", {"item": {**item, "totpSecret": "A"}}, "invalidArgument"),
         ("vault-v1/create", {"item": {**item, "notes": "n" * 2001}}, "invalidArgument"),
         ("vault-v1/create", {"item": {**item, "number": CARD}}, "invalidArgument"),
         (
@@ -132,6 +133,11 @@ async def test_bad_input_gets_a_code_and_changes_nothing(roles: Roles) -> None:
         (
             "vault-v1/create",
             {"item": {**card()["item"], "number": "4111 1111 1111 1112"}},
+            "vaultCardNumberInvalid",
+        ),
+        (
+            "vault-v1/create",
+            {"item": {**card()["item"], "number": "\u00b2" * 16}},
             "vaultCardNumberInvalid",
         ),
         ("vault-v1/create", {"item": {**card()["item"], "securityCode": "12"}}, "invalidArgument"),

@@ -12,7 +12,7 @@ from server.common.crypto.box import SecretBox
 from server.common.crypto.ring import KeyRing, KeyRingFile
 from server.common.errors import CrewhostError
 from server.db.engine import Database
-from server.db.tables import vault_items
+from server.db.tables import VAULT_TOTP_SECRET, vault_items
 from server.host.services.keys import SecretKeys
 from server.host.services.vault import VaultService
 from tests.support.clock import FakeClock
@@ -82,6 +82,43 @@ async def test_a_tampered_or_moved_ciphertext_does_not_open(
         # Setting it again makes it usable.
         await vault.update_item(TEAM_A, a.id, {"password": "pw-new"})
         assert await vault.open_secret(TEAM_A, a.id, "password") == "pw-new"
+
+
+@pytest.mark.parametrize(
+    ("kind", "fields", "code"),
+    [
+        ("card", {**CARD, "number": "\u00b2" * 16}, "vaultCardNumberInvalid"),
+        ("card", {**CARD, "number": "\uff14\uff11" + "\uff11" * 14}, "vaultCardNumberInvalid"),
+        ("card", {**CARD, "number": "\u0664" + "\u0661" * 15}, "vaultCardNumberInvalid"),
+        ("card", {**CARD, "security_code": "\uff11\uff12\uff13"}, "invalidArgument"),
+        ("card", {**CARD, "security_code": "\u00b9\u00b2\u00b3"}, "invalidArgument"),
+        ("login", {**LOGIN, "totp_secret": "A"}, "invalidArgument"),
+        ("login", {**LOGIN, "totp_secret": "JBSWY3"}, "invalidArgument"),
+    ],
+)
+async def test_digits_of_other_scripts_and_impossible_totp_secrets_are_refused(
+    db: Database, clock: FakeClock, kind: str, fields: dict[str, str], code: str
+) -> None:
+    vault = VaultService(db, clock, SecretBox(KeyRing.generate()))
+    with pytest.raises(CrewhostError) as caught:
+        await vault.create_item(TEAM_A, kind, fields)
+    assert caught.value.code == code
+    assert (await vault.list_items(TEAM_A)).total == 0
+
+
+async def test_a_stored_totp_secret_that_is_not_base32_is_unusable(
+    db: Database, clock: FakeClock
+) -> None:
+    box = SecretBox(KeyRing.generate())
+    vault = VaultService(db, clock, box)
+    made = await vault.create_item(TEAM_A, "login", {**LOGIN, "totp_secret": "JBSWY3DP"})
+    assert len(await vault.one_time_code(TEAM_A, made.id) or "") == 6
+    # As an item saved before secrets were checked this closely holds it.
+    binding = VAULT_TOTP_SECRET.binding(TEAM_A, made.id)
+    await set_column(db, made.id, VAULT_TOTP_SECRET.column, box.encrypt(b"A", binding))
+    with pytest.raises(CrewhostError) as caught:
+        await vault.one_time_code(TEAM_A, made.id)
+    assert caught.value.code == "vaultSecretUnusable"
 
 
 async def test_rotation_reseals_vault_rows(db: Database, tmp_path: Path, clock: FakeClock) -> None:
