@@ -5,6 +5,7 @@ within five minutes of the hub's clock, ``webhook-signature`` over both and the 
 against the hook's secret and, for a day after a rotation, its previous one. An
 unknown or disabled hook is checked against a decoy hook the same way before it is
 refused, so a sender cannot tell a hook that exists from one that does not by time.
+A signed body the database cannot keep as text (not UTF-8, or holding a NUL) is refused.
 """
 
 from __future__ import annotations
@@ -26,7 +27,13 @@ from typing import Any
 from standardwebhooks.webhooks import Webhook
 
 from server.common.clock import Clock
-from server.common.errors import Conflict, NotFound, RateLimited, Unauthenticated
+from server.common.errors import (
+    Conflict,
+    InvalidArgument,
+    NotFound,
+    RateLimited,
+    Unauthenticated,
+)
 from server.common.protocol.hooks import MISSING, HookFilters, new_secret
 from server.common.protocol.ids import HEX_ID_PATTERN
 from server.common.protocol.link import HookRegistration
@@ -55,6 +62,9 @@ MAX_WEBHOOK_ID = 256
 MAX_BATCH = 200
 ANNOUNCE_BATCH = 60
 _ID = re.compile(HEX_ID_PATTERN)
+# Seconds since the epoch in ASCII digits; twelve reach past the year 30000, and a
+# longer stamp is refused before it becomes a number too large for a float.
+_TIMESTAMP = re.compile(r"[0-9]{1,12}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,16 +94,13 @@ class SignatureCheck:
         webhook_id = headers.get("webhook-id", "")
         stamp = headers.get("webhook-timestamp", "")
         signatures = _v1_signatures(headers.get("webhook-signature", ""))
-        try:
-            sent_at = float(int(stamp))
-            text = body.decode("utf-8")
-        except ValueError:
-            sent_at, text = math.nan, ""
+        sent_at = float(stamp) if _TIMESTAMP.fullmatch(stamp) else math.nan
         fresh = abs(now - sent_at) <= TIMESTAMP_TOLERANCE
         when = datetime.fromtimestamp(sent_at if fresh else now, tz=UTC)
         matched = False
         for secret in candidates:
-            expected = base64.b64decode(_signer(secret).sign(webhook_id, when, text)[3:])
+            # Over the bytes as sent, so a body that is not UTF-8 is refused for what it is.
+            expected = base64.b64decode(_signer(secret).sign(webhook_id, when, body)[3:])
             for signature in signatures:
                 matched |= hmac.compare_digest(expected, signature)
         return matched and fresh and bool(webhook_id) and len(webhook_id) <= MAX_WEBHOOK_ID
@@ -118,10 +125,24 @@ def _filters(text: str) -> HookFilters:
 
 
 def _parsed(body: bytes) -> Any:
+    """The body as JSON, or ``MISSING`` (which passes no filter) when it cannot be parsed:
+    not JSON, or nested deeper than the parser goes."""
     try:
         return json.loads(body)
-    except ValueError:
+    except (ValueError, RecursionError):
         return MISSING
+
+
+def _stored_text(body: bytes) -> str:
+    """The body as the text the hub keeps; both databases take it alike (PostgreSQL's
+    text holds no NUL)."""
+    try:
+        text: str | None = body.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    if text is None or "\x00" in text:
+        raise InvalidArgument("the body must be UTF-8 text without NUL characters")
+    return text
 
 
 class HookService:
@@ -178,6 +199,7 @@ class HookService:
             raise Unauthenticated(
                 "the delivery's signature does not check out", code="hookSignature"
             )
+        text = _stored_text(body)
         filters = _filters(hook.filters)
         passes = filters.passes(_parsed(body)) if not filters.empty else True
         delivery = HubDelivery(
@@ -187,7 +209,7 @@ class HookService:
             host_id=hook.host_id,
             routine_id=hook.routine_id,
             webhook_id=headers["webhook-id"],
-            body=body.decode("utf-8") if passes else "",
+            body=text if passes else "",
             status=PENDING if passes else SKIPPED,
             received_at=now,
         )
@@ -211,13 +233,19 @@ class HookService:
             batch = self._waiting[:MAX_BATCH]
             del self._waiting[:MAX_BATCH]
             try:
-                async with self._db.write() as conn:
-                    inserted = await self._repo.add_deliveries(conn, [d for d, _ in batch])
-            except Exception as exc:  # each waiting request fails with it
-                for _, stored in batch:
-                    if not stored.done():
-                        stored.set_exception(exc)
-                continue
+                inserted = await self._add([d for d, _ in batch])
+            except Exception as exc:
+                if len(batch) == 1:
+                    _fail(batch, exc)
+                    continue
+                # One row the database refuses fails the whole transaction: each row is
+                # written alone, so it fails only its own request.
+                inserted = set()
+                for delivery, stored in batch:
+                    try:
+                        inserted |= await self._add([delivery])
+                    except Exception as alone:
+                        _fail([(delivery, stored)], alone)
             for delivery, stored in batch:
                 if not stored.done():
                     stored.set_result(delivery.id in inserted)
@@ -225,6 +253,10 @@ class HookService:
             if fresh:
                 # Beside the next write, not before it: a NOTIFY is a round trip of its own.
                 self._tasks.start(self._announce(fresh))
+
+    async def _add(self, deliveries: list[HubDelivery]) -> set[str]:
+        async with self._db.write() as conn:
+            return await self._repo.add_deliveries(conn, deliveries)
 
     async def _announce(self, deliveries: Sequence[HubDelivery]) -> None:
         """The instance holding each host's link (this one or another) sends them now; if
@@ -303,6 +335,12 @@ class HookService:
 
     async def close(self) -> None:
         await self._tasks.close()
+
+
+def _fail(waiting: Sequence[tuple[HubDelivery, asyncio.Future[bool]]], exc: Exception) -> None:
+    for _, stored in waiting:
+        if not stored.done():
+            stored.set_exception(exc)
 
 
 def _secrets_of(hook: HubHook, now: float) -> tuple[str, str]:

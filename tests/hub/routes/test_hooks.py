@@ -13,13 +13,14 @@ import pytest
 import sqlalchemy as sa
 from standardwebhooks.webhooks import Webhook
 
-from server.common.protocol.hooks import MAX_HOOK_BODY, HookFilters, new_secret
+from server.common.errors import InvalidArgument
+from server.common.protocol.hooks import MAX_HOOK_BODY, FieldEquals, HookFilters, new_secret
 from server.common.roles import Role
 from server.common.tokens import new_id
 from server.db.tables import hub_hook_deliveries
 from server.host.services.workspace import Member
-from server.hub.services.hooks import REPLAY_WINDOW, SignatureCheck
-from server.hub.storage.hooks import PENDING, SKIPPED
+from server.hub.services.hooks import REPLAY_WINDOW, Accepted, SignatureCheck
+from server.hub.storage.hooks import PENDING, SKIPPED, HubDelivery
 from tests.support.clock import FakeClock
 from tests.support.hub_server import RunningHub
 from tests.support.routine_runs import RecordingRuns
@@ -61,7 +62,7 @@ def signed(
 ) -> dict[str, str]:
     webhook_id = webhook_id or "msg_" + new_id()
     when = datetime.fromtimestamp(int(clock.now() + skew), tz=UTC)
-    signature = Webhook(secret).sign(webhook_id, when, body.decode())
+    signature = Webhook(secret).sign(webhook_id, when, body)
     return {
         "webhook-id": webhook_id,
         "webhook-timestamp": str(int(when.timestamp())),
@@ -179,6 +180,17 @@ async def test_a_bad_signature_is_401_without_saying_why(
     assert answer["error"]["message"] == "the delivery's signature does not check out"
 
 
+async def test_a_timestamp_too_long_for_a_number_is_refused_like_any_bad_one(
+    server: RunningHub, clock: FakeClock
+) -> None:
+    hook_id, secret = await add_hook(server)
+    headers = signed(secret, BODY, clock) | {"webhook-timestamp": "9" * 400}
+    status, answer, _ = await post(server, hook_id, BODY, headers)
+    assert (status, answer["error"]["code"]) == (401, "hookSignature")
+    status, answer, _ = await post(server, new_id(), BODY, headers)
+    assert (status, answer["error"]["code"]) == (404, "hookNotFound")
+
+
 async def test_a_timestamp_within_five_minutes_is_accepted(
     server: RunningHub, clock: FakeClock
 ) -> None:
@@ -204,6 +216,76 @@ async def test_an_oversize_body_is_413(server: RunningHub, clock: FakeClock) -> 
         ) as reply,
     ):
         assert reply.status == 413
+
+
+async def deliveries_of(server: RunningHub, hook_id: str) -> int:
+    async with server.hub.db.read() as conn:
+        return (
+            await conn.execute(
+                sa.select(sa.func.count())
+                .select_from(hub_hook_deliveries)
+                .where(hub_hook_deliveries.c.hook_id == hook_id)
+            )
+        ).scalar_one()
+
+
+@pytest.mark.parametrize("body", [b'{"note": "a NUL \x00 byte"}', b'{"latin-1": "\xe9"}'])
+async def test_a_body_the_hub_cannot_keep_as_text_is_400_on_both_databases(
+    server: RunningHub, clock: FakeClock, body: bytes
+) -> None:
+    """PostgreSQL's text holds no NUL, and the body is kept as UTF-8 text."""
+    hook_id, secret = await add_hook(server)
+    status, answer, _ = await post(server, hook_id, body, signed(secret, body, clock))
+    assert (status, answer["error"]["code"]) == (400, "invalidArgument")
+    assert await deliveries_of(server, hook_id) == 0
+
+
+async def test_deliveries_written_with_a_refused_one_are_kept(
+    server: RunningHub, clock: FakeClock
+) -> None:
+    hook_id, secret = await add_hook(server)
+    bad = b"a NUL \x00 byte"
+    bodies = [BODY, BODY, bad, BODY, BODY, BODY]
+    results = await asyncio.gather(
+        *(server.hub.hooks.receive(hook_id, signed(secret, b, clock), b) for b in bodies),
+        return_exceptions=True,
+    )
+    assert [type(r) for r in results] == [Accepted] * 2 + [InvalidArgument] + [Accepted] * 3
+    assert await deliveries_of(server, hook_id) == 5
+
+
+async def test_a_row_the_database_refuses_fails_only_its_own_request(
+    server: RunningHub, clock: FakeClock
+) -> None:
+    """Written together in one transaction, then one at a time when that fails."""
+    hook_id, _ = await add_hook(server)
+    hook = await server.hub.hooks._repo.lookup_hook(server.hub.db, hook_id)
+    assert hook is not None
+
+    def delivery(body: str | None) -> HubDelivery:
+        return HubDelivery(
+            id=new_id(),
+            team_id=hook.team_id,
+            hook_id=hook.id,
+            host_id=hook.host_id,
+            routine_id=hook.routine_id,
+            webhook_id="msg_" + new_id(),
+            body=body,  # type: ignore[arg-type]  # None: refused by NOT NULL on both databases
+            status=SKIPPED,
+            received_at=clock.now(),
+        )
+
+    results = await asyncio.gather(
+        *(server.hub.hooks._store(delivery(b)) for b in ["{}", "{}", None, "{}"]),
+        return_exceptions=True,
+    )
+    assert [r if isinstance(r, bool) else "refused" for r in results] == [
+        True,
+        True,
+        "refused",
+        True,
+    ]
+    assert await deliveries_of(server, hook_id) == 3
 
 
 async def test_unknown_and_disabled_hooks_are_404(server: RunningHub, clock: FakeClock) -> None:
@@ -305,3 +387,14 @@ async def test_filters_decide_whether_a_delivery_starts_a_run(
         ).one()
     if not passes:
         assert (row.status, row.body) == (SKIPPED, "")
+
+
+async def test_a_body_nested_deeper_than_the_parser_goes_passes_no_filter(
+    server: RunningHub, clock: FakeClock
+) -> None:
+    hook_id, secret = await add_hook(
+        server, filters=HookFilters(equals=[FieldEquals(path="type", value="x")])
+    )
+    body = b"[" * 100_000 + b"]" * 100_000
+    status, answer, _ = await post(server, hook_id, body, signed(secret, body, clock))
+    assert (status, answer["status"]) == (202, "skipped")
