@@ -10,7 +10,9 @@ Events come from signals (``RunFinished``, ``AttentionWaiting``): each becomes o
 delivery row per endpoint that wants it, stored before any attempt, so a restart loses
 none. The sender takes due deliveries by a lease (``claim_delivery``), attempts, and
 records the outcome; a failure waits ``RETRY_DELAYS`` before the next of at most
-``MAX_ATTEMPTS`` attempts. A waiting request of a private chat is not told to the team.
+``MAX_ATTEMPTS`` attempts. A delivery whose endpoint is turned off is not sent: it ends
+failed, at once in the log and at the latest when it comes due. A waiting request of a
+private chat is not told to the team.
 """
 
 from __future__ import annotations
@@ -77,6 +79,7 @@ ROTATION_OVERLAP_SECONDS = 86400.0
 _BATCH = 50
 _RESOLVE_SECONDS = 5.0
 _MASK = "/••••"
+TURNED_OFF = "the webhook is turned off"
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,6 +288,8 @@ class TeamWebhookService:
             values["updated_at"] = self.clock.now()
             await self._repo.update_webhook(conn, team_id, webhook_id, **values)
             row = await self._get(conn, team_id, webhook_id)
+            if not row.enabled:
+                await self._end_pending(conn, row)
         return self._view(row)
 
     async def rotate_secret(self, team_id: str, webhook_id: str) -> tuple[str, float | None]:
@@ -344,7 +349,7 @@ class TeamWebhookService:
             row = await self._add_delivery(
                 conn, hook, test_event(team_id, webhook_id, self.link), max_attempts=1
             )
-        await self._attempt(row)
+        await self._attempt(row, even_if_off=True)
         async with self.db.read() as conn:
             done = await self._repo.get_delivery(conn, team_id, row.id)
         assert done is not None
@@ -399,7 +404,8 @@ class TeamWebhookService:
 
     async def deliver_due(self) -> int:
         """Attempt every delivery due now (by the clock), ``PARALLEL_ATTEMPTS`` at a time
-        (a slow receiver holds up no other); answers how many were attempted."""
+        (a slow receiver holds up no other); answers how many were taken (attempted, or
+        ended unsent because their endpoint went or is turned off)."""
         attempted = 0
         gate = asyncio.Semaphore(PARALLEL_ATTEMPTS)
 
@@ -427,13 +433,17 @@ class TeamWebhookService:
                 conn, self.clock.now() - KEEP_SECONDS
             )
 
-    async def _attempt(self, row: DeliveryRow) -> bool:
-        """One attempt at ``row``, if this sender can claim it."""
+    async def _attempt(self, row: DeliveryRow, *, even_if_off: bool = False) -> bool:
+        """One attempt at ``row``, if this sender can claim it; none when its endpoint is
+        turned off (``even_if_off``: a test an admin asked for), which ends it."""
         now = self.clock.now()
         async with self.db.write() as conn:
             if not await self._repo.claim_delivery(conn, row, now + LEASE_SECONDS):
                 return False
             hook = await self._repo.get_webhook(conn, row.team_id, row.webhook_id)
+            if hook is not None and not hook.enabled and not even_if_off:
+                await self._end(conn, row)
+                return True
         outcome = await self._send(hook, row) if hook is not None else None
         attempts = row.attempts + 1
         async with self.db.write() as conn:
@@ -464,6 +474,28 @@ class TeamWebhookService:
             },
         )
         return True
+
+    async def _end_pending(self, conn: AsyncConnection, hook: TeamWebhookRow) -> None:
+        """End the pending deliveries the log shows; any older one ends when it comes due."""
+        for row in await self._repo.list_deliveries(conn, hook.team_id, hook.id, MAX_LOG):
+            if row.status == "pending":
+                await self._end(conn, row)
+
+    async def _end(self, conn: AsyncConnection, row: DeliveryRow) -> None:
+        """``row`` fails unsent: its endpoint is turned off."""
+        await self._repo.update_delivery(
+            conn,
+            row.team_id,
+            row.id,
+            status="failed",
+            next_attempt_at=None,
+            last_error=TURNED_OFF,
+            updated_at=self.clock.now(),
+        )
+        log.info(
+            "team webhook delivery ended: the webhook is turned off",
+            extra={"team_id": row.team_id, "webhook_id": row.webhook_id, "delivery_id": row.id},
+        )
 
     async def _send(self, hook: TeamWebhookRow, row: DeliveryRow) -> Outcome:
         now = self.clock.now()

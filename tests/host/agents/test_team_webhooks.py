@@ -23,6 +23,7 @@ from server.host.agents.team_webhooks import (
     KEEP_SECONDS,
     LEASE_SECONDS,
     ROTATION_OVERLAP_SECONDS,
+    TURNED_OFF,
     TeamWebhookService,
 )
 from server.host.agents.work_signals import AttentionWaiting, RunFinished
@@ -338,6 +339,71 @@ async def test_the_sender_loop_delivers_without_being_asked(
         await hub(service).deliver(run("done"))
         await eventually(lambda: len(receiver.received) == 1)
     assert receiver.received[0].signed_by(secret)
+
+
+async def test_turning_a_webhook_off_ends_its_queued_deliveries(
+    service: TeamWebhookService, receiver: WebhookReceiver, clock: FakeClock
+) -> None:
+    receiver.statuses = [500]
+    view, _ = await service.create_webhook(
+        TEAM_A, ACCOUNT, name="Ops", url=receiver.url(), kinds=["run.failed"]
+    )
+    await hub(service).deliver(run("error"))
+    assert await service.deliver_due() == 1  # answered 500: a retry is queued
+    await service.update_webhook(TEAM_A, view.id, enabled=False)
+    [entry] = await service.list_deliveries(TEAM_A, view.id)
+    assert (entry.status, entry.attempts, entry.last_error) == ("failed", 1, TURNED_OFF)
+    assert entry.next_attempt_at is None
+    for delay in RETRY_DELAYS:
+        clock.advance(delay)
+        await service.deliver_due()
+    assert len(receiver.received) == 1
+    # A test an admin asks for still goes: one attempt, now.
+    tested = await service.send_test(TEAM_A, view.id)
+    assert (tested.status, tested.attempts, tested.last_status) == ("failed", 1, 500)
+    assert len(receiver.received) == 2
+
+
+async def test_a_due_delivery_of_a_webhook_turned_off_elsewhere_is_not_sent(
+    service: TeamWebhookService, receiver: WebhookReceiver, clock: FakeClock, db: Database
+) -> None:
+    """Turned off past the service (another host on the same database, or between its
+    look at the log and the retry): the sender ends the delivery when it comes due."""
+    receiver.statuses = [500]
+    view, _ = await service.create_webhook(
+        TEAM_A, ACCOUNT, name="Ops", url=receiver.url(), kinds=["run.failed"]
+    )
+    await hub(service).deliver(run("error"))
+    await service.deliver_due()
+    async with db.write() as conn:
+        await conn.execute(
+            team_webhooks.update().where(team_webhooks.c.id == view.id).values(enabled=False)
+        )
+    clock.advance(RETRY_DELAYS[0])
+    assert await service.deliver_due() == 1
+    assert await service.deliver_due() == 0  # ended: not taken again
+    assert len(receiver.received) == 1
+    [entry] = await service.list_deliveries(TEAM_A, view.id)
+    assert (entry.status, entry.attempts, entry.last_error) == ("failed", 1, TURNED_OFF)
+    assert entry.next_attempt_at is None
+
+
+async def test_deleting_a_webhook_stops_its_queued_retries(
+    service: TeamWebhookService, receiver: WebhookReceiver, clock: FakeClock
+) -> None:
+    receiver.statuses = [500]
+    view, _ = await service.create_webhook(
+        TEAM_A, ACCOUNT, name="Ops", url=receiver.url(), kinds=["run.failed"]
+    )
+    await hub(service).deliver(run("error"))
+    await service.deliver_due()
+    await service.delete_webhook(TEAM_A, view.id)
+    clock.advance(RETRY_DELAYS[0])
+    assert await service.deliver_due() == 0
+    assert len(receiver.received) == 1
+    with pytest.raises(CrewhostError) as missing:
+        await service.list_deliveries(TEAM_A, view.id)
+    assert missing.value.code == "teamWebhookNotFound"
 
 
 async def test_a_test_event_is_one_attempt_and_deleting_drops_the_log(
