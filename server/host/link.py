@@ -17,6 +17,8 @@ from server.common.errors import CrewhostError
 from server.common.protocol.codec import encode, error_info
 from server.common.protocol.link import (
     LINK_PATH,
+    MAX_PEERS_CHECKED,
+    HeldPeer,
     LinkAnswer,
     LinkChallenge,
     LinkHello,
@@ -28,6 +30,7 @@ from server.common.protocol.link import (
     LinkMcpEnd,
     LinkMcpRequest,
     LinkOffer,
+    LinkPeersCheck,
     LinkRefused,
     LinkRevoke,
     LinkWelcome,
@@ -102,6 +105,7 @@ class HostLinkClient:
             raise LinkRefusedByHub("no welcome")
         self.hub_key = challenge.hub_key
         self._services.peers.trust_hub(host_id, challenge.hub_key, welcome.hub_time)
+        await self._check_peers(socket)
         await self._register_hooks(socket)
         drain = self._tasks.spawn(self._drain_outbox(socket))
         self.unlinked.clear()
@@ -111,6 +115,22 @@ class HostLinkClient:
             await self._take_messages(socket)
         finally:
             drain.cancel()
+
+    async def _check_peers(self, socket: aiohttp.ClientWebSocketResponse) -> None:
+        """The hub hears of every peer this host holds: a revocation made while the link
+        was down comes back for those it named."""
+        held = [
+            HeldPeer(
+                session_hash=p.session_hash,
+                team_id=p.team_id,
+                account_id=p.account_id,
+                role=p.role,
+            )
+            for p in self._services.peers.peers()
+        ]
+        for start in range(0, len(held), MAX_PEERS_CHECKED):
+            check = LinkPeersCheck(peers=held[start : start + MAX_PEERS_CHECKED])
+            await socket.send_str(encode(check))
 
     async def _register_hooks(self, socket: aiohttp.ClientWebSocketResponse) -> None:
         """The hub learns every webhook trigger of this host, and forgets any other."""

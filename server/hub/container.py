@@ -28,6 +28,7 @@ from server.hub.services.accounts import AccountService
 from server.hub.services.hooks import HookService
 from server.hub.services.hosts import HostService
 from server.hub.services.invitations import InvitationService
+from server.hub.services.peer_checks import PeerChecks
 from server.hub.services.sessions import SessionService
 from server.hub.services.setup import SetupService
 from server.hub.services.teams import TeamService
@@ -90,7 +91,10 @@ class Hub:
         )
         invitations = InvitationService(db, clock, changes)
         access_tokens = AccessTokenService(db, clock, teams, hosts, bus)
-        links = HostLinks(hosts, tickets, bus, instance_id, clock, hooks, access_tokens)
+        peer_checks = PeerChecks(sessions, teams, clock)
+        links = HostLinks(
+            hosts, tickets, bus, instance_id, clock, hooks, access_tokens, peer_checks
+        )
         accounts = AccountService(
             db,
             clock,

@@ -35,6 +35,7 @@ from server.common.protocol.link import (
     LinkMcpResponseStart,
     LinkMcpToolUsed,
     LinkOffer,
+    LinkPeersCheck,
     LinkRefused,
     LinkRevoke,
     LinkWelcome,
@@ -48,6 +49,7 @@ from server.hub.bus import Bus, LocalBus
 from server.hub.services.access_tokens import AccessTokenService, HostReportedUse
 from server.hub.services.hooks import HookService
 from server.hub.services.hosts import HostService
+from server.hub.services.peer_checks import PeerChecks
 from server.hub.services.tickets import TicketService
 from server.hub.storage.hooks import HubDelivery
 from server.hub.storage.hosts import Host
@@ -91,8 +93,10 @@ class HostLinks:
         clock: Clock,
         hooks: HookService,
         access_tokens: AccessTokenService,
+        peer_checks: PeerChecks,
     ) -> None:
         self._hosts = hosts
+        self._peer_checks = peer_checks
         self._access_tokens = access_tokens
         # The relayed MCP requests waiting for their answers: request id to (host, queue).
         self._mcp_replies: dict[str, tuple[str, asyncio.Queue[McpReply | None]]] = {}
@@ -254,6 +258,8 @@ class HostLinks:
                 waiting = self._mcp_replies.get(message.request_id)
                 if waiting is not None and waiting[0] == link.host_id:
                     waiting[1].put_nowait(message)
+            elif isinstance(message, LinkPeersCheck):
+                self._tasks.start(self._check_peers(link, message))
             elif isinstance(message, LinkMcpToolUsed):
                 self._access_tokens.keep_use_from_host(
                     HostReportedUse(
@@ -271,6 +277,16 @@ class HostLinks:
                     await self._take_hook_message(link, message)
                 except Exception:  # one message's failure does not end the link
                     log.exception("a webhook message failed", extra={"host_id": link.host_id})
+
+    async def _check_peers(self, link: HostLink, message: LinkPeersCheck) -> None:
+        """Revoke, down this link, the host's peers whose access ended while it was down."""
+        try:
+            for revoke in await self._peer_checks.revocations(message.peers):
+                await link.send(revoke)
+        except ConnectionError:
+            pass  # the link went again: the next one checks anew
+        except Exception:  # one message's failure does not end the link
+            log.exception("a peers check failed", extra={"host_id": link.host_id})
 
     async def _take_hook_message(
         self,

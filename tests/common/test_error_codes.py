@@ -42,6 +42,7 @@ WHO_RECEIVES: tuple[tuple[str, tuple[ErrorCode, ...] | None], ...] = (
     ("server/common/protocol/link.py", HUB_ANSWERS + HOST_ANSWERS),
     # The hub names why access ended; the hosts pass it on in their ``revoked`` event.
     ("server/hub/services/access_changes.py", REVOCATION_CODES),
+    ("server/hub/services/peer_checks.py", REVOCATION_CODES),
     ("server/hub/", HUB_ANSWERS),
     ("server/host/", HOST_ANSWERS),
     ("server/common/protocol/view.py", HOST_ANSWERS),

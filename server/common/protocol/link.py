@@ -89,6 +89,28 @@ class LinkRevoke(InboundModel):
     revoked_at: float
 
 
+# Peers listed in one ``peers-check`` message; a host that holds more sends several.
+MAX_PEERS_CHECKED = 2000
+
+
+class HeldPeer(InboundModel):
+    """A peer a host holds, as its ticket named it."""
+
+    session_hash: str = Field(max_length=128)
+    team_id: TeamId
+    account_id: AccountId
+    role: Role
+
+
+class LinkPeersCheck(InboundModel):
+    """The peers this host holds as a link begins (host to hub). A revocation made while
+    the link was down never reached the host: the hub answers a ``revoke`` for each peer
+    whose session has ended or whose role in its team is no longer its ticket's."""
+
+    type: Literal["peers-check"] = "peers-check"
+    peers: list[HeldPeer] = Field(max_length=MAX_PEERS_CHECKED)
+
+
 class HookRegistration(InboundModel):
     """A hook as the hub keeps it: whose, its secrets (the previous one while it lasts) and
     its filters."""
@@ -238,6 +260,7 @@ LinkMessage = Annotated[
     | LinkAnswer
     | LinkRefused
     | LinkRevoke
+    | LinkPeersCheck
     | LinkHookSync
     | LinkHookRegister
     | LinkHookRemove

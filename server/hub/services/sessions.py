@@ -193,10 +193,7 @@ class SessionService:
             if session is None:
                 raise Unauthenticated("sign in first", code="sessionExpired")
             self._cache.put(token_hash, session)
-        if (
-            now >= session.expires_at
-            or now - session.last_seen_at >= self._settings.session_idle_seconds
-        ):
+        if self._expired(session, now):
             await self._forget(session)
             raise Unauthenticated("the session has expired; sign in again", code="sessionExpired")
         if now - session.last_seen_at >= _TOUCH_SECONDS:
@@ -204,6 +201,19 @@ class SessionService:
                 await self._sessions.update_last_seen(conn, session.id, now)
             self._cache.put(token_hash, replace(session, last_seen_at=now))
         return Principal(session.account_id, session.id, token_hash, session.client)
+
+    async def is_live(self, token_hash: str) -> bool:
+        """Whether the session of ``token_hash`` still lasts (a peer's ticket names it)."""
+        session = self._cache.get(token_hash)
+        if session is None:
+            session = await self._sessions.get_session_by_token_hash(self._db, token_hash)
+        return session is not None and not self._expired(session, self._clock.now())
+
+    def _expired(self, session: Session, now: float) -> bool:
+        return (
+            now >= session.expires_at
+            or now - session.last_seen_at >= self._settings.session_idle_seconds
+        )
 
     async def _forget(self, session: Session) -> None:
         async with self._db.write() as conn:

@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 from aiortc import RTCPeerConnection
@@ -206,4 +207,67 @@ async def test_a_peer_asks_once_more_when_the_hosts_link_began_after_its_ticket(
         assert (await connection.call("host-v1/whoami"))["role"] == "member"
     finally:
         await connection.close()
+        await member.hub.close()
+
+
+async def test_access_that_ended_while_the_link_was_down_ends_its_peers_as_it_relinks(
+    server: RunningHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A removal, a demotion and a sign-out made while the host's link was down reach no
+    host; as the link begins again, the host lists its peers and the hub revokes those."""
+    owner = await server.sign_up_owner()
+    team_id = await server.first_team_id(owner)
+    for email, role in (
+        ("removed@example.com", "member"),
+        ("demoted@example.com", "admin"),
+        ("signed-out@example.com", "member"),
+        ("kept@example.com", "member"),
+    ):
+        await server.invite(owner, team_id, email, role)
+    host_id = await wait_linked(server)
+    members = {
+        email.split("@")[0]: await peer_member(server, email, tmp_path)
+        for email in (
+            "removed@example.com",
+            "demoted@example.com",
+            "signed-out@example.com",
+            "kept@example.com",
+        )
+    }
+    connections = {name: await m.connect(host_id) for name, m in members.items()}
+
+    # The hub takes the host's next link only when let: until then the link is down.
+    links = server.hub.links
+    let_link, authenticate = asyncio.Event(), links._authenticate
+
+    async def held(socket: Any) -> Any:
+        await let_link.wait()
+        return await authenticate(socket)
+
+    monkeypatch.setattr(links, "_authenticate", held)
+    link = server.builtin.link
+    await links._links[host_id].socket.close()
+    await asyncio.wait_for(link.unlinked.wait(), 10)
+    await eventually(lambda: host_id not in links._links)
+
+    removed = members["removed"]
+    assert (await owner.delete(f"/v1/teams/{team_id}/members/{removed.account_id}")).status == 204
+    demoted = members["demoted"]
+    changed = await owner.patch(
+        f"/v1/teams/{team_id}/members/{demoted.account_id}", {"role": "member"}
+    )
+    assert changed.status == 200, changed.body
+    await members["signed-out"].hub.sign_out()
+    assert not any(c.closed.is_set() for c in connections.values())
+
+    let_link.set()
+    async with asyncio.timeout(10):
+        for name in ("removed", "demoted", "signed-out"):
+            await connections[name].closed.wait()
+    assert (await connections["kept"].call("host-v1/whoami"))["role"] == "member"
+    assert [p.account_id for p in server.builtin.services.peers.peers()] == [
+        members["kept"].account_id
+    ]
+    await connections["kept"].close()
+    for member in members.values():
         await member.hub.close()
