@@ -15,7 +15,7 @@ _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s.]+$")
 
 
 def _email(value: str) -> str:
-    value = value.strip().lower()
+    value = _no_control_characters(value.strip().lower())
     if not _EMAIL.match(value):
         raise ValueError("not an email address")
     return value

@@ -106,7 +106,11 @@ class Call(Generic[B]):
 
     @property
     def user_agent(self) -> str:
-        return self.request.headers.get(hdrs.USER_AGENT, "")[:200]
+        """The client's own name for itself, as text both databases keep: bytes that are not
+        UTF-8 arrive as lone surrogates and are replaced, control characters dropped."""
+        sent = self.request.headers.get(hdrs.USER_AGENT, "")[:200]
+        text = sent.encode("utf-8", "replace").decode("utf-8")
+        return "".join(ch for ch in text if ch.isprintable())
 
 
 class _NoBody(InboundModel):

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -122,6 +126,64 @@ async def test_sign_in_gives_a_cookie_to_browsers_and_a_token_to_peers(server: R
     assert len(peer.bearer) >= 43  # 256 bits, URL-safe
     me = await peer.get("/v1/me")
     assert (me.status, me.body["name"]) == (200, "Owner")
+
+
+async def raw_post(server: RunningHub, path: str, body: dict[str, Any], headers: bytes) -> bytes:
+    """A POST written byte by byte, with headers no HTTP client library would send."""
+    parts = urlsplit(server.url)
+    assert parts.hostname is not None
+    reader, writer = await asyncio.open_connection(parts.hostname, parts.port)
+    data = json.dumps(body).encode()
+    writer.write(
+        b"POST " + path.encode() + b" HTTP/1.1\r\nHost: " + parts.netloc.encode() + b"\r\n"
+        b"Content-Type: application/json\r\nX-Crewhost-CSRF: 1\r\n"
+        + headers
+        + b"Content-Length: "
+        + str(len(data)).encode()
+        + b"\r\nConnection: close\r\n\r\n"
+        + data
+    )
+    await writer.drain()
+    answer = await reader.read()
+    writer.close()
+    await writer.wait_closed()
+    return answer
+
+
+async def test_a_client_name_that_is_not_utf8_is_kept_readable(server: RunningHub) -> None:
+    await server.sign_up_owner()
+    answer = await raw_post(
+        server,
+        "/v1/sessions",
+        {"email": "owner@example.com", "password": PASSWORD, "client": "peer"},
+        b"User-Agent: Probe/1.0 \xff\xfe(lab)\r\n",
+    )
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.split(b" ", 2)[1] == b"201", answer[:300]
+    token = json.loads(body)["token"]
+    peer = server.client()
+    peer.bearer = token
+    listed = await peer.get("/v1/me/sessions")
+    current = next(s for s in listed.body["sessions"] if s["current"])
+    assert current["userAgent"] == "Probe/1.0 ??(lab)"
+
+
+@pytest.mark.parametrize("route", ["/v1/sessions", "/v1/accounts"])
+async def test_an_email_with_a_control_character_is_refused(server: RunningHub, route: str) -> None:
+    owner = await server.sign_up_owner()
+    code = await owner.post(f"/v1/teams/{await server.first_team_id(owner)}/invitations", {})
+    reply = await server.client().post(
+        route,
+        {
+            "email": "own\u0000er@example.com",
+            "name": "New",
+            "password": PASSWORD,
+            "invitationCode": code.body["code"],
+        }
+        if route == "/v1/accounts"
+        else {"email": "own\u0000er@example.com", "password": PASSWORD},
+    )
+    assert (reply.status, reply.body["error"]["code"]) == (400, "invalidArgument")
 
 
 async def test_wrong_password_and_unknown_email_get_the_same_answer(server: RunningHub) -> None:
