@@ -64,14 +64,24 @@ _LINE_BREAKS = re.compile(r"[\t\n]")
 def text_for_people(value: object) -> object:
     """A validator (before): a text an agent wrote for people, its hidden characters
     removed; tabs and newlines stay. Anything but a string is left to the type check."""
-    return _HIDDEN.sub("", value) if isinstance(value, str) else value
+    return shown_text(value) if isinstance(value, str) else value
 
 
 def line_for_people(value: object) -> object:
     """As ``text_for_people``, for one line: tabs and newlines become spaces."""
-    if not isinstance(value, str):
-        return value
-    return _LINE_BREAKS.sub(" ", _HIDDEN.sub("", value))
+    return shown_line(value) if isinstance(value, str) else value
+
+
+def shown_text(text: str) -> str:
+    """``text`` as people may be shown it: its hidden characters removed (a page's title
+    or an element's name can hold a bidirectional override that reads one site as
+    another); tabs and newlines stay."""
+    return _HIDDEN.sub("", text)
+
+
+def shown_line(text: str) -> str:
+    """As ``shown_text``, on one line."""
+    return _LINE_BREAKS.sub(" ", _HIDDEN.sub("", text))
 
 
 def invalid_argument_from(error: ValidationError) -> InvalidArgument:

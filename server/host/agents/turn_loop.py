@@ -30,6 +30,7 @@ from typing import Any, Literal, Protocol
 
 from server.common.errors import CrewhostError
 from server.common.protocol.events import TurnStatus
+from server.common.wire import shown_line, shown_text
 from server.host.agents.permissions import auto_approved
 from server.host.agents.providers.errors import TURN_ERROR_CODES
 from server.host.agents.providers.events import Failed, StreamTextDelta, Usage
@@ -337,7 +338,7 @@ async def _run_call(
     if asks:
         # The person approves the call as it will run: with the agent's forms repaired.
         call = _repaired(call)
-    description = await describe_call(setup.context, call.name, call.arguments)
+    description = _shown(await describe_call(setup.context, call.name, call.arguments))
     named_tab = call.arguments.get("tabId")
     card = CallCard(description, named_tab if isinstance(named_tab, str) else None)
     if asks and not await consent(call, description):
@@ -381,7 +382,7 @@ async def _run_extra_call(
     call: ToolCall,
 ) -> bool:
     """One call of a turn's own tools (an MCP server's): gated unless let run unasked."""
-    description = extra.describe(call.name, call.arguments)
+    description = _shown(extra.describe(call.name, call.arguments))
     card = CallCard(description)
     if extra.asks(call.name) and not await consent(call, description):
         return _denied(sink, progress, call, card)
@@ -413,7 +414,13 @@ def _ended_card(context: ToolContext, card: CallCard, result: dict[str, Any]) ->
         title: str | None = context.engine.get_tab(context.team_id, tab_id).title
     except CrewhostError:
         title = None  # closed by the call itself
-    return replace(card, tab_id=tab_id, tab_title=title)
+    return replace(card, tab_id=tab_id, tab_title=_shown(title))
+
+
+def _shown(line: str | None) -> str | None:
+    """A card's line as a member may read it: a page or a server wrote part of it, and a
+    bidirectional override there could show one site's name as another's."""
+    return None if line is None else shown_line(line)
 
 
 def argument_summary(arguments: dict[str, Any], limit: int = 120) -> str:
@@ -436,12 +443,12 @@ def consent_summary(call: ToolCall) -> str:
     field = CODE_ARGUMENTS.get(call.name)
     code = call.arguments.get(field) if field is not None else None
     if not isinstance(code, str):
-        return f"{call.name} {argument_summary(call.arguments)}"
+        return shown_text(f"{call.name} {argument_summary(call.arguments)}")
     others = {k: v for k, v in call.arguments.items() if k != field}
     shown = code[:CONSENT_CODE_SHOWN]
     if len(code) > CONSENT_CODE_SHOWN:
         shown += f"\n[... {len(code) - CONSENT_CODE_SHOWN} more characters not shown]"
-    return f"{call.name} {argument_summary(others)}\n{shown}"
+    return shown_text(f"{call.name} {argument_summary(others)}\n{shown}")
 
 
 def _repaired(call: ToolCall) -> ToolCall:

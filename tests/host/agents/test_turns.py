@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 import pytest_asyncio
@@ -373,6 +374,28 @@ async def test_a_member_approves_a_click_over_webrtc_and_the_page_sees_it(
     # Read back, the click's result keeps its description for the card.
     results = [m for m in contents["messages"] if m["role"] == "tool"]
     assert [r["description"] for r in results] == [None, described]
+
+
+async def test_a_title_cannot_turn_the_cards_words_around(host: TurnsHost) -> None:
+    """A page titled with a right-to-left override would read, on the card, as if the
+    site in brackets were another; the card shows the title without it."""
+    agent_id = await make_agent(host)
+    follow = await start_thread(host, agent_id)
+    flipped = "\u202e(moc.knab) yaP"
+    tab_id = await open_panel(host, quote(flipped), agent_id, follow.thread_id)
+    host.anthropic.script(*snapshot_then_click(tab_id, "Shown.")[:2])  # denied: no closing
+
+    await send(follow, "Show me the details")
+    asked = await follow.until("attention-requested")
+    site = host.site.url("/").split("/")[2]
+    assert asked["description"] == f"Click “Show details” on Panel (moc.knab) yaP ({site})"
+    listed = await follow.connection.call("attention-v1/list")
+    [shown] = [r for r in listed["requests"] if r["id"] == asked["id"]]
+    assert "\u202e" not in shown["description"] + shown["summary"]
+    await answer(follow, asked["id"], approve=False)
+    await follow.until("turn-finished")
+    cards = [e["data"] for e in follow.seen if e["event"].startswith("tool-call-")]
+    assert all("\u202e" not in (c.get("tabTitle") or "") for c in cards)
 
 
 async def test_a_denial_ends_the_turn_and_nothing_is_clicked(host: TurnsHost) -> None:
