@@ -110,7 +110,7 @@ class MemoryService:
             team_id,
             agent_id,
             site,
-            redact(text),
+            _kept(text),
             now,
             member_id=member_id,
             active_at=now,
@@ -133,7 +133,7 @@ class MemoryService:
         """Rewrites one of the agent's memories, secrets blanked; False when it is gone."""
         async with self._db.write() as conn:
             done = await self._repo.update_memory(
-                conn, memory.team_id, memory.id, text=redact(text), site=site, now=self._clock.now()
+                conn, memory.team_id, memory.id, text=_kept(text), site=site, now=self._clock.now()
             )
         self._prompt_rows.forget(memory.team_id, memory.agent_id)
         if done:
@@ -251,7 +251,7 @@ class MemoryService:
                 conn,
                 member.team_id,
                 memory.id,
-                text=redact(text),
+                text=_kept(text),
                 site=site,
                 now=self._clock.now(),
                 by=member.account_id,
@@ -417,3 +417,9 @@ def page_site(url: str) -> str | None:
     if parts.scheme not in ("http", "https"):
         return None
     return _site_of_host(parts.hostname or "")
+
+
+def _kept(text: str) -> str:
+    """A memory's text as it is stored: redacted, then cut to the cap (a redaction can
+    make a text longer than the one checked against it)."""
+    return redact(text)[:MAX_MEMORY_CHARS]

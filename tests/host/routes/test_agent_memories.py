@@ -24,6 +24,7 @@ import pytest_asyncio
 
 from peer.connection import HostConnection, TeamApiCallError
 from server.host.container import HostServices
+from server.host.services.memories import MAX_MEMORY_CHARS
 from tests.peer.test_cli import login, peer_cli
 from tests.support.clock import FakeClock
 from tests.support.databases import scratch_database
@@ -231,6 +232,22 @@ async def test_people_list_search_edit_pin_and_delete_memories(host: MemoryHost)
     assert done == {"deleted": 2}
     assert (await owner.call("agent-memories-v1/list", {"agentId": agent_id}))["total"] == 0
     await refused(owner.call("agent-memories-v1/list", {"agentId": "0" * 32}), "agentNotFound")
+
+
+async def test_a_memory_stays_within_its_cap_after_its_secrets_are_blanked(
+    host: MemoryHost,
+) -> None:
+    agent_id = await make_agent(host)
+    # Each "pin:1" is blanked as "pin:[redacted]": the text grows past the cap it met.
+    text = ("pin:1 " * 400)[:MAX_MEMORY_CHARS]
+    kept = await host.services.memories.add_memory(host.team_id, agent_id, text, None)
+    assert len(kept.text) == MAX_MEMORY_CHARS
+    edited = await host.owner.call(
+        "agent-memories-v1/edit",
+        {"agentId": agent_id, "memoryId": kept.id, "text": text, "site": None},
+    )
+    assert edited["text"].startswith("pin:[redacted] pin:[redacted]")
+    assert len(edited["text"]) == MAX_MEMORY_CHARS
 
 
 async def test_an_edited_memory_is_what_the_next_turn_carries_and_a_deleted_one_is_gone(
