@@ -8,11 +8,13 @@ answers a ``vaultItem`` request; the agent learns its id, kind and name only.
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
 
-from server.common.errors import InvalidArgument
-from server.host.agents.attention import AttentionRegistry
+from server.common.errors import Conflict, CrewhostError, InvalidArgument
+from server.host.agents.attention import AttentionRegistry, AttentionRequest
 from server.host.services.vault import VaultItemView, VaultService, VaultSummary
 
 log = logging.getLogger(__name__)
@@ -26,6 +28,8 @@ class SecretHandoffService:
     def __init__(self, attention: AttentionRegistry, vault: VaultService) -> None:
         self._attention = attention
         self._vault = vault
+        # Requests whose answer is being saved to the vault: a second answer waits for none.
+        self._answering: set[str] = set()
 
     def submit(self, team_id: str, account_id: str, request_id: str, values: Sequence[str]) -> None:
         """Give the waiting entry one value per field it asked for."""
@@ -59,8 +63,9 @@ class SecretHandoffService:
         for label, value in zip(details.fields, values, strict=True):
             if label.kind in ("password", "username"):
                 fields[label.kind] = value
-        saved = await self._vault.create_item(team_id, "login", fields)
-        self._attention.deliver(request, tuple(values))
+        with self._answering_one(request):
+            saved = await self._vault.create_item(team_id, "login", fields)
+            await self._deliver_or_undo(request, tuple(values), saved.id)
         log.info("secret handed to secure entry and saved", extra={"team_id": team_id})
         return saved
 
@@ -79,10 +84,31 @@ class SecretHandoffService:
         """Add the item a ``request_vault_item`` asked for, of the kind it named."""
         request = self._attention.pending(team_id, account_id, request_id, "vaultItem")
         assert request.vault_item is not None
-        created = await self._vault.create_item(team_id, request.vault_item.kind, values)
-        summary = VaultSummary(created.id, created.kind, created.name, created.sites)
-        self._attention.deliver(request, summary)
+        with self._answering_one(request):
+            created = await self._vault.create_item(team_id, request.vault_item.kind, values)
+            summary = VaultSummary(created.id, created.kind, created.name, created.sites)
+            await self._deliver_or_undo(request, summary, created.id)
         return summary
+
+    @contextlib.contextmanager
+    def _answering_one(self, request: AttentionRequest) -> Iterator[None]:
+        """One answer at a time saves to the vault for a request; another is refused."""
+        if request.id in self._answering:
+            raise Conflict("this request is being answered", code="attentionAnswered")
+        self._answering.add(request.id)
+        try:
+            yield
+        finally:
+            self._answering.discard(request.id)
+
+    async def _deliver_or_undo(self, request: AttentionRequest, payload: Any, item_id: str) -> None:
+        """Answer with what was saved; a request that ended while it was saved (it expired,
+        was declined, its turn stopped) takes nothing, and the saved item goes again."""
+        try:
+            self._attention.deliver(request, payload)
+        except CrewhostError:
+            await self._vault.delete_item(request.team_id, item_id)
+            raise
 
 
 def _check_values(values: Sequence[str], count: int) -> None:

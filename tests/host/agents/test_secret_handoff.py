@@ -1,0 +1,93 @@
+"""Answers to an agent's request for a vault item, on both databases: one answer saves one
+item, and an answer that comes too late leaves none behind."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import pytest
+
+from server.common.crypto.box import SecretBox
+from server.common.crypto.ring import KeyRing
+from server.common.errors import CrewhostError
+from server.common.protocol.events import VaultItemRequestDetails
+from server.host.agents.attention import AttentionRegistry
+from server.host.agents.secret_handoff import SecretHandoffService
+from server.host.services.vault import VaultService, VaultSummary
+from server.host.tools.context import PersonReply
+from tests.support.clock import FakeClock
+from tests.support.databases import ScratchDatabase
+
+TEAM = "t" * 32
+ADA, BO = "a" * 32, "b" * 32
+
+
+@dataclass
+class Asked:
+    vault: VaultService
+    handoff: SecretHandoffService
+    request_id: str
+    answer: asyncio.Task[object]
+
+
+@pytest.fixture
+async def asked(database: ScratchDatabase, clock: FakeClock) -> AsyncIterator[Asked]:
+    """A ``request_vault_item`` waiting for a contact, which Ada and Bo may answer."""
+    db = database.open()
+    vault = VaultService(db, clock, SecretBox(KeyRing.generate()))
+    announced = asyncio.Event()
+    attention = AttentionRegistry(clock, lambda *_: announced.set())
+    answer = asyncio.create_task(
+        attention.ask_person(
+            team_id=TEAM,
+            thread_id="h" * 32,
+            agent_id="g" * 32,
+            tool="request_vault_item",
+            summary="a contact for the booking",
+            visible_to=lambda _account: True,
+            vault_item=VaultItemRequestDetails(kind="contact", prefill={}, reason="booking"),
+        )
+    )
+    await announced.wait()  # told to the team as it starts waiting
+    [request] = attention.list_requests(TEAM, ADA)
+    try:
+        yield Asked(vault, SecretHandoffService(attention, vault), request.id, answer)
+    finally:
+        answer.cancel()
+        await db.close()
+
+
+async def names(vault: VaultService) -> list[str]:
+    return [item.name for item in (await vault.list_summaries(TEAM)).items]
+
+
+async def test_two_people_answering_at_once_save_one_item(asked: Asked) -> None:
+    answers = await asyncio.gather(
+        asked.handoff.add_requested_item(TEAM, ADA, asked.request_id, {"name": "Ada's"}),
+        asked.handoff.add_requested_item(TEAM, BO, asked.request_id, {"name": "Bo's"}),
+        return_exceptions=True,
+    )
+    saved = [a for a in answers if isinstance(a, VaultSummary)]
+    refused = [a.code for a in answers if isinstance(a, CrewhostError)]
+    assert ([s.name for s in saved], refused) == (["Ada's"], ["attentionAnswered"])
+    assert await names(asked.vault) == ["Ada's"]
+    # The agent gets the one item saved.
+    reply = await asked.answer
+    assert isinstance(reply, PersonReply)
+    assert (reply.outcome, reply.payload) == ("answered", saved[0])
+
+
+async def test_an_item_saved_as_its_request_is_declined_is_not_kept(asked: Asked) -> None:
+    async def decline() -> None:
+        asked.handoff.decline(TEAM, BO, asked.request_id, "vaultItem")
+
+    answers = await asyncio.gather(
+        asked.handoff.add_requested_item(TEAM, ADA, asked.request_id, {"name": "Ada's"}),
+        decline(),
+        return_exceptions=True,
+    )
+    assert isinstance(answers[0], CrewhostError)
+    assert answers[0].code == "attentionAnswered"
+    assert await names(asked.vault) == []
