@@ -494,9 +494,11 @@ def _new_run(
 ) -> RoutineRun:
     """A run as admitted beside the routine's ``unfinished`` ones: ``running``, or
     ``queued`` behind a running one (overlap ``queue``, one waiting at most), or
-    ``skipped``."""
+    ``skipped`` (a webhook's delivery to a routine that is off starts nothing either)."""
     status, reason = "running", None
-    if unfinished:
+    if trigger == "webhook" and not routine.enabled:
+        status, reason = "skipped", "the routine is turned off"
+    elif unfinished:
         if routine.overlap == "queue" and all(r.status == "running" for r in unfinished):
             status = "queued"
         else:

@@ -281,7 +281,6 @@ async def test_with_the_routines_service_a_delivery_starts_one_run_with_its_body
                 name="Triage",
                 message="Triage the failed build.",
                 schedule=every_schedule(3600, clock.now()),
-                enabled=False,
             ),
         )
         hooks = RoutineHookService(

@@ -197,6 +197,29 @@ async def test_overlap_queue_keeps_one_run_waiting(routines: Routines) -> None:
     assert runs[waiting.id].started_at is not None
 
 
+async def test_a_delivery_to_a_routine_turned_off_is_recorded_skipped(routines: Routines) -> None:
+    routine = await routines.service.create_routine(
+        OWNER, AGENT, spec(routines.clock, enabled=False)
+    )
+    run = await routines.service.start_from_delivery(
+        TEAM, routine.id, delivery_id="msg_off", body="{}", received_at=routines.clock.now()
+    )
+    assert run is not None
+    assert (run.trigger, run.status, run.reason) == (
+        "webhook",
+        "skipped",
+        "the routine is turned off",
+    )
+    # Sent again, the same delivery is the run it was; and a person may still run it.
+    again = await routines.service.start_from_delivery(
+        TEAM, routine.id, delivery_id="msg_off", body="{}", received_at=routines.clock.now()
+    )
+    assert again is None
+    await routines.service.run_now(OWNER, routine.id)
+    await eventually(lambda: len(routines.turns.started) == 1)
+    assert routines.turns.started[0].text == "Summarise yesterday's orders."
+
+
 async def test_a_continuing_thread_is_reused_run_after_run(routines: Routines) -> None:
     routine = await routines.service.create_routine(
         OWNER, AGENT, spec(routines.clock, thread_policy="continue", audience="team")
