@@ -3,8 +3,10 @@
 Vault values and ``submit_secret`` never reach a thread; this catches what a person,
 an agent or a page put in plain text anyway: a card number, the value after a
 password-like label (``password: hunter2``, ``pin=1234``, ``"api_key": "..."``,
-``password Hunter2x``), a JSON web token, and the credential-like parts of a web
-address's path (a sign-in link's token, a reset code), which become ``:token``.
+``password Hunter2x``, ``PIN 4829``), a bearer or basic credential, a JSON web token,
+the credential-like parts of a web address's path (a sign-in link's token, a reset
+code), which become ``:token``, and the values of its credential-like query parameters
+(``?code=…``, ``&access_token=…``).
 
 One rule for every place: a memory is blanked when it is kept (``remember``, the
 memory review, teaching) and again before it is sent to a model; browsing steps when
@@ -30,9 +32,37 @@ _SECRET_VALUE = re.compile(
     rf"(?i)\b((?:{_HIDDEN_LABELS})[\"']?\s*(?:[:=]|\bis\b)\s*)(\"[^\"]*\"|'[^']*'|[^\s,;]+)"
 )
 # A label and a value with only a space between (``password Hunter2x``); the value must
-# look made up (see ``_looks_made_up``) so that ``password reset page`` stays as it is.
+# look made up (see ``_looks_made_up``) and have 6 characters or more, or be 3 to 10
+# digits after a PIN-like label, so that ``password reset page`` stays as it is.
 _BARE_SECRET_VALUE = re.compile(
-    rf"(?i)\b((?:{_HIDDEN_LABELS})[ \t]+)(?![\"']?\[redacted\])([^\s,;.!?]{{6,}})"
+    rf"(?i)\b((?:{_HIDDEN_LABELS})[ \t]+)(?![\"']?\[redacted\])([^\s,;.!?]{{3,}})"
+)
+# Labels whose value is often digits alone (``PIN 4829``, ``otp 482913``).
+_DIGIT_LABELS = re.compile(r"(?i)^(?:pin|otp|cvc|cvv|one[- ]time code)[ \t]+$")
+# An HTTP authorization's credential, in a header written out or in running text.
+_AUTHORIZATION = re.compile(r"(?i)\b(bearer|basic)([ \t]+)[A-Za-z0-9._~+/-]{8,}=*")
+# Query parameters whose value is a credential (``?code=…`` of a sign-in's return).
+_QUERY_SECRETS = frozenset(
+    {
+        "code",
+        "token",
+        "access_token",
+        "refresh_token",
+        "id_token",
+        "auth",
+        "key",
+        "api_key",
+        "apikey",
+        "password",
+        "pass",
+        "secret",
+        "client_secret",
+        "sig",
+        "signature",
+        "session",
+        "sid",
+        "otp",
+    }
 )
 # A JSON web token: three base64url parts, the first a JSON object's ``{"``.
 _JWT = re.compile(r"\beyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]*")
@@ -69,11 +99,13 @@ _LINK_WORDS = frozenset(
 )
 MIN_RANDOM_TOKEN_CHARS = 20
 MIN_LINK_TOKEN_CHARS = 6
+MIN_BARE_SECRET_CHARS = 6
 
 
 def redact(text: str) -> str:
     """``text`` with card numbers, password-like values, tokens and secret link parts blanked."""
     text = _URL.sub(_url, text)
+    text = _AUTHORIZATION.sub(lambda found: found.group(1) + found.group(2) + HIDDEN, text)
     text = _JWT.sub(HIDDEN, text)
     text = _CARD_CANDIDATE.sub(_card, text)
     text = _SECRET_VALUE.sub(lambda found: found.group(1) + HIDDEN, text)
@@ -146,14 +178,38 @@ def _blank_url(url: str) -> str:
         (i for i in (url.find("?", path_start), url.find("#", path_start)) if i >= 0),
         default=len(url),
     )
-    return url[:path_start] + redact_path(url[path_start:tail_start]) + url[tail_start:]
+    query_end = url.find("#", tail_start)
+    query_end = len(url) if query_end < 0 else query_end
+    return (
+        url[:path_start]
+        + redact_path(url[path_start:tail_start])
+        + _blank_query(url[tail_start:query_end])
+        + url[query_end:]
+    )
+
+
+def _blank_query(query: str) -> str:
+    """A ``?…`` query with the value of each credential-like parameter blanked (by its name,
+    or a value that is a credential by itself)."""
+    if not query.startswith("?"):
+        return query
+    pairs = []
+    for pair in query[1:].split("&"):
+        name, sign, value = pair.partition("=")
+        secret = name.lower() in _QUERY_SECRETS or is_credential(value)
+        pairs.append(f"{name}={HIDDEN}" if sign and value and secret else pair)
+    return "?" + "&".join(pairs)
 
 
 def _bare_secret(found: re.Match[str]) -> str:
-    value = found.group(2)
-    if value == HIDDEN or value.startswith("[") or not _looks_made_up(value):
+    label, value = found.group(1), found.group(2)
+    if value == HIDDEN or value.startswith("["):
         return found.group(0)
-    return found.group(1) + HIDDEN
+    digits = value.isascii() and value.isdigit() and 3 <= len(value) <= 10
+    made_up = len(value) >= MIN_BARE_SECRET_CHARS and _looks_made_up(value)
+    if not (made_up or (digits and _DIGIT_LABELS.match(label))):
+        return found.group(0)
+    return label + HIDDEN
 
 
 def _card(found: re.Match[str]) -> str:

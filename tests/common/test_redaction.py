@@ -68,6 +68,18 @@ def test_addresses_in_text_lose_their_secret_parts_but_keep_the_rest() -> None:
     )
 
 
+def test_an_addresss_credential_parameters_are_blanked_and_the_rest_kept() -> None:
+    assert redact("back at https://shop.example/cb?code=4f9XkQ2a&lang=en#top now") == (
+        "back at https://shop.example/cb?code=[redacted]&lang=en#top now"
+    )
+    assert redact("https://cdn.example/f.png?sig=Zm9vYmFyYmF6cXV4cXV1eA&w=40") == (
+        "https://cdn.example/f.png?sig=[redacted]&w=40"
+    )
+    assert redact("https://shop.example/search?q=green+tea&page=2") == (
+        "https://shop.example/search?q=green+tea&page=2"
+    )
+
+
 def test_a_bare_json_web_token_is_blanked() -> None:
     assert JWT not in redact(f"the header was Bearer {JWT}")
 
@@ -81,6 +93,10 @@ def test_a_bare_json_web_token_is_blanked() -> None:
         ("token Zq8rT1xYw", "token [redacted]"),
         ("api key: sk-live-abc123", "api key: [redacted]"),
         ("my password is hunter2", "my password is [redacted]"),
+        ("otp 482913", "otp [redacted]"),
+        ("the PIN 4829 opens it", "the PIN [redacted] opens it"),
+        ("Authorization: Bearer sk-live-abc123def456", "Authorization: Bearer [redacted]"),
+        ("sent with Basic dXNlcjpodW50ZXIy", "sent with Basic [redacted]"),
     ],
 )
 def test_a_label_with_or_without_a_separator_hides_its_value(text: str, blanked: str) -> None:
@@ -89,7 +105,15 @@ def test_a_label_with_or_without_a_separator_hides_its_value(text: str, blanked:
 
 @pytest.mark.parametrize(
     "text",
-    ["the password reset page", "a token expired", "Password Manager", "pin the tab"],
+    [
+        "the password reset page",
+        "a token expired",
+        "Password Manager",
+        "pin the tab",
+        "PIN 12 of the map",
+        "the basic plan",
+        "a bearer of bad news",
+    ],
 )
 def test_a_label_before_an_ordinary_word_stays(text: str) -> None:
     assert redact(text) == text
