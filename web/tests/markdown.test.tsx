@@ -2,7 +2,7 @@
 import { render } from 'preact';
 import { describe, expect, it } from 'vitest';
 import { Markdown } from '../src/components/host/Markdown';
-import { parseInline, parseMarkdown, safeHref } from '../src/markdown';
+import { parseInline, parseMarkdown, safeHref, type Block, type Inline } from '../src/markdown';
 
 function html(text: string): HTMLElement {
   const root = document.createElement('div');
@@ -44,4 +44,84 @@ describe('markdown', () => {
     expect(root.querySelector('em')?.textContent).toBe('em');
     expect(root.querySelector('script')).toBeNull();
   });
+
+  it('reads nested quotes', () => {
+    expect(parseMarkdown('> > a\n> b')).toEqual([
+      {
+        type: 'quote',
+        children: [
+          { type: 'quote', children: [{ type: 'paragraph', children: [{ type: 'text', text: 'a' }] }] },
+          { type: 'paragraph', children: [{ type: 'text', text: 'b' }] },
+        ],
+      },
+    ]);
+    expect(html('> > a').querySelector('blockquote > blockquote > p')?.textContent).toBe('a');
+  });
+
+  it('nests quotes eight deep and keeps deeper markers as text', () => {
+    let blocks = parseMarkdown('>'.repeat(10000) + ' deep');
+    for (let depth = 0; depth < 8; depth += 1) {
+      expect(blocks).toHaveLength(1);
+      blocks = (blocks[0] as Extract<Block, { type: 'quote' }>).children;
+    }
+    expect(blocks).toEqual([{ type: 'paragraph', children: [{ type: 'text', text: '>'.repeat(9992) + ' deep' }] }]);
+    expect(parseMarkdown('>'.repeat(10000))).toHaveLength(1);
+    const root = html('Here you go\n\n' + '>'.repeat(6000));
+    expect(root.querySelectorAll('blockquote')).toHaveLength(8);
+    expect(root.textContent).toContain('Here you go');
+  });
+
+  it('reads a line that looks like a heading but is none', () => {
+    expect(parseMarkdown('# a\u2028b\nc')).toEqual([{ type: 'paragraph', children: [{ type: 'text', text: '# a\u2028b\nc' }] }]);
+    expect(parseMarkdown('# Title ##  ')).toEqual([{ type: 'heading', level: 1, children: [{ type: 'text', text: 'Title' }] }]);
+  });
+
+  it('reads long runs of markers as the text they are', () => {
+    for (const text of ['['.repeat(200000), '<http://x'.repeat(20000)]) {
+      expect(html(text).textContent).toBe(text);
+    }
+    expect(parseMarkdown('# a' + ' '.repeat(3000) + 'x')).toEqual([
+      { type: 'heading', level: 1, children: [{ type: 'text', text: 'a' + ' '.repeat(3000) + 'x' }] },
+    ]);
+  });
+
+  it('reads inline text as the single expression it replaced did', () => {
+    const pieces = ['*', '**', '_', '__', '`', '``', '[', ']', '(', ')', '<', '>', 'http://', 'https://', 'a', ' ', '\n', 'x.y', 'mailto:a@b'];
+    let seed = 7;
+    const next = (n: number) => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) % n;
+    for (let round = 0; round < 20000; round += 1) {
+      let text = '';
+      for (let count = 1 + next(12); count > 0; count -= 1) text += pieces[next(pieces.length)];
+      expect(parseInline(text), text).toEqual(expressionInline(text));
+    }
+  });
 });
+
+/** The reading `parseInline` had before it became one pass: one expression, tried again at each match. */
+const INLINE = /(`+)([^`]|[^`][\s\S]*?[^`])\1(?!`)|\*\*([^*]+)\*\*|__([^_]+)__|\*([^*\s][^*]*)\*|_([^_\s][^_]*)_|\[([^\]]*)\]\(([^()\s]*)\)|<(https?:\/\/[^>\s]+)>/;
+
+function expressionInline(text: string): Inline[] {
+  const out: Inline[] = [];
+  let rest = text;
+  while (rest) {
+    const match = INLINE.exec(rest);
+    if (!match) {
+      out.push({ type: 'text', text: rest });
+      break;
+    }
+    if (match.index > 0) out.push({ type: 'text', text: rest.slice(0, match.index) });
+    const [whole, , code, strong1, strong2, em1, em2, label, href, auto] = match;
+    if (code !== undefined) out.push({ type: 'code', text: code.trim() ? code.replace(/^ (.*) $/, '$1') : code });
+    else if (strong1 !== undefined || strong2 !== undefined) out.push({ type: 'strong', children: expressionInline(strong1 ?? strong2 ?? '') });
+    else if (em1 !== undefined || em2 !== undefined) out.push({ type: 'em', children: expressionInline(em1 ?? em2 ?? '') });
+    else if (label !== undefined) {
+      const safe = safeHref(href ?? '');
+      out.push(safe ? { type: 'link', href: safe, children: expressionInline(label) } : { type: 'text', text: whole });
+    } else if (auto !== undefined) {
+      const safe = safeHref(auto);
+      out.push(safe ? { type: 'link', href: safe, children: [{ type: 'text', text: auto }] } : { type: 'text', text: whole });
+    }
+    rest = rest.slice(match.index + whole.length);
+  }
+  return out;
+}

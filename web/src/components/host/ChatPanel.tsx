@@ -36,6 +36,7 @@ import { EndFollower } from '../../host/follow-end';
 import { EVENT, type RouteResult } from '../../host/protocol';
 import { useHostLoad } from '../../host/use-host-call';
 import { Banner } from '../Banner';
+import { ErrorBoundary } from '../ErrorBoundary';
 import { Loading } from '../Loading';
 import { AttentionCards, type AlwaysAllow } from './AttentionCards';
 import { DelegationLinks, linksAfterEvent, type ChatLink } from './DelegationLinks';
@@ -533,7 +534,9 @@ function ChatRow(props: { item: ChatItem; connection: HostConnection; threadId: 
   if (item.kind === 'text') {
     return (
       <li class="chat-row chat-agent-text">
-        <Markdown text={item.text} />
+        <ErrorBoundary fallback={<p class="chat-unrendered">{item.text}</p>}>
+          <Markdown text={item.text} />
+        </ErrorBoundary>
       </li>
     );
   }

@@ -1,0 +1,21 @@
+import { Component, type ComponentChildren } from 'preact';
+
+/**
+ * Shows `fallback` instead of `children` once rendering them has thrown, so one part that
+ * cannot be shown (one chat message) leaves the rest of the page in place.
+ */
+export class ErrorBoundary extends Component<{ fallback: ComponentChildren; children: ComponentChildren }, { failed: boolean }> {
+  override state = { failed: false };
+
+  static override getDerivedStateFromError(): { failed: boolean } {
+    return { failed: true };
+  }
+
+  override componentDidCatch(error: unknown): void {
+    console.error(error);
+  }
+
+  override render() {
+    return this.state.failed ? this.props.fallback : this.props.children;
+  }
+}
