@@ -21,9 +21,10 @@ import asyncio
 import difflib
 import hashlib
 import json
+import logging
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
@@ -49,6 +50,8 @@ from server.host.storage.agents import Agent
 from server.host.storage.routines import Routine
 from server.host.workspace.paths import workspace_parts
 from server.host.workspace.workspaces import WorkspaceRef
+
+log = logging.getLogger(__name__)
 
 FORMAT: Literal["crewhost-agent"] = "crewhost-agent"
 FORMAT_VERSION = 1
@@ -534,7 +537,8 @@ class AgentTemplateService:
         (a limit reached half-way, say) nothing of it stays."""
         await self._check_choices(member, template, choices)
         document = template.agent
-        created = await self._bring_skills(member, template, choices.skills)
+        brought = BroughtSkills()
+        await self._bring_skills(member, template, choices.skills, brought)
         try:
             agent = await self._agents.create_agent(
                 member.team_id,
@@ -552,7 +556,7 @@ class AgentTemplateService:
                 await self._agents.delete_agent(member.team_id, agent.id)
                 raise
         except BaseException:
-            await self._forget_skills(member, created)
+            await self._undo_skills(member, brought)
             raise
         return agent
 
@@ -613,19 +617,30 @@ class AgentTemplateService:
         await self._agents.get_agent(member.team_id, agent_id)
         await self._check_choices(member, template, choices)
         document = template.agent
-        await self._bring_skills(member, template, choices.skills)
-        agent = await self._agents.update_agent(
-            member.team_id,
-            agent_id,
-            instructions=template.instructions,
-            provider=choices.provider,
-            model=document.model if choices.keep_model else choices.model,
-            clear_model=(document.model if choices.keep_model else choices.model) is None,
-            permissions=dict(document.permissions),
-            max_tool_calls=document.max_tool_calls,
-            clear_max_tool_calls=document.max_tool_calls is None,
-        )
-        await self._apply(member, agent_id, template, choices, fresh=False)
+        before = await self._state_of(member, agent_id)
+        brought = BroughtSkills()
+        try:
+            await self._bring_skills(member, template, choices.skills, brought)
+            agent = await self._agents.update_agent(
+                member.team_id,
+                agent_id,
+                instructions=template.instructions,
+                provider=choices.provider,
+                model=document.model if choices.keep_model else choices.model,
+                clear_model=(document.model if choices.keep_model else choices.model) is None,
+                permissions=dict(document.permissions),
+                max_tool_calls=document.max_tool_calls,
+                clear_max_tool_calls=document.max_tool_calls is None,
+            )
+            await self._apply(member, agent_id, template, choices, fresh=False)
+        except BaseException:
+            # A limit reached half-way (the memory cap, the workspace quota): the agent is
+            # put back as it was, so an update lands whole or not at all.
+            try:
+                await self._restore(member, before, brought)
+            except Exception:
+                log.exception("an agent could not be put back after a failed update")
+            raise
         return agent
 
     # -- inside ---------------------------------------------------------------------------
@@ -646,28 +661,85 @@ class AgentTemplateService:
             schedule_of(routine.schedule, self._clock.now())
 
     async def _bring_skills(
-        self, member: Member, template: Template, policy: SkillPolicy
-    ) -> list[str]:
-        """The template's skills the team lacks made, or replaced by the policy; the names
-        of those made."""
-        created: list[str] = []
+        self, member: Member, template: Template, policy: SkillPolicy, brought: BroughtSkills
+    ) -> None:
+        """The template's skills the team lacks made, or replaced by the policy; each noted
+        in ``brought`` as it is done (undone together if the bringing fails)."""
         try:
             for name, folder in sorted(template.skills.items()):
                 need = await self._skill_need(member.team_id, name, folder)
                 if need.status == "new":
                     await self._skills.create(member, folder)
-                    created.append(name)
+                    brought.created.append(name)
                 elif need.status == "differs" and policy == "replace":
+                    version = (await self._skills.get_skill(member.team_id, name)).version
                     await self._skills.update(member, name, folder, change="uploaded")
+                    brought.replaced[name] = version
         except BaseException:
-            await self._forget_skills(member, created)
+            await self._undo_skills(member, brought)
             raise
-        return created
 
-    async def _forget_skills(self, member: Member, names: list[str]) -> None:
-        """Skills an import made, removed when it does not land."""
-        for name in names:
+    async def _undo_skills(self, member: Member, brought: BroughtSkills) -> None:
+        """Skills an import made removed, and those it replaced back at their version
+        before, when it does not land."""
+        for name in brought.created:
             await self._skills.delete(member, name)
+        for name, version in brought.replaced.items():
+            await self._skills.revert(member, name, version)
+        brought.created.clear()
+        brought.replaced.clear()
+
+    async def _state_of(self, member: Member, agent_id: str) -> AgentState:
+        """What an update may change of the agent, to put back if it fails."""
+        team_id = member.team_id
+        return AgentState(
+            agent=await self._agents.get_agent(team_id, agent_id),
+            skills=frozenset(s.name for s in await self._skills.agent_skills(team_id, agent_id)),
+            mcp={
+                server.id: list(access.unasked_tools)
+                for server in await self._mcp.list_servers(team_id)
+                for access in server.agents
+                if access.agent_id == agent_id
+            },
+            routines=await self._routines.list_routines(member, agent_id),
+            memories=frozenset(m.id for m in await self._memories.list_memories(team_id, agent_id)),
+        )
+
+    async def _restore(self, member: Member, before: AgentState, brought: BroughtSkills) -> None:
+        """The agent as ``before`` says, after an update that failed half-way."""
+        team_id, agent = member.team_id, before.agent
+        await self._agents.update_agent(
+            team_id,
+            agent.id,
+            instructions=agent.instructions,
+            provider=agent.provider,
+            model=agent.model,
+            clear_model=agent.model is None,
+            permissions=dict(agent.permissions),
+            max_tool_calls=agent.max_tool_calls,
+            clear_max_tool_calls=agent.max_tool_calls is None,
+        )
+        await self._undo_skills(member, brought)
+        now = await self._state_of(member, agent.id)
+        for name in sorted(now.skills ^ before.skills):
+            await self._skills.enable(member, agent.id, name, enabled=name in before.skills)
+        for server_id in now.mcp.keys() | before.mcp.keys():
+            if now.mcp.get(server_id) != before.mcp.get(server_id):
+                await self._mcp.set_agent(
+                    team_id,
+                    server_id,
+                    agent.id,
+                    enabled=server_id in before.mcp,
+                    unasked_tools=before.mcp.get(server_id, []),
+                )
+        kept = {r.id: r for r in before.routines}
+        for routine in now.routines:
+            if routine.id not in kept:
+                await self._routines.delete_routine(member, routine.id)
+            elif routine != kept[routine.id]:
+                await self._routines.update_routine(member, routine.id, _spec_of(kept[routine.id]))
+        for memory_id in now.memories - before.memories:
+            await self._memories.delete_memory(member, agent.id, memory_id)
 
     async def _apply(
         self,
@@ -711,7 +783,15 @@ class AgentTemplateService:
         for routine in template.agent.routines:
             spec = _spec(routine, now)
             if routine.name in existing:
-                await self._routines.update_routine(member, existing[routine.name], spec)
+                # Accounts do not travel: who sees and approves its runs stays the team's.
+                mine = existing[routine.name]
+                spec = replace(
+                    spec,
+                    audience=mine.audience,  # type: ignore[arg-type]
+                    audience_members=mine.audience_members,
+                    approvers=mine.approvers,
+                )
+                await self._routines.update_routine(member, mine.id, spec)
             else:
                 await self._routines.create_routine(member, agent_id, spec)
         known = {m.text for m in await self._memories.list_memories(team_id, agent_id)}
@@ -721,12 +801,12 @@ class AgentTemplateService:
             kept = await self._memories.add_memory(team_id, agent_id, memory.text, memory.site)
             if memory.pinned:
                 await self._memories.pin_memory(member, agent_id, kept.id, True)
+        # Last, and all at once: the quotas refuse the files together, before any is written.
         ref = WorkspaceRef(team_id, agent_id)
-        for path, data in sorted(template.workspace.items()):
-            await self._workspace.write(ref, path, data)
+        await self._workspace.write_all(ref, sorted(template.workspace.items()))
 
-    async def _routines_by_name(self, member: Member, agent_id: str) -> dict[str, str]:
-        return {r.name: r.id for r in await self._routines.list_routines(member, agent_id)}
+    async def _routines_by_name(self, member: Member, agent_id: str) -> dict[str, Routine]:
+        return {r.name: r for r in await self._routines.list_routines(member, agent_id)}
 
     async def _skill_need(self, team_id: str, name: str, folder: Mapping[str, bytes]) -> SkillNeed:
         found = {s.name for s, _ in await self._skills.list_skills(team_id)}
@@ -849,6 +929,43 @@ def _diff(before: str, after: str) -> str:
     if len(lines) > MAX_DIFF_LINES:
         lines = [*lines[:MAX_DIFF_LINES], f"... the diff goes on past {MAX_DIFF_LINES} lines\n"]
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+@dataclass
+class BroughtSkills:
+    """The skills an import or update made (by name) and replaced (the version before)."""
+
+    created: list[str] = field(default_factory=list)
+    replaced: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AgentState:
+    """What an update from a template may change of an agent."""
+
+    agent: Agent
+    skills: frozenset[str]
+    # Server id to the tools the agent may call there unasked.
+    mcp: dict[str, list[str]]
+    routines: list[Routine]
+    memories: frozenset[str]
+
+
+def _spec_of(routine: Routine) -> RoutineSpec:
+    """A routine's settings as they are, to set again."""
+    return RoutineSpec(
+        name=routine.name,
+        message=routine.message,
+        schedule=Schedule.from_json(routine.schedule),
+        thread_policy=routine.thread_policy,  # type: ignore[arg-type]
+        audience=routine.audience,  # type: ignore[arg-type]
+        audience_members=tuple(routine.audience_members),
+        approvers=tuple(routine.approvers),
+        approval_seconds=routine.approval_seconds,
+        overlap=routine.overlap,  # type: ignore[arg-type]
+        missed=routine.missed,  # type: ignore[arg-type]
+        enabled=routine.enabled,
+    )
 
 
 def _template_routine(routine: Routine) -> TemplateRoutine:

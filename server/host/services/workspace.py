@@ -77,6 +77,12 @@ class WorkspaceService:
     async def write(self, ref: WorkspaceRef, path: str, data: bytes) -> Written:
         return await self._workspaces.write(ref, path, data)
 
+    async def write_all(
+        self, ref: WorkspaceRef, files: Sequence[tuple[str, bytes]]
+    ) -> list[Written]:
+        """Several files, the limits checked for all of them before any is written."""
+        return await self._workspaces.write_all(ref, files)
+
     async def read(self, ref: WorkspaceRef, path: str) -> bytes:
         return await self._workspaces.read(ref, path)
 

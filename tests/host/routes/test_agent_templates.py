@@ -282,6 +282,104 @@ async def test_an_import_that_meets_a_limit_half_way_leaves_nothing_of_it(
     ]
 
 
+async def snapshot(connection: HostConnection, agent_id: str) -> dict[str, Any]:
+    """What an update from a template may change of an agent, as its team reads it."""
+    got = await call(connection, "agents-v1/get", {"id": agent_id})
+    skill = await call(connection, "skills-v1/get", {"name": "expenses"})
+    routines = await call(connection, "routines-v1/list", {"agentId": agent_id})
+    memories = await call(connection, "agent-memories-v1/list", {"agentId": agent_id})
+    return {
+        "agent": {k: got[k] for k in ("instructions", "maxToolCalls", "model", "permissions")},
+        "skill": skill["skillMd"],
+        "enabled": await call(connection, "skills-v1/agent_skills", {"agentId": agent_id}),
+        "routines": [
+            {k: r[k] for k in ("id", "name", "message", "audience", "approvers", "schedule")}
+            for r in routines["routines"]
+        ],
+        "memories": sorted(m["text"] for m in memories["memories"]),
+    }
+
+
+async def test_an_update_that_meets_a_limit_half_way_leaves_the_agent_as_it_was(
+    server: RunningHub, team: Team, outsider: HostConnection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent_id = await clerk(server, team)
+    _, first = await export_template(team.admin, agent_id)
+    new_id = (await imported(outsider, first))["agentId"]
+    # The team chose who sees the routine's runs: no file changes that.
+    [weekly] = (await call(outsider, "routines-v1/list", {"agentId": new_id}))["routines"]
+    await call(
+        outsider,
+        "routines-v1/update",
+        {
+            "routineId": weekly["id"],
+            "name": "Weekly",
+            "message": weekly["message"],
+            "schedule": {"kind": "cron", "cron": "0 9 * * 1", "timeZone": "Europe/Paris"},
+            "audience": "team",
+        },
+    )
+    before = await snapshot(outsider, new_id)
+
+    # A newer file changes everything an update touches, and its workspace file is last.
+    await call(team.admin, "agents-v1/update", {"id": agent_id, "instructions": FASTER})
+    await call(
+        team.admin,
+        "skills-v1/update",
+        {"name": "expenses", "files": {"SKILL.md": SKILL_MD + "2. Upload.\n"}},
+    )
+    weekly_source = (await call(team.admin, "routines-v1/list", {"agentId": agent_id}))["routines"][
+        0
+    ]
+    await call(
+        team.admin,
+        "routines-v1/update",
+        {
+            "routineId": weekly_source["id"],
+            "name": "Weekly",
+            "message": "File this week's receipts, then report.",
+            "schedule": {"kind": "cron", "cron": "0 10 * * 1", "timeZone": "Europe/Paris"},
+        },
+    )
+    await call(
+        team.admin,
+        "routines-v1/create",
+        {
+            "agentId": agent_id,
+            "name": "Monthly",
+            "message": "Close the month.",
+            "schedule": {"kind": "cron", "cron": "0 9 1 * *", "timeZone": "Europe/Paris"},
+        },
+    )
+    _, newer = await export_template(team.admin, agent_id, memories=True, workspace=True)
+    workspaces = server.builtin.services.workspace._workspaces
+    monkeypatch.setattr(workspaces, "limits", replace(workspaces.limits, agent_files=1))
+    upload_id = await upload_template(outsider, newer)
+    preview = await call(
+        outsider, "agent-templates-v1/preview", {"uploadId": upload_id, "agentId": new_id}
+    )
+    update = {
+        "uploadId": upload_id,
+        "agentId": new_id,
+        **choices_of(preview, replace_skills=True),
+    }
+    assert await refused(outsider, "agent-templates-v1/update", update) == "workspaceAgentFull"
+    assert await snapshot(outsider, new_id) == before
+
+    # Once there is room the same file lands whole, and the routine's audience stays.
+    monkeypatch.undo()
+    upload_id = await upload_template(outsider, newer)
+    await call(outsider, "agent-templates-v1/update", {**update, "uploadId": upload_id})
+    after = await snapshot(outsider, new_id)
+    assert after["agent"]["instructions"] == FASTER
+    assert after["skill"].endswith("2. Upload.\n")
+    assert [(r["name"], r["audience"]) for r in after["routines"]] == [
+        ("Weekly", "team"),
+        ("Monthly", "creator"),
+    ]
+    assert after["routines"][0]["message"] == "File this week's receipts, then report."
+
+
 async def test_a_provider_or_mcp_server_the_team_lacks_is_refused_before_writing(
     server: RunningHub, team: Team, outsider: HostConnection
 ) -> None:
