@@ -10,8 +10,9 @@ call is abandoned and ends by itself once the call returns and the interrupt fir
 
 The script reaches the host only through the helpers the caller names: each is an
 async function in the script that crosses back to the caller's event loop with its
-arguments as JSON and resumes the script with the JSON answer. Nothing else is
-there: no modules, network, files, timers or process.
+arguments as JSON and resumes the script with the JSON answer. Arguments longer than
+``MAX_HELPER_ARGS`` characters are refused before they cross. Nothing else is there:
+no modules, network, files, timers or process.
 """
 
 from __future__ import annotations
@@ -47,6 +48,10 @@ _GROWTH_MARGIN = 2 * 1024 * 1024
 # What ``console.log`` keeps: lines, and characters of each.
 MAX_LOG_LINES = 200
 MAX_LOG_LINE = 2000
+
+# The longest JSON text of one helper call's arguments: a few identical references make a
+# small value in the script a long text, and the host parses it on its event loop.
+MAX_HELPER_ARGS = 1024 * 1024
 
 # Names a script written for a page reaches for; the message says where the page is.
 _PAGE_GLOBALS = ("document", "window", "location", "page", "$")
@@ -271,6 +276,8 @@ class _Run:
             json.loads(settled.value_json)
         except ValueError:
             return self._ended("error", "the script's value is not JSON")
+        except RecursionError:
+            return self._ended("error", "the script's value is nested too deeply")
         log_lines = list(self._log)
         if settled.error:
             if settled.error.get("name") == "InternalError" and self._interrupted():
@@ -297,6 +304,12 @@ class _Run:
             return json.dumps({"ok": False, "code": "notJson", "message": "arguments not JSON"})
         if self._host is None or name not in self._helpers:
             return json.dumps({"ok": False, "code": "noHelper", "message": f"no helper {name}"})
+        if len(payload) > MAX_HELPER_ARGS:
+            # Refused here, in the script's thread: the caller's loop never parses it.
+            message = (
+                f"the arguments of {name} are longer than {MAX_HELPER_ARGS} characters as JSON"
+            )
+            return json.dumps({"ok": False, "code": "argumentsTooLarge", "message": message})
         if self._interrupted():
             return json.dumps({"ok": False, "code": "stopped", "message": "the script stopped"})
         future = asyncio.run_coroutine_threadsafe(self._host(name, payload), self._loop)

@@ -2,11 +2,11 @@
 
 A path is relative, its parts separated by ``/``. Refused: an absolute path, ``.`` or
 ``..`` (also as look-alikes that compatibility normalisation turns into dots or slashes,
-such as fullwidth full stops), a backslash, NUL and other control characters, a Windows
-device name (``CON``, ``nul.txt``, ``COM1``), a part ending in a dot or a space, a part
-longer than 255 bytes or a path longer than 1,024 characters, and names the workspace
-keeps for itself. Each part is stored in NFC, so the composed and decomposed forms of
-one name are one file.
+such as fullwidth full stops), a backslash, NUL and other control characters, a lone
+surrogate, a Windows device name (``CON``, ``nul.txt``, ``COM1``), a part ending in a dot
+or a space, a part longer than 255 bytes or a path longer than 1,024 characters, and
+names the workspace keeps for itself. Each part is stored in NFC, so the composed and
+decomposed forms of one name are one file.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ _DEVICE = re.compile(r"(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³]|conin\$|co
 # Controls, the line and paragraph separators, and the bidirectional overrides that can
 # make a name read as another.
 _UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# Half of a UTF-16 pair on its own: JSON arguments can carry one, no file name can.
+_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
 # Slashes that no normalisation folds into '/' or '\\' but that read as one.
 _SLASH_LIKE = re.compile(r"[\u2044\u2215\u29f5\u29f8\u29f9\u2571\u2572\u27cb\u27cd]")
 
@@ -58,6 +60,8 @@ def workspace_parts(path: str, *, allow_root: bool = False) -> tuple[str, ...]:
         raise _refuse(f"a path may be at most {MAX_PATH_CHARS} characters long")
     if _UNSAFE.search(path):
         raise _refuse("a path may not contain NUL or other control characters")
+    if _LONE_SURROGATE.search(path):
+        raise _refuse("a path may not contain a lone surrogate (half of a UTF-16 pair)")
     if "\\" in path:
         raise _refuse("use '/' between folders, not a backslash")
     if path.startswith("/") or re.match(r"[A-Za-z]:", path) or path.startswith("~"):

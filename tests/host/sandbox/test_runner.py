@@ -15,7 +15,13 @@ from collections.abc import AsyncIterator, Awaitable
 import pytest
 import quickjs_rs
 
-from server.host.sandbox.runner import SandboxLimits, SandboxOutcome, run_in_sandbox, warm_up
+from server.host.sandbox.runner import (
+    MAX_HELPER_ARGS,
+    SandboxLimits,
+    SandboxOutcome,
+    run_in_sandbox,
+    warm_up,
+)
 from tests.support.loop_watch import watch_event_loop
 
 SHORT = SandboxLimits(deadline=1.5)
@@ -85,6 +91,43 @@ async def test_a_failed_helper_throws_a_step_error_the_script_can_catch() -> Non
         limits=SHORT,
     )
     assert outcome.value == ["StepError", "targetNotFound", "nothing there"]
+
+
+async def test_helper_arguments_over_the_cap_are_refused_before_they_cross() -> None:
+    crossed: list[int] = []
+
+    async def record(name: str, payload: str) -> str:
+        crossed.append(len(payload))
+        return json.dumps({"ok": True, "value": len(payload)})
+
+    # A small value in the script, 7,000 references to one array, is 21 MB as JSON;
+    # the long string, one million characters and its brackets and quotes, crosses.
+    outcome = await run_in_sandbox(
+        """
+        const inner = new Array(1000).fill(0).map(() => ({}));
+        const outer = new Array(7000).fill(inner);
+        let refused;
+        try { await echo(outer) } catch (e) { refused = [e.name, e.code, e.message] }
+        return [refused, await echo("x".repeat(1000000))]
+        """,
+        helpers=["echo"],
+        host=record,
+        limits=ROOMY,
+    )
+    assert outcome.value == [
+        [
+            "StepError",
+            "argumentsTooLarge",
+            f"the arguments of echo are longer than {MAX_HELPER_ARGS} characters as JSON",
+        ],
+        1_000_004,
+    ]
+    assert crossed == [1_000_004]
+
+
+async def test_a_value_nested_too_deeply_is_a_clear_error() -> None:
+    outcome = await run('return JSON.parse("[".repeat(1100) + "]".repeat(1100))')
+    assert (outcome.status, outcome.message) == ("error", "the script's value is nested too deeply")
 
 
 @pytest.mark.parametrize(

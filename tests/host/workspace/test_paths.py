@@ -24,6 +24,7 @@ REFUSED = [
     ("a\x00b", "NUL"),
     ("a\nb", "newline"),
     ("report\u202etxt.exe", "bidirectional override"),
+    ("a\ud800b.txt", "lone surrogate"),
     ("CON", "device"),
     ("nul.txt", "device with an extension"),
     ("folder/com1.log", "device inside"),

@@ -148,14 +148,20 @@ class ScriptRun:
         """Answers one helper call of the script (on the event loop)."""
         if self.stop is not None:
             return _refusal(self.stop.status, f"the script stopped: {self.stop.message}")
+        # Every call is a step, a refused one too: a script cannot loop on refusals.
+        if len(self.steps) >= MAX_STEPS:
+            return self._stopped(_Stop("step_limit", f"a script runs at most {MAX_STEPS} steps"))
+        record: dict[str, Any] = {"action": helper, "ok": False}
+        self.steps.append(record)
         try:
             step = script_step(helper, json.loads(payload))
         except ToolFailure as failure:
+            record["code"] = failure.code
             return _refusal(failure.code, failure.message)
-        if len(self.steps) >= MAX_STEPS:
-            return self._stopped(_Stop("step_limit", f"a script runs at most {MAX_STEPS} steps"))
-        record: dict[str, Any] = {"action": step.action, "ok": False}
-        self.steps.append(record)
+        except RecursionError:
+            record["code"] = "invalidArguments"
+            return _refusal("invalidArguments", f"the arguments of {helper} are nested too deeply")
+        record["action"] = step.action
         try:
             tab = self._checked_tab()
             value = await self._run_step(tab, step)
@@ -278,7 +284,11 @@ def _script_result(outcome: SandboxOutcome, run: ScriptRun) -> dict[str, Any]:
         if len(outcome.value_json.encode()) > MAX_VALUE_BYTES:
             result["valueError"] = f"the script's value is larger than {MAX_VALUE_BYTES} bytes"
         else:
-            result["value"] = outcome.value
+            try:
+                result["value"] = outcome.value
+            except RecursionError:
+                # The sandbox's thread parsed it; this thread's stack is deeper.
+                result["valueError"] = "the script's value is nested too deeply"
     if run.stop is not None:
         result["message"] = run.stop.message
     elif outcome.message:

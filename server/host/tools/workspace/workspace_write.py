@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import binascii
 import re
 from typing import Any
 from urllib.parse import unquote_to_bytes
@@ -17,6 +16,8 @@ from server.host.tools.workspace.common import PathArgs, workspace_of
 
 # data:[<type>][;param=value]*[;base64],<data>
 _DATA_URL = re.compile(r"data:(?P<type>[^,;]*)(?P<params>(?:;[^,;]*)*),(?P<data>.*)", re.DOTALL)
+# Half of a UTF-16 pair on its own: JSON arguments can carry one, no UTF-8 file can.
+_LONE_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 class WriteArgs(PathArgs):
@@ -30,6 +31,11 @@ class WriteArgs(PathArgs):
 
 def content_bytes(content: str) -> bytes:
     """The bytes ``content`` stands for: a data: URL decoded, any other text as UTF-8."""
+    if _LONE_SURROGATE.search(content):
+        raise ToolFailure(
+            "workspaceContentInvalid",
+            "the content holds a lone surrogate (half of a UTF-16 pair), which UTF-8 cannot hold",
+        )
     found = _DATA_URL.fullmatch(content) if content.startswith("data:") else None
     if found is None:
         return content.encode()
@@ -37,7 +43,7 @@ def content_bytes(content: str) -> bytes:
     if "base64" in params:
         try:
             return base64.b64decode(re.sub(r"\s", "", found["data"]), validate=True)
-        except binascii.Error:
+        except ValueError:  # binascii.Error, or a character outside ASCII
             raise ToolFailure(
                 "workspaceContentInvalid", "the data: URL says base64 but its data is not"
             ) from None

@@ -262,6 +262,57 @@ async def test_at_most_200_steps(context: ToolContext, site: Site) -> None:
     assert result["stepsRun"] == 200
 
 
+async def test_refused_helper_calls_count_towards_the_200_steps(
+    context: ToolContext, site: Site
+) -> None:
+    result = await on_script_page(
+        context, site, "for (let i = 0; i < 250; i++) { await sleep().catch(() => null) }"
+    )
+    assert result["status"] == "step_limit"
+    assert result["stepsRun"] == 200
+    assert result["failedSteps"][0] == {
+        "action": "sleep",
+        "ok": False,
+        "code": "invalidArguments",
+        "index": 195,
+    }
+
+
+async def test_arguments_too_long_never_reach_the_host(context: ToolContext, site: Site) -> None:
+    result = await on_script_page(
+        context,
+        site,
+        """
+        const inner = new Array(1000).fill(0).map(() => ({}));
+        const outer = new Array(7000).fill(inner);
+        for (let i = 0; i < 3; i++) {
+          try { await sleep(outer) } catch (e) { if (i === 2) return [e.code, e.message] }
+        }
+        """,
+    )
+    assert result["status"] == "ok"
+    assert result["value"] == [
+        "argumentsTooLarge",
+        "the arguments of sleep are longer than 1048576 characters as JSON",
+    ]
+    assert result["stepsRun"] == 0
+
+
+async def test_arguments_nested_too_deeply_are_a_refused_step(
+    context: ToolContext, site: Site
+) -> None:
+    result = await on_script_page(
+        context,
+        site,
+        """
+        const deep = JSON.parse("[".repeat(1100) + "]".repeat(1100));
+        try { await sleep(deep) } catch (e) { return [e.code, e.message] }
+        """,
+    )
+    assert result["value"] == ["invalidArguments", "the arguments of sleep are nested too deeply"]
+    assert result["stepsRun"] == 1
+
+
 async def test_a_loop_without_steps_ends_at_the_deadline(context: ToolContext, site: Site) -> None:
     result = await on_script_page(context, site, "await sleep(0); while (true) {}", timeoutMs=1000)
     assert result["status"] == "timeout"

@@ -127,6 +127,16 @@ async def test_binary_as_data_url_and_the_type_from_the_name(agent: ToolContext)
     assert bad["error"]["code"] == "workspaceContentInvalid"
 
 
+@pytest.mark.parametrize(
+    "content", ["x\ud800", "data:text/plain,x\udfff", "data:image/png;base64,\u00e9AAA"]
+)
+async def test_content_that_is_not_utf_8_is_refused(agent: ToolContext, content: str) -> None:
+    # JSON arguments can carry a lone surrogate ("x\\ud800"); base64 is ASCII only.
+    result = await call(agent, "workspace_write", path="a.txt", content=content)
+    assert result["error"]["code"] == "workspaceContentInvalid"
+    assert (await call(agent, "workspace_list"))["entries"] == []
+
+
 async def test_team_scope_is_shared_and_agent_scope_is_not(
     tmp_path: Path, agent: ToolContext, workspace: WorkspaceService
 ) -> None:
