@@ -14,13 +14,14 @@ from typing import Annotated
 from pydantic import BeforeValidator, Field, StringConstraints, WithJsonSchema
 
 from server.common.protocol.ids import AgentId, UploadId
+from server.common.protocol.team_api import MAX_TEAM_API_MESSAGE
 from server.common.roles import Role
 from server.common.wire import InboundModel, WireInt, WireModel
 from server.host.container import HostCall
 from server.host.rtc.team_api import HostRouteTable
 from server.host.services.workspace import MAX_CHUNK_BYTES
 from server.host.workspace.folders import Entry
-from server.host.workspace.paths import MAX_PATH_CHARS
+from server.host.workspace.paths import MAX_PART_BYTES, MAX_PATH_CHARS
 
 routes = HostRouteTable("workspace-v1")
 
@@ -28,6 +29,14 @@ Path = Annotated[str, StringConstraints(max_length=MAX_PATH_CHARS)]
 
 
 _CHUNK_CHARS = 4 * (MAX_CHUNK_BYTES // 3 + 1)
+
+# The most one listed entry can take as JSON: each byte of the longest name a file system
+# allows escaped as ``\u00XX`` (six bytes), and room for its kind, size and time.
+_ENTRY_BYTES = 6 * MAX_PART_BYTES + 128
+# The answer around the entries: its id, the path echoed (at most four bytes a character).
+_LISTING_FRAME_BYTES = 4 * MAX_PATH_CHARS + 1024
+# So that a page of the longest names still fits in one team-api message.
+MAX_LIST_PAGE = (MAX_TEAM_API_MESSAGE - _LISTING_FRAME_BYTES) // _ENTRY_BYTES
 
 
 def _decode(value: object) -> bytes:
@@ -51,7 +60,12 @@ class WorkspaceArgs(InboundModel):
 
 
 class ListArgs(WorkspaceArgs):
+    """A page of a folder's entries: ``limit`` (as many as always fit, by default) from
+    ``offset``."""
+
     path: Path = ""
+    offset: WireInt = 0
+    limit: Annotated[WireInt, Field(ge=1, le=MAX_LIST_PAGE)] = MAX_LIST_PAGE
 
 
 class PathArgs(WorkspaceArgs):
@@ -87,6 +101,7 @@ class EntryView(WireModel):
 class Listing(WireModel):
     path: str
     entries: list[EntryView]
+    total: int = Field(description="How many entries the folder holds, on every page.")
 
 
 class Download(WireModel):
@@ -129,9 +144,10 @@ def _entry(entry: Entry) -> EntryView:
 
 @routes.route("workspace-v1/list", args=ListArgs, least_role=Role.MEMBER)
 async def list_folder(call: HostCall, args: ListArgs) -> Listing:
-    """The files and folders of one folder of a workspace."""
+    """A page of the files and folders of one folder of a workspace, folders first, by name."""
     entries = await call.host.workspace.browse(call.member, args.agent_id, args.path)
-    return Listing(path=args.path.strip("/"), entries=[_entry(e) for e in entries])
+    page = entries[args.offset : args.offset + args.limit]
+    return Listing(path=args.path.strip("/"), entries=[_entry(e) for e in page], total=len(entries))
 
 
 @routes.route("workspace-v1/download", args=DownloadArgs, least_role=Role.MEMBER)

@@ -21,7 +21,14 @@ from typing import Any, Protocol, TypeVar, get_type_hints
 from pydantic import BaseModel, ValidationError
 
 from server.common.clock import Clock
-from server.common.errors import CrewhostError, Forbidden, Internal, NotFound, RateLimited
+from server.common.errors import (
+    CrewhostError,
+    Forbidden,
+    Internal,
+    NotFound,
+    PayloadTooLarge,
+    RateLimited,
+)
 from server.common.protocol.codec import PROTOCOL_VERSION, encode, error_info, utf8_size
 from server.common.protocol.events import HostEvent
 from server.common.protocol.team_api import (
@@ -222,7 +229,32 @@ class TeamApiSession:
             return
         if isinstance(result, BaseModel):
             result = result.model_dump(mode="json", by_alias=True)
-        self._send(TeamApiResult(id=request.id, result=result))
+        self._answer(request, encode(TeamApiResult(id=request.id, result=result)), started)
+
+    def _answer(self, request: TeamApiRequest, answer: str, started: float) -> None:
+        """Send a route's answer; one the channel cannot carry becomes a ``messageTooLarge``
+        error, so the caller hears at once instead of waiting out its timeout."""
+        size = utf8_size(answer)
+        fits = size <= MAX_TEAM_API_MESSAGE
+        if fits and self._channel.readyState == "open":
+            try:
+                self._channel.send(answer)
+            except ValueError:  # aiortc's refusal: over a smaller limit the remote's offer set
+                fits = False
+        if not fits:
+            log.warning(
+                "team-api answer of %s is %d bytes, too large for the channel",
+                request.route,
+                size,
+                extra={"route": request.route, "peer_id": self.peer.peer_id},
+            )
+            too_large = PayloadTooLarge(
+                f"the answer is {size} bytes, more than a team-api message may carry; ask for less",
+                code="messageTooLarge",
+            )
+            self._send(TeamApiError(id=request.id, error=error_info(too_large)))
+            self._answered(request, too_large.code, started)
+            return
         self._answered(request, "ok", started)
 
     def _answered(self, request: TeamApiRequest | None, status: str, started: float) -> None:

@@ -12,6 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from peer.connection import HostConnection
+from server.common.protocol.codec import encode, utf8_size
+from server.common.protocol.team_api import MAX_TEAM_API_MESSAGE, TeamApiResult
+from server.host.routes.workspace import MAX_LIST_PAGE, EntryView, Listing
+from server.host.workspace.paths import MAX_PART_BYTES, MAX_PATH_CHARS
 from server.host.workspace.workspaces import WorkspaceRef
 from tests.host.routes.conftest import Team, refused
 from tests.support.clock import FakeClock
@@ -182,3 +186,36 @@ async def test_another_team_sees_nothing(team: Team, server: RunningHub, tmp_pat
     finally:
         await connection.close()
         await other.hub.close()
+
+
+async def test_a_large_folder_is_listed_page_by_page(team: Team, server: RunningHub) -> None:
+    # 1,500 files with 200-character names, inside the 10,000-file quota, make an answer
+    # larger than one team-api message: a page at a time, each is answered.
+    workspace = server.builtin.services.workspace
+    ref = WorkspaceRef(team.team_id, None)
+    await workspace.write(ref, "big/0", b"")
+    folder = workspace._workspaces.folder(ref).root / "big"
+    names = ["0", *(f"{n:05d}" + "x" * 195 for n in range(1500))]
+    await asyncio.to_thread(lambda: [(folder / name).write_bytes(b"") for name in names[1:]])
+    listed: list[str] = []
+    while True:
+        page = await team.member.call("workspace-v1/list", {"path": "big", "offset": len(listed)})
+        assert page["total"] == len(names)
+        if not page["entries"]:
+            break
+        assert len(page["entries"]) == min(MAX_LIST_PAGE, len(names) - len(listed))
+        listed += [entry["name"] for entry in page["entries"]]
+    assert listed == sorted(names)
+    small = await team.member.call("workspace-v1/list", {"path": "big", "offset": 1, "limit": 2})
+    assert [e["name"] for e in small["entries"]] == sorted(names)[1:3]
+    over = {"path": "big", "limit": MAX_LIST_PAGE + 1}
+    assert await refused(team.member, "workspace-v1/list", over) == "invalidArgument"
+
+
+def test_a_full_page_of_the_longest_names_fits_one_message() -> None:
+    # A name of control characters, each escaped as six bytes, is the longest a name encodes to.
+    name = "\x01" * MAX_PART_BYTES
+    entry = EntryView(name=name, kind="folder", size=2**63, modified_at=-1.2345678901234567e-300)
+    listing = Listing(path="\U0001f600" * MAX_PATH_CHARS, entries=[entry] * MAX_LIST_PAGE, total=1)
+    answer = encode(TeamApiResult(id="\x01" * 64, result=listing.model_dump(by_alias=True)))
+    assert utf8_size(answer) <= MAX_TEAM_API_MESSAGE

@@ -205,6 +205,61 @@ async def test_a_slow_handler_blocks_no_other_request(
     assert await pending == {"slow": True}
 
 
+class Big(WireModel):
+    text: str
+
+
+def add_big_route(server: RunningHub, characters: int) -> None:
+    """A route ``test/big`` whose answer carries ``characters`` of text."""
+
+    async def big(_call: HostCall, _args: NoArgs) -> Big:
+        return Big(text="x" * characters)
+
+    api = server.builtin.services.team_api
+    api.routes["test/big"] = HostRoute("test/big", NoArgs, Role.MEMBER, big, "big", Big)
+
+
+async def test_an_answer_too_large_to_send_is_refused_with_a_code(
+    server: RunningHub,
+    two_peers: tuple[HostConnection, HostConnection],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    add_big_route(server, MAX_TEAM_API_MESSAGE)
+    first, _ = two_peers
+    with pytest.raises(TeamApiCallError) as caught:
+        await first.call("test/big", wait_seconds=5)  # without an answer it would time out
+    assert caught.value.code == "messageTooLarge"
+    warned = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert len([w for w in warned if "test/big" in w and "too large" in w]) == 1
+    assert (await first.call("capabilities"))["protocol"] == 1  # still open
+
+
+class SmallChannel(RecordingChannel):
+    """Refuses what aiortc refuses past a remote's smaller ``max-message-size``."""
+
+    def send(self, data: str) -> None:
+        if len(data) > 1000:
+            raise ValueError(f"Cannot send message of {len(data)} bytes")
+        super().send(data)
+
+
+async def test_an_answer_the_channel_refuses_is_refused_with_a_code(server: RunningHub) -> None:
+    add_big_route(server, 2000)
+    channel = SmallChannel()
+    services = server.builtin.services
+    session = TeamApiSession(
+        services.team_api,
+        PeerIdentity("p" * 32, "a" * 32, "t" * 32, Role.MEMBER, "h" * 64),
+        channel,
+        services,
+        TeamApiLimits(services.settings.rtc, services.clock),
+        services.metrics,
+    )
+    session.on_message('{"id": 3, "route": "test/big"}')
+    await eventually(lambda: bool(channel.sent))
+    assert [(m["id"], m["error"]["code"]) for m in channel.sent] == [(3, "messageTooLarge")]
+
+
 @pytest.fixture
 async def strict_server(tmp_path: Path, database: ScratchDatabase) -> AsyncIterator[RunningHub]:
     settings = hub_settings(

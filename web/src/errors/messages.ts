@@ -73,7 +73,7 @@ const TABLE: Record<string, string> = {
   accessChanged: 'Your access to this host changed. Reconnect to continue.',
 
   // A host's Team API and live views.
-  messageTooLarge: 'That is too large to send to the host. Send something smaller.',
+  messageTooLarge: 'That is too large to send to or from the host. Send or ask for something smaller.',
   routeUnknown: 'This host does not offer that. It may need an update.',
   agentNotFound: 'That agent no longer exists. Reload to see the team’s agents.',
   agentLimit: 'This team has as many agents as it may have. Delete one first.',

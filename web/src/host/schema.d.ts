@@ -2631,7 +2631,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** The files and folders of one folder of a workspace. */
+        /** A page of the files and folders of one folder of a workspace, folders first, by name. */
         post: operations["workspace-v1/list"];
         delete?: never;
         options?: never;
@@ -4280,7 +4280,11 @@ export interface components {
              */
             type: "key";
         };
-        /** ListArgs */
+        /**
+         * ListArgs
+         * @description A page of a folder's entries: ``limit`` (as many as always fit, by default) from
+         *     ``offset``.
+         */
         ListArgs: {
             /**
              * Agentid
@@ -4288,6 +4292,16 @@ export interface components {
              * @default null
              */
             agentId?: string | null;
+            /**
+             * Limit
+             * @default 155
+             */
+            limit?: number;
+            /**
+             * Offset
+             * @default 0
+             */
+            offset?: number;
             /**
              * Path
              * @default
@@ -4413,6 +4427,11 @@ export interface components {
             entries: components["schemas"]["EntryView"][];
             /** Path */
             path: string;
+            /**
+             * Total
+             * @description How many entries the folder holds, on every page.
+             */
+            total: number;
         };
         /** LoginFields */
         LoginFields: {
@@ -11620,7 +11639,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The files and folders of one folder of a workspace. */
+            /** @description A page of the files and folders of one folder of a workspace, folders first, by name. */
             200: {
                 headers: {
                     [name: string]: unknown;

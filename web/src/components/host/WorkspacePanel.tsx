@@ -1,16 +1,27 @@
 /**
  * An agent's workspace: its folders and files, to open, download, upload into and delete
  * (`workspace-v1`). The bytes of a download stay in memory until the browser saves them.
+ * A large folder comes a page at a time: the first, then the next on "Show more".
  */
 
 import { useRef, useState } from 'preact/hooks';
 import { describeError } from '../../error-messages';
 import { uploadToWorkspace } from '../../host/attachments';
 import type { HostConnection } from '../../host/connection';
+import type { RouteResult } from '../../host/protocol';
 import { useHostLoad } from '../../host/use-host-call';
 import { Banner } from '../Banner';
 import { ConfirmButton } from '../ConfirmButton';
 import type { AgentView } from './ChatPanel';
+
+type Listing = RouteResult<'workspace-v1/list'>;
+
+/** The pages loaded after ``first`` (the listing's first page), and the latest total. */
+interface MorePages {
+  first: Listing | null;
+  entries: Listing['entries'];
+  total: number;
+}
 
 /** A path inside the workspace: the folder's path and the entry's name. */
 export function childPath(folder: string, name: string): string {
@@ -43,6 +54,32 @@ export function WorkspacePanel({ connection, agents }: { connection: HostConnect
   const [error, setError] = useState<unknown>(null);
   const picker = useRef<HTMLInputElement>(null);
   const listing = useHostLoad(agentId ? connection : null, 'workspace-v1/list', { agentId: agentId ?? '', path: folder }, []);
+  const [more, setMore] = useState<MorePages>({ first: null, entries: [], total: 0 });
+  const [loadingMore, setLoadingMore] = useState(false);
+  // Pages loaded after the first belong to it: a reload or another folder drops them.
+  const later = listing.data && more.first === listing.data ? more : null;
+  const entries = listing.data ? [...listing.data.entries, ...(later?.entries ?? [])] : [];
+  const total = later?.total ?? listing.data?.total ?? 0;
+  const showMore = () => {
+    const first = listing.data;
+    if (!first || !agentId) return;
+    setError(null);
+    setLoadingMore(true);
+    connection.call('workspace-v1/list', { agentId, path: folder, offset: entries.length }).then(
+      (page) => {
+        setLoadingMore(false);
+        setMore((held) => ({
+          first,
+          entries: [...(held.first === first ? held.entries : []), ...page.entries],
+          total: page.total,
+        }));
+      },
+      (failure: unknown) => {
+        setLoadingMore(false);
+        setError(failure);
+      },
+    );
+  };
   const run = (work: Promise<unknown>) => {
     setError(null);
     work.then(listing.reload, setError);
@@ -101,7 +138,7 @@ export function WorkspacePanel({ connection, agents }: { connection: HostConnect
           </div>
           {error || listing.error ? <Banner tone="error">{describeError(error ?? listing.error)}</Banner> : null}
           <ul class="admin-list" aria-label="Files">
-            {(listing.data?.entries ?? []).map((entry) => (
+            {entries.map((entry) => (
               <li key={entry.name} class="admin-row workspace-entry">
                 <span class="workspace-name">
                   {entry.kind === 'folder' ? (
@@ -128,7 +165,12 @@ export function WorkspacePanel({ connection, agents }: { connection: HostConnect
               </li>
             ))}
           </ul>
-          {listing.data && listing.data.entries.length === 0 ? <p class="empty">No files here.</p> : null}
+          {listing.data && entries.length < total ? (
+            <button type="button" class="btn btn-secondary btn-sm" disabled={loadingMore} onClick={showMore}>
+              Show more
+            </button>
+          ) : null}
+          {listing.data && entries.length === 0 ? <p class="empty">No files here.</p> : null}
         </>
       ) : (
         <p class="empty">No agents yet.</p>
