@@ -67,6 +67,7 @@ from server.host.metrics import HostMetrics
 from server.host.proxies.judge import ProxyAddressJudge
 from server.host.proxies.marks import ProxyStatusChanged
 from server.host.rtc.peers import PeerManager
+from server.host.rtc.revocations import MemberRemoved
 from server.host.rtc.team_api import HostRouteTable, PeerIdentity, TeamApi
 from server.host.services.agents import AgentDeleted, AgentService
 from server.host.services.browsing_steps import BrowsingStepService
@@ -346,6 +347,8 @@ def _wire_signals(host: HostServices) -> None:
     on(AgentDeleted, lambda s: host.routines.agent_deleted(s.team_id, s.agent_id))
     on(AgentDeleted, lambda s: host.mcp_servers.agent_deleted(s.team_id, s.agent_id))
     on(AgentDeleted, lambda s: host.skills.agent_deleted(s.team_id, s.agent_id))
+    on(MemberRemoved, host.routines.member_removed)
+    on(MemberRemoved, host.notifications.member_removed)
     on(McpServerChanged, host.mcp_sign_ins.server_changed)
     on(RoutineDeleted, host.routine_hooks.routine_deleted)
     on(TurnEnded, lambda s: host.memory_review.turns_ended(s.agent, s.thread_id))

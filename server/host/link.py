@@ -39,6 +39,7 @@ from server.common.protocol.link import (
 )
 from server.common.tasks import BackgroundTasks
 from server.host.container import HostServices
+from server.host.rtc.revocations import MemberRemoved
 
 log = logging.getLogger(__name__)
 
@@ -160,6 +161,8 @@ class HostLinkClient:
                 self._tasks.start(self._answer(socket, message))
             elif isinstance(message, LinkRevoke):
                 self._tasks.start(self._services.peers.revoke(message))
+                if (removed := MemberRemoved.of(message)) is not None:
+                    self._services.signals.publish(removed)
             elif isinstance(message, LinkHookDelivery):
                 self._tasks.start(self._take_delivery(socket, message))
             elif isinstance(message, LinkMcpRequest):

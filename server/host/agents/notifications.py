@@ -37,6 +37,7 @@ from server.host.agents.work_signals import (
     NotificationCreated,
     RunFinished,
 )
+from server.host.rtc.revocations import MemberRemoved
 from server.host.services.workspace import Member
 from server.host.signals import Signals
 from server.host.storage.notifications import (
@@ -257,6 +258,13 @@ class NotificationService:
             )
             await self._prefs.update_preferences(conn, row)
         return _preferences(row)
+
+    async def member_removed(self, signal: MemberRemoved) -> None:
+        """A member left the team: no notice of it reaches them any more, by mail or in a
+        list they can no longer read."""
+        async with self._db.write() as conn:
+            await self._prefs.remove_member(conn, signal.team_id, signal.account_id)
+            await self._items.remove_member(conn, signal.team_id, signal.account_id)
 
     async def send_test_mail(self, team_id: str, to: str) -> None:
         """A test mail over the team's server, to ``to``: raises what the server answered."""

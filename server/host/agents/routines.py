@@ -34,6 +34,7 @@ from server.common.tasks import BackgroundTasks
 from server.db.engine import Database
 from server.host.agents.routine_schedules import Schedule
 from server.host.agents.work_signals import RoutineDeleted, RoutineDue, RunFinished, RunStatus
+from server.host.rtc.revocations import MemberRemoved
 from server.host.services.workspace import Member
 from server.host.signals import Signals
 from server.host.storage.agents import Agent
@@ -189,6 +190,20 @@ class RoutineService:
         async with self._db.write() as conn:
             await self._repo.remove_routine(conn, member.team_id, routine_id)
         self._signals.publish(RoutineDeleted(member.team_id, routine_id))
+
+    async def member_removed(self, signal: MemberRemoved) -> None:
+        """A member left the team: they no longer see or approve any routine's runs."""
+        gone = signal.account_id
+        async with self._db.write() as conn:
+            for routine in await self._repo.list_team_routines(conn, signal.team_id):
+                if gone not in routine.audience_members and gone not in routine.approvers:
+                    continue
+                kept = replace(
+                    routine,
+                    audience_members=tuple(a for a in routine.audience_members if a != gone),
+                    approvers=tuple(a for a in routine.approvers if a != gone),
+                )
+                await self._repo.update_routine(conn, kept)
 
     async def agent_deleted(self, team_id: str, agent_id: str) -> None:
         async with self._db.write() as conn:

@@ -14,6 +14,7 @@ ticket issued before the host came up).
 from __future__ import annotations
 
 from collections import deque
+from dataclasses import dataclass
 from typing import Protocol
 
 from server.common.clock import Clock
@@ -44,6 +45,23 @@ def revocation_names(revoke: LinkRevoke, holder: Holder) -> bool:
         and revoke.account_id is not None
         and (revoke.team_id, revoke.account_id) == (holder.team_id, holder.account_id)
     )
+
+
+@dataclass(frozen=True, slots=True)
+class MemberRemoved:
+    """The hub said a member left a team or was removed from it: what the host keeps of
+    them there (their email choices, their place among a routine's audience and
+    approvers) goes. Published as the revocation arrives."""
+
+    team_id: str
+    account_id: str
+
+    @classmethod
+    def of(cls, revoke: LinkRevoke) -> MemberRemoved | None:
+        """The removal a revocation says, if it says one."""
+        if revoke.code != "removedFromTeam" or revoke.team_id is None:
+            return None
+        return None if revoke.account_id is None else cls(revoke.team_id, revoke.account_id)
 
 
 class Revocations:

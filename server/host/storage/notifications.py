@@ -135,6 +135,14 @@ class NotificationRepository:
         row = result.first()
         return None if row is None else _notification(row)
 
+    async def remove_member(self, conn: AsyncConnection, team_id: str, account_id: str) -> None:
+        """Forget a member's notifications (they left the team)."""
+        await conn.execute(
+            notifications.delete().where(
+                notifications.c.team_id == team_id, notifications.c.account_id == account_id
+            )
+        )
+
     async def count_unread(self, conn: AsyncConnection, team_id: str, account_id: str) -> int:
         result = await conn.execute(
             sa.select(sa.func.count())
@@ -212,6 +220,12 @@ class PreferencesRepository:
             )
         )
         return [PreferencesRow(**dict(row._mapping)) for row in result]
+
+    async def remove_member(self, conn: AsyncConnection, team_id: str, account_id: str) -> None:
+        """Forget a member's choices (they left the team)."""
+        await conn.execute(
+            prefs.delete().where(prefs.c.team_id == team_id, prefs.c.account_id == account_id)
+        )
 
     async def update_preferences(self, conn: AsyncConnection, row: PreferencesRow) -> None:
         """Write ``row`` as the member's choices, replacing any before."""

@@ -147,6 +147,14 @@ class RoutineRepository:
         )
         return [_routine(row) for row in result]
 
+    async def list_team_routines(self, conn: AsyncConnection, team_id: str) -> list[Routine]:
+        result = await conn.execute(
+            sa.select(*_ROUTINE)
+            .where(routines.c.team_id == team_id)
+            .order_by(routines.c.created_at, routines.c.id)
+        )
+        return [_routine(row) for row in result]
+
     async def update_routine(self, conn: AsyncConnection, routine: Routine) -> None:
         values = _routine_row(routine)
         for key in ("id", "team_id", "agent_id", "created_by", "created_at"):

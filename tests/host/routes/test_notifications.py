@@ -155,3 +155,48 @@ async def test_only_owners_set_the_mail_server_and_the_password_never_returns(
         assert await refused(roles.owner, "mail-server-v1/send_test", {"to": "a@b.cd"}) == (
             "mailNotSet"
         )
+
+
+async def test_a_member_removed_from_the_team_hears_of_it_no_more(
+    server: RunningHub, team: Team
+) -> None:
+    member = await account_of(team.member)
+    await team.member.call(
+        "notifications-v1/set_preferences",
+        {
+            "email": "member@example.com",
+            "approval": "immediately",
+            "question": "digest",
+            "runFinished": "immediately",
+            "runFailed": "immediately",
+        },
+    )
+    await publish(server, waiting(team.team_id, member))
+    assert (await team.member.call("notifications-v1/list", {}))["unread"] == 1
+    agent = await team.admin.call("agents-v1/create", {"name": "Reporter"})
+    routine = await team.admin.call(
+        "routines-v1/create",
+        {
+            "agentId": agent["id"],
+            "name": "Daily",
+            "message": "Report.",
+            "schedule": {"kind": "every", "everySeconds": 3600},
+            "audience": "members",
+            "audienceMembers": [member],
+            "approvers": [member],
+        },
+    )
+
+    owner = await server.sign_in("owner@example.com")
+    removed = await owner.delete(f"/v1/teams/{team.team_id}/members/{member}")
+    assert removed.status == 204
+    async with asyncio.timeout(EVENT_SECONDS):
+        await team.member.closed.wait()  # the host heard of the removal
+    await server.builtin.services.signals.close()  # and its subscribers have run
+
+    [kept] = (await team.admin.call("routines-v1/list", {"agentId": agent["id"]}))["routines"]
+    assert (kept["id"], kept["audienceMembers"], kept["approvers"]) == (routine["id"], [], [])
+    notifications = server.builtin.services.notifications
+    async with server.builtin.services.db.read() as conn:
+        assert await notifications._prefs.get_preferences(conn, team.team_id, member) is None
+        assert await notifications._items.count_unread(conn, team.team_id, member) == 0

@@ -228,6 +228,7 @@ COVERED: dict[type, frozenset[str]] = {
             "add_routine",
             "get_routine",
             "list_routines",
+            "list_team_routines",
             "update_routine",
             "update_thread_id",
             "remove_routine",
@@ -264,10 +265,17 @@ COVERED: dict[type, frozenset[str]] = {
             "update_read",
             "list_digest_pending",
             "update_digest_sent",
+            "remove_member",
         }
     ),
     PreferencesRepository: frozenset(
-        {"get_preferences", "list_preferences", "update_preferences", "update_digest_at"}
+        {
+            "get_preferences",
+            "list_preferences",
+            "update_preferences",
+            "update_digest_at",
+            "remove_member",
+        }
     ),
     SmtpRepository: frozenset({"get_smtp", "update_smtp", "remove_smtp"}),
     AttentionRepository: frozenset({"add_request", "get_request", "update_ended"}),
@@ -1087,6 +1095,10 @@ async def test_routines(db: Database, calls: Calls) -> None:
             "routine-a",
             "routine-a2",
         ]
+        assert [r.id for r in await repo.list_team_routines(conn, TEAM_A)] == [
+            "routine-a",
+            "routine-a2",
+        ]
         assert [r.id for r in await repo.list_unfinished_runs(conn, TEAM_A, "routine-b")] == [
             "run-a2"
         ]
@@ -1126,6 +1138,9 @@ async def test_notifications(db: Database, calls: Calls) -> None:
         assert await repo.update_read(conn, TEAM_A, MEMBER, 2.0) == 1
         await repo.add_notifications(conn, [notification(TEAM_A, "note-a2", "agent-b")])
         assert await repo.count_unread(conn, TEAM_A, MEMBER) == 1
+        # The member leaves team A: their notices of team B stay.
+        await repo.remove_member(conn, TEAM_A, MEMBER)
+        assert await repo.count_unread(conn, TEAM_A, MEMBER) == 0
     assert calls.names == COVERED[NotificationRepository]
 
 
@@ -1141,6 +1156,9 @@ async def test_preferences(db: Database, calls: Calls) -> None:
         assert await repo.get_preferences(conn, TEAM_A, MEMBER) == replace(
             mine, email=None, approval="off"
         )
+        # The member leaves team A: team B's choices and notices of theirs stay.
+        await repo.remove_member(conn, TEAM_A, MEMBER)
+        assert await repo.get_preferences(conn, TEAM_A, MEMBER) is None
     assert calls.names == COVERED[PreferencesRepository]
 
 
