@@ -43,6 +43,8 @@ class TabFacts(Protocol):
     def dialog(self) -> Any: ...
     @property
     def protection(self) -> Protection: ...
+    @property
+    def closed(self) -> bool: ...
 
 
 def holds_secret(tab: TabFacts) -> bool:
@@ -104,7 +106,10 @@ def require_viewable(tab: TabFacts, account_id: str, *, taking: bool = False) ->
 
 def require_turn(tab: TabFacts, caller: Caller, *, dialog_ok: bool = False) -> None:
     """Refuses an agent on a held tab or one with a dialog open (unless ``dialog_ok``), and a
-    person on a tab someone else holds. Checked when a call queues and again when it runs."""
+    person on a tab someone else holds, and anyone on a tab closed meanwhile. Checked when a
+    call queues and again when it runs."""
+    if tab.closed:
+        raise NotFound("no such tab; it was closed", code="tabNotFound")
     if not caller.is_agent:
         if tab.held_by not in (None, caller.account_id):
             raise Conflict("another person has control of this tab", code="tabHeld")

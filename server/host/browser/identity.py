@@ -81,6 +81,9 @@ class BrowserIdentity:
             "user_agent": self.user_agent,
             "locale": language_list(self.locale)[0],
             "extra_http_headers": {"Accept-Language": self.accept_language},
+            # A download is refused as it starts: none is wanted, and an accepted one would
+            # write the whole body to disk however large, in any team's page.
+            "accept_downloads": False,
         }
 
     def metadata(self) -> dict[str, Any]:

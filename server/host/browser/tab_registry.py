@@ -98,6 +98,7 @@ class TabRegistry:
         if tab not in self:
             return None
         del self._tabs[tab.id]
+        tab.closed = True
         if self._active.get(tab.team_id) == tab.id:
             del self._active[tab.team_id]
         page, tab._page, tab.identity_session = tab._page, None, None

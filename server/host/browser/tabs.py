@@ -53,6 +53,9 @@ class Tab:
     ) -> None:
         self.id = id
         self.team_id = team_id
+        # Off the list for good (closed, or its profile went): a call that waited its turn
+        # finds it so instead of loading its page again.
+        self.closed = False
         self.partition = partition
         self.owner_agent_id = owner_agent_id
         self.owner_thread_id = owner_thread_id

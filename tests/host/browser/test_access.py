@@ -7,7 +7,7 @@ the CLI turn into the message a person reads.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import pytest
@@ -48,6 +48,7 @@ class Facts:
     held_by: str | None = None
     dialog: Any = None
     protection: Protection = Protection.NONE
+    closed: bool = False
 
 
 def tab(
@@ -398,6 +399,13 @@ TURN: list[tuple[str, Caller, Facts, bool, Outcome]] = [
         tab(agent=AGENT, dialog=AGENTS_OWN_DIALOG),
         True,
         None,
+    ),
+    (
+        "nobody's call runs on a tab closed while it waited",
+        Caller.person(ME),
+        replace(tab(), closed=True),
+        True,
+        (NotFound, "tabNotFound"),
     ),
 ]
 

@@ -8,6 +8,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
+from aiohttp import web
+from playwright.async_api import Error as PlaywrightError
 from playwright.async_api import Page
 
 from server.common.errors import CrewhostError
@@ -19,7 +21,7 @@ from server.host.browser.tab_pacing import browser_of
 from server.host.browser.tabs import Tab
 from tests.support.chromium import installed
 from tests.support.clock import FakeClock
-from tests.support.sites import SITES_ALLOWED, Site
+from tests.support.sites import SITES_ALLOWED, Site, pages_app, serving
 from tests.support.waiting import eventually
 
 TEAM = "team-a"
@@ -563,3 +565,64 @@ async def test_while_a_person_watches_a_tab_navigations_in_its_browser_take_turn
     result = await asyncio.wait_for(navigation, 10)
     assert str(result.value).endswith("/cookies")
     await holder
+
+
+async def test_a_download_a_page_starts_is_refused_and_not_written(engine: BrowserEngine) -> None:
+    """A page (any team's) that answers with an attachment gets nothing kept: the browser
+    ends the transfer as it starts, so the site cannot send the whole body."""
+    sent: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
+
+    async def attachment(request: web.Request) -> web.StreamResponse:
+        response = web.StreamResponse(
+            headers={
+                "Content-Type": "application/octet-stream",
+                "Content-Disposition": 'attachment; filename="../../report.bin"',
+            }
+        )
+        whole = False
+        try:
+            await response.prepare(request)
+            for _ in range(64):
+                await response.write(b"x" * (1 << 20))
+            await response.write_eof()
+            whole = True
+        finally:
+            if not sent.done():
+                sent.set_result(whole)
+        return response
+
+    pages = {"/": "<!doctype html><title>home</title>"}
+    async with serving(pages_app(pages, routes={"/report": attachment})) as site:
+        tab = await engine.open_tab(TEAM, Partition.shared(), url=site.url("/"))
+        with pytest.raises(PlaywrightError, match="Download is starting"):
+            await engine.navigate(TEAM, tab.id, AGENT, site.url("/report"))
+        async with asyncio.timeout(30):
+            assert await sent is False  # the browser ended the transfer
+
+
+async def test_a_call_that_waited_for_a_tab_closed_meanwhile_finds_it_gone(
+    engine: BrowserEngine, site: Site
+) -> None:
+    tab = await engine.open_tab(TEAM, Partition.shared(), url=site.url("/"))
+    started, finish = asyncio.Event(), asyncio.Event()
+
+    async def busy(_page: Page) -> None:
+        started.set()
+        await finish.wait()
+
+    async def location(page: Page) -> str:
+        return str(page.url)
+
+    first = asyncio.create_task(engine.run(TEAM, tab.id, AGENT, busy))
+    await started.wait()
+    # A person closes the tab, and an agent's call queues after: both wait for the first.
+    closing = asyncio.create_task(engine.close_tab(TEAM, tab.id, PERSON))
+    await asyncio.sleep(0)
+    waiting = asyncio.create_task(engine.run(TEAM, tab.id, AGENT, location))
+    await asyncio.sleep(0)
+    finish.set()
+    await first
+    await closing
+    assert await async_code_of(waiting) == "tabNotFound"
+    assert engine.list_tabs(TEAM) == []
+    assert tab.page is None
