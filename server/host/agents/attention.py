@@ -443,9 +443,12 @@ class AttentionRegistry:
         return request
 
     def deliver(self, request: AttentionRequest, payload: Any) -> None:
-        """Answer a request from ``pending`` with what the person sent."""
+        """Answer a request from ``pending`` with what the person sent; one that ended while
+        the answer was made ready (it expired, its turn stopped) takes nothing."""
         if request.answer.done():
             raise Conflict("this request was answered already", code="attentionAnswered")
+        if self._pending.get(request.id) is not request or self._clock.now() >= request.expires_at:
+            raise NotFound("no such request; it may have expired", code="attentionNotFound")
         request.payload = payload
         request.answer.set_result(True)
 

@@ -26,6 +26,7 @@ ADA, BO = "a" * 32, "b" * 32
 
 @dataclass
 class Asked:
+    clock: FakeClock
     vault: VaultService
     handoff: SecretHandoffService
     request_id: str
@@ -53,7 +54,7 @@ async def asked(database: ScratchDatabase, clock: FakeClock) -> AsyncIterator[As
     await announced.wait()  # told to the team as it starts waiting
     [request] = attention.list_requests(TEAM, ADA)
     try:
-        yield Asked(vault, SecretHandoffService(attention, vault), request.id, answer)
+        yield Asked(clock, vault, SecretHandoffService(attention, vault), request.id, answer)
     finally:
         answer.cancel()
         await db.close()
@@ -90,4 +91,28 @@ async def test_an_item_saved_as_its_request_is_declined_is_not_kept(asked: Asked
     )
     assert isinstance(answers[0], CrewhostError)
     assert answers[0].code == "attentionAnswered"
+    assert await names(asked.vault) == []
+
+
+async def test_an_item_saved_as_its_request_expires_is_not_kept(
+    asked: Asked, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    saving, saved = asyncio.Event(), asyncio.Event()
+    create = asked.vault.create_item
+
+    async def slow_create(*args: object, **kwargs: object) -> object:
+        saving.set()
+        await saved.wait()
+        return await create(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(asked.vault, "create_item", slow_create)
+    adding = asyncio.create_task(
+        asked.handoff.add_requested_item(TEAM, ADA, asked.request_id, {"name": "Ada's"})
+    )
+    await saving.wait()
+    asked.clock.advance(8 * 86_400)  # past any request's time
+    saved.set()
+    with pytest.raises(CrewhostError) as refused:
+        await adding
+    assert refused.value.code == "attentionNotFound"
     assert await names(asked.vault) == []
