@@ -535,6 +535,31 @@ async def test_a_stop_that_comes_as_the_turn_stores_its_end_keeps_the_reply(
     assert contents["runningTurnId"] is None
 
 
+async def test_half_a_utf16_pair_from_the_model_is_read_as_a_replacement_character(
+    host: TurnsHost,
+) -> None:
+    """JSON may escape half of a UTF-16 pair alone; a reply or a call's arguments holding
+    one could be neither sent nor stored, and left its turn running for good."""
+    agent_id = await make_agent(host)
+    follow = await start_thread(host, agent_id)
+    host.anthropic.script(
+        MessageEvents()
+        .tool_use("toolu_size", "ask_user", {"question": "Which size \ud83d?"})
+        .stop("tool_use")
+        .reply(),
+        MessageEvents().text("Size M \udc00 it is.").stop().reply(),
+    )
+    await send(follow, "Order a shirt")
+    asked = await follow.until("attention-requested")
+    assert asked["question"] == "Which size \ufffd?"
+    await host.member.call("attention-v1/reply", {"id": asked["id"], "answer": "M"})
+    finished = await follow.until("turn-finished")
+    assert finished["status"] == "done"
+    contents = await host.member.call("threads-v1/get", {"threadId": follow.thread_id})
+    assert contents["messages"][-1]["text"] == "Size M \ufffd it is."
+    assert [t["status"] for t in contents["turns"]] == ["done"]
+
+
 async def test_a_provider_error_ends_the_turn_with_a_readable_reason(host: TurnsHost) -> None:
     agent_id = await make_agent(host)
     follow = await start_thread(host, agent_id)

@@ -36,6 +36,7 @@ from server.host.agents.providers.events import (
     ToolCallArgumentsDelta,
     Usage,
 )
+from server.host.agents.providers.json_text import read_json
 from server.host.agents.providers.sse import SSEEvent
 from server.host.agents.providers.stream import (
     HttpOptions,
@@ -194,7 +195,7 @@ class AnthropicDecoder:
         if event.event == "ping":
             return ()
         try:
-            data = json.loads(event.data)
+            data = read_json(event.data)
         except (ValueError, RecursionError):
             raise ProviderError(
                 "malformed_stream", f"Anthropic sent an event that is not JSON ({event.event})"

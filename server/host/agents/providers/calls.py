@@ -10,6 +10,7 @@ from server.host.agents.providers.events import (
     ToolCallDropped,
     ToolCallInvalid,
 )
+from server.host.agents.providers.json_text import read_json
 
 ToolCallVerdict = StreamToolCallFinished | ToolCallInvalid | ToolCallDropped
 
@@ -37,7 +38,7 @@ class PendingCall:
         raw = self.raw_arguments
         try:
             # No arguments at all is how some providers send a call of a tool without input.
-            arguments = json.loads(raw) if raw.strip() else {}
+            arguments = read_json(raw) if raw.strip() else {}
         except (ValueError, RecursionError) as error:
             if cut_off:
                 return ToolCallDropped(self.id, self.name, CUT_OFF_REASON)

@@ -46,6 +46,7 @@ from server.host.agents.providers.events import (
     ToolCallInvalid,
     Usage,
 )
+from server.host.agents.providers.json_text import read_json
 from server.host.agents.providers.sse import SSEEvent
 from server.host.agents.providers.stream import (
     HttpOptions,
@@ -248,8 +249,8 @@ class ChatCompletionsDecoder:
             return ()
         label = self._wire.label
         try:
-            chunk = json.loads(data)
-        except ValueError:
+            chunk = read_json(data)
+        except (ValueError, RecursionError):
             raise ProviderError(
                 "malformed_stream", f"{label} sent a chunk that is not JSON"
             ) from None
