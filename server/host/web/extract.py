@@ -19,6 +19,7 @@ from markdownify import markdownify
 from readability import Document
 
 from server.common.errors import CrewhostError
+from server.common.json_text import read_json
 
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml"})
 # Codecs Python knows that no page is written in: host-name codecs, and one that always fails.
@@ -118,7 +119,7 @@ def extract(body: bytes, content_type: str, charset: str | None, url: str) -> Ex
     text = decode(body, charset)
     if is_json(content_type):
         try:
-            value = json.loads(text)
+            value = read_json(text)
         except (json.JSONDecodeError, RecursionError):
             return Extracted(text, "text")  # a cut, broken or too deep body is still worth reading
         if _nested_deeper_than(value, MAX_JSON_DEPTH):

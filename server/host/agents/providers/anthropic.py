@@ -20,6 +20,7 @@ from typing import Any
 
 import aiohttp
 
+from server.common.json_text import read_json
 from server.host.agents.providers.calls import PendingCall
 from server.host.agents.providers.errors import (
     ProviderError,
@@ -36,7 +37,6 @@ from server.host.agents.providers.events import (
     ToolCallArgumentsDelta,
     Usage,
 )
-from server.host.agents.providers.json_text import read_json
 from server.host.agents.providers.sse import SSEEvent
 from server.host.agents.providers.stream import (
     HttpOptions,

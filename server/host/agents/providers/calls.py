@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from server.common.json_text import read_json
 from server.host.agents.providers.events import (
     StreamToolCallFinished,
     ToolCallDropped,
     ToolCallInvalid,
 )
-from server.host.agents.providers.json_text import read_json
 
 ToolCallVerdict = StreamToolCallFinished | ToolCallInvalid | ToolCallDropped
 

@@ -28,6 +28,7 @@ from urllib.parse import urlsplit
 
 import aiohttp
 
+from server.common.json_text import read_json
 from server.host.agents.providers.calls import PendingCall
 from server.host.agents.providers.errors import (
     ProviderError,
@@ -46,7 +47,6 @@ from server.host.agents.providers.events import (
     ToolCallInvalid,
     Usage,
 )
-from server.host.agents.providers.json_text import read_json
 from server.host.agents.providers.sse import SSEEvent
 from server.host.agents.providers.stream import (
     HttpOptions,

@@ -43,6 +43,10 @@ def app() -> web.Application:
     async def data(_request: web.Request) -> web.Response:
         return web.json_response({"name": "tide", "heights": [1.2, 3.4]})
 
+    async def halves(_request: web.Request) -> web.Response:
+        # Half a UTF-16 pair escaped alone, as JSON allows and no UTF-8 text holds.
+        return web.Response(text='{"tide": "high \\ud83d"}', content_type="application/json")
+
     async def text(_request: web.Request) -> web.Response:
         return web.Response(text="plain words\nsecond line", content_type="text/plain")
 
@@ -70,6 +74,7 @@ def app() -> web.Application:
         ("/article", article),
         ("/bare", bare),
         ("/data", data),
+        ("/halves", halves),
         ("/text", text),
         ("/image", image),
         ("/moved", moved),
@@ -139,6 +144,8 @@ async def test_json_is_parsed_and_text_kept(site: Site) -> None:
     assert data["content_type"] == "application/json"
     text = await fetch(context_for(site), url=site.url("/text"))
     assert text["content"] == "plain words\nsecond line"
+    halves = await fetch(context_for(site), url=site.url("/halves"))
+    assert halves["content"] == {"tide": "high \ufffd"}
 
 
 @pytest.mark.parametrize("name", ["idna", "undefined", "punycode", "rot13", "x-unknown"])

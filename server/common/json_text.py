@@ -1,4 +1,5 @@
-"""JSON text from a provider, read so that every string in it can be sent and stored.
+"""JSON text from outside (a provider, a page), read so that every string in it can be sent
+and stored.
 
 JSON may escape half of a UTF-16 pair on its own (``"\\ud83d"``): Python reads it as a
 lone surrogate, which no UTF-8 text can hold, and a reply, a tool call's arguments or a

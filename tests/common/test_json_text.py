@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from server.host.agents.providers.json_text import read_json
+from server.common.json_text import read_json
 
 
 def test_a_lone_half_is_a_replacement_character_and_a_whole_pair_is_kept() -> None:
