@@ -27,7 +27,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from server.common.clock import Clock
-from server.common.errors import CrewhostError, Forbidden, NotFound
+from server.common.errors import CrewhostError, Forbidden, InvalidArgument, NotFound
 from server.common.protocol import events
 from server.common.roles import Role
 from server.common.tasks import BackgroundTasks
@@ -145,6 +145,7 @@ class RoutineService:
     async def create_routine(self, member: Member, agent_id: str, spec: RoutineSpec) -> Routine:
         await self._get_agent(member.team_id, agent_id)
         now = self._clock.now()
+        _refuse_passed(spec, now)
         routine = Routine(
             id=uuid.uuid4().hex,
             team_id=member.team_id,
@@ -171,6 +172,8 @@ class RoutineService:
         kept = Schedule.from_json(routine.schedule)
         if (spec.schedule.kind, spec.schedule.every_seconds) == ("every", kept.every_seconds):
             spec = replace(spec, schedule=kept)
+        if spec.schedule != kept:
+            _refuse_passed(spec, now)  # a once-routine that ran may still be renamed
         changed = replace(
             routine,
             updated_at=now,
@@ -570,6 +573,18 @@ def _fire_time(schedule: Schedule, next_fire_at: float, now: float, missed: str)
 
 def _first_fire(spec: RoutineSpec, now: float) -> float | None:
     return spec.schedule.next_after(now) if spec.enabled else None
+
+
+def _refuse_passed(spec: RoutineSpec, now: float) -> None:
+    """A routine turned on to run once at a time already past would never run: refused,
+    so the person sees it at once rather than a routine with no next time."""
+    at = spec.schedule.at
+    if spec.enabled and spec.schedule.kind == "once" and at is not None and at <= now:
+        raise InvalidArgument(
+            "field 'schedule.at': that time has passed; choose a later one",
+            code="routineTimePassed",
+            field="schedule.at",
+        )
 
 
 def _spec_fields(spec: RoutineSpec) -> dict[str, Any]:

@@ -992,13 +992,16 @@ def _template_routine(routine: Routine) -> TemplateRoutine:
 def _spec(routine: TemplateRoutine, now: float) -> RoutineSpec:
     """The routine for the importing team: its creator the importer, runs seen and approved
     by the importer until someone chooses others (accounts do not travel)."""
+    schedule = schedule_of(routine.schedule, now)
+    # A once-routine whose time has passed comes in turned off: it would never run.
+    passed = schedule.kind == "once" and schedule.at is not None and schedule.at <= now
     return RoutineSpec(
         name=routine.name,
         message=routine.message,
-        schedule=schedule_of(routine.schedule, now),
+        schedule=schedule,
         thread_policy=routine.thread_policy,
         approval_seconds=routine.approval_seconds,
         overlap=routine.overlap,
         missed=routine.missed,
-        enabled=routine.enabled,
+        enabled=routine.enabled and not passed,
     )

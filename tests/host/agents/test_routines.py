@@ -5,12 +5,13 @@ from __future__ import annotations
 import asyncio
 import functools
 from collections.abc import Sized
+from dataclasses import replace
 
 import pytest
 
-from server.common.errors import Conflict, Forbidden, NotFound
+from server.common.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from server.common.protocol.events import RoutineRunFinished, RoutineRunStarted
-from server.host.agents.routine_schedules import every_schedule
+from server.host.agents.routine_schedules import Schedule, every_schedule
 from server.host.agents.routines import RoutineSpec, first_message
 from server.host.services.workspace import Member
 from tests.host.agents.routine_fixtures import (
@@ -315,3 +316,30 @@ async def test_one_delivery_handed_over_twice_at_once_starts_one_run(routines: R
     assert sorted(run is None for run in both) == [False, True]
     await eventually(lambda: len(routines.turns.started) == 1)
     assert len(await routines.service.history(OWNER, routine.id)) == 1
+
+
+async def test_a_routine_to_run_once_at_a_time_past_is_refused_unless_off(
+    routines: Routines,
+) -> None:
+    now = routines.clock.now()
+    soon = spec(routines.clock, schedule=Schedule(kind="once", at=now + 60))
+    past = replace(soon, schedule=Schedule(kind="once", at=now - 60))
+    with pytest.raises(InvalidArgument) as refused:
+        await routines.service.create_routine(OWNER, AGENT, past)
+    assert (refused.value.code, refused.value.field) == ("routineTimePassed", "schedule.at")
+    kept_off = await routines.service.create_routine(OWNER, AGENT, replace(past, enabled=False))
+    assert kept_off.next_fire_at is None
+
+    routine = await routines.service.create_routine(OWNER, AGENT, soon)
+    assert routine.next_fire_at == now + 60
+    routines.clock.advance(120)  # its time has come and gone
+    # Renamed, it keeps its time; moved to another past time, it is refused.
+    renamed = await routines.service.update_routine(
+        OWNER, routine.id, replace(soon, name="Renamed")
+    )
+    assert renamed.name == "Renamed"
+    with pytest.raises(InvalidArgument) as moved:
+        await routines.service.update_routine(
+            OWNER, routine.id, replace(soon, schedule=Schedule(kind="once", at=now + 90))
+        )
+    assert moved.value.code == "routineTimePassed"

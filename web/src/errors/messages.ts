@@ -82,6 +82,7 @@ const TABLE: Record<string, string> = {
   turnRunning: 'The agent is still answering. Stop it or wait until it finishes.',
   routineNotFound: 'That routine no longer exists, or its runs are not shown to you.',
   invalidSchedule: 'That schedule is not valid. Check the highlighted field.',
+  routineTimePassed: 'That time has passed. Choose a later one.',
   scheduleTooFrequent: 'A routine may run at most once a minute. Choose a longer interval.',
   attentionNotFound: 'That request is no longer waiting; it may have expired.',
   attentionAnswered: 'Someone has answered that request already.',
