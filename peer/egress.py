@@ -17,6 +17,7 @@ from types import TracebackType
 from typing import Any
 
 from peer.connection import HostConnection
+from server.common.browser_address_policy import interface_addresses
 from server.common.egress import (
     CHUNK,
     EgressStream,
@@ -159,6 +160,12 @@ async def _pipe(
         writer.close()
 
 
+def member_policy() -> PublicOnlyPolicy:
+    """What a shared computer dials for the host: public addresses only, and never one of
+    its own, where a service listening on every interface of this computer answers."""
+    return PublicOnlyPolicy(own_addresses=interface_addresses())
+
+
 async def share_egress(
     connection: HostConnection,
     *,
@@ -168,10 +175,10 @@ async def share_egress(
 ) -> EgressShare:
     """Share this computer with the host of ``connection`` (owner or admin only).
 
-    ``policy`` decides which resolved addresses may be dialed: public ones only unless a
+    ``policy`` decides which resolved addresses may be dialed: ``member_policy`` unless a
     caller (a test) passes a policy with an exact loopback endpoint allowed.
     """
     proxy = await connection.call("browser-proxies-v1/share_computer", {"label": label})
-    share = EgressShare(connection, policy or PublicOnlyPolicy(), resolver, proxy)
+    share = EgressShare(connection, policy or member_policy(), resolver, proxy)
     await share.opened()
     return share

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import pytest
 
+from peer import egress as peer_egress
 from peer.egress import TargetDialer
 from server.common.egress import (
     CHANNEL_HIGH_WATER,
@@ -340,6 +341,23 @@ async def test_the_default_dialer_refuses_special_addresses_and_names_that_resol
                 await joined.host.open(target, 80)
             assert caught.value.reason == Refusal.POLICY
     assert resolver.asked == ["inside.example"]
+
+
+async def test_a_shared_computer_dials_none_of_its_own_public_addresses(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A service listening on every interface of the member's computer answers on its
+    public address too (a global IPv6 one, often): the host may not reach it that way."""
+    own = ipaddress.ip_address("44.0.0.1")
+    monkeypatch.setattr(peer_egress, "interface_addresses", lambda: frozenset({own}))
+    resolver = TableResolver({"laptop.example": [str(own)]})
+    dialer = TargetDialer(peer_egress.member_policy(), resolver)
+    async with pair(dialer.dial) as joined:
+        for target in (str(own), "laptop.example"):
+            with pytest.raises(StreamRefused) as caught:
+                await joined.host.open(target, 22)
+            assert caught.value.reason == Refusal.POLICY
+    assert peer_egress.member_policy().permits(ipaddress.ip_address("44.0.0.2"), 443)
 
 
 async def test_the_dialer_dials_the_pinned_address_an_allowed_endpoint_names() -> None:
