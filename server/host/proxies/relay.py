@@ -141,8 +141,11 @@ class LoopbackRelay:
             return
         method, target, version = parts
         if method.upper() == "CONNECT":
-            host, port = _split_authority(target, 443)
-            upstream = await self._open(writer, host, port)
+            named = _split_authority(target, 443)
+            if named is None:
+                await _answer(writer, 400, "Bad Request")
+                return
+            upstream = await self._open(writer, *named)
             if upstream is None:
                 return
             writer.write(b"HTTP/1.1 200 Connection Established\r\n\r\n")
@@ -153,8 +156,11 @@ class LoopbackRelay:
             await _answer(writer, 400, "Bad Request")
             return
         authority, _, path = target[len("http://") :].partition("/")
-        host, port = _split_authority(authority, 80)
-        upstream = await self._open(writer, host, port)
+        named = _split_authority(authority, 80)
+        if named is None:
+            await _answer(writer, 400, "Bad Request")
+            return
+        upstream = await self._open(writer, *named)
         if upstream is None:
             return
         kept = [h for h in headers if h.split(":", 1)[0].strip().lower() not in _HOP_HEADERS]
@@ -183,13 +189,24 @@ class LoopbackRelay:
         return upstream
 
 
-def _split_authority(authority: str, default_port: int) -> tuple[str, int]:
+def _split_authority(authority: str, default_port: int) -> tuple[str, int] | None:
+    """The host and port a request names; None when it names no address a connection
+    could be opened to (a port out of range, a host name no DNS label can spell)."""
     if authority.startswith("["):
         host, _, rest = authority[1:].partition("]")
         port_text = rest[1:] if rest.startswith(":") else ""
     else:
         host, _, port_text = authority.partition(":")
-    return host, int(port_text) if port_text.isdigit() else default_port
+    if port_text and not (port_text.isascii() and port_text.isdigit()):
+        return None
+    port = int(port_text) if port_text else default_port
+    if not host or not 0 < port < 65536:
+        return None
+    try:
+        host.encode("idna")
+    except UnicodeError:
+        return None
+    return host, port
 
 
 async def _answer(writer: asyncio.StreamWriter, status: int, reason: str, *extra: str) -> None:

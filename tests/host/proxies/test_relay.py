@@ -7,6 +7,8 @@ import asyncio
 import base64
 import contextlib
 
+import pytest
+
 from server.host.proxies.exits import ExitRefused, Upstream
 from server.host.proxies.relay import LoopbackRelay
 
@@ -29,10 +31,12 @@ class SilentExit:
 Streams = tuple[asyncio.StreamReader, asyncio.StreamWriter]
 
 
-async def connect_through(relay: LoopbackRelay) -> Streams:
+async def connect_through(
+    relay: LoopbackRelay, request: str = "CONNECT example.test:443"
+) -> Streams:
     reader, writer = await asyncio.open_connection("127.0.0.1", relay.port)
     sign_in = base64.b64encode(f"{relay.username}:{relay.password}".encode()).decode()
-    head = f"CONNECT example.test:443 HTTP/1.1\r\nProxy-Authorization: Basic {sign_in}\r\n\r\n"
+    head = f"{request} HTTP/1.1\r\nProxy-Authorization: Basic {sign_in}\r\n\r\n"
     writer.write(head.encode())
     await writer.drain()
     return reader, writer
@@ -72,3 +76,39 @@ async def test_a_refused_target_is_answered_502_with_why_and_the_cause() -> None
     assert b"X-Proxy-Refusal: target" in head
     assert b"X-Proxy-Refusal-Cause: policy" in head
     assert (relay.last_refusal, relay.last_cause) == ("target", "policy")
+
+
+class OpenedExit:
+    """An exit that notes each target it is asked for and refuses it."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, int]] = []
+
+    async def open(self, host: str, port: int) -> Upstream:
+        self.asked.append((host, port))
+        raise ExitRefused("target", "policy")
+
+
+@pytest.mark.parametrize(
+    "request_line",
+    [
+        "CONNECT example.test:70000",
+        "CONNECT example.test:0",
+        "CONNECT example.test:4x3",
+        "CONNECT [::1]:99999",
+        "CONNECT " + "a" * 64 + ".test:443",
+        "CONNECT x..y:443",
+        "GET http://example.test:65536/",
+        "GET http://:80/",
+    ],
+)
+async def test_a_target_no_connection_could_be_opened_to_is_answered_400(
+    request_line: str,
+) -> None:
+    exit_ = OpenedExit()
+    async with LoopbackRelay(exit_) as relay:
+        reader, writer = await connect_through(relay, request_line)
+        answer = await asyncio.wait_for(reader.read(), 10)
+        writer.close()
+    assert answer.startswith(b"HTTP/1.1 400 Bad Request")
+    assert exit_.asked == []
