@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from server.host.agents.fences import fence_for, fenced
 from server.host.agents.providers.events import Failed, StreamTextDelta
 from server.host.agents.providers.stream import ModelProvider, ModelRequest
 from server.host.agents.providers.transcript import UserMessage
@@ -16,6 +17,15 @@ _SYSTEM = (
 MAX_SUMMARY_TOKENS = 2048
 
 
+def _request(prompt: str, content: str) -> str:
+    """The request and the content, fenced by lines the content cannot write itself."""
+    fence = fence_for(content)
+    return (
+        f"Request: {prompt}\n\nThe content is between the two lines marked {fence}.\n\n"
+        + fenced(content, "CONTENT", fence)
+    )
+
+
 def summarizer(provider: ModelProvider, model: str) -> Summarize:
     """A ``Summarize`` that asks ``model`` of ``provider`` once per call."""
 
@@ -23,7 +33,7 @@ def summarizer(provider: ModelProvider, model: str) -> Summarize:
         request = ModelRequest(
             model=model,
             system=_SYSTEM,
-            messages=[UserMessage(text=f"Request: {prompt}\n\n<content>\n{content}\n</content>")],
+            messages=[UserMessage(text=_request(prompt, content))],
             max_tokens=MAX_SUMMARY_TOKENS,
         )
         parts: list[str] = []
