@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from server.host.services.skill_format import (
     MAX_FILE_BYTES,
+    MAX_NAME_CHARS,
     MAX_PATH_CHARS,
     MAX_SKILL_BYTES,
     MAX_SKILL_FILES,
@@ -28,7 +29,8 @@ LIMITS = ZipLimits(
     files=MAX_SKILL_FILES,
     file_bytes=MAX_FILE_BYTES,
     total_bytes=MAX_SKILL_BYTES,
-    max_path_chars=MAX_PATH_CHARS,
+    # An entry's name holds the skill's folder too; its path inside is checked after.
+    max_path_chars=MAX_NAME_CHARS + 1 + MAX_PATH_CHARS,
     what="a skill",
 )
 

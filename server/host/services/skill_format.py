@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from server.common.errors import InvalidArgument
+from server.host.services.zip_archive import is_junk
 from server.host.workspace.paths import workspace_parts
 
 SKILL_FILE = "SKILL.md"
@@ -202,6 +203,13 @@ def check_files(files: Mapping[str, bytes]) -> SkillDocument:
     for path, data in files.items():
         if check_path(path) != path:
             raise skill_invalid(f"{path!r} is not a plain path", field="path")
+        # Reading a .zip skips these, so a skill holding one would lose it on a round trip.
+        if is_junk(path):
+            raise skill_invalid(
+                f"{path!r} is a file zip tools add (__MACOSX/, .DS_Store, Thumbs.db); "
+                "a skill does not hold one",
+                field="path",
+            )
         if len(data) > MAX_FILE_BYTES:
             raise skill_invalid(f"{path!r} is larger than {MAX_FILE_BYTES} bytes", field="path")
         total += len(data)

@@ -16,6 +16,8 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 
+from sqlalchemy.ext.asyncio import AsyncConnection
+
 from server.common.clock import Clock
 from server.common.errors import Conflict, InvalidArgument, NotFound
 from server.common.protocol import events
@@ -47,6 +49,8 @@ from server.host.storage.skills import (
 )
 
 Announce = Callable[[str, events.HostEvent], None]
+# The files of a new version, made from the skill as it is inside the write that saves it.
+MakeFiles = Callable[[AsyncConnection, Skill], Awaitable[Mapping[str, bytes]]]
 # (team, agent): raises ``agentNotFound`` when the team has no such agent.
 CheckAgent = Callable[[str, str], Awaitable[object]]
 
@@ -139,9 +143,7 @@ class SkillService:
         skill = await self._skill(team_id, name)
         number = skill.version if version is None else version
         async with self._db.read() as conn:
-            files = await self._repo.get_files(conn, team_id, skill.id, number)
-        if files is None:
-            raise NotFound(f"{name!r} has no version {number}", code="skillVersionNotFound")
+            files = await self._files(conn, skill, number)
         return SkillContents(skill, number, parse_skill_md(files[SKILL_FILE].decode()), files)
 
     async def versions(self, team_id: str, name: str) -> tuple[Skill, list[SkillVersion]]:
@@ -188,38 +190,32 @@ class SkillService:
         self, member: Member, name: str, files: Mapping[str, bytes], *, change: str = "edited"
     ) -> Skill:
         """A new version of the skill with these files; a draft stays a draft."""
-        document = check_files(files)
-        if document.front.name != name:
-            raise skill_invalid(
-                f"{SKILL_FILE} names the skill {document.front.name!r}; it must stay {name!r}",
-                field="name",
-            )
-        skill = await self._skill(member.team_id, name)
-        return await self._new_version(skill, document, files, change, by=member.account_id)
+        return await self._new_version(member, name, _replacing(files), change)
 
     async def edit(
         self, member: Member, name: str, written: Mapping[str, bytes], removed: list[str]
     ) -> Skill:
         """A new version from the newest: ``written`` files replace or join, ``removed``
-        ones go, the others stay as they are."""
-        files = dict((await self.get_skill(member.team_id, name)).files)
-        for path in removed:
-            if files.pop(path, None) is None:
-                raise NotFound(f"{name!r} has no file {path!r}", code="skillFileNotFound")
-        files.update(written)
-        return await self.update(member, name, files)
+        ones go, the others stay as they are. The newest is read inside the write, so two
+        edits at once both land, the second on top of the first."""
+
+        async def edited(conn: AsyncConnection, skill: Skill) -> Mapping[str, bytes]:
+            files = await self._files(conn, skill, skill.version)
+            for path in removed:
+                if files.pop(path, None) is None:
+                    raise NotFound(f"{name!r} has no file {path!r}", code="skillFileNotFound")
+            files.update(written)
+            return files
+
+        return await self._new_version(member, name, edited, "edited")
 
     async def revert(self, member: Member, name: str, version: int) -> Skill:
         """A new version with the files of ``version``: history keeps every step."""
-        contents = await self.get_skill(member.team_id, name, version)
-        return await self._new_version(
-            contents.skill,
-            contents.document,
-            contents.files,
-            "reverted",
-            by=member.account_id,
-            reverted_from=version,
-        )
+
+        async def reverted(conn: AsyncConnection, skill: Skill) -> Mapping[str, bytes]:
+            return await self._files(conn, skill, version)
+
+        return await self._new_version(member, name, reverted, "reverted", reverted_from=version)
 
     async def import_archive(self, member: Member, data: bytes, *, replace: bool) -> Skill:
         """The skill in a ``.zip``, checked whole before anything is written: a new skill,
@@ -229,9 +225,7 @@ class SkillService:
         async with self._db.read() as conn:
             existing = await self._repo.get_skill_by_name(conn, team_id, name)
         if existing is not None and replace:
-            return await self._new_version(
-                existing, document, files, "uploaded", by=member.account_id
-            )
+            return await self._new_version(member, name, _replacing(files), "uploaded")
         return await self._add(team_id, document, files, "uploaded", by=member.account_id)
 
     async def delete(self, member: Member, name: str) -> None:
@@ -467,22 +461,34 @@ class SkillService:
         self._changed(skill, change)
         return skill
 
+    async def _files(self, conn: AsyncConnection, skill: Skill, number: int) -> dict[str, bytes]:
+        files = await self._repo.get_files(conn, skill.team_id, skill.id, number)
+        if files is None:
+            raise NotFound(f"{skill.name!r} has no version {number}", code="skillVersionNotFound")
+        return files
+
     async def _new_version(
         self,
-        skill: Skill,
-        document: SkillDocument,
-        files: Mapping[str, bytes],
+        member: Member,
+        name: str,
+        make_files: MakeFiles,
         change: str,
         *,
-        by: str,
         reverted_from: int | None = None,
     ) -> Skill:
-        now = self._clock.now()
+        """A new version of the team's skill ``name`` with the files ``make_files`` makes
+        from it. The skill is read and its row locked inside the write, and every row
+        written is that skill's: two saves at once make two versions, the second made from
+        the first, and a skill deleted and made again meanwhile gets the version whole."""
+        now, by = self._clock.now(), member.account_id
         async with self._db.write() as conn:
-            # Read again under the write: two saves at once make two versions, not one.
-            current = await self._repo.get_skill_by_name(conn, skill.team_id, skill.name)
+            current = await self._repo.get_skill_by_name(
+                conn, member.team_id, name, for_update=True
+            )
             if current is None:
-                raise _not_found(skill.name)
+                raise _not_found(name)
+            files = await make_files(conn, current)
+            document = _checked(name, files)
             number = current.version + 1
             version = _version(
                 current,
@@ -497,8 +503,8 @@ class SkillService:
             await self._repo.add_version(conn, version, files)
             await self._repo.update_skill(
                 conn,
-                skill.team_id,
-                skill.id,
+                current.team_id,
+                current.id,
                 version=number,
                 description=document.front.description,
                 updated_at=now,
@@ -531,6 +537,26 @@ class SkillService:
                 agent_id=agent_id,
             ),
         )
+
+
+def _replacing(files: Mapping[str, bytes]) -> MakeFiles:
+    """Files that replace the skill's whole, whatever it holds now."""
+
+    async def make(conn: AsyncConnection, skill: Skill) -> Mapping[str, bytes]:
+        return files
+
+    return make
+
+
+def _checked(name: str, files: Mapping[str, bytes]) -> SkillDocument:
+    """The parsed ``SKILL.md`` of a new version's files, checked whole; its name must stay."""
+    document = check_files(files)
+    if document.front.name != name:
+        raise skill_invalid(
+            f"{SKILL_FILE} names the skill {document.front.name!r}; it must stay {name!r}",
+            field="name",
+        )
+    return document
 
 
 def _paths(files: Mapping[str, bytes]) -> list[str]:

@@ -39,6 +39,12 @@ _DRIVE = re.compile(r"^[A-Za-z]:")
 _EPOCH = (1980, 1, 1, 0, 0, 0)
 
 
+def is_junk(path: str) -> bool:
+    """Whether ``path`` is what zip tools of some systems add beside the files (a
+    ``__MACOSX/`` folder's entry, ``.DS_Store``, ``Thumbs.db``): reading skips it."""
+    return _JUNK.search(path) is not None
+
+
 class ArchiveRefused(InvalidArgument):
     """An archive was refused before anything was written; the reason leads the message
     (``(link) …``). Each kind of archive names its own code in a subclass."""
@@ -130,7 +136,7 @@ def _entries(
         if name.casefold() in seen:
             raise refused("duplicateName", f"{name!r} is listed twice")
         seen.add(name.casefold())
-        if kind == "folder" or _JUNK.search(name):
+        if kind == "folder" or is_junk(name):
             continue
         if info.flag_bits & 0x1:
             raise refused("encrypted", f"{name!r} is encrypted")

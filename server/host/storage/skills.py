@@ -100,11 +100,12 @@ class SkillRepository:
         return [Skill(**row._mapping) for row in result]
 
     async def get_skill_by_name(
-        self, conn: AsyncConnection, team_id: str, name: str
+        self, conn: AsyncConnection, team_id: str, name: str, *, for_update: bool = False
     ) -> Skill | None:
-        result = await conn.execute(
-            sa.select(*_SKILL).where(skills.c.team_id == team_id, skills.c.name == name)
-        )
+        """The skill of that name; ``for_update`` locks its row until the transaction ends
+        (on PostgreSQL: SQLite's writes are one at a time already)."""
+        query = sa.select(*_SKILL).where(skills.c.team_id == team_id, skills.c.name == name)
+        result = await conn.execute(query.with_for_update() if for_update else query)
         row = result.first()
         return None if row is None else Skill(**row._mapping)
 

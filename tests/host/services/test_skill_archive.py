@@ -21,6 +21,9 @@ from server.host.services.skill_archive import (
 )
 from server.host.services.skill_format import (
     MAX_DESCRIPTION_CHARS,
+    MAX_NAME_CHARS,
+    MAX_PATH_CHARS,
+    check_files,
     check_name,
     parse_skill_md,
     skill_md,
@@ -79,6 +82,26 @@ def test_an_exported_skill_reads_back_the_same_and_is_the_same_bytes_each_time()
             "expenses/scripts/total.js",
         ]
     assert read_skill_archive(data)[1] == files
+
+
+def test_a_skill_of_the_longest_name_and_path_reads_back() -> None:
+    name, path = "e" * MAX_NAME_CHARS, "/".join(["d" * 31] * 7 + ["f" * 31])
+    assert len(path) == MAX_PATH_CHARS
+    files = {"SKILL.md": skill_md(name, "File an expense report.", "Steps").encode(), path: b"x"}
+    document, read = read_skill_archive(write_skill_archive(name, files))
+    assert (document.front.name, read) == (name, files)
+    # At the root, with no folder, a path is held to the skill's own limit.
+    long = ("f" * (MAX_PATH_CHARS + 1), b"x")
+    with pytest.raises(InvalidArgument) as caught:
+        read_skill_archive(archive(("SKILL.md", files["SKILL.md"]), long))
+    assert (caught.value.code, caught.value.field) == ("skillInvalid", "path")
+
+
+@pytest.mark.parametrize("path", [".DS_Store", "docs/Thumbs.db", "__MACOSX/._SKILL.md"])
+def test_a_skill_holds_no_file_that_reading_its_zip_would_skip(path: str) -> None:
+    with pytest.raises(InvalidArgument) as caught:
+        check_files({"SKILL.md": SKILL, path: b"x"})
+    assert (caught.value.code, caught.value.field) == ("skillInvalid", "path")
 
 
 @pytest.mark.parametrize(

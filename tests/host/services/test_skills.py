@@ -5,9 +5,13 @@ nothing ever across teams."""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
 import pytest
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from server.common.errors import CrewhostError, NotFound
 from server.common.protocol.events import HostEvent, SkillsChanged
@@ -260,6 +264,62 @@ async def test_an_upload_arrives_in_chunks_and_is_checked_whole(skills: SkillSer
     replaced = await skills.import_archive(ADMIN, data, replace=True)
     assert replaced.version == 2
     assert (await skills.versions(TEAM_A, "expenses"))[1][0].change == "uploaded"
+
+
+async def test_saves_at_once_each_land_on_top_of_the_one_before(skills: SkillService) -> None:
+    first = {"SKILL.md": skill_md("expenses", "File expenses.", "Steps")}
+    await skills.create(ADMIN, first)
+    await asyncio.gather(
+        skills.edit(ADMIN, "expenses", {"a.md": b"A"}, []),
+        skills.edit(ADMIN, "expenses", {"b.md": b"B"}, []),
+    )
+    newest = await skills.get_skill(TEAM_A, "expenses")
+    assert (newest.version, sorted(newest.files)) == (3, ["SKILL.md", "a.md", "b.md"])
+    # Whole folders saved at once are versions one after the other too.
+    await asyncio.gather(
+        skills.update(ADMIN, "expenses", first), skills.revert(ADMIN, "expenses", 2)
+    )
+    _skill, versions = await skills.versions(TEAM_A, "expenses")
+    assert [v.version for v in versions] == [5, 4, 3, 2, 1]
+
+
+def before_the_next_write(
+    monkeypatch: pytest.MonkeyPatch, db: Database, step: Callable[[], Awaitable[object]]
+) -> None:
+    """Run ``step`` once, just before the next write begins: what another request does
+    between a service's reads and its write."""
+    write, pending = db.write, [step]
+
+    @asynccontextmanager
+    async def then_write() -> AsyncIterator[AsyncConnection]:
+        if pending:
+            await pending.pop()()
+        async with write() as conn:
+            yield conn
+
+    monkeypatch.setattr(db, "write", then_write)
+
+
+async def test_a_skill_deleted_and_made_again_before_an_upload_lands_gets_it_whole(
+    monkeypatch: pytest.MonkeyPatch, db: Database, skills: SkillService
+) -> None:
+    from server.host.services.skill_archive import write_skill_archive
+
+    await skills.create(ADMIN, {"SKILL.md": skill_md("expenses", "Old.", "Steps")})
+
+    async def made_again() -> None:
+        await skills.delete(ADMIN, "expenses")
+        await skills.create(ADMIN, {"SKILL.md": skill_md("expenses", "New.", "Steps")})
+
+    before_the_next_write(monkeypatch, db, made_again)
+    uploaded = {"SKILL.md": skill_md("expenses", "Uploaded.", "Steps"), "a.md": b"A"}
+    skill = await skills.import_archive(
+        ADMIN, write_skill_archive("expenses", uploaded), replace=True
+    )
+    newest = await skills.get_skill(TEAM_A, "expenses")
+    assert (skill.version, newest.version, newest.files) == (2, 2, uploaded)
+    # Later saves go on from there.
+    assert (await skills.edit(ADMIN, "expenses", {"b.md": b"B"}, [])).version == 3
 
 
 def test_the_prompt_lists_a_hundred_skills_in_little_room() -> None:
