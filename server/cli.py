@@ -20,9 +20,16 @@ from server.config import Settings, load_settings, settings_markdown
 from server.logs import configure_logging
 
 
+def _folder(value: str) -> Path:
+    # Path("") is the current folder, which a command would make private and fill.
+    if not value.strip():
+        raise argparse.ArgumentTypeError("an empty path names no folder")
+    return Path(value)
+
+
 def _common(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", type=Path, help="TOML settings file (or CREWHOST_CONFIG)")
-    parser.add_argument("--data-dir", type=Path, help="data folder (CREWHOST_DATA_DIR)")
+    parser.add_argument("--data-dir", type=_folder, help="data folder (CREWHOST_DATA_DIR)")
     parser.add_argument("--log-format", choices=["text", "json"], help="log line format")
 
 
@@ -180,6 +187,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         configure_logging(settings.log.format, settings.log.level)
         if args.command == "admin" and args.admin_command == "doctor":
             return _doctor(settings)
+        if {args.command, getattr(args, "admin_command", None)} & _DATABASE_COMMANDS:
+            _check_database(settings)
         return _dispatch(args, settings)
     except CrewhostError as exc:
         print(f"crewhost: {exc.message}", file=sys.stderr)
@@ -188,6 +197,57 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except _Terminated:
         return 128 + signal.SIGTERM
+
+
+# Commands that open the database the settings name.
+_DATABASE_COMMANDS = frozenset(
+    ("serve", "hub", "migrate", "create-owner", "setup-code", "rotate-key", "retire-key", "backup")
+)
+
+
+def _check_database(settings: Settings) -> None:
+    """Refuse a database URL that cannot be used or reached, in one line, before the
+    command needs it; the password is never shown."""
+    import asyncpg
+    import sqlalchemy as sa
+    from sqlalchemy.engine import make_url
+
+    from server.common.errors import InvalidArgument
+    from server.db.engine import Database
+
+    try:
+        url = make_url(settings.database_url)
+        dialect = url.get_dialect()
+    except sa.exc.ArgumentError as exc:
+        raise InvalidArgument(
+            f"CREWHOST_DATABASE_URL is not a database URL Crewhost can use ({exc}): give "
+            "postgresql+asyncpg://user@host/db, or leave it empty for SQLite in the data folder"
+        ) from None
+    shown = url.render_as_string(hide_password=True)
+    if url.get_backend_name() not in ("sqlite", "postgresql") or not dialect.is_async:
+        raise InvalidArgument(
+            f"CREWHOST_DATABASE_URL names {shown}: Crewhost speaks to PostgreSQL through "
+            "asyncpg (postgresql+asyncpg://user@host/db), or leave it empty for SQLite"
+        )
+    if url.get_backend_name() == "sqlite":
+        return  # a file in the data folder: the command makes it
+
+    async def reach() -> None:
+        db = Database(settings.database_url, pool_size=1)
+        try:
+            await db.ping()
+        finally:
+            await db.close()
+
+    try:
+        asyncio.run(reach())
+    except (OSError, asyncpg.PostgresError, sa.exc.DBAPIError) as exc:
+        cause = exc.orig if isinstance(exc, sa.exc.DBAPIError) else exc
+        said = str(cause).splitlines()[0] if str(cause) else type(cause).__name__
+        raise InvalidArgument(
+            f"cannot reach the database {shown}: {said}; check CREWHOST_DATABASE_URL "
+            "(database.url), that the database runs and that this user may use it"
+        ) from None
 
 
 class _Terminated(BaseException):
@@ -245,13 +305,18 @@ def _dispatch(args: argparse.Namespace, settings: Settings) -> int:
     if args.admin_command == "backup":
         from server.admin_backup import backup
 
+        passphrase = _new_backup_passphrase()
+        if passphrase is None:
+            return 2
         signal.signal(signal.SIGTERM, _stop_on_sigterm)
-        made = backup(settings, args.out, _passphrase())
+        made = backup(settings, args.out, passphrase)
         counted = ", ".join(f"{count} {name}" for name, count in made.rows.items() if count)
         print(
             f"backed up the {made.database} database (revision {made.revision or '?'}; "
             f"{counted or 'no rows'}) and {made.files} files to {args.out}"
         )
+        if made.vanished:
+            print(f"{made.vanished} files were removed while the backup ran: they are not in it")
         return 0
     from server import admin
 
@@ -353,6 +418,16 @@ def _passphrase() -> str:
     if sys.stdin.isatty():
         return getpass.getpass("Backup passphrase: ")
     return sys.stdin.readline().rstrip("\n")
+
+
+def _new_backup_passphrase() -> str | None:
+    """The passphrase that seals a new backup; on a terminal asked twice, None if they differ
+    (a typo would seal a backup nobody can open)."""
+    passphrase = _passphrase()
+    if sys.stdin.isatty() and getpass.getpass("Again: ") != passphrase:
+        print("crewhost: the passphrases differ", file=sys.stderr)
+        return None
+    return passphrase
 
 
 if __name__ == "__main__":

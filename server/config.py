@@ -442,6 +442,14 @@ class Settings(SettingsSection):
     rtc: RtcSettings = RtcSettings()
     log: LogSettings = LogSettings()
 
+    @field_validator("data_dir", mode="before")
+    @classmethod
+    def _refuse_an_empty_data_dir(cls, value: Any) -> Any:
+        # An empty path is the current folder: a command would make it private and fill it.
+        if isinstance(value, str) and not value.strip():
+            raise ValueError("is empty: name the data folder (CREWHOST_DATA_DIR)")
+        return value
+
     @property
     def database_url(self) -> str:
         if self.database.url:
@@ -508,8 +516,15 @@ def _parse_env_value(raw: str, info: FieldInfo) -> Any:
 
 
 def _set_path(target: dict[str, Any], path: tuple[str, ...], value: Any) -> None:
-    for part in path[:-1]:
-        target = target.setdefault(part, {})
+    for depth, part in enumerate(path[:-1], start=1):
+        section: Any = target.setdefault(part, {})
+        if not isinstance(section, dict):
+            name = ".".join(path[:depth])
+            raise InvalidArgument(
+                f"bad setting: '{name}' must be a table ([{name}]) in the config file",
+                field=name,
+            )
+        target = section
     target[path[-1]] = value
 
 

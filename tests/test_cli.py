@@ -119,6 +119,20 @@ async def test_a_bad_setting_is_a_clear_error(tmp_path: Path) -> None:
     assert "hub.port" in err
 
 
+@pytest.mark.parametrize(
+    "url",
+    ["notaurl", "nosuchdriver://db/crew", "postgresql+asyncpg://crew:s3cret@127.0.0.1:1/crew"],
+)
+async def test_a_database_url_that_cannot_serve_is_one_line(tmp_path: Path, url: str) -> None:
+    code, _, err = await run(
+        "admin", "migrate", "--data-dir", str(tmp_path), env={"CREWHOST_DATABASE_URL": url}
+    )
+    assert code == 2
+    assert (err.count("\n"), err.startswith("crewhost: ")) == (1, True), err
+    assert "CREWHOST_DATABASE_URL" in err
+    assert "s3cret" not in err
+
+
 async def test_serve_prints_the_setup_link_and_logs_json(tmp_path: Path) -> None:
     # A fresh interpreter, as a person starts it (the other tests fork theirs).
     process = await asyncio.create_subprocess_exec(

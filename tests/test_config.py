@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from server.cli import build_parser
 from server.common.errors import InvalidArgument
 from server.config import iter_settings, load_settings, settings_docs, settings_markdown
 
@@ -96,3 +97,27 @@ def test_the_browser_allow_list_is_comma_separated_in_the_environment() -> None:
     with pytest.raises(InvalidArgument, match="'localhost:3000' is not a host name") as caught:
         load_settings(env={"CREWHOST_HOST_BROWSER_ALLOWED_HOSTS": "localhost:3000"})
     assert caught.value.field == "host.browser_allowed_hosts"
+
+
+def test_an_empty_data_dir_is_refused(tmp_path: Path) -> None:
+    # An empty path would be the current folder, made private and filled.
+    config = tmp_path / "crewhost.toml"
+    config.write_text('data_dir = ""\n')
+    for given in ({"env": {"CREWHOST_DATA_DIR": ""}}, {"config_file": config, "env": {}}):
+        with pytest.raises(InvalidArgument) as refused:
+            load_settings(**given)
+        assert refused.value.field == "data_dir"
+        assert "CREWHOST_DATA_DIR" in refused.value.message
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["admin", "migrate", "--data-dir", ""])
+
+
+def test_a_section_that_is_not_a_table_is_a_clear_error(tmp_path: Path) -> None:
+    config = tmp_path / "crewhost.toml"
+    config.write_text("hub = 5\n")
+    for env, overrides in (({"CREWHOST_HUB_PORT": "9000"}, {}), ({}, {"hub.bind": "127.0.0.2"})):
+        with pytest.raises(InvalidArgument) as refused:
+            load_settings(config, env=env, overrides=overrides)
+        assert (
+            refused.value.message == "bad setting: 'hub' must be a table ([hub]) in the config file"
+        )

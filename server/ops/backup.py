@@ -9,9 +9,11 @@ consistent, and they are large; members sign in to sites again after a restore.
 No plain copy leaves the data folder: the archive is sealed as it is written, and the
 database snapshot is staged in a private folder inside the data folder (``STAGING``),
 removed when the backup ends, however it ends, or by the next ``crewhost`` command after
-a kill. A restore unpacks into a private folder beside its target and renames it into
-place once everything is proven, so a restore stopped half-way leaves the target as it
-was: missing or empty.
+a kill. A restore unpacks into a private folder and moves it into place once everything
+is proven, so a restore stopped half-way leaves the target as it was: missing, or empty but
+for that private folder, which the next restore removes. A missing target is made by
+renaming the folder, made beside it; an empty one (a mount point, which cannot be renamed
+onto) gets the folder's entries, the folder being made inside it, on the same filesystem.
 """
 
 from __future__ import annotations
@@ -61,8 +63,17 @@ _LOCK = ".lock"
 # and part of the archive sealed (a restore: once it is unpacked beside its target), then
 # waits for a signal (the tests stop it there).
 PAUSE_HOOK = "CREWHOST_TEST_BACKUP_PAUSE"
-# Files of a data folder that a backup never copies as they are.
-_DATABASE_FILES = ("crewhost.db", "crewhost.db-wal", "crewhost.db-shm", "crewhost.db-journal")
+# Files of a data folder that a backup never copies as they are: the live SQLite files, and
+# the dump a PostgreSQL restore leaves (each backup holds its own snapshot under that name).
+_DATABASE_FILES = (
+    SQLITE_MEMBER,
+    f"{SQLITE_MEMBER}-wal",
+    f"{SQLITE_MEMBER}-shm",
+    f"{SQLITE_MEMBER}-journal",
+    POSTGRES_MEMBER,
+)
+# Inside a restore's target folder when it exists already: the restore is unpacked there.
+RESTORING = ".crewhost-restoring"
 
 
 class BackupRefused(CrewhostError):
@@ -99,6 +110,8 @@ class BackupReport:
     revision: str | None
     rows: dict[str, int]
     files: int
+    # Files listed for the backup but removed before they were read (an agent's temporary file).
+    vanished: int = 0
 
 
 def _kept(data_dir: Path, path: Path) -> bool:
@@ -335,14 +348,20 @@ def create_backup(
         with tarfile.open(fileobj=sealed, mode="w|") as tar:  # type: ignore[call-overload]
             tar.add(snapshot, snapshot.name)
             _pause_for_tests()
+            vanished = 0
             for path in files:
-                tar.add(path, FILES + path.relative_to(data_dir).as_posix())
+                try:
+                    tar.add(path, FILES + path.relative_to(data_dir).as_posix())
+                except FileNotFoundError:
+                    vanished += 1  # gone before it was opened: nothing of it was written
+                except OSError as exc:
+                    raise BackupRefused(f"cannot back up {path}: {exc.strerror or exc}") from exc
             raw = json.dumps(manifest, indent=2).encode()
             info = tarfile.TarInfo(MANIFEST)
             info.size, info.mode = len(raw), FILE_MODE
             tar.addfile(info, io.BytesIO(raw))
         sealed.close()
-    return BackupReport(str(manifest["database"]), revision, rows, len(files))
+    return BackupReport(str(manifest["database"]), revision, rows, len(files) - vanished, vanished)
 
 
 def check_restore_target(data_dir: Path) -> None:
@@ -352,21 +371,33 @@ def check_restore_target(data_dir: Path) -> None:
             f"{data_dir} is a file, not a folder: restore into a new, empty folder, then "
             "point CREWHOST_DATA_DIR at it"
         )
-    if data_dir.exists() and any(data_dir.iterdir()):
+    if data_dir.exists() and any(not _left_by_a_restore(entry) for entry in data_dir.iterdir()):
         raise RestoreTargetNotEmpty(
             f"{data_dir} is not empty: restore into a new, empty folder, then point "
             "CREWHOST_DATA_DIR at it"
         )
 
 
+def _left_by_a_restore(entry: Path) -> bool:
+    """The private folder a restore into this (empty) folder fills, left by a killed one."""
+    return entry.name == RESTORING and entry.is_dir() and not entry.is_symlink()
+
+
+def _work_folder(data_dir: Path) -> Path:
+    """Where a restore into ``data_dir`` unpacks: beside a missing folder, inside an empty one."""
+    if data_dir.is_dir():
+        return data_dir / RESTORING
+    return data_dir.with_name(f".{data_dir.name}.restoring")
+
+
 @contextlib.contextmanager
-def _restoring_beside(data_dir: Path) -> Iterator[Path]:
-    """A private folder beside ``data_dir``, locked while this restore fills it.
+def _restoring(data_dir: Path) -> Iterator[Path]:
+    """A private folder for this restore (``_work_folder``), locked while it fills it.
 
     One that a killed restore left is removed first; one another restore holds is refused.
-    Removed on any failure; the caller renames it into place on success.
+    Removed on any failure; the caller moves it into place on success.
     """
-    work = data_dir.with_name(f".{data_dir.name}.restoring")
+    work = _work_folder(data_dir)
     lock = work / _LOCK
     if work.is_dir() and not work.is_symlink():
         fd = _claim_lock(lock)
@@ -378,9 +409,8 @@ def _restoring_beside(data_dir: Path) -> Iterator[Path]:
         work.mkdir(mode=FOLDER_MODE)
     except PermissionError:
         raise BackupRefused(
-            f"cannot make {work.name} in {work.parent}: a restore is made beside its target, "
-            "then renamed into place; restore into a folder whose parent this user may "
-            "write, then move it"
+            f"cannot make {work.name} in {work.parent}: a restore is unpacked there, then "
+            "moved into place; restore into a folder this user may write, then move it"
         ) from None
     os.chmod(work, FOLDER_MODE)
     fd = _claim_lock(lock)
@@ -399,7 +429,7 @@ def restore_backup(
 ) -> dict[str, Any]:
     """Restore a sealed backup into ``data_dir``, which must be missing or empty.
 
-    The whole archive is proven and unpacked beside the target first, then renamed into
+    The whole archive is proven and unpacked in a private folder first, then moved into
     place: a failure or a stop leaves the target as it was. ``sign_out_everyone`` revokes
     every session, open invitation and host enrolment code in the restored copy.
     Answers the backup's manifest.
@@ -407,7 +437,8 @@ def restore_backup(
     check_restore_target(data_dir)
     data_dir = data_dir.absolute()
     private_folder(data_dir.parent)
-    with _restoring_beside(data_dir) as work:
+    in_place = data_dir.is_dir()
+    with _restoring(data_dir) as work:
         with tempfile.TemporaryFile(dir=work) as plain:
             for chunk in open_stream(source, passphrase):
                 plain.write(chunk)
@@ -416,15 +447,54 @@ def restore_backup(
         _pause_for_tests()
         if sign_out_everyone:
             _sign_out_everyone(work, manifest)
-        (work / _LOCK).unlink()
-        try:
-            os.rename(work, data_dir)  # onto a missing folder, or over an empty one
-        except OSError as exc:
-            raise RestoreTargetNotEmpty(
-                f"{data_dir} was filled while the backup was restored: {exc.strerror}"
-            ) from exc
-    _sync_folder(data_dir.parent)
+        if in_place:
+            _move_entries(work, data_dir)
+            (work / _LOCK).unlink()
+            work.rmdir()
+            with contextlib.suppress(PermissionError):  # a mount point this user does not own
+                os.chmod(data_dir, FOLDER_MODE)
+        else:
+            (work / _LOCK).unlink()
+            _rename_into_place(work, data_dir)
+    _sync_folder(data_dir if in_place else data_dir.parent)
     return manifest
+
+
+def _rename_into_place(work: Path, data_dir: Path) -> None:
+    try:
+        os.rename(work, data_dir)  # onto a missing folder, or over an empty one made meanwhile
+    except OSError as exc:
+        if exc.errno in (errno.EBUSY, errno.EXDEV):
+            raise BackupRefused(
+                f"cannot rename the restored folder onto {data_dir}: {exc.strerror} (a mount "
+                "point appeared there meanwhile); run the restore again"
+            ) from exc
+        raise RestoreTargetNotEmpty(
+            f"{data_dir} was filled while the backup was restored: {exc.strerror}"
+        ) from exc
+
+
+def _move_entries(work: Path, data_dir: Path) -> None:
+    """Rename each entry of ``work`` (inside ``data_dir``) into ``data_dir``.
+
+    On a failure the entries moved go back, so the target is left as it was.
+    """
+    moved: list[str] = []
+    try:
+        for name in sorted(os.listdir(work)):
+            if name == _LOCK:
+                continue
+            if os.path.lexists(data_dir / name):
+                raise RestoreTargetNotEmpty(
+                    f"{data_dir} was filled while the backup was restored: {name} appeared"
+                )
+            os.rename(work / name, data_dir / name)
+            moved.append(name)
+    except BaseException:
+        for name in moved:
+            with contextlib.suppress(OSError):
+                os.rename(data_dir / name, work / name)
+        raise
 
 
 def _sync_folder(folder: Path) -> None:
@@ -482,6 +552,8 @@ def _unpack(plain: BinaryIO, data_dir: Path) -> dict[str, Any]:
             if name == MANIFEST:
                 continue
             relative = name[len(FILES) :] if name.startswith(FILES) else name
+            if name.startswith(FILES) and relative in _DATABASE_FILES:
+                continue  # a dump a restore left, kept by backups made before it was left out
             target = (data_dir / relative).resolve()
             if data_dir.resolve() not in target.parents:
                 raise ArchiveError(f"the backup names a path outside the folder: {name}")

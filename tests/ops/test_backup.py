@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import getpass
 import io
 import os
 import re
+import signal
 import stat
 import subprocess
+import sys
 import tarfile
 import time
 import uuid
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +25,7 @@ from alembic.config import Config
 from alembic.script import ScriptDirectory
 from sqlalchemy.engine import make_url
 
-from server import admin
+from server import admin, cli
 from server.common.clock import SystemClock
 from server.common.crypto.archive import seal_stream
 from server.config import Settings, load_settings
@@ -39,6 +42,7 @@ from server.db.tables import (
 from server.host.services.keys import SecretKeys, key_ring_file
 from server.host.services.memories import MemoryService
 from server.host.services.providers import ProviderService
+from server.ops import backup as backup_module
 from tests.support.databases import scratch_postgres_database
 from tests.support.serving import run, serving
 
@@ -541,3 +545,128 @@ async def test_a_refused_restore_touches_nothing(tmp_path: Path) -> None:
         "point CREWHOST_DATA_DIR at it\n",
     )
     assert (a_file.read_text(), stat.S_IMODE(a_file.stat().st_mode)) == ("not a folder", 0o644)
+
+
+async def test_a_restored_postgresql_folder_backs_up_and_restores_again(tmp_path: Path) -> None:
+    # The dump a restore leaves in the folder is not copied again beside the new snapshot.
+    first, second, third = tmp_path / "data", tmp_path / "restored", tmp_path / "again"
+    async with scratch_postgres_database() as url:
+        env = {"CREWHOST_DATABASE_URL": url}
+        await seed(first, url)
+        for source, target in ((first, second), (second, third)):
+            archive = tmp_path / f"{source.name}.crew"
+            code, _, err = await run(
+                "admin",
+                "backup",
+                "--out",
+                str(archive),
+                "--data-dir",
+                str(source),
+                stdin=PASSPHRASE,
+                env=env,
+            )
+            assert code == 0, err
+            code, _, err = await run(
+                "admin", "restore", str(archive), "--data-dir", str(target), stdin=PASSPHRASE
+            )
+            assert code == 0, err
+        assert names_in(third) == names_in(second)
+        assert dump_lines(third) == dump_lines(second)
+
+
+def dump_lines(folder: Path) -> list[bytes]:
+    """A restored dump's lines but pg_dump's per-dump random key (``\\restrict KEY``)."""
+    lines = (folder / "postgres.sql").read_bytes().splitlines()
+    return [line for line in lines if not line.startswith((b"\\restrict", b"\\unrestrict"))]
+
+
+async def test_a_restore_fills_an_existing_empty_folder_in_place(tmp_path: Path) -> None:
+    # A mount point (a container volume) cannot be renamed onto: the folder itself stays.
+    original, archive, target = tmp_path / "data", tmp_path / "b.crew", tmp_path / "volume"
+    await seed(original)
+    code, _, err = await run(
+        "admin", "backup", "--out", str(archive), "--data-dir", str(original), stdin=PASSPHRASE
+    )
+    assert code == 0, err
+    target.mkdir(mode=0o755)
+    folder = target.stat().st_ino
+    code, _, err = await run(
+        "admin", "restore", str(archive), "--data-dir", str(target), stdin=b"wrong passphrase\n"
+    )
+    assert code == 2, err
+    assert (names_in(target), target.stat().st_ino) == ([], folder)
+    code, out, err = await run(
+        "admin", "restore", str(archive), "--data-dir", str(target), stdin=PASSPHRASE
+    )
+    assert code == 0, err
+    assert out.startswith(f"restored into {target}")
+    assert target.stat().st_ino == folder
+    assert stat.S_IMODE(target.stat().st_mode) == 0o700
+    assert names_in(target) == ["crewhost.db", "host"]
+    assert names_in(tmp_path) == ["b.crew", "data", "volume"]
+    assert await all_rows(target) == await all_rows(original)
+
+
+async def test_a_file_removed_while_the_backup_runs_is_left_out_and_counted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    original, restored = tmp_path / "data", tmp_path / "restored"
+    await seed(original)
+    settings = settings_of(original)
+    scratch = original / "workspace" / "scratch.txt"
+    scratch.parent.mkdir(exist_ok=True)
+    scratch.write_text("an agent's temporary file")
+    listed = backup_module._data_files
+
+    def listed_then_removed(data_dir: Path) -> Iterator[Path]:
+        files = list(listed(data_dir))
+        scratch.unlink()
+        return iter(files)
+
+    monkeypatch.setattr(backup_module, "_data_files", listed_then_removed)
+    sealed = io.BytesIO()
+    report = backup_module.create_backup(
+        original,
+        settings.database_url,
+        key_ring_file(settings),
+        sealed,
+        PASSPHRASE.decode().strip(),
+    )
+    assert report.vanished == 1
+    assert report.files == len(list(listed(original)))
+    sealed.seek(0)
+    backup_module.restore_backup(sealed, PASSPHRASE.decode().strip(), restored)
+    assert await all_rows(restored) == await all_rows(original)
+
+
+async def test_backup_asks_for_its_passphrase_twice_on_a_terminal(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    original, archive = tmp_path / "data", tmp_path / "b.crew"
+    await seed(original)
+    typed: list[str] = []
+    monkeypatch.setattr(getpass, "getpass", lambda _prompt: typed.pop(0))
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(Terminal()))
+    # The test process keeps its own logging and SIGTERM handler.
+    monkeypatch.setattr(cli, "configure_logging", lambda *_: None)
+    monkeypatch.setattr(signal, "signal", lambda *_: None)
+    args = ["admin", "backup", "--out", str(archive), "--data-dir", str(original)]
+
+    typed[:] = ["a long backup passphrase", "a long backup passphrasf"]
+    assert await asyncio.to_thread(cli.main, args) == 2
+    assert capsys.readouterr().err == "crewhost: the passphrases differ\n"
+    assert not archive.exists()
+
+    typed[:] = ["a long backup passphrase", "a long backup passphrase"]
+    assert await asyncio.to_thread(cli.main, args) == 0
+    code, _, err = await run(
+        "admin", "restore", str(archive), "--data-dir", str(tmp_path / "r"), stdin=PASSPHRASE
+    )
+    assert code == 0, err
+
+
+class Terminal(io.BytesIO):
+    """Standard input as a terminal: the passphrase is asked, not read."""
+
+    def isatty(self) -> bool:
+        return True

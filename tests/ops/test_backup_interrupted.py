@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import stat
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -13,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from server.ops.backup import PAUSE_HOOK, STAGING
+from server.ops.backup import PAUSE_HOOK, RESTORING, STAGING
 from tests.ops.test_backup import PASSPHRASE, names_in, seed
 from tests.support import commands
 from tests.support.commands import CREWHOST, PIPE, Forked
@@ -132,10 +133,12 @@ async def test_a_stopped_restore_leaves_its_target_empty_and_the_next_one_runs(
     target.mkdir(mode=0o700)
     args = ("admin", "restore", str(archive), "--data-dir", str(target))
     async with paused(*args, env={"TMPDIR": str(temp)}) as restore:
-        assert everything_under(target) == []
+        # Unpacked into a private folder inside the (empty) target, nothing beside it.
+        assert names_in(target) == [RESTORING]
+        assert stat.S_IMODE((target / RESTORING).stat().st_mode) == 0o700
         restore.send_signal(stop)
         await asyncio.wait_for(restore.wait(), 30)
-    assert everything_under(target) == []
+    assert names_in(target) == ([] if stop is signal.SIGTERM else [RESTORING])
     assert everything_under(temp) == []
     code, _, err = await run(*args, stdin=PASSPHRASE)
     assert code == 0, err
