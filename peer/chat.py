@@ -187,73 +187,91 @@ class TerminalChat:
             self._calls.clear()
 
     def _show(self, message: dict[str, Any]) -> int | None:
-        """Print one event of the turn; the exit code once it is the turn's end."""
-        name, data = message["event"], message["data"]
+        """Print one event of the turn; the exit code once it is the turn's end.
+
+        Each field is read for what it should be, so that an event of another release (a
+        field missing or of another type) shows what it can or nothing, never stops the chat.
+        """
+        name, data = message.get("event"), message.get("data")
         if not isinstance(data, dict) or data.get("threadId") != self._thread_id:
             return None
-        if name == "attention-requested" and data.get("kind") == "consent":
-            self._calls[data["callId"]] = data.get("description") or data["summary"]
-            self._questions[data["id"]] = asyncio.ensure_future(self._ask(data))
-        elif name == "attention-resolved" and data["id"] in self._asking:
-            self._questions.pop(data["id"]).cancel()
-            self._asking.discard(data["id"])
-            self._note(f"(the question was {data['outcome']} elsewhere)")
-        if name == "queued-message-taken" and data["id"] == self._queued_id:
-            self._turn_id, self._queued_id = data["turnId"], None
-        elif name == "queued-message-cancelled" and data["id"] == self._queued_id:
-            self._line("(the queued message was taken back)")
-            return 1
+        event_id = _text(data, "id")
+        if name == "attention-requested" and data.get("kind") == "consent" and event_id:
+            description = _text(data, "description")
+            summary = _text(data, "summary") or "a call"
+            call_id = _text(data, "callId")
+            if call_id:
+                self._calls[call_id] = description or summary
+            self._questions[event_id] = asyncio.ensure_future(
+                self._ask(event_id, description, summary)
+            )
+        elif name == "attention-resolved" and event_id in self._asking:
+            self._questions.pop(event_id).cancel()
+            self._asking.discard(event_id)
+            self._note(f"(the question was {_text(data, 'outcome') or 'answered'} elsewhere)")
+        if self._queued_id is not None and event_id == self._queued_id:
+            taken_by = _text(data, "turnId")
+            if name == "queued-message-taken" and taken_by:
+                self._turn_id, self._queued_id = taken_by, None
+            elif name == "queued-message-cancelled":
+                self._line("(the queued message was taken back)")
+                return 1
         if data.get("turnId") != self._turn_id:
             return None
         if name == "turn-text":
-            self._write(data["text"])
+            self._write(_text(data, "text"))
         elif name == "turn-waiting":
-            ahead = data["ahead"]
-            before = f"; {ahead} of the team's turns before it" if ahead else ""
+            ahead = data.get("ahead")
+            before = (
+                f"; {ahead} of the team's turns before it"
+                if isinstance(ahead, int) and not isinstance(ahead, bool) and ahead > 0
+                else ""
+            )
             self._line(f"(waiting: the team runs as many turns as the host allows{before})")
         elif name == "turn-running":
             self._line("(running)")
         elif name == "turn-text-reset":
-            self._line(f"(the reply broke off and starts again: {data['reason']})")
+            reason = _text(data, "reason")
+            self._line(f"(the reply broke off and starts again{f': {reason}' if reason else ''})")
         elif name == "tool-call-started":
-            self._calls[data["callId"]] = (
-                data.get("description") or f"{data['tool']} {data['summary']}"
-            )
+            call_id = _text(data, "callId")
+            if call_id:
+                self._calls[call_id] = _text(data, "description") or _call_name(data)
         elif name == "tool-call-finished":
-            target = self._calls.get(data["callId"], data["tool"])
-            outcome = data["outcome"]
-            if data["summary"] != outcome:
-                outcome += f" ({data['summary']})"
+            target = self._calls.get(_text(data, "callId")) or _text(data, "tool") or "a call"
+            outcome = _text(data, "outcome") or "finished"
+            summary = _text(data, "summary")
+            if summary and summary != outcome:
+                outcome += f" ({summary})"
             self._line(f"· {target} -> {outcome}")
         elif name == "turn-finished":
-            status = data["status"]
-            reason = f": {data['reason']}" if data.get("reason") else ""
-            self._line(f"turn {status}{reason}")
+            status = _text(data, "status") or "ended"
+            reason = _text(data, "reason")
+            self._line(f"turn {status}{f': {reason}' if reason else ''}")
             return 0 if status == "done" else 1
         return None
 
-    async def _ask(self, request: dict[str, Any]) -> None:
+    async def _ask(self, question_id: str, description: str, summary: str) -> None:
         """Ask the person about one gated call and send the answer."""
         self._end_line()
-        description = request.get("description")
         if description:
             # What will happen, in the host's words; the raw call below it for the details.
             self._note(description)
-            self._note(f"  details: {request['summary']}")
+            self._note(f"  details: {summary}")
             self._note("allow? [y/N] ", end="")
         else:
-            self._note(f"allow {request['summary']}? [y/N] ", end="")
-        self._asking.add(request["id"])
+            self._note(f"allow {summary}? [y/N] ", end="")
+        self._asking.add(question_id)
         try:
             line = await self._lines.next()
         finally:
-            self._asking.discard(request["id"])
+            self._asking.discard(question_id)
         if line is None:
             self._note("")
         approve = line is not None and line.strip().casefold() in YES
         try:
             await self._connection.call(
-                "attention-v1/answer", {"id": request["id"], "approve": approve}
+                "attention-v1/answer", {"id": question_id, "approve": approve}
             )
         except TeamApiCallError as exc:
             self._note(f"(the answer was not taken: {exc.message})")
@@ -336,3 +354,16 @@ class TerminalChat:
     def _note(self, text: str, *, end: str = "\n") -> None:
         self._err.write(text + end)
         self._err.flush()
+
+
+def _text(data: dict[str, Any], key: str) -> str:
+    """The event's field ``key`` when it is text, else ""."""
+    value = data.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def _call_name(data: dict[str, Any]) -> str:
+    """A tool call as its event names it: the tool and what it acts on, or "a call"."""
+    return " ".join(part for part in (_text(data, "tool"), _text(data, "summary")) if part) or (
+        "a call"
+    )

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import getpass
+import io
 import json
 import os
 import socket
@@ -66,6 +68,10 @@ STILL_PAGE_NOTE = (
 )
 
 
+# What the config holds once signed in; ``load`` refuses a config without one of them.
+CONFIG_KEYS = ("hub", "token", "account_id")
+
+
 class PeerConfig:
     """The peer's own folder: the hub, bearer token and account (0600), and known host keys."""
 
@@ -82,11 +88,27 @@ class PeerConfig:
     def load(self) -> dict[str, str]:
         if not self.file.exists():
             raise UsageError("not signed in: run `crewhost-peer login --hub URL --email EMAIL`")
-        return dict(json.loads(self.file.read_text(encoding="utf-8")))
+        try:
+            values = json.loads(self.file.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise self._unreadable(str(exc)) from exc
+        if not isinstance(values, dict) or not all(
+            isinstance(values.get(key), str) for key in CONFIG_KEYS
+        ):
+            raise self._unreadable(f"not an object with {', '.join(CONFIG_KEYS)}")
+        return dict(values)
+
+    def _unreadable(self, problem: str) -> UsageError:
+        return UsageError(
+            f"the config at {self.file.absolute()} is unreadable ({problem}): run "
+            "`crewhost-peer login --hub URL --email EMAIL` again"
+        )
 
     def save(self, values: dict[str, str]) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        if hasattr(os, "fchmod"):  # a config made earlier with wider permissions is narrowed
+            os.fchmod(fd, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             json.dump(values, handle)
 
@@ -375,6 +397,13 @@ def _instant(text: str) -> float:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    for stream in (sys.stdout, sys.stderr):
+        # An agent's text (or a "·" of our own) that the terminal's encoding cannot show is
+        # replaced, rather than ending the command mid-turn. A stream whose file changed
+        # beneath it (a forked test runner's) cannot be reconfigured and stays as it is.
+        if isinstance(stream, io.TextIOWrapper):
+            with contextlib.suppress(OSError):
+                stream.reconfigure(errors="replace")
     args = build_parser().parse_args(argv)
     config = PeerConfig.default()
     try:
@@ -796,7 +825,12 @@ async def _watch(connection: HostConnection, tab_id: str, seconds: float, out: P
     if seconds <= 0:
         raise UsageError("--seconds must be positive")
     if out is not None:
-        await asyncio.to_thread(out.mkdir, parents=True, exist_ok=True)
+        try:
+            await asyncio.to_thread(out.mkdir, parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(
+                f"--out {out}: cannot make that folder ({exc.strerror or exc})"
+            ) from exc
     try:
         view = await open_view(connection, tab_id)
     except ViewClosed as refused:

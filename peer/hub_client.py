@@ -47,7 +47,16 @@ class HubClient:
         async with self._session.request(
             method, self.base_url + path, json=body, headers=headers
         ) as reply:
-            data = await reply.json(content_type=None) if reply.content_length != 0 else None
+            try:
+                data = await reply.json(content_type=None) if reply.content_length != 0 else None
+            except ValueError as exc:
+                # A page, not the API: a mistyped address, or a proxy's own answer.
+                raise HubError(
+                    reply.status,
+                    "notAHub",
+                    f"{self.base_url} did not answer as a Crewhost hub (HTTP {reply.status}, "
+                    "not JSON): check the address given to `crewhost-peer login --hub`",
+                ) from exc
             if reply.status >= 400:
                 error = data.get("error", {}) if isinstance(data, dict) else {}
                 raise HubError(

@@ -61,7 +61,12 @@ class KnownHosts:
             known.setdefault(account_id, {})[host_id] = public_key
             self.path.parent.mkdir(parents=True, exist_ok=True)
             temporary = self.path.with_suffix(".tmp")
-            temporary.write_text(json.dumps(known, indent=2, sort_keys=True), encoding="utf-8")
+            # Which hosts an account reaches is its owner's to read alone, like the config.
+            fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            if hasattr(os, "fchmod"):  # a temporary file left behind may be wider
+                os.fchmod(fd, 0o600)
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(json.dumps(known, indent=2, sort_keys=True))
             os.replace(temporary, self.path)
         elif pinned != public_key:
             raise HostKeyChanged(host_id, pinned, public_key, self.path.absolute())
