@@ -180,6 +180,8 @@ class HostThread:
             overrides={
                 "data_dir": str(self.data_dir),
                 "database.url": f"sqlite+aiosqlite:///{self.data_dir / 'crewhost.db'}",
+                # The fake provider listens on loopback: a local model server, allowed.
+                "host.provider_allowed_hosts": ["127.0.0.1"],
                 # A member sending turns back to back is not refused.
                 "rtc.team_api_rate": 100_000,
                 "rtc.team_api_burst": 100_000,

@@ -57,9 +57,14 @@ def start_server(
 ) -> Server:
     """``crewhost serve`` on a free loopback port, with ``env`` as its whole environment
     (a bench's accounts all sign up and in from loopback: unless ``env`` says otherwise,
-    one address may do so as often as it likes); ``program`` is what runs the ``crewhost``
-    command line (a wrapper of it, say)."""
-    env = {"CREWHOST_SECURITY_SIGNIN_PER_ADDRESS_BURST": "1000000", **env}
+    one address may do so as often as it likes, and the providers may be on loopback);
+    ``program`` is what runs the ``crewhost`` command line (a wrapper of it, say)."""
+    env = {
+        "CREWHOST_SECURITY_SIGNIN_PER_ADDRESS_BURST": "1000000",
+        # The fake model providers listen on loopback: a local model server, allowed.
+        "CREWHOST_HOST_PROVIDER_ALLOWED_HOSTS": "127.0.0.1",
+        **env,
+    }
     port = free_port()
     stdout_path, stderr_path = data_dir / "serve.out", data_dir / "serve.log"
     command = [*program, "serve", "--port", str(port), "--data-dir", str(data_dir)]

@@ -29,9 +29,10 @@ chunk, a SACK for every packet), for a before/after comparison with the default 
 (``server/common/sctp_bundling.py``). ``--client-loop uvloop`` runs this client on
 uvloop (the server already runs on it when installed), so it takes less of the machine.
 
-The per-peer Team API rate limit is raised through ``CREWHOST_RTC_TEAM_API_RATE``
-and ``CREWHOST_RTC_TEAM_API_BURST`` so that a peer calling in a loop is not refused;
-the in-flight limit stays at its default (each peer has one call in flight).
+The Team API rate limit (each member's, across their peers) is raised through
+``CREWHOST_RTC_TEAM_API_RATE`` and ``CREWHOST_RTC_TEAM_API_BURST`` so that peers calling
+in a loop are not refused; the in-flight limit stays at its default (each peer has one
+call in flight).
 Results are printed and written to ``bench/results/peers.json``.
 
 Goals on loopback: connection set-up (ticket -> open) p95 <= 300 ms; ``capabilities``
@@ -92,7 +93,8 @@ RESULTS_FILE = Path(__file__).resolve().parent / "results" / "peers.json"
 OPEN_WAIT_SECONDS = 20.0
 HOST_ONLINE_SECONDS = 30.0
 CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
-# Only the per-peer Team API rate changes; a peer calling in a loop far exceeds 50/s.
+# Only the Team API rate changes (a member's, across their peers): a peer calling in a
+# loop far exceeds 50/s.
 TEAM_API_OVERRIDES = {
     "CREWHOST_RTC_TEAM_API_RATE": "100000",
     "CREWHOST_RTC_TEAM_API_BURST": "100000",

@@ -254,6 +254,15 @@ class HostSettings(SettingsSection):
         "link-local (cloud metadata) or other special-purpose address, or one of the host's "
         "own addresses, is refused (mcpAddressRefused) when saved and at every connection.",
     )
+    provider_allowed_hosts: list[str] = Field(
+        default_factory=list,
+        description="Host names, IP addresses and CIDR ranges a team's model provider or "
+        "SearXNG instance may be at although they are not public, comma-separated (a model "
+        "server on this machine or the LAN: 127.0.0.1,llm.corp.example,10.4.0.0/16). "
+        "Otherwise one at loopback, a private, link-local (cloud metadata) or other "
+        "special-purpose address, or one of the host's own addresses, is refused "
+        "(providerAddressRefused) when saved and, for a name, at every connection.",
+    )
     mcp_idle_seconds: float = Field(
         600.0,
         gt=0,
@@ -333,6 +342,7 @@ class HostSettings(SettingsSection):
         "proxy_allowed_hosts",
         "webhook_allowed_hosts",
         "mcp_allowed_hosts",
+        "provider_allowed_hosts",
         mode="before",
     )
     @classmethod
@@ -348,6 +358,7 @@ class HostSettings(SettingsSection):
         "proxy_allowed_hosts",
         "webhook_allowed_hosts",
         "mcp_allowed_hosts",
+        "provider_allowed_hosts",
     )
     @classmethod
     def _check_allowed_hosts(cls, value: list[str]) -> list[str]:

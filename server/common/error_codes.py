@@ -227,6 +227,12 @@ HOST_ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode("teamWebhookNotFound", "No such webhook in this team."),
     ErrorCode("teamWebhookLimit", "The team has as many webhooks as it may."),
     ErrorCode(
+        "providerAddressRefused",
+        "The host's address policy refuses this model provider's or SearXNG instance's "
+        "address (loopback, private, link-local or another special-purpose address, or the "
+        "host's own).",
+    ),
+    ErrorCode(
         "mcpAddressRefused",
         "The host's address policy refuses this MCP server's address (loopback, private, "
         "link-local or another special-purpose address, or the host's own).",

@@ -413,10 +413,15 @@ def _machinery(
 def _stores(base: _Base, machinery: _Machinery, search_endpoints: SearchEndpoints) -> _Stores:
     db, clock, secrets, announce = base.db, base.clock, base.secrets, machinery.peers.announce
     settings = base.settings
+    # Where a team's model providers and SearXNG instance may be: public addresses, and
+    # what the host's setting allows.
+    services_policy = PublicOnlyPolicy.from_entries(
+        settings.host.provider_allowed_hosts, own_addresses=interface_addresses()
+    )
     return _Stores(
         memories=MemoryService(db, clock, announce),
         browsing_steps=BrowsingStepService(db, clock),
-        providers=ProviderService(db, clock, secrets, announce),
+        providers=ProviderService(db, clock, secrets, announce, address_policy=services_policy),
         workspace=WorkspaceService(
             db,
             clock,
@@ -425,7 +430,9 @@ def _stores(base: _Base, machinery: _Machinery, search_endpoints: SearchEndpoint
         ),
         tasks=TaskService(announce),
         vault=VaultService(db, clock, secrets, announce),
-        web_search=WebSearchService(db, clock, secrets, search_endpoints),
+        web_search=WebSearchService(
+            db, clock, secrets, search_endpoints, address_policy=services_policy
+        ),
     )
 
 
@@ -468,7 +475,9 @@ def _agents(base: _Base, machinery: _Machinery, stores: _Stores, browsing: _Brow
         db=db,
         signals=machinery.signals,
     )
-    models = ModelProviders(stores.providers.credentials)
+    models = ModelProviders(
+        stores.providers.credentials, address_policy=stores.providers.address_policy
+    )
     skills = SkillService(db, clock, announce, agents.get_agent)
     tool_contexts = _tool_contexts(base, machinery, stores, browsing, attention, skills)
     mcp_servers = McpServerService(

@@ -39,6 +39,8 @@ def hub_settings(folder: Path, database: ScratchDatabase, **overrides: Any) -> S
         "data_dir": str(folder),
         "database.url": database.url,
         "host.browser_allowed_hosts": [SITE_HOST],
+        # The model providers' and search engines' fakes listen there too.
+        "host.provider_allowed_hosts": [SITE_HOST],
         # A memory review asks the provider after turns end: only tests that ask for one
         # get it, so no review takes a reply another test scripted for its turn.
         "host.memory_review_seconds": 3600.0,

@@ -178,6 +178,8 @@ def server_env() -> dict[str, str]:
     env["CREWHOST_HOST_BROWSER_ALLOWED_HOSTS"] = SITE_HOST
     # The upstream proxies the tests start listen there too: on-premises proxies, allowed.
     env["CREWHOST_HOST_PROXY_ALLOWED_HOSTS"] = f"{SITE_HOST},localhost"
+    # And the model providers' fakes: a local model server, allowed.
+    env["CREWHOST_HOST_PROVIDER_ALLOWED_HOSTS"] = SITE_HOST
     # A memory review asks the agent's provider 30 s after its turns end: in a module whose
     # tests share one agent and one scripted fake, it would take the reply a later test
     # scripted for its turn (as the in-process hub's tests, none asks for one).

@@ -14,10 +14,12 @@ from typing import Protocol
 import aiohttp
 
 from server.common.errors import Conflict
+from server.common.public_addresses import PublicOnlyPolicy
 from server.host.agents.providers.anthropic import AnthropicProvider, AnthropicWire
 from server.host.agents.providers.check import ProviderCheck, check_provider
 from server.host.agents.providers.openai import ChatCompletionsWire, OpenAIProvider
 from server.host.agents.providers.stream import HttpOptions, ModelProvider
+from server.host.web.dial_policy import policy_session
 
 
 class Credentials(Protocol):
@@ -45,9 +47,17 @@ LoadCredentials = Callable[[str, str], Awaitable[Credentials]]
 class ModelProviders:
     """Makes the adapter for a team's provider; an async context manager over its session."""
 
-    def __init__(self, credentials: LoadCredentials, http: HttpOptions | None = None) -> None:
+    def __init__(
+        self,
+        credentials: LoadCredentials,
+        http: HttpOptions | None = None,
+        *,
+        address_policy: PublicOnlyPolicy | None = None,
+    ) -> None:
         self._credentials = credentials
         self._http = http
+        # Judges every name a provider's address dials (None: not judged).
+        self._policy = address_policy
         self._session: aiohttp.ClientSession | None = None
 
     async def __aenter__(self) -> ModelProviders:
@@ -73,7 +83,7 @@ class ModelProviders:
                 code="providerNoModel",
             )
         if self._session is None:
-            self._session = aiohttp.ClientSession()
+            self._session = policy_session(self._policy)
         provider: ModelProvider
         if found.wire == "anthropic":
             provider = AnthropicProvider(
@@ -96,7 +106,7 @@ class ModelProviders:
         """Ask the provider for its model list once, with its key: whether it answers."""
         found = await self._credentials(team_id, provider_id)
         if self._session is None:
-            self._session = aiohttp.ClientSession()
+            self._session = policy_session(self._policy)
         wire: AnthropicWire | ChatCompletionsWire
         if found.wire == "anthropic":
             wire = AnthropicWire(api_key=found.api_key, base_url=found.base_url)

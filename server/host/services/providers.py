@@ -26,10 +26,18 @@ from server.common.crypto.box import SecretBox, SecretUnreadable
 from server.common.errors import Conflict, InvalidArgument, NotFound
 from server.common.protocol.events import HostEvent, ProvidersChanged
 from server.common.protocol.ids import CUSTOM_PROVIDER_PREFIX
+from server.common.public_addresses import (
+    NonPublicAddress,
+    PublicOnlyPolicy,
+    Resolver,
+    SavedAddressRefused,
+    system_resolve,
+)
 from server.db.engine import Database
 from server.db.tables import PROVIDER_API_KEY
 from server.host.storage.agents import AgentRepository
 from server.host.storage.providers import ProviderRepository, ProviderRow
+from server.host.web.dial_policy import judge_saved_url
 
 log = logging.getLogger(__name__)
 
@@ -122,8 +130,32 @@ class ProviderCredentials:
     default_model: str | None
 
 
+class ProviderAddressRefused(SavedAddressRefused):
+    """A provider's or a search engine's address is not public, nor allowed by the host."""
+
+    code = "providerAddressRefused"
+    setting = "provider_allowed_hosts"
+
+    def __init__(self, what: str, refused: NonPublicAddress) -> None:
+        super().__init__(what, refused, field="baseUrl")
+
+
+async def judged_base_url(
+    url: str, what: str, policy: PublicOnlyPolicy | None, resolver: Resolver
+) -> str:
+    """``check_base_url``, and the address judged by ``policy`` (None: not judged)."""
+    url = check_base_url(url)
+    if policy is not None:
+        try:
+            await judge_saved_url(url, policy, resolver)
+        except NonPublicAddress as refused:
+            raise ProviderAddressRefused(what, refused) from None
+    return url
+
+
 class ProviderService:
-    """List, configure and delete a team's model providers; seal and open their keys."""
+    """List, configure and delete a team's model providers; seal and open their keys.
+    ``address_policy`` judges the addresses a team gives them (None: not judged)."""
 
     def __init__(
         self,
@@ -131,12 +163,22 @@ class ProviderService:
         clock: Clock,
         box: SecretBox,
         announce: Callable[[str, HostEvent], None],
+        *,
+        address_policy: PublicOnlyPolicy | None = None,
+        resolver: Resolver = system_resolve,
     ) -> None:
         self._db = db
         self._clock = clock
         self._box = box
         self._announce = announce
+        self._policy = address_policy
+        self._resolver = resolver
         self._repo = ProviderRepository()
+
+    @property
+    def address_policy(self) -> PublicOnlyPolicy | None:
+        """What the addresses of the team's providers are judged by (None: not judged)."""
+        return self._policy
 
     async def list_providers(self, team_id: str) -> list[ProviderStatus]:
         """The built-in providers, then the custom ones in the order they were made."""
@@ -173,7 +215,7 @@ class ProviderService:
     ) -> ProviderStatus:
         """A new OpenAI-compatible provider; its default model is the first model unless named."""
         name = check_name(name)
-        base_url = check_base_url(base_url)
+        base_url = await judged_base_url(base_url, "this provider", self._policy, self._resolver)
         checked_models = check_models(models)
         if default_model is not None:
             default_model = check_model(default_model, "defaultModel")
@@ -235,7 +277,11 @@ class ProviderService:
         if not isinstance(base_url, Keep):
             if base_url is None and not builtin:
                 raise InvalidArgument("a custom provider needs a base URL", field="baseUrl")
-            values["base_url"] = None if base_url is None else check_base_url(base_url)
+            values["base_url"] = (
+                None
+                if base_url is None
+                else await judged_base_url(base_url, "this provider", self._policy, self._resolver)
+            )
             # Another address has answered nothing yet.
             values.update(_UNCHECKED)
         if not isinstance(default_model, Keep):

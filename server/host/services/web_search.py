@@ -16,10 +16,12 @@ from server.common.clock import Clock
 from server.common.crypto.box import SecretBox, SecretUnreadable
 from server.common.errors import InvalidArgument
 from server.common.protocol.ids import MAX_SEARCH_ENGINE_ID_LENGTH
+from server.common.public_addresses import PublicOnlyPolicy, Resolver, system_resolve
 from server.db.engine import Database
 from server.db.tables import WEB_SEARCH_API_KEY
-from server.host.services.providers import check_base_url, check_key
+from server.host.services.providers import check_key, judged_base_url
 from server.host.storage.web_search import WebSearchRepository, WebSearchRow
+from server.host.web.dial_policy import policy_session
 from server.host.web.search import (
     BRAVE_URL,
     DUCKDUCKGO_URL,
@@ -69,14 +71,19 @@ class WebSearchService:
     clock: Clock
     box: SecretBox
     endpoints: SearchEndpoints = field(default_factory=SearchEndpoints)
+    # Judges the address of a team's SearXNG instance (None: not judged).
+    address_policy: PublicOnlyPolicy | None = None
+    resolver: Resolver = system_resolve
     _repo: WebSearchRepository = field(default_factory=WebSearchRepository, init=False)
     _session: aiohttp.ClientSession | None = field(default=None, init=False)
+    _searxng_session: aiohttp.ClientSession | None = field(default=None, init=False)
 
     async def close(self) -> None:
-        """Close the HTTP session the engines share (the host's shutdown)."""
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        """Close the HTTP sessions of the engines (the host's shutdown)."""
+        for session in (self._session, self._searxng_session):
+            if session is not None:
+                await session.close()
+        self._session = self._searxng_session = None
 
     async def get_settings(self, team_id: str) -> WebSearchStatus:
         return _status(await self._row(team_id))
@@ -98,7 +105,9 @@ class WebSearchService:
         if engine == "searxng":
             if base_url is None:
                 raise InvalidArgument("SearXNG needs its instance's address", field="baseUrl")
-            base_url = check_base_url(base_url)
+            base_url = await judged_base_url(
+                base_url, "this SearXNG instance", self.address_policy, self.resolver
+            )
         else:
             base_url = None
         engine_id = _check_engine_id(engine, engine_id)
@@ -136,10 +145,13 @@ class WebSearchService:
     def _engine(self, row: WebSearchRow) -> SearchEngine:
         if row.engine == "duckduckgo":
             return DuckDuckGoEngine(endpoint=self.endpoints.duckduckgo)
+        if row.engine == "searxng":
+            # A team's own address: its session judges every name it dials.
+            if self._searxng_session is None:
+                self._searxng_session = policy_session(self.address_policy, self.resolver)
+            return SearxngEngine(self._searxng_session, base_url=row.base_url or "")
         if self._session is None:
             self._session = aiohttp.ClientSession()
-        if row.engine == "searxng":
-            return SearxngEngine(self._session, base_url=row.base_url or "")
         key = self._open(row)
         if row.engine == "brave":
             return BraveEngine(self._session, api_key=key, endpoint=self.endpoints.brave)

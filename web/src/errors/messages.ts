@@ -164,6 +164,7 @@ const TABLE: Record<string, string> = {
   webhookAddressRefused: 'This host does not send webhooks to that address: it is not a public address. An on-premises receiver needs the host setting webhook_allowed_hosts.',
   teamWebhookNotFound: 'That webhook is no longer there. Reload to see the team\'s webhooks.',
   teamWebhookLimit: 'The team has as many webhooks as it may (20). Delete one first.',
+  providerAddressRefused: 'This host does not reach a provider or search engine at that address: it is not a public address. A server on the host\'s own network needs the host setting provider_allowed_hosts.',
   mcpAddressRefused: 'This host does not reach MCP servers at that address: it is not a public address. An on-premises server needs the host setting mcp_allowed_hosts.',
   mcpServerNotFound: 'That MCP server is no longer there. Reload to see the team\'s servers.',
   mcpServerNameTaken: 'The team has an MCP server of that name already. Pick another name.',
