@@ -442,13 +442,19 @@ class AttentionRegistry:
             )
         return request
 
-    def deliver(self, request: AttentionRequest, payload: Any) -> None:
-        """Answer a request from ``pending`` with what the person sent; one that ended while
-        the answer was made ready (it expired, its turn stopped) takes nothing."""
+    def deliver(self, request: AttentionRequest, account_id: str, payload: Any) -> None:
+        """Answer a request from ``pending`` with what ``account_id`` sent; one that ended
+        while the answer was made ready (it expired, its turn stopped), or that this member
+        may no longer answer (the thread was taken back), takes nothing."""
         if request.answer.done():
             raise Conflict("this request was answered already", code="attentionAnswered")
-        if self._pending.get(request.id) is not request or self._clock.now() >= request.expires_at:
+        if (
+            self._pending.get(request.id) is not request
+            or self._clock.now() >= request.expires_at
+            or not request.may_answer(account_id)
+        ):
             raise NotFound("no such request; it may have expired", code="attentionNotFound")
+        request.answered_by = account_id
         request.payload = payload
         request.answer.set_result(True)
 

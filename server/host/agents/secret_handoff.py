@@ -36,7 +36,7 @@ class SecretHandoffService:
         request = self._attention.pending(team_id, account_id, request_id, "secret")
         assert request.secret is not None
         _check_values(values, len(request.secret.fields))
-        self._attention.deliver(request, tuple(values))
+        self._attention.deliver(request, account_id, tuple(values))
         log.info("secret handed to secure entry", extra={"team_id": team_id, "id": request_id})
 
     async def submit_and_save(
@@ -65,7 +65,7 @@ class SecretHandoffService:
                 fields[label.kind] = value
         with self._answering_one(request):
             saved = await self._vault.create_item(team_id, "login", fields)
-            await self._deliver_or_undo(request, tuple(values), saved.id)
+            await self._deliver_or_undo(request, account_id, tuple(values), saved.id)
         log.info("secret handed to secure entry and saved", extra={"team_id": team_id})
         return saved
 
@@ -87,7 +87,7 @@ class SecretHandoffService:
         with self._answering_one(request):
             created = await self._vault.create_item(team_id, request.vault_item.kind, values)
             summary = VaultSummary(created.id, created.kind, created.name, created.sites)
-            await self._deliver_or_undo(request, summary, created.id)
+            await self._deliver_or_undo(request, account_id, summary, created.id)
         return summary
 
     @contextlib.contextmanager
@@ -101,11 +101,13 @@ class SecretHandoffService:
         finally:
             self._answering.discard(request.id)
 
-    async def _deliver_or_undo(self, request: AttentionRequest, payload: Any, item_id: str) -> None:
+    async def _deliver_or_undo(
+        self, request: AttentionRequest, account_id: str, payload: Any, item_id: str
+    ) -> None:
         """Answer with what was saved; a request that ended while it was saved (it expired,
         was declined, its turn stopped) takes nothing, and the saved item goes again."""
         try:
-            self._attention.deliver(request, payload)
+            self._attention.deliver(request, account_id, payload)
         except CrewhostError:
             await self._vault.delete_item(request.team_id, item_id)
             raise

@@ -4,7 +4,7 @@ item, and an answer that comes too late leaves none behind."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 import pytest
@@ -13,7 +13,7 @@ from server.common.crypto.box import SecretBox
 from server.common.crypto.ring import KeyRing
 from server.common.errors import CrewhostError
 from server.common.protocol.events import VaultItemRequestDetails
-from server.host.agents.attention import AttentionRegistry
+from server.host.agents.attention import AttentionRegistry, AttentionRequest
 from server.host.agents.secret_handoff import SecretHandoffService
 from server.host.services.vault import VaultService, VaultSummary
 from server.host.tools.context import PersonReply
@@ -29,8 +29,14 @@ class Asked:
     clock: FakeClock
     vault: VaultService
     handoff: SecretHandoffService
-    request_id: str
+    request: AttentionRequest
     answer: asyncio.Task[object]
+    # Who sees the request's thread now (the thread's sharing, as a test changes it).
+    seeing: set[str]
+
+    @property
+    def request_id(self) -> str:
+        return self.request.id
 
 
 @pytest.fixture
@@ -38,6 +44,7 @@ async def asked(database: ScratchDatabase, clock: FakeClock) -> AsyncIterator[As
     """A ``request_vault_item`` waiting for a contact, which Ada and Bo may answer."""
     db = database.open()
     vault = VaultService(db, clock, SecretBox(KeyRing.generate()))
+    seeing = {ADA, BO}
     announced = asyncio.Event()
     attention = AttentionRegistry(clock, lambda *_: announced.set())
     answer = asyncio.create_task(
@@ -47,14 +54,14 @@ async def asked(database: ScratchDatabase, clock: FakeClock) -> AsyncIterator[As
             agent_id="g" * 32,
             tool="request_vault_item",
             summary="a contact for the booking",
-            visible_to=lambda _account: True,
+            visible_to=lambda account: account in seeing,
             vault_item=VaultItemRequestDetails(kind="contact", prefill={}, reason="booking"),
         )
     )
     await announced.wait()  # told to the team as it starts waiting
     [request] = attention.list_requests(TEAM, ADA)
     try:
-        yield Asked(clock, vault, SecretHandoffService(attention, vault), request.id, answer)
+        yield Asked(clock, vault, SecretHandoffService(attention, vault), request, answer, seeing)
     finally:
         answer.cancel()
         await db.close()
@@ -78,6 +85,7 @@ async def test_two_people_answering_at_once_save_one_item(asked: Asked) -> None:
     reply = await asked.answer
     assert isinstance(reply, PersonReply)
     assert (reply.outcome, reply.payload) == ("answered", saved[0])
+    assert asked.request.answered_by == ADA
 
 
 async def test_an_item_saved_as_its_request_is_declined_is_not_kept(asked: Asked) -> None:
@@ -94,8 +102,17 @@ async def test_an_item_saved_as_its_request_is_declined_is_not_kept(asked: Asked
     assert await names(asked.vault) == []
 
 
-async def test_an_item_saved_as_its_request_expires_is_not_kept(
-    asked: Asked, monkeypatch: pytest.MonkeyPatch
+def expire(asked: Asked) -> None:
+    asked.clock.advance(8 * 86_400)  # past any request's time
+
+
+def take_back(asked: Asked) -> None:
+    asked.seeing.discard(ADA)  # the thread's starter takes it back from the team
+
+
+@pytest.mark.parametrize("meanwhile", [expire, take_back])
+async def test_an_item_saved_as_its_request_ends_for_its_member_is_not_kept(
+    asked: Asked, monkeypatch: pytest.MonkeyPatch, meanwhile: Callable[[Asked], None]
 ) -> None:
     saving, saved = asyncio.Event(), asyncio.Event()
     create = asked.vault.create_item
@@ -110,7 +127,7 @@ async def test_an_item_saved_as_its_request_expires_is_not_kept(
         asked.handoff.add_requested_item(TEAM, ADA, asked.request_id, {"name": "Ada's"})
     )
     await saving.wait()
-    asked.clock.advance(8 * 86_400)  # past any request's time
+    meanwhile(asked)
     saved.set()
     with pytest.raises(CrewhostError) as refused:
         await adding
