@@ -138,15 +138,20 @@ class TeamApiLimits:
         self._max_in_flight = settings.team_api_in_flight
         self._in_flight: dict[str, int] = {}
 
+    def charge(self, peer: PeerIdentity) -> None:
+        """Spend a token of ``peer``'s member for one message, or raise ``RateLimited``:
+        every message costs one, a malformed or refused one too."""
+        member = _member_key(peer)
+        if self._buckets.retry_after(member) > 0:
+            raise RateLimited("too many requests; slow down", retry_after=1.0)
+        self._buckets.spend(member)
+
     def admit(self, peer: PeerIdentity) -> None:
         """Count a request of ``peer``'s member as running, or raise ``RateLimited``; each
         admitted request is ended with ``finished``."""
         member = _member_key(peer)
-        if self._buckets.retry_after(member) > 0:
-            raise RateLimited("too many requests; slow down", retry_after=1.0)
         if self._in_flight.get(member, 0) >= self._max_in_flight:
             raise RateLimited("too many requests at once", retry_after=0.1)
-        self._buckets.spend(member)
         self._in_flight[member] = self._in_flight.get(member, 0) + 1
 
     def finished(self, peer: PeerIdentity) -> None:
@@ -191,6 +196,7 @@ class TeamApiSession:
         started = time.perf_counter()
         request: TeamApiRequest | None = None
         try:
+            self._limits.charge(self.peer)
             if isinstance(raw, bytes):
                 raise CrewhostError("team-api messages are JSON text", code="invalidArgument")
             request = decode_team_api_request(raw)

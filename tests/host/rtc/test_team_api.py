@@ -26,6 +26,7 @@ from server.host.rtc.team_api import (
     TeamApiLimits,
     TeamApiSession,
 )
+from tests.support.clock import FakeClock
 from tests.support.databases import ScratchDatabase
 from tests.support.hub_server import RunningHub, hub_settings, running_hub
 from tests.support.peers import ignore_max_message_size, peer_member, wait_linked
@@ -285,6 +286,27 @@ async def test_requests_above_the_rate_are_refused(
     await member.hub.close()
 
 
+async def test_malformed_messages_spend_the_rate_as_requests_do(
+    strict_server: RunningHub, tmp_path: Path
+) -> None:
+    await strict_server.sign_up_owner()
+    host_id = await wait_linked(strict_server)
+    member = await peer_member(strict_server, "owner@example.com", tmp_path)
+    connection = await member.connect(host_id)
+    for n in range(3):
+        answer = next_message(connection)
+        connection.send_raw(f'{{"id": {n}, "route": 5}}')
+        assert (await asyncio.wait_for(answer, 10))["error"]["code"] == "invalidArgument"
+    answer = next_message(connection)
+    connection.send_raw('{"id": 9, "route": 5}')
+    assert (await asyncio.wait_for(answer, 10))["error"]["code"] == "rateLimited"
+    with pytest.raises(TeamApiCallError) as caught:
+        await connection.call("capabilities")
+    assert caught.value.code == "rateLimited"
+    await connection.close()
+    await member.hub.close()
+
+
 async def test_the_rate_limit_is_shared_by_all_peers_of_a_member(
     strict_server: RunningHub, tmp_path: Path
 ) -> None:
@@ -369,10 +391,12 @@ garbage = st.text(max_size=200) | requests.map(json.dumps) | json_values.map(jso
 @given(messages=st.lists(garbage, min_size=1, max_size=5))
 async def test_garbage_never_breaks_the_host(
     two_peers: tuple[HostConnection, HostConnection],
+    clock: FakeClock,
     caplog: pytest.LogCaptureFixture,
     messages: list[str],
 ) -> None:
     caplog.set_level(logging.ERROR)
+    clock.advance(10)  # each example's messages spend the member's rate anew
     first, second = two_peers
     for message in messages:
         if message:
