@@ -25,10 +25,9 @@ from tests.peer.test_chat_cli import (  # noqa: F401 - fixtures
     database,
     opens_a_tab,
 )
-from tests.support.clock import FakeClock
-from tests.support.databases import ScratchDatabase
+from tests.peer.test_chat_cli_waiting import server  # noqa: F401 - one turn at a time
 from tests.support.fakes.anthropic import FakeAnthropic, MessageEvents
-from tests.support.hub_server import RunningHub, hub_settings, running_hub
+from tests.support.hub_server import RunningHub
 from tests.support.peers import peer_member, wait_linked
 from tests.support.waiting import eventually
 
@@ -36,20 +35,10 @@ WAITING = "(waiting: the team runs as many turns as the host allows)\n"
 
 
 @pytest.fixture
-async def server(
-    tmp_path: Path,
-    database: ScratchDatabase,  # noqa: F811 - the fixture imported above
-    clock: FakeClock,
-) -> AsyncIterator[RunningHub]:
-    """A hub whose host runs one turn of a team at a time."""
-    settings = hub_settings(tmp_path, database, **{"host.team_running_turns": 1})
-    async with running_hub(settings, database, clock=clock) as running:
-        yield running
-
-
-@pytest.fixture
 async def connection(
-    server: RunningHub, tmp_path: Path, anthropic: FakeAnthropic
+    server: RunningHub,  # noqa: F811 - the fixture imported above
+    tmp_path: Path,
+    anthropic: FakeAnthropic,
 ) -> AsyncIterator[HostConnection]:
     """The owner's real connection to the built-in host, Scout ready on the fake Anthropic."""
     await agent_ready(server, tmp_path / "cli", anthropic)
@@ -171,7 +160,7 @@ async def test_a_consent_question_without_a_summary_is_still_asked(
 
 async def test_text_the_terminal_cannot_show_is_replaced(
     monkeypatch: pytest.MonkeyPatch,
-    server: RunningHub,
+    server: RunningHub,  # noqa: F811 - the fixture imported above
     tmp_path: Path,
     anthropic: FakeAnthropic,
 ) -> None:

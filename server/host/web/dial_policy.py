@@ -11,7 +11,7 @@ import aiohttp
 from aiohttp.abc import AbstractResolver, ResolveResult
 from yarl import URL
 
-from server.common.browser_address_policy import normalize_host
+from server.common.browser_address_policy import IPAddress, normalize_host
 from server.common.public_addresses import (
     NameNotResolved,
     NonPublicAddress,
@@ -31,6 +31,18 @@ async def judge_saved_url(url: str, policy: PublicOnlyPolicy, resolver: Resolver
         await resolve_pinned(normalize_host(parsed.raw_host or ""), port, policy, resolver=resolver)
     except NameNotResolved:
         return
+
+
+def resolve_result(host: str, port: int, address: IPAddress) -> ResolveResult:
+    """The one answer a pinning resolver gives aiohttp: ``host`` is at ``address``."""
+    return {
+        "hostname": host,
+        "host": str(address),
+        "port": port,
+        "family": socket.AF_INET6 if address.version == 6 else socket.AF_INET,
+        "proto": 0,
+        "flags": socket.AI_NUMERICHOST,
+    }
 
 
 def policy_session(
@@ -59,16 +71,7 @@ class PolicyResolver(AbstractResolver):
             address = await resolve_pinned(host, port, self._policy, resolver=self._resolver)
         except (NonPublicAddress, NameNotResolved) as refused:
             raise OSError(refused.message) from None
-        return [
-            {
-                "hostname": host,
-                "host": str(address),
-                "port": port,
-                "family": socket.AF_INET6 if address.version == 6 else socket.AF_INET,
-                "proto": 0,
-                "flags": socket.AI_NUMERICHOST,
-            }
-        ]
+        return [resolve_result(host, port, address)]
 
     async def close(self) -> None:
         return None

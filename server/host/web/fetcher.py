@@ -27,6 +27,7 @@ from server.common.public_addresses import (
     resolve_pinned,
     system_resolve,
 )
+from server.host.web.dial_policy import resolve_result
 
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _USER_AGENT = "Mozilla/5.0 (compatible; Crewhost web_fetch)"
@@ -74,16 +75,7 @@ class PinnedResolver(AbstractResolver):
         address = self.pinned.get(normalize_host(host))
         if address is None:
             raise OSError(f"{host} was not vetted for this fetch")
-        return [
-            {
-                "hostname": host,
-                "host": str(address),
-                "port": port,
-                "family": socket.AF_INET6 if address.version == 6 else socket.AF_INET,
-                "proto": 0,
-                "flags": socket.AI_NUMERICHOST,
-            }
-        ]
+        return [resolve_result(host, port, address)]
 
     async def close(self) -> None:
         self.pinned.clear()
