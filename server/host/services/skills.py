@@ -612,24 +612,28 @@ def _unified(path: str, a: bytes | None, b: bytes | None, old: int, new: int) ->
 def skills_prompt(skills: list[EnabledSkill]) -> str:
     """The skills block: a header and one line per skill, ``- name: description``, each
     description cut at a word to at most ``PROMPT_DESCRIPTION_CHARS`` and to share
-    ``SKILLS_PROMPT_CHARS`` evenly; empty for none."""
+    ``SKILLS_PROMPT_CHARS`` evenly; when not all fit, a last line says how many more there
+    are, within the cap too. Empty for none."""
     if not skills:
         return ""
     room = SKILLS_PROMPT_CHARS - len(SKILLS_PROMPT_HEADER) - 1
     lines: list[str] = []
-    left = len(skills)
-    for skill in skills:
-        share = room // left
+    used = 0
+    for left, skill in zip(range(len(skills), 0, -1), skills, strict=True):
         line = f"- {skill.name}"
-        space = min(share - len(line) - 2, PROMPT_DESCRIPTION_CHARS)
+        space = min((room - used) // left - len(line) - 2, PROMPT_DESCRIPTION_CHARS)
         if space >= 12:
             line += ": " + _shorten(skill.description, space)
-        if len(line) + 1 > room:
-            lines.append(f"- and {left} more (load_skill takes any of them by name)")
+        if used + len(line) + 1 > room:
             break
         lines.append(line)
-        room -= len(line) + 1
-        left -= 1
+        used += len(line) + 1
+    while len(lines) < len(skills):
+        more = f"- and {len(skills) - len(lines)} more (load_skill takes any of them by name)"
+        if used + len(more) <= room:
+            lines.append(more)
+            break
+        used -= len(lines.pop()) + 1
     return SKILLS_PROMPT_HEADER + "\n" + "\n".join(lines)
 
 

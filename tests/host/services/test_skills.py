@@ -333,3 +333,11 @@ def test_the_prompt_lists_a_hundred_skills_in_little_room() -> None:
     assert skills_prompt([]) == ""
     one = skills_prompt([EnabledSkill("1", "expenses", "File expense reports.")])
     assert one.endswith("\n- expenses: File expense reports.")
+
+
+def test_the_prompt_keeps_its_cap_when_long_names_leave_skills_out() -> None:
+    many = [EnabledSkill(f"{n}", f"{n:03d}-" + "x" * 40, "Long.") for n in range(100)]
+    block = skills_prompt(many)
+    assert len(block) <= 4_500
+    listed = sum(line.startswith("- 0") for line in block.splitlines())
+    assert block.endswith(f"\n- and {100 - listed} more (load_skill takes any of them by name)")
