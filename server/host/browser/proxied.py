@@ -119,8 +119,14 @@ class ProxiedPartitions:
         page's error (the relay's 502 page is no page), and marks the proxy unless the
         proxy only could not reach the site; anything else clears the mark."""
         launched = self._running.get((team_id, partition))
-        if launched is None:
-            return
+        if launched is not None:
+            await self.answered(launched, url, status, headers)
+
+    async def answered(
+        self, launched: LaunchedProxy, url: str, status: int, headers: Mapping[str, str]
+    ) -> None:
+        """What an answer for ``url`` through ``launched`` says of its proxy, as ``loaded``
+        reads it: a page error raised, the proxy's mark set or cleared."""
         refusal = headers.get(REFUSAL_HEADER)
         why: Why | None = None
         if status == 407 or (status == 401 and await self.launcher.refuses_sign_in(launched, url)):
@@ -133,6 +139,29 @@ class ProxiedPartitions:
             raise _target_error(launched.plan, url, cause if cause in TARGET_CAUSES else None)
         if why is not None:
             raise _page_error(launched.plan, why)
+
+    async def refused(
+        self, launched: LaunchedProxy, url: str, proxy_status: int | None
+    ) -> ProxyPageError:
+        """The error of a request for ``url`` that ``launched`` would not carry: the proxy
+        did not answer (``proxy_status`` None) or would not open a tunnel, answering
+        ``proxy_status``. The proxy is marked as a page load through it would mark it."""
+        relay = launched.relay
+        why: Why
+        if relay is not None and relay.last_refusal is not None:
+            why = relay.last_refusal
+        elif proxy_status == 407 or (
+            proxy_status == 401 and await self.launcher.refuses_sign_in(launched, url)
+        ):
+            why = "signIn"
+        elif proxy_status is None:
+            why = "offline" if launched.plan.kind == "computer" else "unreachable"
+        else:
+            why = "target"
+        self._mark(launched, why)
+        if why == "target":
+            return _target_error(launched.plan, url, relay.last_cause if relay else None)
+        return _page_error(launched.plan, why)
 
     async def failed(
         self, team_id: str, partition: Partition, url: str, net_error: str | None

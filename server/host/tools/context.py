@@ -4,10 +4,8 @@ thread service at the start of each turn."""
 
 from __future__ import annotations
 
-import contextlib
 import functools
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from contextlib import AbstractAsyncContextManager
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
@@ -25,7 +23,7 @@ from server.host.services.tasks import ThreadTasks
 from server.host.services.vault import VaultService
 from server.host.services.web_search import WebSearchService
 from server.host.services.workspace import WorkspaceService
-from server.host.web.fetcher import WebFetcher
+from server.host.web.fetcher import FetchedPage, ProxyFailed, WebFetcher
 
 if TYPE_CHECKING:
     from server.common.protocol.events import SecretRequestDetails, VaultItemRequestDetails
@@ -273,10 +271,11 @@ class ToolContext:
     # web_fetch's fetcher (public addresses only, unless the host allows more); without it
     # the tool says the host does not fetch.
     web: WebFetcher | None = None
-    # The calling agent's way out when its browser profile has a proxy: the proxy as an
-    # http:// address for the block's length (None: Automatic, straight out), so web_fetch
-    # leaves where the agent's browser does.
-    fetch_proxy: Callable[[], AbstractAsyncContextManager[str | None]] | None = None
+    # Fetches an address with the fetcher given, out the calling agent's way: through its
+    # browser profile's proxy when it has one, so web_fetch leaves where the agent's
+    # browser does, and a proxy that will not carry it is the fetch's error as it would be
+    # a page's. Without it the fetcher goes straight out.
+    fetch_page: Callable[[WebFetcher, str], Awaitable[FetchedPage]] | None = None
     # web_search's engine, the one the team chose; without it the tool says none is set.
     search: SearchWeb | None = None
     # The calling agent's model, for a tool's ``prompt`` (web_fetch, get_tab_content).
@@ -349,7 +348,7 @@ class ToolContextFactory:
             partition_for_agent=self.profiles.partition_for_agent,
             announce=self.announce,
             web=self.web,
-            fetch_proxy=functools.partial(self._fetch_proxy, team_id, caller),
+            fetch_page=functools.partial(self._fetch_page, team_id, caller),
             search=functools.partial(self.web_search.search, team_id),
             summarize=summarize,
             workspace=self.workspace,
@@ -377,24 +376,27 @@ class ToolContextFactory:
             announce=self.announce,
         )
 
-    @contextlib.asynccontextmanager
-    async def _fetch_proxy(self, team_id: str, caller: Caller) -> AsyncIterator[str | None]:
-        """The proxy of the agent's browser profile, as an http:// address for as long as
-        the block runs (a relay for SOCKS5 and a member's computer); None: Automatic."""
-        if caller.agent_id is None:
-            yield None
-            return
-        partition = await self.profiles.partition_for_agent(team_id, caller.agent_id)
-        plan = (
-            await self.proxies.plan_for(team_id, partition.key)
-            if partition.kind == "profile"
-            else None
-        )
+    async def _fetch_page(
+        self, team_id: str, caller: Caller, web: WebFetcher, url: str
+    ) -> FetchedPage:
+        """``url`` fetched through the proxy of the agent's browser profile (an http://
+        address for the fetch's length: a relay for SOCKS5 and a member's computer), or
+        straight out when it has none (Automatic)."""
+        plan = None
+        if caller.agent_id is not None:
+            partition = await self.profiles.partition_for_agent(team_id, caller.agent_id)
+            if partition.kind == "profile":
+                plan = await self.proxies.plan_for(team_id, partition.key)
         if plan is None:
-            yield None
-            return
-        launched = await self.browser.proxied.launcher.start_http(plan)
+            return await web.fetch(url)
+        proxied = self.browser.proxied
+        launched = await proxied.launcher.start_http(plan)
         try:
-            yield launched.setting.url()
+            try:
+                page = await web.fetch(url, proxy=launched.setting.url())
+            except ProxyFailed as failed:
+                raise await proxied.refused(launched, url, failed.proxy_status) from None
+            await proxied.answered(launched, page.final_url, page.status, page.headers)
+            return page
         finally:
             await launched.stop()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import socket
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,6 +42,16 @@ class FetchFailed(CrewhostError):
     code = "fetchFailed"
 
 
+class ProxyFailed(FetchFailed):
+    """The proxy a fetch went through could not be used: it did not answer
+    (``proxy_status`` None) or it refused to open a tunnel, answering ``proxy_status``.
+    Whoever set the proxy up says what that means for its users."""
+
+    def __init__(self, message: str, proxy_status: int | None) -> None:
+        super().__init__(message)
+        self.proxy_status = proxy_status
+
+
 @dataclass(frozen=True)
 class FetchLimits:
     """How long a fetch may take, how much it may download, how many redirects it follows."""
@@ -61,6 +72,9 @@ class FetchedPage:
     charset: str | None
     body: bytes
     cut: bool
+    # The last answer's headers, one value per name in lower case: a proxy's answer is
+    # read by them.
+    headers: Mapping[str, str] = field(default_factory=dict)
 
 
 class PinnedResolver(AbstractResolver):
@@ -133,7 +147,15 @@ class WebFetcher:
                             charset=response.charset,
                             body=body,
                             cut=cut,
+                            headers={k.lower(): v for k, v in response.headers.items()},
                         )
+                except aiohttp.ClientProxyConnectionError as error:
+                    raise ProxyFailed(f"the proxy did not answer: {_reason(error)}", None) from None
+                except aiohttp.ClientHttpProxyError as error:
+                    raise ProxyFailed(
+                        f"the proxy answered {error.status} to a tunnel to {current.host}",
+                        error.status,
+                    ) from None
                 except aiohttp.ClientError as error:
                     raise FetchFailed(f"{current} could not be fetched: {_reason(error)}") from None
         raise FetchFailed(

@@ -362,18 +362,32 @@ async def test_web_fetch_leaves_through_the_agents_profile_proxy(
             (f"agent:s3cret-pass@127.0.0.1:{http_up.port}", "127.0.0.4", "/via-http"),
             (f"socks5://agent:s0/c#k@s@127.0.0.1:{socks_up.port}", "127.0.0.5", "/via-socks"),
         ):
-            partition, _ = await profile_behind(admin, address)
+            socks_partition, _ = await profile_behind(admin, address)
             await admin.connection.call(
-                "browser-profiles-v1/assign", {"agentId": agent["id"], "profile": partition.key}
+                "browser-profiles-v1/assign",
+                {"agentId": agent["id"], "profile": socks_partition.key},
             )
             fetched = await fetch(path)
             assert fetched["status"] == 200, fetched
             assert site.requests[-1][:2] == (path, outgoing)
+        # A wrong password is the proxy's refusal, not a page answered 401 or 407.
+        count = len(site.requests)
+        partition, wrong = await profile_behind(admin, f"agent:wrong@127.0.0.1:{http_up.port}")
+        await admin.connection.call(
+            "browser-profiles-v1/assign", {"agentId": agent["id"], "profile": partition.key}
+        )
+        refused = await fetch("/wrong-password")
+        assert refused["error"]["code"] == "browserProxySignInRefused", refused
+        assert "wrong" not in str(refused)
+        assert await status_of(admin, wrong["id"]) == "signIn"
 
-    # With the SOCKS5 proxy gone, its relay answers 502: never a direct connection.
-    count = len(site.requests)
+    # With the SOCKS5 proxy gone its relay refuses: the fetch says the proxy did not
+    # answer, and no connection goes direct.
+    await admin.connection.call(
+        "browser-profiles-v1/assign", {"agentId": agent["id"], "profile": socks_partition.key}
+    )
     failed = await fetch("/after")
-    assert failed["status"] == 502, failed
+    assert failed["error"]["code"] == "browserProxyUnreachable", failed
     assert len(site.requests) == count
 
 

@@ -48,12 +48,11 @@ def cut_text(text: str, limit: int) -> tuple[str, bool]:
 async def web_fetch(context: ToolContext, args: WebFetchArgs) -> dict[str, Any]:
     if context.web is None:
         raise ToolFailure("webFetchUnavailable", "this host does not fetch web addresses")
-    if context.fetch_proxy is None:
+    if context.fetch_page is None:
         page = await context.web.fetch(args.url)
     else:
         # Out the way the agent's browser goes: its profile's proxy, never around it.
-        async with context.fetch_proxy() as proxy:
-            page = await context.web.fetch(args.url, proxy=proxy)
+        page = await context.fetch_page(context.web, args.url)
     found = await asyncio.to_thread(extract, page.body, page.content_type, page.charset, page.url)
     limit = args.max_length or MAX_CONTENT_CHARS
     content: Any = found.content
