@@ -20,11 +20,12 @@ import functools
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Literal, Protocol, TypeVar
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
 from croniter import CroniterBadDateError, croniter
 
 from server.common.errors import InvalidArgument
+from server.common.time_zones import is_time_zone
 
 ScheduleKind = Literal["cron", "every", "once"]
 T = TypeVar("T")
@@ -152,14 +153,12 @@ def once_schedule(at: float) -> Schedule:
 
 
 def _zone(name: str) -> str:
-    try:
-        ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
+    if not is_time_zone(name):
         raise _refused(
             "timeZone",
             f"unknown time zone {name!r}: use an IANA name such as Europe/London",
             code="invalidSchedule",
-        ) from None
+        )
     return name
 
 

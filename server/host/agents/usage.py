@@ -26,12 +26,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta
 from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
 from server.common.clock import Clock
 from server.common.errors import InvalidArgument, NotFound
 from server.common.roles import Role
 from server.common.tasks import BackgroundTasks
+from server.common.time_zones import is_time_zone
 from server.db.engine import Database
 from server.host.agents.usage_prices import (
     MICROS,
@@ -286,12 +287,10 @@ class UsageService:
     ) -> UsageSettings:
         """The team's time zone, display currency and its rate (units per US dollar); a new
         zone recounts the days of the team's requests and rebuilds its rollups."""
-        try:
-            ZoneInfo(time_zone)
-        except (ZoneInfoNotFoundError, ValueError):
+        if not is_time_zone(time_zone):
             raise InvalidArgument(
                 f"{time_zone!r} is not an IANA time zone", code="invalidTimeZone", field="timeZone"
-            ) from None
+            )
         code = currency.strip().upper()
         if len(code) != 3 or not code.isascii() or not code.isalpha():
             raise InvalidArgument(

@@ -90,6 +90,8 @@ def test_a_schedule_round_trips_through_its_json() -> None:
             "invalidSchedule",
             "timeZone",
         ),
+        ("cron", {"cron": "0 9 * * *", "time_zone": "Europe"}, "invalidSchedule", "timeZone"),
+        ("cron", {"cron": "0 9 * * *", "time_zone": "Factory"}, "invalidSchedule", "timeZone"),
         ("cron", {"time_zone": "UTC"}, "invalidSchedule", "cron"),
         ("cron", {"cron": "0 9 * * *"}, "invalidSchedule", "timeZone"),
         ("every", {}, "invalidSchedule", "everySeconds"),

@@ -5,12 +5,12 @@ from __future__ import annotations
 import contextlib
 import re
 from typing import Annotated, Any
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from playwright.async_api import CDPSession, Page
 from playwright.async_api import Error as PlaywrightError
 from pydantic import Field, StringConstraints
 
+from server.common.time_zones import is_time_zone
 from server.host.browser.identity import BrowserIdentity, language_list
 from server.host.browser.per_tab import PerTab
 from server.host.browser.tabs import Tab
@@ -44,13 +44,8 @@ def _check_environment(args: SetEnvironmentArgs) -> None:
         raise ToolFailure("invalidArguments", "give a viewport, a locale or a timezone")
     if args.locale is not None and not _LOCALE.fullmatch(args.locale):
         raise ToolFailure("invalidArguments", f"{args.locale!r} is not a language tag")
-    if args.timezone is not None:
-        try:
-            ZoneInfo(args.timezone)
-        except (ZoneInfoNotFoundError, ValueError):
-            raise ToolFailure(
-                "invalidArguments", f"{args.timezone!r} is not an IANA time zone"
-            ) from None
+    if args.timezone is not None and not is_time_zone(args.timezone):
+        raise ToolFailure("invalidArguments", f"{args.timezone!r} is not an IANA time zone")
 
 
 # The session the tab's overrides were set on (made on first use: it is async).

@@ -225,6 +225,7 @@ async def test_set_environment_changes_what_the_page_sees(context: ToolContext, 
     [
         {},
         {"timezone": "Mars/Olympus"},
+        {"timezone": "Asia"},
         {"locale": "not a locale"},
         {"viewport": {"width": 5, "height": 5}},
     ],
