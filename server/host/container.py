@@ -69,7 +69,7 @@ from server.host.proxies.marks import ProxyStatusChanged
 from server.host.rtc.peers import PeerManager
 from server.host.rtc.revocations import MemberRemoved
 from server.host.rtc.team_api import HostRouteTable, PeerIdentity, TeamApi
-from server.host.services.agents import AgentDeleted, AgentService
+from server.host.services.agents import AgentDeleted, AgentGone, AgentService
 from server.host.services.browsing_steps import BrowsingStepService
 from server.host.services.control_requests import ControlRequestService
 from server.host.services.memories import MemoryService
@@ -347,6 +347,7 @@ def _wire_signals(host: HostServices) -> None:
     on(AgentDeleted, lambda s: host.routines.agent_deleted(s.team_id, s.agent_id))
     on(AgentDeleted, lambda s: host.mcp_servers.agent_deleted(s.team_id, s.agent_id))
     on(AgentDeleted, lambda s: host.skills.agent_deleted(s.team_id, s.agent_id))
+    on(AgentGone, lambda s: host.threads.agent_gone(s.team_id, s.agent_id))
     on(MemberRemoved, host.routines.member_removed)
     on(MemberRemoved, host.notifications.member_removed)
     on(McpServerChanged, host.mcp_sign_ins.server_changed)

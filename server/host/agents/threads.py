@@ -247,21 +247,28 @@ class ThreadService:
         return len(thread_ids), running
 
     async def agent_deleted(self, team_id: str, agent_id: str) -> None:
-        """The agent is being deleted: its turns stop (no queued message starts another),
-        and its threads are idle when this returns, so none writes after they are gone."""
-        key = (team_id, agent_id)
-        self._deleting.add(key)
-        try:
-            ours = [
-                r.thread.id
-                for r in list(self._running.values())
-                if r.thread.team_id == team_id and r.thread.agent_id == agent_id
-            ]
-            for thread_id in ours:
-                await self.stop_turn(team_id, thread_id, "its agent was deleted")
-                await self.wait_idle(thread_id)
-        finally:
-            self._deleting.discard(key)
+        """The agent is being deleted: its turns stop, and its threads are idle when this
+        returns, so none writes after they are gone. Until ``agent_gone`` no turn of it
+        starts (a member's message, a routine, another agent's question, a queued one)."""
+        self._deleting.add((team_id, agent_id))
+        ours = [
+            r.thread.id
+            for r in list(self._running.values())
+            if r.thread.team_id == team_id and r.thread.agent_id == agent_id
+        ]
+        for thread_id in ours:
+            await self.stop_turn(team_id, thread_id, "its agent was deleted")
+            await self.wait_idle(thread_id)
+
+    def agent_gone(self, team_id: str, agent_id: str) -> None:
+        """The agent's deletion is over: it is gone, or, having failed, it stays."""
+        self._deleting.discard((team_id, agent_id))
+
+    async def _agent(self, team_id: str, agent_id: str) -> Agent:
+        """The agent a thread or turn is started for; one being deleted is gone already."""
+        if (team_id, agent_id) in self._deleting:
+            raise NotFound("no such agent", code="agentNotFound")
+        return await self._agents.get_agent(team_id, agent_id)
 
     async def list_threads(self, team_id: str, agent_id: str, account_id: str) -> list[Thread]:
         await self._agents.get_agent(team_id, agent_id)
@@ -304,7 +311,7 @@ class ThreadService:
     ) -> Thread:
         """A new thread of ``account_id``'s with the agent; ``asked_by``: the thread whose
         agent asked this one (``ask_agent``), which the new thread names."""
-        await self._agents.get_agent(team_id, agent_id)
+        await self._agent(team_id, agent_id)
         now = self._clock.now()
         thread = Thread(
             uuid.uuid4().hex,
@@ -455,7 +462,7 @@ class ThreadService:
         with ``workspace-v1``): each is copied under its hash, typed by its name."""
         team_id, account_id = member.team_id, member.account_id
         thread = await self._visible_thread(team_id, thread_id, account_id)
-        agent = await self._agents.get_agent(team_id, thread.agent_id)
+        agent = await self._agent(team_id, thread.agent_id)
         if len(attachments) > MAX_ATTACHMENTS:
             raise InvalidArgument(
                 f"a message may carry at most {MAX_ATTACHMENTS} attachments",
@@ -511,7 +518,7 @@ class ThreadService:
         none is approved unless the agent's permissions already say so. Its spending is a
         routine's when it runs for one, else ``started_by``'s (``account_id``'s if None):
         checked against their budgets before it starts, and counted to them as it runs."""
-        agent = await self._agents.get_agent(team_id, agent_id)
+        agent = await self._agent(team_id, agent_id)
         routine_id = unattended.routine_id if unattended is not None else None
         spender = _spender(account_id, started_by, routine_id)
         thread = None
@@ -555,7 +562,7 @@ class ThreadService:
         # Another agent's task is spent by whoever started the asking turn.
         started_by = None if asking is None else asking.started_by
         routine_id = None if asking is None else asking.routine_id
-        agent = await self._agents.get_agent(team_id, agent_id)
+        agent = await self._agent(team_id, agent_id)
         await self._check_budgets(
             team_id, agent, _spender(account_id, started_by, routine_id), routine_id
         )
@@ -594,6 +601,8 @@ class ThreadService:
     ) -> Turn:
         """Store ``message`` and start its turn (the thread's lock is held)."""
         team_id, thread_id = thread.team_id, thread.id
+        if (team_id, agent.id) in self._deleting:
+            raise NotFound("no such agent", code="agentNotFound")
         now = self._clock.now()
         turn_id = turn_id or uuid.uuid4().hex
         turn = Turn(turn_id, team_id, thread_id, "running", None, 0, 0, 0, now, None)

@@ -38,6 +38,15 @@ class AgentDeleted:
     agent_id: str
 
 
+@dataclass(frozen=True, slots=True)
+class AgentGone:
+    """The deletion of the team's agent ``agent_id`` is over: it is gone, or the deletion
+    failed and it stays."""
+
+    team_id: str
+    agent_id: str
+
+
 class AgentService:
     """The agents of a host's teams, in the host's database."""
 
@@ -183,21 +192,25 @@ class AgentService:
         """Close its tabs, clear its own partition, forget its memories, recorded browsing
         steps, workspace, threads and their task lists."""
         await self.get_agent(team_id, agent_id)
-        # Its turns stop and its reviews end before what they would write to goes.
-        await self._signals.deliver(AgentDeleted(team_id, agent_id))
-        await self._profiles.agent_deleted(team_id, agent_id)
-        await self._memories.remove_agent_memories(team_id, agent_id)
-        await self._browsing_steps.remove_agent_steps(team_id, agent_id)
-        await self._workspace.remove_agent_workspace(team_id, agent_id)
-        async with self._db.write() as conn:
-            thread_ids = await self._threads.list_thread_ids_of_agent(conn, team_id, agent_id)
-            await self._threads.remove_threads_of_agent(conn, team_id, agent_id)
-            await self._agents.remove_agent(conn, team_id, agent_id)
-            # Nobody may ask it any more.
-            for other in await self._agents.list_agents(conn, team_id):
-                if agent_id in other.may_ask:
-                    kept = tuple(a for a in other.may_ask if a != agent_id)
-                    await self._agents.update_agent(conn, replace(other, may_ask=kept))
+        # Its turns stop and its reviews end before what they would write to goes, and
+        # none starts again until it is gone.
+        try:
+            await self._signals.deliver(AgentDeleted(team_id, agent_id))
+            await self._profiles.agent_deleted(team_id, agent_id)
+            await self._memories.remove_agent_memories(team_id, agent_id)
+            await self._browsing_steps.remove_agent_steps(team_id, agent_id)
+            await self._workspace.remove_agent_workspace(team_id, agent_id)
+            async with self._db.write() as conn:
+                thread_ids = await self._threads.list_thread_ids_of_agent(conn, team_id, agent_id)
+                await self._threads.remove_threads_of_agent(conn, team_id, agent_id)
+                await self._agents.remove_agent(conn, team_id, agent_id)
+                # Nobody may ask it any more.
+                for other in await self._agents.list_agents(conn, team_id):
+                    if agent_id in other.may_ask:
+                        kept = tuple(a for a in other.may_ask if a != agent_id)
+                        await self._agents.update_agent(conn, replace(other, may_ask=kept))
+        finally:
+            await self._signals.deliver(AgentGone(team_id, agent_id))
         self._task_lists.forget_threads(team_id, thread_ids)
         self._announce(team_id, AgentsChanged())
 

@@ -13,6 +13,7 @@ import pytest
 import sqlalchemy as sa
 
 from peer.connection import HostConnection
+from server.common.errors import NotFound
 from server.db.tables import agent_memories, queued_messages, thread_messages, turns
 from tests.host.routes.conftest import Team, refused
 from tests.support.fakes.anthropic import API_KEY, FakeAnthropic, MessageEvents
@@ -292,6 +293,33 @@ async def test_deleting_an_agent_stops_its_turns_and_nothing_of_theirs_is_writte
             key = agent["id"] if table is agent_memories else thread["id"]
             rows = (await conn.execute(sa.select(sa.func.count()).where(column == key))).one()
             assert rows[0] == 0, table.name
+
+
+async def test_no_turn_starts_for_an_agent_while_its_deletion_runs(
+    server: RunningHub, team: Team, anthropic: FakeAnthropic
+) -> None:
+    """Between the deletion's first step (its turns stop) and its last (the agent's row
+    goes) no message, routine or other agent starts a turn of it; one that failed to
+    delete stays usable."""
+    agent = await team.admin.call("agents-v1/create", {"name": "Scout"})
+    thread = await team.admin.call("threads-v1/start", {"agentId": agent["id"], "shared": True})
+    ref = {"threadId": thread["id"]}
+    threads = server.builtin.services.threads
+    await threads.agent_deleted(team.team_id, agent["id"])  # the deletion has begun
+    assert await refused(team.member, "threads-v1/send", {**ref, "text": "Hi"}) == "agentNotFound"
+    assert await refused(team.admin, "threads-v1/start", {"agentId": agent["id"]}) == (
+        "agentNotFound"
+    )
+    with pytest.raises(NotFound):
+        await threads.start_asked(
+            team.team_id, agent["id"], account_id=thread["createdBy"], text="Hi", title="Asked"
+        )
+    assert len(anthropic.requests) == 0
+    threads.agent_gone(team.team_id, agent["id"])  # it failed: the agent stays
+    anthropic.script(MessageEvents().text("Hello.").stop().reply())
+    await team.member.call("threads-v1/send", {**ref, "text": "Hi"})
+    finished = await until(team.member, thread["id"], "turn-finished")
+    assert finished["status"] == "done"
 
 
 async def test_the_question_before_deleting_an_agent_counts_every_thread_and_running_turn(
