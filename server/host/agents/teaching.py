@@ -12,11 +12,12 @@ host, or the holding.
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 from dataclasses import dataclass, field
 
 from server.common.clock import Clock
-from server.common.errors import Conflict, Forbidden, NotFound
+from server.common.errors import Conflict, CrewhostError, Forbidden, NotFound
 from server.common.redaction import redact
 from server.host.agents.threads import ThreadService
 from server.host.browser.access import require_member_reach
@@ -152,6 +153,7 @@ class TeachingService:
         waiting = self._own(member, recording_id)
         await self._live.steps.caught_up(waiting.team_id, waiting.tab_id)
         recording = self._take(member, recording_id)
+        await self._give_back(recording)
         if recording.expires_at <= self._clock.now():
             raise Conflict(
                 "the recording ran out of time; start a new one", code="teachRecordingExpired"
@@ -170,9 +172,16 @@ class TeachingService:
         await self._threads.send(member, thread.id, ask_for_skill(path))
         return Saved(thread.id, len(recording.steps), path)
 
-    def discard(self, member: Member, recording_id: str) -> None:
-        """End the recording; nothing is sent."""
-        self._take(member, recording_id)
+    async def discard(self, member: Member, recording_id: str) -> None:
+        """End the recording and give the tab back to its agent; nothing is sent."""
+        await self._give_back(self._take(member, recording_id))
+
+    async def _give_back(self, recording: Recording) -> None:
+        """The recording is over: the tab goes back to its agent, unless its member let go
+        of it already or it closed."""
+        engine = await self._browser.engine()
+        with contextlib.suppress(CrewhostError):
+            engine.release(recording.team_id, recording.tab_id, recording.account_id)
 
     def _take(self, member: Member, recording_id: str) -> Recording:
         """The member's own recording, out of the running ones."""

@@ -1,7 +1,7 @@
 """``browser-teach-v1``: a member records a task in an agent's tab for the agent to learn.
 
-Starting hands the tab to the member; only they may save or discard the recording, and it
-ends with no steps when their control ends.
+Starting hands the tab to the member; only they may save or discard the recording, which
+gives the tab back to its agent, and it ends with no steps when their control ends.
 """
 
 from __future__ import annotations
@@ -77,5 +77,5 @@ async def save_teaching(call: HostCall, args: RecordingRef) -> SavedView:
 @routes.route("browser-teach-v1/discard", args=RecordingRef, least_role=Role.MEMBER)
 async def discard_teaching(call: HostCall, args: RecordingRef) -> Discarded:
     """End the recording; nothing is sent."""
-    call.host.teaching.discard(call.member, args.recording_id)
+    await call.host.teaching.discard(call.member, args.recording_id)
     return Discarded()

@@ -106,6 +106,9 @@ async def test_saving_asks_the_agent_for_a_skill_with_the_numbered_steps(
     ]
     assert saved["steps"] == 4
     assert TYPED not in data.decode()
+    # The tab is the agent's again, to try what it was shown.
+    assert tab.held_by is None
+    assert (await view.expect("held"))["byYou"] is False
     await refused(
         holding.member.call("browser-teach-v1/save", {"recordingId": recording_id}),
         "teachRecordingNotFound",
@@ -157,6 +160,7 @@ async def test_only_the_member_who_started_saves_or_discards(holding: Holding) -
     assert await holding.member.call("browser-teach-v1/discard", {"recordingId": recording_id}) == {
         "discarded": True
     }
+    assert tab.held_by is None
     await refused(
         holding.member.call("browser-teach-v1/save", {"recordingId": recording_id}),
         "teachRecordingNotFound",
