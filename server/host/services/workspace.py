@@ -15,7 +15,7 @@ import hashlib
 import os
 import secrets
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from server.common.clock import Clock
@@ -55,6 +55,9 @@ class Upload:
     expires_at: float
     staged: Path
     received: int = 0
+    # One chunk, finish or cancel at a time: two chunks sent at one offset are one
+    # chunk and a refusal, and a finish never reads a chunk half-appended.
+    busy: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
 class WorkspaceService:
@@ -217,6 +220,10 @@ class WorkspaceService:
             raise InvalidArgument(
                 f"a chunk may carry at most {MAX_CHUNK_BYTES} bytes", code="workspaceChunkInvalid"
             )
+        async with upload.busy:
+            return await self._append_chunk(self._upload(member, upload_id), offset, data)
+
+    async def _append_chunk(self, upload: Upload, offset: int, data: bytes) -> int:
         if offset != upload.received:
             raise InvalidArgument(
                 f"the next chunk starts at byte {upload.received}, not {offset}",
@@ -234,13 +241,14 @@ class WorkspaceService:
 
     async def finish_upload(self, member: Member, upload_id: str) -> Written:
         """The uploaded file takes its place in the workspace (atomically, under the quotas)."""
-        upload = self._upload(member, upload_id)
-        if upload.received != upload.size:
-            raise Conflict(
-                f"{upload.received} of {upload.size} bytes arrived; send the rest first",
-                code="workspaceUploadIncomplete",
-            )
-        self._uploads.pop(upload_id, None)
+        async with self._upload(member, upload_id).busy:
+            upload = self._upload(member, upload_id)  # a cancel may have come first
+            if upload.received != upload.size:
+                raise Conflict(
+                    f"{upload.received} of {upload.size} bytes arrived; send the rest first",
+                    code="workspaceUploadIncomplete",
+                )
+            self._uploads.pop(upload_id, None)
         try:
             data = await asyncio.to_thread(upload.staged.read_bytes)
             return await self._workspaces.write(upload.ref, upload.path, data)
@@ -248,8 +256,9 @@ class WorkspaceService:
             await asyncio.to_thread(_remove_file, upload.staged)
 
     async def cancel_upload(self, member: Member, upload_id: str) -> None:
-        upload = self._upload(member, upload_id)
-        self._uploads.pop(upload_id, None)
+        async with self._upload(member, upload_id).busy:
+            upload = self._upload(member, upload_id)
+            self._uploads.pop(upload_id, None)
         await asyncio.to_thread(_remove_file, upload.staged)
 
     def _upload(self, member: Member, upload_id: str) -> Upload:

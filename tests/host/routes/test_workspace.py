@@ -161,6 +161,21 @@ async def test_uploads_refused_when_they_cannot_be_right(team: Team, server: Run
     )
 
 
+async def test_two_chunks_sent_at_one_offset_are_one_chunk_and_a_refusal(team: Team) -> None:
+    started = await team.member.call("workspace-v1/upload_start", {"path": "twice.txt", "size": 4})
+    ref = {"uploadId": started["uploadId"]}
+    first = {**ref, "offset": 0, "data": b64(b"ab")}
+    answers = await asyncio.gather(
+        team.member.call("workspace-v1/upload_chunk", first),
+        refused(team.member, "workspace-v1/upload_chunk", first),
+    )
+    assert answers == [{"received": 2}, "workspaceChunkInvalid"]
+    await team.member.call("workspace-v1/upload_chunk", {**ref, "offset": 2, "data": b64(b"cd")})
+    await team.member.call("workspace-v1/upload_finish", ref)
+    got = await team.member.call("workspace-v1/download", {"path": "twice.txt", "offset": 0})
+    assert base64.b64decode(got["data"]) == b"abcd"
+
+
 async def test_an_unfinished_upload_expires(
     team: Team, server: RunningHub, clock: FakeClock
 ) -> None:
