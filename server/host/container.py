@@ -282,6 +282,7 @@ class HostServices:
         # Before anything is held: what a former run left waiting (a crash leaves it so)
         # ends interrupted.
         await self.threads.recover()
+        await self.workspace.recover()
         # Last in, first out: views end before the peers that watch them, peers before
         # the browser whose pages they show.
         self._resources.push_async_callback(self.browser.close)
@@ -529,6 +530,8 @@ def _agents(base: _Base, machinery: _Machinery, stores: _Stores, browsing: _Brow
         steps=stores.browsing_steps,
         thread_member=threads.private_member,
         propose_skill=skills.propose,
+        # Its requests are recorded and checked against budgets like a turn's.
+        meters=UsageMeters(usage, budgets),
     )
     handoff = SecretHandoffService(attention, stores.vault)
     routines = RoutineService(db, clock, agents.get_agent, threads, announce, machinery.signals)

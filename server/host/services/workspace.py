@@ -12,8 +12,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import logging
 import os
 import secrets
+import shutil
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +31,8 @@ from server.host.workspace.attachments import ImportedFile, imported
 from server.host.workspace.folders import Entry, EntryKind, Usage
 from server.host.workspace.paths import display_path, workspace_parts
 from server.host.workspace.workspaces import WorkspaceRef, Workspaces, Written
+
+log = logging.getLogger(__name__)
 
 # Most bytes one download or upload chunk carries: its base64 (4/3 larger) and the
 # envelope fit a Team API message (256 KiB).
@@ -273,6 +278,16 @@ class WorkspaceService:
         for upload in [u for u in self._uploads.values() if u.expires_at <= now]:
             del self._uploads[upload.id]
             _remove_file(upload.staged)
+
+    async def recover(self) -> None:
+        """At start-up: what a former run of the host left behind goes. Its unfinished
+        uploads were held in its memory, so their staged files are nobody's; a write it
+        cut short left a temporary file in a workspace, taking room no quota counts."""
+        started = time.time()
+        await asyncio.to_thread(shutil.rmtree, self._staging, ignore_errors=True)
+        swept = await asyncio.to_thread(self._workspaces.sweep, started)
+        if swept:
+            log.info("removed %d temporary files a former run left in workspaces", swept)
 
     def close(self) -> None:
         """Drop every unfinished upload (the host is stopping)."""

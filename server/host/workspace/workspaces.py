@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import re
+import stat
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -17,7 +19,7 @@ from pathlib import Path
 
 from server.common.errors import CrewhostError, InvalidArgument, NotFound
 from server.host.workspace.folders import ConfinedFolder, Entry, EntryKind, Usage
-from server.host.workspace.paths import workspace_parts
+from server.host.workspace.paths import RESERVED_PREFIX, workspace_parts
 from server.host.workspace.quotas import WorkspaceLimits
 
 _ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -50,6 +52,24 @@ class Workspaces:
         self.root = data_dir / "workspace"
         self.limits = limits
         self._locks: defaultdict[str, asyncio.Lock] = defaultdict(asyncio.Lock)
+
+    def sweep(self, before: float) -> int:
+        """Remove the temporary files of writes a crash cut short (a write that fails
+        removes its own), those older than ``before`` (a time as ``time.time`` gives it),
+        and say how many; links are not followed."""
+        if not self.root.is_dir() or self.root.is_symlink():
+            return 0
+        removed = 0
+        for _, _, names, fd in os.fwalk(self.root, follow_symlinks=False):
+            for name in names:
+                if not name.startswith(RESERVED_PREFIX):
+                    continue
+                with contextlib.suppress(FileNotFoundError):
+                    info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+                    if stat.S_ISREG(info.st_mode) and info.st_mtime < before:
+                        os.unlink(name, dir_fd=fd)
+                        removed += 1
+        return removed
 
     def _team_parts(self, team_id: str) -> tuple[str, ...]:
         if not _ID.fullmatch(team_id):

@@ -283,6 +283,33 @@ async def test_deleting_an_agents_workspace_never_follows_a_link_above_it(
     assert (outside / "agent-1" / "kept.txt").read_text() == "not yours"
 
 
+async def test_a_start_removes_what_a_crashed_run_left_and_nothing_else(
+    tmp_path: Path, outside: Path
+) -> None:
+    data = tmp_path / "data"
+    workspaces = Workspaces(data, ROOMY)
+    service = WorkspaceService(cast(Any, None), cast(Any, None), workspaces, upload_seconds=60)
+    await workspaces.write(AGENT, "box/kept.txt", b"kept")
+    box = workspaces.folder(AGENT).root / "box"
+    left = box / f"{RESERVED_PREFIX}0123456789abcdef"
+    left.write_bytes(b"a write the crash cut short")
+    os.utime(left, (1_000_000, 1_000_000))
+    (outside / f"{RESERVED_PREFIX}theirs").write_text("not yours")
+    (box / "link").symlink_to(outside, target_is_directory=True)
+    staged = data / "workspace-uploads" / TEAM / "upload-1"
+    staged.parent.mkdir(parents=True)
+    staged.write_bytes(b"half an upload")
+    await service.recover()
+    assert sorted(os.listdir(box)) == ["kept.txt", "link"]
+    assert (outside / f"{RESERVED_PREFIX}theirs").read_text() == "not yours"
+    assert not staged.exists()
+    # A write of the new run, under way as the sweep runs, keeps its temporary file.
+    fresh = box / f"{RESERVED_PREFIX}fedcba9876543210"
+    fresh.write_bytes(b"now")
+    assert workspaces.sweep(before=os.stat(fresh).st_mtime) == 0
+    assert fresh.exists()
+
+
 async def test_usage_and_listing_while_files_are_written_and_deleted(tmp_path: Path) -> None:
     # Unlocked readers race the writer: a temporary file listed, then renamed away, or a
     # file deleted between the listing and its stat, must be skipped, never an error.
