@@ -17,6 +17,7 @@ Cron times are wall-clock times of the zone. Across daylight-saving changes:
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Literal, Protocol, TypeVar
@@ -35,6 +36,9 @@ MIN_INTERVAL_SECONDS = 60
 _MAX_STEPS = 2_000
 _DAYS = ("Sundays", "Mondays", "Tuesdays", "Wednesdays", "Thursdays", "Fridays", "Saturdays")
 _DAY_ALIASES = {"sun": 0, "mon": 1, "tue": 2, "wed": 3, "thu": 4, "fri": 5, "sat": 6}
+# croniter's random (R) and hashed (H) fields: their times change from one reading to the
+# next, so the times shown would not be the times fired.
+_RANDOM_FIELD = re.compile(r"[hr](\(\d+-\d+\))?(/\d+)?", re.IGNORECASE | re.ASCII)
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,14 +120,21 @@ def _fields(schedule: Schedule) -> dict[str, object]:
 
 
 def cron_schedule(expression: str, time_zone: str) -> Schedule:
-    """A cron schedule, checked: ``invalidSchedule`` naming ``cron`` or ``timeZone``,
-    ``scheduleTooFrequent`` for a seconds field."""
+    """A cron schedule, checked: ``invalidSchedule`` naming ``cron`` or ``timeZone`` (a
+    random or hashed field too), ``scheduleTooFrequent`` for a seconds field."""
     fields = expression.split()
     if len(fields) == 6:
         raise _refused(
             "cron",
             "a schedule may fire at most once a minute: use five cron fields",
             code="scheduleTooFrequent",
+        )
+    if any(_RANDOM_FIELD.fullmatch(part) for field in fields for part in field.split(",")):
+        raise _refused(
+            "cron",
+            "random (R) and hashed (H) cron fields are not supported: use numbers, ranges, "
+            "lists and steps",
+            code="invalidSchedule",
         )
     if len(fields) != 5 or not croniter.is_valid(" ".join(fields)):
         raise _refused(

@@ -55,6 +55,7 @@ MISSED_AFTER_SECONDS = 60.0
 # The most due routines one pass of the scheduler claims.
 DUE_BATCH = 2_000
 HISTORY_LIMIT = 200
+CREATOR_GONE = "its creator is no longer a member of the team"
 _TURN_STATUS: dict[str, RunStatus] = {
     "done": "done",
     "denied": "denied",
@@ -172,7 +173,7 @@ class RoutineService:
         kept = Schedule.from_json(routine.schedule)
         if (spec.schedule.kind, spec.schedule.every_seconds) == ("every", kept.every_seconds):
             spec = replace(spec, schedule=kept)
-        if spec.schedule != kept:
+        if spec.schedule != kept or (spec.enabled and not routine.enabled):
             _refuse_passed(spec, now)  # a once-routine that ran may still be renamed
         changed = replace(
             routine,
@@ -195,18 +196,40 @@ class RoutineService:
         self._signals.publish(RoutineDeleted(member.team_id, routine_id))
 
     async def member_removed(self, signal: MemberRemoved) -> None:
-        """A member left the team: they no longer see or approve any routine's runs."""
+        """A member left the team: they no longer see or approve any routine's runs, and
+        the routines they made are turned off (their runs would run as them), a run
+        waiting to start among them skipped."""
         gone = signal.account_id
-        async with self._db.write() as conn:
+        now = self._clock.now()
+        skipped: list[tuple[Routine, RoutineRun]] = []
+        async with self._admission, self._db.write() as conn:
             for routine in await self._repo.list_team_routines(conn, signal.team_id):
-                if gone not in routine.audience_members and gone not in routine.approvers:
+                made = routine.created_by == gone
+                if not made and gone not in (*routine.audience_members, *routine.approvers):
                     continue
                 kept = replace(
                     routine,
                     audience_members=tuple(a for a in routine.audience_members if a != gone),
                     approvers=tuple(a for a in routine.approvers if a != gone),
                 )
+                if made:
+                    kept = replace(kept, enabled=False, next_fire_at=None, updated_at=now)
+                    for run in await self._repo.list_unfinished_runs(
+                        conn, routine.team_id, routine.id
+                    ):
+                        if run.status == "queued":
+                            await self._repo.update_run(
+                                conn,
+                                run.team_id,
+                                run.id,
+                                status="skipped",
+                                reason=CREATOR_GONE,
+                                ended_at=now,
+                            )
+                            skipped.append((kept, run))
                 await self._repo.update_routine(conn, kept)
+        for routine, run in skipped:
+            self._tell_finished(routine, run, "skipped", CREATOR_GONE)
 
     async def agent_deleted(self, team_id: str, agent_id: str) -> None:
         async with self._db.write() as conn:
@@ -265,7 +288,8 @@ class RoutineService:
     async def fire_due(self) -> list[RoutineRun]:
         """Claims every routine due by now and admits one run for each that should run
         (late by more than ``MISSED_AFTER_SECONDS``: its missed-run policy decides). One
-        write transaction and a few statements for the whole batch."""
+        write transaction and a few statements for the whole batch; a routine whose stored
+        schedule no longer reads gets an ``error`` run and no next fire time instead."""
         now = self._clock.now()
         admitted: list[tuple[Routine, RoutineRun]] = []
         async with self._admission, self._db.write() as conn:
@@ -276,26 +300,39 @@ class RoutineService:
                 conn, [(r.team_id, r.id) for r in due]
             )
             moves: list[tuple[str, str, float, float | None]] = []
+            failed: list[tuple[Routine, RoutineRun]] = []
             for routine in due:
                 assert routine.next_fire_at is not None
-                schedule = Schedule.from_json(routine.schedule)
-                fire_at = _fire_time(schedule, routine.next_fire_at, now, routine.missed)
-                moves.append(
-                    (routine.team_id, routine.id, routine.next_fire_at, schedule.next_after(now))
-                )
+                try:
+                    schedule = Schedule.from_json(routine.schedule)
+                    fire_at = _fire_time(schedule, routine.next_fire_at, now, routine.missed)
+                    next_fire_at = schedule.next_after(now)
+                except Exception as exc:
+                    # One routine's schedule that no longer reads (a time zone this host
+                    # lacks) stops that routine alone, never the rest of the batch.
+                    log.warning(
+                        "a routine's schedule could not be read; it fires no more",
+                        extra={"routine_id": routine.id, "error": type(exc).__name__},
+                    )
+                    moves.append((routine.team_id, routine.id, routine.next_fire_at, None))
+                    failed.append((routine, _unreadable_schedule_run(routine, exc, now)))
+                    continue
+                moves.append((routine.team_id, routine.id, routine.next_fire_at, next_fire_at))
                 if fire_at is not None:
                     run = _new_run(
                         routine, "schedule", unfinished.get(routine.id, []), due_at=fire_at, now=now
                     )
                     admitted.append((routine, run))
             await self._repo.update_fire_times(conn, moves)
-            await self._repo.add_runs(conn, [run for _, run in admitted])
+            await self._repo.add_runs(conn, [run for _, run in admitted + failed])
         for routine, run in admitted:
             assert run.due_at is not None
             self._signals.publish(
                 RoutineDue(routine.team_id, routine.agent_id, routine.id, run.due_at)
             )
             self._after_admission(routine, run)
+        for routine, run in failed:
+            self._tell_finished(routine, run, "error", run.reason)
         return [run for _, run in admitted]
 
     async def recover(self) -> None:
@@ -398,13 +435,26 @@ class RoutineService:
             log.exception("a routine's run could not start", extra={"routine_id": routine.id})
             await self._finish(run, "error", f"the run could not start ({type(exc).__name__})")
             return
+        run = replace(run, thread_id=turn.thread_id, turn_id=turn.id)
+        try:
+            status, reason = await self._follow(routine, run, turn)
+        except Exception as exc:
+            # A run left ``running`` would skip every later run as still under way.
+            log.exception("a routine's run could not be followed", extra={"routine_id": routine.id})
+            status, reason = "error", f"the run could not be followed ({type(exc).__name__})"
+        await self._finish(run, status, reason)
+
+    async def _follow(
+        self, routine: Routine, run: RoutineRun, turn: Turn
+    ) -> tuple[RunStatus, str | None]:
+        """Records the run's thread and turn, tells who sees its runs, and waits for its
+        turn to end: how the run ended."""
         async with self._db.write() as conn:
             await self._repo.update_run(
                 conn, run.team_id, run.id, thread_id=turn.thread_id, turn_id=turn.id
             )
             if routine.thread_policy == "continue" and routine.thread_id != turn.thread_id:
                 await self._repo.update_thread_id(conn, routine.team_id, routine.id, turn.thread_id)
-        run = replace(run, thread_id=turn.thread_id, turn_id=turn.id)
         self._announce(
             routine.team_id,
             events.RoutineRunStarted(
@@ -418,25 +468,37 @@ class RoutineService:
         )
         ended = await self._runs.ended_turn(routine.team_id, turn.thread_id, turn.id)
         if ended is None:
-            await self._finish(run, "interrupted", "the run's thread was deleted")
-            return
-        status = _TURN_STATUS.get(ended.status, "interrupted")
-        reason = ended.reason
+            return "interrupted", "the run's thread was deleted"
         if ended.status == "incomplete":
-            reason = "the model's reply was cut at its token limit"
-        await self._finish(run, status, reason)
+            return "error", "the model's reply was cut at its token limit"
+        return _TURN_STATUS.get(ended.status, "interrupted"), ended.reason
 
     async def _finish(self, run: RoutineRun, status: RunStatus, reason: str | None) -> None:
+        """Records how the run ended, tells who sees its runs and starts the one waiting.
+        A failure is logged: the run then stays ``running`` until the next start ends it
+        ``interrupted``."""
         now = self._clock.now()
-        async with self._db.write() as conn:
-            await self._repo.update_run(
-                conn, run.team_id, run.id, status=status, reason=reason, ended_at=now
+        try:
+            async with self._db.write() as conn:
+                await self._repo.update_run(
+                    conn, run.team_id, run.id, status=status, reason=reason, ended_at=now
+                )
+                routine = await self._repo.get_routine(conn, run.team_id, run.routine_id)
+        except Exception:
+            log.exception(
+                "a routine's run could not be recorded as ended", extra={"run_id": run.id}
             )
-            routine = await self._repo.get_routine(conn, run.team_id, run.routine_id)
+            return
         if routine is None:
             return
-        self._tell_finished(routine, run, status, reason)
-        await self._start_queued(run.team_id, run.routine_id)
+        try:
+            self._tell_finished(routine, run, status, reason)
+        except Exception:
+            log.exception("a routine's ended run could not be told", extra={"run_id": run.id})
+        try:
+            await self._start_queued(run.team_id, run.routine_id)
+        except Exception:
+            log.exception("a routine's waiting run could not start", extra={"run_id": run.id})
 
     def _tell_finished(
         self, routine: Routine, run: RoutineRun, status: RunStatus, reason: str | None
@@ -539,6 +601,18 @@ def _new_run(
         delivery_id=delivery_id,
         body=body,
     )
+
+
+def _unreadable_schedule_run(routine: Routine, exc: Exception, now: float) -> RoutineRun:
+    """The ``error`` run that says why a due routine stopped firing: its stored schedule
+    no longer reads on this host (named by the error's kind only)."""
+    assert routine.next_fire_at is not None
+    run = _new_run(routine, "schedule", [], due_at=routine.next_fire_at, now=now)
+    reason = (
+        f"its schedule could not be read ({type(exc).__name__}), so it fires no more; "
+        "set its schedule again"
+    )
+    return replace(run, status="error", reason=reason, started_at=None, ended_at=now)
 
 
 def first_message(message: str, body: str | None) -> str:

@@ -8,6 +8,7 @@ decides, see ``server/host/agents/routines.py``).
 from __future__ import annotations
 
 from typing import Annotated, Literal
+from zoneinfo import ZoneInfoNotFoundError
 
 from pydantic import AfterValidator, Field, StringConstraints
 
@@ -144,7 +145,11 @@ class RoutineDeleted(WireModel):
 
 
 def _schedule_view(schedule: Schedule, now: float) -> ScheduleView:
-    times = schedule.next_times(now, NEXT_TIMES)
+    try:
+        times = schedule.next_times(now, NEXT_TIMES)
+    except ZoneInfoNotFoundError:
+        # A stored zone this host no longer has: the routine is shown, to be set again.
+        times = []
     return ScheduleView(
         kind=schedule.kind,
         cron=schedule.cron,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import json
 from collections.abc import AsyncIterator, Sized
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime
@@ -14,6 +15,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from server.db.engine import Database
+from server.db.tables import routines as routines_table
 from server.host.agents.routine_schedules import cron_schedule, every_schedule
 from server.host.agents.routines import RoutineSpec
 from server.host.storage.routines import RoutineRun
@@ -267,5 +269,44 @@ async def test_the_loop_fires_a_routine_made_while_it_sleeps(database: ScratchDa
             await eventually(lambda: len(life.finished) == 1)
             assert len(life.due) == 1
             assert life.due[0].due_at == stored.next_fire_at
+    finally:
+        await db.close()
+
+
+async def test_a_routine_whose_schedule_no_longer_reads_stops_alone(
+    database: ScratchDatabase,
+) -> None:
+    start = at("2027-01-04 08:00")
+    clock = FakeClock(start)
+    db = database.open()
+    try:
+        async with routines_over(db, clock, TurnsByHand(auto_end="done")) as life:
+            hourly = await life.service.create_routine(
+                OWNER, AGENT, spec("Hourly", every_schedule(int(HOUR), start))
+            )
+            broken = await life.service.create_routine(
+                OWNER, AGENT, spec("Broken", cron_schedule("30 8 * * *", "UTC"))
+            )
+            # A zone this host's zone data no longer has (the data changed under it).
+            stored = {**broken.schedule, "time_zone": "Gone/Zone"}
+            async with db.write() as conn:
+                await conn.execute(
+                    routines_table.update()
+                    .where(routines_table.c.id == broken.id)
+                    .values(schedule=json.dumps(stored))
+                )
+            clock.advance(HOUR + 1)
+            fired = await life.service.fire_due()
+            assert [r.routine_id for r in fired] == [hourly.id]
+            await eventually(functools.partial(_at_least, life.finished, 2))
+            [failed] = await life.service.history(OWNER, broken.id)
+            assert failed.status == "error"
+            assert failed.reason is not None
+            assert "ZoneInfoNotFoundError" in failed.reason
+            assert (await life.service.get_routine(OWNER, broken.id)).next_fire_at is None
+            assert sorted(f.status for f in life.finished) == ["done", "error"]
+            # The next pass fires the rest again, the broken one no more.
+            clock.advance(HOUR)
+            assert [r.routine_id for r in await life.service.fire_due()] == [hourly.id]
     finally:
         await db.close()

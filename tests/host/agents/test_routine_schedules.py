@@ -111,6 +111,20 @@ def test_bad_schedules_name_their_field(
     assert refused.value.message.startswith(f"field '{field}': ")
 
 
+@pytest.mark.parametrize("cron", ["R R * * *", "0 r(8-10) * * 1-5", "R/5 * * * *", "0 9 * * R"])
+def test_a_random_cron_field_is_refused(cron: str) -> None:
+    # Its times would change between the preview and the firing.
+    with pytest.raises(InvalidArgument) as refused:
+        cron_schedule(cron, "UTC")
+    assert (refused.value.code, refused.value.field) == ("invalidSchedule", "cron")
+    assert "random (R)" in refused.value.message
+
+
+def test_named_months_and_days_are_not_random_fields() -> None:
+    schedule = cron_schedule("0 9 * mar thu,fri", "UTC")
+    assert schedule.next_times(NOW, 2) == schedule.next_times(NOW, 2)
+
+
 def test_once_a_minute_is_allowed() -> None:
     assert every_schedule(60, NOW).next_after(NOW) == NOW + 60
     assert cron_schedule("* * * * *", "UTC").next_after(NOW) == NOW + 60

@@ -12,8 +12,10 @@ import pytest
 from server.common.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from server.common.protocol.events import RoutineRunFinished, RoutineRunStarted
 from server.host.agents.routine_schedules import Schedule, every_schedule
-from server.host.agents.routines import RoutineSpec, first_message
+from server.host.agents.routines import CREATOR_GONE, RoutineSpec, first_message
+from server.host.rtc.revocations import MemberRemoved
 from server.host.services.workspace import Member
+from server.host.storage.threads import Turn
 from tests.host.agents.routine_fixtures import (
     AGENT,
     ALICE,
@@ -21,6 +23,7 @@ from tests.host.agents.routine_fixtures import (
     OWNER,
     TEAM,
     Routines,
+    TurnsByHand,
     routines_over,
 )
 from tests.support.clock import FakeClock
@@ -343,3 +346,82 @@ async def test_a_routine_to_run_once_at_a_time_past_is_refused_unless_off(
             OWNER, routine.id, replace(soon, schedule=Schedule(kind="once", at=now + 90))
         )
     assert moved.value.code == "routineTimePassed"
+
+
+async def test_turning_on_a_once_routine_whose_time_passed_is_refused(
+    routines: Routines,
+) -> None:
+    now = routines.clock.now()
+    off = spec(routines.clock, schedule=Schedule(kind="once", at=now + 60), enabled=False)
+    routine = await routines.service.create_routine(OWNER, AGENT, off)
+    routines.clock.advance(120)
+    with pytest.raises(InvalidArgument) as refused:
+        await routines.service.update_routine(OWNER, routine.id, replace(off, enabled=True))
+    assert (refused.value.code, refused.value.field) == ("routineTimePassed", "schedule.at")
+
+
+class FollowingFailsOnce(TurnsByHand):
+    """Turns whose first end cannot be read (the database away for a moment)."""
+
+    failed = False
+
+    async def ended_turn(self, team_id: str, thread_id: str, turn_id: str) -> Turn | None:
+        if not self.failed:
+            self.failed = True
+            raise OSError("connection lost")
+        return await super().ended_turn(team_id, thread_id, turn_id)
+
+
+async def test_a_run_that_cannot_be_followed_ends_as_an_error_and_the_next_runs(
+    database: ScratchDatabase, clock: FakeClock
+) -> None:
+    db = database.open()
+    try:
+        async with routines_over(db, clock, FollowingFailsOnce(auto_end="done")) as made:
+            routine = await made.service.create_routine(ALICE, AGENT, spec(clock))
+            await made.service.run_now(ALICE, routine.id)
+            await eventually(functools.partial(_counted, made.finished, 1))
+            [failed] = await made.service.history(ALICE, routine.id)
+            assert (failed.status, failed.reason) == (
+                "error",
+                "the run could not be followed (OSError)",
+            )
+            # Not left under way: the next run starts and ends as its turn did.
+            second = await made.service.run_now(ALICE, routine.id)
+            assert second.status == "running"
+            await eventually(functools.partial(_counted, made.finished, 2))
+            assert made.finished[-1].status == "done"
+    finally:
+        await db.close()
+
+
+async def test_a_removed_member_s_routines_are_turned_off_and_their_waiting_run_skipped(
+    routines: Routines,
+) -> None:
+    mine = await routines.service.create_routine(
+        ALICE, AGENT, spec(routines.clock, overlap="queue")
+    )
+    others = await routines.service.create_routine(
+        BOB, AGENT, spec(routines.clock, audience="members", audience_members=(ALICE.account_id,))
+    )
+    await routines.service.run_now(ALICE, mine.id)
+    waiting = await routines.service.run_now(ALICE, mine.id)
+    assert waiting.status == "queued"
+
+    await routines.service.member_removed(MemberRemoved(TEAM, ALICE.account_id))
+
+    off = await routines.service.get_routine(OWNER, mine.id)
+    assert (off.enabled, off.next_fire_at) == (False, None)
+    runs = {r.id: r for r in await routines.service.history(OWNER, mine.id)}
+    assert (runs[waiting.id].status, runs[waiting.id].reason) == ("skipped", CREATOR_GONE)
+    # Their place in another's routine goes; that routine keeps firing.
+    kept = await routines.service.get_routine(OWNER, others.id)
+    assert (kept.enabled, kept.audience_members) == (True, ())
+    assert kept.next_fire_at is not None
+    routines.clock.advance(3600)
+    fired = await routines.service.fire_due()
+    assert [r.routine_id for r in fired] == [others.id]
+    # The run under way ends as its turn does; nothing waits to start after it.
+    routines.turns.end(0)
+    await eventually(lambda: any(f.status == "done" for f in routines.finished))
+    assert routines.turns.started[-1].account_id == BOB.account_id

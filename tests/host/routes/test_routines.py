@@ -4,12 +4,14 @@ a run through a local fake of Anthropic's API that ends done and records its thr
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
 from peer.connection import HostConnection, TeamApiCallError
+from server.db.tables import routines as routines_table
 from tests.host.routes.conftest import Team, refused
 from tests.support.clock import FakeClock
 from tests.support.fakes.anthropic import API_KEY, FakeAnthropic, MessageEvents
@@ -296,3 +298,23 @@ async def test_the_host_fires_a_due_routine_on_its_schedule(
     assert (run["trigger"], run["dueAt"]) == ("schedule", routine["nextFireAt"])
     after = await team.member.call("routines-v1/get", {"routineId": routine["id"]})
     assert after["nextFireAt"] == routine["nextFireAt"] + 3600
+
+
+async def test_a_routine_whose_stored_zone_no_longer_reads_is_still_listed(
+    team: Team, server: RunningHub
+) -> None:
+    agent = await team.admin.call("agents-v1/create", {"name": "Reporter"})
+    made = await team.member.call(
+        "routines-v1/create",
+        {"agentId": agent["id"], "name": "Orders", "message": "Count.", "schedule": WEEKDAYS},
+    )
+    schedule = {"kind": "cron", "cron": "0 9 * * 1-5", "time_zone": "Gone/Zone"}
+    async with server.builtin.services.db.write() as conn:
+        await conn.execute(
+            routines_table.update()
+            .where(routines_table.c.id == made["id"])
+            .values(schedule=json.dumps(schedule))
+        )
+    listed = await team.member.call("routines-v1/list", {"agentId": agent["id"]})
+    [shown] = listed["routines"]
+    assert (shown["id"], shown["schedule"]["nextTimes"]) == (made["id"], [])
