@@ -58,6 +58,33 @@ _PAGE_GLOBALS = ("document", "window", "location", "page", "$")
 
 Status = Literal["ok", "error", "timeout", "memory_limit", "stack_limit", "stopped"]
 
+# How many scripts run at once in one host, across its teams (each may take its whole
+# linear memory, about 69 MiB); one past them waits for a place, within its deadline.
+MAX_RUNNING = 16
+
+
+class SandboxSlots:
+    """The places scripts run in. A place is a thread's, taken before its runtime is made
+    and given back once the runtime is gone, so a thread left behind in a long native
+    call still holds its place (and its memory) until it ends."""
+
+    def __init__(self, places: int = MAX_RUNNING) -> None:
+        self.places = places
+        self._free = threading.BoundedSemaphore(places)
+
+    def take(self, given_up: Callable[[], bool]) -> bool:
+        """Waits for a place in the calling thread; False once ``given_up`` is true."""
+        while not given_up():
+            if self._free.acquire(timeout=0.05):
+                return True
+        return False
+
+    def give_back(self) -> None:
+        self._free.release()
+
+
+HOST_SLOTS = SandboxSlots()
+
 # Answers a helper with ``(name, JSON arguments)``: JSON ``{"ok": true, "value"}`` or
 # ``{"ok": false, "code", "message"}``. It runs on the caller's event loop.
 HostCall = Callable[[str, str], Coroutine[Any, Any, str]]
@@ -165,7 +192,10 @@ class _Run:
         host: HostCall | None,
         limits: SandboxLimits,
         loop: asyncio.AbstractEventLoop,
+        slots: SandboxSlots,
     ) -> None:
+        self._slots = slots
+        self._placed = False
         self._source = source
         self._helpers = list(helpers)
         self._host = host
@@ -200,7 +230,31 @@ class _Run:
         with contextlib.suppress(RuntimeError):
             self._loop.call_soon_threadsafe(settle)
 
+    def timed_out(self) -> SandboxOutcome:
+        """The outcome of a run its deadline ended, begun or still waiting for a place."""
+        if not self._placed:
+            message = (
+                f"the script did not start: the host was running {self._slots.places} "
+                f"scripts, and none ended within its {self._limits.deadline:g} s deadline"
+            )
+        else:
+            message = f"the script ran longer than its {self._limits.deadline:g} s deadline"
+        return self._ended("timeout", message)
+
     def work(self) -> None:
+        if not self._slots.take(self._interrupted):
+            stopped = self._stop.is_set()
+            self._deliver(
+                self._ended("stopped", self._interrupt_message()) if stopped else self.timed_out()
+            )
+            return
+        self._placed = True
+        try:
+            self._deliver(self._outcome())
+        finally:
+            self._slots.give_back()
+
+    def _outcome(self) -> SandboxOutcome:
         try:
             outcome = asyncio.run(self._drive())
         except Trap:
@@ -232,7 +286,7 @@ class _Run:
         except Exception as exc:
             log.warning("sandbox run failed with %s", type(exc).__name__)
             outcome = self._ended("error", "the sandbox failed to run the script")
-        self._deliver(outcome)
+        return outcome
 
     def _interrupt_status(self) -> Status:
         return "stopped" if self._stop.is_set() else "timeout"
@@ -329,24 +383,22 @@ async def run_in_sandbox(
     helpers: Sequence[str] = (),
     host: HostCall | None = None,
     limits: SandboxLimits = SandboxLimits(),
+    slots: SandboxSlots = HOST_SLOTS,
 ) -> SandboxOutcome:
-    """Runs ``source`` (the body of an async function) in a fresh sandbox runtime.
+    """Runs ``source`` (the body of an async function) in a fresh sandbox runtime, in one
+    of ``slots``' places (waiting for one counts towards the deadline).
 
     Returns when the script ends or its deadline passes, whichever is first; the
     event loop keeps running meanwhile. Cancelling the call stops the script.
     """
-    run = _Run(source, helpers, host, limits, asyncio.get_running_loop())
+    run = _Run(source, helpers, host, limits, asyncio.get_running_loop(), slots)
     thread = threading.Thread(target=run.work, name="sandbox", daemon=True)
     thread.start()
     try:
         return await asyncio.wait_for(asyncio.shield(run.done), limits.deadline)
     except TimeoutError:
         run.stop()
-        return SandboxOutcome(
-            "timeout",
-            message=f"the script ran longer than its {limits.deadline:g} s deadline",
-            start_seconds=run._start_seconds(),
-        )
+        return run.timed_out()
     except asyncio.CancelledError:
         run.stop()
         raise

@@ -19,6 +19,7 @@ from server.host.sandbox.runner import (
     MAX_HELPER_ARGS,
     SandboxLimits,
     SandboxOutcome,
+    SandboxSlots,
     run_in_sandbox,
     warm_up,
 )
@@ -405,3 +406,28 @@ async def test_a_value_that_is_not_json_is_an_error_whoever_holds_json() -> None
             "error",
             "TypeError: the script returned a value that is not JSON",
         )
+
+
+async def test_scripts_past_the_hosts_places_wait_for_one_within_their_deadline() -> None:
+    slots = SandboxSlots(1)
+    holding, go = asyncio.Event(), asyncio.Event()
+
+    async def hold(name: str, payload: str) -> str:
+        holding.set()
+        await go.wait()
+        return json.dumps({"ok": True, "value": "done"})
+
+    first = asyncio.create_task(
+        run_in_sandbox(
+            "return await hold()", helpers=["hold"], host=hold, limits=ROOMY, slots=slots
+        )
+    )
+    await holding.wait()
+    # The one place is taken: a script past it waits, and its deadline ends the wait.
+    waited = await run_in_sandbox("return 1", limits=SandboxLimits(deadline=0.3), slots=slots)
+    assert waited.status == "timeout"
+    assert "did not start" in (waited.message or "")
+    queued = asyncio.create_task(run_in_sandbox("return 2", limits=ROOMY, slots=slots))
+    go.set()
+    assert (await first).value == "done"
+    assert (await queued).value == 2  # it ran once the first gave its place back
