@@ -382,10 +382,10 @@ async def bench(host: HostThread, args: argparse.Namespace, folder: Path) -> dic
         FakeAnthropic(latency=args.piece_ms / 1000) as fake,
         connected_member(host, folder) as connection,
     ):
-        await connection.call("providers-v1/set_key", {"provider": "anthropic", "key": API_KEY})
         await connection.call(
             "providers-v1/update", {"provider": "anthropic", "baseUrl": fake.origin + "/v1"}
         )
+        await connection.call("providers-v1/set_key", {"provider": "anthropic", "key": API_KEY})
         agent_id = (await connection.call("agents-v1/create", {"name": "Bench"}))["id"]
         subscriber = Subscriber(connection)
 

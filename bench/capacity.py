@@ -443,10 +443,10 @@ async def configure(
 ) -> list[str]:
     """The provider and ``agents`` agents; with ``profiles``, that many named profiles, the
     agents given to them in turn (each profile is a Chromium of its own)."""
-    await connection.call("providers-v1/set_key", {"provider": "anthropic", "key": API_KEY})
     await connection.call(
         "providers-v1/update", {"provider": "anthropic", "baseUrl": fake.origin + "/v1"}
     )
+    await connection.call("providers-v1/set_key", {"provider": "anthropic", "key": API_KEY})
     permissions = {"browser-navigation": "auto-approve", "browser-input": "auto-approve"}
     agent_ids = [
         str(

@@ -71,10 +71,10 @@ async def fake_provider_and_agent(
     """The team's Anthropic provider pointed at the fake, and an agent that opens pages
     without asking but asks before a click."""
     async with owner_peer(team, folder) as owner:
-        await owner.call("providers-v1/set_key", {"provider": "anthropic", "key": API_KEY})
         await owner.call(
             "providers-v1/update", {"provider": "anthropic", "baseUrl": anthropic.base_url}
         )
+        await owner.call("providers-v1/set_key", {"provider": "anthropic", "key": API_KEY})
         return dict(
             await owner.call(
                 "agents-v1/create",

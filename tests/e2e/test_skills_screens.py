@@ -79,10 +79,10 @@ async def test_a_draft_skill_is_reviewed_saved_enabled_and_used_in_a_new_chat(
 ) -> None:
     team = await hub_api.new_team("Crew Skills")
     async with owner_peer(team, tmp_path) as owner:
-        await owner.call("providers-v1/set_key", {"provider": "anthropic", "key": API_KEY})
         await owner.call(
             "providers-v1/update", {"provider": "anthropic", "baseUrl": anthropic.base_url}
         )
+        await owner.call("providers-v1/set_key", {"provider": "anthropic", "key": API_KEY})
         agent = await owner.call(
             "agents-v1/create",
             {"name": "Scout", "permissions": {"browser-navigation": "auto-approve"}},

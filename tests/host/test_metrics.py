@@ -243,10 +243,10 @@ async def test_every_documented_metric_moves_under_its_activity(
     await connection.call("capabilities")
     with pytest.raises(TeamApiCallError):
         await connection.call("no-such-route/v1")
-    await connection.call("providers-v1/set_key", {"provider": "anthropic", "key": ANTHROPIC_KEY})
     await connection.call(
         "providers-v1/update", {"provider": "anthropic", "baseUrl": anthropic.base_url}
     )
+    await connection.call("providers-v1/set_key", {"provider": "anthropic", "key": ANTHROPIC_KEY})
     agent = await connection.call("agents-v1/create", {"name": "Gauge"})
     thread = await connection.call("threads-v1/start", {"agentId": agent["id"], "title": "t"})
     anthropic.script(MessageEvents().text("Measured.").stop().reply())

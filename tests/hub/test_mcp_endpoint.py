@@ -90,10 +90,10 @@ async def endpoint(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[En
         host_id = await wait_linked(server)
         member = await peer_member(server, "owner@example.com", folder)
         approver = await member.connect(host_id)
-        await approver.call("providers-v1/set_key", {"provider": "anthropic", "key": API_KEY})
         await approver.call(
             "providers-v1/update", {"provider": "anthropic", "baseUrl": provider.base_url}
         )
+        await approver.call("providers-v1/set_key", {"provider": "anthropic", "key": API_KEY})
         await approver.call("agents-v1/create", {"name": "Scout"})
         yield Endpoint(server, clock, team_id, host_id, owner, approver, site, provider)
         await approver.close()
@@ -552,6 +552,24 @@ async def test_a_quick_call_is_answered_as_one_json_object(endpoint: Endpoint) -
             [refused] = [m async for m in _until_result(sse_events(unknown), 5)]
         assert "unknownTool" in refused["result"]["content"][0]["text"]
         await audited(endpoint, ("list_tabs", "ok"), ("list_tabs", "ok"))
+    finally:
+        await client.close()
+
+
+async def test_a_call_nested_deeper_than_json_is_read_is_answered(endpoint: Endpoint) -> None:
+    """A body nested too deep to read is no quick call: the session manager answers it as
+    it answers any body it cannot parse, at once, and the session goes on."""
+    _, secret = await endpoint.token()
+    client = RawClient(endpoint.url, secret)
+    try:
+        await client.initialize()
+        depth = 50_000
+        body = '{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "x": '
+        body += "[" * depth + "]" * depth + "}"
+        async with client.http.post(client.url, data=body, headers=client.headers) as deep:
+            assert deep.status == 400
+        async with client.call(2, "list_tabs", {}) as quick:
+            assert quick.status == 200
     finally:
         await client.close()
 

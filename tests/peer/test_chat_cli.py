@@ -42,9 +42,9 @@ async def agent_ready(server: RunningHub, home: Path, anthropic: FakeAnthropic) 
     code, _, err = await login(home, server)
     assert code == 0, err
     await wait_linked(server)
-    await cli_ok(home, "providers", "set", "anthropic", stdin=API_KEY.encode() + b"\n")
     update = {"provider": "anthropic", "baseUrl": anthropic.origin + "/v1"}
     await cli_ok(home, "call", "providers-v1/update", json.dumps(update))
+    await cli_ok(home, "providers", "set", "anthropic", stdin=API_KEY.encode() + b"\n")
     created = json.loads(await cli_ok(home, "call", "agents-v1/create", '{"name": "Scout"}'))
     return str(created["id"])
 

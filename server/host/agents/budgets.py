@@ -7,13 +7,20 @@ at 80 % the owners, admins and the member concerned are told once per period
 (``BudgetReached``); at 100 % the request is refused with ``budgetExceeded``, a sentence
 that names the budget and who can raise it. A new turn or routine run is refused the same
 way before it starts; a running turn ends ``budget`` instead of asking again.
+
+A request under way holds its estimate (its estimated input and the most output it may
+write) against each budget that concerns it until it is recorded (``BudgetHold``): turns
+that check together each count what the others hold, so they cannot all pass the same
+remainder. Holds live in memory; a team's checks take them one at a time.
 """
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import Any, Literal
 
@@ -95,6 +102,15 @@ class Spender:
         }[budget.scope]
 
 
+@dataclass(eq=False)
+class BudgetHold:
+    """What one request under way may spend, held against each budget that concerns it
+    (budget id -> amount in the budget's unit) until ``BudgetService.release``."""
+
+    team_id: str
+    amounts: dict[str, int] = field(default_factory=dict)
+
+
 class BudgetService:
     """Keeps budgets and checks spending against them."""
 
@@ -114,6 +130,9 @@ class BudgetService:
         self._repo = UsageRepository()
         # The team's budgets, read once and kept until one changes.
         self._budgets: dict[str, list[BudgetRow]] = {}
+        # Per team: budget id -> what the requests under way hold; and the lock its checks take.
+        self._held: dict[str, dict[str, int]] = {}
+        self._checking: dict[str, asyncio.Lock] = {}
 
     # -- what owners and admins do -------------------------------------------------------
 
@@ -165,28 +184,78 @@ class BudgetService:
     # -- checks --------------------------------------------------------------------------
 
     async def check(self, spender: Spender, estimated_input: int = 0) -> None:
-        """Before a model request (or a new turn): ``budgetExceeded`` when a budget that
-        concerns it is spent, the request's estimated input counted; tells the people
-        concerned once per period when one passes 80 %."""
+        """Before a new turn or run: ``budgetExceeded`` when a budget that concerns it is
+        spent, what requests under way hold and ``estimated_input`` counted; holds nothing.
+        Tells the people concerned once per period when one passes 80 %."""
+        await self._check(spender, estimated_input, None)
+
+    async def hold(
+        self, spender: Spender, estimated_input: int, expected_output: int
+    ) -> BudgetHold:
+        """Before a model request: ``budgetExceeded`` when what a budget that concerns it
+        used, what other requests under way hold and the request's estimated input reach
+        the budget; else the request holds its estimated input and ``expected_output``
+        against each such budget until ``release``. Tells the people concerned once per
+        period when a budget passes 80 %."""
+        return await self._check(spender, estimated_input, expected_output)
+
+    async def _check(
+        self, spender: Spender, estimated_input: int, expected_output: int | None
+    ) -> BudgetHold:
+        """The check; with ``expected_output`` (not None) the request's hold taken."""
+        hold = BudgetHold(spender.team_id)
         budgets = [b for b in await self._of_team(spender.team_id) if spender.concerns(b)]
         if not budgets:
-            return
-        estimate = Tokens(input=estimated_input)
-        for budget in budgets:
-            state = await self._state(budget)
-            if not state.first_day <= await self._today(budget.team_id) <= state.last_day:
-                continue  # a custom range not begun or over: today's spending is not its
-            if budget.unit == "tokens":
-                coming = estimate.total
+            return hold
+        async with self._lock(spender.team_id):
+            # Read before the rollups: a request that lets its hold go was recorded first, so
+            # it counts in one or the other (or both, never neither).
+            held = dict(self._held.get(spender.team_id, {}))
+            estimate = Tokens(input=estimated_input)
+            whole = Tokens(input=estimated_input, output=expected_output or 0)
+            for budget in budgets:
+                state = await self._state(budget)
+                if not state.first_day <= await self._today(budget.team_id) <= state.last_day:
+                    continue  # a custom range not begun or over: today's spending is not its
+                others = held.get(budget.id, 0)
+                if state.fraction >= WARN_AT:
+                    await self._warn(state, spender)
+                coming = await self._in_unit(budget, spender, estimate)
+                if state.used + others + coming >= budget.amount:
+                    raise Conflict(_spent_sentence(state, others), code="budgetExceeded")
+                if expected_output is not None:
+                    hold.amounts[budget.id] = await self._in_unit(budget, spender, whole)
+            team = self._held.setdefault(spender.team_id, {})
+            for budget_id, amount in hold.amounts.items():
+                team[budget_id] = team.get(budget_id, 0) + amount
+        return hold
+
+    def release(self, hold: BudgetHold) -> None:
+        """The request of ``hold`` is recorded, failed or cancelled: it holds nothing more
+        (a second release does nothing)."""
+        team = self._held.get(hold.team_id, {})
+        for budget_id, amount in hold.amounts.items():
+            left = team.get(budget_id, 0) - amount
+            if left > 0:
+                team[budget_id] = left
             else:
-                cost = await self._usage.cost(
-                    spender.team_id, spender.provider_id, spender.model, estimate, self._clock.now()
-                )
-                coming = 0 if cost is None else to_micros(cost)
-            if state.fraction >= WARN_AT:
-                await self._warn(state, spender)
-            if state.used + coming >= budget.amount:
-                raise Conflict(_spent_sentence(state), code="budgetExceeded")
+                team.pop(budget_id, None)
+        hold.amounts.clear()
+
+    async def _in_unit(self, budget: BudgetRow, spender: Spender, tokens: Tokens) -> int:
+        """``tokens`` in the budget's unit (an unpriced model costs nothing)."""
+        if budget.unit == "tokens":
+            return tokens.total
+        cost = await self._usage.cost(
+            spender.team_id, spender.provider_id, spender.model, tokens, self._clock.now()
+        )
+        return 0 if cost is None else to_micros(cost)
+
+    def _lock(self, team_id: str) -> asyncio.Lock:
+        lock = self._checking.get(team_id)
+        if lock is None:
+            lock = self._checking[team_id] = asyncio.Lock()
+        return lock
 
     async def _warn(self, state: BudgetState, spender: Spender) -> None:
         budget = state.budget
@@ -256,13 +325,11 @@ def _checked(spec: BudgetSpec) -> dict[str, Any]:
         )
     first = last = None
     if spec.period == "custom":
-        if not spec.first_day or not spec.last_day or spec.first_day > spec.last_day:
+        first, last = _day(spec.first_day, "firstDay"), _day(spec.last_day, "lastDay")
+        if first > last:
             raise InvalidArgument(
-                "a custom period names its first and last day (YYYY-MM-DD)",
-                code="invalidBudget",
-                field="firstDay",
+                "the first day comes after the last", code="invalidBudget", field="firstDay"
             )
-        first, last = spec.first_day, spec.last_day
     elif spec.period != "month":
         raise InvalidArgument("month or custom", code="invalidBudget", field="period")
     return {
@@ -277,6 +344,22 @@ def _checked(spec: BudgetSpec) -> dict[str, Any]:
     }
 
 
+def _day(text: str | None, name: str) -> str:
+    """A custom period's day as given (a real calendar day, YYYY-MM-DD), or
+    ``invalidBudget`` naming the field ``name``."""
+    try:
+        day = date.fromisoformat(text or "")
+    except ValueError:
+        day = None
+    if day is None or day.isoformat() != text:
+        raise InvalidArgument(
+            "a custom period names its first and last day, real dates as YYYY-MM-DD",
+            code="invalidBudget",
+            field=name,
+        )
+    return day.isoformat()
+
+
 def _amount(unit: str, text: str) -> int:
     try:
         value = Decimal(text.strip())
@@ -289,10 +372,11 @@ def _amount(unit: str, text: str) -> int:
             "a whole number of tokens above 0", code="invalidBudget", field="amount"
         )
     if unit == "cost":
-        if value.is_finite() and 0 < value <= MAX_AMOUNT_USD:
+        # Kept in whole micro-dollars: an amount that rounds to none would refuse everything.
+        if value.is_finite() and value <= MAX_AMOUNT_USD and to_micros(value) > 0:
             return to_micros(value)
         raise InvalidArgument(
-            "an amount in US dollars above 0", code="invalidBudget", field="amount"
+            "an amount in US dollars of at least $0.000001", code="invalidBudget", field="amount"
         )
     raise InvalidArgument("cost or tokens", code="invalidBudget", field="unit")
 
@@ -314,9 +398,10 @@ def _used_words(state: BudgetState) -> str:
     )
 
 
-def _spent_sentence(state: BudgetState) -> str:
+def _spent_sentence(state: BudgetState, held: int = 0) -> str:
     budget = state.budget
+    under_way = f"; {amount_text(budget, held)} held by requests under way" if held else ""
     return (
-        f"The budget “{budget.name}” is spent ({_used_words(state)}). "
+        f"The budget “{budget.name}” is spent ({_used_words(state)}{under_way}). "
         "An owner or admin of the team can raise it in Usage → Budgets."
     )

@@ -8,6 +8,10 @@ turns ended since the last review and the browsing steps recorded for the agent,
 anything that looks like a secret blanked. Its answer is one ``save_memories`` call,
 written through the memory service within its limits. A review that fails is logged
 without any content and not tried again: the next turn's end starts a new one.
+
+Its requests are metered like a turn's: the agent's, of no thread or turn, and of the
+member whose private threads it reads ('' for the shared threads and the steps). A
+budget that concerns it and is spent skips it (logged; the steps stay for the next).
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import asyncio
 import functools
 import json
 import logging
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -23,7 +28,7 @@ from typing import Any, Protocol
 from server.common.errors import CrewhostError, InvalidArgument
 from server.common.redaction import redact
 from server.common.tasks import BackgroundTasks
-from server.host.agents.providers.events import Failed, StreamToolCallFinished
+from server.host.agents.providers.events import Failed, StreamToolCallFinished, Usage
 from server.host.agents.providers.stream import ModelProvider, ModelRequest
 from server.host.agents.providers.transcript import (
     AnyMessage,
@@ -32,6 +37,8 @@ from server.host.agents.providers.transcript import (
     ToolSpec,
     UserMessage,
 )
+from server.host.agents.usage import RequestFor
+from server.host.agents.usage_meter import TurnMeter, UsageMeters
 from server.host.services.memories import (
     MAX_MEMORY_CHARS,
     MemoryService,
@@ -169,8 +176,11 @@ class MemoryReview:
         steps: StepSource | None = None,
         thread_member: ThreadMember | None = None,
         propose_skill: ProposeSkill | None = None,
+        meters: UsageMeters | None = None,
     ) -> None:
         self._memories = memories
+        # Without it a review's requests are neither recorded nor checked against budgets.
+        self._meters = meters
         # Without it a review of browsing steps keeps memories only.
         self._propose_skill = propose_skill
         # Without it every thread counts as shared (the team's).
@@ -266,15 +276,19 @@ class MemoryReview:
             scopes.setdefault(member, []).append((thread_id, messages))
         steps = await self._steps.steps_for_review(team_id, agent.id) if self._steps else []
         added = updated = 0
+        steps_kept = False
         try:
             for member, transcripts in scopes.items():
                 lines = [s for _, s in steps] if member is None else []
                 if not any(messages for _, messages in transcripts) and not lines:
                     continue
                 outcome = await self._review_scope(agent, member, transcripts, lines)
+                if outcome is None:
+                    steps_kept = steps_kept or bool(lines)
+                    continue
                 added, updated = added + outcome.added, updated + outcome.updated
         finally:
-            if steps and self._steps is not None:
+            if steps and self._steps is not None and not steps_kept:
                 # Read once, whatever came of it: steps are never sent twice.
                 await self._steps.remove_read_steps(team_id, agent.id, [i for i, _ in steps])
         return ReviewOutcome(added, updated)
@@ -285,26 +299,40 @@ class MemoryReview:
         member: str | None,
         transcripts: Sequence[tuple[str, Sequence[AnyMessage]]],
         steps: Sequence[str],
-    ) -> ReviewOutcome:
-        """One request for one scope: the team's (``member`` None) or one member's."""
+    ) -> ReviewOutcome | None:
+        """One request for one scope: the team's (``member`` None) or one member's; None
+        when a budget that concerns it is spent (nothing is sent)."""
         team_id = agent.team_id
+        provider, default_model = await self._resolve_provider(team_id, agent.provider)
+        model = agent.model or default_model
+        meter = self._meter(agent, member, model)
+        if meter is not None:
+            try:
+                # Nothing to estimate its input from, as a turn's first request.
+                await meter.before_request(0, MAX_REVIEW_TOKENS)
+            except CrewhostError as exc:
+                log.info(
+                    "a memory review was skipped (%s)",
+                    exc.code,
+                    extra={"team_id": team_id, "agent_id": agent.id},
+                )
+                return None
         kept = (await self._memories.list_scope_memories(team_id, agent.id, member))[
             :MAX_MEMORIES_SHOWN
         ]
-        provider, default_model = await self._resolve_provider(team_id, agent.provider)
         proposing = bool(steps) and self._propose_skill is not None
         # A thread's whole transcript is rendered: off the loop.
         prompt = await asyncio.to_thread(
             functools.partial(review_prompt, kept, transcripts, steps, member=member is not None)
         )
         request = ModelRequest(
-            model=agent.model or default_model,
+            model=model,
             system=f"{_SYSTEM} {PROPOSE_NOTE}" if proposing else _SYSTEM,
             messages=[UserMessage(text=prompt)],
             tools=[SAVE_SPEC, PROPOSE_SPEC] if proposing else [SAVE_SPEC],
             max_tokens=MAX_REVIEW_TOKENS,
         )
-        saved, proposed = await _ask(provider, request)
+        saved, proposed = await _ask(provider, request, meter)
         source = MemorySource(
             kind=SOURCE_REVIEW, threads=tuple(t for t, messages in transcripts if messages)
         )
@@ -312,6 +340,24 @@ class MemoryReview:
         if proposing and proposed:
             await self._propose(agent, proposed[0])
         return outcome
+
+    def _meter(self, agent: Agent, member: str | None, model: str) -> TurnMeter | None:
+        """The meter of a review's request: the agent's, and the member's whose private
+        threads it reads ('' for the team's scope)."""
+        if self._meters is None:
+            return None
+        return self._meters.for_turn(
+            RequestFor(
+                team_id=agent.team_id,
+                agent_id=agent.id,
+                thread_id=None,
+                turn_id=None,
+                account_id=member or "",
+                routine_id="",
+                provider_id=agent.provider,
+                model=model,
+            )
+        )
 
     async def _propose(self, agent: Agent, arguments: dict[str, Any]) -> None:
         """One draft skill from the review's ``propose_skill`` call (what looks like a
@@ -387,22 +433,42 @@ def _memory_of(item: dict[str, Any]) -> tuple[str, str | None] | None:
 
 
 async def _ask(
-    provider: ModelProvider, request: ModelRequest
+    provider: ModelProvider, request: ModelRequest, meter: TurnMeter | None
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The memories of the model's ``save_memories`` call (none when it made no call), and
-    the arguments of each ``propose_skill`` call it made."""
+    the arguments of each ``propose_skill`` call it made; the request recorded by ``meter``
+    whatever came of it."""
     saved: list[dict[str, Any]] = []
     proposed: list[dict[str, Any]] = []
-    async with provider.stream(request) as stream:
-        async for event in stream:
-            if isinstance(event, Failed):
-                raise event.error
-            if isinstance(event, StreamToolCallFinished) and event.name == SAVE_TOOL:
-                memories = event.arguments.get("memories")
-                if isinstance(memories, list):
-                    saved.extend(m for m in memories if isinstance(m, dict))
-            elif isinstance(event, StreamToolCallFinished) and event.name == PROPOSE_TOOL:
-                proposed.append(dict(event.arguments))
+    failure = None
+    complete = False
+    used: Usage | None = None
+    asked = time.perf_counter()
+    stream = provider.stream(request)
+    try:
+        async with stream:
+            async for event in stream:
+                if isinstance(event, Usage):
+                    used = event
+                elif isinstance(event, Failed):
+                    failure, used = event.error, event.usage
+                elif isinstance(event, StreamToolCallFinished) and event.name == SAVE_TOOL:
+                    memories = event.arguments.get("memories")
+                    if isinstance(memories, list):
+                        saved.extend(m for m in memories if isinstance(m, dict))
+                elif isinstance(event, StreamToolCallFinished) and event.name == PROPOSE_TOOL:
+                    proposed.append(dict(event.arguments))
+        complete = True
+    finally:
+        # What the provider counted is recorded, for a failed or a cancelled request too.
+        if meter is not None:
+            await meter.requested(
+                used or stream.counted or Usage(0, 0),
+                time.perf_counter() - asked,
+                ok=complete and failure is None,
+            )
+    if failure is not None:
+        raise failure
     return saved, proposed
 
 

@@ -1,11 +1,16 @@
-"""A tool's ``prompt`` answered by the calling agent's own model: one request, text only."""
+"""A tool's ``prompt`` answered by the calling agent's own model: one request, text only,
+counted by the turn's meter like the turn's own requests (budgets checked before it, its
+tokens recorded after)."""
 
 from __future__ import annotations
 
+import time
+
 from server.host.agents.fences import fence_for, fenced
-from server.host.agents.providers.events import Failed, StreamTextDelta
+from server.host.agents.providers.events import Failed, StreamTextDelta, Usage
 from server.host.agents.providers.stream import ModelProvider, ModelRequest
 from server.host.agents.providers.transcript import UserMessage
+from server.host.agents.usage_meter import TurnMeter
 from server.host.tools.context import Summarize
 from server.host.tools.results import ToolFailure
 
@@ -26,8 +31,10 @@ def _request(prompt: str, content: str) -> str:
     )
 
 
-def summarizer(provider: ModelProvider, model: str) -> Summarize:
-    """A ``Summarize`` that asks ``model`` of ``provider`` once per call."""
+def summarizer(provider: ModelProvider, model: str, meter: TurnMeter | None = None) -> Summarize:
+    """A ``Summarize`` that asks ``model`` of ``provider`` once per call, counted by the
+    turn's ``meter`` (None: not counted). A spent budget refuses the call
+    (``budgetExceeded``) before the model is asked."""
 
     async def summarize(prompt: str, content: str) -> str:
         request = ModelRequest(
@@ -36,16 +43,39 @@ def summarizer(provider: ModelProvider, model: str) -> Summarize:
             messages=[UserMessage(text=_request(prompt, content))],
             max_tokens=MAX_SUMMARY_TOKENS,
         )
+        if meter is not None:
+            # No earlier request of its own to estimate the input from: a turn's first
+            # request counts none either.
+            await meter.before_request(0, MAX_SUMMARY_TOKENS)
         parts: list[str] = []
-        async with provider.stream(request) as stream:
-            async for event in stream:
-                if isinstance(event, StreamTextDelta):
-                    parts.append(event.text)
-                elif isinstance(event, Failed):
-                    raise ToolFailure(
-                        code="summaryFailed",
-                        message=f"the model could not follow the prompt: {event.error}",
-                    )
+        failure = None
+        complete = False
+        used: Usage | None = None
+        asked = time.perf_counter()
+        stream = provider.stream(request)
+        try:
+            async with stream:
+                async for event in stream:
+                    if isinstance(event, StreamTextDelta):
+                        parts.append(event.text)
+                    elif isinstance(event, Usage):
+                        used = event
+                    elif isinstance(event, Failed):
+                        failure, used = event.error, event.usage
+            complete = True
+        finally:
+            # What the provider counted is recorded, for a failed or a cancelled request too.
+            if meter is not None:
+                await meter.requested(
+                    used or stream.counted or Usage(0, 0),
+                    time.perf_counter() - asked,
+                    ok=complete and failure is None,
+                )
+        if failure is not None:
+            raise ToolFailure(
+                code="summaryFailed",
+                message=f"the model could not follow the prompt: {failure}",
+            )
         return "".join(parts).strip()
 
     return summarize

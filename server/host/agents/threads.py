@@ -845,13 +845,29 @@ class ThreadService:
             # Read at each question: sharing the thread, or taking it back, applies.
             return running.thread.visible_to(account_id)
 
+        # Counts the turn's model requests, and its tools' (a web tool's prompt).
+        meter = (
+            None
+            if self._usage is None
+            else self._usage.for_turn(
+                self._request_for(
+                    thread.team_id,
+                    thread.id,
+                    agent,
+                    running.turn.id,
+                    running.started_by,
+                    running.routine_id,
+                    model,
+                )
+            )
+        )
         context = await self._tool_contexts.for_turn(
             thread.team_id,
             Caller.agent(agent.id, thread.id),
             visible_to=visible_to,
             memory_member=member,
             turn_id=running.turn.id,
-            summarize=summarizer(provider, model),
+            summarize=summarizer(provider, model, meter),
             ask_person=lambda question: self._ask_person(running, agent, question),
             tasks=self._task_lists.for_thread(thread.team_id, thread.id, visible_to),
             # ``setup`` is made below, before the model can ask for a sub-agent.
@@ -879,21 +895,7 @@ class ThreadService:
             extra_tools=(
                 None if self._mcp_tools is None else await self._mcp_tools(thread.team_id, agent.id)
             ),
-            meter=(
-                None
-                if self._usage is None
-                else self._usage.for_turn(
-                    self._request_for(
-                        thread.team_id,
-                        thread.id,
-                        agent,
-                        running.turn.id,
-                        running.started_by,
-                        running.routine_id,
-                        model,
-                    )
-                )
-            ),
+            meter=meter,
         )
         await run_turn(setup, sink, functools.partial(self._consent, running, agent), progress)
 

@@ -240,6 +240,9 @@ async def _ask(
 ) -> AssistantMessage | None:
     """One model reply, streamed to the sink; None when the turn ended with an error."""
     for attempt in range(STARTED_RETRIES + 1):
+        # A retry is another request: the budgets are checked again before it goes.
+        if attempt and not await _within_budget(setup, progress):
+            return None
         request = ModelRequest(
             model=setup.model,
             messages=close_dangling_calls([*setup.transcript, *progress.new_messages], NOT_RUN),
@@ -248,28 +251,27 @@ async def _ask(
             max_tokens=setup.max_tokens,
         )
         failure = None
-        said = False
-        used = Usage(0, 0)
+        said = complete = False
+        used: Usage | None = None
         asked = time.perf_counter()
-        async with setup.provider.stream(request) as stream:
-            async for event in stream:
-                if isinstance(event, StreamTextDelta):
-                    said = True
-                    sink.text(event.text)
-                elif isinstance(event, Usage):
-                    used = event
-                    progress.input_tokens += event.input_tokens
-                    progress.output_tokens += event.output_tokens
-                elif isinstance(event, Failed):
-                    failure = event.error
-            reply = stream.reply
-        outcome = "ok" if failure is None else "failed"
-        seconds = time.perf_counter() - asked
-        progress.provider_requests.append((outcome, seconds))
-        if used.input_tokens:
-            progress.last_input_tokens = used.input_tokens
-        if setup.meter is not None:
-            await setup.meter.requested(used, seconds, ok=failure is None)
+        stream = setup.provider.stream(request)
+        try:
+            async with stream:
+                async for event in stream:
+                    if isinstance(event, StreamTextDelta):
+                        said = True
+                        sink.text(event.text)
+                    elif isinstance(event, Usage):
+                        used = event
+                    elif isinstance(event, Failed):
+                        failure, used = event.error, event.usage
+            complete = True
+        finally:
+            # What the provider counted is recorded, for a failed or a stopped reply too.
+            if used is None:
+                used = stream.counted or Usage(0, 0)
+            await _record_request(setup, progress, used, asked, ok=complete and failure is None)
+        reply = stream.reply
         if failure is None:
             progress.provider_answered = True
             cut = _cut_reason(reply, setup.max_tokens)
@@ -284,6 +286,20 @@ async def _ask(
         if said:
             sink.text_reset(failure.message)
     return None  # pragma: no cover - the loop returns on its last attempt
+
+
+async def _record_request(
+    setup: TurnSetup, progress: TurnProgress, used: Usage, asked: float, *, ok: bool
+) -> None:
+    """Count one model request in the turn and in the meter: its tokens and its time."""
+    seconds = time.perf_counter() - asked
+    progress.provider_requests.append(("ok" if ok else "failed", seconds))
+    progress.input_tokens += used.input_tokens
+    progress.output_tokens += used.output_tokens
+    if used.input_tokens:
+        progress.last_input_tokens = used.input_tokens
+    if setup.meter is not None:
+        await setup.meter.requested(used, seconds, ok=ok)
 
 
 def _named_by_host(

@@ -244,12 +244,15 @@ class UsageService:
         *,
         account_id: str | None = None,
     ) -> UsageReport:
-        """Sums per day (and per ``stack_by`` within each), every day of the range listed."""
-        groups = ["day"] if stack_by is None else ["day", stack_by]
+        """Sums per day (and per ``stack_by`` within each), every day of the range listed
+        (an empty one with '' for ``stack_by``). Stacked by ``day``, each day is its own
+        one stack: the same as not stacked."""
+        stack = None if stack_by == "day" else stack_by
+        groups = ["day"] if stack is None else ["day", stack]
         report = await self.summary(member, first_day, last_day, groups, account_id=account_id)
         present = {t.key["day"] for t in report.totals}
         empty = [
-            UsageTotals({"day": day} | ({stack_by: ""} if stack_by else {}), *([0] * 8))
+            UsageTotals({"day": day} | ({stack: ""} if stack else {}), *([0] * 8))
             for day in days_between(report.first_day, report.last_day)
             if day not in present
         ]

@@ -194,12 +194,12 @@ class ProviderService:
         key = check_key(key)
         binding = PROVIDER_API_KEY.binding(team_id, provider_id)
         ciphertext = self._box.encrypt(key.encode("utf-8"), binding)
-        row = await self._change(team_id, provider_id, api_key=ciphertext, **_UNCHECKED)
+        row = await self._change(team_id, provider_id, {"api_key": ciphertext, **_UNCHECKED})
         log.info("provider key set", extra={"team_id": team_id, "provider_id": provider_id})
         return self._status(row)
 
     async def clear_key(self, team_id: str, provider_id: str) -> ProviderStatus:
-        row = await self._change(team_id, provider_id, api_key=None, **_UNCHECKED)
+        row = await self._change(team_id, provider_id, {"api_key": None, **_UNCHECKED})
         log.info("provider key cleared", extra={"team_id": team_id, "provider_id": provider_id})
         return self._status(row)
 
@@ -271,17 +271,22 @@ class ProviderService:
 
         For a built-in provider None means its own address and default model again;
         a custom provider always has an address. None for ``models`` lists none.
+
+        An address at another origin (scheme, host, port) forgets the key, unless it is
+        the built-in provider's own: whoever may move a provider may not read its key,
+        and the key would go with every request to the new address. Set it again there.
         """
         builtin = provider_id in BUILTIN_PROVIDERS
         values: dict[str, object] = {}
+        moved_to: str | None = None
         if not isinstance(base_url, Keep):
             if base_url is None and not builtin:
                 raise InvalidArgument("a custom provider needs a base URL", field="baseUrl")
-            values["base_url"] = (
-                None
-                if base_url is None
-                else await judged_base_url(base_url, "this provider", self._policy, self._resolver)
-            )
+            if base_url is not None:
+                moved_to = await judged_base_url(
+                    base_url, "this provider", self._policy, self._resolver
+                )
+            values["base_url"] = moved_to
             # Another address has answered nothing yet.
             values.update(_UNCHECKED)
         if not isinstance(default_model, Keep):
@@ -290,7 +295,7 @@ class ProviderService:
             )
         if not isinstance(models, Keep):
             values["models"] = check_models(models or ())
-        row = await self._change(team_id, provider_id, **values)
+        row = await self._change(team_id, provider_id, values, moved_to=moved_to)
         return self._status(row)
 
     async def delete_custom(self, team_id: str, provider_id: str) -> None:
@@ -372,8 +377,18 @@ class ProviderService:
             default_model=_effective_default_model(row),
         )
 
-    async def _change(self, team_id: str, provider_id: str, **values: object) -> ProviderRow:
-        """Set ``values`` on one provider (a built-in one gets its row now); announce it."""
+    async def _change(
+        self,
+        team_id: str,
+        provider_id: str,
+        values: dict[str, object],
+        *,
+        moved_to: str | None = None,
+    ) -> ProviderRow:
+        """Set ``values`` on one provider (a built-in one gets its row now); announce it.
+
+        ``moved_to`` is its new address: a key set for another origin is forgotten with it.
+        """
         now = self._clock.now()
         async with self._db.write() as conn:
             row = await self._repo.get_provider(conn, team_id, provider_id)
@@ -382,6 +397,16 @@ class ProviderService:
                     raise _not_found()
                 row = self._builtin_row(team_id, provider_id)
                 await self._repo.add_provider(conn, row)
+            if (
+                moved_to is not None
+                and row.api_key is not None
+                and _key_stays_behind(row, moved_to)
+            ):
+                values["api_key"] = None
+                log.info(
+                    "provider key cleared: the provider moved to another origin",
+                    extra={"team_id": team_id, "provider_id": provider_id},
+                )
             await self._repo.update_provider(conn, team_id, provider_id, updated_at=now, **values)
             updated = await self._repo.get_provider(conn, team_id, provider_id)
         assert updated is not None
@@ -437,6 +462,24 @@ def _effective_base_url(row: ProviderRow) -> str:
     if row.base_url is not None:
         return row.base_url
     return BUILTIN_PROVIDERS[row.id].base_url
+
+
+def origin(url: str) -> tuple[str, str, int | None]:
+    """Scheme, host and port of ``url``, the port filled in for http and https."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    port = parts.port or {"http": 80, "https": 443}.get(scheme)
+    return scheme, (parts.hostname or "").lower(), port
+
+
+def _key_stays_behind(row: ProviderRow, new_url: str) -> bool:
+    """Whether a provider's key must not follow it to ``new_url``: another origin than its
+    current one, and not the built-in provider's own."""
+    allowed = {origin(_effective_base_url(row))}
+    builtin = BUILTIN_PROVIDERS.get(row.id)
+    if builtin is not None:
+        allowed.add(origin(builtin.base_url))
+    return origin(new_url) not in allowed
 
 
 def _effective_default_model(row: ProviderRow) -> str | None:

@@ -48,10 +48,10 @@ async def test_a_restart_ends_a_waiting_turn_and_its_request_interrupted(
             await server.invite(owner, team_id, "member@example.com", "member")
             server.builtin.services.signals.subscribe(AttentionWaiting, waiting.append)
             member, admin = await connect(server, "owner@example.com", tmp_path)
-            await admin.call("providers-v1/set_key", {"provider": "anthropic", "key": API_KEY})
             await admin.call(
                 "providers-v1/update", {"provider": "anthropic", "baseUrl": fake.base_url}
             )
+            await admin.call("providers-v1/set_key", {"provider": "anthropic", "key": API_KEY})
             agent = await admin.call("agents-v1/create", {"name": "Scout"})
             thread = await admin.call("threads-v1/start", {"agentId": agent["id"]})
             thread_id = thread["id"]

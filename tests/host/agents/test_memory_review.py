@@ -13,9 +13,11 @@ import aiohttp
 import pytest
 
 from server.common.redaction import redact
+from server.common.roles import Role
 from server.db.engine import Database
 from server.db.tables import agent_memories
 from server.host.agents import memory_review
+from server.host.agents.budgets import BudgetService, BudgetSpec
 from server.host.agents.memory_review import (
     MAX_TRANSCRIPT_CHARS,
     MEMBER_SCOPE_NOTE,
@@ -34,8 +36,14 @@ from server.host.agents.providers.transcript import (
     ToolResult,
     UserMessage,
 )
+from server.host.agents.usage import RequestFor, UsageService
+from server.host.agents.usage_meter import UsageMeters
+from server.host.agents.usage_prices import Tokens
+from server.host.metrics import HostMetrics
 from server.host.services.memories import MAX_MEMORIES_PER_AGENT, MemoryService
 from server.host.services.skills import SkillService
+from server.host.services.workspace import Member
+from server.host.signals import Signals
 from server.host.storage.agents import Agent
 from server.host.storage.memories import AgentMemory, AgentMemoryRepository
 from tests.support.clock import FakeClock
@@ -45,6 +53,7 @@ from tests.support.hub_server import hub_settings, running_hub
 from tests.support.peers import peer_member, wait_linked
 
 TEAM = "team-review"
+OWNER = Member(TEAM, "acct-owner", Role.OWNER)
 CARD_NUMBER = "4111 1111 1111 1111"
 PASSWORD = "tr0ub4dor-and-3"
 
@@ -88,6 +97,8 @@ class Harness:
         # Threads private to a member: thread id -> account id.
         self.private: dict[str, str] = {}
         self.skills = SkillService(db, FakeClock(), lambda _team, _event: None, self.any_agent)
+        self.usage = UsageService(db, FakeClock(), HostMetrics())
+        self.budgets = BudgetService(db, FakeClock(), self.usage, Signals(), lambda _team: [])
         self.review = MemoryReview(
             self.memories,
             self.resolve,
@@ -96,6 +107,7 @@ class Harness:
             steps=self,
             thread_member=self.member_of,
             propose_skill=self.skills.propose,
+            meters=UsageMeters(self.usage, self.budgets),
         )
         self.steps: list[tuple[str, str]] = []
         self.removed: list[str] = []
@@ -128,6 +140,7 @@ async def harness(db: Database) -> AsyncIterator[Harness]:
         built = Harness(db, fake, session)
         yield built
         await built.review.close()
+        await built.usage.close()
 
 
 def saves(*memories: dict[str, str]) -> MessageEvents:
@@ -362,10 +375,11 @@ async def test_a_turn_that_ends_is_reviewed_with_the_agents_browsing_steps(
         host_id = await wait_linked(server)
         member = await peer_member(server, "owner@example.com", tmp_path)
         connection = await member.connect(host_id)
-        await connection.call("providers-v1/set_key", {"provider": "anthropic", "key": API_KEY})
+        # The key after the address: a provider moved to another origin forgets its key.
         await connection.call(
             "providers-v1/update", {"provider": "anthropic", "baseUrl": fake.base_url}
         )
+        await connection.call("providers-v1/set_key", {"provider": "anthropic", "key": API_KEY})
         await connection.call("browsing-memory-v1/set", {"enabled": True})
         agent_id = str((await connection.call("agents-v1/create", {"name": "Scout"}))["id"])
         services = server.builtin.services
@@ -394,6 +408,12 @@ async def test_a_turn_that_ends_is_reviewed_with_the_agents_browsing_steps(
         assert '1. pressed button "Refunds"' in str(review.messages())
         assert PASSWORD not in str(review.body)
         assert await services.browsing_steps.steps_for_review(team_id, agent_id) == []
+        # The review's request is counted with the turn's: the agent's, of nobody.
+        usage = await connection.call("usage-v1/summary", {"by": ["agent", "member"]})
+        assert sorted((r["key"]["member"] != "", r["requests"]) for r in usage["rows"]) == [
+            (False, 1),
+            (True, 1),
+        ]
         await connection.close()
         await member.hub.close()
 
@@ -484,3 +504,57 @@ async def test_deleting_the_agent_ends_its_running_review(harness: Harness) -> N
     await harness.review.close()
     assert harness.fake.requests == []
     assert await harness.memories.list_memories(TEAM, "agent-1") == []
+
+
+async def test_a_reviews_requests_count_as_the_agents_and_the_private_threads_member(
+    harness: Harness,
+) -> None:
+    harness.private["t1"] = "acct-ada"
+    harness.steps = [("s1", 'pressed button "Refunds"')]
+    harness.fake.script(
+        MessageEvents(input_tokens=400)
+        .tool_use("toolu_1", SAVE_TOOL, {"memories": []})
+        .stop("tool_use", output_tokens=20)
+        .reply(),
+        MessageEvents(input_tokens=300)
+        .tool_use("toolu_1", SAVE_TOOL, {"memories": []})
+        .stop("tool_use", output_tokens=10)
+        .reply(),
+    )
+    await harness.review.review(agent(), ["t1"])
+    report = await harness.usage.summary(OWNER, None, None, ["agent", "member", "model"])
+    assert [(t.key, t.requests, t.input_tokens, t.output_tokens) for t in report.totals] == [
+        ({"agent": "agent-1", "member": "", "model": "claude-reviewer"}, 1, 400, 20),
+        ({"agent": "agent-1", "member": "acct-ada", "model": "claude-reviewer"}, 1, 300, 10),
+    ]
+
+
+async def test_a_spent_budget_skips_the_review_and_keeps_its_steps(
+    harness: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Ada's budget is spent: the review of her private thread is skipped, the team's goes.
+    await harness.budgets.create_budget(
+        OWNER, BudgetSpec("Ada's", "member", "acct-ada", "month", None, None, "tokens", "100")
+    )
+    spent = RequestFor(TEAM, "agent-1", None, None, "acct-ada", "", "anthropic", "m")
+    await harness.usage.record(spent, Tokens(input=100), 0.1, ok=True)
+    harness.private["t1"] = "acct-ada"
+    harness.fake.script(saves({"text": "Team note"}).stop("tool_use").reply())
+    with caplog.at_level(logging.INFO, logger="server.host.agents.memory_review"):
+        outcome = await harness.review.review(agent(), ["t1", "t2"])
+    assert outcome.added == 1
+    [request] = harness.fake.requests
+    assert request.messages()[0]["content"][0]["text"].startswith(TEAM_SCOPE_NOTE)
+    [logged] = [r for r in caplog.records if r.name == "server.host.agents.memory_review"]
+    assert "budgetExceeded" in logged.getMessage()
+    assert "Ada's" not in logged.getMessage() + str(logged.__dict__)
+    # The agent's budget is spent too: nothing is sent, and the steps wait for the next.
+    await harness.budgets.create_budget(
+        OWNER, BudgetSpec("Scout's", "agent", "agent-1", "month", None, None, "tokens", "100")
+    )
+    harness.steps = [("s1", 'pressed button "Refunds"')]
+    outcome = await harness.review.review(agent(), ["t2"])
+    assert (outcome.added, outcome.updated) == (0, 0)
+    assert len(harness.fake.requests) == 1
+    assert (harness.steps, harness.removed) == ([("s1", 'pressed button "Refunds"')], [])
+    assert [m.text for m in await harness.memories.list_memories(TEAM, "agent-1")] == ["Team note"]

@@ -89,10 +89,10 @@ async def entry(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Entry
             for email in ("owner@example.com", "member@example.com")
         ]
         admin, member = [await m.connect(host_id) for m in members]
-        await admin.call("providers-v1/set_key", {"provider": "anthropic", "key": ANTHROPIC_KEY})
         await admin.call(
             "providers-v1/update", {"provider": "anthropic", "baseUrl": anthropic.base_url}
         )
+        await admin.call("providers-v1/set_key", {"provider": "anthropic", "key": ANTHROPIC_KEY})
         turns = TurnsHost(
             server, team_id, admin, member, anthropic, openai, site, folder / "crewhost.db"
         )

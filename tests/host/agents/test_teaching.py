@@ -268,10 +268,10 @@ async def test_a_taught_task_becomes_a_draft_skill_that_a_new_thread_uses(
     """Teach a task → the agent proposes a draft → a person edits and saves it → a new
     thread lists it and loads it."""
     async with FakeAnthropic() as fake:
-        await holding.owner.call("providers-v1/set_key", {"provider": "anthropic", "key": API_KEY})
         await holding.owner.call(
             "providers-v1/update", {"provider": "anthropic", "baseUrl": fake.base_url}
         )
+        await holding.owner.call("providers-v1/set_key", {"provider": "anthropic", "key": API_KEY})
         agent_id, tab = await agent_tab(holding)
         held, recording_id = await start(holding, tab)
         await press_every_field_then_done(holding, tab.id, held)

@@ -118,10 +118,11 @@ async def host(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[TurnsH
             ("anthropic", anthropic, ANTHROPIC_KEY),
             ("openai", openai, OPENAI_KEY),
         ):
-            await admin.call("providers-v1/set_key", {"provider": provider, "key": key})
+            # The address first: a provider moved to another origin forgets its key.
             await admin.call(
                 "providers-v1/update", {"provider": provider, "baseUrl": fake.base_url}
             )
+            await admin.call("providers-v1/set_key", {"provider": provider, "key": key})
         yield TurnsHost(
             server,
             team_id,
@@ -1249,4 +1250,36 @@ async def test_a_budget_spent_mid_turn_ends_it_after_the_current_request(host: T
     host.anthropic.script(MessageEvents().text("Carrying on.").stop().reply())
     await send(follow, "Go on")
     assert (await follow.until("turn-finished"))["status"] == "done"
+    await host.admin.call("budgets-v1/delete", {"id": budget["id"]})
+
+
+async def test_a_failed_reply_is_counted_and_its_retry_checks_the_budget_first(
+    host: TurnsHost,
+) -> None:
+    agent_id = await make_agent(host)
+    budget = await host.admin.call(
+        "budgets-v1/create",
+        {
+            "name": "Retry tokens",
+            "scope": "agent",
+            "targetId": agent_id,
+            "unit": "tokens",
+            "amount": "1000",
+        },
+    )
+    follow = await start_thread(host, agent_id)
+    before = len(host.anthropic.requests)
+    # The provider counts 1,100 input tokens, starts the reply and is then overloaded: the
+    # turn would ask again, but the tokens of the broken reply spent the budget.
+    host.anthropic.script(
+        MessageEvents(input_tokens=1100).text("Hal").error("overloaded_error").reply()
+    )
+    await send(follow, "Hello")
+    finished = await follow.until("turn-finished")
+    assert (finished["status"], finished["code"]) == ("budget", "budgetExceeded")
+    assert len(host.anthropic.requests) == before + 1
+
+    summary = await host.member.call("usage-v1/summary", {"by": ["agent"]})
+    [row] = [r for r in summary["rows"] if r["key"]["agent"] == agent_id]
+    assert (row["requests"], row["inputTokens"], row["outputTokens"]) == (1, 1100, 1)
     await host.admin.call("budgets-v1/delete", {"id": budget["id"]})

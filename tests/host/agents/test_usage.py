@@ -3,6 +3,8 @@ reports summed from the rollups in the team's time zone, who reads what, CSV esc
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import csv
 import io
 from collections.abc import AsyncIterator
@@ -19,8 +21,10 @@ from server.common.errors import Conflict, InvalidArgument, NotFound
 from server.common.roles import Role
 from server.db.engine import Database
 from server.db.tables import model_requests, usage_rollups
-from server.host.agents.budgets import BudgetService, BudgetSpec, Spender
+from server.host.agents.budgets import BudgetHold, BudgetService, BudgetSpec, Spender
+from server.host.agents.providers.events import Usage
 from server.host.agents.usage import RequestFor, UsageService, report_csv, safe_cell
+from server.host.agents.usage_meter import ASSUMED_OUTPUT_TOKENS, UsageMeters
 from server.host.agents.usage_prices import Tokens, listed_cost, to_micros
 from server.host.agents.work_signals import BudgetReached
 from server.host.metrics import HostMetrics
@@ -350,6 +354,116 @@ async def test_bad_budgets_are_refused_naming_the_field(budgets: Budgets) -> Non
     made = await service.create_budget(OWNER, budget_spec())
     with pytest.raises(NotFound):
         await service.delete_budget(OTHER_TEAM, made.budget.id)
+
+
+async def test_custom_days_are_real_dates_and_a_cost_is_at_least_a_micro_dollar(
+    budgets: Budgets,
+) -> None:
+    service = budgets.service
+    for first, last, field in (
+        ("2026-02-30", "2026-03-31", "firstDay"),
+        ("2026-02-01", "2026-02-30", "lastDay"),
+        ("2026-13-01", "2026-13-02", "firstDay"),
+        ("2026-06-01", "2026-99-99", "lastDay"),
+        ("0000-00-00", "9999-12-31", "firstDay"),
+        ("20260601", "2026-06-30", "firstDay"),
+    ):
+        with pytest.raises(InvalidArgument) as bad:
+            await service.create_budget(
+                OWNER, budget_spec(period="custom", first_day=first, last_day=last)
+            )
+        assert (bad.value.code, bad.value.field) == ("invalidBudget", field)
+    # Kept in whole micro-dollars: an amount that rounds to none would refuse everything.
+    with pytest.raises(InvalidArgument) as bad:
+        await service.create_budget(OWNER, budget_spec(unit="cost", amount="0.0000001"))
+    assert (bad.value.code, bad.value.field) == ("invalidBudget", "amount")
+    assert await service.list_budgets(TEAM) == []
+    leap = await service.create_budget(
+        OWNER, budget_spec(period="custom", first_day="2028-02-29", last_day="2028-02-29")
+    )
+    assert (leap.first_day, leap.last_day) == ("2028-02-29", "2028-02-29")
+    least = await service.create_budget(OWNER, budget_spec(unit="cost", amount="0.000001"))
+    assert least.budget.amount == 1
+
+
+async def test_requests_checked_together_cannot_all_pass_the_remainder(
+    budgets: Budgets,
+) -> None:
+    world, service = budgets.world, budgets.service
+    await service.create_budget(OWNER, budget_spec())
+    await world.record_at(at("2026-05-10 12:00"), request_for(ALICE), Tokens(input=900))
+    # Ten requests of Alice's turns check at once: one may go, holding its 50 + 500.
+    outcomes = await asyncio.gather(
+        *(service.hold(spender(ALICE), 50, 500) for _ in range(10)), return_exceptions=True
+    )
+    [going] = [o for o in outcomes if isinstance(o, BudgetHold)]
+    refused = [o for o in outcomes if isinstance(o, Conflict)]
+    assert len(refused) == 9
+    assert {r.code for r in refused} == {"budgetExceeded"}
+    assert "550 tokens held by requests under way" in refused[0].message
+    # A new turn of hers waits too; Bob's budgets are not hers.
+    with pytest.raises(Conflict):
+        await service.check(spender(ALICE))
+    await service.hold(spender(BOB), 5_000, 500)
+    # Recorded, the request counts what it spent instead of its hold.
+    await world.usage.record(request_for(ALICE), Tokens(input=50, output=20), 0.1, ok=True)
+    service.release(going)
+    service.release(going)  # once is all it holds
+    await service.check(spender(ALICE), estimated_input=29)
+    [state] = await service.list_budgets(TEAM)
+    assert state.used == 970
+
+
+async def test_a_meters_hold_ends_when_its_request_is_recorded_or_its_task_ends(
+    budgets: Budgets,
+) -> None:
+    world, service = budgets.world, budgets.service
+    world.clock.advance(at("2026-05-10 12:00") - world.clock.now())
+    meters = UsageMeters(world.usage, service)
+    await service.create_budget(OWNER, budget_spec(amount=str(ASSUMED_OUTPUT_TOKENS + 100)))
+    meter = meters.for_turn(request_for(ALICE))
+    # Its input as estimated and a whole reply's output are held while it runs.
+    await meter.before_request(100)
+    with pytest.raises(Conflict):
+        await meters.check_start(request_for(ALICE))
+    await meter.requested(Usage(100, 30), 0.1, ok=True)
+    await meters.check_start(request_for(ALICE))
+    [state] = await service.list_budgets(TEAM)
+    assert state.used == 130
+
+    # A request cancelled under way (a stopped turn) is never recorded: its task's end
+    # lets its hold go.
+    asked = asyncio.Event()
+
+    async def stopped_turn() -> None:
+        await meter.before_request(0)
+        asked.set()
+        await asyncio.Event().wait()  # the reply that never comes
+
+    task = asyncio.create_task(stopped_turn())
+    await asked.wait()
+    with pytest.raises(Conflict):
+        await meters.check_start(request_for(ALICE))
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    await meters.check_start(request_for(ALICE))
+
+    # A request that broke before it was recorded is let go by the next one of its task.
+    await meter.before_request(0)
+    await meter.before_request(0)
+    meter.release()
+    await meters.check_start(request_for(ALICE))
+
+
+async def test_a_series_stacked_by_day_lists_every_day(world: World) -> None:
+    await world.record_at(at("2026-05-10 12:00"), request_for(ALICE), Tokens(input=5))
+    series = await world.usage.series(OWNER, "2026-05-09", "2026-05-11", "day")
+    assert [(t.key, t.input_tokens) for t in series.totals] == [
+        ({"day": "2026-05-09"}, 0),
+        ({"day": "2026-05-10"}, 5),
+        ({"day": "2026-05-11"}, 0),
+    ]
 
 
 @pytest.mark.parametrize(

@@ -78,10 +78,10 @@ async def host(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Memory
             for email in ("owner@example.com", "ada@example.com", "bo@example.com")
         ]
         owner, ada, bo = [await p.connect(host_id) for p in people]
-        await owner.call("providers-v1/set_key", {"provider": "anthropic", "key": ANTHROPIC_KEY})
         await owner.call(
             "providers-v1/update", {"provider": "anthropic", "baseUrl": anthropic.base_url}
         )
+        await owner.call("providers-v1/set_key", {"provider": "anthropic", "key": ANTHROPIC_KEY})
         yield MemoryHost(server, team_id, owner, ada, bo, anthropic)
         for connection in (owner, ada, bo):
             await connection.close()

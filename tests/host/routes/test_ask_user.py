@@ -15,10 +15,10 @@ from tests.support.fakes.anthropic import API_KEY, FakeAnthropic, MessageEvents
 
 async def script_question(team: Team, fake: FakeAnthropic, question: dict[str, Any]) -> None:
     """The agent asks ``question``, then answers in words."""
-    await team.admin.call("providers-v1/set_key", {"provider": "anthropic", "key": API_KEY})
     await team.admin.call(
         "providers-v1/update", {"provider": "anthropic", "baseUrl": fake.base_url}
     )
+    await team.admin.call("providers-v1/set_key", {"provider": "anthropic", "key": API_KEY})
     fake.script(
         MessageEvents().tool_use("toolu_q", "ask_user", question).stop("tool_use").reply(),
         MessageEvents().text("Noted.").stop().reply(),

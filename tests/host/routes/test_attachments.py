@@ -41,10 +41,10 @@ async def test_attachments_are_copied_typed_by_name_and_delivered(team: Team) ->
         "inbox/photo.heic": b"heic bytes",
     }
     async with FakeAnthropic() as fake:
-        await team.admin.call("providers-v1/set_key", {"provider": "anthropic", "key": API_KEY})
         await team.admin.call(
             "providers-v1/update", {"provider": "anthropic", "baseUrl": fake.base_url}
         )
+        await team.admin.call("providers-v1/set_key", {"provider": "anthropic", "key": API_KEY})
         agent = await team.admin.call("agents-v1/create", {"name": "Scout"})
         thread = await team.member.call("threads-v1/start", {"agentId": agent["id"]})
         for path, data in files.items():

@@ -25,10 +25,10 @@ from tests.support.waiting import eventually
 
 async def agents(team: Team, fake: FakeAnthropic, *specs: dict[str, Any]) -> list[str]:
     """The team's provider pointed at the fake, and one agent per spec; their ids."""
-    await team.admin.call("providers-v1/set_key", {"provider": "anthropic", "key": API_KEY})
     await team.admin.call(
         "providers-v1/update", {"provider": "anthropic", "baseUrl": fake.base_url}
     )
+    await team.admin.call("providers-v1/set_key", {"provider": "anthropic", "key": API_KEY})
     return [str((await team.admin.call("agents-v1/create", spec))["id"]) for spec in specs]
 
 

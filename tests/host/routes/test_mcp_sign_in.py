@@ -128,10 +128,10 @@ async def test_an_admin_signs_in_through_a_private_tab_and_an_agent_calls_with_t
     assert started["tabId"] not in {tab.id for tab in engine.list_tabs(team.team_id)}
 
     async with FakeAnthropic() as anthropic:
-        await team.admin.call("providers-v1/set_key", {"provider": "anthropic", "key": API_KEY})
         await team.admin.call(
             "providers-v1/update", {"provider": "anthropic", "baseUrl": anthropic.base_url}
         )
+        await team.admin.call("providers-v1/set_key", {"provider": "anthropic", "key": API_KEY})
         oauth.introspected.clear()
         await unasked_call(team, anthropic, added["id"], "echo", {"text": "signed"})
         assert "signed [-]" in json.dumps(anthropic.requests[-1].messages())
@@ -250,6 +250,26 @@ async def test_a_sign_in_expires_or_is_cancelled_and_its_tab_closes(
     assert started["tabId"] not in {tab.id for tab in engine.list_tabs(team.team_id)}
     cancel = {"signInId": started["signInId"]}
     assert await refused(team.admin, "mcp-sign-in-v1/cancel", cancel) == "mcpSignInExpired"
+
+
+async def test_two_starts_at_once_leave_one_sign_in(
+    server: RunningHub, team: Team, notes_url: str
+) -> None:
+    """The same person's second start replaces the first even while that one is still
+    starting: one tab stays open, and the other sign-in is gone."""
+    added = await add_guarded(team, notes_url)
+    engine = await server.builtin.services.browser.engine()
+    start = {"serverId": added["id"]}
+    both = await asyncio.gather(
+        team.admin.call("mcp-sign-in-v1/start", start),
+        team.admin.call("mcp-sign-in-v1/start", start),
+    )
+    open_tabs = {tab.id for tab in engine.list_tabs(team.team_id)}
+    [kept] = [started for started in both if started["tabId"] in open_tabs]
+    [replaced] = [started for started in both if started is not kept]
+    cancel = {"signInId": replaced["signInId"]}
+    assert await refused(team.admin, "mcp-sign-in-v1/cancel", cancel) == "mcpSignInExpired"
+    await team.admin.call("mcp-sign-in-v1/cancel", {"signInId": kept["signInId"]})
 
 
 @pytest.mark.sqlite_only

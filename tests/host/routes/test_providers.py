@@ -20,6 +20,7 @@ from tests.support.fakes.openai import API_KEY as OPENAI_KEY
 from tests.support.fakes.openai import FakeChatCompletions
 from tests.support.hub_server import RunningHub
 from tests.support.peers import peer_member
+from tests.support.sites import pages_app, serving
 
 ADMIN_ROUTES = (
     "providers-v1/set_key",
@@ -354,3 +355,31 @@ async def test_a_test_asks_the_provider_once_and_keeps_its_answer_as_the_status(
     assert await refused(team.admin, "providers-v1/test", {"provider": "nope"}) == (
         "providerNotFound"
     )
+
+
+async def test_a_provider_moved_elsewhere_sends_its_key_nowhere(team: Team) -> None:
+    """An admin who cannot read the key cannot point the provider at a host they control
+    and have the key sent there: the move forgets it."""
+    await team.admin.call(
+        "providers-v1/set_key", {"provider": "openai", "key": "sk-owner-12345678"}
+    )
+    async with FakeChatCompletions() as elsewhere:
+        moved = await team.admin.call(
+            "providers-v1/update", {"provider": "openai", "baseUrl": elsewhere.base_url}
+        )
+        assert (moved["keySet"], moved["usable"]) == (False, False)
+        checked = await team.admin.call("providers-v1/test", {"provider": "openai"})
+        assert checked["outcome"] == "noKey"
+        assert elsewhere.requests == []
+
+
+async def test_a_test_wants_the_model_list_not_any_answer(team: Team) -> None:
+    pages = {"/v1/models": "<html>a web page, not an API</html>"}
+    async with serving(pages_app(pages), host="127.0.0.1") as site:
+        await team.admin.call(
+            "providers-v1/update", {"provider": "openai", "baseUrl": site.base + "/v1"}
+        )
+        await team.admin.call("providers-v1/set_key", {"provider": "openai", "key": OPENAI_KEY})
+        checked = await team.admin.call("providers-v1/test", {"provider": "openai"})
+    assert (checked["ok"], checked["outcome"]) == (False, "refused")
+    assert "something other than its model list" in checked["message"]

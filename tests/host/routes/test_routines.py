@@ -24,10 +24,10 @@ WEEKDAYS = {"kind": "cron", "cron": "0 9 * * 1-5", "timeZone": "Europe/London"}
 @pytest.fixture
 async def anthropic(team: Team) -> AsyncIterator[FakeAnthropic]:
     async with FakeAnthropic() as fake:
-        await team.admin.call("providers-v1/set_key", {"provider": "anthropic", "key": API_KEY})
         await team.admin.call(
             "providers-v1/update", {"provider": "anthropic", "baseUrl": fake.base_url}
         )
+        await team.admin.call("providers-v1/set_key", {"provider": "anthropic", "key": API_KEY})
         yield fake
 
 

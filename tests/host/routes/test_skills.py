@@ -200,10 +200,10 @@ async def test_versions_diff_revert_and_a_zip_round_trip(team: Team) -> None:
 
 async def test_only_the_loaded_skill_reaches_the_model(team: Team) -> None:
     async with FakeAnthropic() as fake:
-        await team.admin.call("providers-v1/set_key", {"provider": "anthropic", "key": API_KEY})
         await team.admin.call(
             "providers-v1/update", {"provider": "anthropic", "baseUrl": fake.base_url}
         )
+        await team.admin.call("providers-v1/set_key", {"provider": "anthropic", "key": API_KEY})
         agent = await team.admin.call("agents-v1/create", {"name": "Clerk"})
         for files in (EXPENSES, TRAVEL):
             await team.admin.call("skills-v1/create", {"files": files})

@@ -27,10 +27,10 @@ def says(text: str) -> StreamReply:
 
 
 async def setup(team: Team, fake: FakeAnthropic, **agent: Any) -> tuple[str, str]:
-    await team.admin.call("providers-v1/set_key", {"provider": "anthropic", "key": API_KEY})
     await team.admin.call(
         "providers-v1/update", {"provider": "anthropic", "baseUrl": fake.base_url}
     )
+    await team.admin.call("providers-v1/set_key", {"provider": "anthropic", "key": API_KEY})
     created = await team.admin.call("agents-v1/create", {"name": "Lead", **agent})
     thread = await team.admin.call(
         "threads-v1/start", {"agentId": created["id"], "title": "Research", "shared": True}

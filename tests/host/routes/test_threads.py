@@ -27,10 +27,10 @@ EVENT_SECONDS = 30.0
 async def anthropic(team: Team) -> AsyncIterator[FakeAnthropic]:
     """The team's Anthropic provider, served by a local fake."""
     async with FakeAnthropic() as fake:
-        await team.admin.call("providers-v1/set_key", {"provider": "anthropic", "key": API_KEY})
         await team.admin.call(
             "providers-v1/update", {"provider": "anthropic", "baseUrl": fake.base_url}
         )
+        await team.admin.call("providers-v1/set_key", {"provider": "anthropic", "key": API_KEY})
         yield fake
 
 

@@ -224,3 +224,29 @@ async def test_delete_and_errors(service: ProviderService, announced: Announced)
     await service.delete_custom(TEAM_A, custom.id)
     await refused("providerNotFound", service.credentials(TEAM_A, custom.id))
     assert {team for team, _ in announced} == {TEAM_A}
+
+
+async def test_a_provider_moved_to_another_origin_forgets_its_key(
+    service: ProviderService,
+) -> None:
+    await service.set_key(TEAM_A, "openai", "sk-owner-0123456789")
+    # Another path at the same origin keeps it.
+    same = await service.update_provider(TEAM_A, "openai", base_url="https://API.openai.com:443/v2")
+    assert same.key_set
+    assert (await service.credentials(TEAM_A, "openai")).api_key == "sk-owner-0123456789"
+    # Another host does not get it: the address changes, the key is gone.
+    moved = await service.update_provider(TEAM_A, "openai", base_url="http://127.0.0.1:9/v1")
+    assert (moved.base_url, moved.key_set, moved.usable) == ("http://127.0.0.1:9/v1", False, False)
+    assert (await service.credentials(TEAM_A, "openai")).api_key is None
+    # A key set for the new address stays; going back to the provider's own address keeps it.
+    await service.set_key(TEAM_A, "openai", "sk-local-0123456789")
+    assert (await service.update_provider(TEAM_A, "openai", base_url=None)).key_set
+    back = await service.update_provider(TEAM_A, "openai", base_url="https://api.openai.com/v1")
+    assert back.key_set
+    # Another port is another origin, for a custom provider too.
+    custom = await service.create_custom(TEAM_A, "Gateway", "http://gw.test", key="gw-key")
+    port = await service.update_provider(TEAM_A, custom.id, base_url="http://gw.test:8080")
+    assert not port.key_set
+    # A change of model keeps the key.
+    await service.set_key(TEAM_A, custom.id, "gw-key")
+    assert (await service.update_provider(TEAM_A, custom.id, models=["m"])).key_set

@@ -25,6 +25,8 @@ from tests.support.fakes.server import (
 )
 
 API_KEY = "sk-ant-fake-0123456789abcdef"
+# The API's keep-alive event, sent while a reply is slow to come.
+PING = sse("ping", {"type": "ping"}).encode()
 _TOOL_USE_ID = re.compile(r"^[a-zA-Z0-9_-]+$")
 
 
@@ -214,15 +216,16 @@ class MessageEvents:
 
     def tool_use(
         self,
-        call_id: str,
-        name: str,
+        call_id: str | int,
+        name: str | int,
         tool_input: dict[str, Any] | str,
         *,
         pieces: int = 3,
         keep: int | None = None,
     ) -> Self:
         """A tool_use block whose input JSON arrives in ``pieces`` deltas; ``keep`` sends only
-        that many characters of it, as when max_tokens cuts the input off."""
+        that many characters of it, as when max_tokens cuts the input off. An id or a name
+        that is not a string is sent as it is, as a broken gateway might."""
         index = self._blocks
         self._blocks += 1
         raw = tool_input if isinstance(tool_input, str) else json.dumps(tool_input)

@@ -215,8 +215,8 @@ class ChunkStream:
 
     def tool_call(
         self,
-        call_id: str | None,
-        name: str,
+        call_id: str | int | None,
+        name: str | int,
         arguments: dict[str, Any] | str,
         *,
         index: int | None = 0,
@@ -226,7 +226,7 @@ class ChunkStream:
         """A tool call. By default as OpenAI streams it: a first fragment with ``id``, name
         and empty arguments, then the arguments in ``pieces`` fragments keyed by ``index``.
         ``whole`` sends it as Ollama does, in one fragment; ``index=None`` leaves the
-        index out."""
+        index out. An id or a name that is not a string is sent as it is."""
         raw = arguments if isinstance(arguments, str) else json.dumps(arguments)
 
         def fragment(**fields: Any) -> dict[str, Any]:

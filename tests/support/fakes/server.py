@@ -22,6 +22,8 @@ from aiohttp import web
 HOST = "127.0.0.1"
 # How long a stalled stream holds its connection open at most.
 STALL_LIMIT_SECONDS = 30.0
+# OpenRouter's keep-alive, a comment line the event-stream format skips.
+OPENROUTER_KEEP_ALIVE = b": OPENROUTER PROCESSING\n\n"
 
 
 @dataclass(frozen=True)
@@ -45,6 +47,9 @@ class StreamReply:
     ``chunk_size`` with ``seed``), so a piece may end anywhere: inside a character,
     between CR and LF. ``stall_after`` pieces, the fake stops sending and holds the
     connection; ``drop_after`` pieces, it closes the connection mid-body.
+    ``keep_alive_after`` pieces, it sends ``keep_alive`` (a comment, or Anthropic's
+    ``ping`` event) ``keep_alives`` times, one per ``latency``, before the rest: a
+    provider that keeps the connection busy without replying.
     """
 
     body: bytes | Callable[[RecordedRequest], bytes]
@@ -53,6 +58,9 @@ class StreamReply:
     stall_after: int | None = None
     drop_after: int | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
+    keep_alive_after: int | None = None
+    keep_alives: int = 0
+    keep_alive: bytes = OPENROUTER_KEEP_ALIVE
 
     def pieces(self, body: bytes) -> Iterator[bytes]:
         if not self.chunk_size:
@@ -68,11 +76,25 @@ class StreamReply:
 
 @dataclass(frozen=True)
 class ErrorReply:
-    """An HTTP error with a JSON (or plain text) body."""
+    """An HTTP error with a JSON (or plain text) body.
+
+    ``split_at`` sends the body chunked, in two writes: that many bytes, a pause of
+    ``split_pause`` seconds, then the rest, as a proxy or a slow server may. ``reason``
+    replaces the status line's reason phrase.
+    """
 
     status: int
     body: Mapping[str, Any] | str
     headers: Mapping[str, str] = field(default_factory=dict)
+    reason: str | None = None
+    split_at: int | None = None
+    split_pause: float = 0.05
+
+    def content(self) -> tuple[bytes, str]:
+        """The body's bytes and content type."""
+        if isinstance(self.body, str):
+            return self.body.encode(), "text/plain; charset=utf-8"
+        return json.dumps(dict(self.body)).encode(), "application/json"
 
 
 Reply = StreamReply | ErrorReply
@@ -179,10 +201,32 @@ class FakeProviderServer:
             return web.json_response({"error": "the fake has no scripted reply left"}, status=500)
         reply = self._script.popleft()
         if isinstance(reply, ErrorReply):
+            if reply.split_at is not None:
+                return await self._split_error(request, reply, reply.split_at)
             if isinstance(reply.body, str):
-                return web.Response(status=reply.status, text=reply.body, headers=reply.headers)
-            return web.json_response(dict(reply.body), status=reply.status, headers=reply.headers)
+                return web.Response(
+                    status=reply.status, reason=reply.reason, text=reply.body, headers=reply.headers
+                )
+            return web.json_response(
+                dict(reply.body), status=reply.status, reason=reply.reason, headers=reply.headers
+            )
         return await self._stream(request, recorded, reply)
+
+    async def _split_error(
+        self, request: web.Request, reply: ErrorReply, split_at: int
+    ) -> web.StreamResponse:
+        body, content_type = reply.content()
+        response = web.StreamResponse(
+            status=reply.status,
+            reason=reply.reason,
+            headers={"Content-Type": content_type, **reply.headers},
+        )
+        await response.prepare(request)
+        await response.write(body[:split_at])
+        await asyncio.sleep(reply.split_pause)
+        await response.write(body[split_at:])
+        await response.write_eof()
+        return response
 
     async def _stream(
         self, request: web.Request, recorded: RecordedRequest, reply: StreamReply
@@ -197,6 +241,11 @@ class FakeProviderServer:
         )
         await response.prepare(request)
         for number, piece in enumerate(reply.pieces(body)):
+            if number == reply.keep_alive_after:
+                for _ in range(reply.keep_alives):
+                    if self.latency:
+                        await asyncio.sleep(self.latency)
+                    await response.write(reply.keep_alive)
             if number == reply.stall_after:
                 async with asyncio.timeout(STALL_LIMIT_SECONDS):
                     await self._closing.wait()

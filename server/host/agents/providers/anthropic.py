@@ -54,6 +54,8 @@ from server.host.agents.providers.transcript import (
 )
 
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
+# How much of an event type or stop reason from the stream an error message or event shows.
+MAX_EVENT_TYPE_CHARS = 40
 ANTHROPIC_VERSION = "2023-06-01"
 LABEL = "Anthropic"
 
@@ -191,6 +193,10 @@ class AnthropicDecoder:
     def done(self) -> bool:
         return self._done
 
+    @property
+    def usage(self) -> Usage | None:
+        return self._usage() if self._counts else None
+
     def feed(self, event: SSEEvent) -> Iterable[StreamEvent]:
         if event.event == "ping":
             return ()
@@ -198,7 +204,8 @@ class AnthropicDecoder:
             data = read_json(event.data)
         except (ValueError, RecursionError):
             raise ProviderError(
-                "malformed_stream", f"Anthropic sent an event that is not JSON ({event.event})"
+                "malformed_stream",
+                f"Anthropic sent an event that is not JSON ({self._shown(event.event)})",
             ) from None
         if not isinstance(data, dict):
             raise ProviderError("malformed_stream", "Anthropic sent an event that is not an object")
@@ -208,10 +215,15 @@ class AnthropicDecoder:
             raise error or ProviderError("server_error", "Anthropic failed mid-reply")
         try:
             return self._event(kind, data)
-        except (KeyError, TypeError, AttributeError):
+        except (KeyError, TypeError, AttributeError, ValueError):
             raise ProviderError(
-                "malformed_stream", f"Anthropic sent a {kind} event of an unexpected shape"
+                "malformed_stream",
+                f"Anthropic sent a {self._shown(kind)} event of an unexpected shape",
             ) from None
+
+    def _shown(self, text: object) -> str:
+        """Text from the stream as an error message may quote it: redacted and short."""
+        return redacted(str(text), self._wire.api_key, limit=MAX_EVENT_TYPE_CHARS)
 
     def _event(self, kind: str, data: dict[str, Any]) -> list[StreamEvent]:
         if kind == "message_start":
@@ -219,6 +231,11 @@ class AnthropicDecoder:
         elif kind == "content_block_start":
             block = data["content_block"]
             if block["type"] == "tool_use":
+                if not isinstance(block["id"], str) or not isinstance(block["name"], str):
+                    raise ProviderError(
+                        "malformed_stream",
+                        "Anthropic sent a tool call whose id or name is not a string",
+                    )
                 call = PendingCall(block["id"], block["name"])
                 self._calls[data["index"]] = call
                 events: list[StreamEvent] = [StreamToolCallStarted(call.id, call.name)]
@@ -227,14 +244,14 @@ class AnthropicDecoder:
                     call.fragments.append(json.dumps(block["input"]))
                 return events
             if block["type"] == "text" and block.get("text"):
-                return [StreamTextDelta(block["text"])]
+                return [StreamTextDelta(_text(block["text"]))]
         elif kind == "content_block_delta":
             delta = data["delta"]
             if delta["type"] == "text_delta" and delta["text"]:
-                return [StreamTextDelta(delta["text"])]
+                return [StreamTextDelta(_text(delta["text"]))]
             if delta["type"] == "input_json_delta":
                 call = self._calls[data["index"]]
-                call.fragments.append(delta["partial_json"])
+                call.fragments.append(_text(delta["partial_json"]))
                 if delta["partial_json"]:
                     return [ToolCallArgumentsDelta(call.id, delta["partial_json"])]
         elif kind == "content_block_stop":
@@ -242,7 +259,9 @@ class AnthropicDecoder:
             if call_or_none is not None:
                 call_or_none.closed = True
         elif kind == "message_delta":
-            self._stop_reason = data["delta"].get("stop_reason") or self._stop_reason
+            stop_reason = data["delta"].get("stop_reason")
+            if stop_reason:
+                self._stop_reason = redacted(_text(stop_reason), None, limit=MAX_EVENT_TYPE_CHARS)
             self._count(data.get("usage") or {})
         elif kind == "message_stop":
             self._done = True
@@ -280,6 +299,13 @@ class AnthropicDecoder:
 
 
 _INPUT_TOKEN_FIELDS = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
+
+
+def _text(value: object) -> str:
+    """``value``, which the wire format says is text; a ValueError when it is not."""
+    if not isinstance(value, str):
+        raise ValueError("expected text")
+    return value
 
 
 def render_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:

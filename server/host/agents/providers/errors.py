@@ -114,11 +114,12 @@ _KEY_LIKE = re.compile(r"\b(?:sk|rk|pk|key)-[A-Za-z0-9_\-*.]{6,}")
 _MAX_MESSAGE_CHARS = 500
 
 
-def redacted(text: str, secret: str | None) -> str:
-    """``text`` without ``secret`` or anything shaped like a key, and at most 500 characters."""
+def redacted(text: str, secret: str | None, *, limit: int = _MAX_MESSAGE_CHARS) -> str:
+    """``text`` without ``secret`` or anything shaped like a key, and at most ``limit``
+    characters (500 unless told)."""
     if secret:
         text = text.replace(secret, "[redacted]")
     text = _KEY_LIKE.sub("[redacted]", text)
-    if len(text) > _MAX_MESSAGE_CHARS:
-        text = text[: _MAX_MESSAGE_CHARS - 1] + "…"
+    if len(text) > limit:
+        text = text[: limit - 1] + "…"
     return text

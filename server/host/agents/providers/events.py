@@ -105,9 +105,14 @@ class Finished:
 
 @dataclass(frozen=True, slots=True)
 class Failed:
-    """The reply failed; the stream ends here. See :class:`ProviderError` for ``started``."""
+    """The reply failed; the stream ends here. See :class:`ProviderError` for ``started``.
+
+    ``usage`` is what the provider had counted before the failure (None: it reported
+    nothing), so the tokens of a failed reply are recorded too.
+    """
 
     error: ProviderError
+    usage: Usage | None = None
 
 
 StreamEvent = (

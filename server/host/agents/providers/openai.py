@@ -82,6 +82,10 @@ _KIND_OF_CODE: dict[str, ProviderErrorKind] = {
     "overloaded": "overloaded",
 }
 
+# How much of a name or a stop reason from elsewhere an error message or event shows.
+MAX_LABEL_CHARS = 60
+MAX_RAW_STOP_REASON_CHARS = 40
+
 _STOP_REASONS: dict[str, StopReason] = {
     "stop": "end_turn",
     "tool_calls": "tool_use",
@@ -143,6 +147,10 @@ class ChatCompletionsWire:
     api_key: str | None = field(repr=False)
     base_url: str
     label: str
+
+    def __post_init__(self) -> None:
+        # The label goes into every error a person reads: never the key, never a page of it.
+        object.__setattr__(self, "label", redacted(self.label, self.api_key, limit=MAX_LABEL_CHARS))
 
     @property
     def url(self) -> str:
@@ -233,12 +241,16 @@ class ChatCompletionsDecoder:
         self._by_index: dict[int, PendingCall] = {}
         self._last: PendingCall | None = None
         self._finish_reason: str | None = None
-        self._usage = Usage(0, 0)
+        self._usage: Usage | None = None
         self._done = False
 
     @property
     def done(self) -> bool:
         return self._done
+
+    @property
+    def usage(self) -> Usage | None:
+        return self._usage
 
     def feed(self, event: SSEEvent) -> Iterable[StreamEvent]:
         data = event.data.strip()
@@ -284,7 +296,9 @@ class ChatCompletionsDecoder:
             if finish == "error":
                 raise ProviderError("server_error", f"{self._wire.label} failed mid-reply")
             if finish:
-                self._finish_reason = finish
+                if not isinstance(finish, str):
+                    raise ValueError("a finish_reason is a string")
+                self._finish_reason = redacted(finish, None, limit=MAX_RAW_STOP_REASON_CHARS)
         return events
 
     def _tool_call(self, fragment: dict[str, Any]) -> list[StreamEvent]:
@@ -292,6 +306,11 @@ class ChatCompletionsDecoder:
         index = fragment.get("index")
         function = fragment.get("function") or {}
         name = function.get("name")
+        if not isinstance(call_id, str | None) or not isinstance(name, str | None):
+            raise ProviderError(
+                "malformed_stream",
+                f"{self._wire.label} sent a tool call whose id or name is not a string",
+            )
         arguments = function.get("arguments")
         if isinstance(arguments, dict):
             arguments = json.dumps(arguments)  # some servers send an object, not its text
@@ -329,7 +348,7 @@ class ChatCompletionsDecoder:
             isinstance(verdict, StreamToolCallFinished | ToolCallInvalid) for verdict in verdicts
         ):
             stop = "tool_use"  # Ollama and others finish a tool call with "stop"
-        return [*verdicts, self._usage, Finished(stop, raw)]
+        return [*verdicts, self._usage or Usage(0, 0), Finished(stop, raw)]
 
 
 def render_tools(tools: Sequence[ToolSpec]) -> list[dict[str, Any]]:

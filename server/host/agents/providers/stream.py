@@ -26,6 +26,7 @@ import asyncio
 import json
 import logging
 import random
+import time
 from collections.abc import (
     AsyncGenerator,
     AsyncIterator,
@@ -71,6 +72,11 @@ Sleep = Callable[[float], Awaitable[None]]
 
 # How much of an error body is read: enough for any provider's message.
 MAX_ERROR_BODY_BYTES = 64 * 1024
+# How much of the HTTP reason phrase an error message shows.
+MAX_REASON_CHARS = 100
+# Server-sent events that only keep the connection open (Anthropic's); comments
+# (OpenRouter's ": OPENROUTER PROCESSING") never become events at all.
+KEEP_ALIVE_EVENTS = frozenset({"ping"})
 
 
 @dataclass(frozen=True)
@@ -92,16 +98,21 @@ class HttpOptions:
     """How an adapter talks HTTP: timeouts, retries, and the waits tests replace.
 
     ``connect_timeout`` bounds opening the connection; ``read_timeout`` bounds the
-    silence before the response and between any two chunks of it. ``clock`` reads
-    the wall clock for ``retry-after`` dates; ``sleep`` waits between attempts.
+    silence before the response and between any two chunks of it; ``progress_timeout``
+    bounds the time between two events that carry something, so a provider that only
+    sends keep-alives (comments, ``ping`` events) cannot hold a reply open for ever.
+    ``clock`` reads the wall clock for ``retry-after`` dates; ``monotonic`` measures
+    the time without progress; ``sleep`` waits between attempts.
     """
 
     connect_timeout: float = 10.0
     read_timeout: float = 90.0
+    progress_timeout: float = 300.0
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     sleep: Sleep = asyncio.sleep
     clock: Clock = field(default_factory=SystemClock)
     rng: random.Random = field(default_factory=random.Random)
+    monotonic: Callable[[], float] = time.monotonic
 
 
 @dataclass(frozen=True)
@@ -127,6 +138,11 @@ class StreamDecoder(Protocol):
 
     def end(self) -> Iterable[StreamEvent]:
         """The closing events at the end of the body; raises ProviderError if incomplete."""
+        ...
+
+    @property
+    def usage(self) -> Usage | None:
+        """The tokens the provider counted so far in this response (None: none reported)."""
         ...
 
 
@@ -231,6 +247,19 @@ class ModelStream:
         self.reply = ModelReply()
         self._events = self._delivered()
         self._iterated = False
+        # Tokens counted by failed attempts, and the decoder of the attempt under way.
+        self._spent: Usage | None = None
+        self._decoder: StreamDecoder | None = None
+
+    @property
+    def counted(self) -> Usage | None:
+        """The tokens the provider counted so far, over every attempt (None: none reported).
+
+        After a ``Usage`` or ``Failed`` event it is what that event told; read it when a
+        stream is left early (a cancelled turn) to record what was spent.
+        """
+        current = self._decoder.usage if self._decoder is not None else None
+        return _sum_usage(self._spent, current)
 
     def __aiter__(self) -> AsyncIterator[StreamEvent]:
         if self._iterated:
@@ -254,9 +283,26 @@ class ModelStream:
         await self.aclose()
 
     async def _delivered(self) -> AsyncGenerator[StreamEvent, None]:
+        delivered = False
         async with aclosing(self._with_retries()) as events:
             async for event in events:
-                self.reply.add(event)
+                try:
+                    self.reply.add(event)
+                except Exception:
+                    # A decoder let through what the reply cannot hold; never raise to the consumer.
+                    log.exception("model reply: %s sent an event of a bad shape", self._wire.label)
+                    failed = Failed(
+                        ProviderError(
+                            "malformed_stream",
+                            f"{self._wire.label} sent a reply this server could not read",
+                            started=delivered,
+                        ),
+                        self.counted,
+                    )
+                    self.reply.add(failed)
+                    yield failed
+                    return
+                delivered = True
                 yield event
 
     async def _with_retries(self) -> AsyncGenerator[StreamEvent, None]:
@@ -271,10 +317,14 @@ class ModelStream:
             attempt += 1
             delivered = False
             log.info("model request: %s model=%s attempt=%d", label, model, attempt)
+            decoder = self._decoder = self._wire.decoder()
             try:
-                async with aclosing(self._attempt(prepared)) as events:
+                async with aclosing(self._attempt(prepared, decoder)) as events:
                     async for event in events:
                         delivered = True
+                        if isinstance(event, Usage):
+                            # What earlier, failed attempts were charged counts too.
+                            event = _sum_usage(self._spent, event) or event
                         yield event
                 log.info("model reply: %s model=%s complete", label, model)
                 return
@@ -286,7 +336,7 @@ class ModelStream:
                         model,
                         error.kind,
                     )
-                    yield Failed(error.after_delivery())
+                    yield Failed(error.after_delivery(), self.counted)
                     return
                 delay = self._http.retry.delay_before_retry(error, attempt, waited, self._http.rng)
                 if delay is None:
@@ -297,8 +347,9 @@ class ModelStream:
                         error.kind,
                         error.status,
                     )
-                    yield Failed(error)
+                    yield Failed(error, self.counted)
                     return
+                self._spent, self._decoder = self.counted, None
                 log.warning(
                     "model request: %s model=%s %s (status %s); retrying in %.1fs",
                     label,
@@ -310,7 +361,9 @@ class ModelStream:
                 await self._http.sleep(delay)
                 waited += delay
 
-    async def _attempt(self, prepared: PreparedRequest) -> AsyncGenerator[StreamEvent, None]:
+    async def _attempt(
+        self, prepared: PreparedRequest, decoder: StreamDecoder
+    ) -> AsyncGenerator[StreamEvent, None]:
         """One POST and its stream; every failure is raised as a ProviderError."""
         http, label = self._http, self._wire.label
         timeout = aiohttp.ClientTimeout(
@@ -326,15 +379,23 @@ class ModelStream:
             ) as response:
                 await self._check_response(response)
                 parser = SSEParser()
-                decoder = self._wire.decoder()
+                progressed_at = http.monotonic()
                 async for chunk in response.content.iter_any():
                     for sse in parser.feed(chunk):
+                        if sse.event not in KEEP_ALIVE_EVENTS:
+                            progressed_at = http.monotonic()
                         for event in decoder.feed(sse):
                             yield event
                         if decoder.done:
                             break
                     if decoder.done:
                         break
+                    if http.monotonic() - progressed_at > http.progress_timeout:
+                        raise ProviderError(
+                            "timeout",
+                            f"{label} sent only keep-alives for"
+                            f" {http.progress_timeout:g}s and no reply",
+                        )
                 else:
                     for sse in parser.finish():
                         for event in decoder.feed(sse):
@@ -381,7 +442,7 @@ class ModelStream:
         content_type = response.headers.get("Content-Type", "")
         if response.status == 200 and "application/json" not in content_type:
             return
-        body = await response.content.read(MAX_ERROR_BODY_BYTES)
+        body = await read_capped(response.content, MAX_ERROR_BODY_BYTES)
         retry_after = retry_after_seconds(response.headers, self._http.clock.now())
         error = self._wire.error_from_body(response.status, body, retry_after)
         if error is not None:
@@ -391,15 +452,40 @@ class ModelStream:
                 "malformed_stream",
                 f"{label} answered with a JSON document instead of an event stream",
             )
-        raise _status_error(label, response.status, response.reason, retry_after)
+        reason = redacted(self._wire.redact(response.reason or ""), None, limit=MAX_REASON_CHARS)
+        raise _status_error(label, response.status, reason, retry_after)
 
 
-def _status_error(
-    label: str, status: int, reason: str | None, retry_after: float | None
-) -> ProviderError:
+async def read_capped(content: aiohttp.StreamReader, limit: int) -> bytes:
+    """A body up to its end or ``limit`` bytes, however many chunks it arrives in."""
+    parts: list[bytes] = []
+    size = 0
+    while size < limit:
+        part = await content.read(limit - size)
+        if not part:
+            break
+        parts.append(part)
+        size += len(part)
+    return b"".join(parts)
+
+
+def _sum_usage(first: Usage | None, second: Usage | None) -> Usage | None:
+    """Both counts added (None when neither has one)."""
+    if first is None or second is None:
+        return first or second
+    return Usage(
+        first.input_tokens + second.input_tokens,
+        first.output_tokens + second.output_tokens,
+        first.cache_read_tokens + second.cache_read_tokens,
+        first.cache_write_tokens + second.cache_write_tokens,
+        first.reasoning_tokens + second.reasoning_tokens,
+    )
+
+
+def _status_error(label: str, status: int, reason: str, retry_after: float | None) -> ProviderError:
     return ProviderError(
         kind_for_status(status),
-        f"{label} answered {status} {reason or ''}".rstrip(),
+        f"{label} answered {status} {reason}".rstrip(),
         status=status,
         retry_after=retry_after,
     )
