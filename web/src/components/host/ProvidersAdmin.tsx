@@ -141,6 +141,7 @@ function BaseUrlForm({ provider, onSave, busy }: { provider: ProviderView; onSav
           Save
         </button>
       </form>
+      {provider.keySet ? <p class="field-hint">The key stays only at the same address: moving to another server forgets it, so set it again after.</p> : null}
     </details>
   );
 }
