@@ -90,12 +90,22 @@ async def _measure(
     }
 
 
+class _Unchanged:
+    """The server as each call reads it again (the service reads its row; here it stays)."""
+
+    def __init__(self, target: ServerTarget) -> None:
+        self._target = target
+
+    async def current_target(self, team_id: str, server_id: str, agent_id: str) -> ServerTarget:
+        return self._target
+
+
 async def _tools(connections: McpConnections, target: ServerTarget) -> McpTurnTools:
     state = await connections.ready(target)
     if state.status != "connected":
         raise SystemExit(f"{target.name}: {state.status}: {state.reason}")
     offered = {t.full_name: OfferedTool(target, t, asks=False) for t in state.tools}
-    return McpTurnTools(connections, offered)
+    return McpTurnTools(connections, offered, "bench", _Unchanged(target))
 
 
 async def main(args: argparse.Namespace) -> int:

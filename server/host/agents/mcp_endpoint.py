@@ -39,6 +39,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from server import __version__
 from server.common.clock import Clock
 from server.common.errors import CrewhostError
+from server.common.json_text import read_json
 from server.common.protocol.link import (
     MAX_MCP_PIECE,
     LinkMcpRequest,
@@ -229,10 +230,16 @@ class McpEndpoint:
         task = asyncio.current_task()
         assert task is not None
         self._requests[request.request_id] = task
+        sent = _SentSoFar(send)
         try:
-            await self._serve(request, send, self._tabs_url(request, host_id))
+            await self._serve(request, sent, self._tabs_url(request, host_id))
         except asyncio.CancelledError:
             pass
+        except Exception:
+            # The hub waits for an answer: it gets a 500 (or the end of one begun).
+            log.exception("an MCP request failed", extra={"team_id": request.caller.team_id})
+            if not sent.ended:
+                await _AnswerWriter(request.request_id, sent, started=sent.started).finish()
         finally:
             self._requests.pop(request.request_id, None)
 
@@ -623,8 +630,8 @@ def _quick_call(request: LinkMcpRequest) -> _QuickCall | None:
     ):
         return None
     try:
-        message = json.loads(request.body)
-    except ValueError:
+        message = read_json(request.body)
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than json reads
         return None
     if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
         return None
@@ -661,16 +668,35 @@ def _receiver(body: bytes, gone: asyncio.Event) -> Callable[[], Awaitable[dict[s
     return receive
 
 
-class _AnswerWriter:
-    """An ASGI ``send`` that turns an answer into link messages."""
+class _SentSoFar:
+    """A ``send`` that remembers how far the answer went: begun, and ended."""
 
-    def __init__(self, request_id: str, send: Send) -> None:
+    def __init__(self, send: Send) -> None:
+        self._send = send
+        self.started = False
+        self.ended = False
+
+    async def __call__(self, message: Any) -> None:
+        if isinstance(message, LinkMcpResponse):
+            self.started = self.ended = True
+        elif isinstance(message, LinkMcpResponseStart):
+            self.started = True
+        elif isinstance(message, LinkMcpResponseBody) and not message.more:
+            self.ended = True
+        await self._send(message)
+
+
+class _AnswerWriter:
+    """An ASGI ``send`` that turns an answer into link messages; ``started``: its status
+    and headers went already."""
+
+    def __init__(self, request_id: str, send: Send, *, started: bool = False) -> None:
         self._request_id = request_id
         self._send = send
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self.status = 0
         self.session_id: str | None = None
-        self._started = False
+        self._started = started
         self._finished = False
 
     async def asgi_send(self, message: MutableMapping[str, Any]) -> None:

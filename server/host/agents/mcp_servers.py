@@ -50,7 +50,7 @@ from server.host.agents.mcp.oauth import (
     OAuthFailed,
 )
 from server.host.agents.mcp.stdio_transport import StdioCommand
-from server.host.agents.mcp.turn_tools import McpTurnTools, OfferedTool
+from server.host.agents.mcp.turn_tools import McpTurnTools, OfferedTool, ServerGone
 from server.host.signals import Signals
 from server.host.storage.agents import AgentRepository
 from server.host.storage.mcp_servers import McpAgentLink, McpServerRepository, McpServerRow
@@ -364,7 +364,22 @@ class McpServerService:
             unasked = frozenset(link.unasked_tools)
             for tool in state.tools:
                 offered[tool.full_name] = OfferedTool(target, tool, tool.name not in unasked)
-        return McpTurnTools(self._connections, offered) if offered else None
+        if not offered:
+            return None
+        return McpTurnTools(self._connections, offered, agent_id, self)
+
+    async def current_target(self, team_id: str, server_id: str, agent_id: str) -> ServerTarget:
+        """The server as it is now, for a call of ``agent_id``'s in a running turn; raises
+        ``ServerGone`` when it was deleted, disabled or taken from the agent."""
+        async with self._db.read() as conn:
+            pairs = await self._repo.list_servers_of_agent(conn, team_id, agent_id)
+        for row, _link in pairs:
+            if row.id == server_id:
+                return self._target(row)
+        raise ServerGone(
+            "the server was removed, disabled or taken from this agent since the turn began; "
+            "the call was not made"
+        )
 
     # -- OAuth ----------------------------------------------------------------------------
 

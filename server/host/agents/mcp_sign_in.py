@@ -71,6 +71,15 @@ class _Pending:
     )
 
 
+@dataclass(eq=False)
+class _Starting:
+    """The starts of one person's sign-in to a server under way, one at a time."""
+
+    account_id: str
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    starts: int = 0
+
+
 @dataclass(frozen=True)
 class SignInStarted:
     sign_in_id: str
@@ -91,18 +100,37 @@ class McpSignIns:
         self._browser = browser
         self.expire_seconds = expire_seconds
         self._running: dict[tuple[str, str], _Pending] = {}
+        self._starting: dict[tuple[str, str], _Starting] = {}
 
     async def start(self, team_id: str, account_id: str, server_id: str) -> SignInStarted:
-        """Open the server's authorization page in a private tab for ``account_id``."""
+        """Open the server's authorization page in a private tab for ``account_id``; a
+        sign-in of theirs to the server, running or starting, is replaced."""
+        key = (team_id, server_id)
+        # Claimed before the first await: two starts at once cannot both pass this check.
+        running = self._running.get(key)
+        starting = self._starting.get(key)
+        holder = starting or running
+        if holder is not None and holder.account_id != account_id:
+            raise Conflict(
+                "Another person is signing in to this MCP server", code="mcpSignInRunning"
+            )
+        if starting is None:
+            starting = self._starting[key] = _Starting(account_id)
+        starting.starts += 1
+        try:
+            async with starting.lock:
+                return await self._start(team_id, account_id, server_id)
+        finally:
+            starting.starts -= 1
+            if starting.starts == 0:
+                del self._starting[key]
+
+    async def _start(self, team_id: str, account_id: str, server_id: str) -> SignInStarted:
         row = await self._servers.http_server(team_id, server_id)
         assert row.url is not None
         running = self._running.get((team_id, server_id))
         if running is not None:
-            if running.account_id != account_id:
-                raise Conflict(
-                    "Another person is signing in to this MCP server", code="mcpSignInRunning"
-                )
-            await self._end(running, None)
+            await self._end(running, None)  # the same person's: it is replaced
         oauth = self._servers.oauth
         try:
             challenge = await oauth.needs_sign_in(row.url)
@@ -243,7 +271,9 @@ class McpSignIns:
     async def _end(self, pending: _Pending, reason: str | None, code: str | None = None) -> None:
         """Drop the sign-in and close its tab; ``reason``: why the server still needs one."""
         key = (pending.team_id, pending.server_id)
-        if self._running.get(key) is pending:
+        # Only the sign-in the server has says how it ended: a replaced or ended one is quiet.
+        tracked = self._running.get(key) is pending
+        if tracked:
             del self._running[key]
         task = pending.task
         if task is not None and task is not asyncio.current_task() and not task.done():
@@ -252,7 +282,7 @@ class McpSignIns:
             # Closed even while the person holds it: the sign-in is over.
             engine = await self._browser.engine()
             await engine.close_partition(pending.team_id, pending.partition)
-        if reason is not None:
+        if reason is not None and tracked:
             log.info(
                 "mcp sign-in ended",
                 extra={"team_id": pending.team_id, "server_id": pending.server_id},

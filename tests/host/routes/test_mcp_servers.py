@@ -140,10 +140,10 @@ async def test_bad_servers_are_refused_and_nothing_is_stored(
 @pytest.fixture
 async def anthropic(team: Team) -> AsyncIterator[FakeAnthropic]:
     async with FakeAnthropic() as fake:
-        await team.admin.call("providers-v1/set_key", {"provider": "anthropic", "key": API_KEY})
         await team.admin.call(
             "providers-v1/update", {"provider": "anthropic", "baseUrl": fake.base_url}
         )
+        await team.admin.call("providers-v1/set_key", {"provider": "anthropic", "key": API_KEY})
         yield fake
 
 
@@ -267,3 +267,35 @@ async def test_an_mcp_tools_image_reaches_the_model_as_an_image_block(
     history = json.dumps(await team.admin.call("threads-v1/get", {"threadId": called["threadId"]}))
     assert "attached to this result as image 1" in history
     assert base64.b64encode(PIXEL_PNG).decode() not in history
+
+
+async def test_a_running_turns_call_reads_its_server_again(team: Team, server: RunningHub) -> None:
+    """A turn's tools were offered as its server was when the turn began; each call goes to
+    the server as it is now, and to none once it was disabled, taken from the agent or
+    deleted (its process is not started again)."""
+    mcp = server.builtin.services.mcp_servers
+    added = await team.admin.call("mcp-servers-v1/add", notes_server())
+    agent = await team.admin.call("agents-v1/create", {"name": "Scribe"})
+    give = {"id": added["id"], "agentId": agent["id"], "enabled": True, "unaskedTools": ["echo"]}
+    await team.admin.call("mcp-servers-v1/set_agent", give)
+    offered = await mcp.turn_tools(team.team_id, agent["id"])
+    assert offered is not None
+
+    env = {"PYTHONPATH": str(ROOT), "NOTES_LABEL": "changed"}
+    await team.admin.call("mcp-servers-v1/update", {"id": added["id"], "env": env})
+    answer = await offered.call("mcp__notes__echo", {"text": "hi"})
+    assert "hi [changed]" in json.dumps(answer.result)
+
+    async def not_called() -> None:
+        answer = await offered.call("mcp__notes__echo", {"text": "hi"})
+        assert answer.result["error"]["code"] == "mcpServerNotFound"
+        assert "the call was not made" in answer.result["error"]["message"]
+        assert mcp.connections.state(team.team_id, added["id"]).status == "idle"
+
+    await team.admin.call("mcp-servers-v1/update", {"id": added["id"], "enabled": False})
+    await not_called()
+    await team.admin.call("mcp-servers-v1/update", {"id": added["id"], "enabled": True})
+    await team.admin.call("mcp-servers-v1/set_agent", {**give, "enabled": False})
+    await not_called()
+    await team.admin.call("mcp-servers-v1/delete", {"id": added["id"]})
+    await not_called()

@@ -7,8 +7,9 @@ Streamable HTTP on a loopback port.
   its text and the environment variable ``NOTES_LABEL``), ``where`` (its working folder and
   environment), ``pid``, ``spawn`` (starts a ``sleep`` of its own, answers its pid),
   ``limits`` (its resource limits), ``token`` (over HTTP, the ``X-Notes-Token`` header),
-  ``shout`` (300 lines to stderr), ``slow`` (sleeps its seconds), ``grow`` (adds a tool and
-  says so with ``notifications/tools/list_changed``);
+  ``shout`` (300 lines to stderr), ``slow`` (sleeps its seconds), ``big`` (answers its
+  size in characters), ``grow`` (adds a tool and says so with
+  ``notifications/tools/list_changed``);
 - ``crash``: ``echo``, and ``crash`` that ends the process while answering;
 - ``hang``: reads and never answers (a server stuck in ``initialize``);
 - ``garbage``: writes lines that are not JSON-RPC to stdout;
@@ -24,8 +25,9 @@ only: it answers 401 with ``WWW-Authenticate`` naming its protected-resource met
 (RFC 9728, served by the SDK), whose authorization server is ``issuer``
 (``tests.support.fakes.oauth_server``), and checks each token there (RFC 7662).
 
-With a port it serves Streamable HTTP at ``http://127.0.0.1:<port>/mcp``; with a port and
-``sse``, the older HTTP+SSE transport at ``http://127.0.0.1:<port>/sse``.
+With a port it serves Streamable HTTP at ``http://127.0.0.1:<port>/mcp`` (each answer an
+event stream; with ``json`` after the port, one JSON body); with a port and ``sse``, the
+older HTTP+SSE transport at ``http://127.0.0.1:<port>/sse``.
 """
 
 from __future__ import annotations
@@ -149,6 +151,11 @@ def notes_server(**options: Any) -> MCPServer:
 
         await anyio.sleep(seconds)
         return "woke"
+
+    @server.tool(structured_output=False)
+    def big(size: int) -> str:
+        """Answer ``size`` characters."""
+        return "x" * size
 
     @server.tool()
     async def grow(ctx: Context) -> str:
@@ -328,6 +335,8 @@ def main(argv: list[str]) -> None:
     server = SERVERS[kind]()
     if len(argv) > 2 and argv[2] == "sse":
         server.run("sse", host="127.0.0.1", port=int(argv[1]))
+    elif len(argv) > 2 and argv[2] == "json":
+        server.run("streamable-http", host="127.0.0.1", port=int(argv[1]), json_response=True)
     elif len(argv) > 1:
         server.run("streamable-http", host="127.0.0.1", port=int(argv[1]))
     else:

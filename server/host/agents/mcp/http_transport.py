@@ -4,6 +4,10 @@ judged address (TLS still names the host).
 
 Streamable HTTP first; a server that refuses its first POST with 400, 404 or 405 speaks
 the older HTTP+SSE transport, which is tried next (the specification's compatibility rule).
+
+An answer is read to at most ``MAX_LINE_BYTES`` (as a stdio server's message): a body
+whole, once decoded, and an event stream one event at a time. A longer one fails the
+request it answers (``AnswerTooLarge``); the session goes on.
 """
 
 from __future__ import annotations
@@ -25,10 +29,68 @@ from yarl import URL
 
 from server.common.browser_address_policy import IPAddress, normalize_host
 from server.common.public_addresses import PublicOnlyPolicy, Resolver, resolve_pinned
+from server.host.agents.mcp.stdio_transport import MAX_LINE_BYTES
 
 CONNECT_SECONDS = 30.0
 # A server may hold a response stream open while a tool runs: the call's own timeout ends it.
 READ_SECONDS = 3600.0
+_EVENT_STREAM = "text/event-stream"
+
+
+class AnswerTooLarge(httpx2.StreamError):
+    """An answer's body is longer than ``MAX_LINE_BYTES``. A stream error: the SDK answers
+    the request it was reading with an error, and its session goes on."""
+
+
+class _CappedBody(httpx2.AsyncByteStream):
+    """A body decoded as it is read, ended with ``AnswerTooLarge`` past the cap."""
+
+    def __init__(self, response: httpx2.Response) -> None:
+        self._response = response
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        read = 0
+        async for chunk in self._response.aiter_bytes():
+            read += len(chunk)
+            if read > MAX_LINE_BYTES:
+                raise AnswerTooLarge(f"the server's answer is longer than {MAX_LINE_BYTES} bytes")
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._response.aclose()
+
+
+class _CappedTransport(httpx2.AsyncBaseTransport):
+    """Caps each answer's body: counted as decoded (a small compressed body may inflate),
+    so the answer goes on without its ``Content-Encoding``. An event stream is left whole:
+    it may last as long as the session, and the SDK caps each of its events."""
+
+    def __init__(self, inner: httpx2.AsyncBaseTransport) -> None:
+        self._inner = inner
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        response = await self._inner.handle_async_request(request)
+        content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
+        if content_type == _EVENT_STREAM:
+            return response
+        raw = httpx2.Response(
+            response.status_code, headers=response.headers, stream=response.stream, request=request
+        )
+        headers = [
+            (name, value)
+            for name, value in response.headers.multi_items()
+            if name.lower() not in ("content-encoding", "content-length")
+        ]
+        return httpx2.Response(
+            response.status_code,
+            headers=headers,
+            stream=_CappedBody(raw),
+            request=request,
+            extensions=response.extensions,
+        )
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
 
 
 class PinnedBackend(httpcore2.AsyncNetworkBackend):
@@ -137,7 +199,7 @@ async def pinned_client(dial: HttpDial, replies: HttpReplies | None) -> httpx2.A
     return httpx2.AsyncClient(
         headers=dial.headers,
         timeout=httpx2.Timeout(CONNECT_SECONDS, read=READ_SECONDS),
-        transport=transport,
+        transport=_CappedTransport(transport),
         trust_env=False,
         event_hooks=hooks,
         auth=dial.auth,
@@ -148,7 +210,12 @@ async def pinned_client(dial: HttpDial, replies: HttpReplies | None) -> httpx2.A
 async def http_transport(dial: HttpDial, replies: HttpReplies) -> AsyncIterator[TransportStreams]:
     """The SDK's Streamable HTTP client over a connection pinned to the judged address."""
     client = await pinned_client(dial, replies)
-    async with client, streamable_http_client(dial.url, http_client=client) as streams:
+    async with (
+        client,
+        streamable_http_client(
+            dial.url, http_client=client, max_sse_event_size=MAX_LINE_BYTES
+        ) as streams,
+    ):
         yield streams
 
 

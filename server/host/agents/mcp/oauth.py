@@ -44,7 +44,7 @@ from server.common.public_addresses import (
     PublicOnlyPolicy,
     Resolver,
 )
-from server.host.agents.mcp.http_transport import HttpDial, pinned_client
+from server.host.agents.mcp.http_transport import AnswerTooLarge, HttpDial, pinned_client
 
 # The loopback redirect (RFC 8252): the host reads it in the sign-in tab before any
 # request leaves; nothing listens there.
@@ -95,10 +95,10 @@ class Grant:
     resource: str
     scope: str | None
     client_id: str
-    client_secret: str | None
+    client_secret: str | None = field(repr=False)
     auth_method: str | None
-    access_token: str | None = None
-    refresh_token: str | None = None
+    access_token: str | None = field(default=None, repr=False)
+    refresh_token: str | None = field(default=None, repr=False)
     expires_at: float | None = None
     # Why its tokens were dropped (a refused refresh), said until someone signs in again.
     ended: str | None = None
@@ -361,9 +361,16 @@ class OAuthClient:
             raise OAuthFailed(f"the address of {_origin(url)} was refused: {refused}") from None
         except NameNotResolved:
             raise OAuthFailed(f"the name of {_origin(url)} was not found") from None
+        except ValueError:
+            # An address from a server's answer (a port out of range, a broken IPv6 host).
+            raise OAuthFailed(f"it named an address that is not valid ({_shown(url)})") from None
         try:
             async with client:
                 return await client.request(method, url, json=json_body, data=form, headers=headers)
+        except httpx2.InvalidURL:
+            raise OAuthFailed(f"it named an address that is not valid ({_shown(url)})") from None
+        except AnswerTooLarge as exc:
+            raise OAuthFailed(f"{_origin(url)} answered too much ({exc})") from None
         except httpx2.HTTPError as exc:
             reason = type(exc).__name__
             raise OAuthFailed(f"{_origin(url)} could not be reached ({reason})") from None
@@ -383,6 +390,11 @@ def _auth_method(metadata: OAuthMetadata, secret: str | None) -> str:
 
 def _origin(url: str) -> str:
     return urljoin(url, "/").rstrip("/")
+
+
+def _shown(url: str) -> str:
+    """An address as a message may show it: cut, and without control characters."""
+    return "".join(c if c.isprintable() else "?" for c in url[:100])
 
 
 def _said(response: httpx2.Response) -> str:

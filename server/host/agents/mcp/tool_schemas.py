@@ -102,7 +102,7 @@ def adapt_schema(schema: dict[str, Any]) -> dict[str, Any]:
         found = schema.get(key)
         if isinstance(found, dict):
             defs.update({f"#/{key}/{name}": value for name, value in found.items()})
-    adapted = _inline(schema, defs, (), 0)
+    adapted = _inline(schema, defs, (), 0, _Budget())
     if not isinstance(adapted, dict):
         raise SchemaRefused("its input schema is not an object")
     if adapted.get("type", "object") != "object":
@@ -117,16 +117,40 @@ def adapt_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return adapted
 
 
+class _Budget:
+    """The characters of JSON inlined so far: a schema whose references repeat grows with
+    each use, so the size is checked while it grows, not once it is whole."""
+
+    def __init__(self) -> None:
+        self.spent = 0
+
+    def spend(self, chars: int) -> None:
+        self.spent += chars
+        if self.spent > MAX_SCHEMA_CHARS:
+            raise SchemaRefused(f"its input schema is longer than {MAX_SCHEMA_CHARS} characters")
+
+    def refund(self, chars: int) -> None:
+        self.spent -= chars
+
+
 def _inline(
-    value: Any, defs: dict[str, Any], seen: tuple[str, ...], depth: int, names: bool = False
+    value: Any,
+    defs: dict[str, Any],
+    seen: tuple[str, ...],
+    depth: int,
+    budget: _Budget,
+    names: bool = False,
 ) -> Any:
     """``value`` with references inlined; ``names``: a ``properties`` map, whose keys are
-    names (a property called ``$id`` stays)."""
+    names (a property called ``$id`` stays). Each value made is paid for in ``budget``: the
+    length of its JSON without the separators between items, so never more than is sent."""
     if depth > MAX_DEPTH:
         raise SchemaRefused(f"its input schema nests deeper than {MAX_DEPTH} levels")
     if isinstance(value, list):
-        return [_inline(item, defs, seen, depth + 1) for item in value]
+        budget.spend(2 + 2 * max(len(value) - 1, 0))
+        return [_inline(item, defs, seen, depth + 1, budget) for item in value]
     if not isinstance(value, dict):
+        budget.spend(len(json.dumps(value)))
         return value
     ref = None if names else value.get("$ref")
     if isinstance(ref, str):
@@ -134,11 +158,27 @@ def _inline(
             raise SchemaRefused(f"its input schema has a $ref cycle through {ref}")
         if ref not in defs:
             raise SchemaRefused(f"its input schema refers to {ref[:80]}, which it does not define")
-        target = _inline(defs[ref], defs, (*seen, ref), depth + 1)
+        target = _inline(defs[ref], defs, (*seen, ref), depth + 1, budget)
         rest = {k: v for k, v in value.items() if k != "$ref"}
-        return {**target, **_inline(rest, defs, seen, depth + 1)} if rest else target
-    return {
-        key: _inline(item, defs, seen, depth + 1, names=key == "properties" and not names)
-        for key, item in value.items()
-        if names or key not in _DROPPED
-    }
+        if not rest:
+            return target
+        if not isinstance(target, dict):
+            raise SchemaRefused(f"its input schema's {ref[:80]} is not a schema object")
+        beside = _inline(rest, defs, seen, depth + 1, budget)
+        # Both were paid for whole; what ``beside`` overrides of the target is not kept.
+        budget.refund(2 + sum(_entry_chars(k, target[k]) for k in beside if k in target))
+        return {**target, **beside}
+    budget.spend(2)
+    kept: dict[str, Any] = {}
+    for key, item in value.items():
+        if names or key not in _DROPPED:
+            budget.spend(len(json.dumps(key)) + 2)
+            kept[key] = _inline(
+                item, defs, seen, depth + 1, budget, names=key == "properties" and not names
+            )
+    return kept
+
+
+def _entry_chars(key: str, value: Any) -> int:
+    """What one entry of an inlined object was paid, at most: its key, ``: `` and its value."""
+    return len(json.dumps(key)) + 2 + len(json.dumps(value))

@@ -15,7 +15,7 @@ import hashlib
 import json
 from base64 import b64decode
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from mcp import types
 
@@ -39,6 +39,16 @@ MAX_IMAGE_BYTES = 5 * 1024 * 1024
 MAX_IMAGES = 4
 
 
+class ServerGone(Exception):
+    """The server was deleted or disabled, or taken from the agent, since the turn began."""
+
+
+class TargetSource(Protocol):
+    async def current_target(self, team_id: str, server_id: str, agent_id: str) -> ServerTarget:
+        """The server as it is now, for a call of the agent's; raises ``ServerGone``."""
+        ...
+
+
 @dataclass(frozen=True)
 class OfferedTool:
     target: ServerTarget
@@ -48,10 +58,14 @@ class OfferedTool:
 
 @dataclass(frozen=True)
 class McpTurnTools:
-    """The MCP tools of one agent for one turn."""
+    """The MCP tools of one agent for one turn. Each call reads its server again: one
+    deleted, disabled or taken from the agent meanwhile is not called, and one changed is
+    called as it is now."""
 
     connections: McpConnections
     offered: dict[str, OfferedTool]
+    agent_id: str
+    targets: TargetSource
 
     def specs(self) -> tuple[ToolSpec, ...]:
         return tuple(
@@ -85,7 +99,14 @@ class McpTurnTools:
         become results."""
         item = self.offered[name]
         try:
-            result = await self.connections.call(item.target, item.tool.name, arguments)
+            target = await self.targets.current_target(
+                item.target.team_id, item.target.server_id, self.agent_id
+            )
+        except ServerGone as exc:
+            gone = {"error": {"code": "mcpServerNotFound", "message": f"{item.tool.server}: {exc}"}}
+            return ToolAnswer(gone)
+        try:
+            result = await self.connections.call(target, item.tool.name, arguments)
         except (McpUnavailable, McpCallFailed) as exc:
             failed = {"error": {"code": "toolFailed", "message": f"{item.tool.server}: {exc}"}}
             return ToolAnswer(failed)

@@ -80,7 +80,7 @@ def _serve_notes(*extra: str) -> Iterator[str]:
     )
     try:
         asyncio.run(listening(port))
-        yield f"http://127.0.0.1:{port}/{'sse' if extra else 'mcp'}"
+        yield f"http://127.0.0.1:{port}/{'sse' if 'sse' in extra else 'mcp'}"
     finally:
         process.terminate()
         process.wait(10)
@@ -90,6 +90,12 @@ def _serve_notes(*extra: str) -> Iterator[str]:
 def http_notes() -> Iterator[str]:
     """The notes server over Streamable HTTP on loopback; its address."""
     yield from _serve_notes()
+
+
+@pytest.fixture(scope="module")
+def json_notes() -> Iterator[str]:
+    """The notes server over Streamable HTTP answering each request as one JSON body."""
+    yield from _serve_notes("json")
 
 
 @pytest.fixture(scope="module")

@@ -15,6 +15,7 @@ from server.host.agents.mcp.connections import (
     McpConnections,
     ServerTarget,
 )
+from server.host.agents.mcp.stdio_transport import MAX_LINE_BYTES
 from tests.host.agents.mcp.conftest import TEAM, Heard, notes_over_http, stdio_target
 from tests.support.ports import closed_port
 from tests.support.waiting import eventually
@@ -194,6 +195,26 @@ async def test_a_server_of_the_older_sse_transport_is_reached(
     assert state.status == "connected", state.reason
     result = await connections.call(target, "echo", {"text": "over sse"})
     assert result.content[0].text == "over sse [-]"  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("answers", ["json", "events"])
+# The failed call's ping (is the server still there?) is deprecated in the SDK's newest
+# revision, and warns; the host speaks the handshake revision, where it is the rule.
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+async def test_an_http_answer_longer_than_a_message_may_be_fails_only_its_call(
+    connections: McpConnections, json_notes: str, http_notes: str, answers: str
+) -> None:
+    url = json_notes if answers == "json" else http_notes
+    target = ServerTarget(TEAM, f"srv-{answers}", "remote", "http", 20.0, url=url)
+    # Longer than the SDK's own cap on an event (1 MiB), shorter than a message's.
+    result = await connections.call(target, "big", {"size": 2_000_000})
+    assert len(result.content[0].text) == 2_000_000  # type: ignore[union-attr]
+    with pytest.raises(McpCallFailed, match=str(MAX_LINE_BYTES)):
+        await connections.call(target, "big", {"size": MAX_LINE_BYTES + 1})
+    # The session goes on.
+    result = await connections.call(target, "echo", {"text": "still here"})
+    assert result.content[0].text == "still here [-]"  # type: ignore[union-attr]
+    assert connections.state(TEAM, target.server_id).status == "connected"
 
 
 async def test_an_http_server_that_goes_away_shows_an_error_and_is_reached_again(

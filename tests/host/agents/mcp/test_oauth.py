@@ -15,6 +15,7 @@ from server.host.agents.mcp.oauth import (
     HandClient,
     IssuerMismatch,
     OAuthClient,
+    OAuthFailed,
 )
 from tests.support.clock import FakeClock
 from tests.support.fakes.oauth_server import (
@@ -71,3 +72,18 @@ async def test_an_entered_client_sends_its_secret_in_the_form_where_only_that_is
     forged = answer.replace("iss=", "iss=https%3A%2F%2Fother.example%2F&was=")
     with pytest.raises(IssuerMismatch):
         flow.answered_code(grant, forged, authorization.state)
+
+
+@pytest.mark.parametrize(
+    "metadata_url",
+    ["http://127.0.0.1:99999/x", "http://[::1", "http://127.0.0.1:1/\x7f"],
+)
+async def test_a_metadata_address_that_is_not_valid_fails_the_sign_in(
+    oauth: FakeAuthorizationServer, metadata_url: str
+) -> None:
+    challenge = f'Bearer resource_metadata="{metadata_url}"'
+    with pytest.raises(OAuthFailed) as failed:
+        await client().discover(oauth.issuer + "/mcp", challenge)
+    assert failed.value.code == "mcpSignInFailed"
+    assert "named an address that is not valid" in str(failed.value)
+    assert "\x7f" not in str(failed.value)

@@ -94,3 +94,29 @@ def test_tools_are_named_for_agents_and_refused_ones_are_reported() -> None:
         f"{'x' * 60}: its name as mcp__wiki__{'x' * 60} is not 1 to 64 letters, digits, _ or -",
         "loop: its input schema has a $ref cycle through #/$defs/A",
     ]
+
+
+def level_schema(levels: int, fan: int) -> dict[str, Any]:
+    """A small schema whose every level refers ``fan`` times to the next: inlined whole it
+    is ``fan ** levels`` times as long."""
+    defs: dict[str, Any] = {f"d{levels - 1}": {"type": "string"}}
+    for level in range(levels - 1):
+        next_ref = {"$ref": f"#/$defs/d{level + 1}"}
+        defs[f"d{level}"] = {
+            "type": "object",
+            "properties": {f"p{n}": next_ref for n in range(fan)},
+        }
+    return {"type": "object", "properties": {"a": {"$ref": "#/$defs/d0"}}, "$defs": defs}
+
+
+def test_references_repeated_past_the_longest_schema_are_refused_as_they_grow() -> None:
+    # Inlined whole, this 2 KB schema would be billions of characters: refused long before.
+    with pytest.raises(SchemaRefused, match="longer than 60000 characters"):
+        adapt_schema(level_schema(10, 8))
+    # Repeated references within the limit are inlined, each use whole.
+    adapted = adapt_schema(level_schema(6, 2))
+    leaf = adapted["properties"]["a"]
+    for _ in range(5):
+        assert set(leaf["properties"]) == {"p0", "p1"}
+        leaf = leaf["properties"]["p1"]
+    assert leaf == {"type": "string"}

@@ -8,12 +8,13 @@ import base64
 import hashlib
 import json
 import logging
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from mcp import types
 
-from server.host.agents.mcp.connections import McpConnections
+from server.host.agents.mcp.connections import McpConnections, ServerTarget
 from server.host.agents.mcp.turn_tools import (
     MAX_IMAGE_BYTES,
     MAX_IMAGES,
@@ -27,6 +28,17 @@ from tests.host.agents.mcp.conftest import stdio_target
 from tests.support.fakes.mcp_servers import PIXEL_PNG
 
 
+@dataclass(frozen=True)
+class Unchanged:
+    """The servers as each call reads them again: here, as the turn found them."""
+
+    target: ServerTarget
+
+    async def current_target(self, team_id: str, server_id: str, agent_id: str) -> ServerTarget:
+        assert (team_id, server_id) == (self.target.team_id, self.target.server_id)
+        return self.target
+
+
 async def offered(connections: McpConnections, tmp_path: Path, kind: str) -> McpTurnTools:
     target = stdio_target(kind, tmp_path)
     state = await connections.ready(target)
@@ -34,6 +46,8 @@ async def offered(connections: McpConnections, tmp_path: Path, kind: str) -> Mcp
     return McpTurnTools(
         connections,
         {t.full_name: OfferedTool(target, t, t.name != "echo") for t in state.tools},
+        "a" * 32,
+        Unchanged(target),
     )
 
 
