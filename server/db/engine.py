@@ -83,6 +83,16 @@ class CompiledStatements:
 _COMPILED = CompiledStatements()
 
 
+def _lower(value: object) -> object:
+    return value.lower() if isinstance(value, str) else value
+
+
+def _sqlite_functions(dbapi_connection: Any) -> None:
+    # SQLite's own lower() folds A to Z only: a search that lowers its words in Python
+    # ("ärger") would miss the same words stored ("Ärger"), where PostgreSQL finds them.
+    dbapi_connection.create_function("lower", 1, _lower, deterministic=True)
+
+
 def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
@@ -90,6 +100,7 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.execute("PRAGMA busy_timeout=10000")
     cursor.close()
+    _sqlite_functions(dbapi_connection)
 
 
 def _sqlite_reader_pragmas(dbapi_connection: Any, _record: Any) -> None:
@@ -97,6 +108,7 @@ def _sqlite_reader_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.execute("PRAGMA query_only=ON")
     cursor.execute("PRAGMA busy_timeout=10000")
     cursor.close()
+    _sqlite_functions(dbapi_connection)
 
 
 class Database:

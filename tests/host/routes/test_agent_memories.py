@@ -180,6 +180,14 @@ async def memories_changed(connection: HostConnection, agent_id: str) -> None:
                 return
 
 
+async def test_a_search_finds_words_beyond_ascii_in_any_case(host: MemoryHost) -> None:
+    agent_id = await make_agent(host)
+    await host.services.memories.add_memory(host.team_id, agent_id, "Ärger at Straße", None)
+    for text in ("ärger", "ÄRGER", "straße"):
+        found = await host.owner.call("agent-memories-v1/list", {"agentId": agent_id, "text": text})
+        assert [m["text"] for m in found["memories"]] == ["Ärger at Straße"], text
+
+
 async def test_people_list_search_edit_pin_and_delete_memories(host: MemoryHost) -> None:
     agent_id = await make_agent(host)
     keep = host.services.memories.add_memory
