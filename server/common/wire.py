@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 
 from server.common.errors import InvalidArgument
@@ -30,10 +30,30 @@ class WireModel(BaseModel):
 
 class InboundModel(WireModel):
     """A model for what a client sends: unknown fields are refused, and so is a value of
-    the wrong JSON type (``"5"`` for a number), rather than coerced, and a number that is
-    no number (``NaN``, ``Infinity``: JSON has neither, Python's parser takes both)."""
+    the wrong JSON type (``"5"`` for a number), rather than coerced, a number that is
+    no number (``NaN``, ``Infinity``: JSON has neither, Python's parser takes both), and
+    a text holding a NUL (nobody types one; PostgreSQL cannot store one, SQLite can)."""
 
     model_config = ConfigDict(extra="forbid", strict=True, allow_inf_nan=False)
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _no_nul(cls, value: object) -> object:
+        if _holds_nul(value):
+            raise ValueError("a NUL character (\\u0000) is not allowed")
+        return value
+
+
+def _holds_nul(value: object) -> bool:
+    """Whether a field's text, or a text in its lists and maps, holds a NUL (a model in it
+    checks its own)."""
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, (list, tuple, frozenset, set)):
+        return any(_holds_nul(item) for item in value)
+    if isinstance(value, dict):
+        return any(_holds_nul(k) or _holds_nul(v) for k, v in value.items())
+    return False
 
 
 MAX_WIRE_INT = 2**53 - 1

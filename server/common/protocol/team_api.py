@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import Field, ValidationError
+from pydantic import Field, ValidationError, field_validator
 
 from server.common.errors import InvalidArgument
 from server.common.protocol.codec import ErrorInfo, utf8_size
@@ -20,6 +20,12 @@ class TeamApiRequest(InboundModel):
     id: ApiCallId
     route: str = Field(max_length=128)
     args: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _no_nul(cls, value: object) -> object:
+        # The route's own model reads ``args`` and refuses a NUL naming its field.
+        return value
 
 
 class TeamApiResult(WireModel):

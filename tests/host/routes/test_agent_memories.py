@@ -182,10 +182,13 @@ async def memories_changed(connection: HostConnection, agent_id: str) -> None:
 
 async def test_a_search_finds_words_beyond_ascii_in_any_case(host: MemoryHost) -> None:
     agent_id = await make_agent(host)
-    await host.services.memories.add_memory(host.team_id, agent_id, "Ärger at Straße", None)
+    kept = await host.services.memories.add_memory(host.team_id, agent_id, "Ärger at Straße", None)
     for text in ("ärger", "ÄRGER", "straße"):
         found = await host.owner.call("agent-memories-v1/list", {"agentId": agent_id, "text": text})
         assert [m["text"] for m in found["memories"]] == ["Ärger at Straße"], text
+    # A NUL, which one database would store and the other refuse, is refused before either.
+    edit = {"agentId": agent_id, "memoryId": kept.id, "text": "Ärger\x00"}
+    await refused(host.owner.call("agent-memories-v1/edit", edit), "invalidArgument")
 
 
 async def test_people_list_search_edit_pin_and_delete_memories(host: MemoryHost) -> None:
