@@ -313,6 +313,7 @@ HOST_ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode("pageUnavailable", "The page did not answer."),
     ErrorCode("pageCrashed", "The page stopped working; a reload brings it back."),
     ErrorCode("hostStopping", "The host is shutting down (a view's close code)."),
+    ErrorCode("viewLimit", "The connection has as many live views open as it may."),
     ErrorCode("invalidUrl", "A web address is not an http or https address with a host."),
     ErrorCode("fetchFailed", "A web address could not be fetched."),
     ErrorCode("fetchTimeout", "A web address did not answer in time."),

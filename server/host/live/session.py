@@ -23,8 +23,10 @@ from urllib.parse import urlsplit
 from playwright.async_api import Error as PlaywrightError
 
 from server.common.errors import Conflict, CrewhostError, Forbidden, InvalidArgument
+from server.common.protocol.codec import utf8_size
 from server.common.protocol.view import (
     MAX_CLIPBOARD,
+    MAX_VIEW_MESSAGE,
     Closed,
     ContextMenu,
     Copied,
@@ -52,12 +54,12 @@ from server.common.tokens import new_id
 from server.common.wire import WireModel
 from server.host.browser.access import holds_secret, secret_view_allowed
 from server.host.browser.callers import Caller
-from server.host.live.cdp_input import held_after, key_event, mouse_event
+from server.host.live.cdp_input import BUTTON_BITS, held_after, key_event, mouse_event
 from server.host.live.screencast import TabScreencast, Viewer
 from server.host.page.scripts import page_script
 
 if TYPE_CHECKING:
-    from playwright.async_api import Page
+    from playwright.async_api import CDPSession, Page
 
     from server.host.browser.engine import BrowserEngine, HistoryStep
     from server.host.live.steps import StepRecorder
@@ -69,6 +71,16 @@ log = logging.getLogger(__name__)
 # A Python string holds a well-formed pair as one code point: a surrogate left is alone.
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _LET_GO = "this tab is in secure entry: only the person in control watches it until a new page"
+
+# What one viewer may have waiting to be handled: messages, and their bytes (two of the
+# largest a view may send, so a paste waits behind another but a stream of them is refused).
+INBOX_MESSAGES = 256
+INBOX_BYTES = 2 * MAX_VIEW_MESSAGE
+# Keys the page would take as held until their ``keyUp``.
+_MODIFIER_KEYS = frozenset({"Shift", "Control", "Alt", "Meta"})
+_KEY_UP = {"action": "up", "modifiers": 0, "repeat": False}
+# How long a closing view waits for the page to take its let-go.
+LET_GO_WAIT_SECONDS = 1.0
 
 
 def web_url(value: object) -> str | None:
@@ -114,17 +126,23 @@ class ViewSession:
         self.viewer = Viewer(channel, frame_counts)
         self._told_holding = False  # what the viewer last heard in a ``held`` message
         self._held_buttons = 0  # the mouse buttons this viewer holds down on the page
+        self._held_keys: dict[str, Key] = {}  # the modifier keys it holds down, by code
+        self._pointer_at = (0.0, 0.0)  # where its last mouse event went on the page
+        self._letting_go: asyncio.Task[None] | None = None
         self._last_cursor: str | None = None
         self._menus: dict[int, dict[str, Any]] = {}
         self._menu_ids = 0
-        self._inbox: asyncio.Queue[str] = asyncio.Queue(maxsize=256)
+        self._inbox: asyncio.Queue[str] = asyncio.Queue(maxsize=INBOX_MESSAGES)
+        self._inbox_bytes = 0
         self._worker: asyncio.Task[None] | None = None
 
     def follow(self, screencast: TabScreencast) -> None:
         """The tab has a new page: input and menus go to it from now on."""
+        # The old page closed before this one came (a crash, a sleep): what this viewer held
+        # there went with it, and the new page never saw it pressed.
+        self._let_go()
         self._screencast = screencast
         self._menus = {}
-        self._held_buttons = 0
         self._watch_loads()
 
     @property
@@ -149,15 +167,20 @@ class ViewSession:
             return
         try:
             check_view_message_size(raw)  # an oversize message is refused, never queued
-            self._inbox.put_nowait(raw)
         except InvalidArgument as exc:
             self.send(error_message(exc))
-        except asyncio.QueueFull:
+            return
+        size = utf8_size(raw)
+        if self._inbox.full() or self._inbox_bytes + size > INBOX_BYTES:
             self.send(error_message(Conflict("too many messages at once", code="rateLimited")))
+            return
+        self._inbox.put_nowait(raw)
+        self._inbox_bytes += size
 
     async def _work(self) -> None:
         while True:
             raw = await self._inbox.get()
+            self._inbox_bytes -= utf8_size(raw)
             try:
                 await self._handle(raw)
             except CrewhostError as exc:
@@ -208,6 +231,10 @@ class ViewSession:
         if not self.holding:
             raise Conflict("take control of the tab first", code="notHolding")
         if isinstance(message, Key):
+            if message.key in _MODIFIER_KEYS and message.action == "down":
+                self._held_keys[message.code or message.key] = message
+            elif message.action == "up":
+                self._held_keys.pop(message.code or message.key, None)
             await self._cdp("Input.dispatchKeyEvent", key_event(message))
         elif isinstance(message, Text | Paste):
             await self._cdp("Input.insertText", {"text": message.text})
@@ -232,9 +259,63 @@ class ViewSession:
     def _tell_holding(self) -> None:
         holding = self.holding
         self._told_holding = holding
-        self._held_buttons = 0
+        self._let_go()
         self._watch_loads()
         self.send(Held(by_you=holding))
+
+    def _let_go(self) -> None:
+        """The buttons and modifier keys this viewer holds down come up on the page, at the
+        point its last mouse event went: a drag or a Shift that lost its holder would
+        otherwise stay down for the agent (or the next person) who uses the page."""
+        events = self._release_events()
+        session = self._screencast.session
+        if not events or session is None:
+            return
+        previous = self._letting_go
+        self._letting_go = asyncio.get_running_loop().create_task(
+            self._dispatch_release(session, events, previous)
+        )
+
+    def _release_events(self) -> list[tuple[str, dict[str, Any]]]:
+        """The CDP events that let go of what this viewer holds; it holds nothing after."""
+        events: list[tuple[str, dict[str, Any]]] = []
+        x, y = self._pointer_at
+        held = self._held_buttons
+        for button, bit in BUTTON_BITS.items():
+            if held & bit:
+                held &= ~bit
+                released = {"type": "mouseReleased", "x": x, "y": y, "button": button}
+                events.append(("Input.dispatchMouseEvent", {**released, "buttons": held}))
+        events += [
+            ("Input.dispatchKeyEvent", key_event(key.model_copy(update=_KEY_UP)))
+            for key in self._held_keys.values()
+        ]
+        self._held_buttons = 0
+        self._held_keys = {}
+        return events
+
+    @staticmethod
+    async def _dispatch_release(
+        session: CDPSession,
+        events: list[tuple[str, dict[str, Any]]],
+        previous: asyncio.Task[None] | None,
+    ) -> None:
+        if previous is not None:
+            await asyncio.wait({previous})  # in order, whatever became of it
+        try:
+            for method, params in events:
+                await session.send(method, params)
+        except PlaywrightError as exc:  # the page or its session is gone: nothing is held
+            log.info("live view could not let go on the page: %s", exc)
+
+    async def _let_go_done(self) -> None:
+        """Input waits for a let-go on its way, so a new press never comes before it."""
+        letting_go = self._letting_go
+        if letting_go is not None:
+            # Waited for, not awaited: a cancelled worker leaves the let-go to finish.
+            await asyncio.wait({letting_go})
+            if self._letting_go is letting_go:
+                self._letting_go = None
 
     def _point(self, x: float, y: float) -> tuple[float, float]:
         if not self._screencast.width:
@@ -263,6 +344,7 @@ class ViewSession:
             params = mouse_event(message, x, y, self._held_buttons)
             if message.action == "down" and message.button == "left":
                 self._pressed(x, y)
+        self._pointer_at = (x, y)
         await self._cdp("Input.dispatchMouseEvent", params)
         if self.options.menu and message.action == "down" and message.button == "right":
             await self._context_menu(x, y)
@@ -381,6 +463,7 @@ class ViewSession:
         if session is None:
             raise Conflict("the view is not running", code="viewStopped")
         if method.startswith("Input."):
+            await self._let_go_done()
             self._screencast.input_given()
         await session.send(method, params)
 
@@ -397,4 +480,9 @@ class ViewSession:
         if self.holding:  # whatever became of the worker, a closed view holds nothing
             with contextlib.suppress(CrewhostError):
                 self._engine.release(self.team_id, self.tab_id, self._peer.account_id)
+        self._let_go()
+        if self._letting_go is not None:
+            # Before the screencast's session may end; but a page a dialog holds answers no
+            # input until the dialog goes, and the close does not wait for that.
+            await asyncio.wait({self._letting_go}, timeout=LET_GO_WAIT_SECONDS)
         self._watch_loads()

@@ -16,6 +16,7 @@ from server.common.tokens import new_id
 from server.config import HostSettings
 from server.host.browser.access import require_viewable
 from server.host.browser.pages import PageAttached
+from server.host.browser.per_tab import PerTab
 from server.host.browser.protection import ProtectionChanged
 from server.host.browser.protection_state import Protection
 from server.host.browser.runtime import BrowserRuntime
@@ -42,6 +43,12 @@ TAB_HOLDS_SECRET = "tabHoldsSecret"  # noqa: S105 - a close code, not a secret
 REFUSED_CLOSE_SECONDS = 2.0
 _HELD_REASON = "this tab is in secure entry; it can be watched again once it loads a new page"
 _CLOSED_TAB = "the tab was closed"
+# View channels one peer may have open at once (each may hold ``INBOX_BYTES`` waiting).
+MAX_VIEWS_PER_PEER = 16
+VIEW_LIMIT = "viewLimit"
+
+# The page whose size an agent set (``set_environment``): a live view leaves it as it is.
+AGENT_VIEWPORT: PerTab[Page] = PerTab("agent viewport")
 
 
 class LiveViews:
@@ -60,6 +67,8 @@ class LiveViews:
         self._settings = settings
         self._screencasts: dict[tuple[str, str], TabScreencast] = {}
         self._sessions: dict[tuple[str, str], list[ViewSession]] = {}
+        # The view channels of each peer, by peer id, until they close or their view ends.
+        self._peer_views: dict[str, set[Any]] = {}
         self._tasks = BackgroundTasks("live views")
         # What people holding agents' tabs do, as steps (learn from my browsing, teaching).
         self.steps = StepRecorder(read_press, signals)
@@ -70,6 +79,7 @@ class LiveViews:
         return {
             "views": sum(len(s) for s in self._sessions.values()),
             "view_tabs": len(self._sessions),
+            "view_peers": len(self._peer_views),
             "screencasts": len(self._screencasts),
             "view_tasks": len(self._tasks),
         }
@@ -145,8 +155,25 @@ class LiveViews:
         log.warning("live view gave up following tab %s to its new page", key[1])
 
     def open(self, peer: PeerIdentity, channel: Any) -> None:
-        """A peer opened a ``view:`` channel; it is served or refused with a close reason."""
+        """A peer opened a ``view:`` channel; it is served or refused with a close reason.
+        A peer with ``MAX_VIEWS_PER_PEER`` of them open already is refused (``viewLimit``)."""
+        peer_id = peer.peer_id
+        if len(self._peer_views.get(peer_id, ())) >= MAX_VIEWS_PER_PEER:
+            reason = f"a connection may have at most {MAX_VIEWS_PER_PEER} live views open"
+            _refuse(channel, code=VIEW_LIMIT, reason=reason)
+            return
+        self._peer_views.setdefault(peer_id, set()).add(channel)
+        channel.on("close", lambda: self._forget_channel(peer_id, channel))
         self._tasks.start(self._open(peer, channel))
+
+    def _forget_channel(self, peer_id: str, channel: Any) -> None:
+        """The channel closed, or the host ended its view (a peer that is gone never
+        finishes the close): it counts no more against its peer's views."""
+        channels = self._peer_views.get(peer_id)
+        if channels is not None:
+            channels.discard(channel)
+            if not channels:
+                del self._peer_views[peer_id]
 
     async def _open(self, peer: PeerIdentity, channel: Any) -> None:
         try:
@@ -229,6 +256,7 @@ class LiveViews:
         if session not in sessions:
             return
         sessions.remove(session)
+        self._forget_channel(session.peer.peer_id, session.channel)
         await session.close()
         engine = await self._browser.engine()
         with contextlib.suppress(CrewhostError):  # the tab may have closed
@@ -256,7 +284,8 @@ class LiveViews:
 
     async def _apply_viewport(self, key: tuple[str, str]) -> None:
         """The newest open view that asked for a size sets it; with none, the page's own
-        size (the one it had before any view resized it) comes back.
+        size (the one it had before any view resized it) comes back. A page whose size an
+        agent set keeps it.
 
         The size goes through Playwright, not the screencast's CDP session: Chromium drops
         a session's overrides when the session ends.
@@ -265,6 +294,10 @@ class LiveViews:
         if screencast is None:
             return
         page = screencast.page
+        if self._agent_sized(key, page):
+            # The agent's size stands, also over one a view set before it: none to give back.
+            screencast.own_size = None
+            return
         sized = [s for s in self._sessions.get(key, []) if s.options.viewport]
         if sized:
             if screencast.own_size is None:
@@ -279,6 +312,14 @@ class LiveViews:
             return
         await page.set_viewport_size({"width": width, "height": height})
         await screencast.refresh()
+
+    def _agent_sized(self, key: tuple[str, str], page: Page) -> bool:
+        """Whether an agent set this page's size (``set_environment``)."""
+        try:
+            tab = self._browser.engine_as_is.get_tab(*key)
+        except CrewhostError:  # the tab closed
+            return False
+        return AGENT_VIEWPORT.get(tab) is page
 
     async def hand_over(self, team_id: str, tab_id: str, holder: str, to: str) -> None:
         """The holder's control of the tab passes to ``to``, who must be watching it: holding

@@ -24,6 +24,8 @@ from server.host.browser.protection import protect, release
 from server.host.live import views
 from server.host.live.screencast import BACKLOG_BYTES
 from server.host.live.views import TAB_HOLDS_SECRET
+from server.host.tools.browser.set_environment import SetEnvironmentArgs, set_environment
+from server.host.tools.context import ToolContext
 from tests.host.live.conftest import LiveWorld, Watching, watching_in
 from tests.support.clock import FakeClock
 from tests.support.loop_watch import module_loop_watch  # noqa: F401 - a fixture
@@ -191,6 +193,30 @@ async def test_the_viewport_applies_and_is_restored(watching: Watching) -> None:
     assert await page.evaluate("[innerWidth, innerHeight]") == before
 
 
+async def test_a_size_set_with_set_environment_outlasts_every_view(watching: Watching) -> None:
+    page = watching.tab.page
+    assert page is not None
+    size = "[innerWidth, innerHeight]"
+    view = await open_view(watching.connection, watching.tab.id, viewport=(640, 480))
+    assert await page.evaluate(size) == [640, 480]
+    # Set while a view holds its own size, the agent's size wins over it.
+    caller = Caller.person(watching.member.account_id)
+    context = ToolContext(engine=watching.engine, team_id=watching.team_id, caller=caller)
+    args = {"tabId": watching.tab.id, "viewport": {"width": 390, "height": 844}}
+    result = await set_environment(context, SetEnvironmentArgs.model_validate(args))
+    assert result["ok"] is True
+    view.resize(800, 500)
+    await view.take()  # answered once the resize before it was handled
+    assert await page.evaluate(size) == [390, 844]
+    view.close()
+    live = watching.server.builtin.services.live
+    await eventually(lambda: live.screencast(watching.team_id, watching.tab.id) is None)
+    assert await page.evaluate(size) == [390, 844]  # not the size from before the view
+    again = await open_view(watching.connection, watching.tab.id, viewport=(700, 500))
+    assert await page.evaluate(size) == [390, 844]
+    again.close()
+
+
 async def test_a_resize_message_moves_the_viewport_while_open(watching: Watching) -> None:
     page = watching.tab.page
     assert page is not None
@@ -227,6 +253,47 @@ async def test_a_second_person_cannot_take_a_held_tab(watching: Watching) -> Non
     view.close()
 
 
+async def test_a_viewer_may_have_two_of_the_largest_messages_waiting_and_no_more(
+    watching: Watching,
+) -> None:
+    ignore_max_message_size(watching.connection)
+    view = await open_view(watching.connection, watching.tab.id)
+    await view.next_frame()
+    await view.take()
+    page = watching.tab.page
+    assert page is not None
+    await page.evaluate("() => { setTimeout(() => alert('wait'), 0); }")
+    await eventually(lambda: watching.tab.dialog is not None)
+    view.send({"type": "copy"})  # handled, and waiting for the page the dialog holds
+    caller = Caller.person(watching.member.account_id)
+    try:
+        for _ in range(3):  # the third would make more than two of the largest waiting
+            view.paste("a" * 1_000_000)
+        assert (await view.expect("error"))["code"] == "rateLimited"
+    finally:
+        await watching.engine.handle_dialog(watching.team_id, watching.tab.id, False, caller=caller)
+    assert (await view.expect("copied"))["text"] == ""
+    await view.take()  # the channel stayed open, and its next message is answered
+    view.close()
+
+
+async def test_a_connection_may_have_so_many_views_open_and_no_more(
+    watching: Watching, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(views, "MAX_VIEWS_PER_PEER", 2)
+    first = await open_view(watching.connection, watching.tab.id)
+    second = await open_view(watching.connection, watching.tab.id)
+    with pytest.raises(ViewClosed) as refused:
+        await open_view(watching.connection, watching.tab.id)
+    assert refused.value.code == "viewLimit"
+    first.close()
+    live = watching.server.builtin.services.live
+    await eventually(lambda: len(live.sessions(watching.team_id, watching.tab.id)) == 1)
+    third = await open_view(watching.connection, watching.tab.id)  # room again
+    second.close()
+    third.close()
+
+
 async def test_holding_ends_when_the_channel_closes(watching: Watching) -> None:
     view = await open_view(watching.connection, watching.tab.id)
     await view.take()
@@ -258,6 +325,35 @@ async def test_two_views_of_one_member_both_hold_until_either_lets_go(
     assert await page.evaluate("document.getElementById('field').value") == "a"
     first.close()
     second.close()
+
+
+EVENT_LOG = (
+    "() => { window.seen = []; for (const type of ['mousedown', 'mouseup', 'keyup'])"
+    " document.addEventListener(type, (e) => window.seen.push(`${type} ${e.key ?? e.buttons}`));"
+    " }"
+)
+
+
+async def test_letting_go_lifts_what_the_view_held_down_on_the_page(watching: Watching) -> None:
+    page = watching.tab.page
+    assert page is not None
+    await page.evaluate(EVENT_LOG)
+    view = await open_view(watching.connection, watching.tab.id)
+    frame = await view.next_frame()
+    x, y = 5 / frame.width, 410 / frame.height  # on the words
+    await view.take()
+    view.key("down", "Shift", code="ShiftLeft", modifiers=8)
+    view.pointer("down", x, y, button="left", clickCount=1)
+    view.pointer("move", x + 60 / frame.width, y)  # selecting words, until the member lets go
+    await page.wait_for_function("window.seen.includes('mousedown 1')")
+    await view.release()
+    await page.wait_for_function("window.seen.join() === 'mousedown 1,mouseup 0,keyup Shift'")
+
+    await view.take()
+    view.pointer("down", x, y, button="left", clickCount=1)
+    await page.wait_for_function("window.seen.length === 4")
+    view.close()  # holding ends with the channel: the button comes up too
+    await page.wait_for_function("window.seen.slice(3).join() === 'mousedown 1,mouseup 0'")
 
 
 async def test_another_team_cannot_open_the_view(watching: Watching, tmp_path: Path) -> None:

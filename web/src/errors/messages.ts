@@ -220,6 +220,7 @@ const TABLE: Record<string, string> = {
   pageUnavailable: 'The page did not respond. Try again.',
   pageCrashed: 'The page stopped working. Reload the tab to bring it back.',
   hostStopping: 'The host is shutting down. Reconnect once it is back.',
+  viewLimit: 'Too many live views are open. Close one and try again.',
   workspacePathInvalid: 'That file name or path is not allowed in a workspace. Use plain names with / between folders.',
   workspaceNotFound: 'That file or folder is not in the workspace any more. Reload the list.',
   workspaceIsFile: 'There is a file where a folder was expected. Pick another path.',

@@ -14,6 +14,7 @@ from server.common.time_zones import is_time_zone
 from server.host.browser.identity import BrowserIdentity, language_list
 from server.host.browser.per_tab import PerTab
 from server.host.browser.tabs import Tab
+from server.host.live.views import AGENT_VIEWPORT
 from server.host.page.scripts import page_script
 from server.host.tools.args import TabArgs, ToolArgs
 from server.host.tools.base import Tool
@@ -96,6 +97,7 @@ async def set_environment(context: ToolContext, args: SetEnvironmentArgs) -> dic
                     "mobile": False,
                 },
             )
+            AGENT_VIEWPORT.set(tab, page)  # a live view of the tab leaves this size alone
         if args.locale is not None:
             await _set_locale(context, session, args.locale)
         if args.timezone is not None:
