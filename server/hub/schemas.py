@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, StringConstraints
@@ -15,9 +16,15 @@ _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s.]+$")
 
 
 def _email(value: str) -> str:
-    value = _no_control_characters(value.strip().lower())
+    """The one spelling an address is stored and looked up by: NFC, lowercased."""
+    # Composed first so that "é" typed as e + U+0301 and as U+00E9 are one address;
+    # composed again because lowercasing can leave a decomposed sequence behind.
+    value = unicodedata.normalize("NFC", unicodedata.normalize("NFC", value.strip()).lower())
+    value = _no_control_characters(value)
     if not _EMAIL.match(value):
         raise ValueError("not an email address")
+    if len(value) > MAX_EMAIL_CHARS:  # lowercasing can lengthen it ("İ" is two letters)
+        raise ValueError(f"an email address has at most {MAX_EMAIL_CHARS} characters")
     return value
 
 
@@ -27,7 +34,8 @@ def _no_control_characters(value: str) -> str:
     return value
 
 
-Email = Annotated[str, StringConstraints(max_length=254), AfterValidator(_email)]
+MAX_EMAIL_CHARS = 254
+Email = Annotated[str, StringConstraints(max_length=MAX_EMAIL_CHARS), AfterValidator(_email)]
 Password = Annotated[str, StringConstraints(min_length=10, max_length=1024)]
 PersonName = Annotated[
     str,

@@ -20,6 +20,7 @@ from server.hub.schemas import (
     HostEnrolled,
     HostList,
 )
+from server.hub.services.hosts import ENROLMENT_ROLE
 
 routes = RouteTable()
 
@@ -33,7 +34,7 @@ async def list_hosts(call: Call[None]) -> HostList:
 
 @routes.post(
     "/v1/teams/{team_id}/hosts/enrolments",
-    access=Role.OWNER,
+    access=ENROLMENT_ROLE,
     body=CreateEnrolment,
     reply=EnrolmentCreated,
     status=201,

@@ -179,11 +179,9 @@ class AccessTokenService:
         if not secret.startswith(TOKEN_PREFIX) or len(secret) > 200:
             raise Unauthenticated("not a Crewhost access token", code="accessTokenInvalid")
         token_hash = hash_secret(secret)
-        token = self._checked.get(token_hash)
-        if token is None:
-            token = await self._tokens.get_token_by_hash(self._db, token_hash)
-            if token is not None:
-                self._checked.put(token_hash, token)
+        token = await self._checked.get_or_read(
+            token_hash, lambda: self._tokens.get_token_by_hash(self._db, token_hash)
+        )
         if token is None:
             raise Unauthenticated("the access token is not known", code="accessTokenInvalid")
         if token.revoked_at is not None:

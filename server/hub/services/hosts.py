@@ -5,17 +5,22 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from server.common.clock import Clock
 from server.common.errors import Conflict, NotFound, Unauthenticated
 from server.common.keys import SigningKey, b64decode, b64encode
+from server.common.roles import Role
 from server.common.tokens import hash_secret, new_id, new_secret
 from server.db.engine import Database
 from server.hub.services.access_changes import AccessChanges
 from server.hub.storage.hooks import HubHookRepository
 from server.hub.storage.hosts import Enrolment, Host, HostRepository
+from server.hub.storage.teams import TeamRepository
 
 ENROLMENT_SECONDS = 3600
+# The least role that makes enrolment codes; a code works only while its maker still has it.
+ENROLMENT_ROLE = Role.OWNER
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +40,7 @@ class HostService:
         self._changes = changes
         self.link_lease = link_lease
         self._hosts = HostRepository()
+        self._teams = TeamRepository()
 
     async def list_hosts(self, team_id: str) -> list[Host]:
         async with self._db.read() as conn:
@@ -88,6 +94,12 @@ class HostService:
                     raise Unauthenticated(
                         "the enrolment code is not valid", code="enrolmentInvalid"
                     )
+                if not await self._maker_may_enrol(conn, enrolment):
+                    raise Unauthenticated(
+                        "the enrolment code is not valid: the person who made it can no longer"
+                        " add hosts to the team",
+                        code="enrolmentInvalid",
+                    )
                 host = Host(
                     new_id(),
                     enrolment.team_id,
@@ -101,6 +113,15 @@ class HostService:
         except IntegrityError as exc:
             raise Conflict("this host key is enrolled already", code="hostKeyTaken") from exc
         return host
+
+    async def _maker_may_enrol(self, conn: AsyncConnection, enrolment: Enrolment) -> bool:
+        """Whether the code's maker may still make codes in its team (read in the spending
+        transaction, so a removal or demotion that committed first is seen)."""
+        if enrolment.created_by is None:
+            return False
+        await self._teams.lock_team(conn, enrolment.team_id)  # waits for a change under way
+        role = await self._teams.get_role(conn, enrolment.team_id, enrolment.created_by)
+        return role is not None and role.at_least(ENROLMENT_ROLE)
 
     async def remove_host(self, team_id: str, host_id: str) -> None:
         async with self._db.write() as conn:

@@ -12,6 +12,7 @@ from server.common.roles import Role
 from server.common.tokens import hash_secret, new_id, new_secret
 from server.db.engine import Database
 from server.hub.services.access_changes import AccessChanges
+from server.hub.services.teams import MAX_TEAMS_PER_ACCOUNT
 from server.hub.storage.invitations import Invitation, InvitationRepository, InvitationUse
 from server.hub.storage.teams import Team, TeamRepository
 
@@ -117,6 +118,11 @@ class InvitationService:
         await self._check_usable(conn, invitation)
         if await self._teams.get_role(conn, invitation.team_id, account_id) is not None:
             raise Conflict("you are already a member of this team", code="alreadyMember")
+        if len(await self._teams.list_teams_of(conn, account_id)) >= MAX_TEAMS_PER_ACCOUNT:
+            raise Conflict(
+                f"an account may belong to at most {MAX_TEAMS_PER_ACCOUNT} teams: leave one first",
+                code="tooManyTeams",
+            )
         if not await self._invitations.use_invitation(
             conn, invitation.team_id, invitation.id, self.now()
         ):

@@ -187,26 +187,28 @@ class SessionService:
         """The principal of a token, or ``unauthenticated`` if it is unknown or has expired."""
         token_hash = hash_secret(token)
         now = self._clock.now()
+        # Taken before any read: a revocation from here on keeps what was read out of the cache.
+        stamp = self._cache.stamp()
         session = self._cache.get(token_hash)
         if session is None:
             session = await self._sessions.get_session_by_token_hash(self._db, token_hash)
             if session is None:
                 raise Unauthenticated("sign in first", code="sessionExpired")
-            self._cache.put(token_hash, session)
+            self._cache.put(token_hash, session, stamp)
         if self._expired(session, now):
             await self._forget(session)
             raise Unauthenticated("the session has expired; sign in again", code="sessionExpired")
         if now - session.last_seen_at >= _TOUCH_SECONDS:
             async with self._db.write() as conn:
                 await self._sessions.update_last_seen(conn, session.id, now)
-            self._cache.put(token_hash, replace(session, last_seen_at=now))
+            self._cache.put(token_hash, replace(session, last_seen_at=now), stamp)
         return Principal(session.account_id, session.id, token_hash, session.client)
 
     async def is_live(self, token_hash: str) -> bool:
         """Whether the session of ``token_hash`` still lasts (a peer's ticket names it)."""
-        session = self._cache.get(token_hash)
-        if session is None:
-            session = await self._sessions.get_session_by_token_hash(self._db, token_hash)
+        session = await self._cache.get_or_read(
+            token_hash, lambda: self._sessions.get_session_by_token_hash(self._db, token_hash)
+        )
         return session is not None and not self._expired(session, self._clock.now())
 
     def _expired(self, session: Session, now: float) -> bool:

@@ -11,7 +11,9 @@ from server.common.tokens import new_id
 from server.db.engine import Database
 from server.hub.cache import ExpiringCache
 from server.hub.services.access_changes import AccessChanges
+from server.hub.services.hosts import ENROLMENT_ROLE
 from server.hub.storage.access_tokens import AccessTokenRepository
+from server.hub.storage.hosts import HostRepository
 from server.hub.storage.invitations import InvitationRepository
 from server.hub.storage.teams import Member, Team, TeamRepository, TeamWithRole
 
@@ -26,8 +28,9 @@ class TeamService:
 
     The rules: an admin may not change or remove an owner, nor make anyone an
     owner; a team always keeps at least one owner. A member who loses a role loses
-    the open invitations they made that it allowed; a member who leaves or is removed
-    loses their access tokens in the team for good (rejoining brings none back).
+    the open invitations and host enrolment codes they made that it allowed; a member
+    who leaves or is removed loses their access tokens in the team for good (rejoining
+    brings none back).
     """
 
     def __init__(self, db: Database, clock: Clock, changes: AccessChanges) -> None:
@@ -37,6 +40,7 @@ class TeamService:
         self._teams = TeamRepository()
         self._invitations = InvitationRepository()
         self._access_tokens = AccessTokenRepository()
+        self._hosts = HostRepository()
         self._cache: ExpiringCache[str, list[TeamWithRole]] = ExpiringCache(
             clock, seconds=_CACHE_SECONDS
         )
@@ -75,11 +79,10 @@ class TeamService:
         return TeamWithRole(team, Role.OWNER)
 
     async def list_my_teams(self, account_id: str) -> list[TeamWithRole]:
-        cached = self._cache.get(account_id)
-        if cached is None:
-            cached = await self._teams.lookup_teams_of(self._db, account_id)
-            self._cache.put(account_id, cached)
-        return list(cached)
+        teams = await self._cache.get_or_read(
+            account_id, lambda: self._teams.lookup_teams_of(self._db, account_id)
+        )
+        return list(teams or [])
 
     async def get_team(self, team_id: str, role: Role) -> TeamWithRole:
         team = await self._teams.lookup_team(self._db, team_id)
@@ -114,16 +117,18 @@ class TeamService:
                 await self._keep_an_owner(conn, team_id)
             await self._teams.update_role(conn, team_id, target_id, role)
             await self._revoke_invitations_beyond(conn, team_id, target_id, role)
+            if not role.at_least(ENROLMENT_ROLE):
+                await self._hosts.remove_member_enrolments(conn, team_id, target_id)
             members = await self._teams.list_members(conn, team_id)
         if role is not current:
             await self._changes.role_changed(team_id, target_id)
         return next(m for m in members if m.account_id == target_id)
 
     async def remove_member(self, team_id: str, actor_id: str, target_id: str) -> None:
-        """Take a member out of the team, with their open invitations and their live
-        access tokens in it, which stay revoked should they ever rejoin. Another member is
-        removed by an admin or an owner, by their role as it is once the team is theirs to
-        change."""
+        """Take a member out of the team, with their open invitations, their host
+        enrolment codes and their live access tokens in it, which stay revoked should they
+        ever rejoin. Another member is removed by an admin or an owner, by their role as it
+        is once the team is theirs to change."""
         async with self._db.write() as conn:
             await self._teams.lock_team(conn, team_id)
             least = Role.MEMBER if actor_id == target_id else Role.ADMIN
@@ -135,6 +140,7 @@ class TeamService:
                 await self._keep_an_owner(conn, team_id)
             await self._teams.remove_membership(conn, team_id, target_id)
             await self._revoke_invitations_beyond(conn, team_id, target_id, None)
+            await self._hosts.remove_member_enrolments(conn, team_id, target_id)
             ended_token_ids = await self._access_tokens.update_member_tokens_revoked(
                 conn, team_id, target_id, self._clock.now()
             )

@@ -29,6 +29,7 @@ class Enrolment:
     team_id: str
     name: str
     expires_at: float
+    created_by: str | None = None  # None once its creator's account is gone
 
 
 _COLUMNS = (
@@ -170,10 +171,21 @@ class HostRepository:
                 host_enrolments.c.team_id,
                 host_enrolments.c.name,
                 host_enrolments.c.expires_at,
+                host_enrolments.c.created_by,
             )
         )
         row = result.first()
         return None if row is None else Enrolment(**row._mapping)
+
+    async def remove_member_enrolments(
+        self, conn: AsyncConnection, team_id: str, created_by: str
+    ) -> None:
+        """Drop the open enrolment codes a member made in the team."""
+        await conn.execute(
+            host_enrolments.delete().where(
+                host_enrolments.c.team_id == team_id, host_enrolments.c.created_by == created_by
+            )
+        )
 
     async def get_hub_key(self, conn: AsyncConnection) -> str | None:
         result = await conn.execute(

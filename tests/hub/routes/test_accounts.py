@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import unicodedata
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -169,19 +170,29 @@ async def test_a_client_name_that_is_not_utf8_is_kept_readable(server: RunningHu
 
 
 @pytest.mark.parametrize("route", ["/v1/sessions", "/v1/accounts"])
-async def test_an_email_with_a_control_character_is_refused(server: RunningHub, route: str) -> None:
+@pytest.mark.parametrize(
+    "email",
+    [
+        "own\u0000er@example.com",
+        # 254 characters as sent, 264 once lowercased ("İ" lowercases to two)
+        "\u0130" * 10 + "a" * 239 + "@a.bc",
+    ],
+)
+async def test_an_email_with_a_control_character_or_too_long_is_refused(
+    server: RunningHub, route: str, email: str
+) -> None:
     owner = await server.sign_up_owner()
     code = await owner.post(f"/v1/teams/{await server.first_team_id(owner)}/invitations", {})
     reply = await server.client().post(
         route,
         {
-            "email": "own\u0000er@example.com",
+            "email": email,
             "name": "New",
             "password": PASSWORD,
             "invitationCode": code.body["code"],
         }
         if route == "/v1/accounts"
-        else {"email": "own\u0000er@example.com", "password": PASSWORD},
+        else {"email": email, "password": PASSWORD},
     )
     assert (reply.status, reply.body["error"]["code"]) == (400, "invalidArgument")
 
@@ -380,3 +391,28 @@ async def test_open_sign_up_when_the_operator_allows_it(
         assert (await client.get("/v1/teams")).body == {"teams": []}
         made = await client.post("/v1/teams", {"name": "Walk-in team"})
         assert (made.status, made.body["role"]) == (201, "owner")
+
+
+async def test_an_email_is_one_address_however_its_accents_are_typed(server: RunningHub) -> None:
+    composed = unicodedata.normalize("NFC", "José@Example.com")
+    decomposed = unicodedata.normalize("NFD", composed)
+    assert composed != decomposed
+    owner = await server.sign_up_owner()
+    team_id = await server.first_team_id(owner)
+    await server.invite(owner, team_id, composed, "member")
+
+    signed_in = await server.client().post(
+        "/v1/sessions", {"email": decomposed, "password": PASSWORD}
+    )
+    assert signed_in.status == 201, signed_in.body
+    code = (await owner.post(f"/v1/teams/{team_id}/invitations", {"role": "member"})).body["code"]
+    beside = await server.client().post(
+        "/v1/accounts",
+        {"email": decomposed, "name": "Other", "password": PASSWORD, "invitationCode": code},
+    )
+    assert (beside.status, beside.code) == (409, "emailTaken")
+    members = await owner.get(f"/v1/teams/{team_id}/members")
+    assert [m["email"] for m in members.body["members"]] == [
+        "owner@example.com",
+        unicodedata.normalize("NFC", "josé@example.com"),
+    ]

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from server.common.roles import Role
+from server.hub.services.teams import MAX_TEAMS_PER_ACCOUNT
 from server.hub.storage.teams import TeamRepository
 from tests.support.clock import FakeClock
 from tests.support.hub_server import PASSWORD, ApiClient, RunningHub
@@ -276,3 +277,20 @@ async def test_acceptance_checks_the_creators_role_now(server: RunningHub) -> No
     assert "b@example.com" not in await members(owner, team_id)
     listed = (await owner.get(f"/v1/teams/{team_id}/invitations")).body["invitations"]
     assert [i["uses"] for i in listed if i["createdBy"] == admin.account_id] == [0]
+
+
+async def test_accepting_cannot_take_an_account_past_its_team_limit(server: RunningHub) -> None:
+    owner = await server.sign_up_owner()
+    team_id = await server.first_team_id(owner)
+    other = await server.create_owner("busy@example.com", "Busy")
+    assert other.account_id is not None
+    for number in range(MAX_TEAMS_PER_ACCOUNT - 1):
+        await server.hub.teams.create_team(other.account_id, f"Team {number}")
+    code = (await owner.post(f"/v1/teams/{team_id}/invitations", {"role": "member"})).body["code"]
+
+    refused = await other.post("/v1/invitations/accept", {"code": code})
+    assert (refused.status, refused.code) == (409, "tooManyTeams")
+    assert len((await other.get("/v1/teams")).body["teams"]) == MAX_TEAMS_PER_ACCOUNT
+    # Nothing of the invitation was spent.
+    listed = await owner.get(f"/v1/teams/{team_id}/invitations")
+    assert listed.body["invitations"][0]["uses"] == 0
