@@ -58,6 +58,7 @@ from server.host.browser.callers import Caller
 from server.host.services.agents import AgentService
 from server.host.tools.catalog import CATALOG, call_tool, describe_call
 from server.host.tools.context import ToolContextFactory
+from server.host.tools.page.approval import Approval
 from server.host.tools.repair import repair_arguments
 
 log = logging.getLogger(__name__)
@@ -477,8 +478,11 @@ class McpEndpoint:
         context = await self._tool_contexts.for_outside_session(
             caller.team_id, Caller.agent(session_id)
         )
+        approval = None
         if CATALOG[name].gated:
-            description = await describe_call(context, name, arguments)
+            # The member approves the element the card names: the call acts on no other.
+            approval = Approval()
+            description = await describe_call(context, name, arguments, approval)
             member = caller.account_id
             approved = await self._attention.ask_consent(
                 team_id=caller.team_id,
@@ -500,7 +504,7 @@ class McpEndpoint:
                         "answer in time); it was not made",
                     }
                 }
-        return await call_tool(context, name, arguments)
+        return await call_tool(context, name, arguments, approval)
 
     async def _ask_agent(
         self, ctx: Any, caller: McpCaller, arguments: dict[str, Any]

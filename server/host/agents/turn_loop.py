@@ -46,6 +46,7 @@ from server.host.agents.providers.transcript import (
 )
 from server.host.tools.catalog import CATALOG, call_tool, describe_call
 from server.host.tools.context import ToolContext
+from server.host.tools.page.approval import Approval
 from server.host.tools.repair import repair_arguments
 from server.host.tools.results import ToolFailure, serialize_result
 
@@ -354,14 +355,16 @@ async def _run_call(
     if asks:
         # The person approves the call as it will run: with the agent's forms repaired.
         call = _repaired(call)
-    description = _shown(await describe_call(setup.context, call.name, call.arguments))
+    # What the person approves is the element the card names: the call acts on no other.
+    approval = Approval() if asks else None
+    description = _shown(await describe_call(setup.context, call.name, call.arguments, approval))
     named_tab = call.arguments.get("tabId")
     card = CallCard(description, named_tab if isinstance(named_tab, str) else None)
     if asks and not await consent(call, description):
         return _denied(sink, progress, call, card)
     sink.tool_started(call, argument_summary(call.arguments), card)
     setup.context.turn.call_id = call.id
-    result = await call_tool(setup.context, call.name, call.arguments)
+    result = await call_tool(setup.context, call.name, call.arguments, approval)
     progress.tool_calls += 1
     outcome, summary = result_summary(result)
     progress.new_messages.append(

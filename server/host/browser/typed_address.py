@@ -103,7 +103,13 @@ def resolve_typed_address(typed: str, search_url: str) -> ResolvedAddress:
 
 def _checked_url(text: str, scheme: str) -> str:
     if scheme in WEB_SCHEMES:
-        if not urlsplit(text).hostname:
+        try:
+            host = urlsplit(text).hostname
+        except ValueError:  # an unclosed IPv6 bracket, a bad port
+            raise TypedAddressRefused(
+                "invalidAddress", f"the address {text!r} is not a well-formed address"
+            ) from None
+        if not host:
             raise TypedAddressRefused("invalidAddress", f"the address {text!r} names no host")
         return text
     if scheme in REFUSED_SCHEMES:

@@ -56,6 +56,7 @@ from server.host.tools.browser import (
 )
 from server.host.tools.context import SubAgentType, ToolContext
 from server.host.tools.memory import remember
+from server.host.tools.page.approval import Approval, carrying
 from server.host.tools.page.descriptions import arguments_line
 from server.host.tools.people import ask_user
 from server.host.tools.repair import repair_arguments
@@ -190,8 +191,16 @@ def _error(code: str, message: str, **extra: Any) -> dict[str, Any]:
     return {"error": {"code": code, "message": message, **extra}}
 
 
-async def call_tool(context: ToolContext, name: str, raw_args: dict[str, Any]) -> dict[str, Any]:
-    """Runs tool ``name`` with ``raw_args``; never raises, and the result is capped."""
+async def call_tool(
+    context: ToolContext,
+    name: str,
+    raw_args: dict[str, Any],
+    approval: Approval | None = None,
+) -> dict[str, Any]:
+    """Runs tool ``name`` with ``raw_args``; never raises, and the result is capped.
+
+    ``approval`` is what a person approved of this call (from ``describe_call``): its
+    actions then refuse to act on another element than the card named."""
     tool = CATALOG.get(name)
     if tool is None:
         return _error("unknownTool", f"there is no tool named {name!r}")
@@ -204,7 +213,8 @@ async def call_tool(context: ToolContext, name: str, raw_args: dict[str, Any]) -
         except ValidationError as exc:
             raise ToolFailure("invalidArguments", _validation_message(exc)) from None
         await _browser_for(context, name)
-        result = await tool.run(context, args)
+        with carrying(approval):
+            result = await tool.run(context, args)
     except CrewhostError as exc:
         return cap_result({"error": exc.to_wire()})
     except Exception as exc:
@@ -215,17 +225,24 @@ async def call_tool(context: ToolContext, name: str, raw_args: dict[str, Any]) -
     return cap_result(result)
 
 
-async def describe_call(context: ToolContext, name: str, raw_args: dict[str, Any]) -> str | None:
+async def describe_call(
+    context: ToolContext,
+    name: str,
+    raw_args: dict[str, Any],
+    approval: Approval | None = None,
+) -> str | None:
     """What a call of a gated tool will do, in one line for the person asked (the tool's own
     words); None for a tool that does not ask. Arguments the tool would refuse are shown as
-    written: the call then fails without acting."""
+    written: the call then fails without acting. Given the ``approval`` of a call that asks,
+    it records there the elements the line names, for ``call_tool`` to hold the call to."""
     tool = CATALOG.get(name)
     if tool is None or tool.describe is None:
         return None
     try:
         args = tool.args.model_validate(repair_arguments(name, raw_args))
         await _browser_for(context, name)
-        return await tool.describe(context, args)
+        with carrying(approval):
+            return await tool.describe(context, args)
     except Exception as exc:
         if not isinstance(exc, (CrewhostError, ValidationError)):
             log.error("describing a %s call failed with %s", name, type(exc).__name__)

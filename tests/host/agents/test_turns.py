@@ -25,6 +25,7 @@ from aiohttp import web
 
 from peer.connection import HostConnection, TeamApiCallError
 from server.host.agents.attention import arguments_hash
+from server.host.browser.callers import Caller
 from server.host.browser.partitions import Partition
 from server.host.container import HostServices
 from server.host.tools.repair import repair_arguments
@@ -397,6 +398,32 @@ async def test_a_title_cannot_turn_the_cards_words_around(host: TurnsHost) -> No
     await follow.until("turn-finished")
     cards = [e["data"] for e in follow.seen if e["event"].startswith("tool-call-")]
     assert all("\u202e" not in (c.get("tabTitle") or "") for c in cards)
+
+
+async def test_an_approved_click_refuses_when_the_page_renamed_its_button(
+    host: TurnsHost,
+) -> None:
+    """The person approved the button the card named; renamed before the answer, it is no
+    longer what they approved, so the approved call acts on nothing."""
+    agent_id = await make_agent(host)
+    follow = await start_thread(host, agent_id)
+    tab_id = await open_panel(host, "renamed", agent_id, follow.thread_id)
+    host.anthropic.script(*snapshot_then_click(tab_id, "The page changed."))
+
+    await send(follow, "Show me the details")
+    asked = await follow.until("attention-requested")
+    assert asked["description"].startswith("Click “Show details”")
+    engine = await host.services.browser.engine()
+    rename = "document.getElementById('more').textContent = 'Delete everything'"
+    caller = Caller.agent(agent_id, follow.thread_id)
+    await engine.run(host.team_id, tab_id, caller, lambda page: page.evaluate(rename))
+    await answer(follow, asked["id"], approve=True)
+    finished = await follow.until("turn-finished")
+
+    assert finished["status"] == "done"
+    assert follow.tools()[-1] == ("tool-call-finished", "click", "refused")
+    assert last_tool_result(host.anthropic.requests[-1])["error"]["code"] == "targetChanged"
+    assert host.effects("renamed") == 0
 
 
 async def test_a_denial_ends_the_turn_and_nothing_is_clicked(host: TurnsHost) -> None:

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from server.host.tools.catalog import CATALOG, describe_call
+from server.host.tools.catalog import CATALOG, call_tool, describe_call
 from server.host.tools.context import ToolContext
+from server.host.tools.page.approval import Approval
 from tests.host.tools.conftest import call, open_page, ref_of
 from tests.support.sites import Site
 from tests.support.waiting import eventually
@@ -95,3 +96,48 @@ async def test_a_long_address_still_shows_its_whole_host(context: ToolContext, s
     assert await describe_call(context, "open", {"url": "weather in paris"}) == (
         "Open weather in paris in a new tab"
     )
+
+
+async def test_an_asked_call_acts_only_on_the_element_its_card_named(
+    context: ToolContext, site: Site
+) -> None:
+    """The page moves things between the card and the answer: the approved call refuses
+    rather than act on what now sits at its point or matches its selector; a call nobody
+    was asked about acts on what its target resolves to."""
+    tab = await open_page(context, site, "/moving.html")
+    await call(context, "snapshot", tabId=tab.id)
+    point = {"tabId": tab.id, "target": {"kind": "point", "x": 60, "y": 20}}
+    css = {"tabId": tab.id, "target": {"kind": "css", "selector": ".field"}, "text": "hello"}
+    clicking, typing = Approval(), Approval()
+    card = await describe_call(context, "click", point, clicking)
+    assert card is not None
+    assert card.startswith("Click “Keep my data”")
+    assert (await describe_call(context, "type", css, typing) or "").startswith(
+        "Type into “Search”"
+    )
+    move = (
+        "document.getElementById('keep').style.top = '200px';"
+        "document.getElementById('search').className = '';"
+        "document.getElementById('iban').className = 'field'; 1"
+    )
+    assert "error" not in await call(context, "evaluate", tabId=tab.id, expression=move)
+
+    clicked = await call_tool(context, "click", point, clicking)
+    typed = await call_tool(context, "type", css, typing)
+    assert clicked["error"]["code"] == "targetChanged", clicked
+    assert typed["error"]["code"] == "targetChanged", typed
+    assert "changed after the approval" in typed["error"]["message"]
+    state = "[document.title, document.getElementById('iban').value]"
+    assert (await call(context, "evaluate", tabId=tab.id, expression=state))["value"] == [
+        "moving",
+        "",
+    ]
+    # Asked about the page as it is now, the same calls run, and typing names its field.
+    again = Approval()
+    await describe_call(context, "type", css, again)
+    assert await call_tool(context, "type", css, again) == {
+        "ok": True,
+        "field": "Recipient IBAN",
+        "value": "hello",
+    }
+    assert (await call_tool(context, "click", point))["ok"]

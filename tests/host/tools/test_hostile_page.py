@@ -65,7 +65,7 @@ async def test_a_change_is_seen_although_the_page_hides_field_values(
     assert result["changed"], result
     assert "a field value changed" in result["reasons"]
     typed = await call(context, "type", tabId=tab.id, target=_css("#name"), text="Hopper")
-    assert typed == {"ok": True, "value": "Hopper"}
+    assert typed == {"ok": True, "field": "Name", "value": "Hopper"}
 
 
 async def test_an_action_never_lands_on_an_element_the_page_swapped_in(

@@ -23,15 +23,12 @@ from server.host.tools.page.acting import (
     changed_result,
     not_actionable,
     observed,
-    require_found,
+    resolve_approved,
     run_input,
 )
+from server.host.tools.page.approval import approved_element
 from server.host.tools.page.descriptions import element_name, on_page
-from server.host.tools.page.targets import (
-    element_of,
-    inspect,
-    resolve_target,
-)
+from server.host.tools.page.targets import element_of
 
 
 class ClickArgs(TabArgs):
@@ -41,10 +38,10 @@ class ClickArgs(TabArgs):
 
 
 async def click(context: ToolContext, args: ClickArgs) -> dict[str, Any]:
+    approved = approved_element(args.target)
+
     async def operation(tab: Tab, page: Page) -> dict[str, Any]:
-        resolved = await resolve_target(tab, page, args.target)
-        require_found(resolved)
-        facts = await inspect(resolved)
+        resolved, facts = await resolve_approved(tab, page, args.target, approved)
         # A point on another site's frame (a bot-check box a snapshot offered) has no facts here.
         if resolved.point is None or not facts.get("iframe"):
             safety.check_clickable(facts)

@@ -17,16 +17,16 @@ from server.host.tools.page.acting import (
     changed_result,
     hold_focus,
     observed,
-    require_found,
+    resolve_approved,
     run_input,
 )
+from server.host.tools.page.approval import approved_element
 from server.host.tools.page.descriptions import element_name, on_page, shortened
 from server.host.tools.page.targets import (
     Resolved,
     element_of,
     focused_element,
     inspect,
-    resolve_target,
 )
 from server.host.tools.results import ToolFailure
 
@@ -44,17 +44,24 @@ class PressArgs(TabArgs):
 
 
 async def press(context: ToolContext, args: PressArgs) -> dict[str, Any]:
+    approved = approved_element(args.target) if args.target is not None else None
+
     async def operation(tab: Tab, page: Page) -> dict[str, Any]:
         resolved: Resolved | None = None
+        # The element the key reaches: the target, or what has focus (inside frames too).
+        reached: Resolved | None = None
         if args.target is not None:
-            resolved = await resolve_target(tab, page, args.target)
-            require_found(resolved)
-            facts = await inspect(resolved)
+            resolved, facts = await resolve_approved(tab, page, args.target, approved)
             safety.refuse_gone(facts)
             safety.refuse_disabled(facts)
+            reached = resolved
+            if facts.get("iframe"):
+                # Focusing a frame sends the key on to what is focused inside it: judge that.
+                reached = await focused_element(page, within=resolved) or resolved
+                facts = await inspect(reached)
         else:
-            active = await focused_element(page)
-            facts = await inspect(active) if active is not None else {}
+            reached = await focused_element(page)
+            facts = await inspect(reached) if reached is not None else {}
         safety.check_key(args.key, facts)
         if resolved is not None:
             await (await element_of(resolved)).focus()
@@ -68,7 +75,8 @@ async def press(context: ToolContext, args: PressArgs) -> dict[str, Any]:
                     raise ToolFailure("invalidArguments", f"unknown key {args.key!r}") from None
                 raise
 
-        return changed_result(*await observed(context, tab, page, resolved, act))
+        # Watched in the frame the key reaches too: a form there may load a new document.
+        return changed_result(*await observed(context, tab, page, reached, act))
 
     return await run_input(context, args.tab_id, operation)
 

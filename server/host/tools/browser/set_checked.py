@@ -14,13 +14,15 @@ from server.host.tools.args import TabArgs, Target
 from server.host.tools.base import Tool
 from server.host.tools.context import ToolContext
 from server.host.tools.page import safety
-from server.host.tools.page.acting import TARGET_HELP, not_actionable, require_found, run_input
-from server.host.tools.page.descriptions import element_name, on_page
-from server.host.tools.page.targets import (
-    element_of,
-    inspect,
-    resolve_target,
+from server.host.tools.page.acting import (
+    TARGET_HELP,
+    not_actionable,
+    resolve_approved,
+    run_input,
 )
+from server.host.tools.page.approval import approved_element
+from server.host.tools.page.descriptions import element_name, on_page
+from server.host.tools.page.targets import element_of, inspect
 from server.host.tools.results import ToolFailure
 
 
@@ -32,10 +34,10 @@ class SetCheckedArgs(TabArgs):
 
 
 async def set_checked(context: ToolContext, args: SetCheckedArgs) -> dict[str, Any]:
+    approved = approved_element(args.target)
+
     async def operation(tab: Tab, page: Page) -> dict[str, Any]:
-        resolved = await resolve_target(tab, page, args.target)
-        require_found(resolved)
-        facts = await inspect(resolved)
+        resolved, facts = await resolve_approved(tab, page, args.target, approved)
         safety.refuse_gone(facts)
         if not facts.get("checkable"):
             raise ToolFailure(

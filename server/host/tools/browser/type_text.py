@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from playwright.async_api import Page
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from server.host.browser.tabs import Tab
 from server.host.tools.args import TabArgs, Target
@@ -16,16 +16,12 @@ from server.host.tools.page.acting import (
     TARGET_HELP,
     VALUE_SHOWN,
     hold_focus,
-    require_found,
+    resolve_approved,
     run_input,
 )
+from server.host.tools.page.approval import approved_element
 from server.host.tools.page.descriptions import element_name, on_page
-from server.host.tools.page.targets import (
-    element_of,
-    inspect,
-    resolve_target,
-    run_on_element,
-)
+from server.host.tools.page.targets import element_of, run_on_element
 
 
 class TypeArgs(TabArgs):
@@ -44,14 +40,25 @@ class TypeArgs(TabArgs):
         ),
     )
 
+    @field_validator("text")
+    @classmethod
+    def whole_characters(cls, text: str) -> str:
+        """Text a page can hold: no lone half of a UTF-16 surrogate pair."""
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ValueError(
+                "the text holds a lone surrogate (half of a UTF-16 pair); send whole characters"
+            ) from None
+        return text
+
 
 async def type_text(context: ToolContext, args: TypeArgs) -> dict[str, Any]:
     append = args.mode == "append"
+    approved = approved_element(args.target)
 
     async def operation(tab: Tab, page: Page) -> dict[str, Any]:
-        resolved = await resolve_target(tab, page, args.target)
-        require_found(resolved)
-        facts = await inspect(resolved)
+        resolved, facts = await resolve_approved(tab, page, args.target, approved)
         safety.check_typable(facts, args.text, append=append)
         await (await element_of(resolved)).focus()
         await hold_focus(resolved, typed=False)
@@ -66,10 +73,13 @@ async def type_text(context: ToolContext, args: TypeArgs) -> dict[str, Any]:
             same = value.strip() == expected.strip()
         else:
             same = value == expected
+        # The field typed into, named as a snapshot shows it.
+        field = str(facts.get("name") or resolved.label)
         if same:
-            return {"ok": True, "value": value[:VALUE_SHOWN]}
+            return {"ok": True, "field": field, "value": value[:VALUE_SHOWN]}
         return {
             "ok": False,
+            "field": field,
             "value": value[:VALUE_SHOWN],
             "note": (
                 "MISMATCH: the field does not hold the text typed; the page rewrote or dropped it. "

@@ -16,16 +16,23 @@ from playwright.async_api import Page
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from server.host.browser.tabs import Tab
+from server.host.tools.args import Target
 from server.host.tools.context import ToolContext
+from server.host.tools.page.approval import ApprovedElement, require_approved
 from server.host.tools.page.tab_access import reachable_tab
 from server.host.tools.page.targets import (
     Resolved,
+    inspect,
+    resolve_target,
     run_on_element,
 )
 from server.host.tools.page.verify import NOT_VERIFIED, observe_change, page_state
 from server.host.tools.results import ToolFailure
 
 VALUE_SHOWN = 500
+# The step of a Playwright action's call log that dispatches its input to the page: a
+# timeout after it came when the page had the input.
+_DISPATCHED = "performing click action"
 
 
 Operation = Callable[[Tab, Page], Awaitable[dict[str, Any]]]
@@ -67,6 +74,18 @@ def require_found(resolved: Resolved) -> None:
         raise ToolFailure("targetNotFound", f"nothing on the page at {resolved.label}")
 
 
+async def resolve_approved(
+    tab: Tab, page: Page, target: Target, approved: ApprovedElement | None
+) -> tuple[Resolved, dict[str, Any]]:
+    """The one element ``target`` names and its facts; refused (``targetChanged``) when a
+    person approved the call for another element (``approved``, None when nobody was asked)."""
+    resolved = await resolve_target(tab, page, target)
+    require_found(resolved)
+    facts = await inspect(resolved)
+    await require_approved(approved, resolved, facts)
+    return resolved, facts
+
+
 async def hold_focus(resolved: Resolved, typed: bool) -> None:
     """Refuses to go on when the page moved focus away from the target."""
     try:
@@ -81,6 +100,15 @@ async def hold_focus(resolved: Resolved, typed: bool) -> None:
 
 
 def not_actionable(label: str, exc: PlaywrightTimeout) -> ToolFailure:
+    """A timeout of a Playwright action on ``label``: before its input reached the page the
+    element could not be used; after, the page took the input and stopped answering, and
+    the action must not be repeated."""
+    if _DISPATCHED in str(exc):
+        return ToolFailure(
+            "pageNotResponding",
+            f"the action on {label} was sent to the page, which then stopped responding; it "
+            "may have taken effect: do not repeat it; take a snapshot once the page answers",
+        )
     return ToolFailure(
         "targetNotActionable",
         f"{label} could not be used: it stayed hidden, moving or covered by another element",

@@ -2,8 +2,9 @@
 
 Each gated tool describes its calls in its own module with these pieces: the page as
 ``Title (host)``, an element by its accessible name as the page gives it now, read
-without touching the page. A piece that cannot be read (a tab gone, a stale ref) falls
-back to what the agent wrote, so a description never fails.
+without touching the page (for a call that asks, that element is the one approved). A
+piece that cannot be read (a tab gone, a stale ref) falls back to what the agent wrote,
+so a description never fails.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from server.host.browser.tabs import Tab
 from server.host.browser.typed_address import TypedAddressRefused, resolve_typed_address
 from server.host.tools.args import CssTarget, PointTarget, RefTarget, RoleTarget, Target, TextTarget
 from server.host.tools.context import ToolContext
+from server.host.tools.page import approval
 from server.host.tools.page.tab_access import reachable_tab
 from server.host.tools.page.targets import inspect, resolve_target
 
@@ -121,19 +123,19 @@ async def element_name(context: ToolContext, tab_id: str, target: Target) -> str
     if tab is None:
         return written_target(target)
 
-    async def read(page: Page) -> dict[str, Any]:
-        return await inspect(await resolve_target(tab, page, target))
+    async def read(page: Page) -> tuple[str | None, dict[str, Any]]:
+        resolved = await resolve_target(tab, page, target)
+        return resolved.pick, await inspect(resolved)
 
     try:
         done = await context.engine.run(context.team_id, tab.id, context.caller, read)
     except CrewhostError:
         return written_target(target)
-    facts = done.value or {}
-    activation = facts.get("activation") or {}
-    for name in (facts.get("name"), activation.get("name"), facts.get("text")):
-        if isinstance(name, str) and name.strip():
-            return quoted(name)
-    return written_target(target)
+    pick, facts = done.value or (None, {})
+    # A call that asks acts only on the element this card names (see ``approval``).
+    approval.record(target, pick, facts)
+    name = approval.shown_name(facts)
+    return quoted(name) if name is not None else written_target(target)
 
 
 def script_summary(code: str) -> str:

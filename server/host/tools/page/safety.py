@@ -122,6 +122,13 @@ def check_key(key: str, facts: dict[str, Any]) -> None:
     """
     keys = chord_keys(key)
     refuse_password(facts)
+    if keys & ACTIVATE_KEYS and facts.get("iframe"):
+        # Focus is in a frame of another origin: what Enter or Space does there is unknown.
+        raise ToolFailure(
+            "gatedAction",
+            "focus is inside a frame of another site that cannot be checked: Enter or Space "
+            "there could submit a form; a person must do this step",
+        )
     if keys & ENTER_KEYS and facts.get("enterSubmits"):
         raise ToolFailure(
             "gatedAction", "Enter here would submit the form: a person must do this step"

@@ -165,9 +165,12 @@ async def resolve_target(tab: Tab, page: Page, target: Target) -> Resolved:
     return Resolved(page, pick, (target.x, target.y), label)
 
 
-async def focused_element(page: Page) -> Resolved | None:
-    """The element that has focus (through open shadow roots), if it is not the body."""
-    pick = await _isolated(page, "active-element", None, "the page changed")
+async def focused_element(page: Page, within: Resolved | None = None) -> Resolved | None:
+    """The element a key goes to: the focused one through open shadow roots and same-origin
+    frames, if it is not the body; with ``within`` (a frame element), the one focused inside
+    that frame. A frame element itself when focus is in a frame of another origin."""
+    argument = within.pick if within is not None else None
+    pick = await _isolated(page, "active-element", argument, "the page changed")
     return Resolved(page, pick, None, "the focused element") if pick is not None else None
 
 

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
+from aiohttp import web
 
 from server.host.browser.tabs import Tab
 from server.host.tools.context import ToolContext
-from tests.host.tools.conftest import call, open_page, ref_of
-from tests.support.sites import Site
+from tests.host.tools.conftest import SITE_FOLDER, call, open_page, ref_of
+from tests.support.sites import Site, serving
 
 
 async def _page(context: ToolContext, site: Site, path: str) -> tuple[Tab, dict[str, Any]]:
@@ -187,7 +189,7 @@ async def test_typed_text_is_read_back(context: ToolContext, site: Site) -> None
     result = await call(
         context, "type", tabId=tab.id, target=_ref(snap, 'textbox "Name"'), text="Grace"
     )
-    assert result == {"ok": True, "value": "Grace"}
+    assert result == {"ok": True, "field": "Name", "value": "Grace"}
     appended = await call(
         context,
         "type",
@@ -219,6 +221,7 @@ async def test_a_value_the_page_rewrites_is_a_mismatch(context: ToolContext, sit
         ('textbox "Name"', "Ada \u2014 Countess", "dashInText"),
         ('textbox "Name"', "1815\u20131852", "dashInText"),
         ('textbox "Name"', "", "emptyText"),
+        ('textbox "Name"', "x\ud800", "invalidArguments"),
         ('checkbox "Newsletter"', "yes", "notEditable"),
     ],
 )
@@ -255,7 +258,17 @@ async def test_typing_into_a_contenteditable_is_read_back(context: ToolContext, 
     result = await call(
         context, "type", tabId=tab.id, target=_ref(snap, 'textbox "Bio"'), text="Mathematician"
     )
-    assert result == {"ok": True, "value": "Mathematician"}
+    assert result == {"ok": True, "field": "Bio", "value": "Mathematician"}
+
+
+async def test_a_click_the_page_hangs_on_says_it_was_sent(context: ToolContext, site: Site) -> None:
+    """A handler that holds the page's main thread past the action's timeout: the click was
+    delivered, so it is not reported as a control that could not be used."""
+    tab, snap = await _page(context, site, "/moving.html")
+    hurried = replace(context, settings=replace(context.settings, action_timeout=0.3))
+    result = await call(hurried, "click", tabId=tab.id, target=_ref(snap, "Recalculate"))
+    assert result["error"]["code"] == "pageNotResponding", result
+    assert "do not repeat it" in result["error"]["message"]
 
 
 # -- press, hover, scroll ---------------------------------------------------------------------
@@ -274,6 +287,37 @@ async def test_enter_on_a_button_presses_it(context: ToolContext, site: Site) ->
     tab, snap = await _page(context, site, "/changes.html")
     result = await call(context, "press", tabId=tab.id, key="Enter", target=_ref(snap, "Show more"))
     assert result["changed"], result
+
+
+async def test_enter_is_judged_by_the_field_focused_inside_a_frame(
+    context: ToolContext, site: Site
+) -> None:
+    """Focus in a same-origin frame is followed to the element the key reaches; a frame
+    of another origin cannot be read, so Enter or Space into it is refused."""
+    folder = web.Application()
+    folder.router.add_static("/", SITE_FOLDER)
+    async with serving(folder) as other:
+        framed = "/frame-form.html?other=" + other.url("/frame-form-child.html")
+        tab = await open_page(context, site, framed)
+        await call(context, "snapshot", tabId=tab.id)
+        field = "document.getElementById('same').contentDocument.getElementById('amount')"
+        await _js(context, tab, f"{field}.focus(); 1")
+        focused = await call(context, "press", tabId=tab.id, key="Enter")
+        same = {"kind": "css", "selector": "#same"}
+        framed_target = await call(context, "press", tabId=tab.id, key="Enter", target=same)
+        await _js(context, tab, f"{field}.focus(); 1")
+        other_frame = {"kind": "css", "selector": "#other"}
+        cross = await call(context, "press", tabId=tab.id, key=" ", target=other_frame)
+        # A key that only follows a link in the frame changes the frame, not the main page.
+        link = "document.getElementById('same').contentDocument.getElementById('next')"
+        await _js(context, tab, f"{link}.focus(); 1")
+        followed = await call(context, "press", tabId=tab.id, key="Enter")
+    assert focused["error"]["code"] == "gatedAction", focused
+    assert framed_target["error"]["code"] == "gatedAction", framed_target
+    assert cross["error"]["code"] == "gatedAction", cross
+    assert "another site" in cross["error"]["message"]
+    assert "in the frame: the address changed" in followed["reasons"], followed
+    assert not [path for path, _ in site.requests + other.requests if "sent=" in path]
 
 
 async def test_a_key_that_changes_nothing_is_not_verified(context: ToolContext, site: Site) -> None:

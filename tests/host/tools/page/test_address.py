@@ -98,6 +98,7 @@ def test_other_apps_addresses_are_refused_not_launched(typed: str) -> None:
         ("   ", "emptyAddress"),
         ("?", "emptyAddress"),
         ("https://", "invalidAddress"),
+        ("http://[::1", "invalidAddress"),
         ("x" * 9000, "addressTooLong"),
     ],
 )

@@ -78,6 +78,24 @@ const deepActive = (doc) => {
 };
 
 /**
+ * The element that has focus under `doc`, through open shadow roots and the same-origin
+ * frames focus is in: the innermost element a key goes to. A frame element when focus is in
+ * a frame this world cannot read (another origin).
+ * @param {Document} doc
+ * @returns {Element | null}
+ */
+const deepFocus = (doc) => {
+  let active = deepActive(doc);
+  while (active && (active.tagName === 'IFRAME' || active.tagName === 'FRAME')) {
+    const inner = /** @type {HTMLIFrameElement} */ (active).contentDocument;
+    const next = inner ? deepActive(inner) : null;
+    if (!next) break;
+    active = next;
+  }
+  return active;
+};
+
+/**
  * The frame elements that hold `el`, outermost first: empty for an element of this frame's
  * own document, null when a frame between is gone.
  * @param {Element} el
