@@ -186,9 +186,16 @@ class NotificationService:
     # What members ask for.
 
     async def list_notifications(
-        self, member: Member, *, unread_only: bool = False, limit: int = 50, before: float | None
+        self,
+        member: Member,
+        *,
+        unread_only: bool = False,
+        limit: int = 50,
+        before: float | None,
+        before_id: str | None = None,
     ) -> NotificationPage:
-        """The member's notifications, newest first, and how many are unread."""
+        """The member's notifications, newest first, and how many are unread; a page after
+        the one whose last was (``before``, ``before_id``)."""
         async with self._db.read() as conn:
             items = await self._items.list_notifications(
                 conn,
@@ -197,6 +204,7 @@ class NotificationService:
                 unread_only=unread_only,
                 limit=max(1, min(limit, MAX_PAGE)),
                 before=before,
+                before_id=before_id,
             )
             unread = await self._items.count_unread(conn, member.team_id, member.account_id)
         return NotificationPage(items, unread)

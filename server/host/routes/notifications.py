@@ -49,6 +49,13 @@ class NotificationList(WireModel):
 class ListNotifications(InboundModel):
     unread_only: bool = Field(default=False, description="Only unread ones.")
     before: float | None = Field(default=None, description="Only those made before this time.")
+    before_id: NotificationRef | None = Field(
+        default=None,
+        description=(
+            "With `before`: the last one of the page before (its `createdAt` is `before`), "
+            "so those made at that same time and listed after it come next."
+        ),
+    )
     limit: Annotated[WireInt, Field(ge=1, le=MAX_PAGE)] = 50
 
 
@@ -110,7 +117,11 @@ def _preferences_view(p: EmailPreferences) -> PreferencesView:
 async def list_notifications(call: HostCall, args: ListNotifications) -> NotificationList:
     """The caller's notifications, newest first, and how many are unread."""
     page = await call.host.notifications.list_notifications(
-        call.member, unread_only=args.unread_only, limit=args.limit, before=args.before
+        call.member,
+        unread_only=args.unread_only,
+        limit=args.limit,
+        before=args.before,
+        before_id=args.before_id,
     )
     return NotificationList(
         notifications=[notification_view(n) for n in page.notifications], unread=page.unread

@@ -113,13 +113,21 @@ class NotificationRepository:
         unread_only: bool,
         limit: int,
         before: float | None = None,
+        before_id: str | None = None,
     ) -> list[Notification]:
-        """Newest first; ``before``: only those made before that time."""
+        """Newest first (by time, then id); ``before``: only those made before that time,
+        or, with ``before_id``, at that time and after that one in this order."""
         query = sa.select(notifications).where(*_of_member(team_id, account_id))
         if unread_only:
             query = query.where(notifications.c.read_at.is_(None))
         if before is not None:
-            query = query.where(notifications.c.created_at < before)
+            earlier = notifications.c.created_at < before
+            if before_id is not None:
+                earlier = sa.or_(
+                    earlier,
+                    sa.and_(notifications.c.created_at == before, notifications.c.id < before_id),
+                )
+            query = query.where(earlier)
         query = query.order_by(notifications.c.created_at.desc(), notifications.c.id.desc())
         result = await conn.execute(query.limit(limit))
         return [_notification(row) for row in result]

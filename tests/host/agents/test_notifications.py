@@ -322,3 +322,25 @@ async def test_the_timer_sends_a_digest_once_the_clock_says_it_is_due(
         finally:
             await service.close()
     assert mail_sent.subject == "Crewhost: 1 notification"
+
+
+async def test_pages_of_notifications_made_at_one_time_miss_none(host: Host) -> None:
+    """Many notices at one moment (the clock stands still here): a page that ends among
+    them is followed by the rest, by (time, id)."""
+    for n in range(9):
+        await host.publish(finished(run_id=f"{n:032x}"))
+    seen: list[str] = []
+    before: tuple[float, str] | None = None
+    while True:
+        page = await host.service.list_notifications(
+            member(ANA),
+            limit=2,
+            before=None if before is None else before[0],
+            before_id=None if before is None else before[1],
+        )
+        if not page.notifications:
+            break
+        seen += [item.id for item in page.notifications]
+        last = page.notifications[-1]
+        before = (last.created_at, last.id)
+    assert len(seen) == len(set(seen)) == 9

@@ -4360,6 +4360,12 @@ export interface components {
              */
             before?: number | null;
             /**
+             * Beforeid
+             * @description With `before`: the last one of the page before (its `createdAt` is `before`), so those made at that same time and listed after it come next.
+             * @default null
+             */
+            beforeId?: string | null;
+            /**
              * Limit
              * @default 50
              */
