@@ -36,6 +36,7 @@ from server.host.agents.providers.events import (
     StreamToolCallStarted,
     ToolCallArgumentsDelta,
     Usage,
+    token_count,
 )
 from server.host.agents.providers.sse import SSEEvent
 from server.host.agents.providers.stream import (
@@ -272,7 +273,7 @@ class AnthropicDecoder:
         for name in (*_INPUT_TOKEN_FIELDS, "output_tokens"):
             count = usage.get(name)
             if isinstance(count, int) and not isinstance(count, bool):
-                self._counts[name] = count
+                self._counts[name] = token_count(count)
 
     def _usage(self) -> Usage:
         counts = self._counts

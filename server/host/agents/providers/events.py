@@ -82,6 +82,25 @@ class ToolCallDropped:
     reason: str
 
 
+# The most tokens one request is counted for, per figure: more than any model reads or
+# writes at once. A larger figure is the server's mistake (an OpenAI-compatible one can send
+# anything), and counted as given it would overflow a turn's totals in storage.
+MAX_REPORTED_TOKENS = 10_000_000
+
+
+def token_count(value: object) -> int:
+    """A usage figure as a server sent it, read as tokens: absent (None) is 0, a whole
+    number is held within 0 to ``MAX_REPORTED_TOKENS``; anything else (a string, a bool, a
+    fraction) is a ``ValueError``, the stream's own mistake."""
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"a token count of type {type(value).__name__}")
+    if isinstance(value, float) and not value.is_integer():
+        raise ValueError("a token count that is not a whole number")
+    return max(0, min(int(value), MAX_REPORTED_TOKENS))
+
+
 @dataclass(frozen=True, slots=True)
 class Usage:
     """Tokens the reply cost: input (cached reads and writes included) and output

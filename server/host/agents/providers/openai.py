@@ -46,6 +46,7 @@ from server.host.agents.providers.events import (
     ToolCallArgumentsDelta,
     ToolCallInvalid,
     Usage,
+    token_count,
 )
 from server.host.agents.providers.sse import SSEEvent
 from server.host.agents.providers.stream import (
@@ -425,8 +426,8 @@ def _usage(usage: dict[str, Any]) -> Usage:
     prompt = prompt if isinstance(prompt, dict) else {}
     completion = completion if isinstance(completion, dict) else {}
     return Usage(
-        input_tokens=int(usage.get("prompt_tokens") or 0),
-        output_tokens=int(usage.get("completion_tokens") or 0),
-        cache_read_tokens=int(prompt.get("cached_tokens") or 0),
-        reasoning_tokens=int(completion.get("reasoning_tokens") or 0),
+        input_tokens=token_count(usage.get("prompt_tokens")),
+        output_tokens=token_count(usage.get("completion_tokens")),
+        cache_read_tokens=token_count(prompt.get("cached_tokens")),
+        reasoning_tokens=token_count(completion.get("reasoning_tokens")),
     )

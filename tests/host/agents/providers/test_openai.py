@@ -6,6 +6,7 @@ import aiohttp
 import pytest
 
 from server.host.agents.providers.events import (
+    MAX_REPORTED_TOKENS,
     Failed,
     Finished,
     StreamTextDelta,
@@ -468,3 +469,14 @@ async def test_cached_and_reasoning_tokens_are_read_from_the_usage_details(
     assert usage == Usage(
         input_tokens=2000, output_tokens=300, cache_read_tokens=1500, reasoning_tokens=250
     )
+
+
+async def test_a_token_count_past_any_model_is_held_to_the_most_one_request_counts(
+    session: aiohttp.ClientSession, fake_openai: FakeChatCompletions, http: HttpOptions
+) -> None:
+    fake_openai.script(
+        ChunkStream().role().text("Hi.").finish("stop").usage(3_000_000_000, -5).done().reply()
+    )
+    events = await read_all(openai(session, fake_openai, http).stream(request()))
+    usage = next(e for e in events if isinstance(e, Usage))
+    assert (usage.input_tokens, usage.output_tokens) == (MAX_REPORTED_TOKENS, 0)
