@@ -230,7 +230,14 @@ class MemoryService:
         async with self._db.read() as conn:
             await self._require_agent(conn, member.team_id, agent_id)
             found, _ = await self._repo.find_memories(conn, member.team_id, agent_id, whole)
-            readable = [m for m in found if await self._member_may(conn, member, m)]
+            # The agent's threads the member reads, in one query rather than one a memory.
+            seen = {
+                thread.id: True
+                for thread in await self._threads.list_threads(
+                    conn, member.team_id, agent_id, member.account_id
+                )
+            }
+            readable = [m for m in found if await self._member_may(conn, member, m, seen)]
         return readable[query.offset : query.offset + query.limit], len(readable)
 
     async def get_memory(self, member: Member, agent_id: str, memory_id: str) -> AgentMemory:
@@ -295,18 +302,28 @@ class MemoryService:
         if await self._agents.get_agent(conn, team_id, agent_id) is None:
             raise NotFound("no such agent", code="agentNotFound")
 
-    async def _member_may(self, conn: AsyncConnection, member: Member, memory: AgentMemory) -> bool:
+    async def _member_may(
+        self,
+        conn: AsyncConnection,
+        member: Member,
+        memory: AgentMemory,
+        seen: dict[str, bool] | None = None,
+    ) -> bool:
         """Owners and admins reach every memory. A member reaches their own memories, and
-        the team's that came only from threads they can read (at least one)."""
+        the team's that came only from threads they can read (at least one). ``seen`` keeps
+        which threads the member reads, across the memories of one request."""
         if member.role.rank >= Role.ADMIN.rank:
             return True
         if memory.member_id is not None:
             return memory.member_id == member.account_id
         if not memory.source_threads:
             return False
+        seen = {} if seen is None else seen
         for thread_id in memory.source_threads:
-            thread = await self._threads.get_thread(conn, member.team_id, thread_id)
-            if thread is None or not thread.visible_to(member.account_id):
+            if thread_id not in seen:
+                thread = await self._threads.get_thread(conn, member.team_id, thread_id)
+                seen[thread_id] = thread is not None and thread.visible_to(member.account_id)
+            if not seen[thread_id]:
                 return False
         return True
 
