@@ -453,13 +453,25 @@ class BrowserEngine:
         *,
         caller: Caller,
     ) -> TabResult[None]:
-        """Answers the tab's dialog: an agent only its own, a person any."""
+        """Answers the tab's dialog: an agent only its own, a person any. A dialog the page
+        opens as an agent's answer goes to that agent, as one its click opened would."""
         tab = self.get_tab(team_id, tab_id)
 
         async def answer() -> TabResult[None]:
-            await answer_dialog(tab, caller, accept, text)
-            tab.last_used = self._clock.now()
-            return TabResult(None)
+            try:
+                if caller.agent_id is not None and tab.page is not None:
+                    return await run_input_action(
+                        tab,
+                        caller.agent_id,
+                        tab.page,
+                        lambda _page: answer_dialog(tab, caller, accept, text),
+                        stale=False,
+                        settle=self._settle,
+                    )
+                await answer_dialog(tab, caller, accept, text)
+                return TabResult(None)
+            finally:
+                tab.last_used = self._clock.now()
 
         return await tab.queue.run(caller, answer, deadline=self.deadline, dialog_ok=True)
 

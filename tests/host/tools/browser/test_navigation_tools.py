@@ -189,6 +189,23 @@ async def test_handle_dialog_answers_and_returns_the_page(context: ToolContext, 
     assert again["error"]["code"] == "dialogClosed"
 
 
+async def test_a_dialog_an_answer_opens_is_the_answers_result(
+    context: ToolContext, site: Site
+) -> None:
+    tab = await open_page(context, site, "/two-dialogs.html")
+    done = await context.engine.run(
+        TEAM, tab.id, AGENT, lambda p: p.click("#ask"), input_action=True
+    )
+    assert done.dialog is not None and done.dialog.message == "Saved."
+    answered = await call(context, "handle_dialog", tabId=tab.id, accept=True)
+    assert (answered["dialog"]["type"], answered["dialog"]["message"]) == (
+        "confirm",
+        "Send it too?",
+    )
+    last = await call(context, "handle_dialog", tabId=tab.id, accept=False)
+    assert (last["answered"], last["title"]) == (True, "kept")
+
+
 async def test_set_environment_changes_what_the_page_sees(context: ToolContext, site: Site) -> None:
     tab = await open_page(context, site, "/behind-check.html")
     result = await call(
