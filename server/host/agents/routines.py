@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any, Literal, Protocol, cast
+from zoneinfo import ZoneInfoNotFoundError
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -673,9 +674,15 @@ def _spec_fields(spec: RoutineSpec) -> dict[str, Any]:
 
 
 def _title(routine: Routine, now: float) -> str:
+    """A run's thread title: the routine's name, and for a thread of its own the time it
+    ran as the team reads the routine's schedule (in its zone; UTC when it names none)."""
     if routine.thread_policy == "continue":
         return routine.name
-    return f"{routine.name} · {datetime.fromtimestamp(now, UTC):%Y-%m-%d %H:%M} UTC"
+    try:
+        when = Schedule.from_json(routine.schedule).local_time(now)
+    except ZoneInfoNotFoundError:  # a zone this host no longer has
+        when = f"{datetime.fromtimestamp(now, UTC):%a %-d %b %H:%M} UTC"
+    return f"{routine.name} · {when}"
 
 
 def _manages(member: Member, routine: Routine) -> bool:

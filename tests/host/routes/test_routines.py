@@ -6,7 +6,9 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator
+from datetime import datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -165,7 +167,14 @@ async def test_a_run_now_ends_done_with_its_thread(team: Team, anthropic: FakeAn
     assert recorded["endedAt"] >= recorded["startedAt"]
     # The run's thread is the member's, with the routine's message and the agent's reply.
     thread = await team.member.call("threads-v1/get", {"threadId": started["threadId"]})
-    assert thread["thread"]["title"].startswith("Orders · ")
+    # Titled with the time it ran in the routine's own zone, as its schedule is read.
+    # (the title is made just before the run's start is stored: the same minute, or the one
+    # before it when a minute turned between them)
+    london = ZoneInfo("Europe/London")
+    assert thread["thread"]["title"] in {
+        f"Orders · {datetime.fromtimestamp(recorded['startedAt'] - back, london):%a %-d %b %H:%M}"
+        for back in (0, 60)
+    }
     texts = [m.get("text") for m in thread["messages"]]
     assert texts == ["Count today's orders.", "There were 12 orders."]
     assert [t["status"] for t in thread["turns"]] == ["done"]
