@@ -75,7 +75,10 @@ class TicketSigner:
         host_id: str,
         role: str,
         fingerprint: str,
+        as_of: float | None = None,
     ) -> tuple[str, TicketClaims]:
+        """A signed ticket; ``as_of``: the time the claims were true (issued then, not
+        later than now), for a host to weigh against the revocations it heard."""
         now = self._clock.now()
         claims = TicketClaims(
             account_id=account_id,
@@ -84,7 +87,7 @@ class TicketSigner:
             host_id=host_id,
             role=role,
             fingerprint=fingerprint,
-            issued_at=now,
+            issued_at=now if as_of is None else min(as_of, now),
             expires_at=now + self._lifetime,
             nonce=secrets.token_urlsafe(18),
         )

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from server.common.tickets import TicketRefused, read_ticket
 from server.db.engine import Database
 from server.db.lookups import Lookup, Row
 from server.hub.cache import ExpiringCache
@@ -19,6 +20,8 @@ from server.hub.storage import sessions as session_storage
 from server.hub.storage import teams as team_storage
 from tests.support.clock import FakeClock
 from tests.support.hub_server import RunningHub
+from tests.support.peers import wait_linked
+from tests.support.waiting import eventually
 
 
 def test_a_value_read_before_its_key_was_forgotten_is_not_kept() -> None:
@@ -115,6 +118,44 @@ async def test_a_removed_member_gets_no_ticket_from_a_read_before_the_removal(
         f"/v1/teams/{team_id}/hosts/{host_id}/tickets", {"fingerprint": ":".join(["AB"] * 32)}
     )
     assert (ticket.status, ticket.code) == (404, "teamNotFound")
+
+
+async def test_a_ticket_asked_for_before_a_removal_is_refused_by_the_host(
+    server: RunningHub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The request itself read the membership before the removal and goes on to sign a
+    ticket after it: the ticket says it was issued when the membership was read, so the
+    host, which heard of the removal, refuses it."""
+    owner = await server.sign_up_owner()
+    team_id = await server.first_team_id(owner)
+    member = await server.invite(owner, team_id, "m@example.com", "member")
+    assert member.account_id is not None
+    host_id = (await owner.get(f"/v1/teams/{team_id}/hosts")).body["hosts"][0]["id"]
+    await wait_linked(server)
+    held = HeldLookup(
+        server.hub.db,
+        team_storage._TEAMS_OF_LOOKUP,
+        lambda parameters, _: parameters.get("account_id") == member.account_id,
+    )
+    monkeypatch.setattr(server.hub.db, "lookup", held.lookup)
+    server.hub.teams.forget_cached([member.account_id])
+
+    asked = asyncio.create_task(
+        member.post(
+            f"/v1/teams/{team_id}/hosts/{host_id}/tickets", {"fingerprint": ":".join(["AB"] * 32)}
+        )
+    )
+    await held.answered.wait()
+    assert (await owner.delete(f"/v1/teams/{team_id}/members/{member.account_id}")).status == 204
+    held.release.set()
+    granted = await asked
+    assert granted.status == 201  # it was a member when the request was read
+    peers = server.builtin.services.peers
+    await eventually(lambda: len(peers.revocations) > 0)  # the host heard of the removal
+    claims = read_ticket(granted.body["ticket"], (await server.hub.tickets.signer()).public_key)
+    with pytest.raises(TicketRefused) as refused:
+        peers.revocations.check(claims, claims.issued_at)
+    assert refused.value.code == "ticketRevoked"
 
 
 async def test_a_signed_out_session_is_not_revived_by_a_read_before_the_sign_out(

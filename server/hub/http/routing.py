@@ -53,10 +53,13 @@ Handler = Callable[["Call[Any]"], Awaitable[Reply]]
 
 @dataclass(frozen=True, slots=True)
 class TeamAccess:
-    """The team named in the path and the caller's role in it."""
+    """The team named in the path and the caller's role in it, as of ``as_of``: the hub's
+    time before the caller's session and role were read (a removal or sign-out after it
+    may not show in them yet)."""
 
     team_id: str
     role: Role
+    as_of: float = 0.0
 
 
 @dataclass(slots=True)
@@ -279,6 +282,7 @@ def wrap(route: Route) -> Callable[[web.Request], Awaitable[web.StreamResponse]]
     async def handle(request: web.Request) -> web.StreamResponse:
         hub = request.app[HUB_KEY]
         check_csrf(request, hub)
+        as_of = hub.clock.now()
         principal = None if route.access == "public" else await _authenticate(request, hub)
         team = None
         if isinstance(route.access, Role):
@@ -294,7 +298,7 @@ def wrap(route: Route) -> Callable[[web.Request], Awaitable[web.StreamResponse]]
                 raise NotFound("no such team", code="teamNotFound")
             if not role.at_least(route.access):
                 raise Forbidden(f"this needs the {route.access.value} role or higher")
-            team = TeamAccess(team_id, role)
+            team = TeamAccess(team_id, role, as_of)
         body, raw = (
             await _read_body(request, route, hub)
             if request.method not in _SAFE_METHODS

@@ -86,7 +86,12 @@ async def issue_ticket(call: Call[TicketRequest]) -> TicketGrant:
     host = await call.hub.hosts.get_team_host(call.team.team_id, call.path_id("host_id"))
     call.hub.links.require_reachable(host)
     ticket, claims = await call.hub.tickets.issue(
-        call.principal, call.team.team_id, call.team.role, host.id, call.body.fingerprint
+        call.principal,
+        call.team.team_id,
+        call.team.role,
+        host.id,
+        call.body.fingerprint,
+        as_of=call.team.as_of,
     )
     return TicketGrant(ticket=ticket, expires_at=claims.expires_at, host_key=host.public_key)
 

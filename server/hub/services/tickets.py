@@ -27,8 +27,19 @@ class TicketService:
         return self._signer
 
     async def issue(
-        self, principal: Principal, team_id: str, role: Role, host_id: str, fingerprint: str
+        self,
+        principal: Principal,
+        team_id: str,
+        role: Role,
+        host_id: str,
+        fingerprint: str,
+        *,
+        as_of: float | None = None,
     ) -> tuple[str, TicketClaims]:
+        """A ticket for what the caller may do as of ``as_of`` (when their session and role
+        were read): it says it was issued then, so a host that heard of a removal or a
+        sign-out since refuses it, even if the request read the member's access just
+        before the change."""
         signer = await self.signer()
         return signer.issue(
             account_id=principal.account_id,
@@ -37,6 +48,7 @@ class TicketService:
             host_id=host_id,
             role=role.value,
             fingerprint=fingerprint.upper(),
+            as_of=as_of,
         )
 
     async def check_relay(
