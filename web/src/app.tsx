@@ -263,7 +263,7 @@ export function App() {
     const removed = state.status === 'signedIn' ? state.removed?.find((r) => r.id === route.teamId) : undefined;
     page = removed ? <RemovedFromTeamScreen teamName={removed.name} /> : <TeamMissingScreen />;
   }
-  else if (route.name === 'host' && team !== null) page = <HostScreen key={`${team.id}/${route.hostId}`} team={team} hostId={route.hostId} opening={route.section} />;
+  else if (route.name === 'host' && team !== null) page = <HostScreen key={`${team.id}/${route.hostId}`} team={team} hostId={route.hostId} opening={route.section} openingChat={{ agentId: route.agentId ?? null, threadId: route.threadId ?? null }} />;
   else if (route.name === 'team' && team !== null) {
     if (route.section === 'start') page = <GetStartedScreen key={team.id} team={team} />;
     else if (route.section === 'members') page = <MembersScreen key={team.id} team={team} />;

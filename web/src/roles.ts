@@ -49,3 +49,13 @@ export const SOLE_OWNER_REASON = 'A team needs an owner';
 export function roleLockReason(target: Role, owners: number): string | null {
   return target === 'owner' && owners <= 1 ? SOLE_OWNER_REASON : null;
 }
+
+export const SOLE_OWNER_LEAVE_REASON = 'A team needs an owner. Make someone else an owner first.';
+
+/**
+ * Why `actor` cannot leave the team right now, or null if they can: the hub refuses to let
+ * a team's only owner go.
+ */
+export function leaveLockReason(actor: Role, owners: number): string | null {
+  return actor === 'owner' && owners <= 1 ? SOLE_OWNER_LEAVE_REASON : null;
+}

@@ -23,7 +23,8 @@ export type Route =
   | { name: 'join'; code: string }
   | { name: 'createTeam' }
   | { name: 'team'; teamId: string; section: TeamSection }
-  | { name: 'host'; teamId: string; hostId: string; section?: HostSection }
+  /** `agentId` and `threadId` name the open chat (ids only: an address never holds content). */
+  | { name: 'host'; teamId: string; hostId: string; section?: HostSection; agentId?: string; threadId?: string }
   | { name: 'account' }
   | { name: 'notFound'; path: string };
 
@@ -53,7 +54,7 @@ export function parseRoute(pathname: string, search = ''): Route {
     .slice(BASE.length)
     .split('/')
     .filter((part) => part !== '');
-  const [first, second, third, fourth, fifth] = parts;
+  const [first, second, third, fourth, fifth, sixth, seventh] = parts;
   if (parts.length === 0) return { name: 'home' };
   if (parts.length === 1) {
     switch (first) {
@@ -88,6 +89,17 @@ export function parseRoute(pathname: string, search = ''): Route {
     const section = HOST_SECTIONS.find((s) => s === fifth);
     if (teamId && hostId && section) return { name: 'host', teamId, hostId, section };
   }
+  // The open chat: …/hosts/<host>/chat/<agent>[/<thread>].
+  if ((parts.length === 6 || parts.length === 7) && first === 'teams' && third === 'hosts' && fifth === 'chat' && second !== undefined && fourth !== undefined && sixth !== undefined) {
+    const teamId = decode(second);
+    const hostId = decode(fourth);
+    const agentId = decode(sixth);
+    if (teamId && hostId && agentId) {
+      if (seventh === undefined) return { name: 'host', teamId, hostId, section: 'chat', agentId };
+      const threadId = decode(seventh);
+      if (threadId) return { name: 'host', teamId, hostId, section: 'chat', agentId, threadId };
+    }
+  }
   return { name: 'notFound', path: pathname };
 }
 
@@ -109,8 +121,11 @@ export function routePath(route: Route): string {
       return `${BASE}/teams/new`;
     case 'team':
       return `${BASE}/teams/${encodeURIComponent(route.teamId)}/${route.section}`;
-    case 'host':
-      return `${BASE}/teams/${encodeURIComponent(route.teamId)}/hosts/${encodeURIComponent(route.hostId)}${route.section ? `/${route.section}` : ''}`;
+    case 'host': {
+      const host = `${BASE}/teams/${encodeURIComponent(route.teamId)}/hosts/${encodeURIComponent(route.hostId)}`;
+      if (route.agentId) return `${host}/chat/${encodeURIComponent(route.agentId)}${route.threadId ? `/${encodeURIComponent(route.threadId)}` : ''}`;
+      return `${host}${route.section ? `/${route.section}` : ''}`;
+    }
     case 'account':
       return `${BASE}/account`;
     case 'notFound':

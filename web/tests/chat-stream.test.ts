@@ -1,6 +1,7 @@
 /** One thread's conversation: loaded from the host, then kept current by its events. */
 import { describe, expect, it } from 'vitest';
 import {
+  DENIED_FOR_PEOPLE,
   chatAfterEvent,
   chatFromContents,
   chatRetrying,
@@ -15,6 +16,7 @@ import {
   stoppedByBudget,
   turnStatusText,
   waitingText,
+  writerOf,
   type ChatState,
   type ThreadContents,
   type ToolItem,
@@ -223,7 +225,7 @@ describe('chat stream', () => {
   });
 
   it('keeps a failed send failed until Retry, and only a failed one is retried', () => {
-    let state = chatWithSending(chatFromContents(contents()), 'local1', 'Hi', []);
+    let state = chatWithSending(chatFromContents(contents()), 'local1', 'Hi', [], 'me');
     expect(chatRetrying(state, 'local1')).toBeNull();
     state = chatWithDelivery(state, 'local1', 'The host is busy.');
     expect(state.items[0]).toMatchObject({ delivery: 'failed', failure: 'The host is busy.' });
@@ -245,10 +247,10 @@ describe('chat memory', () => {
     memory.setDraft(THREAD, '');
     expect(memory.draft(THREAD)).toBe('');
     memory.keepUnsent(THREAD, [
-      { kind: 'user', key: 'a', text: 'sent', attachments: [], delivery: 'sent' },
-      { kind: 'user', key: 'b', text: 'in flight', attachments: [], delivery: 'sending' },
+      { kind: 'user', key: 'a', text: 'sent', attachments: [], delivery: 'sent', author: 'me' },
+      { kind: 'user', key: 'b', text: 'in flight', attachments: [], delivery: 'sending', author: 'me' },
     ]);
-    expect(memory.failed(THREAD)).toEqual([{ kind: 'user', key: 'b', text: 'in flight', attachments: [], delivery: 'failed', failure: 'Not sent: the connection was lost.' }]);
+    expect(memory.failed(THREAD)).toEqual([{ kind: 'user', key: 'b', text: 'in flight', attachments: [], delivery: 'failed', failure: 'Not sent: the connection was lost.', author: 'me' }]);
     expect(localStorage.length).toBe(0);
   });
 
@@ -304,6 +306,25 @@ describe('a refusal read back from the thread', () => {
     expect(toolDetail(firstCard!.detail)).toEqual({ code: 'gatedAction', text: 'This control reads like a commit ("Place order"); a person does that' });
     expect([secondCard!.outcome, toolDetail(secondCard!.detail).code]).toEqual(['error', 'toolFailed']);
   });
+
+  it('says a denied call was denied by a member, live and loaded again, never the words meant for the model', () => {
+    const live = play(chatFromContents(contents()), [
+      ev('turn-started', {}),
+      ev('tool-call-finished', { callId: 't1.1', tool: 'click', outcome: 'refused', summary: 'denied by a member' }),
+    ]);
+    const reloaded = chatFromContents(
+      contents({
+        messages: [
+          { role: 'assistant', text: '', toolCalls: [{ id: 't1.1', name: 'click', arguments: { tabId: 'x' } }] },
+          { role: 'tool', callId: 't1.1', content: 'The person denied this call. Nothing was done. Do not try it another way.', isError: true, description: 'Click “Pay” on Shop (shop.test)' },
+        ],
+      }),
+    );
+    const [liveCard] = live.items as ToolItem[];
+    const [reloadedCard] = reloaded.items as ToolItem[];
+    expect([reloadedCard!.outcome, reloadedCard!.detail]).toEqual([liveCard!.outcome, liveCard!.detail]);
+    expect(toolDetail(reloadedCard!.detail).text).toBe(DENIED_FOR_PEOPLE);
+  });
 });
 
 describe('needsProviderKey', () => {
@@ -334,7 +355,7 @@ describe('the queue', () => {
 
   it('shows a message sent during a turn in the queue, not in the conversation, until a turn takes it', () => {
     let state = chatFromContents(contents({ runningTurnId: 't1' }));
-    state = chatWithSending(state, 'local1', 'And blue', []);
+    state = chatWithSending(state, 'local1', 'And blue', [], 'me');
     state = play(state, [ev('queued-message-added', { queued: queued('q1', 'And blue') })]);
     state = chatWithQueued(state, 'local1');
     expect(state.items).toEqual([]);
@@ -345,7 +366,7 @@ describe('the queue', () => {
 
     state = play(state, [ev('queued-message-taken', { id: 'q1', turnId: 't1', steered: true })]);
     expect(state.queued).toEqual([]);
-    expect(state.items).toEqual([{ kind: 'user', key: 'qq1', text: 'And navy', attachments: [{ name: 'notes.txt', sha256: null, preview: false }], delivery: 'sent' }]);
+    expect(state.items).toEqual([{ kind: 'user', key: 'qq1', text: 'And navy', attachments: [{ name: 'notes.txt', sha256: null, preview: false }], delivery: 'sent', author: 'me' }]);
   });
 
   it('drops a cancelled message, and loads the queue with the thread', () => {
@@ -376,8 +397,25 @@ describe('a spent budget', () => {
     expect(budgetRefusal({ code: 'budgetExceeded', message: '' }, 'fallback')).toBe('fallback');
     expect(budgetRefusal({ code: 'turnRunning', message: 'x' }, 'fallback')).toBeNull();
     expect(budgetRefusal(new Error('boom'), 'fallback')).toBeNull();
-    const state = chatWithDelivery(chatWithSending(chatFromContents(contents()), 'k1', 'Go', []), 'k1', 'The budget “Month” is spent.', true);
+    const state = chatWithDelivery(chatWithSending(chatFromContents(contents()), 'k1', 'Go', [], 'me'), 'k1', 'The budget “Month” is spent.', true);
     expect(state.items[0]).toMatchObject({ delivery: 'failed', budget: true });
     expect(chatRetrying(state, 'k1')!.item.budget).toBeUndefined();
+  });
+});
+
+describe('writerOf', () => {
+  it('is who sent a message when that is known, else the thread’s starter', () => {
+    const loaded = chatFromContents(
+      contents({
+        thread: { ...contents().thread, createdBy: 'owner', shared: true },
+        messages: [
+          { role: 'user', text: 'stored, no writer kept', attachments: [] },
+          { role: 'user', text: 'stored with its writer', attachments: [], accountId: 'member' },
+        ],
+      }),
+    );
+    const sent = chatWithSending(loaded, 'local1', 'mine', [], 'member');
+    const writers = sent.items.map((item) => (item.kind === 'user' ? writerOf(item, { createdBy: 'owner' }, 'member') : null));
+    expect(writers).toEqual(['owner', 'member', 'member']);
   });
 });

@@ -166,6 +166,16 @@ describe('members', () => {
     expect(img?.getAttribute('src')).toBe(`/v1/teams/${TEAM}/members/${BO}/avatar`);
   });
 
+  it('tells the last owner why they cannot leave, instead of offering a leave that fails', async () => {
+    window.history.replaceState(null, '', `/app/teams/${TEAM}/members`);
+    signedInAsOwner([owner, bo]);
+    render(<App />, container);
+    await settle(container, 'Bo');
+    const leaving = container.querySelector('section[aria-labelledby="leave-title"]')!;
+    expect([...leaving.querySelectorAll('button')].map((b) => b.textContent)).toEqual([]);
+    expect(leaving.querySelector('.leave-lock')?.textContent).toBe('A team needs an owner. Make someone else an owner first.');
+  });
+
   it('lets an owner change roles when the team has another owner', async () => {
     window.history.replaceState(null, '', `/app/teams/${TEAM}/members`);
     signedInAsOwner([owner, { ...bo, role: 'owner' }]);
@@ -173,6 +183,8 @@ describe('members', () => {
     await settle(container, 'Bo');
     expect(container.querySelector<HTMLSelectElement>(`#role-${ME.id}`)!.disabled).toBe(false);
     expect(container.textContent).not.toContain('A team needs an owner');
+    const leaving = container.querySelector('section[aria-labelledby="leave-title"]')!;
+    expect([...leaving.querySelectorAll('button')].map((b) => b.textContent)).toEqual(['Leave team']);
   });
 });
 

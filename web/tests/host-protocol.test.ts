@@ -9,6 +9,7 @@ import openapiTS, { astToString, COMMENT_HEADER } from 'openapi-typescript';
 import { describe, expect, it } from 'vitest';
 import packageJson from '../package.json';
 import { PROFILE_HUES } from '../src/components/host/ProfilesPanel';
+import { DENIED_FOR_MODEL, DENIED_FOR_PEOPLE } from '../src/host/chat-stream';
 import {
   FRAME_HEADER_BYTES,
   FRAME_VERSION,
@@ -42,6 +43,15 @@ function frame(version: number, sequence: number, width: number, height: number,
   new Uint8Array(buffer, FRAME_HEADER_BYTES).set(jpeg);
   return buffer;
 }
+
+describe('what the host stores for the model', () => {
+  it('is the sentence the chat reads back as the live card’s words', () => {
+    // The host's constant and its live summary, read from its source (no document declares them).
+    const source = readFileSync(new URL('../../server/host/agents/turn_loop.py', import.meta.url), 'utf8');
+    expect(source).toContain(`DENIED = ${JSON.stringify(DENIED_FOR_MODEL)}`);
+    expect(source).toContain(`"refused", ${JSON.stringify(DENIED_FOR_PEOPLE)}`);
+  });
+});
 
 describe('the host protocol document', () => {
   it('gen:host uses the options this test regenerates with', () => {

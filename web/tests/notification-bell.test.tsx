@@ -159,4 +159,30 @@ describe('the notification bell', () => {
     await show(bare);
     expect(container.querySelector('.bell')).toBeNull();
   });
+
+  it('takes focus on its heading, and closes on Escape or a press outside, giving focus back', async () => {
+    const fake = fakeConnection({ 'notifications-v1/list': { notifications: [ITEM], unread: 1 } });
+    await show(fake);
+    const panel = () => container.querySelector('.bell-panel');
+    await act(async () => bell().click());
+    expect(document.activeElement).toBe(container.querySelector('.bell-heading'));
+    await act(async () => {
+      document.activeElement!.dispatchEvent(new KeyboardEvent('keydown', { key: 'Escape', bubbles: true }));
+    });
+    expect(panel()).toBeNull();
+    expect(document.activeElement).toBe(bell());
+
+    await act(async () => bell().click());
+    // A press inside the list keeps it open; one anywhere else closes it.
+    await act(async () => {
+      panel()!.dispatchEvent(new Event('pointerdown', { bubbles: true }));
+    });
+    expect(panel()).not.toBeNull();
+    await act(async () => {
+      document.body.dispatchEvent(new Event('pointerdown', { bubbles: true }));
+    });
+    expect(panel()).toBeNull();
+    expect(document.activeElement).toBe(bell());
+    expect(bell().getAttribute('aria-expanded')).toBe('false');
+  });
 });

@@ -21,12 +21,14 @@ describe('parseRoute', () => {
     [`/app/teams/${TEAM}/hosts`, '', { name: 'team', teamId: TEAM, section: 'hosts' }],
     [`/app/teams/${TEAM}/hosts/h1`, '', { name: 'host', teamId: TEAM, hostId: 'h1' }],
     [`/app/teams/${TEAM}/hosts/h1/providers`, '', { name: 'host', teamId: TEAM, hostId: 'h1', section: 'providers' }],
+    [`/app/teams/${TEAM}/hosts/h1/chat/a1`, '', { name: 'host', teamId: TEAM, hostId: 'h1', section: 'chat', agentId: 'a1' }],
+    [`/app/teams/${TEAM}/hosts/h1/chat/a1/t1`, '', { name: 'host', teamId: TEAM, hostId: 'h1', section: 'chat', agentId: 'a1', threadId: 't1' }],
     ['/app/account', '', { name: 'account' }],
   ])('%s%s', (path, search, route) => {
     expect(parseRoute(path, search)).toEqual(route);
   });
 
-  it.each(['/', '/apps', '/other/app', '/app/nope', `/app/teams/${TEAM}`, `/app/teams/${TEAM}/secrets`, '/app/join', '/app/join/%E0%A4%A', `/app/teams/${TEAM}/hosts/h1/secrets`])(
+  it.each(['/', '/apps', '/other/app', '/app/nope', `/app/teams/${TEAM}`, `/app/teams/${TEAM}/secrets`, '/app/join', '/app/join/%E0%A4%A', `/app/teams/${TEAM}/hosts/h1/secrets`, `/app/teams/${TEAM}/hosts/h1/tabs/a1`, `/app/teams/${TEAM}/hosts/h1/chat/a1/t1/x`, `/app/teams/${TEAM}/hosts/h1/chat/a1/%E0%A4%A`])(
     '%s is not found',
     (path) => {
       expect(parseRoute(path).name).toBe('notFound');
@@ -57,6 +59,7 @@ describe('routePath', () => {
     { name: 'team', teamId: TEAM, section: 'hosts' },
     { name: 'host', teamId: TEAM, hostId: 'h1' },
     { name: 'host', teamId: TEAM, hostId: 'h1', section: 'agents' },
+    { name: 'host', teamId: TEAM, hostId: 'h1', section: 'chat', agentId: 'a1', threadId: 't1' },
     { name: 'account' },
   ];
 

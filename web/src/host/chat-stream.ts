@@ -33,6 +33,8 @@ export interface UserItem {
   text: string;
   attachments: SentAttachment[];
   delivery: 'sent' | 'sending' | 'failed';
+  /** Who wrote it (an account id); null when the host did not say (see `writerOf`). */
+  author: string | null;
   /** Why the host refused a failed send, in words for the person. */
   failure?: string;
   /** The send was refused because a budget is spent (owners and admins may open Budgets). */
@@ -134,6 +136,15 @@ function asRecord(value: unknown): Record<string, unknown> {
 }
 
 /**
+ * What the host stores for the model where a person reads other words, mapped to the words
+ * its live event said (`tool-call-finished`'s summary). The model's sentence mirrors
+ * `DENIED` in `server/host/agents/turn_loop.py`; a test checks the two agree.
+ */
+export const DENIED_FOR_MODEL = 'The person denied this call. Nothing was done. Do not try it another way.';
+export const DENIED_FOR_PEOPLE = 'denied by a member';
+const PERSON_WORDS: ReadonlyMap<string, string> = new Map([[DENIED_FOR_MODEL, DENIED_FOR_PEOPLE]]);
+
+/**
  * A stored result's outcome and detail, as the host's `tool-call-finished` would have said
  * them: a refusal `{"error": {"code", "message"}}` becomes `<code>: <message>`, so a
  * reloaded card reads the same sentence (through `toolDetail`) as the live one did.
@@ -153,7 +164,7 @@ export function storedOutcome(content: string, isError: boolean): { outcome: Too
     const detail = `${code}: ${String(error.message ?? '').slice(0, 200)}`;
     return { outcome: code === 'toolFailed' ? 'error' : 'refused', detail };
   }
-  if (isError) return { outcome: 'refused', detail: content.slice(0, 200) };
+  if (isError) return { outcome: 'refused', detail: PERSON_WORDS.get(content) ?? content.slice(0, 200) };
   const outcome = markOf(content) ?? 'ok';
   return { outcome, detail: outcome === 'ok' ? '' : content.slice(0, 200) };
 }
@@ -170,7 +181,8 @@ export function chatFromContents(contents: ThreadContents): ChatState {
         sha256: typeof a.sha256 === 'string' ? a.sha256 : null,
         preview: a.previewKind === 'image',
       }));
-      items.push({ kind: 'user', key: `m${index}`, text: String(message.text ?? ''), attachments, delivery: 'sent' });
+      const author = typeof message.accountId === 'string' ? message.accountId : null;
+      items.push({ kind: 'user', key: `m${index}`, text: String(message.text ?? ''), attachments, delivery: 'sent', author });
     } else if (message.role === 'assistant') {
       if (message.text) items.push({ kind: 'text', key: `m${index}`, turnId: null, text: String(message.text) });
       const calls = Array.isArray(message.toolCalls) ? message.toolCalls : [];
@@ -298,7 +310,7 @@ export function chatAfterEvent(state: ChatState, event: TeamApiEvent): ChatState
       const queued = state.queued.filter((old) => old.id !== data.id);
       if (!taken) return { ...state, queued };
       const attachments = taken.attachments.map((name) => ({ name, sha256: null, preview: false }));
-      const item: UserItem = { kind: 'user', key: `q${taken.id}`, text: taken.text, attachments, delivery: 'sent' };
+      const item: UserItem = { kind: 'user', key: `q${taken.id}`, text: taken.text, attachments, delivery: 'sent', author: taken.accountId };
       return { ...state, queued, items: [...state.items, item] };
     }
     case EVENT.tasksChanged:
@@ -322,9 +334,18 @@ export function chatAfterEvent(state: ChatState, event: TeamApiEvent): ChatState
   }
 }
 
-/** A message the person just sent, shown before the host answers. */
-export function chatWithSending(state: ChatState, key: string, text: string, attachments: SentAttachment[]): ChatState {
-  return { ...state, items: [...state.items, { kind: 'user', key, text, attachments, delivery: 'sending' }] };
+/** A message the person (`author`, their account id) just sent, shown before the host answers. */
+export function chatWithSending(state: ChatState, key: string, text: string, attachments: SentAttachment[], author: string): ChatState {
+  return { ...state, items: [...state.items, { kind: 'user', key, text, attachments, delivery: 'sending', author }] };
+}
+
+/**
+ * Who wrote a member's message, as the chat names them. A message sent here or taken from
+ * the queue says; a stored message does not (the host keeps no writer for it), so it is the
+ * thread's starter's, the one person a thread records: in a private thread the only writer.
+ */
+export function writerOf(item: UserItem, thread: { createdBy: string } | null, meId: string): string {
+  return item.author ?? thread?.createdBy ?? meId;
 }
 
 /** The host took the message (`sent`) or refused it (`failed`, with the reason; `budget`

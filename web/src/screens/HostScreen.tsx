@@ -38,7 +38,7 @@ import { MCP_SIGN_IN_CAPABILITY } from '../host/mcp-sign-in';
 import { CAPABILITY, EVENT, viewFeatures, type Capabilities, type Whoami } from '../host/protocol';
 import { useHostLoad } from '../host/use-host-call';
 import { useHostSession, type LiveStatus } from '../host/use-host-session';
-import { routePath, type HostSection } from '../router';
+import { navigate, routePath, type HostSection, type Route } from '../router';
 import { useSession } from '../session-context';
 import { useLoad } from '../use-load';
 
@@ -93,7 +93,25 @@ export function hostSections(served: ReadonlySet<string>): Section[] {
   return sections;
 }
 
-export function HostScreen({ team, hostId, opening }: { team: TeamView; hostId: string; opening?: Section }) {
+/**
+ * The address that brings the screen back as it is: its section and, in Chat, the open
+ * agent and thread (their ids only). Chat with nothing open is the host's own address.
+ */
+export function hostAddress(teamId: string, hostId: string, section: Section, chat: ChatSelection): Route {
+  if (section !== 'chat') return { name: 'host', teamId, hostId, section };
+  if (!chat.agentId) return { name: 'host', teamId, hostId };
+  return chat.threadId ? { name: 'host', teamId, hostId, section, agentId: chat.agentId, threadId: chat.threadId } : { name: 'host', teamId, hostId, section, agentId: chat.agentId };
+}
+
+/** Keep the address on `route`, in place (a choice on the screen adds no history entry). */
+export function useAddress(route: Route): void {
+  const path = routePath(route);
+  useEffect(() => {
+    if (path !== window.location.pathname + window.location.search) navigate(path, { replace: true });
+  }, [path]);
+}
+
+export function HostScreen({ team, hostId, opening, openingChat }: { team: TeamView; hostId: string; opening?: Section; openingChat?: ChatSelection }) {
   const { me } = useSession();
   const hosts = useLoad(() => listHosts(team.id), [team.id]);
   const host = hosts.data?.hosts.find((h) => h.id === hostId) ?? null;
@@ -102,13 +120,14 @@ export function HostScreen({ team, hostId, opening }: { team: TeamView; hostId: 
   const back = routePath({ name: 'team', teamId: team.id, section: 'hosts' });
   // What the member looks at outlives a connection: after a reconnect (a role change, a
   // network blip) the same tab stays open when the new connection still lists it. The
-  // screen opens on Chat, or on the section its address names; a host without it opens on its
-  // first section instead.
+  // screen opens on Chat, or on the section (and chat) its address names; a host without it
+  // opens on its first section instead. The address follows, so a reload comes back here.
   const [section, setSection] = useState<Section>(opening ?? 'chat');
   const [selected, setSelected] = useState<string | null>(null);
   // The chat's drafts, unsent messages and choice outlive a connection (in memory only).
   const [chatMemory] = useState(() => new ChatMemory());
-  const [chat, setChat] = useState<ChatSelection>({ agentId: null, threadId: null });
+  const [chat, setChat] = useState<ChatSelection>(() => openingChat ?? { agentId: null, threadId: null });
+  useAddress(hostAddress(team.id, hostId, section, chat));
 
   if (hosts.data && !host) {
     return (
@@ -333,7 +352,9 @@ function Connected(props: {
           connection={connection}
           meId={meId}
           agents={agentList}
+          agentsLoaded={agents.data !== null}
           agentsError={agents.error}
+          memberNames={names}
           memory={props.chatMemory}
           selection={props.chat}
           onSelection={props.onChat}

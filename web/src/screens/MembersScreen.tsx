@@ -10,7 +10,7 @@ import { PageHeader } from '../components/PageHeader';
 import { RoleBadge } from '../components/RoleBadge';
 import { describeError } from '../error-messages';
 import { navigate, routePath } from '../router';
-import { assignableRoles, canChangeRole, canManage, canRemove, ROLE_LABELS, roleLockReason } from '../roles';
+import { assignableRoles, canChangeRole, canManage, canRemove, leaveLockReason, ROLE_LABELS, roleLockReason } from '../roles';
 import { useSession } from '../session-context';
 import { formatDate } from '../time-format';
 import { useLoad } from '../use-load';
@@ -76,6 +76,8 @@ export function MembersScreen({ team }: { team: TeamView }) {
 
   const list = [...(members.data?.members ?? [])].sort(byRoleThenName);
   const owners = list.filter((m) => m.role === 'owner').length;
+  // The last owner is told why instead of being offered a leave the hub would refuse.
+  const mustStay = members.data ? leaveLockReason(actor, owners) : null;
   return (
     <>
       <PageHeader
@@ -192,7 +194,11 @@ export function MembersScreen({ team }: { team: TeamView }) {
               {actor === 'owner' ? ' A team keeps at least one owner.' : ''}
             </p>
           </div>
-          <ConfirmButton label="Leave team" question="Leave this team?" confirmLabel="Leave" onConfirm={leave} />
+          {mustStay ? (
+            <p class="role-lock leave-lock">{mustStay}</p>
+          ) : (
+            <ConfirmButton label="Leave team" question="Leave this team?" confirmLabel="Leave" onConfirm={leave} />
+          )}
         </div>
         {leaveError ? (
           <div class="card-body-after">

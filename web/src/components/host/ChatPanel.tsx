@@ -24,6 +24,7 @@ import {
   toolDetail,
   turnStatusText,
   waitingText,
+  writerOf,
   type ChatItem,
   type ChatState,
   type QueuedItem,
@@ -31,7 +32,7 @@ import {
   type ToolItem,
   type UserItem,
 } from '../../host/chat-stream';
-import type { HostConnection } from '../../host/connection';
+import { HostCallError, type HostConnection } from '../../host/connection';
 import { EndFollower } from '../../host/follow-end';
 import { EVENT, type RouteResult } from '../../host/protocol';
 import { useHostLoad } from '../../host/use-host-call';
@@ -60,11 +61,18 @@ const OUTCOME_TEXT: Record<ToolItem['outcome'], string> = {
   mismatch: 'MISMATCH',
 };
 
+/** The host's codes for a chat that is not there for this person (deleted, or no longer shared). */
+const GONE_CODES: ReadonlySet<string> = new Set(['threadNotFound', 'agentNotFound']);
+
 export function ChatPanel(props: {
   connection: HostConnection;
   meId: string;
   agents: AgentView[];
+  /** The agents' list has come (until then a chosen agent is not missing, only not yet listed). */
+  agentsLoaded?: boolean;
   agentsError: unknown;
+  /** Members' names by account id (the hub's list), for who wrote a message. */
+  memberNames?: ReadonlyMap<string, string>;
   memory: ChatMemory;
   selection: ChatSelection;
   onSelection: (selection: ChatSelection) => void;
@@ -81,22 +89,36 @@ export function ChatPanel(props: {
   const { connection, agents, selection } = props;
   const agent = agents.find((a) => a.id === selection.agentId) ?? null;
   const agentNames = useMemo(() => new Map(agents.map((a) => [a.id, a.name] as const)), [agents]);
+  // Why the chat the address (or a link) named is not open: it went, or is no longer shared.
+  const [notice, setNotice] = useState<string | null>(null);
+  const agentsLoaded = props.agentsLoaded ?? true;
+  const agentGone = agentsLoaded && !props.agentsError && selection.agentId !== null && agent === null;
+  useEffect(() => {
+    if (!agentGone) return;
+    setNotice('That agent no longer exists.');
+    props.onSelection({ agentId: null, threadId: null });
+  }, [agentGone]);
+  const choose = (next: ChatSelection) => {
+    setNotice(null);
+    props.onSelection(next);
+  };
   if (props.agentsError) return <Banner tone="error">{describeError(props.agentsError)}</Banner>;
   return (
     <div class={`chat-layout${selection.threadId ? ' has-thread' : ''}`}>
       <nav class="chat-side card" aria-label="Agents and chats">
         <h2 class="chat-side-title">Agents</h2>
+        {notice ? <Banner tone="info">{notice}</Banner> : null}
         {agents.length === 0 ? <p class="empty">No agents yet. An admin or an owner can create one.</p> : null}
         <ul class="chat-agents">
           {agents.map((a) => (
             <li key={a.id}>
-              <button type="button" class={`chat-agent${a.id === agent?.id ? ' is-selected' : ''}`} aria-current={a.id === agent?.id} onClick={() => props.onSelection({ agentId: a.id, threadId: null })}>
+              <button type="button" class={`chat-agent${a.id === agent?.id ? ' is-selected' : ''}`} aria-current={a.id === agent?.id} onClick={() => choose({ agentId: a.id, threadId: null })}>
                 {a.name}
               </button>
             </li>
           ))}
         </ul>
-        {agent ? <ThreadList connection={connection} agent={agent} meId={props.meId} selected={selection.threadId} onSelect={(threadId) => props.onSelection({ agentId: agent.id, threadId })} /> : null}
+        {agent ? <ThreadList connection={connection} agent={agent} meId={props.meId} selected={selection.threadId} onSelect={(threadId) => choose({ agentId: agent.id, threadId })} /> : null}
       </nav>
       <section class="chat-main card">
         {selection.threadId && agent ? (
@@ -111,8 +133,13 @@ export function ChatPanel(props: {
             alwaysAllow={props.alwaysAllow}
             manager={props.manager}
             meId={props.meId}
-            onBack={() => props.onSelection({ agentId: agent.id, threadId: null })}
-            onOpenChat={(link) => props.onSelection(link)}
+            memberNames={props.memberNames ?? NO_NAMES}
+            onBack={() => choose({ agentId: agent.id, threadId: null })}
+            onGone={(why) => {
+              setNotice(why);
+              props.onSelection({ agentId: agent.id, threadId: null });
+            }}
+            onOpenChat={(link) => choose(link)}
             onWatch={props.onWatch}
             onProviders={props.onProviders}
             onBudgets={props.onBudgets}
@@ -184,6 +211,8 @@ function ThreadList(props: { connection: HostConnection; agent: AgentView; meId:
   );
 }
 
+const NO_NAMES: ReadonlyMap<string, string> = new Map();
+
 let localKeys = 0;
 const nextKey = () => `local${++localKeys}`;
 
@@ -197,7 +226,10 @@ function Conversation(props: {
   alwaysAllow: AlwaysAllow | null;
   manager: boolean;
   meId: string;
+  memberNames: ReadonlyMap<string, string>;
   onBack: () => void;
+  /** The chat is not there for this person (deleted, or no longer shared): `why`, in words. */
+  onGone: (why: string) => void;
   /** Opens a chat an agent of this one asked, or the one that asked it. */
   onOpenChat: (link: ChatLink) => void;
   onWatch: ((tabId: string) => void) | null;
@@ -250,6 +282,11 @@ function Conversation(props: {
     });
     connection.call('threads-v1/get', { threadId }).then(
       (contents) => {
+        if (contents.thread.agentId !== props.agent.id) {
+          // An address that pairs the thread with another agent names no chat of this one.
+          props.onGone(describeCode('threadNotFound', 'host'));
+          return;
+        }
         let state = chatFromContents(contents);
         state = { ...state, items: [...state.items, ...memory.failed(threadId)] };
         state = early.reduce(chatAfterEvent, state);
@@ -258,7 +295,10 @@ function Conversation(props: {
         setAsked((old) => contents.delegations.reduce<ChatLink[]>((links, d) => (links.some((l) => l.threadId === d.threadId) ? links : [...links, d]), old));
         setChat(state);
       },
-      (failure: unknown) => setError(failure),
+      (failure: unknown) => {
+        if (failure instanceof HostCallError && GONE_CODES.has(failure.code)) props.onGone(describeError(failure));
+        else setError(failure);
+      },
     );
     return () => {
       off();
@@ -305,7 +345,7 @@ function Conversation(props: {
       files.map((f) => f.file),
       null,
     );
-    setChat((old) => (old ? chatWithSending(old, key, text, attachments) : old));
+    setChat((old) => (old ? chatWithSending(old, key, text, attachments, props.meId) : old));
     await upload(key, text);
   };
   const retry = (key: string) => {
@@ -327,6 +367,11 @@ function Conversation(props: {
 
   if (error && !chat) return <Banner tone="error">{describeError(error)}</Banner>;
   if (!chat) return <Loading />;
+  // Another member's message carries their name and sits apart from the viewer's own.
+  const writerName = (item: UserItem): string | null => {
+    const writer = writerOf(item, thread, props.meId);
+    return writer === props.meId ? null : (props.memberNames.get(writer) ?? 'Another member');
+  };
   const running = chat.runningTurnId !== null;
   const last = chat.turns[chat.turns.length - 1];
   const usage = tokenUsage(chat);
@@ -389,7 +434,7 @@ function Conversation(props: {
       ) : null}
       <ol class="conversation-items" aria-live="polite" ref={itemsList} onScroll={(event) => follower.current.scrolled(event.currentTarget)}>
         {chat.items.map((item) => (
-          <ChatRow key={item.key} item={item} connection={connection} threadId={threadId} onRetry={retry} onBudgets={props.onBudgets} />
+          <ChatRow key={item.key} item={item} connection={connection} threadId={threadId} writer={item.kind === 'user' ? writerName(item) : null} onRetry={retry} onBudgets={props.onBudgets} />
         ))}
       </ol>
       {chat.queued.length ? <QueuedMessages connection={connection} threadId={threadId} meId={props.meId} queued={chat.queued} onError={setError} /> : null}
@@ -529,7 +574,15 @@ function OpenBudgets({ onBudgets }: { onBudgets: () => void }) {
   );
 }
 
-function ChatRow(props: { item: ChatItem; connection: HostConnection; threadId: string; onRetry: (key: string) => void; onBudgets: (() => void) | null }) {
+function ChatRow(props: {
+  item: ChatItem;
+  connection: HostConnection;
+  threadId: string;
+  /** Who wrote a member's message, when not the viewer; null for the viewer's own. */
+  writer: string | null;
+  onRetry: (key: string) => void;
+  onBudgets: (() => void) | null;
+}) {
   const { item, connection, threadId, onRetry } = props;
   if (item.kind === 'text') {
     return (
@@ -564,7 +617,8 @@ function ChatRow(props: { item: ChatItem; connection: HostConnection; threadId: 
     );
   }
   return (
-    <li class={`chat-row chat-user-text is-${item.delivery}`} data-delivery={item.delivery}>
+    <li class={`chat-row chat-user-text is-${item.delivery}${props.writer !== null ? ' is-others' : ''}`} data-delivery={item.delivery}>
+      {props.writer !== null ? <span class="chat-writer">{props.writer}</span> : null}
       <p class="chat-user-body">{item.text}</p>
       {item.attachments.length ? (
         <ul class="chat-attachments">

@@ -3,6 +3,8 @@
  * opens the list, and an item opens its thread at the card (and is marked read). While the
  * page is hidden a new notification also shows as a browser notification, if the member
  * allowed them: the permission is asked only when they click "Allow browser notifications".
+ * The open list takes focus on its heading; Escape or a press outside closes it and gives
+ * focus back to the bell.
  */
 
 import { useEffect, useRef, useState } from 'preact/hooks';
@@ -25,6 +27,9 @@ export function NotificationBell({ connection, onOpenThread }: { connection: Hos
   const [permission, setPermission] = useState(permissionNow);
   // A browser notification's click opens what the bell would, with the screen's latest handler.
   const opening = useRef<(item: NotificationItem) => void>(() => {});
+  const root = useRef<HTMLDivElement>(null);
+  const button = useRef<HTMLButtonElement>(null);
+  const heading = useRef<HTMLHeadingElement>(null);
 
   useEffect(() => {
     let current = true;
@@ -50,6 +55,31 @@ export function NotificationBell({ connection, onOpenThread }: { connection: Hos
       off();
     };
   }, [connection]);
+
+  // Listened for only while the list is open, so a closed bell costs the page nothing.
+  useEffect(() => {
+    if (!open) return;
+    heading.current?.focus();
+    const close = () => {
+      setOpen(false);
+      button.current?.focus();
+    };
+    const onKeyDown = (event: KeyboardEvent) => {
+      if (event.key !== 'Escape' || event.defaultPrevented) return;
+      event.preventDefault();
+      close();
+    };
+    const onPointerDown = (event: PointerEvent) => {
+      if (event.target instanceof Node && root.current?.contains(event.target)) return;
+      close();
+    };
+    document.addEventListener('keydown', onKeyDown);
+    document.addEventListener('pointerdown', onPointerDown);
+    return () => {
+      document.removeEventListener('keydown', onKeyDown);
+      document.removeEventListener('pointerdown', onPointerDown);
+    };
+  }, [open]);
 
   if (!served) return null;
   const count = badgeText(state.unread);
@@ -80,8 +110,9 @@ export function NotificationBell({ connection, onOpenThread }: { connection: Hos
   };
 
   return (
-    <div class="bell">
+    <div class="bell" ref={root}>
       <button
+        ref={button}
         type="button"
         class="btn btn-ghost btn-icon bell-button"
         aria-expanded={open}
@@ -97,9 +128,11 @@ export function NotificationBell({ connection, onOpenThread }: { connection: Hos
         ) : null}
       </button>
       {open ? (
-        <div class="bell-panel card" role="dialog" aria-label="Notifications">
+        <div class="bell-panel card" role="dialog" aria-labelledby="bell-heading">
           <div class="bell-panel-head">
-            <strong>Notifications</strong>
+            <h2 id="bell-heading" class="bell-heading" tabIndex={-1} ref={heading}>
+              Notifications
+            </h2>
             {state.unread ? (
               <button type="button" class="btn btn-ghost btn-sm" onClick={() => void markAll()}>
                 Mark all read
