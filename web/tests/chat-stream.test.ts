@@ -41,8 +41,8 @@ function contents(extra: Partial<ThreadContents> = {}): ThreadContents {
   };
 }
 
-function play(state: ChatState, events: TeamApiEvent[]): ChatState {
-  return events.reduce(chatAfterEvent, state);
+function play(state: ChatState, events: TeamApiEvent[], me: string | null = null): ChatState {
+  return events.reduce((soFar, event) => chatAfterEvent(soFar, event, me), state);
 }
 
 const ev = (event: string, data: Record<string, unknown>): TeamApiEvent => ({ event, data: { threadId: THREAD, turnId: 't1', ...data } });
@@ -417,5 +417,27 @@ describe('writerOf', () => {
     const sent = chatWithSending(loaded, 'local1', 'mine', [], 'member');
     const writers = sent.items.map((item) => (item.kind === 'user' ? writerOf(item, { createdBy: 'owner' }, 'member') : null));
     expect(writers).toEqual(['owner', 'member', 'member']);
+  });
+});
+
+describe('a message that starts a turn', () => {
+  const started = (accountId: string | null) =>
+    ev('turn-started', { userMessage: { accountId, text: 'Book the 9:10', attachments: ['plan.pdf'] } });
+
+  it('shows another member’s message as their turn starts', () => {
+    const state = play(chatFromContents(contents()), [started('acct-ana')], 'acct-bo');
+    const [item] = state.items;
+    expect(item).toMatchObject({ kind: 'user', text: 'Book the 9:10', author: 'acct-ana', delivery: 'sent' });
+    expect(item.kind === 'user' && item.attachments.map((a) => a.name)).toEqual(['plan.pdf']);
+    expect(state.runningTurnId).toBe('t1');
+  });
+
+  it('adds nothing for the viewer’s own message, or the same start heard twice', () => {
+    expect(play(chatFromContents(contents()), [started('acct-bo')], 'acct-bo').items).toEqual([]);
+    expect(play(chatFromContents(contents()), [started('acct-ana'), started('acct-ana')], 'acct-bo').items).toHaveLength(1);
+  });
+
+  it('shows a routine’s message, which no person wrote', () => {
+    expect(play(chatFromContents(contents()), [started(null)], 'acct-bo').items).toHaveLength(1);
   });
 });

@@ -143,12 +143,29 @@ class ThreadsChanged(HostEvent):
     thread_id: str
 
 
+class StartingMessage(WireModel):
+    """The message a turn starts with, as those who see the thread are shown it."""
+
+    account_id: str | None = Field(
+        description="Who wrote it; null: no person (a routine's message, an agent's question)."
+    )
+    text: str
+    attachments: list[str] = Field(description="The names of the files it carries.")
+
+
 class TurnStarted(HostEvent):
     """A member's message started a turn of the thread."""
 
     NAME: ClassVar[str] = "turn-started"
     thread_id: str
     turn_id: str
+    user_message: StartingMessage | None = Field(
+        default=None,
+        description=(
+            "The message it starts with; null when it was a queued one "
+            "(`queued-message-taken` showed it)."
+        ),
+    )
 
 
 class TurnWaiting(HostEvent):

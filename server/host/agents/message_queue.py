@@ -152,7 +152,7 @@ class MessageQueue:
 def user_message(queued: QueuedMessage) -> UserMessage:
     """The member's message as a turn reads it."""
     attachments = tuple(Attachment.model_validate(a) for a in json.loads(queued.attachments))
-    return UserMessage(text=queued.text, attachments=attachments)
+    return UserMessage(text=queued.text, attachments=attachments, account_id=queued.account_id)
 
 
 def item(queued: QueuedMessage) -> events.QueuedMessageItem:

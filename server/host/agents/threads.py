@@ -471,7 +471,9 @@ class ThreadService:
         files = await self._workspace.import_attachments(
             member, agent.id, attachments, max_bytes=self._attachment_max_bytes
         )
-        message = UserMessage(text=text, attachments=tuple(_attachment(f) for f in files))
+        message = UserMessage(
+            text=text, attachments=tuple(_attachment(f) for f in files), account_id=account_id
+        )
         ended = self._running.get(thread_id)
         if ended is not None and ended.finished and ended.task is not None:
             # Its end went out already: the message starts a turn once the queue is taken
@@ -495,6 +497,7 @@ class ThreadService:
                     user_message(oldest),
                     turn_id=turn_id,
                     started_by=oldest.account_id,
+                    queued=True,
                 )
             return queued
 
@@ -598,8 +601,11 @@ class ThreadService:
         turn_id: str | None = None,
         unattended: Unattended | None = None,
         started_by: str = "",
+        queued: bool = False,
     ) -> Turn:
-        """Store ``message`` and start its turn (the thread's lock is held)."""
+        """Store ``message`` and start its turn (the thread's lock is held); those who see
+        the thread are shown the message with the start, unless it was ``queued`` (its
+        taking showed it)."""
         team_id, thread_id = thread.team_id, thread.id
         if (team_id, agent.id) in self._deleting:
             raise NotFound("no such agent", code="agentNotFound")
@@ -625,7 +631,16 @@ class ThreadService:
             raise
         if title is not None:
             self._changed(thread)
-        self.emit(thread, events.TurnStarted(thread_id=thread_id, turn_id=turn.id))
+        shown = None
+        if not queued:
+            shown = events.StartingMessage(
+                account_id=message.account_id,
+                text=message.text,
+                attachments=[a.name for a in message.attachments],
+            )
+        self.emit(
+            thread, events.TurnStarted(thread_id=thread_id, turn_id=turn.id, user_message=shown)
+        )
         running.task = self._tasks.spawn(self._run(running, agent))
         return turn
 
@@ -655,7 +670,12 @@ class ThreadService:
         del self._running[thread.id]
         # Its sender's turn: their budgets count it (its meter ends it if one is spent).
         await self._start_turn(
-            thread, agent, user_message(queued), turn_id=turn_id, started_by=queued.account_id
+            thread,
+            agent,
+            user_message(queued),
+            turn_id=turn_id,
+            started_by=queued.account_id,
+            queued=True,
         )
         return True
 

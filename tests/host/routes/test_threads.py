@@ -295,6 +295,29 @@ async def test_deleting_an_agent_stops_its_turns_and_nothing_of_theirs_is_writte
             assert rows[0] == 0, table.name
 
 
+async def test_who_wrote_each_message_of_a_shared_thread_is_shown(
+    team: Team, anthropic: FakeAnthropic
+) -> None:
+    """Another member sees a message start its turn as it is sent, and reads later who
+    wrote each message."""
+    agent = await team.admin.call("agents-v1/create", {"name": "Scout"})
+    thread = await team.admin.call("threads-v1/start", {"agentId": agent["id"], "shared": True})
+    ref = {"threadId": thread["id"]}
+    await team.member.call("threads-v1/get", ref)  # the member follows it
+    anthropic.script(MessageEvents().text("Noted.").stop().reply())
+    await team.admin.call("threads-v1/send", {**ref, "text": "Book the 9:10"})
+    started = await until(team.member, thread["id"], "turn-started")
+    assert started["userMessage"] == {
+        "accountId": thread["createdBy"],
+        "text": "Book the 9:10",
+        "attachments": [],
+    }
+    await until(team.member, thread["id"], "turn-finished")
+    read = await team.member.call("threads-v1/get", ref)
+    [asked] = [m for m in read["messages"] if m["role"] == "user"]
+    assert asked["accountId"] == thread["createdBy"]
+
+
 async def test_no_turn_starts_for_an_agent_while_its_deletion_runs(
     server: RunningHub, team: Team, anthropic: FakeAnthropic
 ) -> None:

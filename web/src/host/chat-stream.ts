@@ -224,8 +224,12 @@ function replaceItem(items: ChatItem[], key: string, change: (item: ChatItem) =>
   return items.map((item) => (item.key === key ? change(item) : item));
 }
 
-/** The conversation after one host event; events of other threads leave it as it was. */
-export function chatAfterEvent(state: ChatState, event: TeamApiEvent): ChatState {
+/**
+ * The conversation after one host event; events of other threads leave it as it was. `me`:
+ * the viewer's account id; a turn started by their own message shows nothing new (their
+ * chat showed it as they sent it), one started by another's shows that message.
+ */
+export function chatAfterEvent(state: ChatState, event: TeamApiEvent, me: string | null = null): ChatState {
   const data = asRecord(event.data);
   if (data.threadId !== state.threadId) return state;
   const turnId = typeof data.turnId === 'string' ? data.turnId : null;
@@ -233,7 +237,14 @@ export function chatAfterEvent(state: ChatState, event: TeamApiEvent): ChatState
     case EVENT.turnStarted: {
       if (!turnId) return state;
       const turn: TurnState = { id: turnId, status: 'running', reason: null, code: null, toolCalls: 0, inputTokens: 0, outputTokens: 0 };
-      return { ...state, runningTurnId: turnId, waiting: null, turns: withTurn(state, turn) };
+      const started = { ...state, runningTurnId: turnId, waiting: null, turns: withTurn(state, turn) };
+      const sent = data.userMessage ? asRecord(data.userMessage) : null;
+      const author = sent && typeof sent.accountId === 'string' ? sent.accountId : null;
+      const key = `s${turnId}`;
+      if (!sent || (author !== null && author === me) || state.items.some((item) => item.key === key)) return started;
+      const attachments = (Array.isArray(sent.attachments) ? sent.attachments : []).map((name) => ({ name: String(name), sha256: null, preview: false }));
+      const item: UserItem = { kind: 'user', key, text: String(sent.text ?? ''), attachments, delivery: 'sent', author };
+      return { ...started, items: [...started.items, item] };
     }
     case EVENT.turnWaiting:
       return turnId === state.runningTurnId ? { ...state, waiting: Number(data.ahead ?? 0) } : state;
@@ -340,9 +351,9 @@ export function chatWithSending(state: ChatState, key: string, text: string, att
 }
 
 /**
- * Who wrote a member's message, as the chat names them. A message sent here or taken from
- * the queue says; a stored message does not (the host keeps no writer for it), so it is the
- * thread's starter's, the one person a thread records: in a private thread the only writer.
+ * Who wrote a member's message, as the chat names them: the host says for each message
+ * (stored, started or taken from the queue); one stored before the host kept writers, or
+ * written by no person, is the thread's starter's: in a private thread the only writer.
  */
 export function writerOf(item: UserItem, thread: { createdBy: string } | null, meId: string): string {
   return item.author ?? thread?.createdBy ?? meId;

@@ -6260,6 +6260,24 @@ export interface components {
             /** Size */
             size: number;
         };
+        /**
+         * StartingMessage
+         * @description The message a turn starts with, as those who see the thread are shown it.
+         */
+        StartingMessage: {
+            /**
+             * Accountid
+             * @description Who wrote it; null: no person (a routine's message, an agent's question).
+             */
+            accountId: string | null;
+            /**
+             * Attachments
+             * @description The names of the files it carries.
+             */
+            attachments: string[];
+            /** Text */
+            text: string;
+        };
         /** SteerQueued */
         SteerQueued: {
             /**
@@ -7065,6 +7083,11 @@ export interface components {
             threadId: string;
             /** Turnid */
             turnId: string;
+            /**
+             * @description The message it starts with; null when it was a queued one (`queued-message-taken` showed it).
+             * @default null
+             */
+            userMessage: components["schemas"]["StartingMessage"] | null;
         };
         /** TurnStartedEvent */
         TurnStartedEvent: {

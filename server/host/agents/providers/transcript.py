@@ -47,6 +47,9 @@ class UserMessage(WireModel):
     role: Literal["user"] = "user"
     text: str
     attachments: tuple[Attachment, ...] = ()
+    # Who wrote it: a member's account id; None for a message no person sent (a routine's,
+    # another agent's question) or one stored before authors were kept.
+    account_id: str | None = None
     # The image attachments a provider takes as image blocks, loaded for the request.
     images: tuple[ImageBlock, ...] = Field(default=(), exclude=True)
 

@@ -196,7 +196,8 @@ async def test_a_dialog_an_answer_opens_is_the_answers_result(
     done = await context.engine.run(
         TEAM, tab.id, AGENT, lambda p: p.click("#ask"), input_action=True
     )
-    assert done.dialog is not None and done.dialog.message == "Saved."
+    assert done.dialog is not None
+    assert done.dialog.message == "Saved."
     answered = await call(context, "handle_dialog", tabId=tab.id, accept=True)
     assert (answered["dialog"]["type"], answered["dialog"]["message"]) == (
         "confirm",

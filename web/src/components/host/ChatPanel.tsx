@@ -274,7 +274,7 @@ function Conversation(props: {
       }
       setAsked((old) => linksAfterEvent(old, event, threadId));
       if (!loaded) early.push(event);
-      else setChat((old) => (old ? chatAfterEvent(old, event) : old));
+      else setChat((old) => (old ? chatAfterEvent(old, event, props.meId) : old));
       if (event.event === EVENT.turnFinished && (event.data as { threadId?: string }).threadId === threadId) {
         // The person has the chat open: what the agent said is read.
         connection.call('threads-v1/mark-read', { threadId }).catch(() => undefined);
@@ -289,7 +289,7 @@ function Conversation(props: {
         }
         let state = chatFromContents(contents);
         state = { ...state, items: [...state.items, ...memory.failed(threadId)] };
-        state = early.reduce(chatAfterEvent, state);
+        state = early.reduce((so_far, event) => chatAfterEvent(so_far, event, props.meId), state);
         loaded = true;
         setThread(contents.thread);
         setAsked((old) => contents.delegations.reduce<ChatLink[]>((links, d) => (links.some((l) => l.threadId === d.threadId) ? links : [...links, d]), old));
