@@ -109,7 +109,10 @@ async def test_a_member_sees_a_teammates_avatar_and_why_controls_are_missing(
     owner = await owner_context.new_page()
     await owner.goto(crewhost.at(f"/app/teams/{team.id}/members"))
     await expect(owner.get_by_label(f"Role of {owner_name}")).to_be_disabled()
-    await expect(owner.get_by_text("A team needs an owner")).to_be_visible()
+    await expect(owner.get_by_text("A team needs an owner", exact=True)).to_be_visible()
+    # Nor can they leave: the page says so instead of offering a button that would fail.
+    await expect(owner.get_by_text("Make someone else an owner first.")).to_be_visible()
+    await expect(owner.get_by_role("button", name="Leave team")).to_have_count(0)
     await expect(owner.get_by_label("Role of Max Member")).to_be_enabled()
     await screens.save(owner, "members-sole-owner")
 
