@@ -34,6 +34,8 @@ log = logging.getLogger(__name__)
 
 # Above this many unsent bytes on a viewer's channel, frames wait (newest only).
 BACKLOG_BYTES = 256 * 1024
+# How long a stopping screencast waits for its session to detach.
+DETACH_SECONDS = 2.0
 # For this long after the holder's input, frames may go out at twice the cap, so the frame
 # that shows what the input did is not held back behind one that came just before it.
 INPUT_BOOST_SECONDS = 0.25
@@ -200,9 +202,12 @@ class TabScreencast:
         self._forget_unacked()
         if session is None:
             return
-        with contextlib.suppress(PlaywrightError):
+        with contextlib.suppress(PlaywrightError, TimeoutError):
             await session.send("Page.stopScreencast")
-            await session.detach()
+            # A detach waits while the page shows a JS dialog: the view (or the host
+            # stopping) does not wait for someone to answer it.
+            async with asyncio.timeout(DETACH_SECONDS):
+                await session.detach()
         self._tasks.cancel()
 
     def input_given(self) -> None:

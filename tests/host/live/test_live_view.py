@@ -21,7 +21,7 @@ from server.common.protocol.view import ViewOptions
 from server.host.browser.callers import Caller
 from server.host.browser.partitions import Partition
 from server.host.browser.protection import protect, release
-from server.host.live import views
+from server.host.live import screencast, views
 from server.host.live.screencast import BACKLOG_BYTES
 from server.host.live.views import TAB_HOLDS_SECRET
 from server.host.tools.browser.set_environment import SetEnvironmentArgs, set_environment
@@ -275,6 +275,27 @@ async def test_a_viewer_may_have_two_of_the_largest_messages_waiting_and_no_more
     assert (await view.expect("copied"))["text"] == ""
     await view.take()  # the channel stayed open, and its next message is answered
     view.close()
+
+
+async def test_the_last_view_closing_ends_the_screencast_while_a_dialog_shows(
+    watching: Watching, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(screencast, "DETACH_SECONDS", 0.2)
+    live = watching.server.builtin.services.live
+    view = await open_view(watching.connection, watching.tab.id)
+    await view.next_frame()
+    page = watching.tab.page
+    assert page is not None
+    await page.evaluate("() => { setTimeout(() => alert('unanswered'), 0); }")
+    await eventually(lambda: watching.tab.dialog is not None)
+    view.close()
+    try:
+        # Nobody answers the dialog, and the view still ends: its screencast goes too.
+        await eventually(lambda: live.table_sizes()["screencasts"] == 0)
+        assert watching.tab.dialog is not None
+    finally:
+        caller = Caller.person(watching.member.account_id)
+        await watching.engine.handle_dialog(watching.team_id, watching.tab.id, False, caller=caller)
 
 
 async def test_a_connection_may_have_so_many_views_open_and_no_more(
