@@ -39,20 +39,20 @@ class InboundModel(WireModel):
     @field_validator("*", mode="after")
     @classmethod
     def _no_nul(cls, value: object) -> object:
-        if _holds_nul(value):
+        if holds_nul(value):
             raise ValueError("a NUL character (\\u0000) is not allowed")
         return value
 
 
-def _holds_nul(value: object) -> bool:
+def holds_nul(value: object) -> bool:
     """Whether a field's text, or a text in its lists and maps, holds a NUL (a model in it
     checks its own)."""
     if isinstance(value, str):
         return "\x00" in value
     if isinstance(value, (list, tuple, frozenset, set)):
-        return any(_holds_nul(item) for item in value)
+        return any(holds_nul(item) for item in value)
     if isinstance(value, dict):
-        return any(_holds_nul(k) or _holds_nul(v) for k, v in value.items())
+        return any(holds_nul(k) or holds_nul(v) for k, v in value.items())
     return False
 
 

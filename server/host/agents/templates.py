@@ -18,29 +18,38 @@ hashes, the same scan) before anything is written.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import difflib
 import hashlib
 import json
 import logging
 import secrets
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
 
 from server.common.clock import Clock
 from server.common.errors import InvalidArgument, NotFound
 from server.common.protocol.ids import ProviderId
-from server.common.wire import no_control_characters
+from server.common.wire import holds_nul, no_control_characters
 from server.host.agents.mcp_servers import McpServerService, McpServerView
 from server.host.agents.permissions import known_families
 from server.host.agents.routine_schedules import Schedule, ScheduleKind, schedule_of
 from server.host.agents.routines import RoutineService, RoutineSpec
 from server.host.agents.secret_scan import refuse_secrets
 from server.host.services.agents import AgentService
-from server.host.services.memories import MemoryService
+from server.host.services.memories import MemoryService, normalize_site
 from server.host.services.providers import ProviderService, ProviderStatus
 from server.host.services.skill_format import MAX_SKILL_FILES, check_files
 from server.host.services.skills import SkillService
@@ -92,17 +101,43 @@ def _invalid(message: str) -> InvalidArgument:
 
 
 class _Model(BaseModel):
+    """What a template file holds, read as strictly as what a client sends: no unknown
+    field, no number that is no number, no NUL in any text (PostgreSQL cannot store one)."""
+
     model_config = ConfigDict(
-        frozen=True, extra="forbid", alias_generator=to_camel, populate_by_name=True
+        frozen=True,
+        extra="forbid",
+        alias_generator=to_camel,
+        populate_by_name=True,
+        allow_inf_nan=False,
     )
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _no_nul(cls, value: object) -> object:
+        if holds_nul(value):
+            raise ValueError("a NUL character is not allowed")
+        return value
+
+
+def _site(value: str | None) -> str | None:
+    """A memory's site as the ``remember`` tool keeps it (a host), or None."""
+    if value is None:
+        return None
+    try:
+        return normalize_site(value)
+    except InvalidArgument as exc:
+        raise ValueError(exc.message) from None
 
 
 class TemplateSchedule(_Model):
+    """A routine's schedule, within the bounds ``routines-v1`` keeps."""
+
     kind: ScheduleKind
-    cron: str | None = None
-    time_zone: str | None = None
-    every_seconds: int | None = None
-    at: float | None = None
+    cron: Annotated[str, Field(max_length=200)] | None = None
+    time_zone: Annotated[str, Field(max_length=64)] | None = None
+    every_seconds: Annotated[int, Field(ge=0, le=366 * 86_400)] | None = None
+    at: Annotated[float, Field(ge=0, le=1e11)] | None = None
 
 
 class TemplateRoutine(_Model):
@@ -148,10 +183,22 @@ class AgentDocument(_Model):
     mcp_servers: list[TemplateMcpServer] = Field(default_factory=list, max_length=100)
     routines: list[TemplateRoutine] = Field(default_factory=list, max_length=100)
 
+    @model_validator(mode="after")
+    def _names_once(self) -> AgentDocument:
+        # An update finds the agent's routines and servers by name: each name once.
+        for kind, names in (
+            ("routine", [r.name for r in self.routines]),
+            ("MCP server", [m.name for m in self.mcp_servers]),
+        ):
+            twice = sorted({n for n in names if names.count(n) > 1})
+            if twice:
+                raise ValueError(f"two {kind}s are named {twice[0]!r}")
+        return self
+
 
 class TemplateMemory(_Model):
     text: Annotated[str, Field(min_length=1, max_length=20_000)]
-    site: str | None = None
+    site: Annotated[str | None, Field(max_length=300), AfterValidator(_site)] = None
     pinned: bool = False
 
 
@@ -353,6 +400,8 @@ def read_template(data: bytes) -> Template:
         raise _invalid(f"{INSTRUCTIONS_FILE} is not UTF-8 text") from exc
     if len(instructions) > MAX_INSTRUCTIONS_CHARS:
         raise _invalid(f"{INSTRUCTIONS_FILE} is longer than {MAX_INSTRUCTIONS_CHARS} characters")
+    if "\x00" in instructions:
+        raise _invalid(f"{INSTRUCTIONS_FILE} holds a NUL character")
     skills: dict[str, dict[str, bytes]] = {}
     workspace: dict[str, bytes] = {}
     memories: list[TemplateMemory] = []
@@ -493,6 +542,24 @@ class AgentTemplateService:
 
     def finish(self, member: Member, upload_id: str) -> None:
         self._transfers.pop(upload_id, None)
+
+    @contextlib.asynccontextmanager
+    async def claimed(self, member: Member, upload_id: str) -> AsyncIterator[Template]:
+        """The uploaded template for one import or update: the upload is taken for it, so
+        one sent twice at once makes one agent (the other finds no upload), and it is gone
+        once used; a use that failed puts it back, to be tried again."""
+        template = await self.uploaded(member, upload_id)
+        transfer = self._transfers.pop(upload_id, None)
+        if transfer is None:
+            raise NotFound(
+                "no such template transfer; it is being used or has expired",
+                code="agentTemplateTransferNotFound",
+            )
+        try:
+            yield template
+        except BaseException:
+            self._transfers[upload_id] = transfer
+            raise
 
     # -- preview, import, update ----------------------------------------------------------
 

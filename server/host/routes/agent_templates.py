@@ -305,9 +305,8 @@ async def preview(call: HostCall, args: TemplatePreviewArgs) -> TemplatePreview:
 async def import_agent(call: HostCall, args: ImportTemplate) -> TemplateImported:
     """A new agent of the team from the uploaded template, with the chosen mapping."""
     templates = call.host.agent_templates
-    template = await templates.uploaded(call.member, args.upload_id)
-    agent = await templates.import_agent(call.member, template, _choices(args, args.name))
-    templates.finish(call.member, args.upload_id)
+    async with templates.claimed(call.member, args.upload_id) as template:
+        agent = await templates.import_agent(call.member, template, _choices(args, args.name))
     return _imported(agent)
 
 
@@ -316,7 +315,6 @@ async def update_agent(call: HostCall, args: UpdateFromTemplate) -> TemplateImpo
     """The agent updated from the uploaded (newer) template; its memories, threads and
     name stay."""
     templates = call.host.agent_templates
-    template = await templates.uploaded(call.member, args.upload_id)
-    agent = await templates.update_agent(call.member, args.agent_id, template, _choices(args))
-    templates.finish(call.member, args.upload_id)
+    async with templates.claimed(call.member, args.upload_id) as template:
+        agent = await templates.update_agent(call.member, args.agent_id, template, _choices(args))
     return _imported(agent)

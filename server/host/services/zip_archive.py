@@ -20,6 +20,7 @@ from __future__ import annotations
 import io
 import re
 import stat
+import unicodedata
 import zipfile
 import zlib
 from collections.abc import Mapping
@@ -133,9 +134,12 @@ def _entries(
         kind = _entry_kind(info)
         if kind in ("link", "specialEntry"):
             raise refused(kind, f"{name!r} is not a plain file")
-        if name.casefold() in seen:
+        # One name however its letters' case or its accents' form are written: the
+        # workspace stores names composed (NFC), so two such entries would be one file.
+        folded = unicodedata.normalize("NFC", name).casefold()
+        if folded in seen:
             raise refused("duplicateName", f"{name!r} is listed twice")
-        seen.add(name.casefold())
+        seen.add(folded)
         if kind == "folder" or is_junk(name):
             continue
         if info.flag_bits & 0x1:

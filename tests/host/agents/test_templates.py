@@ -155,6 +155,13 @@ def resigned(data: bytes, path: str, content: bytes) -> bytes:
     return out.getvalue()
 
 
+def with_routine(schedule: dict[str, object], message: str = "Go", *, twice: bool = False) -> str:
+    routine = {"name": "Daily", "message": message, "schedule": schedule}
+    return json.dumps(
+        AGENT.model_dump(by_alias=True) | {"routines": [routine] * (2 if twice else 1)}
+    )
+
+
 @pytest.mark.parametrize(
     ("path", "content", "said"),
     [
@@ -164,7 +171,15 @@ def resigned(data: bytes, path: str, content: bytes) -> bytes:
             "unknown tool families ['shell']",
         ),
         ("instructions.md", "x" * 20_001, "longer than 20000 characters"),
+        ("instructions.md", "File\x00expenses.", "holds a NUL character"),
         ("workspace/notes/nul.txt", "x", "a device name"),
+        # A routine the team could no longer list: its next time past any clock, or NaN.
+        ("agent.json", with_routine({"kind": "every", "everySeconds": 10**40}), "less than"),
+        ("agent.json", with_routine({"kind": "once", "at": float("nan")}), "finite number"),
+        ("agent.json", with_routine({"kind": "every", "everySeconds": 60}, "Go\x00"), "NUL"),
+        ("agent.json", with_routine({"kind": "every", "everySeconds": 60}, twice=True), "two"),
+        ("memories.json", json.dumps([{"text": "Fares", "site": "x" * 3_000}]), "memories"),
+        ("memories.json", json.dumps([{"text": "Fares", "site": "not a host"}]), "memories"),
     ],
 )
 def test_settings_a_host_would_refuse_are_refused_before_writing(
@@ -173,3 +188,8 @@ def test_settings_a_host_would_refuse_are_refused_before_writing(
     with pytest.raises(InvalidArgument) as caught:
         read_template(resigned(template(), path, content.encode()))
     assert said in caught.value.message
+
+
+def test_names_alike_but_for_their_accents_form_are_one_name() -> None:
+    composed, decomposed = "workspace/caf\u00e9.txt", "workspace/cafe\u0301.txt"
+    assert reason(archive((composed, b"one"), (decomposed, b"two"))) == "duplicateName"

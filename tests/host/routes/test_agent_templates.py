@@ -7,6 +7,7 @@ nothing."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import stat
 import zipfile
@@ -253,6 +254,23 @@ async def test_a_refused_or_tampered_file_writes_nothing(
     )
     assert (await call(outsider, "agents-v1/list", {}))["agents"] == []
     assert (await call(outsider, "skills-v1/list", {}))["skills"] == []
+
+
+async def test_an_upload_imported_twice_at_once_makes_one_agent(
+    server: RunningHub, team: Team
+) -> None:
+    agent_id = await clerk(server, team)
+    _, data = await export_template(team.admin, agent_id)
+    upload_id = await upload_template(team.admin, data)
+    preview = await call(team.admin, "agent-templates-v1/preview", {"uploadId": upload_id})
+    args = {"uploadId": upload_id, **choices_of(preview), "name": "Clerk again"}
+    answers = await asyncio.gather(
+        call(team.admin, "agent-templates-v1/import", args),
+        refused(team.admin, "agent-templates-v1/import", args),
+    )
+    assert answers[1] == "agentTemplateTransferNotFound"
+    names = [a["name"] for a in (await call(team.admin, "agents-v1/list", {}))["agents"]]
+    assert names.count("Clerk again") == 1
 
 
 async def test_an_import_that_meets_a_limit_half_way_leaves_nothing_of_it(
