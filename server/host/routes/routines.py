@@ -147,8 +147,9 @@ class RoutineDeleted(WireModel):
 def _schedule_view(schedule: Schedule, now: float) -> ScheduleView:
     try:
         times = schedule.next_times(now, NEXT_TIMES)
-    except ZoneInfoNotFoundError:
-        # A stored zone this host no longer has: the routine is shown, to be set again.
+    except (ZoneInfoNotFoundError, ValueError, OverflowError):
+        # A stored schedule this host cannot read (a zone it no longer has, a time past
+        # its clock): the routine is shown, to be set again.
         times = []
     return ScheduleView(
         kind=schedule.kind,
