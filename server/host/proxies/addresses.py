@@ -96,7 +96,7 @@ def _with_scheme(scheme: str, rest: str) -> ProxyAddress:
     userinfo, at, hostport = rest.rpartition("@")
     if hostport.endswith("/"):
         hostport = hostport[:-1]  # what a browser adds; any other path is refused below
-    host, port = _host_port(hostport, required=False)
+    host, port = _host_port(hostport, required=False, shown=not at)
     username, password = _credentials(userinfo) if at else (None, None)
     return ProxyAddress(scheme, host, port or DEFAULT_PORTS[scheme], username, password)
 
@@ -105,7 +105,7 @@ def _without_scheme(text: str) -> ProxyAddress:
     userinfo, at, hostport = text.rpartition("@")
     if at:
         try:
-            host, port = _host_port(hostport, required=True)
+            host, port = _host_port(hostport, required=True, shown=False)
         except InvalidArgument:
             seller = _seller_form(text)
             if seller is None:
@@ -156,12 +156,14 @@ def _credentials(userinfo: str) -> tuple[str, str | None]:
     return username, (password if colon else None)
 
 
-def _host_port(text: str, *, required: bool) -> tuple[str, int | None]:
+def _host_port(text: str, *, required: bool, shown: bool = True) -> tuple[str, int | None]:
+    """Host and port of ``text``; ``shown`` is False when the text followed a sign-in, whose
+    password may hold ``@`` and so end up here: the errors then do not quote it."""
     if text.startswith("["):
         close = text.find("]")
         if close < 0:
             raise _invalid("an IPv6 address needs its closing ]", code="browserProxyHostInvalid")
-        host = _ipv6(text[1:close])
+        host = _ipv6(text[1:close], shown=shown)
         rest = text[close + 1 :]
         if rest and not rest.startswith(":"):
             raise _invalid("unexpected text after the proxy host", code="browserProxyHostInvalid")
@@ -173,7 +175,7 @@ def _host_port(text: str, *, required: bool) -> tuple[str, int | None]:
                 code="browserProxyHostInvalid",
             )
         host_part, colon, port_part = text.partition(":")
-        host = _host(host_part)
+        host = _host(host_part, shown=shown)
         port_text = port_part if colon else None
     if port_text is None:
         if required:
@@ -189,19 +191,21 @@ def _host_port(text: str, *, required: bool) -> tuple[str, int | None]:
     return host, int(port_text)
 
 
-def _ipv6(text: str) -> str:
+def _ipv6(text: str, *, shown: bool) -> str:
     try:
         return str(ipaddress.IPv6Address(text))
     except ValueError:
-        raise _invalid(f"{text!r} is not an IPv6 address", code="browserProxyHostInvalid") from None
+        what = repr(text) if shown else "the proxy host"
+        raise _invalid(f"{what} is not an IPv6 address", code="browserProxyHostInvalid") from None
 
 
-def _host(text: str) -> str:
+def _host(text: str, *, shown: bool) -> str:
     host = text.lower()
     if host.endswith("."):
         host = host[:-1]
     if not host or len(host) > 253 or not all(_LABEL.match(label) for label in host.split(".")):
-        raise _invalid(f"{text!r} is not a proxy host name", code="browserProxyHostInvalid")
+        what = repr(text) if shown else "the proxy host"
+        raise _invalid(f"{what} is not a proxy host name", code="browserProxyHostInvalid")
     return host
 
 

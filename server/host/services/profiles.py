@@ -2,11 +2,13 @@
 
 Owners and admins change them; every change is announced to the team's peers
 with ``browser-profiles-changed``. Clearing or deleting a profile closes its
-tabs first; deleting one moves its agents to Shared.
+tabs first; deleting one moves its agents to Shared. Creates and renames run one at a
+time: the profile limit and the unique name (casefolded) are checked before a write.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections import Counter
 from collections.abc import Callable
 from typing import Any, Protocol
@@ -58,6 +60,8 @@ class BrowserProfileService:
         self._announce = announce
         self._repo = BrowserProfileRepository()
         self._agents = AgentRepository()
+        # The limit and the casefolded name are checked, then written: one such change at a time.
+        self._lock = asyncio.Lock()
 
     async def list_profiles(self, team_id: str) -> list[BrowserProfile]:
         async with self._db.read() as conn:
@@ -65,7 +69,7 @@ class BrowserProfileService:
 
     async def create_profile(self, team_id: str, name: str) -> BrowserProfile:
         try:
-            async with self._db.write() as conn:
+            async with self._lock, self._db.write() as conn:
                 existing = await self._repo.list_profiles(conn, team_id)
                 if len(existing) >= MAX_PROFILES:
                     raise Conflict(
@@ -91,7 +95,7 @@ class BrowserProfileService:
                 f"hue must be one of {', '.join(map(str, PROFILE_HUES))}", field="hue"
             )
         try:
-            async with self._db.write() as conn:
+            async with self._lock, self._db.write() as conn:
                 profile = await self._require(conn, team_id, profile_id)
                 if name is not None:
                     self._check_name_free(

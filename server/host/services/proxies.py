@@ -173,7 +173,7 @@ class ProxyService:
                 else:
                     password = self._seal(team_id, proxy_id, address.password)
                 same = _display(row) == address.display() and (
-                    password is row.password or self._open(row) == address.password
+                    password is row.password or self._holds(row, address.password)
                 )
                 if not same:
                     await self._repo.update_proxy(
@@ -350,6 +350,14 @@ class ProxyService:
             return None
         binding = PROXY_PASSWORD.binding(row.team_id, row.id)
         return self._box.decrypt(row.password, binding).decode("utf-8")
+
+    def _holds(self, row: ProxyRow, password: str | None) -> bool:
+        """Whether ``row``'s saved password is ``password``."""
+        try:
+            return self._open(row) == password
+        except SecretUnreadable:
+            # Not openable here (``browserProxyPasswordUnusable``): the save replaces it.
+            return False
 
     def _changed(self, team_id: str) -> None:
         self._announce(team_id, BrowserProfilesChanged())

@@ -87,6 +87,29 @@ def test_bad_forms_are_refused_with_a_code(text: str, code: str) -> None:
     assert caught.value.field == "address"
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "http://me:hunter2@tail/x:8080",
+        "me:hunter2@tail/x:8080",
+        "socks5://me:hunter2@[tail]:1080",
+        "me:hunter2@[tail]:1080",
+    ],
+)
+def test_a_bad_host_after_a_sign_in_is_not_quoted(text: str) -> None:
+    # The sign-in ends at the last @: a password holding one leaves its tail in the host.
+    with pytest.raises(InvalidArgument) as caught:
+        parse_proxy_address(text)
+    assert caught.value.code == "browserProxyHostInvalid"
+    assert "tail" not in str(caught.value)
+
+
+def test_a_bad_host_without_a_sign_in_is_quoted() -> None:
+    with pytest.raises(InvalidArgument) as caught:
+        parse_proxy_address("http://bad_host:8080")
+    assert "'bad_host'" in str(caught.value)
+
+
 def test_display_never_holds_the_password() -> None:
     address = parse_proxy_address("socks5://me:hunter2@[2001:db8::1]:1080")
     assert address.display() == "socks5://me@[2001:db8::1]:1080"
