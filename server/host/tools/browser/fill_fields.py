@@ -1,9 +1,10 @@
 """``fill_fields``: type into up to 16 ordinary text fields of one fresh snapshot in one call.
 
 The whole set is checked before any input (preflight): one refused field
-refuses the call, and nothing is typed. Then each field is checked again just
-before its input (same element, same document, same value as at preflight, still
-editable, tab not held by a person) and confirmed by reading its value back.
+refuses the call, and nothing is typed; a call a person approved fills only the
+elements its card named. Then each field is checked again just before its input
+(same element, same document, same value as at preflight, still editable, tab not
+held by a person) and confirmed by reading its value back.
 The first field that fails stops the call: ``failedIndex`` when nothing was sent
 to it, ``uncertainIndex`` when text was sent but not confirmed. ``partial`` says
 earlier fields stay changed. Nothing is submitted and nothing is retried.
@@ -24,6 +25,7 @@ from server.host.tools.args import RefTarget, TabArgs, ToolArgs
 from server.host.tools.base import Tool
 from server.host.tools.context import ToolContext
 from server.host.tools.page import safety
+from server.host.tools.page.approval import ApprovedElement, approved_element, require_approved
 from server.host.tools.page.descriptions import element_name, on_page
 from server.host.tools.page.snapshots import MAIN_FRAME, read_snapshot, snapshot_state
 from server.host.tools.page.tab_access import reachable_tab
@@ -122,14 +124,23 @@ def _check_request(tab: Tab, args: FillFieldsArgs) -> list[tuple[int, str]]:
     return planned
 
 
-async def _preflight(tab: Tab, page: Page, args: FillFieldsArgs) -> list[_Planned]:
-    """Resolves and checks every field before any input."""
+def _target(args: FillFieldsArgs, index: int) -> RefTarget:
+    """The target of field ``index``, as the call's description names it."""
+    return RefTarget(ref=args.fields[index].ref, revision=args.revision)
+
+
+async def _preflight(
+    tab: Tab, page: Page, args: FillFieldsArgs, approved: list[ApprovedElement | None]
+) -> list[_Planned]:
+    """Resolves and checks every field before any input; each must be the element a person
+    approved (``approved``, by field; None where nobody was asked)."""
     planned: list[_Planned] = []
     for index, text in _check_request(tab, args):
         ref = args.fields[index].ref
         try:
-            resolved = await resolve_target(tab, page, RefTarget(kind="ref", ref=ref))
+            resolved = await resolve_target(tab, page, _target(args, index))
             facts = await inspect(resolved)
+            await require_approved(approved[index], resolved, facts)
         except ToolFailure as failure:
             raise ToolFailure(
                 failure.code, f"field {index}: {failure.message}", index=index
@@ -182,8 +193,14 @@ async def _fill_one(page: Page, field: _Planned) -> bool:
     return bool(await run_on_element(field.target, "field-value") == field.text)
 
 
-async def _fill(context: ToolContext, tab: Tab, page: Page, args: FillFieldsArgs) -> dict[str, Any]:
-    planned = await _preflight(tab, page, args)
+async def _fill(
+    context: ToolContext,
+    tab: Tab,
+    page: Page,
+    args: FillFieldsArgs,
+    approved: list[ApprovedElement | None],
+) -> dict[str, Any]:
+    planned = await _preflight(tab, page, args, approved)
     document_url = page.url
     confirmed: list[int] = []
     result: dict[str, Any] = {}
@@ -237,11 +254,12 @@ async def _fill(context: ToolContext, tab: Tab, page: Page, args: FillFieldsArgs
 
 async def fill_fields(context: ToolContext, args: FillFieldsArgs) -> dict[str, Any]:
     tab = reachable_tab(context, args.tab_id)
+    approved = [approved_element(_target(args, i)) for i in range(len(args.fields))]
     done = await context.engine.run(
         context.team_id,
         tab.id,
         context.caller,
-        lambda page: _fill(context, tab, page, args),
+        lambda page: _fill(context, tab, page, args, approved),
         deadline=context.settings.fill_deadline + _QUEUE_MARGIN,
     )
     return dict(done.value or {})
@@ -249,8 +267,7 @@ async def fill_fields(context: ToolContext, args: FillFieldsArgs) -> dict[str, A
 
 async def describe(context: ToolContext, args: FillFieldsArgs) -> str:
     names = [
-        await element_name(context, args.tab_id, RefTarget(ref=f.ref, revision=args.revision))
-        for f in args.fields
+        await element_name(context, args.tab_id, _target(args, i)) for i in range(len(args.fields))
     ]
     return f"Fill {', '.join(names)}{on_page(context, args.tab_id)}"
 

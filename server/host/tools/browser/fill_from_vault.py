@@ -1,9 +1,12 @@
 """The ``fill_from_vault`` tool: a vault item's values into fields of the agent's tab.
 
 The agent names the item by id and which of its fields goes where; it never sees a value.
-A login fills only on a tab whose origin is one of the item's sites, and submits under
-protection as ``submit_secret`` does. A card is filled but never paid with: confirming a
-payment is a person's, so the tab goes to takeover with the fields filled.
+Each field (and the submit) must be the element the person's card named, and a password,
+card number, code or one-time code goes only into a field of its kind. A login fills only
+on a tab whose origin is one of the item's sites, into forms that post to that origin or
+one of those sites, and submits under protection as ``submit_secret`` does. A card is
+filled but never paid with: confirming a payment is a person's, so the tab goes to takeover
+with the fields filled.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from server.host.services.vault import VaultSummary
 from server.host.tools.args import TabArgs, Target, ToolArgs
 from server.host.tools.base import Tool
 from server.host.tools.context import ToolContext
+from server.host.tools.page.approval import approved_element
 from server.host.tools.page.descriptions import element_name, on_page
 from server.host.tools.page.secure_entry import (
     EntryOutcome,
@@ -98,13 +102,31 @@ async def fill_from_vault(context: ToolContext, args: FillFromVaultArgs) -> dict
         raise ToolFailure("invalidArguments", f"a {item.kind} has no {', '.join(unknown)}")
     card = item.kind == "card"
     targets = [(f.target, _FIELD_KINDS.get(f.field, "other")) for f in args.fields]
-    plan = await plan_on_tab(context, args.tab_id, targets, None if card else args.submit)
+    submit = None if card else args.submit
+    plan = await plan_on_tab(
+        context,
+        args.tab_id,
+        targets,
+        submit,
+        approved=[approved_element(f.target) for f in args.fields],
+        approved_submit=approved_element(submit) if submit is not None else None,
+        check_forms=item.kind == "login",
+        check_kinds=True,
+    )
     if isinstance(plan, EntryOutcome):
         return plan.to_result(args.tab_id)
     if item.kind == "login" and plan.origin not in item.sites:
         raise ToolFailure(
             "vaultSiteMismatch",
             f"this login is for {', '.join(item.sites)}, not {plan.origin}",
+        )
+    # The form's action, not only the page, must be the login's: a submit posts it there.
+    elsewhere = [o for o in plan.destinations() if o != plan.origin and o not in item.sites]
+    if item.kind == "login" and elsewhere:
+        sent_to = ", ".join(o or "an address that is no web origin" for o in elsewhere)
+        raise ToolFailure(
+            "vaultSiteMismatch",
+            f"this login is for {', '.join(item.sites)}; the form would send it to {sent_to}",
         )
     values: list[str] = []
     for wanted in args.fields:

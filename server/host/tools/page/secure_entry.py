@@ -3,11 +3,14 @@
 The order is the safety argument:
 
 1. ``plan_entry`` (in the tab's queue) resolves the fields the agent named and reads only
-   their public facts (label, kind, origin); a field in a frame of another origin, one
-   hidden, disabled or read-only, is refused before anyone is asked.
-2. ``enter`` (in the tab's queue again) checks that the document and origin are still the
-   planned ones, puts the tab under protection (its live views end, input, scripts and
-   field values are refused), fills the fields and submits.
+   their public facts (label, kind, origin, the forms a submit would send them with); a
+   field in a frame of another origin, one hidden, disabled or read-only, one that is not
+   the element a person approved, or (for a vault's value) not of the value's kind, is
+   refused before anyone is asked or any value is opened. A form that would send them with
+   GET (into the next page's address) goes to a person.
+2. ``enter`` (in the tab's queue again) checks that the document, origin and forms are
+   still the planned ones, puts the tab under protection (its live views end, input,
+   scripts and field values are refused), fills the fields and submits.
 3. A new document releases protection. A submit that keeps the document is given
    ``secret_submit_wait``; then the fields are emptied and the document scanned for the
    values. Absent: the page stays (a single-page sign-in shows its next step) with
@@ -43,9 +46,10 @@ from server.host.page.isolated import IsolatedScriptError, evaluate_isolated
 from server.host.services.vault import site_origin as origin_of
 from server.host.tools.args import Target
 from server.host.tools.context import PersonReply, SecureEntryDesk, ToolContext
+from server.host.tools.page.approval import ApprovedElement, require_approved
 from server.host.tools.page.tab_access import announce_takeover, reachable_tab
 from server.host.tools.page.takeover_cases import CROSS_ORIGIN_FRAME, TakeoverCase, find_case
-from server.host.tools.page.targets import Resolved, element_of, resolve_target
+from server.host.tools.page.targets import Resolved, element_of, inspect, resolve_target
 from server.host.tools.results import ToolFailure
 
 log = logging.getLogger(__name__)
@@ -55,6 +59,24 @@ TAB_HOLDS_SECRET = "tabHoldsSecret"  # noqa: S105 - a close code, not a secret
 # Filling, the submit's wait, and a load again with GET, at most.
 ENTRY_DEADLINE = 60.0
 _NOT_ENTERED = TakeoverCase("entryFailed", "the secret could not be entered")
+_GET_FORM = TakeoverCase(
+    "entryFailed", "the form would send the secret in the next page's address (a GET form)"
+)
+# The input types a value of each kind may go into: a password only into a field that hides
+# it; a card's number or code and a one-time code into a text-like field, never one whose
+# text the browser keeps or sends on (search, email, url). A textarea has type "".
+_TYPES_FOR: dict[FieldKind, frozenset[str]] = {
+    "password": frozenset({"password"}),
+    "cardNumber": frozenset({"text", "tel", "number", "password"}),
+    "securityCode": frozenset({"text", "tel", "number", "password"}),
+    "oneTimeCode": frozenset({"text", "tel", "number", "password"}),
+}
+# The autocomplete field name each kind's field may declare, besides none, on and off.
+_AUTOCOMPLETE_FOR: dict[FieldKind, str] = {
+    "cardNumber": "cc-number",
+    "securityCode": "cc-csc",
+    "oneTimeCode": "one-time-code",
+}
 
 
 class TakeoverNeeded(Exception):
@@ -75,6 +97,24 @@ class EntryField:
     kind: FieldKind
 
 
+@dataclass(frozen=True)
+class FormSent:
+    """A form that holds a planned field: the method and the address a submit sends it to."""
+
+    method: str
+    action: str
+    declared: bool
+
+    def scripted(self) -> bool:
+        """A ``javascript:`` action: the page's own script, which holds the fields anyway."""
+        return self.action.lower().startswith("javascript:")
+
+    def puts_in_address(self) -> bool:
+        """Whether a submit would put the fields in the next page's address. A bare form (no
+        method, no action) is a single-page sign-in's, whose script takes the submit."""
+        return self.method == "get" and self.declared and not self.scripted()
+
+
 @dataclass
 class EntryPlan:
     """What ``plan_entry`` found: checked again, just before entry, by ``enter``."""
@@ -85,6 +125,12 @@ class EntryPlan:
     fields: list[EntryField]
     submit: Resolved | None
     labels: list[SecretFieldLabel] = field(default_factory=list)
+    # The forms holding a field, read when the entry submits secrets (None: not read).
+    forms: list[FormSent] | None = None
+
+    def destinations(self) -> list[str | None]:
+        """The origins a submit may send the fields to (None: not a web origin)."""
+        return [origin_of(form.action) for form in self.forms or () if not form.scripted()]
 
 
 @dataclass(frozen=True)
@@ -193,14 +239,53 @@ async def _facts(resolved: Resolved) -> dict[str, Any] | None:
     return facts
 
 
+def _require_kind(facts: dict[str, Any], kind: FieldKind, label: str) -> None:
+    """Refuses a field that is not of the kind of the value meant for it (see ``_TYPES_FOR``)."""
+    types = _TYPES_FOR.get(kind)
+    if types is None:
+        return
+    tokens = str(facts.get("autocomplete") or "").split()
+    declared = tokens[-1] if tokens else ""
+    wanted = _AUTOCOMPLETE_FOR.get(kind)
+    if facts.get("type") not in types or (
+        wanted is not None and declared not in ("", "on", "off", wanted)
+    ):
+        raise ToolFailure(
+            "secretFieldInvalid",
+            f"{label} is not a field for a {kind} (it is type {facts.get('type') or 'text'}"
+            f"{f', autocomplete {declared}' if declared else ''}); nothing was typed",
+        )
+
+
+async def _forms_sent(page: Page, fields: Sequence[EntryField]) -> list[FormSent]:
+    """How the forms holding ``fields`` may send them: each form's method and action, and
+    each of its submit buttons' own (a submit by any button, or an Enter, is one of these)."""
+    picks = [entry.resolved.pick for entry in fields]
+    found = await evaluate_isolated(page, "secret-form", picks)
+    if found is None:
+        raise TakeoverNeeded("a field went away while the entry was planned")
+    return [FormSent(str(f["method"]), str(f["action"]), bool(f["declared"])) for f in found]
+
+
 async def plan_entry(
     tab: Tab,
     page: Page,
     targets: Sequence[tuple[Target, FieldKind | None]],
     submit: Target | None,
+    *,
+    approved: Sequence[ApprovedElement | None] = (),
+    approved_submit: ApprovedElement | None = None,
+    check_forms: bool = True,
+    check_kinds: bool = False,
 ) -> EntryPlan:
     """The fields for ``targets`` and their public facts; refuses what entry cannot fill and
-    raises ``TakeoverNeeded`` for a field in a frame of another origin."""
+    raises ``TakeoverNeeded`` for a field in a frame of another origin.
+
+    ``approved`` holds, for each target, the element a person approved (None: nobody was
+    asked), and ``approved_submit`` that of ``submit``: another element is refused
+    (``targetChanged``). With ``check_kinds`` each field must suit its asked kind. With
+    ``check_forms`` (an entry that submits secrets) the forms holding the fields are read
+    for the plan, and one that would send them with GET raises ``TakeoverNeeded``."""
     origin = origin_of(page.url)
     if origin is None:
         raise ToolFailure("secretOriginUnknown", "this page has no web origin to enter a secret on")
@@ -209,7 +294,7 @@ async def plan_entry(
     if case is not None:
         raise TakeoverNeeded(case)
     fields: list[EntryField] = []
-    for target, asked in targets:
+    for index, (target, asked) in enumerate(targets):
         try:
             resolved = await resolve_target(tab, page, target)
         except ToolFailure as failure:
@@ -227,14 +312,27 @@ async def plan_entry(
             raise ToolFailure(
                 "secretFieldInvalid", f"{resolved.label} is hidden, disabled or read-only"
             )
+        person_named = approved[index] if index < len(approved) else None
+        if person_named is not None:
+            await require_approved(person_named, resolved, await inspect(resolved))
         kind = _kind_of(facts, asked)
+        if check_kinds:
+            _require_kind(facts, kind, resolved.label)
         fields.append(EntryField(resolved, str(facts["label"]) or resolved.label, kind))
     picks = [f.resolved.pick for f in fields]
     if len(set(picks)) != len(picks):
         raise ToolFailure("invalidArguments", "the same field is named twice")
-    submit_resolved = await resolve_target(tab, page, submit) if submit is not None else None
+    submit_resolved = None
+    if submit is not None:
+        submit_resolved = await resolve_target(tab, page, submit)
+        if approved_submit is not None:
+            await require_approved(approved_submit, submit_resolved, await inspect(submit_resolved))
     plan = EntryPlan(tab, origin, document, fields, submit_resolved)
     plan.labels = [SecretFieldLabel(label=f.label[:120], kind=f.kind) for f in fields]
+    if check_forms:
+        plan.forms = await _forms_sent(page, fields)
+        if any(form.puts_in_address() for form in plan.forms):
+            raise TakeoverNeeded(_GET_FORM)
     return plan
 
 
@@ -256,6 +354,8 @@ async def _still_planned(plan: EntryPlan, page: Page) -> None:
     for entry in plan.fields:
         if entry.resolved.page is not page or await _facts(entry.resolved) is None:
             raise TakeoverNeeded("a field went away since the secret was asked for")
+    if plan.forms is not None and await _forms_sent(page, plan.fields) != plan.forms:
+        raise TakeoverNeeded("the form changed since the secret was asked for")
 
 
 # The keys of an Enter, as a keyboard sends them.
@@ -375,8 +475,14 @@ async def plan_on_tab(
     tab_id: str,
     targets: Sequence[tuple[Target, FieldKind | None]],
     submit: Target | None,
+    *,
+    approved: Sequence[ApprovedElement | None] = (),
+    approved_submit: ApprovedElement | None = None,
+    check_forms: bool = True,
+    check_kinds: bool = False,
 ) -> EntryPlan | EntryOutcome:
-    """``plan_entry`` in the tab's queue; a takeover it needs is asked for and returned."""
+    """``plan_entry`` (its keywords are its own) in the tab's queue; a takeover it needs is
+    asked for and returned."""
     tab = reachable_tab(context, tab_id)
     # A kept page (a single-page sign-in's next step) takes its next secret; an entry under
     # way takes none, and neither does a page left to a person after a failed entry.
@@ -391,7 +497,16 @@ async def plan_on_tab(
             context.team_id,
             tab.id,
             context.caller,
-            lambda page: plan_entry(tab, page, targets, submit),
+            lambda page: plan_entry(
+                tab,
+                page,
+                targets,
+                submit,
+                approved=approved,
+                approved_submit=approved_submit,
+                check_forms=check_forms,
+                check_kinds=check_kinds,
+            ),
         )
     except TakeoverNeeded as needed:
         return takeover(context, tab, needed.case)

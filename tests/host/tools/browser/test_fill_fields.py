@@ -7,7 +7,9 @@ from typing import Any
 import pytest
 
 from server.host.browser.tabs import Tab
+from server.host.tools.catalog import call_tool, describe_call
 from server.host.tools.context import ToolContext
+from server.host.tools.page.approval import Approval
 from tests.host.tools.conftest import call, open_page, ref_of
 from tests.support.sites import Site
 
@@ -191,3 +193,29 @@ async def test_a_field_that_loses_focus_fails_without_input(
     assert result["failedIndex"] == 0
     assert result["reason"] == "focusLost"
     assert result["partial"] is False
+
+
+async def test_an_approved_fill_types_only_into_the_fields_its_card_named(
+    context: ToolContext, site: Site
+) -> None:
+    tab, snap = await _page(context, site, "/fill.html")
+    args = {
+        "tabId": tab.id,
+        "revision": snap["revision"],
+        "fields": [{"ref": ref_of(snap, 'textbox "Last name"'), "text": "Lovelace"}],
+    }
+    approval = Approval()
+    card = await describe_call(context, "fill_fields", args, approval)
+    assert (card or "").startswith("Fill “Last name”")
+    # The page renames the field the card named before the person's answer comes back.
+    rename = "document.getElementById('last').setAttribute('aria-label', 'Recipient IBAN'); 1"
+    assert "error" not in await call(context, "evaluate", tabId=tab.id, expression=rename)
+    refused = await call_tool(context, "fill_fields", args, approval)
+    assert refused["error"]["code"] == "targetChanged", refused
+    assert "Lovelace" not in await _values(context, tab)
+    # Asked about the page as it is now, the same call fills.
+    again = Approval()
+    await describe_call(context, "fill_fields", args, again)
+    filled = await call_tool(context, "fill_fields", args, again)
+    assert filled["status"] == "filled", filled
+    assert "Lovelace" in await _values(context, tab)

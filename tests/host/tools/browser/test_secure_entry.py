@@ -30,8 +30,9 @@ from server.host.browser.protection import ProtectionChanged, protection_of
 from server.host.browser.protection_state import Protection
 from server.host.browser.tabs import Tab
 from server.host.services.vault import VaultService
-from server.host.tools.catalog import call_tool
+from server.host.tools.catalog import call_tool, describe_call
 from server.host.tools.context import SecureEntryDesk, ToolContext, TurnState
+from server.host.tools.page.approval import Approval
 from tests.host.tools.conftest import AGENT, FAST, TEAM, call, ref_of
 from tests.support.clock import FakeClock
 from tests.support.sites import Site, serving
@@ -67,6 +68,27 @@ document.getElementById('f').addEventListener('submit', (e) => {
   root.innerHTML = '<span data-last="' + e.target.password.value + '">Try again</span>';
 });
 </script>"""
+# A password field and a visible search field in one form; the page may move a class.
+SEARCH_BESIDE = """<!doctype html><title>Sign in</title>
+<form method="post" action="/signin">
+<label>Password <input name="password" type="password" class="pw"></label>
+<label>Search <input name="q" type="text" id="q"></label>
+<label>Card <input name="card" type="search" autocomplete="cc-number"></label>
+<button type="submit">Sign in</button></form>"""
+# A form that sends what it holds in the next page's address.
+GET_FORM = """<!doctype html><title>Sign in</title>
+<form method="get" action="/welcome">
+<label>Password <input name="password" type="password"></label>
+<button type="submit">Sign in</button></form>"""
+# A form that posts to ELSEWHERE, or whose button does.
+POSTS_ELSEWHERE = """<!doctype html><title>Sign in</title>
+<form method="post" action="ELSEWHERE/collect">
+<label>Password <input name="password" type="password"></label>
+<button type="submit">Sign in</button></form>"""
+BUTTON_POSTS_ELSEWHERE = """<!doctype html><title>Sign in</title>
+<form method="post" action="/signin">
+<label>Password <input name="password" type="password"></label>
+<button type="submit" formaction="ELSEWHERE/collect">Sign in</button></form>"""
 CHECKOUT = """<!doctype html><title>Checkout</title>
 <form method="post" action="/pay">
 <label>Card number <input name="cc" autocomplete="cc-number"></label>
@@ -93,6 +115,10 @@ def sign_in_app(requests: Requests) -> web.Application:
         "/shadow-echo": SHADOW_ECHO,
         "/framed": "<title>Pay</title><iframe src='FRAME'></iframe>",
         "/api/login": "ok",
+        "/search-beside": SEARCH_BESIDE,
+        "/get-form": GET_FORM,
+        "/posts-elsewhere": POSTS_ELSEWHERE,
+        "/button-posts-elsewhere": BUTTON_POSTS_ELSEWHERE,
     }
 
     async def answer(request: web.Request) -> web.Response:
@@ -102,6 +128,7 @@ def sign_in_app(requests: Requests) -> web.Application:
         if request.path not in pages:
             raise web.HTTPNotFound()
         text = pages[request.path].replace("FRAME", request.query.get("frame", ""))
+        text = text.replace("ELSEWHERE", request.query.get("to", ""))
         return web.Response(text=text, content_type="text/html")
 
     app = web.Application()
@@ -529,3 +556,115 @@ async def test_a_card_meets_a_payment_challenge_unfilled(
     assert (result["status"], result["code"]) == ("takeover", "paymentConfirmation"), result
     assert await field_value(tab, "input[name=cc]") == ""
     assert not holds_secret(tab)
+
+
+async def _shop_login(people: People, *sites: str) -> Any:
+    return await people.vault.create_item(
+        TEAM, "login", {"name": "Shop", "sites": list(sites), "password": PASSWORD}
+    )
+
+
+def _vault_args(tab: Tab, item_id: str, selector: str, value: str = "password") -> dict[str, Any]:
+    target = {"kind": "css", "selector": selector}
+    return {"tabId": tab.id, "itemId": item_id, "fields": [{"target": target, "field": value}]}
+
+
+async def test_an_approved_vault_fill_goes_only_into_the_field_its_card_named(
+    desk_context: ToolContext, people: People, sign_in: tuple[Site, Requests]
+) -> None:
+    site, requests = sign_in
+    item = await _shop_login(people, site.base)
+    tab = await open_on(desk_context, site.url("/search-beside"))
+    args = _vault_args(tab, item.id, ".pw")
+    approval = Approval()
+    card = await describe_call(desk_context, "fill_from_vault", args, approval)
+    assert (card or "").startswith("Fill “Password” from the vault")
+    # The page moves the class the call names to its visible search field.
+    assert tab.page is not None
+    await tab.page.evaluate(
+        "document.querySelector('.pw').className = '';document.getElementById('q').className = 'pw'"
+    )
+    result = await call_tool(desk_context, "fill_from_vault", args, approval)
+    assert result["error"]["code"] == "targetChanged", result
+    assert await field_value(tab, "#q") == ""
+    assert requests.of("/signin") == []
+    assert not holds_secret(tab)
+
+
+async def test_a_vault_value_goes_only_into_a_field_of_its_kind(
+    desk_context: ToolContext, people: People, sign_in: tuple[Site, Requests]
+) -> None:
+    site, requests = sign_in
+    item = await _shop_login(people, site.base)
+    card = await people.vault.create_item(
+        TEAM, "card", {"name": "Card", "number": "4111111111111111", "security_code": "737"}
+    )
+    tab = await open_on(desk_context, site.url("/search-beside"))
+    # Nobody was asked (no approval): the agent's word for the field still does not count.
+    into_text = await call(desk_context, "fill_from_vault", **_vault_args(tab, item.id, "#q"))
+    assert into_text["error"]["code"] == "secretFieldInvalid", into_text
+    into_search = await call(
+        desk_context, "fill_from_vault", **_vault_args(tab, card.id, "[name=card]", "number")
+    )
+    assert into_search["error"]["code"] == "secretFieldInvalid", into_search
+    assert await field_value(tab, "#q") == ""
+    assert await field_value(tab, "[name=card]") == ""
+    # A field that hides what it holds takes a card's number (filled, left to a person).
+    into_password = await call(
+        desk_context, "fill_from_vault", **_vault_args(tab, card.id, ".pw", "number")
+    )
+    assert (into_password["status"], into_password["code"]) == ("takeover", "paymentConfirmation")
+    assert requests.of("/signin") == []
+
+
+async def test_a_get_form_goes_to_a_person_with_nothing_typed(
+    desk_context: ToolContext, people: People, sign_in: tuple[Site, Requests]
+) -> None:
+    site, requests = sign_in
+    item = await _shop_login(people, site.base)
+    tab = await open_on(desk_context, site.url("/get-form"))
+    args = _vault_args(tab, item.id, "input[type=password]")
+    result = await call(desk_context, "fill_from_vault", **args)
+    assert (result["status"], result["code"]) == ("takeover", "entryFailed"), result
+    assert "GET form" in result["reason"]
+    assert await field_value(tab, "input") == ""
+    assert requests.of("/welcome") == []
+    assert PASSWORD not in tab.url
+
+
+async def test_a_form_turned_to_get_while_a_person_answers_takes_no_secret(
+    desk_context: ToolContext, people: People, sign_in: tuple[Site, Requests]
+) -> None:
+    site, requests = sign_in
+    tab = await open_on(desk_context, site.url("/signin"))
+    running = start_submit(desk_context, tab, "input[type=password]")
+    asked = await asyncio.wait_for(people.asked.get(), 10)
+    assert tab.page is not None
+    await tab.page.evaluate("document.getElementById('f').method = 'get'")
+    people.handoff.submit(TEAM, MEMBER, asked.id, [PASSWORD])
+    result = await running
+    assert result["status"] == "takeover", result
+    assert await field_value(tab, "input[type=password]") == ""
+    assert requests.of("/signin") == ["GET"]
+    assert PASSWORD not in tab.url
+
+
+@pytest.mark.parametrize("path", ["/posts-elsewhere", "/button-posts-elsewhere"])
+async def test_a_login_is_not_sent_to_another_origin_than_its_sites(
+    desk_context: ToolContext,
+    people: People,
+    sign_in: tuple[Site, Requests],
+    site: Site,
+    path: str,
+) -> None:
+    signin_site, requests = sign_in
+    item = await _shop_login(people, signin_site.base)
+    # The module's other site listens on another port: another origin.
+    tab = await open_on(desk_context, signin_site.url(f"{path}?to={site.base}"))
+    args = _vault_args(tab, item.id, "input[type=password]")
+    refused = await call(desk_context, "fill_from_vault", **args)
+    assert refused["error"]["code"] == "vaultSiteMismatch", refused
+    assert site.base in refused["error"]["message"]
+    assert await field_value(tab, "input") == ""
+    assert requests.of(path) == ["GET"]
+    assert [path for method, path, _body in requests.seen if method != "GET"] == []
