@@ -57,8 +57,23 @@ class TabProtection:
     origin: str
     signals: Signals
     released: asyncio.Event = field(default_factory=asyncio.Event)
+    # The secrets that went into the page, while it is the same document: what the page
+    # shows an agent (a snapshot, a title) is held to them, for a page that echoes one
+    # after the entry's own scan. Never logged, never shown.
+    values: tuple[str, ...] = field(default=(), repr=False)
     _session: CDPSession | None = None
     _releasing: BackgroundTasks = field(default_factory=lambda: BackgroundTasks("secure entry"))
+
+    def shows(self, text: str) -> bool:
+        """Whether ``text`` (what an agent would read of the page) holds one of the values
+        that went in, as typed or, for one of digits, with its digits spaced or dashed."""
+        digits = "".join(ch for ch in text if ch.isdigit())
+        for value in self.values:
+            if value in text:
+                return True
+            if value.isdigit() and len(value) >= 4 and value in digits:
+                return True
+        return False
 
     @property
     def session(self) -> CDPSession | None:
@@ -152,6 +167,7 @@ async def release(tab: Tab) -> None:
         with contextlib.suppress(PlaywrightError):
             await session.detach()
     protection.released.set()
+    protection.values = ()
     if protection_of(tab) is protection:
         tab._protection_record = None
         _move(tab, Protection.NONE, protection.signals)

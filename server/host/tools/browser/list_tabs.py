@@ -9,6 +9,7 @@ from typing import Annotated, Any
 from playwright.async_api import Error as PlaywrightError
 from pydantic import Field, StringConstraints
 
+from server.host.browser.protection import protection_of
 from server.host.browser.tabs import Tab
 from server.host.tools.args import ToolArgs
 from server.host.tools.base import Tool
@@ -57,12 +58,17 @@ async def title_of(tab: Tab) -> str | None:
     title it last had (None if it had none)."""
     page = tab.page
     if page is None or tab.dialog is not None or page.is_closed():
-        return tab.title or None
-    try:
-        async with asyncio.timeout(_TITLE_LIMIT):
-            return await page.title()
-    except (PlaywrightError, TimeoutError):
-        return tab.title or None
+        title = tab.title or None
+    else:
+        try:
+            async with asyncio.timeout(_TITLE_LIMIT):
+                title = await page.title()
+        except (PlaywrightError, TimeoutError):
+            title = tab.title or None
+    entered = protection_of(tab)
+    if title and entered is not None and entered.shows(title):
+        return "(hidden: the page shows a value that went in from the vault)"
+    return title
 
 
 async def list_tabs(context: ToolContext, args: ListTabsArgs) -> dict[str, Any]:

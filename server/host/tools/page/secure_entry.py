@@ -528,6 +528,7 @@ async def enter(
         await _still_planned(plan, page)
         # The tab's live views close before protect returns (they hear ProtectionChanged).
         protection = await protect(tab, page, plan.origin, context.engine.signals)
+        protection.values = (*protection.values, *(v for v in values if v))
         try:
             await _fill(plan, page, protection, values, submit=submit)
             if not submit:

@@ -17,6 +17,7 @@ from playwright.async_api import Page
 
 from server.common.errors import Conflict
 from server.host.browser.per_tab import PerTab
+from server.host.browser.protection import protection_of
 from server.host.browser.tabs import Tab
 from server.host.page.isolated import evaluate_isolated
 from server.host.tools.context import ToolContext
@@ -154,6 +155,14 @@ async def read_snapshot(
     await settle(page, context.settings)
     revision, tree, cut, title = await read_tree(tab, page)
     url = shown_url(page.url)
+    entered = protection_of(tab)
+    if entered is not None and entered.shows("\n".join((tree, title or "", page.url))):
+        # The page echoed a secret after the entry's own scan: it is a person's to look at.
+        raise ToolFailure(
+            "pageShowsSecret",
+            "the page shows a value that went in from the vault; nothing of it is read: "
+            "ask a person to take the tab over (request_takeover)",
+        )
     result: dict[str, Any] = {
         "tabId": tab.id,
         "revision": revision,

@@ -315,8 +315,18 @@ async def test_a_single_page_sign_in_is_kept_with_its_fields_emptied_and_scripts
     assert (again["status"], again["page"]) == ("entered", "kept"), again
     assert [body for m, p, body in requests.seen if p == "/api/login"] == [PASSWORD, "493817"]
     assert holds_secret(tab)
-    # A same-document navigation keeps protection; a new document ends it.
+    # The page echoes the code later, after the entry's scan: no snapshot reads it, and the
+    # tab's title hides it.
     assert tab.page is not None
+    await tab.page.evaluate(
+        "code => { document.body.append('Signed in with ' + code); document.title = code }",
+        "493817",
+    )
+    echoed = await call(desk_context, "snapshot", tabId=tab.id)
+    assert echoed["error"]["code"] == "pageShowsSecret"
+    listed = await call(desk_context, "list_tabs")
+    assert "493817" not in repr(listed) + repr(echoed)
+    # A same-document navigation keeps protection; a new document ends it.
     await tab.page.evaluate("history.pushState({}, '', '#next')")
     assert holds_secret(tab)
     protection = protection_of(tab)
@@ -433,6 +443,11 @@ async def test_a_card_is_filled_and_the_payment_left_to_a_person(
     assert requests.of("/pay") == []
     assert holds_secret(tab)
     assert "4111111111111111" not in repr(result)
+    # The page writes the number out later, spaced: the agent reads none of the page.
+    assert tab.page is not None
+    await tab.page.evaluate("() => document.body.append('Card 4111 1111 1111 1111')")
+    echoed = await call(desk_context, "snapshot", tabId=tab.id)
+    assert echoed["error"]["code"] == "pageShowsSecret"
 
 
 async def test_a_code_among_the_digits_of_a_longer_number_is_no_echo(
