@@ -20,7 +20,6 @@ import asyncio
 import functools
 import json
 import logging
-import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -28,8 +27,8 @@ from typing import Any, Protocol
 from server.common.errors import CrewhostError, InvalidArgument
 from server.common.redaction import redact
 from server.common.tasks import BackgroundTasks
-from server.host.agents.providers.events import Failed, StreamToolCallFinished, Usage
-from server.host.agents.providers.stream import ModelProvider, ModelRequest
+from server.host.agents.providers.events import StreamToolCallFinished
+from server.host.agents.providers.stream import ModelProvider, ModelRequest, recorded
 from server.host.agents.providers.transcript import (
     AnyMessage,
     AssistantMessage,
@@ -440,35 +439,17 @@ async def _ask(
     whatever came of it."""
     saved: list[dict[str, Any]] = []
     proposed: list[dict[str, Any]] = []
-    failure = None
-    complete = False
-    used: Usage | None = None
-    asked = time.perf_counter()
-    stream = provider.stream(request)
-    try:
-        async with stream:
-            async for event in stream:
-                if isinstance(event, Usage):
-                    used = event
-                elif isinstance(event, Failed):
-                    failure, used = event.error, event.usage
-                elif isinstance(event, StreamToolCallFinished) and event.name == SAVE_TOOL:
-                    memories = event.arguments.get("memories")
-                    if isinstance(memories, list):
-                        saved.extend(m for m in memories if isinstance(m, dict))
-                elif isinstance(event, StreamToolCallFinished) and event.name == PROPOSE_TOOL:
-                    proposed.append(dict(event.arguments))
-        complete = True
-    finally:
-        # What the provider counted is recorded, for a failed or a cancelled request too.
-        if meter is not None:
-            await meter.requested(
-                used or stream.counted or Usage(0, 0),
-                time.perf_counter() - asked,
-                ok=complete and failure is None,
-            )
-    if failure is not None:
-        raise failure
+    record = None if meter is None else meter.requested
+    async with recorded(provider.stream(request), record) as stream:
+        async for event in stream:
+            if isinstance(event, StreamToolCallFinished) and event.name == SAVE_TOOL:
+                memories = event.arguments.get("memories")
+                if isinstance(memories, list):
+                    saved.extend(m for m in memories if isinstance(m, dict))
+            elif isinstance(event, StreamToolCallFinished) and event.name == PROPOSE_TOOL:
+                proposed.append(dict(event.arguments))
+    if stream.reply.error is not None:
+        raise stream.reply.error
     return saved, proposed
 
 

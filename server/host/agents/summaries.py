@@ -4,11 +4,9 @@ tokens recorded after)."""
 
 from __future__ import annotations
 
-import time
-
 from server.host.agents.fences import fence_for, fenced
-from server.host.agents.providers.events import Failed, StreamTextDelta, Usage
-from server.host.agents.providers.stream import ModelProvider, ModelRequest
+from server.host.agents.providers.events import StreamTextDelta
+from server.host.agents.providers.stream import ModelProvider, ModelRequest, recorded
 from server.host.agents.providers.transcript import UserMessage
 from server.host.agents.usage_meter import TurnMeter
 from server.host.tools.context import Summarize
@@ -48,33 +46,15 @@ def summarizer(provider: ModelProvider, model: str, meter: TurnMeter | None = No
             # request counts none either.
             await meter.before_request(0, MAX_SUMMARY_TOKENS)
         parts: list[str] = []
-        failure = None
-        complete = False
-        used: Usage | None = None
-        asked = time.perf_counter()
-        stream = provider.stream(request)
-        try:
-            async with stream:
-                async for event in stream:
-                    if isinstance(event, StreamTextDelta):
-                        parts.append(event.text)
-                    elif isinstance(event, Usage):
-                        used = event
-                    elif isinstance(event, Failed):
-                        failure, used = event.error, event.usage
-            complete = True
-        finally:
-            # What the provider counted is recorded, for a failed or a cancelled request too.
-            if meter is not None:
-                await meter.requested(
-                    used or stream.counted or Usage(0, 0),
-                    time.perf_counter() - asked,
-                    ok=complete and failure is None,
-                )
-        if failure is not None:
+        record = None if meter is None else meter.requested
+        async with recorded(provider.stream(request), record) as stream:
+            async for event in stream:
+                if isinstance(event, StreamTextDelta):
+                    parts.append(event.text)
+        if stream.reply.error is not None:
             raise ToolFailure(
                 code="summaryFailed",
-                message=f"the model could not follow the prompt: {failure}",
+                message=f"the model could not follow the prompt: {stream.reply.error}",
             )
         return "".join(parts).strip()
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import functools
 import json
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
@@ -33,8 +32,13 @@ from server.common.protocol.events import TurnStatus
 from server.common.wire import shown_line, shown_text
 from server.host.agents.permissions import auto_approved
 from server.host.agents.providers.errors import TURN_ERROR_CODES
-from server.host.agents.providers.events import Failed, StreamTextDelta, Usage
-from server.host.agents.providers.stream import ModelProvider, ModelReply, ModelRequest
+from server.host.agents.providers.events import StreamTextDelta, Usage
+from server.host.agents.providers.stream import (
+    ModelProvider,
+    ModelReply,
+    ModelRequest,
+    recorded,
+)
 from server.host.agents.providers.transcript import (
     AssistantMessage,
     ToolAnswer,
@@ -251,28 +255,15 @@ async def _ask(
             tools=specs,
             max_tokens=setup.max_tokens,
         )
-        failure = None
-        said = complete = False
-        used: Usage | None = None
-        asked = time.perf_counter()
-        stream = setup.provider.stream(request)
-        try:
-            async with stream:
-                async for event in stream:
-                    if isinstance(event, StreamTextDelta):
-                        said = True
-                        sink.text(event.text)
-                    elif isinstance(event, Usage):
-                        used = event
-                    elif isinstance(event, Failed):
-                        failure, used = event.error, event.usage
-            complete = True
-        finally:
-            # What the provider counted is recorded, for a failed or a stopped reply too.
-            if used is None:
-                used = stream.counted or Usage(0, 0)
-            await _record_request(setup, progress, used, asked, ok=complete and failure is None)
+        said = False
+        record = functools.partial(_record_request, setup, progress)
+        async with recorded(setup.provider.stream(request), record) as stream:
+            async for event in stream:
+                if isinstance(event, StreamTextDelta):
+                    said = True
+                    sink.text(event.text)
         reply = stream.reply
+        failure = reply.error
         if failure is None:
             progress.provider_answered = True
             cut = _cut_reason(reply, setup.max_tokens)
@@ -290,10 +281,9 @@ async def _ask(
 
 
 async def _record_request(
-    setup: TurnSetup, progress: TurnProgress, used: Usage, asked: float, *, ok: bool
+    setup: TurnSetup, progress: TurnProgress, used: Usage, seconds: float, *, ok: bool
 ) -> None:
     """Count one model request in the turn and in the meter: its tokens and its time."""
-    seconds = time.perf_counter() - asked
     progress.provider_requests.append(("ok" if ok else "failed", seconds))
     progress.input_tokens += used.input_tokens
     progress.output_tokens += used.output_tokens

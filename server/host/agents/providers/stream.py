@@ -36,7 +36,7 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
-from contextlib import aclosing
+from contextlib import aclosing, asynccontextmanager
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Protocol
@@ -260,6 +260,11 @@ class ModelStream:
         """
         current = self._decoder.usage if self._decoder is not None else None
         return _sum_usage(self._spent, current)
+
+    @property
+    def spent(self) -> Usage:
+        """What the request cost as far as the provider told: ``counted``, 0 for nothing."""
+        return self.counted or Usage(0, 0)
 
     def __aiter__(self) -> AsyncIterator[StreamEvent]:
         if self._iterated:
@@ -507,3 +512,26 @@ def provider_message(label: str, status: int, detail: str, secret: str | None) -
     if detail:
         text += f": {detail}"
     return redacted(text, secret)
+
+
+class RecordRequest(Protocol):
+    """Records one model request: what it cost, the seconds it took, whether it answered."""
+
+    async def __call__(self, usage: Usage, seconds: float, *, ok: bool) -> None: ...
+
+
+@asynccontextmanager
+async def recorded(stream: ModelStream, record: RecordRequest | None) -> AsyncIterator[ModelStream]:
+    """``stream``, to read in the block; once the block ends, however it ends (the reply
+    failed, or the turn was stopped and the block cancelled), ``record`` gets what the
+    provider counted, the seconds the request took and whether it answered whole."""
+    asked = time.perf_counter()
+    complete = False
+    try:
+        async with stream:
+            yield stream
+        complete = True
+    finally:
+        if record is not None:
+            ok = complete and stream.reply.error is None
+            await record(stream.spent, time.perf_counter() - asked, ok=ok)
