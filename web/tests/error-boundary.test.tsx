@@ -41,6 +41,27 @@ describe('the error boundary', () => {
   });
 });
 
+describe('a message that could not be shown', () => {
+  function Fragile({ text }: { text: string }) {
+    if (text.endsWith('**')) throw new Error('half a mark');
+    return <p class="shown">{text}</p>;
+  }
+
+  it('is tried again when its text goes on, as a streaming reply’s does', async () => {
+    vi.spyOn(console, 'error').mockImplementation(() => {});
+    const at = (text: string) => (
+      <ErrorBoundary fallback={<p class="fallback">{text}</p>} resetKey={text}>
+        <Fragile text={text} />
+      </ErrorBoundary>
+    );
+    await show(at('Half **'), mount.element);
+    expect(mount.element.querySelector('.fallback')?.textContent).toBe('Half **');
+    await show(at('Half **done**.'), mount.element);
+    expect(mount.element.querySelector('.fallback')).toBeNull();
+    expect(mount.element.querySelector('.shown')?.textContent).toBe('Half **done**.');
+  });
+});
+
 describe('a chat with a deeply quoted reply', () => {
   beforeEach(() => vi.stubGlobal('ResizeObserver', class { observe() {} disconnect() {} }));
 

@@ -587,7 +587,7 @@ function ChatRow(props: {
   if (item.kind === 'text') {
     return (
       <li class="chat-row chat-agent-text">
-        <ErrorBoundary fallback={<p class="chat-unrendered">{item.text}</p>}>
+        <ErrorBoundary fallback={<p class="chat-unrendered">{item.text}</p>} resetKey={item.text}>
           <Markdown text={item.text} />
         </ErrorBoundary>
       </li>
