@@ -443,8 +443,19 @@ async def test_a_card_is_filled_and_the_payment_left_to_a_person(
     assert requests.of("/pay") == []
     assert holds_secret(tab)
     assert "4111111111111111" not in repr(result)
-    # The page writes the number out later, spaced: the agent reads none of the page.
+    # The page takes the dots off the number: they are back before anything is drawn.
     assert tab.page is not None
+    shown = await tab.page.evaluate(
+        """async () => {
+            const field = document.querySelector('[name=cc]');
+            field.style.removeProperty('-webkit-text-security');
+            field.setAttribute('style', 'color: red');
+            await new Promise((done) => requestAnimationFrame(done));
+            return getComputedStyle(field).getPropertyValue('-webkit-text-security');
+        }"""
+    )
+    assert shown == "disc"
+    # The page writes the number out later, spaced: the agent reads none of the page.
     await tab.page.evaluate("() => document.body.append('Card 4111 1111 1111 1111')")
     echoed = await call(desk_context, "snapshot", tabId=tab.id)
     assert echoed["error"]["code"] == "pageShowsSecret"
