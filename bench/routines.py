@@ -98,6 +98,9 @@ class TurnStarts:
     async def ended_turn(self, team_id: str, thread_id: str, turn_id: str) -> Turn | None:
         return Turn(turn_id, team_id, thread_id, "done", None, 0, 0, 0, 0.0, time.time())
 
+    def resumes(self, turn_id: str) -> bool:
+        return False
+
 
 async def get_agent(team_id: str, agent_id: str) -> Agent:
     return Agent(

@@ -696,7 +696,8 @@ smtp_settings = sa.Table(
 
 
 # A request an agent waits on a person for (consent, a question, a secret, a vault item):
-# kept while it waits and after, so a restart finds it and ends it ``interrupted``.
+# kept while it waits and after, so a restart finds it: a consent whose turn was put aside
+# (``suspended_turns``) waits on, any other ends ``interrupted``.
 # ``addressed_to`` is a JSON list of accounts (null: whoever sees the thread).
 attention_requests = sa.Table(
     "attention_requests",
@@ -718,6 +719,28 @@ attention_requests = sa.Table(
     sa.Column("answered_by", ID, nullable=True),
     sa.Column("resolved_at", TIME, nullable=True),
     sa.Index(None, "team_id", "status"),
+    sa.Index(None, "team_id", "thread_id"),
+)
+
+# A turn the host put aside as it stopped, waiting for a person's consent to one of its
+# calls (``request_id``, for ``call_id``): its next start takes it up where it was. What the
+# turn was started with (whose budgets it spends, who answers its requests, how long each
+# waits) is kept here, the transcript in ``thread_messages``. ``approvers``: a JSON list
+# (null: whoever sees the thread).
+suspended_turns = sa.Table(
+    "suspended_turns",
+    metadata,
+    sa.Column("turn_id", ID, primary_key=True),
+    sa.Column("team_id", ID, nullable=False),
+    sa.Column("thread_id", ID, nullable=False),
+    sa.Column("agent_id", ID, nullable=False),
+    sa.Column("request_id", ID, nullable=False),
+    sa.Column("call_id", sa.String(100), nullable=False),
+    sa.Column("started_by", ID, nullable=True),
+    sa.Column("approvers", sa.Text, nullable=True),
+    sa.Column("attention_seconds", TIME, nullable=True),
+    sa.Column("routine_id", ID, nullable=True),
+    sa.Column("suspended_at", TIME, nullable=False),
     sa.Index(None, "team_id", "thread_id"),
 )
 

@@ -313,7 +313,11 @@ class HostServices:
         self._resources.push_async_callback(self.notifications.close)
         # First of all: what subscribers still run ends before anything they use.
         self._resources.push_async_callback(self.signals.close)
-        # Runs the last life left under way end interrupted; due routines fire from now on.
+        # Turns the last life put aside (waiting for consent) are taken up where they were,
+        # before the routines look for their runs.
+        self.threads.resume()
+        # Runs the last life left under way end interrupted (but those whose turns were
+        # taken up); due routines fire from now on.
         await self.routine_scheduler.start()
         # Before the process freezes what start-up made (server/serve.py, host/start.py).
         await asyncio.to_thread(load_price_table)

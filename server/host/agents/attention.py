@@ -9,9 +9,12 @@ no answer.
 
 Each request is also stored (``attention_requests``) with its expiry, who may answer and
 how it ended, and ``AttentionWaiting`` is published as it is raised (notifications follow
-it). A waiting turn lives in the host's memory only: a host that stops, or starts after a
-crash, ends every request still waiting as ``interrupted`` (its turn ends ``interrupted``
-too), and an answer to one is refused with ``attentionInterrupted``.
+it). A host that stops keeps waiting the consents its turns are put aside for (``keep``),
+and its next start takes each up again where it was (``ask_consent`` with ``kept_id``: the
+same request, its expiry and who may answer it, announced again but not notified twice).
+Every other request still waiting when a host stops, or starts after a crash, ends
+``interrupted`` (its turn too), and an answer to one is refused with
+``attentionInterrupted``.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import hashlib
 import json
 import logging
 import secrets
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -54,6 +57,10 @@ CONSENT_SECONDS = 300.0
 QUESTION_SECONDS = 300.0
 # What a request still waiting when its host stops (or starts after a crash) is told.
 INTERRUPTED = "the host restarted while this waited; its turn ended interrupted"
+# What a consent kept across a restart is told when its call no longer reads as it was shown.
+ASKED_AGAIN = (
+    "after the host restarted, the call no longer read as it was shown; it was asked again"
+)
 # How often a waiting request looks at the host's clock for its expiry (seconds).
 EXPIRY_TICK = 1.0
 MAX_ANSWER_CHARS = 4000
@@ -100,6 +107,8 @@ class AttentionRequest:
     addressed_to: tuple[str, ...] | None = None
     routine_id: str | None = None
     answered_by: str | None = None
+    # The host stops and its turn is put aside: the request stays waiting for the next start.
+    kept: bool = False
 
     def may_answer(self, account_id: str) -> bool:
         if self.addressed_to is not None:
@@ -179,10 +188,17 @@ class AttentionRegistry:
         expires_in: float | None = None,
         addressed_to: Sequence[str] | None = None,
         routine_id: str | None = None,
+        kept_id: str | None = None,
     ) -> bool:
         """Ask the members who see the thread (or those ``addressed_to``); True once one
         approves, False on a denial or when the request expires (after ``expires_in``
-        seconds, the registry's default when None)."""
+        seconds, the registry's default when None).
+
+        ``kept_id``: the consent a former run of the host kept for this call, waited for
+        again (the same request, until the same expiry, for the same people, announced
+        again but not notified again; one that expired meanwhile is a denial), unless the
+        call no longer reads as it was shown (its page changed across the restart) or the
+        request no longer waits: then a new one asks for the call as it reads now."""
         now = self._clock.now()
         request = AttentionRequest(
             id=secrets.token_hex(16),
@@ -201,6 +217,10 @@ class AttentionRegistry:
             addressed_to=_addressed(addressed_to),
             routine_id=routine_id,
         )
+        if kept_id is not None and await self._adopted(request, kept_id):
+            self._pending[request.id] = request
+            self._announce(request.team_id, request.event(), request.audience())
+            return await self._await(request) is True
         return await self._wait(request) is True
 
     async def ask_question(
@@ -248,6 +268,53 @@ class AttentionRegistry:
             return None, "cancelled" if request.cancelled else "expired"
         return answer, "answered"
 
+    async def _adopted(self, request: AttentionRequest, kept_id: str) -> bool:
+        """Whether ``request`` (a consent asked for again after a restart) takes the place
+        of the consent ``kept_id`` a former run kept for its call: the same id, expiry and
+        people, when the call still reads as it was shown. A kept request that does not fit
+        ends ``interrupted``."""
+        if self._db is None:
+            return False
+        async with self._db.read() as conn:
+            stored = await self._repo.get_request(conn, request.team_id, kept_id)
+        if stored is None or stored.status != WAITING:
+            return False
+        if (
+            stored.kind != "consent"
+            or (stored.thread_id, stored.tool) != (request.thread_id, request.tool)
+            or stored.description != request.human_line()
+        ):
+            await self._end_stored(stored, ASKED_AGAIN)
+            return False
+        request.id = kept_id
+        request.created_at, request.expires_at = stored.created_at, stored.expires_at
+        request.addressed_to, request.routine_id = stored.addressed_to, stored.routine_id
+        return True
+
+    async def end_kept(self, team_id: str, request_id: str) -> None:
+        """A consent kept across a restart whose turn ended before it was asked for again
+        ends ``interrupted``."""
+        if self._db is None:
+            return
+        async with self._db.read() as conn:
+            stored = await self._repo.get_request(conn, team_id, request_id)
+        if stored is not None and stored.status == WAITING:
+            await self._end_stored(stored, INTERRUPTED)
+
+    async def _end_stored(self, stored: StoredRequest, reason: str) -> None:
+        if self._db is None:
+            return
+        async with self._db.write() as conn:
+            await self._repo.update_ended(
+                conn,
+                stored.team_id,
+                stored.id,
+                status="interrupted",
+                reason=reason,
+                answered_by=None,
+                resolved_at=self._clock.now(),
+            )
+
     async def _wait(self, request: AttentionRequest) -> bool | Answer | None:
         """Announce ``request`` and wait for its answer until it expires on the host's
         clock, looking at the clock at least every tick; None when it expires."""
@@ -256,6 +323,11 @@ class AttentionRegistry:
         self._pending[request.id] = request
         self._announce(request.team_id, request.event(), request.audience())
         self._signals.publish(waiting)
+        return await self._await(request)
+
+    async def _await(self, request: AttentionRequest) -> bool | Answer | None:
+        """Wait for the answer of ``request`` (pending and announced) until it expires; how
+        it ended is kept, unless the host keeps it waiting for its next start."""
         try:
             while not request.answer.done():
                 left = request.expires_at - self._clock.now()
@@ -268,11 +340,16 @@ class AttentionRegistry:
                         await asyncio.shield(request.answer)
             return request.answer.result() if request.answer.done() else None
         finally:
-            outcome: str = _outcome(request)
-            if self._closing and outcome != "answered":
-                outcome = "interrupted"
-            self._forget(request, outcome)
-            await self._ended(request, outcome)
+            if request.kept and not request.answer.done():
+                # Its turn is put aside: the record stays waiting, and nobody is told it
+                # ended, for the host's next start takes it up.
+                self._pending.pop(request.id, None)
+            else:
+                outcome: str = _outcome(request)
+                if self._closing and outcome != "answered":
+                    outcome = "interrupted"
+                self._forget(request, outcome)
+                await self._ended(request, outcome)
 
     async def _store(self, request: AttentionRequest, whole_team: bool) -> None:
         if self._db is None:
@@ -344,19 +421,41 @@ class AttentionRegistry:
             # starts again and ends it interrupted.
             log.exception("could not keep how a request ended", extra={"id": request.id})
 
-    async def recover(self) -> int:
-        """At start-up: every request a former run of the host left waiting has no turn
-        waiting for it any more; each ends ``interrupted``. How many did."""
+    async def recover(self, keep: Collection[str] = ()) -> int:
+        """At start-up: every request a former run of the host left waiting, but the
+        consents in ``keep`` (their turns are taken up again), has no turn waiting for it
+        any more; each ends ``interrupted``. How many did."""
         if self._db is None:
             return 0
         async with self._db.write() as conn:
             return await self._repo.update_all_waiting(
-                conn, status="interrupted", reason=INTERRUPTED, resolved_at=self._clock.now()
+                conn,
+                status="interrupted",
+                reason=INTERRUPTED,
+                resolved_at=self._clock.now(),
+                keep=keep,
             )
 
     def closing(self) -> None:
-        """The host is stopping: requests that end from now on end ``interrupted``."""
+        """The host is stopping: requests that end from now on end ``interrupted``, but
+        those it keeps."""
         self._closing = True
+
+    def keep(self, team_id: str, thread_id: str, call_id: str) -> AttentionRequest | None:
+        """The host is stopping: the consent the thread's turn waits for on ``call_id``
+        stays waiting for its next start; None when no stored consent waits for that call
+        (or it was answered as the host stopped)."""
+        for request in self._pending.values():
+            if (
+                (request.team_id, request.thread_id, request.call_id)
+                == (team_id, thread_id, call_id)
+                and request.kind == "consent"
+                and not request.answer.done()
+                and self._db is not None
+            ):
+                request.kept = True
+                return request
+        return None
 
     async def gone(self, team_id: str, account_id: str, request_id: str) -> CrewhostError:
         """Why a request that no longer waits cannot be answered: for a member who could

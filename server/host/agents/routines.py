@@ -70,6 +70,15 @@ _TURN_STATUS: dict[str, RunStatus] = {
 Announce = Callable[[str, events.HostEvent, Callable[[str], bool]], None]
 
 
+def _how_ended(ended: Turn | None) -> tuple[RunStatus, str | None]:
+    """How a run ended, from its turn's end (None: its thread was deleted)."""
+    if ended is None:
+        return "interrupted", "the run's thread was deleted"
+    if ended.status == "incomplete":
+        return "error", "the model's reply was cut at its token limit"
+    return _TURN_STATUS.get(ended.status, "interrupted"), ended.reason
+
+
 class RunStarter(Protocol):
     """What runs a routine's turn (``ThreadService``)."""
 
@@ -87,6 +96,11 @@ class RunStarter(Protocol):
     ) -> Turn: ...
 
     async def ended_turn(self, team_id: str, thread_id: str, turn_id: str) -> Turn | None: ...
+
+    def resumes(self, turn_id: str) -> bool:
+        """Whether this start of the host took up the turn ``turn_id`` where a former run
+        put it aside (it waited for consent)."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -337,12 +351,17 @@ class RoutineService:
         return [run for _, run in admitted]
 
     async def recover(self) -> None:
-        """At start: runs that were under way when the host stopped end ``interrupted``;
-        a waiting run whose predecessor ended so starts."""
+        """At start: runs that were under way when the host stopped end ``interrupted``,
+        but those whose turn the host took up again (it waited for consent), which are
+        followed to their end; a waiting run whose predecessor ended so starts."""
         async with self._db.read() as conn:
             unfinished = await self._repo.list_all_unfinished_runs(conn)
         for run in unfinished:
-            if run.status == "running":
+            if run.status != "running":
+                continue
+            if run.thread_id and run.turn_id and self._runs.resumes(run.turn_id):
+                self._tasks.start(self._follow_resumed(run, run.thread_id, run.turn_id))
+            else:
                 await self._finish(run, "interrupted", "the host stopped during the run")
         for run in unfinished:
             if run.status == "queued":
@@ -467,12 +486,17 @@ class RoutineService:
             ),
             lambda account_id: routine.sees_runs(account_id),
         )
-        ended = await self._runs.ended_turn(routine.team_id, turn.thread_id, turn.id)
-        if ended is None:
-            return "interrupted", "the run's thread was deleted"
-        if ended.status == "incomplete":
-            return "error", "the model's reply was cut at its token limit"
-        return _TURN_STATUS.get(ended.status, "interrupted"), ended.reason
+        return _how_ended(await self._runs.ended_turn(routine.team_id, turn.thread_id, turn.id))
+
+    async def _follow_resumed(self, run: RoutineRun, thread_id: str, turn_id: str) -> None:
+        """Follows a run whose turn this start took up again to its end."""
+        try:
+            ended = await self._runs.ended_turn(run.team_id, thread_id, turn_id)
+            status, reason = _how_ended(ended)
+        except Exception as exc:
+            log.exception("a routine's run could not be followed", extra={"run_id": run.id})
+            status, reason = "error", f"the run could not be followed ({type(exc).__name__})"
+        await self._finish(run, status, reason)
 
     async def _finish(self, run: RoutineRun, status: RunStatus, reason: str | None) -> None:
         """Records how the run ended, tells who sees its runs and starts the one waiting.

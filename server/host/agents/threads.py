@@ -8,6 +8,12 @@ thread at a time: a message sent while one runs waits in the thread's queue
 the members who see the thread; a member who connects mid-turn reads the thread so far
 (with the running turn's text) and then follows the events. Each member's read cursor
 gives the unread counts of the chat list.
+
+A host that stops while a turn waits for consent to one of its calls puts the turn aside
+(``suspended_turns``, its transcript so far in the thread, its request still waiting), and
+its next start takes the turn up where it was: the same request waits for an answer, and
+an approval runs the call. Every other turn still running when a host stops, or starts
+after a crash, ends ``interrupted``.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ from server.common.errors import Conflict, CrewhostError, InvalidArgument, NotFo
 from server.common.protocol import events
 from server.common.tasks import BackgroundTasks
 from server.db.engine import Database
-from server.host.agents.attention import AttentionRegistry
+from server.host.agents.attention import AttentionRegistry, AttentionRequest
 from server.host.agents.delegation import TurnDelegation
 from server.host.agents.message_queue import MessageQueue, user_message
 from server.host.agents.prompt import system_prompt
@@ -69,6 +75,7 @@ from server.host.signals import Signals
 from server.host.storage.agents import Agent
 from server.host.storage.queued_messages import QueuedMessage
 from server.host.storage.read_cursors import ReadCursorRepository
+from server.host.storage.suspended_turns import SuspendedTurn, SuspendedTurnRepository
 from server.host.storage.threads import StoredMessage, Thread, ThreadRepository, Turn
 from server.host.tools.context import (
     PersonQuestion,
@@ -127,6 +134,17 @@ class ThreadContents:
     delegations: list[Thread] = field(default_factory=list)
 
 
+@dataclass(frozen=True, slots=True)
+class KeptConsent:
+    """The consent a turn waits for as the host stops, kept waiting for its next start: the
+    request waiting now, or None for one a former run kept that the turn has not reached
+    again yet."""
+
+    request_id: str
+    call_id: str
+    request: AttentionRequest | None = None
+
+
 @dataclass(eq=False)
 class RunningTurn:
     """A turn in progress: its task, its progress and the text streamed so far."""
@@ -146,6 +164,18 @@ class RunningTurn:
     waiting: bool = False
     # Nobody sits in it (a routine's run, an asked agent's): who answers its requests.
     unattended: Unattended | None = None
+    # The host stops while it waits for this consent: it is put aside, to be taken up again.
+    kept: KeptConsent | None = None
+    # It was put aside by a former run of the host: the consent its first call waits for
+    # (None once that call asks for it again).
+    resumed: SuspendedTurn | None = None
+
+    @property
+    def suspended(self) -> bool:
+        """Put aside as the host stops (the consent it waited for still unanswered)."""
+        if self.kept is None:
+            return False
+        return self.kept.request is None or not self.kept.request.answer.done()
 
     @property
     def approvers(self) -> tuple[str, ...] | None:
@@ -227,6 +257,10 @@ class ThreadService:
             weakref.WeakValueDictionary()
         )
         self._closing = False
+        self._suspensions = SuspendedTurnRepository()
+        # Turns a former run of the host put aside, read at start, taken up by ``resume``.
+        self._resumable: list[tuple[SuspendedTurn, Thread, Turn]] = []
+        self._resumed_turns: set[str] = set()
         # Agents being deleted (team, agent): no queued message of theirs starts a turn.
         self._deleting: set[tuple[str, str]] = set()
         self._tasks = BackgroundTasks("thread service")
@@ -779,22 +813,145 @@ class ThreadService:
                     raise  # the waiter was cancelled (stopped, or out of time), not the turn
 
     async def recover(self) -> None:
-        """At start-up: turns and requests a former run of the host left under way (it
-        crashed) end ``interrupted``; nothing waits for them any more."""
+        """At start-up, before anything is served: the turns a former run of the host put
+        aside are read, to be taken up by ``resume``; every other turn and request it left
+        under way (it crashed) ends ``interrupted``: nothing waits for them any more."""
+        resumable: list[tuple[SuspendedTurn, Thread, Turn]] = []
         async with self._db.write() as conn:
+            for suspended in await self._suspensions.take_every_turn(conn):
+                team_id, thread_id = suspended.team_id, suspended.thread_id
+                thread = await self._repo.get_thread(conn, team_id, thread_id)
+                turns = await self._repo.list_turns(conn, team_id, thread_id)
+                turn = next((t for t in turns if t.id == suspended.turn_id), None)
+                if thread is not None and turn is not None and turn.status == "running":
+                    resumable.append((suspended, thread, turn))
             await self._repo.update_running_turns(
-                conn, status="interrupted", reason=INTERRUPTED, ended_at=self._clock.now()
+                conn,
+                status="interrupted",
+                reason=INTERRUPTED,
+                ended_at=self._clock.now(),
+                keep={turn.id for _, _, turn in resumable},
             )
-        await self._attention.recover()
+        await self._attention.recover(keep={s.request_id for s, _, _ in resumable})
+        self._resumable = resumable
+        self._resumed_turns = {turn.id for _, _, turn in resumable}
+
+    def resume(self) -> None:
+        """At start-up, once the host can run turns: each turn ``recover`` read is taken up
+        where it was put aside, waiting for the same consent."""
+        resumable, self._resumable = self._resumable, []
+        for suspended, thread, turn in resumable:
+            progress = TurnProgress(
+                tool_calls=turn.tool_calls,
+                input_tokens=turn.input_tokens,
+                output_tokens=turn.output_tokens,
+            )
+            unattended = None
+            if suspended.approvers or suspended.attention_seconds or suspended.routine_id:
+                unattended = Unattended(
+                    suspended.approvers or (), suspended.attention_seconds, suspended.routine_id
+                )
+            running = RunningTurn(
+                turn,
+                thread,
+                progress=progress,
+                started_by=suspended.started_by,
+                unattended=unattended,
+                resumed=suspended,
+            )
+            self._running[thread.id] = running
+            self.emit(thread, events.TurnStarted(thread_id=thread.id, turn_id=turn.id))
+            running.task = self._tasks.spawn(self._resumed(running))
+
+    def resumes(self, turn_id: str) -> bool:
+        """Whether this start took up the turn ``turn_id`` (a former run put it aside)."""
+        return turn_id in self._resumed_turns
+
+    async def _resumed(self, running: RunningTurn) -> None:
+        """A turn taken up again runs as any turn; one whose agent is gone ends here."""
+        thread = running.thread
+        try:
+            agent = await self._agents.get_agent(thread.team_id, thread.agent_id)
+        except CrewhostError:
+            agent = None
+        except asyncio.CancelledError:
+            if running.suspended:  # the host stops again at once: put aside as it was
+                await self._suspend(running)
+            raise
+        if agent is None:
+            running.progress.end("interrupted", "the agent was deleted while the host stopped")
+            try:
+                await self._finish(running)
+            finally:
+                await self._next_turn(running)
+            return
+        await self._run(running, agent)
 
     async def close(self) -> None:
-        """The host stops: running turns end ``interrupted`` (their requests too), and no
-        queued message starts a turn."""
+        """The host stops: a turn that waits for consent is put aside, to be taken up at
+        the next start; other running turns end ``interrupted`` (their requests too), and
+        no queued message starts a turn."""
         self._closing = True
         self._attention.closing()
         for running in list(self._running.values()):
+            running.kept = self._kept_consent(running)
             running.progress.end("interrupted", INTERRUPTED)
         await self._tasks.close()
+
+    def _kept_consent(self, running: RunningTurn) -> KeptConsent | None:
+        """The consent ``running`` waits for, kept waiting for the next start; None when it
+        waits for none, or it cannot be taken up again: a turn another turn waits for (that
+        one is not put aside), or one whose call in progress is not its own (a sub-agent's)."""
+        if running.task is None or running.ending or running.on_callers_place:
+            return None
+        if running.resumed is not None:
+            # Taken up at this start, not yet at its call: kept as it was.
+            return KeptConsent(running.resumed.request_id, running.resumed.call_id)
+        unanswered = running.progress.unanswered_calls()
+        if not unanswered:
+            return None
+        thread = running.thread
+        request = self._attention.keep(thread.team_id, thread.id, unanswered[0].id)
+        return None if request is None else KeptConsent(request.id, request.call_id, request)
+
+    async def _suspend(self, running: RunningTurn) -> None:
+        """Keep the turn put aside: its messages so far (its waiting call without a result),
+        its counts, and what it was started with."""
+        thread, progress = running.thread, running.progress
+        assert running.kept is not None
+        now = self._clock.now()
+        turn = replace(
+            running.turn,
+            tool_calls=progress.tool_calls,
+            input_tokens=progress.input_tokens,
+            output_tokens=progress.output_tokens,
+        )
+        unattended = running.unattended
+        suspended = SuspendedTurn(
+            turn_id=turn.id,
+            team_id=thread.team_id,
+            thread_id=thread.id,
+            agent_id=thread.agent_id,
+            request_id=running.kept.request_id,
+            call_id=running.kept.call_id,
+            started_by=running.started_by,
+            approvers=(unattended.approvers or None) if unattended is not None else None,
+            attention_seconds=unattended.attention_seconds if unattended is not None else None,
+            routine_id=unattended.routine_id if unattended is not None else None,
+            suspended_at=now,
+        )
+        async with self._db.write() as conn:
+            seq = await self._repo.next_seq(conn, thread.team_id, thread.id)
+            await self._repo.add_messages(
+                conn,
+                [
+                    self._stored(thread, seq + i, m, now)
+                    for i, m in enumerate(progress.new_messages)
+                ],
+            )
+            await self._repo.update_turn(conn, turn)
+            await self._suspensions.add_turn(conn, suspended)
+        running.finished = True
 
     async def _run(self, running: RunningTurn, agent: Agent) -> None:
         thread, progress = running.thread, running.progress
@@ -815,8 +972,11 @@ class ThreadService:
             try:
                 # Before the turn's end goes out: whoever sees it can read the provider's status.
                 await self._note_provider(thread.team_id, agent.provider, progress)
-                await self._finish(running)
-                self._signals.publish(TurnEnded(agent, thread.id))
+                if running.suspended:
+                    await self._suspend(running)
+                else:
+                    await self._finish(running)
+                    self._signals.publish(TurnEnded(agent, thread.id))
             finally:
                 await self._next_turn(running)
 
@@ -846,6 +1006,16 @@ class ThreadService:
         provider, default_model = await self._resolve_provider(thread.team_id, agent.provider)
         async with self._db.read() as conn:
             stored = await self._repo.list_messages(conn, thread.team_id, thread.id)
+        transcript = [await self._with_images(thread, message_from_json(m.body)) for m in stored]
+        pending: tuple[ToolCall, ...] = ()
+        if running.resumed is not None:
+            # Taken up again: the calls of its last reply that had not run, the one that
+            # waits for consent first.
+            pending = tuple(TurnProgress(new_messages=transcript).unanswered_calls())
+            if not pending or pending[0].id != running.resumed.call_id:
+                progress.end("interrupted", INTERRUPTED)
+                return
+            progress.calls_named = max(_call_number(running.turn.id, c.id) for c in pending)
         model = agent.model or default_model
         # A private thread's turns see its member's memories too; a shared one's, the team's.
         member = None if thread.shared else thread.created_by
@@ -906,7 +1076,7 @@ class ThreadService:
             provider=provider,
             model=model,
             system=system_prompt(agent.instructions, memories, skills),
-            transcript=[await self._with_images(thread, message_from_json(m.body)) for m in stored],
+            transcript=transcript,
             context=context,
             permissions=agent.permissions,
             max_tool_calls=agent.max_tool_calls or DEFAULT_MAX_TOOL_CALLS,
@@ -916,6 +1086,7 @@ class ThreadService:
                 None if self._mcp_tools is None else await self._mcp_tools(thread.team_id, agent.id)
             ),
             meter=meter,
+            pending_calls=pending,
         )
         await run_turn(setup, sink, functools.partial(self._consent, running, agent), progress)
 
@@ -931,6 +1102,10 @@ class ThreadService:
     async def _finish(self, running: RunningTurn) -> None:
         thread, progress = running.thread, running.progress
         progress.end("error", "the turn ended without a status")
+        if running.resumed is not None:
+            # Taken up again and ended before its call was asked for: the kept request ends.
+            await self._attention.end_kept(thread.team_id, running.resumed.request_id)
+            running.resumed = None
         now = self._clock.now()
         messages = progress.closed_messages()
         turn = Turn(
@@ -979,6 +1154,12 @@ class ThreadService:
         self, running: RunningTurn, agent: Agent, call: ToolCall, description: str | None
     ) -> bool:
         thread = running.thread
+        kept_id = None
+        resumed = running.resumed
+        if resumed is not None and call.id == resumed.call_id:
+            # Taken up again: the request kept across the restart waits for its answer.
+            running.resumed = None
+            kept_id = resumed.request_id
         return await self._attention.ask_consent(
             team_id=thread.team_id,
             thread_id=thread.id,
@@ -993,6 +1174,7 @@ class ThreadService:
             expires_in=running.attention_seconds,
             addressed_to=running.approvers,
             routine_id=running.routine_id,
+            kept_id=kept_id,
         )
 
     async def _with_images(self, thread: Thread, message: Message) -> Message:
@@ -1230,3 +1412,10 @@ def _spender(account_id: str, started_by: str | None, routine_id: str | None) ->
     if routine_id:
         return ""
     return account_id if started_by is None else started_by
+
+
+def _call_number(turn_id: str, call_id: str) -> int:
+    """The number in the host's id of a turn's call (``<turn>.<n>``): a turn taken up again
+    names its next calls after the last, so no id repeats."""
+    number = call_id.removeprefix(f"{turn_id}.")
+    return int(number) if number.isdigit() else 0

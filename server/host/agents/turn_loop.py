@@ -17,6 +17,10 @@
 
 Whatever ends it, the transcript it leaves is valid for the next turn on either wire
 format: every tool call has a result (see ``close_dangling_calls``).
+
+A turn the host put aside as it stopped (waiting for consent to a call) is taken up again
+at its next start: the calls of its last reply that had not run (``pending_calls``) run
+first, the one that waited for consent first of all, and the loop goes on from there.
 """
 
 from __future__ import annotations
@@ -142,6 +146,8 @@ class TurnProgress:
     calls_named: int = 0
     # The input tokens of the last model request: the estimate of the next one's.
     last_input_tokens: int = 0
+    # A turn taken up again: the calls of the transcript's last reply that had not run.
+    pending: tuple[ToolCall, ...] = ()
 
     @property
     def ended(self) -> bool:
@@ -153,9 +159,28 @@ class TurnProgress:
             self.status, self.reason, self.code = status, reason, code
 
     def closed_messages(self) -> list[Message]:
-        """The new messages with every dangling call answered, so the transcript stays valid."""
+        """The new messages with every dangling call answered (the pending ones too), so
+        the transcript stays valid."""
         reason = NOT_RUN if self.status != "stopped" else "not run: a member stopped the turn"
-        return close_dangling_calls(self.new_messages, reason)
+        return close_dangling_calls(self._with_pending(), reason)[1 if self.pending else 0 :]
+
+    def unanswered_calls(self) -> list[ToolCall]:
+        """The calls of the turn's last reply that have no result yet, in order: the first
+        is the one that runs, or waits for consent, now."""
+        messages = self._with_pending()
+        replies = [i for i, m in enumerate(messages) if isinstance(m, AssistantMessage)]
+        if not replies:
+            return []
+        last = replies[-1]
+        answered = {m.call_id for m in messages[last + 1 :] if isinstance(m, ToolResult)}
+        reply = messages[last]
+        assert isinstance(reply, AssistantMessage)
+        return [call for call in reply.tool_calls if call.id not in answered]
+
+    def _with_pending(self) -> list[Message]:
+        if not self.pending:
+            return self.new_messages
+        return [AssistantMessage(tool_calls=self.pending), *self.new_messages]
 
 
 @dataclass(frozen=True)
@@ -178,6 +203,8 @@ class TurnSetup:
     extra_tools: TurnTools | None = None
     # Checks budgets before each model request and records each one (None: not counted).
     meter: RequestMeter | None = None
+    # A turn taken up again: the calls of the transcript's last reply that had not run.
+    pending_calls: tuple[ToolCall, ...] = ()
 
 
 @functools.cache
@@ -198,6 +225,8 @@ async def run_turn(
     specs = tool_specs(setup.allowed_tools)
     if setup.extra_tools is not None and setup.allowed_tools is None:
         specs = (*specs, *setup.extra_tools.specs())
+    progress.pending = setup.pending_calls
+    await _run_calls(setup, sink, consent, progress, setup.pending_calls)
     while progress.status is None:
         if setup.steer is not None:
             # After the last reply's results: the model reads them with the members' words.
@@ -216,16 +245,28 @@ async def run_turn(
         if not reply.tool_calls:
             progress.end("done")
             break
-        for call in reply.tool_calls:
-            if progress.tool_calls >= setup.max_tool_calls:
-                progress.end(
-                    "capped", f"the turn reached its cap of {setup.max_tool_calls} tool calls"
-                )
-                break
-            if not await _run_call(setup, sink, consent, progress, call):
-                break
+        await _run_calls(setup, sink, consent, progress, reply.tool_calls)
     progress.new_messages = progress.closed_messages()
+    progress.pending = ()
     return progress
+
+
+async def _run_calls(
+    setup: TurnSetup,
+    sink: TurnSink,
+    consent: Consent,
+    progress: TurnProgress,
+    calls: tuple[ToolCall, ...],
+) -> None:
+    """Run a reply's calls in order, until the turn's cap or its end (a denial)."""
+    for call in calls:
+        if progress.ended:
+            break
+        if progress.tool_calls >= setup.max_tool_calls:
+            progress.end("capped", f"the turn reached its cap of {setup.max_tool_calls} tool calls")
+            break
+        if not await _run_call(setup, sink, consent, progress, call):
+            break
 
 
 async def _within_budget(setup: TurnSetup, progress: TurnProgress) -> bool:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from dataclasses import dataclass
 
 import sqlalchemy as sa
@@ -101,13 +102,23 @@ class AttentionRepository:
         )
 
     async def update_all_waiting(
-        self, conn: AsyncConnection, *, status: str, reason: str, resolved_at: float
+        self,
+        conn: AsyncConnection,
+        *,
+        status: str,
+        reason: str,
+        resolved_at: float,
+        keep: Collection[str] = (),
     ) -> int:
-        """Every request still waiting, in every team, ends as ``status`` (a host starting
-        over has no turn waiting for any of them); how many did."""
+        """Every request still waiting, in every team, but those in ``keep`` (their turns
+        are taken up again), ends as ``status`` (a host starting over has no turn waiting
+        for any of them); how many did."""
+        waiting = attention_requests.c.status == WAITING
+        if keep:
+            waiting = waiting & attention_requests.c.id.not_in(list(keep))
         result = await conn.execute(
             attention_requests.update()
-            .where(attention_requests.c.status == WAITING)
+            .where(waiting)
             .values(status=status, reason=reason, resolved_at=resolved_at)
         )
         return int(result.rowcount)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -252,14 +253,22 @@ class ThreadRepository:
         )
 
     async def update_running_turns(
-        self, conn: AsyncConnection, *, status: str, reason: str, ended_at: float
+        self,
+        conn: AsyncConnection,
+        *,
+        status: str,
+        reason: str,
+        ended_at: float,
+        keep: Collection[str] = (),
     ) -> int:
-        """Every turn a former run of the host left running, in every team, ends as
-        ``status`` (start-up: no task runs it any more); how many did."""
+        """Every turn a former run of the host left running, in every team, but those in
+        ``keep`` (taken up again), ends as ``status`` (start-up: no task runs it any more);
+        how many did."""
+        running = turns.c.status == "running"
+        if keep:
+            running = running & turns.c.id.not_in(list(keep))
         result = await conn.execute(
-            turns.update()
-            .where(turns.c.status == "running")
-            .values(status=status, reason=reason, ended_at=ended_at)
+            turns.update().where(running).values(status=status, reason=reason, ended_at=ended_at)
         )
         return int(result.rowcount)
 

@@ -49,6 +49,9 @@ class TurnsByHand:
     auto_end: str | None = None
     # Set: every start is refused so (a spent budget's ``budgetExceeded``).
     refusal: Conflict | None = None
+    # Turns a former life put aside that this start took up, by id: each ends as its
+    # future says.
+    taken_up: dict[str, asyncio.Future[str]] = field(default_factory=dict)
 
     async def start_unattended(
         self,
@@ -78,11 +81,17 @@ class TurnsByHand:
         return turn
 
     async def ended_turn(self, team_id: str, thread_id: str, turn_id: str) -> Turn | None:
+        if turn_id in self.taken_up:
+            status = await self.taken_up[turn_id]
+            return Turn(turn_id, team_id, thread_id, status, None, 0, 0, 0, 0.0, 1.0)
         started = next(s for s in self.started if s.turn.id == turn_id)
         status = await started.ended
         self.busy_threads.discard(thread_id)
         t = started.turn
         return Turn(t.id, team_id, thread_id, status, None, 0, 0, 0, 0.0, 1.0)
+
+    def resumes(self, turn_id: str) -> bool:
+        return turn_id in self.taken_up
 
     def end(self, index: int, status: str = "done") -> None:
         self.started[index].ended.set_result(status)

@@ -11,10 +11,13 @@ import pytest
 
 from server.common.errors import Conflict, InvalidArgument, NotFound
 from server.common.protocol.events import AttentionRequested, AttentionResolved, HostEvent
-from server.host.agents.attention import AttentionRegistry, arguments_hash
+from server.host.agents.attention import ASKED_AGAIN, AttentionRegistry, arguments_hash
 from server.host.agents.work_signals import AttentionWaiting
 from server.host.signals import Signals
+from server.host.storage.attention import AttentionRepository
 from tests.support.clock import FakeClock
+from tests.support.databases import ScratchDatabase
+from tests.support.waiting import eventually
 
 TEAM = "t" * 32
 ARGS = {"tabId": "tab-1", "ref": "e5"}
@@ -245,3 +248,62 @@ async def test_a_consent_without_a_description_is_described_without_its_argument
     [request] = registry.list_requests(TEAM, "alice")
     registry.answer(TEAM, "alice", request.id, approve=False)
     assert await waiting is False
+
+
+async def test_a_kept_consent_is_waited_for_again_unless_its_call_reads_otherwise(
+    database: ScratchDatabase,
+) -> None:
+    db = database.open()
+    clock = FakeClock()
+    try:
+        before = AttentionRegistry(clock, Told(), db=db)
+        waiting = await ask(before, description="Click “Buy” on Shop (shop.test)")
+        await eventually(lambda: bool(before.list_requests(TEAM, "alice")))
+        [asked] = before.list_requests(TEAM, "alice")
+        # The host stops: the request is kept for the next start, and its turn put aside.
+        before.closing()
+        assert before.keep(TEAM, "thread-1", "call-1") is asked
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+
+        told = Told()
+        signals = Signals()
+        raised: list[AttentionWaiting] = []
+        signals.subscribe(AttentionWaiting, raised.append)
+        after = AttentionRegistry(clock, told, db=db, signals=signals)
+        assert await after.recover(keep={asked.id}) == 0
+        again = await ask(after, description="Click “Buy” on Shop (shop.test)", kept_id=asked.id)
+        await eventually(lambda: bool(after.list_requests(TEAM, "alice")))
+        [resumed] = after.list_requests(TEAM, "alice")
+        assert (resumed.id, resumed.expires_at) == (asked.id, asked.expires_at)
+        assert raised == []  # announced again, not notified again
+        after.answer(TEAM, "alice", asked.id, approve=True, arguments_hash=arguments_hash(ARGS))
+        assert await again is True
+
+        # Kept again, and taken up where the page now shows another button: asked anew.
+        waiting = await ask(after, description="Click “Buy” on Shop (shop.test)")
+        await eventually(lambda: len(raised) == 1)
+        after.closing()
+        kept = after.keep(TEAM, "thread-1", "call-1")
+        assert kept is not None
+        waiting.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await waiting
+        last = AttentionRegistry(clock, Told(), db=db, signals=signals)
+        asked_anew = await ask(
+            last, description="Click “Delete all” on Shop (shop.test)", kept_id=kept.id
+        )
+        await eventually(lambda: bool(last.list_requests(TEAM, "alice")))
+        [fresh] = last.list_requests(TEAM, "alice")
+        assert fresh.id != kept.id
+        assert fresh.description == "Click “Delete all” on Shop (shop.test)"
+        assert len(raised) == 2  # a new request: its people are told of it
+        last.answer(TEAM, "alice", fresh.id, approve=False)
+        assert await asked_anew is False
+        async with db.read() as conn:
+            stored = await AttentionRepository().get_request(conn, TEAM, kept.id)
+        assert stored is not None
+        assert (stored.status, stored.reason) == ("interrupted", ASKED_AGAIN)
+    finally:
+        await db.close()

@@ -14,6 +14,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from server.common.protocol.events import RoutineRunStarted
 from server.db.engine import Database
 from server.db.tables import routines as routines_table
 from server.host.agents.routine_schedules import cron_schedule, every_schedule
@@ -229,6 +230,36 @@ async def test_a_run_under_way_at_shutdown_ends_interrupted_and_the_queued_one_s
         runs = {r.id: r for r in await life.service.history(OWNER, routine.id)}
     assert runs[first.id].status == "interrupted"
     assert runs[first.id].reason == "the host stopped during the run"
+    assert runs[waiting.id].status == "done"
+    assert len(after.started) == 1
+
+
+async def test_a_run_whose_turn_the_next_start_takes_up_is_followed_to_its_end(
+    database: ScratchDatabase,
+) -> None:
+    clock = FakeClock(at("2027-01-04 08:00"))
+    turns = TurnsByHand()
+    async with host_life(database, clock, turns) as life:
+        routine = await life.service.create_routine(
+            OWNER, AGENT, spec("Q", every_schedule(int(HOUR), clock.now()), overlap="queue")
+        )
+        run = await life.service.run_now(OWNER, routine.id)
+        waiting = await life.service.run_now(OWNER, routine.id)
+        await eventually(lambda: len(turns.started) == 1)
+        turn_id = turns.started[0].turn.id
+        # The run records its turn as its follow begins.
+        await eventually(lambda: any(isinstance(e, RoutineRunStarted) for e, _ in life.announced))
+    # The host stopped while the run's turn waited for consent; the next start takes it up.
+    ends: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+    after = TurnsByHand(auto_end="done", taken_up={turn_id: ends})
+    async with host_life(database, clock, after) as life:
+        runs = {r.id: r for r in await life.service.history(OWNER, routine.id)}
+        assert (runs[run.id].status, runs[waiting.id].status) == ("running", "queued")
+        assert after.started == []
+        ends.set_result("done")
+        await eventually(lambda: len(life.finished) == 2)
+        runs = {r.id: r for r in await life.service.history(OWNER, routine.id)}
+    assert (runs[run.id].status, runs[run.id].turn_id) == ("done", turn_id)
     assert runs[waiting.id].status == "done"
     assert len(after.started) == 1
 

@@ -43,6 +43,7 @@ from server.host.storage.read_cursors import ReadCursorRepository
 from server.host.storage.routine_hooks import HookRow, RoutineHookRepository
 from server.host.storage.routines import Routine, RoutineRepository, RoutineRun
 from server.host.storage.skills import Skill, SkillRepository, SkillVersion
+from server.host.storage.suspended_turns import SuspendedTurn, SuspendedTurnRepository
 from server.host.storage.team_webhooks import DeliveryRow, TeamWebhookRepository, TeamWebhookRow
 from server.host.storage.threads import StoredMessage, Thread, ThreadRepository, Turn
 from server.host.storage.usage import (
@@ -291,6 +292,7 @@ COVERED: dict[type, frozenset[str]] = {
         }
     ),
     ReadCursorRepository: frozenset({"update_cursor", "count_unread"}),
+    SuspendedTurnRepository: frozenset({"add_turn"}),
 }
 
 # The queries that walk every team on purpose, and why.
@@ -315,6 +317,10 @@ HOST_WIDE: dict[type, dict[str, str]] = {
     ThreadRepository: {
         # A host starting over has no task running any turn a former run left, in any team.
         "update_running_turns": "at start, every team's turns left running end interrupted",
+    },
+    SuspendedTurnRepository: {
+        # A host starting over takes up every team's turns its former run put aside.
+        "take_every_turn": "at start, every team's turns put aside are taken up",
     },
     RoutineRepository: {
         # The host's one scheduler finds every team's due routines; each fire time it moves
@@ -730,6 +736,9 @@ async def seed(db: Database) -> None:
                 conn, queued(team, f"queued-{s}", f"thread-{s}")
             )
             await ReadCursorRepository().update_cursor(conn, team, f"thread-{s}", MEMBER, 1.5)
+            await SuspendedTurnRepository().add_turn(
+                conn, suspended(team, f"turn-{s}", f"thread-{s}", f"agent-{s}")
+            )
             usage = UsageRepository()
             await usage.add_requests(conn, [model_request(team, f"req-{s}", f"agent-{s}")])
             await usage.update_settings(conn, UsageSettingsRow(team, "UTC", "USD", "1", 1.0))
@@ -1210,6 +1219,20 @@ async def test_queued_messages(db: Database, calls: Calls) -> None:
         await repo.add_message(conn, queued(TEAM_A, "queued-a2", "thread-a"))
         assert await repo.count_messages(conn, TEAM_A, "thread-a") == 2
     assert calls.names == COVERED[QueuedMessageRepository]
+
+
+def suspended(team: str, turn_id: str, thread_id: str, agent_id: str) -> SuspendedTurn:
+    return SuspendedTurn(
+        turn_id, team, thread_id, agent_id, "r" * 32, f"{turn_id}.1", MEMBER, None, None, None, 1.0
+    )
+
+
+@pytest.mark.usefixtures("untouched")
+async def test_suspended_turns(db: Database, calls: Calls) -> None:
+    repo = calls.watch(SuspendedTurnRepository())
+    async with db.write() as conn:
+        await repo.add_turn(conn, suspended(TEAM_A, "turn-a2", "thread-b", "agent-b"))
+    assert calls.names == COVERED[SuspendedTurnRepository]
 
 
 @pytest.mark.usefixtures("untouched")
