@@ -3,9 +3,10 @@
 ``share_egress`` records this computer as the member's proxy on the host
 (``browser-proxies-v1/share_computer``) and opens the ``egress`` data channel. Each
 stream the host opens names a target; this side resolves the name itself, dials only a
-public address (``PublicOnlyPolicy``: never loopback, private, link-local, CGNAT,
-multicast or reserved ones, so the host cannot reach this network) and pipes bytes both
-ways with per-stream flow control. Nothing about a target is logged.
+public address (``MemberPolicy``: never loopback, private, link-local, CGNAT, multicast
+or reserved ones, nor this computer's own addresses or another device on its links, so the
+host cannot reach this network) and pipes bytes both ways with per-stream flow control.
+Nothing about a target is logged.
 """
 
 from __future__ import annotations
@@ -13,11 +14,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
 
 from peer.connection import HostConnection
-from server.common.browser_address_policy import interface_addresses
+from peer.own_network import InterfaceTable, read_interface_table
+from server.common.browser_address_policy import BLOCKS, IPNetwork, Row
 from server.common.egress import (
     CHUNK,
     EgressStream,
@@ -160,10 +163,29 @@ async def _pipe(
         writer.close()
 
 
-def member_policy() -> PublicOnlyPolicy:
-    """What a shared computer dials for the host: public addresses only, and never one of
-    its own, where a service listening on every interface of this computer answers."""
-    return PublicOnlyPolicy(own_addresses=interface_addresses())
+@dataclass(frozen=True)
+class MemberPolicy(PublicOnlyPolicy):
+    """``PublicOnlyPolicy`` that also refuses, as this computer's own, every prefix in
+    ``on_link``: a neighbour's global IPv6 address is public, but it is the member's
+    network."""
+
+    on_link: tuple[IPNetwork, ...] = ()
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        # After the own addresses, before the table's rows (whose "global unicast" permits).
+        table = len(self.rows) - len(BLOCKS)
+        neighbours = tuple(Row(network, "host") for network in self.on_link)
+        rows = (*self.rows[:table], *neighbours, *self.rows[table:])
+        object.__setattr__(self, "rows", rows)
+
+
+def member_policy(table: InterfaceTable | None = None) -> MemberPolicy:
+    """What a shared computer dials for the host: public addresses only, never one of its
+    own (where a service listening on every interface of this computer answers) nor one
+    on its links. ``table`` is this computer's interface table, read now unless given."""
+    table = read_interface_table() if table is None else table
+    return MemberPolicy(own_addresses=table.own_addresses(), on_link=table.on_link_networks())
 
 
 async def share_egress(

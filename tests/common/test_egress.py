@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from peer import egress as peer_egress
-from peer.egress import TargetDialer
+from peer.egress import TargetDialer, member_policy
+from peer.own_network import InterfaceTable
 from server.common.egress import (
     CHANNEL_HIGH_WATER,
     CHUNK,
@@ -33,7 +33,7 @@ from server.common.egress import (
     channel_multiplexer,
     encode,
 )
-from server.common.public_addresses import PublicOnlyPolicy
+from server.common.public_addresses import NonPublicAddress, PublicOnlyPolicy
 from tests.support.resolvers import TableResolver
 from tests.support.rtc_pairs import channel_pair
 from tests.support.waiting import eventually
@@ -343,21 +343,57 @@ async def test_the_default_dialer_refuses_special_addresses_and_names_that_resol
     assert resolver.asked == ["inside.example"]
 
 
-async def test_a_shared_computer_dials_none_of_its_own_public_addresses(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+async def test_a_shared_computer_dials_none_of_its_own_public_addresses() -> None:
     """A service listening on every interface of the member's computer answers on its
     public address too (a global IPv6 one, often): the host may not reach it that way."""
     own = ipaddress.ip_address("44.0.0.1")
-    monkeypatch.setattr(peer_egress, "interface_addresses", lambda: frozenset({own}))
+    table = InterfaceTable((ipaddress.ip_interface(own),))
     resolver = TableResolver({"laptop.example": [str(own)]})
-    dialer = TargetDialer(peer_egress.member_policy(), resolver)
+    dialer = TargetDialer(member_policy(table), resolver)
     async with pair(dialer.dial) as joined:
         for target in (str(own), "laptop.example"):
             with pytest.raises(StreamRefused) as caught:
                 await joined.host.open(target, 22)
             assert caught.value.reason == Refusal.POLICY
-    assert peer_egress.member_policy().permits(ipaddress.ip_address("44.0.0.2"), 443)
+    assert member_policy(table).permits(ipaddress.ip_address("44.0.0.2"), 443)
+
+
+# The member's computer: a global IPv6 address in its link's /64, a public IPv4 subnet,
+# and an on-link route its router advertised for another prefix of the same site.
+MEMBER_LINKS = InterfaceTable(
+    addresses=(
+        ipaddress.ip_interface("2a0e:4f00:1:2::5/64"),
+        ipaddress.ip_interface("44.0.7.10/28"),
+        ipaddress.ip_interface("192.168.1.20/24"),
+    ),
+    on_link_routes=(ipaddress.ip_network("2a0e:4f00:1:9::/64"),),
+)
+NEIGHBOURS = ["2a0e:4f00:1:2::1", "2a0e:4f00:1:2:aaaa::77", "44.0.7.1", "2a0e:4f00:1:9::3"]
+
+
+@pytest.mark.parametrize("neighbour", NEIGHBOURS)
+async def test_a_shared_computer_dials_no_other_device_on_its_links(neighbour: str) -> None:
+    """A printer or NAS beside the member's computer has a public address too (a global
+    IPv6 one in the link's /64): it is refused like the computer's own, by address and by
+    a name that resolves to it."""
+    resolver = TableResolver({"nas.example": [neighbour]})
+    dialer = TargetDialer(member_policy(MEMBER_LINKS), resolver)
+    async with pair(dialer.dial) as joined:
+        for target in (neighbour, "nas.example"):
+            with pytest.raises(StreamRefused) as caught:
+                await joined.host.open(target, 443)
+            assert caught.value.reason == Refusal.POLICY
+
+
+def test_the_links_refuse_only_their_own_prefixes() -> None:
+    policy = member_policy(MEMBER_LINKS)
+    for outside in ("2a0e:4f00:1:3::1", "2a0e:4f00:2::1", "44.0.7.16", "1.1.1.1"):
+        assert policy.permits(ipaddress.ip_address(outside), 443), outside
+    assert not policy.permits(ipaddress.ip_address("192.168.1.7"), 443)
+    # A private subnet is refused already, and keeps its own name.
+    with pytest.raises(NonPublicAddress) as caught:
+        policy.vet("printer", ipaddress.ip_address("192.168.1.7"), 631)
+    assert caught.value.block == "a private network"
 
 
 async def test_the_dialer_dials_the_pinned_address_an_allowed_endpoint_names() -> None:
