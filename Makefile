@@ -29,8 +29,9 @@ chromium: install
 # tests run beside the full browser; as root with apt, Debian's packages are installed
 # when missing.
 test-tools:
-	@missing=""; for tool in tinyproxy microsocks chromium-headless-shell; do \
-	  command -v $$tool >/dev/null || missing="$$missing $$tool"; done; \
+	@missing=""; for need in tinyproxy microsocks chromium-headless-shell pg_dump:postgresql-client; do \
+	  tool=$${need%%:*}; package=$${need#*:}; \
+	  command -v $$tool >/dev/null || missing="$$missing $$package"; done; \
 	if [ -n "$$missing" ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	  DEBIAN_FRONTEND=noninteractive apt-get update -q && \
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$missing; fi

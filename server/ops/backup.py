@@ -167,16 +167,80 @@ def _sqlite_facts(database: Path) -> tuple[str | None, dict[str, int]]:
         connection.close()
 
 
+# A database URL's query parameters (asyncpg's, which the settings' URL passes on to it, and
+# libpq's own names) that say where and how to connect, as libpq's environment variables.
+# The rest (asyncpg's statement cache, timeouts of its commands) mean nothing to pg_dump.
+_QUERY_ENVIRONMENT = {
+    "host": "PGHOST",
+    "port": "PGPORT",
+    "user": "PGUSER",
+    "password": "PGPASSWORD",
+    "database": "PGDATABASE",
+    "dbname": "PGDATABASE",
+    "passfile": "PGPASSFILE",
+    "ssl": "PGSSLMODE",
+    "sslmode": "PGSSLMODE",
+    "sslrootcert": "PGSSLROOTCERT",
+    "sslcert": "PGSSLCERT",
+    "sslkey": "PGSSLKEY",
+    "sslcrl": "PGSSLCRL",
+    "target_session_attrs": "PGTARGETSESSIONATTRS",
+    "krbsrvname": "PGKRBSRVNAME",
+    "gsslib": "PGGSSLIB",
+    "application_name": "PGAPPNAME",
+    "connect_timeout": "PGCONNECT_TIMEOUT",
+    "options": "PGOPTIONS",
+    "service": "PGSERVICE",
+}
+_SSL_MODES = ("disable", "allow", "prefer", "require", "verify-ca", "verify-full")
+# One host of a query's ``host`` list: a socket folder, ``[v6]:port`` or ``name:port``.
+_QUERY_HOST = re.compile(r"(?P<host>/.*|\[[^\]]*\]|[^:]*)(?::(?P<port>\d+))?")
+
+
+def _split_host(text: str) -> tuple[str, str]:
+    """A query's host as libpq's host and port (empty: the default)."""
+    match = _QUERY_HOST.fullmatch(text)
+    if match is None:
+        return text, ""  # a bare IPv6 address
+    return match["host"].removeprefix("[").removesuffix("]"), match["port"] or ""
+
+
 def _libpq_environment(url: str) -> dict[str, str]:
-    """The connection as libpq's variables: a password never shows in the process list."""
+    """The connection ``url`` names as libpq's environment variables, for ``pg_dump``: a
+    password never shows in the process list.
+
+    The URL is SQLAlchemy's (``postgresql+asyncpg://user@host/db?ssl=require``): its
+    driver means nothing to libpq, and its query is asyncpg's, which wins over the URL's
+    own parts as it does for asyncpg: ``host`` (a socket folder, or several hosts as
+    ``host=a:5432&host=b:5433``), ``ssl`` (libpq's ``sslmode``) and the rest of
+    ``_QUERY_ENVIRONMENT``.
+    """
     parsed = make_url(url)
-    named = {
+    named: dict[str, str | None] = {
         "PGHOST": parsed.host,
         "PGPORT": str(parsed.port) if parsed.port else None,
         "PGUSER": parsed.username,
         "PGPASSWORD": parsed.password,
         "PGDATABASE": parsed.database,
     }
+    for key, value in parsed.query.items():
+        variable = _QUERY_ENVIRONMENT.get(key)
+        values = (value,) if isinstance(value, str) else tuple(value)
+        if variable == "PGHOST":
+            hosts = [_split_host(one) for one in values]
+            named["PGHOST"] = ",".join(host for host, _port in hosts)
+            if any(port for _host, port in hosts):
+                default = named["PGPORT"] or ""
+                named["PGPORT"] = ",".join(port or default for _host, port in hosts)
+        elif variable == "PGSSLMODE":
+            mode = values[-1].replace("_", "-")
+            if mode not in _SSL_MODES:
+                raise BackupRefused(
+                    f"the database URL's {key}={values[-1]!r} is not one of {', '.join(_SSL_MODES)}"
+                )
+            named[variable] = mode
+        elif variable is not None:
+            named[variable] = values[-1]
     return {name: str(value) for name, value in named.items() if value}
 
 

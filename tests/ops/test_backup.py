@@ -19,11 +19,12 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
+import asyncpg
 import pytest
 import sqlalchemy as sa
 from alembic.config import Config
 from alembic.script import ScriptDirectory
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import URL, make_url
 
 from server import admin, cli
 from server.common.clock import SystemClock
@@ -572,6 +573,122 @@ async def test_a_restored_postgresql_folder_backs_up_and_restores_again(tmp_path
             assert code == 0, err
         assert names_in(third) == names_in(second)
         assert dump_lines(third) == dump_lines(second)
+
+
+async def test_a_postgresql_url_in_asyncpgs_form_reaches_pg_dump_whole(tmp_path: Path) -> None:
+    """The settings' URL is SQLAlchemy's: a driver, and asyncpg's query (the host, the
+    TLS mode). pg_dump is given all of it, and it wins over a stray libpq environment."""
+    original, restored, archive = tmp_path / "data", tmp_path / "restored", tmp_path / "b.crew"
+    async with scratch_postgres_database() as url, scratch_postgres_database() as fresh:
+        await seed(original, url)
+        plain = make_url(url)
+        query = {"host": plain.host or "", "port": str(plain.port or 5432), "ssl": "disable"}
+        in_query = URL.create(
+            plain.drivername, plain.username, plain.password, database=plain.database, query=query
+        ).render_as_string(False)
+        assert in_query.startswith("postgresql+asyncpg://postgres@/")
+        env = {
+            "CREWHOST_DATABASE_URL": in_query,
+            "PGHOST": str(tmp_path / "no-server-here"),
+            "PGSSLMODE": "verify-full",
+        }
+        code, out, err = await run(
+            "admin",
+            "backup",
+            "--out",
+            str(archive),
+            "--data-dir",
+            str(original),
+            stdin=PASSPHRASE,
+            env=env,
+        )
+        assert code == 0, err
+        assert out.startswith("backed up the postgresql database"), out
+        code, _, err = await run(
+            "admin", "restore", str(archive), "--data-dir", str(restored), stdin=PASSPHRASE
+        )
+        assert code == 0, err
+        loaded = await asyncio.to_thread(
+            subprocess.run,
+            [
+                "psql",
+                "--single-transaction",
+                "-v",
+                "ON_ERROR_STOP=1",
+                "-q",
+                "-f",
+                str(restored / "postgres.sql"),
+                make_url(fresh).set(drivername="postgresql").render_as_string(False),
+            ],
+            capture_output=True,
+            check=False,
+        )
+        assert loaded.returncode == 0, loaded.stderr
+        assert await all_rows(restored, fresh) == await all_rows(original, url)
+
+
+async def test_a_postgresql_url_that_requires_tls_is_not_downgraded(tmp_path: Path) -> None:
+    # Against a server without TLS, pg_dump is refused, naming SSL, and never the password.
+    async with scratch_postgres_database() as url:
+        admin = make_url(url).set(drivername="postgresql").render_as_string(False)
+        connection = await asyncpg.connect(admin)
+        try:
+            tls = await connection.fetchval("SHOW ssl") == "on"
+        finally:
+            await connection.close()
+        secret = "pw-never-shown"
+        required = make_url(url).set(password=secret, query={"ssl": "require"})
+        dump = tmp_path / "postgres.sql"
+        if tls:
+            await asyncio.to_thread(backup_module._pg_dump, required.render_as_string(False), dump)
+            assert dump.stat().st_size > 0
+            return
+        with pytest.raises(backup_module.BackupRefused) as refused:
+            await asyncio.to_thread(backup_module._pg_dump, required.render_as_string(False), dump)
+        assert refused.value.code == "pgDumpFailed"
+        assert "SSL" in str(refused.value)
+        assert secret not in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("url", "environment"),
+    [
+        (
+            "postgresql+asyncpg://crew:p%40ss@db.example:6432/crew?ssl=verify_full",
+            {
+                "PGHOST": "db.example",
+                "PGPORT": "6432",
+                "PGUSER": "crew",
+                "PGPASSWORD": "p@ss",
+                "PGDATABASE": "crew",
+                "PGSSLMODE": "verify-full",
+            },
+        ),
+        (
+            "postgresql+asyncpg://crew@/crew?host=/var/run/postgresql&prepared_statement_cache_size=0",
+            {"PGHOST": "/var/run/postgresql", "PGUSER": "crew", "PGDATABASE": "crew"},
+        ),
+        (
+            "postgresql+asyncpg://crew@/crew?host=a.example:5432&host=[2a01::1]:5433&sslmode=require",
+            {
+                "PGHOST": "a.example,2a01::1",
+                "PGPORT": "5432,5433",
+                "PGUSER": "crew",
+                "PGDATABASE": "crew",
+                "PGSSLMODE": "require",
+            },
+        ),
+    ],
+)
+def test_a_database_url_becomes_libpqs_environment(url: str, environment: dict[str, str]) -> None:
+    assert backup_module._libpq_environment(url) == environment
+
+
+def test_a_database_url_with_an_unknown_tls_mode_is_refused_without_its_password() -> None:
+    with pytest.raises(backup_module.BackupRefused) as refused:
+        backup_module._libpq_environment("postgresql+asyncpg://crew:secret@db/crew?ssl=yes")
+    assert "ssl='yes'" in str(refused.value)
+    assert "secret" not in str(refused.value)
 
 
 def dump_lines(folder: Path) -> list[bytes]:
