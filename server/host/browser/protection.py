@@ -13,6 +13,12 @@ Once the page shows no secret (the filled fields emptied and the document scanne
 kept submit or a failed entry), protection is ``KEPT`` or ``TAKEOVER`` (``watchable``): the
 one person who holds the tab may watch and steer it (``access.secret_view_allowed``);
 everyone else's view and every agent script stay refused.
+
+While protection lasts, no request of the tab (its frames' and its navigations included)
+whose address carries one of the values leaves the browser: a form with no method is sent
+with GET, into the next page's address, where an agent, the history and the site's logs
+would read it. Such a request is stopped (``TabProtection.stopped`` counts them); the
+route that stops it is the page's own, there only while protection lasts.
 """
 
 from __future__ import annotations
@@ -22,8 +28,9 @@ import contextlib
 import logging
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import unquote, unquote_plus
 
-from playwright.async_api import CDPSession, Page
+from playwright.async_api import CDPSession, Page, Route
 from playwright.async_api import Error as PlaywrightError
 
 from server.common.tasks import BackgroundTasks
@@ -36,6 +43,21 @@ log = logging.getLogger(__name__)
 # Asking Chromium to clear a tab's history again, until it shows one entry.
 HISTORY_TRIES = 20
 HISTORY_RETRY_SECONDS = 0.1
+# The charsets a page may percent-encode a form's text in: UTF-8, and the web's default
+# for a page that declares none.
+_ADDRESS_CHARSETS = ("utf-8", "windows-1252")
+
+
+def address_carries(url: str, values: tuple[str, ...]) -> bool:
+    """Whether ``url`` holds one of ``values``: as typed, or percent-encoded in any way a
+    browser or a script encodes it (escapes of either case, a space as ``+`` or ``%20``)."""
+    if not values:
+        return False
+    readings = {url}
+    for charset in _ADDRESS_CHARSETS:
+        readings.add(unquote(url, charset, "replace"))
+        readings.add(unquote_plus(url, charset, "replace"))
+    return any(value in reading for value in values for reading in readings)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +83,8 @@ class TabProtection:
     # shows an agent (a snapshot, a title) is held to them, for a page that echoes one
     # after the entry's own scan. Never logged, never shown.
     values: tuple[str, ...] = field(default=(), repr=False)
+    # Requests stopped because their address carried a value (see the module's docstring).
+    stopped: int = 0
     _session: CDPSession | None = None
     _releasing: BackgroundTasks = field(default_factory=lambda: BackgroundTasks("secure entry"))
 
@@ -87,6 +111,22 @@ class TabProtection:
     def hand_to_person(self) -> None:
         """Entry failed and the page was emptied of the secret: a person takes it over."""
         _move(self.tab, Protection.TAKEOVER, self.signals)
+
+    def _carried(self, url: str) -> bool:
+        return address_carries(url, self.values)
+
+    async def _stop(self, route: Route) -> None:
+        """Stops a request whose address carries a value. ``aborted``, as a navigation the
+        page cancels: the tab keeps its document, and no error page shows the address."""
+        self.stopped += 1
+        navigation = route.request.is_navigation_request()
+        # The tab and the kind of request only: the address holds the secret.
+        log.warning(
+            "secure entry stopped a request that carried a secret in its address",
+            extra={"tab_id": self.tab.id, "navigation": navigation},
+        )
+        with contextlib.suppress(PlaywrightError):
+            await route.abort("aborted")
 
     def _navigated(self, params: dict[str, Any]) -> None:
         if params.get("frame", {}).get("parentId") is None:
@@ -125,6 +165,8 @@ async def protect(tab: Tab, page: Page, origin: str, signals: Signals) -> TabPro
         # the next one is new.
         page.once("close", lambda _page: held._release_soon())
         page.once("crash", lambda _page: held._release_soon())
+        # Before any value reaches the page; it holds none yet, so nothing is stopped now.
+        await page.route(held._carried, held._stop)
         try:
             session = await page.context.new_cdp_session(page)
             # Page.frameNavigated comes for cross-document navigations only: a pushState or
@@ -166,6 +208,8 @@ async def release(tab: Tab) -> None:
         await _clear_history(session, tab.id)
         with contextlib.suppress(PlaywrightError):
             await session.detach()
+    with contextlib.suppress(PlaywrightError):
+        await protection.page.unroute(protection._carried, protection._stop)
     protection.released.set()
     protection.values = ()
     if protection_of(tab) is protection:

@@ -4,9 +4,10 @@ The agent names the item by id and which of its fields goes where; it never sees
 Each field (and the submit) must be the element the person's card named, and a password,
 card number, code or one-time code goes only into a field of its kind. A login fills only
 on a tab whose origin is one of the item's sites, into forms that post to that origin or
-one of those sites, and submits under protection as ``submit_secret`` does. A card is
-filled but never paid with: confirming a payment is a person's, so the tab goes to takeover
-with the fields filled.
+one of those sites, and submits under protection as ``submit_secret`` does (a submit the
+browser stopped, since it would have put the secret in an address, goes to a person). A
+card is filled but never paid with: confirming a payment is a person's, so the tab goes to
+takeover with the fields filled.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from server.common.errors import CrewhostError
 from server.host.services.vault import VaultSummary
 from server.host.tools.args import TabArgs, Target, ToolArgs
 from server.host.tools.base import Tool
+from server.host.tools.browser.submit_secret import enter_and_submit
 from server.host.tools.context import ToolContext
 from server.host.tools.page.approval import approved_element
 from server.host.tools.page.descriptions import element_name, on_page
@@ -142,7 +144,7 @@ async def fill_from_vault(context: ToolContext, args: FillFromVaultArgs) -> dict
         if outcome.status == "entered":
             outcome = takeover(context, plan.tab, PAYMENT)
         return outcome.to_result(plan.tab.id)
-    return (await enter(context, plan, values)).to_result(plan.tab.id)
+    return (await enter_and_submit(context, plan, values)).to_result(plan.tab.id)
 
 
 async def describe(context: ToolContext, args: FillFromVaultArgs) -> str:

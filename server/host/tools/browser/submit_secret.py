@@ -6,30 +6,59 @@ member answers on ``browser-secret-handoff-v1`` (an owner or admin may also save
 the vault, ``browser-secret-vault-v1``), never in chat and never as a tool argument.
 The secret goes from that answer into the page under protection; the agent learns only
 ``entered``, ``declined``, ``timeout`` or why a person was asked to take the tab over.
+
+A submit the browser stopped because it would have put a value in an address (a form with
+no method, which the browser sends with GET; see ``browser.protection``) left the page
+where it was: the agent is told ``takeover`` (``entryFailed``), and a person takes the tab.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Annotated, Any
 
 from pydantic import Field, StringConstraints
 
 from server.common.protocol.events import SecretRequestDetails
+from server.host.browser.protection import protection_of
 from server.host.tools.args import TabArgs, Target, ToolArgs
 from server.host.tools.base import Tool
 from server.host.tools.context import ToolContext
 from server.host.tools.page.secure_entry import (
     EntryOutcome,
+    EntryPlan,
     FieldKind,
     ask_thread,
     desk_of,
     enter,
     plan_on_tab,
+    takeover,
     unanswered,
 )
+from server.host.tools.page.takeover_cases import TakeoverCase
 from server.host.tools.results import ToolFailure
 
 MAX_SECRET_FIELDS = 4
+ADDRESS_STOPPED = TakeoverCase(
+    "entryFailed",
+    "the form would send the secret in the next page's address (sent with GET); the browser "
+    "stopped it",
+)
+
+
+async def enter_and_submit(
+    context: ToolContext, plan: EntryPlan, values: Sequence[str]
+) -> EntryOutcome:
+    """``enter`` with its submit; a page that stayed because the browser stopped a request
+    carrying a value (the fields emptied, nothing shown) goes to a person instead."""
+    before = protection_of(plan.tab)
+    stopped_before = before.stopped if before is not None else 0
+    outcome = await enter(context, plan, values)
+    held = protection_of(plan.tab)
+    if outcome.page != "kept" or held is None or held.stopped == stopped_before:
+        return outcome
+    held.hand_to_person()
+    return takeover(context, plan.tab, ADDRESS_STOPPED)
 
 
 class SecretFieldArg(ToolArgs):
@@ -77,7 +106,7 @@ async def submit_secret(context: ToolContext, args: SubmitSecretArgs) -> dict[st
     not_answered = unanswered(reply, tabId=plan.tab.id)
     if not_answered is not None:
         return not_answered
-    outcome = await enter(context, plan, list(reply.payload))
+    outcome = await enter_and_submit(context, plan, list(reply.payload))
     return outcome.to_result(plan.tab.id)
 
 

@@ -514,6 +514,14 @@ async def plan_on_tab(
     return done.value
 
 
+def _held_to(plan: EntryPlan, values: Sequence[str]) -> list[str]:
+    """The values the page is held to while protection lasts (what it shows an agent, the
+    addresses it sends): all but a user name, which a signed-in page shows and sends as a
+    matter of course."""
+    fields = zip(plan.fields, values, strict=True)
+    return [value for entry, value in fields if value and entry.kind != "username"]
+
+
 async def enter(
     context: ToolContext, plan: EntryPlan, values: Sequence[str], *, submit: bool = True
 ) -> EntryOutcome:
@@ -528,15 +536,17 @@ async def enter(
         await _still_planned(plan, page)
         # The tab's live views close before protect returns (they hear ProtectionChanged).
         protection = await protect(tab, page, plan.origin, context.engine.signals)
-        protection.values = (*protection.values, *(v for v in values if v))
+        # What the page may not show or send: every value but a user name.
+        held = _held_to(plan, values)
+        protection.values = (*protection.values, *held)
         try:
             await _fill(plan, page, protection, values, submit=submit)
             if not submit:
-                await _mask_for_person(plan, page, protection, values)
+                await _mask_for_person(plan, page, protection, held)
                 return EntryOutcome("entered", "kept")
-            return await _after_submit(context, plan, page, protection, values)
+            return await _after_submit(context, plan, page, protection, held)
         except (TakeoverNeeded, PlaywrightError, IsolatedScriptError, ToolFailure):
-            await _clear_for_takeover(plan, page, protection, values)
+            await _clear_for_takeover(plan, page, protection, held)
             raise
 
     try:

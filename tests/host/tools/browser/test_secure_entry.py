@@ -8,10 +8,12 @@ member's route answers, and from a real vault on SQLite.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote, quote_plus
 
 import pytest
 import pytest_asyncio
@@ -57,6 +59,21 @@ document.getElementById('f').addEventListener('submit', async (e) => {
   document.getElementById('step').textContent = ECHO ? 'Wrong password: ' + pw : 'Enter the code';
 });
 </script>"""
+# Single-page sign-in with a user name: the page then greets the user and asks for their
+# profile by it, as signed-in pages do.
+SPA_LOGIN = """<!doctype html><title>Sign in</title>
+<form id="f"><label>Email <input name="email" type="email" autocomplete="username"></label>
+<label>Password <input name="password" type="password" autocomplete="current-password">
+</label><button type="submit">Sign in</button></form><p id="step"></p>
+<script>
+document.getElementById('f').addEventListener('submit', async (e) => {
+  e.preventDefault();
+  const email = e.target.email.value;
+  await fetch('/api/login', {method: 'POST', body: e.target.password.value});
+  await fetch('/api/me?email=' + encodeURIComponent(email));
+  document.getElementById('step').textContent = 'Signed in as ' + email;
+});
+</script>"""
 # The echo hides in an open shadow root's attribute, where a text search would not look.
 SHADOW_ECHO = """<!doctype html><title>Sign in</title>
 <form id="f"><label>Password <input name="password" type="password"></label>
@@ -79,6 +96,11 @@ SEARCH_BESIDE = """<!doctype html><title>Sign in</title>
 GET_FORM = """<!doctype html><title>Sign in</title>
 <form method="get" action="/welcome">
 <label>Password <input name="password" type="password"></label>
+<button type="submit">Sign in</button></form>"""
+# A form with neither method nor action, and no script: the browser sends it with GET, to
+# the page's own address.
+BARE_FORM = """<!doctype html><title>Sign in</title>
+<form><label>Password <input name="password" type="password"></label>
 <button type="submit">Sign in</button></form>"""
 # A form that posts to ELSEWHERE, or whose button does.
 POSTS_ELSEWHERE = """<!doctype html><title>Sign in</title>
@@ -115,8 +137,11 @@ def sign_in_app(requests: Requests) -> web.Application:
         "/shadow-echo": SHADOW_ECHO,
         "/framed": "<title>Pay</title><iframe src='FRAME'></iframe>",
         "/api/login": "ok",
+        "/api/me": "ok",
+        "/spa-login": SPA_LOGIN,
         "/search-beside": SEARCH_BESIDE,
         "/get-form": GET_FORM,
+        "/bare-form": BARE_FORM,
         "/posts-elsewhere": POSTS_ELSEWHERE,
         "/button-posts-elsewhere": BUTTON_POSTS_ELSEWHERE,
     }
@@ -432,6 +457,37 @@ async def test_fill_from_vault_checks_the_origin_and_signs_in(
     assert PASSWORD not in repr(result)
 
 
+async def test_a_single_page_sign_in_may_show_and_send_its_user_name(
+    desk_context: ToolContext, people: People, sign_in: tuple[Site, Requests]
+) -> None:
+    site, requests = sign_in
+    login = await people.vault.create_item(
+        TEAM,
+        "login",
+        {"name": "App", "sites": [site.base], "username": "ada@example.com", "password": PASSWORD},
+    )
+    tab = await open_on(desk_context, site.url("/spa-login"))
+    fields = [
+        {"target": {"kind": "css", "selector": "input[type=email]"}, "field": "username"},
+        {"target": {"kind": "css", "selector": "input[type=password]"}, "field": "password"},
+    ]
+    result = await call(
+        desk_context, "fill_from_vault", tabId=tab.id, itemId=login.id, fields=fields
+    )
+    assert (result["status"], result["page"]) == ("entered", "kept"), result
+    assert tab.page is not None
+    await tab.page.wait_for_function("document.getElementById('step').textContent !== ''")
+    # The page greets the user by name and asked for their profile by it: the agent reads it.
+    assert requests.of("/api/me") == ["GET"]
+    shot = await call(desk_context, "snapshot", tabId=tab.id)
+    assert "Signed in as ada@example.com" in shot["tree"], shot
+    assert holds_secret(tab)
+    # The password is another matter, still.
+    await tab.page.evaluate("pw => document.body.append(pw)", PASSWORD)
+    echoed = await call(desk_context, "snapshot", tabId=tab.id)
+    assert echoed["error"]["code"] == "pageShowsSecret"
+
+
 async def test_a_card_is_filled_and_the_payment_left_to_a_person(
     desk_context: ToolContext, people: People, sign_in: tuple[Site, Requests]
 ) -> None:
@@ -694,3 +750,70 @@ async def test_a_login_is_not_sent_to_another_origin_than_its_sites(
     assert await field_value(tab, "input") == ""
     assert requests.of(path) == ["GET"]
     assert [path for method, path, _body in requests.seen if method != "GET"] == []
+
+
+@pytest.mark.parametrize(
+    ("secret", "submit"),
+    [
+        (PASSWORD, {"kind": "css", "selector": "button"}),
+        # Sent form-encoded (a space as +, & escaped); submitted with Enter in the field.
+        ("pa ss&w+rd=Ü~1", None),
+    ],
+)
+async def test_a_bare_form_sent_with_get_is_stopped_and_goes_to_a_person(
+    desk_context: ToolContext,
+    people: People,
+    sign_in: tuple[Site, Requests],
+    secret: str,
+    submit: dict[str, str] | None,
+) -> None:
+    site, requests = sign_in
+    # The submit's wait is short: the stopped submit leaves the page as it was.
+    quick = dataclasses.replace(
+        desk_context, settings=dataclasses.replace(FAST, secret_submit_wait=0.5)
+    )
+    item = await people.vault.create_item(
+        TEAM, "login", {"name": "Shop", "sites": [site.base], "password": secret}
+    )
+    tab = await open_on(quick, site.url("/bare-form"))
+    args = _vault_args(tab, item.id, "input[type=password]")
+    if submit is not None:
+        args["submit"] = submit
+    result = await call(quick, "fill_from_vault", **args)
+    # The request never left the browser; the tab stays on its page, emptied, for a person.
+    assert requests.of("/bare-form") == ["GET"]
+    assert tab.url == site.url("/bare-form")
+    assert (result["status"], result["code"]) == ("takeover", "entryFailed"), result
+    assert "stopped" in result["reason"]
+    assert await field_value(tab, "input") == ""
+    assert tab.protection is Protection.TAKEOVER
+    shot = await call(quick, "snapshot", tabId=tab.id)
+    listed = await call(quick, "list_tabs")
+    assert tab.page is not None
+    cdp = await tab.page.context.new_cdp_session(tab.page)
+    history = await cdp.send("Page.getNavigationHistory")
+    await cdp.detach()
+    seen = repr((result, shot, listed, history, requests.seen, people.events, tab.page.url))
+    for form in {secret, quote(secret), quote_plus(secret), quote(secret, safe="")}:
+        assert form not in seen
+        assert form.lower() not in seen.lower()
+
+
+async def test_a_post_sign_in_with_a_spaced_password_is_sent_as_before(
+    desk_context: ToolContext, people: People, sign_in: tuple[Site, Requests]
+) -> None:
+    site, requests = sign_in
+    secret = "pa ss&w+rd=1"
+    item = await people.vault.create_item(
+        TEAM, "login", {"name": "Shop", "sites": [site.base], "password": secret}
+    )
+    tab = await open_on(desk_context, site.url("/signin"))
+    args = _vault_args(tab, item.id, "input[type=password]")
+    args["submit"] = {"kind": "css", "selector": "button"}
+    result = await call(desk_context, "fill_from_vault", **args)
+    assert (result["status"], result["page"]) == ("entered", "new"), result
+    assert requests.of("/signin") == ["GET", "POST"]
+    assert requests.of("/welcome") == ["GET"]
+    body = next(body for m, p, body in requests.seen if m == "POST")
+    assert f"password={quote_plus(secret)}" in body
+    assert not holds_secret(tab)
