@@ -408,6 +408,8 @@ browsing_memory_settings = sa.Table(
 
 # Steps a person took while holding an agent's tab, until the agent's next memory review:
 # one line each (a page's host, path and title, or a control's role and name), no values.
+# ``member_id``: the member whose private thread owned the tab when the step was taken (the
+# step is reviewed into that member's memories); None for a shared thread's tab or no thread's.
 browsing_steps = sa.Table(
     "browsing_steps",
     metadata,
@@ -415,6 +417,7 @@ browsing_steps = sa.Table(
     sa.Column("team_id", ID, nullable=False),
     sa.Column("agent_id", ID, nullable=False),
     sa.Column("line", sa.String(1000), nullable=False),
+    sa.Column("member_id", ID, nullable=True),
     sa.Column("created_at", TIME, nullable=False),
     sa.Index(None, "team_id", "agent_id", "created_at"),
 )

@@ -360,7 +360,10 @@ def _wire_signals(host: HostServices) -> None:
     on(TurnEnded, lambda s: host.memory_review.turns_ended(s.agent, s.thread_id))
     # In this order: the browsing memory keeps a step before a teach recording takes it.
     record = host.browsing_steps.record
-    on(StepRecorded, lambda s: record(s.step.team_id, s.step.agent_id, s.step.line))
+    on(
+        StepRecorded,
+        lambda s: record(s.step.team_id, s.step.agent_id, s.step.line, thread_id=s.step.thread_id),
+    )
     on(StepRecorded, lambda s: host.teaching.step(s.step))
     on(AttentionWaiting, host.notifications.attention_waiting)
     on(RunFinished, host.notifications.run_finished)

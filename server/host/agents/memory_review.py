@@ -9,9 +9,12 @@ anything that looks like a secret blanked. Its answer is one ``save_memories`` c
 written through the memory service within its limits. A review that fails is logged
 without any content and not tried again: the next turn's end starts a new one.
 
+Browsing steps go with the scope of the thread whose tab they were taken in: a member's
+private thread's steps to that member's scope, the others to the team's.
+
 Its requests are metered like a turn's: the agent's, of no thread or turn, and of the
-member whose private threads it reads ('' for the shared threads and the steps). A
-budget that concerns it and is spent skips it (logged; the steps stay for the next).
+member whose private threads and steps it reads ('' for the team's scope). A budget that
+concerns it and is spent skips that scope (logged; its steps stay for the next).
 """
 
 from __future__ import annotations
@@ -38,6 +41,7 @@ from server.host.agents.providers.transcript import (
 )
 from server.host.agents.usage import RequestFor
 from server.host.agents.usage_meter import TurnMeter, UsageMeters
+from server.host.services.browsing_steps import ReviewStep
 from server.host.services.memories import (
     MAX_MEMORY_CHARS,
     MemoryService,
@@ -97,8 +101,9 @@ SAVE_SPEC = ToolSpec(
     },
 )
 
-# What a review of browsing steps may also do: propose one draft skill of a whole task a
-# person did (the skill service's ``propose``), for people to review and save.
+# What a review of the team's browsing steps may also do: propose one draft skill of a
+# whole task a person did (the skill service's ``propose``), for people to review and save.
+# A draft is listed to the whole team, so a member's private steps never propose one.
 PROPOSE_TOOL = propose_skill.TOOL.name
 PROPOSE_SPEC = ToolSpec(
     name=PROPOSE_TOOL,
@@ -127,7 +132,8 @@ TEAM_SCOPE_NOTE = (
     "team's: every member's turns with the assistant may carry it."
 )
 MEMBER_SCOPE_NOTE = (
-    "Scope: these threads are one member's private threads. Every memory you save here is "
+    "Scope: these threads, and the browsing steps, are one member's private threads and "
+    "what was done in their tabs. Every memory you save here is "
     "kept for that member alone: only their private threads carry it. The memories listed "
     'are the team\'s (scope "team", read only here) and that member\'s (scope "member").'
 )
@@ -136,8 +142,8 @@ MEMBER_SCOPE_NOTE = (
 class StepSource(Protocol):
     """The browsing steps recorded for an agent (``services.browsing_steps``)."""
 
-    async def steps_for_review(self, team_id: str, agent_id: str) -> list[tuple[str, str]]:
-        """(id, line) of each unread step, oldest first, secrets already blanked."""
+    async def steps_for_review(self, team_id: str, agent_id: str) -> list[ReviewStep]:
+        """Each unread step, oldest first, secrets already blanked."""
         ...
 
     async def remove_read_steps(self, team_id: str, agent_id: str, ids: Sequence[str]) -> None:
@@ -265,8 +271,9 @@ class MemoryReview:
     async def review(self, agent: Agent, thread_ids: Sequence[str]) -> ReviewOutcome:
         """One review of ``thread_ids`` and the agent's unread browsing steps, now.
 
-        Shared threads and the steps make the team's memories; each member's private
-        threads are reviewed apart and make memories for that member alone."""
+        Shared threads and the steps of no private thread make the team's memories; each
+        member's private threads and the steps taken in their tabs are reviewed apart and
+        make memories for that member alone."""
         team_id = agent.team_id
         scopes: dict[str | None, list[tuple[str, Sequence[AnyMessage]]]] = {None: []}
         for thread_id in thread_ids:
@@ -274,22 +281,27 @@ class MemoryReview:
             member = await self._thread_member(team_id, thread_id) if self._thread_member else None
             scopes.setdefault(member, []).append((thread_id, messages))
         steps = await self._steps.steps_for_review(team_id, agent.id) if self._steps else []
+        for step in steps:
+            scopes.setdefault(step.member_id, [])
         added = updated = 0
-        steps_kept = False
+        # The steps of a scope a spent budget skipped wait for the next review.
+        kept: set[str] = set()
         try:
             for member, transcripts in scopes.items():
-                lines = [s for _, s in steps] if member is None else []
-                if not any(messages for _, messages in transcripts) and not lines:
+                of_scope = [step for step in steps if step.member_id == member]
+                if not any(messages for _, messages in transcripts) and not of_scope:
                     continue
+                lines = [step.line for step in of_scope]
                 outcome = await self._review_scope(agent, member, transcripts, lines)
                 if outcome is None:
-                    steps_kept = steps_kept or bool(lines)
+                    kept.update(step.id for step in of_scope)
                     continue
                 added, updated = added + outcome.added, updated + outcome.updated
         finally:
-            if steps and self._steps is not None and not steps_kept:
+            read = [step.id for step in steps if step.id not in kept]
+            if read and self._steps is not None:
                 # Read once, whatever came of it: steps are never sent twice.
-                await self._steps.remove_read_steps(team_id, agent.id, [i for i, _ in steps])
+                await self._steps.remove_read_steps(team_id, agent.id, read)
         return ReviewOutcome(added, updated)
 
     async def _review_scope(
@@ -319,7 +331,7 @@ class MemoryReview:
         kept = (await self._memories.list_scope_memories(team_id, agent.id, member))[
             :MAX_MEMORIES_SHOWN
         ]
-        proposing = bool(steps) and self._propose_skill is not None
+        proposing = bool(steps) and self._propose_skill is not None and member is None
         # A thread's whole transcript is rendered: off the loop.
         prompt = await asyncio.to_thread(
             functools.partial(review_prompt, kept, transcripts, steps, member=member is not None)

@@ -59,6 +59,9 @@ class Step:
     line: str
     # "page" for a page load, "press" for a press on a control.
     kind: str
+    # The thread that owns the tab (None: no thread's): a private thread's steps are its
+    # member's.
+    thread_id: str | None = None
 
 
 # (page, x, y) -> what ``press-target.js`` found there, read in the isolated world.
@@ -212,7 +215,9 @@ class StepRecorder:
 
     async def _tell(self, tab: Tab, account_id: str, line: str, kind: str) -> None:
         assert tab.owner_agent_id is not None
-        step = Step(tab.team_id, tab.id, tab.owner_agent_id, account_id, line, kind)
+        step = Step(
+            tab.team_id, tab.id, tab.owner_agent_id, account_id, line, kind, tab.owner_thread_id
+        )
         await self._signals.deliver(StepRecorded(step))
 
     async def caught_up(self, team_id: str, tab_id: str) -> None:

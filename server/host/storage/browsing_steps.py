@@ -18,6 +18,8 @@ class BrowsingStep:
     agent_id: str
     line: str
     created_at: float
+    # The member whose private thread's tab it was taken in; None: the team's.
+    member_id: str | None = None
 
 
 _STEP = (
@@ -26,6 +28,7 @@ _STEP = (
     browsing_steps.c.agent_id,
     browsing_steps.c.line,
     browsing_steps.c.created_at,
+    browsing_steps.c.member_id,
 )
 
 
@@ -62,6 +65,7 @@ class BrowsingStepRepository:
                 agent_id=step.agent_id,
                 line=step.line,
                 created_at=step.created_at,
+                member_id=step.member_id,
             )
         )
         of_agent = (

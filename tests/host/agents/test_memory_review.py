@@ -40,6 +40,7 @@ from server.host.agents.usage import RequestFor, UsageService
 from server.host.agents.usage_meter import UsageMeters
 from server.host.agents.usage_prices import Tokens
 from server.host.metrics import HostMetrics
+from server.host.services.browsing_steps import ReviewStep
 from server.host.services.memories import MAX_MEMORIES_PER_AGENT, MemoryService
 from server.host.services.skills import SkillService
 from server.host.services.workspace import Member
@@ -110,6 +111,8 @@ class Harness:
             meters=UsageMeters(self.usage, self.budgets),
         )
         self.steps: list[tuple[str, str]] = []
+        # Steps taken in a member's private thread's tab: step id -> account id.
+        self.step_members: dict[str, str] = {}
         self.removed: list[str] = []
 
     async def any_agent(self, team_id: str, agent_id: str) -> object:
@@ -126,8 +129,8 @@ class Harness:
     async def member_of(self, team_id: str, thread_id: str) -> str | None:
         return self.private.get(thread_id)
 
-    async def steps_for_review(self, team_id: str, agent_id: str) -> list[tuple[str, str]]:
-        return list(self.steps)
+    async def steps_for_review(self, team_id: str, agent_id: str) -> list[ReviewStep]:
+        return [ReviewStep(i, line, self.step_members.get(i)) for i, line in self.steps]
 
     async def remove_read_steps(self, team_id: str, agent_id: str, ids: Sequence[str]) -> None:
         self.removed.extend(ids)
@@ -458,6 +461,56 @@ async def test_a_private_thread_makes_memories_for_its_member_alone(harness: Har
     assert kept["Invoices are monthly, on the 1st"].member_id == "acct-ada"
     assert kept["Invoices are monthly, on the 1st"].source_threads == ("t1",)
     assert kept["Bo's seat"].id == other.id
+
+
+async def test_steps_in_a_private_threads_tab_make_memories_for_its_member_alone(
+    harness: Harness,
+) -> None:
+    harness.steps = [("s1", 'pressed button "Refunds"'), ("s2", 'pressed link "Ada\'s orders"')]
+    harness.step_members["s2"] = "acct-ada"
+    harness.fake.script(
+        # The team's scope first (its step), then Ada's (her private thread's step).
+        saves({"text": "Refunds sit under Orders"}).stop("tool_use").reply(),
+        saves({"text": "Ada keeps her orders under Mine"}).stop("tool_use").reply(),
+    )
+    outcome = await harness.review.review(agent(), [])
+    assert (outcome.added, outcome.updated) == (2, 0)
+    team_request, ada_request = harness.fake.requests
+    team_prompt = team_request.messages()[0]["content"][0]["text"]
+    assert team_prompt.startswith(TEAM_SCOPE_NOTE)
+    assert '1. pressed button "Refunds"' in team_prompt
+    assert "Ada's orders" not in team_prompt
+    ada_prompt = ada_request.messages()[0]["content"][0]["text"]
+    assert ada_prompt.startswith(MEMBER_SCOPE_NOTE)
+    assert '1. pressed link "Ada\'s orders"' in ada_prompt
+    assert 'pressed button "Refunds"' not in ada_prompt
+    # A draft skill is listed to the team: a member's private steps never propose one.
+    assert [t["name"] for t in team_request.body["tools"]] == [SAVE_TOOL, "propose_skill"]
+    assert [t["name"] for t in ada_request.body["tools"]] == [SAVE_TOOL]
+    assert sorted(harness.removed) == ["s1", "s2"]
+    # What later turns read: Ada's private threads carry it; shared ones and Bo's do not.
+    shown = {
+        who: (await harness.memories.prompt_block(TEAM, "agent-1", who, 2000)).text
+        for who in (None, "acct-bo", "acct-ada")
+    }
+    assert "Ada keeps her orders" not in shown[None] + shown["acct-bo"]
+    assert "Refunds sit under Orders" in shown[None]
+    assert "Ada keeps her orders under Mine" in shown["acct-ada"]
+
+
+async def test_a_members_spent_budget_keeps_her_private_steps_alone(harness: Harness) -> None:
+    await harness.budgets.create_budget(
+        OWNER, BudgetSpec("Ada's", "member", "acct-ada", "month", None, None, "tokens", "100")
+    )
+    spent = RequestFor(TEAM, "agent-1", None, None, "acct-ada", "", "anthropic", "m")
+    await harness.usage.record(spent, Tokens(input=100), 0.1, ok=True)
+    harness.steps = [("s1", 'pressed button "Refunds"'), ("s2", 'pressed link "Mine"')]
+    harness.step_members["s2"] = "acct-ada"
+    harness.fake.script(saves().stop("tool_use").reply())
+    await harness.review.review(agent(), [])
+    [request] = harness.fake.requests
+    assert "Mine" not in str(request.messages())
+    assert (harness.steps, harness.removed) == ([("s2", 'pressed link "Mine"')], ["s1"])
 
 
 async def test_at_the_limit_a_review_still_rewrites(harness: Harness) -> None:

@@ -52,8 +52,28 @@ async def test_steps_in_an_agents_tab_name_controls_and_pages_never_values(
     assert [step.line for step in holding.steps] == expected
     assert {(s.agent_id, s.tab_id) for s in holding.steps} == {(AGENT, tab.id)}
     kept = await holding.services.browsing_steps.steps_for_review(holding.team_id, AGENT)
-    assert [line for _, line in kept] == expected
+    assert [step.line for step in kept] == expected
     assert TYPED not in str(kept)
+    view.close()
+
+
+async def test_steps_in_a_private_threads_tab_are_its_members(holding: Holding) -> None:
+    await holding.owner.call("browsing-memory-v1/set", {"enabled": True})
+    agent = await holding.owner.call("agents-v1/create", {"name": "Scout"})
+    thread = await holding.member.call("threads-v1/start", {"agentId": agent["id"]})
+    member_id = (await holding.member.call("host-v1/whoami"))["accountId"]
+    tab = await holding.engine.open_tab(
+        holding.team_id,
+        Partition.shared(),
+        url=holding.site.url("/form"),
+        owner_agent_id=agent["id"],
+        owner_thread_id=thread["id"],
+    )
+    view = await press_every_field_then_done(holding, tab.id)
+    assert {s.thread_id for s in holding.steps} == {thread["id"]}
+    kept = await holding.services.browsing_steps.steps_for_review(holding.team_id, agent["id"])
+    assert kept
+    assert {step.member_id for step in kept} == {member_id}
     view.close()
 
 
