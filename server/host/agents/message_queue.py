@@ -98,6 +98,12 @@ class MessageQueue:
             await self._repo.remove_message(conn, thread.team_id, message_id)
         self._emit(thread, events.QueuedMessageCancelled(thread_id=thread.id, id=message_id))
 
+    async def waiting_threads(self) -> list[tuple[str, str]]:
+        """(team, thread) of every thread whose queue holds a message, in every team (a
+        start: no turn runs to take them)."""
+        async with self._db.read() as conn:
+            return await self._repo.list_queued_threads(conn)
+
     async def take_next(self, thread: Thread, turn_id: str) -> QueuedMessage | None:
         """The oldest queued message, out of the queue, to start turn ``turn_id`` (its
         sender's turn: theirs is the spending)."""

@@ -687,21 +687,22 @@ class ThreadService:
             try:
                 thread = ended.thread
                 if not self._closing and (thread.team_id, thread.agent_id) not in self._deleting:
-                    started = await self._start_queued(ended)
+                    del self._running[thread_id]
+                    started = await self._start_queued(thread)
             except Exception:
                 log.exception("could not start a queued message", extra={"thread_id": thread_id})
             finally:
                 if not started and self._running.get(thread_id) is ended:
                     del self._running[thread_id]
 
-    async def _start_queued(self, ended: RunningTurn) -> bool:
-        thread = ended.thread
+    async def _start_queued(self, thread: Thread) -> bool:
+        """The thread's oldest queued message starts its next turn (the thread's lock is
+        held, and no turn runs there); False when none waits."""
         agent = await self._agents.get_agent(thread.team_id, thread.agent_id)
         # The turn's id is known before it is taken, so the taken event names it.
         queued = await self._queue.take_next(thread, turn_id := uuid.uuid4().hex)
         if queued is None:
             return False
-        del self._running[thread.id]
         # Its sender's turn: their budgets count it (its meter ends it if one is spent).
         await self._start_turn(
             thread,
@@ -838,7 +839,9 @@ class ThreadService:
 
     def resume(self) -> None:
         """At start-up, once the host can run turns: each turn ``recover`` read is taken up
-        where it was put aside, waiting for the same consent."""
+        where it was put aside, waiting for the same consent; in every other thread whose
+        queue holds a message (its turn ended as the host stopped), the oldest starts the
+        next turn."""
         resumable, self._resumable = self._resumable, []
         for suspended, thread, turn in resumable:
             progress = TurnProgress(
@@ -862,6 +865,21 @@ class ThreadService:
             self._running[thread.id] = running
             self.emit(thread, events.TurnStarted(thread_id=thread.id, turn_id=turn.id))
             running.task = self._tasks.spawn(self._resumed(running))
+        self._tasks.start(self._start_waiting_queues())
+
+    async def _start_waiting_queues(self) -> None:
+        """Each idle thread's queue left by a former run starts its oldest message."""
+        for team_id, thread_id in await self._queue.waiting_threads():
+            try:
+                async with self._thread_lock(thread_id):
+                    if thread_id in self._running or self._closing:
+                        continue
+                    async with self._db.read() as conn:
+                        thread = await self._repo.get_thread(conn, team_id, thread_id)
+                    if thread is not None:
+                        await self._start_queued(thread)
+            except Exception:
+                log.exception("could not start a queued message", extra={"thread_id": thread_id})
 
     def resumes(self, turn_id: str) -> bool:
         """Whether this start took up the turn ``turn_id`` (a former run put it aside)."""

@@ -46,6 +46,16 @@ class QueuedMessageRepository:
         )
         return [QueuedMessage(**row._mapping) for row in result]
 
+    async def list_queued_threads(self, conn: AsyncConnection) -> list[tuple[str, str]]:
+        """(team, thread) of every thread with a queued message, in every team, the one with
+        the oldest first (a start: each queue's oldest message starts its thread's turn)."""
+        result = await conn.execute(
+            sa.select(queued_messages.c.team_id, queued_messages.c.thread_id)
+            .group_by(queued_messages.c.team_id, queued_messages.c.thread_id)
+            .order_by(sa.func.min(queued_messages.c.created_at))
+        )
+        return [(row.team_id, row.thread_id) for row in result]
+
     async def count_messages(self, conn: AsyncConnection, team_id: str, thread_id: str) -> int:
         result = await conn.execute(
             sa.select(sa.func.count()).where(

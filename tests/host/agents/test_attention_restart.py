@@ -181,15 +181,20 @@ async def test_a_restart_ends_a_turn_waiting_for_an_answer_interrupted(
             thread = await admin.call("threads-v1/start", {"agentId": agent["id"]})
             sent = await admin.call("threads-v1/send", {"threadId": thread["id"], "text": "Paint"})
             asked = await until(admin, thread["id"], "attention-requested")
+            await admin.call("threads-v1/send", {"threadId": thread["id"], "text": "Then"})
             await admin.close()
             await member.hub.close()
+        fake.script(MessageEvents().text("Then, as asked.").stop().reply())
         async with running_hub(settings, database, clock=clock) as server:
             member, admin = await connect(server, "owner@example.com", tmp_path)
-            contents = await admin.call("threads-v1/get", {"threadId": thread["id"]})
-            [turn] = contents["turns"]
-            assert (turn["id"], turn["status"]) == (sent["turnId"], "interrupted")
-            assert "host stopped" in turn["reason"]
-            assert contents["runningTurnId"] is None
+            # The message queued behind the interrupted turn starts the next by itself.
+            contents = await thread_with_turns_ended(admin, thread["id"], 2)
+            first, then = contents["turns"]
+            assert (first["id"], first["status"]) == (sent["turnId"], "interrupted")
+            assert "host stopped" in first["reason"]
+            assert then["status"] == "done"
+            assert contents["queued"] == []
+            assert fake.requests[-1].messages()[-1]["content"][-1]["text"] == "Then"
             assert await listed_requests(admin) == []
             reply = {"id": asked["id"], "answer": "Red"}
             assert await refused(admin, "attention-v1/reply", reply) == "attentionInterrupted"
@@ -208,6 +213,16 @@ async def requests_once_asked(connection: Any) -> list[dict[str, Any]]:
         while not (requests := await listed_requests(connection)):  # noqa: ASYNC110 - a list to poll
             await asyncio.sleep(0.05)
     return requests
+
+
+async def thread_with_turns_ended(connection: Any, thread_id: str, turns: int) -> dict[str, Any]:
+    """The thread once it holds ``turns`` turns and none runs."""
+    async with asyncio.timeout(20):
+        while True:
+            contents = await connection.call("threads-v1/get", {"threadId": thread_id})
+            if contents["runningTurnId"] is None and len(contents["turns"]) >= turns:
+                return dict(contents)
+            await asyncio.sleep(0.05)
 
 
 async def turn_when_ended(connection: Any, thread_id: str) -> dict[str, Any]:

@@ -318,6 +318,10 @@ HOST_WIDE: dict[type, dict[str, str]] = {
         # A host starting over has no task running any turn a former run left, in any team.
         "update_running_turns": "at start, every team's turns left running end interrupted",
     },
+    QueuedMessageRepository: {
+        # A host starting over starts the oldest queued message of every team's idle threads.
+        "list_queued_threads": "at start, every team's waiting queues start their turns",
+    },
     SuspendedTurnRepository: {
         # A host starting over takes up every team's turns its former run put aside.
         "take_every_turn": "at start, every team's turns put aside are taken up",
