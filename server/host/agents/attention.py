@@ -291,17 +291,22 @@ class AttentionRegistry:
         request.addressed_to, request.routine_id = stored.addressed_to, stored.routine_id
         return True
 
-    async def end_kept(self, team_id: str, request_id: str) -> None:
-        """A consent kept across a restart whose turn ended before it was asked for again
-        ends ``interrupted``."""
+    async def end_kept(
+        self, team_id: str, request_id: str, outcome: Literal["cancelled", "interrupted"]
+    ) -> None:
+        """A consent kept across a restart that its turn no longer waits for (it ended, or
+        went past its call) ends as ``outcome``, unless it ended already."""
         if self._db is None:
             return
         async with self._db.read() as conn:
             stored = await self._repo.get_request(conn, team_id, request_id)
-        if stored is not None and stored.status == WAITING:
-            await self._end_stored(stored, INTERRUPTED)
+        if stored is not None and stored.status == WAITING and request_id not in self._pending:
+            reason = INTERRUPTED if outcome == "interrupted" else None
+            await self._end_stored(stored, reason, outcome)
 
-    async def _end_stored(self, stored: StoredRequest, reason: str) -> None:
+    async def _end_stored(
+        self, stored: StoredRequest, reason: str | None, outcome: str = "interrupted"
+    ) -> None:
         if self._db is None:
             return
         async with self._db.write() as conn:
@@ -309,7 +314,7 @@ class AttentionRegistry:
                 conn,
                 stored.team_id,
                 stored.id,
-                status="interrupted",
+                status=outcome,
                 reason=reason,
                 answered_by=None,
                 resolved_at=self._clock.now(),

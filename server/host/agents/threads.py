@@ -27,6 +27,7 @@ import uuid
 import weakref
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Literal
 
 from server.common.clock import Clock
 from server.common.errors import Conflict, CrewhostError, InvalidArgument, NotFound
@@ -176,6 +177,16 @@ class RunningTurn:
         if self.kept is None:
             return False
         return self.kept.request is None or not self.kept.request.answer.done()
+
+    def resuming(self) -> bool:
+        """Taken up at this start and not yet past the call it was put aside at (its
+        transcript not read yet, or that call still without a result)."""
+        if self.resumed is None:
+            return False
+        if not self.progress.pending:
+            return True
+        unanswered = self.progress.unanswered_calls()
+        return bool(unanswered) and unanswered[0].id == self.resumed.call_id
 
     @property
     def approvers(self) -> tuple[str, ...] | None:
@@ -886,24 +897,38 @@ class ThreadService:
         return turn_id in self._resumed_turns
 
     async def _resumed(self, running: RunningTurn) -> None:
-        """A turn taken up again runs as any turn; one whose agent is gone ends here."""
-        thread = running.thread
+        """A turn taken up again runs as any turn, from the calls of its last reply that had
+        not run (read first: whatever ends it, those calls are closed in its transcript); one
+        whose agent is gone, or whose transcript no longer ends at its call, ends here."""
+        thread, progress = running.thread, running.progress
+        agent = None
         try:
             agent = await self._agents.get_agent(thread.team_id, thread.agent_id)
-        except CrewhostError:
-            agent = None
+            async with self._db.read() as conn:
+                stored = await self._repo.list_messages(conn, thread.team_id, thread.id)
+            transcript = [message_from_json(m.body) for m in stored]
+            progress.pending = tuple(TurnProgress(new_messages=transcript).unanswered_calls())
+        except NotFound:
+            progress.end("interrupted", "the agent was deleted while the host stopped")
         except asyncio.CancelledError:
+            progress.end("stopped", "a member stopped the turn")
+        except Exception as exc:
+            log.exception("a turn could not be taken up", extra={"thread_id": thread.id})
+            progress.end("error", _readable(exc))
+        assert running.resumed is not None
+        if not progress.pending or progress.pending[0].id != running.resumed.call_id:
+            progress.end("interrupted", INTERRUPTED)
+        if agent is not None and not progress.ended:
+            await self._run(running, agent)
+            return
+        running.ending = True
+        try:
             if running.suspended:  # the host stops again at once: put aside as it was
                 await self._suspend(running)
-            raise
-        if agent is None:
-            running.progress.end("interrupted", "the agent was deleted while the host stopped")
-            try:
+            else:
                 await self._finish(running)
-            finally:
-                await self._next_turn(running)
-            return
-        await self._run(running, agent)
+        finally:
+            await self._next_turn(running)
 
     async def close(self) -> None:
         """The host stops: a turn that waits for consent is put aside, to be taken up at
@@ -922,14 +947,18 @@ class ThreadService:
         one is not put aside), or one whose call in progress is not its own (a sub-agent's)."""
         if running.task is None or running.ending or running.on_callers_place:
             return None
-        if running.resumed is not None:
-            # Taken up at this start, not yet at its call: kept as it was.
-            return KeptConsent(running.resumed.request_id, running.resumed.call_id)
+        thread, resumed = running.thread, running.resumed
         unanswered = running.progress.unanswered_calls()
-        if not unanswered:
+        if resumed is not None and running.resuming():
+            # Taken up at this start, not yet past its call: the request that waits for it
+            # now, or the one kept for it, stays.
+            request = self._attention.keep(thread.team_id, thread.id, resumed.call_id)
+            if request is None:
+                return KeptConsent(resumed.request_id, resumed.call_id)
+        elif not unanswered:
             return None
-        thread = running.thread
-        request = self._attention.keep(thread.team_id, thread.id, unanswered[0].id)
+        else:
+            request = self._attention.keep(thread.team_id, thread.id, unanswered[0].id)
         return None if request is None else KeptConsent(request.id, request.call_id, request)
 
     async def _suspend(self, running: RunningTurn) -> None:
@@ -1025,14 +1054,10 @@ class ThreadService:
         async with self._db.read() as conn:
             stored = await self._repo.list_messages(conn, thread.team_id, thread.id)
         transcript = [await self._with_images(thread, message_from_json(m.body)) for m in stored]
-        pending: tuple[ToolCall, ...] = ()
-        if running.resumed is not None:
-            # Taken up again: the calls of its last reply that had not run, the one that
-            # waits for consent first.
-            pending = tuple(TurnProgress(new_messages=transcript).unanswered_calls())
-            if not pending or pending[0].id != running.resumed.call_id:
-                progress.end("interrupted", INTERRUPTED)
-                return
+        # Taken up again: the calls of its last reply that had not run (``_resumed``), the
+        # one that waits for consent first.
+        pending = progress.pending
+        if pending:
             progress.calls_named = max(_call_number(running.turn.id, c.id) for c in pending)
         model = agent.model or default_model
         # A private thread's turns see its member's memories too; a shared one's, the team's.
@@ -1122,7 +1147,10 @@ class ThreadService:
         progress.end("error", "the turn ended without a status")
         if running.resumed is not None:
             # Taken up again and ended before its call was asked for: the kept request ends.
-            await self._attention.end_kept(thread.team_id, running.resumed.request_id)
+            ended: Literal["cancelled", "interrupted"] = (
+                "cancelled" if progress.status == "stopped" else "interrupted"
+            )
+            await self._attention.end_kept(thread.team_id, running.resumed.request_id, ended)
             running.resumed = None
         now = self._clock.now()
         messages = progress.closed_messages()
@@ -1176,9 +1204,13 @@ class ThreadService:
         resumed = running.resumed
         if resumed is not None and call.id == resumed.call_id:
             # Taken up again: the request kept across the restart waits for its answer.
-            running.resumed = None
             kept_id = resumed.request_id
-        return await self._attention.ask_consent(
+        elif resumed is not None:
+            # The call it was taken up at ran unasked (its tool no longer asks): the request
+            # kept for it ends.
+            running.resumed = None
+            await self._attention.end_kept(thread.team_id, resumed.request_id, "interrupted")
+        approved = await self._attention.ask_consent(
             team_id=thread.team_id,
             thread_id=thread.id,
             agent_id=agent.id,
@@ -1194,6 +1226,9 @@ class ThreadService:
             routine_id=running.routine_id,
             kept_id=kept_id,
         )
+        if kept_id is not None:
+            running.resumed = None  # asked for: the kept request has its end, or waits on
+        return approved
 
     async def _with_images(self, thread: Thread, message: Message) -> Message:
         """A member's message with its image attachments loaded as image blocks (those

@@ -247,7 +247,6 @@ async def run_turn(
             break
         await _run_calls(setup, sink, consent, progress, reply.tool_calls)
     progress.new_messages = progress.closed_messages()
-    progress.pending = ()
     return progress
 
 

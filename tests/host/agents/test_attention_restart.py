@@ -121,17 +121,21 @@ async def test_a_turn_waiting_for_consent_is_taken_up_after_a_restart(
         # Nobody was notified twice.
         assert [w.request_id for w in waiting] == [asked["id"]]
 
-    # The approved click ran (on a tab that is gone) and the model read what it did.
+    # The approved click ran (on a tab that is gone) and the model read what it did, in
+    # that turn and in the next, from the stored transcript.
     taken_up = fake.requests[1].messages()
-    [result] = [
-        block
-        for block in taken_up[-1]["content"]
-        if block["type"] == "tool_result" and block["tool_use_id"] == "toolu_1"
-    ]
-    assert "not run" not in str(result["content"])
-    assert "tab" in str(result["content"]).lower()
     assert [b["text"] for b in taken_up[0]["content"] if b["type"] == "text"] == ["Buy"]
     assert fake.requests[2].messages()[-1]["content"][-1]["text"] == "Then"
+    for request in fake.requests[1:]:
+        [result] = [
+            block
+            for message in request.messages()
+            if isinstance(message["content"], list)
+            for block in message["content"]
+            if block["type"] == "tool_result" and block["tool_use_id"] == "toolu_1"
+        ]
+        assert "not run" not in str(result["content"])
+        assert "tab" in str(result["content"]).lower()
     row = await stored_request(database, asked["id"])
     assert (row.status, row.team_id, row.answered_by) == ("answered", team_id, owner_id)
 
