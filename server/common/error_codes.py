@@ -354,6 +354,10 @@ HOST_ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode("routineNotFound", "No such routine, or one the caller does not see."),
     ErrorCode("invalidSchedule", "A routine's schedule is not valid (the field is named)."),
     ErrorCode("routineTimePassed", "A routine set to run once at a time already past."),
+    ErrorCode(
+        "routineCreatorGone",
+        "A routine whose creator left the team cannot be turned on again: it runs as them.",
+    ),
     ErrorCode("scheduleTooFrequent", "A routine's schedule would fire more than once a minute."),
     ErrorCode("hookNotFound", "No such webhook trigger, or it is disabled."),
     ErrorCode("tooManyHooks", "The routine has as many webhook triggers as it may."),

@@ -607,6 +607,8 @@ routines = sa.Table(
     sa.Column("next_fire_at", TIME, nullable=True),
     sa.Column("created_at", TIME, nullable=False),
     sa.Column("updated_at", TIME, nullable=False),
+    # When its creator left the team (None: a member still): it never runs again, as them.
+    sa.Column("creator_left_at", TIME, nullable=True),
     sa.Index(None, "team_id", "agent_id"),
     sa.Index(None, "enabled", "next_fire_at"),
 )

@@ -29,11 +29,13 @@ from server.common.protocol.link import (
     LinkMcpCancel,
     LinkMcpEnd,
     LinkMcpRequest,
+    LinkMembersCheck,
     LinkOffer,
     LinkPeersCheck,
     LinkRefused,
     LinkRevoke,
     LinkWelcome,
+    NamedMember,
     decode_link,
     link_proof,
 )
@@ -118,8 +120,8 @@ class HostLinkClient:
             drain.cancel()
 
     async def _check_peers(self, socket: aiohttp.ClientWebSocketResponse) -> None:
-        """The hub hears of every peer this host holds: a revocation made while the link
-        was down comes back for those it named."""
+        """The hub hears of every peer this host holds, and of every member its data names:
+        a revocation or a removal made while the link was down comes back for those."""
         held = [
             HeldPeer(
                 session_hash=p.session_hash,
@@ -132,6 +134,15 @@ class HostLinkClient:
         for start in range(0, len(held), MAX_PEERS_CHECKED):
             check = LinkPeersCheck(peers=held[start : start + MAX_PEERS_CHECKED])
             await socket.send_str(encode(check))
+        # And of every member its data names: a removal made meanwhile comes back too.
+        named = sorted(
+            await self._services.routines.named_members()
+            | await self._services.notifications.named_members()
+        )
+        members = [NamedMember(team_id=team, account_id=account) for team, account in named]
+        for start in range(0, len(members), MAX_PEERS_CHECKED):
+            members_check = LinkMembersCheck(members=members[start : start + MAX_PEERS_CHECKED])
+            await socket.send_str(encode(members_check))
 
     async def _register_hooks(self, socket: aiohttp.ClientWebSocketResponse) -> None:
         """The hub learns every webhook trigger of this host, and forgets any other."""

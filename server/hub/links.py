@@ -34,6 +34,7 @@ from server.common.protocol.link import (
     LinkMcpResponseBody,
     LinkMcpResponseStart,
     LinkMcpToolUsed,
+    LinkMembersCheck,
     LinkOffer,
     LinkPeersCheck,
     LinkRefused,
@@ -258,7 +259,7 @@ class HostLinks:
                 waiting = self._mcp_replies.get(message.request_id)
                 if waiting is not None and waiting[0] == link.host_id:
                     waiting[1].put_nowait(message)
-            elif isinstance(message, LinkPeersCheck):
+            elif isinstance(message, LinkPeersCheck | LinkMembersCheck):
                 self._tasks.start(self._check_peers(link, message))
             elif isinstance(message, LinkMcpToolUsed):
                 self._access_tokens.keep_use_from_host(
@@ -278,10 +279,18 @@ class HostLinks:
                 except Exception:  # one message's failure does not end the link
                     log.exception("a webhook message failed", extra={"host_id": link.host_id})
 
-    async def _check_peers(self, link: HostLink, message: LinkPeersCheck) -> None:
-        """Revoke, down this link, the host's peers whose access ended while it was down."""
+    async def _check_peers(
+        self, link: HostLink, message: LinkPeersCheck | LinkMembersCheck
+    ) -> None:
+        """Revoke, down this link, the host's peers whose access ended while it was down,
+        or the members its data names who left their team meanwhile."""
+        checks, serves = self._peer_checks, link.host.team_id
         try:
-            for revoke in await self._peer_checks.revocations(message.peers):
+            if isinstance(message, LinkPeersCheck):
+                revokes = await checks.revocations(message.peers, serves)
+            else:
+                revokes = await checks.removals(message.members, serves)
+            for revoke in revokes:
                 await link.send(revoke)
         except ConnectionError:
             pass  # the link went again: the next one checks anew

@@ -111,6 +111,23 @@ class LinkPeersCheck(InboundModel):
     peers: list[HeldPeer] = Field(max_length=MAX_PEERS_CHECKED)
 
 
+class NamedMember(InboundModel):
+    """A member of a team that a host's data names (a routine's creator, approver or
+    audience, someone's email choices)."""
+
+    team_id: TeamId
+    account_id: AccountId
+
+
+class LinkMembersCheck(InboundModel):
+    """The members this host's data names, as a link begins (host to hub). A removal made
+    while the link was down reached no host; the hub answers a ``revoke``
+    (``removedFromTeam``) for each who is no longer a member of a team this host serves."""
+
+    type: Literal["members-check"] = "members-check"
+    members: list[NamedMember] = Field(max_length=MAX_PEERS_CHECKED)
+
+
 class HookRegistration(InboundModel):
     """A hook as the hub keeps it: whose, its secrets (the previous one while it lasts) and
     its filters."""
@@ -261,6 +278,7 @@ LinkMessage = Annotated[
     | LinkRefused
     | LinkRevoke
     | LinkPeersCheck
+    | LinkMembersCheck
     | LinkHookSync
     | LinkHookRegister
     | LinkHookRemove

@@ -267,6 +267,11 @@ class NotificationService:
             await self._prefs.update_preferences(conn, row)
         return _preferences(row)
 
+    async def named_members(self) -> set[tuple[str, str]]:
+        """(team, account) of every member whose email choices the host keeps."""
+        async with self._db.read() as conn:
+            return await self._prefs.list_every_member(conn)
+
     async def member_removed(self, signal: MemberRemoved) -> None:
         """A member left the team: no notice of it reaches them any more, by mail or in a
         list they can no longer read."""

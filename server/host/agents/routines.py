@@ -27,7 +27,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from server.common.clock import Clock
-from server.common.errors import CrewhostError, Forbidden, InvalidArgument, NotFound
+from server.common.errors import Conflict, CrewhostError, Forbidden, InvalidArgument, NotFound
 from server.common.protocol import events
 from server.common.roles import Role
 from server.common.tasks import BackgroundTasks
@@ -188,6 +188,11 @@ class RoutineService:
         kept = Schedule.from_json(routine.schedule)
         if (spec.schedule.kind, spec.schedule.every_seconds) == ("every", kept.every_seconds):
             spec = replace(spec, schedule=kept)
+        if spec.enabled and not routine.enabled and routine.creator_left_at is not None:
+            raise Conflict(
+                f"this routine runs as its creator, and {CREATOR_GONE}: make it anew to run it",
+                code="routineCreatorGone",
+            )
         if spec.schedule != kept or (spec.enabled and not routine.enabled):
             _refuse_passed(spec, now)  # a once-routine that ran may still be renamed
         changed = replace(
@@ -210,6 +215,11 @@ class RoutineService:
             await self._repo.remove_routine(conn, member.team_id, routine_id)
         self._signals.publish(RoutineDeleted(member.team_id, routine_id))
 
+    async def named_members(self) -> set[tuple[str, str]]:
+        """(team, account) of every member the host's routines name, in every team."""
+        async with self._db.read() as conn:
+            return await self._repo.list_named_members(conn)
+
     async def member_removed(self, signal: MemberRemoved) -> None:
         """A member left the team: they no longer see or approve any routine's runs, and
         the routines they made are turned off (their runs would run as them), a run
@@ -219,7 +229,7 @@ class RoutineService:
         skipped: list[tuple[Routine, RoutineRun]] = []
         async with self._admission, self._db.write() as conn:
             for routine in await self._repo.list_team_routines(conn, signal.team_id):
-                made = routine.created_by == gone
+                made = routine.created_by == gone and routine.creator_left_at is None
                 if not made and gone not in (*routine.audience_members, *routine.approvers):
                     continue
                 kept = replace(
@@ -228,7 +238,9 @@ class RoutineService:
                     approvers=tuple(a for a in routine.approvers if a != gone),
                 )
                 if made:
-                    kept = replace(kept, enabled=False, next_fire_at=None, updated_at=now)
+                    kept = replace(
+                        kept, enabled=False, next_fire_at=None, updated_at=now, creator_left_at=now
+                    )
                     for run in await self._repo.list_unfinished_runs(
                         conn, routine.team_id, routine.id
                     ):
@@ -599,9 +611,12 @@ def _new_run(
 ) -> RoutineRun:
     """A run as admitted beside the routine's ``unfinished`` ones: ``running``, or
     ``queued`` behind a running one (overlap ``queue``, one waiting at most), or
-    ``skipped`` (a webhook's delivery to a routine that is off starts nothing either)."""
+    ``skipped`` (a webhook's delivery to a routine that is off starts nothing either, and
+    nothing starts a routine whose creator left the team: it would run as them)."""
     status, reason = "running", None
-    if trigger == "webhook" and not routine.enabled:
+    if routine.creator_left_at is not None:
+        status, reason = "skipped", CREATOR_GONE
+    elif trigger == "webhook" and not routine.enabled:
         status, reason = "skipped", "the routine is turned off"
     elif unfinished:
         if routine.overlap == "queue" and all(r.status == "running" for r in unfinished):

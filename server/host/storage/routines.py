@@ -38,6 +38,8 @@ class Routine:
     next_fire_at: float | None
     created_at: float
     updated_at: float
+    # When its creator left the team (None: a member still): it never runs again.
+    creator_left_at: float | None = None
 
     def sees_runs(self, account_id: str) -> bool:
         """Whether a member is in the audience of its runs."""
@@ -108,6 +110,7 @@ def _routine_row(routine: Routine) -> dict[str, Any]:
         "enabled": routine.enabled,
         "next_fire_at": routine.next_fire_at,
         "created_at": routine.created_at,
+        "creator_left_at": routine.creator_left_at,
         "updated_at": routine.updated_at,
     }
 
@@ -154,6 +157,27 @@ class RoutineRepository:
             .order_by(routines.c.created_at, routines.c.id)
         )
         return [_routine(row) for row in result]
+
+    async def list_named_members(self, conn: AsyncConnection) -> set[tuple[str, str]]:
+        """(team, account) of every member a routine names, in every team: its creator (but
+        one who left), its approvers and its audience (the host's link asks the hub which
+        of them left)."""
+        result = await conn.execute(
+            sa.select(
+                routines.c.team_id,
+                routines.c.created_by,
+                routines.c.approvers,
+                routines.c.audience_members,
+                routines.c.creator_left_at,
+            )
+        )
+        named: set[tuple[str, str]] = set()
+        for row in result:
+            accounts = [*json.loads(row.approvers), *json.loads(row.audience_members)]
+            if row.creator_left_at is None:
+                accounts.append(row.created_by)
+            named.update((row.team_id, account) for account in accounts)
+        return named
 
     async def update_routine(self, conn: AsyncConnection, routine: Routine) -> None:
         values = _routine_row(routine)

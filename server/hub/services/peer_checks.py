@@ -4,7 +4,10 @@ A revocation goes down the links that are up when it is made, and nothing sends 
 a host whose link was down never heard it, and the peers it named kept working. As its
 link begins, a host lists the peers it holds (``peers-check``); the hub answers a
 revocation for every one whose session has ended, or whose role in its team is no longer
-the one its ticket carried (none: removed).
+the one its ticket carried (none: removed). It lists the members its data names too
+(``members-check``: routines' creators, approvers and audience, email choices), and the hub
+answers a removal for each who is no longer a member, so what the host keeps of them goes
+as it would have with the removal itself.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from server.common.clock import Clock
-from server.common.protocol.link import HeldPeer, LinkRevoke
+from server.common.protocol.link import HeldPeer, LinkRevoke, NamedMember
 from server.hub.services.sessions import SessionService
 from server.hub.services.teams import TeamService
 
@@ -21,16 +24,21 @@ _SLICE = 50
 
 
 class PeerChecks:
-    """Which of a host's peers lost their access while its link was down."""
+    """Which of a host's peers, and of the members its data names, lost their access while
+    its link was down. A host that serves one team hears only of that team's."""
 
     def __init__(self, sessions: SessionService, teams: TeamService, clock: Clock) -> None:
         self._sessions = sessions
         self._teams = teams
         self._clock = clock
 
-    async def revocations(self, held: Sequence[HeldPeer]) -> list[LinkRevoke]:
-        """The revocations that end the peers of ``held`` whose access has ended."""
+    async def revocations(
+        self, held: Sequence[HeldPeer], serves: str | None = None
+    ) -> list[LinkRevoke]:
+        """The revocations that end the peers of ``held`` whose access has ended (of the
+        team ``serves`` alone, for a host that serves one)."""
         now = self._clock.now()
+        held = [p for p in held if serves is None or p.team_id == serves]
         ended = [
             session_hash
             for session_hash in sorted({p.session_hash for p in held})
@@ -60,3 +68,22 @@ class PeerChecks:
                 )
             )
         return revokes
+
+    async def removals(
+        self, named: Sequence[NamedMember], serves: str | None = None
+    ) -> list[LinkRevoke]:
+        """A ``removedFromTeam`` revocation for each of ``named`` who is no longer a member
+        of their team (of the team ``serves`` alone, for a host that serves one)."""
+        now = self._clock.now()
+        return [
+            LinkRevoke(
+                team_id=team_id,
+                account_id=account_id,
+                code="removedFromTeam",
+                reason="removed from the team",
+                revoked_at=now,
+            )
+            for team_id, account_id in sorted({(m.team_id, m.account_id) for m in named})
+            if (serves is None or team_id == serves)
+            and await self._teams.role_of(team_id, account_id) is None
+        ]

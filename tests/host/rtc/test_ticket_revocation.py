@@ -11,12 +11,14 @@ from typing import Any
 import pytest
 from aiortc import RTCPeerConnection
 
+from peer.connection import TeamApiCallError
 from peer.hub_client import HubError
 from server.common.errors import CrewhostError
 from server.common.protocol.link import LinkRevoke
 from server.common.protocol.signaling import TicketGrant
 from server.common.protocol.team_api import TEAM_API_LABEL
 from server.common.sdp import sdp_fingerprint
+from server.host.agents.routines import CREATOR_GONE
 from tests.support.clock import FakeClock
 from tests.support.enrolled_hosts import linked_host
 from tests.support.hub_server import RunningHub
@@ -271,3 +273,70 @@ async def test_access_that_ended_while_the_link_was_down_ends_its_peers_as_it_re
     await connections["kept"].close()
     for member in members.values():
         await member.hub.close()
+
+
+async def test_a_member_removed_while_the_link_was_down_loses_the_hosts_data_as_it_relinks(
+    server: RunningHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A member who left while the host's link was down, with no peer on it, is still
+    named by the host's data (a routine they made, one they approve, their email choices):
+    as the link begins again the host lists them, and the hub answers their removal."""
+    owner = await server.sign_up_owner()
+    team_id = await server.first_team_id(owner)
+    await server.invite(owner, team_id, "gone@example.com", "member")
+    host_id = await wait_linked(server)
+    admin_peer = await peer_member(server, "owner@example.com", tmp_path)
+    admin = await admin_peer.connect(host_id)
+    gone = await peer_member(server, "gone@example.com", tmp_path)
+    connection = await gone.connect(host_id)
+    agent = await admin.call("agents-v1/create", {"name": "Scout"})
+    hourly = {"kind": "every", "everySeconds": 3600}
+    made = {"agentId": agent["id"], "name": "Theirs", "message": "Hi.", "schedule": hourly}
+    theirs = await connection.call("routines-v1/create", made)
+    approved = made | {"name": "Approved by them", "approvers": [gone.account_id]}
+    ours = await admin.call("routines-v1/create", approved)
+    chosen = await connection.call("notifications-v1/get_preferences")
+    await connection.call(
+        "notifications-v1/set_preferences", chosen | {"email": "gone@example.com"}
+    )
+    await connection.close()
+    await gone.hub.close()
+
+    links = server.hub.links
+    let_link, authenticate = asyncio.Event(), links._authenticate
+
+    async def held(socket: Any) -> Any:
+        await let_link.wait()
+        return await authenticate(socket)
+
+    monkeypatch.setattr(links, "_authenticate", held)
+    link = server.builtin.link
+    await links._links[host_id].socket.close()
+    await asyncio.wait_for(link.unlinked.wait(), 10)
+    await eventually(lambda: host_id not in links._links)
+    assert (await owner.delete(f"/v1/teams/{team_id}/members/{gone.account_id}")).status == 204
+
+    let_link.set()
+    await asyncio.wait_for(link.linked.wait(), 10)
+
+    async def routine(routine_id: str) -> Any:
+        return await admin.call("routines-v1/get", {"routineId": routine_id})
+
+    async with asyncio.timeout(10):
+        while (await routine(theirs["id"]))["enabled"]:  # noqa: ASYNC110 - a routine to poll
+            await asyncio.sleep(0.05)
+    assert (await routine(ours["id"]))["approvers"] == []
+    # It ran as them: it is never turned on, nor run, again.
+    update = {"routineId": theirs["id"], "enabled": True} | {
+        k: v for k, v in made.items() if k != "agentId"
+    }
+    with pytest.raises(TeamApiCallError) as refused:
+        await admin.call("routines-v1/update", update)
+    assert refused.value.code == "routineCreatorGone"
+    run = await admin.call("routines-v1/run", {"routineId": theirs["id"]})
+    assert (run["status"], run["reason"]) == ("skipped", CREATOR_GONE)
+    services = server.builtin.services
+    assert (team_id, gone.account_id) not in await services.notifications.named_members()
+    assert await services.routines.named_members() == {(team_id, admin_peer.account_id)}
+    await admin.close()
+    await admin_peer.hub.close()

@@ -333,6 +333,7 @@ HOST_WIDE: dict[type, dict[str, str]] = {
         "get_earliest_fire": "the one scheduler sleeps until any team's next routine is due",
         # A host starting over settles the runs every team had under way when it stopped.
         "list_all_unfinished_runs": "at start, every team's unfinished runs are settled",
+        "list_named_members": "as a link begins, the hub is asked which members named left",
     },
     RoutineHookRepository: {
         # The host's link tells its hub of every team's hooks, so deliveries reach it.
@@ -342,6 +343,10 @@ HOST_WIDE: dict[type, dict[str, str]] = {
         # The hourly digest timer finds who has a digest waiting (ids only); each read
         # and write after it names the team and the member.
         "list_digest_members": "the one digest timer finds every team's waiting digests",
+    },
+    PreferencesRepository: {
+        # The host's link asks its hub which members with email choices left their team.
+        "list_every_member": "as a link begins, the hub is asked which members named left",
     },
     AttentionRepository: {
         # A host starting over has no turn waiting on any request, in any team.

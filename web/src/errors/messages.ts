@@ -83,6 +83,7 @@ const TABLE: Record<string, string> = {
   routineNotFound: 'That routine no longer exists, or its runs are not shown to you.',
   invalidSchedule: 'That schedule is not valid. Check the highlighted field.',
   routineTimePassed: 'That time has passed. Choose a later one.',
+  routineCreatorGone: 'The person who made this routine has left the team, and it ran as them. Make a new routine to run it.',
   scheduleTooFrequent: 'A routine may run at most once a minute. Choose a longer interval.',
   attentionNotFound: 'That request is no longer waiting; it may have expired.',
   attentionAnswered: 'Someone has answered that request already.',
