@@ -5,7 +5,8 @@
 stream the host opens names a target; this side resolves the name itself, dials only a
 public address (``MemberPolicy``: never loopback, private, link-local, CGNAT, multicast
 or reserved ones, nor this computer's own addresses or another device on its links, so the
-host cannot reach this network) and pipes bytes both ways with per-stream flow control.
+host cannot reach this network; its interface table re-read while sharing lasts) and pipes
+bytes both ways with per-stream flow control.
 Nothing about a target is logged.
 """
 
@@ -14,6 +15,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any
@@ -40,6 +43,8 @@ from server.common.public_addresses import (
 
 EGRESS_LABEL = "egress"
 _DIAL_SECONDS = 10.0
+# How stale the member's interface table may be: a new prefix, Wi-Fi or VPN while sharing.
+TABLE_REREAD_SECONDS = 10.0
 
 
 class EgressShare:
@@ -48,7 +53,7 @@ class EgressShare:
     def __init__(
         self,
         connection: HostConnection,
-        policy: PublicOnlyPolicy,
+        policy: PublicOnlyPolicy | None,
         resolver: Resolver,
         proxy: dict[str, Any],
     ) -> None:
@@ -103,15 +108,46 @@ class EgressShare:
 
 
 class TargetDialer:
-    """Connects the host's streams: resolves once, dials only what ``policy`` permits."""
+    """Connects the host's streams: resolves once, dials only what ``policy`` permits.
 
-    def __init__(self, policy: PublicOnlyPolicy, resolver: Resolver = system_resolve) -> None:
-        self._policy = policy
+    Without a ``policy``, ``member_policy`` of this computer's interface table
+    (``read_table``), re-read at most every ``TABLE_REREAD_SECONDS`` of ``clock`` while
+    sharing lasts, and rebuilt only when the table changed.
+    """
+
+    def __init__(
+        self,
+        policy: PublicOnlyPolicy | None = None,
+        resolver: Resolver = system_resolve,
+        *,
+        read_table: Callable[[], InterfaceTable] = read_interface_table,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self._resolver = resolver
+        self._fixed = policy
+        self._read_table = read_table
+        self._clock = clock
+        self._table = InterfaceTable()
+        self._member: MemberPolicy | None = None
+        self._read_at = 0.0
+        if policy is None:
+            self.policy()
+
+    def policy(self) -> PublicOnlyPolicy:
+        """What may be dialed now."""
+        if self._fixed is not None:
+            return self._fixed
+        now = self._clock()
+        if self._member is None or now - self._read_at >= TABLE_REREAD_SECONDS:
+            table = self._read_table()
+            self._read_at = now
+            if self._member is None or table != self._table:
+                self._table, self._member = table, member_policy(table)
+        return self._member
 
     async def dial(self, mux: Multiplexer, stream: EgressStream, host: str, port: int) -> None:
         try:
-            address = await resolve_pinned(host, port, self._policy, resolver=self._resolver)
+            address = await resolve_pinned(host, port, self.policy(), resolver=self._resolver)
         except NonPublicAddress:
             mux.refuse(stream, Refusal.POLICY)
             return
@@ -197,10 +233,11 @@ async def share_egress(
 ) -> EgressShare:
     """Share this computer with the host of ``connection`` (owner or admin only).
 
-    ``policy`` decides which resolved addresses may be dialed: ``member_policy`` unless a
-    caller (a test) passes a policy with an exact loopback endpoint allowed.
+    ``policy`` decides which resolved addresses may be dialed: ``member_policy``, kept
+    current with this computer's interface table, unless a caller (a test) passes a policy
+    with an exact loopback endpoint allowed.
     """
     proxy = await connection.call("browser-proxies-v1/share_computer", {"label": label})
-    share = EgressShare(connection, policy or member_policy(), resolver, proxy)
+    share = EgressShare(connection, policy, resolver, proxy)
     await share.opened()
     return share

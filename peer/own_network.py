@@ -3,8 +3,10 @@ each interface address with its prefix, and every prefix the routing table puts 
 
 Another device on the member's link (a printer, a NAS) may have a global IPv6 address, or
 a public IPv4 one on a public subnet: public address space, which the public-only table
-permits. The prefixes of the member's own links refuse it. Read once when sharing starts:
-Linux from /proc; elsewhere each own IPv6 address stands for its /64.
+permits. The prefixes of the member's own links refuse it. Every platform's adapters give
+their addresses with prefix lengths (``ifaddr``: getifaddrs, GetAdaptersAddresses on
+Windows); Linux adds the on-link routes of /proc. A global IPv6 address stands for at
+least its /64 even when listed alone (a DHCPv6 /128).
 """
 
 from __future__ import annotations
@@ -17,17 +19,21 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import ifaddr
+
 from server.common.browser_address_policy import (
     IPAddress,
     IPNetwork,
+    block_of,
     interface_addresses,
     special_block,
 )
 
 IPInterface = ipaddress.IPv4Interface | ipaddress.IPv6Interface
 
-# A global unicast subnet (RFC 4291), where no prefix length is known.
+# A global unicast subnet (RFC 4291): a global IPv6 address's link is at least its /64.
 _IPV6_SUBNET = 64
+_GLOBAL_UNICAST = ipaddress.IPv6Network("2000::/3")
 # A shorter on-link route is a VPN device's catch-all (``0.0.0.0/1 dev tun0``), not a link.
 _SHORTEST_LINK = {4: 16, 6: 32}
 _RTF_UP, _RTF_GATEWAY, _RTF_REJECT = 0x0001, 0x0002, 0x0200
@@ -35,8 +41,8 @@ _RTF_UP, _RTF_GATEWAY, _RTF_REJECT = 0x0001, 0x0002, 0x0200
 
 @dataclass(frozen=True)
 class InterfaceTable:
-    """This computer's interface addresses, each with its on-link prefix (``2a01:…:5/64``),
-    and the routes that name no gateway (on-link) in its routing table."""
+    """This computer's interface addresses, each with its prefix as its adapter lists it
+    (``2a01:…:5/64``), and the routes that name no gateway (on-link) in its routing table."""
 
     addresses: tuple[IPInterface, ...] = ()
     on_link_routes: tuple[IPNetwork, ...] = ()
@@ -48,13 +54,21 @@ class InterfaceTable:
     def on_link_networks(self) -> tuple[IPNetwork, ...]:
         """The public prefixes on this computer's links (special-purpose ones are refused
         already, under their own names), without catch-all routes."""
-        found = {interface.network for interface in self.addresses} | set(self.on_link_routes)
+        found = {_link_of(interface) for interface in self.addresses} | set(self.on_link_routes)
         return tuple(
             sorted(
                 (network for network in found if _is_public_link(network)),
                 key=lambda network: (network.version, network),
             )
         )
+
+
+def _link_of(interface: IPInterface) -> IPNetwork:
+    # Neighbours share a global address's /64 though DHCPv6 lists the address as a /128.
+    if isinstance(interface, ipaddress.IPv6Interface) and interface.ip in _GLOBAL_UNICAST:
+        prefix = min(interface.network.prefixlen, _IPV6_SUBNET)
+        return ipaddress.IPv6Network((interface.ip, prefix), strict=False)
+    return interface.network
 
 
 def _is_public_link(network: IPNetwork) -> bool:
@@ -66,33 +80,44 @@ def _is_public_link(network: IPNetwork) -> bool:
 
 
 def read_interface_table() -> InterfaceTable:
-    """This computer's interface table as the kernel gives it now."""
-    prefixes: dict[IPAddress, int] = dict(ipv6_prefix_lengths(_read("/proc/net/if_inet6")))
-    addresses = tuple(
-        ipaddress.ip_interface((address, prefixes.get(address, _default_prefix(address))))
-        for address in sorted(interface_addresses(), key=lambda address: (address.version, address))
-    )
+    """This computer's interface table as its adapters and (Linux) its kernel's routing
+    tables give it now."""
+    try:
+        addresses = adapter_interfaces(ifaddr.get_adapters())
+    except OSError:
+        # No adapter list: the addresses found otherwise, each alone (an IPv6 one's /64
+        # still counts, and an IPv4 one's subnet shows as an on-link route).
+        addresses = _sorted(ipaddress.ip_interface(address) for address in interface_addresses())
     routes = on_link_routes(_read("/proc/net/route"), _read("/proc/net/ipv6_route"))
     return InterfaceTable(addresses, routes)
 
 
-def _default_prefix(address: IPAddress) -> int:
-    # An IPv4 address without a known prefix: its subnet shows as an on-link route.
-    return _IPV6_SUBNET if address.version == 6 else 32
+def adapter_interfaces(adapters: Iterable[ifaddr.Adapter]) -> tuple[IPInterface, ...]:
+    """Each address of ``adapters`` with its prefix length, but loopback, link-local and
+    unspecified ones (refused already, under their own names)."""
+    found: set[IPInterface] = set()
+    for adapter in adapters:
+        for ip in adapter.ips:
+            # An IPv6 address is (address, flow info, scope id).
+            text = ip.ip[0] if isinstance(ip.ip, tuple) else ip.ip
+            with contextlib.suppress(ValueError):
+                found.add(ipaddress.ip_interface((text.split("%")[0], ip.network_prefix)))
+    return _sorted(interface for interface in found if _is_own(interface.ip))
+
+
+def _is_own(address: IPAddress) -> bool:
+    block = block_of(address)
+    return block is None or block.rule not in ("loopback", "link-local", "unspecified")
+
+
+def _sorted(interfaces: Iterable[IPInterface]) -> tuple[IPInterface, ...]:
+    return tuple(sorted(interfaces, key=lambda interface: (interface.version, interface)))
 
 
 def _read(path: str) -> str:
     with contextlib.suppress(OSError, UnicodeError):
         return Path(path).read_text(encoding="ascii")
     return ""
-
-
-def ipv6_prefix_lengths(if_inet6: str) -> Iterator[tuple[ipaddress.IPv6Address, int]]:
-    """Each address of ``/proc/net/if_inet6`` with its prefix length."""
-    for line in if_inet6.splitlines():
-        with contextlib.suppress(ValueError, IndexError):
-            fields = line.split()
-            yield ipaddress.IPv6Address(int(fields[0], 16)), int(fields[2], 16)
 
 
 def on_link_routes(route: str, ipv6_route: str) -> tuple[IPNetwork, ...]:

@@ -3,7 +3,7 @@ delivery is all it relies on): streams carry bytes both ways, a stalled stream n
 stalls another and buffers at most one window, refusals and a lost channel end cleanly,
 a small stream's frames go ahead of a bulk stream's queue, a sender keeps at most the
 link window unreported, over a real aiortc channel too, and the member's dialer refuses
-every non-public address by default."""
+every non-public address by default, and its own network as it is now."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from peer.egress import TargetDialer, member_policy
+from peer.egress import TABLE_REREAD_SECONDS, TargetDialer, member_policy
 from peer.own_network import InterfaceTable
 from server.common.egress import (
     CHANNEL_HIGH_WATER,
@@ -394,6 +394,84 @@ def test_the_links_refuse_only_their_own_prefixes() -> None:
     with pytest.raises(NonPublicAddress) as caught:
         policy.vet("printer", ipaddress.ip_address("192.168.1.7"), 631)
     assert caught.value.block == "a private network"
+
+
+async def test_a_global_ipv6_address_listed_alone_still_refuses_its_neighbours() -> None:
+    """DHCPv6 gives the member's computer a /128 and no on-link route: the printer beside
+    it is in the same /64 all the same."""
+    table = InterfaceTable((ipaddress.ip_interface("2a0e:4f00:1:2::5/128"),))
+    dialer = TargetDialer(member_policy(table), TableResolver({}))
+    async with pair(dialer.dial) as joined:
+        with pytest.raises(StreamRefused) as caught:
+            await joined.host.open("2a0e:4f00:1:2::1", 631)
+        assert caught.value.reason == Refusal.POLICY
+    assert member_policy(table).permits(ipaddress.ip_address("2a0e:4f00:1:3::1"), 443)
+
+
+class ChangingTable:
+    """The member's interface table as the next read finds it; counts the reads."""
+
+    def __init__(self, table: InterfaceTable) -> None:
+        self.table = table
+        self.reads = 0
+
+    def __call__(self) -> InterfaceTable:
+        self.reads += 1
+        return self.table
+
+
+class Clock:
+    """A monotonic clock that moves only when a test moves it."""
+
+    def __init__(self) -> None:
+        self.now = 100.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_a_link_that_comes_up_while_sharing_is_refused_once_the_table_is_reread() -> None:
+    """Sharing lasts until Ctrl+C: the laptop joins another Wi-Fi (a new address of its
+    own, a new link with a NAS on it). Within ``TABLE_REREAD_SECONDS`` both are refused."""
+    home = InterfaceTable((ipaddress.ip_interface("2a0e:4f00:1:2::5/64"),))
+    cafe = InterfaceTable(
+        (
+            ipaddress.ip_interface("2a0e:4f00:8:1::5/64"),
+            ipaddress.ip_interface("44.0.9.10/28"),
+        )
+    )
+    tables, clock = ChangingTable(home), Clock()
+    resolver = TableResolver({"nas.example": ["2a0e:4f00:8:1::77"]})
+    dialer = TargetDialer(resolver=resolver, read_table=tables, clock=clock)
+    arrived = ("2a0e:4f00:8:1::77", "2a0e:4f00:8:1::5", "44.0.9.10", "44.0.9.1")
+    tables.table = cafe
+    clock.now += TABLE_REREAD_SECONDS - 0.5
+    assert all(dialer.policy().permits(ipaddress.ip_address(a), 443) for a in arrived)
+    assert tables.reads == 1
+
+    clock.now += 0.5
+    async with pair(dialer.dial) as joined:
+        for target in (*arrived, "nas.example"):
+            with pytest.raises(StreamRefused) as caught:
+                await joined.host.open(target, 443)
+            assert caught.value.reason == Refusal.POLICY, target
+    assert tables.reads == 2
+
+
+def test_the_member_policy_is_rebuilt_only_when_the_table_changed() -> None:
+    tables, clock = ChangingTable(MEMBER_LINKS), Clock()
+    dialer = TargetDialer(read_table=tables, clock=clock)
+    first = dialer.policy()
+    # An equal table, read anew: the policy built from it stays.
+    tables.table = InterfaceTable(MEMBER_LINKS.addresses, MEMBER_LINKS.on_link_routes)
+    clock.now += TABLE_REREAD_SECONDS
+    assert dialer.policy() is first
+    assert tables.reads == 2
+    tables.table = InterfaceTable(MEMBER_LINKS.addresses[:1])
+    clock.now += TABLE_REREAD_SECONDS
+    assert dialer.policy() is not first
+    assert dialer.policy().permits(ipaddress.ip_address("44.0.7.1"), 443)
+    assert tables.reads == 3
 
 
 async def test_the_dialer_dials_the_pinned_address_an_allowed_endpoint_names() -> None:

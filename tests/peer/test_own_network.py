@@ -1,22 +1,20 @@
-"""This computer's own network as the kernel's tables give it: interface prefixes, on-link
-routes (none through a gateway, a reject route or loopback), public ones kept."""
+"""This computer's own network as its adapters and the kernel's tables give it: interface
+prefixes on every platform, on-link routes (none through a gateway, a reject route or
+loopback), public ones kept, a global IPv6 address's /64 however it is listed."""
 
 from __future__ import annotations
 
 import ipaddress
 
+import ifaddr
+
 from peer.own_network import (
     InterfaceTable,
-    ipv6_prefix_lengths,
+    adapter_interfaces,
     on_link_routes,
     read_interface_table,
 )
 
-IF_INET6 = """\
-2a0e4f00000100020000000000000005 02 40 00 00     eth0
-fe8000000000000000fc00fffe000001 02 40 20 80     eth0
-00000000000000000000000000000001 01 80 10 80       lo
-"""
 # 44.0.7.0/28 on eth0, 10.8.0.0/24 on tun0, a default route and a VPN's catch-all half
 # through gateways, and 203.0.113.0/24 unreachable (reject).
 ROUTE = """\
@@ -37,12 +35,7 @@ IPV6_ROUTE = """\
 """  # noqa: E501 (the kernel's lines)
 
 
-def test_the_kernels_tables_give_each_address_its_prefix_and_every_on_link_route() -> None:
-    assert dict(ipv6_prefix_lengths(IF_INET6)) == {
-        ipaddress.IPv6Address("2a0e:4f00:1:2::5"): 64,
-        ipaddress.IPv6Address("fe80::fc:ff:fe00:1"): 64,
-        ipaddress.IPv6Address("::1"): 128,
-    }
+def test_the_kernels_route_tables_give_every_on_link_route() -> None:
     assert set(on_link_routes(ROUTE, IPV6_ROUTE)) == {
         ipaddress.ip_network("44.0.7.0/28"),
         ipaddress.ip_network("10.8.0.0/24"),
@@ -79,3 +72,57 @@ def test_this_computers_table_holds_its_addresses_with_their_prefixes() -> None:
     for interface in table.addresses:
         assert interface.ip in table.own_addresses()
         assert not interface.ip.is_loopback
+
+
+def test_each_adapters_addresses_keep_their_prefixes_on_every_platform() -> None:
+    """The adapters as ``ifaddr`` lists them on Linux, macOS and Windows (there, a GUID
+    names the adapter and IPv6 addresses carry a scope): no /proc needed."""
+    adapters = [
+        ifaddr.Adapter(
+            "lo0", "lo0", [ifaddr.IP("127.0.0.1", 8, "lo0"), ifaddr.IP(("::1", 0, 0), 128, "lo0")]
+        ),
+        ifaddr.Adapter(
+            "{846EE342-7039-11DE-9D20-806E6F6E6963}",
+            "Intel(R) Wi-Fi 6 AX201",
+            [
+                ifaddr.IP("44.0.7.10", 28, "Wi-Fi"),
+                ifaddr.IP("192.168.1.20", 24, "Wi-Fi"),
+                ifaddr.IP(("2a0e:4f00:1:2::5", 0, 0), 64, "Wi-Fi"),
+                ifaddr.IP(("fe80::fc:ff:fe00:1", 0, 12), 64, "Wi-Fi"),
+            ],
+        ),
+        ifaddr.Adapter("utun3", "utun3", [ifaddr.IP(("2a0e:4f00:7::9", 0, 0), 56, "utun3")]),
+    ]
+    interfaces = adapter_interfaces(adapters)
+    assert interfaces == (
+        ipaddress.ip_interface("44.0.7.10/28"),
+        ipaddress.ip_interface("192.168.1.20/24"),
+        ipaddress.ip_interface("2a0e:4f00:1:2::5/64"),
+        ipaddress.ip_interface("2a0e:4f00:7::9/56"),
+    )
+    assert InterfaceTable(interfaces).on_link_networks() == (
+        ipaddress.ip_network("44.0.7.0/28"),
+        ipaddress.ip_network("2a0e:4f00:1:2::/64"),
+        ipaddress.ip_network("2a0e:4f00:7::/56"),
+    )
+
+
+def test_a_global_ipv6_address_listed_alone_stands_for_its_link_s_64() -> None:
+    """DHCPv6 lists the address as a /128 and the router's advertisement may put no
+    on-link route beside it: the neighbours are in its /64 all the same."""
+    table = InterfaceTable(
+        addresses=(
+            ipaddress.ip_interface("2a0e:4f00:1:2::5/128"),
+            ipaddress.ip_interface("2a0e:4f00:3:4::6/96"),
+            ipaddress.ip_interface("fd00::2/128"),
+        )
+    )
+    assert table.on_link_networks() == (
+        ipaddress.ip_network("2a0e:4f00:1:2::/64"),
+        ipaddress.ip_network("2a0e:4f00:3:4::/64"),
+    )
+    assert table.own_addresses() == {
+        ipaddress.ip_address("2a0e:4f00:1:2::5"),
+        ipaddress.ip_address("2a0e:4f00:3:4::6"),
+        ipaddress.ip_address("fd00::2"),
+    }
