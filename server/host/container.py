@@ -67,7 +67,7 @@ from server.host.metrics import HostMetrics
 from server.host.proxies.judge import ProxyAddressJudge
 from server.host.proxies.marks import ProxyStatusChanged
 from server.host.rtc.peers import PeerManager
-from server.host.rtc.revocations import MemberRemoved
+from server.host.rtc.revocations import MemberRemoved, RemovalsHeard
 from server.host.rtc.team_api import HostRouteTable, PeerIdentity, TeamApi
 from server.host.services.agents import AgentDeleted, AgentGone, AgentService
 from server.host.services.browsing_steps import BrowsingStepService
@@ -126,6 +126,8 @@ class _Machinery:
     proxy_judge: ProxyAddressJudge
     web: WebFetcher
     webhook_sender: WebhookSender
+    # Whether the members who left while the link was down have been heard of.
+    removals: RemovalsHeard
 
 
 @dataclass(frozen=True)
@@ -209,6 +211,7 @@ class HostServices:
     proxy_judge: ProxyAddressJudge
     web: WebFetcher
     webhook_sender: WebhookSender
+    removals: RemovalsHeard
     memories: MemoryService
     browsing_steps: BrowsingStepService
     providers: ProviderService
@@ -355,6 +358,7 @@ def _wire_signals(host: HostServices) -> None:
     on(AgentGone, lambda s: host.threads.agent_gone(s.team_id, s.agent_id))
     on(MemberRemoved, host.routines.member_removed)
     on(MemberRemoved, host.notifications.member_removed)
+    on(MemberRemoved, host.threads.member_removed)
     on(McpServerChanged, host.mcp_sign_ins.server_changed)
     on(RoutineDeleted, host.routine_hooks.routine_deleted)
     on(TurnEnded, lambda s: host.memory_review.turns_ended(s.agent, s.thread_id))
@@ -415,7 +419,16 @@ def _machinery(
             )
         )
     return _Machinery(
-        signals, egress, browser, metrics, team_api, peers, proxy_judge, web, webhook_sender
+        signals,
+        egress,
+        browser,
+        metrics,
+        team_api,
+        peers,
+        proxy_judge,
+        web,
+        webhook_sender,
+        RemovalsHeard(),
     )
 
 
@@ -541,7 +554,15 @@ def _agents(base: _Base, machinery: _Machinery, stores: _Stores, browsing: _Brow
         meters=UsageMeters(usage, budgets),
     )
     handoff = SecretHandoffService(attention, stores.vault)
-    routines = RoutineService(db, clock, agents.get_agent, threads, announce, machinery.signals)
+    routines = RoutineService(
+        db,
+        clock,
+        agents.get_agent,
+        threads,
+        announce,
+        machinery.signals,
+        removals=machinery.removals,
+    )
     outbox = HubOutbox()
     routine_hooks = RoutineHookService(
         db, clock, base.secrets, outbox, runs=RoutinesForHooks(routines)
@@ -651,6 +672,7 @@ def _threads(
         usage=meters,
         skills=skills,
         slots=slots,
+        removals=machinery.removals,
     )
 
 

@@ -30,6 +30,7 @@ from server.common.protocol.link import (
     LinkMcpEnd,
     LinkMcpRequest,
     LinkMembersCheck,
+    LinkMembersChecked,
     LinkOffer,
     LinkPeersCheck,
     LinkRefused,
@@ -53,6 +54,11 @@ class LinkRefusedByHub(Exception):
     """The hub did not accept this host (unknown id or key); retrying will not help soon."""
 
 
+# How long work that runs as a member waits, as a link begins, for the hub to say who left
+# while it was down (a hub of an earlier release never says).
+REMOVALS_WAIT_SECONDS = 30.0
+
+
 class HostLinkClient:
     """Keeps one websocket to the hub and serves it."""
 
@@ -64,6 +70,8 @@ class HostLinkClient:
         self.unlinked = asyncio.Event()
         self.hub_key: str | None = hub_key
         self._tasks = BackgroundTasks("hub link")
+        # ``members-check`` messages of this link the hub has not answered yet.
+        self._members_unanswered = 0
 
     async def run(self) -> None:
         """Link, serve, and relink with backoff, until cancelled."""
@@ -108,6 +116,8 @@ class HostLinkClient:
             raise LinkRefusedByHub("no welcome")
         self.hub_key = challenge.hub_key
         self._services.peers.trust_hub(host_id, challenge.hub_key, welcome.hub_time)
+        # Work that runs as a member waits for the hub's word on who left meanwhile.
+        self._services.removals.expect(REMOVALS_WAIT_SECONDS)
         await self._check_peers(socket)
         await self._register_hooks(socket)
         drain = self._tasks.spawn(self._drain_outbox(socket))
@@ -138,9 +148,14 @@ class HostLinkClient:
         named = sorted(
             await self._services.routines.named_members()
             | await self._services.notifications.named_members()
+            | await self._services.threads.named_members()
         )
         members = [NamedMember(team_id=team, account_id=account) for team, account in named]
-        for start in range(0, len(members), MAX_PEERS_CHECKED):
+        slices = range(0, len(members), MAX_PEERS_CHECKED)
+        self._members_unanswered = len(slices)
+        if not slices:
+            self._services.removals.heard()
+        for start in slices:
             members_check = LinkMembersCheck(members=members[start : start + MAX_PEERS_CHECKED])
             await socket.send_str(encode(members_check))
 
@@ -173,7 +188,13 @@ class HostLinkClient:
             elif isinstance(message, LinkRevoke):
                 self._tasks.start(self._services.peers.revoke(message))
                 if (removed := MemberRemoved.of(message)) is not None:
-                    self._services.signals.publish(removed)
+                    # Heard in full before the next message: a ``members-checked`` after it
+                    # lets waiting work start only once what is kept of them has gone.
+                    await self._services.signals.deliver(removed)
+            elif isinstance(message, LinkMembersChecked):
+                self._members_unanswered -= 1
+                if self._members_unanswered <= 0:
+                    self._services.removals.heard()
             elif isinstance(message, LinkHookDelivery):
                 self._tasks.start(self._take_delivery(socket, message))
             elif isinstance(message, LinkMcpRequest):

@@ -18,7 +18,7 @@ from server.config import Settings
 from server.db.engine import Database
 from server.host.container import HostServices
 from server.host.enrolment import Enrolment
-from server.host.link import HostLinkClient
+from server.host.link import REMOVALS_WAIT_SECONDS, HostLinkClient
 from server.host.metrics_endpoint import metrics_endpoint
 from server.host.routes.tables import ROUTE_TABLES
 from server.host.services.keys import SecretKeys, key_ring_file
@@ -36,7 +36,10 @@ class RunningHost:
 async def run_link(
     services: HostServices, hub_url: str, hub_key: str | None = None
 ) -> AsyncIterator[RunningHost]:
-    """Serve ``services`` linked to the hub at ``hub_url``; leaving closes the link, then them."""
+    """Serve ``services`` linked to the hub at ``hub_url``; leaving closes the link, then them.
+    What runs as a member at start (routines due, queued messages) waits for the first link
+    to say who left the host's teams while it was down, ``REMOVALS_WAIT_SECONDS`` at most."""
+    services.removals.expect(REMOVALS_WAIT_SECONDS)
     async with services:
         link = HostLinkClient(services, hub_url, hub_key=hub_key)
         task = asyncio.get_running_loop().create_task(link.run())

@@ -35,6 +35,7 @@ from server.common.protocol.link import (
     LinkMcpResponseStart,
     LinkMcpToolUsed,
     LinkMembersCheck,
+    LinkMembersChecked,
     LinkOffer,
     LinkPeersCheck,
     LinkRefused,
@@ -292,6 +293,8 @@ class HostLinks:
                 revokes = await checks.removals(message.members, serves)
             for revoke in revokes:
                 await link.send(revoke)
+            if isinstance(message, LinkMembersCheck):
+                await link.send(LinkMembersChecked())
         except ConnectionError:
             pass  # the link went again: the next one checks anew
         except Exception:  # one message's failure does not end the link

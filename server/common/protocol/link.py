@@ -128,6 +128,12 @@ class LinkMembersCheck(InboundModel):
     members: list[NamedMember] = Field(max_length=MAX_PEERS_CHECKED)
 
 
+class LinkMembersChecked(InboundModel):
+    """A ``members-check`` is answered (hub to host): the removals it found went before."""
+
+    type: Literal["members-checked"] = "members-checked"
+
+
 class HookRegistration(InboundModel):
     """A hook as the hub keeps it: whose, its secrets (the previous one while it lasts) and
     its filters."""
@@ -279,6 +285,7 @@ LinkMessage = Annotated[
     | LinkRevoke
     | LinkPeersCheck
     | LinkMembersCheck
+    | LinkMembersChecked
     | LinkHookSync
     | LinkHookRegister
     | LinkHookRemove

@@ -98,6 +98,17 @@ class MessageQueue:
             await self._repo.remove_message(conn, thread.team_id, message_id)
         self._emit(thread, events.QueuedMessageCancelled(thread_id=thread.id, id=message_id))
 
+    async def remove_sender(self, team_id: str, account_id: str) -> list[QueuedMessage]:
+        """A member left the team: none of their queued messages starts a turn (it would run
+        as them). What was taken out, for the events."""
+        async with self._db.write() as conn:
+            return await self._repo.remove_sender_messages(conn, team_id, account_id)
+
+    async def senders(self) -> set[tuple[str, str]]:
+        """(team, account) of every member with a queued message, in every team."""
+        async with self._db.read() as conn:
+            return await self._repo.list_every_sender(conn)
+
     async def waiting_threads(self) -> list[tuple[str, str]]:
         """(team, thread) of every thread whose queue holds a message, in every team (a
         start: no turn runs to take them)."""

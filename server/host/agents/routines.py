@@ -35,7 +35,7 @@ from server.db.engine import Database
 from server.host.agents.fences import fence_for, fenced
 from server.host.agents.routine_schedules import Schedule
 from server.host.agents.work_signals import RoutineDeleted, RoutineDue, RunFinished, RunStatus
-from server.host.rtc.revocations import MemberRemoved
+from server.host.rtc.revocations import MemberRemoved, RemovalsHeard
 from server.host.services.workspace import Member
 from server.host.signals import Signals
 from server.host.storage.agents import Agent
@@ -131,6 +131,8 @@ class RoutineService:
         runs: RunStarter,
         announce: Announce,
         signals: Signals,
+        *,
+        removals: RemovalsHeard | None = None,
     ) -> None:
         self._db = db
         self._clock = clock
@@ -138,6 +140,8 @@ class RoutineService:
         self._runs = runs
         self._announce = announce
         self._signals = signals
+        # A run starts once the members who left while the link was down are known.
+        self._removals = removals or RemovalsHeard()
         self._repo = RoutineRepository()
         self._tasks = BackgroundTasks("routine service")
         # Admission (does a run start, wait or skip) is decided one at a time.
@@ -255,6 +259,8 @@ class RoutineService:
                             )
                             skipped.append((kept, run))
                 await self._repo.update_routine(conn, kept)
+                if made:
+                    await self._repo.update_creator_left(conn, routine.team_id, routine.id, now)
         for routine, run in skipped:
             self._tell_finished(routine, run, "skipped", CREATOR_GONE)
 
@@ -444,7 +450,18 @@ class RoutineService:
             self._tell_finished(routine, run, "skipped", run.reason)
 
     async def _run(self, routine: Routine, run: RoutineRun) -> None:
-        """Starts the run's turn, follows it to its end and records how it ended."""
+        """Starts the run's turn, follows it to its end and records how it ended. It runs as
+        the routine's creator: not before the host has heard who left while its link was
+        down, nor once they have."""
+        await self._removals.wait()
+        async with self._db.read() as conn:
+            now_stored = await self._repo.get_routine(conn, routine.team_id, routine.id)
+        if now_stored is None or now_stored.creator_left_at is not None:
+            await self._finish(
+                run, "skipped", CREATOR_GONE if now_stored else "the routine was deleted"
+            )
+            return
+        routine = now_stored
         try:
             turn = await self._runs.start_unattended(
                 routine.team_id,

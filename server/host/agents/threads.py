@@ -67,6 +67,7 @@ from server.host.agents.usage import RequestFor
 from server.host.agents.usage_meter import UsageMeters
 from server.host.browser.callers import Caller
 from server.host.metrics import HostMetrics
+from server.host.rtc.revocations import MemberRemoved, RemovalsHeard
 from server.host.services.agents import AgentService
 from server.host.services.memories import MemoryService
 from server.host.services.skills import SkillService
@@ -233,8 +234,11 @@ class ThreadService:
         usage: UsageMeters | None = None,
         skills: SkillService | None = None,
         slots: TurnSlots | None = None,
+        removals: RemovalsHeard | None = None,
     ) -> None:
         self._db = db
+        # Queued messages a former run left start once the members who left are known.
+        self._removals = removals or RemovalsHeard()
         # How many turns each team runs at once (None: no limit).
         self._slots = slots or TurnSlots(0)
         # Budgets checked and model requests recorded (None: not counted).
@@ -698,7 +702,7 @@ class ThreadService:
             try:
                 thread = ended.thread
                 if not self._closing and (thread.team_id, thread.agent_id) not in self._deleting:
-                    del self._running[thread_id]
+                    # The thread stays claimed by ``ended`` until the next turn claims it.
                     started = await self._start_queued(thread)
             except Exception:
                 log.exception("could not start a queued message", extra={"thread_id": thread_id})
@@ -708,7 +712,7 @@ class ThreadService:
 
     async def _start_queued(self, thread: Thread) -> bool:
         """The thread's oldest queued message starts its next turn (the thread's lock is
-        held, and no turn runs there); False when none waits."""
+        held, and no turn runs there but the one that just ended); False when none waits."""
         agent = await self._agents.get_agent(thread.team_id, thread.agent_id)
         # The turn's id is known before it is taken, so the taken event names it.
         queued = await self._queue.take_next(thread, turn_id := uuid.uuid4().hex)
@@ -879,7 +883,9 @@ class ThreadService:
         self._tasks.start(self._start_waiting_queues())
 
     async def _start_waiting_queues(self) -> None:
-        """Each idle thread's queue left by a former run starts its oldest message."""
+        """Each idle thread's queue left by a former run starts its oldest message, once the
+        members who left while the link was down are known (their messages go)."""
+        await self._removals.wait()
         for team_id, thread_id in await self._queue.waiting_threads():
             try:
                 async with self._thread_lock(thread_id):
@@ -891,6 +897,24 @@ class ThreadService:
                         await self._start_queued(thread)
             except Exception:
                 log.exception("could not start a queued message", extra={"thread_id": thread_id})
+
+    async def member_removed(self, signal: MemberRemoved) -> None:
+        """A member left the team: their queued messages go (each would start a turn as
+        them), and who sees those threads hears so."""
+        removed = await self._queue.remove_sender(signal.team_id, signal.account_id)
+        for thread_id in dict.fromkeys(q.thread_id for q in removed):
+            async with self._db.read() as conn:
+                thread = await self._repo.get_thread(conn, signal.team_id, thread_id)
+            if thread is None:
+                continue
+            for queued in removed:
+                if queued.thread_id == thread_id:
+                    cancelled = events.QueuedMessageCancelled(thread_id=thread_id, id=queued.id)
+                    self.emit(thread, cancelled)
+
+    async def named_members(self) -> set[tuple[str, str]]:
+        """(team, account) of every member whose queued message waits, in every team."""
+        return await self._queue.senders()
 
     def resumes(self, turn_id: str) -> bool:
         """Whether this start took up the turn ``turn_id`` (a former run put it aside)."""

@@ -13,6 +13,7 @@ ticket issued before the host came up).
 
 from __future__ import annotations
 
+import asyncio
 from collections import deque
 from dataclasses import dataclass
 from typing import Protocol
@@ -103,3 +104,36 @@ class Revocations:
     def _forget_old(self, now: float) -> None:
         while self._recent and self._recent[0][0] + KEEP_SECONDS < now:
             self._recent.popleft()
+
+
+class RemovalsHeard:
+    """Whether the host has heard of every member who left a team while its link was down.
+
+    As a link begins the host asks its hub which of the members its data names left
+    (``members-check``); until the hub has answered, work that would run as a member (a
+    routine's run, a queued message's turn) waits, so none starts as someone who left. A
+    hub that cannot be reached, or of an earlier release that never answers, holds the
+    work back ``seconds`` at most. Heard by default: a host with no link has no hub to ask.
+    """
+
+    def __init__(self) -> None:
+        self._heard = asyncio.Event()
+        self._heard.set()
+        self._timer: asyncio.TimerHandle | None = None
+
+    def expect(self, seconds: float) -> None:
+        """A link is about to ask: work waits for the answer, ``seconds`` at most."""
+        self._heard.clear()
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer = asyncio.get_running_loop().call_later(seconds, self.heard)
+
+    def heard(self) -> None:
+        """The hub answered (or the wait is over): the work goes on."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._heard.set()
+
+    async def wait(self) -> None:
+        await self._heard.wait()

@@ -56,6 +56,24 @@ class QueuedMessageRepository:
         )
         return [(row.team_id, row.thread_id) for row in result]
 
+    async def list_every_sender(self, conn: AsyncConnection) -> set[tuple[str, str]]:
+        """(team, account) of every member with a queued message, in every team (the host's
+        link asks the hub which of them left)."""
+        result = await conn.execute(
+            sa.select(queued_messages.c.team_id, queued_messages.c.account_id).distinct()
+        )
+        return {(row.team_id, row.account_id) for row in result}
+
+    async def remove_sender_messages(
+        self, conn: AsyncConnection, team_id: str, account_id: str
+    ) -> list[QueuedMessage]:
+        """Take every queued message of one member of the team out of every queue."""
+        mine = (queued_messages.c.team_id == team_id) & (queued_messages.c.account_id == account_id)
+        result = await conn.execute(sa.select(*_COLUMNS).where(mine))
+        removed = [QueuedMessage(**row._mapping) for row in result]
+        await conn.execute(queued_messages.delete().where(mine))
+        return removed
+
     async def count_messages(self, conn: AsyncConnection, team_id: str, thread_id: str) -> int:
         result = await conn.execute(
             sa.select(sa.func.count()).where(

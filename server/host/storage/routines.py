@@ -180,13 +180,24 @@ class RoutineRepository:
         return named
 
     async def update_routine(self, conn: AsyncConnection, routine: Routine) -> None:
+        """Write the routine's settings; never who made it or when they left (an edit read
+        before they left must not bring them back: ``update_creator_left``)."""
         values = _routine_row(routine)
-        for key in ("id", "team_id", "agent_id", "created_by", "created_at"):
+        for key in ("id", "team_id", "agent_id", "created_by", "created_at", "creator_left_at"):
             del values[key]
         await conn.execute(
             routines.update()
             .where(routines.c.team_id == routine.team_id, routines.c.id == routine.id)
             .values(**values)
+        )
+
+    async def update_creator_left(
+        self, conn: AsyncConnection, team_id: str, routine_id: str, left_at: float
+    ) -> None:
+        await conn.execute(
+            routines.update()
+            .where(routines.c.team_id == team_id, routines.c.id == routine_id)
+            .values(creator_left_at=left_at)
         )
 
     async def update_thread_id(

@@ -15,6 +15,7 @@ from server.db.engine import Database
 from server.host.agents.routine_scheduler import RoutineScheduler
 from server.host.agents.routines import RoutineService
 from server.host.agents.work_signals import RoutineDue, RunFinished
+from server.host.rtc.revocations import RemovalsHeard
 from server.host.services.workspace import Member
 from server.host.signals import Signals
 from server.host.storage.agents import Agent
@@ -116,7 +117,10 @@ async def get_agent(team_id: str, agent_id: str) -> Agent:
 
 @asynccontextmanager
 async def routines_over(
-    db: Database, clock: FakeClock, turns: TurnsByHand | None = None
+    db: Database,
+    clock: FakeClock,
+    turns: TurnsByHand | None = None,
+    removals: RemovalsHeard | None = None,
 ) -> AsyncIterator[Routines]:
     """A routine service and scheduler over ``db`` (a host's life: several over one db
     are restarts). The scheduler's loop is not started: tests call ``tick``."""
@@ -129,7 +133,7 @@ async def routines_over(
         assert team_id == TEAM
         announced.append((event, {a for a in everyone if only(a)}))  # type: ignore[operator]
 
-    service = RoutineService(db, clock, get_agent, turns, announce, signals)
+    service = RoutineService(db, clock, get_agent, turns, announce, signals, removals=removals)
     due: list[RoutineDue] = []
     finished: list[RunFinished] = []
     signals.subscribe(RoutineDue, due.append)

@@ -42,6 +42,7 @@ from tests.support.databases import ScratchDatabase
 from tests.support.enrolled_hosts import enrol_host
 from tests.support.hub_server import ApiClient, RunningHub
 from tests.support.routine_runs import RecordingRuns
+from tests.support.waiting import eventually
 
 ROUTINE = "8" * 32
 
@@ -301,6 +302,7 @@ async def test_with_the_routines_service_a_delivery_starts_one_run_with_its_body
         )
         await asyncio.gather(hooks.take_delivery(delivery), hooks.take_delivery(delivery))
         await hooks.take_delivery(delivery)
+        await eventually(lambda: len(turns.started) == 1)
         (started,) = turns.started
         assert started.text.startswith("Triage the failed build.")
         assert body in started.text

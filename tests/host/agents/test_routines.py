@@ -13,7 +13,7 @@ from server.common.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from server.common.protocol.events import RoutineRunFinished, RoutineRunStarted
 from server.host.agents.routine_schedules import Schedule, every_schedule
 from server.host.agents.routines import CREATOR_GONE, RoutineSpec, first_message
-from server.host.rtc.revocations import MemberRemoved
+from server.host.rtc.revocations import MemberRemoved, RemovalsHeard
 from server.host.services.workspace import Member
 from server.host.storage.threads import Turn
 from tests.host.agents.routine_fixtures import (
@@ -391,6 +391,36 @@ async def test_a_run_that_cannot_be_followed_ends_as_an_error_and_the_next_runs(
             assert second.status == "running"
             await eventually(functools.partial(_counted, made.finished, 2))
             assert made.finished[-1].status == "done"
+    finally:
+        await db.close()
+
+
+async def test_no_run_starts_as_its_creator_before_the_host_has_heard_who_left(
+    database: ScratchDatabase, clock: FakeClock
+) -> None:
+    """As a link begins, runs wait for the hub's word on who left while it was down: a run
+    of a routine whose creator left then ends skipped, and nothing runs as them."""
+    db = database.open()
+    removals = RemovalsHeard()
+    try:
+        async with routines_over(db, clock, removals=removals) as made:
+            routine = await made.service.create_routine(ALICE, AGENT, spec(clock))
+            removals.expect(60)
+            run = await made.service.run_now(OWNER, routine.id)
+            assert run.status == "running"
+            await made.service.member_removed(MemberRemoved(TEAM, ALICE.account_id))
+            assert made.turns.started == []
+            removals.heard()
+            await eventually(functools.partial(_counted, made.finished, 1))
+            [ended] = await made.service.history(OWNER, routine.id)
+            assert (ended.status, ended.reason) == ("skipped", CREATOR_GONE)
+            assert made.turns.started == []
+            # Turned off for good: it is not turned on again, and a run by hand is skipped.
+            with pytest.raises(Conflict) as refused:
+                await made.service.update_routine(OWNER, routine.id, spec(clock))
+            assert refused.value.code == "routineCreatorGone"
+            again = await made.service.run_now(OWNER, routine.id)
+            assert (again.status, again.reason) == ("skipped", CREATOR_GONE)
     finally:
         await db.close()
 

@@ -7,9 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 from peer.connection import HostConnection
+from server.host.rtc.revocations import MemberRemoved
 from tests.host.routes.conftest import Team, refused
 from tests.host.routes.test_threads import anthropic, thread_events, until
 from tests.support.fakes.anthropic import FakeAnthropic, MessageEvents
+from tests.support.hub_server import RunningHub
 
 __all__ = ["anthropic"]  # the fixture, shared with the thread tests
 
@@ -214,3 +216,19 @@ async def test_unread_counts_follow_each_members_read_cursor(
     # Reading the thread is reading it.
     await team.member.call("threads-v1/get", {"threadId": thread_id})
     assert await unread(team.member) == 0
+
+
+async def test_a_removed_members_queued_messages_go_and_start_nothing(
+    team: Team, anthropic: FakeAnthropic, server: RunningHub
+) -> None:
+    anthropic.script(asks())
+    waiting = await waiting_thread(team, anthropic, shared=True)
+    thread_id = waiting["thread"]
+    queued = (await send(team.member, thread_id, "Order ten more"))["queued"]
+    member_id = (await team.member.call("host-v1/whoami"))["accountId"]
+    # The hub says the member left the team (as a revocation, or a link's members check).
+    await server.builtin.services.signals.deliver(MemberRemoved(team.team_id, member_id))
+    cancelled = await until(team.admin, thread_id, "queued-message-cancelled")
+    assert cancelled["id"] == queued["id"]
+    contents = await team.admin.call("threads-v1/get", {"threadId": thread_id})
+    assert contents["queued"] == []

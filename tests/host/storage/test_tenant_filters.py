@@ -232,6 +232,7 @@ COVERED: dict[type, frozenset[str]] = {
             "list_team_routines",
             "update_routine",
             "update_thread_id",
+            "update_creator_left",
             "remove_routine",
             "remove_routines_of_agent",
             "update_fire_times",
@@ -289,6 +290,7 @@ COVERED: dict[type, frozenset[str]] = {
             "get_message",
             "update_message",
             "remove_message",
+            "remove_sender_messages",
         }
     ),
     ReadCursorRepository: frozenset({"update_cursor", "count_unread"}),
@@ -321,6 +323,7 @@ HOST_WIDE: dict[type, dict[str, str]] = {
     QueuedMessageRepository: {
         # A host starting over starts the oldest queued message of every team's idle threads.
         "list_queued_threads": "at start, every team's waiting queues start their turns",
+        "list_every_sender": "as a link begins, the hub is asked which members named left",
     },
     SuspendedTurnRepository: {
         # A host starting over takes up every team's turns its former run put aside.
@@ -1101,6 +1104,7 @@ async def test_routines(db: Database, calls: Calls) -> None:
         theirs = routine(TEAM_A, "routine-b", "agent-b")
         await repo.update_routine(conn, replace(theirs, name="Taken", enabled=False))
         await repo.update_thread_id(conn, TEAM_A, "routine-b", "thread-a")
+        await repo.update_creator_left(conn, TEAM_A, "routine-b", 5.0)
         await repo.update_fire_times(conn, [(TEAM_A, "routine-b", 5.0, 9.0)])
         await repo.update_run(conn, TEAM_A, "run-b", status="failed", ended_at=2.0)
         assert not await repo.take_queued_run(conn, TEAM_A, "run-b", 2.0)
@@ -1227,6 +1231,9 @@ async def test_queued_messages(db: Database, calls: Calls) -> None:
         assert await repo.take_message(conn, TEAM_A, "queued-b", steered_only=False) is None
         await repo.add_message(conn, queued(TEAM_A, "queued-a2", "thread-a"))
         assert await repo.count_messages(conn, TEAM_A, "thread-a") == 2
+        # The member is in both teams: only team A's messages of theirs go.
+        removed = await repo.remove_sender_messages(conn, TEAM_A, MEMBER)
+        assert {q.id for q in removed} == {"queued-a", "queued-a2"}
     assert calls.names == COVERED[QueuedMessageRepository]
 
 
