@@ -12,13 +12,17 @@ not after an uncertain submit, not when a takeover ends.
 Once the page shows no secret (the filled fields emptied and the document scanned, after a
 kept submit or a failed entry), protection is ``KEPT`` or ``TAKEOVER`` (``watchable``): the
 one person who holds the tab may watch and steer it (``access.secret_view_allowed``);
-everyone else's view and every agent script stay refused.
+everyone else's view and every agent script stay refused. A new document whose address
+carries a secret is ``TAKEOVER`` too (a person's to settle; the address shows it).
 
 While protection lasts, no request of the tab (its frames' and its navigations included)
-whose address carries one of the values leaves the browser: a form with no method is sent
+whose address carries one of the secrets leaves the browser: a form with no method is sent
 with GET, into the next page's address, where an agent, the history and the site's logs
 would read it. Such a request is stopped (``TabProtection.stopped`` counts them); the
-route that stops it is the page's own, there only while protection lasts.
+route that stops it is the page's own, there only while protection lasts, and the tab's
+service worker is bypassed meanwhile (its own fetch is no request of the page's). A new
+document whose address carries a secret (a site's redirect, which no route sees) does not
+end protection: the values stay, and the tab is a person's (``address_held``).
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ import contextlib
 import logging
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import unquote, unquote_plus
+from urllib.parse import unquote, unquote_plus, urlsplit
 
 from playwright.async_api import CDPSession, Page, Route
 from playwright.async_api import Error as PlaywrightError
@@ -46,18 +50,49 @@ HISTORY_RETRY_SECONDS = 0.1
 # The charsets a page may percent-encode a form's text in: UTF-8, and the web's default
 # for a page that declares none.
 _ADDRESS_CHARSETS = ("utf-8", "windows-1252")
+# A value shorter than this is matched only whole (a parameter's value, a path segment): a
+# card's "737" is inside many an unrelated address (a timestamp, an id), but a form sends it
+# whole. A longer one is matched anywhere in the address.
+WHOLE_ONLY_BELOW = 8
+
+
+def _readings(text: str) -> set[str]:
+    """``text`` as typed and percent-decoded every way a browser or a script encodes it
+    (escapes of either case, UTF-8 or windows-1252, a space as ``+`` or ``%20``)."""
+    readings = {text}
+    for charset in _ADDRESS_CHARSETS:
+        readings.add(unquote(text, charset, "replace"))
+        readings.add(unquote_plus(text, charset, "replace"))
+    return readings
+
+
+def _address_parts(url: str) -> set[str]:
+    """What of ``url`` a value may be sent as, whole and decoded: its path segments, the
+    values of its query's and fragment's parameters (an item with no ``=`` whole), and the
+    query and fragment themselves."""
+    split = urlsplit(url)
+    parts: set[str] = set()
+    for segment in split.path.split("/"):
+        parts |= _readings(segment)
+    for component in (split.query, split.fragment):
+        parts |= _readings(component)
+        for item in component.split("&"):
+            name, equals, value = item.partition("=")
+            parts |= _readings(value if equals else name)
+    return parts
 
 
 def address_carries(url: str, values: tuple[str, ...]) -> bool:
-    """Whether ``url`` holds one of ``values``: as typed, or percent-encoded in any way a
-    browser or a script encodes it (escapes of either case, a space as ``+`` or ``%20``)."""
+    """Whether ``url`` holds one of ``values``, as typed or percent-encoded (see
+    ``_readings``): a value of ``WHOLE_ONLY_BELOW`` characters or more anywhere in it, a
+    shorter one as a whole part of it (``_address_parts``), the shape a form sends it in."""
     if not values:
         return False
-    readings = {url}
-    for charset in _ADDRESS_CHARSETS:
-        readings.add(unquote(url, charset, "replace"))
-        readings.add(unquote_plus(url, charset, "replace"))
-    return any(value in reading for value in values for reading in readings)
+    long = [value for value in values if len(value) >= WHOLE_ONLY_BELOW]
+    if long and any(value in reading for reading in _readings(url) for value in long):
+        return True
+    short = {value for value in values if len(value) < WHOLE_ONLY_BELOW}
+    return bool(short) and not short.isdisjoint(_address_parts(url))
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,17 +118,29 @@ class TabProtection:
     # shows an agent (a snapshot, a title) is held to them, for a page that echoes one
     # after the entry's own scan. Never logged, never shown.
     values: tuple[str, ...] = field(default=(), repr=False)
-    # Requests stopped because their address carried a value (see the module's docstring).
+    # The secrets among them (``secure_entry`` says which): no address the tab sends, or a
+    # new document of it lands on, may carry one. Never logged, never shown.
+    secrets: tuple[str, ...] = field(default=(), repr=False)
+    # Requests stopped because their address carried a secret (see the module's docstring),
+    # and how many of them were navigations (a form's submit is one; a page's fetch is not).
     stopped: int = 0
+    navigations_stopped: int = 0
+    # A new main-frame document whose address carried a secret: protection stays, for a
+    # person. ``landed`` is set by the first new main-frame document, held or released.
+    address_held: bool = False
+    landed: asyncio.Event = field(default_factory=asyncio.Event)
     _session: CDPSession | None = None
     _releasing: BackgroundTasks = field(default_factory=lambda: BackgroundTasks("secure entry"))
 
     def shows(self, text: str) -> bool:
         """Whether ``text`` (what an agent would read of the page) holds one of the values
-        that went in, as typed or, for one of digits, with its digits spaced or dashed."""
+        that went in, as typed or percent-encoded (an address) or, for one of digits, with
+        its digits spaced or dashed."""
         digits = "".join(ch for ch in text if ch.isdigit())
+        # An address in the text may carry a value percent-encoded.
+        readings = _readings(text) if "%" in text or "+" in text else {text}
         for value in self.values:
-            if value in text:
+            if any(value in reading for reading in readings):
                 return True
             if value.isdigit() and len(value) >= 4 and value in digits:
                 return True
@@ -113,13 +160,15 @@ class TabProtection:
         _move(self.tab, Protection.TAKEOVER, self.signals)
 
     def _carried(self, url: str) -> bool:
-        return address_carries(url, self.values)
+        return address_carries(url, self.secrets)
 
     async def _stop(self, route: Route) -> None:
-        """Stops a request whose address carries a value. ``aborted``, as a navigation the
+        """Stops a request whose address carries a secret. ``aborted``, as a navigation the
         page cancels: the tab keeps its document, and no error page shows the address."""
         self.stopped += 1
         navigation = route.request.is_navigation_request()
+        if navigation:
+            self.navigations_stopped += 1
         # The tab and the kind of request only: the address holds the secret.
         log.warning(
             "secure entry stopped a request that carried a secret in its address",
@@ -129,8 +178,28 @@ class TabProtection:
             await route.abort("aborted")
 
     def _navigated(self, params: dict[str, Any]) -> None:
-        if params.get("frame", {}).get("parentId") is None:
+        frame = params.get("frame", {})
+        if frame.get("parentId") is not None:
+            return
+        address = f"{frame.get('url', '')}{frame.get('urlFragment', '')}"
+        if address_carries(address, self.secrets):
+            self._hold_address()
+        else:
             self._release_soon()
+
+    def _hold_address(self) -> None:
+        """A new document whose address carries a secret (a redirect no route sees): the
+        values stay, and so does protection, with the tab a person's. Only a person settles
+        it: no agent script or snapshot reads the page, and its address leaves the history
+        only when a new document that carries none releases the tab."""
+        self.address_held = True
+        self.landed.set()
+        # The tab only: the address holds the secret.
+        log.warning(
+            "secure entry kept a new page whose address carries a secret",
+            extra={"tab_id": self.tab.id},
+        )
+        self.hand_to_person()
 
     def _release_soon(self) -> None:
         if not self._releasing and not self.released.is_set():
@@ -176,9 +245,24 @@ async def protect(tab: Tab, page: Page, origin: str, signals: Signals) -> TabPro
             held._session = session
         except PlaywrightError:
             log.info("secure entry could not watch the tab's navigations", extra={"tab_id": tab.id})
+        else:
+            await _bypass_service_worker(session, tab.id)
     # Told even when it was entering already: a view opened meanwhile closes too.
     await signals.deliver(ProtectionChanged(tab.team_id, tab.id, Protection.ENTERING))
     return held
+
+
+async def _bypass_service_worker(session: CDPSession, tab_id: str) -> None:
+    """Sends the page's requests to the network, where the route sees them, not to a service
+    worker that controls it: the worker's own fetch is no request of the page's, and would
+    carry a value past the route. Undone as the session detaches (``release``)."""
+    try:
+        await session.send("Network.enable")
+        await session.send("Network.setBypassServiceWorker", {"bypass": True})
+    except PlaywrightError:
+        log.warning(
+            "secure entry could not bypass the tab's service worker", extra={"tab_id": tab_id}
+        )
 
 
 async def _clear_history(session: CDPSession, tab_id: str) -> None:
@@ -211,7 +295,9 @@ async def release(tab: Tab) -> None:
     with contextlib.suppress(PlaywrightError):
         await protection.page.unroute(protection._carried, protection._stop)
     protection.released.set()
+    protection.landed.set()
     protection.values = ()
+    protection.secrets = ()
     if protection_of(tab) is protection:
         tab._protection_record = None
         _move(tab, Protection.NONE, protection.signals)

@@ -9,6 +9,7 @@ from pathlib import Path
 from urllib.parse import quote, quote_plus
 
 import pytest
+from aiohttp import web
 
 from server.host.browser.access import holds_secret, secret_view_allowed
 from server.host.browser.callers import Caller
@@ -17,7 +18,7 @@ from server.host.browser.partitions import Partition
 from server.host.browser.protection import ProtectionChanged, address_carries, protect
 from server.host.browser.protection_state import Protection
 from server.host.browser.tabs import Tab
-from tests.support.sites import SITES_ALLOWED, Site
+from tests.support.sites import SITES_ALLOWED, Site, pages_app, serving
 from tests.support.waiting import eventually
 
 TEAM = "team-a"
@@ -107,6 +108,37 @@ def test_an_address_without_the_value_carries_nothing() -> None:
     assert not address_carries("https://a.example/?v=pa+ss%26w", (VALUE,))
 
 
+CODE = "737"
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"https://a.example/pay?csc={CODE}",
+        f"https://a.example/pay?a=1&csc={CODE}&b=2",
+        f"https://a.example/pay/{CODE}/next",
+        f"https://a.example/pay?{CODE}",
+        f"https://a.example/pay#csc={CODE}",
+        "https://a.example/?c=%C3%A4+1",  # "ä 1", as UTF-8 with a space as +
+        "https://a.example/?c=%E4%201",  # and as windows-1252
+    ],
+)
+def test_a_short_value_is_carried_whole_as_a_form_sends_it(url: str) -> None:
+    assert address_carries(url, (CODE, "ä 1"))
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        f"https://a.example/collect?ts=1733500{CODE}123",
+        f"https://a.example/item/88{CODE}",
+        f"https://a.example/?id=x{CODE}#v{CODE}1",
+    ],
+)
+def test_a_short_value_inside_another_is_not_carried(url: str) -> None:
+    assert not address_carries(url, (CODE,))
+
+
 async def test_no_request_carrying_a_value_leaves_a_protected_tab(
     engine: BrowserEngine, site: Site
 ) -> None:
@@ -114,7 +146,7 @@ async def test_no_request_carrying_a_value_leaves_a_protected_tab(
     page = tab.page
     assert page is not None
     protection = await protect(tab, page, site.base, engine.signals)
-    protection.values = (VALUE,)
+    protection.secrets = (VALUE,)
     sent = await page.evaluate(
         """async (value) => {
             const lower = (text) => text.replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase());
@@ -142,7 +174,7 @@ async def test_no_request_carrying_a_value_leaves_a_protected_tab(
     async with page.expect_event("requestfailed"):
         await page.evaluate("(value) => { location.search = '?' + value }", VALUE)
     assert page.url == site.url("/")
-    assert protection.stopped == 5
+    assert (protection.stopped, protection.navigations_stopped) == (5, 2)
     paths = [path for path, _headers in site.requests]
     assert "/leak" not in paths
     assert paths.count("/child") == 1
@@ -151,3 +183,70 @@ async def test_no_request_carrying_a_value_leaves_a_protected_tab(
     await asyncio.wait_for(protection.released.wait(), 10)
     assert await page.evaluate("async (v) => (await fetch('/leak?v=' + v)).status", VALUE) == 404
     assert protection.stopped == 5
+
+
+# A service worker that answers the page's requests with its own fetch, and one address
+# itself (so a test sees whether it is in the way).
+WORKER = """self.addEventListener('install', () => self.skipWaiting());
+self.addEventListener('activate', (e) => e.waitUntil(self.clients.claim()));
+self.addEventListener('fetch', (e) => {
+  if (new URL(e.request.url).pathname === '/sw/probe') {
+    e.respondWith(new Response('worker'));
+  } else {
+    e.respondWith(fetch(e.request));
+  }
+});"""
+WORKER_PAGE = "<!doctype html><title>worker</title><form><input name=pw></form>"
+
+
+async def test_a_service_worker_does_not_carry_a_value_past_the_stop(engine: BrowserEngine) -> None:
+    async def worker(_request: web.Request) -> web.Response:
+        return web.Response(text=WORKER, content_type="text/javascript")
+
+    app = pages_app({"/sw/": WORKER_PAGE}, routes={"/sw/worker.js": worker})
+    async with serving(app) as site:
+        tab = await engine.open_tab(TEAM, Partition.shared(), url=site.url("/sw/"))
+        page = tab.page
+        assert page is not None
+        probe = "async () => (await fetch('/sw/probe')).text()"
+        await page.evaluate(
+            """async () => {
+                const workers = navigator.serviceWorker;
+                await workers.register('/sw/worker.js', {scope: '/sw/'});
+                await workers.ready;
+                if (!workers.controller) {
+                    await new Promise((r) => workers.addEventListener('controllerchange', r));
+                }
+            }"""
+        )
+        assert await page.evaluate(probe) == "worker"
+        protection = await protect(tab, page, site.base, engine.signals)
+        protection.secrets = (VALUE,)
+        # The worker is passed by: the page's requests are its own, which the route sees.
+        assert await page.evaluate(probe) != "worker"
+        sent = await page.evaluate(
+            """async (value) => {
+                try { await fetch('/sw/leak?v=' + encodeURIComponent(value)); return true }
+                catch (_) { return false }
+            }""",
+            VALUE,
+        )
+        assert not sent
+        # A form with no method: the browser sends it with GET, the value in the address.
+        async with page.expect_event("requestfailed"):
+            await page.evaluate(
+                "(value) => { const form = document.forms[0]; form.pw.value = value;"
+                " form.submit() }",
+                VALUE,
+            )
+        assert page.url == site.url("/sw/")
+        assert (protection.stopped, protection.navigations_stopped) == (2, 1)
+        paths = [path for path, _headers in site.requests]
+        assert "/sw/leak" not in paths
+        assert paths.count("/sw/") == 1
+        # A new document ends protection (it came past the worker too); the next one is the
+        # worker's again.
+        await engine.navigate(TEAM, tab.id, Caller.person(PERSON), site.url("/sw/"))
+        await asyncio.wait_for(protection.released.wait(), 10)
+        await engine.navigate(TEAM, tab.id, Caller.person(PERSON), site.url("/sw/"))
+        assert await page.evaluate(probe) == "worker"

@@ -7,7 +7,7 @@ from typing import Any
 from server.host.tools.args import TabArgs
 from server.host.tools.base import Tool
 from server.host.tools.context import ToolContext
-from server.host.tools.page.snapshots import shown_url
+from server.host.tools.page.snapshots import shown_tab_url
 from server.host.tools.page.tab_access import reachable_tab
 
 
@@ -18,7 +18,7 @@ class ActivateTabArgs(TabArgs):
 async def activate_tab(context: ToolContext, args: ActivateTabArgs) -> dict[str, Any]:
     tab = reachable_tab(context, args.tab_id)
     context.engine.activate_tab(context.team_id, tab.id)
-    return {"tabId": tab.id, "url": shown_url(tab.url), "active": True}
+    return {"tabId": tab.id, "url": shown_tab_url(tab), "active": True}
 
 
 TOOL = Tool(

@@ -11,7 +11,7 @@ from server.host.tools.base import Tool
 from server.host.tools.browser.list_tabs import title_of
 from server.host.tools.context import ToolContext
 from server.host.tools.page.descriptions import on_page
-from server.host.tools.page.snapshots import shown_url
+from server.host.tools.page.snapshots import shown_tab_url
 from server.host.tools.page.tab_access import reachable_tab
 from server.host.tools.results import ToolFailure
 
@@ -41,7 +41,7 @@ async def handle_dialog(context: ToolContext, args: HandleDialogArgs) -> dict[st
     return {
         "answered": True,
         "tabId": tab.id,
-        "url": shown_url(tab.url),
+        "url": shown_tab_url(tab),
         "title": await title_of(tab),
     }
 

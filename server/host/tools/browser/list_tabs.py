@@ -15,7 +15,7 @@ from server.host.tools.args import ToolArgs
 from server.host.tools.base import Tool
 from server.host.tools.context import ToolContext
 from server.host.tools.page.consent import watch_consent
-from server.host.tools.page.snapshots import shown_url
+from server.host.tools.page.snapshots import shown_tab_url
 from server.host.tools.page.tab_access import reachable_tabs
 from server.host.tools.results import ToolFailure
 
@@ -78,7 +78,7 @@ async def list_tabs(context: ToolContext, args: ListTabsArgs) -> dict[str, Any]:
     tabs = []
     for tab in reachable_tabs(context):
         watch_consent(context, tab)  # a popup the agent has not seen yet
-        url, title, active = shown_url(tab.url), await title_of(tab), tab.id == active_id
+        url, title, active = shown_tab_url(tab), await title_of(tab), tab.id == active_id
         if args.active is not None and active != args.active:
             continue
         if url_pattern is not None and not url_pattern.search(url[:MAX_SUBJECT_LENGTH]):

@@ -24,7 +24,7 @@ from server.host.tools.page.loading import (
     new_blank_tab,
     snapshot_of,
 )
-from server.host.tools.page.snapshots import shown_url
+from server.host.tools.page.snapshots import shown_tab_url
 from server.host.tools.page.tab_access import reachable_tab
 from server.host.tools.results import ToolFailure
 
@@ -68,7 +68,7 @@ async def open_tab(context: ToolContext, args: OpenTabArgs) -> dict[str, Any]:
         # The tab exists either way: say so, so the agent can use or close it.
         return {"tabId": tab.id, "url": BLANK, "loadError": failure.to_result()["error"]}
     if not args.wait_until_loaded:
-        return {"tabId": tab.id, "resolvedAs": address.kind, "url": shown_url(tab.url)}
+        return {"tabId": tab.id, "resolvedAs": address.kind, "url": shown_tab_url(tab)}
     return {"tabId": tab.id, "resolvedAs": address.kind, **await snapshot_of(context, tab)}
 
 

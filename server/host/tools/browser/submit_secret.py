@@ -7,9 +7,11 @@ the vault, ``browser-secret-vault-v1``), never in chat and never as a tool argum
 The secret goes from that answer into the page under protection; the agent learns only
 ``entered``, ``declined``, ``timeout`` or why a person was asked to take the tab over.
 
-A submit the browser stopped because it would have put a value in an address (a form with
+A submit the browser stopped because it would have put a secret in an address (a form with
 no method, which the browser sends with GET; see ``browser.protection``) left the page
 where it was: the agent is told ``takeover`` (``entryFailed``), and a person takes the tab.
+So does a submit whose next page's address carries one (a site's redirect). Every value a
+person hands over is held to the page but a user name, in a field that reads as one.
 """
 
 from __future__ import annotations
@@ -49,13 +51,15 @@ ADDRESS_STOPPED = TakeoverCase(
 async def enter_and_submit(
     context: ToolContext, plan: EntryPlan, values: Sequence[str]
 ) -> EntryOutcome:
-    """``enter`` with its submit; a page that stayed because the browser stopped a request
-    carrying a value (the fields emptied, nothing shown) goes to a person instead."""
+    """``enter`` with its submit; a page that stayed because the browser stopped a navigation
+    carrying a secret (the fields emptied, nothing shown) goes to a person instead. A page's
+    own request stopped meanwhile (a fetch) is not the submit's: a single-page sign-in that
+    went on is entered."""
     before = protection_of(plan.tab)
-    stopped_before = before.stopped if before is not None else 0
+    stopped_before = before.navigations_stopped if before is not None else 0
     outcome = await enter(context, plan, values)
     held = protection_of(plan.tab)
-    if outcome.page != "kept" or held is None or held.stopped == stopped_before:
+    if outcome.page != "kept" or held is None or held.navigations_stopped == stopped_before:
         return outcome
     held.hand_to_person()
     return takeover(context, plan.tab, ADDRESS_STOPPED)

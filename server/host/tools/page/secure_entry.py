@@ -11,11 +11,12 @@ The order is the safety argument:
 2. ``enter`` (in the tab's queue again) checks that the document, origin and forms are
    still the planned ones, puts the tab under protection (its live views end, input,
    scripts and field values are refused), fills the fields and submits.
-3. A new document releases protection. A submit that keeps the document is given
-   ``secret_submit_wait``; then the fields are emptied and the document scanned for the
-   values. Absent: the page stays (a single-page sign-in shows its next step) with
-   protection kept until a main-frame navigation. Present: the address is loaded again
-   with GET, which replaces the document and never replays a form's POST.
+3. A new document releases protection, unless its address carries a secret (a redirect
+   put it there): that page goes to a person, protection kept. A submit that keeps the
+   document is given ``secret_submit_wait``; then the fields are emptied and the document
+   scanned for the values. Absent: the page stays (a single-page sign-in shows its next
+   step) with protection kept until a main-frame navigation. Present: the address is
+   loaded again with GET, which replaces the document and never replays a form's POST.
 
 Any failure keeps protection and asks a person to take the tab over; a secret is never
 retried. The fields it filled are emptied first, and a page that then shows no value may be
@@ -62,6 +63,16 @@ _NOT_ENTERED = TakeoverCase("entryFailed", "the secret could not be entered")
 _GET_FORM = TakeoverCase(
     "entryFailed", "the form would send the secret in the next page's address (a GET form)"
 )
+_ADDRESS_HELD = TakeoverCase(
+    "entryFailed",
+    "the site put the secret in the next page's address (a redirect); the page is kept for a "
+    "person",
+)
+# The kinds whose values are secrets: no address the tab sends may carry one. A vault's
+# other values (a user name, a card holder, an address) go where a form sends them.
+_SECRET_KINDS: frozenset[FieldKind] = frozenset(
+    {"password", "oneTimeCode", "cardNumber", "securityCode"}
+)
 # The input types a value of each kind may go into: a password only into a field that hides
 # it; a card's number or code and a one-time code into a text-like field, never one whose
 # text the browser keeps or sends on (search, email, url). A textarea has type "".
@@ -90,11 +101,14 @@ class TakeoverNeeded(Exception):
 
 @dataclass
 class EntryField:
-    """One field a value goes into: its pick in the tools' world and its public facts."""
+    """One field a value goes into: its pick in the tools' world and its public facts.
+    ``kind`` is the one asked for (the agent's, or a vault value's), else read from the
+    field; ``reads_as_user_name`` is the field's own, whatever was asked."""
 
     resolved: Resolved
     label: str
     kind: FieldKind
+    reads_as_user_name: bool = False
 
 
 @dataclass(frozen=True)
@@ -127,6 +141,9 @@ class EntryPlan:
     labels: list[SecretFieldLabel] = field(default_factory=list)
     # The forms holding a field, read when the entry submits secrets (None: not read).
     forms: list[FormSent] | None = None
+    # Whether each field's kind is its value's own (a vault item's, checked against the
+    # field), not a name the agent gave what a person types.
+    kinds_known: bool = False
 
     def destinations(self) -> list[str | None]:
         """The origins a submit may send the fields to (None: not a web origin)."""
@@ -227,6 +244,17 @@ def _kind_of(facts: dict[str, Any], asked: FieldKind | None) -> FieldKind:
     return "other"
 
 
+def _reads_as_user_name(facts: dict[str, Any]) -> bool:
+    """Whether the field itself reads as a user name, whatever kind was asked for it: a text
+    or email input that declares ``username`` or ``email``, or an email input that declares
+    nothing else (a password, a card's field or a one-time code is never one)."""
+    tokens = str(facts.get("autocomplete") or "").split()
+    declared = tokens[-1] if tokens else ""
+    if declared in ("username", "email"):
+        return facts.get("type") in ("text", "email")
+    return facts.get("type") == "email" and declared in ("", "on", "off")
+
+
 async def _facts(resolved: Resolved) -> dict[str, Any] | None:
     if resolved.pick is None:
         return None
@@ -283,9 +311,10 @@ async def plan_entry(
 
     ``approved`` holds, for each target, the element a person approved (None: nobody was
     asked), and ``approved_submit`` that of ``submit``: another element is refused
-    (``targetChanged``). With ``check_kinds`` each field must suit its asked kind. With
-    ``check_forms`` (an entry that submits secrets) the forms holding the fields are read
-    for the plan, and one that would send them with GET raises ``TakeoverNeeded``."""
+    (``targetChanged``). With ``check_kinds`` each field must suit its asked kind, which is
+    its value's own (a vault item's). With ``check_forms`` (an entry that submits secrets)
+    the forms holding the fields are read for the plan, and one that would send them with
+    GET raises ``TakeoverNeeded``."""
     origin = origin_of(page.url)
     if origin is None:
         raise ToolFailure("secretOriginUnknown", "this page has no web origin to enter a secret on")
@@ -318,7 +347,8 @@ async def plan_entry(
         kind = _kind_of(facts, asked)
         if check_kinds:
             _require_kind(facts, kind, resolved.label)
-        fields.append(EntryField(resolved, str(facts["label"]) or resolved.label, kind))
+        label = str(facts["label"]) or resolved.label
+        fields.append(EntryField(resolved, label, kind, _reads_as_user_name(facts)))
     picks = [f.resolved.pick for f in fields]
     if len(set(picks)) != len(picks):
         raise ToolFailure("invalidArguments", "the same field is named twice")
@@ -327,7 +357,7 @@ async def plan_entry(
         submit_resolved = await resolve_target(tab, page, submit)
         if approved_submit is not None:
             await require_approved(approved_submit, submit_resolved, await inspect(submit_resolved))
-    plan = EntryPlan(tab, origin, document, fields, submit_resolved)
+    plan = EntryPlan(tab, origin, document, fields, submit_resolved, kinds_known=check_kinds)
     plan.labels = [SecretFieldLabel(label=f.label[:120], kind=f.kind) for f in fields]
     if check_forms:
         plan.forms = await _forms_sent(page, fields)
@@ -396,11 +426,11 @@ async def _after_submit(
     values: Sequence[str],
 ) -> EntryOutcome:
     wait = context.settings.secret_submit_wait
-    if await wait_set(protection.released, wait):
-        return EntryOutcome("entered", "new")
+    if await wait_set(protection.landed, wait):
+        return _landed(protection)
     emptied = await _emptied(plan, page, protection, values)
-    if protection.released.is_set():
-        return EntryOutcome("entered", "new")
+    if protection.landed.is_set():
+        return _landed(protection)
     if emptied:
         protection.keep()
         return EntryOutcome("entered", "kept")
@@ -410,6 +440,14 @@ async def _after_submit(
     if not await wait_set(protection.released, wait):
         raise TakeoverNeeded("the page could not be cleared of the secret")
     return EntryOutcome("entered", "reloaded")
+
+
+def _landed(protection: TabProtection) -> EntryOutcome:
+    """A new document came: entered, unless its address carried a secret (a redirect that
+    put it there), which a person takes over with protection kept."""
+    if protection.address_held:
+        raise TakeoverNeeded(_ADDRESS_HELD)
+    return EntryOutcome("entered", "new")
 
 
 async def _emptied(
@@ -514,12 +552,26 @@ async def plan_on_tab(
     return done.value
 
 
-def _held_to(plan: EntryPlan, values: Sequence[str]) -> list[str]:
-    """The values the page is held to while protection lasts (what it shows an agent, the
-    addresses it sends): all but a user name, which a signed-in page shows and sends as a
-    matter of course."""
-    fields = zip(plan.fields, values, strict=True)
-    return [value for entry, value in fields if value and entry.kind != "username"]
+def _is_user_name(plan: EntryPlan, entry: EntryField) -> bool:
+    """A vault's user name, or what a person typed for a field that reads as one (the
+    agent's word for a field is not taken: it could call a password field a user name)."""
+    return entry.kind == "username" and (plan.kinds_known or entry.reads_as_user_name)
+
+
+def _held_to(plan: EntryPlan, values: Sequence[str]) -> tuple[list[str], list[str]]:
+    """What the page is held to while protection lasts: the values it may not show an agent
+    (all but a user name, which a signed-in page shows and sends as a matter of course), and
+    the secrets among them, which no address it sends may carry: all a person handed over,
+    and a vault's passwords, codes and card numbers."""
+    held: list[str] = []
+    secrets: list[str] = []
+    for entry, value in zip(plan.fields, values, strict=True):
+        if not value or _is_user_name(plan, entry):
+            continue
+        held.append(value)
+        if not plan.kinds_known or entry.kind in _SECRET_KINDS:
+            secrets.append(value)
+    return held, secrets
 
 
 async def enter(
@@ -536,9 +588,10 @@ async def enter(
         await _still_planned(plan, page)
         # The tab's live views close before protect returns (they hear ProtectionChanged).
         protection = await protect(tab, page, plan.origin, context.engine.signals)
-        # What the page may not show or send: every value but a user name.
-        held = _held_to(plan, values)
+        # What the page may not show, and the secrets no address may carry.
+        held, secrets = _held_to(plan, values)
         protection.values = (*protection.values, *held)
+        protection.secrets = (*protection.secrets, *secrets)
         try:
             await _fill(plan, page, protection, values, submit=submit)
             if not submit:

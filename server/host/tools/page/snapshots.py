@@ -78,6 +78,15 @@ def shown_url(url: str) -> str:
     return url
 
 
+def shown_tab_url(tab: Tab) -> str:
+    """A tab's address as an agent reads it: ``shown_url``, and withheld while the tab is
+    protected and its address shows a value that went in (a site that redirected there)."""
+    held = protection_of(tab)
+    if held is not None and held.shows(tab.url):
+        return "(address withheld: it shows a value that went in from the vault)"
+    return shown_url(tab.url)
+
+
 class _TreeWalk:
     """Walks a page's frames for one revision, sharing one character budget."""
 
@@ -202,7 +211,7 @@ async def take_snapshot(
             raise
         return {
             "tabId": tab.id,
-            "url": shown_url(tab.url),
+            "url": shown_tab_url(tab),
             "dialog": tab.dialog.to_wire(),
             "next": exc.message,
         }

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, quote_plus
+from urllib.parse import parse_qs, quote, quote_plus, urlencode
 
 import pytest
 import pytest_asyncio
@@ -111,6 +112,26 @@ BUTTON_POSTS_ELSEWHERE = """<!doctype html><title>Sign in</title>
 <form method="post" action="/signin">
 <label>Password <input name="password" type="password"></label>
 <button type="submit" formaction="ELSEWHERE/collect">Sign in</button></form>"""
+# A single-page code check: it also sends a beacon whose number holds the code among other
+# digits, and asks the site to check the code by GET (which the browser stops).
+SPA_CODE = """<!doctype html><title>Verify</title>
+<form id="f"><label>Code <input name="code" autocomplete="one-time-code"></label>
+<button type="submit">Verify</button></form><p id="step"></p>
+<script>
+document.getElementById('f').addEventListener('submit', async (e) => {
+  e.preventDefault();
+  const code = e.target.code.value;
+  await fetch('/api/login', {method: 'POST', body: code});
+  await fetch('/api/beacon?ts=1733500' + code + '123');
+  await fetch('/api/verify?code=' + code).catch(() => null);
+  document.getElementById('step').textContent = 'Verified';
+});
+</script>"""
+# A store finder that sends a phone number with GET, as such forms do.
+FIND_BY_PHONE = """<!doctype html><title>Find your order</title>
+<form method="get" action="/welcome">
+<label>Phone <input name="phone" type="tel" autocomplete="tel"></label>
+<button type="submit">Find</button></form>"""
 CHECKOUT = """<!doctype html><title>Checkout</title>
 <form method="post" action="/pay">
 <label>Card number <input name="cc" autocomplete="cc-number"></label>
@@ -142,6 +163,11 @@ def sign_in_app(requests: Requests) -> web.Application:
         "/search-beside": SEARCH_BESIDE,
         "/get-form": GET_FORM,
         "/bare-form": BARE_FORM,
+        "/signin-redirect": FORM.replace('action="/signin"', 'action="/signin-then-redirect"'),
+        "/spa-code": SPA_CODE,
+        "/api/beacon": "ok",
+        "/api/verify": "ok",
+        "/find-by-phone": FIND_BY_PHONE,
         "/posts-elsewhere": POSTS_ELSEWHERE,
         "/button-posts-elsewhere": BUTTON_POSTS_ELSEWHERE,
     }
@@ -150,6 +176,10 @@ def sign_in_app(requests: Requests) -> web.Application:
         requests.seen.append((request.method, request.path, await request.text()))
         if request.method == "POST" and request.path == "/signin":
             raise web.HTTPSeeOther("/welcome")
+        if request.method == "POST" and request.path == "/signin-then-redirect":
+            # A site that hands the password back in the next page's address.
+            password = parse_qs(await request.text())["password"][0]
+            raise web.HTTPFound("/welcome?" + urlencode({"pw": password}))
         if request.path not in pages:
             raise web.HTTPNotFound()
         text = pages[request.path].replace("FRAME", request.query.get("frame", ""))
@@ -817,3 +847,116 @@ async def test_a_post_sign_in_with_a_spaced_password_is_sent_as_before(
     body = next(body for m, p, body in requests.seen if m == "POST")
     assert f"password={quote_plus(secret)}" in body
     assert not holds_secret(tab)
+
+
+def _quick(context: ToolContext) -> ToolContext:
+    """``context`` with a short wait after a submit, for a page that answers at once."""
+    return dataclasses.replace(context, settings=dataclasses.replace(FAST, secret_submit_wait=1))
+
+
+async def test_a_redirect_that_puts_the_secret_in_the_address_goes_to_a_person(
+    desk_context: ToolContext,
+    people: People,
+    sign_in: tuple[Site, Requests],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG)
+    site, requests = sign_in
+    secret = "pa ss&w+rd=Ü~1"
+    item = await people.vault.create_item(
+        TEAM, "login", {"name": "Shop", "sites": [site.base], "password": secret}
+    )
+    tab = await open_on(desk_context, site.url("/signin-redirect"))
+    args = _vault_args(tab, item.id, "input[type=password]")
+    args["submit"] = {"kind": "css", "selector": "button"}
+    result = await call(desk_context, "fill_from_vault", **args)
+    # The POST went, and the site sent the browser to an address that carries the secret:
+    # the new page keeps protection and its values, and a person takes it over.
+    assert requests.of("/signin-then-redirect") == ["POST"]
+    assert (result["status"], result["code"]) == ("takeover", "entryFailed"), result
+    assert "address" in result["reason"]
+    assert tab.protection is Protection.TAKEOVER
+    protection = protection_of(tab)
+    assert protection is not None
+    assert protection.address_held
+    assert not protection.released.is_set()
+    assert secret in protection.secrets
+    assert any(isinstance(e, BrowserTakeoverRequested) for e in people.events)
+    shot = await call(desk_context, "snapshot", tabId=tab.id)
+    assert shot["error"]["code"] == "pageShowsSecret"
+    listed = await call(desk_context, "list_tabs")
+    [held] = [t for t in listed["tabs"] if t["tabId"] == tab.id]
+    assert "withheld" in held["url"]
+    # The host's log lines, their fields included (the site's own access log aside).
+    logged = [vars(r) for r in caplog.records if r.name.startswith("server.")]
+    seen = repr((result, shot, listed, people.events, logged))
+    for form in {secret, quote(secret), quote_plus(secret), quote(secret, safe="")}:
+        assert form not in seen
+        assert form.lower() not in seen.lower()
+    # The next new document ends protection, and the address leaves the history with it.
+    await call(desk_context, "navigate", tabId=tab.id, url=site.url("/welcome"))
+    await asyncio.wait_for(protection.released.wait(), 10)
+    assert not holds_secret(tab)
+    assert tab.page is not None
+    cdp = await tab.page.context.new_cdp_session(tab.page)
+    history = await cdp.send("Page.getNavigationHistory")
+    await cdp.detach()
+    assert [e["url"] for e in history["entries"]] == [site.url("/welcome")]
+
+
+async def test_a_stopped_fetch_is_not_the_submit_and_a_short_code_stops_no_beacon(
+    desk_context: ToolContext, people: People, sign_in: tuple[Site, Requests]
+) -> None:
+    site, requests = sign_in
+    tab = await open_on(desk_context, site.url("/spa-code"))
+    running = start_submit(_quick(desk_context), tab, "input")
+    await answer_with(people, "493817")
+    result = await running
+    assert tab.page is not None
+    await tab.page.wait_for_function("document.getElementById('step').textContent !== ''")
+    # The code went with the POST; the beacon, which holds it among other digits, went too;
+    # the check by GET carried it whole and was stopped. The sign-in went on in place.
+    assert (result["status"], result["page"]) == ("entered", "kept"), result
+    assert requests.of("/api/login") == ["POST"]
+    assert requests.of("/api/beacon") == ["GET"]
+    assert requests.of("/api/verify") == []
+    protection = protection_of(tab)
+    assert protection is not None
+    assert (protection.stopped, protection.navigations_stopped) == (1, 0)
+    assert tab.protection is Protection.KEPT
+
+
+async def test_a_contacts_phone_goes_with_a_get_form(
+    desk_context: ToolContext, people: People, sign_in: tuple[Site, Requests]
+) -> None:
+    site, requests = sign_in
+    phone = "+44 20 7946 0000"
+    item = await people.vault.create_item(TEAM, "contact", {"name": "Me", "phone": phone})
+    tab = await open_on(desk_context, site.url("/find-by-phone"))
+    args = _vault_args(tab, item.id, "input", "phone")
+    args["submit"] = {"kind": "css", "selector": "button"}
+    result = await call(desk_context, "fill_from_vault", **args)
+    # A phone number is no secret: the form sends it where it sends it, the address too.
+    assert (result["status"], result["page"]) == ("entered", "new"), result
+    assert requests.of("/welcome") == ["GET"]
+    assert tab.url == site.url("/welcome?" + urlencode({"phone": phone}))
+    assert not holds_secret(tab)
+
+
+async def test_a_field_the_agent_calls_a_user_name_is_held_unless_it_reads_as_one(
+    desk_context: ToolContext, people: People, sign_in: tuple[Site, Requests]
+) -> None:
+    site, requests = sign_in
+    tab = await open_on(desk_context, site.url("/echo"))
+    field = {"target": {"kind": "css", "selector": "input"}, "kind": "username"}
+    running = asyncio.create_task(
+        call(_quick(desk_context), "submit_secret", tabId=tab.id, fields=[field], purpose="x")
+    )
+    await answer_with(people, PASSWORD)
+    result = await running
+    # A password field, whatever the agent called it: the page echoed what went in, so it
+    # was loaded again and the agent reads none of it.
+    assert (result["status"], result["page"]) == ("entered", "reloaded"), result
+    assert requests.of("/api/login") == ["POST"]
+    assert tab.page is not None
+    assert PASSWORD not in await tab.page.content()
