@@ -494,20 +494,22 @@ def restore_backup(
     """Restore a sealed backup into ``data_dir``, which must be missing or empty.
 
     The whole archive is proven and unpacked in a private folder first, then moved into
-    place: a failure or a stop leaves the target as it was. ``sign_out_everyone`` revokes
-    every session, open invitation and host enrolment code in the restored copy.
-    Answers the backup's manifest.
+    place: a failure or a stop leaves the target as it was. It is unpacked as it is
+    opened, each chunk proven before it is read, so the disk holds one copy of it, not
+    the archive and its files. ``sign_out_everyone`` revokes every session, open
+    invitation and host enrolment code in the restored copy. Answers the backup's
+    manifest.
     """
     check_restore_target(data_dir)
     data_dir = data_dir.absolute()
     private_folder(data_dir.parent)
     in_place = data_dir.is_dir()
     with _restoring(data_dir) as work:
-        with tempfile.TemporaryFile(dir=work) as plain:
-            for chunk in open_stream(source, passphrase):
-                plain.write(chunk)
-            plain.seek(0)
-            manifest = _unpack(plain, work)
+        plain = io.BufferedReader(_ChunkReader(open_stream(source, passphrase)))
+        manifest = _unpack(plain, work)
+        # To its end: the last chunk's proof says the archive was not cut short.
+        while plain.read(1 << 16):
+            pass
         _pause_for_tests()
         if sign_out_everyone:
             _sign_out_everyone(work, manifest)
@@ -601,19 +603,42 @@ def _sign_out_everyone(work: Path, manifest: dict[str, Any]) -> None:
         os.fsync(out.fileno())
 
 
+class _ChunkReader(io.RawIOBase):
+    """A file over the plain chunks of a sealed archive, read in order."""
+
+    def __init__(self, chunks: Iterator[bytes]) -> None:
+        self._chunks = chunks
+        self._left = memoryview(b"")
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while not self._left:
+            chunk = next(self._chunks, None)
+            if chunk is None:
+                return 0
+            self._left = memoryview(chunk)
+        size = min(len(buffer), len(self._left))
+        buffer[:size] = self._left[:size]
+        self._left = self._left[size:]
+        return size
+
+
 def _unpack(plain: BinaryIO, data_dir: Path) -> dict[str, Any]:
-    with tarfile.open(fileobj=plain, mode="r:") as tar:
-        try:
-            manifest = json.load(tar.extractfile(MANIFEST) or io.BytesIO())
-        except (KeyError, ValueError) as exc:
-            raise ArchiveError("the backup holds no manifest") from exc
-        if manifest.get("format") != BACKUP_FORMAT:
-            raise ArchiveError("the backup's manifest is of an unknown format")
-        for member in tar.getmembers():
-            if not member.isfile():
-                continue
+    """Unpack the archive as it is read (its manifest comes last); each file into the
+    private folder ``data_dir``, which a failure throws away whole."""
+    manifest: dict[str, Any] | None = None
+    with tarfile.open(fileobj=plain, mode="r|") as tar:
+        for member in tar:
             name = member.name
             if name == MANIFEST:
+                try:
+                    manifest = json.load(tar.extractfile(member) or io.BytesIO())
+                except ValueError as exc:
+                    raise ArchiveError("the backup's manifest cannot be read") from exc
+                continue
+            if not member.isfile():
                 continue
             relative = name[len(FILES) :] if name.startswith(FILES) else name
             if name.startswith(FILES) and relative in _DATABASE_FILES:
@@ -627,6 +652,10 @@ def _unpack(plain: BinaryIO, data_dir: Path) -> dict[str, Any]:
                 raise ArchiveError(
                     f"the backup holds {relative} twice: it cannot be trusted"
                 ) from None
+    if not isinstance(manifest, dict):
+        raise ArchiveError("the backup holds no manifest")
+    if manifest.get("format") != BACKUP_FORMAT:
+        raise ArchiveError("the backup's manifest is of an unknown format")
     if manifest.get("database") == "sqlite":
         _check_integrity(data_dir / SQLITE_MEMBER)
     return dict(manifest)

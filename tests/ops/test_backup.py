@@ -28,7 +28,13 @@ from sqlalchemy.engine import URL, make_url
 
 from server import admin, cli
 from server.common.clock import SystemClock
-from server.common.crypto.archive import seal_stream
+from server.common.crypto.archive import (
+    CHUNK_BYTES,
+    ArchiveTampered,
+    SealingWriter,
+    open_stream,
+    seal_stream,
+)
 from server.config import Settings, load_settings
 from server.db.engine import ALEMBIC_DIR, Database
 from server.db.tables import (
@@ -787,3 +793,42 @@ class Terminal(io.BytesIO):
 
     def isatty(self) -> bool:
         return True
+
+
+async def test_a_restore_unpacks_as_it_reads_and_still_proves_the_archive_to_its_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The plain archive never lands on disk beside its files (no temporary copy), and an
+    archive whose last chunk, past the end of its files, was dropped is still refused."""
+    original = tmp_path / "data"
+    await seed(original)
+    settings = settings_of(original)
+    passphrase = PASSPHRASE.decode().strip()
+    sealed = io.BytesIO()
+    backup_module.create_backup(
+        original, settings.database_url, key_ring_file(settings), sealed, passphrase
+    )
+
+    def no_temporary_copy(*args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the restore wrote the plain archive to a temporary file")
+
+    monkeypatch.setattr(backup_module.tempfile, "TemporaryFile", no_temporary_copy)
+    sealed.seek(0)
+    backup_module.restore_backup(sealed, passphrase, tmp_path / "restored")
+    assert await all_rows(tmp_path / "restored") == await all_rows(original)
+
+    # The same archive sealed again with zeros after it, in a last chunk of their own:
+    # without that chunk it ends early, though every file and the manifest are whole.
+    sealed.seek(0)
+    plain = b"".join(open_stream(sealed, passphrase))
+    padded = plain + bytes(-len(plain) % CHUNK_BYTES)
+    resealed = io.BytesIO()
+    writer = SealingWriter(resealed, passphrase, log2_n=10)
+    writer.write(padded)
+    writer.write(bytes(10))
+    writer.close()
+    last_chunk = 4 + 10 + 16  # its length, its zeros, its tag
+    cut = io.BytesIO(resealed.getvalue()[:-last_chunk])
+    with pytest.raises(ArchiveTampered, match="cut off"):
+        backup_module.restore_backup(cut, passphrase, tmp_path / "cut")
+    assert not (tmp_path / "cut").exists()
