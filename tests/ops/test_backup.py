@@ -12,6 +12,7 @@ import stat
 import subprocess
 import sys
 import tarfile
+import tempfile
 import time
 import uuid
 from collections.abc import Hashable, Iterator
@@ -812,7 +813,7 @@ async def test_a_restore_unpacks_as_it_reads_and_still_proves_the_archive_to_its
     def no_temporary_copy(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("the restore wrote the plain archive to a temporary file")
 
-    monkeypatch.setattr(backup_module.tempfile, "TemporaryFile", no_temporary_copy)
+    monkeypatch.setattr(tempfile, "TemporaryFile", no_temporary_copy)
     sealed.seek(0)
     backup_module.restore_backup(sealed, passphrase, tmp_path / "restored")
     assert await all_rows(tmp_path / "restored") == await all_rows(original)

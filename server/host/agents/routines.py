@@ -70,6 +70,13 @@ _TURN_STATUS: dict[str, RunStatus] = {
 Announce = Callable[[str, events.HostEvent, Callable[[str], bool]], None]
 
 
+def _creator_gone() -> Conflict:
+    return Conflict(
+        f"this routine runs as its creator, and {CREATOR_GONE}: make it anew to run it",
+        code="routineCreatorGone",
+    )
+
+
 def _how_ended(ended: Turn | None) -> tuple[RunStatus, str | None]:
     """How a run ended, from its turn's end (None: its thread was deleted)."""
     if ended is None:
@@ -192,11 +199,8 @@ class RoutineService:
         kept = Schedule.from_json(routine.schedule)
         if (spec.schedule.kind, spec.schedule.every_seconds) == ("every", kept.every_seconds):
             spec = replace(spec, schedule=kept)
-        if spec.enabled and not routine.enabled and routine.creator_left_at is not None:
-            raise Conflict(
-                f"this routine runs as its creator, and {CREATOR_GONE}: make it anew to run it",
-                code="routineCreatorGone",
-            )
+        if spec.enabled and routine.creator_left_at is not None:
+            raise _creator_gone()
         if spec.schedule != kept or (spec.enabled and not routine.enabled):
             _refuse_passed(spec, now)  # a once-routine that ran may still be renamed
         changed = replace(
@@ -208,7 +212,11 @@ class RoutineService:
             **_spec_fields(spec),
         )
         async with self._db.write() as conn:
-            await self._repo.update_routine(conn, changed)
+            if not await self._repo.update_routine(conn, changed):
+                # Deleted, or its creator left, since it was read: it is not turned on again.
+                if await self._repo.get_routine(conn, member.team_id, routine_id) is None:
+                    raise NotFound("no such routine", code="routineNotFound")
+                raise _creator_gone()
         self.schedule_changed.set()
         return changed
 

@@ -538,16 +538,7 @@ class ThreadService:
                 return await self._start_turn(thread, agent, message, started_by=account_id)
             # Messages a restart left queued go first: this one joins them, the oldest starts.
             queued = await self._queue.add(thread, account_id, message)
-            oldest = await self._queue.take_next(thread, turn_id := uuid.uuid4().hex)
-            if oldest is not None:
-                await self._start_turn(
-                    thread,
-                    agent,
-                    user_message(oldest),
-                    turn_id=turn_id,
-                    started_by=oldest.account_id,
-                    queued=True,
-                )
+            await self._start_queued(thread)
             return queued
 
     async def start_unattended(
@@ -712,7 +703,12 @@ class ThreadService:
 
     async def _start_queued(self, thread: Thread) -> bool:
         """The thread's oldest queued message starts its next turn (the thread's lock is
-        held, and no turn runs there but the one that just ended); False when none waits."""
+        held, and no turn runs there but the one that just ended); False when none waits,
+        or when the host has not yet heard who left while its link was down (its sender may
+        have): then the queue starts once it has."""
+        if not self._removals.known:
+            self._tasks.start(self._start_queue_once_known(thread.team_id, thread.id))
+            return False
         agent = await self._agents.get_agent(thread.team_id, thread.agent_id)
         # The turn's id is known before it is taken, so the taken event names it.
         queued = await self._queue.take_next(thread, turn_id := uuid.uuid4().hex)
@@ -882,19 +878,25 @@ class ThreadService:
             running.task = self._tasks.spawn(self._resumed(running))
         self._tasks.start(self._start_waiting_queues())
 
+    async def _start_queue_once_known(self, team_id: str, thread_id: str) -> None:
+        """The idle thread's queue starts its oldest message once the members who left
+        while the link was down are known."""
+        await self._removals.wait()
+        async with self._thread_lock(thread_id):
+            if thread_id in self._running or self._closing:
+                return
+            async with self._db.read() as conn:
+                thread = await self._repo.get_thread(conn, team_id, thread_id)
+            if thread is not None:
+                await self._start_queued(thread)
+
     async def _start_waiting_queues(self) -> None:
         """Each idle thread's queue left by a former run starts its oldest message, once the
         members who left while the link was down are known (their messages go)."""
         await self._removals.wait()
         for team_id, thread_id in await self._queue.waiting_threads():
             try:
-                async with self._thread_lock(thread_id):
-                    if thread_id in self._running or self._closing:
-                        continue
-                    async with self._db.read() as conn:
-                        thread = await self._repo.get_thread(conn, team_id, thread_id)
-                    if thread is not None:
-                        await self._start_queued(thread)
+                await self._start_queue_once_known(team_id, thread_id)
             except Exception:
                 log.exception("could not start a queued message", extra={"thread_id": thread_id})
 

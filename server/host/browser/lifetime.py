@@ -31,7 +31,8 @@ class IdlePolicy:
 
     def tabs_to_unload(self, tabs: Iterable[Tab], now: float, *, memory_low: bool) -> list[Tab]:
         """Tabs idle past the limit, then the least recently used beyond the loaded-idle limit."""
-        # A tab in use (shown, busy, held by a person, waiting on a dialog) never counts.
+        # A tab in use (shown, busy, held by a person, waiting on a dialog, in secure entry
+        # for a person to settle) never counts.
         idle = [
             t
             for t in tabs
@@ -40,6 +41,7 @@ class IdlePolicy:
             and t.viewers == 0
             and t.held_by is None
             and t.dialog is None
+            and not t.protection.holds_secret
         ]
         limit = self.idle_unload_low_memory if memory_low else self.idle_unload
         chosen = [t for t in idle if now - t.last_used >= limit]

@@ -257,7 +257,11 @@ async def _bypass_service_worker(session: CDPSession, tab_id: str) -> None:
     worker that controls it: the worker's own fetch is no request of the page's, and would
     carry a value past the route. Undone as the session detaches (``release``)."""
     try:
-        await session.send("Network.enable")
+        # No bodies kept, no POST data in the events: the typed secret stays in the page.
+        await session.send(
+            "Network.enable",
+            {"maxTotalBufferSize": 0, "maxResourceBufferSize": 0, "maxPostDataSize": 0},
+        )
         await session.send("Network.setBypassServiceWorker", {"bypass": True})
     except PlaywrightError:
         log.warning(
@@ -281,12 +285,28 @@ async def _clear_history(session: CDPSession, tab_id: str) -> None:
     )
 
 
+def kept_address(tab: Tab) -> str:
+    """The address a tab keeps for its next page (a wake, a restart): the one it is at, but
+    only its site while it is protected at an address that carries a secret."""
+    held = protection_of(tab)
+    if held is not None and address_carries(tab.url, held.secrets):
+        return _site_of(tab.url)
+    return tab.url
+
+
+def _site_of(url: str) -> str:
+    split = urlsplit(url)
+    return f"{split.scheme}://{split.netloc}/"
+
+
 async def release(tab: Tab) -> None:
     """A new document replaced the protected one (or its page went): protection ends, and
-    the tab's history is cleared."""
+    the tab's history is cleared. A page that went (it slept, crashed or closed) at an
+    address that carries a secret leaves the tab its site alone, so no wake sends it."""
     protection = protection_of(tab)
     if protection is None:
         return
+    tab._url = kept_address(tab)
     session = protection._session
     if session is not None:
         await _clear_history(session, tab.id)

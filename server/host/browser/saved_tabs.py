@@ -14,6 +14,7 @@ from pathlib import Path
 from server.common.clock import Clock
 from server.common.tasks import BackgroundTasks
 from server.host.browser.partitions import Partition
+from server.host.browser.protection import kept_address
 from server.host.browser.state import STATE_FILE, SavedTab, read_state, write_state
 from server.host.browser.tab_registry import TabRegistry
 from server.host.browser.tabs import Tab
@@ -67,7 +68,9 @@ class SavedTabs:
 
     async def save(self, team_id: str) -> None:
         saved = [
-            SavedTab(t.id, t.partition, t.url, t.owner_agent_id, t.owner_thread_id, t.title)
+            SavedTab(
+                t.id, t.partition, kept_address(t), t.owner_agent_id, t.owner_thread_id, t.title
+            )
             for t in self._tabs.of_team(team_id)
             if t.partition.persistent
         ]

@@ -33,8 +33,10 @@ class Tab:
     """One managed tab. ``page`` is None while the tab sleeps (its URL is kept).
 
     What peers list of a tab (its address, title, opener, holder and page) is read-only here:
-    only ``TabRegistry`` changes it, and it announces each change. The other fields are
-    bookkeeping of the engine, the live view and the tools, which no peer sees.
+    only ``TabRegistry`` changes it, and it announces each change, but for one case: secure
+    entry narrows the kept address of a page that went while its address carried a secret
+    to its site (``browser.protection.release``). The other fields are bookkeeping of the
+    engine, the live view and the tools, which no peer sees.
     """
 
     def __init__(

@@ -135,5 +135,10 @@ class RemovalsHeard:
             self._timer = None
         self._heard.set()
 
+    @property
+    def known(self) -> bool:
+        """Whether the work may go now (the hub answered, or it was not asked)."""
+        return self._heard.is_set()
+
     async def wait(self) -> None:
         await self._heard.wait()

@@ -179,17 +179,18 @@ class RoutineRepository:
             named.update((row.team_id, account) for account in accounts)
         return named
 
-    async def update_routine(self, conn: AsyncConnection, routine: Routine) -> None:
+    async def update_routine(self, conn: AsyncConnection, routine: Routine) -> bool:
         """Write the routine's settings; never who made it or when they left (an edit read
-        before they left must not bring them back: ``update_creator_left``)."""
+        before they left must not bring them back: ``update_creator_left``), and never
+        turned on once they have: False then, and nothing is written."""
         values = _routine_row(routine)
         for key in ("id", "team_id", "agent_id", "created_by", "created_at", "creator_left_at"):
             del values[key]
-        await conn.execute(
-            routines.update()
-            .where(routines.c.team_id == routine.team_id, routines.c.id == routine.id)
-            .values(**values)
-        )
+        mine = (routines.c.team_id == routine.team_id) & (routines.c.id == routine.id)
+        if routine.enabled:
+            mine = mine & routines.c.creator_left_at.is_(None)
+        result = await conn.execute(routines.update().where(mine).values(**values))
+        return int(result.rowcount) == 1
 
     async def update_creator_left(
         self, conn: AsyncConnection, team_id: str, routine_id: str, left_at: float

@@ -15,6 +15,7 @@ from server.host.agents.routine_schedules import Schedule, every_schedule
 from server.host.agents.routines import CREATOR_GONE, RoutineSpec, first_message
 from server.host.rtc.revocations import MemberRemoved, RemovalsHeard
 from server.host.services.workspace import Member
+from server.host.storage.routines import RoutineRepository
 from server.host.storage.threads import Turn
 from tests.host.agents.routine_fixtures import (
     AGENT,
@@ -421,6 +422,30 @@ async def test_no_run_starts_as_its_creator_before_the_host_has_heard_who_left(
             assert refused.value.code == "routineCreatorGone"
             again = await made.service.run_now(OWNER, routine.id)
             assert (again.status, again.reason) == ("skipped", CREATOR_GONE)
+    finally:
+        await db.close()
+
+
+async def test_an_edit_read_before_its_creator_left_does_not_turn_the_routine_on(
+    database: ScratchDatabase, clock: FakeClock
+) -> None:
+    db = database.open()
+    try:
+        async with routines_over(db, clock) as made:
+            read = await made.service.create_routine(ALICE, AGENT, spec(clock))
+            await made.service.member_removed(MemberRemoved(TEAM, ALICE.account_id))
+            # The edit's write comes after the removal, with what it read before it.
+            async with db.write() as conn:
+                written = await RoutineRepository().update_routine(
+                    conn, replace(read, name="Renamed", enabled=True)
+                )
+            assert not written
+            now = await made.service.get_routine(OWNER, read.id)
+            assert (now.enabled, now.name, now.creator_left_at is not None) == (
+                False,
+                read.name,
+                True,
+            )
     finally:
         await db.close()
 

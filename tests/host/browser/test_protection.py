@@ -15,9 +15,15 @@ from server.host.browser.access import holds_secret, secret_view_allowed
 from server.host.browser.callers import Caller
 from server.host.browser.engine import BrowserEngine
 from server.host.browser.partitions import Partition
-from server.host.browser.protection import ProtectionChanged, address_carries, protect
+from server.host.browser.protection import (
+    ProtectionChanged,
+    address_carries,
+    kept_address,
+    protect,
+)
 from server.host.browser.protection_state import Protection
 from server.host.browser.tabs import Tab
+from tests.support.clock import FakeClock
 from tests.support.sites import SITES_ALLOWED, Site, pages_app, serving
 from tests.support.waiting import eventually
 
@@ -83,6 +89,27 @@ async def test_a_page_that_closes_ends_protection(engine: BrowserEngine, site: S
     await tab.page.close()
     await asyncio.wait_for(protection.released.wait(), 10)
     await eventually(lambda: phase(tab) is Protection.NONE)
+
+
+async def test_a_protected_tab_does_not_sleep_and_a_page_gone_at_a_secret_keeps_its_site(
+    tmp_path: Path, site: Site
+) -> None:
+    clock = FakeClock()
+    async with BrowserEngine(tmp_path, clock=clock, address_policy=SITES_ALLOWED) as engine:
+        secret = "s3cret-in-the-address"
+        tab = await engine.open_tab(TEAM, Partition.shared(), url=site.url(f"/child?pw={secret}"))
+        assert tab.page is not None
+        protection = await protect(tab, tab.page, site.base, engine.signals)
+        protection.values = protection.secrets = (secret,)
+        protection.hand_to_person()
+        # Idle past every limit, it stays loaded: waking it would send its address again.
+        clock.advance(16 * 60)
+        assert await engine.tick() == []
+        assert kept_address(tab) == site.url("/")
+        # Its page goes (it crashed, or closed): the tab keeps the site, not the address.
+        await tab.page.close()
+        await asyncio.wait_for(protection.released.wait(), 10)
+        assert tab.url == site.url("/")
 
 
 VALUE = "pa ss&wörd+1"

@@ -232,3 +232,23 @@ async def test_a_removed_members_queued_messages_go_and_start_nothing(
     assert cancelled["id"] == queued["id"]
     contents = await team.admin.call("threads-v1/get", {"threadId": thread_id})
     assert contents["queued"] == []
+
+
+async def test_a_queue_waits_until_the_host_knows_who_left_while_its_link_was_down(
+    team: Team, anthropic: FakeAnthropic, server: RunningHub
+) -> None:
+    anthropic.script(asks(), says("Size M it is."), says("Blue, then."))
+    waiting = await waiting_thread(team, anthropic, shared=True)
+    thread_id = waiting["thread"]
+    await send(team.member, thread_id, "And make it blue")
+    # A link begins: until the hub has said who left meanwhile, no queued message starts.
+    removals = server.builtin.services.removals
+    removals.expect(60)
+    await team.admin.call("attention-v1/reply", {"id": waiting["asked"]["id"], "answer": "M"})
+    assert (await until(team.admin, thread_id, "turn-finished"))["status"] == "done"
+    contents = await team.admin.call("threads-v1/get", {"threadId": thread_id})
+    assert (contents["runningTurnId"], len(contents["queued"])) == (None, 1)
+    removals.heard()
+    taken = await until(team.admin, thread_id, "queued-message-taken")
+    assert taken["id"] == contents["queued"][0]["id"]
+    assert (await until(team.admin, thread_id, "turn-finished"))["status"] == "done"

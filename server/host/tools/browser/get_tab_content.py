@@ -19,7 +19,7 @@ from server.host.tools.args import TabArgs
 from server.host.tools.base import Tool
 from server.host.tools.context import ToolContext
 from server.host.tools.page.settle import settle
-from server.host.tools.page.snapshots import shown_url
+from server.host.tools.page.snapshots import shown_tab_url, shown_url
 from server.host.tools.page.summary import MAX_SUMMARY_INPUT, summarized
 from server.host.tools.page.tab_access import holds_secret, reachable_tab
 from server.host.tools.results import MAX_RESULT_CHARS, ToolFailure, serialize_result
@@ -85,7 +85,7 @@ async def get_tab_content(context: ToolContext, args: GetTabContentArgs) -> dict
         content, truncated = summary[:limit], truncated or len(summary) > limit
     return _result(
         tab.id,
-        str(value.get("url", shown_url(tab.url))),
+        str(value.get("url", shown_tab_url(tab))),
         value.get("title", ""),
         args.selector,
         content,

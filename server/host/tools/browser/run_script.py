@@ -45,7 +45,7 @@ from server.host.tools.browser import (
 )
 from server.host.tools.context import ToolContext
 from server.host.tools.page.descriptions import on_page, script_summary
-from server.host.tools.page.snapshots import take_snapshot
+from server.host.tools.page.snapshots import shown_tab_url, take_snapshot
 from server.host.tools.page.tab_access import reachable_tab
 from server.host.tools.repair import (
     HELPER_TOOLS,
@@ -311,13 +311,13 @@ async def _final_snapshot(context: ToolContext, tab_id: str, result: dict[str, A
     try:
         tab = reachable_tab(context, tab_id)
         if result["status"] in ("user_control", "secret_tab", "dialog"):
-            result["url"] = tab.url
+            result["url"] = shown_tab_url(tab)
             return
         result["snapshot"] = await take_snapshot(context, tab)
     except CrewhostError as exc:
         result["snapshotError"] = exc.message
         if tab is not None:
-            result["url"] = tab.url
+            result["url"] = shown_tab_url(tab)
             if exc.code == "tabHeldByPerson":
                 result["status"] = "user_control"
 

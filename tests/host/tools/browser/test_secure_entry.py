@@ -29,7 +29,7 @@ from server.host.agents.secret_handoff import SecretHandoffService
 from server.host.browser.access import holds_secret
 from server.host.browser.engine import BrowserEngine
 from server.host.browser.partitions import Partition
-from server.host.browser.protection import ProtectionChanged, protection_of
+from server.host.browser.protection import ProtectionChanged, kept_address, protection_of
 from server.host.browser.protection_state import Protection
 from server.host.browser.tabs import Tab
 from server.host.services.vault import VaultService
@@ -887,9 +887,13 @@ async def test_a_redirect_that_puts_the_secret_in_the_address_goes_to_a_person(
     listed = await call(desk_context, "list_tabs")
     [held] = [t for t in listed["tabs"] if t["tabId"] == tab.id]
     assert "withheld" in held["url"]
+    ran = await call(desk_context, "run_script", tabId=tab.id, script="return 1")
+    assert "withheld" in ran["url"], ran
+    # Were its page to go (asleep, crashed, the host stopped), the tab keeps its site alone.
+    assert kept_address(tab) == site.url("/")
     # The host's log lines, their fields included (the site's own access log aside).
     logged = [vars(r) for r in caplog.records if r.name.startswith("server.")]
-    seen = repr((result, shot, listed, people.events, logged))
+    seen = repr((result, shot, listed, ran, people.events, logged))
     for form in {secret, quote(secret), quote_plus(secret), quote(secret, safe="")}:
         assert form not in seen
         assert form.lower() not in seen.lower()
