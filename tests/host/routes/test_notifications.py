@@ -157,6 +157,10 @@ async def test_only_owners_set_the_mail_server_and_the_password_never_returns(
         )
 
 
+async def routines_of(team: Team, agent_id: str) -> list[dict[str, Any]]:
+    return list((await team.admin.call("routines-v1/list", {"agentId": agent_id}))["routines"])
+
+
 async def test_a_member_removed_from_the_team_hears_of_it_no_more(
     server: RunningHub, team: Team
 ) -> None:
@@ -192,11 +196,18 @@ async def test_a_member_removed_from_the_team_hears_of_it_no_more(
     assert removed.status == 204
     async with asyncio.timeout(EVENT_SECONDS):
         await team.member.closed.wait()  # the host heard of the removal
-    await server.builtin.services.signals.close()  # and its subscribers have run
-
-    [kept] = (await team.admin.call("routines-v1/list", {"agentId": agent["id"]}))["routines"]
-    assert (kept["id"], kept["audienceMembers"], kept["approvers"]) == (routine["id"], [], [])
     notifications = server.builtin.services.notifications
+
+    async def preferences() -> Any:
+        async with server.builtin.services.db.read() as conn:
+            return await notifications._prefs.get_preferences(conn, team.team_id, member)
+
+    # Its subscribers (the routines', then the notifications') run as the link reads the
+    # removal, beside the end of the member's peers.
+    async with asyncio.timeout(EVENT_SECONDS):
+        while await preferences() is not None:  # noqa: ASYNC110 - rows to poll
+            await asyncio.sleep(0.02)
+    [kept] = await routines_of(team, agent["id"])
+    assert (kept["id"], kept["audienceMembers"], kept["approvers"]) == (routine["id"], [], [])
     async with server.builtin.services.db.read() as conn:
-        assert await notifications._prefs.get_preferences(conn, team.team_id, member) is None
         assert await notifications._items.count_unread(conn, team.team_id, member) == 0
