@@ -359,6 +359,7 @@ def _wire_signals(host: HostServices) -> None:
     on(MemberRemoved, host.routines.member_removed)
     on(MemberRemoved, host.notifications.member_removed)
     on(MemberRemoved, host.threads.member_removed)
+    on(MemberRemoved, host.browsing_steps.member_removed)
     on(McpServerChanged, host.mcp_sign_ins.server_changed)
     on(RoutineDeleted, host.routine_hooks.routine_deleted)
     on(TurnEnded, lambda s: host.memory_review.turns_ended(s.agent, s.thread_id))

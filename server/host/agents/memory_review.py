@@ -284,21 +284,26 @@ class MemoryReview:
         for step in steps:
             scopes.setdefault(step.member_id, [])
         added = updated = 0
-        # The steps of a scope a spent budget skipped wait for the next review.
-        kept: set[str] = set()
+        # The steps of the scopes asked for, whatever came of it. Those of a scope a spent
+        # budget skipped, or that a failure before it never reached, wait for the next.
+        asked: set[str] = set()
         try:
             for member, transcripts in scopes.items():
                 of_scope = [step for step in steps if step.member_id == member]
                 if not any(messages for _, messages in transcripts) and not of_scope:
                     continue
                 lines = [step.line for step in of_scope]
-                outcome = await self._review_scope(agent, member, transcripts, lines)
+                try:
+                    outcome = await self._review_scope(agent, member, transcripts, lines)
+                except BaseException:
+                    asked.update(step.id for step in of_scope)
+                    raise
                 if outcome is None:
-                    kept.update(step.id for step in of_scope)
                     continue
+                asked.update(step.id for step in of_scope)
                 added, updated = added + outcome.added, updated + outcome.updated
         finally:
-            read = [step.id for step in steps if step.id not in kept]
+            read = [step.id for step in steps if step.id in asked]
             if read and self._steps is not None:
                 # Read once, whatever came of it: steps are never sent twice.
                 await self._steps.remove_read_steps(team_id, agent.id, read)

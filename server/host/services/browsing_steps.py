@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from server.common.clock import Clock
 from server.common.redaction import redact
 from server.db.engine import Database
+from server.host.rtc.revocations import MemberRemoved
 from server.host.storage.browsing_steps import BrowsingStep, BrowsingStepRepository
 from server.host.storage.threads import ThreadRepository
 
@@ -92,6 +93,12 @@ class BrowsingStepService:
             await self._repo.remove_steps_before(conn, team_id, agent_id, expired)
             steps = await self._repo.list_steps(conn, team_id, agent_id, since=expired)
         return [ReviewStep(step.id, redact(step.line), step.member_id) for step in steps]
+
+    async def member_removed(self, signal: MemberRemoved) -> None:
+        """A member left the team: the steps taken in their private threads' tabs go, so no
+        review makes memories of them for someone who left."""
+        async with self._db.write() as conn:
+            await self._repo.remove_member_steps(conn, signal.team_id, signal.account_id)
 
     async def remove_read_steps(self, team_id: str, agent_id: str, ids: Sequence[str]) -> None:
         async with self._db.write() as conn:

@@ -130,5 +130,15 @@ class BrowsingStepRepository:
             )
         )
 
+    async def remove_member_steps(
+        self, conn: AsyncConnection, team_id: str, member_id: str
+    ) -> None:
+        """Forgets the steps taken in one member's private threads' tabs (they left)."""
+        await conn.execute(
+            browsing_steps.delete().where(
+                browsing_steps.c.team_id == team_id, browsing_steps.c.member_id == member_id
+            )
+        )
+
     async def remove_team_steps(self, conn: AsyncConnection, team_id: str) -> None:
         await conn.execute(browsing_steps.delete().where(browsing_steps.c.team_id == team_id))

@@ -27,6 +27,7 @@ from server.host.agents.memory_review import (
     review_prompt,
 )
 from server.host.agents.providers.anthropic import AnthropicProvider
+from server.host.agents.providers.errors import ProviderError
 from server.host.agents.providers.retry import RetryPolicy
 from server.host.agents.providers.stream import HttpOptions, ModelProvider
 from server.host.agents.providers.transcript import (
@@ -511,6 +512,19 @@ async def test_a_members_spent_budget_keeps_her_private_steps_alone(harness: Har
     [request] = harness.fake.requests
     assert "Mine" not in str(request.messages())
     assert (harness.steps, harness.removed) == ([("s2", 'pressed link "Mine"')], ["s1"])
+
+
+async def test_a_scope_a_failure_never_reached_keeps_its_steps(harness: Harness) -> None:
+    harness.steps = [("s1", 'pressed button "Refunds"'), ("s2", 'pressed link "Mine"')]
+    harness.step_members["s2"] = "acct-ada"
+    harness.fake.script(anthropic_error(400, "invalid_request_error", "bad model"))
+    with pytest.raises(ProviderError):
+        await harness.review.review(agent(), [])
+    # The team's scope was asked for and failed; Ada's was never reached: hers wait.
+    [request] = harness.fake.requests
+    assert "Mine" not in str(request.messages())
+    assert harness.removed == ["s1"]
+    assert harness.steps == [("s2", 'pressed link "Mine"')]
 
 
 async def test_at_the_limit_a_review_still_rewrites(harness: Harness) -> None:

@@ -5,6 +5,7 @@ a private thread's tab is its member's."""
 from __future__ import annotations
 
 from server.db.engine import Database
+from server.host.rtc.revocations import MemberRemoved
 from server.host.services.browsing_steps import (
     MAX_STEPS_PER_AGENT,
     STEP_DAYS,
@@ -117,3 +118,7 @@ async def test_a_step_in_a_private_threads_tab_is_its_members(
         "opened team.example.com/": None,
         "opened any.example.com/": None,
     }
+    # Ada leaves the team: no review makes memories of her steps for someone who left.
+    await steps.member_removed(MemberRemoved(TEAM, "acct-ada"))
+    left = await steps.steps_for_review(TEAM, "agent")
+    assert {step.line for step in left} == {"opened team.example.com/", "opened any.example.com/"}

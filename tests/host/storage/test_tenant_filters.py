@@ -91,6 +91,7 @@ COVERED: dict[type, frozenset[str]] = {
             "remove_steps",
             "remove_steps_before",
             "remove_agent_steps",
+            "remove_member_steps",
             "remove_team_steps",
         }
     ),
@@ -824,6 +825,7 @@ async def test_browsing_steps(db: Database, calls: Calls) -> None:
         await repo.remove_steps(conn, TEAM_A, "agent-b", ["step-b"])
         await repo.remove_steps_before(conn, TEAM_A, "agent-b", 1e12)
         await repo.remove_agent_steps(conn, TEAM_A, "agent-b")
+        await repo.remove_member_steps(conn, TEAM_A, MEMBER)
         assert await repo.get_enabled(conn, TEAM_A)
         await repo.set_enabled(conn, TEAM_A, False, 2.0)
         assert not await repo.get_enabled(conn, TEAM_A)
