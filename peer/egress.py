@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import socket
 import time
 from collections.abc import Callable
@@ -40,6 +41,8 @@ from server.common.public_addresses import (
     resolve_pinned,
     system_resolve,
 )
+
+log = logging.getLogger(__name__)
 
 EGRESS_LABEL = "egress"
 _DIAL_SECONDS = 10.0
@@ -139,8 +142,15 @@ class TargetDialer:
             return self._fixed
         now = self._clock()
         if self._member is None or now - self._read_at >= TABLE_REREAD_SECONDS:
-            table = self._read_table()
             self._read_at = now
+            try:
+                table = self._read_table()
+            except Exception:
+                if self._member is None:
+                    raise  # nothing known of this computer's links: nothing is dialled
+                # The links as last read stand until the next read.
+                log.warning("the interface table could not be read again", exc_info=True)
+                return self._member
             if self._member is None or table != self._table:
                 self._table, self._member = table, member_policy(table)
         return self._member

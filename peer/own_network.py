@@ -84,9 +84,10 @@ def read_interface_table() -> InterfaceTable:
     tables give it now."""
     try:
         addresses = adapter_interfaces(ifaddr.get_adapters())
-    except OSError:
-        # No adapter list: the addresses found otherwise, each alone (an IPv6 one's /64
-        # still counts, and an IPv4 one's subnet shows as an on-link route).
+    except Exception:
+        # No adapter list (ifaddr failed on one: no netmask, …): the addresses found
+        # otherwise, each alone (an IPv6 one's /64 still counts, and an IPv4 one's subnet
+        # shows as an on-link route).
         addresses = _sorted(ipaddress.ip_interface(address) for address in interface_addresses())
     routes = on_link_routes(_read("/proc/net/route"), _read("/proc/net/ipv6_route"))
     return InterfaceTable(addresses, routes)

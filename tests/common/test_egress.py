@@ -474,6 +474,20 @@ def test_the_member_policy_is_rebuilt_only_when_the_table_changed() -> None:
     assert tables.reads == 3
 
 
+def test_a_table_that_cannot_be_read_again_leaves_the_links_as_last_read() -> None:
+    tables, clock = ChangingTable(MEMBER_LINKS), Clock()
+    dialer = TargetDialer(read_table=tables, clock=clock)
+    first = dialer.policy()
+
+    def unreadable() -> InterfaceTable:
+        raise AssertionError("an adapter with no netmask")
+
+    dialer._read_table = unreadable
+    clock.now += TABLE_REREAD_SECONDS
+    assert dialer.policy() is first
+    assert dialer.policy() is first  # and it is not read again before its time
+
+
 async def test_the_dialer_dials_the_pinned_address_an_allowed_endpoint_names() -> None:
     async def echo(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         writer.write(await reader.readexactly(5))
