@@ -98,6 +98,10 @@ def page_text(value: object) -> str:
     return _LONE_SURROGATE.sub("\ufffd", str(value))
 
 
+# Where a press cut short is released: outside any page, so no control under it is pressed.
+_OFF_THE_PAGE = (-10_000.0, -10_000.0)
+
+
 class ViewSession:
     """The host's side of one viewer's channel."""
 
@@ -127,7 +131,6 @@ class ViewSession:
         self._told_holding = False  # what the viewer last heard in a ``held`` message
         self._held_buttons = 0  # the mouse buttons this viewer holds down on the page
         self._held_keys: dict[str, Key] = {}  # the modifier keys it holds down, by code
-        self._pointer_at = (0.0, 0.0)  # where its last mouse event went on the page
         self._letting_go: asyncio.Task[None] | None = None
         self._last_cursor: str | None = None
         self._menus: dict[int, dict[str, Any]] = {}
@@ -277,9 +280,11 @@ class ViewSession:
         )
 
     def _release_events(self) -> list[tuple[str, dict[str, Any]]]:
-        """The CDP events that let go of what this viewer holds; it holds nothing after."""
+        """The CDP events that let go of what this viewer holds; it holds nothing after. A
+        press cut short is released off the page: it ends where it was (a drag stays
+        where it got to) and presses nothing (released where it began, it would click)."""
         events: list[tuple[str, dict[str, Any]]] = []
-        x, y = self._pointer_at
+        x, y = _OFF_THE_PAGE
         held = self._held_buttons
         for button, bit in BUTTON_BITS.items():
             if held & bit:
@@ -344,7 +349,6 @@ class ViewSession:
             params = mouse_event(message, x, y, self._held_buttons)
             if message.action == "down" and message.button == "left":
                 self._pressed(x, y)
-        self._pointer_at = (x, y)
         await self._cdp("Input.dispatchMouseEvent", params)
         if self.options.menu and message.action == "down" and message.button == "right":
             await self._context_menu(x, y)

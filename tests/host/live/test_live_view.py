@@ -377,6 +377,28 @@ async def test_letting_go_lifts_what_the_view_held_down_on_the_page(watching: Wa
     await page.wait_for_function("window.seen.slice(3).join() === 'mousedown 1,mouseup 0'")
 
 
+async def test_a_press_cut_short_presses_nothing(watching: Watching) -> None:
+    page = watching.tab.page
+    assert page is not None
+    await page.evaluate(
+        "() => { const b = document.createElement('button'); b.id = 'pressed';"
+        " b.style = 'position:fixed;left:0;top:0;width:120px;height:60px;z-index:9';"
+        " b.onclick = () => { window.clicks = (window.clicks || 0) + 1; };"
+        " document.body.append(b); window.clicks = 0; window.ups = 0;"
+        " document.addEventListener('mouseup', () => { window.ups += 1; }); }"
+    )
+    view = await open_view(watching.connection, watching.tab.id)
+    frame = await view.next_frame()
+    await view.take()
+    view.pointer("down", 60 / frame.width, 30 / frame.height, button="left", clickCount=1)
+    await page.wait_for_function("document.activeElement.id === 'pressed'")
+    await view.release()  # control goes before the member lets the button up
+    # The page hears the button come up, and the press it cut short clicks nothing.
+    await page.wait_for_function("window.ups === 1")
+    assert await page.evaluate("window.clicks") == 0
+    view.close()
+
+
 async def test_another_team_cannot_open_the_view(watching: Watching, tmp_path: Path) -> None:
     server = watching.server
     await server.create_owner("b@example.com", "Team B")
