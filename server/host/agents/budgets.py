@@ -11,7 +11,12 @@ way before it starts; a running turn ends ``budget`` instead of asking again.
 A request under way holds its estimate (its estimated input and the most output it may
 write) against each budget that concerns it until it is recorded (``BudgetHold``): turns
 that check together each count what the others hold, so they cannot all pass the same
-remainder. Holds live in memory; a team's checks take them one at a time.
+remainder. A request that the budget's remainder allows but other requests' holds do not
+waits for them to be recorded (``HELD_WAIT_SECONDS`` at most), then is checked again
+against what they spent: most replies write far less than the most they may, and a
+second turn is not refused for what the first only might spend. A new turn is refused
+only when a budget is spent, holds aside: its first request waits if it must. Holds live
+in memory; a team's checks take them one at a time.
 """
 
 from __future__ import annotations
@@ -41,6 +46,8 @@ WARN_AT = Decimal("0.8")
 MAX_BUDGETS = 200
 MAX_AMOUNT_USD = Decimal(1_000_000_000)
 MAX_TOKENS = 10**15
+# How long a request waits for other requests' holds to be recorded before it is refused.
+HELD_WAIT_SECONDS = 300.0
 _COLUMNS: dict[str, str | None] = {
     "team": None,
     "agent": "agent_id",
@@ -133,6 +140,9 @@ class BudgetService:
         # Per team: budget id -> what the requests under way hold; and the lock its checks take.
         self._held: dict[str, dict[str, int]] = {}
         self._checking: dict[str, asyncio.Lock] = {}
+        # Per team: set (and replaced) when a hold is released; the requests waiting for
+        # holds wait for it.
+        self._released: dict[str, asyncio.Event] = {}
 
     # -- what owners and admins do -------------------------------------------------------
 
@@ -185,28 +195,53 @@ class BudgetService:
 
     async def check(self, spender: Spender, estimated_input: int = 0) -> None:
         """Before a new turn or run: ``budgetExceeded`` when a budget that concerns it is
-        spent, what requests under way hold and ``estimated_input`` counted; holds nothing.
-        Tells the people concerned once per period when one passes 80 %."""
+        spent (``estimated_input`` counted; what requests under way hold is not: the turn's
+        own requests wait for them); holds nothing. Tells the people concerned once per
+        period when one passes 80 %."""
         await self._check(spender, estimated_input, None)
 
     async def hold(
         self, spender: Spender, estimated_input: int, expected_output: int
     ) -> BudgetHold:
         """Before a model request: ``budgetExceeded`` when what a budget that concerns it
-        used, what other requests under way hold and the request's estimated input reach
-        the budget; else the request holds its estimated input and ``expected_output``
-        against each such budget until ``release``. Tells the people concerned once per
-        period when a budget passes 80 %."""
+        used and the request's estimated input reach the budget; else, when what other
+        requests under way hold would reach it too, waits for them to be recorded and
+        checks again (``HELD_WAIT_SECONDS`` at most, then ``budgetExceeded``); else the
+        request holds its estimated input and ``expected_output`` against each such
+        budget until ``release``. Tells the people concerned once per period when a
+        budget passes 80 %."""
         return await self._check(spender, estimated_input, expected_output)
 
     async def _check(
         self, spender: Spender, estimated_input: int, expected_output: int | None
     ) -> BudgetHold:
         """The check; with ``expected_output`` (not None) the request's hold taken."""
-        hold = BudgetHold(spender.team_id)
         budgets = [b for b in await self._of_team(spender.team_id) if spender.concerns(b)]
         if not budgets:
-            return hold
+            return BudgetHold(spender.team_id)
+        waiting_until = asyncio.get_running_loop().time() + HELD_WAIT_SECONDS
+        while True:
+            hold, blocked = await self._try_hold(spender, budgets, estimated_input, expected_output)
+            if blocked is None:
+                return hold
+            state, others, released = blocked
+            left = waiting_until - asyncio.get_running_loop().time()
+            try:
+                async with asyncio.timeout(max(left, 0)):
+                    await released.wait()
+            except TimeoutError:
+                raise Conflict(_spent_sentence(state, others), code="budgetExceeded") from None
+
+    async def _try_hold(
+        self,
+        spender: Spender,
+        budgets: list[BudgetRow],
+        estimated_input: int,
+        expected_output: int | None,
+    ) -> tuple[BudgetHold, tuple[BudgetState, int, asyncio.Event] | None]:
+        """One pass of the check: the hold taken, or the budget that other requests' holds
+        block with what they hold and the event their next release sets."""
+        hold = BudgetHold(spender.team_id)
         async with self._lock(spender.team_id):
             # Read before the rollups: a request that lets its hold go was recorded first, so
             # it counts in one or the other (or both, never neither).
@@ -217,18 +252,27 @@ class BudgetService:
                 state = await self._state(budget)
                 if not state.first_day <= await self._today(budget.team_id) <= state.last_day:
                     continue  # a custom range not begun or over: today's spending is not its
-                others = held.get(budget.id, 0)
                 if state.fraction >= WARN_AT:
                     await self._warn(state, spender)
                 coming = await self._in_unit(budget, spender, estimate)
+                if state.used + coming >= budget.amount:
+                    raise Conflict(_spent_sentence(state), code="budgetExceeded")
+                if expected_output is None:
+                    continue
+                others = held.get(budget.id, 0)
                 if state.used + others + coming >= budget.amount:
-                    raise Conflict(_spent_sentence(state, others), code="budgetExceeded")
-                if expected_output is not None:
-                    hold.amounts[budget.id] = await self._in_unit(budget, spender, whole)
+                    return hold, (state, others, self._release_event(spender.team_id))
+                hold.amounts[budget.id] = await self._in_unit(budget, spender, whole)
             team = self._held.setdefault(spender.team_id, {})
             for budget_id, amount in hold.amounts.items():
                 team[budget_id] = team.get(budget_id, 0) + amount
-        return hold
+        return hold, None
+
+    def _release_event(self, team_id: str) -> asyncio.Event:
+        event = self._released.get(team_id)
+        if event is None:
+            event = self._released[team_id] = asyncio.Event()
+        return event
 
     def release(self, hold: BudgetHold) -> None:
         """The request of ``hold`` is recorded, failed or cancelled: it holds nothing more
@@ -240,6 +284,10 @@ class BudgetService:
                 team[budget_id] = left
             else:
                 team.pop(budget_id, None)
+        if hold.amounts:
+            released = self._released.pop(hold.team_id, None)
+            if released is not None:
+                released.set()  # the requests waiting for holds check again
         hold.amounts.clear()
 
     async def _in_unit(self, budget: BudgetRow, spender: Spender, tokens: Tokens) -> int:

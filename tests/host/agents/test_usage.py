@@ -21,7 +21,8 @@ from server.common.errors import Conflict, InvalidArgument, NotFound
 from server.common.roles import Role
 from server.db.engine import Database
 from server.db.tables import model_requests, usage_rollups
-from server.host.agents.budgets import BudgetHold, BudgetService, BudgetSpec, Spender
+from server.host.agents import budgets as budgets_module
+from server.host.agents.budgets import BudgetService, BudgetSpec, Spender
 from server.host.agents.providers.events import Usage
 from server.host.agents.usage import RequestFor, UsageService, report_csv, safe_cell
 from server.host.agents.usage_meter import ASSUMED_OUTPUT_TOKENS, UsageMeters
@@ -392,42 +393,78 @@ async def test_requests_checked_together_cannot_all_pass_the_remainder(
     world, service = budgets.world, budgets.service
     await service.create_budget(OWNER, budget_spec())
     await world.record_at(at("2026-05-10 12:00"), request_for(ALICE), Tokens(input=900))
-    # Ten requests of Alice's turns check at once: one may go, holding its 50 + 500.
-    outcomes = await asyncio.gather(
-        *(service.hold(spender(ALICE), 50, 500) for _ in range(10)), return_exceptions=True
-    )
-    [going] = [o for o in outcomes if isinstance(o, BudgetHold)]
-    refused = [o for o in outcomes if isinstance(o, Conflict)]
-    assert len(refused) == 9
-    assert {r.code for r in refused} == {"budgetExceeded"}
-    assert "550 tokens held by requests under way" in refused[0].message
-    # A new turn of hers waits too; Bob's budgets are not hers.
-    with pytest.raises(Conflict):
-        await service.check(spender(ALICE))
+    # Ten requests of Alice's turns check at once: one may go, holding its 50 + 500; the
+    # remainder would let each of the others go alone, so they wait for it.
+    checks = [asyncio.create_task(service.hold(spender(ALICE), 50, 500)) for _ in range(10)]
+    done, waiting = await asyncio.wait(checks, return_when=asyncio.FIRST_COMPLETED)
+    [going] = [task.result() for task in done]
+    assert len(waiting) == 9
+    # A new turn of hers is not refused for what the request only holds; Bob's budgets
+    # are not hers.
+    await service.check(spender(ALICE))
     await service.hold(spender(BOB), 5_000, 500)
-    # Recorded, the request counts what it spent instead of its hold.
+    assert not any(task.done() for task in waiting)
+    # Recorded, the request counts what it spent instead of its hold: the remainder, 30,
+    # is less than another request's input, and the nine are refused.
     await world.usage.record(request_for(ALICE), Tokens(input=50, output=20), 0.1, ok=True)
     service.release(going)
     service.release(going)  # once is all it holds
+    outcomes = await asyncio.gather(*waiting, return_exceptions=True)
+    assert all(isinstance(o, Conflict) and o.code == "budgetExceeded" for o in outcomes)
     await service.check(spender(ALICE), estimated_input=29)
+    with pytest.raises(Conflict) as spent:
+        await service.check(spender(ALICE), estimated_input=30)
+    assert "The budget “" in spent.value.message
     [state] = await service.list_budgets(TEAM)
     assert state.used == 970
 
 
-async def test_a_meters_hold_ends_when_its_request_is_recorded_or_its_task_ends(
-    budgets: Budgets,
+async def test_a_request_waits_for_holds_and_goes_when_their_replies_were_short(
+    budgets: Budgets, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     world, service = budgets.world, budgets.service
+    await service.create_budget(OWNER, budget_spec())
+    await world.record_at(at("2026-05-10 12:00"), request_for(ALICE), Tokens(input=400))
+    first = await service.hold(spender(ALICE), 50, 500)
+    # While the first holds the most it may write, a second request waits; a hold never
+    # recorded keeps it waiting only so long, then it is refused and told what was held.
+    monkeypatch.setattr(budgets_module, "HELD_WAIT_SECONDS", 0.01)
+    with pytest.raises(Conflict) as refused:
+        await service.hold(spender(ALICE), 50, 500)
+    assert refused.value.code == "budgetExceeded"
+    assert "550 tokens held by requests under way" in refused.value.message
+    monkeypatch.undo()
+    second = asyncio.create_task(service.hold(spender(ALICE), 50, 500))
+    # The first, recorded, wrote 20: the second goes.
+    await world.usage.record(request_for(ALICE), Tokens(input=50, output=20), 0.1, ok=True)
+    service.release(first)
+    assert (await second).amounts
+
+
+async def test_a_meters_hold_ends_when_its_request_is_recorded_or_its_task_ends(
+    budgets: Budgets, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    world, service = budgets.world, budgets.service
+    # Another request of hers waits for what the meter holds, here not at all.
+    monkeypatch.setattr(budgets_module, "HELD_WAIT_SECONDS", 0)
+
+    async def another_request_waits() -> bool:
+        try:
+            service.release(await service.hold(spender(ALICE), 1, 1))
+        except Conflict:
+            return True
+        return False
+
     world.clock.advance(at("2026-05-10 12:00") - world.clock.now())
     meters = UsageMeters(world.usage, service)
     await service.create_budget(OWNER, budget_spec(amount=str(ASSUMED_OUTPUT_TOKENS + 100)))
     meter = meters.for_turn(request_for(ALICE))
     # Its input as estimated and a whole reply's output are held while it runs.
     await meter.before_request(100)
-    with pytest.raises(Conflict):
-        await meters.check_start(request_for(ALICE))
+    assert await another_request_waits()
+    await meters.check_start(request_for(ALICE))  # a new turn is not refused for a hold
     await meter.requested(Usage(100, 30), 0.1, ok=True)
-    await meters.check_start(request_for(ALICE))
+    assert not await another_request_waits()
     [state] = await service.list_budgets(TEAM)
     assert state.used == 130
 
@@ -442,18 +479,17 @@ async def test_a_meters_hold_ends_when_its_request_is_recorded_or_its_task_ends(
 
     task = asyncio.create_task(stopped_turn())
     await asked.wait()
-    with pytest.raises(Conflict):
-        await meters.check_start(request_for(ALICE))
+    assert await another_request_waits()
     task.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await task
-    await meters.check_start(request_for(ALICE))
+    assert not await another_request_waits()
 
     # A request that broke before it was recorded is let go by the next one of its task.
     await meter.before_request(0)
     await meter.before_request(0)
     meter.release()
-    await meters.check_start(request_for(ALICE))
+    assert not await another_request_waits()
 
 
 async def test_a_series_stacked_by_day_lists_every_day(world: World) -> None:
