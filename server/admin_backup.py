@@ -7,6 +7,8 @@ import os
 from pathlib import Path
 from typing import BinaryIO
 
+from sqlalchemy.engine import make_url
+
 from server.config import Settings
 from server.host.services.keys import key_ring_file
 from server.ops.backup import (
@@ -14,6 +16,7 @@ from server.ops.backup import (
     BackupBusy,
     BackupRefused,
     BackupReport,
+    check_restore_database,
     check_restore_target,
     create_backup,
     restore_backup,
@@ -103,8 +106,14 @@ def backup(settings: Settings, out: Path, passphrase: str) -> BackupReport:
 
 
 def restore(settings: Settings, file: Path, passphrase: str, *, sign_out_everyone: bool) -> str:
-    """Restore ``file`` into the (empty) data folder; answers what to do next."""
+    """Restore ``file`` into the (empty) data folder, and a PostgreSQL backup's database
+    into the (empty) database of ``CREWHOST_DATABASE_URL`` when it names one; answers what
+    to do next."""
     check_restore_target(settings.data_dir)
+    on_postgresql = make_url(settings.database_url).get_backend_name() == "postgresql"
+    into = settings.database_url if on_postgresql else None
+    if into is not None:
+        check_restore_database(into)
     try:
         source = file.open("rb")
     except OSError as exc:
@@ -112,7 +121,11 @@ def restore(settings: Settings, file: Path, passphrase: str, *, sign_out_everyon
     try:
         with source:
             manifest = restore_backup(
-                source, passphrase, settings.data_dir, sign_out_everyone=sign_out_everyone
+                source,
+                passphrase,
+                settings.data_dir,
+                sign_out_everyone=sign_out_everyone,
+                database_url=into,
             )
     except OSError as exc:
         raise BackupRefused(f"the restore failed: {exc.strerror or exc}") from exc
@@ -122,13 +135,21 @@ def restore(settings: Settings, file: Path, passphrase: str, *, sign_out_everyon
         if sign_out_everyone
         else ""
     )
+    if manifest.get("database") == "postgresql" and into is not None:
+        return (
+            f"restored the data folder into {settings.data_dir} and the database into "
+            f"CREWHOST_DATABASE_URL's (revision {manifest.get('revision')}){signed_out}; start "
+            f"it with `crewhost serve --data-dir {settings.data_dir}` and the same "
+            "CREWHOST_DATABASE_URL"
+        )
     if manifest.get("database") == "postgresql":
         dump = settings.data_dir / POSTGRES_MEMBER
         return (
             f"restored the data folder into {settings.data_dir}{signed_out}; load the database "
             "into a new, empty PostgreSQL database with "
             f"`psql -v ON_ERROR_STOP=1 --single-transaction -f {dump} URL`, set "
-            "CREWHOST_DATABASE_URL to it, then delete the dump"
+            "CREWHOST_DATABASE_URL to it, then delete the dump (or restore again with "
+            "CREWHOST_DATABASE_URL set to an empty database, which loads it for you)"
         )
     return (
         f"restored into {settings.data_dir} (database revision {manifest.get('revision')})"

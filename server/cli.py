@@ -116,7 +116,8 @@ def build_parser() -> argparse.ArgumentParser:
     backup.add_argument("--out", type=Path, required=True, help="the backup file to write")
     restore = admin_commands.add_parser(
         "restore",
-        help="restore a backup into an empty data folder (passphrase on standard input)",
+        help="restore a backup into an empty data folder, and a PostgreSQL backup's database "
+        "into the empty one CREWHOST_DATABASE_URL names (passphrase on standard input)",
     )
     _common(restore)
     restore.add_argument("file", type=Path, metavar="FILE", help="a file made by admin backup")

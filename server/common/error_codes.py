@@ -413,6 +413,9 @@ ADMIN_ERROR_CODES: tuple[ErrorCode, ...] = (
     ErrorCode("backupBusy", "Another backup writes that file, or another restore that folder."),
     ErrorCode("pgDumpMissing", "A PostgreSQL backup needs pg_dump, which is not installed."),
     ErrorCode("pgDumpFailed", "The PostgreSQL dump failed."),
+    ErrorCode("psqlMissing", "Loading a PostgreSQL backup needs psql, which is not installed."),
+    ErrorCode("restoreDatabaseNotEmpty", "A restore loads only into an empty database."),
+    ErrorCode("restoreLoadFailed", "The backup's database could not be loaded."),
     ErrorCode("databaseTooNew", "The database was made by a newer Crewhost than this one."),
 )
 

@@ -102,6 +102,18 @@ class PgDumpMissing(BackupRefused):
     code: ClassVar[str] = "pgDumpMissing"
 
 
+class PsqlMissing(BackupRefused):
+    code: ClassVar[str] = "psqlMissing"
+
+
+class RestoreDatabaseNotEmpty(BackupRefused):
+    code: ClassVar[str] = "restoreDatabaseNotEmpty"
+
+
+class RestoreLoadFailed(BackupRefused):
+    code: ClassVar[str] = "restoreLoadFailed"
+
+
 @dataclass(frozen=True, slots=True)
 class BackupReport:
     """What a backup holds: the database kind, its revision and row counts, and its files."""
@@ -265,6 +277,66 @@ def _pg_dump(url: str, target: Path) -> None:
         raise BackupRefused(
             f"pg_dump failed: {done.stderr.decode(errors='replace').strip()[:500]}",
             code="pgDumpFailed",
+        )
+
+
+def _psql() -> str:
+    psql = shutil.which("psql")
+    if psql is None:
+        raise PsqlMissing(
+            "psql is not installed: install the PostgreSQL client (apt install "
+            "postgresql-client), or restore into a folder with no PostgreSQL database URL "
+            "set and load the dump it leaves yourself"
+        )
+    return psql
+
+
+def _run_psql(url: str, arguments: list[str]) -> subprocess.CompletedProcess[bytes]:
+    # -X: no psqlrc of the user running the restore changes what is run.
+    return subprocess.run(  # noqa: S603
+        [_psql(), "-X", "-q", "-v", "ON_ERROR_STOP=1", *arguments],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        env={**os.environ, **_libpq_environment(url)},
+        check=False,
+    )
+
+
+def _psql_errors(done: subprocess.CompletedProcess[bytes]) -> str:
+    """psql's error lines alone: its DETAIL and CONTEXT lines may quote the rows'
+    values."""
+    lines = done.stderr.decode(errors="replace").splitlines()
+    errors = [line for line in lines if "ERROR:" in line or "FATAL:" in line or "error:" in line]
+    return " ".join(errors or lines[:1])[:500]
+
+
+def check_restore_database(url: str) -> None:
+    """Refuse a PostgreSQL database that cannot take a backup's dump (psql missing, no
+    connection, a table in it already), before anything is touched."""
+    done = _run_psql(
+        url,
+        [
+            "-At",
+            "-c",
+            "SELECT count(*) FROM pg_catalog.pg_tables "
+            "WHERE schemaname NOT IN ('pg_catalog', 'information_schema')",
+        ],
+    )
+    if done.returncode != 0:
+        raise RestoreLoadFailed(f"cannot reach the database to restore into: {_psql_errors(done)}")
+    if done.stdout.strip() != b"0":
+        raise RestoreDatabaseNotEmpty(
+            "the database to restore into has tables already: create a new, empty database "
+            "and point CREWHOST_DATABASE_URL at it"
+        )
+
+
+def _load_dump(url: str, dump: Path) -> None:
+    """Loads a plain dump in one transaction: all of it, or nothing on the first error."""
+    done = _run_psql(url, ["--single-transaction", "-f", str(dump)])
+    if done.returncode != 0:
+        raise RestoreLoadFailed(
+            f"the database could not be loaded, and is as it was: {_psql_errors(done)}"
         )
 
 
@@ -489,7 +561,12 @@ def _restoring(data_dir: Path) -> Iterator[Path]:
 
 
 def restore_backup(
-    source: BinaryIO, passphrase: str, data_dir: Path, *, sign_out_everyone: bool = False
+    source: BinaryIO,
+    passphrase: str,
+    data_dir: Path,
+    *,
+    sign_out_everyone: bool = False,
+    database_url: str | None = None,
 ) -> dict[str, Any]:
     """Restore a sealed backup into ``data_dir``, which must be missing or empty.
 
@@ -497,8 +574,10 @@ def restore_backup(
     place: a failure or a stop leaves the target as it was. It is unpacked as it is
     opened, each chunk proven before it is read, so the disk holds one copy of it, not
     the archive and its files. ``sign_out_everyone`` revokes every session, open
-    invitation and host enrolment code in the restored copy. Answers the backup's
-    manifest.
+    invitation and host enrolment code in the restored copy. A PostgreSQL backup's dump
+    is loaded into ``database_url`` (an empty database: ``check_restore_database``) in
+    one transaction before the folder moves into place, and not kept; without it the
+    dump is left in the folder. Answers the backup's manifest.
     """
     check_restore_target(data_dir)
     data_dir = data_dir.absolute()
@@ -513,6 +592,9 @@ def restore_backup(
         _pause_for_tests()
         if sign_out_everyone:
             _sign_out_everyone(work, manifest)
+        if database_url is not None and manifest.get("database") == "postgresql":
+            _load_dump(database_url, work / POSTGRES_MEMBER)
+            (work / POSTGRES_MEMBER).unlink()
         if in_place:
             _move_entries(work, data_dir)
             (work / _LOCK).unlink()

@@ -344,6 +344,8 @@ async def test_a_postgresql_backup_dumps_through_pg_dump_and_loads_back(tmp_path
             "sessions": "1",
             "providers": "1",
         }
+        # With the database to restore into named, the restore loads the dump into it, in
+        # the same transaction as the sign-outs, and keeps no copy of it.
         code, out, err = await run(
             "admin",
             "restore",
@@ -352,28 +354,40 @@ async def test_a_postgresql_backup_dumps_through_pg_dump_and_loads_back(tmp_path
             str(restored),
             "--sign-out-everyone",
             stdin=PASSPHRASE,
+            env={"CREWHOST_DATABASE_URL": fresh},
         )
         assert code == 0, err
-        dump = restored / "postgres.sql"
-        assert f"psql -v ON_ERROR_STOP=1 --single-transaction -f {dump}" in out
-        assert stat.S_IMODE(dump.stat().st_mode) == 0o600
+        assert f"and the database into CREWHOST_DATABASE_URL's (revision {head_revision()})" in out
+        assert not (restored / "postgres.sql").exists()
         assert (restored / "host" / "key-ring.json").is_file()
-        loaded = await asyncio.to_thread(
-            subprocess.run,
-            [
-                "psql",
-                "--single-transaction",
-                "-v",
-                "ON_ERROR_STOP=1",
-                "-q",
-                "-f",
-                str(dump),
-                make_url(fresh).set(drivername="postgresql").render_as_string(False),
-            ],
-            capture_output=True,
-            check=False,
+        # A database with tables already is refused before anything is touched.
+        again = tmp_path / "again"
+        code, out, err = await run(
+            "admin",
+            "restore",
+            str(archive),
+            "--data-dir",
+            str(again),
+            stdin=PASSPHRASE,
+            env={"CREWHOST_DATABASE_URL": fresh},
         )
-        assert loaded.returncode == 0, loaded.stderr
+        assert (code, out, "has tables already" in err) == (2, "", True), err
+        assert not again.exists()
+        # So is a database that cannot be reached, without the URL's password.
+        missing = make_url(fresh).set(password="not-shown", database="no_such_database")
+        code, out, err = await run(
+            "admin",
+            "restore",
+            str(archive),
+            "--data-dir",
+            str(again),
+            stdin=PASSPHRASE,
+            env={"CREWHOST_DATABASE_URL": missing.render_as_string(False)},
+        )
+        assert (code, "cannot reach the database" in err) == (2, True), err
+        assert "no_such_database" in err
+        assert "not-shown" not in err
+        assert not again.exists()
         then, now = await all_rows(original, url), await all_rows(restored, fresh)
         assert (len(then["sessions"]), now["sessions"]) == (1, set())
         assert signed_out(now["invitations"]) == then["invitations"]
