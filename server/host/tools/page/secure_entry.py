@@ -388,6 +388,21 @@ async def _still_planned(plan: EntryPlan, page: Page) -> None:
         raise TakeoverNeeded("the form changed since the secret was asked for")
 
 
+async def _keep_submit_in_tab(plan: EntryPlan, page: Page) -> None:
+    """Aims each form holding a field at the tab itself (``secret-form-target``): a submit
+    into a new window opens a popup whose request no route of the protected tab's sees,
+    and whose address (a GET form's) would carry the secret into another tab."""
+    picks = [entry.resolved.pick for entry in plan.fields]
+    changed = await evaluate_isolated(page, "secret-form-target", picks)
+    if changed is None:
+        raise TakeoverNeeded("a field went away while the entry was planned")
+    if changed:
+        log.info(
+            "secure entry kept a form's submit in its tab",
+            extra={"tab_id": plan.tab.id, "targets": changed},
+        )
+
+
 # The keys of an Enter, as a keyboard sends them.
 _ENTER = {"key": "Enter", "code": "Enter", "windowsVirtualKeyCode": 13}
 
@@ -593,6 +608,7 @@ async def enter(
         protection.values = (*protection.values, *held)
         protection.secrets = (*protection.secrets, *secrets)
         try:
+            await _keep_submit_in_tab(plan, page)
             await _fill(plan, page, protection, values, submit=submit)
             if not submit:
                 await _mask_for_person(plan, page, protection, held)

@@ -103,6 +103,12 @@ GET_FORM = """<!doctype html><title>Sign in</title>
 BARE_FORM = """<!doctype html><title>Sign in</title>
 <form><label>Password <input name="password" type="password"></label>
 <button type="submit">Sign in</button></form>"""
+# The same, aimed at a new window: by the form, by its button, or by the document's base.
+BARE_FORM_NEW_WINDOW = {
+    "form": BARE_FORM.replace("<form>", '<form target="_blank">'),
+    "button": BARE_FORM.replace('type="submit"', 'type="submit" formtarget="results"'),
+    "base": BARE_FORM.replace("<title>", '<base target="_blank"><title>'),
+}
 # A form that posts to ELSEWHERE, or whose button does.
 POSTS_ELSEWHERE = """<!doctype html><title>Sign in</title>
 <form method="post" action="ELSEWHERE/collect">
@@ -163,6 +169,7 @@ def sign_in_app(requests: Requests) -> web.Application:
         "/search-beside": SEARCH_BESIDE,
         "/get-form": GET_FORM,
         "/bare-form": BARE_FORM,
+        **{f"/bare-form-{by}": page for by, page in BARE_FORM_NEW_WINDOW.items()},
         "/signin-redirect": FORM.replace('action="/signin"', 'action="/signin-then-redirect"'),
         "/spa-code": SPA_CODE,
         "/api/beacon": "ok",
@@ -827,6 +834,29 @@ async def test_a_bare_form_sent_with_get_is_stopped_and_goes_to_a_person(
     for form in {secret, quote(secret), quote_plus(secret), quote(secret, safe="")}:
         assert form not in seen
         assert form.lower() not in seen.lower()
+
+
+@pytest.mark.parametrize("by", sorted(BARE_FORM_NEW_WINDOW))
+async def test_a_form_aimed_at_a_new_window_is_sent_in_its_tab_and_stopped(
+    desk_context: ToolContext, people: People, sign_in: tuple[Site, Requests], by: str
+) -> None:
+    site, requests = sign_in
+    quick = dataclasses.replace(
+        desk_context, settings=dataclasses.replace(FAST, secret_submit_wait=0.5)
+    )
+    secret = "s3cret-popup-pass"
+    item = await people.vault.create_item(
+        TEAM, "login", {"name": "Shop", "sites": [site.base], "password": secret}
+    )
+    path = f"/bare-form-{by}"
+    tab = await open_on(quick, site.url(path))
+    result = await call(quick, "fill_from_vault", **_vault_args(tab, item.id, "input"))
+    # No popup took the submit past the tab's route: it was stopped in the tab.
+    assert requests.of(path) == ["GET"]
+    assert (result["status"], result["code"]) == ("takeover", "entryFailed"), result
+    listed = await call(quick, "list_tabs")
+    assert [t["tabId"] for t in listed["tabs"]] == [tab.id]
+    assert secret not in repr((result, listed, requests.seen))
 
 
 async def test_a_post_sign_in_with_a_spaced_password_is_sent_as_before(
