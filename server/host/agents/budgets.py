@@ -140,9 +140,9 @@ class BudgetService:
         # Per team: budget id -> what the requests under way hold; and the lock its checks take.
         self._held: dict[str, dict[str, int]] = {}
         self._checking: dict[str, asyncio.Lock] = {}
-        # Per team: set (and replaced) when a hold is released; the requests waiting for
-        # holds wait for it.
-        self._released: dict[str, asyncio.Event] = {}
+        # Per team: set (and replaced) when a hold is let go or a budget changes; the
+        # requests waiting for holds wait for it.
+        self._changed: dict[str, asyncio.Event] = {}
 
     # -- what owners and admins do -------------------------------------------------------
 
@@ -166,6 +166,7 @@ class BudgetService:
         async with self._db.write() as conn:
             await self._repo.add_budget(conn, row)
         self._budgets.pop(member.team_id, None)
+        self._wake(member.team_id)
         return await self._state(row)
 
     async def update_budget(self, member: Member, budget_id: str, spec: BudgetSpec) -> BudgetState:
@@ -183,6 +184,7 @@ class BudgetService:
             )
             await self._repo.update_budget(conn, row)
         self._budgets.pop(member.team_id, None)
+        self._wake(member.team_id)
         return await self._state(row)
 
     async def delete_budget(self, team_id: str, budget_id: str) -> None:
@@ -190,6 +192,7 @@ class BudgetService:
             if not await self._repo.remove_budget(conn, team_id, budget_id):
                 raise NotFound("no such budget", code="budgetNotFound")
         self._budgets.pop(team_id, None)
+        self._wake(team_id)
 
     # -- checks --------------------------------------------------------------------------
 
@@ -215,20 +218,21 @@ class BudgetService:
     async def _check(
         self, spender: Spender, estimated_input: int, expected_output: int | None
     ) -> BudgetHold:
-        """The check; with ``expected_output`` (not None) the request's hold taken."""
-        budgets = [b for b in await self._of_team(spender.team_id) if spender.concerns(b)]
-        if not budgets:
-            return BudgetHold(spender.team_id)
+        """The check; with ``expected_output`` (not None) the request's hold taken. Each pass
+        reads the budgets anew: one raised or removed while a request waits counts."""
         waiting_until = asyncio.get_running_loop().time() + HELD_WAIT_SECONDS
         while True:
+            budgets = [b for b in await self._of_team(spender.team_id) if spender.concerns(b)]
+            if not budgets:
+                return BudgetHold(spender.team_id)
             hold, blocked = await self._try_hold(spender, budgets, estimated_input, expected_output)
             if blocked is None:
                 return hold
-            state, others, released = blocked
+            state, others, changed = blocked
             left = waiting_until - asyncio.get_running_loop().time()
             try:
                 async with asyncio.timeout(max(left, 0)):
-                    await released.wait()
+                    await changed.wait()
             except TimeoutError:
                 raise Conflict(_spent_sentence(state, others), code="budgetExceeded") from None
 
@@ -240,12 +244,14 @@ class BudgetService:
         expected_output: int | None,
     ) -> tuple[BudgetHold, tuple[BudgetState, int, asyncio.Event] | None]:
         """One pass of the check: the hold taken, or the budget that other requests' holds
-        block with what they hold and the event their next release sets."""
+        block with what they hold and the event set when a hold or a budget changes."""
         hold = BudgetHold(spender.team_id)
         async with self._lock(spender.team_id):
             # Read before the rollups: a request that lets its hold go was recorded first, so
-            # it counts in one or the other (or both, never neither).
+            # it counts in one or the other (or both, never neither). The event is taken with
+            # them: a hold let go while this pass reads the rollups sets it.
             held = dict(self._held.get(spender.team_id, {}))
+            changed = self._changed_event(spender.team_id)
             estimate = Tokens(input=estimated_input)
             whole = Tokens(input=estimated_input, output=expected_output or 0)
             for budget in budgets:
@@ -261,18 +267,24 @@ class BudgetService:
                     continue
                 others = held.get(budget.id, 0)
                 if state.used + others + coming >= budget.amount:
-                    return hold, (state, others, self._release_event(spender.team_id))
+                    return hold, (state, others, changed)
                 hold.amounts[budget.id] = await self._in_unit(budget, spender, whole)
             team = self._held.setdefault(spender.team_id, {})
             for budget_id, amount in hold.amounts.items():
                 team[budget_id] = team.get(budget_id, 0) + amount
         return hold, None
 
-    def _release_event(self, team_id: str) -> asyncio.Event:
-        event = self._released.get(team_id)
+    def _changed_event(self, team_id: str) -> asyncio.Event:
+        event = self._changed.get(team_id)
         if event is None:
-            event = self._released[team_id] = asyncio.Event()
+            event = self._changed[team_id] = asyncio.Event()
         return event
+
+    def _wake(self, team_id: str) -> None:
+        """A hold was let go or a budget changed: the team's waiting requests check again."""
+        event = self._changed.pop(team_id, None)
+        if event is not None:
+            event.set()
 
     def release(self, hold: BudgetHold) -> None:
         """The request of ``hold`` is recorded, failed or cancelled: it holds nothing more
@@ -285,9 +297,7 @@ class BudgetService:
             else:
                 team.pop(budget_id, None)
         if hold.amounts:
-            released = self._released.pop(hold.team_id, None)
-            if released is not None:
-                released.set()  # the requests waiting for holds check again
+            self._wake(hold.team_id)
         hold.amounts.clear()
 
     async def _in_unit(self, budget: BudgetRow, spender: Spender, tokens: Tokens) -> int:

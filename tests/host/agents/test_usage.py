@@ -22,7 +22,7 @@ from server.common.roles import Role
 from server.db.engine import Database
 from server.db.tables import model_requests, usage_rollups
 from server.host.agents import budgets as budgets_module
-from server.host.agents.budgets import BudgetService, BudgetSpec, Spender
+from server.host.agents.budgets import BudgetService, BudgetSpec, BudgetState, Spender
 from server.host.agents.providers.events import Usage
 from server.host.agents.usage import RequestFor, UsageService, report_csv, safe_cell
 from server.host.agents.usage_meter import ASSUMED_OUTPUT_TOKENS, UsageMeters
@@ -31,6 +31,7 @@ from server.host.agents.work_signals import BudgetReached
 from server.host.metrics import HostMetrics
 from server.host.services.workspace import Member
 from server.host.signals import Signals
+from server.host.storage.usage import BudgetRow
 from tests.support.clock import FakeClock
 from tests.support.databases import ScratchDatabase
 
@@ -439,6 +440,43 @@ async def test_a_request_waits_for_holds_and_goes_when_their_replies_were_short(
     await world.usage.record(request_for(ALICE), Tokens(input=50, output=20), 0.1, ok=True)
     service.release(first)
     assert (await second).amounts
+
+
+async def test_a_hold_let_go_while_a_request_reads_the_rollups_wakes_it(
+    budgets: Budgets, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    world, service = budgets.world, budgets.service
+    await service.create_budget(OWNER, budget_spec())
+    await world.record_at(at("2026-05-10 12:00"), request_for(ALICE), Tokens(input=400))
+    first = await service.hold(spender(ALICE), 50, 500)
+    # The first request is recorded and let go while the second's check reads the budget's
+    # state, after it read the holds: the second must not wait for a release that came.
+    read_state = service._state
+    let_go = False
+
+    async def state_then_let_go(budget: BudgetRow) -> BudgetState:
+        nonlocal let_go
+        found = await read_state(budget)
+        if not let_go:
+            let_go = True
+            await world.usage.record(request_for(ALICE), Tokens(input=50, output=20), 0.1, ok=True)
+            service.release(first)
+        return found
+
+    monkeypatch.setattr(service, "_state", state_then_let_go)
+    # Were the wake-up lost, the wait would run out and refuse.
+    monkeypatch.setattr(budgets_module, "HELD_WAIT_SECONDS", 30)
+    assert (await service.hold(spender(ALICE), 50, 500)).amounts
+
+
+async def test_a_budget_raised_while_a_request_waits_lets_it_go(budgets: Budgets) -> None:
+    world, service = budgets.world, budgets.service
+    made = await service.create_budget(OWNER, budget_spec())
+    await world.record_at(at("2026-05-10 12:00"), request_for(ALICE), Tokens(input=400))
+    await service.hold(spender(ALICE), 50, 500)
+    waiting = asyncio.create_task(service.hold(spender(ALICE), 50, 500))
+    await service.update_budget(OWNER, made.budget.id, budget_spec(amount="5000"))
+    assert (await waiting).amounts
 
 
 async def test_a_meters_hold_ends_when_its_request_is_recorded_or_its_task_ends(

@@ -8,14 +8,8 @@
 // include: lib/world.js
 (/** @param {string[]} fields */
 (fields) => {
-  /** @type {HTMLFormElement[]} */
-  const forms = [];
-  for (const id of fields) {
-    const held = picked(id);
-    if (!held) return null;
-    const form = /** @type {HTMLInputElement} */ (held.el).form;
-    if (form && !forms.includes(form)) forms.push(form);
-  }
+  const forms = formsOfPicked(fields);
+  if (!forms) return null;
   /**
    * @param {HTMLFormElement} form
    * @param {string | null} methodAttr

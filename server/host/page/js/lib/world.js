@@ -37,6 +37,23 @@ const pick = (el) => {
 const picked = (id) => toolsWorld().picks.get(id) || null;
 
 /**
+ * The forms that hold the picked fields `ids`, each once; null when one went away.
+ * @param {string[]} ids
+ * @returns {HTMLFormElement[] | null}
+ */
+const formsOfPicked = (ids) => {
+  /** @type {HTMLFormElement[]} */
+  const forms = [];
+  for (const id of ids) {
+    const held = picked(id);
+    if (!held) return null;
+    const form = /** @type {HTMLInputElement} */ (held.el).form;
+    if (form && !forms.includes(form)) forms.push(form);
+  }
+  return forms;
+};
+
+/**
  * The registry of one frame of a snapshot revision, if this world still holds it.
  * @param {number} revision
  * @param {string} key
