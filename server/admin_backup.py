@@ -16,7 +16,6 @@ from server.ops.backup import (
     BackupBusy,
     BackupRefused,
     BackupReport,
-    check_restore_database,
     check_restore_target,
     create_backup,
     restore_backup,
@@ -112,8 +111,6 @@ def restore(settings: Settings, file: Path, passphrase: str, *, sign_out_everyon
     check_restore_target(settings.data_dir)
     on_postgresql = make_url(settings.database_url).get_backend_name() == "postgresql"
     into = settings.database_url if on_postgresql else None
-    if into is not None:
-        check_restore_database(into)
     try:
         source = file.open("rb")
     except OSError as exc:
@@ -151,7 +148,9 @@ def restore(settings: Settings, file: Path, passphrase: str, *, sign_out_everyon
             "CREWHOST_DATABASE_URL to it, then delete the dump (or restore again with "
             "CREWHOST_DATABASE_URL set to an empty database, which loads it for you)"
         )
+    unset = " with CREWHOST_DATABASE_URL unset (the backup's database is SQLite's)"
     return (
         f"restored into {settings.data_dir} (database revision {manifest.get('revision')})"
         f"{signed_out}; start it with `crewhost serve --data-dir {settings.data_dir}`"
+        f"{unset if into is not None else ''}"
     )

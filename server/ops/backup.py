@@ -302,12 +302,16 @@ def _run_psql(url: str, arguments: list[str]) -> subprocess.CompletedProcess[byt
     )
 
 
+# psql's own error lines: "psql:FILE:LINE: ERROR:  ...", "psql: error: ..." (a connection).
+# Its DETAIL and CONTEXT lines may quote the rows' values, and are left out.
+_PSQL_ERROR = re.compile(r"^(?:psql(?::\S*)?: )?(?:ERROR|FATAL|error):")
+
+
 def _psql_errors(done: subprocess.CompletedProcess[bytes]) -> str:
-    """psql's error lines alone: its DETAIL and CONTEXT lines may quote the rows'
-    values."""
+    """psql's error lines alone (``_PSQL_ERROR``)."""
     lines = done.stderr.decode(errors="replace").splitlines()
-    errors = [line for line in lines if "ERROR:" in line or "FATAL:" in line or "error:" in line]
-    return " ".join(errors or lines[:1])[:500]
+    errors = [line for line in lines if _PSQL_ERROR.match(line)]
+    return " ".join(errors)[:500] or f"psql exited with status {done.returncode}"
 
 
 def check_restore_database(url: str) -> None:
@@ -575,9 +579,10 @@ def restore_backup(
     opened, each chunk proven before it is read, so the disk holds one copy of it, not
     the archive and its files. ``sign_out_everyone`` revokes every session, open
     invitation and host enrolment code in the restored copy. A PostgreSQL backup's dump
-    is loaded into ``database_url`` (an empty database: ``check_restore_database``) in
-    one transaction before the folder moves into place, and not kept; without it the
-    dump is left in the folder. Answers the backup's manifest.
+    is loaded into ``database_url`` (an empty database: ``check_restore_database``, once
+    the manifest says the backup is PostgreSQL's) in one transaction once the folder is in
+    place, and not kept; a load that fails takes the folder back. Without it the dump is
+    left in the folder. Answers the backup's manifest.
     """
     check_restore_target(data_dir)
     data_dir = data_dir.absolute()
@@ -592,9 +597,10 @@ def restore_backup(
         _pause_for_tests()
         if sign_out_everyone:
             _sign_out_everyone(work, manifest)
-        if database_url is not None and manifest.get("database") == "postgresql":
-            _load_dump(database_url, work / POSTGRES_MEMBER)
-            (work / POSTGRES_MEMBER).unlink()
+        loading = database_url is not None and manifest.get("database") == "postgresql"
+        if database_url is not None and loading:
+            check_restore_database(database_url)
+        placed = sorted(name for name in os.listdir(work) if name != _LOCK)
         if in_place:
             _move_entries(work, data_dir)
             (work / _LOCK).unlink()
@@ -604,8 +610,31 @@ def restore_backup(
         else:
             (work / _LOCK).unlink()
             _rename_into_place(work, data_dir)
+    if database_url is not None and loading:
+        # Last, so that nothing can fail once it is loaded: a load that fails (or a stop
+        # meanwhile) takes back what was placed, and the database is as it was.
+        try:
+            _load_dump(database_url, data_dir / POSTGRES_MEMBER)
+        except BaseException:
+            _take_back(data_dir, placed if in_place else None)
+            raise
+        (data_dir / POSTGRES_MEMBER).unlink()
     _sync_folder(data_dir if in_place else data_dir.parent)
     return manifest
+
+
+def _take_back(data_dir: Path, placed: list[str] | None) -> None:
+    """Removes what a restore placed: the entries it moved into ``data_dir``, or (None) the
+    folder it renamed into place."""
+    if placed is None:
+        shutil.rmtree(data_dir, ignore_errors=True)
+        return
+    for name in placed:
+        entry = data_dir / name
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            entry.unlink(missing_ok=True)
 
 
 def _rename_into_place(work: Path, data_dir: Path) -> None:

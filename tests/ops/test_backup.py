@@ -344,6 +344,25 @@ async def test_a_postgresql_backup_dumps_through_pg_dump_and_loads_back(tmp_path
             "sessions": "1",
             "providers": "1",
         }
+        # A load that fails (a view in the way, which no table check sees) takes back the
+        # folder it restored, and tells psql's error alone.
+        libpq_fresh = make_url(fresh).set(drivername="postgresql").render_as_string(False)
+        await psql(libpq_fresh, "CREATE VIEW accounts AS SELECT 1 AS id")
+        code, out, err = await run(
+            "admin",
+            "restore",
+            str(archive),
+            "--data-dir",
+            str(restored),
+            "--sign-out-everyone",
+            stdin=PASSPHRASE,
+            env={"CREWHOST_DATABASE_URL": fresh},
+        )
+        assert (code, "could not be loaded" in err, "already exists" in err) == (2, True, True)
+        assert "DETAIL" not in err, err
+        assert "CONTEXT" not in err, err
+        assert not restored.exists()
+        await psql(libpq_fresh, "DROP VIEW accounts")
         # With the database to restore into named, the restore loads the dump into it, in
         # the same transaction as the sign-outs, and keeps no copy of it.
         code, out, err = await run(
@@ -393,6 +412,13 @@ async def test_a_postgresql_backup_dumps_through_pg_dump_and_loads_back(tmp_path
         assert signed_out(now["invitations"]) == then["invitations"]
         for name in then.keys() - {"sessions", "invitations"}:
             assert now[name] == then[name], name
+
+
+async def psql(url: str, statement: str) -> None:
+    done = await asyncio.to_thread(
+        subprocess.run, ["psql", "-X", "-q", "-c", statement, url], capture_output=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
 
 
 def head_revision() -> str:
@@ -733,11 +759,20 @@ async def test_a_restore_fills_an_existing_empty_folder_in_place(tmp_path: Path)
     )
     assert code == 2, err
     assert (names_in(target), target.stat().st_ino) == ([], folder)
+    # A PostgreSQL URL set for the restore is no matter to a SQLite backup (nothing there
+    # answers): the restore says to start without it.
     code, out, err = await run(
-        "admin", "restore", str(archive), "--data-dir", str(target), stdin=PASSPHRASE
+        "admin",
+        "restore",
+        str(archive),
+        "--data-dir",
+        str(target),
+        stdin=PASSPHRASE,
+        env={"CREWHOST_DATABASE_URL": "postgresql+asyncpg://nobody@127.0.0.1:9/none"},
     )
     assert code == 0, err
     assert out.startswith(f"restored into {target}")
+    assert "with CREWHOST_DATABASE_URL unset" in out
     assert target.stat().st_ino == folder
     assert stat.S_IMODE(target.stat().st_mode) == 0o700
     assert names_in(target) == ["crewhost.db", "host"]
