@@ -6,8 +6,9 @@ Streamable HTTP first; a server that refuses its first POST with 400, 404 or 405
 the older HTTP+SSE transport, which is tried next (the specification's compatibility rule).
 
 An answer is read to at most ``MAX_LINE_BYTES`` (as a stdio server's message): a body
-whole, once decoded, and an event stream one event at a time. A longer one fails the
-request it answers (``AnswerTooLarge``); the session goes on.
+whole, once decoded, and a session's event stream one event at a time (a sign-in's
+requests, which read every answer whole, cap an event stream whole too). A longer one
+fails the request it answers (``AnswerTooLarge``); the session goes on.
 """
 
 from __future__ import annotations
@@ -62,16 +63,18 @@ class _CappedBody(httpx2.AsyncByteStream):
 
 class _CappedTransport(httpx2.AsyncBaseTransport):
     """Caps each answer's body: counted as decoded (a small compressed body may inflate),
-    so the answer goes on without its ``Content-Encoding``. An event stream is left whole:
-    it may last as long as the session, and the SDK caps each of its events."""
+    so the answer goes on without its ``Content-Encoding``. A session's event stream is
+    left whole (``streams``): it may last as long as the session, and the SDK caps each of
+    its events. Any other client reads an event stream whole too, and caps it."""
 
-    def __init__(self, inner: httpx2.AsyncBaseTransport) -> None:
+    def __init__(self, inner: httpx2.AsyncBaseTransport, *, streams: bool) -> None:
         self._inner = inner
+        self._streams = streams
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
         response = await self._inner.handle_async_request(request)
         content_type = response.headers.get("content-type", "").split(";")[0].strip().lower()
-        if content_type == _EVENT_STREAM:
+        if self._streams and content_type == _EVENT_STREAM:
             return response
         raw = httpx2.Response(
             response.status_code, headers=response.headers, stream=response.stream, request=request
@@ -183,9 +186,12 @@ def _ssl_context() -> ssl.SSLContext:
     return httpx2.create_ssl_context(trust_env=False)
 
 
-async def pinned_client(dial: HttpDial, replies: HttpReplies | None) -> httpx2.AsyncClient:
+async def pinned_client(
+    dial: HttpDial, replies: HttpReplies | None, *, streams: bool = True
+) -> httpx2.AsyncClient:
     """A client for ``dial.url``'s host only, connecting to the address judged by the
-    policy."""
+    policy. With ``streams`` (an MCP session's) an event stream's body is not capped: the
+    SDK reads it one capped event at a time."""
     address = await judge_url(dial.url, dial.policy, dial.resolver)
     # Reading the system's certificates takes a while: once, off the event loop.
     ssl_context = await asyncio.to_thread(_ssl_context)
@@ -199,7 +205,7 @@ async def pinned_client(dial: HttpDial, replies: HttpReplies | None) -> httpx2.A
     return httpx2.AsyncClient(
         headers=dial.headers,
         timeout=httpx2.Timeout(CONNECT_SECONDS, read=READ_SECONDS),
-        transport=_CappedTransport(transport),
+        transport=_CappedTransport(transport, streams=streams),
         trust_env=False,
         event_hooks=hooks,
         auth=dial.auth,

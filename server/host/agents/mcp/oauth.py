@@ -11,6 +11,7 @@ registration and the tokens) is a ``Grant``: sealed by the service, never logged
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import json
@@ -35,6 +36,7 @@ from mcp.shared.auth import (
     OAuthToken,
     ProtectedResourceMetadata,
 )
+from mcp.shared.auth_utils import check_resource_allowed, resource_url_from_server_url
 from pydantic import ValidationError
 
 from server.common.clock import Clock
@@ -52,6 +54,9 @@ REDIRECT_URI = "http://127.0.0.1:33418/callback"
 CLIENT_NAME = "Crewhost"
 # A token is refreshed when it has less than this left.
 REFRESH_MARGIN_SECONDS = 60.0
+# Each request of a sign-in or a refresh, whole: a server that trickles its answer (each
+# byte inside the read timeout) is not waited for longer.
+STEP_SECONDS = 30.0
 _BODY_CHARS = 200
 
 
@@ -171,6 +176,14 @@ class OAuthClient:
         resource = await self._resource_metadata(
             server_url, extract_field_from_www_auth(challenge, "resource_metadata")
         )
+        if resource is not None and not check_resource_allowed(
+            resource_url_from_server_url(server_url), str(resource.resource)
+        ):
+            # A token for another resource would go to this server with every request.
+            raise OAuthFailed(
+                f"its metadata names another resource ({_shown(str(resource.resource))}) than "
+                f"the server's address"
+            )
         issuer = str(resource.authorization_servers[0]) if resource else None
         metadata, said_issuer = await self._server_metadata(issuer, server_url)
         scope = extract_scope_from_www_auth(challenge)
@@ -356,7 +369,9 @@ class OAuthClient:
         headers: dict[str, str] | None = None,
     ) -> httpx2.Response:
         try:
-            client = await pinned_client(HttpDial(url, {}, self._policy, self._resolver), None)
+            client = await pinned_client(
+                HttpDial(url, {}, self._policy, self._resolver), None, streams=False
+            )
         except NonPublicAddress as refused:
             raise OAuthFailed(f"the address of {_origin(url)} was refused: {refused}") from None
         except NameNotResolved:
@@ -365,8 +380,10 @@ class OAuthClient:
             # An address from a server's answer (a port out of range, a broken IPv6 host).
             raise OAuthFailed(f"it named an address that is not valid ({_shown(url)})") from None
         try:
-            async with client:
+            async with asyncio.timeout(STEP_SECONDS), client:
                 return await client.request(method, url, json=json_body, data=form, headers=headers)
+        except TimeoutError:
+            raise OAuthFailed(f"{_origin(url)} did not answer within {STEP_SECONDS:g} s") from None
         except httpx2.InvalidURL:
             raise OAuthFailed(f"it named an address that is not valid ({_shown(url)})") from None
         except AnswerTooLarge as exc:

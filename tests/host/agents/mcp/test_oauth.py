@@ -3,13 +3,16 @@ entered proves itself as the server's metadata allows, and an answer's issuer is
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from urllib.parse import urlsplit
 
 import httpx2
 import pytest
+from aiohttp import web
 
 from server.common.public_addresses import PublicOnlyPolicy, system_resolve
+from server.host.agents.mcp import oauth as oauth_module
 from server.host.agents.mcp.oauth import (
     REDIRECT_URI,
     HandClient,
@@ -24,6 +27,7 @@ from tests.support.fakes.oauth_server import (
     FakeAuthorizationServer,
     authorization_server,
 )
+from tests.support.sites import serving
 
 
 @pytest.fixture
@@ -87,3 +91,61 @@ async def test_a_metadata_address_that_is_not_valid_fails_the_sign_in(
     assert failed.value.code == "mcpSignInFailed"
     assert "named an address that is not valid" in str(failed.value)
     assert "\x7f" not in str(failed.value)
+
+
+@pytest.fixture
+async def odd_server() -> AsyncIterator[str]:
+    """A server whose answers a sign-in must not trust: metadata naming another resource,
+    an endless event stream, an answer that trickles."""
+
+    async def metadata(request: web.Request) -> web.Response:
+        return web.json_response(
+            {
+                "resource": "https://victim.example/mcp",
+                "authorization_servers": [f"{request.url.origin()}/"],
+            }
+        )
+
+    async def flood(request: web.Request) -> web.StreamResponse:
+        answer = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await answer.prepare(request)
+        chunk = b"data: " + b"x" * (1 << 20) + b"\n\n"
+        for _ in range(40):
+            await answer.write(chunk)
+        return answer
+
+    async def trickle(request: web.Request) -> web.StreamResponse:
+        answer = web.StreamResponse(headers={"Content-Type": "application/json"})
+        await answer.prepare(request)
+        while True:
+            await answer.write(b" ")
+            await asyncio.sleep(0.05)
+
+    app = web.Application()
+    app.router.add_get("/.well-known/oauth-protected-resource{rest:.*}", metadata)
+    app.router.add_post("/flood", flood)
+    app.router.add_post("/trickle", trickle)
+    async with serving(app) as site:
+        yield site.base
+
+
+async def test_metadata_that_names_another_resource_fails_the_sign_in(odd_server: str) -> None:
+    # Its token would be sent to this server with every request.
+    with pytest.raises(OAuthFailed) as failed:
+        await client().discover(odd_server + "/mcp", "")
+    assert "names another resource (https://victim.example/mcp)" in str(failed.value)
+
+
+async def test_an_endless_event_stream_is_read_only_to_the_cap(odd_server: str) -> None:
+    with pytest.raises(OAuthFailed) as failed:
+        await client().needs_sign_in(odd_server + "/flood")
+    assert "answered too much" in str(failed.value)
+
+
+async def test_an_answer_that_trickles_is_not_waited_for_past_the_steps_time(
+    odd_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(oauth_module, "STEP_SECONDS", 0.5)
+    with pytest.raises(OAuthFailed) as failed:
+        await client().needs_sign_in(odd_server + "/trickle")
+    assert "did not answer within 0.5 s" in str(failed.value)
