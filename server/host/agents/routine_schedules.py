@@ -264,7 +264,7 @@ def _weekday_set(field: str) -> set[int] | None:
         numbers = []
         for end in ends:
             if end.isdigit() and int(end) <= 7:
-                numbers.append(int(end) % 7)
+                numbers.append(int(end))  # 7 is Sunday too: "0-7" is every day
             elif end in _DAY_ALIASES:
                 numbers.append(_DAY_ALIASES[end])
             else:
@@ -273,9 +273,9 @@ def _weekday_set(field: str) -> set[int] | None:
             low, high = numbers
             if low > high:
                 return None
-            days.update(range(low, high + 1))
+            days.update(day % 7 for day in range(low, high + 1))
         else:
-            days.add(numbers[0])
+            days.add(numbers[0] % 7)
     return days
 
 

@@ -190,32 +190,39 @@ class RoutineService:
         return routine
 
     async def update_routine(self, member: Member, routine_id: str, spec: RoutineSpec) -> Routine:
-        """Change a routine (its creator, or an admin); its next fire time is computed anew
-        from now, so a schedule changed or turned back on does not fire for the past. An
-        interval left as it was keeps counting from when it was set: renaming a routine, or
-        turning it off and on, does not move its times."""
-        routine = await self._managed(member, routine_id)
-        now = self._clock.now()
-        kept = Schedule.from_json(routine.schedule)
-        if (spec.schedule.kind, spec.schedule.every_seconds) == ("every", kept.every_seconds):
-            spec = replace(spec, schedule=kept)
-        if spec.enabled and routine.creator_left_at is not None:
-            raise _creator_gone()
-        if spec.schedule != kept or (spec.enabled and not routine.enabled):
-            _refuse_passed(spec, now)  # a once-routine that ran may still be renamed
-        changed = replace(
-            routine,
-            updated_at=now,
-            next_fire_at=_first_fire(spec, now),
-            # A new thread policy starts a new continuing thread.
-            thread_id=routine.thread_id if spec.thread_policy == routine.thread_policy else None,
-            **_spec_fields(spec),
-        )
-        async with self._db.write() as conn:
+        """Change a routine (its creator, or an admin). A routine whose schedule and on/off
+        stay as they were keeps its next fire time: renaming it never moves its times, nor
+        drops a fire that is due and not yet claimed. Otherwise its next fire time is
+        computed anew from now, so a schedule changed or turned back on does not fire for
+        the past; an interval left as it was keeps counting from when it was set."""
+        await self._managed(member, routine_id)
+        # Under the scheduler's lock, read again: a fire time it claimed since the routine
+        # was read is never written back, and the clock is past every one it claimed.
+        async with self._admission, self._db.write() as conn:
+            routine = await self._repo.get_routine(conn, member.team_id, routine_id)
+            if routine is None:
+                raise NotFound("no such routine", code="routineNotFound")
+            now = self._clock.now()
+            kept = Schedule.from_json(routine.schedule)
+            if (spec.schedule.kind, spec.schedule.every_seconds) == ("every", kept.every_seconds):
+                spec = replace(spec, schedule=kept)
+            if spec.enabled and routine.creator_left_at is not None:
+                raise _creator_gone()
+            same_times = spec.schedule == kept and spec.enabled == routine.enabled
+            if not same_times:
+                _refuse_passed(spec, now)  # a once-routine that ran may still be renamed
+            changed = replace(
+                routine,
+                updated_at=now,
+                next_fire_at=routine.next_fire_at if same_times else _first_fire(spec, now),
+                # A new thread policy starts a new continuing thread.
+                thread_id=routine.thread_id
+                if spec.thread_policy == routine.thread_policy
+                else None,
+                **_spec_fields(spec),
+            )
             if not await self._repo.update_routine(conn, changed):
-                # Deleted, or its creator left, since it was read: it is not turned on again.
-                if await self._repo.get_routine(conn, member.team_id, routine_id) is None:
-                    raise NotFound("no such routine", code="routineNotFound")
+                # Its creator left since it was read: it is not turned on again.
                 raise _creator_gone()
         self.schedule_changed.set()
         return changed

@@ -25,6 +25,8 @@ NOW = datetime(2026, 12, 3, 20, 0, tzinfo=UTC).timestamp()
         ("0 9 * * 1-5", "Weekdays at 09:00, Europe/London"),
         ("30 7 * * *", "Every day at 07:30, Europe/London"),
         ("0 10 * * 0,6", "Weekends at 10:00, Europe/London"),
+        ("0 9 * * 0-7", "Every day at 09:00, Europe/London"),
+        ("0 9 * * 5-7", "Sundays, Fridays and Saturdays at 09:00, Europe/London"),
         ("15 8 * * mon", "Mondays at 08:15, Europe/London"),
         ("0 18 * * 1,3,5", "Mondays, Wednesdays and Fridays at 18:00, Europe/London"),
         ("0 6 1 * *", "On day 1 of each month at 06:00, Europe/London"),

@@ -15,7 +15,7 @@ from server.host.agents.routine_schedules import Schedule, every_schedule
 from server.host.agents.routines import CREATOR_GONE, RoutineSpec, first_message
 from server.host.rtc.revocations import MemberRemoved, RemovalsHeard
 from server.host.services.workspace import Member
-from server.host.storage.routines import RoutineRepository
+from server.host.storage.routines import Routine, RoutineRepository
 from server.host.storage.threads import Turn
 from tests.host.agents.routine_fixtures import (
     AGENT,
@@ -159,6 +159,34 @@ async def test_an_interval_keeps_its_times_through_edits_until_it_changes(
         ALICE, made.id, spec(clock, schedule=every_schedule(7200, clock.now()))
     )
     assert changed.next_fire_at == pytest.approx(clock.now() + 7200, abs=1)
+
+
+async def test_a_rename_keeps_a_due_fire_and_never_brings_a_claimed_one_back(
+    routines: Routines, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    service, clock = routines.service, routines.clock
+    made = await service.create_routine(OWNER, AGENT, spec(clock))
+    due = made.next_fire_at
+    assert due is not None
+    # Renamed just after its time, before the scheduler's pass: the fire stays due.
+    clock.advance(due - clock.now() + 0.5)
+    renamed = await service.update_routine(OWNER, made.id, spec(clock, name="Orders"))
+    assert renamed.next_fire_at == due
+    # Renamed again while the scheduler claims that fire (after the edit read the routine,
+    # before it wrote): the claimed time is not written back, and fires once.
+    read = service._managed
+
+    async def read_then_fire(member: Member, routine_id: str) -> Routine:
+        found = await read(member, routine_id)
+        assert [run.due_at for run in await service.fire_due()] == [due]
+        return found
+
+    monkeypatch.setattr(service, "_managed", read_then_fire)
+    again = await service.update_routine(OWNER, made.id, spec(clock, name="Orders, daily"))
+    monkeypatch.undo()
+    assert again.next_fire_at == pytest.approx(due + 3600, abs=1)
+    assert await service.fire_due() == []
+    assert [run.due_at for run in await service.history(OWNER, made.id)] == [due]
 
 
 async def test_a_routine_of_an_unknown_agent_is_refused(routines: Routines) -> None:
