@@ -164,6 +164,11 @@ HOST_ERROR_CODES: tuple[ErrorCode, ...] = (
     ),
     ErrorCode("browserProxyComputerFixed", "A member's computer has no address to edit."),
     ErrorCode(
+        "secretNeedsReentry",
+        "Where a saved secret is sent changed (another host or command, or no encryption "
+        "where there was): enter the secret again, or clear it.",
+    ),
+    ErrorCode(
         "browserProxyAutomaticOnly",
         "The shared profile and 'only this agent' always use the automatic proxy.",
     ),

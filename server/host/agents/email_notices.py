@@ -24,6 +24,7 @@ from server.common.crypto.box import SecretBox, SecretUnreadable
 from server.common.errors import Conflict, InvalidArgument, Unavailable
 from server.db.engine import Database
 from server.db.tables import SMTP_PASSWORD
+from server.host.services.kept_secrets import refuse_moved
 from server.host.storage.notifications import SmtpRepository, SmtpRow
 
 log = logging.getLogger(__name__)
@@ -112,6 +113,10 @@ class MailServer:
                 ciphertext = self.box.encrypt(choice.password.encode("utf-8"), binding)
             elif choice.keep_password and existing is not None:
                 ciphertext = existing.password
+                # To another host, or in the clear where it went encrypted.
+                unencrypted = choice.tls_mode == "none" and existing.tls_mode != "none"
+                if ciphertext is not None and (existing.host != host or unencrypted):
+                    refuse_moved("password", "the server's host or its encryption")
             row = SmtpRow(
                 team_id,
                 host,

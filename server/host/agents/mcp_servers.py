@@ -51,6 +51,7 @@ from server.host.agents.mcp.oauth import (
 )
 from server.host.agents.mcp.stdio_transport import StdioCommand
 from server.host.agents.mcp.turn_tools import McpTurnTools, OfferedTool, ServerGone
+from server.host.services.kept_secrets import refuse_moved
 from server.host.signals import Signals
 from server.host.storage.agents import AgentRepository
 from server.host.storage.mcp_servers import McpAgentLink, McpServerRepository, McpServerRow
@@ -258,6 +259,7 @@ class McpServerService:
             row = await self._get(conn, team_id, server_id)
         if name is not None:
             values["name"] = _check_name(name)
+        _refuse_moved_secrets(row, spec, secrets, client)
         if spec is not None:
             spec = await self._check_spec(spec)
             values.update(
@@ -666,3 +668,38 @@ def _check_secrets(transport: str, secrets: dict[str, str]) -> None:
             raise InvalidArgument(
                 f"The value of {key} is too long or has a NUL or line break", field=field
             )
+
+
+def _refuse_moved_secrets(
+    row: McpServerRow,
+    spec: ServerSpec | None,
+    secrets: dict[str, str] | None,
+    client: ClientEdit | None,
+) -> None:
+    """A saved secret is kept only while it goes where it went (``kept_secrets``): an HTTP
+    server's headers and OAuth client secret to its host, encrypted if they were (the
+    client secret to the authorization server found from it), a stdio server's
+    environment to its command."""
+    if spec is None or spec.transport != row.transport:
+        return  # nothing moved, or a new transport clears the secrets anyway
+    if spec.transport == "http":
+        (scheme, host), (was_scheme, was_host) = _host_of(spec.url), _host_of(row.url)
+        moved = host != was_host or (was_scheme == "https" and scheme != "https")
+        what = "the server's host or its encryption"
+    else:
+        moved = spec.command != row.command
+        what = "the server's command"
+    if not moved:
+        return
+    if secrets is None and row.secret_names:
+        refuse_moved("headers" if spec.transport == "http" else "env", what)
+    keeps_client_secret = client is None or (
+        client.client_secret is None and client.client_id in (None, row.oauth_client_id)
+    )
+    if row.oauth_client_secret is not None and keeps_client_secret:
+        refuse_moved("oauthClientSecret", what)
+
+
+def _host_of(url: str | None) -> tuple[str, str]:
+    parts = URL(url or "")
+    return parts.scheme.lower(), (parts.host or "").lower()

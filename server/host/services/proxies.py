@@ -42,6 +42,7 @@ from server.host.proxies.addresses import (
 from server.host.proxies.judge import ProxyAddressJudge
 from server.host.proxies.marks import ProxyMarks, ProxyStatusChanged
 from server.host.proxies.plan import ProxyPlan
+from server.host.services.kept_secrets import refuse_moved
 from server.host.storage.profiles import BrowserProfileRepository
 from server.host.storage.proxies import ProxyRepository, ProxyRow
 
@@ -170,6 +171,8 @@ class ProxyService:
                     raise _changed_meanwhile()
                 if keep_password and address.password is None:
                     password = row.password
+                    if password is not None and row.host != address.host:
+                        refuse_moved("address", "the proxy's host")
                 else:
                     password = self._seal(team_id, proxy_id, address.password)
                 same = _display(row) == address.display() and (

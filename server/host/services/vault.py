@@ -34,6 +34,7 @@ from server.db.tables import (
     VAULT_SECURITY_CODE,
     VAULT_TOTP_SECRET,
 )
+from server.host.services.kept_secrets import origin_of, refuse_moved
 from server.host.storage.vault import (
     VaultItemFields,
     VaultItemMarks,
@@ -220,6 +221,7 @@ class VaultService:
                 raise _not_found()
             kind = _check_kind(row.kind)
             columns = self._columns(team_id, item_id, kind, values, creating=False)
+            _refuse_kept_for_new_sites(row, columns)
             await self._repo.update_item(
                 conn, team_id, item_id, updated_at=self._clock.now(), **columns
             )
@@ -311,6 +313,21 @@ class VaultService:
         if kind == "login" and creating and not columns.get("sites"):
             raise InvalidArgument("a login names at least one site", field="sites")
         return columns
+
+
+def _refuse_kept_for_new_sites(row: VaultItemRow, columns: dict[str, object]) -> None:
+    """A login's secrets are entered on its sites only: one kept (not given again, nor
+    cleared) does not go with a site added (``kept_secrets``)."""
+    sites = columns.get("sites")
+    if not isinstance(sites, tuple):
+        return
+    added = {origin_of(site) for site in sites} - {origin_of(site) for site in row.sites}
+    if not added:
+        return
+    for name, field in (("password", "password"), ("totp_secret", "totpSecret")):
+        column = SECRET_COLUMNS[name].column
+        if column not in columns and getattr(row, column) is not None:
+            refuse_moved(field, "the login's sites")
 
 
 _NULLABLE = (

@@ -13,7 +13,7 @@ import sqlalchemy as sa
 
 from server.common.crypto.box import SecretBox
 from server.common.crypto.ring import KeyRingFile
-from server.common.errors import CrewhostError
+from server.common.errors import CrewhostError, InvalidArgument
 from server.db.engine import Database
 from server.db.tables import smtp_settings
 from server.host.agents.email_notices import MailServer, MailServerChoice
@@ -98,6 +98,20 @@ async def test_the_password_signs_in_and_is_sealed_never_shown_or_logged(
         )
         await mail.send(TEAM_A, "ana@example.com", "Again", "Text")
         await smtp.wait_for(2)
+        # Not to another host, nor in the clear where it went encrypted: the saved password
+        # would go there.
+        await mail.set_settings(
+            TEAM_A, choice(smtp.port, username="mailer", password=PASSWORD, tls_mode="starttls")
+        )
+        for moved in ({"host": "localhost", "tls_mode": "starttls"}, {"tls_mode": "none"}):
+            with pytest.raises(InvalidArgument) as refused:
+                await mail.set_settings(
+                    TEAM_A, choice(smtp.port, username="mailer", keep_password=True, **moved)
+                )
+            assert (refused.value.code, refused.value.field) == ("secretNeedsReentry", "password")
+        kept = await mail.get_settings(TEAM_A)
+        assert kept is not None
+        assert (kept.host, kept.tls_mode) == ("127.0.0.1", "starttls")
     async with db.read() as conn:
         stored: bytes = (await conn.execute(sa.select(smtp_settings.c.password))).scalar_one()
     assert PASSWORD.encode() not in bytes(stored)

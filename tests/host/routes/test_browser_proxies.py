@@ -81,6 +81,16 @@ async def test_create_list_update_and_the_password_mask(team: Team) -> None:
         {**update, "address": "socks5://me@px.example:1081", "keepPassword": True},
     )
     assert (kept["address"], kept["password"]) == ("socks5://me@px.example:1081", "••••••••")
+    # Another host would be sent the saved password: it is given again, or cleared.
+    elsewhere = {
+        "id": created["id"],
+        "previousAddress": kept["address"],
+        "address": "socks5://me@other.example:1081",
+        "keepPassword": True,
+    }
+    assert await refused(team.admin, "browser-proxies-v1/update", elsewhere) == (
+        "secretNeedsReentry"
+    )
     removed = await team.admin.call(
         "browser-proxies-v1/update",
         {"id": created["id"], "previousAddress": kept["address"], "address": kept["address"]},

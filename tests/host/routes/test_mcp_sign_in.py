@@ -423,6 +423,16 @@ async def test_a_server_that_registers_no_clients_signs_in_with_one_an_admin_ent
         assert secret not in text
     assert secret.encode() not in database_bytes(tmp_path)
 
+    # Moved to another host (or from https to http), the saved secret is not sent there:
+    # the admin gives it again.
+    moved = {
+        "id": added["id"],
+        "transport": "http",
+        "url": notes_url.replace("127.0.0.1", "localhost"),
+    }
+    assert await refused(team.admin, "mcp-servers-v1/update", moved) == "secretNeedsReentry"
+    assert (await team.admin.call("mcp-servers-v1/list"))["servers"][0]["url"] == notes_url
+
     # A new secret drops the sign-in; clearing the id clears both.
     change = {"id": added["id"], "oauthClientSecret": "another-secret"}
     await team.admin.call("mcp-servers-v1/update", change)

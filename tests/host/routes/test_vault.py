@@ -103,6 +103,16 @@ async def test_the_mask_keeps_the_stored_value(server: RunningHub, roles: Roles)
     assert await vault.open_secret(roles.team_id, made["id"], "password") == PASSWORD
     await roles.admin.call("vault-v1/update", {"itemId": made["id"], "password": "new-one"})
     assert await vault.open_secret(roles.team_id, made["id"], "password") == "new-one"
+    # A site added would be given the kept password: it is entered again with the site.
+    sites = ["https://shop.example/", "https://collect.example/"]
+    added = {"itemId": made["id"], "sites": sites, "password": MASK}
+    assert await refused(roles.admin, "vault-v1/update", added) == "secretNeedsReentry"
+    read = await roles.admin.call("vault-v1/read", {"itemId": made["id"]})
+    assert read["sites"] == ["https://shop.example"]
+    # The same site keeps it, and so does a site given with the password.
+    await roles.admin.call("vault-v1/update", {"itemId": made["id"], "sites": sites[:1]})
+    await roles.admin.call("vault-v1/update", {**added, "password": "for-both"})
+    assert await vault.open_secret(roles.team_id, made["id"], "password") == "for-both"
 
 
 async def test_bad_input_gets_a_code_and_changes_nothing(roles: Roles) -> None:
