@@ -188,13 +188,16 @@ class HookService:
         hook = found if found is not None and found.enabled else None
         checked = hook or self._decoy
         now = self._clock.now()
-        wait = self._buckets.retry_after(checked.id)
         signed = self._signatures.matches(_secrets_of(checked, now), headers, body, now)
+        # Signed deliveries and the rest count apart: whoever learns a trigger's address
+        # cannot use up what its sender's signed deliveries may.
+        bucket = checked.id if signed else f"unsigned:{checked.id}"
+        wait = self._buckets.retry_after(bucket)
         if hook is None:
             raise NotFound("no such hook", code="hookNotFound")
         if wait > 0:
             raise RateLimited("this hook is receiving too much; try again later", retry_after=wait)
-        self._buckets.spend(hook.id)
+        self._buckets.spend(bucket)
         if not signed:
             raise Unauthenticated(
                 "the delivery's signature does not check out", code="hookSignature"

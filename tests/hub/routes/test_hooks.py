@@ -343,6 +343,18 @@ async def test_a_flood_is_429_with_retry_after(server: RunningHub, clock: FakeCl
     assert (await post(server, hook_id, BODY, signed(secret, BODY, clock)))[0] == 202
 
 
+async def test_unsigned_posts_do_not_use_up_the_senders_rate(
+    server: RunningHub, clock: FakeClock
+) -> None:
+    hook_id, secret = await add_hook(server)
+    forged = signed("whsec_" + "A" * 32, BODY, clock)
+    for _ in range(server.hub.settings.hub.hook_burst):
+        assert (await post(server, hook_id, BODY, forged))[0] == 401
+    assert (await post(server, hook_id, BODY, forged))[0] == 429
+    # Whoever knows the address has spent its own allowance, not the sender's.
+    assert (await post(server, hook_id, BODY, signed(secret, BODY, clock)))[0] == 202
+
+
 async def test_the_previous_secret_is_valid_for_a_day_after_a_rotation(
     server: RunningHub, clock: FakeClock
 ) -> None:
