@@ -6,7 +6,7 @@ import { ProfilesPanel } from '../src/components/host/ProfilesPanel';
 import { PROXY_MEMBER_REASON, ProxiesAdmin } from '../src/components/host/ProxiesAdmin';
 import type { TabView } from '../src/host/protocol';
 import { button, fakeConnection, mountPoint, show, submit, typeInto } from './host-fakes';
-import { PASSWORD_MASK, closeTabsQuestion, deleteProxyQuestion, saveEdit, startEdit, statusText, tabsOfProfiles, withPassword, type ProxyView } from '../src/host/proxy-form';
+import { PASSWORD_MASK, closeTabsQuestion, deleteProxyQuestion, hostOf, saveEdit, startEdit, statusText, tabsOfProfiles, withPassword, type ProxyView } from '../src/host/proxy-form';
 
 const WORK = { id: `profile-${'a'.repeat(32)}`, name: 'Work', hue: 204 };
 const SHOP = { id: `profile-${'b'.repeat(32)}`, name: 'Shop', hue: 4 };
@@ -36,6 +36,14 @@ describe('proxy edits', () => {
       kind: 'update',
       body: { id: PROXY.id, previousAddress: 'http://me@proxy.example:3128', address: 'http://me@proxy.example:3129', keepPassword: true },
     });
+  });
+
+  it('asks for the password again when the proxy moves to another host', () => {
+    const edit = startEdit(PROXY);
+    const moved = saveEdit(PROXY, { ...edit, address: 'http://me@elsewhere.example:3128' });
+    expect(moved.kind).toBe('refused');
+    expect(saveEdit(PROXY, { ...edit, address: 'http://me@PROXY.example.:3129' }).kind).toBe('update');
+    expect(hostOf('socks5://u@[2001:db8::1]:1080')).toBe('2001:db8::1');
   });
 
   it('removes an emptied password and puts a typed one into the address', () => {

@@ -61,6 +61,10 @@ export function saveEdit(opened: ProxyView, edit: ProxyEdit): ProxySave {
   const kept = edit.password === PASSWORD_MASK && opened.password !== null;
   if (kept) {
     if (address === previousAddress) return { kind: 'nothing' };
+    // The host keeps a saved password for the same host only (another port keeps it).
+    if (hostOf(address) !== hostOf(previousAddress)) {
+      return { kind: 'refused', reason: 'The proxy moves to another host: type its password again, or empty it.' };
+    }
     return { kind: 'update', body: { id: opened.id, previousAddress, address, keepPassword: true } };
   }
   if (edit.password === '' || edit.password === PASSWORD_MASK) {
@@ -70,6 +74,15 @@ export function saveEdit(opened: ProxyView, edit: ProxyEdit): ProxySave {
   const signed = withPassword(address, edit.password);
   if (signed === null) return { kind: 'refused', reason: 'A password needs a user name: write the address like http://user@host:port.' };
   return { kind: 'update', body: { id: opened.id, previousAddress, address: signed, keepPassword: false } };
+}
+
+/** The host an address names, as the host compares it: lower case, without brackets. */
+export function hostOf(address: string): string {
+  const text = address.trim();
+  const rest = text.slice(SCHEME.exec(text)?.[0].length ?? 0);
+  const place = rest.slice(rest.lastIndexOf('@') + 1).split('/', 1)[0] ?? '';
+  const host = place.startsWith('[') ? place.slice(1, place.indexOf(']')) : (place.split(':', 1)[0] ?? '');
+  return host.replace(/\.$/, '').toLowerCase();
 }
 
 /** The open tabs of the named profiles (a tab names its profile as the profile list does). */
