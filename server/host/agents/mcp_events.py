@@ -3,7 +3,9 @@ what it missed: it reconnects with ``Last-Event-ID`` and the SDK's session manag
 the events of that stream after it (the SDK's ``EventStore`` interface).
 
 In memory, bounded: at most ``MAX_EVENTS_PER_STREAM`` events a stream and ``MAX_EVENTS`` in
-all (the oldest go first), none older than ``EVENT_SECONDS``. Each session sees only its
+all, none older than ``EVENT_SECONDS``. Past ``MAX_EVENTS`` the session that holds the most
+gives up its oldest: the sessions of one team at work (a host may serve several teams)
+never push out a quiet session's few events. Each session sees only its
 own events: the session manager gives each session a view of its own (``for_session``),
 and an event id of another session's is as unknown as an expired one.
 """
@@ -54,6 +56,10 @@ class McpEventStore:
         self._sessions = itertools.count(1)
         self._events: OrderedDict[int, _Event] = OrderedDict()
         self._streams: dict[tuple[int, StreamId], deque[_Event]] = {}
+        # Each session's events in the order stored (one dropped from a stream's own cap
+        # leaves its entry here until it is reached), and how many it holds.
+        self._by_session: dict[int, deque[_Event]] = {}
+        self._held: dict[int, int] = {}
 
     def __len__(self) -> int:
         return len(self._events)
@@ -67,11 +73,13 @@ class McpEventStore:
         self._expire(event.at)
         stream = self._streams.setdefault((session, stream_id), deque())
         if len(stream) >= self._per_stream:
-            self._events.pop(stream.popleft().seq, None)
+            self._forget(stream.popleft())
         stream.append(event)
         self._events[event.seq] = event
+        self._by_session.setdefault(session, deque()).append(event)
+        self._held[session] = self._held.get(session, 0) + 1
         while len(self._events) > self._total:
-            self._drop_oldest()
+            self._drop_from_largest()
         return str(event.seq)
 
     async def replay(
@@ -102,7 +110,18 @@ class McpEventStore:
             self._drop_oldest()
 
     def _drop_oldest(self) -> None:
-        _, event = self._events.popitem(last=False)
+        self._drop(next(iter(self._events.values())))
+
+    def _drop_from_largest(self) -> None:
+        """The oldest event of the session that holds the most."""
+        largest = max(self._held, key=self._held.__getitem__)
+        events = self._by_session[largest]
+        while events[0].seq not in self._events:
+            events.popleft()  # dropped already, by its stream's cap
+        self._drop(events[0])
+
+    def _drop(self, event: _Event) -> None:
+        """Drops ``event``, the oldest of its stream and of its session still held."""
         key = (event.session, event.stream_id)
         stream = self._streams.get(key)
         if stream is not None:
@@ -110,6 +129,20 @@ class McpEventStore:
                 stream.popleft()
             if not stream:
                 del self._streams[key]
+        self._forget(event)
+
+    def _forget(self, event: _Event) -> None:
+        """``event`` out of the store and its session's count (its stream let it go)."""
+        if self._events.pop(event.seq, None) is None:
+            return
+        left = self._held[event.session] - 1
+        events = self._by_session[event.session]
+        while events and events[0].seq not in self._events:
+            events.popleft()
+        if left:
+            self._held[event.session] = left
+        else:
+            del self._held[event.session], self._by_session[event.session]
 
 
 class SessionEvents(EventStore):

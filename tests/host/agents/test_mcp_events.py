@@ -91,3 +91,17 @@ async def test_the_store_keeps_within_its_caps_and_lifetime() -> None:
     clock.now = 61.0
     await session.store_event("late", note(20))
     assert len(store) == 1
+
+
+async def test_a_busy_session_gives_up_its_own_events_not_a_quiet_ones() -> None:
+    store = McpEventStore(per_stream=100, total=5)
+    quiet, busy = store.for_session(), store.for_session()
+    primed = await quiet.store_event("q", None)
+    kept = await quiet.store_event("q", note(1))
+    ids = [await busy.store_event("b", note(n)) for n in range(10)]
+    # The quiet session still replays; the busy one keeps its newest three.
+    assert len(store) == 5
+    assert await replayed(store, quiet, primed) == [note(1)]
+    assert await replayed(store, quiet, kept) == []
+    assert await replayed(store, busy, ids[7]) == [note(8), note(9)]
+    assert await replayed(store, busy, ids[6]) == []
