@@ -254,6 +254,14 @@ class HostSettings(SettingsSection):
         "link-local (cloud metadata) or other special-purpose address, or one of the host's "
         "own addresses, is refused (mcpAddressRefused) when saved and at every connection.",
     )
+    mcp_stdio_teams: list[str] = Field(
+        default_factory=list,
+        description="The teams (ids, comma-separated, or * for every team) whose admins may "
+        "add stdio MCP servers. A stdio server is a command the host runs as its own user: it "
+        "can read whatever the host can, the data folder of every team included, so by "
+        "default no team may (mcpStdioNotAllowed). Allow it for the one team of a host that "
+        "serves one, or for teams whose admins are trusted with the host itself.",
+    )
     provider_allowed_hosts: list[str] = Field(
         default_factory=list,
         description="Host names, IP addresses and CIDR ranges a team's model provider or "

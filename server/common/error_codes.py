@@ -164,6 +164,10 @@ HOST_ERROR_CODES: tuple[ErrorCode, ...] = (
     ),
     ErrorCode("browserProxyComputerFixed", "A member's computer has no address to edit."),
     ErrorCode(
+        "mcpStdioNotAllowed",
+        "This host runs no stdio MCP servers for the team: its operator allows them.",
+    ),
+    ErrorCode(
         "secretNeedsReentry",
         "Where a saved secret is sent changed (another host or command, or no encryption "
         "where there was): enter the secret again, or clear it.",

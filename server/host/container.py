@@ -514,6 +514,7 @@ def _agents(base: _Base, machinery: _Machinery, stores: _Stores, browsing: _Brow
             ),
             idle_seconds=host.mcp_idle_seconds,
             start_seconds=host.mcp_start_seconds,
+            stdio_teams=host.mcp_stdio_teams,
         ),
         announce,
         base.settings.data_dir,

@@ -60,6 +60,15 @@ async def test_the_owner_sets_the_mail_server_and_a_member_chooses_email(
         assert smtp.logins == ["mailer"]
         await screens.save(page, "notifications-owner")
         assert await page.evaluate("Notification.permission") == "default"
+        # Moved to another host with the password left alone: the saved password does not
+        # go there. Removed, the save goes through.
+        await server.get_by_label("Server", exact=True).fill("localhost")
+        await server.get_by_role("button", name="Save").click()
+        await expect(server).to_contain_text("Where the saved password or secret is sent")
+        await expect(server.locator("[data-password-set]")).to_have_text("Password set")
+        await server.get_by_label("Remove the saved password").check()
+        await server.get_by_role("button", name="Save").click()
+        await expect(server.locator("[data-password-set]")).to_have_text("No password")
         await context.close()
 
     context = await browser.new_context(viewport=DESKTOP)

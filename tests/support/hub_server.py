@@ -44,6 +44,8 @@ def hub_settings(folder: Path, database: ScratchDatabase, **overrides: Any) -> S
         # A memory review asks the provider after turns end: only tests that ask for one
         # get it, so no review takes a reply another test scripted for its turn.
         "host.memory_review_seconds": 3600.0,
+        # The fake MCP servers run as stdio commands of the tests' teams.
+        "host.mcp_stdio_teams": ["*"],
     }
     values.update(FAST_HASHING)
     values.update(overrides)

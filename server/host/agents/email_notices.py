@@ -115,7 +115,8 @@ class MailServer:
                 ciphertext = existing.password
                 # To another host, or in the clear where it went encrypted.
                 unencrypted = choice.tls_mode == "none" and existing.tls_mode != "none"
-                if ciphertext is not None and (existing.host != host or unencrypted):
+                other_host = existing.host.rstrip(".").lower() != host.rstrip(".").lower()
+                if ciphertext is not None and (other_host or unencrypted):
                     refuse_moved("password", "the server's host or its encryption")
             row = SmtpRow(
                 team_id,

@@ -28,7 +28,7 @@ from yarl import URL
 
 from server.common.clock import Clock
 from server.common.crypto.box import SecretBox, SecretUnreadable
-from server.common.errors import Conflict, InvalidArgument, NotFound
+from server.common.errors import Conflict, Forbidden, InvalidArgument, NotFound
 from server.common.protocol.events import McpServersChanged
 from server.common.public_addresses import NameNotResolved, NonPublicAddress, SavedAddressRefused
 from server.db.engine import Database
@@ -205,7 +205,7 @@ class McpServerService:
         client: ClientEdit | None = None,
     ) -> McpServerView:
         name = _check_name(name)
-        spec = await self._check_spec(spec)
+        spec = await self._check_spec(team_id, spec)
         _check_secrets(spec.transport, secrets)
         server_id = uuid.uuid4().hex
         now = self._clock.now()
@@ -261,7 +261,7 @@ class McpServerService:
             values["name"] = _check_name(name)
         _refuse_moved_secrets(row, spec, secrets, client)
         if spec is not None:
-            spec = await self._check_spec(spec)
+            spec = await self._check_spec(team_id, spec)
             values.update(
                 transport=spec.transport, command=spec.command, args=spec.args, url=spec.url
             )
@@ -560,8 +560,16 @@ class McpServerService:
         values = json.loads(data)
         return {str(k): str(v) for k, v in values.items()}
 
-    async def _check_spec(self, spec: ServerSpec) -> ServerSpec:
+    async def _check_spec(self, team_id: str, spec: ServerSpec) -> ServerSpec:
         if spec.transport == "stdio":
+            if not self._connections.allows_stdio(team_id):
+                raise Forbidden(
+                    "This host runs no stdio MCP server for this team: each runs as the "
+                    "host's own user, so its operator allows them (host.mcp_stdio_teams). "
+                    "Add an HTTP server instead.",
+                    code="mcpStdioNotAllowed",
+                    field="transport",
+                )
             command = (spec.command or "").strip()
             if not command or "\x00" in command or len(command) > 1000:
                 raise InvalidArgument(
@@ -687,14 +695,18 @@ def _refuse_moved_secrets(
         moved = host != was_host or (was_scheme == "https" and scheme != "https")
         what = "the server's host or its encryption"
     else:
-        moved = spec.command != row.command
-        what = "the server's command"
+        command = (spec.command or "").strip()
+        moved = command != row.command or tuple(spec.args) != tuple(row.args)
+        what = "the server's command or arguments"
     if not moved:
         return
     if secrets is None and row.secret_names:
         refuse_moved("headers" if spec.transport == "http" else "env", what)
+    # The saved client secret stays unless a new one is given or the client is cleared
+    # (``_client_values``): a new client id alone keeps it.
     keeps_client_secret = client is None or (
-        client.client_secret is None and client.client_id in (None, row.oauth_client_id)
+        client.client_secret is None
+        and (client.client_id is None or client.client_id.strip() != "")
     )
     if row.oauth_client_secret is not None and keeps_client_secret:
         refuse_moved("oauthClientSecret", what)

@@ -171,8 +171,9 @@ class ProxyService:
                     raise _changed_meanwhile()
                 if keep_password and address.password is None:
                     password = row.password
-                    if password is not None and row.host != address.host:
-                        refuse_moved("address", "the proxy's host")
+                    in_clear = row.scheme == "https" and address.scheme != "https"
+                    if password is not None and (row.host != address.host or in_clear):
+                        refuse_moved("address", "the proxy's host or its encryption")
                 else:
                     password = self._seal(team_id, proxy_id, address.password)
                 same = _display(row) == address.display() and (

@@ -324,7 +324,11 @@ def _refuse_kept_for_new_sites(row: VaultItemRow, columns: dict[str, object]) ->
     added = {origin_of(site) for site in sites} - {origin_of(site) for site in row.sites}
     if not added:
         return
-    for name, field in (("password", "password"), ("totp_secret", "totpSecret")):
+    login_secrets: tuple[tuple[SecretField, str], ...] = (
+        ("password", "password"),
+        ("totp_secret", "totpSecret"),
+    )
+    for name, field in login_secrets:
         column = SECRET_COLUMNS[name].column
         if column not in columns and getattr(row, column) is not None:
             refuse_moved(field, "the login's sites")

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from peer.connection import HostConnection
+from server.host.agents.mcp.connections import McpConnections
 from tests.host.routes.conftest import Roles, Team, database_bytes, refused
 from tests.support.fakes.anthropic import API_KEY, FakeAnthropic, MessageEvents
 from tests.support.fakes.mcp_servers import PIXEL_PNG, stdio_command
@@ -299,3 +300,14 @@ async def test_a_running_turns_call_reads_its_server_again(team: Team, server: R
     await not_called()
     await team.admin.call("mcp-servers-v1/delete", {"id": added["id"]})
     await not_called()
+
+
+async def test_a_team_the_host_does_not_allow_adds_no_stdio_server(
+    roles: Roles, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each runs as the host's own user: its operator allows them (host.mcp_stdio_teams).
+    monkeypatch.setattr(McpConnections, "allows_stdio", lambda _self, _team_id: False)
+    assert await refused(roles.admin, "mcp-servers-v1/add", notes_server()) == (
+        "mcpStdioNotAllowed"
+    )
+    assert (await roles.admin.call("mcp-servers-v1/list"))["servers"] == []

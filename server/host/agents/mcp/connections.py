@@ -20,7 +20,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import AbstractAsyncContextManager, AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Literal
@@ -96,6 +96,12 @@ class ServerState:
     code: str | None = None
 
 
+STDIO_NOT_ALLOWED = (
+    "this host runs no stdio MCP server for this team: its operator allows them "
+    "(host.mcp_stdio_teams), since each runs as the host's own user"
+)
+
+
 class McpUnavailable(Exception):
     """The server could not be reached; the message says why, for a person."""
 
@@ -144,14 +150,21 @@ class McpConnections:
         resolver: Resolver = system_resolve,
         idle_seconds: float = 600.0,
         start_seconds: float = 30.0,
+        stdio_teams: Iterable[str] = ("*",),
     ) -> None:
         self._announce = announce
         self.policy = policy
+        self._stdio_teams = frozenset(stdio_teams)
         self.resolver = resolver
         self._idle_seconds = idle_seconds
         self._start_seconds = start_seconds
         self._records: dict[tuple[str, str], _Record] = {}
         self._closing = False
+
+    def allows_stdio(self, team_id: str) -> bool:
+        """Whether the team's stdio servers may run (``host.mcp_stdio_teams``): each is a
+        command run as the host's own user."""
+        return "*" in self._stdio_teams or team_id in self._stdio_teams
 
     async def __aenter__(self) -> McpConnections:
         return self
@@ -403,6 +416,9 @@ class McpConnections:
         target = session.target
         if target.transport == "stdio":
             assert target.command is not None
+            if not self.allows_stdio(target.team_id):
+                # Saved while the host allowed it: it starts no more once it does not.
+                raise McpUnavailable(STDIO_NOT_ALLOWED)
             return stdio_transport(target.command, target.name, session.ended, session.gone)
         assert target.url is not None
         auth = None

@@ -253,3 +253,18 @@ async def test_sessions_are_per_team(connections: McpConnections, tmp_path: Path
     await connections.call(mine, "add_note", {"text": "mine"})
     result = await connections.call(theirs, "list_notes", {})
     assert result.content[0].text == "(no notes)"  # type: ignore[union-attr]
+
+
+async def test_a_stdio_server_of_a_team_the_host_does_not_allow_never_starts(
+    heard: Heard, tmp_path: Path
+) -> None:
+    target = stdio_target("notes", tmp_path)
+    async with McpConnections(
+        heard, policy=PublicOnlyPolicy.from_entries([]), stdio_teams=("another-team",)
+    ) as denied:
+        assert not denied.allows_stdio(TEAM)
+        state = await denied.ready(target)
+    assert state.status == "error"
+    assert state.reason is not None
+    assert "host.mcp_stdio_teams" in state.reason
+    assert not (tmp_path / "mcp" / "notes").exists()  # no process ever made its folder

@@ -96,6 +96,8 @@ interface MailForm {
   tlsMode: SetMailServerArgs['tlsMode'];
   username: string;
   password: string;
+  // The saved password goes with the save (a relay that asks none, on another host).
+  removePassword: boolean;
   fromAddress: string;
 }
 
@@ -107,6 +109,7 @@ function startMailForm(state: MailServerState): MailForm {
     tlsMode: server?.tlsMode ?? 'starttls',
     username: server?.username ?? '',
     password: '',
+    removePassword: false,
     fromAddress: server?.fromAddress ?? '',
   };
 }
@@ -141,7 +144,7 @@ function MailServerFields({ connection, current, onSaved }: { connection: HostCo
         tlsMode: form.tlsMode,
         username: form.username.trim() || null,
         password: password === '' ? null : password,
-        keepPassword: password === '' && passwordSet,
+        keepPassword: password === '' && passwordSet && !form.removePassword,
         fromAddress: form.fromAddress.trim(),
       });
       setNote('Saved.');
@@ -199,6 +202,12 @@ function MailServerFields({ connection, current, onSaved }: { connection: HostCo
             {passwordSet ? 'Password set' : 'No password'}
           </span>
         </label>
+        {passwordSet && (
+          <label class="admin-inline">
+            <input type="checkbox" checked={form.removePassword} onChange={(e) => set({ removePassword: e.currentTarget.checked })} />
+            Remove the saved password
+          </label>
+        )}
         <label>
           From address
           <input type="email" value={form.fromAddress} placeholder="crewhost@example.com" onInput={(e) => set({ fromAddress: e.currentTarget.value })} required />
