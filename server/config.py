@@ -351,6 +351,7 @@ class HostSettings(SettingsSection):
         "webhook_allowed_hosts",
         "mcp_allowed_hosts",
         "provider_allowed_hosts",
+        "mcp_stdio_teams",
         mode="before",
     )
     @classmethod

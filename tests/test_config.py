@@ -46,6 +46,12 @@ def test_file_then_environment_then_overrides(tmp_path: Path) -> None:
     assert settings.host.chromium == "/opt/chromium"
 
 
+def test_no_team_runs_stdio_mcp_servers_unless_the_operator_names_it() -> None:
+    assert load_settings(env={}).host.mcp_stdio_teams == []
+    named = load_settings(env={"CREWHOST_HOST_MCP_STDIO_TEAMS": "team-a, team-b"})
+    assert named.host.mcp_stdio_teams == ["team-a", "team-b"]
+
+
 def test_the_database_defaults_to_sqlite_in_the_data_folder(tmp_path: Path) -> None:
     settings = load_settings(env={"CREWHOST_DATA_DIR": str(tmp_path)})
     assert settings.database_url == f"sqlite+aiosqlite:///{tmp_path / 'crewhost.db'}"

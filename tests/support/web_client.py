@@ -184,6 +184,8 @@ def server_env() -> dict[str, str]:
     # tests share one agent and one scripted fake, it would take the reply a later test
     # scripted for its turn (as the in-process hub's tests, none asks for one).
     env["CREWHOST_HOST_MEMORY_REVIEW_SECONDS"] = "3600"
+    # The fake MCP servers run as stdio commands of the tests' teams.
+    env["CREWHOST_HOST_MCP_STDIO_TEAMS"] = "*"
     return env
 
 
