@@ -128,7 +128,7 @@ async def main(args: argparse.Namespace) -> int:
     try:
         await _listening(port)
         async with McpConnections(
-            ignore, policy=PublicOnlyPolicy.from_entries(["127.0.0.1"])
+            ignore, policy=PublicOnlyPolicy.from_entries(["127.0.0.1"]), stdio_teams=("*",)
         ) as connections:
             stdio_target = ServerTarget(
                 TEAM,

@@ -129,6 +129,7 @@ describe('statuses and outcomes in words', () => {
     expect(statusText(true, at('connected')).text).toBe('Connected · 3 tools');
     expect(statusText(true, at('starting')).text).toBe('Starting…');
     expect(statusText(true, at('error', 'the process ended (exit code 3)')).text).toBe('Error: the process ended (exit code 3)');
+    expect(statusText(true, at('error', 'not allowed', 'mcpStdioNotAllowed')).text).toBe(`Error: ${ERROR_MESSAGES.get('mcpStdioNotAllowed')}`);
     expect(statusText(true, at('signIn')).text).toBe('Needs sign-in');
     expect(statusText(true, at('signIn', 'its answer came from another issuer', 'mcpSignInIssuerMismatch')).text).toBe(`Needs sign-in: ${ERROR_MESSAGES.get('mcpSignInIssuerMismatch')}`);
     expect(statusText(true, at('idle')).key).toBe('idle');

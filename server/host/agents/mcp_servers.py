@@ -259,9 +259,9 @@ class McpServerService:
             row = await self._get(conn, team_id, server_id)
         if name is not None:
             values["name"] = _check_name(name)
-        _refuse_moved_secrets(row, spec, secrets, client)
         if spec is not None:
             spec = await self._check_spec(team_id, spec)
+            _refuse_moved_secrets(row, spec, secrets, client)
             values.update(
                 transport=spec.transport, command=spec.command, args=spec.args, url=spec.url
             )
@@ -695,8 +695,7 @@ def _refuse_moved_secrets(
         moved = host != was_host or (was_scheme == "https" and scheme != "https")
         what = "the server's host or its encryption"
     else:
-        command = (spec.command or "").strip()
-        moved = command != row.command or tuple(spec.args) != tuple(row.args)
+        moved = spec.command != row.command or tuple(spec.args) != tuple(row.args)
         what = "the server's command or arguments"
     if not moved:
         return

@@ -41,7 +41,8 @@ async def server(
     tmp_path: Path, database: ScratchDatabase, clock: FakeClock
 ) -> AsyncIterator[RunningHub]:
     """The hub and its host, which may dial MCP servers on loopback (the fakes)."""
-    settings = hub_settings(tmp_path, database, **{"host.mcp_allowed_hosts": ["127.0.0.1"]})
+    allowed = {"host.mcp_allowed_hosts": ["127.0.0.1", "localhost"]}
+    settings = hub_settings(tmp_path, database, **allowed)
     async with running_hub(settings, database, clock=clock) as running:
         yield running
 

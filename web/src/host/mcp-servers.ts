@@ -253,8 +253,10 @@ export function statusText(enabled: boolean, status: McpStatusView): { text: str
       const why = (status.code ? ERROR_MESSAGES.get(status.code) : undefined) ?? status.reason;
       return { text: why ? `Needs sign-in: ${why}` : 'Needs sign-in', tone: 'warn', key: 'signIn' };
     }
-    case 'error':
-      return { text: `Error: ${status.reason ?? 'the server did not answer'}`, tone: 'error', key: 'error' };
+    case 'error': {
+      const why = (status.code ? ERROR_MESSAGES.get(status.code) : undefined) ?? status.reason;
+      return { text: `Error: ${why ?? 'the server did not answer'}`, tone: 'error', key: 'error' };
+    }
     default:
       return { text: 'Not running: it starts when an agent needs it', tone: 'muted', key: 'idle' };
   }

@@ -97,9 +97,10 @@ class ServerState:
 
 
 STDIO_NOT_ALLOWED = (
-    "this host runs no stdio MCP server for this team: its operator allows them "
-    "(host.mcp_stdio_teams), since each runs as the host's own user"
+    "this host runs no stdio MCP server for this team: each runs as the host's own user, "
+    "so its operator allows them (CREWHOST_HOST_MCP_STDIO_TEAMS)"
 )
+STDIO_CODE = "mcpStdioNotAllowed"
 
 
 class McpUnavailable(Exception):
@@ -150,7 +151,7 @@ class McpConnections:
         resolver: Resolver = system_resolve,
         idle_seconds: float = 600.0,
         start_seconds: float = 30.0,
-        stdio_teams: Iterable[str] = ("*",),
+        stdio_teams: Iterable[str] = (),
     ) -> None:
         self._announce = announce
         self.policy = policy
@@ -263,6 +264,10 @@ class McpConnections:
             raise McpUnavailable("the host is stopping")
         key = (target.team_id, target.server_id)
         record = self._records.setdefault(key, _Record())
+        if target.transport == "stdio" and not self.allows_stdio(target.team_id):
+            # Saved while the host allowed it: it starts no more, and says so for good.
+            self._set(key, record, ServerState("error", STDIO_NOT_ALLOWED, code=STDIO_CODE))
+            raise McpUnavailable(STDIO_NOT_ALLOWED)
         async with record.lock:
             session = record.session
             if (
@@ -416,9 +421,6 @@ class McpConnections:
         target = session.target
         if target.transport == "stdio":
             assert target.command is not None
-            if not self.allows_stdio(target.team_id):
-                # Saved while the host allowed it: it starts no more once it does not.
-                raise McpUnavailable(STDIO_NOT_ALLOWED)
             return stdio_transport(target.command, target.name, session.ended, session.gone)
         assert target.url is not None
         auth = None

@@ -66,6 +66,7 @@ async def connections(heard: Heard) -> AsyncIterator[McpConnections]:
         policy=PublicOnlyPolicy.from_entries(["127.0.0.1"]),
         idle_seconds=600.0,
         start_seconds=20.0,
+        stdio_teams=("*",),
     ) as opened:
         yield opened
 

@@ -54,7 +54,9 @@ async def test_a_stdio_server_has_an_empty_environment_and_its_own_folder(
 async def test_a_server_that_hangs_in_initialize_shows_an_error(
     heard: Heard, tmp_path: Path
 ) -> None:
-    async with McpConnections(heard, policy=PublicOnlyPolicy(), start_seconds=1.0) as connections:
+    async with McpConnections(
+        heard, policy=PublicOnlyPolicy(), start_seconds=1.0, stdio_teams=("*",)
+    ) as connections:
         state = await connections.ready(stdio_target("hang", tmp_path))
     assert state.status == "error"
     assert state.reason is not None
@@ -123,7 +125,9 @@ async def test_a_changed_tool_list_is_picked_up(
 
 
 async def test_an_idle_session_ends(heard: Heard, tmp_path: Path) -> None:
-    async with McpConnections(heard, policy=PublicOnlyPolicy(), idle_seconds=0.2) as connections:
+    async with McpConnections(
+        heard, policy=PublicOnlyPolicy(), idle_seconds=0.2, stdio_teams=("*",)
+    ) as connections:
         target = stdio_target("notes", tmp_path)
         assert (await connections.ready(target)).status == "connected"
         await heard.status(target.server_id, "idle")
@@ -133,7 +137,7 @@ async def test_an_idle_session_ends(heard: Heard, tmp_path: Path) -> None:
 
 
 async def test_leaving_ends_every_server_process(heard: Heard, tmp_path: Path) -> None:
-    async with McpConnections(heard, policy=PublicOnlyPolicy()) as connections:
+    async with McpConnections(heard, policy=PublicOnlyPolicy(), stdio_teams=("*",)) as connections:
         result = await connections.call(stdio_target("notes", tmp_path), "pid", {})
         pid = int(result.content[0].text)  # type: ignore[union-attr]
         os.kill(pid, 0)  # running
@@ -146,7 +150,7 @@ async def test_a_child_the_server_left_behind_ends_with_its_session(
 ) -> None:
     """The server ends at the end of its stdin; a process it started that would not is
     ended with it, as the rest of its process group."""
-    async with McpConnections(heard, policy=PublicOnlyPolicy()) as connections:
+    async with McpConnections(heard, policy=PublicOnlyPolicy(), stdio_teams=("*",)) as connections:
         result = await connections.call(stdio_target("notes", tmp_path), "spawn", {})
         child = int(result.content[0].text)  # type: ignore[union-attr]
         os.kill(child, 0)  # running
@@ -239,7 +243,7 @@ async def test_an_http_server_that_goes_away_shows_an_error_and_is_reached_again
 async def test_an_http_server_at_a_private_address_is_refused(
     heard: Heard, http_notes: str
 ) -> None:
-    async with McpConnections(heard, policy=PublicOnlyPolicy()) as connections:
+    async with McpConnections(heard, policy=PublicOnlyPolicy(), stdio_teams=("*",)) as connections:
         target = ServerTarget(TEAM, "srv-http", "remote", "http", 20.0, url=http_notes)
         state = await connections.ready(target)
     assert state.status == "error"
@@ -264,7 +268,8 @@ async def test_a_stdio_server_of_a_team_the_host_does_not_allow_never_starts(
     ) as denied:
         assert not denied.allows_stdio(TEAM)
         state = await denied.ready(target)
-    assert state.status == "error"
+    assert (state.status, state.code) == ("error", "mcpStdioNotAllowed")
     assert state.reason is not None
-    assert "host.mcp_stdio_teams" in state.reason
+    assert "CREWHOST_HOST_MCP_STDIO_TEAMS" in state.reason
+    assert "starts again" not in state.reason
     assert not (tmp_path / "mcp" / "notes").exists()  # no process ever made its folder
