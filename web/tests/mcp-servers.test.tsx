@@ -221,6 +221,17 @@ describe('McpServersAdmin', () => {
     expect(mount.element.innerHTML).not.toContain('s3cret');
   });
 
+  it('starts on an address, stdio greyed out, where the host runs no stdio server of the team', async () => {
+    const { connection } = liveConnection({ 'mcp-servers-v1/list': { servers: [], stdioAllowed: false } });
+    await show(<McpServersAdmin connection={connection} role="admin" agents={AGENTS} signInServed showTab={noTab} />, mount.element);
+    await act(async () => button(mount.element, 'Add an MCP server').click());
+    const form = mount.element.querySelector<HTMLFormElement>('form[aria-label="Add an MCP server"]')!;
+    expect(form.querySelector('select')!.value).toBe('http');
+    const stdio = form.querySelector<HTMLOptionElement>('option[value="stdio"]')!;
+    expect(stdio.disabled).toBe(true);
+    expect(stdio.textContent).toContain('not allowed for this team on this host');
+  });
+
   it('shows a refusal by its code, and a form problem before sending', async () => {
     const { connection, calls } = liveConnection({ 'mcp-servers-v1/list': { servers: [] } }, { 'mcp-servers-v1/add': 'mcpAddressRefused' });
     await show(<McpServersAdmin connection={connection} role="admin" agents={AGENTS} signInServed showTab={noTab} />, mount.element);

@@ -180,6 +180,10 @@ class McpServerService:
 
     # -- servers --------------------------------------------------------------------------
 
+    def allows_stdio(self, team_id: str) -> bool:
+        """Whether this host runs the team's stdio servers (``host.mcp_stdio_teams``)."""
+        return self._connections.allows_stdio(team_id)
+
     async def list_servers(self, team_id: str) -> list[McpServerView]:
         async with self._db.read() as conn:
             rows = await self._repo.list_servers(conn, team_id)

@@ -78,6 +78,9 @@ class ServerView(WireModel):
 
 class ServerList(WireModel):
     servers: list[ServerView]
+    stdio_allowed: bool = Field(
+        description="whether this host runs the team's stdio servers (host.mcp_stdio_teams)"
+    )
 
 
 class ToolView(WireModel):
@@ -191,7 +194,10 @@ def _spec(transport: str, command: str | None, args: list[str], url: str | None)
 async def list_servers(call: HostCall, _args: NoArgs) -> ServerList:
     """The team's MCP servers with their status; secrets by name only."""
     views = await call.host.mcp_servers.list_servers(call.peer.team_id)
-    return ServerList(servers=[_view(view) for view in views])
+    return ServerList(
+        servers=[_view(view) for view in views],
+        stdio_allowed=call.host.mcp_servers.allows_stdio(call.peer.team_id),
+    )
 
 
 @routes.route("mcp-servers-v1/add", args=AddServer, least_role=Role.ADMIN)

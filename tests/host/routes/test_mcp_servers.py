@@ -82,6 +82,7 @@ async def test_admins_manage_servers_and_members_only_list_them(
     assert (added["callTimeout"], added["enabled"], added["agents"]) == (60.0, True, [])
     listed = await roles.member.call("mcp-servers-v1/list")
     assert [server["name"] for server in listed["servers"]] == ["notes"]
+    assert listed["stdioAllowed"] is True
     assert SECRET not in json.dumps(listed)
     assert SECRET.encode() not in database_bytes(tmp_path)
 
@@ -310,4 +311,6 @@ async def test_a_team_the_host_does_not_allow_adds_no_stdio_server(
     assert await refused(roles.admin, "mcp-servers-v1/add", notes_server()) == (
         "mcpStdioNotAllowed"
     )
-    assert (await roles.admin.call("mcp-servers-v1/list"))["servers"] == []
+    # The list says so, for the form to offer an address instead.
+    listed = await roles.admin.call("mcp-servers-v1/list")
+    assert (listed["servers"], listed["stdioAllowed"]) == ([], False)

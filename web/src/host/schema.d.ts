@@ -5754,6 +5754,11 @@ export interface components {
         ServerList: {
             /** Servers */
             servers: components["schemas"]["ServerView"][];
+            /**
+             * Stdioallowed
+             * @description whether this host runs the team's stdio servers (host.mcp_stdio_teams)
+             */
+            stdioAllowed: boolean;
         };
         /** ServerRef */
         ServerRef: {

@@ -84,6 +84,8 @@ function ServersPanel(props: { connection: HostConnection; agents: readonly McpA
   if (list.error) return <Banner tone="error">{describeError(list.error)}</Banner>;
   if (!list.data) return <Loading />;
   const servers = withLiveStatus(list.data.servers, live);
+  // A host of an earlier release says nothing: it ran every team's stdio servers.
+  const stdioAllowed = list.data.stdioAllowed !== false;
   return (
     <section class="admin-panel card card-body" aria-label="MCP servers">
       <h2>MCP servers</h2>
@@ -101,7 +103,8 @@ function ServersPanel(props: { connection: HostConnection; agents: readonly McpA
         <ServerFields
           label="Add an MCP server"
           submitText="Add server"
-          start={NEW_SERVER}
+          start={stdioAllowed ? NEW_SERVER : { ...NEW_SERVER, transport: 'http' }}
+          stdioAllowed={stdioAllowed}
           onCancel={() => setAdding(false)}
           onSubmit={async (form) => {
             const outcome = addBody(form);
@@ -124,8 +127,8 @@ function ServersPanel(props: { connection: HostConnection; agents: readonly McpA
 }
 
 /** The add and edit form; `onSubmit` answers a reason the form cannot be sent, or null. */
-function ServerFields(props: { label: string; submitText: string; start: McpServerForm; editing?: boolean; onSubmit: (form: McpServerForm) => Promise<string | null>; onCancel: () => void }) {
-  const { label, submitText, editing = false } = props;
+function ServerFields(props: { label: string; submitText: string; start: McpServerForm; editing?: boolean; stdioAllowed?: boolean; onSubmit: (form: McpServerForm) => Promise<string | null>; onCancel: () => void }) {
+  const { label, submitText, editing = false, stdioAllowed = true } = props;
   const [form, setForm] = useState<McpServerForm>(props.start);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -168,7 +171,9 @@ function ServerFields(props: { label: string; submitText: string; start: McpServ
       <label>
         Transport
         <select aria-label="Transport" value={form.transport} onChange={(e) => setTransport(e.currentTarget.value as McpServerForm['transport'])}>
-          <option value="stdio">A command the host runs (stdio)</option>
+          <option value="stdio" disabled={!stdioAllowed && form.transport !== 'stdio'}>
+            {stdioAllowed ? 'A command the host runs (stdio)' : 'A command the host runs (stdio): not allowed for this team on this host'}
+          </option>
           <option value="http">An address (Streamable HTTP or SSE)</option>
         </select>
       </label>
