@@ -317,6 +317,8 @@ class BudgetService:
 
     async def _warn(self, state: BudgetState, spender: Spender) -> None:
         budget = state.budget
+        if budget.warned_period == state.first_day:
+            return  # told in this period already, as the team's budgets read
         async with self._db.write() as conn:
             first = await self._repo.update_warned(conn, budget.team_id, budget.id, state.first_day)
         if not first:

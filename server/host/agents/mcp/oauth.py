@@ -38,6 +38,7 @@ from mcp.shared.auth import (
 )
 from mcp.shared.auth_utils import check_resource_allowed, resource_url_from_server_url
 from pydantic import ValidationError
+from yarl import URL
 
 from server.common.clock import Clock
 from server.common.public_addresses import (
@@ -177,7 +178,7 @@ class OAuthClient:
             server_url, extract_field_from_www_auth(challenge, "resource_metadata")
         )
         if resource is not None and not check_resource_allowed(
-            resource_url_from_server_url(server_url), str(resource.resource)
+            _as_resource(server_url), _as_resource(str(resource.resource))
         ):
             # A token for another resource would go to this server with every request.
             raise OAuthFailed(
@@ -391,6 +392,15 @@ class OAuthClient:
         except httpx2.HTTPError as exc:
             reason = type(exc).__name__
             raise OAuthFailed(f"{_origin(url)} could not be reached ({reason})") from None
+
+
+def _as_resource(url: str) -> str:
+    """``url`` as a resource (RFC 8707: no fragment), its host in IDNA's ASCII form and
+    its scheme's default port left out, so that two spellings of one address compare
+    equal."""
+    parts = URL(resource_url_from_server_url(url))
+    port = "" if parts.is_default_port() or parts.explicit_port is None else f":{parts.port}"
+    return f"{parts.scheme}://{parts.raw_host or ''}{port}{parts.raw_path}"
 
 
 def _auth_method(metadata: OAuthMetadata, secret: str | None) -> str:

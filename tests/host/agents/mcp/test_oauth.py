@@ -10,6 +10,7 @@ from urllib.parse import urlsplit
 import httpx2
 import pytest
 from aiohttp import web
+from mcp.shared.auth_utils import check_resource_allowed
 
 from server.common.public_addresses import PublicOnlyPolicy, system_resolve
 from server.host.agents.mcp import oauth as oauth_module
@@ -149,3 +150,21 @@ async def test_an_answer_that_trickles_is_not_waited_for_past_the_steps_time(
     with pytest.raises(OAuthFailed) as failed:
         await client().needs_sign_in(odd_server + "/trickle")
     assert "did not answer within 0.5 s" in str(failed.value)
+
+
+@pytest.mark.parametrize(
+    ("server", "resource", "same"),
+    [
+        ("https://tracker.example/mcp", "https://TRACKER.example:443/mcp", True),
+        ("https://bücher.example/mcp", "https://xn--bcher-kva.example/", True),
+        ("http://tracker.example:8080/mcp", "http://tracker.example/mcp", False),
+        ("https://tracker.example/mcp", "https://tracker.example.evil/mcp", False),
+    ],
+)
+def test_a_resource_is_the_servers_however_its_address_is_spelled(
+    server: str, resource: str, same: bool
+) -> None:
+    allowed = check_resource_allowed(
+        oauth_module._as_resource(server), oauth_module._as_resource(resource)
+    )
+    assert allowed is same
