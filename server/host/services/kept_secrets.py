@@ -7,25 +7,13 @@ A save that also moves where the secret is sent (another host, no encryption whe
 was, another command) would hand it to whoever is there, which the person saving may
 control without ever having seen the secret: such a save must give the secret again, or
 clear it. Another port of the same host keeps it; a vault login's secrets go to its
-sites, and a site added is another origin.
+sites, and a site added is another origin. (A provider's key, set apart from its address,
+is cleared instead when the provider moves to another origin: ``providers``.)
 """
 
 from __future__ import annotations
 
-from urllib.parse import urlsplit
-
 from server.common.errors import InvalidArgument
-
-
-def origin_of(url: str) -> tuple[str, str, int | None]:
-    """Scheme, host and port of ``url``, the port filled in for http and https."""
-    parts = urlsplit(url)
-    scheme = parts.scheme.lower()
-    return (
-        scheme,
-        (parts.hostname or "").lower(),
-        parts.port or {"http": 80, "https": 443}.get(scheme),
-    )
 
 
 def refuse_moved(field: str, moved: str) -> None:

@@ -34,7 +34,7 @@ from server.db.tables import (
     VAULT_SECURITY_CODE,
     VAULT_TOTP_SECRET,
 )
-from server.host.services.kept_secrets import origin_of, refuse_moved
+from server.host.services.kept_secrets import refuse_moved
 from server.host.storage.vault import (
     VaultItemFields,
     VaultItemMarks,
@@ -321,7 +321,7 @@ def _refuse_kept_for_new_sites(row: VaultItemRow, columns: dict[str, object]) ->
     sites = columns.get("sites")
     if not isinstance(sites, tuple):
         return
-    added = {origin_of(site) for site in sites} - {origin_of(site) for site in row.sites}
+    added = set(sites) - set(row.sites)  # each already an origin (``check_sites``)
     if not added:
         return
     login_secrets: tuple[tuple[SecretField, str], ...] = (
