@@ -203,7 +203,7 @@ function MailServerFields({ connection, current, onSaved }: { connection: HostCo
           </span>
         </label>
         {passwordSet && (
-          <label class="admin-inline">
+          <label class="admin-check">
             <input type="checkbox" checked={form.removePassword} onChange={(e) => set({ removePassword: e.currentTarget.checked })} />
             Remove the saved password
           </label>
