@@ -152,6 +152,9 @@ async def test_team_screens(walk: Walk, check: ScreenshotCheck) -> None:
         await check.matches(page, f"team-{section}")
     await page.goto(walk.crewhost.at("/app/account"))
     await expect(page.get_by_role("heading", name="Account").first).to_be_visible()
+    # The sessions come in a call of their own: shot before they did, the page is shorter.
+    await expect(page.get_by_role("button", name="Sign out everywhere else")).to_be_visible()
+    await expect(page.locator(".loading")).to_have_count(0)
     await check.matches(page, "account")
     check.assert_matched()
 
