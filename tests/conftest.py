@@ -18,6 +18,7 @@ from tests.support.clock import FakeClock
 from tests.support.databases import BACKENDS, ScratchDatabase, scratch_database
 from tests.support.hub_server import RunningHub, hub_settings, running_hub
 from tests.support.loop_watch import watch_event_loop
+from tests.support.module_costs import costliest_first, load
 
 # Every report can be sent from its worker, whatever text a failure quotes.
 pytest_plugins = ["tests.support.reports"]
@@ -33,12 +34,14 @@ os.environ.setdefault(
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """A test marked ``sqlite_only`` runs on SQLite alone: what it checks lives above the
-    storage, whose every query runs on both backends in the tests written for it."""
+    storage, whose every query runs on both backends in the tests written for it. The
+    modules then run costliest first (``tests.support.module_costs``)."""
     dropped = [item for item in items if _sqlite_only(item) and _backend(item) == "postgresql"]
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         gone = set(dropped)
         items[:] = [item for item in items if item not in gone]
+    items[:] = costliest_first(items, load())
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
