@@ -504,7 +504,12 @@ async def test_a_removed_member_s_routines_are_turned_off_and_their_waiting_run_
     routines.clock.advance(3600)
     fired = await routines.service.fire_due()
     assert [r.routine_id for r in fired] == [others.id]
-    # The run under way ends as its turn does; nothing waits to start after it.
+    await eventually(lambda: len(routines.turns.started) == 2)  # its turn starts in a task
+    assert routines.turns.started[1].account_id == BOB.account_id
+    # The run under way ends as its turn does; nothing waits to start after it. The other
+    # routine's run, ended after it, is done after any start the first end would make.
     routines.turns.end(0)
-    await eventually(lambda: any(f.status == "done" for f in routines.finished))
-    assert routines.turns.started[-1].account_id == BOB.account_id
+    await eventually(lambda: [f.status for f in routines.finished].count("done") == 1)
+    routines.turns.end(1)
+    await eventually(lambda: [f.status for f in routines.finished].count("done") == 2)
+    assert [t.account_id for t in routines.turns.started] == [ALICE.account_id, BOB.account_id]
