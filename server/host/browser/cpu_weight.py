@@ -153,7 +153,7 @@ def _set_group_nice(pid: int, nice: int) -> bool:
 def _lower_threads(pid: int, nice: int) -> int:
     lowered = 0
     try:
-        tids = [int(task.name) for task in (PROC / str(pid) / "task").iterdir()]
+        tids = [int(task) for task in os.listdir(f"{PROC}/{pid}/task")]
     except OSError:
         return 0
     for tid in tids:
