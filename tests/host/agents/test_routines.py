@@ -488,6 +488,8 @@ async def test_a_removed_member_s_routines_are_turned_off_and_their_waiting_run_
         BOB, AGENT, spec(routines.clock, audience="members", audience_members=(ALICE.account_id,))
     )
     await routines.service.run_now(ALICE, mine.id)
+    # Her run's turn starts in a task: removed before it did, the run would start none.
+    await eventually(lambda: len(routines.turns.started) == 1)
     waiting = await routines.service.run_now(ALICE, mine.id)
     assert waiting.status == "queued"
 
@@ -504,7 +506,7 @@ async def test_a_removed_member_s_routines_are_turned_off_and_their_waiting_run_
     routines.clock.advance(3600)
     fired = await routines.service.fire_due()
     assert [r.routine_id for r in fired] == [others.id]
-    await eventually(lambda: len(routines.turns.started) == 2)  # its turn starts in a task
+    await eventually(lambda: len(routines.turns.started) == 2)
     assert routines.turns.started[1].account_id == BOB.account_id
     # The run under way ends as its turn does; nothing waits to start after it. The other
     # routine's run, ended after it, is done after any start the first end would make.
