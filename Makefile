@@ -11,7 +11,7 @@ WEB_STAMP := web/node_modules/.installed-stamp
 # environment that turns the cache off costs the suite minutes.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: install chromium test-tools web web-test web-test-beside serve test lint bench clean screenshots
+.PHONY: install chromium test-tools web web-test serve test lint bench clean screenshots
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -58,30 +58,22 @@ lint: install $(WEB_STAMP)
 	cd web && npx tsc -p ../server/host/page/js/tsconfig.json
 
 # What the suite needs is built first, side by side (pip's install and the web client's
-# install and build take a core each: 42 s one after the other in a fresh clone), and the
-# web client's checks, which need its packages alone, run in pip's time too. The lint
-# then runs beside the suite, which waits on browsers and servers now and then, and
-# prints after it. Any of them failing fails the target; the suite's failed tests are
-# named last of all, so that a log cut to its last lines still says which.
+# install and build take a core each: 42 s one after the other in a fresh clone); the
+# checks that start no server (lint, the web client's tests) then run beside the suite,
+# which waits on browsers and servers for a quarter of its time, and print after it.
+# Either failing fails the target; the suite's failed tests are named last of all, so
+# that a log cut to its last lines still says which.
 CHECKS_LOG := test-output/checks.log
-WEB_TEST_LOG := test-output/web-test.log
-WEB_TEST_STATUS := test-output/web-test.status
 SUITE_REPORT := test-output/junit.xml
 
-web-test-beside: $(WEB_STAMP)
-	@mkdir -p $(dir $(WEB_TEST_LOG))
-	@$(MAKE) --no-print-directory web-test > $(WEB_TEST_LOG) 2>&1; echo $$? > $(WEB_TEST_STATUS)
-
 test:
-	@rm -f $(WEB_TEST_STATUS)
-	@$(MAKE) --no-print-directory -j4 --output-sync=target install web chromium test-tools web-test-beside
+	@$(MAKE) --no-print-directory -j4 --output-sync=target install web chromium test-tools
 	@mkdir -p $(dir $(CHECKS_LOG))
-	@$(MAKE) --no-print-directory lint > $(CHECKS_LOG) 2>&1 & \
+	@$(MAKE) --no-print-directory -j2 --output-sync=target lint web-test > $(CHECKS_LOG) 2>&1 & \
 	checks=$$!; \
 	$(BIN)/pytest -n 4 --dist loadfile --durations=25 --junitxml=$(SUITE_REPORT); suite=$$?; \
 	wait $$checks; checked=$$?; \
-	cat $(WEB_TEST_LOG) $(CHECKS_LOG); \
-	[ "$$(cat $(WEB_TEST_STATUS))" = 0 ] || checked=1; \
+	cat $(CHECKS_LOG); \
 	if [ $$checked -ne 0 ]; then echo "make test: the checks failed (above)"; fi; \
 	if [ $$suite -ne 0 ]; then $(BIN)/python -m tests.support.junit_failures $(SUITE_REPORT); fi; \
 	[ $$suite -eq 0 ] && [ $$checked -eq 0 ]
