@@ -91,12 +91,13 @@ async def stuck() -> AsyncIterator[Stuck]:
 async def test_a_script_that_never_ends_is_stopped_and_the_tab_answers_next(
     context: ToolContext, site: Site, runner: str
 ) -> None:
-    context = _quick(context)
     tab = await open_page(context, site, PAGE)
-    stopped = await _run(context, runner, tab.id, ENDLESS)
+    stopped = await _run(_quick(context), runner, tab.id, ENDLESS)
     assert stopped["error"]["code"] == "tabDeadline", stopped
     assert stopped["error"]["recovered"] == "terminated"
     assert "was stopped" in stopped["error"]["message"]
+    # The next script within the usual deadline: a loaded machine can take more than the
+    # short one the endless script was stopped at to run the next one in that tab.
     after = await _run(context, runner, tab.id, "document.title")
     assert after == {**after, "value": "script steps"}
     snapshot = await call(context, "snapshot", tabId=tab.id)
