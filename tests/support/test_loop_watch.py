@@ -9,6 +9,7 @@ import sys
 import threading
 import time
 from types import FrameType
+from typing import Any
 
 import pytest
 
@@ -188,24 +189,52 @@ async def test_a_test_that_runs_long_is_told_where_its_tasks_wait(
     assert "locks.py" in report  # down to the awaited Event
 
 
-async def test_waiting_for_a_started_process_to_exec_is_not_counted_as_blocked(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """asyncio starts a process by waiting for it to exec; on a starved machine that wait is
-    the new process's for a CPU, the kernel's delay, not a blocking call of the test's."""
+def _process_start_then(monkeypatch: pytest.MonkeyPatch, after_seconds: float) -> None:
+    """asyncio's next process start waits a second for the process to exec, then blocks
+    for ``after_seconds`` once the process has started."""
     fork_exec = subprocess._fork_exec  # type: ignore[attr-defined]
 
     def late_fork_exec(*args: object) -> int:
         time.sleep(BLOCK_LIMIT_SECONDS + 0.5)
         return fork_exec(*args)  # type: ignore[no-any-return]
 
+    class BlockingAfterStartPopen(subprocess.Popen[bytes]):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            time.sleep(after_seconds)
+
     monkeypatch.setattr(subprocess, "_fork_exec", late_fork_exec)
+    monkeypatch.setattr(subprocess, "Popen", BlockingAfterStartPopen)
+
+
+async def test_waiting_for_a_started_process_to_exec_is_not_counted_as_blocked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """asyncio starts a process by waiting for it to exec; on a starved machine that wait is
+    the new process's for a CPU, the kernel's delay, not a blocking call of the test's.
+    Nor is it counted once the loop has moved on, seen elsewhere before its next beat (a
+    loaded machine keeps the loop thread that long from its beat)."""
+    _process_start_then(monkeypatch, BLOCK_LIMIT_SECONDS / 2)
     watch = watch_event_loop()
     await anext(watch)
     process = await asyncio.create_subprocess_exec("true")
     assert await process.wait() == 0
     await asyncio.sleep(0.1)  # the watchdog samples the loop after it moves again
     with pytest.raises(StopAsyncIteration):
+        await anext(watch)
+
+
+@pytest.mark.allow_blocking
+async def test_a_block_right_after_a_process_started_fails_the_test(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _process_start_then(monkeypatch, BLOCK_LIMIT_SECONDS + 1.5)
+    watch = watch_event_loop()
+    await anext(watch)
+    process = await asyncio.create_subprocess_exec("true")
+    assert await process.wait() == 0
+    await asyncio.sleep(0.1)
+    with pytest.raises(AssertionError, match="event loop was blocked"):
         await anext(watch)
 
 
