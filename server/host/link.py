@@ -72,6 +72,7 @@ class HostLinkClient:
         self._tasks = BackgroundTasks("hub link")
         # ``members-check`` messages of this link the hub has not answered yet.
         self._members_unanswered = 0
+        self._hub_clock_ahead = 0.0
 
     async def run(self) -> None:
         """Link, serve, and relink with backoff, until cancelled."""
@@ -116,6 +117,8 @@ class HostLinkClient:
             raise LinkRefusedByHub("no welcome")
         self.hub_key = challenge.hub_key
         self._services.peers.trust_hub(host_id, challenge.hub_key, welcome.hub_time)
+        # How far the hub's clock is ahead of this host's (less the welcome's way here).
+        self._hub_clock_ahead = welcome.hub_time - self._services.clock.now()
         # Work that runs as a member waits for the hub's word on who left meanwhile.
         self._services.removals.expect(REMOVALS_WAIT_SECONDS)
         await self._check_peers(socket)
@@ -145,12 +148,22 @@ class HostLinkClient:
             check = LinkPeersCheck(peers=held[start : start + MAX_PEERS_CHECKED])
             await socket.send_str(encode(check))
         # And of every member its data names: a removal made meanwhile comes back too.
-        named = sorted(
-            await self._services.routines.named_members()
-            | await self._services.notifications.named_members()
-            | await self._services.threads.named_members()
-        )
-        members = [NamedMember(team_id=team, account_id=account) for team, account in named]
+        named: dict[tuple[str, str], float] = {}
+        for source in (
+            self._services.routines,
+            self._services.notifications,
+            self._services.threads,
+        ):
+            for key, since in (await source.named_members()).items():
+                named[key] = min(since, named.get(key, since))
+        members = [
+            NamedMember(
+                team_id=team,
+                account_id=account,
+                named_since=named[team, account] + self._hub_clock_ahead,
+            )
+            for team, account in sorted(named)
+        ]
         slices = range(0, len(members), MAX_PEERS_CHECKED)
         self._members_unanswered = len(slices)
         if not slices:

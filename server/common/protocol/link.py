@@ -117,6 +117,10 @@ class NamedMember(InboundModel):
 
     team_id: TeamId
     account_id: AccountId
+    # The hub's clock, as the host reckons it from the link's welcome, when the host's data
+    # first named them: one whose membership began later left and came back meanwhile, and
+    # the data is their former membership's. A host of an earlier release sends none.
+    named_since: float | None = None
 
 
 class LinkMembersCheck(InboundModel):

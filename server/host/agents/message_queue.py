@@ -104,8 +104,9 @@ class MessageQueue:
         async with self._db.write() as conn:
             return await self._repo.remove_sender_messages(conn, team_id, account_id)
 
-    async def senders(self) -> set[tuple[str, str]]:
-        """(team, account) of every member with a queued message, in every team."""
+    async def senders(self) -> dict[tuple[str, str], float]:
+        """(team, account) of every member with a queued message, in every team, with when
+        the oldest was queued."""
         async with self._db.read() as conn:
             return await self._repo.list_every_sender(conn)
 

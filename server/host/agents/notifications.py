@@ -267,8 +267,9 @@ class NotificationService:
             await self._prefs.update_preferences(conn, row)
         return _preferences(row)
 
-    async def named_members(self) -> set[tuple[str, str]]:
-        """(team, account) of every member whose email choices the host keeps."""
+    async def named_members(self) -> dict[tuple[str, str], float]:
+        """(team, account) of every member whose email choices the host keeps, with when
+        they made them."""
         async with self._db.read() as conn:
             return await self._prefs.list_every_member(conn)
 

@@ -234,8 +234,9 @@ class RoutineService:
             await self._repo.remove_routine(conn, member.team_id, routine_id)
         self._signals.publish(RoutineDeleted(member.team_id, routine_id))
 
-    async def named_members(self) -> set[tuple[str, str]]:
-        """(team, account) of every member the host's routines name, in every team."""
+    async def named_members(self) -> dict[tuple[str, str], float]:
+        """(team, account) of every member the host's routines name, in every team, with
+        the earliest time one names them."""
         async with self._db.read() as conn:
             return await self._repo.list_named_members(conn)
 

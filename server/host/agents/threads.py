@@ -914,8 +914,9 @@ class ThreadService:
                     cancelled = events.QueuedMessageCancelled(thread_id=thread_id, id=queued.id)
                     self.emit(thread, cancelled)
 
-    async def named_members(self) -> set[tuple[str, str]]:
-        """(team, account) of every member whose queued message waits, in every team."""
+    async def named_members(self) -> dict[tuple[str, str], float]:
+        """(team, account) of every member whose queued message waits, in every team, with
+        when the oldest was queued."""
         return await self._queue.senders()
 
     def resumes(self, turn_id: str) -> bool:

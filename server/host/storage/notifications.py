@@ -229,13 +229,17 @@ class PreferencesRepository:
         )
         return [PreferencesRow(**dict(row._mapping)) for row in result]
 
-    async def list_every_member(self, conn: AsyncConnection) -> set[tuple[str, str]]:
-        """(team, account) of every member's email choices, in every team (the host's link
-        asks the hub which of them left)."""
+    async def list_every_member(self, conn: AsyncConnection) -> dict[tuple[str, str], float]:
+        """(team, account) of every member's email choices, in every team, with when they
+        were made (the host's link asks the hub which of them left)."""
         result = await conn.execute(
-            sa.select(notification_preferences.c.team_id, notification_preferences.c.account_id)
+            sa.select(
+                notification_preferences.c.team_id,
+                notification_preferences.c.account_id,
+                notification_preferences.c.updated_at,
+            )
         )
-        return {(row.team_id, row.account_id) for row in result}
+        return {(row.team_id, row.account_id): row.updated_at for row in result}
 
     async def remove_member(self, conn: AsyncConnection, team_id: str, account_id: str) -> None:
         """Forget a member's choices (they left the team)."""

@@ -56,13 +56,17 @@ class QueuedMessageRepository:
         )
         return [(row.team_id, row.thread_id) for row in result]
 
-    async def list_every_sender(self, conn: AsyncConnection) -> set[tuple[str, str]]:
-        """(team, account) of every member with a queued message, in every team (the host's
-        link asks the hub which of them left)."""
+    async def list_every_sender(self, conn: AsyncConnection) -> dict[tuple[str, str], float]:
+        """(team, account) of every member with a queued message, in every team, with when
+        the oldest was queued (the host's link asks the hub which of them left)."""
         result = await conn.execute(
-            sa.select(queued_messages.c.team_id, queued_messages.c.account_id).distinct()
+            sa.select(
+                queued_messages.c.team_id,
+                queued_messages.c.account_id,
+                sa.func.min(queued_messages.c.created_at).label("since"),
+            ).group_by(queued_messages.c.team_id, queued_messages.c.account_id)
         )
-        return {(row.team_id, row.account_id) for row in result}
+        return {(row.team_id, row.account_id): row.since for row in result}
 
     async def remove_sender_messages(
         self, conn: AsyncConnection, team_id: str, account_id: str

@@ -158,10 +158,10 @@ class RoutineRepository:
         )
         return [_routine(row) for row in result]
 
-    async def list_named_members(self, conn: AsyncConnection) -> set[tuple[str, str]]:
+    async def list_named_members(self, conn: AsyncConnection) -> dict[tuple[str, str], float]:
         """(team, account) of every member a routine names, in every team: its creator (but
-        one who left), its approvers and its audience (the host's link asks the hub which
-        of them left)."""
+        one who left), since it was made, its approvers and its audience, since its last
+        change (the host's link asks the hub which of them left)."""
         result = await conn.execute(
             sa.select(
                 routines.c.team_id,
@@ -169,14 +169,21 @@ class RoutineRepository:
                 routines.c.approvers,
                 routines.c.audience_members,
                 routines.c.creator_left_at,
+                routines.c.created_at,
+                routines.c.updated_at,
             )
         )
-        named: set[tuple[str, str]] = set()
+        named: dict[tuple[str, str], float] = {}
+
+        def name(team_id: str, account_id: str, since: float) -> None:
+            key = (team_id, account_id)
+            named[key] = min(since, named.get(key, since))
+
         for row in result:
-            accounts = [*json.loads(row.approvers), *json.loads(row.audience_members)]
+            for account in (*json.loads(row.approvers), *json.loads(row.audience_members)):
+                name(row.team_id, account, row.updated_at)
             if row.creator_left_at is None:
-                accounts.append(row.created_by)
-            named.update((row.team_id, account) for account in accounts)
+                name(row.team_id, row.created_by, row.created_at)
         return named
 
     async def update_routine(self, conn: AsyncConnection, routine: Routine) -> bool:

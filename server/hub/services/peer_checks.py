@@ -6,8 +6,9 @@ link begins, a host lists the peers it holds (``peers-check``); the hub answers 
 revocation for every one whose session has ended, or whose role in its team is no longer
 the one its ticket carried (none: removed). It lists the members its data names too
 (``members-check``: routines' creators, approvers and audience, email choices), and the hub
-answers a removal for each who is no longer a member, so what the host keeps of them goes
-as it would have with the removal itself.
+answers a removal for each who is no longer a member, or whose membership began after
+the host's data named them (removed and invited back meanwhile), so what the host keeps of
+them goes as it would have with the removal itself.
 """
 
 from __future__ import annotations
@@ -21,6 +22,9 @@ from server.hub.services.teams import TeamService
 
 # As many sessions as one revocation names (the size the bus's announcements use).
 _SLICE = 50
+# How far a host's reckoning of the hub's clock may be off (the welcome's time on its way):
+# a membership that began within this of the data naming it is taken for the same one.
+CLOCK_MARGIN_SECONDS = 10.0
 
 
 class PeerChecks:
@@ -73,17 +77,37 @@ class PeerChecks:
         self, named: Sequence[NamedMember], serves: str | None = None
     ) -> list[LinkRevoke]:
         """A ``removedFromTeam`` revocation for each of ``named`` who is no longer a member
-        of their team (of the team ``serves`` alone, for a host that serves one)."""
+        of their team (of the team ``serves`` alone, for a host that serves one), or whose
+        membership began after the host's data named them: they were removed and came back
+        while the link was down, and what the host keeps of them is their former
+        membership's."""
         now = self._clock.now()
-        return [
-            LinkRevoke(
-                team_id=team_id,
-                account_id=account_id,
-                code="removedFromTeam",
-                reason="removed from the team",
-                revoked_at=now,
+        since: dict[tuple[str, str], float | None] = {}
+        for member in named:
+            key = (member.team_id, member.account_id)
+            known = since.get(key, member.named_since)
+            if known is None or member.named_since is None:
+                since[key] = None  # a host of an earlier release: no telling memberships apart
+            else:
+                since[key] = min(known, member.named_since)
+        revokes = []
+        for (team_id, account_id), named_since in sorted(since.items()):
+            if serves is not None and team_id != serves:
+                continue
+            joined = await self._teams.member_since(team_id, account_id)
+            came_back = (
+                joined is not None
+                and named_since is not None
+                and joined > named_since + CLOCK_MARGIN_SECONDS
             )
-            for team_id, account_id in sorted({(m.team_id, m.account_id) for m in named})
-            if (serves is None or team_id == serves)
-            and await self._teams.role_of(team_id, account_id) is None
-        ]
+            if joined is None or came_back:
+                revokes.append(
+                    LinkRevoke(
+                        team_id=team_id,
+                        account_id=account_id,
+                        code="removedFromTeam",
+                        reason="removed from the team",
+                        revoked_at=now,
+                    )
+                )
+        return revokes

@@ -52,6 +52,12 @@ class TeamService:
                 return entry.role
         return None
 
+    async def member_since(self, team_id: str, account_id: str) -> float | None:
+        """When the account's present membership of the team began (an account removed
+        and invited again: its second), or None if it is not a member."""
+        async with self._db.read() as conn:
+            return await self._teams.get_joined_at(conn, team_id, account_id)
+
     def forget_cached(self, account_ids: list[str] | None) -> None:
         if account_ids is None:
             self._cache.clear()

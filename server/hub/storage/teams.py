@@ -95,6 +95,18 @@ class TeamRepository:
         role = result.scalar_one_or_none()
         return None if role is None else Role(role)
 
+    async def get_joined_at(
+        self, conn: AsyncConnection, team_id: str, account_id: str
+    ) -> float | None:
+        """When the account's membership of the team began, or None if it is not a member."""
+        result = await conn.execute(
+            sa.select(memberships.c.joined_at).where(
+                memberships.c.team_id == team_id, memberships.c.account_id == account_id
+            )
+        )
+        joined: float | None = result.scalar_one_or_none()
+        return joined
+
     async def add_membership(
         self, conn: AsyncConnection, team_id: str, account_id: str, role: Role, at: float
     ) -> None:

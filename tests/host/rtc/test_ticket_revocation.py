@@ -212,6 +212,31 @@ async def test_a_peer_asks_once_more_when_the_hosts_link_began_after_its_ticket(
         await member.hub.close()
 
 
+async def _link_held_down(server: RunningHub, monkeypatch: pytest.MonkeyPatch) -> asyncio.Event:
+    """Ends the built-in host's link and holds the next one until the event is set."""
+    links = server.hub.links
+    let_link, authenticate = asyncio.Event(), links._authenticate
+
+    async def held(socket: Any) -> Any:
+        await let_link.wait()
+        return await authenticate(socket)
+
+    monkeypatch.setattr(links, "_authenticate", held)
+    host_id = server.builtin.services.host_id
+    link = server.builtin.link
+    await links._links[host_id].socket.close()
+    await asyncio.wait_for(link.unlinked.wait(), 10)
+    await eventually(lambda: host_id not in links._links)
+    return let_link
+
+
+async def _relinked(server: RunningHub, let_link: asyncio.Event) -> None:
+    let_link.set()
+    await asyncio.wait_for(server.builtin.link.linked.wait(), 10)
+    # The hub's word on who left came, well before the host would stop waiting for it.
+    await asyncio.wait_for(server.builtin.services.removals.wait(), 5)
+
+
 async def test_access_that_ended_while_the_link_was_down_ends_its_peers_as_it_relinks(
     server: RunningHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -239,18 +264,7 @@ async def test_access_that_ended_while_the_link_was_down_ends_its_peers_as_it_re
     connections = {name: await m.connect(host_id) for name, m in members.items()}
 
     # The hub takes the host's next link only when let: until then the link is down.
-    links = server.hub.links
-    let_link, authenticate = asyncio.Event(), links._authenticate
-
-    async def held(socket: Any) -> Any:
-        await let_link.wait()
-        return await authenticate(socket)
-
-    monkeypatch.setattr(links, "_authenticate", held)
-    link = server.builtin.link
-    await links._links[host_id].socket.close()
-    await asyncio.wait_for(link.unlinked.wait(), 10)
-    await eventually(lambda: host_id not in links._links)
+    let_link = await _link_held_down(server, monkeypatch)
 
     removed = members["removed"]
     assert (await owner.delete(f"/v1/teams/{team_id}/members/{removed.account_id}")).status == 204
@@ -275,12 +289,19 @@ async def test_access_that_ended_while_the_link_was_down_ends_its_peers_as_it_re
         await member.hub.close()
 
 
+@pytest.mark.parametrize("came_back", [False, True], ids=["removed", "removed-and-back"])
 async def test_a_member_removed_while_the_link_was_down_loses_the_hosts_data_as_it_relinks(
-    server: RunningHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    server: RunningHub,
+    clock: FakeClock,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    came_back: bool,
 ) -> None:
     """A member who left while the host's link was down, with no peer on it, is still
     named by the host's data (a routine they made, one they approve, their email choices):
-    as the link begins again the host lists them, and the hub answers their removal."""
+    as the link begins again the host lists them, and the hub answers their removal. So it
+    does for one who was invited back meanwhile: what the host keeps of them is their
+    former membership's, and what they make in the new one stays through the next link."""
     owner = await server.sign_up_owner()
     team_id = await server.first_team_id(owner)
     await server.invite(owner, team_id, "gone@example.com", "member")
@@ -302,24 +323,15 @@ async def test_a_member_removed_while_the_link_was_down_loses_the_hosts_data_as_
     await connection.close()
     await gone.hub.close()
 
-    links = server.hub.links
-    let_link, authenticate = asyncio.Event(), links._authenticate
-
-    async def held(socket: Any) -> Any:
-        await let_link.wait()
-        return await authenticate(socket)
-
-    monkeypatch.setattr(links, "_authenticate", held)
-    link = server.builtin.link
-    await links._links[host_id].socket.close()
-    await asyncio.wait_for(link.unlinked.wait(), 10)
-    await eventually(lambda: host_id not in links._links)
+    let_link = await _link_held_down(server, monkeypatch)
     assert (await owner.delete(f"/v1/teams/{team_id}/members/{gone.account_id}")).status == 204
-
-    let_link.set()
-    await asyncio.wait_for(link.linked.wait(), 10)
-    # The hub's word on who left came, well before the host would stop waiting for it.
-    await asyncio.wait_for(server.builtin.services.removals.wait(), 5)
+    if came_back:
+        clock.advance(60)
+        invited = await owner.post(f"/v1/teams/{team_id}/invitations", {"role": "member"})
+        again = await server.sign_in("gone@example.com")
+        accepted = await again.post("/v1/invitations/accept", {"code": invited.body["code"]})
+        assert accepted.status == 201, accepted.body
+    await _relinked(server, let_link)
 
     async def routine(routine_id: str) -> Any:
         return await admin.call("routines-v1/get", {"routineId": routine_id})
@@ -339,6 +351,24 @@ async def test_a_member_removed_while_the_link_was_down_loses_the_hosts_data_as_
     assert (run["status"], run["reason"]) == ("skipped", CREATOR_GONE)
     services = server.builtin.services
     assert (team_id, gone.account_id) not in await services.notifications.named_members()
-    assert await services.routines.named_members() == {(team_id, admin_peer.account_id)}
+    assert set(await services.routines.named_members()) == {(team_id, admin_peer.account_id)}
+
+    if came_back:
+        # Back in the team, they make a routine and are made an approver again: the next
+        # link leaves both be.
+        back = await peer_member(server, "gone@example.com", tmp_path)
+        connection = await back.connect(host_id)
+        clock.advance(60)
+        new = await connection.call("routines-v1/create", made | {"name": "Theirs again"})
+        await admin.call(
+            "routines-v1/update",
+            {"routineId": ours["id"], "approvers": [gone.account_id]}
+            | {k: v for k, v in approved.items() if k not in ("agentId", "approvers")},
+        )
+        await connection.close()
+        await back.hub.close()
+        await _relinked(server, await _link_held_down(server, monkeypatch))
+        assert (await routine(new["id"]))["enabled"]
+        assert (await routine(ours["id"]))["approvers"] == [gone.account_id]
     await admin.close()
     await admin_peer.hub.close()
