@@ -19,7 +19,8 @@ While protection lasts, no request of the tab (its frames' and its navigations i
 whose address carries one of the secrets leaves the browser: a form with no method is sent
 with GET, into the next page's address, where an agent, the history and the site's logs
 would read it. Such a request is stopped (``TabProtection.stopped`` counts them); the
-route that stops it is the page's own, there only while protection lasts, and the tab's
+route that stops it is the page's context's, there only while protection lasts, so a
+window the page's script opens is stopped at its first request too; and the tab's
 service worker is bypassed meanwhile (its own fetch is no request of the page's). A new
 document whose address carries a secret (a site's redirect, which no route sees) does not
 end protection: the values stay, and the tab is a person's (``address_held``).
@@ -235,7 +236,9 @@ async def protect(tab: Tab, page: Page, origin: str, signals: Signals) -> TabPro
         page.once("close", lambda _page: held._release_soon())
         page.once("crash", lambda _page: held._release_soon())
         # Before any value reaches the page; it holds none yet, so nothing is stopped now.
-        await page.route(held._carried, held._stop)
+        # The context's route, not the page's: it sees the first request of a window the
+        # page's script opens too, which no route of the page does.
+        await page.context.route(held._carried, held._stop)
         try:
             session = await page.context.new_cdp_session(page)
             # Page.frameNavigated comes for cross-document navigations only: a pushState or
@@ -313,7 +316,7 @@ async def release(tab: Tab) -> None:
         with contextlib.suppress(PlaywrightError):
             await session.detach()
     with contextlib.suppress(PlaywrightError):
-        await protection.page.unroute(protection._carried, protection._stop)
+        await protection.page.context.unroute(protection._carried, protection._stop)
     protection.released.set()
     protection.landed.set()
     protection.values = ()

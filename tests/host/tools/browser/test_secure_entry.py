@@ -133,6 +133,20 @@ document.getElementById('f').addEventListener('submit', async (e) => {
   document.getElementById('step').textContent = 'Verified';
 });
 </script>"""
+# A single-page sign-in that then opens the site's check of the password in a new window,
+# by script, the password in its address.
+SPA_POPUP = """<!doctype html><title>Sign in</title>
+<form id="f"><label>Password <input name="password" type="password"></label>
+<button type="submit">Sign in</button></form><p id="step"></p>
+<script>
+document.getElementById('f').addEventListener('submit', async (e) => {
+  e.preventDefault();
+  const pw = e.target.password.value;
+  await fetch('/api/login', {method: 'POST', body: pw});
+  window.open('/api/verify?pw=' + encodeURIComponent(pw));
+  document.getElementById('step').textContent = 'Checking';
+});
+</script>"""
 # A store finder that sends a phone number with GET, as such forms do.
 FIND_BY_PHONE = """<!doctype html><title>Find your order</title>
 <form method="get" action="/welcome">
@@ -172,6 +186,7 @@ def sign_in_app(requests: Requests) -> web.Application:
         **{f"/bare-form-{by}": page for by, page in BARE_FORM_NEW_WINDOW.items()},
         "/signin-redirect": FORM.replace('action="/signin"', 'action="/signin-then-redirect"'),
         "/spa-code": SPA_CODE,
+        "/spa-popup": SPA_POPUP,
         "/api/beacon": "ok",
         "/api/verify": "ok",
         "/find-by-phone": FIND_BY_PHONE,
@@ -958,6 +973,37 @@ async def test_a_stopped_fetch_is_not_the_submit_and_a_short_code_stops_no_beaco
     assert protection is not None
     assert (protection.stopped, protection.navigations_stopped) == (1, 0)
     assert tab.protection is Protection.KEPT
+
+
+async def test_a_window_a_script_opens_with_the_secret_in_its_address_is_stopped(
+    desk_context: ToolContext, people: People, sign_in: tuple[Site, Requests]
+) -> None:
+    """A page's script may open a new window at an address it builds from the typed
+    secret: the popup's first request is stopped as the tab's own would be, and neither
+    the site, nor the popup, nor any list of tabs gets the secret."""
+    site, requests = sign_in
+    secret = "s3cret-window-pass"
+    item = await people.vault.create_item(
+        TEAM, "login", {"name": "Shop", "sites": [site.base], "password": secret}
+    )
+    tab = await open_on(desk_context, site.url("/spa-popup"))
+    result = await call(desk_context, "fill_from_vault", **_vault_args(tab, item.id, "input"))
+    assert tab.page is not None
+    await tab.page.wait_for_function("document.getElementById('step').textContent !== ''")
+    # The page went on to open the window, whose address was stopped: a person takes the
+    # tab, as after a form that sends the secret in an address.
+    assert (result["status"], result["code"]) == ("takeover", "entryFailed"), result
+    assert tab.protection is Protection.TAKEOVER
+    assert requests.of("/api/login") == ["POST"]
+    assert requests.of("/api/verify") == []
+    protection = protection_of(tab)
+    assert protection is not None
+    assert (protection.stopped, protection.navigations_stopped) == (1, 1)
+    listed = await call(desk_context, "list_tabs")
+    pages = [page.url for page in tab.page.context.pages]
+    addresses = [path for _method, path, _body in requests.seen]
+    for form in (secret, quote(secret), quote_plus(secret)):
+        assert form not in repr((result, listed, pages, addresses))
 
 
 async def test_a_contacts_phone_goes_with_a_get_form(
