@@ -20,8 +20,9 @@ whose address carries one of the secrets leaves the browser: a form with no meth
 with GET, into the next page's address, where an agent, the history and the site's logs
 would read it. Such a request is stopped (``TabProtection.stopped`` counts them); the
 route that stops it is the page's context's, there only while protection lasts, so a
-window the page's script opens is stopped at its first request too; and the tab's
-service worker is bypassed meanwhile (its own fetch is no request of the page's). A new
+window the page's script opens is stopped at its first request too, and so is a service
+worker's own fetch; the tab's service worker is bypassed meanwhile (it would read the
+page's request before any route). A new
 document whose address carries a secret (a site's redirect, which no route sees) does not
 end protection: the values stay, and the tab is a person's (``address_held``).
 """
@@ -257,8 +258,8 @@ async def protect(tab: Tab, page: Page, origin: str, signals: Signals) -> TabPro
 
 async def _bypass_service_worker(session: CDPSession, tab_id: str) -> None:
     """Sends the page's requests to the network, where the route sees them, not to a service
-    worker that controls it: the worker's own fetch is no request of the page's, and would
-    carry a value past the route. Undone as the session detaches (``release``)."""
+    worker that controls it: the worker would read the address, and could keep it or answer
+    it from its cache, before any route. Undone as the session detaches (``release``)."""
     try:
         # No bodies kept, no POST data in the events: the typed secret stays in the page.
         await session.send(

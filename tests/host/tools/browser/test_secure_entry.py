@@ -147,6 +147,33 @@ document.getElementById('f').addEventListener('submit', async (e) => {
   document.getElementById('step').textContent = 'Checking';
 });
 </script>"""
+# The same sign-in, whose service worker sends the site's check: the page hands it the
+# password, and the worker's own fetch carries it in its address.
+SW_POPUP_PAGE = """<!doctype html><title>Sign in</title>
+<form id="f"><label>Password <input name="password" type="password"></label>
+<button type="submit">Sign in</button></form><p id="step"></p><p id="ready"></p>
+<script>
+navigator.serviceWorker.register('/worker.js').then(async () => {
+  await navigator.serviceWorker.ready;
+  document.getElementById('ready').textContent = 'ready';
+});
+navigator.serviceWorker.addEventListener('message', (e) => {
+  document.getElementById('step').textContent = e.data;
+});
+document.getElementById('f').addEventListener('submit', async (e) => {
+  e.preventDefault();
+  const pw = e.target.password.value;
+  await fetch('/api/login', {method: 'POST', body: pw});
+  (await navigator.serviceWorker.ready).active.postMessage(pw);
+});
+</script>"""
+SW_SCRIPT = """self.addEventListener('install', () => self.skipWaiting());
+self.addEventListener('activate', (e) => e.waitUntil(self.clients.claim()));
+self.addEventListener('message', async (e) => {
+  const answer = await fetch('/api/verify?pw=' + encodeURIComponent(e.data))
+    .then(() => 'sent', () => 'stopped');
+  e.source.postMessage(answer);
+});"""
 # A store finder that sends a phone number with GET, as such forms do.
 FIND_BY_PHONE = """<!doctype html><title>Find your order</title>
 <form method="get" action="/welcome">
@@ -187,6 +214,7 @@ def sign_in_app(requests: Requests) -> web.Application:
         "/signin-redirect": FORM.replace('action="/signin"', 'action="/signin-then-redirect"'),
         "/spa-code": SPA_CODE,
         "/spa-popup": SPA_POPUP,
+        "/sw-sign-in": SW_POPUP_PAGE,
         "/api/beacon": "ok",
         "/api/verify": "ok",
         "/find-by-phone": FIND_BY_PHONE,
@@ -202,6 +230,8 @@ def sign_in_app(requests: Requests) -> web.Application:
             # A site that hands the password back in the next page's address.
             password = parse_qs(await request.text())["password"][0]
             raise web.HTTPFound("/welcome?" + urlencode({"pw": password}))
+        if request.path == "/worker.js":
+            return web.Response(text=SW_SCRIPT, content_type="text/javascript")
         if request.path not in pages:
             raise web.HTTPNotFound()
         text = pages[request.path].replace("FRAME", request.query.get("frame", ""))
@@ -1004,6 +1034,30 @@ async def test_a_window_a_script_opens_with_the_secret_in_its_address_is_stopped
     addresses = [path for _method, path, _body in requests.seen]
     for form in (secret, quote(secret), quote_plus(secret)):
         assert form not in repr((result, listed, pages, addresses))
+
+
+async def test_a_service_workers_own_request_with_the_secret_in_its_address_is_stopped(
+    desk_context: ToolContext, people: People, sign_in: tuple[Site, Requests]
+) -> None:
+    """The page hands the typed secret to its service worker, whose own fetch puts it in an
+    address: that request is stopped too (the worker's requests go through the context)."""
+    site, requests = sign_in
+    secret = "s3cret-worker-pass"
+    item = await people.vault.create_item(
+        TEAM, "login", {"name": "Shop", "sites": [site.base], "password": secret}
+    )
+    tab = await open_on(desk_context, site.url("/sw-sign-in"))
+    assert tab.page is not None
+    await tab.page.wait_for_function("document.getElementById('ready').textContent !== ''")
+    result = await call(desk_context, "fill_from_vault", **_vault_args(tab, item.id, "input"))
+    await tab.page.wait_for_function("document.getElementById('step').textContent !== ''")
+    assert (result["status"], result["page"]) == ("entered", "kept"), result
+    assert await tab.page.text_content("#step") == "stopped"
+    assert requests.of("/api/login") == ["POST"]
+    assert requests.of("/api/verify") == []
+    protection = protection_of(tab)
+    assert protection is not None
+    assert (protection.stopped, protection.navigations_stopped) == (1, 0)
 
 
 async def test_a_contacts_phone_goes_with_a_get_form(
