@@ -82,32 +82,34 @@ class PeerChecks:
         while the link was down, and what the host keeps of them is their former
         membership's."""
         now = self._clock.now()
-        since: dict[tuple[str, str], float | None] = {}
+        # By team, each member with the earliest time the data names them (None: a host of
+        # an earlier release, which cannot tell one membership from another).
+        by_team: dict[str, dict[str, float | None]] = {}
         for member in named:
-            key = (member.team_id, member.account_id)
-            known = since.get(key, member.named_since)
-            if known is None or member.named_since is None:
-                since[key] = None  # a host of an earlier release: no telling memberships apart
-            else:
-                since[key] = min(known, member.named_since)
-        revokes = []
-        for (team_id, account_id), named_since in sorted(since.items()):
-            if serves is not None and team_id != serves:
+            if serves is not None and member.team_id != serves:
                 continue
-            joined = await self._teams.member_since(team_id, account_id)
-            came_back = (
-                joined is not None
-                and named_since is not None
-                and joined > named_since + CLOCK_MARGIN_SECONDS
-            )
-            if joined is None or came_back:
-                revokes.append(
-                    LinkRevoke(
-                        team_id=team_id,
-                        account_id=account_id,
-                        code="removedFromTeam",
-                        reason="removed from the team",
-                        revoked_at=now,
-                    )
+            team = by_team.setdefault(member.team_id, {})
+            known = team.get(member.account_id, member.named_since)
+            if known is None or member.named_since is None:
+                team[member.account_id] = None
+            else:
+                team[member.account_id] = min(known, member.named_since)
+        revokes = []
+        for team_id, members in sorted(by_team.items()):
+            joined = await self._teams.members_since(team_id, sorted(members))
+            for account_id, since in sorted(members.items()):
+                began = joined.get(account_id)
+                came_back = (
+                    began is not None and since is not None and began > since + CLOCK_MARGIN_SECONDS
                 )
+                if began is None or came_back:
+                    revokes.append(
+                        LinkRevoke(
+                            team_id=team_id,
+                            account_id=account_id,
+                            code="removedFromTeam",
+                            reason="removed from the team",
+                            revoked_at=now,
+                        )
+                    )
         return revokes

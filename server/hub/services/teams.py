@@ -52,11 +52,11 @@ class TeamService:
                 return entry.role
         return None
 
-    async def member_since(self, team_id: str, account_id: str) -> float | None:
-        """When the account's present membership of the team began (an account removed
-        and invited again: its second), or None if it is not a member."""
+    async def members_since(self, team_id: str, account_ids: list[str]) -> dict[str, float]:
+        """When the present membership of each of ``account_ids`` who is a member of the team
+        began (an account removed and invited again: its second); the others are absent."""
         async with self._db.read() as conn:
-            return await self._teams.get_joined_at(conn, team_id, account_id)
+            return await self._teams.list_joined_at(conn, team_id, account_ids)
 
     def forget_cached(self, account_ids: list[str] | None) -> None:
         if account_ids is None:

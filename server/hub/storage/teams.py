@@ -95,17 +95,16 @@ class TeamRepository:
         role = result.scalar_one_or_none()
         return None if role is None else Role(role)
 
-    async def get_joined_at(
-        self, conn: AsyncConnection, team_id: str, account_id: str
-    ) -> float | None:
-        """When the account's membership of the team began, or None if it is not a member."""
+    async def list_joined_at(
+        self, conn: AsyncConnection, team_id: str, account_ids: list[str]
+    ) -> dict[str, float]:
+        """When the membership of each of ``account_ids`` that is a member of the team began."""
         result = await conn.execute(
-            sa.select(memberships.c.joined_at).where(
-                memberships.c.team_id == team_id, memberships.c.account_id == account_id
+            sa.select(memberships.c.account_id, memberships.c.joined_at).where(
+                memberships.c.team_id == team_id, memberships.c.account_id.in_(account_ids)
             )
         )
-        joined: float | None = result.scalar_one_or_none()
-        return joined
+        return {row.account_id: row.joined_at for row in result}
 
     async def add_membership(
         self, conn: AsyncConnection, team_id: str, account_id: str, role: Role, at: float
