@@ -15,6 +15,7 @@ import asyncio
 import functools
 import logging
 import sqlite3
+import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from datetime import UTC, datetime
@@ -103,6 +104,29 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     _sqlite_functions(dbapi_connection)
 
 
+class SqliteThreads:
+    """The aiosqlite connections an engine opened, each with a thread of its own.
+
+    Disposing an engine closes the connections in its pool, not one a task still holds
+    (a task cancelled as the process stops, or one that never gave it back). Such a
+    connection's thread outlived its event loop: it answered into a closed loop, and
+    failed there. ``close_all`` closes them while the loop still runs; each waits for the
+    statement it is running, then ends its thread.
+    """
+
+    def __init__(self) -> None:
+        self._connections: weakref.WeakSet[Any] = weakref.WeakSet()
+
+    def opened(self, dbapi_connection: Any, _record: Any) -> None:
+        self._connections.add(dbapi_connection._connection)
+
+    async def close_all(self) -> None:
+        for connection in list(self._connections):
+            # A connection closed already (or never connected) answers at once.
+            with suppress(Exception):
+                await connection.close()
+
+
 def _sqlite_reader_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA query_only=ON")
@@ -172,8 +196,12 @@ class Database:
         # Lookups wait for a connection here, in turn: asyncpg's pool lets a newcomer take
         # the connection a woken waiter was handed, so under load some lookups waited long.
         self._lookup_turns = asyncio.Semaphore(pool_size)
+        self._sqlite_threads = SqliteThreads()
         if self.is_sqlite:
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
+            event.listen(self.engine.sync_engine, "connect", self._sqlite_threads.opened)
+            if self.read_engine is not self.engine:
+                event.listen(self.read_engine.sync_engine, "connect", self._sqlite_threads.opened)
         self._write_lock = asyncio.Lock() if self.is_sqlite else None
 
     @classmethod
@@ -302,6 +330,7 @@ class Database:
         if self.read_engine is not self.engine:
             await self.read_engine.dispose()
         await self.engine.dispose()
+        await self._sqlite_threads.close_all()
 
 
 # How a connection the server ended shows, depending on when the news reaches asyncpg.
