@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+import aiosqlite
 import asyncpg
 import sqlalchemy as sa
 from sqlalchemy import event
@@ -108,23 +109,39 @@ class SqliteThreads:
     """The aiosqlite connections an engine opened, each with a thread of its own.
 
     Disposing an engine closes the connections in its pool, not one a task still holds
-    (a task cancelled as the process stops, or one that never gave it back). Such a
-    connection's thread outlived its event loop: it answered into a closed loop, and
-    failed there. ``close_all`` closes them while the loop still runs; each waits for the
-    statement it is running, then ends its thread.
+    (a task cancelled as the process stops, or one that never gave it back), and a
+    connection SQLAlchemy ends as its task is cancelled is stopped without anyone waiting
+    for its thread. Such a thread outlived its event loop: it answered into a closed loop,
+    and failed there. ``close_all`` closes what is left open while the loop still runs,
+    and waits for each thread to end.
     """
 
     def __init__(self) -> None:
-        self._connections: weakref.WeakSet[Any] = weakref.WeakSet()
+        self._connections: weakref.WeakSet[aiosqlite.Connection] = weakref.WeakSet()
 
     def opened(self, dbapi_connection: Any, _record: Any) -> None:
-        self._connections.add(dbapi_connection._connection)
+        """The engine's ``connect`` event: SQLAlchemy's adapter holds the connection."""
+        self.track(dbapi_connection._connection)
+
+    def track(self, connection: aiosqlite.Connection) -> None:
+        self._connections.add(connection)
 
     async def close_all(self) -> None:
+        # aiosqlite has no public way to ask whether a connection was stopped, nor to wait
+        # for its thread. A stopped one must not be closed: its close would wait for a
+        # thread that has ended.
         for connection in list(self._connections):
-            # A connection closed already (or never connected) answers at once.
-            with suppress(Exception):
-                await connection.close()
+            if connection._running:
+                with suppress(Exception):
+                    await connection.close()
+            thread = connection._thread
+            if thread.is_alive():
+                await asyncio.to_thread(thread.join, _THREAD_END_SECONDS)
+
+
+# A thread ends once the statement it runs is done; a statement waits for SQLite's lock
+# for at most its busy_timeout (10 s).
+_THREAD_END_SECONDS = 15
 
 
 def _sqlite_reader_pragmas(dbapi_connection: Any, _record: Any) -> None:

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import threading
+import time
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 
+import aiosqlite
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from server.db.engine import Database
+from server.db.engine import Database, SqliteThreads
 
 
 async def test_close_ends_the_threads_of_connections_a_task_still_holds(tmp_path: Path) -> None:
@@ -41,3 +44,17 @@ async def test_close_ends_the_threads_of_connections_a_task_still_holds(tmp_path
     for task in (readers, writer):
         task.cancel()
     await asyncio.gather(readers, writer, return_exceptions=True)
+
+
+async def test_close_waits_for_the_thread_of_a_connection_stopped_without_waiting(
+    tmp_path: Path,
+) -> None:
+    """As SQLAlchemy ends a connection whose task is cancelled: stopped, nobody waiting."""
+    threads = SqliteThreads()
+    connection = await aiosqlite.connect(tmp_path / "crewhost.db")
+    threads.track(connection)
+    # Its thread is busy a moment longer, as on a loaded machine.
+    connection._tx.put_nowait((None, functools.partial(time.sleep, 0.3)))
+    connection.stop()
+    await threads.close_all()
+    assert not connection._thread.is_alive()
