@@ -105,32 +105,40 @@ def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     _sqlite_functions(dbapi_connection)
 
 
-class SqliteThreads:
-    """The aiosqlite connections an engine opened, each with a thread of its own.
+class DriverConnections:
+    """The driver's connections an engine opened: aiosqlite's, each with a thread of its
+    own, or asyncpg's.
 
     Disposing an engine closes the connections in its pool, not one a task still holds
-    (a task cancelled as the process stops, or one that never gave it back), and a
+    (a task cancelled as the process stops, or one that never gave it back), and a SQLite
     connection SQLAlchemy ends as its task is cancelled is stopped without anyone waiting
     for its thread. Such a thread outlived its event loop: it answered into a closed loop,
-    and failed there. ``close_all`` closes what is left open while the loop still runs,
-    and waits for each thread to end.
+    and failed there; such a socket was left to the garbage collector. ``close_all`` ends
+    what is left open while the loop still runs, and waits for each thread to end.
     """
 
     def __init__(self) -> None:
-        self._connections: weakref.WeakSet[aiosqlite.Connection] = weakref.WeakSet()
+        self._connections: weakref.WeakSet[aiosqlite.Connection | asyncpg.Connection] = (
+            weakref.WeakSet()
+        )
 
     def opened(self, dbapi_connection: Any, _record: Any) -> None:
         """The engine's ``connect`` event: SQLAlchemy's adapter holds the connection."""
         self.track(dbapi_connection._connection)
 
-    def track(self, connection: aiosqlite.Connection) -> None:
+    def track(self, connection: aiosqlite.Connection | asyncpg.Connection) -> None:
         self._connections.add(connection)
 
     async def close_all(self) -> None:
-        # aiosqlite has no public way to ask whether a connection was stopped, nor to wait
-        # for its thread. A stopped one must not be closed: its close would wait for a
-        # thread that has ended.
         for connection in list(self._connections):
+            if isinstance(connection, asyncpg.Connection):
+                # Whatever it was doing is given up: the process is stopping.
+                if not connection.is_closed():
+                    connection.terminate()
+                continue
+            # aiosqlite has no public way to ask whether a connection was stopped, nor to
+            # wait for its thread. A stopped one must not be closed: its close would wait
+            # for a thread that has ended.
             if connection._running:
                 with suppress(Exception):
                     await connection.close()
@@ -213,12 +221,12 @@ class Database:
         # Lookups wait for a connection here, in turn: asyncpg's pool lets a newcomer take
         # the connection a woken waiter was handed, so under load some lookups waited long.
         self._lookup_turns = asyncio.Semaphore(pool_size)
-        self._sqlite_threads = SqliteThreads()
         if self.is_sqlite:
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
-            event.listen(self.engine.sync_engine, "connect", self._sqlite_threads.opened)
-            if self.read_engine is not self.engine:
-                event.listen(self.read_engine.sync_engine, "connect", self._sqlite_threads.opened)
+        self._opened = DriverConnections()
+        engines = {id(engine): engine for engine in (self.engine, self.read_engine)}
+        for engine in engines.values():
+            event.listen(engine.sync_engine, "connect", self._opened.opened)
         self._write_lock = asyncio.Lock() if self.is_sqlite else None
 
     @classmethod
@@ -347,7 +355,7 @@ class Database:
         if self.read_engine is not self.engine:
             await self.read_engine.dispose()
         await self.engine.dispose()
-        await self._sqlite_threads.close_all()
+        await self._opened.close_all()
 
 
 # How a connection the server ended shows, depending on when the news reaches asyncpg.
