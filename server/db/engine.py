@@ -15,6 +15,7 @@ import asyncio
 import functools
 import logging
 import sqlite3
+import threading
 import weakref
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
@@ -130,6 +131,7 @@ class DriverConnections:
         self._connections.add(connection)
 
     async def close_all(self) -> None:
+        threads = []
         for connection in list(self._connections):
             if isinstance(connection, asyncpg.Connection):
                 # Whatever it was doing is given up: the process is stopping.
@@ -142,9 +144,14 @@ class DriverConnections:
             if connection._running:
                 with suppress(Exception):
                     await connection.close()
-            thread = connection._thread
-            if thread.is_alive():
-                await asyncio.to_thread(thread.join, _THREAD_END_SECONDS)
+            threads.append(connection._thread)
+        if any(thread.is_alive() for thread in threads):
+            await asyncio.to_thread(_join, threads)
+
+
+def _join(threads: list[threading.Thread]) -> None:
+    for thread in threads:
+        thread.join(_THREAD_END_SECONDS)
 
 
 # A thread ends once the statement it runs is done; a statement waits for SQLite's lock
@@ -200,6 +207,9 @@ class Database:
         # (a trigger's signing secret, a sealed token), and errors are logged.
         kwargs["hide_parameters"] = True
         self.engine: AsyncEngine = create_async_engine(parsed, **kwargs)
+        # Every connection either engine opens, for ``close`` to end.
+        self._opened = DriverConnections()
+        event.listen(self.engine.sync_engine, "connect", self._opened.opened)
         # Reads of a SQLite file get connections of their own; elsewhere (PostgreSQL, an
         # in-memory SQLite) they share the one engine.
         self.read_engine: AsyncEngine = self.engine
@@ -212,6 +222,7 @@ class Database:
                 hide_parameters=True,
             )
             event.listen(self.read_engine.sync_engine, "connect", _sqlite_reader_pragmas)
+            event.listen(self.read_engine.sync_engine, "connect", self._opened.opened)
         # Lookups: see lookups. Opened at the first one.
         self._sqlite_path = path
         self._sqlite_reader: sqlite3.Connection | None = None
@@ -223,10 +234,6 @@ class Database:
         self._lookup_turns = asyncio.Semaphore(pool_size)
         if self.is_sqlite:
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
-        self._opened = DriverConnections()
-        engines = {id(engine): engine for engine in (self.engine, self.read_engine)}
-        for engine in engines.values():
-            event.listen(engine.sync_engine, "connect", self._opened.opened)
         self._write_lock = asyncio.Lock() if self.is_sqlite else None
 
     @classmethod
