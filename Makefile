@@ -25,11 +25,12 @@ chromium: install
 	$(BIN)/python -m server.host.chromium --ensure
 
 # What the tests start besides the host's Chromium: the upstream proxies of the proxy
-# tests (HTTP and SOCKS5), and Chromium's headless shell, which the address guard's
+# tests (HTTP and SOCKS5), bubblewrap, the sandbox of stdio MCP servers, and Chromium's
+# headless shell, which the address guard's
 # tests run beside the full browser; as root with apt, Debian's packages are installed
 # when missing.
 test-tools:
-	@missing=""; for need in tinyproxy microsocks chromium-headless-shell pg_dump:postgresql-client; do \
+	@missing=""; for need in tinyproxy microsocks chromium-headless-shell pg_dump:postgresql-client bwrap:bubblewrap; do \
 	  tool=$${need%%:*}; package=$${need#*:}; \
 	  command -v $$tool >/dev/null || missing="$$missing $$package"; done; \
 	if [ -n "$$missing" ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \

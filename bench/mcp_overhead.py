@@ -44,7 +44,7 @@ from server.common.public_addresses import PublicOnlyPolicy  # noqa: E402
 from server.host.agents.mcp.connections import McpConnections, ServerTarget  # noqa: E402
 from server.host.agents.mcp.stdio_transport import StdioCommand  # noqa: E402
 from server.host.agents.mcp.turn_tools import McpTurnTools, OfferedTool  # noqa: E402
-from tests.support.fakes.mcp_servers import stdio_command  # noqa: E402
+from tests.support.fakes.mcp_servers import stdio_command, stdio_sandbox  # noqa: E402
 from tests.support.ports import closed_port  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "mcp_overhead.json"
@@ -128,7 +128,10 @@ async def main(args: argparse.Namespace) -> int:
     try:
         await _listening(port)
         async with McpConnections(
-            ignore, policy=PublicOnlyPolicy.from_entries(["127.0.0.1"]), stdio_teams=("*",)
+            ignore,
+            policy=PublicOnlyPolicy.from_entries(["127.0.0.1"]),
+            stdio_teams=("*",),
+            sandbox=stdio_sandbox(),
         ) as connections:
             stdio_target = ServerTarget(
                 TEAM,

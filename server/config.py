@@ -257,10 +257,38 @@ class HostSettings(SettingsSection):
     mcp_stdio_teams: list[str] = Field(
         default_factory=list,
         description="The teams (ids, comma-separated, or * for every team) whose admins may "
-        "add stdio MCP servers. A stdio server is a command the host runs as its own user: it "
-        "can read whatever the host can, the data folder of every team included, so by "
+        "add stdio MCP servers. A stdio server is a command the host runs: in the sandbox "
+        "(host.mcp_stdio_sandbox) it sees the system's programs, its own folder and what "
+        "host.mcp_stdio_paths lists, but it still runs code of the admin's choosing on this "
+        "machine, with the network if host.mcp_stdio_network allows; without the sandbox it "
+        "can read whatever the host can, the data folder of every team included. So by "
         "default no team may (mcpStdioNotAllowed). Allow it for the one team of a host that "
-        "serves one, or for teams whose admins are trusted with the host itself.",
+        "serves one, or for teams whose admins are trusted with the machine.",
+    )
+    mcp_stdio_sandbox: bool = Field(
+        True,
+        description="Run each stdio MCP server in a sandbox (bubblewrap's bwrap, Debian's "
+        "bubblewrap package): namespaces of its own, as nobody, seeing /usr and the files of "
+        "/etc a program needs read-only, the folders of host.mcp_stdio_paths read-only, its "
+        "own folder (its home) read-write, a /tmp of its own and its own processes alone; "
+        "never the host's data folder or another team's files. Without bwrap, or where this "
+        "machine allows the host's user no user namespace, a stdio server does not start and "
+        "its status says why. Off: the server runs as the host's own user and sees what the "
+        "host sees.",
+    )
+    mcp_stdio_paths: list[str] = Field(
+        default_factory=list,
+        description="More folders a sandboxed stdio MCP server sees, read-only, "
+        "comma-separated: where its program or runtime is installed outside /usr "
+        "(/opt/node,/srv/mcp/venv). A command outside what the sandbox shows does not start "
+        "(its status names this setting).",
+    )
+    mcp_stdio_network: bool = Field(
+        True,
+        description="Whether a sandboxed stdio MCP server has the network. With it, a server "
+        "reaches what the host reaches, services on the host's loopback included (keep those "
+        "behind passwords); without it, nothing but its own loopback: for servers that work "
+        "on files alone.",
     )
     provider_allowed_hosts: list[str] = Field(
         default_factory=list,
@@ -352,6 +380,7 @@ class HostSettings(SettingsSection):
         "mcp_allowed_hosts",
         "provider_allowed_hosts",
         "mcp_stdio_teams",
+        "mcp_stdio_paths",
         mode="before",
     )
     @classmethod
@@ -373,6 +402,14 @@ class HostSettings(SettingsSection):
     def _check_allowed_hosts(cls, value: list[str]) -> list[str]:
         for entry in value:
             parse_allowed_host(entry)
+        return value
+
+    @field_validator("mcp_stdio_paths")
+    @classmethod
+    def _check_stdio_paths(cls, value: list[str]) -> list[str]:
+        for entry in value:
+            if not entry.startswith("/"):
+                raise ValueError(f"{entry!r} is not an absolute path")
         return value
 
 

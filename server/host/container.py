@@ -30,6 +30,7 @@ from server.host.agents.budgets import BudgetService
 from server.host.agents.email_notices import MailServer
 from server.host.agents.hub_outbox import HubOutbox
 from server.host.agents.mcp.connections import McpConnections
+from server.host.agents.mcp.sandbox import StdioSandbox
 from server.host.agents.mcp_endpoint import McpEndpoint
 from server.host.agents.mcp_servers import McpServerChanged, McpServerService
 from server.host.agents.mcp_sign_in import McpSignIns
@@ -515,6 +516,11 @@ def _agents(base: _Base, machinery: _Machinery, stores: _Stores, browsing: _Brow
             idle_seconds=host.mcp_idle_seconds,
             start_seconds=host.mcp_start_seconds,
             stdio_teams=host.mcp_stdio_teams,
+            sandbox=(
+                StdioSandbox.from_settings(host.mcp_stdio_paths, network=host.mcp_stdio_network)
+                if host.mcp_stdio_sandbox
+                else None
+            ),
         ),
         announce,
         base.settings.data_dir,

@@ -130,9 +130,7 @@ async def test_rows_made_at_every_earlier_revision_survive_the_upgrade_to_head(
             await db.migrate(to=revision)
             first = number * ROWS_PER_TABLE
             async with db.write() as conn:
-                made_at[revision] = await conn.run_sync(
-                    lambda sync, first=first: realistic_rows(sync, ROWS_PER_TABLE, first)
-                )
+                made_at[revision] = await conn.run_sync(realistic_rows, ROWS_PER_TABLE, first)
             assert made_at[revision], revision
         await db.migrate()
         async with db.read() as conn:

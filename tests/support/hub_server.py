@@ -22,6 +22,7 @@ from server.hub.container import Hub
 from server.hub.http.routing import CSRF_HEADER
 from server.serve import builtin_host
 from tests.support.databases import ScratchDatabase
+from tests.support.fakes.mcp_servers import SANDBOX_PATHS
 from tests.support.sites import SITE_HOST
 
 PASSWORD = "correct horse battery"
@@ -44,8 +45,10 @@ def hub_settings(folder: Path, database: ScratchDatabase, **overrides: Any) -> S
         # A memory review asks the provider after turns end: only tests that ask for one
         # get it, so no review takes a reply another test scripted for its turn.
         "host.memory_review_seconds": 3600.0,
-        # The fake MCP servers run as stdio commands of the tests' teams.
+        # The fake MCP servers run as stdio commands of the tests' teams, in the sandbox,
+        # which shows them the repository and its Python.
         "host.mcp_stdio_teams": ["*"],
+        "host.mcp_stdio_paths": list(SANDBOX_PATHS),
     }
     values.update(FAST_HASHING)
     values.update(overrides)

@@ -33,6 +33,7 @@ from peer.known_hosts import KnownHosts
 from server.hub.http.routing import CSRF_HEADER
 from server.hub.http.web_client import WEB_DIST
 from tests.support.commands import Background
+from tests.support.fakes.mcp_servers import SANDBOX_PATHS
 from tests.support.hub_server import FAST_HASHING, PASSWORD, ApiClient
 from tests.support.sites import SITE_HOST
 
@@ -184,8 +185,10 @@ def server_env() -> dict[str, str]:
     # tests share one agent and one scripted fake, it would take the reply a later test
     # scripted for its turn (as the in-process hub's tests, none asks for one).
     env["CREWHOST_HOST_MEMORY_REVIEW_SECONDS"] = "3600"
-    # The fake MCP servers run as stdio commands of the tests' teams.
+    # The fake MCP servers run as stdio commands of the tests' teams, in the sandbox,
+    # which shows them the repository and its Python.
     env["CREWHOST_HOST_MCP_STDIO_TEAMS"] = "*"
+    env["CREWHOST_HOST_MCP_STDIO_PATHS"] = ",".join(SANDBOX_PATHS)
     return env
 
 

@@ -568,8 +568,8 @@ class McpServerService:
         if spec.transport == "stdio":
             if not self._connections.allows_stdio(team_id):
                 raise Forbidden(
-                    "This host runs no stdio MCP server for this team: each runs as the "
-                    "host's own user, so its operator allows them (host.mcp_stdio_teams). "
+                    "This host runs no stdio MCP server for this team: each runs code on the "
+                    "host's machine, so its operator allows them (host.mcp_stdio_teams). "
                     "Add an HTTP server instead.",
                     code="mcpStdioNotAllowed",
                     field="transport",

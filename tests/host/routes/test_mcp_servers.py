@@ -306,7 +306,7 @@ async def test_a_running_turns_call_reads_its_server_again(team: Team, server: R
 async def test_a_team_the_host_does_not_allow_adds_no_stdio_server(
     roles: Roles, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Each runs as the host's own user: its operator allows them (host.mcp_stdio_teams).
+    # Each runs code on the host's machine: its operator allows them (host.mcp_stdio_teams).
     monkeypatch.setattr(McpConnections, "allows_stdio", lambda _self, _team_id: False)
     assert await refused(roles.admin, "mcp-servers-v1/add", notes_server()) == (
         "mcpStdioNotAllowed"

@@ -38,6 +38,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import httpx2
@@ -46,6 +47,8 @@ from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.utilities.types import Image
 from mcp.types import Tool, ToolAnnotations
+
+from server.host.agents.mcp.sandbox import StdioSandbox
 
 # The smallest PNG: one transparent pixel.
 PIXEL_PNG = base64.b64decode(
@@ -100,8 +103,48 @@ def notes_server(**options: Any) -> MCPServer:
 
     @server.tool()
     def pid() -> str:
-        """The server's process id."""
+        """The server's process id (in its sandbox's namespace, when it has one)."""
         return str(os.getpid())
+
+    @server.tool()
+    def peek(path: str) -> str:
+        """What the server can see of ``path``: ``absent``, ``unreadable``, a folder's
+        names (``dir:a,b``) or a file's first 40 characters (``file:…``)."""
+        target = Path(path)
+        try:
+            if target.is_dir():
+                return "dir:" + ",".join(sorted(entry.name for entry in target.iterdir()))
+            if not target.exists():
+                return "absent"
+            return "file:" + target.read_text("utf-8", "replace")[:40]
+        except PermissionError:
+            return "unreadable"
+
+    @server.tool()
+    def keep(name: str, text: str) -> str:
+        """Write ``text`` to ``name`` in the working folder; answer ``kept`` or the error."""
+        try:
+            Path(name).write_text(text, "utf-8")
+        except OSError as exc:
+            return f"refused:{exc.strerror}"
+        return "kept"
+
+    @server.tool()
+    def dial(port: int) -> str:
+        """Connect to 127.0.0.1:``port``: ``connected``, or the error."""
+        import socket
+
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=5):
+                return "connected"
+        except OSError as exc:
+            return f"refused:{exc.strerror or type(exc).__name__}"
+
+    @server.tool()
+    def whoami() -> str:
+        """The server's user and group ids, and the processes it sees."""
+        seen = sorted(int(entry) for entry in os.listdir("/proc") if entry.isdigit())
+        return f"uid={os.getuid()} gid={os.getgid()} processes={len(seen)}"
 
     @server.tool()
     def spawn() -> str:
@@ -309,6 +352,16 @@ SERVERS = {
 def stdio_command(kind: str) -> tuple[str, list[str]]:
     """The command and arguments that run ``kind`` over stdio."""
     return sys.executable, ["-m", "tests.support.fakes.mcp_servers", kind]
+
+
+# What the stdio sandbox must show for these servers to run in it: the repository (its
+# code and virtualenv) and the Python the virtualenv is made from.
+SANDBOX_PATHS = (str(Path(__file__).resolve().parents[3]), sys.base_prefix)
+
+
+def stdio_sandbox(*, network: bool = True) -> StdioSandbox:
+    """The host's stdio sandbox as the suite's hosts keep it, showing these servers."""
+    return StdioSandbox.from_settings(SANDBOX_PATHS, network=network)
 
 
 def main(argv: list[str]) -> None:

@@ -128,7 +128,7 @@ const TABLE: Record<string, string> = {
   browserProxyLimit: 'The team has 50 proxies, the most it can have. Delete one first.',
   browserProxyChanged: 'Someone else changed this proxy meanwhile. Look at it again, then save or delete.',
   proxyAddressRefused: 'This host does not allow a proxy at that address: it is not a public address. An on-premises proxy needs the host setting proxy_allowed_hosts.',
-  mcpStdioNotAllowed: 'This host runs no command-line (stdio) MCP servers for your team: each would run as the host itself. Add an HTTP server, or have whoever runs the host allow them (the setting CREWHOST_HOST_MCP_STDIO_TEAMS: your team’s id, or * on a host that serves one team).',
+  mcpStdioNotAllowed: 'This host runs no command-line (stdio) MCP servers for your team: each would run a command on the host’s machine. Add an HTTP server, or have whoever runs the host allow them (the setting CREWHOST_HOST_MCP_STDIO_TEAMS: your team’s id, or * on a host that serves one team).',
   secretNeedsReentry: 'Where the saved password or secret is sent has changed. Enter it again (or clear it) before saving.',
   browserProxyComputerFixed: 'A member’s computer has no address to edit. Delete it, or have that member stop sharing.',
   browserProxyAutomaticOnly: 'Only named browser profiles can use a proxy. The shared profile and “only this agent” stay automatic.',

@@ -1,5 +1,6 @@
 """How a stdio MCP server's process is started: an empty environment but the admin's
-variables (and ``PATH``), resource limits, and no way to gain privileges."""
+variables (and ``PATH``), resource limits, no way to gain privileges, and the sandbox
+(``sandbox``) when the host keeps one."""
 
 from __future__ import annotations
 
@@ -7,6 +8,9 @@ import os
 import shutil
 import sys
 from collections.abc import Sequence
+from pathlib import Path
+
+from server.host.agents.mcp.sandbox import CommandHidden, StdioSandbox
 
 # CPU seconds one server process may use in its life (an idle stop starts a new one).
 CPU_SECONDS = 3600
@@ -22,18 +26,33 @@ def child_environment(values: dict[str, str]) -> dict[str, str]:
     return {"PATH": os.environ.get("PATH", os.defpath), **values}
 
 
-def limited_command(command: str, args: Sequence[str], env: dict[str, str]) -> list[str]:
+def limited_command(
+    command: str,
+    args: Sequence[str],
+    env: dict[str, str],
+    sandbox: StdioSandbox | None = None,
+    folder: Path | None = None,
+) -> list[str]:
     """The command line that runs ``command`` under the limits: a short launcher (this
-    Python, isolated, standard library only) sets them and then becomes the command.
+    Python, isolated, standard library only) sets them and then becomes the command, or
+    the sandbox (``bwrap``) that runs it with ``folder`` as its one writable place.
 
     No host code runs between fork and exec, so the child is started with ``vfork``: the
     host's event loop is not held while a whole copy of the host (its pages, its threads'
     state) is made, which took half a second on a busy machine. A command that is not on
-    the server's ``PATH`` is ``FileNotFoundError`` here, in the host, as before."""
-    if shutil.which(command, path=env.get("PATH", os.defpath)) is None:
+    the server's ``PATH`` is ``FileNotFoundError`` here, in the host, as before, and one
+    the sandbox does not show is ``CommandHidden``."""
+    found = shutil.which(command, path=env.get("PATH", os.defpath))
+    if found is None:
         raise FileNotFoundError(command)
+    line = [command, *args]
+    if sandbox is not None:
+        assert folder is not None
+        if not sandbox.shows(found, folder):
+            raise CommandHidden(found)
+        line = [*sandbox.arguments(folder), "--", found, *args]
     limits = (str(CPU_SECONDS), str(ADDRESS_SPACE_BYTES), str(OPEN_FILES))
-    return [sys.executable, "-I", "-S", "-c", _LAUNCHER, *limits, command, *args]
+    return [sys.executable, "-I", "-S", "-c", _LAUNCHER, *limits, *line]
 
 
 # The launcher: lower each limit (to the host's own where that is lower), forbid new

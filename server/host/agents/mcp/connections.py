@@ -45,6 +45,7 @@ from server.host.agents.mcp.http_transport import (
     sse_transport,
 )
 from server.host.agents.mcp.oauth import BearerAuth, BearerSource
+from server.host.agents.mcp.sandbox import CommandHidden, SandboxUnavailable, StdioSandbox
 from server.host.agents.mcp.stdio_transport import Ended, StdioCommand, stdio_transport
 from server.host.agents.mcp.tool_schemas import MAX_TOOLS, McpTool, adapt_tools
 
@@ -97,8 +98,8 @@ class ServerState:
 
 
 STDIO_NOT_ALLOWED = (
-    "this host runs no stdio MCP server for this team: each runs as the host's own user, "
-    "so its operator allows them (CREWHOST_HOST_MCP_STDIO_TEAMS)"
+    "this host runs no stdio MCP server for this team: each runs code of the admin's choosing "
+    "on the host's machine, so its operator allows them (CREWHOST_HOST_MCP_STDIO_TEAMS)"
 )
 STDIO_CODE = "mcpStdioNotAllowed"
 
@@ -152,10 +153,12 @@ class McpConnections:
         idle_seconds: float = 600.0,
         start_seconds: float = 30.0,
         stdio_teams: Iterable[str] = (),
+        sandbox: StdioSandbox | None,
     ) -> None:
         self._announce = announce
         self.policy = policy
         self._stdio_teams = frozenset(stdio_teams)
+        self._sandbox = sandbox
         self.resolver = resolver
         self._idle_seconds = idle_seconds
         self._start_seconds = start_seconds
@@ -164,7 +167,7 @@ class McpConnections:
 
     def allows_stdio(self, team_id: str) -> bool:
         """Whether the team's stdio servers may run (``host.mcp_stdio_teams``): each is a
-        command run as the host's own user."""
+        command of the admin's choosing run on the host's machine."""
         return "*" in self._stdio_teams or team_id in self._stdio_teams
 
     async def __aenter__(self) -> McpConnections:
@@ -421,7 +424,9 @@ class McpConnections:
         target = session.target
         if target.transport == "stdio":
             assert target.command is not None
-            return stdio_transport(target.command, target.name, session.ended, session.gone)
+            return stdio_transport(
+                target.command, target.name, session.ended, session.gone, self._sandbox
+            )
         assert target.url is not None
         auth = None
         if target.bearer is not None:
@@ -488,12 +493,17 @@ def _reason(exc: BaseException) -> str:
     """A failure in words; an exception group says its first cause."""
     while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
         exc = exc.exceptions[0]
-    if isinstance(exc, McpUnavailable):
+    if isinstance(exc, McpUnavailable | SandboxUnavailable):
         return str(exc)
     if isinstance(exc, (NonPublicAddress, NameNotResolved)):
         return f"its address was refused: {exc}"
     if isinstance(exc, MCPError):
         return f"the server refused: {str(exc)[:200]}"
+    if isinstance(exc, CommandHidden):
+        return (
+            "its command is outside what the stdio sandbox shows: the host's operator lists "
+            "its folder in host.mcp_stdio_paths"
+        )
     if isinstance(exc, FileNotFoundError):
         return "its command was not found"
     if isinstance(exc, PermissionError):

@@ -23,6 +23,7 @@ from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
 
 from server.host.agents.mcp.child_process import child_environment, limited_command
+from server.host.agents.mcp.sandbox import StdioSandbox
 
 log = logging.getLogger(__name__)
 
@@ -54,14 +55,22 @@ class StdioCommand:
 
 @contextlib.asynccontextmanager
 async def stdio_transport(
-    spec: StdioCommand, server_name: str, ended: Ended, gone: asyncio.Event
+    spec: StdioCommand,
+    server_name: str,
+    ended: Ended,
+    gone: asyncio.Event,
+    sandbox: StdioSandbox | None,
 ) -> AsyncIterator[TransportStreams]:
-    """Start the server's process and yield the SDK's streams; ``ended`` and ``gone`` say
-    when and why the server ended on its own."""
+    """Start the server's process (in ``sandbox``, when the host keeps one) and yield the
+    SDK's streams; ``ended`` and ``gone`` say when and why the server ended on its own."""
     spec.cwd.mkdir(parents=True, exist_ok=True, mode=0o700)
     env = child_environment(spec.env)
+    if sandbox is not None:
+        # Its folder is its home: what it caches (a package manager's downloads) stays there.
+        env.setdefault("HOME", str(spec.cwd))
+        await sandbox.check(spec.cwd)
     process = await asyncio.create_subprocess_exec(
-        *limited_command(spec.command, spec.args, env),
+        *limited_command(spec.command, spec.args, env, sandbox, spec.cwd),
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
@@ -16,7 +17,7 @@ from server.common.protocol.events import HostEvent, McpServerStatusChanged
 from server.common.public_addresses import PublicOnlyPolicy
 from server.host.agents.mcp.connections import McpConnections, ServerTarget
 from server.host.agents.mcp.stdio_transport import StdioCommand
-from tests.support.fakes.mcp_servers import stdio_command
+from tests.support.fakes.mcp_servers import stdio_command, stdio_sandbox
 from tests.support.ports import closed_port, listening
 from tests.support.waiting import eventually
 
@@ -67,6 +68,7 @@ async def connections(heard: Heard) -> AsyncIterator[McpConnections]:
         idle_seconds=600.0,
         start_seconds=20.0,
         stdio_teams=("*",),
+        sandbox=stdio_sandbox(),
     ) as opened:
         yield opened
 
@@ -124,3 +126,25 @@ async def notes_over_http(port: int) -> AsyncIterator[None]:
     finally:
         process.kill()
         await process.wait()
+
+
+def processes_in(target: ServerTarget) -> dict[int, str]:
+    """The machine's processes (pid: name) that work in ``target``'s folder and still run:
+    its server, inside its sandbox or not, and what the server started. A zombie waiting
+    for its parent to read it counts as ended."""
+    assert target.command is not None
+    folder = str(target.command.cwd)
+    found: dict[int, str] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            if os.readlink(f"/proc/{entry}/cwd") != folder:
+                continue
+            with open(f"/proc/{entry}/stat", encoding="utf-8", errors="replace") as stat:
+                head, tail = stat.read().rsplit(")", 1)
+        except OSError:
+            continue
+        if tail.split()[0] != "Z":
+            found[int(entry)] = head.split("(", 1)[1]
+    return found

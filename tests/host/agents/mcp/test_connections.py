@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,7 +15,14 @@ from server.host.agents.mcp.connections import (
     ServerTarget,
 )
 from server.host.agents.mcp.stdio_transport import MAX_LINE_BYTES
-from tests.host.agents.mcp.conftest import TEAM, Heard, notes_over_http, stdio_target
+from tests.host.agents.mcp.conftest import (
+    TEAM,
+    Heard,
+    notes_over_http,
+    processes_in,
+    stdio_target,
+)
+from tests.support.fakes.mcp_servers import stdio_sandbox
 from tests.support.ports import closed_port
 from tests.support.waiting import eventually
 
@@ -45,17 +51,22 @@ async def test_a_stdio_server_has_an_empty_environment_and_its_own_folder(
     result = await connections.call(target, "where", {})
     text = result.content[0].text  # type: ignore[union-attr]
     assert f"cwd={tmp_path / 'mcp' / 'notes'}" in text
-    # The admin's variables and PATH; nothing of the host's (CREWHOST_*, HOME, …).
-    assert text.endswith("env=LC_CTYPE,NOTES_LABEL,PATH,PYTHONPATH") or text.endswith(
-        "env=NOTES_LABEL,PATH,PYTHONPATH"
-    )
+    # The admin's variables, PATH, HOME (its folder) and PWD (the sandbox's); nothing of the
+    # host's (CREWHOST_*, the host's HOME, …). Python adds LC_CTYPE where it coerces the C
+    # locale.
+    names = set(text.rsplit("env=", 1)[1].split(",")) - {"LC_CTYPE"}
+    assert names == {"HOME", "NOTES_LABEL", "PATH", "PWD", "PYTHONPATH"}
 
 
 async def test_a_server_that_hangs_in_initialize_shows_an_error(
     heard: Heard, tmp_path: Path
 ) -> None:
     async with McpConnections(
-        heard, policy=PublicOnlyPolicy(), start_seconds=1.0, stdio_teams=("*",)
+        heard,
+        policy=PublicOnlyPolicy(),
+        start_seconds=1.0,
+        stdio_teams=("*",),
+        sandbox=stdio_sandbox(),
     ) as connections:
         state = await connections.ready(stdio_target("hang", tmp_path))
     assert state.status == "error"
@@ -126,7 +137,11 @@ async def test_a_changed_tool_list_is_picked_up(
 
 async def test_an_idle_session_ends(heard: Heard, tmp_path: Path) -> None:
     async with McpConnections(
-        heard, policy=PublicOnlyPolicy(), idle_seconds=0.2, stdio_teams=("*",)
+        heard,
+        policy=PublicOnlyPolicy(),
+        idle_seconds=0.2,
+        stdio_teams=("*",),
+        sandbox=stdio_sandbox(),
     ) as connections:
         target = stdio_target("notes", tmp_path)
         assert (await connections.ready(target)).status == "connected"
@@ -137,12 +152,13 @@ async def test_an_idle_session_ends(heard: Heard, tmp_path: Path) -> None:
 
 
 async def test_leaving_ends_every_server_process(heard: Heard, tmp_path: Path) -> None:
-    async with McpConnections(heard, policy=PublicOnlyPolicy(), stdio_teams=("*",)) as connections:
-        result = await connections.call(stdio_target("notes", tmp_path), "pid", {})
-        pid = int(result.content[0].text)  # type: ignore[union-attr]
-        os.kill(pid, 0)  # running
-    with pytest.raises(ProcessLookupError):
-        os.kill(pid, 0)
+    async with McpConnections(
+        heard, policy=PublicOnlyPolicy(), stdio_teams=("*",), sandbox=stdio_sandbox()
+    ) as connections:
+        target = stdio_target("notes", tmp_path)
+        await connections.call(target, "pid", {})
+        assert processes_in(target)  # running
+    await eventually(lambda: not processes_in(target))
 
 
 async def test_a_child_the_server_left_behind_ends_with_its_session(
@@ -150,20 +166,13 @@ async def test_a_child_the_server_left_behind_ends_with_its_session(
 ) -> None:
     """The server ends at the end of its stdin; a process it started that would not is
     ended with it, as the rest of its process group."""
-    async with McpConnections(heard, policy=PublicOnlyPolicy(), stdio_teams=("*",)) as connections:
-        result = await connections.call(stdio_target("notes", tmp_path), "spawn", {})
-        child = int(result.content[0].text)  # type: ignore[union-attr]
-        os.kill(child, 0)  # running
-    await eventually(lambda: not _alive(child))
-
-
-def _alive(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie waiting for its parent to read it counts as ended)."""
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
+    async with McpConnections(
+        heard, policy=PublicOnlyPolicy(), stdio_teams=("*",), sandbox=stdio_sandbox()
+    ) as connections:
+        target = stdio_target("notes", tmp_path)
+        await connections.call(target, "spawn", {})
+        assert "sleep" in processes_in(target).values()  # running
+    await eventually(lambda: not processes_in(target))
 
 
 async def test_a_call_that_takes_too_long_ends_at_its_timeout(
@@ -243,7 +252,9 @@ async def test_an_http_server_that_goes_away_shows_an_error_and_is_reached_again
 async def test_an_http_server_at_a_private_address_is_refused(
     heard: Heard, http_notes: str
 ) -> None:
-    async with McpConnections(heard, policy=PublicOnlyPolicy(), stdio_teams=("*",)) as connections:
+    async with McpConnections(
+        heard, policy=PublicOnlyPolicy(), stdio_teams=("*",), sandbox=stdio_sandbox()
+    ) as connections:
         target = ServerTarget(TEAM, "srv-http", "remote", "http", 20.0, url=http_notes)
         state = await connections.ready(target)
     assert state.status == "error"
@@ -264,7 +275,10 @@ async def test_a_stdio_server_of_a_team_the_host_does_not_allow_never_starts(
 ) -> None:
     target = stdio_target("notes", tmp_path)
     async with McpConnections(
-        heard, policy=PublicOnlyPolicy.from_entries([]), stdio_teams=("another-team",)
+        heard,
+        policy=PublicOnlyPolicy.from_entries([]),
+        stdio_teams=("another-team",),
+        sandbox=stdio_sandbox(),
     ) as denied:
         assert not denied.allows_stdio(TEAM)
         state = await denied.ready(target)
