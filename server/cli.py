@@ -140,7 +140,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     doctor = admin_commands.add_parser(
         "doctor",
-        help="check Chromium, the database, the data folder's modes, the key ring, the port "
+        help="check Chromium, the stdio MCP sandbox, the database, the data folder's modes, "
+        "the key ring, the port "
         "and STUN/TURN, and say what to fix (exit status 1 when something must be)",
     )
     _common(doctor)

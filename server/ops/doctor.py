@@ -13,6 +13,7 @@ import ipaddress
 import os
 import socket
 import stat
+import tempfile
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from enum import Enum
@@ -30,6 +31,7 @@ from server.common.crypto.box import SecretBox
 from server.common.crypto.ring import KeyRingError, KeyRingNotWrapped
 from server.config import Settings
 from server.db.engine import ALEMBIC_DIR, Database
+from server.host.agents.mcp.sandbox import SandboxUnavailable, StdioSandbox
 from server.host.chromium import find_chromium, is_headless_shell
 from server.host.services.keys import SecretKeys, key_ring_file
 
@@ -59,9 +61,11 @@ class Finding:
 
 
 async def diagnose(settings: Settings) -> list[Finding]:
-    """Every check, in order: Chromium, database, data folder, key ring, port, STUN/TURN."""
+    """Every check, in order: Chromium, the stdio sandbox, database, data folder, key ring,
+    port, STUN/TURN."""
     checks: list[Callable[[Settings], Awaitable[list[Finding]]]] = [
         check_chromium,
+        check_stdio_sandbox,
         check_database,
         check_file_modes,
         check_key_ring,
@@ -108,6 +112,47 @@ async def check_chromium(settings: Settings) -> list[Finding]:
 
 
 _CHROMIUM_FIX = "reinstall Chromium (make chromium) or point CREWHOST_CHROMIUM at a working one"
+
+
+async def check_stdio_sandbox(settings: Settings) -> list[Finding]:
+    """Whether the stdio MCP servers the host may run would start in their sandbox: it is
+    made once, around ``true``, in a folder of its own outside the data folder."""
+    host = settings.host
+    teams = ", ".join(host.mcp_stdio_teams)
+    if not teams:
+        return [Finding("stdio sandbox", Status.OK, "no team may add stdio MCP servers")]
+    if not host.mcp_stdio_sandbox:
+        return [
+            Finding(
+                "stdio sandbox",
+                Status.WARN,
+                f"off: the stdio MCP servers of {teams} run as this user, seeing what it sees",
+                "turn host.mcp_stdio_sandbox on (Debian's bubblewrap package)",
+            )
+        ]
+    sandbox = StdioSandbox.from_settings(host.mcp_stdio_paths, network=host.mcp_stdio_network)
+    with tempfile.TemporaryDirectory(prefix="crewhost-doctor-") as folder:
+        try:
+            await sandbox.check(Path(folder))
+        except SandboxUnavailable as exc:
+            return [Finding("stdio sandbox", Status.FIX, str(exc), _SANDBOX_FIX)]
+    shown = ", ".join(host.mcp_stdio_paths) or "nothing"
+    network = "with" if host.mcp_stdio_network else "without"
+    return [
+        Finding(
+            "stdio sandbox",
+            Status.OK,
+            f"{sandbox.bwrap} runs the stdio MCP servers of {teams}, {network} the network, "
+            f"showing {shown} besides /usr",
+        )
+    ]
+
+
+_SANDBOX_FIX = (
+    "install Debian's bubblewrap package, let this user make user namespaces "
+    "(kernel.unprivileged_userns_clone), and list only folders that exist in "
+    "host.mcp_stdio_paths"
+)
 
 
 def _revisions(connection: Connection) -> tuple[tuple[str, ...], str | None, set[str]]:

@@ -25,6 +25,7 @@ from server.ops.doctor import (
     check_ice_servers,
     check_key_ring,
     check_port,
+    check_stdio_sandbox,
 )
 from tests.support.hub_server import RunningHub
 from tests.support.serving import run
@@ -70,6 +71,33 @@ async def test_chromiums_headless_shell_is_named_with_its_guard(tmp_path: Path) 
         f"{shell} (Chromium 156.0.8078.114; the headless shell, kept to the address policy "
         "by the host's filtering proxy)",
     )
+
+
+async def test_stdio_sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    async def verdict(**overrides: Any) -> Finding:
+        return only(await check_stdio_sandbox(settings_of(tmp_path, **overrides)))
+
+    assert (await verdict()).detail == "no team may add stdio MCP servers"
+    allowed = {"host.mcp_stdio_teams": ["*"]}
+    runs = await verdict(**allowed)
+    assert runs.status is Status.OK
+    assert runs.detail.endswith(
+        "runs the stdio MCP servers of *, with the network, showing nothing besides /usr"
+    )
+    off = await verdict(**allowed, **{"host.mcp_stdio_sandbox": False})
+    assert (off.status, off.detail) == (
+        Status.WARN,
+        "off: the stdio MCP servers of * run as this user, seeing what it sees",
+    )
+    absent = tmp_path / "no-such-runtime"
+    listed = await verdict(**allowed, **{"host.mcp_stdio_paths": [str(absent)]})
+    assert listed.status is Status.FIX
+    assert listed.detail.startswith("the stdio sandbox could not start: ")
+    assert str(absent) in listed.detail
+    monkeypatch.setenv("PATH", str(tmp_path))  # no bwrap on it
+    missing = await verdict(**allowed)
+    assert missing.status is Status.FIX
+    assert "bubblewrap" in missing.detail
 
 
 async def test_database_revision(tmp_path: Path) -> None:
@@ -237,7 +265,7 @@ async def test_the_command_exits_non_zero_only_when_something_must_be_fixed(
     }
     code, out, err = await run("admin", "doctor", "--data-dir", str(tmp_path), env=env)
     assert code == 0, out + err
-    assert [line.split()[0] for line in out.splitlines() if not line.startswith(" ")] == ["ok"] * 6
+    assert [line.split()[0] for line in out.splitlines() if not line.startswith(" ")] == ["ok"] * 7
     database = tmp_path / "crewhost.db"
     os.chmod(database, 0o644)
     code, out, _ = await run("admin", "doctor", "--data-dir", str(tmp_path), env=env)
