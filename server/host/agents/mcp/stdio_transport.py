@@ -193,8 +193,25 @@ async def _stop(process: asyncio.subprocess.Process) -> None:
 
 
 def _group_lives(group: int) -> bool:
+    """Whether a process of ``group`` still runs. A zombie does not count: it has ended, and
+    waits for whoever adopted it to read its status (the sandbox's first process, left when
+    the sandbox ends, is the machine's init's to read, which may take it a while)."""
     try:
         os.killpg(group, 0)
     except (ProcessLookupError, PermissionError):
         return False
-    return True
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return True
+    return any(_runs_in(entry, group) for entry in entries if entry.isdigit())
+
+
+def _runs_in(pid: str, group: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return False
+    # After the name: the state, the parent's id, the process group's.
+    return fields[0] != "Z" and fields[2] == str(group)
