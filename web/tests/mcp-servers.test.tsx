@@ -232,6 +232,23 @@ describe('McpServersAdmin', () => {
     expect(stdio.textContent).toContain('not allowed for this team on this host');
   });
 
+  it('says what a stdio server sees and reaches on this host', async () => {
+    const hints = async (list: Record<string, unknown>): Promise<string> => {
+      const { connection } = liveConnection({ 'mcp-servers-v1/list': { servers: [], stdioAllowed: true, ...list } });
+      await show(null, mount.element); // each host's page anew
+      await show(<McpServersAdmin connection={connection} role="admin" agents={AGENTS} signInServed showTab={noTab} />, mount.element);
+      await act(async () => button(mount.element, 'Add an MCP server').click());
+      return mount.element.querySelector<HTMLFormElement>('form[aria-label="Add an MCP server"]')!.textContent!;
+    };
+    const sandboxed = await hints({ stdioSandboxed: true, stdioNetwork: true });
+    expect(sandboxed).toContain('in a sandbox');
+    expect(sandboxed).toContain('it has the network');
+    expect(await hints({ stdioSandboxed: true, stdioNetwork: false })).toContain('it has no network');
+    const plain = await hints({ stdioSandboxed: false, stdioNetwork: true });
+    expect(plain).not.toContain('sandbox');
+    expect(plain).toContain('in a folder of the team’s workspace');
+  });
+
   it('shows a refusal by its code, and a form problem before sending', async () => {
     const { connection, calls } = liveConnection({ 'mcp-servers-v1/list': { servers: [] } }, { 'mcp-servers-v1/add': 'mcpAddressRefused' });
     await show(<McpServersAdmin connection={connection} role="admin" agents={AGENTS} signInServed showTab={noTab} />, mount.element);

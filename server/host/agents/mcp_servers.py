@@ -49,6 +49,7 @@ from server.host.agents.mcp.oauth import (
     OAuthClient,
     OAuthFailed,
 )
+from server.host.agents.mcp.sandbox import StdioSandbox
 from server.host.agents.mcp.stdio_transport import StdioCommand
 from server.host.agents.mcp.turn_tools import McpTurnTools, OfferedTool, ServerGone
 from server.host.services.kept_secrets import refuse_moved
@@ -183,6 +184,11 @@ class McpServerService:
     def allows_stdio(self, team_id: str) -> bool:
         """Whether this host runs the team's stdio servers (``host.mcp_stdio_teams``)."""
         return self._connections.allows_stdio(team_id)
+
+    @property
+    def stdio_sandbox(self) -> StdioSandbox | None:
+        """The sandbox stdio servers run in (``host.mcp_stdio_sandbox``); None when off."""
+        return self._connections.sandbox
 
     async def list_servers(self, team_id: str) -> list[McpServerView]:
         async with self._db.read() as conn:

@@ -81,6 +81,14 @@ class ServerList(WireModel):
     stdio_allowed: bool = Field(
         description="whether this host runs the team's stdio servers (host.mcp_stdio_teams)"
     )
+    stdio_sandboxed: bool = Field(
+        description="whether this host runs stdio servers in its sandbox, where they see the "
+        "system's programs and their own folder alone (host.mcp_stdio_sandbox)"
+    )
+    stdio_network: bool = Field(
+        description="whether a stdio server has the network (host.mcp_stdio_network; always "
+        "outside the sandbox)"
+    )
 
 
 class ToolView(WireModel):
@@ -194,9 +202,12 @@ def _spec(transport: str, command: str | None, args: list[str], url: str | None)
 async def list_servers(call: HostCall, _args: NoArgs) -> ServerList:
     """The team's MCP servers with their status; secrets by name only."""
     views = await call.host.mcp_servers.list_servers(call.peer.team_id)
+    sandbox = call.host.mcp_servers.stdio_sandbox
     return ServerList(
         servers=[_view(view) for view in views],
         stdio_allowed=call.host.mcp_servers.allows_stdio(call.peer.team_id),
+        stdio_sandboxed=sandbox is not None,
+        stdio_network=sandbox is None or sandbox.network,
     )
 
 

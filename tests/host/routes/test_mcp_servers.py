@@ -83,6 +83,8 @@ async def test_admins_manage_servers_and_members_only_list_them(
     listed = await roles.member.call("mcp-servers-v1/list")
     assert [server["name"] for server in listed["servers"]] == ["notes"]
     assert listed["stdioAllowed"] is True
+    # In the host's sandbox (the suite's hosts keep the default), with the network.
+    assert (listed["stdioSandboxed"], listed["stdioNetwork"]) == (True, True)
     assert SECRET not in json.dumps(listed)
     assert SECRET.encode() not in database_bytes(tmp_path)
 

@@ -5759,6 +5759,16 @@ export interface components {
              * @description whether this host runs the team's stdio servers (host.mcp_stdio_teams)
              */
             stdioAllowed: boolean;
+            /**
+             * Stdionetwork
+             * @description whether a stdio server has the network (host.mcp_stdio_network; always outside the sandbox)
+             */
+            stdioNetwork: boolean;
+            /**
+             * Stdiosandboxed
+             * @description whether this host runs stdio servers in its sandbox, where they see the system's programs and their own folder alone (host.mcp_stdio_sandbox)
+             */
+            stdioSandboxed: boolean;
         };
         /** ServerRef */
         ServerRef: {

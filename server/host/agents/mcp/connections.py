@@ -165,6 +165,10 @@ class McpConnections:
         self._records: dict[tuple[str, str], _Record] = {}
         self._closing = False
 
+    @property
+    def sandbox(self) -> StdioSandbox | None:
+        return self._sandbox
+
     def allows_stdio(self, team_id: str) -> bool:
         """Whether the team's stdio servers may run (``host.mcp_stdio_teams``): each is a
         command of the admin's choosing run on the host's machine."""

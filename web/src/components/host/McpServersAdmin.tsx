@@ -86,6 +86,7 @@ function ServersPanel(props: { connection: HostConnection; agents: readonly McpA
   const servers = withLiveStatus(list.data.servers, live);
   // A host of an earlier release says nothing: it ran every team's stdio servers.
   const stdioAllowed = list.data.stdioAllowed !== false;
+  const stdioReach = stdioReachOf(list.data);
   return (
     <section class="admin-panel card card-body" aria-label="MCP servers">
       <h2>MCP servers</h2>
@@ -96,7 +97,7 @@ function ServersPanel(props: { connection: HostConnection; agents: readonly McpA
       {servers.length === 0 ? <p class="empty">No MCP servers yet.</p> : null}
       <ul class="admin-list" aria-label="MCP servers">
         {servers.map((server) => (
-          <ServerRow key={server.id} {...props} server={server} onChanged={list.reload} />
+          <ServerRow key={server.id} {...props} server={server} stdioReach={stdioReach} onChanged={list.reload} />
         ))}
       </ul>
       {adding ? (
@@ -105,6 +106,7 @@ function ServersPanel(props: { connection: HostConnection; agents: readonly McpA
           submitText="Add server"
           start={stdioAllowed ? NEW_SERVER : { ...NEW_SERVER, transport: 'http' }}
           stdioAllowed={stdioAllowed}
+          stdioReach={stdioReach}
           onCancel={() => setAdding(false)}
           onSubmit={async (form) => {
             const outcome = addBody(form);
@@ -127,8 +129,25 @@ function ServersPanel(props: { connection: HostConnection; agents: readonly McpA
 }
 
 /** The add and edit form; `onSubmit` answers a reason the form cannot be sent, or null. */
-function ServerFields(props: { label: string; submitText: string; start: McpServerForm; editing?: boolean; stdioAllowed?: boolean; onSubmit: (form: McpServerForm) => Promise<string | null>; onCancel: () => void }) {
-  const { label, submitText, editing = false, stdioAllowed = true } = props;
+/** What a stdio server sees and reaches on this host, for the form to say. A host of an
+ * earlier release says nothing: it ran them as itself. */
+function stdioReachOf(list: { stdioSandboxed?: boolean; stdioNetwork?: boolean }): string {
+  if (!list.stdioSandboxed) return 'The host runs it with only the environment below, in a folder of the team’s workspace.';
+  const network = list.stdioNetwork === false ? 'no network' : 'the network';
+  return `The host runs it in a sandbox, with only the environment below: the system’s programs and a folder of the team’s workspace (its home) are all it sees, and it has ${network}.`;
+}
+
+function ServerFields(props: {
+  label: string;
+  submitText: string;
+  start: McpServerForm;
+  editing?: boolean;
+  stdioAllowed?: boolean;
+  stdioReach: string;
+  onSubmit: (form: McpServerForm) => Promise<string | null>;
+  onCancel: () => void;
+}) {
+  const { label, submitText, editing = false, stdioAllowed = true, stdioReach } = props;
   const [form, setForm] = useState<McpServerForm>(props.start);
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
@@ -186,7 +205,7 @@ function ServerFields(props: { label: string; submitText: string; start: McpServ
           <label>
             Arguments
             <textarea class="mono" aria-label="Arguments" rows={3} value={form.args} placeholder={'-y\n@example/mcp-server'} onInput={(e) => set({ args: e.currentTarget.value })} />
-            <span class="admin-muted">One a line. The host runs it with only the environment below, in a folder of the team’s workspace.</span>
+            <span class="admin-muted">One a line. {stdioReach}</span>
           </label>
         </>
       ) : (
@@ -313,7 +332,7 @@ function ServerFields(props: { label: string; submitText: string; start: McpServ
 
 type Tested = { tools: McpToolView[]; status: McpStatusView };
 
-function ServerRow(props: { connection: HostConnection; server: McpServerView; agents: readonly McpAgent[]; signInServed: boolean; showTab: ShowTab; onChanged: () => void }) {
+function ServerRow(props: { connection: HostConnection; server: McpServerView; agents: readonly McpAgent[]; signInServed: boolean; showTab: ShowTab; stdioReach: string; onChanged: () => void }) {
   const { connection, server, onChanged } = props;
   const [error, setError] = useState<unknown>(null);
   const [tested, setTested] = useState<Tested | null>(null);
@@ -395,6 +414,7 @@ function ServerRow(props: { connection: HostConnection; server: McpServerView; a
           submitText="Save"
           editing
           start={startEdit(server)}
+          stdioReach={props.stdioReach}
           onCancel={() => setEditing(false)}
           onSubmit={async (form) => {
             const change = updateBody(server, form);
