@@ -123,18 +123,22 @@ class StdioSandbox:
         return line
 
     async def check(self, folder: Path) -> None:
-        """Runs ``true`` in the sandbox once per host: ``SandboxUnavailable`` with bwrap's
-        own words when this machine cannot make one (no user namespaces for the host's
-        user, a folder of ``host.mcp_stdio_paths`` missing)."""
-        if self._checked is None:
-            self._checked = asyncio.get_running_loop().create_future()
+        """Runs ``true`` in the sandbox until it once works: ``SandboxUnavailable`` with
+        bwrap's own words when this machine cannot make one (no user namespaces for the
+        host's user, a folder of ``host.mcp_stdio_paths`` missing). Starts that ask
+        meanwhile wait for the same answer; a failure is not kept, so the next start asks
+        again (a missing folder may be made, a slow machine may answer)."""
+        checked = self._checked
+        if checked is None:
+            checked = self._checked = asyncio.get_running_loop().create_future()
             try:
                 await self._try(folder)
             except SandboxUnavailable as exc:
-                self._checked.set_exception(exc)
+                self._checked = None
+                checked.set_exception(exc)
             else:
-                self._checked.set_result(None)
-        await asyncio.shield(self._checked)
+                checked.set_result(None)
+        await asyncio.shield(checked)
 
     async def _try(self, folder: Path) -> None:
         true = shutil.which("true", path="/usr/bin:/bin") or "/bin/true"

@@ -120,6 +120,11 @@ async def test_a_machine_without_the_sandbox_starts_no_server_and_says_why(
     # A folder the operator listed that is not there: bwrap's own words say so.
     absent = tmp_path / "no-such-runtime"
     broken = StdioSandbox((*missing.paths, absent))
-    reason = await never_started(broken, stdio_target("notes", tmp_path / "broken"))
+    target = stdio_target("notes", tmp_path / "broken")
+    reason = await never_started(broken, target)
     assert "the stdio sandbox could not start" in reason
     assert str(absent) in reason
+    # The failure is not kept: once the folder is there, the next start runs.
+    absent.mkdir()
+    async with sandboxed(broken) as connections:
+        assert await answer(connections, target, "echo", text="back") == "back [-]"
