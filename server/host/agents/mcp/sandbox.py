@@ -110,6 +110,9 @@ class StdioSandbox:
             "mcp",
             "--die-with-parent",
         ]
+        # bwrap mounts in the order given: /tmp first, a folder of its own in memory, so
+        # that a folder shown below it (the server's own, a listed one) is mounted on top.
+        line += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]  # noqa: S108
         for path in SYSTEM_PATHS:
             line += ["--ro-bind-try", path, path]
         for entry in ETC_ENTRIES:
@@ -117,8 +120,6 @@ class StdioSandbox:
         for shown in self.paths:
             line += ["--ro-bind", str(shown), str(shown)]
         place = str(folder)
-        # A /tmp of its own, in memory: not the machine's.
-        line += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]  # noqa: S108
         line += ["--bind", place, place, "--chdir", place]
         return line
 

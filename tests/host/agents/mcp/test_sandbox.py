@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
+import tempfile
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -128,3 +130,20 @@ async def test_a_machine_without_the_sandbox_starts_no_server_and_says_why(
     absent.mkdir()
     async with sandboxed(broken) as connections:
         assert await answer(connections, target, "echo", text="back") == "back [-]"
+
+
+async def test_a_listed_folder_under_tmp_is_shown_read_only(tmp_path: Path) -> None:
+    """The sandbox's own /tmp is mounted first: a folder the operator lists under the
+    machine's /tmp (a checkout of a server's code) is shown on top of it."""
+    listed = Path(tempfile.mkdtemp(prefix="crewhost-runtime-", dir="/tmp"))
+    try:
+        (listed / "version").write_text("runtime 1")
+        sandbox = StdioSandbox((*(Path(path) for path in SANDBOX_PATHS), listed))
+        target = stdio_target("notes", tmp_path)
+        async with sandboxed(sandbox) as connections:
+            shown = await answer(connections, target, "peek", path=str(listed / "version"))
+            assert shown == "file:runtime 1"
+            kept = await answer(connections, target, "keep", name=str(listed / "x"), text="x")
+            assert kept.startswith("refused:")
+    finally:
+        shutil.rmtree(listed)
