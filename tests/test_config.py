@@ -52,6 +52,20 @@ def test_no_team_runs_stdio_mcp_servers_unless_the_operator_names_it() -> None:
     assert named.host.mcp_stdio_teams == ["team-a", "team-b"]
 
 
+def test_stdio_servers_are_sandboxed_unless_turned_off_and_listed_folders_are_absolute() -> None:
+    host = load_settings(env={}).host
+    assert (host.mcp_stdio_sandbox, host.mcp_stdio_network, host.mcp_stdio_paths) == (
+        True,
+        True,
+        [],
+    )
+    listed = load_settings(env={"CREWHOST_HOST_MCP_STDIO_PATHS": "/opt/node, /srv/mcp/venv"})
+    assert listed.host.mcp_stdio_paths == ["/opt/node", "/srv/mcp/venv"]
+    with pytest.raises(InvalidArgument, match="'opt/node' is not an absolute path") as caught:
+        load_settings(env={"CREWHOST_HOST_MCP_STDIO_PATHS": "opt/node"})
+    assert caught.value.field == "host.mcp_stdio_paths"
+
+
 def test_the_database_defaults_to_sqlite_in_the_data_folder(tmp_path: Path) -> None:
     settings = load_settings(env={"CREWHOST_DATA_DIR": str(tmp_path)})
     assert settings.database_url == f"sqlite+aiosqlite:///{tmp_path / 'crewhost.db'}"

@@ -68,7 +68,7 @@ class StdioSandbox:
     paths: tuple[Path, ...] = ()
     network: bool = True
     bwrap: str | None = field(default_factory=lambda: shutil.which("bwrap"))
-    _checked: asyncio.Future[None] | None = field(default=None, repr=False)
+    _works: bool = field(default=False, repr=False)
 
     @classmethod
     def from_settings(cls, paths: Iterable[str], *, network: bool) -> StdioSandbox:
@@ -126,20 +126,11 @@ class StdioSandbox:
     async def check(self, folder: Path) -> None:
         """Runs ``true`` in the sandbox until it once works: ``SandboxUnavailable`` with
         bwrap's own words when this machine cannot make one (no user namespaces for the
-        host's user, a folder of ``host.mcp_stdio_paths`` missing). Starts that ask
-        meanwhile wait for the same answer; a failure is not kept, so the next start asks
-        again (a missing folder may be made, a slow machine may answer)."""
-        checked = self._checked
-        if checked is None:
-            checked = self._checked = asyncio.get_running_loop().create_future()
-            try:
-                await self._try(folder)
-            except SandboxUnavailable as exc:
-                self._checked = None
-                checked.set_exception(exc)
-            else:
-                checked.set_result(None)
-        await asyncio.shield(checked)
+        host's user, a folder of ``host.mcp_stdio_paths`` missing). Only a success is kept:
+        the next start after a failure asks again (a missing folder may have been made)."""
+        if not self._works:
+            await self._try(folder)
+            self._works = True
 
     async def _try(self, folder: Path) -> None:
         true = shutil.which("true", path="/usr/bin:/bin") or "/bin/true"
