@@ -5,8 +5,8 @@ left to sleep."""
 
 from __future__ import annotations
 
+import ast
 import json
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -44,8 +44,11 @@ STEPS = {
     "capture_to_host",
     "host_to_member",
 }
-# A turn whose click waited out its time, every other call of it done.
-WAITED_OUT = re.compile(r"a tool call failed: \[('ok', )*'targetNotActionable: [^']*'(, 'ok')*\]")
+# How the bench names a turn with a failed call: what each of its calls ended with.
+FAILED_CALLS = "a tool call failed: "
+# What a call on a starved renderer waits out: a click on a button it does not draw still,
+# an action after which the page answers nothing for its time.
+STARVED = ("targetNotActionable: ", "pageNotResponding: ")
 GOALS = {
     "worst_stall_ms",
     "lag_p99_ms",
@@ -87,10 +90,10 @@ def test_a_quick_run_reports_every_measure_of_the_capacity_table(tmp_path: Path)
     assert phase["agents"] == 2
     assert set(phase["goals"]) == GOALS
     # How many turns end in the short window depends on the machine's load: none is a
-    # number the table reports, not a failure of the bench. So is a click that waited out
-    # its 5 s for a button a starved renderer did not draw still (the suite's other
-    # workers beside it); any other failure is the bench's own.
-    assert all(WAITED_OUT.fullmatch(why) for why in phase["failures"]), phase["failures"]
+    # number the table reports, not a failure of the bench. So is a call that waited out
+    # its time on a renderer the suite's other workers starved; any other failure is the
+    # bench's own.
+    assert all(starved_out(why) for why in phase["failures"]), phase["failures"]
     assert phase["team_api"]["calls"] > 0
     assert phase["watched_tab"]["presses"] > 0
     # Each press's way split at the host's own time stamps (the probe's, in the server).
@@ -130,3 +133,11 @@ def test_a_quick_run_reports_every_measure_of_the_capacity_table(tmp_path: Path)
     assert tabs["peak"]["renderer_processes"] > 0
     assert set(tabs["goals"]) == {"chromium_mb_per_sleeping_tab", "host_rss_mb"}
     assert "MB per sleeping tab" in run.stdout
+
+
+def starved_out(failure: str) -> bool:
+    """Whether a failed turn's every call ended well or waited out a starved renderer."""
+    if not failure.startswith(FAILED_CALLS):
+        return False
+    outcomes = ast.literal_eval(failure.removeprefix(FAILED_CALLS))
+    return all(outcome == "ok" or outcome.startswith(STARVED) for outcome in outcomes)

@@ -9,7 +9,8 @@ three of its frames wait for an acknowledgement. The acknowledgements go back at
 rate frames may be sent, so a page that paints 60 times a second costs Chromium the
 frames the viewers get, not twice as many that would be thrown away. What Chromium did
 not capture while three waited is not lost: when a page then stands still, the frame
-that shows it is asked for again.
+that shows it is asked for again; and once a person's input stops, the frame that shows
+what it did is asked for in any case.
 """
 
 from __future__ import annotations
@@ -49,6 +50,11 @@ RECAPTURE_AFTER_SECONDS = 0.1
 RECAPTURE_MOST_SECONDS = 1.0
 # How much of the longest recent wait still counts at the next frame.
 WAIT_MEMORY = 0.8
+# When the holder's input has stopped for this long, the page's frame is asked for once
+# more. Which of Chromium's captures it held back is only estimated here (above), and on a
+# loaded machine the estimate can miss one: the frame that shows what a person's own click
+# or key did must never be the one lost.
+INPUT_SETTLE_SECONDS = 0.5
 # Chromium stamps a frame with its compositor's time, which can run a few ms ahead of the
 # host's clock: a frame stamped this soon after an acknowledgement went may have been on
 # its way during it.
@@ -150,6 +156,7 @@ class TabScreencast:
         self._last_ack = float("-inf")
         self._acking: asyncio.TimerHandle | None = None
         self._recapture: asyncio.TimerHandle | None = None
+        self._settle: asyncio.TimerHandle | None = None
         # When the last acknowledgement that ended a wait went, until a frame follows it.
         self._released_at: float | None = None
         # At the last acknowledgement: when it went by the wall clock (Chromium's stamps are
@@ -200,6 +207,9 @@ class TabScreencast:
             self._later.cancel()
             self._later = None
         self._forget_unacked()
+        if self._settle is not None:
+            self._settle.cancel()
+            self._settle = None
         if session is None:
             return
         with contextlib.suppress(PlaywrightError, TimeoutError):
@@ -217,6 +227,20 @@ class TabScreencast:
             self._acking.cancel()
             self._acking = None
             self._acknowledge_soon()
+
+    def input_delivered(self) -> None:
+        """The holder's input reached the page: once the input stops, its frame is asked for."""
+        if self.session is None:
+            return
+        if self._settle is not None:
+            self._settle.cancel()
+        self._settle = asyncio.get_running_loop().call_later(
+            INPUT_SETTLE_SECONDS, self._input_settled
+        )
+
+    def _input_settled(self) -> None:
+        self._settle = None
+        self._spawn(self.refresh())
 
     def _interval(self, now: float) -> float:
         return self._min_interval / 2 if now < self._boost_until else self._min_interval

@@ -466,10 +466,13 @@ class ViewSession:
         session = self._screencast.session
         if session is None:
             raise Conflict("the view is not running", code="viewStopped")
-        if method.startswith("Input."):
+        given = method.startswith("Input.")
+        if given:
             await self._let_go_done()
             self._screencast.input_given()
         await session.send(method, params)
+        if given:
+            self._screencast.input_delivered()
 
     def send(self, message: WireModel) -> None:
         if self.channel.readyState == "open":

@@ -15,6 +15,7 @@ from playwright.async_api import Page, async_playwright
 from server.common.protocol.view import decode_frame
 from server.host.live.screencast import (
     INPUT_BOOST_SECONDS,
+    INPUT_SETTLE_SECONDS,
     RECAPTURE_AFTER_SECONDS,
     RECAPTURE_MOST_SECONDS,
     FrameWait,
@@ -245,6 +246,34 @@ async def test_frames_on_their_way_count_as_chromium_s_so_a_lost_change_is_asked
     cast._on_frame(frame_event(6, captured=time.time() + 1))
     assert not asks_again(cast)
     await cast.stop()
+
+
+async def test_once_the_holders_input_stops_its_frame_is_asked_for_whatever_came(
+    page: Page,
+) -> None:
+    clock = Clock()
+    cast, _channel = await capped(page, clock)
+    asked: list[float] = []
+
+    async def refresh() -> None:
+        asked.append(time.monotonic())
+
+    cast.refresh = refresh  # type: ignore[method-assign]
+    # Keys in a row, each reaching the page, and frames between them that may show the
+    # page from before the last key: once the keys stop, the page's frame is asked for,
+    # once, even though no frame was missing by the screencast's own count.
+    for session_id in range(1, 4):
+        cast.input_given()
+        cast.input_delivered()
+        last_input = time.monotonic()
+        cast._on_frame(frame_event(session_id, captured=time.time() + 1))
+    assert not asks_again(cast)
+    await eventually(lambda: len(asked) == 1)
+    assert asked[0] - last_input >= INPUT_SETTLE_SECONDS
+    # A view that stops before its input settles asks for nothing more.
+    cast.input_delivered()
+    await cast.stop()
+    assert cast._settle is None
 
 
 def asks_again(cast: TabScreencast) -> bool:
