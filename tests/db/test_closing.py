@@ -4,6 +4,7 @@ SQLite thread outlives the event loop, no PostgreSQL socket is left to the colle
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import time
 from contextlib import AbstractAsyncContextManager
@@ -11,9 +12,12 @@ from pathlib import Path
 from typing import Any
 
 import aiosqlite
+import asyncpg
+import pytest
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from server.common.errors import Unavailable
 from server.db.engine import DriverConnections
 from tests.support.databases import ScratchDatabase
 
@@ -61,3 +65,30 @@ async def test_close_waits_for_the_thread_of_a_connection_stopped_without_waitin
     connection.stop()
     await opened.close_all()
     assert not connection._thread.is_alive()
+
+
+async def test_a_connection_a_task_opens_during_or_after_close_is_ended_too(
+    database: ScratchDatabase,
+) -> None:
+    """A task still at work as the process stops: its lookup pool, opening as the close
+    begins, is closed with the rest, and a connection opened after the close is ended as
+    it opens (on PostgreSQL; a SQLite read runs on the file)."""
+    opened = database.open()
+    await opened.migrate()
+    pinging = asyncio.create_task(opened.ping())  # the first lookup opens the pool
+    await asyncio.sleep(0)
+    await opened.close()
+    await asyncio.gather(pinging, return_exceptions=True)
+    if not opened.is_sqlite:
+        assert opened._lookup_pool is None
+        with pytest.raises(Unavailable):
+            await opened.ping()
+    late: list[Any] = []
+    with contextlib.suppress(sa.exc.DBAPIError):
+        async with opened.read() as connection:
+            late.append((await connection.get_raw_connection()).driver_connection)
+            await connection.execute(sa.text("SELECT 1"))
+    for driver in late:
+        if isinstance(driver, asyncpg.Connection):
+            assert driver.is_closed()
+    await opened.close()
