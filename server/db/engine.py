@@ -32,7 +32,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_en
 from sqlalchemy.util import LRUCache
 
 from server.common.data_folder import create_private_file, private_folder
-from server.common.errors import CrewhostError, Unavailable
+from server.common.errors import CrewhostError
 from server.db.lookups import Lookup, Row, keep_as_is, open_sqlite_reader, run_on_sqlite
 
 if TYPE_CHECKING:
@@ -116,25 +116,18 @@ class DriverConnections:
     for its thread. Such a thread outlived its event loop: it answered into a closed loop,
     and failed there; such a socket was left to the garbage collector. ``close_all`` ends
     what is left open while the loop still runs, and waits for each thread to end.
-
-    A PostgreSQL connection opened after that (a task still at work as the process
-    stops) is ended as it opens: nobody would end it later.
     """
 
     def __init__(self) -> None:
         self._connections: weakref.WeakSet[aiosqlite.Connection | asyncpg.Connection] = (
             weakref.WeakSet()
         )
-        self.closed = False
 
     def opened(self, dbapi_connection: Any, _record: Any) -> None:
         """The engine's ``connect`` event: SQLAlchemy's adapter holds the connection."""
         self.track(dbapi_connection._connection)
 
     def track(self, connection: aiosqlite.Connection | asyncpg.Connection) -> None:
-        if self.closed and isinstance(connection, asyncpg.Connection):
-            connection.terminate()
-            return
         self._connections.add(connection)
 
     async def track_lookup(self, connection: asyncpg.Connection) -> None:
@@ -142,7 +135,6 @@ class DriverConnections:
         self.track(connection)
 
     async def close_all(self) -> None:
-        self.closed = True
         threads = []
         for connection in list(self._connections):
             if isinstance(connection, asyncpg.Connection):
@@ -306,8 +298,6 @@ class Database:
 
     async def _open_lookup_pool(self) -> asyncpg.Pool:
         async with self._lookup_pool_lock:
-            if self._opened.closed:
-                raise Unavailable("the database connection is closed")
             if self._lookup_pool is None:
                 # The engine's own reading of the URL, so both connect alike (host, ssl, ...).
                 _, arguments = self.engine.dialect.create_connect_args(make_url(self.url))
@@ -371,7 +361,8 @@ class Database:
         if self._sqlite_reader is not None:
             self._sqlite_reader.close()
             self._sqlite_reader = None
-        # A pool still opening is waited for, then closed.
+        # A pool still opening is waited for, then closed. (A database used after its
+        # close opens its connections anew, and its next close ends them.)
         async with self._lookup_pool_lock:
             pool, self._lookup_pool = self._lookup_pool, None
         if pool is not None:
