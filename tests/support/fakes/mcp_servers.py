@@ -20,9 +20,10 @@ Streamable HTTP on a loopback port.
 - ``cycle``: a tool whose input schema has a ``$ref`` cycle;
 - ``image``: ``picture`` answers a PNG image and a line of text.
 
-``notes-oauth <port> <issuer>`` serves the notes over Streamable HTTP to a bearer token
-only: it answers 401 with ``WWW-Authenticate`` naming its protected-resource metadata
-(RFC 9728, served by the SDK), whose authorization server is ``issuer``
+``notes_oauth_server(port, issuer)`` is the notes to be served over Streamable HTTP to a
+bearer token only (``tests.support.fakes.oauth_server.guarded_notes`` serves it): it
+answers 401 with ``WWW-Authenticate`` naming its protected-resource metadata (RFC 9728,
+served by the SDK), whose authorization server is ``issuer``
 (``tests.support.fakes.oauth_server``), and checks each token there (RFC 7662).
 
 With a port it serves Streamable HTTP at ``http://127.0.0.1:<port>/mcp`` (each answer an
@@ -215,6 +216,16 @@ def notes_server(**options: Any) -> MCPServer:
     return server
 
 
+def notes_oauth_server(port: int, issuer: str) -> MCPServer:
+    """The notes, to be served on ``port`` to the bearer tokens ``issuer`` gave alone."""
+    auth = AuthSettings(
+        issuer_url=issuer,  # type: ignore[arg-type]
+        resource_server_url=f"http://127.0.0.1:{port}/mcp",  # type: ignore[arg-type]
+        validate_token_resource=False,
+    )
+    return notes_server(auth=auth, token_verifier=IntrospectedTokens(issuer))
+
+
 def crash_server() -> MCPServer:
     server = MCPServer("crash")
 
@@ -374,16 +385,6 @@ def main(argv: list[str]) -> None:
         return
     if kind == "malformed":
         malformed()
-        return
-    if kind == "notes-oauth":
-        port, issuer = int(argv[1]), argv[2]
-        auth = AuthSettings(
-            issuer_url=issuer,  # type: ignore[arg-type]
-            resource_server_url=f"http://127.0.0.1:{port}/mcp",  # type: ignore[arg-type]
-            validate_token_resource=False,
-        )
-        notes = notes_server(auth=auth, token_verifier=IntrospectedTokens(issuer))
-        notes.run("streamable-http", host="127.0.0.1", port=port)
         return
     server = SERVERS[kind]()
     if len(argv) > 2 and argv[2] == "sse":

@@ -13,7 +13,7 @@
   (``invalid_grant``, ``invalid_client``, …);
 - ``/introspect`` (RFC 7662): what the MCP server asks of each bearer token.
 
-The MCP server it guards is ``tests.support.fakes.mcp_servers notes-oauth``. A test sets
+The MCP server it guards is ``guarded_notes``. A test sets
 ``lifetime`` (seconds a token lives), ``refuse_refresh``, ``answer_state`` (a state the
 redirect carries instead of the client's), ``iss_supported`` with ``answer_iss`` (another
 issuer's name in the answer) or ``omit_iss``, ``registration``, ``hold_token`` (the token
@@ -24,24 +24,24 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import hashlib
 import html
 import secrets
-import sys
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlencode
 
+import uvicorn
 from aiohttp import web
 
+from tests.support.fakes.mcp_servers import notes_oauth_server
 from tests.support.ports import closed_port, listening
 from tests.support.sites import serving
 
-ROOT = Path(__file__).resolve().parents[3]
 USER, PASSWORD = "ada", "lovelace"
 SCOPE = "notes"
 
@@ -295,25 +295,28 @@ async def authorization_server() -> AsyncIterator[FakeAuthorizationServer]:
         yield fake
 
 
+class _Uvicorn(uvicorn.Server):
+    """uvicorn on the test's own event loop, leaving the test runner its signals."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
 @asynccontextmanager
 async def guarded_notes(fake: FakeAuthorizationServer) -> AsyncIterator[str]:
     """The notes MCP server that wants ``fake``'s bearer tokens, while the block runs; its
-    address."""
+    address. It is the SDK's server served by uvicorn, as it serves itself in a process of
+    its own, but on the test's event loop: a process of its own spent more CPU importing
+    the SDK than the test spent on the rest."""
     port = closed_port()
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "tests.support.fakes.mcp_servers",
-        "notes-oauth",
-        str(port),
-        fake.issuer,
-        cwd=ROOT,
-        stdout=asyncio.subprocess.DEVNULL,
-        stderr=asyncio.subprocess.DEVNULL,
-    )
+    app = notes_oauth_server(port, fake.issuer).streamable_http_app(host="127.0.0.1")
+    server = _Uvicorn(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    running = asyncio.create_task(server.serve())
     try:
         await listening(port)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
-        process.kill()
-        await process.wait()
+        # The host's streams to it may still be open: they end with it, unwaited.
+        server.should_exit = server.force_exit = True
+        await running
