@@ -252,7 +252,9 @@ class HostSettings(SettingsSection):
         "although they are not public, comma-separated (an on-premises tracker: "
         "mcp.corp.example,10.3.0.0/16). Otherwise an MCP server at loopback, a private, "
         "link-local (cloud metadata) or other special-purpose address, or one of the host's "
-        "own addresses, is refused (mcpAddressRefused) when saved and at every connection.",
+        "own addresses, is refused (mcpAddressRefused) when saved and at every connection. "
+        "The same list is what a sandboxed stdio server reaches through its proxy besides "
+        "public addresses (host.mcp_stdio_network).",
     )
     mcp_stdio_teams: list[str] = Field(
         default_factory=list,
@@ -283,12 +285,17 @@ class HostSettings(SettingsSection):
         "(/opt/node,/srv/mcp/venv). A command outside what the sandbox shows does not start "
         "(its status names this setting).",
     )
-    mcp_stdio_network: bool = Field(
-        True,
-        description="Whether a sandboxed stdio MCP server has the network. With it, a server "
-        "reaches what the host reaches, services on the host's loopback included (keep those "
-        "behind passwords); without it, nothing but its own loopback: for servers that work "
-        "on files alone.",
+    mcp_stdio_network: Literal["none", "proxied", "host"] = Field(
+        "proxied",
+        description="The network of a sandboxed stdio MCP server. proxied: a network of its "
+        "own whose one way out is an HTTP proxy the host serves inside it (HTTP_PROXY and "
+        "HTTPS_PROXY are set), reaching public addresses and what host.mcp_allowed_hosts "
+        "allows, never the host's loopback, the LAN or cloud metadata; a program that ignores "
+        "those variables reaches nothing (newer Node.js releases read them with "
+        "NODE_USE_ENV_PROXY, which the host sets). "
+        "none: nothing but its own loopback, for servers that work on files alone. host: "
+        "what the host reaches, services on the host's loopback included (its database "
+        "among them). true and false read as proxied and none.",
     )
     provider_allowed_hosts: list[str] = Field(
         default_factory=list,
@@ -402,6 +409,19 @@ class HostSettings(SettingsSection):
     def _check_allowed_hosts(cls, value: list[str]) -> list[str]:
         for entry in value:
             parse_allowed_host(entry)
+        return value
+
+    @field_validator("mcp_stdio_network", mode="before")
+    @classmethod
+    def _read_stdio_network(cls, value: Any) -> Any:
+        # The setting was on or off before it named the kind of network.
+        if isinstance(value, bool):
+            return "proxied" if value else "none"
+        if isinstance(value, str):
+            spelled = value.strip().lower()
+            return {"true": "proxied", "1": "proxied", "false": "none", "0": "none"}.get(
+                spelled, spelled
+            )
         return value
 
     @field_validator("mcp_stdio_paths")

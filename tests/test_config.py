@@ -56,9 +56,16 @@ def test_stdio_servers_are_sandboxed_unless_turned_off_and_listed_folders_are_ab
     host = load_settings(env={}).host
     assert (host.mcp_stdio_sandbox, host.mcp_stdio_network, host.mcp_stdio_paths) == (
         True,
-        True,
+        "proxied",
         [],
     )
+    # The network was on or off before it named its kind: those words still read.
+    for given, read in (("true", "proxied"), ("false", "none"), ("host", "host")):
+        network = load_settings(env={"CREWHOST_HOST_MCP_STDIO_NETWORK": given}).host
+        assert network.mcp_stdio_network == read
+    with pytest.raises(InvalidArgument) as refused:
+        load_settings(env={"CREWHOST_HOST_MCP_STDIO_NETWORK": "open"})
+    assert refused.value.field == "host.mcp_stdio_network"
     listed = load_settings(env={"CREWHOST_HOST_MCP_STDIO_PATHS": "/opt/node, /srv/mcp/venv"})
     assert listed.host.mcp_stdio_paths == ["/opt/node", "/srv/mcp/venv"]
     with pytest.raises(InvalidArgument, match="'opt/node' is not an absolute path") as caught:

@@ -137,17 +137,22 @@ async def check_stdio_sandbox(settings: Settings) -> list[Finding]:
         except SandboxUnavailable as exc:
             return [Finding("stdio sandbox", Status.FIX, str(exc), _SANDBOX_FIX)]
     shown = ", ".join(host.mcp_stdio_paths) or "nothing"
-    network = "with" if host.mcp_stdio_network else "without"
-    return [
-        Finding(
-            "stdio sandbox",
-            Status.OK,
-            f"{sandbox.bwrap} runs the stdio MCP servers of {teams}, {network} the network, "
-            f"showing {shown} besides /usr",
-        )
-    ]
+    network = _STDIO_NETWORK[host.mcp_stdio_network]
+    detail = (
+        f"{sandbox.bwrap} runs the stdio MCP servers of {teams}, {network}, "
+        f"showing {shown} besides /usr"
+    )
+    if host.mcp_stdio_network == "host":
+        fix = "set host.mcp_stdio_network to proxied: public addresses alone, through the host"
+        return [Finding("stdio sandbox", Status.WARN, detail, fix)]
+    return [Finding("stdio sandbox", Status.OK, detail)]
 
 
+_STDIO_NETWORK = {
+    "proxied": "reaching public addresses through the host's proxy",
+    "none": "without the network",
+    "host": "with the host's own network, its loopback's services included",
+}
 _SANDBOX_FIX = (
     "install Debian's bubblewrap package, let this user make user namespaces "
     "(kernel.unprivileged_userns_clone), and list only folders that exist in "

@@ -82,8 +82,12 @@ async def test_stdio_sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     runs = await verdict(**allowed)
     assert runs.status is Status.OK
     assert runs.detail.endswith(
-        "runs the stdio MCP servers of *, with the network, showing nothing besides /usr"
+        "runs the stdio MCP servers of *, reaching public addresses through the host's "
+        "proxy, showing nothing besides /usr"
     )
+    shared = await verdict(**allowed, **{"host.mcp_stdio_network": "host"})
+    assert shared.status is Status.WARN
+    assert "with the host's own network, its loopback's services included" in shared.detail
     off = await verdict(**allowed, **{"host.mcp_stdio_sandbox": False})
     assert (off.status, off.detail) == (
         Status.WARN,

@@ -240,10 +240,15 @@ describe('McpServersAdmin', () => {
       await act(async () => button(mount.element, 'Add an MCP server').click());
       return mount.element.querySelector<HTMLFormElement>('form[aria-label="Add an MCP server"]')!.textContent!;
     };
-    const sandboxed = await hints({ stdioSandboxed: true, stdioNetwork: true });
+    const sandboxed = await hints({ stdioSandboxed: true, stdioNetwork: true, stdioNetworkKind: 'proxied' });
     expect(sandboxed).toContain('in a sandbox');
-    expect(sandboxed).toContain('it has the network');
-    expect(await hints({ stdioSandboxed: true, stdioNetwork: false })).toContain('it has no network');
+    expect(sandboxed).toContain('it reaches public addresses alone, through the host’s proxy');
+    const shared = await hints({ stdioSandboxed: true, stdioNetwork: true, stdioNetworkKind: 'host' });
+    expect(shared).toContain('services on the host’s own loopback included');
+    const none = await hints({ stdioSandboxed: true, stdioNetwork: false, stdioNetworkKind: 'none' });
+    expect(none).toContain('it reaches nothing of the network');
+    // A host of an earlier release says only whether there is a network: its own.
+    expect(await hints({ stdioSandboxed: true, stdioNetwork: true })).toContain('what the host reaches');
     const plain = await hints({ stdioSandboxed: false, stdioNetwork: true });
     expect(plain).not.toContain('sandbox');
     expect(plain).toContain('in a folder of the team’s workspace');

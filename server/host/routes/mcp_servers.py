@@ -89,6 +89,11 @@ class ServerList(WireModel):
         description="whether a stdio server has the network (host.mcp_stdio_network; always "
         "outside the sandbox)"
     )
+    stdio_network_kind: Literal["none", "proxied", "host"] = Field(
+        description="which network: none, public addresses through the host's proxy "
+        "(proxied), or the host's own, its loopback included (host; always outside the "
+        "sandbox)"
+    )
 
 
 class ToolView(WireModel):
@@ -207,7 +212,8 @@ async def list_servers(call: HostCall, _args: NoArgs) -> ServerList:
         servers=[_view(view) for view in views],
         stdio_allowed=call.host.mcp_servers.allows_stdio(call.peer.team_id),
         stdio_sandboxed=sandbox is not None,
-        stdio_network=sandbox is None or sandbox.network,
+        stdio_network=sandbox is None or sandbox.network != "none",
+        stdio_network_kind="host" if sandbox is None else sandbox.network,
     )
 
 

@@ -49,7 +49,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.utilities.types import Image
 from mcp.types import Tool, ToolAnnotations
 
-from server.host.agents.mcp.sandbox import StdioSandbox
+from server.host.agents.mcp.sandbox import NetworkMode, StdioSandbox
 
 # The smallest PNG: one transparent pixel.
 PIXEL_PNG = base64.b64decode(
@@ -140,6 +140,22 @@ def notes_server(**options: Any) -> MCPServer:
                 return "connected"
         except OSError as exc:
             return f"refused:{exc.strerror or type(exc).__name__}"
+
+    @server.tool()
+    def fetch(url: str) -> str:
+        """GET ``url`` as any HTTP client of the environment does (its proxy variables
+        honoured): ``<status>:<body's first 200 characters>``, or ``failed:<why>``."""
+        import urllib.error
+        import urllib.request
+
+        try:
+            with urllib.request.urlopen(url, timeout=10) as answer:  # noqa: S310
+                return f"{answer.status}:{answer.read().decode('utf-8', 'replace')[:200]}"
+        except urllib.error.HTTPError as error:
+            return f"{error.code}:{error.read().decode('utf-8', 'replace')[:200]}"
+        except OSError as exc:
+            reason = getattr(exc, "reason", exc)
+            return f"failed:{getattr(reason, 'strerror', None) or reason}"
 
     @server.tool()
     def whoami() -> str:
@@ -370,7 +386,7 @@ def stdio_command(kind: str) -> tuple[str, list[str]]:
 SANDBOX_PATHS = (str(Path(__file__).resolve().parents[3]), sys.base_prefix)
 
 
-def stdio_sandbox(*, network: bool = True) -> StdioSandbox:
+def stdio_sandbox(*, network: NetworkMode = "proxied") -> StdioSandbox:
     """The host's stdio sandbox as the suite's hosts keep it, showing these servers."""
     return StdioSandbox.from_settings(SANDBOX_PATHS, network=network)
 

@@ -5765,6 +5765,12 @@ export interface components {
              */
             stdioNetwork: boolean;
             /**
+             * Stdionetworkkind
+             * @description which network: none, public addresses through the host's proxy (proxied), or the host's own, its loopback included (host; always outside the sandbox)
+             * @enum {string}
+             */
+            stdioNetworkKind: "none" | "proxied" | "host";
+            /**
              * Stdiosandboxed
              * @description whether this host runs stdio servers in its sandbox, where they see the system's programs and their own folder alone (host.mcp_stdio_sandbox)
              */

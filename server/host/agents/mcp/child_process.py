@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from server.host.agents.mcp.sandbox import CommandHidden, StdioSandbox
+from server.host.agents.mcp.stdio_egress import PROXY_PORT
 
 # CPU seconds one server process may use in its life (an idle stop starts a new one).
 CPU_SECONDS = 3600
@@ -32,6 +33,7 @@ def limited_command(
     env: dict[str, str],
     sandbox: StdioSandbox | None = None,
     folder: Path | None = None,
+    handoff: int | None = None,
 ) -> list[str]:
     """The command line that runs ``command`` under the limits: a short launcher (this
     Python, isolated, standard library only) sets them and then becomes the command, or
@@ -41,7 +43,8 @@ def limited_command(
     host's event loop is not held while a whole copy of the host (its pages, its threads'
     state) is made, which took half a second on a busy machine. A command that is not on
     the server's ``PATH`` is ``FileNotFoundError`` here, in the host, as before, and one
-    the sandbox does not show is ``CommandHidden``."""
+    the sandbox does not show is ``CommandHidden``. A sandbox with the proxied network
+    first hands its proxy's socket over ``handoff``, an inherited descriptor."""
     found = shutil.which(command, path=env.get("PATH", os.defpath))
     if found is None:
         raise FileNotFoundError(command)
@@ -50,7 +53,11 @@ def limited_command(
         assert folder is not None
         if not sandbox.shows(found, folder):
             raise CommandHidden(found)
-        line = [*sandbox.arguments(folder), "--", found, *args]
+        inside = [found, *args]
+        if sandbox.network == "proxied":
+            assert handoff is not None
+            inside = sandbox.handoff_command(folder, handoff, PROXY_PORT, inside)
+        line = [*sandbox.arguments(folder), "--", *inside]
     limits = (str(CPU_SECONDS), str(ADDRESS_SPACE_BYTES), str(OPEN_FILES))
     return [sys.executable, "-I", "-S", "-c", _LAUNCHER, *limits, *line]
 

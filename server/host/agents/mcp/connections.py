@@ -429,7 +429,13 @@ class McpConnections:
         if target.transport == "stdio":
             assert target.command is not None
             return stdio_transport(
-                target.command, target.name, session.ended, session.gone, self._sandbox
+                target.command,
+                target.name,
+                session.ended,
+                session.gone,
+                self._sandbox,
+                policy=self.policy,
+                resolver=self.resolver,
             )
         assert target.url is not None
         auth = None

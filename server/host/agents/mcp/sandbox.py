@@ -8,17 +8,25 @@ too; its own folder, read-write, as its home and working folder; a ``/tmp`` of i
 and a ``/proc`` that shows its own processes alone. Nothing else of the machine is there:
 not the host's data folder, not another team's files, not the host's configuration. It
 runs as ``nobody`` of a user namespace of its own, so it holds no capability on the
-machine, and with ``host.mcp_stdio_network`` off in a network namespace with nothing but
-its own loopback.
+machine.
+
+Its network (``host.mcp_stdio_network``) is a namespace of its own with nothing but its
+own loopback, unless the operator gives it the host's. ``none`` leaves it so. ``proxied``
+adds one way out: before the server's command starts, the sandbox's Python opens a
+listening socket on that loopback and hands it to the host over a socket pair, then
+becomes the command (``handoff_command``); the host serves the socket as an HTTP proxy
+that reaches public addresses only (``stdio_egress``). ``host`` shares the host's own
+network, its loopback's services included.
 """
 
 from __future__ import annotations
 
 import asyncio
 import shutil
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal, get_args
 
 # What of the machine every server sees, read-only, where it exists (the top-level links
 # of a merged /usr are bound as the folders they point at).
@@ -47,9 +55,31 @@ ETC_ENTRIES = (
 )
 # The user and group the server runs as inside its user namespace.
 NOBODY = 65534
+# The Pythons that may run the handoff, the first the sandbox shows.
+HANDOFF_PYTHONS = ("/usr/bin/python3", "/bin/python3")
 # How long the first check of the sandbox may take.
 CHECK_SECONDS = 10.0
 _INSTALL = "install Debian's bubblewrap package or turn host.mcp_stdio_sandbox off"
+
+
+NetworkMode = Literal["none", "proxied", "host"]
+NETWORK_MODES: tuple[NetworkMode, ...] = get_args(NetworkMode)
+
+# Run by the sandbox's Python, isolated, standard library only: open the proxy's listening
+# socket on the sandbox's own loopback, hand it to the host over the inherited socket
+# (argv 1, its descriptor; argv 2, the port), keep no copy, then become the command.
+HANDOFF = """
+import os, socket, sys
+channel = socket.socket(fileno=int(sys.argv[1]))
+listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+listener.bind(("127.0.0.1", int(sys.argv[2])))
+listener.listen(64)
+socket.send_fds(channel, [b"L"], [listener.fileno()])
+listener.close()
+channel.close()
+os.execv(sys.argv[3], sys.argv[3:])
+"""
 
 
 class SandboxUnavailable(Exception):
@@ -66,12 +96,12 @@ class StdioSandbox:
     """How the host's stdio servers are confined (``host.mcp_stdio_sandbox``)."""
 
     paths: tuple[Path, ...] = ()
-    network: bool = True
+    network: NetworkMode = "proxied"
     bwrap: str | None = field(default_factory=lambda: shutil.which("bwrap"))
     _works: bool = field(default=False, repr=False)
 
     @classmethod
-    def from_settings(cls, paths: Iterable[str], *, network: bool) -> StdioSandbox:
+    def from_settings(cls, paths: Iterable[str], *, network: NetworkMode) -> StdioSandbox:
         return cls(tuple(Path(path) for path in paths), network)
 
     def _roots(self, folder: Path) -> list[Path]:
@@ -101,7 +131,7 @@ class StdioSandbox:
             "--unshare-ipc",
             "--unshare-uts",
             "--unshare-cgroup-try",
-            *(() if self.network else ("--unshare-net",)),
+            *(() if self.network == "host" else ("--unshare-net",)),
             "--uid",
             str(NOBODY),
             "--gid",
@@ -123,12 +153,33 @@ class StdioSandbox:
         line += ["--bind", place, place, "--chdir", place]
         return line
 
+    def handoff_python(self, folder: Path) -> str:
+        """The Python that hands the proxy's socket over: the first of ``HANDOFF_PYTHONS``
+        the sandbox shows, else ``SandboxUnavailable``."""
+        for python in HANDOFF_PYTHONS:
+            if Path(python).exists() and self.shows(python, folder):
+                return python
+        raise SandboxUnavailable(
+            "the stdio sandbox's proxied network needs python3 in /usr/bin: install "
+            "python3 or set host.mcp_stdio_network to none or host"
+        )
+
+    def handoff_command(
+        self, folder: Path, channel: int, port: int, command: Sequence[str]
+    ) -> list[str]:
+        """What runs ``command`` in the sandbox once its proxy's socket, listening on
+        ``port`` of the sandbox's loopback, was sent over the descriptor ``channel``."""
+        python = self.handoff_python(folder)
+        return [python, "-I", "-S", "-c", HANDOFF, str(channel), str(port), *command]
+
     async def check(self, folder: Path) -> None:
         """Runs ``true`` in the sandbox until it once works: ``SandboxUnavailable`` with
         bwrap's own words when this machine cannot make one (no user namespaces for the
         host's user, a folder of ``host.mcp_stdio_paths`` missing). Only a success is kept:
         the next start after a failure asks again (a missing folder may have been made)."""
         if not self._works:
+            if self.network == "proxied":
+                self.handoff_python(folder)
             await self._try(folder)
             self._works = True
 

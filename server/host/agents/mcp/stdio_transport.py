@@ -13,6 +13,7 @@ import contextlib
 import logging
 import os
 import signal
+import socket
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,8 +23,15 @@ from mcp import types
 from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
 
+from server.common.public_addresses import PublicOnlyPolicy, Resolver, system_resolve
 from server.host.agents.mcp.child_process import child_environment, limited_command
-from server.host.agents.mcp.sandbox import StdioSandbox
+from server.host.agents.mcp.sandbox import SandboxUnavailable, StdioSandbox
+from server.host.agents.mcp.stdio_egress import (
+    EgressProxy,
+    HandoffFailed,
+    proxy_environment,
+    receive_listener,
+)
 
 log = logging.getLogger(__name__)
 
@@ -60,25 +68,60 @@ async def stdio_transport(
     ended: Ended,
     gone: asyncio.Event,
     sandbox: StdioSandbox | None,
+    *,
+    policy: PublicOnlyPolicy,
+    resolver: Resolver = system_resolve,
 ) -> AsyncIterator[TransportStreams]:
     """Start the server's process (in ``sandbox``, when the host keeps one) and yield the
-    SDK's streams; ``ended`` and ``gone`` say when and why the server ended on its own."""
+    SDK's streams; ``ended`` and ``gone`` say when and why the server ended on its own. A
+    sandbox with the proxied network reaches what ``policy`` allows through the host."""
     spec.cwd.mkdir(parents=True, exist_ok=True, mode=0o700)
     env = child_environment(spec.env)
+    proxied = sandbox is not None and sandbox.network == "proxied"
     if sandbox is not None:
         # Its folder is its home: what it caches (a package manager's downloads) stays there.
         env.setdefault("HOME", str(spec.cwd))
         await sandbox.check(spec.cwd)
-    process = await asyncio.create_subprocess_exec(
-        *limited_command(spec.command, spec.args, env, sandbox, spec.cwd),
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        env=env,
-        cwd=spec.cwd,
-        start_new_session=True,
-        limit=MAX_LINE_BYTES,
-    )
+    if proxied:
+        env.update(proxy_environment())
+    async with contextlib.AsyncExitStack() as stack:
+        channel = inherited = None
+        if proxied:
+            channel, inherited = socket.socketpair()
+            stack.callback(channel.close)
+        handoff = None if inherited is None else inherited.fileno()
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *limited_command(spec.command, spec.args, env, sandbox, spec.cwd, handoff),
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=env,
+                cwd=spec.cwd,
+                start_new_session=True,
+                limit=MAX_LINE_BYTES,
+                pass_fds=() if handoff is None else (handoff,),
+            )
+        finally:
+            if inherited is not None:
+                inherited.close()
+        stack.push_async_callback(_stop, process)
+        if channel is not None:
+            try:
+                listener = await receive_listener(channel)
+            except HandoffFailed as failed:
+                raise SandboxUnavailable(str(failed)) from None
+            await stack.enter_async_context(EgressProxy(listener, policy, resolver, server_name))
+        async with _streams(process, server_name, ended, gone) as streams:
+            yield streams
+
+
+@contextlib.asynccontextmanager
+async def _streams(
+    process: asyncio.subprocess.Process, server_name: str, ended: Ended, gone: asyncio.Event
+) -> AsyncIterator[TransportStreams]:
+    """The SDK's streams over a started server's stdin and stdout, its stderr to the log;
+    leaving stops the process."""
     assert process.stdin is not None
     assert process.stdout is not None
     assert process.stderr is not None

@@ -34,7 +34,7 @@ def test_in_the_sandbox_the_limits_hold_and_the_command_runs_as_nobody(tmp_path:
     env = child_environment({})
     script = "ulimit -n; ulimit -t; grep NoNewPrivs /proc/self/status; id -u"
     run = subprocess.run(  # noqa: S603 - fixed arguments
-        limited_command("sh", ("-c", script), env, stdio_sandbox(), tmp_path),
+        limited_command("sh", ("-c", script), env, stdio_sandbox(network="none"), tmp_path),
         env=env,
         capture_output=True,
         text=True,

@@ -14,6 +14,7 @@ from server.host.agents.mcp.connections import (
     McpConnections,
     ServerTarget,
 )
+from server.host.agents.mcp.stdio_egress import proxy_environment
 from server.host.agents.mcp.stdio_transport import MAX_LINE_BYTES
 from tests.host.agents.mcp.conftest import (
     TEAM,
@@ -51,11 +52,11 @@ async def test_a_stdio_server_has_an_empty_environment_and_its_own_folder(
     result = await connections.call(target, "where", {})
     text = result.content[0].text  # type: ignore[union-attr]
     assert f"cwd={tmp_path / 'mcp' / 'notes'}" in text
-    # The admin's variables, PATH, HOME (its folder) and PWD (the sandbox's); nothing of the
-    # host's (CREWHOST_*, the host's HOME, …). Python adds LC_CTYPE where it coerces the C
-    # locale.
+    # The admin's variables, PATH, HOME (its folder), PWD (the sandbox's) and the way to its
+    # network's proxy; nothing of the host's (CREWHOST_*, the host's HOME, …). Python adds
+    # LC_CTYPE where it coerces the C locale.
     names = set(text.rsplit("env=", 1)[1].split(",")) - {"LC_CTYPE"}
-    assert names == {"HOME", "NOTES_LABEL", "PATH", "PWD", "PYTHONPATH"}
+    assert names == {"HOME", "NOTES_LABEL", "PATH", "PWD", "PYTHONPATH", *proxy_environment()}
 
 
 async def test_a_server_that_hangs_in_initialize_shows_an_error(

@@ -1,10 +1,12 @@
 """The sandbox a stdio MCP server runs in: it sees its own folder, the system's programs and
-what the operator lists, never the host's data or processes; without the network it reaches
-nothing on the host's loopback; a server it cannot run says why in its status."""
+what the operator lists, never the host's data or processes; unless given the host's own
+network it reaches nothing on the host's loopback, and through the host's proxy only what the
+address policy allows; a server it cannot run says why in its status."""
 
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import os
 import shutil
 import tempfile
@@ -12,12 +14,19 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import pytest
+from aiohttp import web
+
 from server.common.public_addresses import PublicOnlyPolicy
+from server.host.agents.mcp import sandbox as sandbox_module
 from server.host.agents.mcp.connections import McpConnections, ServerTarget
-from server.host.agents.mcp.sandbox import NOBODY, StdioSandbox
+from server.host.agents.mcp.sandbox import NOBODY, NetworkMode, StdioSandbox
 from server.host.agents.mcp.stdio_transport import StdioCommand
 from tests.host.agents.mcp.conftest import TEAM, Heard, processes_in, stdio_target
 from tests.support.fakes.mcp_servers import SANDBOX_PATHS, stdio_sandbox
+from tests.support.ports import closed_port
+from tests.support.resolvers import TableResolver
+from tests.support.sites import serving
 
 
 @asynccontextmanager
@@ -81,21 +90,87 @@ async def test_a_server_sees_its_own_folder_and_nothing_of_the_hosts_data(
         host_tmp.unlink()
 
 
-async def test_without_the_network_nothing_on_the_hosts_loopback_is_reached(
-    tmp_path: Path,
-) -> None:
+async def test_only_the_hosts_own_network_reaches_the_hosts_loopback(tmp_path: Path) -> None:
+    dialled: list[str] = []
+
     async def hello(_reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        dialled.append("dialled")
         writer.close()
 
     listener = await asyncio.start_server(hello, "127.0.0.1", 0)
     port = listener.sockets[0].getsockname()[1]
     async with listener:
-        async with sandboxed(stdio_sandbox()) as connections:
-            target = stdio_target("notes", tmp_path / "with")
-            assert await answer(connections, target, "dial", port=port) == "connected"
-        async with sandboxed(stdio_sandbox(network=False)) as connections:
-            target = stdio_target("notes", tmp_path / "without")
-            assert (await answer(connections, target, "dial", port=port)).startswith("refused:")
+        reach: tuple[tuple[NetworkMode, str], ...] = (
+            ("host", "connected"),
+            ("proxied", "refused:"),
+            ("none", "refused:"),
+        )
+        for network, said in reach:
+            async with sandboxed(stdio_sandbox(network=network)) as connections:
+                target = stdio_target("notes", tmp_path / network)
+                assert (await answer(connections, target, "dial", port=port)).startswith(said)
+    # The host's database, its cache and the rest of its loopback are out of a proxied
+    # sandbox's reach as they are of one without a network.
+    assert dialled == ["dialled"]
+
+
+async def test_a_proxied_server_reaches_what_the_policy_allows_and_nothing_else(
+    tmp_path: Path,
+) -> None:
+    heard: list[dict[str, str]] = []
+
+    async def page(request: web.Request) -> web.Response:
+        heard.append({"line": f"{request.method} {request.raw_path}", **request.headers})
+        return web.Response(text=f"the page at {request.path}")
+
+    app = web.Application()
+    app.router.add_get("/{tail:.*}", page)
+    async with serving(app) as site:
+        names = TableResolver(
+            {"site.test": ["127.0.0.1"], "db.test": ["127.0.0.1"], "lan.test": ["10.1.2.3"]}
+        )
+        # The site's own address and port, as a test's fixture is allowed; the rest of the
+        # host's loopback is not.
+        policy = PublicOnlyPolicy(
+            allowed_endpoints=frozenset({(ipaddress.ip_address("127.0.0.1"), site.port)})
+        )
+        async with McpConnections(
+            Heard(),
+            policy=policy,
+            resolver=names,
+            stdio_teams=("*",),
+            sandbox=stdio_sandbox(network="proxied"),
+        ) as connections:
+            target = stdio_target("notes", tmp_path)
+
+            async def fetch(url: str) -> str:
+                return await answer(connections, target, "fetch", url=url)
+
+            assert await fetch(f"http://site.test:{site.port}/notes?day=1") == (
+                "200:the page at /notes"
+            )
+            # The site was asked by the host, for a path of its own, the proxy's own
+            # headers kept back, and the connection closed after the answer.
+            (request,) = heard
+            assert request["line"] == "GET /notes?day=1"
+            assert request["Host"] == f"site.test:{site.port}"
+            assert request["Connection"] == "close"
+            assert "Proxy-Connection" not in request
+            refused = await fetch(f"http://db.test:{closed_port()}/")
+            assert refused.startswith("403:")
+            assert "127.0.0.1 is loopback" in refused
+            assert "host.mcp_allowed_hosts" in refused
+            assert "10.1.2.3 is a private network" in await fetch("http://lan.test/")
+            assert (await fetch("http://169.254.169.254/latest/meta-data/")).startswith("403:")
+            assert (await fetch("http://nowhere.test/")).startswith("502:")
+            assert len(heard) == 1
+            # Its own loopback is its own: reached directly, and nothing listens there.
+            assert (await fetch(f"http://127.0.0.1:{site.port}/")).startswith("failed:")
+        async with sandboxed(stdio_sandbox(network="none")) as connections:
+            target = stdio_target("notes", tmp_path / "none")
+            said = await answer(connections, target, "fetch", url=f"http://site.test:{site.port}/")
+            assert said.startswith("failed:")
+            assert len(heard) == 1
 
 
 async def test_a_command_outside_what_the_sandbox_shows_never_starts(tmp_path: Path) -> None:
@@ -147,3 +222,13 @@ async def test_a_listed_folder_under_tmp_is_shown_read_only(tmp_path: Path) -> N
             assert kept.startswith("refused:")
     finally:
         shutil.rmtree(listed)
+
+
+async def test_a_proxied_sandbox_without_the_systems_python_starts_no_server_and_says_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sandbox_module, "HANDOFF_PYTHONS", (str(tmp_path / "no-python3"),))
+    target = stdio_target("notes", tmp_path)
+    reason = await never_started(stdio_sandbox(network="proxied"), target)
+    assert "needs python3 in /usr/bin" in reason
+    assert "host.mcp_stdio_network" in reason

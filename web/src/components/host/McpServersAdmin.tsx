@@ -131,10 +131,19 @@ function ServersPanel(props: { connection: HostConnection; agents: readonly McpA
 /** The add and edit form; `onSubmit` answers a reason the form cannot be sent, or null. */
 /** What a stdio server sees and reaches on this host, for the form to say. A host of an
  * earlier release says nothing: it ran them as itself. */
-function stdioReachOf(list: { stdioSandboxed?: boolean; stdioNetwork?: boolean }): string {
+function stdioReachOf(list: {
+  stdioSandboxed?: boolean;
+  stdioNetwork?: boolean;
+  stdioNetworkKind?: 'none' | 'proxied' | 'host';
+}): string {
   if (!list.stdioSandboxed) return 'The host runs it with only the environment below, in a folder of the team’s workspace.';
-  const network = list.stdioNetwork === false ? 'no network' : 'the network';
-  return `The host runs it in a sandbox, with only the environment below: the system’s programs and a folder of the team’s workspace (its home) are all it sees, and it has ${network}.`;
+  const kind = list.stdioNetworkKind ?? (list.stdioNetwork === false ? 'none' : 'host');
+  const reach = {
+    none: 'nothing of the network',
+    proxied: 'public addresses alone, through the host’s proxy (HTTP_PROXY and HTTPS_PROXY)',
+    host: 'what the host reaches, services on the host’s own loopback included',
+  }[kind];
+  return `The host runs it in a sandbox, with only the environment below: the system’s programs and a folder of the team’s workspace (its home) are all it sees, and it reaches ${reach}.`;
 }
 
 function ServerFields(props: {
