@@ -108,7 +108,7 @@ async def receive_listener(channel: socket.socket) -> socket.socket:
     return listener
 
 
-class _Answer(Exception):
+class ProxyAnswer(Exception):
     """A request the proxy answers itself, and then closes."""
 
     def __init__(self, status: int, reason: str, text: str) -> None:
@@ -128,8 +128,8 @@ class _Answer(Exception):
         return head.encode("latin-1") + body
 
 
-def _bad(text: str) -> _Answer:
-    return _Answer(400, "Bad Request", text)
+def _bad(text: str) -> ProxyAnswer:
+    return ProxyAnswer(400, "Bad Request", text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,7 +147,7 @@ class ProxyRequest:
 
 
 def parse_request(head: bytes) -> ProxyRequest:
-    """The request whose head (up to and with its blank line) is ``head``; ``_Answer`` 400
+    """The request whose head (up to and with its blank line) is ``head``; ``ProxyAnswer`` 400
     for anything but a ``CONNECT`` or a plain request with an absolute ``http://`` URL."""
     lines = head.decode("latin-1").split("\r\n")
     parts = lines[0].split(" ")
@@ -162,7 +162,10 @@ def parse_request(head: bytes) -> ProxyRequest:
         return ProxyRequest(host, port)
     if not target.lower().startswith("http://"):
         raise _bad("the proxy takes CONNECT host:port, or a request for an absolute http:// URL")
-    split = urlsplit(target)
+    try:
+        split = urlsplit(target)
+    except ValueError:
+        raise _bad(f"{target!r} is not a URL") from None
     host, port = _authority(split.netloc, default=80)
     path = (split.path or "/") + (f"?{split.query}" if split.query else "")
     kept = [line for line in headers if line.split(":", 1)[0].strip().lower() not in _HOP_HEADERS]
@@ -241,7 +244,7 @@ class EgressProxy:
         try:
             head = await _head(reader)
             if len(self._open) > self._max_connections:
-                raise _Answer(503, "Service Unavailable", "too many connections at once")
+                raise ProxyAnswer(503, "Service Unavailable", "too many connections at once")
             request = parse_request(head)
             up_reader, upstream = await self._dial(request)
             if request.tunnel:
@@ -249,7 +252,7 @@ class EgressProxy:
             else:
                 upstream.write(request.head)
             await _splice(reader, writer, up_reader, upstream)
-        except _Answer as answer:
+        except ProxyAnswer as answer:
             with contextlib.suppress(OSError):
                 await _answer_and_linger(answer, reader, writer)
         except (ConnectionError, asyncio.IncompleteReadError):
@@ -278,23 +281,23 @@ class EgressProxy:
                 target,
                 refused.block,
             )
-            raise _Answer(
+            raise ProxyAnswer(
                 403,
                 "Forbidden",
                 f"{target} is refused: {refused.address} is {refused.block}, not a public "
                 "address (the host's operator may allow it in host.mcp_allowed_hosts)",
             ) from None
         except NameNotResolved:
-            raise _Answer(502, "Bad Gateway", f"{request.host} could not be resolved") from None
+            raise ProxyAnswer(502, "Bad Gateway", f"{request.host} could not be resolved") from None
         try:
             async with asyncio.timeout(CONNECT_SECONDS):
                 return await asyncio.open_connection(str(address), request.port)
         except (OSError, TimeoutError):
-            raise _Answer(502, "Bad Gateway", f"{target} did not answer") from None
+            raise ProxyAnswer(502, "Bad Gateway", f"{target} did not answer") from None
 
 
 async def _answer_and_linger(
-    answer: _Answer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
+    answer: ProxyAnswer, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
 ) -> None:
     """Answer, end the sending side, and read what the client still sends for a moment:
     a socket closed with unread bytes is reset, and the answer lost with it."""
@@ -315,7 +318,7 @@ async def _head(reader: asyncio.StreamReader) -> bytes:
     except asyncio.LimitOverrunError:
         raise _bad(f"the request's head is longer than {HEAD_LIMIT} bytes") from None
     except TimeoutError:
-        raise _Answer(408, "Request Timeout", "no request head came") from None
+        raise ProxyAnswer(408, "Request Timeout", "no request head came") from None
 
 
 async def _splice(

@@ -12,6 +12,8 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from server.common.public_addresses import PublicOnlyPolicy
 from server.host.agents.mcp import stdio_egress
@@ -19,9 +21,12 @@ from server.host.agents.mcp.stdio_egress import (
     HEAD_LIMIT,
     EgressProxy,
     HandoffFailed,
+    ProxyAnswer,
+    ProxyRequest,
     parse_request,
     receive_listener,
 )
+from tests.support.fuzzing import examples
 from tests.support.ports import closed_port
 from tests.support.resolvers import TableResolver
 
@@ -131,6 +136,7 @@ async def test_a_plain_request_goes_to_the_target_made_relative() -> None:
         (b"CONNECT echo.test:99999 HTTP/1.1\r\n\r\n", b"400", b"not a host and port"),
         (b"CONNECT me:pw@echo.test:443 HTTP/1.1\r\n\r\n", b"400", b"user name"),
         (b"HELLO\r\n\r\n", b"400", b"not an HTTP/1 request line"),
+        (b"GET http://[::1/ HTTP/1.1\r\n\r\n", b"400", b"is not a URL"),
         (b"GET http://echo.test/ HTTP/1.1\r\nno colon\r\n\r\n", b"400", b"malformed"),
     ],
 )
@@ -220,3 +226,45 @@ async def test_the_handoff_takes_one_listening_socket_and_nothing_else(
         await receive_listener(ours)
     ours.close()
     theirs.close()
+
+
+@settings(max_examples=examples(200, 5000), deadline=None)
+@given(
+    line=st.one_of(
+        st.binary(max_size=80),
+        st.tuples(
+            st.sampled_from([b"CONNECT", b"GET", b"POST", b"connect"]),
+            st.sampled_from([b"http://", b"https://", b"//", b"", b"http://u:p@"]),
+            st.one_of(
+                st.binary(max_size=40),
+                st.tuples(
+                    st.sampled_from([b"", b"[", b"[::1]", b"a.test", b"u@", b"a.test:"]),
+                    st.text("[]:@/?#%.a1-", max_size=16).map(str.encode),
+                ).map(b"".join),
+            ),
+            st.sampled_from([b" HTTP/1.1", b" HTTP/2", b"", b" HTTP/1.0 x"]),
+        ).map(lambda parts: parts[0] + b" " + b"".join(parts[1:])),
+    ),
+    headers=st.lists(st.binary(max_size=40), max_size=4),
+)
+def test_any_head_is_a_request_or_a_clear_refusal(line: bytes, headers: list[bytes]) -> None:
+    head = b"\r\n".join([line, *headers]) + b"\r\n\r\n"
+    outcome = _outcome(head)
+    if isinstance(outcome, ProxyAnswer):
+        assert outcome.status == 400
+        assert outcome.bytes().startswith(b"HTTP/1.1 400 Bad Request\r\n")
+        return
+    assert outcome.host
+    assert 0 < outcome.port < 65536
+    # A plain request goes on as one line of its own, relative, and closes after it.
+    if not outcome.tunnel:
+        first = outcome.head.split(b"\r\n", 1)[0]
+        assert first.split(b" ")[1].startswith(b"/")
+        assert outcome.head.endswith(b"Connection: close\r\n\r\n")
+
+
+def _outcome(head: bytes) -> ProxyRequest | ProxyAnswer:
+    try:
+        return parse_request(head)
+    except ProxyAnswer as answer:
+        return answer
