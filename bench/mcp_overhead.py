@@ -18,12 +18,21 @@ transport. Results are printed and written to ``bench/results/mcp_overhead.json`
 
 Goals: overhead p95 <= 5 ms (HTTP) and <= 3 ms (stdio). The exit status is 1 when a goal
 is missed.
+
+Then the stdio sandbox's network (``host.mcp_stdio_network``): the same server started in a
+sandbox with the host's own network and in one with the proxied network, ``--starts`` (5)
+times each in turn, each start timed until the session is ready; then ``--fetches`` (200)
+rounds of its ``fetch`` tool getting a page of a site on loopback, directly from the first
+and through the host's proxy from the second, in alternating order. The proxy's cost is the
+p95 of the second minus that of the first (printed, no goal).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
+import ipaddress
 import json
 import os
 import statistics
@@ -46,6 +55,8 @@ from server.host.agents.mcp.stdio_transport import StdioCommand  # noqa: E402
 from server.host.agents.mcp.turn_tools import McpTurnTools, OfferedTool  # noqa: E402
 from tests.support.fakes.mcp_servers import stdio_command, stdio_sandbox  # noqa: E402
 from tests.support.ports import closed_port  # noqa: E402
+from tests.support.resolvers import TableResolver  # noqa: E402
+from tests.support.sites import pages_app, serving  # noqa: E402
 
 RESULTS = ROOT / "bench" / "results" / "mcp_overhead.json"
 GOALS_MS = {"stdio": 3.0, "http": 5.0}
@@ -133,14 +144,7 @@ async def main(args: argparse.Namespace) -> int:
             stdio_teams=("*",),
             sandbox=stdio_sandbox(),
         ) as connections:
-            stdio_target = ServerTarget(
-                TEAM,
-                "stdio",
-                "notes",
-                "stdio",
-                60.0,
-                command=StdioCommand(command, tuple(argv), env, Path(tempfile.mkdtemp())),
-            )
+            stdio_target = _notes("stdio")
             http_target = ServerTarget(TEAM, "http", "notes", "http", 60.0, url=url)
             direct_stdio = Client(
                 StdioServerParameters(command=command, args=argv, env=env, cwd=ROOT),
@@ -167,10 +171,85 @@ async def main(args: argparse.Namespace) -> int:
         )
         if measured["overhead_p95_ms"] > goal:
             missed.append(transport)
+    results["sandbox_network"] = network = await _sandbox_network(args)
+    print(
+        f"stdio start in the sandbox, p50 of {args.starts}: host's network "
+        f"{network['start_host_p50_ms']:.0f} ms, proxied {network['start_proxied_p50_ms']:.0f} ms"
+    )
+    print(
+        f"fetch of a loopback page: direct p50 {network['direct_p50_ms']:.2f} ms  p95 "
+        f"{network['direct_p95_ms']:.2f} ms  through the proxy p50 "
+        f"{network['proxied_p50_ms']:.2f} ms  p95 {network['proxied_p95_ms']:.2f} ms  "
+        f"the proxy's cost p95 {network['proxy_cost_p95_ms']:.2f} ms"
+    )
     print(f"load average {results['load_average']:.2f}")
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
     return 1 if missed else 0
+
+
+async def _sandbox_network(args: argparse.Namespace) -> dict[str, float]:
+    """Starts and fetches of the notes server in a sandbox with the host's own network and
+    in one whose way out is the host's proxy."""
+
+    def ignore(_team_id: str, _event: HostEvent) -> None:
+        return None
+
+    async with serving(pages_app({"/page": "<p>a page</p>"})) as site:
+        allowed = frozenset({(ipaddress.ip_address("127.0.0.1"), site.port)})
+        urls = {"host": site.url("/page"), "proxied": f"http://site.test:{site.port}/page"}
+        async with (
+            McpConnections(
+                ignore,
+                policy=PublicOnlyPolicy(),
+                stdio_teams=("*",),
+                sandbox=stdio_sandbox(network="host"),
+            ) as shared,
+            McpConnections(
+                ignore,
+                policy=PublicOnlyPolicy(allowed_endpoints=allowed),
+                resolver=TableResolver({"site.test": ["127.0.0.1"]}),
+                stdio_teams=("*",),
+                sandbox=stdio_sandbox(network="proxied"),
+            ) as proxied,
+        ):
+            sandboxes = {"host": shared, "proxied": proxied}
+            starts: dict[str, list[float]] = {"host": [], "proxied": []}
+            tools: dict[str, McpTurnTools] = {}
+            for n in range(args.starts):
+                for kind, connections in sandboxes.items():
+                    started = time.perf_counter()
+                    tools[kind] = await _tools(connections, _notes(f"{kind}-{n}"))
+                    starts[kind].append(time.perf_counter() - started)
+            fetches: dict[str, list[float]] = {"host": [], "proxied": []}
+            for n in range(args.fetches + args.warmup):
+                for kind in ("host", "proxied") if n % 2 == 0 else ("proxied", "host"):
+                    elapsed = await _timed(functools.partial(_fetch, tools[kind], urls[kind]))
+                    if n >= args.warmup:
+                        fetches[kind].append(elapsed)
+    direct, through = fetches["host"], fetches["proxied"]
+    return {
+        "start_host_p50_ms": statistics.median(starts["host"]) * 1000,
+        "start_proxied_p50_ms": statistics.median(starts["proxied"]) * 1000,
+        "direct_p50_ms": _p(direct, 50),
+        "direct_p95_ms": _p(direct, 95),
+        "proxied_p50_ms": _p(through, 50),
+        "proxied_p95_ms": _p(through, 95),
+        "proxy_cost_p95_ms": _p(through, 95) - _p(direct, 95),
+    }
+
+
+def _notes(server_id: str) -> ServerTarget:
+    """The notes server over stdio, in a folder of its own."""
+    command, argv = stdio_command("notes")
+    spec = StdioCommand(command, tuple(argv), {"PYTHONPATH": str(ROOT)}, Path(tempfile.mkdtemp()))
+    return ServerTarget(TEAM, server_id, "notes", "stdio", 60.0, command=spec)
+
+
+async def _fetch(tools: McpTurnTools, url: str) -> None:
+    result = await tools.call("mcp__notes__fetch", {"url": url})
+    if "200:" not in str(result):
+        raise SystemExit(f"the fetch of {url} failed: {result}")
 
 
 async def _listening(port: int) -> None:
@@ -189,6 +268,8 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--calls", type=int, default=500, help="measured rounds (500)")
     parser.add_argument("--warmup", type=int, default=50, help="rounds not measured (50)")
+    parser.add_argument("--starts", type=int, default=5, help="sandbox starts of each kind (5)")
+    parser.add_argument("--fetches", type=int, default=200, help="measured fetch rounds (200)")
     return parser
 
 
