@@ -210,10 +210,6 @@ class EgressProxy:
         self._server: asyncio.Server | None = None
         self._open: set[asyncio.Task[None]] = set()
 
-    @property
-    def connections(self) -> int:
-        return len(self._open)
-
     async def __aenter__(self) -> EgressProxy:
         self._listener.setblocking(False)
         self._server = await asyncio.start_server(
