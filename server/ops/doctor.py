@@ -8,9 +8,11 @@ sees the modes as they are, and it opens every secret only to read it).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import errno
 import ipaddress
 import os
+import shutil
 import socket
 import stat
 import tempfile
@@ -32,10 +34,12 @@ from server.common.crypto.ring import KeyRingError, KeyRingNotWrapped
 from server.config import Settings
 from server.db.engine import ALEMBIC_DIR, Database
 from server.host.agents.mcp.sandbox import SandboxUnavailable, StdioSandbox
+from server.host.agents.mcp.stdio_egress import proxy_environment
 from server.host.chromium import find_chromium, is_headless_shell
 from server.host.services.keys import SecretKeys, key_ring_file
 
 CHROMIUM_VERSION_SECONDS = 30
+NODE_PROBE_SECONDS = 15
 PORT_PROBE_SECONDS = 3
 ICE_SCHEMES = {"stun": 3478, "stuns": 5349, "turn": 3478, "turns": 5349}
 
@@ -61,11 +65,12 @@ class Finding:
 
 
 async def diagnose(settings: Settings) -> list[Finding]:
-    """Every check, in order: Chromium, the stdio sandbox, database, data folder, key ring,
-    port, STUN/TURN."""
+    """Every check, in order: Chromium, the stdio sandbox and Node.js behind its proxy,
+    database, data folder, key ring, port, STUN/TURN."""
     checks: list[Callable[[Settings], Awaitable[list[Finding]]]] = [
         check_chromium,
         check_stdio_sandbox,
+        check_node_proxy,
         check_database,
         check_file_modes,
         check_key_ring,
@@ -148,6 +153,68 @@ async def check_stdio_sandbox(settings: Settings) -> list[Finding]:
     return [Finding("stdio sandbox", Status.OK, detail)]
 
 
+async def check_node_proxy(settings: Settings) -> list[Finding]:
+    """Whether the Node.js on the host's ``PATH`` (the one ``npx`` servers run on) sends its
+    ``fetch`` through the proxy the proxied stdio network gives: asked of ``node`` itself,
+    with the same variables, pointing at a proxy of the doctor's own on loopback that
+    answers every request. Nothing to say where no stdio server would run behind one."""
+    host = settings.host
+    proxied = host.mcp_stdio_sandbox and host.mcp_stdio_network == "proxied"
+    node = shutil.which("node")
+    if not host.mcp_stdio_teams or not proxied or node is None:
+        return []
+    asked: list[bytes] = []
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        with contextlib.suppress(OSError, asyncio.IncompleteReadError, asyncio.LimitOverrunError):
+            asked.append(await reader.readuntil(b"\r\n\r\n"))
+            writer.write(b"HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n")
+            await writer.drain()
+        writer.close()
+
+    proxy = await asyncio.start_server(answer, "127.0.0.1", 0)
+    port = proxy.sockets[0].getsockname()[1]
+    env = {"PATH": os.environ.get("PATH", os.defpath), **proxy_environment(port)}
+    try:
+        process = await asyncio.create_subprocess_exec(
+            node,
+            "-e",
+            _NODE_PROBE,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=env,
+        )
+        out, _err = await asyncio.wait_for(process.communicate(), NODE_PROBE_SECONDS)
+    except (OSError, TimeoutError) as exc:
+        reason = "it did not answer in time" if isinstance(exc, TimeoutError) else str(exc)
+        return [Finding("node behind the proxy", Status.WARN, f"{node} does not run: {reason}")]
+    finally:
+        proxy.close()
+        await proxy.wait_closed()
+    version = out.decode(errors="replace").split(" ", 1)[0] or "of no version"
+    if asked:
+        detail = f"{node} ({version}) sends fetch through the stdio servers' proxy"
+        return [Finding("node behind the proxy", Status.OK, detail)]
+    return [
+        Finding(
+            "node behind the proxy",
+            Status.WARN,
+            f"{node} ({version}) ignores HTTP_PROXY: the fetch of a Node.js stdio MCP server "
+            "reaches nothing on the proxied network",
+            "install a Node.js release that reads NODE_USE_ENV_PROXY, or set "
+            "host.mcp_stdio_network to host where the stdio servers may reach all the host "
+            "reaches, its loopback included",
+        )
+    ]
+
+
+# A fetch of a name that never resolves: it arrives only where it went to the proxy.
+_NODE_PROBE = (
+    "fetch('http://doctor.invalid/').then("
+    "() => process.stdout.write(process.version + ' proxied'), "
+    "() => process.stdout.write(process.version + ' direct'))"
+)
 _STDIO_NETWORK = {
     "proxied": "reaching public addresses through the host's proxy",
     "none": "without the network",

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
+import shutil
 import socket
 import stat
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +27,7 @@ from server.ops.doctor import (
     check_file_modes,
     check_ice_servers,
     check_key_ring,
+    check_node_proxy,
     check_port,
     check_stdio_sandbox,
 )
@@ -71,6 +75,60 @@ async def test_chromiums_headless_shell_is_named_with_its_guard(tmp_path: Path) 
         f"{shell} (Chromium 156.0.8078.114; the headless shell, kept to the address policy "
         "by the host's filtering proxy)",
     )
+
+
+def stand_in_node(folder: Path, *, honours_proxy: bool) -> Path:
+    """A ``node`` on a PATH of its own: it prints its version and, where it honours the
+    proxy variables, makes the probe's request through ``HTTP_PROXY`` first."""
+    folder.mkdir()
+    node = folder / "node"
+    fetch = (
+        "import urllib.request\n"
+        "try:\n    urllib.request.urlopen('http://doctor.invalid/', timeout=5)\n"
+        "except OSError:\n    pass\n"
+    )
+    node.write_text(
+        f"#!{sys.executable}\n{fetch if honours_proxy else ''}print('v99.1.0 done', end='')\n"
+    )
+    node.chmod(0o700)
+    return node
+
+
+async def test_node_behind_the_stdio_proxy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    allowed = {"host.mcp_stdio_teams": ["*"]}
+
+    async def verdicts(**overrides: Any) -> list[Finding]:
+        return await check_node_proxy(settings_of(tmp_path, **overrides))
+
+    # Nothing to say where no stdio server runs behind the proxy.
+    assert await verdicts() == []
+    assert await verdicts(**allowed, **{"host.mcp_stdio_network": "host"}) == []
+    assert await verdicts(**allowed, **{"host.mcp_stdio_sandbox": False}) == []
+    # This machine's own Node.js is asked, whatever it answers.
+    real = shutil.which("node")
+    if real is not None:
+        asked = await asyncio.create_subprocess_exec(
+            real, "--version", stdout=asyncio.subprocess.PIPE
+        )
+        version = (await asyncio.wait_for(asked.communicate(), 30))[0].decode().strip()
+        assert f"{real} ({version})" in only(await verdicts(**allowed)).detail
+    monkeypatch.setenv("PATH", str(stand_in_node(tmp_path / "honours", honours_proxy=True).parent))
+    sends = only(await verdicts(**allowed))
+    assert (sends.status, sends.detail) == (
+        Status.OK,
+        f"{tmp_path}/honours/node (v99.1.0) sends fetch through the stdio servers' proxy",
+    )
+    monkeypatch.setenv("PATH", str(stand_in_node(tmp_path / "ignores", honours_proxy=False).parent))
+    ignores = only(await verdicts(**allowed))
+    assert ignores.status is Status.WARN
+    assert ignores.detail.endswith(
+        "(v99.1.0) ignores HTTP_PROXY: the fetch of a Node.js stdio "
+        "MCP server reaches nothing on the proxied network"
+    )
+    assert ignores.fix is not None
+    assert "host.mcp_stdio_network" in ignores.fix
+    monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
+    assert await verdicts(**allowed) == []
 
 
 async def test_stdio_sandbox(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

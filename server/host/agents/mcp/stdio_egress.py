@@ -54,10 +54,11 @@ _CHUNK = 64 * 1024
 _HOP_HEADERS = frozenset({"connection", "keep-alive", "proxy-authorization", "proxy-connection"})
 
 
-def proxy_environment() -> dict[str, str]:
-    """The variables that point a server's HTTP clients at the proxy; its own loopback is
-    reached directly. Node.js reads its proxy from these with ``NODE_USE_ENV_PROXY``."""
-    url = f"http://127.0.0.1:{PROXY_PORT}"
+def proxy_environment(port: int = PROXY_PORT) -> dict[str, str]:
+    """The variables that point a server's HTTP clients at the proxy (on ``port`` of the
+    loopback); its own loopback is reached directly. Node.js reads its proxy from these
+    with ``NODE_USE_ENV_PROXY``."""
+    url = f"http://127.0.0.1:{port}"
     local = "localhost,127.0.0.1,::1"
     return {
         "HTTP_PROXY": url,
