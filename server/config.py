@@ -291,8 +291,9 @@ class HostSettings(SettingsSection):
         "own whose one way out is an HTTP proxy the host serves inside it (HTTP_PROXY and "
         "HTTPS_PROXY are set), reaching public addresses and what host.mcp_allowed_hosts "
         "allows, never the host's loopback, the LAN or cloud metadata; a program that ignores "
-        "those variables reaches nothing (newer Node.js releases read them with "
-        "NODE_USE_ENV_PROXY, which the host sets). "
+        "those variables reaches nothing (Node.js reads them from release 24 with "
+        "NODE_USE_ENV_PROXY, which the host sets, and before through a preload the host "
+        "gives it for fetch and the http and https modules). "
         "none: nothing but its own loopback, for servers that work on files alone. host: "
         "what the host reaches, services on the host's loopback included (its database "
         "among them). true and false read as proxied and none.",

@@ -34,7 +34,7 @@ from server.common.crypto.ring import KeyRingError, KeyRingNotWrapped
 from server.config import Settings
 from server.db.engine import ALEMBIC_DIR, Database
 from server.host.agents.mcp.sandbox import SandboxUnavailable, StdioSandbox
-from server.host.agents.mcp.stdio_egress import proxy_environment
+from server.host.agents.mcp.stdio_egress import NODE_PRELOAD, proxy_environment
 from server.host.chromium import find_chromium, is_headless_shell
 from server.host.services.keys import SecretKeys, key_ring_file
 
@@ -156,8 +156,9 @@ async def check_stdio_sandbox(settings: Settings) -> list[Finding]:
 async def check_node_proxy(settings: Settings) -> list[Finding]:
     """Whether the Node.js on the host's ``PATH`` (the one ``npx`` servers run on) sends its
     ``fetch`` through the proxy the proxied stdio network gives: asked of ``node`` itself,
-    with the same variables, pointing at a proxy of the doctor's own on loopback that
-    answers every request. Nothing to say where no stdio server would run behind one."""
+    with the same variables and preload, pointing at a proxy of the doctor's own on
+    loopback that answers every request. Nothing to say where no stdio server would run
+    behind one."""
     host = settings.host
     proxied = host.mcp_stdio_sandbox and host.mcp_stdio_network == "proxied"
     node = shutil.which("node")
@@ -174,7 +175,11 @@ async def check_node_proxy(settings: Settings) -> list[Finding]:
 
     proxy = await asyncio.start_server(answer, "127.0.0.1", 0)
     port = proxy.sockets[0].getsockname()[1]
-    env = {"PATH": os.environ.get("PATH", os.defpath), **proxy_environment(port)}
+    preload = str(NODE_PRELOAD)
+    env = {
+        "PATH": os.environ.get("PATH", os.defpath),
+        **proxy_environment(port, node_preload=preload),
+    }
     try:
         process = await asyncio.create_subprocess_exec(
             node,

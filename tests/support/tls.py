@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime
 import ipaddress
 import ssl
+from collections.abc import Sequence
 from pathlib import Path
 
 from cryptography import x509
@@ -13,7 +14,9 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
 
-def self_signed_context(folder: Path) -> ssl.SSLContext:
+def self_signed_context(folder: Path, names: Sequence[str] = ()) -> ssl.SSLContext:
+    """A server context whose certificate (``folder/cert.pem``) is for 127.0.0.1 and
+    ``names``."""
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
     now = datetime.datetime.now(datetime.UTC)
@@ -26,7 +29,12 @@ def self_signed_context(folder: Path) -> ssl.SSLContext:
         .not_valid_before(now - datetime.timedelta(minutes=1))
         .not_valid_after(now + datetime.timedelta(hours=1))
         .add_extension(
-            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            x509.SubjectAlternativeName(
+                [
+                    x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
+                    *(x509.DNSName(name) for name in names),
+                ]
+            ),
             critical=False,
         )
         .sign(key, hashes.SHA256())

@@ -183,7 +183,7 @@ def notes_server(**options: Any) -> MCPServer:
 
     @server.tool()
     def limits() -> str:
-        """The process's limits: CPU seconds, address space, open files, no new privileges."""
+        """The process's limits: CPU seconds, writable memory, open files, no new privileges."""
         import resource
 
         with open("/proc/self/status", encoding="ascii") as status:
@@ -191,7 +191,7 @@ def notes_server(**options: Any) -> MCPServer:
         return " ".join(
             [
                 f"cpu={resource.getrlimit(resource.RLIMIT_CPU)[0]}",
-                f"as={resource.getrlimit(resource.RLIMIT_AS)[0]}",
+                f"data={resource.getrlimit(resource.RLIMIT_DATA)[0]}",
                 f"files={resource.getrlimit(resource.RLIMIT_NOFILE)[0]}",
                 f"nonewprivs={privs}",
             ]

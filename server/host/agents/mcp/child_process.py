@@ -15,8 +15,10 @@ from server.host.agents.mcp.stdio_egress import PROXY_PORT
 
 # CPU seconds one server process may use in its life (an idle stop starts a new one).
 CPU_SECONDS = 3600
-# Address space: enough for a language runtime that reserves much virtual memory.
-ADDRESS_SPACE_BYTES = 8 * 1024**3
+# Writable memory (RLIMIT_DATA: the heap and every private writable mapping, counted as it
+# is made writable). Not the address space: runtimes reserve far more of it than they use
+# (Node.js reserves some 10 GiB for each WebAssembly instance, its fetch among them).
+WRITABLE_MEMORY_BYTES = 8 * 1024**3
 OPEN_FILES = 256
 _PR_SET_NO_NEW_PRIVS = 38
 
@@ -58,7 +60,7 @@ def limited_command(
             assert handoff is not None
             inside = sandbox.handoff_command(folder, handoff, PROXY_PORT, inside)
         line = [*sandbox.arguments(folder), "--", *inside]
-    limits = (str(CPU_SECONDS), str(ADDRESS_SPACE_BYTES), str(OPEN_FILES))
+    limits = (str(CPU_SECONDS), str(WRITABLE_MEMORY_BYTES), str(OPEN_FILES))
     return [sys.executable, "-I", "-S", "-c", _LAUNCHER, *limits, *line]
 
 
@@ -70,9 +72,9 @@ def lower(which, value):
     hard = resource.getrlimit(which)[1]
     limit = value if hard == resource.RLIM_INFINITY else min(value, hard)
     resource.setrlimit(which, (limit, limit))
-cpu, space, files = (int(v) for v in sys.argv[1:4])
+cpu, memory, files = (int(v) for v in sys.argv[1:4])
 lower(resource.RLIMIT_CPU, cpu)
-lower(resource.RLIMIT_AS, space)
+lower(resource.RLIMIT_DATA, memory)
 lower(resource.RLIMIT_NOFILE, files)
 if ctypes.CDLL(None, use_errno=True).prctl({_PR_SET_NO_NEW_PRIVS}, 1, 0, 0, 0) != 0:
     sys.exit("prctl(PR_SET_NO_NEW_PRIVS) failed")

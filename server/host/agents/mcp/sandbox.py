@@ -15,7 +15,8 @@ own loopback, unless the operator gives it the host's. ``none`` leaves it so. ``
 adds one way out: before the server's command starts, the sandbox's Python opens a
 listening socket on that loopback and hands it to the host over a socket pair, then
 becomes the command (``handoff_command``); the host serves the socket as an HTTP proxy
-that reaches public addresses only (``stdio_egress``). ``host`` shares the host's own
+that reaches public addresses only (``stdio_egress``), and shows the sandbox the preload
+that makes an older Node.js use it. ``host`` shares the host's own
 network, its loopback's services included.
 """
 
@@ -27,6 +28,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, get_args
+
+from server.host.agents.mcp.stdio_egress import NODE_PRELOAD, NODE_PRELOAD_IN_SANDBOX
 
 # What of the machine every server sees, read-only, where it exists (the top-level links
 # of a merged /usr are bound as the folders they point at).
@@ -149,6 +152,8 @@ class StdioSandbox:
             line += ["--ro-bind-try", f"/etc/{entry}", f"/etc/{entry}"]
         for shown in self.paths:
             line += ["--ro-bind", str(shown), str(shown)]
+        if self.network == "proxied":
+            line += ["--ro-bind", str(NODE_PRELOAD), NODE_PRELOAD_IN_SANDBOX]
         place = str(folder)
         line += ["--bind", place, place, "--chdir", place]
         return line

@@ -24,6 +24,7 @@ import os
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from types import TracebackType
 from urllib.parse import urlsplit
 
@@ -43,6 +44,10 @@ PROXY_PORT = 3128
 HEAD_LIMIT = 16 * 1024
 HEAD_SECONDS = 10.0
 CONNECT_SECONDS = 15.0
+# What makes a Node.js before release 24 use the proxy variables, and where the sandbox
+# shows it (read-only).
+NODE_PRELOAD = Path(__file__).with_name("node_proxy.cjs")
+NODE_PRELOAD_IN_SANDBOX = "/run/crewhost/node-proxy.cjs"
 # How long the sandbox has to hand its listening socket over once started.
 HANDOFF_SECONDS = 10.0
 # How long a refused client's further bytes are read before its connection closes.
@@ -54,12 +59,17 @@ _CHUNK = 64 * 1024
 _HOP_HEADERS = frozenset({"connection", "keep-alive", "proxy-authorization", "proxy-connection"})
 
 
-def proxy_environment(port: int = PROXY_PORT) -> dict[str, str]:
+def proxy_environment(
+    port: int = PROXY_PORT, *, node_preload: str = NODE_PRELOAD_IN_SANDBOX, node_options: str = ""
+) -> dict[str, str]:
     """The variables that point a server's HTTP clients at the proxy (on ``port`` of the
-    loopback); its own loopback is reached directly. Node.js reads its proxy from these
-    with ``NODE_USE_ENV_PROXY``."""
+    loopback); its own loopback is reached directly. Node.js reads them itself with
+    ``NODE_USE_ENV_PROXY`` from release 24; before, ``node_preload`` (put before what
+    ``node_options`` already asks of it) makes its ``fetch`` and its default agents use
+    them."""
     url = f"http://127.0.0.1:{port}"
     local = "localhost,127.0.0.1,::1"
+    preload = f'"{node_preload}"' if " " in node_preload else node_preload
     return {
         "HTTP_PROXY": url,
         "HTTPS_PROXY": url,
@@ -68,6 +78,7 @@ def proxy_environment(port: int = PROXY_PORT) -> dict[str, str]:
         "NO_PROXY": local,
         "no_proxy": local,
         "NODE_USE_ENV_PROXY": "1",
+        "NODE_OPTIONS": f"--require={preload} {node_options}".strip(),
     }
 
 

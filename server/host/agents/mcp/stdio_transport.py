@@ -83,7 +83,7 @@ async def stdio_transport(
         env.setdefault("HOME", str(spec.cwd))
         await sandbox.check(spec.cwd)
     if proxied:
-        env.update(proxy_environment())
+        env.update(proxy_environment(node_options=env.get("NODE_OPTIONS", "")))
     async with contextlib.AsyncExitStack() as stack:
         channel = inherited = None
         if proxied:

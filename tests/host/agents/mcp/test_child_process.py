@@ -4,25 +4,34 @@ the sandbox does not show, is refused in the host."""
 
 from __future__ import annotations
 
+import resource
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from server.host.agents.mcp.child_process import child_environment, limited_command
+from server.host.agents.mcp.child_process import (
+    WRITABLE_MEMORY_BYTES,
+    child_environment,
+    limited_command,
+)
 from server.host.agents.mcp.sandbox import NOBODY, CommandHidden
 from tests.support.fakes.mcp_servers import stdio_sandbox
 
 
 def test_the_launcher_becomes_the_command_under_the_limits() -> None:
     env = child_environment({})
-    script = "ulimit -n; ulimit -t; grep NoNewPrivs /proc/self/status"
+    script = "ulimit -n; ulimit -t; ulimit -d; ulimit -v; grep NoNewPrivs /proc/self/status"
     run = subprocess.run(  # noqa: S603 - fixed arguments
         limited_command("sh", ("-c", script), env), env=env, capture_output=True, text=True
     )
     assert run.returncode == 0, run.stderr
-    files, cpu, label, no_new_privileges = run.stdout.split()
+    files, cpu, data_kib, space, label, no_new_privileges = run.stdout.split()
     assert (files, cpu, label, no_new_privileges) == ("256", "3600", "NoNewPrivs:", "1")
+    # Writable memory is limited, not the address space a runtime reserves and never uses.
+    assert int(data_kib) == WRITABLE_MEMORY_BYTES // 1024
+    hosts = resource.getrlimit(resource.RLIMIT_AS)[0]
+    assert space == ("unlimited" if hosts == resource.RLIM_INFINITY else str(hosts // 1024))
 
 
 def test_a_command_not_on_the_servers_path_is_not_found_in_the_host() -> None:

@@ -22,11 +22,14 @@ from server.host.agents.mcp import sandbox as sandbox_module
 from server.host.agents.mcp.connections import McpConnections, ServerTarget
 from server.host.agents.mcp.sandbox import NOBODY, NetworkMode, StdioSandbox
 from server.host.agents.mcp.stdio_transport import StdioCommand
-from tests.host.agents.mcp.conftest import TEAM, Heard, processes_in, stdio_target
+from tests.host.agents.mcp.conftest import ROOT, TEAM, Heard, processes_in, stdio_target
 from tests.support.fakes.mcp_servers import SANDBOX_PATHS, stdio_sandbox
 from tests.support.ports import closed_port
 from tests.support.resolvers import TableResolver
 from tests.support.sites import serving
+from tests.support.tls import self_signed_context
+
+NODE_SERVER = ROOT / "tests" / "support" / "fakes" / "node_mcp_server.cjs"
 
 
 @asynccontextmanager
@@ -232,3 +235,54 @@ async def test_a_proxied_sandbox_without_the_systems_python_starts_no_server_and
     reason = await never_started(stdio_sandbox(network="proxied"), target)
     assert "needs python3 in /usr/bin" in reason
     assert "host.mcp_stdio_network" in reason
+
+
+async def test_a_nodejs_server_reaches_pages_through_the_proxy_with_fetch_and_http(
+    tmp_path: Path,
+) -> None:
+    folder = tmp_path / "mcp" / "node"
+    folder.mkdir(parents=True)
+    pages = web.Application()
+
+    async def page(request: web.Request) -> web.Response:
+        return web.Response(text=f"a page over {request.scheme}")
+
+    pages.router.add_get("/page", page)
+    runner = web.AppRunner(pages)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, "127.0.0.1", 0).start()
+        tls = self_signed_context(folder, ["site.test"])
+        await web.TCPSite(runner, "127.0.0.1", 0, ssl_context=tls).start()
+        plain, secure = (address[1] for address in runner.addresses)
+        loopback = ipaddress.ip_address("127.0.0.1")
+        policy = PublicOnlyPolicy(
+            allowed_endpoints=frozenset({(loopback, plain), (loopback, secure)})
+        )
+        names = TableResolver({"site.test": ["127.0.0.1"], "db.test": ["127.0.0.1"]})
+        # The server's own certificate authority, as an admin gives a server one.
+        env = {"NODE_EXTRA_CA_CERTS": str(folder / "cert.pem")}
+        spec = StdioCommand("node", (str(NODE_SERVER),), env, folder)
+        target = ServerTarget(TEAM, "srv-node", "node-pages", "stdio", 20.0, command=spec)
+        async with McpConnections(
+            Heard(), policy=policy, resolver=names, stdio_teams=("*",), sandbox=stdio_sandbox()
+        ) as connections:
+            for tool in ("fetch_url", "get_url"):
+                said = await answer(connections, target, tool, url=f"http://site.test:{plain}/page")
+                assert said == "200:a page over http"
+                said = await answer(
+                    connections, target, tool, url=f"https://site.test:{secure}/page"
+                )
+                assert said == "200:a page over https"
+                refused = await answer(
+                    connections, target, tool, url=f"http://db.test:{closed_port()}/"
+                )
+                assert refused.startswith("failed:the proxy refused db.test:")
+                assert "127.0.0.1 is loopback" in refused
+                # Its own loopback is reached directly, and holds nothing.
+                alone = await answer(
+                    connections, target, tool, url=f"http://127.0.0.1:{plain}/page"
+                )
+                assert alone.startswith("failed:")
+    finally:
+        await runner.cleanup()

@@ -162,7 +162,7 @@ async def test_the_process_runs_with_limits_and_no_new_privileges(
     result = (await tools.call("mcp__notes__limits", {})).result
     assert json.dumps(result["content"]).count("nonewprivs=1") == 1
     text = result["content"][0]["text"]
-    assert f"cpu=3600 as={8 * 1024**3} files=256" in text
+    assert f"cpu=3600 data={8 * 1024**3} files=256" in text
 
 
 async def test_stderr_reaches_the_log_capped_and_named(
