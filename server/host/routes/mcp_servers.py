@@ -16,6 +16,7 @@ from server.common.protocol.ids import AgentId, McpServerId, OAuthClientId
 from server.common.roles import Role
 from server.common.wire import InboundModel, WireModel
 from server.host.agents.mcp.connections import ServerState
+from server.host.agents.mcp.sandbox import NetworkMode
 from server.host.agents.mcp_servers import (
     MAX_ARGS,
     MAX_SECRETS,
@@ -89,7 +90,7 @@ class ServerList(WireModel):
         description="whether a stdio server has the network (host.mcp_stdio_network; always "
         "outside the sandbox)"
     )
-    stdio_network_kind: Literal["none", "proxied", "host"] = Field(
+    stdio_network_kind: NetworkMode = Field(
         description="which network: none, public addresses through the host's proxy "
         "(proxied), or the host's own, its loopback included (host; always outside the "
         "sandbox)"

@@ -16,8 +16,8 @@ adds one way out: before the server's command starts, the sandbox's Python opens
 listening socket on that loopback and hands it to the host over a socket pair, then
 becomes the command (``handoff_command``); the host serves the socket as an HTTP proxy
 that reaches public addresses only (``stdio_egress``), and shows the sandbox the preload
-that makes an older Node.js use it. ``host`` shares the host's own
-network, its loopback's services included.
+that makes an older Node.js use it. ``host`` shares the host's own network, its
+loopback's services included.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import shutil
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Literal
 
 from server.host.agents.mcp.stdio_egress import NODE_PRELOAD, NODE_PRELOAD_IN_SANDBOX
 
@@ -66,7 +66,6 @@ _INSTALL = "install Debian's bubblewrap package or turn host.mcp_stdio_sandbox o
 
 
 NetworkMode = Literal["none", "proxied", "host"]
-NETWORK_MODES: tuple[NetworkMode, ...] = get_args(NetworkMode)
 
 # Run by the sandbox's Python, isolated, standard library only: open the proxy's listening
 # socket on the sandbox's own loopback, hand it to the host over the inherited socket
